@@ -1,0 +1,47 @@
+# Thin wrapper over CMake presets. Quick start:  make demo   /   make test
+PRESET ?= release
+BUILD  := build/$(PRESET)
+JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all deps configure build demo test test-quick asan tsan bench install clean format
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@cmake --preset $(PRESET) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+	@ln -sf $(BUILD)/compile_commands.json compile_commands.json
+
+# The main job on its embedded default cluster.
+demo: build
+	@$(BUILD)/tools/strata/strata
+
+# Every test (quick, slow, netns where possible).
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+test-quick: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L quick
+
+asan:
+	@$(MAKE) --no-print-directory PRESET=asan-ubsan test
+
+tsan:
+	@$(MAKE) --no-print-directory PRESET=tsan test
+
+bench: build
+	@bash bench/run.sh $(BUILD)
+
+install: build
+	@cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX),)
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	@rm -rf build compile_commands.json

@@ -1,0 +1,10 @@
+/*
+ * strata/strata.h — the umbrella header: include this to get the whole
+ * public API of libstrata.
+ */
+#ifndef STRATA_STRATA_H
+#define STRATA_STRATA_H
+
+#include "strata/common.h"
+
+#endif

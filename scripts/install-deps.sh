@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Install the Debian packages strata needs, only when one is missing.
+# Idempotent and silent when everything is present; says what it cannot do.
+set -euo pipefail
+
+pkgs=(cmake ninja-build pkg-config gcc make libjansson-dev libxml2-dev libhwloc-dev
+      libcmocka-dev openmpi-bin libopenmpi-dev mpich graphviz iproute2)
+
+missing=()
+for p in "${pkgs[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+        echo "install-deps: missing packages (${missing[*]}) and not root; install them or rerun as root" >&2
+        exit 1
+    fi
+else
+    SUDO=
+fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+if ! { $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >/tmp/strata-install-deps.log 2>&1; then
+    echo "install-deps: apt-get failed for ${missing[*]}; see /tmp/strata-install-deps.log" >&2
+    exit 1
+fi

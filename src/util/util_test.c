@@ -1,0 +1,142 @@
+/*
+ * util_test.c — status table, error rendering, arena, vectors, size parsing
+ * and JSON positions.
+ */
+#define _GNU_SOURCE
+#include "test.h"
+#include "util.h"
+
+static void test_status_table(void **state)
+{
+    (void)state;
+    assert_int_equal(STRATA_OK, 0);
+    assert_true(STRATA_INPROGRESS > 0);
+    assert_true(STRATA_ERR_TIMEOUT < 0);
+    assert_string_equal(strata_status_str(STRATA_ERR_TIMEOUT), "timed out");
+    assert_string_equal(strata_status_str((strata_status_t)-999), "unknown status");
+}
+
+static void test_error_render(void **state)
+{
+    (void)state;
+    strata_error_t e;
+    char buf[256];
+    strata_error_set_at(&e, STRATA_ERR_PARSE, "a.json", 3, 7, "missing field \"%s\"", "lanes");
+    assert_string_equal(strata_error_str(&e, buf, sizeof(buf)), "a.json:3:7: missing field \"lanes\"");
+    strata_error_set(&e, STRATA_ERR_INVALID, "bad %d", 5);
+    assert_string_equal(strata_error_str(&e, buf, sizeof(buf)), "bad 5");
+    assert_int_equal(strata_error_set(NULL, STRATA_ERR_IO, "x"), STRATA_ERR_IO);
+}
+
+static void test_arena_and_vec(void **state)
+{
+    (void)state;
+    util_arena_t *a = util_arena_create(64);
+    char *p = util_arena_alloc(a, 10);
+    char *q = util_arena_alloc(a, 1000); /* larger than a chunk: own chunk */
+    char *r = util_arena_alloc(a, 10);
+    assert_non_null(p);
+    assert_non_null(q);
+    assert_non_null(r);
+    assert_int_equal((uintptr_t)p % 16, 0);
+    assert_int_equal(util_arena_used(a), 16 + 1008 + 16);
+    memset(q, 1, 1000);
+    util_arena_destroy(a);
+    util_arena_destroy(NULL);
+
+    UTIL_VEC(int) v = {0};
+    for (int i = 0; i < 1000; i++) assert_int_equal(UTIL_VEC_PUSH(&v, i * 2), 0);
+    assert_int_equal(v.n, 1000);
+    assert_int_equal(v.v[999], 1998);
+    UTIL_VEC_FREE(&v);
+}
+
+static void test_alloc_failure(void **state)
+{
+    (void)state;
+    util_alloc_fail_after(1);
+    void *a = util_malloc(8), *b = util_malloc(8);
+    util_alloc_fail_after(-1);
+    assert_non_null(a);
+    assert_null(b);
+    util_free(a);
+}
+
+static void test_parse_size(void **state)
+{
+    (void)state;
+    double v;
+    assert_int_equal(util_parse_size("8", &v), 0);
+    assert_true(v == 8);
+    assert_int_equal(util_parse_size("64K", &v), 0);
+    assert_true(v == 65536);
+    assert_int_equal(util_parse_size("1.5MiB", &v), 0);
+    assert_true(v == 1.5 * 1048576);
+    assert_int_equal(util_parse_size("8G", &v), 0);
+    assert_true(v == 8589934592.0);
+    assert_int_equal(util_parse_size("8X", &v), -1);
+    assert_int_equal(util_parse_size("-1", &v), -1);
+    assert_int_equal(util_parse_size("", &v), -1);
+}
+
+static void test_json_positions(void **state)
+{
+    (void)state;
+    const char *text = "{\n  \"a\": 1,\n  \"list\": [ {\"lanes\": -4}, \"x\" ],\n  \"\\u00e9k\": true\n}\n";
+    util_json_doc_t *d = NULL;
+    strata_error_t e;
+    assert_int_equal(util_json_load_text(text, strlen(text), "t.json", &d, &e), STRATA_OK);
+    json_t *root = util_json_root(d);
+    json_t *list = json_object_get(root, "list");
+    json_t *item = json_array_get(list, 0);
+    int line, col;
+    util_json_pos(d, json_object_get(item, "lanes"), &line, &col);
+    /* line 3: `  "list": [ {"lanes": -4}, "x" ],` — columns: `[` 11, `{` 13,
+     * `-4` 23, `"x"` 28 */
+    assert_int_equal(line, 3);
+    assert_int_equal(col, 23);
+    util_json_pos(d, json_array_get(list, 1), &line, &col);
+    assert_int_equal(line, 3);
+    assert_int_equal(col, 28);
+    util_json_pos(d, json_object_get(root, "\xc3\xa9k"), &line, &col);
+    assert_int_equal(line, 4); /* escaped key decoded and found */
+
+    long n;
+    assert_int_equal(util_json_req_int(d, item, "lanes", &n, &e), STRATA_OK);
+    assert_int_equal(n, -4);
+    const char *s;
+    assert_int_equal(util_json_req_str(d, item, "lanes", &s, &e), STRATA_ERR_PARSE);
+    char buf[256];
+    assert_string_equal(strata_error_str(&e, buf, sizeof(buf)),
+                        "t.json:3:23: field \"lanes\" must be a string, found a number");
+    assert_int_equal(util_json_req_int(d, item, "width", &n, &e), STRATA_ERR_PARSE);
+    assert_string_equal(strata_error_str(&e, buf, sizeof(buf)),
+                        "t.json:3:13: missing field \"width\"");
+    util_json_doc_destroy(d);
+}
+
+static void test_json_syntax_error(void **state)
+{
+    (void)state;
+    const char *text = "{\n  \"a\": [1, 2,\n}\n";
+    util_json_doc_t *d = NULL;
+    strata_error_t e;
+    assert_int_equal(util_json_load_text(text, strlen(text), "bad.json", &d, &e), STRATA_ERR_PARSE);
+    assert_null(d);
+    assert_string_equal(e.file, "bad.json");
+    assert_int_equal(e.line, 3);
+    const char *dup = "{\"a\": 1, \"a\": 2}";
+    assert_int_equal(util_json_load_text(dup, strlen(dup), "dup.json", &d, &e), STRATA_ERR_PARSE);
+    assert_non_null(strstr(e.msg, "duplicate"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_table),   cmocka_unit_test(test_error_render),
+        cmocka_unit_test(test_arena_and_vec),  cmocka_unit_test(test_alloc_failure),
+        cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_json_positions),
+        cmocka_unit_test(test_json_syntax_error),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,15 @@
+# Run CMD with ARGS; compare stdout to EXPECTED and the exit code to EXPECT_RC.
+# Set STRATA_UPDATE_GOLDEN=1 to rewrite the expected file instead.
+execute_process(COMMAND ${CMD} ${ARGS} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL EXPECT_RC)
+  message(FATAL_ERROR "exit code ${rc}, expected ${EXPECT_RC}\nstderr: ${err}")
+endif()
+if(DEFINED ENV{STRATA_UPDATE_GOLDEN})
+  file(WRITE ${EXPECTED} "${out}")
+  return()
+endif()
+file(READ ${EXPECTED} want)
+if(NOT out STREQUAL want)
+  file(WRITE ${EXPECTED}.actual "${out}")
+  message(FATAL_ERROR "output differs from ${EXPECTED}; see ${EXPECTED}.actual\n(diff ${EXPECTED} ${EXPECTED}.actual)")
+endif()

@@ -1,0 +1,129 @@
+/*
+ * main.c — the strata command: dispatch to one subcommand per file.
+ *
+ * `strata` with no arguments runs the main job, `strata report`, on its
+ * embedded default cluster. Exit codes: 0 ok, 1 failure, 2 usage error.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const cli_command_t cli_commands[] = {
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: strata [COMMAND] [OPTIONS]\n\n"
+                 "Model, simulate, run and measure the communication stack of distributed\n"
+                 "AI training. With no command, runs `strata report` on the default cluster.\n\n"
+                 "commands:\n");
+    for (const cli_command_t *c = cli_commands; c->name; c++)
+        fprintf(out, "  %-8s %s\n", c->name, c->summary);
+    fprintf(out, "\n  strata COMMAND --help   options of one command\n"
+                 "  strata --version        print the version\n\n"
+                 "environment: STRATA_LOG=error|warn|info|debug, STRATA_DATA_DIR=DIR\n");
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "strata %s: %s (see 'strata %s --help')\n", cmd, msg, cmd);
+    return CLI_USAGE;
+}
+
+int cli_fail(const strata_error_t *err)
+{
+    char buf[1024];
+    fprintf(stderr, "strata: %s\n", strata_error_str(err, buf, sizeof(buf)));
+    return CLI_FAIL;
+}
+
+int cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) return 0;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) return 1;
+    }
+    return 0;
+}
+
+int cli_parse_size(const char *cmd, const char *opt, const char *arg, double *out)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    double mult = 1;
+    if (end != arg) {
+        switch (*end) {
+        case 'k': case 'K': mult = 1024.0; end++; break;
+        case 'm': case 'M': mult = 1048576.0; end++; break;
+        case 'g': case 'G': mult = 1073741824.0; end++; break;
+        case 't': case 'T': mult = 1099511627776.0; end++; break;
+        default: break;
+        }
+        if (mult > 1 && *end == 'i') end++;
+        if (*end == 'B' || *end == 'b') end++;
+    }
+    if (end == arg || *end || !isfinite(v) || v < 0) {
+        cli_usage_error(cmd, "%s expects a size like 8, 64K, 1M or 8G, got '%s'", opt, arg);
+        return -1;
+    }
+    *out = v * mult;
+    return 0;
+}
+
+int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+    if (end == arg || *end || v < min) {
+        cli_usage_error(cmd, "%s expects an integer >= %ld, got '%s'", opt, min, arg);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_double(const char *cmd, const char *opt, const char *arg, double min, double *out)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (end == arg || *end || !isfinite(v) || v < min) {
+        cli_usage_error(cmd, "%s expects a number >= %g, got '%s'", opt, min, arg);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    /* No command: the main job. */
+    const char *name = argc < 2 ? "report" : argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("strata %s\n", strata_version());
+        return CLI_OK;
+    }
+    for (const cli_command_t *c = cli_commands; c->name; c++)
+        if (strcmp(c->name, name) == 0) {
+            if (argc < 2) {
+                char *def[] = {(char *)c->name, NULL};
+                return c->run(1, def);
+            }
+            return c->run(argc - 1, argv + 1);
+        }
+    fprintf(stderr, "strata: unknown command '%s' (see 'strata --help')\n", name);
+    return CLI_USAGE;
+}
