@@ -1,0 +1,209 @@
+/*
+ * flow.c — max-min fair rates by progressive filling, recomputed only for
+ * the connected component an event touched.
+ *
+ * Progressive filling (Bertsekas & Gallager, "Data Networks", §6.5.2; the
+ * same fixed point SimGrid's lmm solver computes): raise every unfixed
+ * flow's rate together; the first resource to saturate fixes the rate of
+ * all unfixed flows crossing it at its fair share rem/Σw; remove them,
+ * subtract what they use from the other resources they cross; repeat. A
+ * resource's share never decreases as flows are fixed, so a min-heap of
+ * shares with lazy deletion finds the next bottleneck in O(log R).
+ *
+ * Incrementality (what makes the engine fast): rates outside the component
+ * of the touched resources cannot change, because max-min fairness
+ * decomposes over connected components of the flow/resource graph. The
+ * component is found by breadth-first search from the touched resources.
+ */
+#include "engine_int.h"
+
+#include <math.h>
+
+/* ==== Share heap (plain binary heap, lazy deletion) ==== */
+
+static int share_push(sim_net_t *net, double share, uint32_t res)
+{
+    sim_share_t e = {share, res};
+    if (UTIL_VEC_PUSH(&net->shares, e)) return -1;
+    sim_share_t *v = net->shares.v;
+    size_t i = net->shares.n - 1;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (v[p].share < e.share || (v[p].share == e.share && v[p].res <= e.res)) break;
+        v[i] = v[p];
+        i = p;
+    }
+    v[i] = e;
+    return 0;
+}
+
+static sim_share_t share_pop(sim_net_t *net)
+{
+    sim_share_t *v = net->shares.v;
+    sim_share_t top = v[0], last = v[--net->shares.n];
+    size_t n = net->shares.n, i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && (v[c + 1].share < v[c].share ||
+                          (v[c + 1].share == v[c].share && v[c + 1].res < v[c].res)))
+            c++;
+        if (last.share < v[c].share || (last.share == v[c].share && last.res <= v[c].res)) break;
+        v[i] = v[c];
+        i = c;
+    }
+    if (n) v[i] = last;
+    return top;
+}
+
+static double share_of(const sim_net_t *net, uint32_t r)
+{
+    double rem = net->rem[r] > 0 ? net->rem[r] : 0;
+    return rem / net->wsum[r];
+}
+
+/* ==== Component search ==== */
+
+static int add_res(sim_net_t *net, uint32_t r)
+{
+    if (net->mark[r] == net->epoch) return 0;
+    net->mark[r] = net->epoch;
+    return UTIL_VEC_PUSH(&net->comp_res, r);
+}
+
+static int find_component(sim_net_t *net)
+{
+    net->epoch++;
+    net->comp_res.n = net->comp_flow.n = 0;
+    for (size_t i = 0; i < net->touched.n; i++)
+        if (add_res(net, net->touched.v[i])) return -1;
+    for (size_t i = 0; i < net->comp_res.n; i++) {
+        const sim_rlist_t *l = &net->lists[net->comp_res.v[i]];
+        for (size_t j = 0; j < l->n; j++) {
+            sim_flow_t *f = &net->flows[l->v[j].flow];
+            if (f->mark == net->epoch) continue;
+            f->mark = net->epoch;
+            if (UTIL_VEC_PUSH(&net->comp_flow, l->v[j].flow)) return -1;
+            for (uint32_t h = 0; h < f->n_hops; h++)
+                if (add_res(net, f->hops[h].res)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* ==== Progressive filling ==== */
+
+static void fill_init(sim_net_t *net)
+{
+    for (size_t i = 0; i < net->comp_res.n; i++) {
+        uint32_t r = net->comp_res.v[i];
+        net->rem[r] = net->cap[r];
+        net->wsum[r] = 0;
+        net->nun[r] = 0;
+    }
+    for (size_t i = 0; i < net->comp_flow.n; i++) {
+        sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
+        f->fixed = 0;
+        for (uint32_t h = 0; h < f->n_hops; h++) {
+            net->wsum[f->hops[h].res] += f->hops[h].w;
+            net->nun[f->hops[h].res]++;
+        }
+    }
+}
+
+/* Fix flow f at rate x, bottlenecked by resource b; update the shares of
+ * the other resources it crosses. Returns 0 or -1 on OOM. */
+static int fix_flow(sim_net_t *net, sim_flow_t *f, double x, uint32_t b)
+{
+    f->fixed = 1;
+    f->next_rate = x;
+    f->bott = b;
+    for (uint32_t h = 0; h < f->n_hops; h++) {
+        uint32_t r = f->hops[h].res;
+        net->rem[r] -= x * f->hops[h].w;
+        net->wsum[r] -= f->hops[h].w;
+        if (--net->nun[r] > 0 && r != b && share_push(net, share_of(net, r), r)) return -1;
+    }
+    return 0;
+}
+
+/* Run progressive filling over the component; new rates go to each
+ * flow's next_rate and bottlenecks into its bott. */
+static int fill(sim_net_t *net)
+{
+    fill_init(net);
+    net->shares.n = 0;
+    for (size_t i = 0; i < net->comp_res.n; i++) {
+        uint32_t r = net->comp_res.v[i];
+        if (net->nun[r] && share_push(net, share_of(net, r), r)) return -1;
+    }
+    while (net->shares.n) {
+        sim_share_t e = share_pop(net);
+        uint32_t r = e.res;
+        if (net->nun[r] == 0 || e.share != share_of(net, r)) continue; /* stale */
+        const sim_rlist_t *l = &net->lists[r];
+        for (size_t j = 0; j < l->n; j++) {
+            sim_flow_t *f = &net->flows[l->v[j].flow];
+            if (f->fixed) continue;
+            if (fix_flow(net, f, e.share, r)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* ==== Applying new rates ==== */
+
+void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
+{
+    double dt = net->now - f->t_last;
+    if (dt > 0) {
+        f->remaining -= f->rate * dt;
+        if (f->remaining < 0) f->remaining = 0;
+        f->t_last = net->now;
+    }
+    double seg = net->now - f->t_seg;
+    if (seg > 0 && f->bott != UINT32_MAX) net->stats.tier_bound[net->tier[f->bott]] += seg;
+    f->t_seg = net->now;
+}
+
+static void notify_loads(sim_net_t *net)
+{
+    if (!net->observer) return;
+    for (size_t i = 0; i < net->comp_res.n; i++) {
+        uint32_t r = net->comp_res.v[i];
+        double used = net->lists[r].n ? net->cap[r] - (net->rem[r] > 0 ? net->rem[r] : 0) : 0;
+        if (used != net->load[r]) {
+            net->load[r] = used;
+            net->observer(net->observer_ctx, r, net->now, used);
+        }
+    }
+}
+
+static void apply_rates(sim_net_t *net)
+{
+    for (size_t i = 0; i < net->comp_flow.n; i++) {
+        uint32_t id = net->comp_flow.v[i];
+        sim_flow_t *f = &net->flows[id];
+        double x = f->next_rate;
+        sim_flow_advance(net, f);
+        if (x == f->rate && net->heap.pos[id] != UINT32_MAX) continue;
+        f->rate = x;
+        sim_heap_set(&net->heap, id, x > 0 ? net->now + f->remaining / x : INFINITY);
+    }
+}
+
+int sim_flow_recompute(sim_net_t *net)
+{
+    if (net->touched.n == 0) return 0;
+    if (find_component(net)) return -1;
+    net->touched.n = 0;
+    if (net->comp_flow.n == 0) {
+        notify_loads(net);
+        return 0;
+    }
+    net->stats.comp_flows += net->comp_flow.n;
+    if (fill(net)) return -1;
+    apply_rates(net);
+    notify_loads(net);
+    return 0;
+}
