@@ -8,5 +8,7 @@
 #include "strata/common.h"
 #include "strata/link.h"
 #include "strata/topo.h"
+#include "strata/sched.h"
+#include "strata/sim.h"
 
 #endif
