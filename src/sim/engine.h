@@ -56,6 +56,21 @@ uint32_t sim_net_res_count(const sim_net_t *net);
  * Fails (returns -1) if flows are still pending. */
 int sim_net_reset(sim_net_t *net);
 
+/* Rewind time to 0 keeping statistics and capacities, and make flow slots
+ * be handed out in the same order as on a fresh engine, so a phase run
+ * after a rewind is bit-identical to the same phase run first. Fails (-1)
+ * if flows are pending. */
+int sim_net_rewind(sim_net_t *net);
+
+/* Statistics weight: bytes carried and bound/latency flow-seconds are
+ * added × weight (a phase timed once and reused n times counts n times).
+ * Default 1. */
+void sim_net_set_weight(sim_net_t *net, double weight);
+
+/* Ideal (contention-free) mode: every flow gets min over its hops of
+ * cap/w, as if it had the links to itself — the α-β assumption. */
+void sim_net_set_ideal(sim_net_t *net, bool ideal);
+
 /* Add a flow of `bytes` that becomes active at t_start + latency (t_start
  * must not be before the current time) and crosses hops[0..n_hops). The
  * hops are copied. A flow with no hops or no bytes completes at activation.

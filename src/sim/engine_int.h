@@ -78,7 +78,8 @@ struct sim_net {
     sim_net_stats_t stats;
     sim_load_fn observer;
     void *observer_ctx;
-    int oom;
+    double weight;
+    bool ideal;
 };
 
 /* Recompute max-min fair rates for the component of the touched resources

@@ -40,6 +40,7 @@ sim_net_t *sim_net_create(uint32_t n_res)
         sim_net_destroy(net);
         return NULL;
     }
+    net->weight = 1;
     return net;
 }
 
@@ -87,15 +88,29 @@ void sim_net_set_load_observer(sim_net_t *net, sim_load_fn fn, void *ctx)
     net->observer_ctx = ctx;
 }
 
-int sim_net_reset(sim_net_t *net)
+int sim_net_rewind(sim_net_t *net)
 {
     if (net->pending) return -1;
     net->now = 0;
+    /* Free slots as a stack popping 0, 1, 2 ...: the order of a fresh net. */
+    net->free_slots.n = 0;
+    if (UTIL_VEC_RESERVE(&net->free_slots, net->n_slots)) return -1;
+    for (uint32_t i = 0; i < net->n_slots; i++) net->free_slots.v[i] = net->n_slots - 1 - i;
+    net->free_slots.n = net->n_slots;
+    return 0;
+}
+
+int sim_net_reset(sim_net_t *net)
+{
+    if (sim_net_rewind(net)) return -1;
     memset(&net->stats, 0, sizeof(net->stats));
     memset(net->bytes, 0, (size_t)net->n_res * sizeof(double));
     memset(net->load, 0, (size_t)net->n_res * sizeof(double));
     return 0;
 }
+
+void sim_net_set_weight(sim_net_t *net, double weight) { net->weight = weight; }
+void sim_net_set_ideal(sim_net_t *net, bool ideal) { net->ideal = ideal; }
 
 /* ==== Flows ==== */
 
@@ -143,7 +158,7 @@ int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
     f->tag = tag;
     f->bott = UINT32_MAX;
     f->state = FLOW_WAITING;
-    net->stats.tier_bound[SIM_MAX_TIERS] += latency;
+    net->stats.tier_bound[SIM_MAX_TIERS] += latency * net->weight;
     net->pending++;
     sim_heap_set(&net->heap, id, t_start + latency);
     return 0;
@@ -183,7 +198,7 @@ static int deactivate(sim_net_t *net, sim_flow_t *f)
             l->v[p] = last;
             net->flows[last.flow].hops[last.hop].pos = p;
         }
-        net->bytes[r] += f->bytes * f->hops[h].w;
+        net->bytes[r] += f->bytes * f->hops[h].w * net->weight;
         if (touch(net, r)) return -1;
     }
     return 0;

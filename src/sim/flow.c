@@ -151,6 +151,29 @@ static int fill(sim_net_t *net)
     return 0;
 }
 
+/* Contention-free rates: each flow alone on its path. */
+static void fill_ideal(sim_net_t *net)
+{
+    for (size_t i = 0; i < net->comp_flow.n; i++) {
+        sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
+        double best = INFINITY;
+        for (uint32_t h = 0; h < f->n_hops; h++) {
+            double x = net->cap[f->hops[h].res] / f->hops[h].w;
+            if (x < best) {
+                best = x;
+                f->bott = f->hops[h].res;
+            }
+        }
+        f->next_rate = best;
+    }
+    /* Loads for the observer: Σ rate × w, as rem = cap - load. */
+    for (size_t i = 0; i < net->comp_res.n; i++) net->rem[net->comp_res.v[i]] = net->cap[net->comp_res.v[i]];
+    for (size_t i = 0; i < net->comp_flow.n; i++) {
+        sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
+        for (uint32_t h = 0; h < f->n_hops; h++) net->rem[f->hops[h].res] -= f->next_rate * f->hops[h].w;
+    }
+}
+
 /* ==== Applying new rates ==== */
 
 void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
@@ -162,7 +185,8 @@ void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
         f->t_last = net->now;
     }
     double seg = net->now - f->t_seg;
-    if (seg > 0 && f->bott != UINT32_MAX) net->stats.tier_bound[net->tier[f->bott]] += seg;
+    if (seg > 0 && f->bott != UINT32_MAX)
+        net->stats.tier_bound[net->tier[f->bott]] += seg * net->weight;
     f->t_seg = net->now;
 }
 
@@ -202,7 +226,8 @@ int sim_flow_recompute(sim_net_t *net)
         return 0;
     }
     net->stats.comp_flows += net->comp_flow.n;
-    if (fill(net)) return -1;
+    if (net->ideal) fill_ideal(net);
+    else if (fill(net)) return -1;
     apply_rates(net);
     notify_loads(net);
     return 0;

@@ -1,0 +1,246 @@
+/*
+ * route.c — from a topology to the engine's resources and flow paths.
+ *
+ * Every directed channel of the topology (2l: a→b, 2l+1: b→a of link l) is
+ * one engine resource with the channel's capacity; its statistics class is
+ * (tier, link kind). A route between two devices is computed once per
+ * (src, dst) pair and cached in an open-addressing table:
+ *  - SPREAD: the equal-cost paths of topo's router are enumerated (up to
+ *    SIM_SPREAD_PATHS of them, evenly sampled by index beyond that) and a
+ *    channel's weight is the fraction of paths that cross it — the fluid
+ *    limit of an even split;
+ *  - ECMP: one path chosen by strata_topo_path_hash(src, dst, seed): every
+ *    message of a pair takes the path its connection hashes to, as a
+ *    switch hashing a flow's 5-tuple does.
+ * The route's latency is the mean of its paths' latencies (equal for ECMP).
+ */
+#include "sim.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Paths enumerated per pair for SPREAD; a 3-tier k=64 fat-tree has 1,024
+ * between pods, all enumerated. Larger sets are sampled evenly. */
+#define SIM_SPREAD_PATHS 1024
+#define SIM_PATH_MAX_HOPS 64
+
+static const char *const tier_names[] = {"server", "leaf", "spine", "core"};
+
+/* ==== Classes ==== */
+
+static int class_of(sim_topo_t *st, int32_t tier, const char *kind, strata_error_t *err)
+{
+    char name[48];
+    const char *tn = tier >= 0 && tier < 4 ? tier_names[tier] : "tier?";
+    snprintf(name, sizeof(name), "%s/%s", tn, kind ? kind : "custom");
+    for (int c = 0; c < st->nclasses; c++)
+        if (strcmp(st->classes[c].name, name) == 0) return c;
+    if (st->nclasses == SIM_MAX_TIERS) return SIM_MAX_TIERS - 1; /* folded into the last */
+    strata_sim_class_t *c = &st->classes[st->nclasses];
+    memset(c, 0, sizeof(*c));
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    c->tier = tier;
+    return st->nclasses++;
+}
+
+/* Build the engine and classes for topo. */
+strata_status_t sim_topo_init(sim_topo_t *st, const strata_topo_t *topo, strata_error_t *err)
+{
+    memset(st, 0, sizeof(*st));
+    st->topo = topo;
+    int32_t nl = strata_topo_link_count(topo);
+    st->nchan = (uint32_t)nl * 2;
+    st->net = sim_net_create(st->nchan);
+    st->chan_class = util_calloc(st->nchan ? st->nchan : 1, 1);
+    if (!st->net || !st->chan_class) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    for (int32_t l = 0; l < nl; l++) {
+        strata_topo_link_t lk = strata_topo_link(topo, l);
+        int c = class_of(st, lk.tier, lk.kind, err);
+        for (int d = 0; d < 2; d++) {
+            uint32_t ch = (uint32_t)(2 * l + d);
+            st->chan_class[ch] = (uint8_t)c;
+            sim_net_set_res(st->net, ch, lk.bw_dir, (unsigned)c);
+            st->classes[c].capacity += lk.bw_dir;
+        }
+    }
+    return STRATA_OK;
+}
+
+void sim_topo_fini(sim_topo_t *st)
+{
+    sim_net_destroy(st->net);
+    util_free(st->chan_class);
+    memset(st, 0, sizeof(*st));
+}
+
+/* ==== Route cache ==== */
+
+struct sim_routes {
+    const strata_topo_t *topo;
+    strata_topo_router_t *router;
+    strata_sim_routing_t routing;
+    uint64_t seed;
+    util_arena_t *arena;
+    /* open addressing: keys (src<<32 | dst) + 1 (0 = empty) */
+    uint64_t *keys;
+    sim_route_t **vals;
+    size_t cap, n;
+    /* SPREAD scratch: weight per channel and the channels touched */
+    double *w;
+    UTIL_VEC(uint32_t) used;
+};
+
+sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t routing,
+                                uint64_t seed, strata_error_t *err)
+{
+    sim_routes_t *rt = util_calloc(1, sizeof(*rt));
+    if (!rt) goto oom;
+    rt->topo = topo;
+    rt->routing = routing;
+    rt->seed = seed;
+    rt->arena = util_arena_create(1 << 20);
+    rt->cap = 1024;
+    rt->keys = util_calloc(rt->cap, sizeof(uint64_t));
+    rt->vals = util_calloc(rt->cap, sizeof(sim_route_t *));
+    rt->w = util_calloc((size_t)strata_topo_link_count(topo) * 2 + 1, sizeof(double));
+    if (!rt->arena || !rt->keys || !rt->vals || !rt->w) goto oom;
+    if (strata_topo_router_create(topo, &rt->router, err) != STRATA_OK) {
+        sim_routes_destroy(rt);
+        return NULL;
+    }
+    return rt;
+oom:
+    sim_routes_destroy(rt);
+    strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    return NULL;
+}
+
+void sim_routes_destroy(sim_routes_t *rt)
+{
+    if (!rt) return;
+    strata_topo_router_destroy(rt->router);
+    util_arena_destroy(rt->arena);
+    util_free(rt->keys);
+    util_free(rt->vals);
+    util_free(rt->w);
+    UTIL_VEC_FREE(&rt->used);
+    util_free(rt);
+}
+
+static int grow(sim_routes_t *rt)
+{
+    size_t cap = rt->cap * 2;
+    uint64_t *keys = util_calloc(cap, sizeof(uint64_t));
+    sim_route_t **vals = util_calloc(cap, sizeof(sim_route_t *));
+    if (!keys || !vals) {
+        util_free(keys);
+        util_free(vals);
+        return -1;
+    }
+    for (size_t i = 0; i < rt->cap; i++) {
+        if (!rt->keys[i]) continue;
+        size_t j = util_hash_u64(rt->keys[i]) & (cap - 1);
+        while (keys[j]) j = (j + 1) & (cap - 1);
+        keys[j] = rt->keys[i];
+        vals[j] = rt->vals[i];
+    }
+    util_free(rt->keys);
+    util_free(rt->vals);
+    rt->keys = keys;
+    rt->vals = vals;
+    rt->cap = cap;
+    return 0;
+}
+
+/* Add path chans[0..n) with weight w to the scratch; returns its latency. */
+static double accumulate(sim_routes_t *rt, const int32_t *chans, int32_t n, double w)
+{
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t c = (uint32_t)chans[i];
+        if (rt->w[c] == 0 && UTIL_VEC_PUSH(&rt->used, c)) return NAN;
+        rt->w[c] += w;
+    }
+    double bw, lat;
+    strata_topo_path_figures(rt->topo, chans, n, &bw, &lat);
+    return lat;
+}
+
+static strata_status_t one_path(sim_routes_t *rt, int32_t src, int32_t dst, uint64_t index,
+                                bool hashed, int32_t *chans, int32_t *n_p, strata_error_t *err)
+{
+    strata_status_t rc = hashed ? strata_topo_path_hash(rt->router, src, dst, rt->seed, chans,
+                                                        SIM_PATH_MAX_HOPS, n_p)
+                                : strata_topo_path(rt->router, src, dst, index, chans,
+                                                   SIM_PATH_MAX_HOPS, n_p);
+    if (rc == STRATA_OK) return rc;
+    return strata_error_set(err, rc, "no route from device %d to device %d (%s)", (int)src,
+                            (int)dst, strata_status_str(rc));
+}
+
+static strata_status_t compute(sim_routes_t *rt, int32_t src, int32_t dst, sim_route_t **out,
+                               strata_error_t *err)
+{
+    int32_t chans[SIM_PATH_MAX_HOPS], n = 0;
+    double lat = 0;
+    rt->used.n = 0;
+    if (rt->routing == STRATA_SIM_ECMP) {
+        strata_status_t rc = one_path(rt, src, dst, 0, true, chans, &n, err);
+        if (rc != STRATA_OK) return rc;
+        lat = accumulate(rt, chans, n, 1.0);
+    } else {
+        double count = strata_topo_path_count(rt->router, src, dst);
+        if (!(count >= 1))
+            return strata_error_set(err, STRATA_ERR_NOT_FOUND, "no path from device %d to %d",
+                                    (int)src, (int)dst);
+        uint64_t k = count > SIM_SPREAD_PATHS ? SIM_SPREAD_PATHS : (uint64_t)count;
+        for (uint64_t i = 0; i < k; i++) {
+            uint64_t idx = k == count ? i : (uint64_t)floor((double)i * count / (double)k);
+            strata_status_t rc = one_path(rt, src, dst, idx, false, chans, &n, err);
+            if (rc != STRATA_OK) return rc;
+            lat += accumulate(rt, chans, n, 1.0 / (double)k) / (double)k;
+        }
+    }
+    if (isnan(lat)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    sim_route_t *r = util_arena_alloc(rt->arena, sizeof(*r) + rt->used.n * sizeof(sim_hop_t));
+    if (!r) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    r->n = (uint32_t)rt->used.n;
+    r->latency = lat;
+    r->hops = (sim_hop_t *)(r + 1);
+    for (size_t i = 0; i < rt->used.n; i++) {
+        uint32_t c = rt->used.v[i];
+        r->hops[i] = (sim_hop_t){c, rt->w[c]};
+        rt->w[c] = 0;
+    }
+    *out = r;
+    return STRATA_OK;
+}
+
+/* The cached route from device src to dst (computing it on first use). */
+strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
+                               const sim_route_t **route_p, strata_error_t *err)
+{
+    uint64_t key = (((uint64_t)(uint32_t)src << 32) | (uint32_t)dst) + 1;
+    size_t i = util_hash_u64(key) & (rt->cap - 1);
+    while (rt->keys[i]) {
+        if (rt->keys[i] == key) {
+            *route_p = rt->vals[i];
+            return STRATA_OK;
+        }
+        i = (i + 1) & (rt->cap - 1);
+    }
+    sim_route_t *r;
+    strata_status_t rc = compute(rt, src, dst, &r, err);
+    if (rc != STRATA_OK) return rc;
+    if ((rt->n + 1) * 2 > rt->cap) {
+        if (grow(rt)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+        i = util_hash_u64(key) & (rt->cap - 1);
+        while (rt->keys[i]) i = (i + 1) & (rt->cap - 1);
+    }
+    rt->keys[i] = key;
+    rt->vals[i] = r;
+    rt->n++;
+    *route_p = r;
+    return STRATA_OK;
+}
+
+size_t sim_routes_count(const sim_routes_t *rt) { return rt->n; }
