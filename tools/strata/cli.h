@@ -41,4 +41,6 @@ extern const cli_command_t cli_commands[];
 
 #define CLI_DECLARE(name) int cmd_##name(int argc, char **argv)
 
+CLI_DECLARE(sim);
+
 #endif

@@ -13,6 +13,7 @@
 #include <string.h>
 
 const cli_command_t cli_commands[] = {
+    {"sim", "simulate a collective on a cluster with congestion", cmd_sim},
     {NULL, NULL, NULL},
 };
 
