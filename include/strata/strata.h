@@ -6,5 +6,6 @@
 #define STRATA_STRATA_H
 
 #include "strata/common.h"
+#include "strata/link.h"
 
 #endif
