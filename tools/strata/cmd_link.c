@@ -147,9 +147,13 @@ static void print_result(const strata_link_t *l, const strata_link_derivation_t 
     else
         printf("  %-14s %s GB/s, shared by reads and writes (a bus, not a duplex link)\n",
                "bandwidth", report_gbs(d->bw_dir, a, 32));
-    printf("  %-14s %d link%s x %s = %s GB/s per direction%s\n", "per device", l->links,
-           l->links > 1 ? "s" : "", report_gbs(d->bw_dir, a, 32),
-           report_gbs(l->links * d->bw_dir, b, 32), l->full_duplex ? "" : " (shared)");
+    if (l->full_duplex)
+        printf("  %-14s %d link%s x %s = %s GB/s per direction, %s GB/s bidirectional\n",
+               "per device", l->links, l->links > 1 ? "s" : "", report_gbs(d->bw_dir, a, 32),
+               report_gbs(l->links * d->bw_dir, b, 32), report_gbs(2 * l->links * d->bw_dir, c, 32));
+    else
+        printf("  %-14s %d x %s = %s GB/s (shared)\n", "per device", l->links,
+               report_gbs(d->bw_dir, a, 32), report_gbs(l->links * d->bw_dir, b, 32));
     if (l->latency > 0) printf("  %-14s %s one hop (%s)\n", "latency", report_time(l->latency, c, 32),
                                l->latency_basis);
     else printf("  %-14s none in the catalog\n", "latency");

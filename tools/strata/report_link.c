@@ -31,7 +31,7 @@ static void print_tier(FILE *out, const tier_t *t, double ref)
 {
     char a[32], b[32], c[32], d[32];
     double per = t->per_gpu * t->l->bw_dir;
-    fprintf(out, "  %-16s %-11s %9s %8.3g %11s %10s %9s %8.3gx\n", t->what, t->l->id,
+    fprintf(out, "  %-16s %-11s %9s %9.3g %11s %10s %9s %8.3gx\n", t->what, t->l->id,
             report_gbs(t->l->bw_dir, a, sizeof(a)), t->per_gpu, report_gbs(per, b, sizeof(b)),
             t->l->full_duplex ? report_gbs(2 * per, c, sizeof(c)) : "shared",
             report_time(t->l->latency, d, sizeof(d)), per / ref);
@@ -87,8 +87,8 @@ static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
     FILE *out = ctx->out;
     fprintf(out, "  per %s, per direction (GB/s); 'vs scale-up' = per-GPU figure / %s's\n\n",
             cl->gpu, l[1]->id);
-    fprintf(out, "  %-16s %-11s %9s %8s %11s %10s %9s %9s\n", "tier", "link", "per link",
-            "per GPU", "GPU total", "bidi", "latency", "vs s-up");
+    fprintf(out, "  %-16s %-11s %9s %9s %11s %10s %9s %9s\n", "tier", "link", "per link",
+            "links/GPU", "GPU total", "bidi", "latency", "vs s-up");
     double ref = t[1].per_gpu * l[1]->bw_dir;
     for (int i = 0; i < 5; i++) print_tier(out, &t[i], ref);
     print_findings(ctx, t);
