@@ -362,7 +362,7 @@ typedef struct strata_topo_bisection {
     double bw;           /* B/s per direction */
     bool exact;          /* false: bw is an upper bound on the true value */
     strata_bisect_method_t method;
-    char how[160];       /* e.g. "closed form: 2·(N/k_max)·B" or "bound: ..." */
+    char how[192];       /* e.g. "closed form: 2·(N/k_max)·B" or "bound: ..." */
 } strata_topo_bisection_t;
 
 /* Exhaustive search covers graphs of at most this many endpoints. */
