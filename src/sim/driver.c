@@ -77,6 +77,7 @@ typedef struct drv {
     uint64_t open; /* unmatched arrivals + waiting receives */
     UTIL_VEC(done_ev_t) queue;
     uint32_t agents_done;
+    bool async; /* ASYNC asked for, or several jobs */
     strata_error_t *err;
     strata_status_t rc;
 } drv_t;
@@ -306,7 +307,7 @@ static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i)
     while (a->prefix < a->n && a->steps[a->prefix].state == ST_DONE) a->prefix++;
     if (a->ndone < a->n) return start_ready(v, g);
     a->t_end = now;
-    if (v->d->mode == STRATA_SIM_ASYNC) return next_phase_async(v, g);
+    if (v->async) return next_phase_async(v, g);
     v->agents_done++;
     return STRATA_OK;
 }
@@ -520,8 +521,8 @@ strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err)
             ag->job = j;
             ag->idx = a;
         }
-    bool barrier = d->mode == STRATA_SIM_BARRIER && d->njobs == 1;
-    strata_status_t rc = barrier ? run_barrier(&v) : run_async(&v);
+    v.async = d->mode == STRATA_SIM_ASYNC || d->njobs > 1;
+    strata_status_t rc = v.async ? run_async(&v) : run_barrier(&v);
     drv_free(&v);
     return rc;
 }
