@@ -97,7 +97,10 @@ typedef struct strata_sim_class {
     double capacity;    /* Σ channel capacity, B/s */
     double bytes;       /* Σ bytes carried by its channels */
     double utilisation; /* bytes / (capacity × time), 0..1 */
-    double bound_share; /* share of flow-time whose rate this class bounded */
+    /* Share of the time this class was the bottleneck: BARRIER splits each
+     * phase along its critical (last-completing) flow by the class that
+     * fixed that flow's rate; ASYNC shares flow-time over all flows. */
+    double bound_share;
 } strata_sim_class_t;
 
 typedef struct strata_sim_link_load {
@@ -113,7 +116,7 @@ typedef struct strata_sim_result {
     double time_ab;       /* α-β (contention-free) prediction, seconds */
     double bytes;         /* per-rank data size of the (first) collective */
     double algbw, busbw;  /* B/s, nccl-tests definitions (first collective) */
-    double latency_share; /* share of flow-time spent in path latency */
+    double latency_share; /* the rest of bound_share: path latency and waits */
     int nclasses;
     strata_sim_class_t classes[STRATA_SIM_CLASSES_MAX];
     int nlinks;

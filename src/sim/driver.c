@@ -78,6 +78,8 @@ typedef struct drv {
     UTIL_VEC(done_ev_t) queue;
     uint32_t agents_done;
     bool async; /* ASYNC asked for, or several jobs */
+    double crit_t;                      /* last flow completion in this phase */
+    double crit_tb[SIM_MAX_TIERS + 1];  /* that flow's breakdown */
     strata_error_t *err;
     strata_status_t rc;
 } drv_t;
@@ -330,6 +332,10 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
     uint32_t dst = global(v, a, ss->step.peer);
+    if (t >= v->crit_t) {
+        v->crit_t = t;
+        memcpy(v->crit_tb, sim_net_done_breakdown(v->net), sizeof(v->crit_tb));
+    }
     pair_t *p = pair_get(v, g, dst);
     if (!p) {
         oom(v);
@@ -384,6 +390,8 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p)
 {
     if (sim_net_rewind(v->net)) return fail(v, STRATA_ERR_INTERNAL, "engine busy at phase start");
     v->agents_done = 0;
+    v->crit_t = 0;
+    memset(v->crit_tb, 0, sizeof(v->crit_tb));
     for (uint32_t g = 0; g < v->nagents; g++) {
         v->agents[g].t_end = 0;
         if (load_phase(v, g, p) != STRATA_OK) return v->rc;
@@ -400,6 +408,20 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p)
         if (v->agents[g].t_end > dur) dur = v->agents[g].t_end;
     *dur_p = dur;
     return STRATA_OK;
+}
+
+/* Split a phase of length dur along its critical flow, weight times: the
+ * flow's own breakdown, and whatever of the phase it did not cover
+ * (local steps, waits for earlier steps) as latency/waits. */
+static void add_crit(drv_t *v, double dur, double weight)
+{
+    double covered = 0;
+    for (int k = 0; k < SIM_MAX_TIERS; k++) {
+        v->d->crit[k] += v->crit_tb[k] * weight;
+        covered += v->crit_tb[k];
+    }
+    double rest = dur - covered;
+    v->d->crit[SIM_MAX_TIERS] += (rest > 0 ? rest : 0) * weight;
 }
 
 /* Class → (duration, count, trace range) for phase reuse. */
@@ -457,9 +479,10 @@ static strata_status_t run_barrier(drv_t *v)
         sim_net_set_weight(v->net, v->d->reuse ? e->count : 1);
         size_t first = tr ? tr->ev.n : 0;
         if (tr) tr->offset = total;
-        double dur;
+        double dur = 0;
         if (run_phase(v, p, &dur) != STRATA_OK) break;
         v->d->phases_simulated++;
+        add_crit(v, dur, v->d->reuse ? e->count : 1);
         if (!e->timed) {
             e->timed = true;
             e->dur = dur;
@@ -472,6 +495,7 @@ static strata_status_t run_barrier(drv_t *v)
     UTIL_VEC_FREE(&cls);
     sim_net_set_weight(v->net, 1);
     v->d->time = total;
+    v->d->have_crit = true;
     return v->rc;
 nomem:
     UTIL_VEC_FREE(&cls);

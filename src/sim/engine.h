@@ -82,6 +82,11 @@ int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
  * Returns 0, or -1 on OOM (the engine is then unusable). */
 int sim_net_run(sim_net_t *net, sim_done_fn done, void *ctx);
 
+/* During a completion callback: the completed flow's life by tier — the
+ * seconds each tier bounded its rate, and [SIM_MAX_TIERS] its latency.
+ * They add up to its completion time minus its submit time. */
+const double *sim_net_done_breakdown(const sim_net_t *net);
+
 /* Current simulated time (the time of the last event processed). */
 double sim_net_now(const sim_net_t *net);
 

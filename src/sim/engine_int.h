@@ -33,6 +33,7 @@ typedef struct sim_flow {
     uint32_t mark; /* BFS epoch */
     uint8_t state;
     uint8_t fixed;
+    double tb[SIM_MAX_TIERS + 1]; /* seconds this flow was bound by each tier; [MAX] latency */
 } sim_flow_t;
 
 typedef struct sim_rentry {
@@ -80,6 +81,7 @@ struct sim_net {
     void *observer_ctx;
     double weight;
     bool ideal;
+    double done_tb[SIM_MAX_TIERS + 1]; /* breakdown of the flow being completed */
 };
 
 /* Recompute max-min fair rates for the component of the touched resources

@@ -77,6 +77,7 @@ void sim_net_set_res(sim_net_t *net, uint32_t r, double cap, unsigned tier)
 
 uint32_t sim_net_res_count(const sim_net_t *net) { return net->n_res; }
 double sim_net_now(const sim_net_t *net) { return net->now; }
+const double *sim_net_done_breakdown(const sim_net_t *net) { return net->done_tb; }
 double sim_net_res_bytes(const sim_net_t *net, uint32_t r) { return net->bytes[r]; }
 double sim_net_res_cap(const sim_net_t *net, uint32_t r) { return net->cap[r]; }
 unsigned sim_net_res_tier(const sim_net_t *net, uint32_t r) { return net->tier[r]; }
@@ -158,6 +159,8 @@ int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
     f->tag = tag;
     f->bott = UINT32_MAX;
     f->state = FLOW_WAITING;
+    memset(f->tb, 0, sizeof(f->tb));
+    f->tb[SIM_MAX_TIERS] = latency;
     net->stats.tier_bound[SIM_MAX_TIERS] += latency * net->weight;
     net->pending++;
     sim_heap_set(&net->heap, id, t_start + latency);
@@ -212,6 +215,7 @@ static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
     sim_flow_advance(net, f);
     if (f->n_hops && f->bytes > 0 && deactivate(net, f)) return -1;
     uint64_t tag = f->tag;
+    memcpy(net->done_tb, f->tb, sizeof(f->tb));
     f->state = FLOW_FREE;
     net->pending--;
     if (UTIL_VEC_PUSH(&net->free_slots, id)) return -1;

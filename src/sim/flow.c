@@ -185,8 +185,10 @@ void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
         f->t_last = net->now;
     }
     double seg = net->now - f->t_seg;
-    if (seg > 0 && f->bott != UINT32_MAX)
+    if (seg > 0 && f->bott != UINT32_MAX) {
         net->stats.tier_bound[net->tier[f->bott]] += seg * net->weight;
+        f->tb[net->tier[f->bott]] += seg;
+    }
     f->t_seg = net->now;
 }
 

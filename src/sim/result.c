@@ -28,7 +28,7 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
         fprintf(out, "  %-22s %7.1f GB/s %12s %6.1f%% %7.1f%%\n", k->name, k->capacity / 1e9, b,
                 k->utilisation * 100, k->bound_share * 100);
     }
-    fprintf(out, "  %-22s %12s %12s %7s %7.1f%%\n", "(path latency)", "", "", "",
+    fprintf(out, "  %-22s %12s %12s %7s %7.1f%%\n", "(latency, waits)", "", "", "",
             r->latency_share * 100);
     if (r->nlinks == 0) return;
     fprintf(out, "\n  %-36s %-20s %12s %7s\n", "most loaded links", "class", "carried", "util");

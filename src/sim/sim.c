@@ -149,12 +149,15 @@ static strata_status_t drive(strata_sim_t *sim, sim_trace_t *tr, bool ideal, boo
     return rc;
 }
 
-static void fill_classes(strata_sim_t *sim, strata_sim_result_t *res)
+/* Bottleneck shares: along each phase's critical flow in BARRIER mode,
+ * else by flow-time over all flows (docs/simulator.md). */
+static void fill_classes(strata_sim_t *sim, const sim_drive_t *d, strata_sim_result_t *res)
 {
     sim_net_stats_t stats;
     sim_net_get_stats(sim->st.net, &stats);
+    const double *bound = d->have_crit ? d->crit : stats.tier_bound;
     double total = 0;
-    for (int c = 0; c <= SIM_MAX_TIERS; c++) total += stats.tier_bound[c];
+    for (int c = 0; c <= SIM_MAX_TIERS; c++) total += bound[c];
     res->nclasses = sim->st.nclasses;
     for (int c = 0; c < sim->st.nclasses; c++) {
         res->classes[c] = sim->st.classes[c];
@@ -165,9 +168,9 @@ static void fill_classes(strata_sim_t *sim, strata_sim_result_t *res)
     for (int c = 0; c < res->nclasses; c++) {
         strata_sim_class_t *k = &res->classes[c];
         k->utilisation = k->capacity > 0 && res->time > 0 ? k->bytes / (k->capacity * res->time) : 0;
-        k->bound_share = total > 0 ? stats.tier_bound[c] / total : 0;
+        k->bound_share = total > 0 ? bound[c] / total : 0;
     }
-    res->latency_share = total > 0 ? stats.tier_bound[SIM_MAX_TIERS] / total : 0;
+    res->latency_share = total > 0 ? bound[SIM_MAX_TIERS] / total : 0;
     res->events = stats.events;
     res->flows = stats.flows;
     res->batches = stats.batches;
@@ -180,7 +183,8 @@ static void chan_name(const strata_topo_t *topo, int32_t ch, char *buf, size_t l
     snprintf(buf, len, "%s -> %s", a.name ? a.name : "?", b.name ? b.name : "?");
 }
 
-/* The k most loaded channels (by bytes), in decreasing order. */
+/* The k most loaded channels (by utilisation, bytes / capacity), in
+ * decreasing order; `bytes` holds the ranking key until the end. */
 static strata_status_t fill_links(strata_sim_t *sim, strata_sim_result_t *res, int k,
                                   strata_error_t *err)
 {
@@ -188,7 +192,7 @@ static strata_status_t fill_links(strata_sim_t *sim, strata_sim_result_t *res, i
     if (!res->links) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     int n = 0;
     for (uint32_t ch = 0; ch < sim->st.nchan; ch++) {
-        double b = sim_net_res_bytes(sim->st.net, ch);
+        double b = sim_net_res_bytes(sim->st.net, ch) / sim_net_res_cap(sim->st.net, ch);
         if (!(b > 0)) continue;
         int pos = n < k ? n : k;
         while (pos > 0 && res->links[pos - 1].bytes < b) pos--;
@@ -204,6 +208,7 @@ static strata_status_t fill_links(strata_sim_t *sim, strata_sim_result_t *res, i
         l->link = strata_topo_chan_link(l->chan);
         l->cls = sim->st.chan_class[l->chan];
         double cap = sim_net_res_cap(sim->st.net, (uint32_t)l->chan);
+        l->bytes = sim_net_res_bytes(sim->st.net, (uint32_t)l->chan);
         l->utilisation = res->time > 0 ? l->bytes / (cap * res->time) : 0;
         chan_name(sim->topo, l->chan, l->name, sizeof(l->name));
     }
@@ -272,7 +277,7 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     res->bytes = coll_bytes(p);
     res->algbw = d.time > 0 ? res->bytes / d.time : 0;
     res->busbw = res->algbw * strata_sim_busbw_factor(p->coll, p->nranks);
-    fill_classes(sim, res);
+    fill_classes(sim, &d, res);
     int k = sim->opts.top_links > sim->opts.trace_links ? sim->opts.top_links : sim->opts.trace_links;
     if ((rc = fill_links(sim, res, k, err)) != STRATA_OK) return rc;
     res->wall = util_now() - t0;

@@ -92,6 +92,11 @@ typedef struct sim_drive {
     /* outputs */
     double time;
     uint64_t phases, phases_simulated;
+    /* BARRIER: each phase's duration split along its critical (last
+     * completing) flow: seconds per tier bounding it, [SIM_MAX_TIERS]
+     * latency and waits. Sums to time. */
+    double crit[SIM_MAX_TIERS + 1];
+    bool have_crit;
 } sim_drive_t;
 
 /* Run all jobs once on st->net (whose statistics accumulate). */
