@@ -61,6 +61,7 @@ struct sim_net {
     uint32_t *mark;     /* BFS epoch per resource */
     double *rem, *wsum; /* progressive-filling scratch */
     uint32_t *nun;      /* unfixed flows per resource during filling */
+    double *maxrate;    /* highest rate fixed on each resource during filling */
 
     sim_flow_t *flows;
     uint32_t n_slots, cap_slots;

@@ -138,6 +138,35 @@ static void test_oversubscribed_quarter(void **state)
     sim_net_destroy(net);
 }
 
+/* Ties: a flow through two equal 10 GB/s links, r0 of tier 3 and r1 of
+ * tier 1 (both saturated by it), is charged to the lower tier, whatever the
+ * ids; a second flow on r0 alone makes r0 the only bottleneck of both
+ * (5 GB/s each; r1 is then half used). 1 GB at 10 → 0.1 s; at 5 → 0.2 s. */
+static void test_tie_attribution(void **state)
+{
+    (void)state;
+    sim_net_t *net = sim_net_create(2);
+    sim_net_set_res(net, 0, 10 * GB, 3);
+    sim_net_set_res(net, 1, 10 * GB, 1);
+    uint32_t p[] = {0, 1}, q[] = {0};
+    add1(net, 1 * GB, 0, 2, p);
+    done_log_t d = {0};
+    assert_int_equal(sim_net_run(net, log_done, &d), 0);
+    sim_net_stats_t st;
+    sim_net_get_stats(net, &st);
+    assert_near(st.tier_bound[1], 0.1, 1e-12);
+    assert_near(st.tier_bound[3], 0.0, 1e-12);
+    assert_int_equal(sim_net_reset(net), 0);
+    add1(net, 1 * GB, 0, 2, p);
+    add1(net, 1 * GB, 1, 1, q);
+    assert_int_equal(sim_net_run(net, log_done, &d), 0);
+    sim_net_get_stats(net, &st);
+    assert_near(d.t[0], 0.2, 1e-12);
+    assert_near(st.tier_bound[3], 0.4, 1e-12);
+    assert_near(st.tier_bound[1], 0.0, 1e-12);
+    sim_net_destroy(net);
+}
+
 /* Latency then drain: 1 GB at 10 GB/s after 2 µs of path latency ends at
  * 2e-6 + 0.1 s; a zero-byte flow ends after its latency alone. */
 static void test_latency(void **state)
@@ -279,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_three_link_static),
         cmocka_unit_test(test_three_link_dynamic),
         cmocka_unit_test(test_oversubscribed_quarter),
+        cmocka_unit_test(test_tie_attribution),
         cmocka_unit_test(test_latency),
         cmocka_unit_test(test_spread_weights),
         cmocka_unit_test(test_chain),

@@ -35,7 +35,8 @@ sim_net_t *sim_net_create(uint32_t n_res)
     net->rem = util_calloc(n, sizeof(double));
     net->wsum = util_calloc(n, sizeof(double));
     net->nun = util_calloc(n, sizeof(uint32_t));
-    if (!net->cap || !net->tier || !net->bytes || !net->load || !net->lists || !net->mark ||
+    net->maxrate = util_calloc(n, sizeof(double));
+    if (!net->maxrate || !net->cap || !net->tier || !net->bytes || !net->load || !net->lists || !net->mark ||
         !net->rem || !net->wsum || !net->nun) {
         sim_net_destroy(net);
         return NULL;
@@ -59,6 +60,7 @@ void sim_net_destroy(sim_net_t *net)
     util_free(net->rem);
     util_free(net->wsum);
     util_free(net->nun);
+    util_free(net->maxrate);
     UTIL_VEC_FREE(&net->free_slots);
     UTIL_VEC_FREE(&net->touched);
     UTIL_VEC_FREE(&net->comp_res);

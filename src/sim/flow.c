@@ -100,6 +100,7 @@ static void fill_init(sim_net_t *net)
         net->rem[r] = net->cap[r];
         net->wsum[r] = 0;
         net->nun[r] = 0;
+        net->maxrate[r] = 0;
     }
     for (size_t i = 0; i < net->comp_flow.n; i++) {
         sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
@@ -122,6 +123,7 @@ static int fix_flow(sim_net_t *net, sim_flow_t *f, double x, uint32_t b)
         uint32_t r = f->hops[h].res;
         net->rem[r] -= x * f->hops[h].w;
         net->wsum[r] -= f->hops[h].w;
+        if (x > net->maxrate[r]) net->maxrate[r] = x;
         if (--net->nun[r] > 0 && r != b && share_push(net, share_of(net, r), r)) return -1;
     }
     return 0;
@@ -149,6 +151,27 @@ static int fill(sim_net_t *net)
         }
     }
     return 0;
+}
+
+/* Attribution among ties. A resource is a bottleneck of a flow when it is
+ * saturated and no flow crossing it has a higher rate (Bertsekas &
+ * Gallager §6.5.2). A flow can have several (a non-blocking tree whose
+ * uplinks fill exactly when the NICs do); it is charged to the one of the
+ * lowest class — classes are numbered from the inside of a server outwards
+ * (route.c) — so a fabric that merely keeps up is not reported as the
+ * bottleneck. maxrate[r] is the highest rate fixed on r: flows are fixed
+ * in non-decreasing rate order. */
+static void attribute_ties(sim_net_t *net)
+{
+    for (size_t i = 0; i < net->comp_flow.n; i++) {
+        sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
+        for (uint32_t h = 0; h < f->n_hops; h++) {
+            uint32_t r = f->hops[h].res;
+            if (net->tier[r] < net->tier[f->bott] && net->rem[r] <= net->cap[r] * 1e-9 &&
+                f->next_rate >= net->maxrate[r] * (1 - 1e-9))
+                f->bott = r;
+        }
+    }
 }
 
 /* Contention-free rates: each flow alone on its path. */
@@ -230,6 +253,7 @@ int sim_flow_recompute(sim_net_t *net)
     net->stats.comp_flows += net->comp_flow.n;
     if (net->ideal) fill_ideal(net);
     else if (fill(net)) return -1;
+    else attribute_ties(net);
     apply_rates(net);
     notify_loads(net);
     return 0;

@@ -28,7 +28,7 @@ static const char *const tier_names[] = {"server", "leaf", "spine", "core"};
 
 /* ==== Classes ==== */
 
-static int class_of(sim_topo_t *st, int32_t tier, const char *kind, strata_error_t *err)
+static int class_of(sim_topo_t *st, int32_t tier, const char *kind)
 {
     char name[48];
     const char *tn = tier >= 0 && tier < 4 ? tier_names[tier] : "tier?";
@@ -53,16 +53,21 @@ strata_status_t sim_topo_init(sim_topo_t *st, const strata_topo_t *topo, strata_
     st->net = sim_net_create(st->nchan);
     st->chan_class = util_calloc(st->nchan ? st->nchan : 1, 1);
     if (!st->net || !st->chan_class) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
-    for (int32_t l = 0; l < nl; l++) {
-        strata_topo_link_t lk = strata_topo_link(topo, l);
-        int c = class_of(st, lk.tier, lk.kind, err);
-        for (int d = 0; d < 2; d++) {
-            uint32_t ch = (uint32_t)(2 * l + d);
-            st->chan_class[ch] = (uint8_t)c;
-            sim_net_set_res(st->net, ch, lk.bw_dir, (unsigned)c);
-            st->classes[c].capacity += lk.bw_dir;
+    /* Classes are numbered tier by tier, from inside the server outwards
+     * (flow.c breaks bottleneck ties towards the lower class). */
+    for (int32_t tier = 0; tier <= STRATA_TOPO_TIERS_MAX; tier++)
+        for (int32_t l = 0; l < nl; l++) {
+            strata_topo_link_t lk = strata_topo_link(topo, l);
+            int32_t lt = lk.tier < STRATA_TOPO_TIERS_MAX ? lk.tier : STRATA_TOPO_TIERS_MAX;
+            if (lt != tier) continue;
+            int c = class_of(st, lk.tier, lk.kind);
+            for (int d = 0; d < 2; d++) {
+                uint32_t ch = (uint32_t)(2 * l + d);
+                st->chan_class[ch] = (uint8_t)c;
+                sim_net_set_res(st->net, ch, lk.bw_dir, (unsigned)c);
+                st->classes[c].capacity += lk.bw_dir;
+            }
         }
-    }
     return STRATA_OK;
 }
 

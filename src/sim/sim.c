@@ -23,8 +23,11 @@ struct strata_sim {
     sim_routes_t *routes;
     UTIL_VEC(sim_job_t) jobs;
     uint32_t nagents;
+    uint32_t phase_limit;
     bool ran;
 };
+
+void sim_set_phase_limit(strata_sim_t *sim, uint32_t n) { sim->phase_limit = n; }
 
 strata_sim_opts_t strata_sim_opts_default(void)
 {
@@ -133,6 +136,7 @@ static strata_status_t drive(strata_sim_t *sim, sim_trace_t *tr, bool ideal, boo
     d->njobs = (uint32_t)sim->jobs.n;
     d->mode = sim->opts.mode;
     d->reuse = !sim->opts.no_reuse;
+    d->phase_limit = sim->phase_limit;
     d->trace = tr;
     if (show && sim->opts.progress && d->mode == STRATA_SIM_BARRIER && d->njobs == 1) {
         util_progress_begin(&prog, "simulating", sim->jobs.v[0].nphases);

@@ -102,4 +102,10 @@ typedef struct sim_drive {
 /* Run all jobs once on st->net (whose statistics accumulate). */
 strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err);
 
+/* ==== Benchmark hooks (sim.c) ==== */
+
+/* BARRIER: simulate only the first n phases (0 = all), to time the
+ * event-by-event run of a huge case on a prefix and extrapolate. */
+void sim_set_phase_limit(strata_sim_t *sim, uint32_t n);
+
 #endif
