@@ -280,6 +280,7 @@ static strata_status_t next_phase_async(drv_t *v, uint32_t g)
 {
     agent_t *a = &v->agents[g];
     const sim_job_t *job = &v->d->jobs[a->job];
+    if (g == 0 && v->d->progress) util_progress_update(v->d->progress, a->phase);
     for (uint32_t p = a->n || a->finished ? a->phase + 1 : a->phase; p < job->nphases; p++) {
         if (strata_sched_phase_nsteps(job->s, a->idx, p) == 0) continue;
         if (load_phase(v, g, p) != STRATA_OK) return v->rc;

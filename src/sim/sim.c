@@ -138,7 +138,7 @@ static strata_status_t drive(strata_sim_t *sim, sim_trace_t *tr, bool ideal, boo
     d->reuse = !sim->opts.no_reuse;
     d->phase_limit = sim->phase_limit;
     d->trace = tr;
-    if (show && sim->opts.progress && d->mode == STRATA_SIM_BARRIER && d->njobs == 1) {
+    if (show && sim->opts.progress) { /* counts phases of the first collective */
         util_progress_begin(&prog, "simulating", sim->jobs.v[0].nphases);
         d->progress = &prog;
     }
