@@ -5,7 +5,7 @@
  * rate and the buffer line rate needs, goodput under go-back-N and selective
  * repeat, and for RoCE what PFC does and why it is needed.
  */
-#include "report.h"
+#include "cli_report.h"
 
 #include <math.h>
 #include <string.h>

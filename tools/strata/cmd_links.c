@@ -4,7 +4,7 @@
  * line code × packet × flow control) and the typical latency of one hop.
  * --json lists every field, including the source of each row.
  */
-#include "report.h"
+#include "cli_report.h"
 
 #include <ctype.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  *
  * Also home of the output helpers the link commands share (report.h).
  */
-#include "report.h"
+#include "cli_report.h"
 
 #include <math.h>
 #include <string.h>

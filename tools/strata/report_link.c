@@ -6,7 +6,7 @@
  * credits a scale-out cable needs, and the latency/bandwidth crossover.
  * Every figure comes from the catalog's derivation; nothing typed in here.
  */
-#include "report.h"
+#include "cli_report.h"
 
 #include <string.h>
 

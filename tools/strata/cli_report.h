@@ -1,12 +1,13 @@
 /*
- * report.h — `strata report`, the main job, and the output helpers shared
+ * cli_report.h — `strata report`, the main job, and the output helpers shared
  * by the link commands.
  *
  * A report is a list of sections, one per layer of the stack, each printed
  * for the same cluster. A layer adds its section by adding ONE file,
  * tools/strata/report_<layer>.c, that defines a report_section_t, and one
  * line in the section table of cmd_report.c (plus its extern line below).
- * Sections use only the public API and print to ctx->out.
+ * Sections use only the public API and print to ctx->out. (Named cli_report.h
+ * because tests/layering.sh reserves "report.h" for the report module.)
  */
 #ifndef STRATA_CLI_REPORT_H
 #define STRATA_CLI_REPORT_H
