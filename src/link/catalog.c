@@ -60,7 +60,9 @@ static strata_status_t opt_str(parse_ctx_t *c, const json_t *obj, const char *ke
     return req_str(c, obj, key, out);
 }
 
-/* Required number > 0 (or ≥ 0 when zero_ok). */
+/* Required number > 0 (or ≥ 0 when zero_ok) and ≤ 1e6: no physical figure
+ * of the catalog (GBd, Gb/s, GB/s, bytes, µs) comes near it, so a larger
+ * one is a typo and would otherwise turn into inf downstream. */
 static strata_status_t req_pos(parse_ctx_t *c, const json_t *obj, const char *key, int zero_ok,
                                double *out)
 {
@@ -69,6 +71,7 @@ static strata_status_t req_pos(parse_ctx_t *c, const json_t *obj, const char *ke
         return bad(c, json_object_get(obj, key),
                    zero_ok ? "field \"%s\" must not be negative" : "field \"%s\" must be positive",
                    key);
+    if (*out > 1e6) return bad(c, json_object_get(obj, key), "field \"%s\" is over 1e6", key);
     return STRATA_OK;
 }
 
@@ -161,8 +164,8 @@ static strata_status_t parse_parts(parse_ctx_t *c, const json_t *pk, const char 
     {
         json_t *nm = json_array_get(it, 0), *b = json_array_get(it, 1);
         if (!json_is_array(it) || json_array_size(it) != 2 || !json_is_string(nm) ||
-            !json_is_number(b) || json_number_value(b) < 0)
-            return bad(c, it, "each item of \"%s\" must be [\"name\", bytes >= 0]", key);
+            !json_is_number(b) || json_number_value(b) < 0 || json_number_value(b) > 1e6)
+            return bad(c, it, "each item of \"%s\" must be [\"name\", 0 <= bytes <= 1e6]", key);
         p[i].name = util_arena_strdup(c->arena, json_string_value(nm));
         p[i].bytes = json_number_value(b);
         if (p[i].name == NULL) return strata_error_set(c->err, STRATA_ERR_NOMEM, "out of memory");
@@ -312,20 +315,14 @@ static strata_status_t parse_root(parse_ctx_t *c, strata_link_catalog_t *cat)
     return STRATA_OK;
 }
 
-strata_status_t strata_link_catalog_load(const char *path, strata_link_catalog_t **cat_p,
-                                         strata_error_t *err)
+/* Build a catalog from a parsed document; takes ownership of doc. */
+static strata_status_t catalog_from_doc(util_json_doc_t *doc, strata_link_catalog_t **cat_p,
+                                        strata_error_t *err)
 {
-    char def[4096];
-    if (path == NULL) {
-        snprintf(def, sizeof(def), "%s/links.json", strata_data_dir());
-        path = def;
-    }
-    util_json_doc_t *doc = NULL;
-    strata_status_t st = util_json_load_file(path, &doc, err);
-    if (st != STRATA_OK) return st;
+    strata_status_t st;
     strata_link_catalog_t *cat = util_calloc(1, sizeof(*cat));
     if (cat == NULL || (cat->arena = util_arena_create(16384)) == NULL) {
-        st = strata_error_set(err, STRATA_ERR_NOMEM, "%s: out of memory", path);
+        st = strata_error_set(err, STRATA_ERR_NOMEM, "%s: out of memory", util_json_name(doc));
         goto fail;
     }
     parse_ctx_t c = {doc, cat->arena, err};
@@ -338,6 +335,27 @@ fail:
     strata_link_catalog_destroy(cat);
     util_json_doc_destroy(doc);
     return st;
+}
+
+strata_status_t link_catalog_load_text(const char *text, size_t len, const char *name,
+                                       strata_link_catalog_t **cat_p, strata_error_t *err)
+{
+    util_json_doc_t *doc = NULL;
+    strata_status_t st = util_json_load_text(text, len, name, &doc, err);
+    return st != STRATA_OK ? st : catalog_from_doc(doc, cat_p, err);
+}
+
+strata_status_t strata_link_catalog_load(const char *path, strata_link_catalog_t **cat_p,
+                                         strata_error_t *err)
+{
+    char def[4096];
+    if (path == NULL) {
+        snprintf(def, sizeof(def), "%s/links.json", strata_data_dir());
+        path = def;
+    }
+    util_json_doc_t *doc = NULL;
+    strata_status_t st = util_json_load_file(path, &doc, err);
+    return st != STRATA_OK ? st : catalog_from_doc(doc, cat_p, err);
 }
 
 void strata_link_catalog_destroy(strata_link_catalog_t *cat)

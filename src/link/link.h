@@ -77,6 +77,11 @@ int link_modulation_bits(const char *name);
 /* Sum of a part list, bytes. */
 double link_parts_sum(const link_part_t *p, size_t n);
 
+/* As strata_link_catalog_load, from text in memory (name used in errors).
+ * For tests and fuzzing. */
+strata_status_t link_catalog_load_text(const char *text, size_t len, const char *name,
+                                       strata_link_catalog_t **cat_p, strata_error_t *err);
+
 /* Fill the derived fields of e->pub from e->spec at default options. */
 strata_status_t link_derive_defaults(link_entry_t *e, strata_error_t *err);
 
