@@ -68,6 +68,8 @@ expect 2 "needs a value" link pcie5 --mtu
 expect 2 "unknown option '--frobnicate'" link pcie5 --frobnicate 1
 expect 2 "not both" link pcie5 --mtu 256 --payload 256
 expect 2 "unexpected argument" links extra
+expect 2 "--category needs a value" links --category
+expect 2 "--section needs a value" report --section
 expect 2 "unknown section" report --section nope
 expect 2 "unknown command" frobnicate
 

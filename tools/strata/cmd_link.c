@@ -195,7 +195,7 @@ static void print_retx(const link_args_t *a, const strata_link_derivation_t *d, 
     double p = strata_retx_per(a->ber, d->wire);
     double n = strata_retx_window(d->line_dir, rtt, d->wire);
     double gbn = strata_retx_gbn(p, n), sr = strata_retx_sr(p);
-    printf("  %-14s packet error p = 1 - (1 - %g)^(8 x %g bits/B) = %.3g\n", "CRC + retx", a->ber,
+    printf("  %-14s packet error p = 1 - (1 - BER %g)^(8 bits x %g B) = %.3g\n", "CRC + retx", a->ber,
            d->wire, p);
     printf("  %-14s go-back-N, window 1 + ceil(rate x RTT / wire) = %.0f packets: (1-p)/(1-p+Np) = %.4f %% -> %s GB/s\n",
            "", n, 100 * gbn, report_gbs(d->bw_dir * gbn, g1, 32));

@@ -138,13 +138,13 @@ int cmd_links(int argc, char **argv)
         return CLI_OK;
     }
     for (int i = 1; i < argc; i++) {
-        int has = i + 1 < argc;
-        if (strcmp(argv[i], "--json") == 0) json = 1;
-        else if (strcmp(argv[i], "--catalog") == 0 && has) catalog = argv[++i];
-        else if (strcmp(argv[i], "--category") == 0 && has) category = argv[++i];
-        else if (argv[i][0] == '-' && !has && (strcmp(argv[i], "--catalog") == 0 || strcmp(argv[i], "--category") == 0))
-            return cli_usage_error("links", "%s needs a value", argv[i]);
-        else return cli_usage_error("links", "unexpected argument '%s'", argv[i]);
+        const char *o = argv[i];
+        int valued = strcmp(o, "--catalog") == 0 || strcmp(o, "--category") == 0;
+        if (strcmp(o, "--json") == 0) json = 1;
+        else if (!valued) return cli_usage_error("links", "unexpected argument '%s'", o);
+        else if (i + 1 >= argc) return cli_usage_error("links", "%s needs a value", o);
+        else if (strcmp(o, "--catalog") == 0) catalog = argv[++i];
+        else category = argv[++i];
     }
     strata_link_catalog_t *cat = NULL;
     int rc = report_load_links(catalog, &cat);

@@ -124,10 +124,12 @@ int cmd_report(int argc, char **argv)
         return CLI_OK;
     }
     for (int i = 1; i < argc; i++) {
-        int has = i + 1 < argc;
-        if (strcmp(argv[i], "--section") == 0 && has) only = argv[++i];
-        else if (strcmp(argv[i], "--catalog") == 0 && has) catalog = argv[++i];
-        else return cli_usage_error("report", "unexpected argument '%s'", argv[i]);
+        const char *o = argv[i];
+        if (strcmp(o, "--section") != 0 && strcmp(o, "--catalog") != 0)
+            return cli_usage_error("report", "unexpected argument '%s'", o);
+        if (i + 1 >= argc) return cli_usage_error("report", "%s needs a value", o);
+        if (strcmp(o, "--section") == 0) only = argv[++i];
+        else catalog = argv[++i];
     }
     strata_link_catalog_t *cat = NULL;
     int rc = report_load_links(catalog, &cat);
