@@ -82,8 +82,8 @@ grep -q "Physical and data-link layers" "$tmp/out" || { echo "FAIL: strata with 
 
 # the JSON lists every catalog entry, each with a source
 expect 0 "" links --json
-n_json=$(grep -c '"source": "[^"]' "$tmp/out")
-n_cat=$(grep -c '"id":' "${STRATA_DATA_DIR:-$(dirname "$0")/../../data}/links.json")
+n_json=$(grep -c '^      "source": "[^"]' "$tmp/out")
+n_cat=$(grep -c '^      "id":' "${STRATA_DATA_DIR:-$(dirname "$0")/../../data}/links.json")
 [ "$n_json" = "$n_cat" ] && [ "$n_cat" -gt 60 ] || { echo "FAIL: links --json has $n_json sourced rows, catalog $n_cat"; fail=1; }
 
 [ $fail = 0 ] && echo "links_errors ok"
