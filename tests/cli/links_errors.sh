@@ -86,5 +86,10 @@ n_json=$(grep -c '^      "source": "[^"]' "$tmp/out")
 n_cat=$(grep -c '^      "id":' "${STRATA_DATA_DIR:-$(dirname "$0")/../../data}/links.json")
 [ "$n_json" = "$n_cat" ] && [ "$n_cat" -gt 60 ] || { echo "FAIL: links --json has $n_json sourced rows, catalog $n_cat"; fail=1; }
 
+# every entry derives and prints (under ASan in the asan-ubsan build)
+for id in $(grep -o '^      "id": "[a-z0-9-]*"' "$tmp/out" | cut -d'"' -f4); do
+  "$S" link "$id" >/dev/null 2>"$tmp/err" || { echo "FAIL: strata link $id"; cat "$tmp/err"; fail=1; }
+done
+
 [ $fail = 0 ] && echo "links_errors ok"
 exit $fail
