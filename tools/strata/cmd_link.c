@@ -233,7 +233,9 @@ static void print_pfc(const link_args_t *a, const strata_link_t *l,
     printf("  %-14s a pause of 65535 quanta x 512 bit times stops the priority for %s\n", "pause",
            report_time(strata_pfc_pause_time(d->line_dir, 65535), t, 32));
     printf("  %-14s 1000 pauses/s of 65535 quanta leave %s GB/s of %s\n", "",
-           report_gbs(strata_pfc_throughput(d->bw_dir, 65535, 1000), g, 32),
+           /* quanta are bit times at the MAC rate; goodput scales with it */
+           report_gbs(strata_pfc_throughput(d->line_dir, 65535, 1000) / d->line_dir * d->bw_dir, g,
+                      32),
            report_gbs(d->bw_dir, t, 32));
     printf("  %-14s rate x (2 x %g m x 5 ns/m + %g us response) + 2 x %g B + 84 B = %.0f B per "
            "priority\n",
