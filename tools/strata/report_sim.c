@@ -7,7 +7,7 @@
  * same name when there is one, else its rail-optimised builder with the
  * report cluster's servers and GPUs.
  */
-#include "report.h"
+#include "cli_report.h"
 
 #include <string.h>
 
