@@ -1,0 +1,3 @@
+#define _DEFAULT_SOURCE
+#include "test.h"
+int main(void){return 0;}
