@@ -100,6 +100,27 @@ static bool name_ok(const char *s)
     return true;
 }
 
+/* NIC port kind from the speed in Mb/s (nccl.md §3.2: 400000 = NDR). */
+/* Speeds in Mb/s as NCCL and sysfs report them: IB 4x ports SDR 10000 ..
+ * XDR 800000 (per-lane 2500 .. 200000 × 4, nccl.md §3.4); Ethernet by its
+ * nominal rate (links.md Ethernet rows). */
+const char *topoio_port_kind(long mbps, bool ib, bool verbs)
+{
+    static const struct { long mbps; const char *ib, *roce, *eth; } t[] = {
+        {10000, "ib-sdr", NULL, "eth-10g"},     {20000, "ib-ddr", NULL, NULL},
+        {25000, NULL, "roce-25g", "eth-25g"},   {40000, "ib-qdr", NULL, "eth-40g"},
+        {56000, "ib-fdr", NULL, NULL},          {100000, "ib-edr", "roce-100g", "eth-100g"},
+        {200000, "ib-hdr", "roce-200g", "eth-200g"}, {400000, "ib-ndr", "roce-400g", "eth-400g"},
+        {800000, "ib-xdr", "roce-800g", "eth-800g"},
+    };
+    const char *best = NULL;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        const char *k = ib ? t[i].ib : verbs ? t[i].roce : t[i].eth;
+        if (k && t[i].mbps <= mbps) best = k; /* fastest kind not above the port speed */
+    }
+    return best;
+}
+
 /* ==== Reading ==== */
 
 typedef struct reader {

@@ -151,24 +151,6 @@ static strata_status_t pcie_kind(xml_reader_t *r, xmlNodePtr n, char *kind, long
     return STRATA_OK;
 }
 
-/* NIC port kind from the speed in Mb/s (nccl.md §3.2: 400000 = NDR). */
-static const char *port_kind(long mbps, bool ib, bool verbs)
-{
-    static const struct { long mbps; const char *ib, *roce, *eth; } t[] = {
-        {10000, "ib-sdr", NULL, "eth-10g"},     {20000, "ib-ddr", NULL, NULL},
-        {25000, NULL, "roce-25g", "eth-25g"},   {40000, "ib-qdr", NULL, "eth-40g"},
-        {56000, "ib-fdr", NULL, NULL},          {100000, "ib-edr", "roce-100g", "eth-100g"},
-        {200000, "ib-hdr", "roce-200g", "eth-200g"}, {400000, "ib-ndr", "roce-400g", "eth-400g"},
-        {800000, "ib-xdr", "roce-800g", "eth-800g"},
-    };
-    const char *best = NULL;
-    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-        const char *k = ib ? t[i].ib : verbs ? t[i].roce : t[i].eth;
-        if (k && t[i].mbps <= mbps) best = k; /* fastest kind not above the port speed */
-    }
-    return best;
-}
-
 static bool verbs_name(const char *name)
 {
     static const char *const pre[] = {"mlx", "bnxt_re", "irdma", "qedr", "hfi", "efa", NULL};
@@ -194,7 +176,7 @@ static strata_status_t read_nic(xml_reader_t *r, xmlNodePtr nic, long parent, lo
         strata_status_t st = attr_long(r, n, "speed", true, &speed);
         if (st) return st;
         attr(n, "name", name, sizeof(name));
-        const char *port = port_kind(speed, (pci_class >> 8) == 0x0207, verbs_name(name));
+        const char *port = topoio_port_kind(speed, (pci_class >> 8) == 0x0207, verbs_name(name));
         if (port == NULL)
             return xerr(r, n, "<net> attribute 'speed': %ld Mb/s is below every port kind of the "
                               "link catalog (10000 and up)", speed);

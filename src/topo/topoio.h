@@ -109,6 +109,10 @@ long topoio_find_group(const topoio_cluster_t *c, const char *name);
 /* Total devices of a given kind in one server. */
 long topoio_count_kind(const topoio_cluster_t *c, const char *kind);
 
+/* Catalog id of a network port of mbps Mb/s: the fastest kind not above it
+ * (InfiniBand when ib, RoCE when verbs, else Ethernet TCP); NULL below 10G. */
+const char *topoio_port_kind(long mbps, bool ib, bool verbs);
+
 /* Load a cluster file. cat validates link ids. Errors carry file:line:col. */
 strata_status_t topoio_load_json(const char *path, const strata_link_catalog_t *cat,
                                  topoio_cluster_t **c_p, strata_error_t *err);
