@@ -68,6 +68,9 @@ typedef struct strata_link {
     const char *packet_format; /* "PCIe TLP (non-flit)", "RoCEv2 over Ethernet (IPv4)", "none" */
     const char *latency_basis; /* where the latency figure comes from */
     const char *note;          /* topology remarks from the catalog, or "" */
+    const char *signal_basis;  /* why a vendor figure / unpublished modulation is used, or "" */
+    const char *packet_basis;  /* where the packet fields come from, or why there are none */
+    const char *flow_basis;    /* where the flow-control share comes from, or "" */
 } strata_link_t;
 
 /* Load a catalog. path NULL means <strata_data_dir()>/links.json. On error

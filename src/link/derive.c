@@ -38,7 +38,7 @@ static const link_code_t codes[] = {
     /* parallel memory bus: data pins carry data */
     {"none", 1, 1, "parallel bus, no line code"},
     /* NVLink, xGMI, HCCS, ICI: vendor figures equal the signalling rate */
-    {"unpublished", 1, 1, "not published; vendor figures equal the signalling rate"},
+    {"unpublished", 1, 1, "line code not published; vendor figures equal the signalling rate"},
 };
 
 const link_code_t *link_code_find(const char *name)
@@ -128,7 +128,7 @@ static void step_signal(const link_spec_t *sp, const strata_link_t *l, int lanes
         set_how(s, "%d lane%s x %g Gb/s (modulation unpublished) / 8 = %s",
                  lanes, lanes > 1 ? "s" : "", sp->lane_bps / 1e9, gbs(d->raw_dir, b, 32));
     else
-        set_how(s, "%d lane%s x %g GBd %s (%d bit/symbol) = %g Gb/s / 8 = %s",
+        set_how(s, "%d lane%s x %.7g GBd %s (%d bit/symbol) = %.7g Gb/s / 8 = %s",
                  lanes, lanes > 1 ? "s" : "", sp->baud / 1e9, sp->bits_per_symbol == 2 ? "PAM4" : "NRZ",
                  sp->bits_per_symbol, lanes * sp->lane_bps / 1e9, gbs(d->raw_dir, b, 32));
 }
@@ -176,7 +176,9 @@ static void step_flow(const link_spec_t *sp, strata_link_derivation_t *d)
     d->bw_dir = d->pkt_dir * d->eta_flow;
     if (sp->flow == LINK_FLOW_NONE) return;
     strata_link_step_t *s = add_step(d, "flow control", d->eta_flow, d->bw_dir);
-    if (sp->flow == LINK_FLOW_PER_BYTES)
+    if (sp->flow_bytes == 0)
+        set_how(s, "x 1 (no flow-control bytes per packet modelled) = %s", gbs(d->bw_dir, b, 32));
+    else if (sp->flow == LINK_FLOW_PER_BYTES)
         set_how(s, "x (1 - %g/%g) (%g B of every %g B carry ACK/credits) = %s",
                  sp->flow_bytes, sp->flow_per, sp->flow_bytes, sp->flow_per, gbs(d->bw_dir, b, 32));
     else
@@ -258,5 +260,8 @@ strata_status_t link_derive_defaults(link_entry_t *e, strata_error_t *err)
                                               : "unpublished";
     l->line_code = sp->code->name;
     l->packet_format = sp->pkt_format;
+    l->signal_basis = sp->signal_basis ? sp->signal_basis : "";
+    l->packet_basis = sp->pkt_basis ? sp->pkt_basis : "";
+    l->flow_basis = sp->flow_basis ? sp->flow_basis : "";
     return STRATA_OK;
 }

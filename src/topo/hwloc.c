@@ -196,7 +196,9 @@ static strata_status_t add_pci(host_t *h, hwloc_obj_t o, strata_error_t *err)
     snprintf(info, sizeof(info), "PCI %s%s%s", busid, known ? "" : ", PCIe link unknown (Gen3 x16 assumed)",
              nic && speed < 0 ? ", speed unknown" : "");
     topoio_group_t *gr = &h->c->groups.v[g];
-    gr->model = topoio_str(h->c, o->name ? o->name : busid);
+    char ids[32];
+    snprintf(ids, sizeof(ids), "PCI device %04x:%04x", p->vendor_id, p->device_id);
+    gr->model = topoio_str(h->c, o->name ? o->name : ids);
     gr->info = topoio_str(h->c, info);
     if (nic && speed > 0)
         gr->port = topoio_str(h->c, topoio_port_kind(speed, p->class_id == 0x0207, verbs));

@@ -93,4 +93,9 @@ int32_t topo_bfs(const strata_topo_t *t, int32_t src, int32_t *dist, int32_t *qu
 /* Bisection helpers (bisect.c): closed form recorded by builders. */
 void topo_shape_set_closed(topo_shape_t *s, double bw, const char *fmt, ...) STRATA_PRINTF(3, 4);
 
+/* Clusters: turn the per-server network share left in shape.closed_bw by
+ * the builder into the closed-form bisection, using the server's egress
+ * (a max-flow inside server 0). Called after finish. (bisect.c) */
+strata_status_t topo_cluster_closed(strata_topo_t *t, int32_t servers, strata_error_t *err);
+
 #endif

@@ -150,6 +150,19 @@ strata_status_t topoio_apply_options(topoio_cluster_t *c, const char *opts,
 /* Write the available preset names, comma-separated, into buf. */
 const char *topoio_preset_list(char *buf, size_t len);
 
+/* ==== Specs (cluster_spec.c) ==== */
+
+/* Describe a non-builder spec: "local", FILE.json[,opts], FILE.xml[,opts] or
+ * a preset NAME[:SERVERS][,opts]. */
+strata_status_t topoio_describe(const char *spec, const strata_link_catalog_t *cat,
+                                topoio_cluster_t **c_p, strata_error_t *err);
+/* Describe, then instantiate (spec.c calls this for non-builder specs). */
+strata_status_t topoio_load_spec(const char *spec, const strata_link_catalog_t *cat,
+                                 strata_topo_t **topo_p, strata_error_t *err);
+/* Human-readable description (name, devices with model and info, links,
+ * network, sources). */
+void topoio_print(const topoio_cluster_t *c, FILE *out);
+
 /* ==== Importers ==== */
 
 /* NCCL topology XML (NCCL_TOPO_DUMP_FILE format) → one-server description. */
