@@ -16,6 +16,7 @@
  * Workload: linear in the built graph; the fabric is built twice (stand-in
  * and graft), which is cheap next to anything done with the result.
  */
+#include "topo.h" /* internal: to name a built torus after its preset */
 #include "topoio.h"
 
 #include <string.h>
@@ -301,7 +302,12 @@ static strata_status_t build_torus(const topoio_cluster_t *c, const strata_link_
                                 "of one dims block and no links (found %ld)", per, acc);
     strata_status_t st = torus_dims(c, dims, err);
     strata_topo_linkspec_t spec = strata_topo_linkspec_kind(c->net.link, 1);
-    return st ? st : strata_topo_build_torus(c->net.ndims, dims, &spec, cat, topo_p, err);
+    if (st == STRATA_OK) st = strata_topo_build_torus(c->net.ndims, dims, &spec, cat, topo_p, err);
+    if (st == STRATA_OK && c->name) {
+        char *name = util_arena_strdup((*topo_p)->arena, c->name);
+        if (name) (*topo_p)->name = name;
+    }
+    return st;
 }
 
 /* ==== Entry ==== */
