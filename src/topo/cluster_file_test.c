@@ -346,6 +346,87 @@ static void test_lanes_scale_bandwidth(void **state)
     topoio_cluster_destroy(c);
 }
 
+/* The leaf switch a NIC hangs from (its one tier-1 neighbour). */
+static int32_t leaf_of(const strata_topo_t *t, const char *nic)
+{
+    const int32_t *nbr, *chan;
+    int32_t d = strata_topo_find_device(t, nic);
+    int32_t n = strata_topo_adjacency(t, d, &nbr, &chan);
+    for (int32_t i = 0; i < n; i++)
+        if (strata_topo_device(t, nbr[i]).tier == 1) return nbr[i];
+    return -1;
+}
+
+static strata_topo_t *build_spec(const char *spec)
+{
+    topoio_cluster_t *c = load_preset(spec);
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    char buf[1024];
+    if (topoio_instantiate(c, cat, &t, &err)) fail_msg("%s", strata_error_str(&err, buf, sizeof(buf)));
+    topoio_cluster_destroy(c);
+    return t;
+}
+
+static void test_rail_network(void **state)
+{
+    (void)state;
+    strata_topo_t *t = build_spec("dgx-h100:4");
+    /* 4 servers × (2+4+8+4+8) = 104 devices inside servers, server-major ranks. */
+    assert_int_equal(strata_topo_endpoint_count(t), 32);
+    assert_string_equal(strata_topo_device(t, strata_topo_endpoint(t, 9)).name, "s1.gpu1");
+    /* Rail-optimised: NIC i of every server on the same leaf, rails apart. */
+    assert_int_equal(leaf_of(t, "s0.nic3"), leaf_of(t, "s3.nic3"));
+    assert_int_not_equal(leaf_of(t, "s0.nic3"), leaf_of(t, "s0.nic4"));
+    assert_true(leaf_of(t, "s0.nic0") >= 0);
+    strata_topo_destroy(t);
+    /* Plain fat-tree: a server's NICs fill a leaf in order instead. */
+    t = build_spec("dgx-h100:4,net=fat-tree,tiers=2");
+    assert_int_equal(leaf_of(t, "s0.nic3"), leaf_of(t, "s0.nic4"));
+    strata_topo_destroy(t);
+}
+
+static void test_oversub_and_nics(void **state)
+{
+    (void)state;
+    strata_topo_t *t = build_spec("dgx-h100:16,oversub=4,nics=4");
+    const strata_link_t *ndr = strata_link_find(cat, "ib-ndr");
+    int nic_links = 0, up = 0;
+    for (int32_t l = 0; l < strata_topo_link_count(t); l++) {
+        strata_topo_link_t lk = strata_topo_link(t, l);
+        if (lk.tier == 1) nic_links++;
+        if (lk.tier == 2) {
+            /* 4:1 at the leaves: uplinks carry a quarter (build_fattree's model). */
+            assert_rel(lk.bw_dir, ndr->bw_dir / 4, 1e-9);
+            up++;
+        }
+    }
+    /* nics=4: only NICs 0-3 of each of 16 servers join the fabric. */
+    assert_int_equal(nic_links, 64);
+    assert_true(up > 0);
+    assert_int_equal(leaf_of(t, "s0.nic4"), -1);
+    strata_topo_destroy(t);
+}
+
+static void test_torus_shapes(void **state)
+{
+    (void)state;
+    /* 64 cubes of 4×4×4 → 16×16×16 = 4096 chips, 3 links per chip. */
+    strata_topo_t *t = build_spec("tpu-v4:64");
+    assert_int_equal(strata_topo_endpoint_count(t), 4096);
+    assert_int_equal(strata_topo_link_count(t), 3 * 4096);
+    assert_string_equal(strata_topo_name(t), "tpu-v4");
+    strata_topo_destroy(t);
+    /* 2 cubes → 4×4×8: 128 chips, 3 wrapped dimensions → 384 links. */
+    t = build_spec("tpu-v4:2");
+    assert_int_equal(strata_topo_link_count(t), 384);
+    strata_topo_destroy(t);
+    topoio_cluster_t *c = load_preset("tpu-v4:65");
+    strata_error_t err;
+    assert_int_equal(topoio_instantiate(c, cat, &t, &err), STRATA_ERR_RANGE);
+    topoio_cluster_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -354,6 +435,8 @@ int main(void)
         cmocka_unit_test(test_spec_options),      cmocka_unit_test(test_spec_errors),
         cmocka_unit_test(test_file_errors),       cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_lanes_scale_bandwidth),
+        cmocka_unit_test(test_rail_network),      cmocka_unit_test(test_oversub_and_nics),
+        cmocka_unit_test(test_torus_shapes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
