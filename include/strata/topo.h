@@ -310,7 +310,8 @@ STRATA_API strata_status_t strata_topo_load_spec(const char *spec,
  *    its server through its NIC, climbs to the lowest tier where source
  *    and destination share an ancestor, and descends (up/down); the set is
  *    every such minimal up/down path; inside a server: all shortest paths
- *    within the server;
+ *    through the scale-up fabric (accelerators and scale-up switches), or
+ *    when it does not join the two, all shortest paths within the server;
  *  - anything else: all shortest paths by hop count (BFS).
  * Each path is a minimum-hop path for its routing; paths are numbered
  * 0..count-1 in a fixed order. */

@@ -40,10 +40,12 @@ struct strata_topo_router {
 typedef enum { SEG_BFS, SEG_UPDOWN, SEG_GRID } seg_kind_t;
 
 /* One segment of a route from..to; group >= 0 confines BFS to a server,
- * -1 means the whole graph. */
+ * -1 means the whole graph; scaleup confines it further to accelerators
+ * and scale-up switches (NVLink before PCIe, as NCCL chooses). */
 typedef struct seg {
     seg_kind_t kind;
     int32_t from, to, group;
+    bool scaleup;
     double count;
     int32_t hops;
 } seg_t;
@@ -141,7 +143,7 @@ static int32_t chan_of(const strata_topo_t *t, int32_t u, int32_t v)
 /* Shortest-path DAG from `from`, confined to `group` when >= 0, stopping
  * once the layer of `to` is complete. Returns the hop count or -1. */
 static int32_t bfs_count(strata_topo_router_t *r, int32_t from, int32_t to, int32_t group,
-                         double *count_p)
+                         bool scaleup, double *count_p)
 {
     const strata_topo_t *t = r->t;
     next_stamp(r);
@@ -154,6 +156,8 @@ static int32_t bfs_count(strata_topo_router_t *r, int32_t from, int32_t to, int3
         for (int32_t i = t->adj_off[u]; i < t->adj_off[u + 1]; i++) {
             int32_t w = t->adj_nbr[i];
             if (group >= 0 && t->group[w] != group) continue;
+            if (scaleup && t->kind[w] != STRATA_DEV_ACCEL && t->kind[w] != STRATA_DEV_SCALEUP_SWITCH)
+                continue;
             if (r->st_a[w] != r->cur) {
                 r->st_a[w] = r->cur, r->dist[w] = r->dist[u] + 1, r->cnt_a[w] = 0;
                 r->lay_a[tail++] = w;
@@ -347,11 +351,12 @@ static int32_t grid_extract(const strata_topo_t *t, int32_t a, int32_t b, double
 
 /* ==== Planning a route ==== */
 
-static bool seg_bfs(strata_topo_router_t *r, plan_t *p, int32_t from, int32_t to, int32_t group)
+static bool seg_bfs(strata_topo_router_t *r, plan_t *p, int32_t from, int32_t to, int32_t group,
+                    bool scaleup)
 {
     seg_t *s = &p->seg[p->nseg];
-    s->kind = SEG_BFS, s->from = from, s->to = to, s->group = group;
-    s->hops = bfs_count(r, from, to, group, &s->count);
+    s->kind = SEG_BFS, s->from = from, s->to = to, s->group = group, s->scaleup = scaleup;
+    s->hops = bfs_count(r, from, to, group, scaleup, &s->count);
     if (s->hops < 0) return false;
     p->nseg++;
     return true;
@@ -362,15 +367,18 @@ static bool plan_tiered(strata_topo_router_t *r, plan_t *p, int32_t src, int32_t
 {
     const strata_topo_t *t = r->t;
     int32_t g = t->group[src];
-    if (g >= 0 && g == t->group[dst] && seg_bfs(r, p, src, dst, g)) return true;
+    bool accels = t->kind[src] == STRATA_DEV_ACCEL && t->kind[dst] == STRATA_DEV_ACCEL;
+    if (g >= 0 && g == t->group[dst] &&
+        ((accels && seg_bfs(r, p, src, dst, g, true)) || seg_bfs(r, p, src, dst, g, false)))
+        return true;
     int32_t sa = t->kind[src] == STRATA_DEV_ACCEL && t->nic[src] >= 0 ? t->nic[src] : src;
     int32_t da = t->kind[dst] == STRATA_DEV_ACCEL && t->nic[dst] >= 0 ? t->nic[dst] : dst;
-    seg_t ud = {SEG_UPDOWN, sa, da, -1, 0, 0};
+    seg_t ud = {SEG_UPDOWN, sa, da, -1, false, 0, 0};
     if (sa == da || (ud.hops = ud_count(r, sa, da, &ud.count)) < 0) return false;
     p->nseg = 0;
-    if (sa != src && !seg_bfs(r, p, src, sa, t->group[src])) return false;
+    if (sa != src && !seg_bfs(r, p, src, sa, t->group[src], false)) return false;
     p->seg[p->nseg++] = ud;
-    if (da != dst && !seg_bfs(r, p, da, dst, t->group[dst])) return false;
+    if (da != dst && !seg_bfs(r, p, da, dst, t->group[dst], false)) return false;
     return true;
 }
 
@@ -384,14 +392,14 @@ static bool make_plan(strata_topo_router_t *r, int32_t src, int32_t dst, plan_t 
         int32_t step[3];
         int ties;
         seg_t *s = &p->seg[p->nseg++];
-        s->kind = SEG_GRID, s->from = src, s->to = dst, s->group = -1;
+        s->kind = SEG_GRID, s->from = src, s->to = dst, s->group = -1, s->scaleup = false;
         s->hops = grid_plan(&t->shape, src, dst, step, &ties);
         s->count = ldexp(1.0, ties);
         return true;
     }
     if (t->shape.kind != TOPO_SHAPE_FULL && plan_tiered(r, p, src, dst)) return true;
     p->nseg = 0;
-    return seg_bfs(r, p, src, dst, -1);
+    return seg_bfs(r, p, src, dst, -1, false);
 }
 
 static double plan_count(const plan_t *p)
@@ -422,7 +430,7 @@ static int32_t plan_extract(strata_topo_router_t *r, const plan_t *p, double idx
         switch (s->kind) {
         case SEG_GRID: n += grid_extract(r->t, s->from, s->to, k, r->path + n); break;
         case SEG_BFS:
-            bfs_count(r, s->from, s->to, s->group, &c);
+            bfs_count(r, s->from, s->to, s->group, s->scaleup, &c);
             bfs_extract(r, s->from, s->to, k, r->path + n);
             n += s->hops;
             break;
