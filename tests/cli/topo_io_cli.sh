@@ -5,6 +5,8 @@
 set -u
 S=$1
 SRC=${STRATA_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+# hwloc's I/O plugin keeps process-lifetime allocations (see the file).
+export LSAN_OPTIONS="suppressions=$SRC/tests/lsan-hwloc.supp:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
