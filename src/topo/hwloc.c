@@ -171,7 +171,7 @@ static long nic_speed(const char *ifname)
 static strata_status_t add_pci(host_t *h, hwloc_obj_t o, strata_error_t *err)
 {
     const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
-    bool gpu = is_gpu(p), nic = (p->class_id >> 8) == 0x02, verbs;
+    bool gpu = is_gpu(p), nic = (p->class_id >> 8) == 0x02, verbs = false;
     char name[64], kind[16], busid[32], info[160] = "";
     long lanes;
     if (!gpu && !nic) {

@@ -402,8 +402,9 @@ static strata_status_t load(const char *path, const char *text, const char *name
     xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
     if (ctxt == NULL) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOBLANKS;
+    int len = text ? (int)strlen(text) : 0;
     xmlDocPtr doc = path ? xmlCtxtReadFile(ctxt, path, NULL, opts)
-                         : xmlCtxtReadMemory(ctxt, text, (int)strlen(text), name, NULL, opts);
+                         : xmlCtxtReadMemory(ctxt, text ? text : "", len, name, NULL, opts);
     strata_status_t st;
     if (doc == NULL) {
         FILE *f = path ? fopen(path, "r") : NULL;
