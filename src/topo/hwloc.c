@@ -17,7 +17,8 @@
  * PCI devices (containers, VMs without passthrough). Neither is an error:
  * the description says what is missing and holds at least the CPU, which
  * is then the endpoint. STRATA_HWLOC_XML=FILE and STRATA_HWLOC_SYNTHETIC=DESC
- * replace this host by an hwloc XML export or a synthetic topology (tests).
+ * replace this host by an hwloc XML export or a synthetic topology, and
+ * STRATA_SYSFS_NET=DIR the /sys/class/net directory (tests).
  *
  * Workload: one hwloc discovery (tens of milliseconds).
  */
@@ -156,12 +157,14 @@ static const char *netdev_name(hwloc_obj_t o, bool *verbs)
     return name;
 }
 
-/* Speed in Mb/s from sysfs, or -1 when unknown (absent, unreadable, -1). */
+/* Speed in Mb/s from sysfs, or -1 when unknown (absent, unreadable, -1).
+ * STRATA_SYSFS_NET replaces /sys/class/net (tests). */
 static long nic_speed(const char *ifname)
 {
-    char path[160], buf[32];
+    char path[512], buf[32];
+    const char *root = getenv("STRATA_SYSFS_NET");
     if (ifname == NULL) return -1;
-    snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifname);
+    snprintf(path, sizeof(path), "%s/%s/speed", root && *root ? root : "/sys/class/net", ifname);
     sysfs_read(path, buf, sizeof(buf));
     char *end;
     long v = strtol(buf, &end, 10);

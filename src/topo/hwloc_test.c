@@ -9,6 +9,8 @@
 #include "topoio.h"
 
 #include <pthread.h> /* pthread_getaffinity_np, CPU_COUNT */
+#include <sys/stat.h>
+#include <unistd.h>
 
 static strata_link_catalog_t *cat;
 
@@ -146,6 +148,35 @@ static void test_xml_with_pci(void **state)
     topoio_cluster_destroy(c);
 }
 
+/* The same NIC with a readable sysfs speed of 100000 Mb/s: a 100 GbE port. */
+static void test_nic_speed_from_sysfs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/strata-sysfs-XXXXXX", sub[128], file[160];
+    assert_non_null(mkdtemp(dir));
+    snprintf(sub, sizeof(sub), "%s/strata-test0", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    snprintf(file, sizeof(file), "%s/speed", sub);
+    FILE *f = fopen(file, "w");
+    fputs("100000\n", f);
+    fclose(f);
+    const char *path = test_write_tmp(".xml", xml);
+    setenv("STRATA_HWLOC_XML", path, 1);
+    setenv("STRATA_SYSFS_NET", dir, 1);
+    topoio_cluster_t *c = load_local();
+    unsetenv("STRATA_HWLOC_XML");
+    unsetenv("STRATA_SYSFS_NET");
+    remove(path);
+    remove(file);
+    rmdir(sub);
+    rmdir(dir);
+    long nic = topoio_find_group(c, "strata-test0");
+    /* Ethernet class, no OpenFabrics device → TCP Ethernet kind of that rate. */
+    assert_string_equal(c->groups.v[nic].port, "eth-100g");
+    assert_null(strstr(c->groups.v[nic].info, "speed unknown"));
+    topoio_cluster_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -153,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_no_pci_data),
         cmocka_unit_test(test_hwloc_unreadable),
         cmocka_unit_test(test_xml_with_pci),
+        cmocka_unit_test(test_nic_speed_from_sysfs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
