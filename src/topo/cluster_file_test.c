@@ -4,26 +4,10 @@
  * names file:line:col; load → export → load is a round trip.
  */
 #define _DEFAULT_SOURCE
-#include "test.h"
-#include "topoio.h"
+#include "topoio_test.h"
 
 #include <unistd.h>
 
-static strata_link_catalog_t *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    strata_error_t err;
-    return strata_link_catalog_load(NULL, &cat, &err) == STRATA_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    strata_link_catalog_destroy(cat);
-    return 0;
-}
 
 static topoio_cluster_t *load_preset(const char *spec)
 {
@@ -55,17 +39,6 @@ static int count_kind(const strata_topo_t *t, strata_dev_kind_t k)
 {
     int n = 0;
     for (int32_t i = 0; i < strata_topo_device_count(t); i++) n += strata_topo_device(t, i).kind == k;
-    return n;
-}
-
-/* Sum of link multiplicities of kind `kind` touching device dev. */
-static int links_of(const strata_topo_t *t, int32_t dev, const char *kind)
-{
-    int n = 0;
-    for (int32_t l = 0; l < strata_topo_link_count(t); l++) {
-        strata_topo_link_t lk = strata_topo_link(t, l);
-        if ((lk.a == dev || lk.b == dev) && strcmp(lk.kind, kind) == 0) n += lk.mult;
-    }
     return n;
 }
 
@@ -229,23 +202,13 @@ static const char *const good =
 
 static void expect_error(const char *text, const char *where_msg)
 {
-    topoio_cluster_t *c = NULL;
-    strata_error_t err;
-    char buf[1024];
-    assert_int_not_equal(topoio_load_json_text(text, "c.json", cat, &c, &err), STRATA_OK);
-    strata_error_str(&err, buf, sizeof(buf));
-    if (strstr(buf, where_msg) == NULL) fail_msg("got '%s', expected '%s'", buf, where_msg);
-    assert_null(c);
+    expect_load_error(topoio_load_json_text, text, "c.json", where_msg);
 }
 
 /* Replace the first occurrence of from with to in good. */
 static const char *mutate(const char *from, const char *to)
 {
-    static char buf[2048];
-    const char *p = strstr(good, from);
-    assert_non_null(p);
-    snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(p - good), good, to, p + strlen(from));
-    return buf;
+    return mutate_text(good, from, to);
 }
 
 static void test_file_errors(void **state)

@@ -5,28 +5,12 @@
  * where hwloc cannot load at all; each describes and builds, none fails.
  */
 #define _GNU_SOURCE
-#include "test.h"
-#include "topoio.h"
+#include "topoio_test.h"
 
 #include <pthread.h> /* pthread_getaffinity_np, CPU_COUNT */
 #include <sys/stat.h>
 #include <unistd.h>
 
-static strata_link_catalog_t *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    strata_error_t err;
-    return strata_link_catalog_load(NULL, &cat, &err) == STRATA_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    strata_link_catalog_destroy(cat);
-    return 0;
-}
 
 static topoio_cluster_t *load_local(void)
 {

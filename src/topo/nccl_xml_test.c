@@ -5,43 +5,11 @@
  * input (malformed, truncated, wrong-typed, wrong version) with its line.
  */
 #define _DEFAULT_SOURCE
-#include "test.h"
-#include "topoio.h"
+#include "topoio_test.h"
 
 #include <unistd.h>
 
-static strata_link_catalog_t *cat;
 static const char *h200 = STRATA_SOURCE_DIR "/tests/data/nccl_h200.xml";
-
-static int setup(void **state)
-{
-    (void)state;
-    strata_error_t err;
-    return strata_link_catalog_load(NULL, &cat, &err) == STRATA_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    strata_link_catalog_destroy(cat);
-    return 0;
-}
-
-static void must(strata_status_t st, const strata_error_t *err)
-{
-    char buf[1024];
-    if (st) fail_msg("%s", strata_error_str(err, buf, sizeof(buf)));
-}
-
-static int links_of(const strata_topo_t *t, int32_t dev, const char *kind)
-{
-    int n = 0;
-    for (int32_t l = 0; l < strata_topo_link_count(t); l++) {
-        strata_topo_link_t lk = strata_topo_link(t, l);
-        if ((lk.a == dev || lk.b == dev) && strcmp(lk.kind, kind) == 0) n += lk.mult;
-    }
-    return n;
-}
 
 static void test_h200(void **state)
 {
@@ -153,23 +121,13 @@ static void test_gpu_pairs_and_invisible_targets(void **state)
 
 static void expect_error(const char *text, const char *needle)
 {
-    topoio_cluster_t *c = NULL;
-    strata_error_t err;
-    char buf[1024];
-    assert_int_not_equal(topoio_nccl_xml_load_text(text, "x.xml", cat, &c, &err), STRATA_OK);
-    strata_error_str(&err, buf, sizeof(buf));
-    if (strstr(buf, needle) == NULL) fail_msg("got '%s', expected '%s'", buf, needle);
-    assert_null(c);
+    expect_load_error(topoio_nccl_xml_load_text, text, "x.xml", needle);
 }
 
 /* bridge with the first occurrence of from replaced by to. */
 static const char *mutate(const char *from, const char *to)
 {
-    static char buf[4096];
-    const char *p = strstr(bridge, from);
-    assert_non_null(p);
-    snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(p - bridge), bridge, to, p + strlen(from));
-    return buf;
+    return mutate_text(bridge, from, to);
 }
 
 static void test_errors(void **state)

@@ -6,24 +6,8 @@
  * under asan-ubsan to see the leaks).
  */
 #define _DEFAULT_SOURCE
-#include "test.h"
-#include "topoio.h"
+#include "topoio_test.h"
 
-static strata_link_catalog_t *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    strata_error_t err;
-    return strata_link_catalog_load(NULL, &cat, &err) == STRATA_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    strata_link_catalog_destroy(cat);
-    return 0;
-}
 
 static char *slurp(const char *path, size_t *len)
 {
