@@ -196,11 +196,12 @@ static strata_status_t build_fabric(const builder_t *b, long nics, const char *p
     for (int i = 0; i < n->ntiers_oversub && i + 1 < STRATA_TOPO_TIERS_MAX; i++)
         ft.oversub[i + 1] = n->oversub[i];
     int32_t t0 = sw ? 1 : n->tiers ? (int32_t)n->tiers : tiers_for(endpoints, k);
-    /* Rails need a spine tier to meet (NVIDIA DGX SuperPOD: one leaf per
-     * rail, spines above); so does a requested oversubscription. */
+    /* Rails of several servers need a spine tier to meet (NVIDIA DGX
+     * SuperPOD: one leaf per rail, spines above); so does a requested
+     * oversubscription. One server's NICs need only one switch. */
     bool oversub = n->ntiers_oversub && n->oversub[0] > 1;
-    if (!sw && !n->tiers && t0 < 2 && (oversub || strcmp(n->builder, "rail-fat-tree") == 0))
-        t0 = 2;
+    bool rails = strcmp(n->builder, "rail-fat-tree") == 0 && b->c->servers > 1;
+    if (!sw && !n->tiers && t0 < 2 && (oversub || rails)) t0 = 2;
     int32_t t1 = sw || n->tiers ? t0 : 3;
     strata_status_t st = STRATA_ERR_INVALID;
     for (int32_t t = t0; t <= t1; t++) {
