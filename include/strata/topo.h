@@ -31,7 +31,7 @@
  *
  * Storage. A finished topology is compact: struct-of-arrays for devices,
  * links in one array, CSR adjacency (neighbour and outgoing channel per
- * entry, sorted by neighbour), names in an arena. A 16,384-GPU
+ * entry, sorted by neighbour tier then id), names in an arena. A 16,384-GPU
  * rail-optimised fat-tree builds in milliseconds (bench/topo).
  *
  * Lifecycle. strata_topo_create → add devices and links → strata_topo_finish
@@ -174,7 +174,8 @@ STRATA_API strata_topo_link_t strata_topo_link(const strata_topo_t *topo, int32_
 STRATA_API int32_t strata_topo_find_device(const strata_topo_t *topo, const char *name);
 /* CSR adjacency of a finished topology: *nbr_p[i] is the i-th neighbour of
  * dev and *chan_p[i] the channel dev→neighbour; returns the degree (-1 on a
- * bad id). Arrays are owned by the topology, sorted by neighbour id. */
+ * bad id). Arrays are owned by the topology; each row is sorted by the
+ * neighbour's (tier, id), so lower-tier neighbours come first. */
 STRATA_API int32_t strata_topo_adjacency(const strata_topo_t *topo, int32_t dev,
                                          const int32_t **nbr_p, const int32_t **chan_p);
 /* Link joining a and b (the first, if several), or -1. */

@@ -114,9 +114,15 @@ static void test_clusters_with_catalog(void **state)
     strata_topo_t *t = spec("ring:8", cat);
     assert_near(metrics(t).bisection.bw, 2 * nvl->bw_dir, 1);
     strata_topo_destroy(t);
-    /* rail-optimised, 4 servers × 8: 32 GPUs, 32 NICs, 4 scale-up
-     * fabrics, 8 rail leaves (one block) + 32 spines (k = 64) */
+    /* rail-optimised, 4 servers × 8: 32 NICs fit one 64-port switch */
     t = spec("railft:servers=4,gpus=8", cat);
+    assert_int_equal(metrics(t).count[STRATA_DEV_NET_SWITCH], 1);
+    /* half the servers × 8 NDR ports (PCIe 5 x16 is wider than NDR) */
+    assert_near(metrics(t).bisection.bw, 2 * 8 * ndr->bw_dir, 1);
+    strata_topo_destroy(t);
+    /* forced to two tiers: 32 GPUs, 32 NICs, 4 scale-up fabrics, 8 rail
+     * leaves (one block of 32 servers' slots) + 32 spines (k = 64) */
+    t = spec("railft:servers=4,gpus=8,tiers=2", cat);
     strata_topo_metrics_t m = metrics(t);
     assert_int_equal(m.count[STRATA_DEV_ACCEL], 32);
     assert_int_equal(m.count[STRATA_DEV_NIC], 32);
