@@ -66,14 +66,16 @@ strata_status_t link_req_num(parse_ctx_t *c, const json_t *obj, const char *key,
     return STRATA_OK;
 }
 
-/* Required integer ≥ 1. */
-static strata_status_t req_count(parse_ctx_t *c, const json_t *obj, const char *key, int *out)
+/* Required integer in 1..max. */
+static strata_status_t req_count(parse_ctx_t *c, const json_t *obj, const char *key, long max,
+                                 int *out)
 {
     long v;
     TRY(util_json_req_int(c->doc, obj, key, &v, c->err));
-    if (v < 1 || v > 1000000)
+    if (v < 1 || v > max)
         return util_json_error(c->doc, json_object_get(obj, key), c->err, STRATA_ERR_PARSE,
-                               "field \"%s\" must be a count from 1 to 1000000, found %ld", key, v);
+                               "field \"%s\" must be a count from 1 to %ld, found %ld", key, max,
+                               v);
     *out = (int)v;
     return STRATA_OK;
 }
@@ -85,7 +87,7 @@ static strata_status_t parse_lanes_signal(parse_ctx_t *c, const json_t *s, link_
     static const char *const keys[] = {"lanes", "baud_gbd", "modulation", NULL};
     TRY(util_json_check_keys(c->doc, s, keys, c->err));
     const char *mod;
-    TRY(req_count(c, s, "lanes", &sp->lanes));
+    TRY(req_count(c, s, "lanes", 1024, &sp->lanes));
     TRY(link_req_num(c, s, "baud_gbd", 0, &sp->baud));
     TRY(util_json_req_str(c->doc, s, "modulation", &mod, c->err));
     sp->bits_per_symbol = link_modulation_bits(mod);
@@ -102,7 +104,7 @@ static strata_status_t parse_gbps_signal(parse_ctx_t *c, const json_t *s, link_s
 {
     static const char *const keys[] = {"lanes", "gbps", "basis", NULL};
     TRY(util_json_check_keys(c->doc, s, keys, c->err));
-    TRY(req_count(c, s, "lanes", &sp->lanes));
+    TRY(req_count(c, s, "lanes", 1024, &sp->lanes));
     TRY(link_req_num(c, s, "gbps", 0, &sp->lane_bps));
     TRY(link_req_str(c, s, "basis", &sp->signal_basis));
     sp->sig = LINK_SIG_GBPS;
@@ -245,7 +247,7 @@ static strata_status_t parse_misc(parse_ctx_t *c, const json_t *e, link_entry_t 
     if (en->spec.code == NULL)
         return util_json_error(c->doc, json_object_get(e, "line_code"), c->err, STRATA_ERR_PARSE,
                                "unknown line code \"%s\" (known: %s)", code, link_code_names());
-    TRY(req_count(c, e, "links", &en->pub.links));
+    TRY(req_count(c, e, "links", 1000000, &en->pub.links));
     TRY(util_json_req_str(c->doc, e, "duplex", &duplex, c->err));
     if (strcmp(duplex, "full") != 0 && strcmp(duplex, "shared") != 0)
         return link_bad(c, json_object_get(e, "duplex"),

@@ -3,7 +3,7 @@
  * section for one cluster (the embedded default: 8-GPU H100 servers with
  * NVSwitch and 400G InfiniBand). `strata` with no arguments runs it.
  *
- * Also home of the output helpers the link commands share (report.h).
+ * Also home of the output helpers the link commands share (cli_report.h).
  */
 #include "cli_report.h"
 
