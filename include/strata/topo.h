@@ -31,7 +31,7 @@
  *
  * Storage. A finished topology is compact: struct-of-arrays for devices,
  * links in one array, CSR adjacency (neighbour and outgoing channel per
- * entry, sorted by neighbour), names in an arena. A 16,384-GPU
+ * entry, sorted by neighbour tier then id), names in an arena. A 16,384-GPU
  * rail-optimised fat-tree builds in milliseconds (bench/topo).
  *
  * Lifecycle. strata_topo_create → add devices and links → strata_topo_finish
@@ -174,7 +174,8 @@ STRATA_API strata_topo_link_t strata_topo_link(const strata_topo_t *topo, int32_
 STRATA_API int32_t strata_topo_find_device(const strata_topo_t *topo, const char *name);
 /* CSR adjacency of a finished topology: *nbr_p[i] is the i-th neighbour of
  * dev and *chan_p[i] the channel dev→neighbour; returns the degree (-1 on a
- * bad id). Arrays are owned by the topology, sorted by neighbour id. */
+ * bad id). Arrays are owned by the topology; each row is sorted by the
+ * neighbour's (tier, id), so lower-tier neighbours come first. */
 STRATA_API int32_t strata_topo_adjacency(const strata_topo_t *topo, int32_t dev,
                                          const int32_t **nbr_p, const int32_t **chan_p);
 /* Link joining a and b (the first, if several), or -1. */
@@ -310,7 +311,8 @@ STRATA_API strata_status_t strata_topo_load_spec(const char *spec,
  *    its server through its NIC, climbs to the lowest tier where source
  *    and destination share an ancestor, and descends (up/down); the set is
  *    every such minimal up/down path; inside a server: all shortest paths
- *    within the server;
+ *    through the scale-up fabric (accelerators and scale-up switches), or
+ *    when it does not join the two, all shortest paths within the server;
  *  - anything else: all shortest paths by hop count (BFS).
  * Each path is a minimum-hop path for its routing; paths are numbered
  * 0..count-1 in a fixed order. */
@@ -410,6 +412,34 @@ STRATA_API strata_status_t strata_topo_metrics_print(const strata_topo_metrics_t
  * link labelled kind×mult). */
 STRATA_API strata_status_t strata_topo_write_dot(const strata_topo_t *topo, FILE *out,
                                                  strata_error_t *err);
+
+/* ==== Topology I/O: presets, cluster files, NCCL XML, local host ====
+ * (section owned by the I/O half, branch topoio; docs/formats.md)
+ *
+ * A non-builder cluster spec is one of
+ *   NAME[:SERVERS][,key=value...]  a preset of <data dir>/presets (dgx-h100:16)
+ *   FILE.json[,key=value...]       a cluster file
+ *   FILE.xml[,key=value...]        an NCCL topology (NCCL_TOPO_DUMP_FILE)
+ *   local                          this host, through hwloc
+ * with keys servers, net (rail-fat-tree|fat-tree|switch|none), oversub
+ * (leaf ratio, or R1:R2 leaf first), nics, port (catalog id), tiers, radix.
+ * strata_topo_load_spec builds any of them. Errors in files carry
+ * file:line:col. Thread safety: none of these keep state. */
+
+/* Write the cluster `spec` names as a cluster file (the JSON that
+ * FILE.json specs read back) to out. */
+STRATA_API strata_status_t strata_cluster_export(const char *spec,
+                                                 const strata_link_catalog_t *cat, FILE *out,
+                                                 strata_error_t *err);
+/* Print what the spec describes: devices with model and details (caches,
+ * PCIe links, NIC speeds for `local`), intra-server links, network and the
+ * sources cited. */
+STRATA_API strata_status_t strata_cluster_describe(const char *spec,
+                                                   const strata_link_catalog_t *cat, FILE *out,
+                                                   strata_error_t *err);
+/* The available preset names, comma-separated, into buf (always
+ * NUL-terminated); returns buf. */
+STRATA_API const char *strata_cluster_presets(char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -4,8 +4,9 @@
  * read accessors.
  *
  * Building appends to growable struct-of-arrays (amortised doubling); finish
- * sorts each device's adjacency by neighbour (so link_between is a binary
- * search), numbers the accelerators as endpoints in creation order, assigns
+ * sorts each device's adjacency by the neighbour's (tier, id) (so
+ * link_between is a binary search and up/down walks scan only the
+ * neighbours above or below), numbers the accelerators as endpoints in creation order, assigns
  * each accelerator the NIC it leaves its server through, and checks that
  * the graph is connected. Workload: up to ~10^6 devices and links, built
  * once, then read millions of times by routers.
@@ -130,6 +131,8 @@ void strata_topo_destroy(strata_topo_t *t)
     util_free(t->adj_off);
     util_free(t->adj_nbr);
     util_free(t->adj_chan);
+    util_free(t->adj_same);
+    util_free(t->adj_up);
     util_free(t->ep);
     util_free(t->local_next);
     util_arena_destroy(t->arena);
@@ -290,23 +293,41 @@ strata_status_t strata_topo_set_nic(strata_topo_t *t, int32_t accel, int32_t nic
 
 /* ==== Finish ==== */
 
-static int cmp_pair(const void *x, const void *y)
+/* Sort key of a neighbour in a row: (tier, id), so each row is [lower
+ * tiers][same tier][higher tiers] and up/down walks scan only their part. */
+static int64_t nbr_key(const strata_topo_t *t, int32_t v)
 {
-    const int32_t *p = x, *q = y;
+    return (int64_t)t->tier[v] << 32 | (uint32_t)v;
+}
+
+static int cmp_entry(const void *x, const void *y)
+{
+    const int64_t *p = x, *q = y;
     return (p[0] > q[0]) - (p[0] < q[0]);
 }
 
+/* First index in row v whose neighbour tier is >= tier. */
+static int32_t row_tier_start(const strata_topo_t *t, int32_t v, int32_t tier)
+{
+    int32_t i = t->adj_off[v];
+    while (i < t->adj_off[v + 1] && t->tier[t->adj_nbr[i]] < tier) i++;
+    return i;
+}
+
 /* CSR adjacency: counting pass, fill pass, then sort each row by
- * neighbour (rows are short; qsort on (nbr, chan) pairs). */
+ * (tier, id) of the neighbour (rows are short; qsort on (key, chan)). */
 static strata_status_t build_adjacency(strata_topo_t *t, strata_error_t *err)
 {
     size_t m = 2 * (size_t)t->nlink;
     t->adj_off = util_calloc((size_t)t->ndev + 1, sizeof(int32_t));
-    t->adj_nbr = util_malloc(m * sizeof(int32_t));
-    t->adj_chan = util_malloc(m * sizeof(int32_t));
-    int32_t *pairs = util_malloc(2 * m * sizeof(int32_t) + 1);
+    t->adj_nbr = util_malloc(m * sizeof(int32_t) + 1);
+    t->adj_chan = util_malloc(m * sizeof(int32_t) + 1);
+    t->adj_same = util_malloc((size_t)t->ndev * sizeof(int32_t) + 1);
+    t->adj_up = util_malloc((size_t)t->ndev * sizeof(int32_t) + 1);
+    int64_t *pairs = util_malloc(2 * m * sizeof(int64_t) + 1);
     int32_t *fill = util_calloc((size_t)t->ndev + 1, sizeof(int32_t));
-    if (!t->adj_off || !t->adj_nbr || !t->adj_chan || !pairs || !fill) {
+    if (!t->adj_off || !t->adj_nbr || !t->adj_chan || !t->adj_same || !t->adj_up || !pairs ||
+        !fill) {
         util_free(pairs);
         util_free(fill);
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for adjacency");
@@ -319,18 +340,22 @@ static strata_status_t build_adjacency(strata_topo_t *t, strata_error_t *err)
     for (int32_t l = 0; l < t->nlink; l++) {
         int32_t a = t->links[l].a, b = t->links[l].b;
         int32_t ia = t->adj_off[a] + fill[a]++, ib = t->adj_off[b] + fill[b]++;
-        pairs[2 * ia] = b;
+        pairs[2 * ia] = nbr_key(t, b);
         pairs[2 * ia + 1] = 2 * l;
-        pairs[2 * ib] = a;
+        pairs[2 * ib] = nbr_key(t, a);
         pairs[2 * ib + 1] = 2 * l + 1;
     }
     for (int32_t v = 0; v < t->ndev; v++) {
         int32_t o = t->adj_off[v], d = t->adj_off[v + 1] - o;
-        qsort(pairs + 2 * o, (size_t)d, 2 * sizeof(int32_t), cmp_pair);
+        qsort(pairs + 2 * o, (size_t)d, 2 * sizeof(int64_t), cmp_entry);
     }
     for (size_t i = 0; i < m; i++) {
-        t->adj_nbr[i] = pairs[2 * i];
-        t->adj_chan[i] = pairs[2 * i + 1];
+        t->adj_nbr[i] = (int32_t)(pairs[2 * i] & 0xffffffff);
+        t->adj_chan[i] = (int32_t)pairs[2 * i + 1];
+    }
+    for (int32_t v = 0; v < t->ndev; v++) {
+        t->adj_same[v] = row_tier_start(t, v, t->tier[v]);
+        t->adj_up[v] = row_tier_start(t, v, t->tier[v] + 1);
     }
     util_free(pairs);
     util_free(fill);
@@ -488,14 +513,20 @@ int32_t strata_topo_adjacency(const strata_topo_t *t, int32_t dev, const int32_t
 int32_t strata_topo_link_between(const strata_topo_t *t, int32_t a, int32_t b)
 {
     if (!t->finished || a < 0 || a >= t->ndev || b < 0 || b >= t->ndev) return -1;
+    int32_t i = topo_row_find(t, a, b);
+    return i >= 0 ? t->adj_chan[i] >> 1 : -1;
+}
+
+int32_t topo_row_find(const strata_topo_t *t, int32_t a, int32_t b)
+{
+    int64_t key = nbr_key(t, b);
     int32_t lo = t->adj_off[a], hi = t->adj_off[a + 1];
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
-        if (t->adj_nbr[mid] < b) lo = mid + 1;
+        if (nbr_key(t, t->adj_nbr[mid]) < key) lo = mid + 1;
         else hi = mid;
     }
-    if (lo < t->adj_off[a + 1] && t->adj_nbr[lo] == b) return t->adj_chan[lo] >> 1;
-    return -1;
+    return lo < t->adj_off[a + 1] && t->adj_nbr[lo] == b ? lo : -1;
 }
 
 double strata_topo_chan_bw(const strata_topo_t *t, int32_t chan)

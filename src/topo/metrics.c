@@ -60,7 +60,7 @@ static void updown_sweep(sweep_t *w, int32_t a)
         while (head < tail) { /* descend one tier per hop */
             int32_t u = w->queue[head++];
             if (w->dist[u] < 0) w->dist[u] = (T - t0) + (T - t->tier[u]);
-            for (int32_t j = t->adj_off[u]; j < t->adj_off[u + 1]; j++) {
+            for (int32_t j = t->adj_off[u]; j < t->adj_same[u]; j++) {
                 int32_t x = t->adj_nbr[j];
                 if (t->tier[x] == t->tier[u] - 1 && w->seen[x] != w->stamp)
                     w->seen[x] = w->stamp, w->queue[tail++] = x;
@@ -70,7 +70,7 @@ static void updown_sweep(sweep_t *w, int32_t a)
         w->stamp++;
         for (int32_t i = 0; i < nl; i++) {
             int32_t u = w->layer[i];
-            for (int32_t j = t->adj_off[u]; j < t->adj_off[u + 1]; j++) {
+            for (int32_t j = t->adj_up[u]; j < t->adj_off[u + 1]; j++) {
                 int32_t x = t->adj_nbr[j];
                 if (t->tier[x] == t->tier[u] + 1 && w->seen[x] != w->stamp)
                     w->seen[x] = w->stamp, w->next[m++] = x;
