@@ -32,9 +32,10 @@
  *      Otherwise steps of one phase are concurrent: post them all.
  *   3. Matching: the k-th SEND from agent a to agent b (in phase order, then
  *      step order) matches the k-th RECV or RECV_REDUCE at b whose peer is a.
- *      Matched steps have equal count*nblk. The verifier checks the schedule
- *      is deadlock-free even with rendezvous (unbuffered) sends, so an
- *      executor may block a send until its receive is posted.
+ *      Matched steps have equal count*nblk and lie in the same phase. The
+ *      verifier checks the schedule is deadlock-free even with rendezvous
+ *      (unbuffered) sends, so an executor may block a send until its
+ *      receive is posted.
  *   4. Concurrent steps of one agent never write a region another one reads
  *      or writes, except RECV_REDUCEs accumulating into the same region; an
  *      executor applies those one at a time (e.g. receive into a staging
@@ -216,8 +217,8 @@ STRATA_API uint32_t strata_sched_phase_class(const strata_sched_t *s, uint32_t p
 STRATA_API uint64_t strata_sched_nsteps(const strata_sched_t *s, uint32_t agent);
 STRATA_API void strata_sched_step(const strata_sched_t *s, uint32_t agent, uint64_t idx,
                                   strata_step_t *step_p);
-/* All steps of one agent in order. The caller frees *steps_p with free()
- * (it is allocated with malloc). NOMEM on failure. */
+/* All steps of one agent in order. The caller frees *steps_p with free().
+ * NOMEM on failure. */
 STRATA_API strata_status_t strata_sched_materialise(const strata_sched_t *s, uint32_t agent,
                                                     strata_step_t **steps_p, size_t *n_p,
                                                     strata_error_t *err);
