@@ -1,15 +1,68 @@
-/* hier.c — placeholder, being written. */
+/*
+ * hier.c — hierarchical two-level allreduce: intra-server reduce-scatter,
+ * inter-server allreduce, intra-server allgather (the structure of NCCL's
+ * multi-node ring/tree split and of Horovod's hierarchical allreduce).
+ *
+ * With g ranks per server and N = P/g servers, rank (node, l) first ring
+ * reduce-scatters the buffer with its g local peers (g-1 phases over the
+ * fast tier) and ends holding block (l+1) mod g summed over the server; it
+ * then ring-allreduces that block with the N ranks of the same local index
+ * on other servers (2(N-1) phases; each NIC carries only n/g, which is why
+ * busbw can exceed the NIC bandwidth), and finally ring-allgathers within
+ * the server. g defaults to 8 (an HGX/DGX server) when it divides P.
+ */
 #include "sched.h"
 
-static strata_status_t init_(strata_sched_t *s, strata_error_t *err)
+uint32_t sched_twolevel_nphases(uint32_t P, uint32_t g)
 {
-    (void)s;
-    return strata_error_set(err, STRATA_ERR_UNSUPPORTED, "hier: not implemented yet");
+    return 2 * (g - 1) + 2 * (P / g - 1);
 }
 
-static void phase_(const strata_sched_t *s, uint32_t agent, sched_sink_t *k)
+void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched_sink_t *k)
 {
-    (void)s, (void)agent, (void)k;
+    uint32_t N = s->p.nranks / g, node = r / g, l = r % g, ph = k->phase;
+    uint64_t n = s->p.count;
+    sched_ring_t intra = {.m = g, .i = l, .base = node * g, .stride = 1, .off = 0, .len = n};
+    if (ph < g - 1) {
+        sched_ring_rs_step(&intra, ph, STRATA_BUF_INPUT, STRATA_BUF_OUTPUT, k);
+        return;
+    }
+    ph -= g - 1;
+    if (ph < 2 * (N - 1)) {
+        uint32_t b = (l + 1) % g;
+        sched_ring_t inter = {.m = N, .i = node, .base = l, .stride = g,
+                              .off = sched_blk_off(n, g, b), .len = sched_blk_len(n, g, b)};
+        /* with one rank per server the input has not been copied yet */
+        int src = g == 1 ? STRATA_BUF_INPUT : STRATA_BUF_OUTPUT;
+        if (ph < N - 1)
+            sched_ring_rs_step(&inter, ph, src, STRATA_BUF_OUTPUT, k);
+        else
+            sched_ring_ag_step(&inter, ph - (N - 1), STRATA_BUF_OUTPUT, k);
+        return;
+    }
+    ph -= 2 * (N - 1);
+    sched_ring_ag_step(&intra, ph, STRATA_BUF_OUTPUT, k);
 }
 
-const sched_algo_t sched_hier = {.id = STRATA_ALGO_RING, .colls = 0, .init = init_, .phase = phase_};
+static strata_status_t hier_init(strata_sched_t *s, strata_error_t *err)
+{
+    uint32_t P = s->p.nranks;
+    if (s->p.group == 0) s->p.group = P % 8 == 0 ? 8 : P;
+    if (P % s->p.group)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "hier: %u ranks per server does not divide %u ranks", s->p.group, P);
+    s->nphases = sched_twolevel_nphases(P, s->p.group);
+    return STRATA_OK;
+}
+
+static void hier_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
+{
+    sched_twolevel_phase(s, s->p.group, r, k);
+}
+
+const sched_algo_t sched_hier = {
+    .id = STRATA_ALGO_HIER,
+    .colls = SCHED_COLL(ALLREDUCE),
+    .init = hier_init,
+    .phase = hier_phase,
+};
