@@ -6,6 +6,7 @@
 #define STRATA_STRATA_H
 
 #include "strata/common.h"
+#include "strata/link.h"
 #include "strata/sched.h"
 
 #endif

@@ -41,4 +41,8 @@ extern const cli_command_t cli_commands[];
 
 #define CLI_DECLARE(name) int cmd_##name(int argc, char **argv)
 
+CLI_DECLARE(report);
+CLI_DECLARE(links);
+CLI_DECLARE(link);
+
 #endif

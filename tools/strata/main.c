@@ -13,6 +13,9 @@
 #include <string.h>
 
 const cli_command_t cli_commands[] = {
+    {"report", "the main job: every layer of a cluster and its bottleneck", cmd_report},
+    {"links", "the link catalog with derived bandwidth, goodput and latency", cmd_links},
+    {"link", "one link's derivation, layer by layer (physical, data link)", cmd_link},
     {NULL, NULL, NULL},
 };
 
