@@ -44,5 +44,6 @@ extern const cli_command_t cli_commands[];
 CLI_DECLARE(report);
 CLI_DECLARE(links);
 CLI_DECLARE(link);
+CLI_DECLARE(topo);
 
 #endif

@@ -16,6 +16,7 @@ const cli_command_t cli_commands[] = {
     {"report", "the main job: every layer of a cluster and its bottleneck", cmd_report},
     {"links", "the link catalog with derived bandwidth, goodput and latency", cmd_links},
     {"link", "one link's derivation, layer by layer (physical, data link)", cmd_link},
+    {"topo", "a cluster as a graph: summary, metrics, bisection, DOT drawing", cmd_topo},
     {NULL, NULL, NULL},
 };
 
