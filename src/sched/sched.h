@@ -128,8 +128,9 @@ uint32_t sched_fold_lo(const sched_fold_t *f, uint32_t core);
 
 /* Ranks r = node*g + local: intra ring reduce-scatter over the g ranks of a
  * node, inter ring allreduce of each rank's block over the P/g ranks with
- * its local index, intra ring allgather. g must divide P. */
-uint32_t sched_twolevel_nphases(uint32_t P, uint32_t g);
+ * its local index, intra ring allgather, pipelined over chunks. g must
+ * divide P. */
+uint32_t sched_twolevel_nphases(uint32_t P, uint32_t g, uint32_t chunks);
 void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched_sink_t *k);
 
 #endif

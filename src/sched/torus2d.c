@@ -25,7 +25,7 @@ static strata_status_t torus_init(strata_sched_t *s, strata_error_t *err)
     if (P % s->p.group)
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "torus2d: row length %u does not divide %u ranks", s->p.group, P);
-    s->nphases = sched_twolevel_nphases(P, s->p.group);
+    s->nphases = sched_twolevel_nphases(P, s->p.group, s->p.chunks);
     return STRATA_OK;
 }
 
