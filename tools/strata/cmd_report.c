@@ -34,6 +34,7 @@ const report_cluster_t report_default_cluster = {
 /* The section table: one line per layer, in stack order. */
 static const report_section_t *const sections[] = {
     &report_link_section,
+    &report_coll_section,
     NULL,
 };
 
