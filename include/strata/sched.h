@@ -258,6 +258,14 @@ typedef struct strata_coll_machine {
     bool net_reduce;        /* network switches reduce (InfiniBand SHARP) */
     bool direct;            /* accelerators link to each other (torus, mesh,
                                ring): different dimensions use different links */
+    /* Direct networks: every rank r exchanging with r XOR 2^k at once
+     * (k < 32): the bandwidth one flow gets given the load the pattern puts
+     * on the busiest link it crosses, and that pair's path latency; ring_*
+     * the same for r -> r+1. 0 = not computed (use bw_intra, lat_intra). */
+    double bw_dist[32], lat_dist[32];
+    double bw_ring, lat_ring;
+    double bw_col, lat_col; /* torus2d columns: r -> r + row length */
+    bool col_disjoint;      /* ... on links the row rings do not use */
     char intra_kind[32];    /* link kinds, for reports */
     char inter_kind[32];
 } strata_coll_machine_t;

@@ -123,6 +123,108 @@ static void count_server(const strata_topo_t *t, strata_coll_machine_t *m)
     m->switch_reduce = sw > 0;
 }
 
+static uint32_t torus_rows(const strata_coll_machine_t *m);
+
+/* ==== Direct networks: route whole patterns ==== */
+
+#define PATTERN_MAX_RANKS 8192
+
+typedef struct pattern {
+    strata_topo_router_t *rt;
+    const strata_topo_t *t;
+    double *load; /* per channel */
+    size_t nchan;
+} pattern_t;
+
+/* Route r -> peer(r) for every rank (equal-cost paths share a flow
+ * evenly); return the bandwidth the worst flow gets: min over its channels
+ * of capacity / load. */
+/* Patterns: r -> r XOR d (xor), r -> r + d mod P (add), or with d = 0
+ * and add, the ring inside rows of `row` ranks. */
+static uint32_t peer_of(uint32_t r, uint32_t P, uint32_t d, bool add, uint32_t row)
+{
+    if (row) return r / row * row + (r % row + 1) % row;
+    return add ? (r + d) % P : r ^ d;
+}
+
+static double pattern_bw_row(pattern_t *p, uint32_t P, uint32_t d, bool add, uint32_t row)
+{
+    int32_t ch[PAIR_MAX_HOPS], n;
+    memset(p->load, 0, p->nchan * sizeof(*p->load));
+    for (int pass = 0; pass < 2; pass++) {
+        double worst = INFINITY;
+        for (uint32_t r = 0; r < P; r++) {
+            uint32_t q = peer_of(r, P, d, add, row);
+            if (q >= P || q == r) continue;
+            int32_t a = strata_topo_endpoint(p->t, (int32_t)r), b = strata_topo_endpoint(p->t, (int32_t)q);
+            double np = strata_topo_path_count(p->rt, a, b);
+            int ip = np > 4 ? 4 : (int)np;
+            for (int i = 0; i < ip; i++) {
+                if (strata_topo_path(p->rt, a, b, (uint64_t)i, ch, PAIR_MAX_HOPS, &n)) continue;
+                for (int h = 0; h < n; h++) {
+                    double *l = &p->load[ch[h]], bw = strata_topo_chan_bw(p->t, ch[h]);
+                    if (pass == 0) *l += 1.0 / ip;
+                    else if (bw / *l * ip < worst) worst = bw / *l * ip;
+                }
+            }
+        }
+        if (pass == 1) return isfinite(worst) ? worst : 0;
+    }
+    return 0;
+}
+
+static double pattern_bw(pattern_t *p, uint32_t P, uint32_t d, bool add)
+{
+    return pattern_bw_row(p, P, d, add, 0);
+}
+
+/* Do the column pattern (left in p->load) and the row rings share a link? */
+static bool rows_share_columns(pattern_t *p, uint32_t P, uint32_t g)
+{
+    double *col = util_malloc(p->nchan * sizeof(*col));
+    if (!col) return true;
+    memcpy(col, p->load, p->nchan * sizeof(*col));
+    pattern_bw_row(p, P, 0, true, g);
+    bool shared = false;
+    for (size_t c = 0; c < p->nchan && !shared; c++) shared = col[c] > 0 && p->load[c] > 0;
+    util_free(col);
+    return shared;
+}
+
+static strata_status_t direct_patterns(strata_topo_router_t *rt, const strata_topo_t *t,
+                                       strata_coll_machine_t *m, strata_error_t *err)
+{
+    uint32_t P = m->nranks;
+    if (!m->direct || P > PATTERN_MAX_RANKS) return STRATA_OK;
+    pattern_t p = {.rt = rt, .t = t, .nchan = 2 * (size_t)strata_topo_link_count(t)};
+    p.load = util_calloc(p.nchan, sizeof(*p.load));
+    if (!p.load) return strata_error_set(err, STRATA_ERR_NOMEM, "cost: out of memory");
+    int32_t e0 = strata_topo_endpoint(t, 0);
+    double bw;
+    strata_status_t st = STRATA_OK;
+    for (uint32_t k = 0; k < 32 && (1u << k) < P && !st; k++) {
+        m->bw_dist[k] = pattern_bw(&p, P, 1u << k, false) * m->eta_intra;
+        st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)(1u << k)), &bw,
+                          &m->lat_dist[k], err);
+    }
+    m->bw_ring = pattern_bw(&p, P, 1, true) * m->eta_intra;
+    uint32_t g = torus_rows(m);
+    if (g > 1 && g < P) {
+        m->bw_col = pattern_bw(&p, P, g, true) * m->eta_intra;
+        m->col_disjoint = !rows_share_columns(&p, P, g);
+        st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)g), &bw, &m->lat_col, err);
+    }
+    m->lat_ring = 0;
+    for (uint32_t r = 0; r < P && !st; r += P > 64 ? P / 64 : 1) { /* worst ring hop, sampled */
+        double lat;
+        st = pair_figures(rt, t, strata_topo_endpoint(t, (int32_t)r),
+                          strata_topo_endpoint(t, (int32_t)((r + 1) % P)), &bw, &lat, err);
+        if (lat > m->lat_ring) m->lat_ring = lat;
+    }
+    util_free(p.load);
+    return st;
+}
+
 strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
                                               const strata_link_catalog_t *cat,
                                               strata_coll_machine_t *m_p, strata_error_t *err)
@@ -150,10 +252,13 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
                  nic >= 0 ? link_kind_to(t, nic, STRATA_DEV_NET_SWITCH) : "");
         if (m.nics == 0) m.nics = 1;
     }
-    strata_topo_router_destroy(rt);
-    if (st) return st;
     if (m.per_server == 1) m.bw_intra = m.bw_nic, m.lat_intra = m.lat_inter;
     m.eta_intra = is_nvlink(m.intra_kind) ? NVLINK_ETA : 1.0;
+    m.direct = strata_topo_device(t, e0).group < 0 && m.nranks > 1 &&
+               !strcmp(link_kind_to(t, e0, STRATA_DEV_ACCEL), m.intra_kind);
+    if (!st) st = direct_patterns(rt, t, &m, err);
+    strata_topo_router_destroy(rt);
+    if (st) return st;
     m.bw_intra *= m.eta_intra;
     if (m.per_server == 1) m.bw_nic = m.bw_intra;
     m.reduce_bw = reduce_rate(cat, m.intra_kind);
@@ -165,8 +270,6 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
      * a topology does not say it is enabled, so the model assumes it is
      * not (set net_reduce by hand to ask "what if"). */
     m.net_reduce = false;
-    m.direct = strata_topo_device(t, e0).group < 0 && !strcmp(link_kind_to(t, e0, STRATA_DEV_ACCEL),
-                                                             m.intra_kind) && m.nranks > 1;
     *m_p = m;
     return STRATA_OK;
 }
@@ -191,6 +294,19 @@ static void step(acc_t *z, const strata_coll_machine_t *m, bool inter, double by
         z->bi += t;
         z->xi += times * bytes;
     }
+}
+
+/* A step to the rank 2^k away inside the scale-up domain: on a direct
+ * network its routed figures under the whole pattern's load. */
+static void step_dist(acc_t *z, const strata_coll_machine_t *m, uint32_t k, double bytes,
+                      double times)
+{
+    bool routed = k < 32 && m->bw_dist[k] > 0;
+    double bw = routed ? m->bw_dist[k] : m->bw_intra, lat = routed ? m->lat_dist[k] : m->lat_intra;
+    z->steps += times;
+    z->a += times * lat;
+    z->bi += bw > 0 ? times * bytes / bw : 0;
+    z->xi += times * bytes;
 }
 
 /* Bandwidth one rank gets when `active` ranks of its server cross the
@@ -237,7 +353,12 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
         return;
     }
     double steps = c == STRATA_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1;
-    step(z, m, multi(m), n / P, bw, steps);
+    if (m->bw_ring > 0) { /* direct network: the routed ring pattern */
+        z->steps = steps, z->a = steps * m->lat_ring, z->bi = steps * n / P / m->bw_ring;
+        z->xi = steps * n / P;
+    } else {
+        step(z, m, multi(m), n / P, bw, steps);
+    }
     if (multi(m)) z->xe = z->xe / g, z->xi = steps * n / P; /* a rank's share of the NICs */
     if (c != STRATA_COLL_ALLGATHER) z->g += (P - 1) / P * n / m->reduce_bw;
 }
@@ -263,8 +384,10 @@ static void cost_binomial(const strata_coll_machine_t *m, strata_coll_t c, doubl
     uint32_t L = sched_log2_ceil(m->nranks);
     int rounds = (c == STRATA_COLL_ALLREDUCE || c == STRATA_COLL_BARRIER) ? 2 : 1;
     for (uint32_t k = 0; k < L; k++) {
-        bool in = inside(m, (double)(1u << k));
-        step(z, m, !in, n, in ? m->bw_intra : net_bw(m, m->per_server), rounds);
+        if (inside(m, (double)(1u << k)))
+            step_dist(z, m, k, n, rounds);
+        else
+            step(z, m, true, n, net_bw(m, m->per_server), rounds);
         if (c == STRATA_COLL_REDUCE || c == STRATA_COLL_ALLREDUCE) z->g += n / m->reduce_bw;
     }
 }
@@ -272,10 +395,13 @@ static void cost_binomial(const strata_coll_machine_t *m, strata_coll_t c, doubl
 static void fold_steps(const strata_coll_machine_t *m, double first, double last, acc_t *z)
 {
     if (m->nranks == (1u << sched_log2_floor(m->nranks))) return;
-    bool in = inside(m, 1);
-    double bw = in ? m->bw_intra : net_bw(m, m->per_server);
-    step(z, m, !in, first, bw, 1);
-    step(z, m, !in, last, bw, 1);
+    if (inside(m, 1)) {
+        step_dist(z, m, 0, first, 1);
+        step_dist(z, m, 0, last, 1);
+        return;
+    }
+    step(z, m, true, first, net_bw(m, m->per_server), 1);
+    step(z, m, true, last, net_bw(m, m->per_server), 1);
 }
 
 static void cost_recdbl(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
@@ -283,10 +409,11 @@ static void cost_recdbl(const strata_coll_machine_t *m, strata_coll_t c, double 
     uint32_t L = sched_log2_floor(m->nranks);
     double P = m->nranks;
     for (uint32_t k = 0; k < L; k++) {
-        bool in = inside(m, (double)(1u << k));
-        double bw = in ? m->bw_intra : net_bw(m, m->per_server);
         double bytes = c == STRATA_COLL_ALLGATHER ? n / P * (1u << k) * P / (1u << L) : n;
-        step(z, m, !in, bytes, bw, 1);
+        if (inside(m, (double)(1u << k)))
+            step_dist(z, m, k, bytes, 1);
+        else
+            step(z, m, true, bytes, net_bw(m, m->per_server), 1);
         if (c == STRATA_COLL_ALLREDUCE) z->g += n / m->reduce_bw;
     }
     fold_steps(m, c == STRATA_COLL_ALLGATHER ? n / P : n, n, z);
@@ -299,8 +426,10 @@ static void cost_rabenseifner(const strata_coll_machine_t *m, strata_coll_t c, d
     int rounds = c == STRATA_COLL_ALLREDUCE ? 2 : 1;
     for (uint32_t s = 0; s < L; s++) {
         double d = (double)(1u << (L - 1 - s)), bytes = n / (double)(2u << s);
-        bool in = inside(m, d);
-        step(z, m, !in, bytes, in ? m->bw_intra : net_bw(m, m->per_server), rounds);
+        if (inside(m, d))
+            step_dist(z, m, L - 1 - s, bytes, rounds);
+        else
+            step(z, m, true, bytes, net_bw(m, m->per_server), rounds);
         z->g += bytes / m->reduce_bw;
     }
     fold_steps(m, n, c == STRATA_COLL_ALLREDUCE ? n : n / m->nranks, z);
@@ -315,13 +444,15 @@ static void cost_bruck(const strata_coll_machine_t *m, strata_coll_t c, double n
     for (uint32_t k = 0; k < L; k++) {
         uint32_t d = 1u << k;
         double cross = d < m->per_server ? d : m->per_server;
-        double bw = multi(m) ? net_bw(m, cross) : m->bw_intra;
-        double blocks = 0;
+        double bw = net_bw(m, cross), blocks = 0;
         if (c == STRATA_COLL_ALLGATHER)
             blocks = d < P - d ? d : P - d;
         else if (c == STRATA_COLL_ALLTOALL)
             blocks = (double)(P / (2 * d) * d + (P % (2 * d) > d ? P % (2 * d) - d : 0));
-        step(z, m, multi(m), blocks * blk, bw, 1);
+        if (multi(m))
+            step(z, m, true, blocks * blk, bw, 1);
+        else
+            step_dist(z, m, k, blocks * blk, 1);
     }
 }
 
@@ -353,9 +484,11 @@ static void cost_twolevel(const strata_coll_machine_t *m, uint32_t g, double n, 
     bool net = multi(m);
     double bw_out = net ? net_bw(m, g) : m->bw_intra;
     double Ti = 2 * (g - 1) / (double)g * n / m->bw_intra;
+    bool col = !net && m->bw_col > 0; /* direct network: routed column pattern */
+    if (col) bw_out = m->bw_col;
     double Te = 2 * (N - 1) / N * (n / g) / bw_out;
-    bool overlap = net || m->direct;
-    double ae = net ? m->lat_inter : m->lat_intra, lo = fmin(Ti, Te);
+    bool overlap = net || (m->direct && m->col_disjoint);
+    double ae = net ? m->lat_inter : col ? m->lat_col : m->lat_intra, lo = fmin(Ti, Te);
     double C = overlap ? pipe_chunks(1, lo, ae, n / g) : 1;
     *chunks = C;
     double inner = 2.0 * (g - 1), outer = 2 * (N - 1) + C - 1;
