@@ -9,7 +9,6 @@
  */
 #include "sched.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 static const char *const coll_names[] = {
@@ -231,18 +230,11 @@ void strata_sched_step(const strata_sched_t *s, uint32_t agent, uint64_t idx, st
     }
 }
 
-/* Collects every step of one phase into a growable array. */
-typedef struct collect {
-    strata_step_t *v;
-    size_t n, cap;
-    bool oom;
-} collect_t;
-
 strata_status_t strata_sched_materialise(const strata_sched_t *s, uint32_t agent,
                                          strata_step_t **steps_p, size_t *n_p, strata_error_t *err)
 {
     size_t total = (size_t)strata_sched_nsteps(s, agent), at = 0;
-    strata_step_t *v = malloc((total ? total : 1) * sizeof(*v));
+    strata_step_t *v = util_malloc((total ? total : 1) * sizeof(*v));
     if (!v) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory materialising");
     for (uint32_t ph = 0; ph < s->nphases; ph++) {
         uint32_t n = strata_sched_phase_nsteps(s, agent, ph);

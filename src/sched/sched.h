@@ -124,4 +124,13 @@ int64_t sched_fold_core(const sched_fold_t *f, uint32_t r);
 uint32_t sched_fold_real(const sched_fold_t *f, uint32_t core);
 uint32_t sched_fold_lo(const sched_fold_t *f, uint32_t core);
 
+/* ==== Two-level allreduce (hier.c), reused by torus2d.c ==== */
+
+/* Ranks r = node*g + local: intra ring reduce-scatter over the g ranks of a
+ * node, inter ring allreduce of each rank's block over the P/g ranks with
+ * its local index, intra ring allgather, pipelined over chunks. g must
+ * divide P. */
+uint32_t sched_twolevel_nphases(uint32_t P, uint32_t g, uint32_t chunks);
+void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched_sink_t *k);
+
 #endif
