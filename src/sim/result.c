@@ -15,6 +15,11 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
     util_fmt_time(r->time_ab, tab, sizeof(tab));
     double dev = r->time_ab > 0 ? (r->time / r->time_ab - 1) * 100 : 0;
     fprintf(out, "  time      %s  (alpha-beta, no contention: %s; %+.1f %%)\n", t, tab, dev);
+    if (r->time_model > 0) {
+        util_fmt_time(r->time_model, tab, sizeof(tab));
+        fprintf(out, "  model     %s  (collective layer's alpha-beta-gamma formula; %+.1f %%)\n", tab,
+                (r->time / r->time_model - 1) * 100);
+    }
     fprintf(out, "  algbw     %.2f GB/s   busbw %.2f GB/s\n", r->algbw / 1e9, r->busbw / 1e9);
     fprintf(out, "  phases    %llu (%llu simulated, %llu reused)   flows %llu   events %llu\n",
             (unsigned long long)r->phases, (unsigned long long)r->phases_simulated,
@@ -47,6 +52,7 @@ static json_t *to_json(const strata_sim_result_t *r)
     json_object_set_new(o, "description", json_string(r->desc));
     json_object_set_new(o, "time_s", util_json_real(r->time));
     json_object_set_new(o, "time_alpha_beta_s", util_json_real(r->time_ab));
+    json_object_set_new(o, "time_model_s", r->time_model > 0 ? util_json_real(r->time_model) : json_null());
     json_object_set_new(o, "bytes", json_real(r->bytes));
     json_object_set_new(o, "algbw_GBps", util_json_real(r->algbw / 1e9));
     json_object_set_new(o, "busbw_GBps", util_json_real(r->busbw / 1e9));

@@ -264,6 +264,20 @@ static void describe(strata_sim_t *sim, strata_sim_result_t *res)
              sim->opts.mode == STRATA_SIM_ASYNC || sim->jobs.n > 1 ? "async" : "barrier");
 }
 
+/* sched's closed-form prediction for the first collective, 0 when the
+ * model does not cover it (its error is not the simulator's). */
+static double model_time(strata_sim_t *sim)
+{
+    const strata_sched_params_t *p = strata_sched_params(sim->jobs.v[0].s);
+    strata_coll_machine_t m;
+    strata_coll_cost_t c;
+    strata_error_t ignored;
+    if (p->nranks != (uint32_t)strata_topo_endpoint_count(sim->topo)) return 0;
+    if (strata_coll_machine_from_topo(sim->topo, NULL, &m, &ignored) != STRATA_OK) return 0;
+    if (strata_coll_cost(&m, p->coll, p->algo, coll_bytes(p), &c, &ignored) != STRATA_OK) return 0;
+    return c.time;
+}
+
 strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, strata_error_t *err)
 {
     memset(res, 0, sizeof(*res));
@@ -290,6 +304,7 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     sim_drive_t ab;
     if ((rc = drive(sim, NULL, true, false, &ab, err)) != STRATA_OK) goto fail;
     res->time_ab = ab.time;
+    res->time_model = model_time(sim);
     if (res->nlinks > sim->opts.top_links) res->nlinks = sim->opts.top_links;
     return STRATA_OK;
 fail:

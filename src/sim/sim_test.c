@@ -76,6 +76,10 @@ static void test_ring_no_contention_matches_alpha_beta(void **state)
     assert_rel(r.time, ab, 0.01);
     assert_rel(r.time_ab, ab, 1e-9);
     assert_rel(r.time, r.time_ab, 1e-9);
+    /* and within 1 % of the collective layer's own α-β-γ formula, an
+     * independent derivation (strata_coll_cost) */
+    assert_true(r.time_model > 0);
+    assert_rel(r.time, r.time_model, 0.01);
     /* busbw = S/t × 2(P-1)/P */
     assert_rel(r.busbw, (64.0 * 1048576 / r.time) * 14 / 8, 1e-12);
     assert_int_equal(r.phases, 14);
