@@ -25,7 +25,7 @@ static void usage(FILE *out)
             "railft:servers=128,gpus=8.\n\n"
             "options:\n"
             "  --op OP            allreduce, reducescatter, allgather, broadcast, reduce,\n"
-            "                     alltoall, sendrecv (default allreduce)\n"
+            "                     alltoall, sendrecv, barrier (default allreduce)\n"
             "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G)\n"
             "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring)\n"
             "  --chunks N         pipeline chunks (default 1)\n"
@@ -128,6 +128,7 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
 /* Element count for sched from an nccl-tests size (4-byte elements). */
 static uint64_t count_for(strata_coll_t coll, double size, uint32_t P)
 {
+    if (coll == STRATA_COLL_BARRIER) return 0; /* synchronisation only */
     double n = size / 4;
     if (coll == STRATA_COLL_REDUCE_SCATTER || coll == STRATA_COLL_ALLGATHER ||
         coll == STRATA_COLL_ALLTOALL)
