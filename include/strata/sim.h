@@ -125,6 +125,8 @@ typedef struct strata_sim_result {
     strata_sim_class_t classes[STRATA_SIM_CLASSES_MAX];
     int nlinks;
     strata_sim_link_load_t *links; /* most loaded, nlinks of them */
+    uint32_t njobs;       /* collectives added */
+    double *job_time;     /* finish time of each, in the order added */
     /* Work done. */
     uint64_t phases, phases_simulated;
     uint64_t events, flows, batches;

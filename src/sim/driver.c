@@ -496,6 +496,7 @@ static strata_status_t run_barrier(drv_t *v)
     UTIL_VEC_FREE(&cls);
     sim_net_set_weight(v->net, 1);
     v->d->time = total;
+    if (v->d->job_end) v->d->job_end[0] = total;
     v->d->have_crit = true;
     return v->rc;
 nomem:
@@ -515,8 +516,11 @@ static strata_status_t run_async(drv_t *v)
     if (run_engine(v) != STRATA_OK) return v->rc;
     if (check_all_done(v, "async run") != STRATA_OK) return v->rc;
     double end = 0;
-    for (uint32_t g = 0; g < v->nagents; g++)
-        if (v->agents[g].t_end > end) end = v->agents[g].t_end;
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        agent_t *a = &v->agents[g];
+        if (a->t_end > end) end = a->t_end;
+        if (v->d->job_end && a->t_end > v->d->job_end[a->job]) v->d->job_end[a->job] = a->t_end;
+    }
     v->d->time = end;
     for (uint32_t j = 0; j < v->d->njobs; j++) v->d->phases += v->d->jobs[j].nphases;
     v->d->phases_simulated = v->d->phases;

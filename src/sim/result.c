@@ -79,6 +79,9 @@ static json_t *to_json(const strata_sim_result_t *r)
                                                util_json_real(l->utilisation)));
     }
     json_object_set_new(o, "top_links", links);
+    json_t *jobs = json_array();
+    for (uint32_t j = 0; j < r->njobs; j++) json_array_append_new(jobs, util_json_real(r->job_time[j]));
+    json_object_set_new(o, "collective_times_s", jobs);
     json_object_set_new(o, "phases", json_integer((json_int_t)r->phases));
     json_object_set_new(o, "phases_simulated", json_integer((json_int_t)r->phases_simulated));
     json_object_set_new(o, "flows", json_integer((json_int_t)r->flows));

@@ -126,7 +126,7 @@ static double coll_bytes(const strata_sched_params_t *p)
 /* ==== Passes ==== */
 
 static strata_status_t drive(strata_sim_t *sim, sim_trace_t *tr, bool ideal, bool show,
-                             sim_drive_t *d, strata_error_t *err)
+                             sim_drive_t *d, double *job_end, strata_error_t *err)
 {
     util_progress_t prog;
     memset(d, 0, sizeof(*d));
@@ -137,6 +137,7 @@ static strata_status_t drive(strata_sim_t *sim, sim_trace_t *tr, bool ideal, boo
     d->mode = sim->opts.mode;
     d->reuse = !sim->opts.no_reuse;
     d->phase_limit = sim->phase_limit;
+    d->job_end = job_end;
     d->trace = tr;
     if (show && sim->opts.progress) { /* counts phases of the first collective */
         util_progress_begin(&prog, "simulating", sim->jobs.v[0].nphases);
@@ -239,7 +240,7 @@ static strata_status_t trace_pass(strata_sim_t *sim, const strata_sim_result_t *
         tr.chan_track[res->links[i].chan] = i;
         snprintf(names[i], sizeof(names[i]), "%s", res->links[i].name);
     }
-    rc = drive(sim, &tr, false, false, &d, err);
+    rc = drive(sim, &tr, false, false, &d, NULL, err);
     if (rc == STRATA_OK)
         rc = sim_trace_write(&tr, sim->opts.trace_path, sim->nagents, names, nt, err);
     if (tr.truncated)
@@ -286,8 +287,11 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     sim->ran = true;
     double t0 = util_now();
     sim_drive_t d;
-    strata_status_t rc = drive(sim, NULL, false, true, &d, err);
-    if (rc != STRATA_OK) return rc;
+    res->njobs = (uint32_t)sim->jobs.n;
+    res->job_time = util_calloc(sim->jobs.n, sizeof(double));
+    if (!res->job_time) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    strata_status_t rc = drive(sim, NULL, false, true, &d, res->job_time, err);
+    if (rc != STRATA_OK) goto fail;
     const strata_sched_params_t *p = strata_sched_params(sim->jobs.v[0].s);
     res->time = d.time;
     res->phases = d.phases;
@@ -297,12 +301,12 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     res->busbw = res->algbw * strata_sim_busbw_factor(p->coll, p->nranks);
     fill_classes(sim, &d, res);
     int k = sim->opts.top_links > sim->opts.trace_links ? sim->opts.top_links : sim->opts.trace_links;
-    if ((rc = fill_links(sim, res, k, err)) != STRATA_OK) return rc;
+    if ((rc = fill_links(sim, res, k, err)) != STRATA_OK) goto fail;
     res->wall = util_now() - t0;
     describe(sim, res);
     if (sim->opts.trace_path && (rc = trace_pass(sim, res, err)) != STRATA_OK) goto fail;
     sim_drive_t ab;
-    if ((rc = drive(sim, NULL, true, false, &ab, err)) != STRATA_OK) goto fail;
+    if ((rc = drive(sim, NULL, true, false, &ab, NULL, err)) != STRATA_OK) goto fail;
     res->time_ab = ab.time;
     res->time_model = model_time(sim);
     if (res->nlinks > sim->opts.top_links) res->nlinks = sim->opts.top_links;
@@ -316,6 +320,9 @@ void strata_sim_result_free(strata_sim_result_t *res)
 {
     if (!res) return;
     util_free(res->links);
+    util_free(res->job_time);
     res->links = NULL;
+    res->job_time = NULL;
     res->nlinks = 0;
+    res->njobs = 0;
 }

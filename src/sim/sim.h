@@ -89,6 +89,7 @@ typedef struct sim_drive {
     uint32_t phase_limit;  /* BARRIER: stop after this many phases (0 = all; bench) */
     sim_trace_t *trace;    /* NULL: no trace */
     util_progress_t *progress;
+    double *job_end;       /* per job finish time (njobs, zeroed), or NULL */
     /* outputs */
     double time;
     uint64_t phases, phases_simulated;

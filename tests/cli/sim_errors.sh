@@ -34,6 +34,13 @@ expect 2 "--trace needs a value" sim $C --trace
 expect 2 "unknown option '--fast'" sim $C --fast
 expect 2 "unexpected argument 'extra'" sim $C extra
 expect 1 "cluster" sim nosuchcluster:3
+expect 2 "--group expects an integer" sim $C --group 0
+expect 1 "group 3 does not divide the cluster's 4 ranks" sim $C --group 3
+expect 1 "group= or stride=, not both" sim $C --group 2 --stride 2
+expect 2 "--also expects OP:SIZE" sim $C --also allreduce
+expect 2 "unknown collective 'allsum'" sim $C --also allsum:1M
+expect 2 "unknown algorithm 'fast'" sim $C --also allreduce:1M:fast
+expect 2 "--also stride= expects an integer" sim $C --also allreduce:1M:stride=x
 expect 1 "cannot write trace file" sim $C --size 1M --trace "$tmp/no/such/dir/t.json"
 
 # A trace: trace-event JSON with an X event for every step of every rank:
@@ -45,6 +52,13 @@ n=$(grep -o '"ph":"X"' "$tmp/t.json" | wc -l)
 if command -v python3 >/dev/null; then
   python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/t.json" || { echo "FAIL: trace is not JSON"; fail=1; }
 fi
+
+# two collectives at once: pairs {0,1},{2,3} and strided pairs {0,2},{1,3}
+# share every GPU link, so each takes twice as long together as alone
+expect 0 "" sim $C --size 8M --group 2 --also allreduce:8M:stride=2
+grep -q "collectives at once" "$tmp/out" || { echo "FAIL: no concurrency table"; fail=1; }
+# 2 phases x 4 MiB at 10 GB/s = 839 us alone; at 5 GB/s together = 1.68 ms
+[ "$(grep -c '1.68 ms *839 us' "$tmp/out")" = 2 ] || { echo "FAIL: concurrency times"; cat "$tmp/out"; fail=1; }
 
 # async and no-reuse runs give the same time on this symmetric case
 t1=$("$S" sim $C --size 1M --json | grep '"time_s"')

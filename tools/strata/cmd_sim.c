@@ -29,6 +29,13 @@ static void usage(FILE *out)
             "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G)\n"
             "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring)\n"
             "  --chunks N         pipeline chunks (default 1)\n"
+            "  --group N          run it in every group of N consecutive ranks at once\n"
+            "                     (tensor-parallel style)\n"
+            "  --stride N         run it in every group of ranks r, r+N, r+2N ... at once\n"
+            "                     (data-parallel style)\n"
+            "  --also OP:SIZE[:group=N|:stride=N][:ALGO]\n"
+            "                     another collective at the same time, sharing the links\n"
+            "                     (repeatable; e.g. --also allreduce:256M:group=8)\n"
             "  --routing R        spread (even split over equal-cost paths, default) or\n"
             "                     ecmp (one hashed path per pair)\n"
             "  --seed N           ECMP hash seed (default 1)\n"
@@ -41,11 +48,41 @@ static void usage(FILE *out)
             "  --json             one JSON object instead of text\n");
 }
 
-typedef struct sim_args {
-    const char *cluster;
+static const char *fmt_size(double b, char *buf, size_t len)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (b >= 1024 && i < 4) {
+        b /= 1024;
+        i++;
+    }
+    snprintf(buf, len, "%.4g %s", b, u[i]);
+    return buf;
+}
+
+static const char *fmt_time(double s, char *buf, size_t len)
+{
+    if (s < 1e-3) snprintf(buf, len, "%.3g us", s * 1e6);
+    else if (s < 1) snprintf(buf, len, "%.3g ms", s * 1e3);
+    else snprintf(buf, len, "%.3g s", s);
+    return buf;
+}
+
+/* One collective set: a collective run in one or several rank groups. */
+typedef struct coll_set {
     strata_coll_t coll;
     strata_algo_t algo;
     double size;
+    long group;  /* N consecutive ranks per group, 0 = all */
+    long stride; /* ranks r, r+N, ... per group, 0 = none */
+} coll_set_t;
+
+#define SIM_SETS_MAX 8
+
+typedef struct sim_args {
+    const char *cluster;
+    coll_set_t sets[SIM_SETS_MAX]; /* sets[0]: --op/--size/--algo/--group/--stride */
+    int nsets;
     long chunks;
     strata_sim_opts_t opts;
     bool json;
@@ -58,16 +95,22 @@ static int need_arg(int argc, char **argv, int i)
     return -1;
 }
 
+static int parse_coll(const char *arg, strata_coll_t *c)
+{
+    if (strata_coll_parse(arg, c) == 0) return 0;
+    return cli_usage_error(NAME, "unknown collective '%s'", arg), -1;
+}
+
+static int parse_algo(const char *arg, strata_algo_t *a)
+{
+    if (strata_algo_parse(arg, a) == 0) return 0;
+    return cli_usage_error(NAME, "unknown algorithm '%s'", arg), -1;
+}
+
 static int parse_choice(const char *opt, const char *arg, sim_args_t *a)
 {
-    if (strcmp(opt, "--op") == 0) {
-        if (strata_coll_parse(arg, &a->coll) == 0) return 0;
-        return cli_usage_error(NAME, "unknown collective '%s'", arg), -1;
-    }
-    if (strcmp(opt, "--algo") == 0) {
-        if (strata_algo_parse(arg, &a->algo) == 0) return 0;
-        return cli_usage_error(NAME, "unknown algorithm '%s'", arg), -1;
-    }
+    if (strcmp(opt, "--op") == 0) return parse_coll(arg, &a->sets[0].coll);
+    if (strcmp(opt, "--algo") == 0) return parse_algo(arg, &a->sets[0].algo);
     if (strcmp(opt, "--routing") == 0) {
         if (strcmp(arg, "spread") == 0) a->opts.routing = STRATA_SIM_SPREAD;
         else if (strcmp(arg, "ecmp") == 0) a->opts.routing = STRATA_SIM_ECMP;
@@ -80,11 +123,41 @@ static int parse_choice(const char *opt, const char *arg, sim_args_t *a)
     return 0;
 }
 
+/* --also OP:SIZE[:group=N|:stride=N][:ALGO] */
+static int parse_also(const char *arg, sim_args_t *a)
+{
+    if (a->nsets == SIM_SETS_MAX)
+        return cli_usage_error(NAME, "at most %d --also collectives", SIM_SETS_MAX - 1), -1;
+    coll_set_t *c = &a->sets[a->nsets];
+    *c = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 0, 0, 0};
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", arg);
+    char *save = NULL, *tok = strtok_r(buf, ":", &save);
+    if (!tok || parse_coll(tok, &c->coll)) return -1;
+    tok = strtok_r(NULL, ":", &save);
+    if (!tok) return cli_usage_error(NAME, "--also expects OP:SIZE[...], got '%s'", arg), -1;
+    if (cli_parse_size(NAME, "--also", tok, &c->size)) return -1;
+    while ((tok = strtok_r(NULL, ":", &save))) {
+        if (strncmp(tok, "group=", 6) == 0) {
+            if (cli_parse_int(NAME, "--also group=", tok + 6, 1, &c->group)) return -1;
+        } else if (strncmp(tok, "stride=", 7) == 0) {
+            if (cli_parse_int(NAME, "--also stride=", tok + 7, 1, &c->stride)) return -1;
+        } else if (parse_algo(tok, &c->algo)) {
+            return -1;
+        }
+    }
+    a->nsets++;
+    return 0;
+}
+
 static int parse_value(const char *opt, const char *arg, sim_args_t *a)
 {
     long v;
-    if (strcmp(opt, "--size") == 0) return cli_parse_size(NAME, opt, arg, &a->size);
+    if (strcmp(opt, "--size") == 0) return cli_parse_size(NAME, opt, arg, &a->sets[0].size);
     if (strcmp(opt, "--chunks") == 0) return cli_parse_int(NAME, opt, arg, 1, &a->chunks);
+    if (strcmp(opt, "--group") == 0) return cli_parse_int(NAME, opt, arg, 1, &a->sets[0].group);
+    if (strcmp(opt, "--stride") == 0) return cli_parse_int(NAME, opt, arg, 1, &a->sets[0].stride);
+    if (strcmp(opt, "--also") == 0) return parse_also(arg, a);
     if (strcmp(opt, "--trace") == 0) {
         a->opts.trace_path = arg;
         return 0;
@@ -99,8 +172,9 @@ static int parse_value(const char *opt, const char *arg, sim_args_t *a)
 static int parse_args(int argc, char **argv, sim_args_t *a)
 {
     static const char *const choices[] = {"--op", "--algo", "--routing", "--mode", NULL};
-    static const char *const values[] = {"--size",  "--chunks", "--trace", "--seed",
-                                         "--top",   "--trace-links", NULL};
+    static const char *const values[] = {"--size", "--chunks", "--trace",       "--seed",
+                                         "--top",  "--group",  "--stride",      "--also",
+                                         "--trace-links", NULL};
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         bool done = false;
@@ -136,31 +210,118 @@ static uint64_t count_for(strata_coll_t coll, double size, uint32_t P)
     return n < 1 ? 1 : (uint64_t)n;
 }
 
+/* Ranks per group of a set on P endpoints, and how many groups; fails
+ * with a message when the grouping does not divide P. */
+static strata_status_t set_shape(const coll_set_t *c, uint32_t P, uint32_t *size_p,
+                                 uint32_t *groups_p, strata_error_t *err)
+{
+    if (c->group && c->stride)
+        return strata_error_set(err, STRATA_ERR_INVALID, "a collective takes group= or stride=, not both");
+    long n = c->group ? c->group : c->stride ? c->stride : 0;
+    if (n && (n > (long)P || P % (uint32_t)n))
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "%s %ld does not divide the cluster's %u ranks",
+                                c->group ? "group" : "stride", n, P);
+    *size_p = c->group ? (uint32_t)c->group : c->stride ? P / (uint32_t)c->stride : P;
+    *groups_p = P / *size_p;
+    return STRATA_OK;
+}
+
+/* Endpoint ranks of group g of a set. */
+static void set_ranks(const coll_set_t *c, uint32_t size, uint32_t g, int32_t *ranks)
+{
+    for (uint32_t i = 0; i < size; i++)
+        ranks[i] = c->stride ? (int32_t)(g + i * (uint32_t)c->stride) : (int32_t)(g * size + i);
+}
+
+typedef struct run_state {
+    strata_sched_t *sched[SIM_SETS_MAX];
+    uint32_t size[SIM_SETS_MAX], groups[SIM_SETS_MAX];
+} run_state_t;
+
+static strata_status_t make_scheds(const sim_args_t *a, uint32_t P, run_state_t *st,
+                                   strata_error_t *err)
+{
+    for (int k = 0; k < a->nsets; k++) {
+        const coll_set_t *c = &a->sets[k];
+        strata_status_t rc = set_shape(c, P, &st->size[k], &st->groups[k], err);
+        if (rc != STRATA_OK) return rc;
+        strata_sched_params_t p = {0};
+        p.coll = c->coll;
+        p.algo = c->algo;
+        p.nranks = st->size[k];
+        p.count = count_for(c->coll, c->size, st->size[k]);
+        p.elem_size = 4;
+        p.chunks = (uint32_t)a->chunks;
+        if ((rc = strata_sched_create(&p, &st->sched[k], err)) != STRATA_OK) return rc;
+    }
+    return STRATA_OK;
+}
+
+/* Simulate sets [from, to) together. */
+static strata_status_t run_sets(const sim_args_t *a, const strata_topo_t *topo,
+                                const run_state_t *st, int from, int to,
+                                const strata_sim_opts_t *opts, strata_sim_result_t *res,
+                                strata_error_t *err)
+{
+    strata_sim_t *sim = NULL;
+    int32_t *ranks = calloc((size_t)strata_topo_endpoint_count(topo) + 1, sizeof(int32_t));
+    strata_status_t rc = ranks ? strata_sim_create(topo, opts, &sim, err)
+                               : strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    for (int k = from; k < to && rc == STRATA_OK; k++)
+        for (uint32_t g = 0; g < st->groups[k] && rc == STRATA_OK; g++) {
+            set_ranks(&a->sets[k], st->size[k], g, ranks);
+            rc = strata_sim_add(sim, st->sched[k], ranks, err);
+        }
+    if (rc == STRATA_OK) rc = strata_sim_run(sim, res, err);
+    strata_sim_destroy(sim);
+    free(ranks);
+    return rc;
+}
+
+/* With several collectives: each set's finish time together and alone. */
+static strata_status_t print_sets(const sim_args_t *a, const strata_topo_t *topo,
+                                  const run_state_t *st, const strata_sim_result_t *res,
+                                  strata_error_t *err)
+{
+    printf("\n  %-40s %12s %12s\n", "collectives at once", "together", "alone");
+    uint32_t job = 0;
+    for (int k = 0; k < a->nsets; k++) {
+        double t = 0;
+        for (uint32_t g = 0; g < st->groups[k]; g++, job++)
+            if (job < res->njobs && res->job_time[job] > t) t = res->job_time[job];
+        strata_sim_opts_t o = a->opts;
+        o.trace_path = NULL;
+        o.progress = false;
+        strata_sim_result_t alone = {0};
+        strata_status_t rc = run_sets(a, topo, st, k, k + 1, &o, &alone, err);
+        if (rc != STRATA_OK) return rc;
+        char what[64], sz[32], t1[32], t2[32];
+        const coll_set_t *c = &a->sets[k];
+        snprintf(what, sizeof(what), "%s %s, %u x %u ranks%s", strata_coll_name(c->coll),
+                 fmt_size(c->size, sz, sizeof(sz)), st->groups[k], st->size[k],
+                 c->group ? " (groups)" : c->stride ? " (strided)" : "");
+        printf("  %-40s %12s %12s\n", what, fmt_time(t, t1, sizeof(t1)),
+               fmt_time(alone.time, t2, sizeof(t2)));
+        strata_sim_result_free(&alone);
+    }
+    return STRATA_OK;
+}
+
 static int simulate(const sim_args_t *a, const strata_topo_t *topo, strata_error_t *err)
 {
-    strata_sched_params_t p = {0};
-    p.coll = a->coll;
-    p.algo = a->algo;
-    p.nranks = (uint32_t)strata_topo_endpoint_count(topo);
-    p.count = count_for(a->coll, a->size, p.nranks);
-    p.elem_size = 4;
-    p.chunks = (uint32_t)a->chunks;
-    strata_sched_t *s = NULL;
-    strata_sim_t *sim = NULL;
+    run_state_t st = {0};
     strata_sim_result_t res = {0};
-    int rc = CLI_FAIL;
-    if (strata_sched_create(&p, &s, err) != STRATA_OK) goto done;
-    if (strata_sim_create(topo, &a->opts, &sim, err) != STRATA_OK) goto done;
-    if (strata_sim_add(sim, s, NULL, err) != STRATA_OK) goto done;
-    if (strata_sim_run(sim, &res, err) != STRATA_OK) goto done;
-    if (strata_sim_result_print(&res, a->json, stdout, err) != STRATA_OK) goto done;
-    if (a->opts.trace_path && !a->json) printf("\n  trace written to %s\n", a->opts.trace_path);
-    rc = CLI_OK;
-done:
+    uint32_t P = (uint32_t)strata_topo_endpoint_count(topo);
+    strata_status_t rc = make_scheds(a, P, &st, err);
+    if (rc == STRATA_OK) rc = run_sets(a, topo, &st, 0, a->nsets, &a->opts, &res, err);
+    if (rc == STRATA_OK) rc = strata_sim_result_print(&res, a->json, stdout, err);
+    if (rc == STRATA_OK && !a->json && res.njobs > 1) rc = print_sets(a, topo, &st, &res, err);
+    if (rc == STRATA_OK && a->opts.trace_path && !a->json)
+        printf("\n  trace written to %s\n", a->opts.trace_path);
     strata_sim_result_free(&res);
-    strata_sim_destroy(sim);
-    strata_sched_destroy(s);
-    return rc;
+    for (int k = 0; k < a->nsets; k++) strata_sched_destroy(st.sched[k]);
+    return rc == STRATA_OK ? CLI_OK : CLI_FAIL;
 }
 
 int cmd_sim(int argc, char **argv)
@@ -169,8 +330,11 @@ int cmd_sim(int argc, char **argv)
         usage(stdout);
         return CLI_OK;
     }
-    sim_args_t a = {NULL, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 1073741824.0, 1,
-                    strata_sim_opts_default(), false};
+    sim_args_t a = {0};
+    a.sets[0] = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 1073741824.0, 0, 0};
+    a.nsets = 1;
+    a.chunks = 1;
+    a.opts = strata_sim_opts_default();
     a.opts.progress = true;
     if (parse_args(argc, argv, &a)) return CLI_USAGE;
     strata_error_t err = {0};
