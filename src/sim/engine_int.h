@@ -76,6 +76,7 @@ struct sim_net {
     UTIL_VEC(uint32_t) comp_res;  /* component being recomputed */
     UTIL_VEC(uint32_t) comp_flow;
     UTIL_VEC(sim_share_t) shares; /* progressive-filling heap */
+    UTIL_VEC(uint32_t) level;     /* resources at the current fill level */
 
     sim_net_stats_t stats;
     sim_load_fn observer;

@@ -23,6 +23,8 @@ static void log_done(void *ctx, uint64_t tag, double t)
     d->n++;
 }
 
+static void log_any(void *ctx, uint64_t tag, double t) { ((double *)ctx)[tag] = t; }
+
 static sim_net_t *net_with(uint32_t n, const double *caps)
 {
     sim_net_t *net = sim_net_create(n);
@@ -244,6 +246,114 @@ static void test_chain(void **state)
     sim_net_destroy(net);
 }
 
+/* ==== A second method: a naive fluid simulator ====
+ * Random networks checked against a deliberately simple reference: at
+ * every event recompute all rates by textbook progressive filling over the
+ * whole network (no components, no heap, no levels), advance every flow,
+ * and step to the next activation or completion. */
+enum { RN_RES = 10, RN_FLOWS = 24, RN_HOPS = 4 };
+
+typedef struct rn_flow {
+    uint32_t res[RN_HOPS];
+    double w[RN_HOPS];
+    int n;
+    double start, bytes, left, rate, end;
+    int state; /* 0 waiting, 1 active, 2 done */
+} rn_flow_t;
+
+static void naive_rates(rn_flow_t *f, int nf, const double *cap)
+{
+    double rem[RN_RES];
+    int fixed[RN_FLOWS] = {0};
+    memcpy(rem, cap, sizeof(rem));
+    for (;;) {
+        double wsum[RN_RES] = {0}, best = INFINITY;
+        for (int i = 0; i < nf; i++)
+            if (f[i].state == 1 && !fixed[i])
+                for (int h = 0; h < f[i].n; h++) wsum[f[i].res[h]] += f[i].w[h];
+        for (int r = 0; r < RN_RES; r++)
+            if (wsum[r] > 0 && fmax(rem[r], 0) / wsum[r] < best) best = fmax(rem[r], 0) / wsum[r];
+        if (best == INFINITY) return;
+        int at[RN_RES]; /* resources at the level, decided before any is changed */
+        for (int r = 0; r < RN_RES; r++)
+            at[r] = wsum[r] > 0 && fmax(rem[r], 0) / wsum[r] <= best * (1 + 1e-12);
+        for (int r = 0; r < RN_RES; r++) {
+            if (!at[r]) continue;
+            for (int i = 0; i < nf; i++) {
+                int on = 0;
+                for (int h = 0; h < f[i].n; h++) on |= f[i].res[h] == (uint32_t)r;
+                if (f[i].state != 1 || fixed[i] || !on) continue;
+                fixed[i] = 1;
+                f[i].rate = best;
+                for (int h = 0; h < f[i].n; h++) rem[f[i].res[h]] -= best * f[i].w[h];
+            }
+        }
+    }
+}
+
+static void naive_run(rn_flow_t *f, int nf, const double *cap)
+{
+    double t = 0;
+    for (int done = 0; done < nf;) {
+        for (int i = 0; i < nf; i++)
+            if (f[i].state == 0 && f[i].start <= t) f[i].state = 1;
+        naive_rates(f, nf, cap);
+        double next = INFINITY;
+        for (int i = 0; i < nf; i++) {
+            if (f[i].state == 0) next = fmin(next, f[i].start);
+            if (f[i].state == 1) next = fmin(next, t + f[i].left / f[i].rate);
+        }
+        for (int i = 0; i < nf; i++)
+            if (f[i].state == 1) f[i].left -= f[i].rate * (next - t);
+        t = next;
+        for (int i = 0; i < nf; i++)
+            if (f[i].state == 1 && f[i].left <= f[i].bytes * 1e-9) {
+                f[i].state = 2;
+                f[i].end = t;
+                done++;
+            }
+    }
+}
+
+static void test_random_vs_naive(void **state)
+{
+    (void)state;
+    static const double weights[] = {0.25, 0.5, 1, 2};
+    uint64_t rng = 7;
+#define RND() (rng = util_hash_u64(rng))
+    for (int trial = 0; trial < 200; trial++) {
+        double cap[RN_RES];
+        rn_flow_t f[RN_FLOWS];
+        sim_net_t *net = sim_net_create(RN_RES);
+        for (int r = 0; r < RN_RES; r++) {
+            cap[r] = (double)(1 + RND() % 8) * GB;
+            sim_net_set_res(net, (uint32_t)r, cap[r], (unsigned)r % 4);
+        }
+        for (int i = 0; i < RN_FLOWS; i++) {
+            memset(&f[i], 0, sizeof(f[i]));
+            f[i].n = 1 + (int)(RND() % RN_HOPS);
+            sim_hop_t hops[RN_HOPS];
+            for (int h = 0; h < f[i].n; h++) {
+                f[i].res[h] = (uint32_t)(RND() % RN_RES);
+                f[i].w[h] = weights[RND() % 4];
+                hops[h] = (sim_hop_t){f[i].res[h], f[i].w[h]};
+            }
+            f[i].start = (double)(RND() % 4) * 0.05; /* a few flows start together */
+            f[i].bytes = f[i].left = (double)(1 + RND() % 16) * 0.125 * GB;
+            assert_int_equal(sim_flow_add(net, 0, f[i].start, f[i].bytes, hops, (uint32_t)f[i].n,
+                                          (uint64_t)i), 0);
+        }
+        naive_run(f, RN_FLOWS, cap);
+        double got[RN_FLOWS];
+        assert_int_equal(sim_net_run(net, log_any, got), 0);
+        for (int i = 0; i < RN_FLOWS; i++)
+            if (fabs(got[i] - f[i].end) > 1e-7 * f[i].end)
+                fail_msg("trial %d flow %d: engine %.12g, naive %.12g", trial, i, got[i], f[i].end);
+        sim_net_destroy(net);
+    }
+#undef RND
+}
+
 /* The event heap pops keys in sorted order, including after moves. */
 static int cmp_double(const void *a, const void *b)
 {
@@ -312,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_latency),
         cmocka_unit_test(test_spread_weights),
         cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_random_vs_naive),
         cmocka_unit_test(test_heap_order),
         cmocka_unit_test(test_oom),
     };

@@ -66,6 +66,7 @@ void sim_net_destroy(sim_net_t *net)
     UTIL_VEC_FREE(&net->comp_res);
     UTIL_VEC_FREE(&net->comp_flow);
     UTIL_VEC_FREE(&net->shares);
+    UTIL_VEC_FREE(&net->level);
     sim_heap_free(&net->heap);
     util_free(net);
 }

@@ -114,7 +114,7 @@ static void fill_init(sim_net_t *net)
 
 /* Fix flow f at rate x, bottlenecked by resource b; update the shares of
  * the other resources it crosses. Returns 0 or -1 on OOM. */
-static int fix_flow(sim_net_t *net, sim_flow_t *f, double x, uint32_t b)
+static int fix_flow(sim_net_t *net, sim_flow_t *f, double x, uint32_t b, bool push)
 {
     f->fixed = 1;
     f->next_rate = x;
@@ -124,8 +124,47 @@ static int fix_flow(sim_net_t *net, sim_flow_t *f, double x, uint32_t b)
         net->rem[r] -= x * f->hops[h].w;
         net->wsum[r] -= f->hops[h].w;
         if (x > net->maxrate[r]) net->maxrate[r] = x;
-        if (--net->nun[r] > 0 && r != b && share_push(net, share_of(net, r), r)) return -1;
+        if (--net->nun[r] > 0 && push && r != b && share_push(net, share_of(net, r), r)) return -1;
     }
+    return 0;
+}
+
+/* Level rounds: collectives are regular, so a component usually has only a
+ * few distinct fair-share levels. A round finds the lowest share among
+ * resources with unfixed flows by a linear scan and fixes every unfixed
+ * flow of every resource at that level (within a relative 1e-12, the
+ * engine's time tolerance) — exact progressive filling, since removing
+ * flows at rate s from a resource whose share is s leaves its share s.
+ * O(R + H) per round; after SIM_LEVEL_ROUNDS rounds the heap takes over,
+ * so irregular components stay O(H log H). Returns -1 on OOM. */
+#define SIM_LEVEL_ROUNDS 4
+
+static int level_rounds(sim_net_t *net, size_t *left_p)
+{
+    size_t left = net->comp_flow.n;
+    for (int round = 0; round < SIM_LEVEL_ROUNDS && left; round++) {
+        double s = INFINITY;
+        for (size_t i = 0; i < net->comp_res.n; i++) {
+            uint32_t r = net->comp_res.v[i];
+            if (net->nun[r] && share_of(net, r) < s) s = share_of(net, r);
+        }
+        double lim = s * (1 + 1e-12);
+        net->level.n = 0;
+        for (size_t i = 0; i < net->comp_res.n; i++) {
+            uint32_t r = net->comp_res.v[i];
+            if (net->nun[r] && share_of(net, r) <= lim && UTIL_VEC_PUSH(&net->level, r)) return -1;
+        }
+        for (size_t i = 0; i < net->level.n; i++) {
+            const sim_rlist_t *l = &net->lists[net->level.v[i]];
+            for (size_t j = 0; j < l->n; j++) {
+                sim_flow_t *f = &net->flows[l->v[j].flow];
+                if (f->fixed) continue;
+                fix_flow(net, f, s, net->level.v[i], false);
+                left--;
+            }
+        }
+    }
+    *left_p = left;
     return 0;
 }
 
@@ -133,7 +172,10 @@ static int fix_flow(sim_net_t *net, sim_flow_t *f, double x, uint32_t b)
  * flow's next_rate and bottlenecks into its bott. */
 static int fill(sim_net_t *net)
 {
+    size_t left;
     fill_init(net);
+    if (level_rounds(net, &left)) return -1;
+    if (left == 0) return 0;
     net->shares.n = 0;
     for (size_t i = 0; i < net->comp_res.n; i++) {
         uint32_t r = net->comp_res.v[i];
@@ -147,7 +189,7 @@ static int fill(sim_net_t *net)
         for (size_t j = 0; j < l->n; j++) {
             sim_flow_t *f = &net->flows[l->v[j].flow];
             if (f->fixed) continue;
-            if (fix_flow(net, f, e.share, r)) return -1;
+            if (fix_flow(net, f, e.share, r, true)) return -1;
         }
     }
     return 0;
