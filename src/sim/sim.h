@@ -59,6 +59,7 @@ typedef struct sim_tev {
 typedef struct sim_trace {
     UTIL_VEC(sim_tev_t) ev;
     bool truncated;
+    bool oom;           /* truncated because memory ran out */
     double offset;      /* added to engine times (barrier phases) */
     int32_t *chan_track; /* track per channel, -1 if not traced */
     uint32_t nchan;

@@ -309,6 +309,44 @@ static void test_bad_input(void **state)
     strata_topo_destroy(t);
 }
 
+/* Every allocation failure point of a small run with a trace: the run
+ * either succeeds or says "out of memory"; nothing leaks or crashes
+ * (asan-ubsan checks the leaks). */
+static void test_oom(void **state)
+{
+    (void)state;
+    strata_topo_t *t = make_fattree(10 * GB, 1e-6, 1);
+    strata_sched_t *s = make_sched(STRATA_COLL_ALLREDUCE, 8, 8 * 1024);
+    char path[] = "/tmp/strata-oom-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    int ok = 0, nomem = 0;
+    strata_log_set_level(STRATA_LOG_ERROR); /* truncated-trace warnings are expected */
+    for (long k = 0; k < 400; k += 3) {
+        strata_sim_opts_t o = strata_sim_opts_default();
+        o.trace_path = path;
+        o.routing = k % 2 ? STRATA_SIM_ECMP : STRATA_SIM_SPREAD;
+        strata_sim_t *sim = NULL;
+        strata_sim_result_t r = {0};
+        strata_error_t err;
+        util_alloc_fail_after(k);
+        strata_status_t rc = strata_sim_create(t, &o, &sim, &err);
+        if (rc == STRATA_OK) rc = strata_sim_add(sim, s, NULL, &err);
+        if (rc == STRATA_OK) rc = strata_sim_run(sim, &r, &err);
+        util_alloc_fail_after(-1);
+        assert_true(rc == STRATA_OK || rc == STRATA_ERR_NOMEM);
+        ok += rc == STRATA_OK;
+        nomem += rc == STRATA_ERR_NOMEM;
+        strata_sim_result_free(&r);
+        strata_sim_destroy(sim);
+    }
+    assert_true(ok > 0 && nomem > 0);
+    unlink(path);
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_collectives),
         cmocka_unit_test(test_trace),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,7 +20,8 @@
 void sim_trace_add(sim_trace_t *tr, const sim_tev_t *e)
 {
     if (tr->truncated) return;
-    if (tr->ev.n >= SIM_TRACE_MAX_EVENTS || UTIL_VEC_PUSH(&tr->ev, *e)) tr->truncated = true;
+    if (tr->ev.n >= SIM_TRACE_MAX_EVENTS) tr->truncated = true;
+    else if (UTIL_VEC_PUSH(&tr->ev, *e)) tr->truncated = tr->oom = true;
 }
 
 static int emit(FILE *f, json_t *ev, bool *first)
