@@ -28,9 +28,10 @@
  * The α-β comparison is the same run with sharing switched off (every flow
  * gets its path's bottleneck bandwidth to itself): exactly what a
  * contention-free α-β model predicts for this schedule on these paths.
- * The result also carries sched's closed-form α-β-γ prediction
- * (strata_coll_cost on strata_coll_machine_from_topo) for the first
- * collective, an independent estimate from the collective layer.
+ * The result also carries the network part (α + β; reductions are not
+ * simulated) of sched's closed-form prediction (strata_coll_cost on
+ * strata_coll_machine_from_topo) for the first collective, an independent
+ * estimate from the collective layer.
  *
  * Thread safety: a simulator belongs to one thread; results are immutable.
  */
@@ -117,7 +118,7 @@ typedef struct strata_sim_link_load {
 typedef struct strata_sim_result {
     double time;          /* simulated seconds */
     double time_ab;       /* α-β (contention-free) prediction, seconds */
-    double time_model;    /* sched's closed-form α-β-γ model (strata_coll_cost), 0 if n/a */
+    double time_model;    /* α + β of sched's closed-form model (strata_coll_cost), 0 if n/a */
     double bytes;         /* per-rank data size of the (first) collective */
     double algbw, busbw;  /* B/s, nccl-tests definitions (first collective) */
     double latency_share; /* the rest of bound_share: path latency and waits */

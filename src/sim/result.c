@@ -17,7 +17,7 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
     fprintf(out, "  time      %s  (alpha-beta, no contention: %s; %+.1f %%)\n", t, tab, dev);
     if (r->time_model > 0) {
         util_fmt_time(r->time_model, tab, sizeof(tab));
-        fprintf(out, "  model     %s  (collective layer's alpha-beta-gamma formula; %+.1f %%)\n", tab,
+        fprintf(out, "  model     %s  (collective layer's formula, alpha + beta terms; %+.1f %%)\n", tab,
                 (r->time / r->time_model - 1) * 100);
     }
     fprintf(out, "  algbw     %.2f GB/s   busbw %.2f GB/s\n", r->algbw / 1e9, r->busbw / 1e9);

@@ -6,13 +6,17 @@
  * (tier, link kind). A route between two devices is computed once per
  * (src, dst) pair and cached in an open-addressing table:
  *  - SPREAD: the equal-cost paths of topo's router are enumerated (up to
- *    SIM_SPREAD_PATHS of them, evenly sampled by index beyond that) and a
- *    channel's weight is the fraction of paths that cross it — the fluid
- *    limit of an even split;
+ *    SIM_SPREAD_PATHS of them, evenly sampled by index beyond that) and
+ *    the flow is split over them in proportion to each path's bottleneck
+ *    bandwidth (an even split when they are equal, as in a fat-tree; 5:4:4:5
+ *    over the four NVSwitches of an H100, whose GPU stripes its traffic over
+ *    its 18 NVLinks); a channel's weight is the share of the flow crossing
+ *    it — the fluid limit of the split;
  *  - ECMP: one path chosen by strata_topo_path_hash(src, dst, seed): every
  *    message of a pair takes the path its connection hashes to, as a
  *    switch hashing a flow's 5-tuple does.
- * The route's latency is the mean of its paths' latencies (equal for ECMP).
+ * The route's latency is the mean of its paths' latencies, weighted like
+ * the split.
  */
 #include "sim.h"
 
@@ -80,8 +84,15 @@ void sim_topo_fini(sim_topo_t *st)
 
 /* ==== Route cache ==== */
 
+typedef struct sim_set {
+    uint32_t off, n;
+} sim_set_t;
+
 struct sim_routes {
     const strata_topo_t *topo;
+    int32_t ndev;
+    UTIL_VEC(sim_set_t) sets;    /* device sets: ids ndev, ndev+1, ... */
+    UTIL_VEC(int32_t) set_devs;
     strata_topo_router_t *router;
     strata_sim_routing_t routing;
     uint64_t seed;
@@ -90,8 +101,11 @@ struct sim_routes {
     uint64_t *keys;
     sim_route_t **vals;
     size_t cap, n;
-    /* SPREAD scratch: weight per channel and the channels touched */
+    /* SPREAD scratch: weight per channel and the channels touched; the
+     * paths of one pair with their bottleneck bandwidth and latency */
     double *w;
+    int32_t *paths, *plen;
+    double *pbw, *plat;
     UTIL_VEC(uint32_t) used;
 };
 
@@ -101,6 +115,7 @@ sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t 
     sim_routes_t *rt = util_calloc(1, sizeof(*rt));
     if (!rt) goto oom;
     rt->topo = topo;
+    rt->ndev = strata_topo_device_count(topo);
     rt->routing = routing;
     rt->seed = seed;
     rt->arena = util_arena_create(1 << 20);
@@ -108,7 +123,13 @@ sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t 
     rt->keys = util_calloc(rt->cap, sizeof(uint64_t));
     rt->vals = util_calloc(rt->cap, sizeof(sim_route_t *));
     rt->w = util_calloc((size_t)strata_topo_link_count(topo) * 2 + 1, sizeof(double));
-    if (!rt->arena || !rt->keys || !rt->vals || !rt->w) goto oom;
+    rt->paths = util_calloc((size_t)SIM_SPREAD_PATHS * SIM_PATH_MAX_HOPS, sizeof(int32_t));
+    rt->plen = util_calloc(SIM_SPREAD_PATHS, sizeof(int32_t));
+    rt->pbw = util_calloc(SIM_SPREAD_PATHS, sizeof(double));
+    rt->plat = util_calloc(SIM_SPREAD_PATHS, sizeof(double));
+    if (!rt->arena || !rt->keys || !rt->vals || !rt->w || !rt->paths || !rt->plen || !rt->pbw ||
+        !rt->plat)
+        goto oom;
     if (strata_topo_router_create(topo, &rt->router, err) != STRATA_OK) {
         sim_routes_destroy(rt);
         return NULL;
@@ -128,7 +149,13 @@ void sim_routes_destroy(sim_routes_t *rt)
     util_free(rt->keys);
     util_free(rt->vals);
     util_free(rt->w);
+    util_free(rt->paths);
+    util_free(rt->plen);
+    util_free(rt->pbw);
+    util_free(rt->plat);
     UTIL_VEC_FREE(&rt->used);
+    UTIL_VEC_FREE(&rt->sets);
+    UTIL_VEC_FREE(&rt->set_devs);
     util_free(rt);
 }
 
@@ -182,29 +209,89 @@ static strata_status_t one_path(sim_routes_t *rt, int32_t src, int32_t dst, uint
                             (int)dst, strata_status_str(rc));
 }
 
-static strata_status_t compute(sim_routes_t *rt, int32_t src, int32_t dst, sim_route_t **out,
-                               strata_error_t *err)
+/* Add the route src → dst (real devices) to the scratch with weight
+ * scale; *lat_p += scale × its latency. */
+static strata_status_t add_pair(sim_routes_t *rt, int32_t src, int32_t dst, double scale,
+                                double *lat_p, strata_error_t *err)
 {
     int32_t chans[SIM_PATH_MAX_HOPS], n = 0;
-    double lat = 0;
-    rt->used.n = 0;
     if (rt->routing == STRATA_SIM_ECMP) {
         strata_status_t rc = one_path(rt, src, dst, 0, true, chans, &n, err);
         if (rc != STRATA_OK) return rc;
-        lat = accumulate(rt, chans, n, 1.0);
-    } else {
-        double count = strata_topo_path_count(rt->router, src, dst);
-        if (!(count >= 1))
-            return strata_error_set(err, STRATA_ERR_NOT_FOUND, "no path from device %d to %d",
-                                    (int)src, (int)dst);
-        uint64_t k = count > SIM_SPREAD_PATHS ? SIM_SPREAD_PATHS : (uint64_t)count;
-        for (uint64_t i = 0; i < k; i++) {
-            uint64_t idx = k == count ? i : (uint64_t)floor((double)i * count / (double)k);
-            strata_status_t rc = one_path(rt, src, dst, idx, false, chans, &n, err);
-            if (rc != STRATA_OK) return rc;
-            lat += accumulate(rt, chans, n, 1.0 / (double)k) / (double)k;
-        }
+        *lat_p += scale * accumulate(rt, chans, n, scale);
+        return STRATA_OK;
     }
+    double count = strata_topo_path_count(rt->router, src, dst);
+    if (!(count >= 1))
+        return strata_error_set(err, STRATA_ERR_NOT_FOUND, "no path from device %d to %d",
+                                (int)src, (int)dst);
+    uint64_t k = count > SIM_SPREAD_PATHS ? SIM_SPREAD_PATHS : (uint64_t)count;
+    double total = 0;
+    for (uint64_t i = 0; i < k; i++) {
+        uint64_t idx = k == count ? i : (uint64_t)floor((double)i * count / (double)k);
+        int32_t *pc = rt->paths + i * SIM_PATH_MAX_HOPS;
+        strata_status_t rc = one_path(rt, src, dst, idx, false, pc, &rt->plen[i], err);
+        if (rc != STRATA_OK) return rc;
+        strata_topo_path_figures(rt->topo, pc, rt->plen[i], &rt->pbw[i], &rt->plat[i]);
+        if (rt->plen[i] == 0) rt->pbw[i] = 1; /* src == dst: the empty path */
+        total += rt->pbw[i];
+    }
+    for (uint64_t i = 0; i < k; i++) {
+        double share = scale * rt->pbw[i] / total;
+        if (isnan(accumulate(rt, rt->paths + i * SIM_PATH_MAX_HOPS, rt->plen[i], share)))
+            return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+        *lat_p += share * rt->plat[i];
+    }
+    return STRATA_OK;
+}
+
+/* The devices behind id: itself, or the members of a device set. */
+static const int32_t *members(const sim_routes_t *rt, int32_t id, int32_t *one, uint32_t *n_p)
+{
+    if (id < rt->ndev) {
+        *one = id;
+        *n_p = 1;
+        return one;
+    }
+    const sim_set_t *set = &rt->sets.v[id - rt->ndev];
+    *n_p = set->n;
+    return rt->set_devs.v + set->off;
+}
+
+/* Bottleneck bandwidth of the first path between two devices (1 for the
+ * empty path, 0 when there is none). */
+static double pair_bw(sim_routes_t *rt, int32_t a, int32_t b)
+{
+    int32_t chans[SIM_PATH_MAX_HOPS], n = 0;
+    double bw, lat;
+    if (strata_topo_path(rt->router, a, b, 0, chans, SIM_PATH_MAX_HOPS, &n) != STRATA_OK) return 0;
+    if (n == 0) return 1;
+    strata_topo_path_figures(rt->topo, chans, n, &bw, &lat);
+    return bw;
+}
+
+/* A route between two ids; a device set shares a message among its members
+ * in proportion to the bandwidth to each (a message to an NVLS switch agent
+ * goes to all of the server's switches, 5:4:4:5 on an H100). */
+static strata_status_t compute(sim_routes_t *rt, int32_t src, int32_t dst, sim_route_t **out,
+                               strata_error_t *err)
+{
+    int32_t s1, d1;
+    uint32_t ns, nd;
+    const int32_t *sv = members(rt, src, &s1, &ns), *dv = members(rt, dst, &d1, &nd);
+    double lat = 0, total = 0;
+    rt->used.n = 0;
+    for (uint32_t i = 0; i < ns; i++)
+        for (uint32_t j = 0; j < nd; j++) total += pair_bw(rt, sv[i], dv[j]);
+    for (uint32_t i = 0; i < ns; i++)
+        for (uint32_t j = 0; j < nd; j++) {
+            double scale = ns * nd == 1 ? 1 : pair_bw(rt, sv[i], dv[j]) / total;
+            strata_status_t rc = add_pair(rt, sv[i], dv[j], scale, &lat, err);
+            if (rc != STRATA_OK) {
+                for (size_t u = 0; u < rt->used.n; u++) rt->w[rt->used.v[u]] = 0;
+                return rc;
+            }
+        }
     if (isnan(lat)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     sim_route_t *r = util_arena_alloc(rt->arena, sizeof(*r) + rt->used.n * sizeof(sim_hop_t));
     if (!r) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
@@ -218,6 +305,16 @@ static strata_status_t compute(sim_routes_t *rt, int32_t src, int32_t dst, sim_r
     }
     *out = r;
     return STRATA_OK;
+}
+
+/* Register a set of devices (copied) and return its id (>= device count). */
+int32_t sim_routes_add_set(sim_routes_t *rt, const int32_t *devs, uint32_t n)
+{
+    sim_set_t set = {(uint32_t)rt->set_devs.n, n};
+    for (uint32_t i = 0; i < n; i++)
+        if (UTIL_VEC_PUSH(&rt->set_devs, devs[i])) return -1;
+    if (UTIL_VEC_PUSH(&rt->sets, set)) return -1;
+    return rt->ndev + (int32_t)(rt->sets.n - 1);
 }
 
 /* The cached route from device src to dst (computing it on first use). */

@@ -68,19 +68,71 @@ void strata_sim_destroy(strata_sim_t *sim)
     util_free(sim);
 }
 
+/* ==== Switch agents (in-network reduction) ==== */
+
+/* The device(s) that play a switch agent serving accelerators devs[0..n):
+ * when they all sit in one server with scale-up switches, all of that
+ * server's scale-up switches (NVLink SHARP reduces in every NVSwitch, each
+ * GPU's traffic spread over them); otherwise the highest-tier device on the
+ * route from the first to the last (their lowest common switch, where
+ * InfiniBand SHARP would aggregate). Returns a device or set id, or -1. */
+static int32_t switch_device(strata_sim_t *sim, const int32_t *devs, uint32_t n,
+                             strata_error_t *err)
+{
+    const strata_topo_t *t = sim->topo;
+    int32_t grp = strata_topo_device(t, devs[0]).group;
+    bool same = grp >= 0;
+    for (uint32_t i = 1; i < n && same; i++) same = strata_topo_device(t, devs[i]).group == grp;
+    const int32_t *nbr, *chan;
+    int32_t deg = strata_topo_adjacency(t, devs[0], &nbr, &chan), sw[64];
+    uint32_t nsw = 0;
+    for (int32_t i = 0; same && i < deg && nsw < 64; i++)
+        if (strata_topo_device(t, nbr[i]).kind == STRATA_DEV_SCALEUP_SWITCH) sw[nsw++] = nbr[i];
+    if (nsw == 1) return sw[0];
+    if (nsw > 1) return sim_routes_add_set(sim->routes, sw, nsw);
+    strata_topo_router_t *rt = NULL;
+    int32_t path[64], hops = 0, best = devs[0];
+    if (strata_topo_router_create(t, &rt, err) != STRATA_OK) return -1;
+    if (strata_topo_path(rt, devs[0], devs[n - 1], 0, path, 64, &hops) == STRATA_OK)
+        for (int32_t h = 0; h < hops; h++) {
+            int32_t d = strata_topo_chan_dst(t, path[h]);
+            if (strata_topo_device(t, d).tier > strata_topo_device(t, best).tier) best = d;
+        }
+    strata_topo_router_destroy(rt);
+    if (best == devs[0] && n > 1)
+        strata_error_set(err, STRATA_ERR_UNSUPPORTED, "no switch joins the ranks of a switch agent");
+    return best == devs[0] && n > 1 ? -1 : best;
+}
+
+/* Place innet's switch agents: leaf i serves ranks [i·g, (i+1)·g), the
+ * root (when there are several leaves) all ranks (strata/sched.h). */
+static strata_status_t place_switches(strata_sim_t *sim, const strata_sched_t *s, int32_t *dev,
+                                      strata_error_t *err)
+{
+    const strata_sched_params_t *p = strata_sched_params(s);
+    uint32_t P = p->nranks, na = strata_sched_nagents(s), g = p->group ? p->group : P;
+    if (p->algo != STRATA_ALGO_INNET || g == 0 || P % g || na != P + P / g + (P / g > 1))
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "%s: switch agents of this schedule are not simulated",
+                                strata_algo_name(p->algo));
+    for (uint32_t a = P; a < na; a++) {
+        bool root = a == P + P / g;
+        uint32_t first = root ? 0 : (a - P) * g, n = root ? P : g;
+        dev[a] = switch_device(sim, dev + first, n, err);
+        if (dev[a] < 0) return err && err->status ? err->status : STRATA_ERR_NOMEM;
+    }
+    return STRATA_OK;
+}
+
 strata_status_t strata_sim_add(strata_sim_t *sim, const strata_sched_t *s, const int32_t *ranks,
                                strata_error_t *err)
 {
     uint32_t P = strata_sched_params(s)->nranks, na = strata_sched_nagents(s);
     int32_t nep = strata_topo_endpoint_count(sim->topo);
-    if (na != P)
-        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
-                                "%s: switch agents (in-network reduction) are not simulated yet",
-                                strata_algo_name(strata_sched_params(s)->algo));
     sim_job_t job = {s, na, strata_sched_nphases(s), sim->nagents, NULL};
     job.dev = util_calloc(na ? na : 1, sizeof(int32_t));
     if (!job.dev) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
-    for (uint32_t r = 0; r < na; r++) {
+    for (uint32_t r = 0; r < P; r++) {
         int32_t ep = ranks ? ranks[r] : (int32_t)r;
         if (ep < 0 || ep >= nep) {
             util_free(job.dev);
@@ -90,9 +142,12 @@ strata_status_t strata_sim_add(strata_sim_t *sim, const strata_sched_t *s, const
         }
         job.dev[r] = strata_topo_endpoint(sim->topo, ep);
     }
-    if (UTIL_VEC_PUSH(&sim->jobs, job)) {
+    strata_status_t rc = na > P ? place_switches(sim, s, job.dev, err) : STRATA_OK;
+    if (rc == STRATA_OK && UTIL_VEC_PUSH(&sim->jobs, job))
+        rc = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    if (rc != STRATA_OK) {
         util_free(job.dev);
-        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+        return rc;
     }
     sim->nagents += na;
     return STRATA_OK;
@@ -267,7 +322,8 @@ static void describe(strata_sim_t *sim, strata_sim_result_t *res)
              sim->opts.mode == STRATA_SIM_ASYNC || sim->jobs.n > 1 ? "async" : "barrier");
 }
 
-/* sched's closed-form prediction for the first collective, 0 when the
+/* The network part (α + β) of sched's closed-form prediction for the
+ * first collective — reductions (γ) are not simulated — or 0 when the
  * model does not cover it (its error is not the simulator's). */
 static double model_time(strata_sim_t *sim)
 {
@@ -278,7 +334,7 @@ static double model_time(strata_sim_t *sim)
     if (p->nranks != (uint32_t)strata_topo_endpoint_count(sim->topo)) return 0;
     if (strata_coll_machine_from_topo(sim->topo, NULL, &m, &ignored) != STRATA_OK) return 0;
     if (strata_coll_cost(&m, p->coll, p->algo, coll_bytes(p), &c, &ignored) != STRATA_OK) return 0;
-    return c.time;
+    return c.alpha + c.beta;
 }
 
 strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, strata_error_t *err)

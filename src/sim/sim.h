@@ -39,6 +39,9 @@ void sim_routes_destroy(sim_routes_t *rt);
 strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
                                const sim_route_t **route_p, strata_error_t *err);
 size_t sim_routes_count(const sim_routes_t *rt);
+/* A set of devices routed as one (spread evenly over its members); returns
+ * its id for sim_routes_get, or -1 on OOM. */
+int32_t sim_routes_add_set(sim_routes_t *rt, const int32_t *devs, uint32_t n);
 
 /* ==== Trace recorder (trace.c) ==== */
 

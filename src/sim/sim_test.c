@@ -309,6 +309,41 @@ static void test_bad_input(void **state)
     strata_topo_destroy(t);
 }
 
+/* In-network reduction (innet): 4 GPUs each joined to 2 scale-up switches
+ * by 10 GB/s links. The switch agent is both switches, each GPU's traffic
+ * split evenly (equal links): 20 GB/s per GPU. Every byte goes up once
+ * and comes down once: with 4 chunks, 5 phases of 16 MiB at 20 GB/s =
+ * 5 × 16777216 / 2e10 = 4.194304 ms; chunks = 1: 2 × 64 MiB → 6.7108864 ms. */
+static void test_innet(void **state)
+{
+    (void)state;
+    strata_topo_server_t sv = {0};
+    sv.name = "t";
+    sv.accels = 4;
+    sv.scaleup_switches = 2;
+    sv.scaleup = (strata_topo_linkspec_t){NULL, 1, 10 * GB, 0};
+    sv.nics = 0;
+    strata_topo_fattree_t net = {0};
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    if (strata_topo_build_cluster(&sv, 1, &net, false, NULL, &t, &err) != STRATA_OK)
+        fail_msg("%s", err.msg);
+    for (uint32_t chunks = 1; chunks <= 4; chunks += 3) {
+        strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_INNET,
+                                   .nranks = 4, .count = 16u << 20, .elem_size = 4,
+                                   .chunks = chunks};
+        strata_sched_t *s = NULL;
+        assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+        strata_sim_opts_t o = strata_sim_opts_default();
+        strata_sim_result_t r;
+        run1(t, s, NULL, &o, &r);
+        assert_rel(r.time, chunks == 1 ? 2 * 67108864 / 2e10 : 5 * 16777216 / 2e10, 1e-9);
+        strata_sim_result_free(&r);
+        strata_sched_destroy(s);
+    }
+    strata_topo_destroy(t);
+}
+
 /* Every allocation failure point of a small run with a trace: the run
  * either succeeds or says "out of memory"; nothing leaks or crashes
  * (asan-ubsan checks the leaks). */
@@ -356,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_phase_reuse_identical),
         cmocka_unit_test(test_concurrent_collectives),
         cmocka_unit_test(test_trace),
+        cmocka_unit_test(test_innet),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_oom),
     };
