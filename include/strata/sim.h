@@ -85,8 +85,9 @@ STRATA_API void strata_sim_destroy(strata_sim_t *sim);
 
 /* Add a collective: schedule s (which must outlive the run) with agent r
  * (a rank) on endpoint rank ranks[r] of the topology; ranks NULL means
- * agent r on endpoint r. Switch agents (in-network reduction) are not
- * simulated yet: ERR_UNSUPPORTED. Errors name the bad rank. */
+ * agent r on endpoint r. innet's switch agents go on the scale-up
+ * switches of their ranks' server, else on the switch joining their ranks
+ * (docs/simulator.md). Errors name the bad rank. */
 STRATA_API strata_status_t strata_sim_add(strata_sim_t *sim, const strata_sched_t *s,
                                           const int32_t *ranks, strata_error_t *err);
 

@@ -281,7 +281,7 @@ static strata_status_t compute(sim_routes_t *rt, int32_t src, int32_t dst, sim_r
     const int32_t *sv = members(rt, src, &s1, &ns), *dv = members(rt, dst, &d1, &nd);
     double lat = 0, total = 0;
     rt->used.n = 0;
-    for (uint32_t i = 0; i < ns; i++)
+    for (uint32_t i = 0; i < ns && ns * nd > 1; i++)
         for (uint32_t j = 0; j < nd; j++) total += pair_bw(rt, sv[i], dv[j]);
     for (uint32_t i = 0; i < ns; i++)
         for (uint32_t j = 0; j < nd; j++) {
@@ -330,7 +330,7 @@ strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
         }
         i = (i + 1) & (rt->cap - 1);
     }
-    sim_route_t *r;
+    sim_route_t *r = NULL;
     strata_status_t rc = compute(rt, src, dst, &r, err);
     if (rc != STRATA_OK) return rc;
     if ((rt->n + 1) * 2 > rt->cap) {
