@@ -97,6 +97,12 @@ static void coll_sizes(strata_sched_t *s)
     s->buf[STRATA_BUF_SCRATCH] = 0;
 }
 
+bool sched_algo_supports(strata_coll_t coll, strata_algo_t algo)
+{
+    return (unsigned)coll < STRATA_COLL_COUNT && (unsigned)algo < STRATA_ALGO_COUNT &&
+           (algos[algo]->colls & (1u << coll));
+}
+
 strata_status_t strata_sched_check(const strata_sched_params_t *p, strata_error_t *err)
 {
     strata_sched_t *s = NULL;

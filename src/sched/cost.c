@@ -531,10 +531,9 @@ static uint32_t torus_rows(const strata_coll_machine_t *m)
 static strata_status_t applies(const strata_coll_machine_t *m, strata_coll_t c, strata_algo_t a,
                                strata_error_t *err)
 {
-    strata_sched_params_t p = {.coll = c, .algo = a, .nranks = m->nranks ? m->nranks : 1,
-                               .count = c == STRATA_COLL_BARRIER ? 0 : 1, .elem_size = 1};
-    strata_status_t st = strata_sched_check(&p, err);
-    if (st) return st;
+    if (!sched_algo_supports(c, a))
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED, "algorithm %s does not implement %s",
+                                strata_algo_name(a), strata_coll_name(c));
     if (a == STRATA_ALGO_HIER && (!multi(m) || m->per_server < 2))
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
                                 "hier needs several servers of several ranks");

@@ -56,6 +56,9 @@ struct sched_algo {
 extern const sched_algo_t sched_ring, sched_tree, sched_binomial, sched_recdbl,
     sched_rabenseifner, sched_bruck, sched_pairwise, sched_hier, sched_torus2d, sched_innet;
 
+/* Does algo implement coll at all (no parameter checks)? O(1). */
+bool sched_algo_supports(strata_coll_t coll, strata_algo_t algo);
+
 /* ==== Emit helpers (core.c) ==== */
 
 void sched_emit(sched_sink_t *k, const strata_step_t *st);
