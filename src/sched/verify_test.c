@@ -141,25 +141,131 @@ static void test_broken_caught(void **state)
     assert_int_equal(run_broken(BREAK_PEER, &err), STRATA_ERR_PROTOCOL);
 }
 
+/* Each of two ranks first receives from the other, then (after=1) sends:
+ * fine with buffered sends that complete eagerly, a deadlock with
+ * rendezvous ones. The verifier must say so. */
+static void deadlock_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k)
+{
+    (void)s;
+    if (k->phase != 0) return;
+    sched_recv(k, 0, (int32_t)(1 - agent), STRATA_BUF_OUTPUT, 0, 1);
+    sched_send(k, 1, (int32_t)(1 - agent), STRATA_BUF_INPUT, 0, 1);
+}
+
 static void test_deadlock_caught(void **state)
 {
     (void)state;
-    /* Two ranks whose sends in phase 0 match receives in phase 1 of the
-     * other: fine with buffering, deadlock with rendezvous. The verifier
-     * reports the phase mismatch before running. */
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_RING,
-                               .nranks = 3, .count = 3, .elem_size = 4};
+    strata_sched_params_t p = {.coll = STRATA_COLL_SENDRECV, .algo = STRATA_ALGO_PAIRWISE,
+                               .nranks = 2, .count = 1, .elem_size = 4};
+    strata_sched_t *s = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+    assert_int_equal(strata_sched_verify(s, &err), STRATA_OK);
+    static sched_algo_t fake;
+    fake = *s->algo;
+    fake.phase = deadlock_phase;
+    s->algo = &fake;
+    assert_int_equal(strata_sched_verify(s, &err), STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(err.msg, "deadlock: agent 0 stuck at step 0 of phase 0 (recv, peer 1)"));
+    strata_sched_destroy(s);
+}
+
+/* A hazard: a concurrent send and receive on the same region. */
+static void hazard_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k)
+{
+    (void)s;
+    sched_copy(k, 0, STRATA_BUF_INPUT, 0, STRATA_BUF_OUTPUT, 0, 1);
+    sched_send(k, 0, (int32_t)(1 - agent), STRATA_BUF_OUTPUT, 0, 1);
+    sched_recv(k, 0, (int32_t)(1 - agent), STRATA_BUF_OUTPUT, 0, 1);
+}
+
+static void test_hazard_caught(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_SENDRECV, .algo = STRATA_ALGO_PAIRWISE,
+                               .nranks = 2, .count = 1, .elem_size = 4};
     strata_sched_t *s = NULL;
     strata_error_t err;
     assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
     static sched_algo_t fake;
-    inner = s->algo;
-    fake = *inner;
-    fake.phase = broken_phase;
+    fake = *s->algo;
+    fake.phase = hazard_phase;
     s->algo = &fake;
-    breakage = BREAK_DOUBLE, bad_agent = 99, bad_phase = 99; /* untouched: passes */
-    assert_int_equal(strata_sched_verify(s, &err), STRATA_OK);
+    assert_int_equal(strata_sched_verify(s, &err), STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(err.msg, "concurrent steps 0 (copy) and 1 (send)"));
     strata_sched_destroy(s);
+}
+
+/* Lazy queries agree with materialisation; nsteps and step() index it. */
+static void test_lazy_matches_materialised(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLTOALL, .algo = STRATA_ALGO_BRUCK,
+                               .nranks = 7, .count = 3, .elem_size = 8};
+    strata_sched_t *s;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    for (uint32_t r = 0; r < 7; r++) {
+        strata_step_t *v;
+        size_t n;
+        assert_int_equal(strata_sched_materialise(s, r, &v, &n, NULL), STRATA_OK);
+        assert_int_equal(n, strata_sched_nsteps(s, r));
+        for (size_t i = 0; i < n; i++) {
+            strata_step_t st;
+            strata_sched_step(s, r, i, &st);
+            assert_memory_equal(&st, &v[i], sizeof(st));
+        }
+        free(v);
+    }
+    /* Bruck alltoall: rotate, ceil(log2 7) = 3 rounds, un-rotate */
+    assert_int_equal(strata_sched_nphases(s), 5);
+    /* scratch: working copy + staging, 2 x P x count */
+    assert_int_equal(strata_sched_buf_count(s, 0, STRATA_BUF_SCRATCH), 2 * 7 * 3);
+    strata_sched_destroy(s);
+}
+
+/* Ring phases of equal blocks share one pattern class per half. */
+static void test_phase_classes(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_RING,
+                               .nranks = 8, .count = 64, .elem_size = 4};
+    strata_sched_t *s;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    for (uint32_t ph = 0; ph < 14; ph++)
+        assert_int_equal(strata_sched_phase_class(s, ph), ph < 7 ? 0 : 1);
+    strata_sched_destroy(s);
+    p.count = 65; /* unequal blocks: no promise */
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_not_equal(strata_sched_phase_class(s, 0), strata_sched_phase_class(s, 1));
+    strata_sched_destroy(s);
+}
+
+/* Innet adds switch agents; the double binary tree keeps every rank an
+ * inner node of at most one tree (NCCL's design goal) for even P. */
+static void test_agents_and_trees(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_INNET,
+                               .nranks = 16, .count = 64, .elem_size = 4, .group = 8};
+    strata_sched_t *s;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_nagents(s), 16 + 2 + 1); /* 2 leaves + 1 root */
+    assert_int_equal(strata_sched_buf_count(s, 17, STRATA_BUF_SCRATCH), 64);
+    assert_int_equal(strata_sched_buf_count(s, 17, STRATA_BUF_INPUT), 0);
+    strata_sched_destroy(s);
+    p.algo = STRATA_ALGO_TREE, p.group = 0;
+    for (uint32_t P = 2; P <= 64; P += 2) {
+        p.nranks = P;
+        assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+        for (uint32_t r = 0; r < P; r++) {
+            int inner_in = 0;
+            for (int t = 0; t < 2; t++)
+                inner_in += s->tab[((size_t)t * P + r) * 5 + 1] >= 0 ||
+                         s->tab[((size_t)t * P + r) * 5 + 2] >= 0;
+            assert_true(inner_in <= 1 || P <= 2);
+        }
+        strata_sched_destroy(s);
+    }
 }
 
 static void test_bad_params(void **state)
@@ -184,6 +290,10 @@ int main(void)
         cmocka_unit_test(test_all_verify),
         cmocka_unit_test(test_broken_caught),
         cmocka_unit_test(test_deadlock_caught),
+        cmocka_unit_test(test_hazard_caught),
+        cmocka_unit_test(test_lazy_matches_materialised),
+        cmocka_unit_test(test_phase_classes),
+        cmocka_unit_test(test_agents_and_trees),
         cmocka_unit_test(test_bad_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
