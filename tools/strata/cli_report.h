@@ -26,8 +26,8 @@ typedef struct report_cluster {
     const char *scale_up;        /* GPU-GPU link, e.g. "nvlink4" */
     const char *scale_up_switch; /* its switch chip, e.g. "nvswitch3" ("" if none) */
     int switches_per_node;
-    const char *host_link;   /* GPU/NIC to host, e.g. "pcie5" */
-    const char *nic;         /* scale-out port, e.g. "ib-ndr" */
+    const char *host_link; /* GPU/NIC to host, e.g. "pcie5" */
+    const char *nic;       /* scale-out port, e.g. "ib-ndr" */
     int nics_per_node;
     const char *host_memory; /* CPU memory channel, e.g. "ddr5-4800" */
     int host_memory_channels;
