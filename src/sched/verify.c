@@ -280,6 +280,7 @@ static strata_status_t grow_tmp(vctx_t *v, uint64_t n)
 
 static void gather(const agent_t *g, const span_t *a, uint64_t *out)
 {
+    if (a->count == 0) return; /* empty messages (barriers) carry no buffer */
     for (uint64_t b = 0; b < a->nblk; b++)
         memcpy(out + b * a->count, g->buf[a->buf] + blk_at(a, b), a->count * sizeof(uint64_t));
 }

@@ -174,9 +174,9 @@ static void print_crossovers(FILE *out, const strata_coll_machine_t *m, const co
     strata_coll_cost_t c;
     if (a->algo >= 0 || strata_coll_select(m, a->op, a->lo, &c, NULL)) return;
     size_t n = strata_coll_crossovers(m, a->op, a->lo, a->hi, sizes, algos, 16);
-    fprintf(out, "\nchoice: %s from %.0f B", strata_algo_name(c.algo), a->lo);
+    char b[32];
+    fprintf(out, "\nchoice: %s from %s", strata_algo_name(c.algo), fmt_size(a->lo, b, sizeof(b)));
     for (size_t i = 0; i < n; i++) {
-        char b[32];
         fprintf(out, ", %s from %s", strata_algo_name(algos[i]), fmt_size(sizes[i], b, sizeof(b)));
     }
     fprintf(out, "\n");
