@@ -158,6 +158,32 @@ static void test_selection(void **state)
                      STRATA_ERR_UNSUPPORTED);
 }
 
+static void test_cost_edges(void **state)
+{
+    (void)state;
+    strata_coll_machine_t m = flat(1);
+    strata_coll_cost_t k;
+    strata_error_t err;
+    /* one rank: nothing moves */
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 1e6, &k, &err),
+                     STRATA_OK);
+    assert_true(k.time == 0 && k.busbw == 0);
+    m = flat(8);
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, -1, &k, &err),
+                     STRATA_ERR_INVALID);
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, NAN, &k, &err),
+                     STRATA_ERR_INVALID);
+    assert_int_equal(strata_coll_cost(NULL, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 8, &k, &err),
+                     STRATA_ERR_INVALID);
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLTOALL, STRATA_ALGO_RING, 8, &k, &err),
+                     STRATA_ERR_UNSUPPORTED);
+    /* barrier: latency only, 3 dissemination rounds on 8 ranks */
+    k = cost(&m, STRATA_COLL_BARRIER, STRATA_ALGO_BRUCK, 0);
+    assert_rel(k.time, 3 * ALPHA, 1e-12);
+    assert_true(strata_coll_busbw_factor(STRATA_COLL_ALLGATHER, 8) == 7.0 / 8);
+    assert_true(strata_coll_busbw_factor(STRATA_COLL_BROADCAST, 8) == 1.0);
+}
+
 /* ==== Published measurements (validation.md §A) ==== */
 
 static strata_link_catalog_t *cat;
@@ -277,6 +303,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tree_height_matches_generator),
         cmocka_unit_test(test_closed_forms_match_schedules),
         cmocka_unit_test(test_selection),
+        cmocka_unit_test(test_cost_edges),
         cmocka_unit_test(test_machine_from_topo),
         cmocka_unit_test(test_known_miss_a100_ring),
         cmocka_unit_test(test_h100_ring),

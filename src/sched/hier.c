@@ -59,25 +59,30 @@ void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched
     }
 }
 
-static strata_status_t hier_init(strata_sched_t *s, strata_error_t *err)
+strata_status_t sched_twolevel_init(strata_sched_t *s, const char *what, strata_error_t *err)
 {
     uint32_t P = s->p.nranks;
-    if (s->p.group == 0) s->p.group = P % 8 == 0 ? 8 : P;
     if (P % s->p.group)
-        return strata_error_set(err, STRATA_ERR_INVALID,
-                                "hier: %u ranks per server does not divide %u ranks", s->p.group, P);
+        return strata_error_set(err, STRATA_ERR_INVALID, "%s: group of %u ranks does not divide %u ranks",
+                                what, s->p.group, P);
     s->nphases = sched_twolevel_nphases(P, s->p.group, s->p.chunks);
     return STRATA_OK;
 }
 
-static void hier_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
+void sched_twolevel_algo_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 {
     sched_twolevel_phase(s, s->p.group, r, k);
+}
+
+static strata_status_t hier_init(strata_sched_t *s, strata_error_t *err)
+{
+    if (s->p.group == 0) s->p.group = s->p.nranks % 8 == 0 ? 8 : s->p.nranks;
+    return sched_twolevel_init(s, "hier", err);
 }
 
 const sched_algo_t sched_hier = {
     .id = STRATA_ALGO_HIER,
     .colls = SCHED_COLL(ALLREDUCE),
     .init = hier_init,
-    .phase = hier_phase,
+    .phase = sched_twolevel_algo_phase,
 };

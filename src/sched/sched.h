@@ -135,5 +135,8 @@ uint32_t sched_fold_lo(const sched_fold_t *f, uint32_t core);
  * divide P. */
 uint32_t sched_twolevel_nphases(uint32_t P, uint32_t g, uint32_t chunks);
 void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched_sink_t *k);
+/* Check group divides P and set nphases; the phase function of both. */
+strata_status_t sched_twolevel_init(strata_sched_t *s, const char *what, strata_error_t *err);
+void sched_twolevel_algo_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k);
 
 #endif

@@ -152,22 +152,30 @@ static void deadlock_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t
     sched_send(k, 1, (int32_t)(1 - agent), STRATA_BUF_INPUT, 0, 1);
 }
 
-static void test_deadlock_caught(void **state)
+/* Verify a 2-rank sendrecv schedule whose steps `phase` replaces. */
+static strata_status_t verify_with(void (*phase)(const strata_sched_t *, uint32_t, sched_sink_t *),
+                                   strata_error_t *err)
 {
-    (void)state;
     strata_sched_params_t p = {.coll = STRATA_COLL_SENDRECV, .algo = STRATA_ALGO_PAIRWISE,
                                .nranks = 2, .count = 1, .elem_size = 4};
     strata_sched_t *s = NULL;
-    strata_error_t err;
-    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
-    assert_int_equal(strata_sched_verify(s, &err), STRATA_OK);
+    assert_int_equal(strata_sched_create(&p, &s, err), STRATA_OK);
+    assert_int_equal(strata_sched_verify(s, err), STRATA_OK);
     static sched_algo_t fake;
     fake = *s->algo;
-    fake.phase = deadlock_phase;
+    fake.phase = phase;
     s->algo = &fake;
-    assert_int_equal(strata_sched_verify(s, &err), STRATA_ERR_PROTOCOL);
-    assert_non_null(strstr(err.msg, "deadlock: agent 0 stuck at step 0 of phase 0 (recv, peer 1)"));
+    strata_status_t st = strata_sched_verify(s, err);
     strata_sched_destroy(s);
+    return st;
+}
+
+static void test_deadlock_caught(void **state)
+{
+    (void)state;
+    strata_error_t err;
+    assert_int_equal(verify_with(deadlock_phase, &err), STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(err.msg, "deadlock: agent 0 stuck at step 0 of phase 0 (recv, peer 1)"));
 }
 
 /* A hazard: a concurrent send and receive on the same region. */
@@ -182,18 +190,9 @@ static void hazard_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *
 static void test_hazard_caught(void **state)
 {
     (void)state;
-    strata_sched_params_t p = {.coll = STRATA_COLL_SENDRECV, .algo = STRATA_ALGO_PAIRWISE,
-                               .nranks = 2, .count = 1, .elem_size = 4};
-    strata_sched_t *s = NULL;
     strata_error_t err;
-    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
-    static sched_algo_t fake;
-    fake = *s->algo;
-    fake.phase = hazard_phase;
-    s->algo = &fake;
-    assert_int_equal(strata_sched_verify(s, &err), STRATA_ERR_PROTOCOL);
+    assert_int_equal(verify_with(hazard_phase, &err), STRATA_ERR_PROTOCOL);
     assert_non_null(strstr(err.msg, "concurrent steps 0 (copy) and 1 (send)"));
-    strata_sched_destroy(s);
 }
 
 /* Lazy queries agree with materialisation; nsteps and step() index it. */
