@@ -76,8 +76,7 @@ typedef struct strata_link {
 /* Load a catalog. path NULL means <strata_data_dir()>/links.json. On error
  * err holds file:line:column and what was expected. The caller owns *cat_p
  * and frees it with strata_link_catalog_destroy (NULL is a no-op). */
-STRATA_API strata_status_t strata_link_catalog_load(const char *path,
-                                                    strata_link_catalog_t **cat_p,
+STRATA_API strata_status_t strata_link_catalog_load(const char *path, strata_link_catalog_t **cat_p,
                                                     strata_error_t *err);
 STRATA_API void strata_link_catalog_destroy(strata_link_catalog_t *cat);
 STRATA_API size_t strata_link_catalog_count(const strata_link_catalog_t *cat);
@@ -85,6 +84,29 @@ STRATA_API size_t strata_link_catalog_count(const strata_link_catalog_t *cat);
 STRATA_API const strata_link_t *strata_link_catalog_at(const strata_link_catalog_t *cat, size_t i);
 /* Entry with this id (exact, case-insensitive), or NULL. */
 STRATA_API const strata_link_t *strata_link_find(const strata_link_catalog_t *cat, const char *id);
+
+/* ==== The latency hierarchy ==== */
+
+/* A typical one-way latency range from links.md "Latency hierarchy" and the
+ * switch-hop figures (kernel launch, NVLink P2P, PCIe DMA, RDMA, TCP,
+ * CXL.mem, DDR, switch hops). Ids: gpu-kernel-launch, nvlink-p2p, pcie-dma,
+ * rdma-ib, rdma-roce, tcp-kernel, cxl-mem-load, ddr-load, eth-switch-hop,
+ * ib-switch-hop. Strings are owned by the catalog. */
+typedef struct strata_latency {
+    const char *id;
+    const char *what;
+    const char *source;
+    const char *confidence; /* "H", "M" or "L" */
+    double low, high;       /* seconds */
+} strata_latency_t;
+
+STRATA_API size_t strata_link_latency_count(const strata_link_catalog_t *cat);
+/* Entry i in file order, or NULL when out of range. */
+STRATA_API const strata_latency_t *strata_link_latency_at(const strata_link_catalog_t *cat,
+                                                          size_t i);
+/* Entry with this id (case-insensitive), or NULL. */
+STRATA_API const strata_latency_t *strata_link_latency_find(const strata_link_catalog_t *cat,
+                                                            const char *id);
 
 /* ==== Derivation, layer by layer ==== */
 
@@ -113,7 +135,7 @@ typedef struct strata_link_derivation {
     int lanes;
     double raw_dir, line_dir, pkt_dir, bw_dir; /* B/s, one link, one direction */
     double eta_line, eta_pkt, eta_flow;
-    double mtu, payload, wire;                 /* bytes per packet (0: no packet step) */
+    double mtu, payload, wire; /* bytes per packet (0: no packet step) */
     size_t nsteps;
     strata_link_step_t step[STRATA_LINK_STEP_MAX];
 } strata_link_derivation_t;

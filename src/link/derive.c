@@ -64,7 +64,8 @@ int link_modulation_bits(const char *name)
 double link_parts_sum(const link_part_t *p, size_t n)
 {
     double s = 0;
-    for (size_t i = 0; i < n; i++) s += p[i].bytes;
+    for (size_t i = 0; i < n; i++)
+        s += p[i].bytes;
     return s;
 }
 
@@ -117,20 +118,20 @@ static void step_signal(const link_spec_t *sp, const strata_link_t *l, int lanes
         double div = (sp->vendor_bidi ? 2.0 : 1.0) * (sp->vendor_per_device ? l->links : 1);
         d->raw_dir = sp->vendor_Bps / div;
         strata_link_step_t *s = add_step(d, "vendor figure", 1, d->raw_dir);
-        set_how(s, "%g GB/s %s%s / %g = %s per link per direction",
-                 sp->vendor_Bps / 1e9, sp->vendor_bidi ? "bidirectional " : "",
-                 sp->vendor_per_device ? "per device" : "per link", div, gbs(d->raw_dir, b, 32));
+        set_how(s, "%g GB/s %s%s / %g = %s per link per direction", sp->vendor_Bps / 1e9,
+                sp->vendor_bidi ? "bidirectional " : "",
+                sp->vendor_per_device ? "per device" : "per link", div, gbs(d->raw_dir, b, 32));
         return;
     }
     d->raw_dir = lanes * sp->lane_bps / 8;
     strata_link_step_t *s = add_step(d, "signalling", 1, d->raw_dir);
     if (sp->sig == LINK_SIG_GBPS)
-        set_how(s, "%d lane%s x %g Gb/s (modulation unpublished) / 8 = %s",
-                 lanes, lanes > 1 ? "s" : "", sp->lane_bps / 1e9, gbs(d->raw_dir, b, 32));
+        set_how(s, "%d lane%s x %g Gb/s (modulation unpublished) / 8 = %s", lanes,
+                lanes > 1 ? "s" : "", sp->lane_bps / 1e9, gbs(d->raw_dir, b, 32));
     else
-        set_how(s, "%d lane%s x %.7g GBd %s (%d bit/symbol) = %.7g Gb/s / 8 = %s",
-                 lanes, lanes > 1 ? "s" : "", sp->baud / 1e9, sp->bits_per_symbol == 2 ? "PAM4" : "NRZ",
-                 sp->bits_per_symbol, lanes * sp->lane_bps / 1e9, gbs(d->raw_dir, b, 32));
+        set_how(s, "%d lane%s x %.7g GBd %s (%d bit/symbol) = %.7g Gb/s / 8 = %s", lanes,
+                lanes > 1 ? "s" : "", sp->baud / 1e9, sp->bits_per_symbol == 2 ? "PAM4" : "NRZ",
+                sp->bits_per_symbol, lanes * sp->lane_bps / 1e9, gbs(d->raw_dir, b, 32));
 }
 
 static void step_line(const link_spec_t *sp, strata_link_derivation_t *d)
@@ -140,8 +141,8 @@ static void step_line(const link_spec_t *sp, strata_link_derivation_t *d)
     d->line_dir = d->raw_dir * d->eta_line;
     if (sp->sig == LINK_SIG_VENDOR) return;
     strata_link_step_t *s = add_step(d, "line code", d->eta_line, d->line_dir);
-    set_how(s, "x %.5f (%s: %s) = %s", d->eta_line, sp->code->name,
-             sp->code->what, gbs(d->line_dir, b, 32));
+    set_how(s, "x %.5f (%s: %s) = %s", d->eta_line, sp->code->name, sp->code->what,
+            gbs(d->line_dir, b, 32));
 }
 
 static void step_packet(const link_spec_t *sp, double mtu, strata_link_derivation_t *d)
@@ -160,9 +161,8 @@ static void step_packet(const link_spec_t *sp, double mtu, strata_link_derivatio
     parts_text(sp->per_pkt, sp->n_per_pkt, parts, sizeof(parts));
     parts_text(sp->in_mtu, sp->n_in_mtu, in, sizeof(in));
     strata_link_step_t *s = add_step(d, "packet", d->eta_pkt, d->pkt_dir);
-    set_how(s, "x %g/%g (%s, MTU %g%s%s; wire = MTU + %s) = %s", d->payload,
-             d->wire, sp->pkt_format, mtu, sp->n_in_mtu ? " incl. " : "", in, parts,
-             gbs(d->pkt_dir, b, 32));
+    set_how(s, "x %g/%g (%s, MTU %g%s%s; wire = MTU + %s) = %s", d->payload, d->wire,
+            sp->pkt_format, mtu, sp->n_in_mtu ? " incl. " : "", in, parts, gbs(d->pkt_dir, b, 32));
 }
 
 static void step_flow(const link_spec_t *sp, strata_link_derivation_t *d)
@@ -179,12 +179,12 @@ static void step_flow(const link_spec_t *sp, strata_link_derivation_t *d)
     if (sp->flow_bytes == 0)
         set_how(s, "x 1 (no flow-control bytes per packet modelled) = %s", gbs(d->bw_dir, b, 32));
     else if (sp->flow == LINK_FLOW_PER_BYTES)
-        set_how(s, "x (1 - %g/%g) (%g B of every %g B carry ACK/credits) = %s",
-                 sp->flow_bytes, sp->flow_per, sp->flow_bytes, sp->flow_per, gbs(d->bw_dir, b, 32));
+        set_how(s, "x (1 - %g/%g) (%g B of every %g B carry ACK/credits) = %s", sp->flow_bytes,
+                sp->flow_per, sp->flow_bytes, sp->flow_per, gbs(d->bw_dir, b, 32));
     else
-        set_how(s, "x %g/%g (%g B of ACK/credit traffic per %g packet%s) = %s",
-                 d->wire, d->wire + sp->flow_bytes / sp->flow_per, sp->flow_bytes, sp->flow_per,
-                 sp->flow_per > 1 ? "s" : "", gbs(d->bw_dir, b, 32));
+        set_how(s, "x %g/%g (%g B of ACK/credit traffic per %g packet%s) = %s", d->wire,
+                d->wire + sp->flow_bytes / sp->flow_per, sp->flow_bytes, sp->flow_per,
+                sp->flow_per > 1 ? "s" : "", gbs(d->bw_dir, b, 32));
 }
 
 /* ==== Entry points ==== */
@@ -201,10 +201,9 @@ static strata_status_t resolve_mtu(const link_spec_t *sp, const strata_link_opts
                                 "this link has no packet step (%s), so no MTU or payload applies",
                                 sp->pkt_basis);
     if (sp->has_packet && (mtu < sp->mtu_min || mtu > sp->mtu_max))
-        return strata_error_set(err, STRATA_ERR_RANGE,
-                                "%s allows MTU %g..%g B (payload %g..%g B), got MTU %g B",
-                                sp->pkt_format, sp->mtu_min, sp->mtu_max, sp->mtu_min - in,
-                                sp->mtu_max - in, mtu);
+        return strata_error_set(
+            err, STRATA_ERR_RANGE, "%s allows MTU %g..%g B (payload %g..%g B), got MTU %g B",
+            sp->pkt_format, sp->mtu_min, sp->mtu_max, sp->mtu_min - in, sp->mtu_max - in, mtu);
     *mtu_p = mtu;
     return STRATA_OK;
 }
@@ -256,8 +255,8 @@ strata_status_t link_derive_defaults(link_entry_t *e, strata_error_t *err)
     l->payload = d.payload;
     l->wire = d.wire;
     l->vendor_figure = sp->sig == LINK_SIG_VENDOR;
-    l->modulation = sp->sig == LINK_SIG_LANES ? (sp->bits_per_symbol == 2 ? "PAM4" : "NRZ")
-                                              : "unpublished";
+    l->modulation =
+        sp->sig == LINK_SIG_LANES ? (sp->bits_per_symbol == 2 ? "PAM4" : "NRZ") : "unpublished";
     l->line_code = sp->code->name;
     l->packet_format = sp->pkt_format;
     l->signal_basis = sp->signal_basis ? sp->signal_basis : "";

@@ -161,10 +161,10 @@ static void test_bad_options(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pcie5),         cmocka_unit_test(test_pcie5_x4_mps128),
-        cmocka_unit_test(test_pcie6_flit),    cmocka_unit_test(test_ib_ndr),
-        cmocka_unit_test(test_eth100_tcp),    cmocka_unit_test(test_roce),
-        cmocka_unit_test(test_nvlink),        cmocka_unit_test(test_vendor_and_memory),
+        cmocka_unit_test(test_pcie5),       cmocka_unit_test(test_pcie5_x4_mps128),
+        cmocka_unit_test(test_pcie6_flit),  cmocka_unit_test(test_ib_ndr),
+        cmocka_unit_test(test_eth100_tcp),  cmocka_unit_test(test_roce),
+        cmocka_unit_test(test_nvlink),      cmocka_unit_test(test_vendor_and_memory),
         cmocka_unit_test(test_bad_options),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

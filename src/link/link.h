@@ -38,10 +38,10 @@ typedef enum { LINK_FLOW_NONE, LINK_FLOW_PER_PACKETS, LINK_FLOW_PER_BYTES } link
 typedef struct link_spec {
     link_sig_kind_t sig;
     int lanes;
-    double baud;          /* symbols/s per lane (LANES) */
-    int bits_per_symbol;  /* 1 NRZ, 2 PAM4 */
-    double lane_bps;      /* bit/s per lane (LANES, GBPS) */
-    double vendor_Bps;    /* B/s (VENDOR), as quoted */
+    double baud;         /* symbols/s per lane (LANES) */
+    int bits_per_symbol; /* 1 NRZ, 2 PAM4 */
+    double lane_bps;     /* bit/s per lane (LANES, GBPS) */
+    double vendor_Bps;   /* B/s (VENDOR), as quoted */
     int vendor_per_device, vendor_bidi;
     const char *signal_basis;
     const link_code_t *code;
@@ -62,6 +62,35 @@ typedef struct link_entry {
     link_spec_t spec;
 } link_entry_t;
 
+struct strata_link_catalog {
+    util_arena_t *arena; /* every string and array below */
+    link_entry_t *entry;
+    size_t n;
+    strata_latency_t *lat;
+    size_t nlat;
+};
+
+/* State of one load: the document (for positions), where strings go, and
+ * the caller's error record. */
+typedef struct link_parse_ctx {
+    const util_json_doc_t *doc;
+    util_arena_t *arena;
+    strata_error_t *err;
+} link_parse_ctx_t;
+
+/* Field helpers of the loader (catalog.c), each failing with a positioned
+ * PARSE error. fmt has one %s, the key. */
+strata_status_t link_bad(link_parse_ctx_t *c, const json_t *v, const char *fmt, const char *key);
+/* Non-empty string, copied into the arena. */
+strata_status_t link_req_str(link_parse_ctx_t *c, const json_t *obj, const char *key,
+                             const char **out);
+/* Number in (0, 1e6], or [0, 1e6] when zero_ok. */
+strata_status_t link_req_num(link_parse_ctx_t *c, const json_t *obj, const char *key, int zero_ok,
+                             double *out);
+/* The optional "latencies" array of the catalog root (latency.c). */
+strata_status_t link_latencies_parse(link_parse_ctx_t *c, const json_t *root,
+                                     strata_link_catalog_t *cat);
+
 static inline const link_entry_t *link_entry_of(const strata_link_t *l)
 {
     return (const link_entry_t *)(const void *)l;
@@ -76,6 +105,11 @@ int link_modulation_bits(const char *name);
 
 /* Sum of a part list, bytes. */
 double link_parts_sum(const link_part_t *p, size_t n);
+
+/* As strata_link_catalog_load, from text in memory (name used in errors).
+ * For tests and fuzzing. */
+strata_status_t link_catalog_load_text(const char *text, size_t len, const char *name,
+                                       strata_link_catalog_t **cat_p, strata_error_t *err);
 
 /* Fill the derived fields of e->pub from e->spec at default options. */
 strata_status_t link_derive_defaults(link_entry_t *e, strata_error_t *err);

@@ -68,6 +68,8 @@ expect 2 "needs a value" link pcie5 --mtu
 expect 2 "unknown option '--frobnicate'" link pcie5 --frobnicate 1
 expect 2 "not both" link pcie5 --mtu 256 --payload 256
 expect 2 "unexpected argument" links extra
+expect 2 "--category needs a value" links --category
+expect 2 "--section needs a value" report --section
 expect 2 "unknown section" report --section nope
 expect 2 "unknown command" frobnicate
 
@@ -80,9 +82,14 @@ grep -q "Physical and data-link layers" "$tmp/out" || { echo "FAIL: strata with 
 
 # the JSON lists every catalog entry, each with a source
 expect 0 "" links --json
-n_json=$(grep -c '"source": "[^"]' "$tmp/out")
-n_cat=$(grep -c '"id":' "${STRATA_DATA_DIR:-$(dirname "$0")/../../data}/links.json")
+n_json=$(grep -c '^      "source": "[^"]' "$tmp/out")
+n_cat=$(grep -c '^      "id":' "${STRATA_DATA_DIR:-$(dirname "$0")/../../data}/links.json")
 [ "$n_json" = "$n_cat" ] && [ "$n_cat" -gt 60 ] || { echo "FAIL: links --json has $n_json sourced rows, catalog $n_cat"; fail=1; }
+
+# every entry derives and prints (under ASan in the asan-ubsan build)
+for id in $(grep -o '^      "id": "[a-z0-9-]*"' "$tmp/out" | cut -d'"' -f4); do
+  "$S" link "$id" >/dev/null 2>"$tmp/err" || { echo "FAIL: strata link $id"; cat "$tmp/err"; fail=1; }
+done
 
 [ $fail = 0 ] && echo "links_errors ok"
 exit $fail

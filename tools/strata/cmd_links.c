@@ -4,37 +4,38 @@
  * line code × packet × flow control) and the typical latency of one hop.
  * --json lists every field, including the source of each row.
  */
-#include "report.h"
+#include "cli_report.h"
 
 #include <ctype.h>
 #include <string.h>
 
 static int same_nocase(const char *a, const char *b)
 {
-    while (*a && tolower((unsigned char)*a) == tolower((unsigned char)*b)) a++, b++;
+    while (*a && tolower((unsigned char)*a) == tolower((unsigned char)*b))
+        a++, b++;
     return *a == '\0' && *b == '\0';
 }
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: strata links [--json] [--category NAME] [--catalog FILE]\n\n"
-            "The link catalog: every bandwidth derived as\n"
-            "  lanes x lane rate x line-code eff. x packet eff. x flow-control share / 8\n"
-            "per direction of one link (GB/s = 1e9 B/s); bidi = 2 x per direction for\n"
-            "full-duplex links; device = links per device x per direction.\n\n"
-            "options:\n"
-            "  --json            every field of every entry, with its source\n"
-            "  --category NAME   only this category (PCIe, NVLink, InfiniBand, ...)\n"
-            "  --catalog FILE    catalog file (default: <data dir>/links.json)\n"
-            "  -h, --help        this help\n\n"
-            "See `strata link ID` for one link's derivation step by step.\n");
+    fprintf(out, "usage: strata links [--json] [--category NAME] [--catalog FILE]\n\n"
+                 "The link catalog: every bandwidth derived as\n"
+                 "  lanes x lane rate x line-code eff. x packet eff. x flow-control share / 8\n"
+                 "per direction of one link (GB/s = 1e9 B/s); bidi = 2 x per direction for\n"
+                 "full-duplex links; device = links per device x per direction.\n\n"
+                 "options:\n"
+                 "  --json            every field of every entry, with its source\n"
+                 "  --category NAME   only this category (PCIe, NVLink, InfiniBand, ...)\n"
+                 "  --catalog FILE    catalog file (default: <data dir>/links.json)\n"
+                 "  -h, --help        this help\n\n"
+                 "See `strata link ID` for one link's derivation step by step.\n");
 }
 
 static void print_row(const strata_link_t *l)
 {
     char rate[40], raw[16], line[16], good[16], bidi[16], dev[16], lat[16];
-    if (l->vendor_figure) snprintf(rate, sizeof(rate), "vendor figure");
+    if (l->vendor_figure)
+        snprintf(rate, sizeof(rate), "vendor figure");
     else
         snprintf(rate, sizeof(rate), "%dx%.7g Gb/s%s%s", l->lanes, l->lane_rate / 1e9,
                  strcmp(l->modulation, "unpublished") ? " " : "",
@@ -57,6 +58,13 @@ static void print_table(const strata_link_catalog_t *cat, const char *category)
         if (strcmp(last, l->category) != 0 && !category) printf("-- %s\n", l->category);
         last = l->category;
         print_row(l);
+    }
+    printf("\nlatency hierarchy (one way, small message; ranges from links.md)\n");
+    for (size_t i = 0; i < strata_link_latency_count(cat); i++) {
+        const strata_latency_t *t = strata_link_latency_at(cat, i);
+        char lo[16], hi[16];
+        printf("  %-18s %8s .. %-8s %s  %s\n", t->id, report_time(t->low, lo, 16),
+               report_time(t->high, hi, 16), t->confidence, t->what);
     }
     printf("\nGB/s per direction of one link (1e9 B/s). goodput = after line code, packet framing\n"
            "at the default MTU (PCIe MPS 256 B, IB and RoCE 4096 B, TCP/IPv4 1500 B) and flow\n"
@@ -124,6 +132,20 @@ static void print_json(const strata_link_catalog_t *cat, const char *category)
         if (category && !same_nocase(l->category, category)) continue;
         print_json_entry(l, ++shown == total);
     }
+    printf("  ],\n  \"latencies\": [\n");
+    for (size_t i = 0; i < strata_link_latency_count(cat); i++) {
+        const strata_latency_t *t = strata_link_latency_at(cat, i);
+        printf("    {\"id\": ");
+        report_json_str(stdout, t->id);
+        printf(", \"what\": ");
+        report_json_str(stdout, t->what);
+        printf(", \"low_us\": %.6g, \"high_us\": %.6g, \"confidence\": ", t->low * 1e6,
+               t->high * 1e6);
+        report_json_str(stdout, t->confidence);
+        printf(", \"source\": ");
+        report_json_str(stdout, t->source);
+        printf("}%s\n", i + 1 < strata_link_latency_count(cat) ? "," : "");
+    }
     printf("  ]\n}\n");
 }
 
@@ -138,13 +160,18 @@ int cmd_links(int argc, char **argv)
         return CLI_OK;
     }
     for (int i = 1; i < argc; i++) {
-        int has = i + 1 < argc;
-        if (strcmp(argv[i], "--json") == 0) json = 1;
-        else if (strcmp(argv[i], "--catalog") == 0 && has) catalog = argv[++i];
-        else if (strcmp(argv[i], "--category") == 0 && has) category = argv[++i];
-        else if (argv[i][0] == '-' && !has && (strcmp(argv[i], "--catalog") == 0 || strcmp(argv[i], "--category") == 0))
-            return cli_usage_error("links", "%s needs a value", argv[i]);
-        else return cli_usage_error("links", "unexpected argument '%s'", argv[i]);
+        const char *o = argv[i];
+        int valued = strcmp(o, "--catalog") == 0 || strcmp(o, "--category") == 0;
+        if (strcmp(o, "--json") == 0)
+            json = 1;
+        else if (!valued)
+            return cli_usage_error("links", "unexpected argument '%s'", o);
+        else if (i + 1 >= argc)
+            return cli_usage_error("links", "%s needs a value", o);
+        else if (strcmp(o, "--catalog") == 0)
+            catalog = argv[++i];
+        else
+            category = argv[++i];
     }
     strata_link_catalog_t *cat = NULL;
     int rc = report_load_links(catalog, &cat);
@@ -156,8 +183,10 @@ int cmd_links(int argc, char **argv)
         strata_link_catalog_destroy(cat);
         return cli_usage_error("links", "no link has category '%s'", category);
     }
-    if (json) print_json(cat, category);
-    else print_table(cat, category);
+    if (json)
+        print_json(cat, category);
+    else
+        print_table(cat, category);
     strata_link_catalog_destroy(cat);
     return CLI_OK;
 }

@@ -3,9 +3,9 @@
  * section for one cluster (the embedded default: 8-GPU H100 servers with
  * NVSwitch and 400G InfiniBand). `strata` with no arguments runs it.
  *
- * Also home of the output helpers the link commands share (report.h).
+ * Also home of the output helpers the link commands share (cli_report.h).
  */
-#include "report.h"
+#include "cli_report.h"
 
 #include <math.h>
 #include <string.h>
@@ -15,7 +15,8 @@
  * channels each (NVIDIA DGX H100 user guide; links.md NVSwitch gen3 row). */
 const report_cluster_t report_default_cluster = {
     .name = "dgx-h100",
-    .summary = "4 servers x 8 H100 SXM (NVLink 4 via 4 NVSwitch gen3), 8 x 400G InfiniBand NDR per server",
+    .summary =
+        "4 servers x 8 H100 SXM (NVLink 4 via 4 NVSwitch gen3), 8 x 400G InfiniBand NDR per server",
     .nodes = 4,
     .gpus_per_node = 8,
     .gpu = "H100 SXM",
@@ -49,10 +50,14 @@ const char *report_gbs(double Bps, char *buf, size_t len)
 
 const char *report_time(double s, char *buf, size_t len)
 {
-    if (s <= 0) snprintf(buf, len, "-");
-    else if (s < 1e-6) snprintf(buf, len, "%.0f ns", s * 1e9);
-    else if (s < 1e-3) snprintf(buf, len, "%.3g us", s * 1e6);
-    else snprintf(buf, len, "%.3g ms", s * 1e3);
+    if (s <= 0)
+        snprintf(buf, len, "-");
+    else if (s < 1e-6)
+        snprintf(buf, len, "%.0f ns", s * 1e9);
+    else if (s < 1e-3)
+        snprintf(buf, len, "%.3g us", s * 1e6);
+    else
+        snprintf(buf, len, "%.3g ms", s * 1e3);
     return buf;
 }
 
@@ -80,9 +85,12 @@ void report_json_str(FILE *out, const char *s)
 {
     fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
-        else if (*p < 0x20) fprintf(out, "\\u%04x", *p);
-        else fputc(*p, out);
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
     }
     fputc('"', out);
 }
@@ -91,13 +99,15 @@ void report_json_str(FILE *out, const char *s)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: strata report [--section NAME] [--catalog FILE]\n\n"
-                 "The main job: every layer of the communication stack of one cluster, and\n"
-                 "where its bottleneck is. Runs on the embedded default cluster (%s).\n\n"
-                 "options:\n"
-                 "  --section NAME   print only this section:",
+    fprintf(out,
+            "usage: strata report [--section NAME] [--catalog FILE]\n\n"
+            "The main job: every layer of the communication stack of one cluster, and\n"
+            "where its bottleneck is. Runs on the embedded default cluster (%s).\n\n"
+            "options:\n"
+            "  --section NAME   print only this section:",
             report_default_cluster.summary);
-    for (size_t i = 0; sections[i]; i++) fprintf(out, " %s", sections[i]->name);
+    for (size_t i = 0; sections[i]; i++)
+        fprintf(out, " %s", sections[i]->name);
     fprintf(out, "\n  --catalog FILE   link catalog (default: <data dir>/links.json)\n"
                  "  -h, --help       this help\n");
 }
@@ -125,16 +135,21 @@ int cmd_report(int argc, char **argv)
         return CLI_OK;
     }
     for (int i = 1; i < argc; i++) {
-        int has = i + 1 < argc;
-        if (strcmp(argv[i], "--section") == 0 && has) only = argv[++i];
-        else if (strcmp(argv[i], "--catalog") == 0 && has) catalog = argv[++i];
-        else return cli_usage_error("report", "unexpected argument '%s'", argv[i]);
+        const char *o = argv[i];
+        if (strcmp(o, "--section") != 0 && strcmp(o, "--catalog") != 0)
+            return cli_usage_error("report", "unexpected argument '%s'", o);
+        if (i + 1 >= argc) return cli_usage_error("report", "%s needs a value", o);
+        if (strcmp(o, "--section") == 0)
+            only = argv[++i];
+        else
+            catalog = argv[++i];
     }
     strata_link_catalog_t *cat = NULL;
     int rc = report_load_links(catalog, &cat);
     if (rc != CLI_OK) return rc;
     const report_cluster_t *cl = &report_default_cluster;
-    printf("strata report: %s (%s, %d GPUs)\n", cl->name, cl->summary, cl->nodes * cl->gpus_per_node);
+    printf("strata report: %s (%s, %d GPUs)\n", cl->name, cl->summary,
+           cl->nodes * cl->gpus_per_node);
     printf("GB/s = 1e9 B/s; figures per direction unless marked bidi.\n");
     report_ctx_t ctx = {stdout, cl, cat};
     rc = run_sections(&ctx, only);

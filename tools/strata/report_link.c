@@ -6,7 +6,7 @@
  * credits a scale-out cable needs, and the latency/bandwidth crossover.
  * Every figure comes from the catalog's derivation; nothing typed in here.
  */
-#include "report.h"
+#include "cli_report.h"
 
 #include <string.h>
 
@@ -45,8 +45,9 @@ static void print_findings(const report_ctx_t *ctx, const tier_t *t)
     const strata_link_t *up = t[1].l, *host = t[2].l, *nic = t[3].l;
     double up_gpu = t[1].per_gpu * up->bw_dir, nic_gpu = t[3].per_gpu * nic->bw_dir;
     fprintf(out, "\n  findings\n");
-    fprintf(out, "  - scale-up/scale-out cliff: %s / %s GB/s = %.1fx per GPU; keep tensor and expert\n"
-                 "    parallel traffic on %s inside a server, data parallel across servers.\n",
+    fprintf(out,
+            "  - scale-up/scale-out cliff: %s / %s GB/s = %.1fx per GPU; keep tensor and expert\n"
+            "    parallel traffic on %s inside a server, data parallel across servers.\n",
             report_gbs(up_gpu, a, 32), report_gbs(nic_gpu, b, 32), up_gpu / nic_gpu, up->id);
     const strata_link_t *sw = strata_link_find(ctx->links, cl->scale_up_switch);
     if (sw) {
@@ -61,12 +62,14 @@ static void print_findings(const report_ctx_t *ctx, const tier_t *t)
             host->bw_dir >= nic->bw_dir ? ">=" : "< (PCIe-bound!)", nic->id,
             report_gbs(nic->bw_dir, b, 32));
     double rtt = strata_link_rtt(nic->line_dir, cl->cable_m, nic->wire);
-    fprintf(out, "  - credits: %s over %g m has a %s link round trip; running at line rate needs\n"
-                 "    %.0f B of receive buffer per virtual lane (rate x RTT).\n",
+    fprintf(out,
+            "  - credits: %s over %g m has a %s link round trip; running at line rate needs\n"
+            "    %.0f B of receive buffer per virtual lane (rate x RTT).\n",
             nic->id, cl->cable_m, report_time(rtt, a, 32),
             strata_credit_buffer(nic->line_dir, rtt));
-    fprintf(out, "  - alpha-beta crossover (latency x bandwidth): %s %.0f KB, %s %.0f KB; smaller\n"
-                 "    messages are latency-bound.\n",
+    fprintf(out,
+            "  - alpha-beta crossover (latency x bandwidth): %s %.0f KB, %s %.0f KB; smaller\n"
+            "    messages are latency-bound.\n",
             up->id, up->latency * up_gpu / 1e3, nic->id, nic->latency * nic_gpu / 1e3);
 }
 
@@ -76,7 +79,8 @@ static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
     const char *ids[5] = {cl->hbm, cl->scale_up, cl->host_link, cl->nic, cl->host_memory};
     const strata_link_t *l[5];
     for (int i = 0; i < 5; i++)
-        if (need(ctx, ids[i], &l[i], err) != STRATA_OK) return err ? err->status : STRATA_ERR_NOT_FOUND;
+        if (need(ctx, ids[i], &l[i], err) != STRATA_OK)
+            return err ? err->status : STRATA_ERR_NOT_FOUND;
     tier_t t[5] = {
         {"GPU memory", l[0], 1},
         {"scale-up", l[1], l[1]->links},
@@ -90,7 +94,8 @@ static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
     fprintf(out, "  %-16s %-11s %9s %9s %11s %10s %9s %9s\n", "tier", "link", "per link",
             "links/GPU", "GPU total", "bidi", "latency", "vs s-up");
     double ref = t[1].per_gpu * l[1]->bw_dir;
-    for (int i = 0; i < 5; i++) print_tier(out, &t[i], ref);
+    for (int i = 0; i < 5; i++)
+        print_tier(out, &t[i], ref);
     print_findings(ctx, t);
     return STRATA_OK;
 }

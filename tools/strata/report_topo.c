@@ -11,7 +11,7 @@
  * host link (PCIe switches are not modelled); the fat-tree uses radix-64
  * switches (NVIDIA Quantum-2: 64 × 400G ports, links.md NDR row).
  */
-#include "report.h"
+#include "cli_report.h"
 
 #include <string.h>
 

@@ -1,12 +1,13 @@
 /*
- * report.h — `strata report`, the main job, and the output helpers shared
+ * cli_report.h — `strata report`, the main job, and the output helpers shared
  * by the link commands.
  *
  * A report is a list of sections, one per layer of the stack, each printed
  * for the same cluster. A layer adds its section by adding ONE file,
  * tools/strata/report_<layer>.c, that defines a report_section_t, and one
  * line in the section table of cmd_report.c (plus its extern line below).
- * Sections use only the public API and print to ctx->out.
+ * Sections use only the public API and print to ctx->out. (Named cli_report.h
+ * because tests/layering.sh reserves "report.h" for the report module.)
  */
 #ifndef STRATA_CLI_REPORT_H
 #define STRATA_CLI_REPORT_H
@@ -25,8 +26,8 @@ typedef struct report_cluster {
     const char *scale_up;        /* GPU-GPU link, e.g. "nvlink4" */
     const char *scale_up_switch; /* its switch chip, e.g. "nvswitch3" ("" if none) */
     int switches_per_node;
-    const char *host_link;   /* GPU/NIC to host, e.g. "pcie5" */
-    const char *nic;         /* scale-out port, e.g. "ib-ndr" */
+    const char *host_link; /* GPU/NIC to host, e.g. "pcie5" */
+    const char *nic;       /* scale-out port, e.g. "ib-ndr" */
     int nics_per_node;
     const char *host_memory; /* CPU memory channel, e.g. "ddr5-4800" */
     int host_memory_channels;
