@@ -226,7 +226,9 @@ STRATA_API strata_status_t strata_topo_build_switch(int32_t n, const strata_topo
  *            (k/2)^2 cores, aggregation j of each pod on cores j·k/2..;
  *            up to k pods (Al-Fares et al., SIGCOMM 2008).
  * endpoints 0 means the full tree (k, k²/2, k³/4); fewer builds a partial
- * tree with only the leaves/pods needed. oversub[t] (t = 1..tiers-1) is
+ * tree with only the leaves/pods needed, each switch with as many up-links
+ * as its tier's fullest switch has down-links (non-blocking, fewest
+ * switches). oversub[t] (t = 1..tiers-1) is
  * the down:up ratio at tier t (1 = non-blocking, 4 = 4:1); it is modelled
  * by dividing the per-link bandwidth of the links above tier t by it (so
  * ECMP structure is unchanged); 0 means 1. link[t] is the spec of links at
