@@ -132,7 +132,7 @@ static strata_status_t net_sizes(net_plan_t *p, const int32_t *per_leaf, int32_t
 static strata_status_t build_net(strata_topo_t *t, net_plan_t *p, const int32_t *per_leaf,
                                  strata_error_t *err)
 {
-    int32_t h = p->ft->k / 2, aggs, cores, leaf0, agg0 = 0, core0 = 0;
+    int32_t h = p->ft->k / 2, aggs = 0, cores = 0, leaf0 = 0, agg0 = 0, core0 = 0;
     strata_status_t st = net_sizes(p, per_leaf, &aggs, &cores, err);
     int32_t u1 = p->u1, u2 = p->u2;
     if (!st) st = add_switches(t, p->leaves, 1, "leaf", &leaf0, err);
