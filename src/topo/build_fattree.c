@@ -136,8 +136,7 @@ static strata_status_t build_net(strata_topo_t *t, net_plan_t *p, const int32_t 
     strata_status_t st = net_sizes(p, per_leaf, &aggs, &cores, err);
     int32_t u1 = p->u1, u2 = p->u2;
     if (!st) st = add_switches(t, p->leaves, 1, "leaf", &leaf0, err);
-    if (!st && aggs)
-        st = add_switches(t, aggs, 2, p->ft->tiers == 2 ? "spine" : "agg", &agg0, err);
+    if (!st && aggs) st = add_switches(t, aggs, 2, p->ft->tiers == 2 ? "spine" : "agg", &agg0, err);
     if (!st && cores) st = add_switches(t, cores, 3, "core", &core0, err);
     size_t nl = (size_t)p->n_att + (size_t)p->leaves * u1 + (size_t)aggs * u2;
     if (!st) st = topo_reserve_links(t, t->nlink + (int32_t)nl, err);
@@ -184,7 +183,8 @@ static strata_status_t plan_leaf_counts(net_plan_t *p, int32_t **per_leaf_p, str
 {
     int32_t *c = util_calloc((size_t)p->leaves, sizeof(int32_t));
     if (!c) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory planning leaves");
-    for (int32_t i = 0; i < p->n_att; i++) c[p->att_leaf[i]]++;
+    for (int32_t i = 0; i < p->n_att; i++)
+        c[p->att_leaf[i]]++;
     *per_leaf_p = c;
     return STRATA_OK;
 }
@@ -233,8 +233,7 @@ strata_status_t strata_topo_build_fattree(const strata_topo_fattree_t *ft,
         t->shape.sym_classes = 1;
         topo_shape_set_closed(&t->shape, (double)(n / 2) * share,
                               "fat-tree: half the %s, %lld endpoints x %.4g GB/s (min over tiers)",
-                              ft->tiers == 3 ? "pods" : "leaves", (long long)(n / 2),
-                              share / 1e9);
+                              ft->tiers == 3 ? "pods" : "leaves", (long long)(n / 2), share / 1e9);
     }
     util_free(att);
     util_free(leaf);
@@ -262,8 +261,8 @@ static strata_status_t check_server(const strata_topo_server_t *s, int32_t serve
                                 "%s: %d NICs do not divide %d accelerators", n, (int)s->nics,
                                 (int)s->accels);
     if (s->nics > 0 && s->nics > s->accels)
-        return strata_error_set(err, STRATA_ERR_INVALID, "%s: more NICs (%d) than accelerators",
-                                n, (int)s->nics);
+        return strata_error_set(err, STRATA_ERR_INVALID, "%s: more NICs (%d) than accelerators", n,
+                                (int)s->nics);
     if (s->scaleup_switches < 0 || s->pcie_switches < 0 || s->cpus < 0)
         return strata_error_set(err, STRATA_ERR_INVALID, "%s: negative device count", n);
     if (servers < 1 || servers > 1 << 20)
@@ -271,7 +270,10 @@ static strata_status_t check_server(const strata_topo_server_t *s, int32_t serve
     return STRATA_OK;
 }
 
-static bool spec_set(const strata_topo_linkspec_t *s) { return s->kind || s->bw_dir > 0; }
+static bool spec_set(const strata_topo_linkspec_t *s)
+{
+    return s->kind || s->bw_dir > 0;
+}
 
 /* Devices of one server, in a fixed order: accelerators, scale-up
  * switches, NICs, PCIe switches, CPUs. Returns the first device id. */
@@ -279,9 +281,12 @@ static strata_status_t add_server_devices(strata_topo_t *t, const strata_topo_se
                                           int32_t g, strata_error_t *err)
 {
     strata_status_t st = STRATA_OK;
-    struct { strata_dev_kind_t kind; int32_t n; } parts[] = {
-        {STRATA_DEV_ACCEL, s->accels},         {STRATA_DEV_SCALEUP_SWITCH, s->scaleup_switches},
-        {STRATA_DEV_NIC, s->nics},             {STRATA_DEV_PCIE_SWITCH, s->pcie_switches},
+    struct {
+        strata_dev_kind_t kind;
+        int32_t n;
+    } parts[] = {
+        {STRATA_DEV_ACCEL, s->accels}, {STRATA_DEV_SCALEUP_SWITCH, s->scaleup_switches},
+        {STRATA_DEV_NIC, s->nics},     {STRATA_DEV_PCIE_SWITCH, s->pcie_switches},
         {STRATA_DEV_CPU, s->cpus},
     };
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !st; i++)
@@ -306,8 +311,8 @@ static strata_status_t wire_server(strata_topo_t *t, const strata_topo_server_t 
                 st = strata_topo_add_link(t, b + a, b + c, &s->scaleup, NULL, err);
     if (P == 0) {
         for (int32_t a = 0; a < A && N && !st; a++) {
-            st = strata_topo_add_link(t, b + a, nic + (int32_t)((int64_t)a * N / A), &s->pcie,
-                                      NULL, err);
+            st = strata_topo_add_link(t, b + a, nic + (int32_t)((int64_t)a * N / A), &s->pcie, NULL,
+                                      err);
             if (!st) st = strata_topo_set_nic(t, b + a, nic + (int32_t)((int64_t)a * N / A), err);
         }
         return st;
@@ -374,7 +379,6 @@ static int32_t server_size(const strata_topo_server_t *s)
     return s->accels + s->scaleup_switches + s->nics + s->pcie_switches + s->cpus;
 }
 
-
 strata_status_t strata_topo_build_cluster(const strata_topo_server_t *sv, int32_t servers,
                                           const strata_topo_fattree_t *net, bool rail,
                                           const strata_link_catalog_t *cat, strata_topo_t **topo_p,
@@ -385,11 +389,9 @@ strata_status_t strata_topo_build_cluster(const strata_topo_server_t *sv, int32_
     if (!st && has_net) st = check_ft(net, err);
     if (st) return st;
     if (!has_net && servers > 1)
-        return strata_error_set(err, STRATA_ERR_INVALID, "%d servers need a network",
-                                (int)servers);
+        return strata_error_set(err, STRATA_ERR_INVALID, "%d servers need a network", (int)servers);
     if (has_net && (sv->nics == 0 || !spec_set(&sv->nic_net)))
-        return strata_error_set(err, STRATA_ERR_INVALID,
-                                "%s: a network needs NICs and a NIC link",
+        return strata_error_set(err, STRATA_ERR_INVALID, "%s: a network needs NICs and a NIC link",
                                 sv->name ? sv->name : "server");
     char name[128];
     snprintf(name, sizeof(name), "%s:%d%s", sv->name ? sv->name : "server", (int)servers,
@@ -400,8 +402,10 @@ strata_status_t strata_topo_build_cluster(const strata_topo_server_t *sv, int32_
     if ((int64_t)per * servers > 1 << 26)
         st = strata_error_set(err, STRATA_ERR_RANGE, "cluster too large");
     if (!st) st = topo_reserve_devices(t, per * servers, err);
-    for (int32_t s = 0; s < servers && !st; s++) st = add_server_devices(t, sv, s, err);
-    for (int32_t s = 0; s < servers && !st; s++) st = wire_server(t, sv, s * per, err);
+    for (int32_t s = 0; s < servers && !st; s++)
+        st = add_server_devices(t, sv, s, err);
+    for (int32_t s = 0; s < servers && !st; s++)
+        st = wire_server(t, sv, s * per, err);
     t->shape.kind = TOPO_SHAPE_TIERED;
     if (!st && has_net) st = cluster_net(t, sv, servers, per, net, rail, err);
     if (!st) st = strata_topo_finish(t, err);

@@ -90,8 +90,11 @@ static void test_ring_fattree(void **state)
 static void test_brute_force_agreement(void **state)
 {
     (void)state;
-    const char *specs[] = {"torus:4x4x2,bw=10", "mesh:3x5,bw=10", "full:6,bw=10",
-                           "switch:7,bw=10",    "fattree:k=4,tiers=3,n=11,bw=10",
+    const char *specs[] = {"torus:4x4x2,bw=10",
+                           "mesh:3x5,bw=10",
+                           "full:6,bw=10",
+                           "switch:7,bw=10",
+                           "fattree:k=4,tiers=3,n=11,bw=10",
                            "fattree:k=6,tiers=2,bw=10"};
     for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
         strata_topo_t *t = spec(specs[i], NULL);
@@ -148,7 +151,10 @@ static void test_clusters_with_catalog(void **state)
 static void test_spec_errors(void **state)
 {
     (void)state;
-    struct { const char *spec, *msg; strata_status_t st; } bad[] = {
+    struct {
+        const char *spec, *msg;
+        strata_status_t st;
+    } bad[] = {
         {"ring:", "expected a size", STRATA_ERR_INVALID},
         {"ring:x", "expected a count, got 'x'", STRATA_ERR_INVALID},
         {"ring:2,bw=10", "ring: 2 accelerators", STRATA_ERR_INVALID},
@@ -186,7 +192,8 @@ static void test_alloc_failure(void **state)
     for (long n = 0; n < 2000 && !(built && measured); n++) {
         strata_topo_t *t = NULL;
         util_alloc_fail_after(n);
-        strata_status_t st = strata_topo_load_spec("railft:servers=5,gpus=2,k=4,bw=10", cat, &t, NULL);
+        strata_status_t st =
+            strata_topo_load_spec("railft:servers=5,gpus=2,k=4,bw=10", cat, &t, NULL);
         util_alloc_fail_after(-1);
         if (st) {
             assert_int_equal(st, STRATA_ERR_NOMEM);
@@ -197,8 +204,10 @@ static void test_alloc_failure(void **state)
         util_alloc_fail_after(n);
         st = strata_topo_metrics(t, &m, NULL);
         util_alloc_fail_after(-1);
-        if (st) assert_int_equal(st, STRATA_ERR_NOMEM);
-        else measured = 1;
+        if (st)
+            assert_int_equal(st, STRATA_ERR_NOMEM);
+        else
+            measured = 1;
         strata_topo_destroy(t);
     }
     strata_link_catalog_destroy(cat);
@@ -208,10 +217,8 @@ static void test_alloc_failure(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring_fattree),
-        cmocka_unit_test(test_brute_force_agreement),
-        cmocka_unit_test(test_clusters_with_catalog),
-        cmocka_unit_test(test_spec_errors),
+        cmocka_unit_test(test_ring_fattree),          cmocka_unit_test(test_brute_force_agreement),
+        cmocka_unit_test(test_clusters_with_catalog), cmocka_unit_test(test_spec_errors),
         cmocka_unit_test(test_alloc_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
