@@ -46,22 +46,15 @@ static int parse_args(int argc, char **argv, topo_args_t *a)
     memset(a, 0, sizeof(*a));
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
-        if (strcmp(s, "--json") == 0)
-            a->json = 1;
+        if (strcmp(s, "--json") == 0) a->json = 1;
         else if (strcmp(s, "-o") == 0 || strcmp(s, "--catalog") == 0) {
             if (i + 1 >= argc) return cli_usage_error("topo", "%s needs a file name", s);
-            if (s[1] == 'o')
-                a->out = argv[++i];
-            else
-                a->catalog = argv[++i];
-        } else if (s[0] == '-' && s[1])
-            return cli_usage_error("topo", "unknown option '%s'", s);
-        else if (!a->action)
-            a->action = s;
-        else if (!a->cluster)
-            a->cluster = s;
-        else
-            return cli_usage_error("topo", "unexpected argument '%s'", s);
+            if (s[1] == 'o') a->out = argv[++i];
+            else a->catalog = argv[++i];
+        } else if (s[0] == '-' && s[1]) return cli_usage_error("topo", "unknown option '%s'", s);
+        else if (!a->action) a->action = s;
+        else if (!a->cluster) a->cluster = s;
+        else return cli_usage_error("topo", "unexpected argument '%s'", s);
     }
     if (!a->action) return cli_usage_error("topo", "missing action: show, metrics or dot");
     if (strcmp(a->action, "show") && strcmp(a->action, "metrics") && strcmp(a->action, "dot"))
@@ -86,13 +79,16 @@ static void write_svg(const char *dot_path)
         _exit(127);
     }
     int status = 0;
-    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+        WEXITSTATUS(status) == 0)
         fprintf(stderr, "strata topo: wrote %s and %s\n", dot_path, svg);
     else
-        fprintf(stderr, "strata topo: wrote %s (no SVG: Graphviz 'dot' not available)\n", dot_path);
+        fprintf(stderr, "strata topo: wrote %s (no SVG: Graphviz 'dot' not available)\n",
+                dot_path);
 }
 
-static strata_status_t run_action(const topo_args_t *a, const strata_topo_t *t, strata_error_t *err)
+static strata_status_t run_action(const topo_args_t *a, const strata_topo_t *t,
+                                  strata_error_t *err)
 {
     if (strcmp(a->action, "show") == 0) return strata_topo_print(t, a->json, stdout, err);
     if (strcmp(a->action, "metrics") == 0) {
