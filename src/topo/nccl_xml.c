@@ -5,7 +5,8 @@
  * Grammar (shared/reference/nccl.md §3.2, NVIDIA/nccl src/graph/xml.cc):
  *   system(version) > cpu(numaid, arch, vendor) > { pci*, nic* }
  *   pci(busid, class, link_speed, link_width) > { pci*, gpu, nic }
- *   gpu(dev, sm) > nvlink(target, count, tclass)*      nic > net(name, speed)*
+ *   gpu(dev, sm) > { nvlink(target, count, tclass)*, c2c(count, bw)* }
+ *   nic > net(name, speed)*
  * Mapping: cpu → cpu<numaid>; pci class 0x0604xx → pcie-switch; a pci with
  * <gpu> → gpu<dev>; every <net> → one NIC whose port is the catalog kind of
  * its speed (Mb/s; InfiniBand when the PCI class is 0x0207xx, RoCE for a
@@ -57,6 +58,7 @@ typedef struct xml_reader {
     UTIL_VEC(busid_map_t) switches; /* NVSwitch busid → group */
     long ngpu_sm;                   /* sm of the GPUs (for the NVLink kind) */
     long nnic, npcisw;
+    long cpu;                       /* group of the <cpu> being read */
 } xml_reader_t;
 
 /* ==== Attributes ==== */
@@ -189,6 +191,23 @@ static strata_status_t read_nic(xml_reader_t *r, xmlNodePtr nic, long parent, lo
     return STRATA_OK;
 }
 
+/* <c2c count bw> of a Grace-Hopper/Blackwell GPU: count NVLink-C2C links
+ * to its CPU (nccl.md §3.2; bw, MB/s per link, is NCCL's own figure and is
+ * only checked to be a number: the catalog gives the bandwidth). */
+static strata_status_t read_c2c(xml_reader_t *r, xmlNodePtr gpu, long g)
+{
+    for (xmlNodePtr n = gpu->children; n; n = n->next) {
+        if (!is(n, "c2c")) continue;
+        long count = 1, bw = 0;
+        strata_status_t st;
+        if ((st = attr_long(r, n, "count", true, &count)) || (st = attr_long(r, n, "bw", false, &bw)))
+            return st;
+        if (count < 1) return xerr(r, n, "<c2c> attribute 'count' must be >= 1");
+        if (topoio_add_conn(r->c, g, -1, r->cpu, -1, "nvlink-c2c", count, 0)) return oom(r);
+    }
+    return STRATA_OK;
+}
+
 static strata_status_t read_gpu(xml_reader_t *r, xmlNodePtr gpu, const char *busid, long parent,
                                 const char *pkind, long lanes)
 {
@@ -218,7 +237,7 @@ static strata_status_t read_gpu(xml_reader_t *r, xmlNodePtr gpu, const char *bus
         if (v.count < 1) return xerr(r, n, "<nvlink> attribute 'count' must be >= 1");
         if (UTIL_VEC_PUSH(&r->nvls, v)) return oom(r);
     }
-    return STRATA_OK;
+    return read_c2c(r, gpu, g);
 }
 
 static strata_status_t read_pci(xml_reader_t *r, xmlNodePtr pci, long parent);
@@ -337,6 +356,7 @@ static strata_status_t read_cpu(xml_reader_t *r, xmlNodePtr cpu, long index)
     snprintf(model, sizeof(model), "%s%s%s", vendor, vendor[0] && arch[0] ? " " : "", arch);
     long g = add_dev(r, name, "cpu", model[0] ? model : NULL);
     if (g < 0) return oom(r);
+    r->cpu = g;
     return read_children(r, cpu, g);
 }
 
