@@ -313,12 +313,43 @@ static strata_status_t build_torus(const topoio_cluster_t *c, const strata_link_
 
 /* ==== Entry ==== */
 
+/* Largest graph built from a description: 16M devices or links, ~100× a
+ * 100k-GPU cluster, so a typo ("count": 100000000) fails fast instead of
+ * exhausting memory or time. */
+#define MAX_ELEMENTS (1L << 24)
+
+/* Device pairs one link rule joins in one server. */
+static double conn_pairs(const topoio_cluster_t *c, const topoio_conn_t *k)
+{
+    double na = k->a.index >= 0 ? 1 : (double)c->groups.v[k->a.group].count;
+    if (k->map == TOPOIO_MAP_MESH) return na * (na - 1) / 2;
+    double nb = k->b.index >= 0 ? 1 : (double)c->groups.v[k->b.group].count;
+    return k->map == TOPOIO_MAP_BLOCK ? (na > nb ? na : nb) : na * nb;
+}
+
+static strata_status_t check_size(const topoio_cluster_t *c, strata_error_t *err)
+{
+    double dev = 0, links = 0;
+    for (size_t g = 0; g < c->groups.n; g++) dev += (double)c->groups.v[g].count;
+    for (size_t k = 0; k < c->conns.n; k++) links += conn_pairs(c, &c->conns.v[k]);
+    if (dev * (double)c->servers > (double)MAX_ELEMENTS ||
+        links * (double)c->servers > (double)MAX_ELEMENTS)
+        return strata_error_set(err, STRATA_ERR_RANGE,
+                                "%s: %.0f devices and %.0f links is beyond what strata builds "
+                                "(%ld of each)", c->name ? c->name : "cluster",
+                                dev * (double)c->servers, links * (double)c->servers,
+                                MAX_ELEMENTS);
+    return STRATA_OK;
+}
+
 strata_status_t topoio_instantiate(const topoio_cluster_t *c, const strata_link_catalog_t *cat,
                                    strata_topo_t **topo_p, strata_error_t *err)
 {
     if (c->max_servers && c->servers > c->max_servers)
         return strata_error_set(err, STRATA_ERR_RANGE, "%s: at most %ld servers, asked for %ld",
                                 c->name ? c->name : "cluster", c->max_servers, c->servers);
+    strata_status_t st0 = check_size(c, err);
+    if (st0) return st0;
     if (c->net.builder && strcmp(c->net.builder, "torus") == 0)
         return build_torus(c, cat, topo_p, err);
     builder_t b = {.c = c, .cat = cat, .err = err};

@@ -371,6 +371,27 @@ static void test_oversub_and_nics(void **state)
     strata_topo_destroy(t);
 }
 
+/* Typos that would build billions of elements fail fast. */
+static void test_too_large(void **state)
+{
+    (void)state;
+    topoio_cluster_t *c = NULL;
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    /* A full mesh of 100,000 GPUs: 100000·99999/2 ≈ 5e9 links. */
+    const char *mesh = "{\"server\": {\"devices\": [{\"name\": \"g\", \"kind\": \"gpu\","
+                       " \"count\": 100000}], \"links\": [{\"mesh\": \"g\", \"link\": \"nvlink4\"}]}}";
+    must(topoio_load_json_text(mesh, "m.json", cat, &c, &err), &err);
+    assert_int_equal(topoio_instantiate(c, cat, &t, &err), STRATA_ERR_RANGE);
+    assert_non_null(strstr(err.msg, "beyond what strata builds"));
+    topoio_cluster_destroy(c);
+    /* 26 devices × 1,000,000 servers. */
+    c = load_preset("dgx-h100:1000000");
+    assert_int_equal(topoio_instantiate(c, cat, &t, &err), STRATA_ERR_RANGE);
+    assert_null(t);
+    topoio_cluster_destroy(c);
+}
+
 static void test_torus_shapes(void **state)
 {
     (void)state;
@@ -399,7 +420,7 @@ int main(void)
         cmocka_unit_test(test_file_errors),       cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_lanes_scale_bandwidth),
         cmocka_unit_test(test_rail_network),      cmocka_unit_test(test_oversub_and_nics),
-        cmocka_unit_test(test_torus_shapes),
+        cmocka_unit_test(test_torus_shapes),      cmocka_unit_test(test_too_large),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
