@@ -8,11 +8,10 @@
  * NVIDIA/AMD/Intel) become accelerators, network controllers become NICs,
  * each joined to the PCIe switch above it (an upstream-port bridge with
  * downstream-port bridges below, folded into one device) or else to the
- * CPU, by a PCIe link of the generation and width the device trained to (hwloc's linkspeed, in GB/s, divided by the width from
- * sysfs current_link_width gives the per-lane rate, hence the generation).
- * A NIC's port speed comes from /sys/class/net/<if>/speed (Mb/s); missing
- * or -1 (virtual NICs, link down) is reported as "speed unknown" and the
- * NIC gets no network port.
+ * CPU, by a PCIe link of the generation and width the device trained to (hwloc's linkspeed, in
+ * GB/s, divided by the width from sysfs current_link_width gives the per-lane rate, hence the
+ * generation). A NIC's port speed comes from /sys/class/net/<if>/speed (Mb/s); missing or -1
+ * (virtual NICs, link down) is reported as "speed unknown" and the NIC gets no network port.
  *
  * Degrading: hwloc may fail to load (no /sys, unreadable XML) or find no
  * PCI devices (containers, VMs without passthrough). Neither is an error:
@@ -41,9 +40,9 @@ typedef struct switch_map {
 typedef struct host {
     topoio_cluster_t *c;
     UTIL_VEC(switch_map_t) switches;
-    long cpu;         /* group of the host CPU */
+    long cpu; /* group of the host CPU */
     long ngpu, nnic, nother;
-    char notes[512];  /* what could not be found, for the description */
+    char notes[512]; /* what could not be found, for the description */
 } host_t;
 
 static void note(host_t *h, const char *s)
@@ -77,7 +76,8 @@ static void cpu_info(hwloc_topology_t t, char *buf, size_t len)
     char mem[32];
     double bytes = 0;
     for (int i = 0; i < count(t, HWLOC_OBJ_NUMANODE); i++)
-        bytes += (double)hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, i)->attr->numanode.local_memory;
+        bytes +=
+            (double)hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, i)->attr->numanode.local_memory;
     util_fmt_bytes(bytes, mem, sizeof(mem));
     snprintf(buf, len, "%d package(s), %d core(s), %d PU(s), %d NUMA node(s) with %s",
              count(t, HWLOC_OBJ_PACKAGE), count(t, HWLOC_OBJ_CORE), count(t, HWLOC_OBJ_PU),
@@ -266,7 +266,8 @@ static strata_status_t add_pci(host_t *h, hwloc_obj_t o, strata_error_t *err)
     char note[64];
     pcie_link(p, kind, &lanes, note, sizeof(note));
     long speed = nic ? nic_speed(ifname) : 0;
-    snprintf(info, sizeof(info), "PCI %s%s%s", busid, note, nic && speed < 0 ? ", speed unknown" : "");
+    snprintf(info, sizeof(info), "PCI %s%s%s", busid, note,
+             nic && speed < 0 ? ", speed unknown" : "");
     topoio_group_t *gr = &h->c->groups.v[g];
     char ids[32];
     snprintf(ids, sizeof(ids), "PCI device %04x:%04x", p->vendor_id, p->device_id);
@@ -286,8 +287,9 @@ static strata_status_t add_pcis(host_t *h, hwloc_topology_t t, strata_error_t *e
     int n = 0;
     for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(t, o)) != NULL && !st; n++)
         st = add_pci(h, o, err);
-    if (n == 0) note(h, "hwloc reports no PCI devices (container or VM without PCI access): "
-                        "no GPU or NIC described");
+    if (n == 0)
+        note(h, "hwloc reports no PCI devices (container or VM without PCI access): "
+                "no GPU or NIC described");
     return st;
 }
 
@@ -304,12 +306,15 @@ static hwloc_topology_t load_hwloc(host_t *h)
     }
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     int rc = 0;
-    if (xml && *xml) rc = hwloc_topology_set_xml(t, xml);
-    else if (syn && *syn) rc = hwloc_topology_set_synthetic(t, syn);
+    if (xml && *xml)
+        rc = hwloc_topology_set_xml(t, xml);
+    else if (syn && *syn)
+        rc = hwloc_topology_set_synthetic(t, syn);
     if (rc == 0) rc = hwloc_topology_load(t);
     if (rc != 0) {
         char msg[300];
-        snprintf(msg, sizeof(msg), "hwloc could not read the topology%s%s: CPU count from sysconf only",
+        snprintf(msg, sizeof(msg),
+                 "hwloc could not read the topology%s%s: CPU count from sysconf only",
                  xml && *xml ? " from " : "", xml && *xml ? xml : "");
         note(h, msg);
         hwloc_topology_destroy(t);
@@ -334,8 +339,10 @@ strata_status_t topoio_hwloc_load(const strata_link_catalog_t *cat, topoio_clust
         return st;
     }
     char desc[800];
-    snprintf(desc, sizeof(desc), "this host (hwloc): %ld GPU(s), %ld NIC(s), %ld other PCI "
-             "device(s)%s%s", h.ngpu, h.nnic, h.nother, h.notes[0] ? "; " : "", h.notes);
+    snprintf(desc, sizeof(desc),
+             "this host (hwloc): %ld GPU(s), %ld NIC(s), %ld other PCI "
+             "device(s)%s%s",
+             h.ngpu, h.nnic, h.nother, h.notes[0] ? "; " : "", h.notes);
     if (h.notes[0]) strata_log(STRATA_LOG_WARN, "local topology: %s", h.notes);
     h.c->name = topoio_str(h.c, "local");
     h.c->description = topoio_str(h.c, desc);

@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 static topoio_cluster_t *load_local(void)
 {
     topoio_cluster_t *c = NULL;
@@ -27,7 +26,8 @@ static void builds(const topoio_cluster_t *c)
     strata_topo_t *t = NULL;
     strata_error_t err;
     char buf[1024];
-    if (topoio_instantiate(c, cat, &t, &err)) fail_msg("%s", strata_error_str(&err, buf, sizeof(buf)));
+    if (topoio_instantiate(c, cat, &t, &err))
+        fail_msg("%s", strata_error_str(&err, buf, sizeof(buf)));
     assert_true(strata_topo_endpoint_count(t) >= 1);
     strata_topo_destroy(t);
 }
@@ -90,8 +90,10 @@ static const char *const xml =
     " allowed_nodeset=\"0x00000001\" gp_index=\"1\">\n"
     "  <object type=\"Package\" os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\""
     " nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"2\">\n"
-    "   <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\""
-    " nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"3\" local_memory=\"1073741824\"/>\n"
+    "   <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x00000003\" "
+    "complete_cpuset=\"0x00000003\""
+    " nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"3\" "
+    "local_memory=\"1073741824\"/>\n"
     "   <object type=\"Core\" os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\""
     " nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"4\">\n"
     "    <object type=\"PU\" os_index=\"0\" cpuset=\"0x00000001\" complete_cpuset=\"0x00000001\""
