@@ -416,6 +416,34 @@ STRATA_API strata_status_t strata_topo_metrics_print(const strata_topo_metrics_t
 STRATA_API strata_status_t strata_topo_write_dot(const strata_topo_t *topo, FILE *out,
                                                  strata_error_t *err);
 
+/* ==== Topology I/O: presets, cluster files, NCCL XML, local host ====
+ * (section owned by the I/O half, branch topoio; docs/formats.md)
+ *
+ * A non-builder cluster spec is one of
+ *   NAME[:SERVERS][,key=value...]  a preset of <data dir>/presets (dgx-h100:16)
+ *   FILE.json[,key=value...]       a cluster file
+ *   FILE.xml[,key=value...]        an NCCL topology (NCCL_TOPO_DUMP_FILE)
+ *   local                          this host, through hwloc
+ * with keys servers, net (rail-fat-tree|fat-tree|switch|none), oversub
+ * (leaf ratio, or R1:R2 leaf first), nics, port (catalog id), tiers, radix.
+ * strata_topo_load_spec builds any of them. Errors in files carry
+ * file:line:col. Thread safety: none of these keep state. */
+
+/* Write the cluster `spec` names as a cluster file (the JSON that
+ * FILE.json specs read back) to out. */
+STRATA_API strata_status_t strata_cluster_export(const char *spec,
+                                                 const strata_link_catalog_t *cat, FILE *out,
+                                                 strata_error_t *err);
+/* Print what the spec describes: devices with model and details (caches,
+ * PCIe links, NIC speeds for `local`), intra-server links, network and the
+ * sources cited. */
+STRATA_API strata_status_t strata_cluster_describe(const char *spec,
+                                                   const strata_link_catalog_t *cat, FILE *out,
+                                                   strata_error_t *err);
+/* The available preset names, comma-separated, into buf (always
+ * NUL-terminated); returns buf. */
+STRATA_API const char *strata_cluster_presets(char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

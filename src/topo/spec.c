@@ -22,6 +22,7 @@
 #define _DEFAULT_SOURCE /* strsep */
 #define _POSIX_C_SOURCE 200809L
 #include "topo.h"
+#include "topoio.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -202,17 +203,12 @@ static strata_status_t build_from(const char *kind, char *arg, spec_opts_t *o,
 static const char *const builders[] = {"ring", "mesh", "torus", "full", "switch", "fattree",
                                        "railft", NULL};
 
-/* Specs that are not builder specs: presets, files, "local". Extended by
- * the I/O half of the layer; here every such spec is unknown. */
+/* Specs that are not builder specs: presets, files, "local" — the I/O
+ * half of the layer (cluster_spec.c). */
 static strata_status_t topo_spec_other(const char *spec, const strata_link_catalog_t *cat,
                                        strata_topo_t **topo_p, strata_error_t *err)
 {
-    (void)cat;
-    (void)topo_p;
-    return strata_error_set(err, STRATA_ERR_NOT_FOUND,
-                            "unknown cluster '%s' (expected e.g. ring:8, torus:4x4x4, "
-                            "fattree:k=8, railft:servers=4,gpus=8)",
-                            spec);
+    return topoio_load_spec(spec, cat, topo_p, err);
 }
 
 strata_status_t strata_topo_load_spec(const char *spec, const strata_link_catalog_t *cat,
