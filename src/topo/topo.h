@@ -67,6 +67,10 @@ struct strata_topo {
     int32_t *adj_off;  /* ndev + 1 */
     int32_t *adj_nbr;  /* 2 × nlink */
     int32_t *adj_chan; /* outgoing channel for each adjacency entry */
+    /* Rows are sorted by (tier, id) of the neighbour: entries
+     * [adj_off[v], adj_same[v]) are lower tiers, [adj_same[v], adj_up[v])
+     * the same tier, [adj_up[v], adj_off[v+1]) higher tiers. */
+    int32_t *adj_same, *adj_up;
 
     int32_t nep;
     int32_t *ep; /* rank → device */
@@ -80,10 +84,13 @@ struct strata_topo {
 strata_status_t topo_reserve_devices(strata_topo_t *t, int32_t n, strata_error_t *err);
 strata_status_t topo_reserve_links(strata_topo_t *t, int32_t n, strata_error_t *err);
 
+/* Index in the CSR arrays of neighbour b in a's row, or -1 (graph.c). */
+int32_t topo_row_find(const strata_topo_t *t, int32_t a, int32_t b);
+
 /* Resolve a link spec to figures for ONE link (graph.c). */
 strata_status_t topo_spec_resolve(const strata_topo_t *t, const strata_topo_linkspec_t *spec,
-                                  const char **kind_p, int32_t *mult_p, double *bw_p,
-                                  double *lat_p, strata_error_t *err);
+                                  const char **kind_p, int32_t *mult_p, double *bw_p, double *lat_p,
+                                  strata_error_t *err);
 
 /* Breadth-first hop distances from src over the whole graph into dist
  * (ndev entries, -1 unreachable), using queue (ndev entries) as scratch.
