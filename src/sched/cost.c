@@ -238,7 +238,11 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
     int32_t e0 = strata_topo_endpoint(t, 0);
     if (m.nranks > 1) {
         st = pair_figures(rt, t, e0, strata_topo_endpoint(t, 1), &m.bw_intra, &m.lat_intra, err);
-        snprintf(m.intra_kind, sizeof(m.intra_kind), "%s", link_kind_to(t, e0, -1));
+        /* the scale-up kind: links to switch chips, else to peers, else any */
+        const char *k = link_kind_to(t, e0, STRATA_DEV_SCALEUP_SWITCH);
+        if (!k[0]) k = link_kind_to(t, e0, STRATA_DEV_ACCEL);
+        if (!k[0]) k = link_kind_to(t, e0, -1);
+        snprintf(m.intra_kind, sizeof(m.intra_kind), "%s", k);
     }
     if (!st && m.servers > 1) {
         double lat_far;
