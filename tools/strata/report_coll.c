@@ -29,7 +29,12 @@ static strata_status_t build(const report_ctx_t *ctx, strata_topo_t **t_p, strat
                                .nics = c->nics_per_node,
                                .pcie = strata_topo_linkspec_kind(c->host_link, 1),
                                .nic_net = strata_topo_linkspec_kind(c->nic, 1)};
-    strata_topo_fattree_t net = {.k = 64, .tiers = c->nodes > 1 ? 2 : 0};
+    /* the fabric of the topology section (report_topo.c): radix-64 switches
+     * (Quantum-2, links.md NDR row), the fewest tiers that hold the NICs */
+    int64_t nics = (int64_t)c->nodes * c->nics_per_node;
+    int64_t leaves = (int64_t)(c->nodes + 31) / 32 * c->nics_per_node;
+    strata_topo_fattree_t net = {.k = 64};
+    net.tiers = c->nodes == 1 ? 0 : nics <= 64 ? 1 : leaves <= 64 ? 2 : 3;
     return strata_topo_build_cluster(&sv, c->nodes, &net, true, ctx->links, t_p, err);
 }
 
