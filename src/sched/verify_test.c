@@ -283,6 +283,48 @@ static void test_bad_params(void **state)
     assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
 }
 
+static void test_names(void **state)
+{
+    (void)state;
+    strata_coll_t c;
+    strata_algo_t a;
+    assert_int_equal(strata_coll_parse("reduce_scatter", &c), 0);
+    assert_int_equal(c, STRATA_COLL_REDUCE_SCATTER);
+    assert_int_equal(strata_coll_parse("All-Reduce", &c), 0);
+    assert_int_equal(c, STRATA_COLL_ALLREDUCE);
+    assert_int_equal(strata_coll_parse("allreduce2", &c), -1);
+    assert_int_equal(strata_algo_parse("NVLS", &a), 0);
+    assert_int_equal(a, STRATA_ALGO_INNET);
+    assert_int_equal(strata_algo_parse("rabenseifner", &a), 0);
+    assert_int_equal(a, STRATA_ALGO_RABENSEIFNER);
+    assert_int_equal(strata_algo_parse(NULL, &a), -1);
+    assert_string_equal(strata_coll_name(STRATA_COLL_ALLTOALL), "alltoall");
+    assert_string_equal(strata_algo_name(STRATA_ALGO_TORUS2D), "torus2d");
+    assert_string_equal(strata_algo_name((strata_algo_t)99), "?");
+}
+
+/* Every allocation failing in turn: create and verify report NOMEM (or
+ * succeed once enough allocations pass), never crash or leak (ASan). */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_TREE,
+                               .nranks = 5, .count = 10, .elem_size = 4};
+    bool passed = false;
+    for (long n = 0; n < 400 && !passed; n++) {
+        strata_sched_t *s = NULL;
+        strata_error_t err;
+        util_alloc_fail_after(n);
+        strata_status_t st = strata_sched_create(&p, &s, &err);
+        if (st == STRATA_OK) st = strata_sched_verify(s, &err);
+        util_alloc_fail_after(-1);
+        assert_true(st == STRATA_OK || st == STRATA_ERR_NOMEM);
+        passed = st == STRATA_OK;
+        strata_sched_destroy(s);
+    }
+    assert_true(passed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -294,6 +336,8 @@ int main(void)
         cmocka_unit_test(test_phase_classes),
         cmocka_unit_test(test_agents_and_trees),
         cmocka_unit_test(test_bad_params),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
