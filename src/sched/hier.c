@@ -74,6 +74,20 @@ void sched_twolevel_algo_phase(const strata_sched_t *s, uint32_t r, sched_sink_t
     sched_twolevel_phase(s, s->p.group, r, k);
 }
 
+/* Unpipelined with equal blocks, the phases of each stage are alike:
+ * classes 0 (intra reduce-scatter), 1 and 2 (inter reduce-scatter,
+ * allgather), 3 (intra allgather); otherwise every phase is its own. */
+uint32_t sched_twolevel_class(const strata_sched_t *s, uint32_t phase)
+{
+    uint32_t g = s->p.group, N = s->p.nranks / g;
+    uint64_t n = s->p.count;
+    if (s->p.chunks != 1 || n % g || (n / g) % N) return phase + 4;
+    if (phase < g - 1) return 0;
+    phase -= g - 1;
+    if (phase < 2 * (N - 1)) return phase < N - 1 ? 1 : 2;
+    return 3;
+}
+
 static strata_status_t hier_init(strata_sched_t *s, strata_error_t *err)
 {
     if (s->p.group == 0) s->p.group = s->p.nranks % 8 == 0 ? 8 : s->p.nranks;
@@ -85,4 +99,5 @@ const sched_algo_t sched_hier = {
     .colls = SCHED_COLL(ALLREDUCE),
     .init = hier_init,
     .phase = sched_twolevel_algo_phase,
+    .phase_class = sched_twolevel_class,
 };

@@ -138,5 +138,6 @@ void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched
 /* Check group divides P and set nphases; the phase function of both. */
 strata_status_t sched_twolevel_init(strata_sched_t *s, const char *what, strata_error_t *err);
 void sched_twolevel_algo_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k);
+uint32_t sched_twolevel_class(const strata_sched_t *s, uint32_t phase);
 
 #endif

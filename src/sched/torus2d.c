@@ -30,4 +30,5 @@ const sched_algo_t sched_torus2d = {
     .colls = SCHED_COLL(ALLREDUCE),
     .init = torus_init,
     .phase = sched_twolevel_algo_phase,
+    .phase_class = sched_twolevel_class,
 };

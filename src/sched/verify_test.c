@@ -237,6 +237,13 @@ static void test_phase_classes(void **state)
     assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
     assert_int_not_equal(strata_sched_phase_class(s, 0), strata_sched_phase_class(s, 1));
     strata_sched_destroy(s);
+    /* hier, 4 servers x 4: 3 intra RS, 3 + 3 inter, 3 intra AG phases */
+    p.algo = STRATA_ALGO_HIER, p.nranks = 16, p.group = 4, p.count = 64;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    const uint32_t want[12] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3};
+    assert_int_equal(strata_sched_nphases(s), 12);
+    for (uint32_t ph = 0; ph < 12; ph++) assert_int_equal(strata_sched_phase_class(s, ph), want[ph]);
+    strata_sched_destroy(s);
 }
 
 /* Innet adds switch agents; the double binary tree keeps every rank an
