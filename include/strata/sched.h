@@ -253,7 +253,8 @@ typedef struct strata_coll_machine {
     double lat_intra;       /* one message inside a server, s (path latency) */
     double lat_inter;       /* one message between the farthest servers, s */
     double eta_intra;       /* framing efficiency applied to bw_intra (1 = none) */
-    double reduce_bw;       /* local reduction rate, B/s of output */
+    double reduce_bw;       /* local reduction rate, B/s of output; 0 = unknown
+                               (the reduction term is then not modelled) */
     bool switch_reduce;     /* scale-up switches reduce (NVLink SHARP / NVLS) */
     bool net_reduce;        /* network switches reduce (InfiniBand SHARP) */
     bool direct;            /* accelerators link to each other (torus, mesh,
@@ -271,8 +272,9 @@ typedef struct strata_coll_machine {
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat
- * supplies the reduction rate (HBM) and may be NULL (then a default memory
- * rate is used and said so in docs). */
+ * supplies the reduction rate (the accelerator's HBM) and may be NULL (then
+ * reduce_bw is 0: not modelled). Routes three rank pairs; on direct
+ * networks of up to 8,192 ranks also whole patterns (O(P log P) routes). */
 STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *topo,
                                                          const strata_link_catalog_t *cat,
                                                          strata_coll_machine_t *m_p,

@@ -91,18 +91,24 @@ static const char *link_kind_to(const strata_topo_t *t, int32_t d, int to)
 
 static bool is_nvlink(const char *kind) { return strncmp(kind, "nvlink", 6) == 0; }
 
-/* Which memory reduces: the HBM of the GPU generation an NVLink kind
- * belongs to (links.md: NVLink3 = A100, NVLink4 = H100/H200, NVLink5 =
- * B200), else host DDR5. */
+/* Which memory reduces: the HBM of the accelerator generation the
+ * scale-up link kind belongs to (links.md: NVLink3 = A100 80GB as in DGX
+ * A100, NVLink4 = H100 (H200 shares NVLink4; its faster HBM is not
+ * assumed), NVLink5 = B200, Infinity Fabric = MI300X, ICI v4 / v5p = TPU v4
+ * / v5p). Unknown pairings return 0: the reduction term is then not
+ * modelled rather than guessed. */
 static double reduce_rate(const strata_link_catalog_t *cat, const char *intra_kind)
 {
-    const char *mem = !strcmp(intra_kind, "nvlink3")   ? "hbm-a100-80"
-                      : !strcmp(intra_kind, "nvlink4") ? "hbm-h100"
-                      : !strcmp(intra_kind, "nvlink5") ? "hbm-b200"
-                                                       : "ddr5-4800";
-    const strata_link_t *l = cat ? strata_link_find(cat, mem) : NULL;
-    /* without a catalog: one DDR5-4800 channel, 38.4 GB/s (JEDEC) */
-    return (l ? l->device_bw_dir : 38.4e9) / REDUCE_HBM_PASSES;
+    static const char *const map[][2] = {
+        {"nvlink3", "hbm-a100-80"}, {"nvlink4", "hbm-h100"},  {"nvlink5", "hbm-b200"},
+        {"if-mi300x", "hbm-mi300x"}, {"ici-v4", "hbm-tpuv4"}, {"ici-v5p", "hbm-tpuv5p"},
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+        if (strcmp(intra_kind, map[i][0])) continue;
+        const strata_link_t *l = cat ? strata_link_find(cat, map[i][1]) : NULL;
+        return l ? l->device_bw_dir / REDUCE_HBM_PASSES : 0;
+    }
+    return 0;
 }
 
 static void count_server(const strata_topo_t *t, strata_coll_machine_t *m)
@@ -280,6 +286,12 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
 
 /* ==== Cost accumulation ==== */
 
+/* Seconds to reduce `bytes` locally; 0 when the rate is unknown. */
+static double red(const strata_coll_machine_t *m, double bytes)
+{
+    return m->reduce_bw > 0 ? bytes / m->reduce_bw : 0;
+}
+
 typedef struct acc {
     double a, bi, be, g, steps, xi, xe;
 } acc_t;
@@ -353,7 +365,7 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
         double C = pipe_chunks(P - 2, n / bw, a, n);
         *chunks = C;
         step(z, m, multi(m), n / C, bw, C + P - 2);
-        if (c == STRATA_COLL_REDUCE) z->g += (C + P - 2) * (n / C) / m->reduce_bw;
+        if (c == STRATA_COLL_REDUCE) z->g += red(m, (C + P - 2) * (n / C));
         return;
     }
     double steps = c == STRATA_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1;
@@ -364,7 +376,7 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
         step(z, m, multi(m), n / P, bw, steps);
     }
     if (multi(m)) z->xe = z->xe / g, z->xi = steps * n / P; /* a rank's share of the NICs */
-    if (c != STRATA_COLL_ALLGATHER) z->g += (P - 1) / P * n / m->reduce_bw;
+    if (c != STRATA_COLL_ALLGATHER) z->g += red(m, (P - 1) / P * n);
 }
 
 /* Double binary tree: phases C - 1 + 2T, each moving up to 2n/C per rank
@@ -379,7 +391,7 @@ static void cost_tree(const strata_coll_machine_t *m, double n, acc_t *z, double
     double C = pipe_chunks(2 * T - 1, 2 * n / bw, a, n);
     *chunks = C;
     step(z, m, multi(m), 2 * n / C, bw, C - 1 + 2 * T);
-    z->g += (C - 1 + 2 * T) * (n / C) / m->reduce_bw;
+    z->g += red(m, (C - 1 + 2 * T) * (n / C));
 }
 
 /* Binomial tree: log2 P steps of the whole buffer; step k spans 2^k ranks. */
@@ -392,7 +404,7 @@ static void cost_binomial(const strata_coll_machine_t *m, strata_coll_t c, doubl
             step_dist(z, m, k, n, rounds);
         else
             step(z, m, true, n, net_bw(m, m->per_server), rounds);
-        if (c == STRATA_COLL_REDUCE || c == STRATA_COLL_ALLREDUCE) z->g += n / m->reduce_bw;
+        if (c == STRATA_COLL_REDUCE || c == STRATA_COLL_ALLREDUCE) z->g += red(m, n);
     }
 }
 
@@ -418,7 +430,7 @@ static void cost_recdbl(const strata_coll_machine_t *m, strata_coll_t c, double 
             step_dist(z, m, k, bytes, 1);
         else
             step(z, m, true, bytes, net_bw(m, m->per_server), 1);
-        if (c == STRATA_COLL_ALLREDUCE) z->g += n / m->reduce_bw;
+        if (c == STRATA_COLL_ALLREDUCE) z->g += red(m, n);
     }
     fold_steps(m, c == STRATA_COLL_ALLGATHER ? n / P : n, n, z);
 }
@@ -434,7 +446,7 @@ static void cost_rabenseifner(const strata_coll_machine_t *m, strata_coll_t c, d
             step_dist(z, m, L - 1 - s, bytes, rounds);
         else
             step(z, m, true, bytes, net_bw(m, m->per_server), rounds);
-        z->g += bytes / m->reduce_bw;
+        z->g += red(m, bytes);
     }
     fold_steps(m, n, c == STRATA_COLL_ALLREDUCE ? n : n / m->nranks, z);
 }
@@ -505,7 +517,7 @@ static void cost_twolevel(const strata_coll_machine_t *m, uint32_t g, double n, 
         z->be = Te, z->bi = hidden;
     if (!net) z->bi += z->be, z->be = 0;
     z->xi = Ti * m->bw_intra, z->xe = net ? Te * bw_out : 0;
-    z->g = ((g - 1) / (double)g * n + (N - 1) / N * n / g) / m->reduce_bw;
+    z->g = red(m, (g - 1) / (double)g * n + (N - 1) / N * n / g);
 }
 
 /* In-network: chunks go up and come down reduced; C + 1 phases in one

@@ -123,8 +123,11 @@ static void print_machine(FILE *out, const char *cluster, const strata_coll_mach
         fprintf(out, "  network  %s %s GB/s per NIC, %u NICs per server, latency %s\n",
                 m->inter_kind, report_gbs(m->bw_nic, c, sizeof(c)), m->nics,
                 report_time(m->lat_inter, d, sizeof(d)));
-    fprintf(out, "  reduction %s GB/s; in-switch reduction: %s\n",
-            report_gbs(m->reduce_bw, a, sizeof(a)), m->switch_reduce ? "yes (NVLink SHARP)" : "no");
+    if (m->reduce_bw > 0)
+        fprintf(out, "  reduction %s GB/s (memory bandwidth / 3)", report_gbs(m->reduce_bw, a, sizeof(a)));
+    else
+        fprintf(out, "  reduction not modelled (this accelerator's memory is not in the catalog)");
+    fprintf(out, "; in-switch reduction: %s\n", m->switch_reduce ? "yes (NVLink SHARP)" : "no");
 }
 
 /* Costs of the requested algorithms at one size; n_p how many apply. */
