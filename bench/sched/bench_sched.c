@@ -46,7 +46,8 @@ static long predict_all(const strata_coll_machine_t *m, double *sink)
             double size = 8.0 * (double)(1ull << i);
             for (int a = 0; a < STRATA_ALGO_COUNT; a++) {
                 strata_coll_cost_t k;
-                if (strata_coll_cost(m, (strata_coll_t)c, (strata_algo_t)a, size, &k, NULL)) continue;
+                if (strata_coll_cost(m, (strata_coll_t)c, (strata_algo_t)a, size, &k, NULL))
+                    continue;
                 *sink += k.time;
                 n++;
             }
@@ -56,8 +57,11 @@ static long predict_all(const strata_coll_machine_t *m, double *sink)
 
 static double walk_ring(uint32_t P, long *steps)
 {
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_RING,
-                               .nranks = P, .count = (uint64_t)P * 1024, .elem_size = 4};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = P,
+                               .count = (uint64_t)P * 1024,
+                               .elem_size = 4};
     strata_sched_t *s;
     if (strata_sched_create(&p, &s, NULL)) return 0;
     double t0 = now(), sum = 0;
@@ -105,8 +109,9 @@ int main(int argc, char **argv)
         tw[r] = walk_ring(16384, &nsteps);
     }
     printf("16,384 GPUs (railft:servers=2048,gpus=8), median of %d rounds:\n", rounds);
-    printf("  predict %ld (collective, algorithm, size) costs, 30 sizes: %.3f ms (target < 100 ms)\n",
-           npred, median(tp, rounds) * 1e3);
+    printf(
+        "  predict %ld (collective, algorithm, size) costs, 30 sizes: %.3f ms (target < 100 ms)\n",
+        npred, median(tp, rounds) * 1e3);
     printf("  build topology + read model inputs:                       %.1f ms\n",
            median(tb, rounds) * 1e3);
     printf("  lazy ring schedule, %ld steps walked:                      %.1f ns/step\n", nsteps,

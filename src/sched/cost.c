@@ -47,7 +47,7 @@
 /* ==== Machine from a topology ==== */
 
 #define PAIR_MAX_PATHS 64
-#define PAIR_MAX_HOPS 16
+#define PAIR_MAX_HOPS  16
 
 /* Bandwidth of all equal-cost paths a→b together, and one path's latency. */
 static strata_status_t pair_figures(strata_topo_router_t *rt, const strata_topo_t *t, int32_t a,
@@ -89,7 +89,10 @@ static const char *link_kind_to(const strata_topo_t *t, int32_t d, int to)
     return "";
 }
 
-static bool is_nvlink(const char *kind) { return strncmp(kind, "nvlink", 6) == 0; }
+static bool is_nvlink(const char *kind)
+{
+    return strncmp(kind, "nvlink", 6) == 0;
+}
 
 /* Which memory reduces: the HBM of the accelerator generation the
  * scale-up link kind belongs to (links.md: NVLink3 = A100 80GB as in DGX
@@ -100,7 +103,7 @@ static bool is_nvlink(const char *kind) { return strncmp(kind, "nvlink", 6) == 0
 static double reduce_rate(const strata_link_catalog_t *cat, const char *intra_kind)
 {
     static const char *const map[][2] = {
-        {"nvlink3", "hbm-a100-80"}, {"nvlink4", "hbm-h100"},  {"nvlink5", "hbm-b200"},
+        {"nvlink3", "hbm-a100-80"},  {"nvlink4", "hbm-h100"}, {"nvlink5", "hbm-b200"},
         {"if-mi300x", "hbm-mi300x"}, {"ici-v4", "hbm-tpuv4"}, {"ici-v5p", "hbm-tpuv5p"},
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
@@ -113,7 +116,8 @@ static double reduce_rate(const strata_link_catalog_t *cat, const char *intra_ki
 
 static void count_server(const strata_topo_t *t, strata_coll_machine_t *m)
 {
-    int32_t P = strata_topo_endpoint_count(t), g0 = strata_topo_device(t, strata_topo_endpoint(t, 0)).group;
+    int32_t P = strata_topo_endpoint_count(t),
+            g0 = strata_topo_device(t, strata_topo_endpoint(t, 0)).group;
     uint32_t g = 0, nics = 0, sw = 0;
     for (int32_t r = 0; r < P; r++)
         if (g0 >= 0 && strata_topo_device(t, strata_topo_endpoint(t, r)).group == g0) g++;
@@ -162,15 +166,18 @@ static double pattern_bw_row(pattern_t *p, uint32_t P, uint32_t d, bool add, uin
         for (uint32_t r = 0; r < P; r++) {
             uint32_t q = peer_of(r, P, d, add, row);
             if (q >= P || q == r) continue;
-            int32_t a = strata_topo_endpoint(p->t, (int32_t)r), b = strata_topo_endpoint(p->t, (int32_t)q);
+            int32_t a = strata_topo_endpoint(p->t, (int32_t)r),
+                    b = strata_topo_endpoint(p->t, (int32_t)q);
             double np = strata_topo_path_count(p->rt, a, b);
             int ip = np > 4 ? 4 : (int)np;
             for (int i = 0; i < ip; i++) {
                 if (strata_topo_path(p->rt, a, b, (uint64_t)i, ch, PAIR_MAX_HOPS, &n)) continue;
                 for (int h = 0; h < n; h++) {
                     double *l = &p->load[ch[h]], bw = strata_topo_chan_bw(p->t, ch[h]);
-                    if (pass == 0) *l += 1.0 / ip;
-                    else if (bw / *l * ip < worst) worst = bw / *l * ip;
+                    if (pass == 0)
+                        *l += 1.0 / ip;
+                    else if (bw / *l * ip < worst)
+                        worst = bw / *l * ip;
                 }
             }
         }
@@ -192,7 +199,8 @@ static bool rows_share_columns(pattern_t *p, uint32_t P, uint32_t g)
     memcpy(col, p->load, p->nchan * sizeof(*col));
     pattern_bw_row(p, P, 0, true, g);
     bool shared = false;
-    for (size_t c = 0; c < p->nchan && !shared; c++) shared = col[c] > 0 && p->load[c] > 0;
+    for (size_t c = 0; c < p->nchan && !shared; c++)
+        shared = col[c] > 0 && p->load[c] > 0;
     util_free(col);
     return shared;
 }
@@ -254,8 +262,9 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
         double lat_far;
         st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)m.per_server), &m.bw_nic,
                           &m.lat_inter, err);
-        if (!st) st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)m.nranks - 1),
-                                   &(double){0}, &lat_far, err);
+        if (!st)
+            st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)m.nranks - 1),
+                              &(double){0}, &lat_far, err);
         if (lat_far > m.lat_inter) m.lat_inter = lat_far;
         int32_t nic = strata_topo_device(t, e0).nic;
         snprintf(m.inter_kind, sizeof(m.inter_kind), "%s",
@@ -273,8 +282,8 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
     if (m.per_server == 1) m.bw_nic = m.bw_intra;
     m.reduce_bw = reduce_rate(cat, m.intra_kind);
     /* NVLink SHARP needs NVSwitch gen3+, i.e. NVLink4+ ports (links.md) */
-    m.switch_reduce = m.switch_reduce && (!strcmp(m.intra_kind, "nvlink4") ||
-                                          !strcmp(m.intra_kind, "nvlink5"));
+    m.switch_reduce =
+        m.switch_reduce && (!strcmp(m.intra_kind, "nvlink4") || !strcmp(m.intra_kind, "nvlink5"));
     /* InfiniBand SHARP exists in Quantum (HDR) and Quantum-2 (NDR) switches
      * but runs only with an aggregation manager and NCCL's CollNet plugin;
      * a topology does not say it is enabled, so the model assumes it is
@@ -334,10 +343,16 @@ static double net_bw(const strata_coll_machine_t *m, double active)
     return bw < m->bw_intra ? bw : m->bw_intra;
 }
 
-static bool multi(const strata_coll_machine_t *m) { return m->servers > 1; }
+static bool multi(const strata_coll_machine_t *m)
+{
+    return m->servers > 1;
+}
 
 /* Is a partner at rank distance d (XOR or aligned) inside the server? */
-static bool inside(const strata_coll_machine_t *m, double d) { return !multi(m) || d < m->per_server; }
+static bool inside(const strata_coll_machine_t *m, double d)
+{
+    return !multi(m) || d < m->per_server;
+}
 
 /* Chunk count minimising (C + a)(alpha + b / C): C = sqrt(a b / alpha). */
 static double pipe_chunks(double a, double b, double alpha, double bytes)
@@ -486,7 +501,8 @@ static void cost_pairwise(const strata_coll_machine_t *m, strata_coll_t c, doubl
         return;
     }
     /* k = 1 .. g-1: the slowest rank crosses with k others; k >= g: all cross */
-    for (double k = 1; k < g; k++) step(z, m, true, blk, net_bw(m, k), 1);
+    for (double k = 1; k < g; k++)
+        step(z, m, true, blk, net_bw(m, k), 1);
     step(z, m, true, blk, net_bw(m, g), P - g);
 }
 
@@ -565,12 +581,16 @@ double strata_coll_busbw_factor(strata_coll_t coll, uint32_t P)
 {
     double p = P;
     switch (coll) {
-    case STRATA_COLL_ALLREDUCE: return 2 * (p - 1) / p;
+    case STRATA_COLL_ALLREDUCE:
+        return 2 * (p - 1) / p;
     case STRATA_COLL_ALLGATHER:
     case STRATA_COLL_REDUCE_SCATTER:
-    case STRATA_COLL_ALLTOALL: return (p - 1) / p;
-    case STRATA_COLL_BARRIER: return 0;
-    default: return 1;
+    case STRATA_COLL_ALLTOALL:
+        return (p - 1) / p;
+    case STRATA_COLL_BARRIER:
+        return 0;
+    default:
+        return 1;
     }
 }
 
@@ -586,17 +606,38 @@ static void dispatch(const strata_coll_machine_t *m, strata_coll_t c, strata_alg
                      acc_t *z, double *chunks)
 {
     switch (a) {
-    case STRATA_ALGO_RING: cost_ring(m, c, n, z, chunks); break;
-    case STRATA_ALGO_TREE: cost_tree(m, n, z, chunks); break;
-    case STRATA_ALGO_BINOMIAL: cost_binomial(m, c, n, z); break;
-    case STRATA_ALGO_RECDBL: cost_recdbl(m, c, n, z); break;
-    case STRATA_ALGO_RABENSEIFNER: cost_rabenseifner(m, c, n, z); break;
-    case STRATA_ALGO_BRUCK: cost_bruck(m, c, n, z); break;
-    case STRATA_ALGO_PAIRWISE: cost_pairwise(m, c, n, z); break;
-    case STRATA_ALGO_HIER: cost_twolevel(m, m->per_server, n, z, chunks); break;
-    case STRATA_ALGO_TORUS2D: cost_twolevel(m, torus_rows(m), n, z, chunks); break;
-    case STRATA_ALGO_INNET: cost_innet(m, n, z, chunks); break;
-    default: break;
+    case STRATA_ALGO_RING:
+        cost_ring(m, c, n, z, chunks);
+        break;
+    case STRATA_ALGO_TREE:
+        cost_tree(m, n, z, chunks);
+        break;
+    case STRATA_ALGO_BINOMIAL:
+        cost_binomial(m, c, n, z);
+        break;
+    case STRATA_ALGO_RECDBL:
+        cost_recdbl(m, c, n, z);
+        break;
+    case STRATA_ALGO_RABENSEIFNER:
+        cost_rabenseifner(m, c, n, z);
+        break;
+    case STRATA_ALGO_BRUCK:
+        cost_bruck(m, c, n, z);
+        break;
+    case STRATA_ALGO_PAIRWISE:
+        cost_pairwise(m, c, n, z);
+        break;
+    case STRATA_ALGO_HIER:
+        cost_twolevel(m, m->per_server, n, z, chunks);
+        break;
+    case STRATA_ALGO_TORUS2D:
+        cost_twolevel(m, torus_rows(m), n, z, chunks);
+        break;
+    case STRATA_ALGO_INNET:
+        cost_innet(m, n, z, chunks);
+        break;
+    default:
+        break;
     }
 }
 
@@ -610,10 +651,18 @@ strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t c
     if (st) return st;
     acc_t z = {0};
     double chunks = 1;
-    if (m->nranks > 1) dispatch(m, coll, algo, coll == STRATA_COLL_BARRIER ? 0 : bytes, &z, &chunks);
-    strata_coll_cost_t c = {.coll = coll, .algo = algo, .bytes = bytes, .alpha = z.a,
-                            .beta = z.bi + z.be, .gamma = z.g, .steps = z.steps,
-                            .chunks = (uint32_t)chunks, .bytes_intra = z.xi, .bytes_inter = z.xe};
+    if (m->nranks > 1)
+        dispatch(m, coll, algo, coll == STRATA_COLL_BARRIER ? 0 : bytes, &z, &chunks);
+    strata_coll_cost_t c = {.coll = coll,
+                            .algo = algo,
+                            .bytes = bytes,
+                            .alpha = z.a,
+                            .beta = z.bi + z.be,
+                            .gamma = z.g,
+                            .steps = z.steps,
+                            .chunks = (uint32_t)chunks,
+                            .bytes_intra = z.xi,
+                            .bytes_inter = z.xe};
     c.time = c.alpha + fmax(c.beta, c.gamma);
     c.algbw = c.time > 0 ? bytes / c.time : 0;
     c.busbw = c.algbw * strata_coll_busbw_factor(coll, m->nranks);

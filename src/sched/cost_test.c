@@ -15,8 +15,13 @@ static const double ALPHA = 2e-6, BW = 100e9;
  * reduction so fast that γ never dominates. */
 static strata_coll_machine_t flat(uint32_t P)
 {
-    strata_coll_machine_t m = {.nranks = P, .per_server = P, .servers = 1, .bw_intra = BW,
-                               .lat_intra = ALPHA, .eta_intra = 1, .reduce_bw = 1e30};
+    strata_coll_machine_t m = {.nranks = P,
+                               .per_server = P,
+                               .servers = 1,
+                               .bw_intra = BW,
+                               .lat_intra = ALPHA,
+                               .eta_intra = 1,
+                               .reduce_bw = 1e30};
     return m;
 }
 
@@ -76,8 +81,11 @@ static void test_tree_height_matches_generator(void **state)
 {
     (void)state;
     for (uint32_t P = 2; P <= 300; P += (P < 20 ? 1 : 37)) {
-        strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_TREE,
-                                   .nranks = P, .count = 1000, .elem_size = 4};
+        strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                                   .algo = STRATA_ALGO_TREE,
+                                   .nranks = P,
+                                   .count = 1000,
+                                   .elem_size = 4};
         strata_sched_t *s;
         assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
         assert_int_equal(strata_sched_nphases(s), 2 * sched_log2_ceil(P));
@@ -204,8 +212,11 @@ static int teardown(void **state)
 /* One HGX board: 8 GPUs, `chips` NVSwitch chips, `links` NVLinks per chip. */
 static strata_coll_machine_t hgx(const char *kind, int chips, int links, int servers)
 {
-    strata_topo_server_t sv = {.name = "hgx", .accels = 8, .scaleup_switches = chips,
-                               .scaleup = strata_topo_linkspec_kind(kind, links), .nics = 8,
+    strata_topo_server_t sv = {.name = "hgx",
+                               .accels = 8,
+                               .scaleup_switches = chips,
+                               .scaleup = strata_topo_linkspec_kind(kind, links),
+                               .nics = 8,
                                .pcie = strata_topo_linkspec_kind("pcie5", 1),
                                .nic_net = strata_topo_linkspec_kind("ib-ndr", 1)};
     strata_topo_fattree_t net = {.k = 64, .tiers = servers > 1 ? 2 : 0};

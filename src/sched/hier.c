@@ -21,8 +21,8 @@ uint32_t sched_twolevel_nphases(uint32_t P, uint32_t g, uint32_t chunks)
 }
 
 /* Step j of the unpipelined two-level allreduce, on region [off, off+len). */
-static void twolevel_step(const strata_sched_t *s, uint32_t g, uint32_t r, uint32_t j,
-                          uint64_t off, uint64_t len, sched_sink_t *k)
+static void twolevel_step(const strata_sched_t *s, uint32_t g, uint32_t r, uint32_t j, uint64_t off,
+                          uint64_t len, sched_sink_t *k)
 {
     uint32_t N = s->p.nranks / g, node = r / g, l = r % g;
     sched_ring_t intra = {.m = g, .i = l, .base = node * g, .stride = 1, .off = off, .len = len};
@@ -33,8 +33,12 @@ static void twolevel_step(const strata_sched_t *s, uint32_t g, uint32_t r, uint3
     j -= g - 1;
     if (j < 2 * (N - 1)) {
         uint32_t b = (l + 1) % g;
-        sched_ring_t inter = {.m = N, .i = node, .base = l, .stride = g,
-                              .off = off + sched_blk_off(len, g, b), .len = sched_blk_len(len, g, b)};
+        sched_ring_t inter = {.m = N,
+                              .i = node,
+                              .base = l,
+                              .stride = g,
+                              .off = off + sched_blk_off(len, g, b),
+                              .len = sched_blk_len(len, g, b)};
         /* with one rank per server the input has not been copied yet */
         int src = g == 1 ? STRATA_BUF_INPUT : STRATA_BUF_OUTPUT;
         if (j < N - 1)
@@ -63,8 +67,9 @@ strata_status_t sched_twolevel_init(strata_sched_t *s, const char *what, strata_
 {
     uint32_t P = s->p.nranks;
     if (P % s->p.group)
-        return strata_error_set(err, STRATA_ERR_INVALID, "%s: group of %u ranks does not divide %u ranks",
-                                what, s->p.group, P);
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "%s: group of %u ranks does not divide %u ranks", what, s->p.group,
+                                P);
     s->nphases = sched_twolevel_nphases(P, s->p.group, s->p.chunks);
     return STRATA_OK;
 }

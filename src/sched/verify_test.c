@@ -19,8 +19,10 @@ static int counts_for(uint32_t P, strata_coll_t c, uint64_t *out)
     }
     /* "Large": enough to hold many elements per rank and per chunk; kept
      * smaller for the collectives whose buffers are P times the count. */
-    uint64_t large = (c == STRATA_COLL_ALLTOALL || c == STRATA_COLL_ALLGATHER ||
-                      c == STRATA_COLL_REDUCE_SCATTER) ? 4099 / P + 3 : 4099;
+    uint64_t large =
+        (c == STRATA_COLL_ALLTOALL || c == STRATA_COLL_ALLGATHER || c == STRATA_COLL_REDUCE_SCATTER)
+            ? 4099 / P + 3
+            : 4099;
     int n = 0;
     out[n++] = 0;
     out[n++] = 1;
@@ -44,14 +46,21 @@ static uint32_t group_for(strata_algo_t a, uint32_t P)
 static void verify_one(strata_coll_t c, strata_algo_t a, uint32_t P, uint64_t n, uint32_t chunks,
                        uint32_t group, int *ran)
 {
-    strata_sched_params_t p = {.coll = c, .algo = a, .nranks = P, .count = n, .elem_size = 4,
-                               .root = P > 2 ? P - 2 : 0, .chunks = chunks, .group = group};
+    strata_sched_params_t p = {.coll = c,
+                               .algo = a,
+                               .nranks = P,
+                               .count = n,
+                               .elem_size = 4,
+                               .root = P > 2 ? P - 2 : 0,
+                               .chunks = chunks,
+                               .group = group};
     strata_error_t err;
     strata_sched_t *s = NULL;
     strata_status_t st = strata_sched_create(&p, &s, &err);
     if (st == STRATA_ERR_UNSUPPORTED) return;
-    if (st) fail_msg("create %s/%s P=%u n=%llu: %s", strata_coll_name(c), strata_algo_name(a), P,
-                     (unsigned long long)n, err.msg);
+    if (st)
+        fail_msg("create %s/%s P=%u n=%llu: %s", strata_coll_name(c), strata_algo_name(a), P,
+                 (unsigned long long)n, err.msg);
     st = strata_sched_verify(s, &err);
     if (st) fail_msg("%s (chunks %u group %u)", err.msg, chunks, group);
     strata_sched_destroy(s);
@@ -114,8 +123,11 @@ static void broken_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *
 
 static strata_status_t run_broken(breakage_t b, strata_error_t *err)
 {
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_RING,
-                               .nranks = 5, .count = 50, .elem_size = 4};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = 5,
+                               .count = 50,
+                               .elem_size = 4};
     strata_sched_t *s = NULL;
     assert_int_equal(strata_sched_create(&p, &s, err), STRATA_OK);
     assert_int_equal(strata_sched_verify(s, err), STRATA_OK);
@@ -135,7 +147,9 @@ static void test_broken_caught(void **state)
     (void)state;
     strata_error_t err;
     assert_int_equal(run_broken(BREAK_DROP, &err), STRATA_ERR_PROTOCOL);
-    assert_non_null(strstr(err.msg, "agent 1 -> 2 message #2: sent 10 elements in phase 1, received as 10 in phase 2"));
+    assert_non_null(
+        strstr(err.msg,
+               "agent 1 -> 2 message #2: sent 10 elements in phase 1, received as 10 in phase 2"));
     assert_int_equal(run_broken(BREAK_DOUBLE, &err), STRATA_ERR_PROTOCOL);
     assert_non_null(strstr(err.msg, "wrong contributions"));
     assert_int_equal(run_broken(BREAK_PEER, &err), STRATA_ERR_PROTOCOL);
@@ -156,8 +170,11 @@ static void deadlock_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t
 static strata_status_t verify_with(void (*phase)(const strata_sched_t *, uint32_t, sched_sink_t *),
                                    strata_error_t *err)
 {
-    strata_sched_params_t p = {.coll = STRATA_COLL_SENDRECV, .algo = STRATA_ALGO_PAIRWISE,
-                               .nranks = 2, .count = 1, .elem_size = 4};
+    strata_sched_params_t p = {.coll = STRATA_COLL_SENDRECV,
+                               .algo = STRATA_ALGO_PAIRWISE,
+                               .nranks = 2,
+                               .count = 1,
+                               .elem_size = 4};
     strata_sched_t *s = NULL;
     assert_int_equal(strata_sched_create(&p, &s, err), STRATA_OK);
     assert_int_equal(strata_sched_verify(s, err), STRATA_OK);
@@ -199,8 +216,11 @@ static void test_hazard_caught(void **state)
 static void test_lazy_matches_materialised(void **state)
 {
     (void)state;
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLTOALL, .algo = STRATA_ALGO_BRUCK,
-                               .nranks = 7, .count = 3, .elem_size = 8};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLTOALL,
+                               .algo = STRATA_ALGO_BRUCK,
+                               .nranks = 7,
+                               .count = 3,
+                               .elem_size = 8};
     strata_sched_t *s;
     assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
     for (uint32_t r = 0; r < 7; r++) {
@@ -226,8 +246,11 @@ static void test_lazy_matches_materialised(void **state)
 static void test_phase_classes(void **state)
 {
     (void)state;
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_RING,
-                               .nranks = 8, .count = 64, .elem_size = 4};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = 8,
+                               .count = 64,
+                               .elem_size = 4};
     strata_sched_t *s;
     assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
     for (uint32_t ph = 0; ph < 14; ph++)
@@ -242,7 +265,8 @@ static void test_phase_classes(void **state)
     assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
     const uint32_t want[12] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3};
     assert_int_equal(strata_sched_nphases(s), 12);
-    for (uint32_t ph = 0; ph < 12; ph++) assert_int_equal(strata_sched_phase_class(s, ph), want[ph]);
+    for (uint32_t ph = 0; ph < 12; ph++)
+        assert_int_equal(strata_sched_phase_class(s, ph), want[ph]);
     strata_sched_destroy(s);
 }
 
@@ -251,8 +275,12 @@ static void test_phase_classes(void **state)
 static void test_agents_and_trees(void **state)
 {
     (void)state;
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_INNET,
-                               .nranks = 16, .count = 64, .elem_size = 4, .group = 8};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_INNET,
+                               .nranks = 16,
+                               .count = 64,
+                               .elem_size = 4,
+                               .group = 8};
     strata_sched_t *s;
     assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
     assert_int_equal(strata_sched_nagents(s), 16 + 2 + 1); /* 2 leaves + 1 root */
@@ -267,7 +295,7 @@ static void test_agents_and_trees(void **state)
             int inner_in = 0;
             for (int t = 0; t < 2; t++)
                 inner_in += s->tab[((size_t)t * P + r) * 5 + 1] >= 0 ||
-                         s->tab[((size_t)t * P + r) * 5 + 2] >= 0;
+                            s->tab[((size_t)t * P + r) * 5 + 2] >= 0;
             assert_true(inner_in <= 1 || P <= 2);
         }
         strata_sched_destroy(s);
@@ -278,8 +306,11 @@ static void test_bad_params(void **state)
 {
     (void)state;
     strata_error_t err;
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLTOALL, .algo = STRATA_ALGO_RING,
-                               .nranks = 4, .count = 8, .elem_size = 4};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLTOALL,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = 4,
+                               .count = 8,
+                               .elem_size = 4};
     assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_UNSUPPORTED);
     assert_non_null(strstr(err.msg, "ring does not implement alltoall"));
     p.algo = STRATA_ALGO_PAIRWISE, p.nranks = 0;
@@ -315,8 +346,11 @@ static void test_names(void **state)
 static void test_out_of_memory(void **state)
 {
     (void)state;
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_TREE,
-                               .nranks = 5, .count = 10, .elem_size = 4};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_TREE,
+                               .nranks = 5,
+                               .count = 10,
+                               .elem_size = 4};
     bool passed = false;
     for (long n = 0; n < 400 && !passed; n++) {
         strata_sched_t *s = NULL;
