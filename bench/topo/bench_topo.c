@@ -50,8 +50,8 @@ int main(int argc, char **argv)
     double t1 = now();
     if (strata_topo_metrics(t, &m, &err)) return fail(&err);
     double t2 = now();
-    printf("topology   %s: %d GPUs, %d devices, %d links\n", strata_topo_name(t),
-           (int)m.endpoints, (int)m.devices, (int)m.links);
+    printf("topology   %s: %d GPUs, %d devices, %d links\n", strata_topo_name(t), (int)m.endpoints,
+           (int)m.devices, (int)m.links);
     printf("build      %.3f s\nmetrics    %.3f s (bisection %.4g GB/s, %s; avg hops %.4g, %s)\n",
            t1 - t0, t2 - t1, m.bisection.bw / 1e9, m.bisection.how, m.avg_hops, m.hops_how);
     printf("total      %.3f s, peak RSS %.1f MiB\n", t2 - t0, peak_mib());

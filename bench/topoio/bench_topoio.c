@@ -72,8 +72,12 @@ int main(int argc, char **argv)
     strata_link_catalog_t *cat = NULL;
     strata_error_t err;
     if (strata_link_catalog_load(NULL, &cat, &err) != STRATA_OK) return 1;
-    const char *specs[] = {"dgx-h100", "dgx-h100:2048", "gb200-nvl72:64", "tpu-v4:64",
-                           STRATA_SOURCE_DIR "/tests/data/nccl_h200.xml", "local"};
+    const char *specs[] = {"dgx-h100",
+                           "dgx-h100:2048",
+                           "gb200-nvl72:64",
+                           "tpu-v4:64",
+                           STRATA_SOURCE_DIR "/tests/data/nccl_h200.xml",
+                           "local"};
     int rc = 0;
     for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]) && !rc; i++)
         rc = bench_spec(cat, specs[i], rounds);

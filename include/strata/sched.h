@@ -108,16 +108,16 @@ typedef enum {
 
 /* One file per algorithm under src/sched/. */
 #define STRATA_ALGO_MAP(X)                                                                         \
-    X(RING, "ring")                /* ring, pipelined in chunks; chain for bcast/reduce */      \
-    X(TREE, "tree")                /* NCCL's double binary tree, pipelined */                    \
-    X(BINOMIAL, "binomial")        /* binomial tree */                                           \
-    X(RECDBL, "recdbl")            /* recursive doubling */                                      \
-    X(RABENSEIFNER, "rabenseifner") /* recursive halving + doubling */                          \
-    X(BRUCK, "bruck")              /* Bruck (log P rounds, any P) */                             \
-    X(PAIRWISE, "pairwise")        /* pairwise exchange / direct send */                         \
-    X(HIER, "hier")                /* two-level: intra RS -> inter AR -> intra AG */             \
-    X(TORUS2D, "torus2d")          /* row RS -> column AR -> row AG */                           \
-    X(INNET, "innet")              /* reduction in the switch (NVLS, SHARP) */
+    X(RING, "ring")                 /* ring, pipelined in chunks; chain for bcast/reduce */        \
+    X(TREE, "tree")                 /* NCCL's double binary tree, pipelined */                     \
+    X(BINOMIAL, "binomial")         /* binomial tree */                                            \
+    X(RECDBL, "recdbl")             /* recursive doubling */                                       \
+    X(RABENSEIFNER, "rabenseifner") /* recursive halving + doubling */                             \
+    X(BRUCK, "bruck")               /* Bruck (log P rounds, any P) */                              \
+    X(PAIRWISE, "pairwise")         /* pairwise exchange / direct send */                          \
+    X(HIER, "hier")                 /* two-level: intra RS -> inter AR -> intra AG */              \
+    X(TORUS2D, "torus2d")           /* row RS -> column AR -> row AG */                            \
+    X(INNET, "innet")               /* reduction in the switch (NVLS, SHARP) */
 
 typedef enum {
 #define STRATA_ALGO_ENUM(name, text) STRATA_ALGO_##name,
@@ -153,19 +153,19 @@ typedef enum {
 
 /* One step of one agent (semantics in the header comment). */
 typedef struct strata_step {
-    uint8_t op;          /* strata_step_op_t */
-    uint8_t src_buf;     /* strata_buf_t read (SEND, RECV_REDUCE, COPY, REDUCE) */
-    uint8_t dst_buf;     /* strata_buf_t written (RECV, RECV_REDUCE, COPY, REDUCE) */
+    uint8_t op;      /* strata_step_op_t */
+    uint8_t src_buf; /* strata_buf_t read (SEND, RECV_REDUCE, COPY, REDUCE) */
+    uint8_t dst_buf; /* strata_buf_t written (RECV, RECV_REDUCE, COPY, REDUCE) */
     uint8_t pad_;
-    int32_t peer;        /* agent sent to / received from; -1 for COPY, REDUCE */
-    uint32_t phase;      /* bulk-synchronous phase */
-    uint32_t after;      /* wait for the first `after` steps of this phase */
-    uint64_t src_off;    /* elements */
-    uint64_t dst_off;    /* elements */
-    uint64_t count;      /* elements per block */
-    uint64_t nblk;       /* blocks, >= 1 */
-    int64_t src_stride;  /* elements between block starts in src (nblk > 1; may be < 0) */
-    int64_t dst_stride;  /* elements between block starts in dst (nblk > 1; may be < 0) */
+    int32_t peer;       /* agent sent to / received from; -1 for COPY, REDUCE */
+    uint32_t phase;     /* bulk-synchronous phase */
+    uint32_t after;     /* wait for the first `after` steps of this phase */
+    uint64_t src_off;   /* elements */
+    uint64_t dst_off;   /* elements */
+    uint64_t count;     /* elements per block */
+    uint64_t nblk;      /* blocks, >= 1 */
+    int64_t src_stride; /* elements between block starts in src (nblk > 1; may be < 0) */
+    int64_t dst_stride; /* elements between block starts in dst (nblk > 1; may be < 0) */
 } strata_step_t;
 
 /* ==== Schedules ==== */
@@ -188,13 +188,12 @@ typedef struct strata_sched_params {
 
 /* Does `algo` implement `coll` for these parameters? Returns STRATA_OK or
  * STRATA_ERR_UNSUPPORTED / STRATA_ERR_INVALID with a reason in err. */
-STRATA_API strata_status_t strata_sched_check(const strata_sched_params_t *p,
-                                              strata_error_t *err);
+STRATA_API strata_status_t strata_sched_check(const strata_sched_params_t *p, strata_error_t *err);
 
 /* Create a schedule (cheap: O(1) or O(P) memory, never O(steps)). The caller
  * owns *s_p; strata_sched_destroy(NULL) is a no-op. Errors as sched_check. */
-STRATA_API strata_status_t strata_sched_create(const strata_sched_params_t *p,
-                                               strata_sched_t **s_p, strata_error_t *err);
+STRATA_API strata_status_t strata_sched_create(const strata_sched_params_t *p, strata_sched_t **s_p,
+                                               strata_error_t *err);
 STRATA_API void strata_sched_destroy(strata_sched_t *s);
 
 /* The parameters, with defaults (chunks, group) resolved. */
@@ -244,20 +243,21 @@ STRATA_API strata_status_t strata_sched_verify(const strata_sched_t *s, strata_e
  * filled by hand. Bandwidths are B/s per direction, after every overhead
  * the link layer and the framing model know of. */
 typedef struct strata_coll_machine {
-    uint32_t nranks;        /* P */
-    uint32_t per_server;    /* g: ranks per server (P when there are no servers) */
-    uint32_t servers;       /* N = P / g */
-    uint32_t nics;          /* NICs per server carrying collective traffic */
-    double bw_intra;        /* rank to rank inside a server (all equal-cost paths) */
-    double bw_nic;          /* one rank to a rank on another server (one NIC) */
-    double lat_intra;       /* one message inside a server, s (path latency) */
-    double lat_inter;       /* one message between the farthest servers, s */
-    double eta_intra;       /* framing efficiency applied to bw_intra (1 = none) */
-    double reduce_bw;       /* local reduction rate, B/s of output */
-    bool switch_reduce;     /* scale-up switches reduce (NVLink SHARP / NVLS) */
-    bool net_reduce;        /* network switches reduce (InfiniBand SHARP) */
-    bool direct;            /* accelerators link to each other (torus, mesh,
-                               ring): different dimensions use different links */
+    uint32_t nranks;     /* P */
+    uint32_t per_server; /* g: ranks per server (P when there are no servers) */
+    uint32_t servers;    /* N = P / g */
+    uint32_t nics;       /* NICs per server carrying collective traffic */
+    double bw_intra;     /* rank to rank inside a server (all equal-cost paths) */
+    double bw_nic;       /* one rank to a rank on another server (one NIC) */
+    double lat_intra;    /* one message inside a server, s (path latency) */
+    double lat_inter;    /* one message between the farthest servers, s */
+    double eta_intra;    /* framing efficiency applied to bw_intra (1 = none) */
+    double reduce_bw;    /* local reduction rate, B/s of output; 0 = unknown
+                            (the reduction term is then not modelled) */
+    bool switch_reduce;  /* scale-up switches reduce (NVLink SHARP / NVLS) */
+    bool net_reduce;     /* network switches reduce (InfiniBand SHARP) */
+    bool direct;         /* accelerators link to each other (torus, mesh,
+                            ring): different dimensions use different links */
     /* Direct networks: every rank r exchanging with r XOR 2^k at once
      * (k < 32): the bandwidth one flow gets given the load the pattern puts
      * on the busiest link it crosses, and that pair's path latency; ring_*
@@ -271,8 +271,9 @@ typedef struct strata_coll_machine {
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat
- * supplies the reduction rate (HBM) and may be NULL (then a default memory
- * rate is used and said so in docs). */
+ * supplies the reduction rate (the accelerator's HBM) and may be NULL (then
+ * reduce_bw is 0: not modelled). Routes three rank pairs; on direct
+ * networks of up to 8,192 ranks also whole patterns (O(P log P) routes). */
 STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *topo,
                                                          const strata_link_catalog_t *cat,
                                                          strata_coll_machine_t *m_p,

@@ -15,8 +15,13 @@ static const double ALPHA = 2e-6, BW = 100e9;
  * reduction so fast that γ never dominates. */
 static strata_coll_machine_t flat(uint32_t P)
 {
-    strata_coll_machine_t m = {.nranks = P, .per_server = P, .servers = 1, .bw_intra = BW,
-                               .lat_intra = ALPHA, .eta_intra = 1, .reduce_bw = 1e30};
+    strata_coll_machine_t m = {.nranks = P,
+                               .per_server = P,
+                               .servers = 1,
+                               .bw_intra = BW,
+                               .lat_intra = ALPHA,
+                               .eta_intra = 1,
+                               .reduce_bw = 1e30};
     return m;
 }
 
@@ -76,8 +81,11 @@ static void test_tree_height_matches_generator(void **state)
 {
     (void)state;
     for (uint32_t P = 2; P <= 300; P += (P < 20 ? 1 : 37)) {
-        strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_TREE,
-                                   .nranks = P, .count = 1000, .elem_size = 4};
+        strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                                   .algo = STRATA_ALGO_TREE,
+                                   .nranks = P,
+                                   .count = 1000,
+                                   .elem_size = 4};
         strata_sched_t *s;
         assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
         assert_int_equal(strata_sched_nphases(s), 2 * sched_log2_ceil(P));
@@ -158,6 +166,32 @@ static void test_selection(void **state)
                      STRATA_ERR_UNSUPPORTED);
 }
 
+static void test_cost_edges(void **state)
+{
+    (void)state;
+    strata_coll_machine_t m = flat(1);
+    strata_coll_cost_t k;
+    strata_error_t err;
+    /* one rank: nothing moves */
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 1e6, &k, &err),
+                     STRATA_OK);
+    assert_true(k.time == 0 && k.busbw == 0);
+    m = flat(8);
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, -1, &k, &err),
+                     STRATA_ERR_INVALID);
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, NAN, &k, &err),
+                     STRATA_ERR_INVALID);
+    assert_int_equal(strata_coll_cost(NULL, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 8, &k, &err),
+                     STRATA_ERR_INVALID);
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLTOALL, STRATA_ALGO_RING, 8, &k, &err),
+                     STRATA_ERR_UNSUPPORTED);
+    /* barrier: latency only, 3 dissemination rounds on 8 ranks */
+    k = cost(&m, STRATA_COLL_BARRIER, STRATA_ALGO_BRUCK, 0);
+    assert_rel(k.time, 3 * ALPHA, 1e-12);
+    assert_true(strata_coll_busbw_factor(STRATA_COLL_ALLGATHER, 8) == 7.0 / 8);
+    assert_true(strata_coll_busbw_factor(STRATA_COLL_BROADCAST, 8) == 1.0);
+}
+
 /* ==== Published measurements (validation.md §A) ==== */
 
 static strata_link_catalog_t *cat;
@@ -178,8 +212,11 @@ static int teardown(void **state)
 /* One HGX board: 8 GPUs, `chips` NVSwitch chips, `links` NVLinks per chip. */
 static strata_coll_machine_t hgx(const char *kind, int chips, int links, int servers)
 {
-    strata_topo_server_t sv = {.name = "hgx", .accels = 8, .scaleup_switches = chips,
-                               .scaleup = strata_topo_linkspec_kind(kind, links), .nics = 8,
+    strata_topo_server_t sv = {.name = "hgx",
+                               .accels = 8,
+                               .scaleup_switches = chips,
+                               .scaleup = strata_topo_linkspec_kind(kind, links),
+                               .nics = 8,
                                .pcie = strata_topo_linkspec_kind("pcie5", 1),
                                .nic_net = strata_topo_linkspec_kind("ib-ndr", 1)};
     strata_topo_fattree_t net = {.k = 64, .tiers = servers > 1 ? 2 : 0};
@@ -187,6 +224,18 @@ static strata_coll_machine_t hgx(const char *kind, int chips, int links, int ser
     strata_error_t err;
     if (strata_topo_build_cluster(&sv, servers, &net, true, cat, &t, &err)) fail_msg("%s", err.msg);
     strata_coll_machine_t m;
+    if (strata_coll_machine_from_topo(t, cat, &m, &err)) fail_msg("%s", err.msg);
+    strata_topo_destroy(t);
+    return m;
+}
+
+/* A cluster preset of data/presets (topoio). */
+static strata_coll_machine_t preset(const char *spec)
+{
+    strata_topo_t *t;
+    strata_error_t err;
+    strata_coll_machine_t m;
+    if (strata_topo_load_spec(spec, cat, &t, &err)) fail_msg("%s", err.msg);
     if (strata_coll_machine_from_topo(t, cat, &m, &err)) fail_msg("%s", err.msg);
     strata_topo_destroy(t);
     return m;
@@ -224,22 +273,24 @@ static void test_machine_from_topo(void **state)
     assert_true(m.lat_inter > m.lat_intra);
 }
 
-/* 8 x A100 SXM, NVSwitch gen2: 6 chips, 2 NVLink3 per GPU per chip. */
+/* 8 x A100 SXM, NVSwitch gen2: 6 chips, 2 NVLink3 per GPU per chip (the
+ * dgx-a100 preset); the same from the builder. */
 static void test_known_miss_a100_ring(void **state)
 {
     (void)state;
-    strata_coll_machine_t m = hgx("nvlink3", 6, 2, 1);
+    strata_coll_machine_t m = preset("dgx-a100"), b = hgx("nvlink3", 6, 2, 1);
+    assert_rel(m.bw_intra, b.bw_intra, 1e-12);
     check_measured("8xA100 ring allreduce busbw", busbw(&m, STRATA_ALGO_RING, 8.0 * (1 << 30)),
                    232.5e9, 0.10);
 }
 
-/* 8 x H100 SXM, NVSwitch gen3: 18 NVLink4 per GPU (5+5+4+4 over 4 chips;
- * the builder gives every GPU the same links to each chip, so one chip of
- * 18 carries the same bandwidth). */
+/* 8 x H100 SXM, NVSwitch gen3: 18 NVLink4 per GPU, 5+5+4+4 over 4 chips
+ * (the dgx-h100 preset). */
 static void test_h100_ring(void **state)
 {
     (void)state;
-    strata_coll_machine_t m = hgx("nvlink4", 1, 18, 1);
+    strata_coll_machine_t m = preset("dgx-h100");
+    assert_rel(m.bw_intra, 18 * 25e9 * 128 / 144, 1e-9); /* all four chips' paths together */
     check_measured("8xH100 ring allreduce busbw", busbw(&m, STRATA_ALGO_RING, 8.0 * (1 << 30)),
                    370e9, 0.10);
 }
@@ -247,22 +298,38 @@ static void test_h100_ring(void **state)
 static void test_known_miss_h100_nvls(void **state)
 {
     (void)state;
-    strata_coll_machine_t m = hgx("nvlink4", 1, 18, 1);
+    strata_coll_machine_t m = preset("dgx-h100");
     check_measured("8xH100 in-switch allreduce busbw",
                    busbw(&m, STRATA_ALGO_INNET, 8.0 * (1 << 30)), 480e9, 0.10);
 }
 
-/* 2 x 8 H200 (NVLink4 like H100), 8 x NDR 400G per server; nccl-tests
- * default algorithm at 3 GiB: strata's selection. */
-static void test_h200_two_servers(void **state)
+/* 2 x 8 H200 (NVLink4 like H100), 8 x 400G per server (the hgx-h200:2
+ * preset: RoCE 400G); nccl-tests default algorithm at 3 GiB: strata's
+ * selection. */
+static void test_known_miss_h200_two_servers(void **state)
 {
     (void)state;
-    strata_coll_machine_t m = hgx("nvlink4", 1, 18, 2);
+    strata_coll_machine_t m = preset("hgx-h200:2");
+    assert_int_equal(m.servers, 2);
+    assert_int_equal(m.nics, 8);
     strata_coll_cost_t best;
     assert_int_equal(strata_coll_select(&m, STRATA_COLL_ALLREDUCE, 3.0 * (1 << 30), &best, NULL),
                      STRATA_OK);
     print_message("2x8 H200 selected: %s\n", strata_algo_name(best.algo));
     check_measured("2x8 H200 allreduce busbw (selected)", best.busbw, 483.8e9, 0.15);
+}
+
+/* The same two servers with InfiniBand NDR ports instead of RoCE (the
+ * builder): the selected two-level algorithm meets the 15 %. */
+static void test_h200_two_servers_ib(void **state)
+{
+    (void)state;
+    strata_coll_machine_t n = hgx("nvlink4", 1, 18, 2);
+    strata_coll_cost_t best;
+    assert_int_equal(strata_coll_select(&n, STRATA_COLL_ALLREDUCE, 3.0 * (1 << 30), &best, NULL),
+                     STRATA_OK);
+    assert_int_equal(best.algo, STRATA_ALGO_HIER);
+    check_measured("2x8 H200 (NDR) allreduce busbw", best.busbw, 483.8e9, 0.15);
 }
 
 /* argv[1], when given, selects tests by cmocka pattern. The known misses
@@ -277,11 +344,13 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tree_height_matches_generator),
         cmocka_unit_test(test_closed_forms_match_schedules),
         cmocka_unit_test(test_selection),
+        cmocka_unit_test(test_cost_edges),
         cmocka_unit_test(test_machine_from_topo),
         cmocka_unit_test(test_known_miss_a100_ring),
         cmocka_unit_test(test_h100_ring),
         cmocka_unit_test(test_known_miss_h100_nvls),
-        cmocka_unit_test(test_h200_two_servers),
+        cmocka_unit_test(test_known_miss_h200_two_servers),
+        cmocka_unit_test(test_h200_two_servers_ib),
     };
     if (argc > 1)
         cmocka_set_test_filter(argv[1]);

@@ -31,10 +31,10 @@ struct strata_sched {
     const sched_algo_t *algo;
     uint32_t nagents;
     uint32_t nphases;
-    uint64_t buf[STRATA_BUF_COUNT];    /* rank buffer sizes (elements) */
-    uint64_t switch_scratch;           /* scratch of switch agents */
-    int64_t aux[SCHED_AUX_MAX];        /* algorithm-specific numbers */
-    int32_t *tab;                      /* algorithm-specific table (O(P)), owned */
+    uint64_t buf[STRATA_BUF_COUNT]; /* rank buffer sizes (elements) */
+    uint64_t switch_scratch;        /* scratch of switch agents */
+    int64_t aux[SCHED_AUX_MAX];     /* algorithm-specific numbers */
+    int32_t *tab;                   /* algorithm-specific table (O(P)), owned */
 };
 
 struct sched_algo {
@@ -53,8 +53,11 @@ struct sched_algo {
 
 #define SCHED_COLL(c) (1u << STRATA_COLL_##c)
 
-extern const sched_algo_t sched_ring, sched_tree, sched_binomial, sched_recdbl,
-    sched_rabenseifner, sched_bruck, sched_pairwise, sched_hier, sched_torus2d, sched_innet;
+extern const sched_algo_t sched_ring, sched_tree, sched_binomial, sched_recdbl, sched_rabenseifner,
+    sched_bruck, sched_pairwise, sched_hier, sched_torus2d, sched_innet;
+
+/* Does algo implement coll at all (no parameter checks)? O(1). */
+bool sched_algo_supports(strata_coll_t coll, strata_algo_t algo);
 
 /* ==== Emit helpers (core.c) ==== */
 
@@ -66,10 +69,10 @@ void sched_recv(sched_sink_t *k, uint32_t after, int32_t peer, int buf, uint64_t
 /* dst[doff..] = src[soff..] (+) msg */
 void sched_recv_reduce(sched_sink_t *k, uint32_t after, int32_t peer, int sbuf, uint64_t soff,
                        int dbuf, uint64_t doff, uint64_t count);
-void sched_copy(sched_sink_t *k, uint32_t after, int sbuf, uint64_t soff, int dbuf,
-                uint64_t doff, uint64_t count);
-void sched_reduce(sched_sink_t *k, uint32_t after, int sbuf, uint64_t soff, int dbuf,
-                  uint64_t doff, uint64_t count);
+void sched_copy(sched_sink_t *k, uint32_t after, int sbuf, uint64_t soff, int dbuf, uint64_t doff,
+                uint64_t count);
+void sched_reduce(sched_sink_t *k, uint32_t after, int sbuf, uint64_t soff, int dbuf, uint64_t doff,
+                  uint64_t count);
 
 /* ==== Arithmetic helpers ==== */
 
@@ -102,9 +105,9 @@ uint32_t sched_log2_ceil(uint64_t x);
  * the other operand); step k of an allgather (0 <= k < m-1) circulates those
  * blocks in dbuf. */
 typedef struct sched_ring {
-    uint32_t m, i;          /* members, my position */
-    uint32_t base, stride;  /* rank of member j = base + j*stride */
-    uint64_t off, len;      /* region */
+    uint32_t m, i;         /* members, my position */
+    uint32_t base, stride; /* rank of member j = base + j*stride */
+    uint64_t off, len;     /* region */
 } sched_ring_t;
 void sched_ring_rs_step(const sched_ring_t *g, uint32_t k, int sbuf, int dbuf, sched_sink_t *out);
 void sched_ring_ag_step(const sched_ring_t *g, uint32_t k, int buf, sched_sink_t *out);
@@ -132,5 +135,9 @@ uint32_t sched_fold_lo(const sched_fold_t *f, uint32_t core);
  * divide P. */
 uint32_t sched_twolevel_nphases(uint32_t P, uint32_t g, uint32_t chunks);
 void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched_sink_t *k);
+/* Check group divides P and set nphases; the phase function of both. */
+strata_status_t sched_twolevel_init(strata_sched_t *s, const char *what, strata_error_t *err);
+void sched_twolevel_algo_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k);
+uint32_t sched_twolevel_class(const strata_sched_t *s, uint32_t phase);
 
 #endif

@@ -69,7 +69,8 @@ static void fill_tree(strata_sched_t *s, int t)
     }
     for (int r = 0; r < P; r++) { /* depth: walk up (O(log P) each) */
         int d = 0;
-        for (int x = r; TAB(s, t, x, T_PARENT) >= 0 && d <= P; x = TAB(s, t, x, T_PARENT)) d++;
+        for (int x = r; TAB(s, t, x, T_PARENT) >= 0 && d <= P; x = TAB(s, t, x, T_PARENT))
+            d++;
         TAB(s, t, r, T_DEPTH) = d;
     }
     for (int r = 0; r < P; r++) { /* height: push up from every node */

@@ -57,12 +57,12 @@ static int flow_init(flow_t *f, int32_t n, int32_t max_edges)
     f->to = util_malloc((size_t)max_edges * sizeof(int32_t));
     f->cap = util_malloc((size_t)max_edges * sizeof(double));
     f->cap0 = util_malloc((size_t)max_edges * sizeof(double));
-    if (!f->head || !f->level || !f->it || !f->queue || !f->next || !f->to || !f->cap ||
-        !f->cap0) {
+    if (!f->head || !f->level || !f->it || !f->queue || !f->next || !f->to || !f->cap || !f->cap0) {
         flow_free(f);
         return -1;
     }
-    for (int32_t i = 0; i < n; i++) f->head[i] = -1;
+    for (int32_t i = 0; i < n; i++)
+        f->head[i] = -1;
     return 0;
 }
 
@@ -79,7 +79,8 @@ static int32_t flow_edge(flow_t *f, int32_t u, int32_t v, double c, double rc)
 
 static bool flow_levels(flow_t *f, int32_t s, int32_t t)
 {
-    for (int32_t i = 0; i < f->n; i++) f->level[i] = -1;
+    for (int32_t i = 0; i < f->n; i++)
+        f->level[i] = -1;
     int32_t hd = 0, tl = 0;
     f->level[s] = 0;
     f->queue[tl++] = s;
@@ -135,7 +136,8 @@ static double flow_max(flow_t *f, int32_t s, int32_t t)
     memcpy(f->cap, f->cap0, (size_t)f->m * sizeof(double));
     double total = 0;
     while (flow_levels(f, s, t)) {
-        for (int32_t i = 0; i < f->n; i++) f->it[i] = f->head[i];
+        for (int32_t i = 0; i < f->n; i++)
+            f->it[i] = f->head[i];
         total += flow_augment(f, s, t);
     }
     return total;
@@ -148,10 +150,10 @@ static double flow_max(flow_t *f, int32_t s, int32_t t)
  * capacities each partition sets. */
 typedef struct cutter {
     const strata_topo_t *t;
-    bool direct;     /* every device an endpoint: sum crossing links */
+    bool direct; /* every device an endpoint: sum crossing links */
     flow_t f;
-    int32_t src_e0;  /* first source edge; endpoint r uses src_e0 + 4r, sink +2 */
-    uint8_t *side;   /* per endpoint rank: 0 = A, 1 = B */
+    int32_t src_e0; /* first source edge; endpoint r uses src_e0 + 4r, sink +2 */
+    uint8_t *side;  /* per endpoint rank: 0 = A, 1 = B */
 } cutter_t;
 
 static int cutter_init(cutter_t *c, const strata_topo_t *t)
@@ -203,10 +205,12 @@ static double cutter_cut(cutter_t *c)
 static bool next_combination(int32_t *idx, int32_t k, int32_t n)
 {
     int32_t i = k - 1;
-    while (i >= 0 && idx[i] == n - k + i) i--;
+    while (i >= 0 && idx[i] == n - k + i)
+        i--;
     if (i < 0) return false;
     idx[i]++;
-    for (int32_t j = i + 1; j < k; j++) idx[j] = idx[j - 1] + 1;
+    for (int32_t j = i + 1; j < k; j++)
+        idx[j] = idx[j - 1] + 1;
     return true;
 }
 
@@ -227,13 +231,15 @@ static strata_status_t bisect_exhaustive(const strata_topo_t *t, strata_topo_bis
      * 1..n-1. Odd n: A of size floor(n/2) among all. */
     bool fix0 = n % 2 == 0 && half > 0;
     int32_t k = fix0 ? half - 1 : half, pool = fix0 ? n - 1 : n, idx[STRATA_BISECT_EXHAUSTIVE_MAX];
-    for (int32_t i = 0; i < k; i++) idx[i] = i;
+    for (int32_t i = 0; i < k; i++)
+        idx[i] = i;
     double best = INFINITY;
     long cuts = 0;
     do {
         memset(c.side, 1, (size_t)n);
         if (fix0) c.side[0] = 0;
-        for (int32_t i = 0; i < k; i++) c.side[idx[i] + (fix0 ? 1 : 0)] = 0;
+        for (int32_t i = 0; i < k; i++)
+            c.side[idx[i] + (fix0 ? 1 : 0)] = 0;
         double cut = cutter_cut(&c);
         if (cut < best) best = cut;
         cuts++;
@@ -290,8 +296,7 @@ static strata_status_t bisect_bound(const strata_topo_t *t, strata_topo_bisectio
 
 /* Per-server egress: max flow from the accelerators of server 0 to
  * everything outside it (its links leaving the group). */
-static strata_status_t server_egress(const strata_topo_t *t, double *egress_p,
-                                     strata_error_t *err)
+static strata_status_t server_egress(const strata_topo_t *t, double *egress_p, strata_error_t *err)
 {
     flow_t f;
     if (flow_init(&f, t->ndev + 2, 2 * t->nlink + 2 * t->nep)) {
@@ -301,9 +306,12 @@ static strata_status_t server_egress(const strata_topo_t *t, double *egress_p,
     for (int32_t l = 0; l < t->nlink; l++) {
         int32_t a = t->links[l].a, b = t->links[l].b;
         bool ia = t->group[a] == 0, ib = t->group[b] == 0;
-        if (ia && ib) flow_edge(&f, a, b, t->links[l].bw_dir, t->links[l].bw_dir);
-        else if (ia) flow_edge(&f, a, T, t->links[l].bw_dir, 0);
-        else if (ib) flow_edge(&f, b, T, t->links[l].bw_dir, 0);
+        if (ia && ib)
+            flow_edge(&f, a, b, t->links[l].bw_dir, t->links[l].bw_dir);
+        else if (ia)
+            flow_edge(&f, a, T, t->links[l].bw_dir, 0);
+        else if (ib)
+            flow_edge(&f, b, T, t->links[l].bw_dir, 0);
     }
     for (int32_t v = 0; v < t->ndev && t->group[v] == 0; v++)
         if (t->kind[v] == STRATA_DEV_ACCEL) flow_edge(&f, S, v, INFINITY, 0);
@@ -336,8 +344,7 @@ strata_status_t strata_topo_bisection(const strata_topo_t *t, strata_bisect_meth
 {
     memset(out, 0, sizeof(*out));
     if (!t->finished)
-        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is not finished",
-                                t->name);
+        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is not finished", t->name);
     if (method == STRATA_BISECT_AUTO || method == STRATA_BISECT_CLOSED) {
         if (t->shape.has_closed) {
             out->bw = t->shape.closed_bw;

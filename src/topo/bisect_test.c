@@ -9,7 +9,10 @@
 
 #define GB 1e9
 
-static strata_topo_linkspec_t bw(double gbps) { return strata_topo_linkspec_bw(gbps * GB); }
+static strata_topo_linkspec_t bw(double gbps)
+{
+    return strata_topo_linkspec_bw(gbps * GB);
+}
 
 static double closed(const strata_topo_t *t)
 {
@@ -124,8 +127,8 @@ static void test_exhaustive_direct(void **state)
         assert_int_equal(strata_topo_build_switch(n, &l, NULL, &t, NULL), STRATA_OK);
         agree(t);
     }
-    int32_t grids[][3] = {{4, 4, 0}, {2, 4, 0}, {2, 8, 0}, {6, 2, 0}, {4, 2, 2},
-                          {2, 2, 2}, {2, 2, 4}, {4, 4, 0}};
+    int32_t grids[][3] = {{4, 4, 0}, {2, 4, 0}, {2, 8, 0}, {6, 2, 0},
+                          {4, 2, 2}, {2, 2, 2}, {2, 2, 4}, {4, 4, 0}};
     for (size_t i = 0; i < sizeof(grids) / sizeof(grids[0]); i++) {
         int nd = grids[i][2] ? 3 : 2;
         assert_int_equal(strata_topo_build_mesh(nd, grids[i], &l, NULL, &t, NULL), STRATA_OK);
@@ -147,6 +150,22 @@ static void test_exhaustive_fattree(void **state)
     agree(fattree(4, 3, 2, 1, 50));
     agree(fattree(4, 3, 3, 2, 50));
     agree(fattree(6, 2, 1.5, 0, 50)); /* 18 endpoints, 6 leaves */
+    /* partial but uniform trees: 2 leaves of 4 under 4 spines (k = 8);
+     * 6 leaves of 3 in 2 pods of 3 (k = 6, 18 of 54 endpoints) */
+    strata_topo_linkspec_t l = bw(50);
+    strata_topo_fattree_t ft = {.k = 8, .tiers = 2, .endpoints = 8, .link = {&l}};
+    strata_topo_t *t;
+    assert_int_equal(strata_topo_build_fattree(&ft, NULL, &t, NULL), STRATA_OK);
+    assert_int_equal(strata_topo_device_count(t), 8 + 2 + 4);
+    assert_near(closed(t), 4 * 50 * GB, 1);
+    agree(t);
+    ft = (strata_topo_fattree_t){
+        .k = 6, .tiers = 3, .endpoints = 18, .oversub = {0, 1, 2}, .link = {&l}};
+    assert_int_equal(strata_topo_build_fattree(&ft, NULL, &t, NULL), STRATA_OK);
+    /* 6 leaves, 2 pods × 3 aggregation switches, 3 × 3 cores */
+    assert_int_equal(strata_topo_device_count(t), 18 + 6 + 6 + 9);
+    assert_near(closed(t), 9 * 25 * GB, 1); /* 2:1 above the aggregation tier */
+    agree(t);
 }
 
 static strata_topo_server_t small_server(int32_t gpus, int32_t nics, double nvl, double pcie,
@@ -300,8 +319,10 @@ static void test_alloc_failure(void **state)
         util_alloc_fail_after(n);
         strata_status_t st = strata_topo_build_fattree(&ft, NULL, &t, NULL);
         util_alloc_fail_after(-1);
-        if (st == STRATA_OK) ok = 1;
-        else assert_int_equal(st, STRATA_ERR_NOMEM);
+        if (st == STRATA_OK)
+            ok = 1;
+        else
+            assert_int_equal(st, STRATA_ERR_NOMEM);
         strata_topo_destroy(t);
     }
     assert_true(ok);

@@ -25,8 +25,8 @@ typedef struct builder {
     const topoio_cluster_t *c;
     const strata_link_catalog_t *cat;
     strata_topo_t *t;
-    long *offset;     /* first member index of each group inside a server */
-    long per_server;  /* devices per server */
+    long *offset;      /* first member index of each group inside a server */
+    long per_server;   /* devices per server */
     bool cpu_endpoint; /* no accelerators: CPUs are the endpoints */
     strata_error_t *err;
 } builder_t;
@@ -73,8 +73,8 @@ static strata_status_t add_server_devices(builder_t *b, long s)
         const topoio_group_t *gr = &b->c->groups.v[g];
         for (long m = 0; m < gr->count; m++) {
             member_name(b, s, gr, m, name, sizeof(name));
-            strata_status_t st = strata_topo_add_device(b->t, dev_kind(b, gr->kind), 0,
-                                                        (int32_t)s, name, NULL, b->err);
+            strata_status_t st = strata_topo_add_device(b->t, dev_kind(b, gr->kind), 0, (int32_t)s,
+                                                        name, NULL, b->err);
             if (st) return st;
         }
     }
@@ -113,7 +113,8 @@ static strata_status_t add_conn(builder_t *b, long s, const topoio_conn_t *k)
     if (k->map == TOPOIO_MAP_MESH) {
         for (long i = 0; i < ga->count && !st; i++)
             for (long j = i + 1; j < ga->count && !st; j++)
-                st = add_one(b, member_id(b, s, k->a.group, i), member_id(b, s, k->a.group, j), &spec);
+                st = add_one(b, member_id(b, s, k->a.group, i), member_id(b, s, k->a.group, j),
+                             &spec);
         return st;
     }
     const topoio_group_t *gb = &b->c->groups.v[k->b.group];
@@ -137,7 +138,8 @@ static strata_status_t add_servers(builder_t *b)
     strata_status_t st = STRATA_OK;
     for (long s = 0; s < b->c->servers && !st; s++) {
         st = add_server_devices(b, s);
-        for (size_t k = 0; k < b->c->conns.n && !st; k++) st = add_conn(b, s, &b->c->conns.v[k]);
+        for (size_t k = 0; k < b->c->conns.n && !st; k++)
+            st = add_conn(b, s, &b->c->conns.v[k]);
     }
     return st;
 }
@@ -189,9 +191,11 @@ static strata_status_t build_fabric(const builder_t *b, long nics, const char *p
     /* Default radix 64: NVIDIA Quantum-2 NDR, 64 × 400G ports (links.md IB NDR row). */
     long k = n->radix ? n->radix : 64;
     if (sw && k < endpoints) k = endpoints + (endpoints & 1);
-    strata_topo_server_t srv = {
-        .name = b->c->name, .accels = (int32_t)nics, .nics = (int32_t)nics,
-        .pcie = strata_topo_linkspec_kind(port, 1), .nic_net = strata_topo_linkspec_kind(port, 1)};
+    strata_topo_server_t srv = {.name = b->c->name,
+                                .accels = (int32_t)nics,
+                                .nics = (int32_t)nics,
+                                .pcie = strata_topo_linkspec_kind(port, 1),
+                                .nic_net = strata_topo_linkspec_kind(port, 1)};
     strata_topo_fattree_t ft = {.k = (int32_t)k};
     for (int i = 0; i < n->ntiers_oversub && i + 1 < STRATA_TOPO_TIERS_MAX; i++)
         ft.oversub[i + 1] = n->oversub[i];
@@ -233,8 +237,8 @@ static strata_status_t graft(builder_t *b, const strata_topo_t *fab, long nics)
         strata_topo_link_t lk = strata_topo_link(fab, l);
         if (map[lk.a] < 0 || map[lk.b] < 0) continue;
         /* Figures copied as built (oversubscription already applied). */
-        strata_topo_linkspec_t spec = {.kind = lk.kind, .mult = lk.mult,
-                                       .bw_dir = lk.bw_dir / lk.mult, .latency = lk.latency};
+        strata_topo_linkspec_t spec = {
+            .kind = lk.kind, .mult = lk.mult, .bw_dir = lk.bw_dir / lk.mult, .latency = lk.latency};
         st = strata_topo_add_link(b->t, map[lk.a], map[lk.b], &spec, NULL, b->err);
     }
     util_free(map);
@@ -252,7 +256,8 @@ static strata_status_t add_network(builder_t *b)
                                 b->c->name ? b->c->name : "?", b->c->servers);
     }
     if (port == NULL)
-        return strata_error_set(b->err, STRATA_ERR_INVALID, "cluster '%s': the NICs have no "
+        return strata_error_set(b->err, STRATA_ERR_INVALID,
+                                "cluster '%s': the NICs have no "
                                 "\"port\" link id and the network names none",
                                 b->c->name ? b->c->name : "?");
     strata_topo_t *fab = NULL;
@@ -269,7 +274,8 @@ static strata_status_t add_network(builder_t *b)
 static strata_status_t torus_dims(const topoio_cluster_t *c, int32_t *dims, strata_error_t *err)
 {
     long rest = c->servers, rep[TOPOIO_MAX_DIMS];
-    for (int i = 0; i < c->net.ndims; i++) rep[i] = 1;
+    for (int i = 0; i < c->net.ndims; i++)
+        rep[i] = 1;
     for (long f = 2; rest > 1;) {
         if (rest % f) {
             f++;
@@ -294,13 +300,15 @@ static strata_status_t build_torus(const topoio_cluster_t *c, const strata_link_
 {
     int32_t dims[TOPOIO_MAX_DIMS];
     long per = 1;
-    for (int i = 0; i < c->net.ndims; i++) per *= c->net.dims[i];
-    long acc = topoio_count_kind(c, "tpu") + topoio_count_kind(c, "gpu") +
-               topoio_count_kind(c, "npu");
+    for (int i = 0; i < c->net.ndims; i++)
+        per *= c->net.dims[i];
+    long acc =
+        topoio_count_kind(c, "tpu") + topoio_count_kind(c, "gpu") + topoio_count_kind(c, "npu");
     if (acc != per || c->conns.n)
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "torus network: the server must hold exactly the %ld accelerators "
-                                "of one dims block and no links (found %ld)", per, acc);
+                                "of one dims block and no links (found %ld)",
+                                per, acc);
     strata_status_t st = torus_dims(c, dims, err);
     strata_topo_linkspec_t spec = strata_topo_linkspec_kind(c->net.link, 1);
     if (st == STRATA_OK) st = strata_topo_build_torus(c->net.ndims, dims, &spec, cat, topo_p, err);
@@ -313,12 +321,45 @@ static strata_status_t build_torus(const topoio_cluster_t *c, const strata_link_
 
 /* ==== Entry ==== */
 
+/* Largest graph built from a description: 16M devices or links, ~100× a
+ * 100k-GPU cluster, so a typo ("count": 100000000) fails fast instead of
+ * exhausting memory or time. */
+#define MAX_ELEMENTS (1L << 24)
+
+/* Device pairs one link rule joins in one server. */
+static double conn_pairs(const topoio_cluster_t *c, const topoio_conn_t *k)
+{
+    double na = k->a.index >= 0 ? 1 : (double)c->groups.v[k->a.group].count;
+    if (k->map == TOPOIO_MAP_MESH) return na * (na - 1) / 2;
+    double nb = k->b.index >= 0 ? 1 : (double)c->groups.v[k->b.group].count;
+    return k->map == TOPOIO_MAP_BLOCK ? (na > nb ? na : nb) : na * nb;
+}
+
+static strata_status_t check_size(const topoio_cluster_t *c, strata_error_t *err)
+{
+    double dev = 0, links = 0;
+    for (size_t g = 0; g < c->groups.n; g++)
+        dev += (double)c->groups.v[g].count;
+    for (size_t k = 0; k < c->conns.n; k++)
+        links += conn_pairs(c, &c->conns.v[k]);
+    if (dev * (double)c->servers > (double)MAX_ELEMENTS ||
+        links * (double)c->servers > (double)MAX_ELEMENTS)
+        return strata_error_set(err, STRATA_ERR_RANGE,
+                                "%s: %.0f devices and %.0f links is beyond what strata builds "
+                                "(%ld of each)",
+                                c->name ? c->name : "cluster", dev * (double)c->servers,
+                                links * (double)c->servers, MAX_ELEMENTS);
+    return STRATA_OK;
+}
+
 strata_status_t topoio_instantiate(const topoio_cluster_t *c, const strata_link_catalog_t *cat,
                                    strata_topo_t **topo_p, strata_error_t *err)
 {
     if (c->max_servers && c->servers > c->max_servers)
         return strata_error_set(err, STRATA_ERR_RANGE, "%s: at most %ld servers, asked for %ld",
                                 c->name ? c->name : "cluster", c->max_servers, c->servers);
+    strata_status_t st0 = check_size(c, err);
+    if (st0) return st0;
     if (c->net.builder && strcmp(c->net.builder, "torus") == 0)
         return build_torus(c, cat, topo_p, err);
     builder_t b = {.c = c, .cat = cat, .err = err};
@@ -327,8 +368,9 @@ strata_status_t topoio_instantiate(const topoio_cluster_t *c, const strata_link_
     for (size_t g = 0; g < c->groups.n; g++) {
         b.offset[g + 1] = b.offset[g] + c->groups.v[g].count;
     }
-    b.cpu_endpoint = topoio_count_kind(c, "gpu") + topoio_count_kind(c, "npu") +
-                         topoio_count_kind(c, "tpu") == 0;
+    b.cpu_endpoint =
+        topoio_count_kind(c, "gpu") + topoio_count_kind(c, "npu") + topoio_count_kind(c, "tpu") ==
+        0;
     b.per_server = b.offset[c->groups.n];
     strata_status_t st = strata_topo_create(c->name ? c->name : "cluster", cat, &b.t, err);
     if (st == STRATA_OK) st = add_servers(&b);

@@ -57,8 +57,12 @@ long topoio_add_group(topoio_cluster_t *c, const char *name, const char *kind, l
 int topoio_add_conn(topoio_cluster_t *c, long ga, long ia, long gb, long ib, const char *link,
                     long count, long lanes)
 {
-    topoio_conn_t k = {.a = {ga, ia}, .b = {gb, ib}, .map = TOPOIO_MAP_ALL,
-                       .link = topoio_str(c, link), .count = count, .lanes = lanes};
+    topoio_conn_t k = {.a = {ga, ia},
+                       .b = {gb, ib},
+                       .map = TOPOIO_MAP_ALL,
+                       .link = topoio_str(c, link),
+                       .count = count,
+                       .lanes = lanes};
     if (k.link == NULL) return -1;
     return UTIL_VEC_PUSH(&c->conns, k);
 }
@@ -78,10 +82,10 @@ long topoio_count_kind(const topoio_cluster_t *c, const char *kind)
     return n;
 }
 
-static const char *const device_kinds[] = {"gpu", "npu", "tpu", "cpu", "nvswitch",
-                                           "pcie-switch", "nic", NULL};
-static const char *const builders[] = {"rail-fat-tree", "fat-tree", "switch", "torus", "none",
-                                       NULL};
+static const char *const device_kinds[] = {"gpu",      "npu",         "tpu", "cpu",
+                                           "nvswitch", "pcie-switch", "nic", NULL};
+static const char *const builders[] = {"rail-fat-tree", "fat-tree", "switch",
+                                       "torus",         "none",     NULL};
 static const char *const map_names[] = {"all", "block", "mesh", NULL};
 
 static bool in_list(const char *const *list, const char *s)
@@ -106,11 +110,18 @@ static bool name_ok(const char *s)
  * nominal rate (links.md Ethernet rows). */
 const char *topoio_port_kind(long mbps, bool ib, bool verbs)
 {
-    static const struct { long mbps; const char *ib, *roce, *eth; } t[] = {
-        {10000, "ib-sdr", NULL, "eth-10g"},     {20000, "ib-ddr", NULL, NULL},
-        {25000, NULL, "roce-25g", "eth-25g"},   {40000, "ib-qdr", NULL, "eth-40g"},
-        {56000, "ib-fdr", NULL, NULL},          {100000, "ib-edr", "roce-100g", "eth-100g"},
-        {200000, "ib-hdr", "roce-200g", "eth-200g"}, {400000, "ib-ndr", "roce-400g", "eth-400g"},
+    static const struct {
+        long mbps;
+        const char *ib, *roce, *eth;
+    } t[] = {
+        {10000, "ib-sdr", NULL, "eth-10g"},
+        {20000, "ib-ddr", NULL, NULL},
+        {25000, NULL, "roce-25g", "eth-25g"},
+        {40000, "ib-qdr", NULL, "eth-40g"},
+        {56000, "ib-fdr", NULL, NULL},
+        {100000, "ib-edr", "roce-100g", "eth-100g"},
+        {200000, "ib-hdr", "roce-200g", "eth-200g"},
+        {400000, "ib-ndr", "roce-400g", "eth-400g"},
         {800000, "ib-xdr", "roce-800g", "eth-800g"},
     };
     const char *best = NULL;
@@ -140,16 +151,17 @@ static strata_status_t opt_count(reader_t *r, const json_t *obj, const char *key
 {
     strata_status_t st = util_json_opt_int(r->doc, obj, key, out, r->err);
     if (st) return st;
-    if (*out < 0)
-        return bad(r, json_object_get(obj, key), "\"%s\" must be >= 0 (a count)", key);
+    if (*out < 0) return bad(r, json_object_get(obj, key), "\"%s\" must be >= 0 (a count)", key);
     return STRATA_OK;
 }
 
 static strata_status_t check_link_id(reader_t *r, const json_t *v, const char *id)
 {
     if (r->cat && strata_link_find(r->cat, id) == NULL)
-        return bad(r, v, "unknown link id \"%s\" (expected an id of data/links.json, "
-                         "e.g. nvlink4, pcie5, ib-ndr)", id);
+        return bad(r, v,
+                   "unknown link id \"%s\" (expected an id of data/links.json, "
+                   "e.g. nvlink4, pcie5, ib-ndr)",
+                   id);
     return STRATA_OK;
 }
 
@@ -176,7 +188,8 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
     if (!in_list(device_kinds, kind))
         return bad(r, json_object_get(d, "kind"),
                    "unknown device kind \"%s\" (expected gpu, npu, tpu, cpu, nvswitch, "
-                   "pcie-switch or nic)", kind);
+                   "pcie-switch or nic)",
+                   kind);
     if (count == 0) return bad(r, json_object_get(d, "count"), "\"count\" must be >= 1%s", "");
     if (port && (st = check_link_id(r, json_object_get(d, "port"), port))) return st;
     long g = topoio_add_group(r->c, name, kind, count);
@@ -203,8 +216,10 @@ static strata_status_t read_end(reader_t *r, const json_t *obj, const char *key,
     name[n] = '\0';
     e->group = topoio_find_group(r->c, name);
     if (e->group < 0)
-        return bad(r, v, "device \"%s\" is not defined (define it in \"devices\" before "
-                         "linking it)", name);
+        return bad(r, v,
+                   "device \"%s\" is not defined (define it in \"devices\" before "
+                   "linking it)",
+                   name);
     e->index = -1;
     if (br) {
         char *end;
@@ -224,7 +239,8 @@ static strata_status_t read_map(reader_t *r, const json_t *l, topoio_conn_t *k)
     strata_status_t st = util_json_opt_str(r->doc, l, "map", &map, r->err);
     if (st) return st;
     if (json_object_get(l, "mesh")) {
-        if (map) return bad(r, json_object_get(l, "map"), "\"map\" is not used with \"mesh\"%s", "");
+        if (map)
+            return bad(r, json_object_get(l, "map"), "\"map\" is not used with \"mesh\"%s", "");
         k->map = TOPOIO_MAP_MESH;
         return read_end(r, l, "mesh", &k->a);
     }
@@ -244,8 +260,7 @@ static strata_status_t read_map(reader_t *r, const json_t *l, topoio_conn_t *k)
 
 static strata_status_t read_link(reader_t *r, const json_t *l)
 {
-    static const char *const keys[] = {"from", "to", "mesh", "link", "count", "map", "lanes",
-                                       NULL};
+    static const char *const keys[] = {"from", "to", "mesh", "link", "count", "map", "lanes", NULL};
     topoio_conn_t k = {.count = 1};
     const char *id;
     strata_status_t st;
@@ -311,8 +326,10 @@ static strata_status_t read_oversub(reader_t *r, const json_t *net)
         }
         n->ntiers_oversub = (int)json_array_size(v);
     } else {
-        return bad(r, v, "\"oversubscription\" expects a number or an array of 1 to 4 "
-                         "numbers (leaf tier first)%s", "");
+        return bad(r, v,
+                   "\"oversubscription\" expects a number or an array of 1 to 4 "
+                   "numbers (leaf tier first)%s",
+                   "");
     }
     for (int i = 0; i < n->ntiers_oversub; i++)
         if (!(n->oversub[i] >= 1))
@@ -340,7 +357,7 @@ static strata_status_t read_dims(reader_t *r, const json_t *net)
 static strata_status_t read_network(reader_t *r, const json_t *root)
 {
     static const char *const keys[] = {"builder", "port", "nics", "tiers", "oversubscription",
-                                       "radix", "dims", "link", NULL};
+                                       "radix",   "dims", "link", NULL};
     json_t *net = json_object_get(root, "network");
     topoio_net_t *n = &r->c->net;
     const char *builder, *port = NULL, *link = NULL;
@@ -351,13 +368,16 @@ static strata_status_t read_network(reader_t *r, const json_t *root)
         (st = util_json_req_str(r->doc, net, "builder", &builder, r->err)) ||
         (st = util_json_opt_str(r->doc, net, "port", &port, r->err)) ||
         (st = util_json_opt_str(r->doc, net, "link", &link, r->err)) ||
-        (st = opt_count(r, net, "nics", &n->nics)) || (st = opt_count(r, net, "tiers", &n->tiers)) ||
+        (st = opt_count(r, net, "nics", &n->nics)) ||
+        (st = opt_count(r, net, "tiers", &n->tiers)) ||
         (st = opt_count(r, net, "radix", &n->radix)) || (st = read_oversub(r, net)) ||
         (st = read_dims(r, net)))
         return st;
     if (!in_list(builders, builder))
-        return bad(r, json_object_get(net, "builder"), "unknown network builder \"%s\" (expected "
-                   "rail-fat-tree, fat-tree, switch, torus or none)", builder);
+        return bad(r, json_object_get(net, "builder"),
+                   "unknown network builder \"%s\" (expected "
+                   "rail-fat-tree, fat-tree, switch, torus or none)",
+                   builder);
     if (port && (st = check_link_id(r, json_object_get(net, "port"), port))) return st;
     if (link && (st = check_link_id(r, json_object_get(net, "link"), link))) return st;
     if (n->tiers > TOPOIO_MAX_TIERS)
@@ -381,8 +401,8 @@ static strata_status_t read_source(reader_t *r, const json_t *v)
 
 static strata_status_t read_root(reader_t *r)
 {
-    static const char *const keys[] = {"name", "description", "sources", "servers",
-                                       "max_servers", "server", "network", NULL};
+    static const char *const keys[] = {"name",        "description", "sources", "servers",
+                                       "max_servers", "server",      "network", NULL};
     const json_t *root = util_json_root(r->doc);
     const char *name = NULL, *desc = NULL;
     topoio_cluster_t *c = r->c;
@@ -396,9 +416,11 @@ static strata_status_t read_root(reader_t *r)
         (st = opt_count(r, root, "max_servers", &c->max_servers)) || (st = read_server(r, root)) ||
         (st = read_network(r, root)))
         return st;
-    if (c->servers == 0) return bad(r, json_object_get(root, "servers"), "\"servers\" must be >= 1%s", "");
+    if (c->servers == 0)
+        return bad(r, json_object_get(root, "servers"), "\"servers\" must be >= 1%s", "");
     if (c->max_servers && c->servers > c->max_servers)
-        return bad(r, json_object_get(root, "servers"), "\"servers\" exceeds \"max_servers\"%s", "");
+        return bad(r, json_object_get(root, "servers"), "\"servers\" exceeds \"max_servers\"%s",
+                   "");
     c->name = topoio_str(c, name);
     c->description = topoio_str(c, desc);
     return STRATA_OK;
@@ -506,13 +528,15 @@ static json_t *net_json(const topoio_net_t *n)
     if (n->tiers) json_object_set_new(o, "tiers", json_integer(n->tiers));
     if (n->ntiers_oversub) {
         json_t *a = json_array();
-        for (int i = 0; i < n->ntiers_oversub; i++) json_array_append_new(a, util_json_real(n->oversub[i]));
+        for (int i = 0; i < n->ntiers_oversub; i++)
+            json_array_append_new(a, util_json_real(n->oversub[i]));
         json_object_set_new(o, "oversubscription", a);
     }
     if (n->radix) json_object_set_new(o, "radix", json_integer(n->radix));
     if (n->ndims) {
         json_t *a = json_array();
-        for (int i = 0; i < n->ndims; i++) json_array_append_new(a, json_integer(n->dims[i]));
+        for (int i = 0; i < n->ndims; i++)
+            json_array_append_new(a, json_integer(n->dims[i]));
         json_object_set_new(o, "dims", a);
     }
     set_str(o, "link", n->link);
@@ -527,13 +551,16 @@ static json_t *cluster_json(const topoio_cluster_t *c)
     set_str(root, "description", c->description);
     if (c->sources.n) {
         json_t *src = json_array();
-        for (size_t i = 0; i < c->sources.n; i++) json_array_append_new(src, json_string(c->sources.v[i]));
+        for (size_t i = 0; i < c->sources.n; i++)
+            json_array_append_new(src, json_string(c->sources.v[i]));
         json_object_set_new(root, "sources", src);
     }
     json_object_set_new(root, "servers", json_integer(c->servers));
     if (c->max_servers) json_object_set_new(root, "max_servers", json_integer(c->max_servers));
-    for (size_t i = 0; i < c->groups.n; i++) json_array_append_new(devs, group_json(&c->groups.v[i]));
-    for (size_t i = 0; i < c->conns.n; i++) json_array_append_new(links, conn_json(c, &c->conns.v[i]));
+    for (size_t i = 0; i < c->groups.n; i++)
+        json_array_append_new(devs, group_json(&c->groups.v[i]));
+    for (size_t i = 0; i < c->conns.n; i++)
+        json_array_append_new(links, conn_json(c, &c->conns.v[i]));
     json_object_set_new(server, "devices", devs);
     json_object_set_new(server, "links", links);
     json_object_set_new(root, "server", server);

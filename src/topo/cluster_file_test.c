@@ -8,7 +8,6 @@
 
 #include <unistd.h>
 
-
 static topoio_cluster_t *load_preset(const char *spec)
 {
     topoio_cluster_t *c = NULL;
@@ -38,7 +37,8 @@ static strata_topo_t *build_server(topoio_cluster_t *c)
 static int count_kind(const strata_topo_t *t, strata_dev_kind_t k)
 {
     int n = 0;
-    for (int32_t i = 0; i < strata_topo_device_count(t); i++) n += strata_topo_device(t, i).kind == k;
+    for (int32_t i = 0; i < strata_topo_device_count(t); i++)
+        n += strata_topo_device(t, i).kind == k;
     return n;
 }
 
@@ -125,7 +125,8 @@ static void test_other_servers(void **state)
         assert_int_equal(count_kind(t, STRATA_DEV_ACCEL), cases[i].accels);
         assert_int_equal(count_kind(t, STRATA_DEV_SCALEUP_SWITCH), cases[i].scaleup);
         assert_int_equal(count_kind(t, STRATA_DEV_NIC), cases[i].nics);
-        assert_int_equal(links_of(t, strata_topo_endpoint(t, 0), cases[i].kind), cases[i].per_accel);
+        assert_int_equal(links_of(t, strata_topo_endpoint(t, 0), cases[i].kind),
+                         cases[i].per_accel);
         strata_topo_destroy(t);
         topoio_cluster_destroy(c);
     }
@@ -240,7 +241,8 @@ static void test_file_errors(void **state)
                  " \"links\": [{\"mesh\": \"h\", \"link\": \"nvlink4\"}]}}",
                  "c.json:1:75: device \"h\" is not defined");
     expect_error("{\"server\": {\"devices\": [{\"name\": \"g\", \"kind\": \"gpu\"}]},"
-                 " \"network\": {\"builder\": \"clos\"}}", "unknown network builder \"clos\"");
+                 " \"network\": {\"builder\": \"clos\"}}",
+                 "unknown network builder \"clos\"");
     expect_error("{\"server\": {\"devices\": [{\"name\": \"g\", \"kind\": \"gpu\"}]},"
                  " \"network\": {\"builder\": \"fat-tree\", \"oversubscription\": [1, 0.5]}}",
                  "oversubscription must be >= 1");
@@ -253,16 +255,17 @@ static void fingerprint(topoio_cluster_t *c, int *dev, int *links, double *bw)
     *dev = strata_topo_device_count(t);
     *links = strata_topo_link_count(t);
     *bw = 0;
-    for (int32_t l = 0; l < *links; l++) *bw += strata_topo_link(t, l).bw_dir;
+    for (int32_t l = 0; l < *links; l++)
+        *bw += strata_topo_link(t, l).bw_dir;
     strata_topo_destroy(t);
 }
 
 static void test_round_trip(void **state)
 {
     (void)state;
-    const char *presets[] = {"dgx-1v",       "dgx-2",     "dgx-a100",  "dgx-h100:4,oversub=2",
-                             "hgx-h200",     "mi300x",    "ascend-910b", "gb200-nvl72",
-                             "pcie-8gpu",    "cpu-cluster", "tpu-v4:2", "tpu-v5e"};
+    const char *presets[] = {"dgx-1v",    "dgx-2",       "dgx-a100",    "dgx-h100:4,oversub=2",
+                             "hgx-h200",  "mi300x",      "ascend-910b", "gb200-nvl72",
+                             "pcie-8gpu", "cpu-cluster", "tpu-v4:2",    "tpu-v5e"};
     for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++) {
         topoio_cluster_t *c = load_preset(presets[i]), *c2 = NULL;
         char path[] = "/tmp/strata-rt-XXXXXX";
@@ -326,7 +329,8 @@ static strata_topo_t *build_spec(const char *spec)
     strata_topo_t *t = NULL;
     strata_error_t err;
     char buf[1024];
-    if (topoio_instantiate(c, cat, &t, &err)) fail_msg("%s", strata_error_str(&err, buf, sizeof(buf)));
+    if (topoio_instantiate(c, cat, &t, &err))
+        fail_msg("%s", strata_error_str(&err, buf, sizeof(buf)));
     topoio_cluster_destroy(c);
     return t;
 }
@@ -371,6 +375,28 @@ static void test_oversub_and_nics(void **state)
     strata_topo_destroy(t);
 }
 
+/* Typos that would build billions of elements fail fast. */
+static void test_too_large(void **state)
+{
+    (void)state;
+    topoio_cluster_t *c = NULL;
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    /* A full mesh of 100,000 GPUs: 100000·99999/2 ≈ 5e9 links. */
+    const char *mesh =
+        "{\"server\": {\"devices\": [{\"name\": \"g\", \"kind\": \"gpu\","
+        " \"count\": 100000}], \"links\": [{\"mesh\": \"g\", \"link\": \"nvlink4\"}]}}";
+    must(topoio_load_json_text(mesh, "m.json", cat, &c, &err), &err);
+    assert_int_equal(topoio_instantiate(c, cat, &t, &err), STRATA_ERR_RANGE);
+    assert_non_null(strstr(err.msg, "beyond what strata builds"));
+    topoio_cluster_destroy(c);
+    /* 26 devices × 1,000,000 servers. */
+    c = load_preset("dgx-h100:1000000");
+    assert_int_equal(topoio_instantiate(c, cat, &t, &err), STRATA_ERR_RANGE);
+    assert_null(t);
+    topoio_cluster_destroy(c);
+}
+
 static void test_torus_shapes(void **state)
 {
     (void)state;
@@ -393,13 +419,19 @@ static void test_torus_shapes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dgx_h100_server),   cmocka_unit_test(test_dgx1_cube_mesh),
-        cmocka_unit_test(test_other_servers),     cmocka_unit_test(test_cpu_cluster_endpoint),
-        cmocka_unit_test(test_spec_options),      cmocka_unit_test(test_spec_errors),
-        cmocka_unit_test(test_file_errors),       cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_dgx_h100_server),
+        cmocka_unit_test(test_dgx1_cube_mesh),
+        cmocka_unit_test(test_other_servers),
+        cmocka_unit_test(test_cpu_cluster_endpoint),
+        cmocka_unit_test(test_spec_options),
+        cmocka_unit_test(test_spec_errors),
+        cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_lanes_scale_bandwidth),
-        cmocka_unit_test(test_rail_network),      cmocka_unit_test(test_oversub_and_nics),
+        cmocka_unit_test(test_rail_network),
+        cmocka_unit_test(test_oversub_and_nics),
         cmocka_unit_test(test_torus_shapes),
+        cmocka_unit_test(test_too_large),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

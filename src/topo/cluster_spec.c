@@ -60,8 +60,8 @@ strata_status_t topoio_load_spec(const char *spec, const strata_link_catalog_t *
 
 /* ==== Public ==== */
 
-strata_status_t strata_cluster_export(const char *spec, const strata_link_catalog_t *cat,
-                                      FILE *out, strata_error_t *err)
+strata_status_t strata_cluster_export(const char *spec, const strata_link_catalog_t *cat, FILE *out,
+                                      strata_error_t *err)
 {
     topoio_cluster_t *c;
     strata_status_t st = topoio_describe(spec, cat, &c, err);
@@ -95,7 +95,8 @@ static void print_network(const topoio_net_t *n, FILE *out)
     if (n->radix) fprintf(out, ", radix %ld", n->radix);
     for (int i = 0; i < n->ntiers_oversub; i++)
         fprintf(out, "%s%g", i ? ":" : ", oversubscription ", n->oversub[i]);
-    for (int i = 0; i < n->ndims; i++) fprintf(out, "%s%ld", i ? "x" : ", dims ", n->dims[i]);
+    for (int i = 0; i < n->ndims; i++)
+        fprintf(out, "%s%ld", i ? "x" : ", dims ", n->dims[i]);
     if (n->link) fprintf(out, ", link %s", n->link);
     fputc('\n', out);
 }
@@ -129,7 +130,8 @@ void topoio_print(const topoio_cluster_t *c, FILE *out)
         fputc('\n', out);
     }
     print_network(&c->net, out);
-    for (size_t i = 0; i < c->sources.n; i++) fprintf(out, "source            %s\n", c->sources.v[i]);
+    for (size_t i = 0; i < c->sources.n; i++)
+        fprintf(out, "source            %s\n", c->sources.v[i]);
 }
 
 strata_status_t strata_cluster_describe(const char *spec, const strata_link_catalog_t *cat,

@@ -65,8 +65,8 @@ strata_topo_linkspec_t strata_topo_linkspec_kind(const char *kind, int32_t mult)
 }
 
 strata_status_t topo_spec_resolve(const strata_topo_t *t, const strata_topo_linkspec_t *spec,
-                                  const char **kind_p, int32_t *mult_p, double *bw_p,
-                                  double *lat_p, strata_error_t *err)
+                                  const char **kind_p, int32_t *mult_p, double *bw_p, double *lat_p,
+                                  strata_error_t *err)
 {
     if (!spec) return strata_error_set(err, STRATA_ERR_INVALID, "link spec missing");
     if (spec->mult < 0)
@@ -152,7 +152,8 @@ strata_status_t topo_reserve_devices(strata_topo_t *t, int32_t n, strata_error_t
 {
     if (n <= t->cap_dev) return STRATA_OK;
     int32_t cap = t->cap_dev ? t->cap_dev : 64;
-    while (cap < n) cap = cap > INT32_MAX / 2 ? INT32_MAX : cap * 2;
+    while (cap < n)
+        cap = cap > INT32_MAX / 2 ? INT32_MAX : cap * 2;
     if (grow((void **)&t->kind, cap, 1) || grow((void **)&t->tier, cap, 1) ||
         grow((void **)&t->group, cap, 4) || grow((void **)&t->local, cap, 4) ||
         grow((void **)&t->rank, cap, 4) || grow((void **)&t->nic, cap, 4) ||
@@ -166,7 +167,8 @@ strata_status_t topo_reserve_links(strata_topo_t *t, int32_t n, strata_error_t *
 {
     if (n <= t->cap_link) return STRATA_OK;
     int32_t cap = t->cap_link ? t->cap_link : 64;
-    while (cap < n) cap = cap > INT32_MAX / 4 ? INT32_MAX / 2 : cap * 2;
+    while (cap < n)
+        cap = cap > INT32_MAX / 4 ? INT32_MAX / 2 : cap * 2;
     if (grow((void **)&t->links, cap, sizeof(topo_link_rec_t)))
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for %d links", (int)n);
     t->cap_link = cap;
@@ -182,7 +184,8 @@ static int32_t next_local(strata_topo_t *t, strata_dev_kind_t kind, int32_t grou
     size_t need = ((size_t)group + 1) * STRATA_DEV_KIND_COUNT;
     if (need > t->local_cap) {
         size_t cap = t->local_cap ? t->local_cap : 64 * STRATA_DEV_KIND_COUNT;
-        while (cap < need) cap *= 2;
+        while (cap < need)
+            cap *= 2;
         int32_t *q = util_realloc(t->local_next, cap * sizeof(int32_t));
         if (!q) return -2;
         memset(q + t->local_cap, 0, (cap - t->local_cap) * sizeof(int32_t));
@@ -202,8 +205,8 @@ strata_status_t strata_topo_add_device(strata_topo_t *t, strata_dev_kind_t kind,
     if ((int)kind < 0 || kind >= STRATA_DEV_KIND_COUNT)
         return strata_error_set(err, STRATA_ERR_INVALID, "bad device kind %d", (int)kind);
     if (tier < 0 || tier >= STRATA_TOPO_TIERS_MAX)
-        return strata_error_set(err, STRATA_ERR_INVALID, "device tier %d not in 0..%d",
-                                (int)tier, STRATA_TOPO_TIERS_MAX - 1);
+        return strata_error_set(err, STRATA_ERR_INVALID, "device tier %d not in 0..%d", (int)tier,
+                                STRATA_TOPO_TIERS_MAX - 1);
     if (group < -1) return strata_error_set(err, STRATA_ERR_INVALID, "bad group %d", (int)group);
     if (t->ndev == INT32_MAX - 1)
         return strata_error_set(err, STRATA_ERR_RANGE, "too many devices");
@@ -251,11 +254,10 @@ strata_status_t strata_topo_add_link(strata_topo_t *t, int32_t a, int32_t b,
         return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is already finished",
                                 t->name);
     if (a < 0 || a >= t->ndev || b < 0 || b >= t->ndev)
-        return strata_error_set(err, STRATA_ERR_INVALID, "link %d-%d: no such device",
-                                (int)a, (int)b);
+        return strata_error_set(err, STRATA_ERR_INVALID, "link %d-%d: no such device", (int)a,
+                                (int)b);
     if (a == b)
-        return strata_error_set(err, STRATA_ERR_INVALID, "link from '%s' to itself",
-                                t->dname[a]);
+        return strata_error_set(err, STRATA_ERR_INVALID, "link from '%s' to itself", t->dname[a]);
     const char *kind;
     int32_t mult;
     double bw, lat;
@@ -310,7 +312,8 @@ static int cmp_entry(const void *x, const void *y)
 static int32_t row_tier_start(const strata_topo_t *t, int32_t v, int32_t tier)
 {
     int32_t i = t->adj_off[v];
-    while (i < t->adj_off[v + 1] && t->tier[t->adj_nbr[i]] < tier) i++;
+    while (i < t->adj_off[v + 1] && t->tier[t->adj_nbr[i]] < tier)
+        i++;
     return i;
 }
 
@@ -336,7 +339,8 @@ static strata_status_t build_adjacency(strata_topo_t *t, strata_error_t *err)
         t->adj_off[t->links[l].a + 1]++;
         t->adj_off[t->links[l].b + 1]++;
     }
-    for (int32_t v = 0; v < t->ndev; v++) t->adj_off[v + 1] += t->adj_off[v];
+    for (int32_t v = 0; v < t->ndev; v++)
+        t->adj_off[v + 1] += t->adj_off[v];
     for (int32_t l = 0; l < t->nlink; l++) {
         int32_t a = t->links[l].a, b = t->links[l].b;
         int32_t ia = t->adj_off[a] + fill[a]++, ib = t->adj_off[b] + fill[b]++;
@@ -373,7 +377,8 @@ static strata_status_t assign_nics(strata_topo_t *t, strata_error_t *err)
         util_free(queue);
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory assigning NICs");
     }
-    for (int32_t v = 0; v < t->ndev; v++) dist[v] = -1;
+    for (int32_t v = 0; v < t->ndev; v++)
+        dist[v] = -1;
     for (int32_t s = 0; s < t->ndev; s++) {
         if (t->kind[s] != STRATA_DEV_ACCEL || t->nic[s] >= 0 || t->group[s] < 0) continue;
         int32_t head = 0, tail = 0, best = -1, bestd = -1;
@@ -391,7 +396,8 @@ static strata_status_t assign_nics(strata_topo_t *t, strata_error_t *err)
                 }
             }
         }
-        for (int32_t i = 0; i < tail; i++) dist[queue[i]] = -1;
+        for (int32_t i = 0; i < tail; i++)
+            dist[queue[i]] = -1;
         t->nic[s] = best;
     }
     util_free(dist);
@@ -412,7 +418,8 @@ static strata_status_t check_connected(strata_topo_t *t, strata_error_t *err)
     strata_status_t st = STRATA_OK;
     if (reached < t->ndev) {
         int32_t v = 0;
-        while (dist[v] >= 0) v++;
+        while (dist[v] >= 0)
+            v++;
         st = strata_error_set(err, STRATA_ERR_INVALID,
                               "topology '%s' is not connected: '%s' cannot reach '%s'", t->name,
                               t->dname[0], t->dname[v]);
@@ -427,7 +434,8 @@ strata_status_t strata_topo_finish(strata_topo_t *t, strata_error_t *err)
     if (t->finished) return STRATA_OK;
     strata_status_t st;
     int32_t nep = 0;
-    for (int32_t v = 0; v < t->ndev; v++) nep += t->kind[v] == STRATA_DEV_ACCEL;
+    for (int32_t v = 0; v < t->ndev; v++)
+        nep += t->kind[v] == STRATA_DEV_ACCEL;
     if (nep == 0)
         return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' has no accelerators",
                                 t->name);
@@ -454,11 +462,26 @@ strata_status_t strata_topo_finish(strata_topo_t *t, strata_error_t *err)
 
 /* ==== Reading ==== */
 
-const char *strata_topo_name(const strata_topo_t *t) { return t->name; }
-int32_t strata_topo_device_count(const strata_topo_t *t) { return t->ndev; }
-int32_t strata_topo_link_count(const strata_topo_t *t) { return t->nlink; }
-int32_t strata_topo_endpoint_count(const strata_topo_t *t) { return t->nep; }
-int32_t strata_topo_group_count(const strata_topo_t *t) { return t->ngroups; }
+const char *strata_topo_name(const strata_topo_t *t)
+{
+    return t->name;
+}
+int32_t strata_topo_device_count(const strata_topo_t *t)
+{
+    return t->ndev;
+}
+int32_t strata_topo_link_count(const strata_topo_t *t)
+{
+    return t->nlink;
+}
+int32_t strata_topo_endpoint_count(const strata_topo_t *t)
+{
+    return t->nep;
+}
+int32_t strata_topo_group_count(const strata_topo_t *t)
+{
+    return t->ngroups;
+}
 
 int32_t strata_topo_endpoint(const strata_topo_t *t, int32_t rank)
 {
@@ -523,8 +546,10 @@ int32_t topo_row_find(const strata_topo_t *t, int32_t a, int32_t b)
     int32_t lo = t->adj_off[a], hi = t->adj_off[a + 1];
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
-        if (nbr_key(t, t->adj_nbr[mid]) < key) lo = mid + 1;
-        else hi = mid;
+        if (nbr_key(t, t->adj_nbr[mid]) < key)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < t->adj_off[a + 1] && t->adj_nbr[lo] == b ? lo : -1;
 }
@@ -549,8 +574,8 @@ int32_t strata_topo_chan_dst(const strata_topo_t *t, int32_t chan)
     return chan & 1 ? l->a : l->b;
 }
 
-void strata_topo_path_figures(const strata_topo_t *t, const int32_t *chans, int32_t n,
-                              double *bw_p, double *latency_p)
+void strata_topo_path_figures(const strata_topo_t *t, const int32_t *chans, int32_t n, double *bw_p,
+                              double *latency_p)
 {
     double bw = INFINITY, lat = 0;
     for (int32_t i = 0; i < n; i++) {

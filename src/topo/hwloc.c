@@ -6,12 +6,12 @@
  * CPU device, since the link catalog holds no inter-socket link kind to join
  * several — and the PCI devices: GPUs (3D controllers, or display devices of
  * NVIDIA/AMD/Intel) become accelerators, network controllers become NICs,
- * each joined to the CPU by a PCIe link of the generation and width the
- * device trained to (hwloc's linkspeed, in GB/s, divided by the width from
- * sysfs current_link_width gives the per-lane rate, hence the generation).
- * A NIC's port speed comes from /sys/class/net/<if>/speed (Mb/s); missing
- * or -1 (virtual NICs, link down) is reported as "speed unknown" and the
- * NIC gets no network port.
+ * each joined to the PCIe switch above it (an upstream-port bridge with
+ * downstream-port bridges below, folded into one device) or else to the
+ * CPU, by a PCIe link of the generation and width the device trained to (hwloc's linkspeed, in
+ * GB/s, divided by the width from sysfs current_link_width gives the per-lane rate, hence the
+ * generation). A NIC's port speed comes from /sys/class/net/<if>/speed (Mb/s); missing or -1
+ * (virtual NICs, link down) is reported as "speed unknown" and the NIC gets no network port.
  *
  * Degrading: hwloc may fail to load (no /sys, unreadable XML) or find no
  * PCI devices (containers, VMs without passthrough). Neither is an error:
@@ -32,11 +32,17 @@
 #include <string.h>
 #include <unistd.h>
 
+typedef struct switch_map {
+    hwloc_obj_t obj;
+    long group;
+} switch_map_t;
+
 typedef struct host {
     topoio_cluster_t *c;
-    long cpu;         /* group of the host CPU */
+    UTIL_VEC(switch_map_t) switches;
+    long cpu; /* group of the host CPU */
     long ngpu, nnic, nother;
-    char notes[512];  /* what could not be found, for the description */
+    char notes[512]; /* what could not be found, for the description */
 } host_t;
 
 static void note(host_t *h, const char *s)
@@ -70,7 +76,8 @@ static void cpu_info(hwloc_topology_t t, char *buf, size_t len)
     char mem[32];
     double bytes = 0;
     for (int i = 0; i < count(t, HWLOC_OBJ_NUMANODE); i++)
-        bytes += (double)hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, i)->attr->numanode.local_memory;
+        bytes +=
+            (double)hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, i)->attr->numanode.local_memory;
     util_fmt_bytes(bytes, mem, sizeof(mem));
     snprintf(buf, len, "%d package(s), %d core(s), %d PU(s), %d NUMA node(s) with %s",
              count(t, HWLOC_OBJ_PACKAGE), count(t, HWLOC_OBJ_CORE), count(t, HWLOC_OBJ_PU),
@@ -120,20 +127,29 @@ static int pcie_gen(double lane_gbs)
     return 0;
 }
 
-/* The PCIe link of a device: kind and lanes (0 = catalog width x16).
- * Returns false when unknown (kind then holds the NCCL default Gen3). */
-static bool pcie_link(hwloc_obj_t o, char *kind, long *lanes)
+/* The PCIe link of a device: kind and lanes (0 = catalog width x16), and a
+ * note on what had to be assumed ("" when nothing): without a sysfs width
+ * the link is taken as x16 (hwloc's speed then gives the generation);
+ * without hwloc's speed, Gen3 x16 (NCCL's defaults, nccl.md §2.5). */
+static void pcie_link(const struct hwloc_pcidev_attr_s *p, char *kind, long *lanes, char *note,
+                      size_t len)
 {
     char path[128], buf[32];
-    const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
     snprintf(path, sizeof(path), "/sys/bus/pci/devices/%04x:%02x:%02x.%x/current_link_width",
              (unsigned)p->domain, p->bus, p->dev, p->func);
     sysfs_read(path, buf, sizeof(buf));
     long width = atol(buf);
-    int gen = width > 0 && p->linkspeed > 0 ? pcie_gen(p->linkspeed / (double)width) : 0;
+    bool width_known = width > 0;
+    if (!width_known) width = 16;
+    int gen = p->linkspeed > 0 ? pcie_gen(p->linkspeed / (double)width) : 0;
     snprintf(kind, 16, "pcie%d", gen ? gen : 3);
     *lanes = gen && width != 16 ? width : 0;
-    return gen != 0;
+    if (gen == 0)
+        snprintf(note, len, ", PCIe link unknown (Gen3 x16 assumed)");
+    else if (!width_known)
+        snprintf(note, len, ", PCIe width unknown (x16 assumed)");
+    else
+        note[0] = '\0';
 }
 
 static bool is_gpu(const struct hwloc_pcidev_attr_s *p)
@@ -171,6 +187,59 @@ static long nic_speed(const char *ifname)
     return end != buf && v > 0 ? v : -1;
 }
 
+/* ==== PCIe switches ==== */
+
+/* A PCIe switch as hwloc shows it: its upstream port is a PCI-to-PCI bridge
+ * whose parent is also PCI-to-PCI (a root port, not the host bridge) and
+ * whose children are bridges (the downstream ports, folded into it). */
+static bool is_switch(hwloc_obj_t a)
+{
+    hwloc_obj_t up = a->parent;
+    if (a->type != HWLOC_OBJ_BRIDGE || a->attr->bridge.upstream_type != HWLOC_OBJ_BRIDGE_PCI)
+        return false;
+    if (up == NULL || up->type != HWLOC_OBJ_BRIDGE ||
+        up->attr->bridge.upstream_type != HWLOC_OBJ_BRIDGE_PCI)
+        return false;
+    for (hwloc_obj_t c = a->io_first_child; c; c = c->next_sibling)
+        if (c->type == HWLOC_OBJ_BRIDGE) return true;
+    return false;
+}
+
+static long switch_group(host_t *h, hwloc_obj_t a);
+
+/* The group a PCI object below attaches to: the nearest PCIe switch above
+ * it, else the CPU. -1 on OOM. */
+static long attach_parent(host_t *h, hwloc_obj_t o)
+{
+    for (hwloc_obj_t a = o->parent; a && a->type == HWLOC_OBJ_BRIDGE; a = a->parent)
+        if (is_switch(a)) return switch_group(h, a);
+    return h->cpu;
+}
+
+/* The group of switch a, created (with its uplink) on first use. */
+static long switch_group(host_t *h, hwloc_obj_t a)
+{
+    for (size_t i = 0; i < h->switches.n; i++)
+        if (h->switches.v[i].obj == a) return h->switches.v[i].group;
+    const struct hwloc_pcidev_attr_s *p = &a->attr->bridge.upstream.pci;
+    char name[32], busid[32], kind[16];
+    long lanes;
+    snprintf(name, sizeof(name), "pcisw%zu", h->switches.n);
+    snprintf(busid, sizeof(busid), "PCI %04x:%02x:%02x.%x", (unsigned)p->domain, p->bus, p->dev,
+             p->func);
+    switch_map_t m = {.obj = a, .group = topoio_add_group(h->c, name, "pcie-switch", 1)};
+    if (m.group < 0 || UTIL_VEC_PUSH(&h->switches, m)) return -1;
+    char note[64], info[128];
+    pcie_link(p, kind, &lanes, note, sizeof(note));
+    snprintf(info, sizeof(info), "%s%s", busid, note);
+    h->c->groups.v[m.group].info = topoio_str(h->c, info);
+    long up = attach_parent(h, a);
+    if (up < 0 || topoio_add_conn(h->c, m.group, -1, up, -1, kind, 1, lanes)) return -1;
+    return m.group;
+}
+
+/* ==== PCI devices ==== */
+
 static strata_status_t add_pci(host_t *h, hwloc_obj_t o, strata_error_t *err)
 {
     const struct hwloc_pcidev_attr_s *p = &o->attr->pcidev;
@@ -194,9 +263,10 @@ static strata_status_t add_pci(host_t *h, hwloc_obj_t o, strata_error_t *err)
     if (nic) h->nnic++;
     long g = topoio_add_group(h->c, name, gpu ? "gpu" : "nic", 1);
     if (g < 0) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
-    bool known = pcie_link(o, kind, &lanes);
+    char note[64];
+    pcie_link(p, kind, &lanes, note, sizeof(note));
     long speed = nic ? nic_speed(ifname) : 0;
-    snprintf(info, sizeof(info), "PCI %s%s%s", busid, known ? "" : ", PCIe link unknown (Gen3 x16 assumed)",
+    snprintf(info, sizeof(info), "PCI %s%s%s", busid, note,
              nic && speed < 0 ? ", speed unknown" : "");
     topoio_group_t *gr = &h->c->groups.v[g];
     char ids[32];
@@ -205,7 +275,8 @@ static strata_status_t add_pci(host_t *h, hwloc_obj_t o, strata_error_t *err)
     gr->info = topoio_str(h->c, info);
     if (nic && speed > 0)
         gr->port = topoio_str(h->c, topoio_port_kind(speed, p->class_id == 0x0207, verbs));
-    if (topoio_add_conn(h->c, g, -1, h->cpu, -1, kind, 1, lanes))
+    long parent = attach_parent(h, o);
+    if (parent < 0 || topoio_add_conn(h->c, g, -1, parent, -1, kind, 1, lanes))
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     return STRATA_OK;
 }
@@ -216,8 +287,9 @@ static strata_status_t add_pcis(host_t *h, hwloc_topology_t t, strata_error_t *e
     int n = 0;
     for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(t, o)) != NULL && !st; n++)
         st = add_pci(h, o, err);
-    if (n == 0) note(h, "hwloc reports no PCI devices (container or VM without PCI access): "
-                        "no GPU or NIC described");
+    if (n == 0)
+        note(h, "hwloc reports no PCI devices (container or VM without PCI access): "
+                "no GPU or NIC described");
     return st;
 }
 
@@ -234,12 +306,15 @@ static hwloc_topology_t load_hwloc(host_t *h)
     }
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     int rc = 0;
-    if (xml && *xml) rc = hwloc_topology_set_xml(t, xml);
-    else if (syn && *syn) rc = hwloc_topology_set_synthetic(t, syn);
+    if (xml && *xml)
+        rc = hwloc_topology_set_xml(t, xml);
+    else if (syn && *syn)
+        rc = hwloc_topology_set_synthetic(t, syn);
     if (rc == 0) rc = hwloc_topology_load(t);
     if (rc != 0) {
         char msg[300];
-        snprintf(msg, sizeof(msg), "hwloc could not read the topology%s%s: CPU count from sysconf only",
+        snprintf(msg, sizeof(msg),
+                 "hwloc could not read the topology%s%s: CPU count from sysconf only",
                  xml && *xml ? " from " : "", xml && *xml ? xml : "");
         note(h, msg);
         hwloc_topology_destroy(t);
@@ -257,14 +332,17 @@ strata_status_t topoio_hwloc_load(const strata_link_catalog_t *cat, topoio_clust
     strata_status_t st = add_cpu(&h, t, err);
     if (st == STRATA_OK && t) st = add_pcis(&h, t, err);
     if (t) hwloc_topology_destroy(t);
+    UTIL_VEC_FREE(&h.switches);
     if (st == STRATA_OK && cat) st = topoio_validate(h.c, cat, "local", err);
     if (st) {
         topoio_cluster_destroy(h.c);
         return st;
     }
     char desc[800];
-    snprintf(desc, sizeof(desc), "this host (hwloc): %ld GPU(s), %ld NIC(s), %ld other PCI "
-             "device(s)%s%s", h.ngpu, h.nnic, h.nother, h.notes[0] ? "; " : "", h.notes);
+    snprintf(desc, sizeof(desc),
+             "this host (hwloc): %ld GPU(s), %ld NIC(s), %ld other PCI "
+             "device(s)%s%s",
+             h.ngpu, h.nnic, h.nother, h.notes[0] ? "; " : "", h.notes);
     if (h.notes[0]) strata_log(STRATA_LOG_WARN, "local topology: %s", h.notes);
     h.c->name = topoio_str(h.c, "local");
     h.c->description = topoio_str(h.c, desc);

@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-
 static topoio_cluster_t *load_local(void)
 {
     topoio_cluster_t *c = NULL;
@@ -27,7 +26,8 @@ static void builds(const topoio_cluster_t *c)
     strata_topo_t *t = NULL;
     strata_error_t err;
     char buf[1024];
-    if (topoio_instantiate(c, cat, &t, &err)) fail_msg("%s", strata_error_str(&err, buf, sizeof(buf)));
+    if (topoio_instantiate(c, cat, &t, &err))
+        fail_msg("%s", strata_error_str(&err, buf, sizeof(buf)));
     assert_true(strata_topo_endpoint_count(t) >= 1);
     strata_topo_destroy(t);
 }
@@ -90,8 +90,10 @@ static const char *const xml =
     " allowed_nodeset=\"0x00000001\" gp_index=\"1\">\n"
     "  <object type=\"Package\" os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\""
     " nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"2\">\n"
-    "   <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\""
-    " nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"3\" local_memory=\"1073741824\"/>\n"
+    "   <object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x00000003\" "
+    "complete_cpuset=\"0x00000003\""
+    " nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"3\" "
+    "local_memory=\"1073741824\"/>\n"
     "   <object type=\"Core\" os_index=\"0\" cpuset=\"0x00000003\" complete_cpuset=\"0x00000003\""
     " nodeset=\"0x00000001\" complete_nodeset=\"0x00000001\" gp_index=\"4\">\n"
     "    <object type=\"PU\" os_index=\"0\" cpuset=\"0x00000001\" complete_cpuset=\"0x00000001\""
@@ -161,6 +163,69 @@ static void test_nic_speed_from_sysfs(void **state)
     topoio_cluster_destroy(c);
 }
 
+/* The GPU and the NIC behind one PCIe switch (upstream port 01:00.0 with
+ * downstream ports 02:00.0 and 02:01.0) under root port 00:01.0. */
+static const char *const switch_xml_io =
+    "  <object type=\"Bridge\" gp_index=\"7\" bridge_type=\"0-1\" depth=\"0\""
+    " bridge_pci=\"0000:[00-04]\">\n"
+    "   <object type=\"Bridge\" gp_index=\"20\" bridge_type=\"1-1\" depth=\"1\""
+    " bridge_pci=\"0000:[01-04]\" pci_busid=\"0000:00:01.0\""
+    " pci_type=\"0604 [8086:0db0] [0000:0000] 00\" pci_link_speed=\"31.507692\">\n"
+    "    <object type=\"Bridge\" gp_index=\"21\" bridge_type=\"1-1\" depth=\"2\""
+    " bridge_pci=\"0000:[02-04]\" pci_busid=\"0000:01:00.0\""
+    " pci_type=\"0604 [1000:c030] [0000:0000] 00\" pci_link_speed=\"31.507692\">\n"
+    "     <object type=\"Bridge\" gp_index=\"22\" bridge_type=\"1-1\" depth=\"3\""
+    " bridge_pci=\"0000:[03-03]\" pci_busid=\"0000:02:00.0\""
+    " pci_type=\"0604 [1000:c030] [0000:0000] 00\" pci_link_speed=\"31.507692\">\n"
+    "      <object type=\"PCIDev\" gp_index=\"8\" pci_busid=\"0000:03:00.0\""
+    " pci_type=\"0302 [10de:2335] [10de:18be] a1\" pci_link_speed=\"31.507692\"/>\n"
+    "     </object>\n"
+    "     <object type=\"Bridge\" gp_index=\"23\" bridge_type=\"1-1\" depth=\"3\""
+    " bridge_pci=\"0000:[04-04]\" pci_busid=\"0000:02:01.0\""
+    " pci_type=\"0604 [1000:c030] [0000:0000] 00\" pci_link_speed=\"31.507692\">\n"
+    "      <object type=\"PCIDev\" gp_index=\"9\" pci_busid=\"0000:04:00.0\""
+    " pci_type=\"0200 [15b3:1021] [15b3:0023] 00\" pci_link_speed=\"31.507692\">\n"
+    "       <object type=\"OSDev\" gp_index=\"10\" name=\"strata-test1\" osdev_type=\"2\"/>\n"
+    "      </object>\n"
+    "     </object>\n"
+    "    </object>\n"
+    "   </object>\n"
+    "  </object>\n";
+
+static void test_pcie_switch(void **state)
+{
+    (void)state;
+    /* The machine part of `xml` with the I/O subtree above instead of its own. */
+    char text[8192];
+    const char *io = strstr(xml, "  <object type=\"Bridge\"");
+    const char *tail = strstr(xml, " </object>\n</topology>");
+    assert_non_null(io);
+    assert_non_null(tail);
+    snprintf(text, sizeof(text), "%.*s%s%s", (int)(io - xml), xml, switch_xml_io, tail);
+    const char *path = test_write_tmp(".xml", text);
+    setenv("STRATA_HWLOC_XML", path, 1);
+    topoio_cluster_t *c = load_local();
+    unsetenv("STRATA_HWLOC_XML");
+    remove(path);
+    assert_int_equal(topoio_count_kind(c, "pcie-switch"), 1);
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    must(topoio_instantiate(c, cat, &t, &err), &err);
+    int32_t sw = strata_topo_find_device(t, "pcisw0");
+    /* GPU and NIC meet at the switch; only the switch reaches the CPU. */
+    assert_true(strata_topo_link_between(t, strata_topo_find_device(t, "gpu0"), sw) >= 0);
+    assert_true(strata_topo_link_between(t, strata_topo_find_device(t, "strata-test1"), sw) >= 0);
+    assert_true(strata_topo_link_between(t, sw, strata_topo_find_device(t, "cpu")) >= 0);
+    assert_int_equal(strata_topo_link_count(t), 3);
+    /* No sysfs here for these bus ids: x16 assumed, and hwloc's 31.51 GB/s
+     * over 16 lanes = 1.969 GB/s per lane = PCIe Gen4 (16 GT/s × 128/130 / 8). */
+    int32_t l = strata_topo_link_between(t, strata_topo_find_device(t, "gpu0"), sw);
+    assert_string_equal(strata_topo_link(t, l).kind, "pcie4");
+    assert_non_null(strstr(c->groups.v[topoio_find_group(c, "gpu0")].info, "x16 assumed"));
+    strata_topo_destroy(t);
+    topoio_cluster_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -169,6 +234,7 @@ int main(void)
         cmocka_unit_test(test_hwloc_unreadable),
         cmocka_unit_test(test_xml_with_pci),
         cmocka_unit_test(test_nic_speed_from_sysfs),
+        cmocka_unit_test(test_pcie_switch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -5,7 +5,8 @@
  * Grammar (shared/reference/nccl.md §3.2, NVIDIA/nccl src/graph/xml.cc):
  *   system(version) > cpu(numaid, arch, vendor) > { pci*, nic* }
  *   pci(busid, class, link_speed, link_width) > { pci*, gpu, nic }
- *   gpu(dev, sm) > nvlink(target, count, tclass)*      nic > net(name, speed)*
+ *   gpu(dev, sm) > { nvlink(target, count, tclass)*, c2c(count, bw)* }
+ *   nic > net(name, speed)*
  * Mapping: cpu → cpu<numaid>; pci class 0x0604xx → pcie-switch; a pci with
  * <gpu> → gpu<dev>; every <net> → one NIC whose port is the catalog kind of
  * its speed (Mb/s; InfiniBand when the PCI class is 0x0207xx, RoCE for a
@@ -36,8 +37,8 @@
 #define MAX_NVL 1024
 
 typedef struct nvl {
-    long gpu;         /* group index of the source GPU */
-    char target[64];  /* target busid */
+    long gpu;        /* group index of the source GPU */
+    char target[64]; /* target busid */
     long count;
     long tclass;
 } nvl_t;
@@ -57,6 +58,7 @@ typedef struct xml_reader {
     UTIL_VEC(busid_map_t) switches; /* NVSwitch busid → group */
     long ngpu_sm;                   /* sm of the GPUs (for the NVLink kind) */
     long nnic, npcisw;
+    long cpu; /* group of the <cpu> being read */
 } xml_reader_t;
 
 /* ==== Attributes ==== */
@@ -141,8 +143,10 @@ static strata_status_t pcie_kind(xml_reader_t *r, xmlNodePtr n, char *kind, long
         for (int i = 0; i < 7; i++)
             if (end != buf && gts > rates[i] * 0.9 && gts < rates[i] * 1.1) gen = i + 1;
         if (gen == 0)
-            return xerr(r, n, "<pci> attribute 'link_speed': expected a PCIe rate such as "
-                              "\"32.0 GT/s PCIe\", got \"%s\"", buf);
+            return xerr(r, n,
+                        "<pci> attribute 'link_speed': expected a PCIe rate such as "
+                        "\"32.0 GT/s PCIe\", got \"%s\"",
+                        buf);
     }
     if (width < 1 || width > 32)
         return xerr(r, n, "<pci> attribute 'link_width': expected 1..32 lanes");
@@ -178,13 +182,33 @@ static strata_status_t read_nic(xml_reader_t *r, xmlNodePtr nic, long parent, lo
         attr(n, "name", name, sizeof(name));
         const char *port = topoio_port_kind(speed, (pci_class >> 8) == 0x0207, verbs_name(name));
         if (port == NULL)
-            return xerr(r, n, "<net> attribute 'speed': %ld Mb/s is below every port kind of the "
-                              "link catalog (10000 and up)", speed);
+            return xerr(r, n,
+                        "<net> attribute 'speed': %ld Mb/s is below every port kind of the "
+                        "link catalog (10000 and up)",
+                        speed);
         snprintf(gname, sizeof(gname), "nic%ld", r->nnic++);
         long g = add_dev(r, gname, "nic", name);
         if (g < 0) return oom(r);
         r->c->groups.v[g].port = topoio_str(r->c, port);
         if ((st = link_to(r, g, parent, pkind, lanes))) return st;
+    }
+    return STRATA_OK;
+}
+
+/* <c2c count bw> of a Grace-Hopper/Blackwell GPU: count NVLink-C2C links
+ * to its CPU (nccl.md §3.2; bw, MB/s per link, is NCCL's own figure and is
+ * only checked to be a number: the catalog gives the bandwidth). */
+static strata_status_t read_c2c(xml_reader_t *r, xmlNodePtr gpu, long g)
+{
+    for (xmlNodePtr n = gpu->children; n; n = n->next) {
+        if (!is(n, "c2c")) continue;
+        long count = 1, bw = 0;
+        strata_status_t st;
+        if ((st = attr_long(r, n, "count", true, &count)) ||
+            (st = attr_long(r, n, "bw", false, &bw)))
+            return st;
+        if (count < 1) return xerr(r, n, "<c2c> attribute 'count' must be >= 1");
+        if (topoio_add_conn(r->c, g, -1, r->cpu, -1, "nvlink-c2c", count, 0)) return oom(r);
     }
     return STRATA_OK;
 }
@@ -218,7 +242,7 @@ static strata_status_t read_gpu(xml_reader_t *r, xmlNodePtr gpu, const char *bus
         if (v.count < 1) return xerr(r, n, "<nvlink> attribute 'count' must be >= 1");
         if (UTIL_VEC_PUSH(&r->nvls, v)) return oom(r);
     }
-    return STRATA_OK;
+    return read_c2c(r, gpu, g);
 }
 
 static strata_status_t read_pci(xml_reader_t *r, xmlNodePtr pci, long parent);
@@ -240,8 +264,10 @@ static strata_status_t read_children(xml_reader_t *r, xmlNodePtr node, long pare
 {
     strata_status_t st = STRATA_OK;
     for (xmlNodePtr n = node->children; n && !st; n = n->next) {
-        if (is(n, "pci")) st = read_pci(r, n, parent);
-        else if (is(n, "nic")) st = read_nic(r, n, parent, 0x0200, "pcie3", 0);
+        if (is(n, "pci"))
+            st = read_pci(r, n, parent);
+        else if (is(n, "nic"))
+            st = read_nic(r, n, parent, 0x0200, "pcie3", 0);
     }
     return st;
 }
@@ -303,8 +329,10 @@ static strata_status_t resolve_nvlinks(xml_reader_t *r, xmlNodePtr root)
 {
     const char *kind = nvlink_kind(r->ngpu_sm);
     if (r->nvls.n && kind == NULL)
-        return xerr(r, root, "<gpu sm=\"%ld\">: no NVLink generation for this architecture "
-                             "(expected sm >= 60)", r->ngpu_sm);
+        return xerr(r, root,
+                    "<gpu sm=\"%ld\">: no NVLink generation for this architecture "
+                    "(expected sm >= 60)",
+                    r->ngpu_sm);
     for (size_t i = 0; i < r->nvls.n; i++) {
         const nvl_t *v = &r->nvls.v[i];
         long peer = v->tclass == 0x068000 ? -1 : gpu_by_busid(r, v->target);
@@ -337,6 +365,7 @@ static strata_status_t read_cpu(xml_reader_t *r, xmlNodePtr cpu, long index)
     snprintf(model, sizeof(model), "%s%s%s", vendor, vendor[0] && arch[0] ? " " : "", arch);
     long g = add_dev(r, name, "cpu", model[0] ? model : NULL);
     if (g < 0) return oom(r);
+    r->cpu = g;
     return read_children(r, cpu, g);
 }
 
@@ -346,7 +375,8 @@ static strata_status_t read_system(xml_reader_t *r, xmlDocPtr doc)
     long version = 0, ncpu = 0;
     strata_status_t st;
     if (root == NULL || !is(root, "system"))
-        return xerr(r, root ? root : (xmlNodePtr)doc, "expected <system version=\"1\"> as the "
+        return xerr(r, root ? root : (xmlNodePtr)doc,
+                    "expected <system version=\"1\"> as the "
                     "root element (an NCCL topology file)");
     if ((st = attr_long(r, root, "version", true, &version))) return st;
     if (version != 1)
@@ -355,8 +385,7 @@ static strata_status_t read_system(xml_reader_t *r, xmlDocPtr doc)
     for (xmlNodePtr n = root->children; n; n = n->next)
         if (is(n, "cpu") && (st = read_cpu(r, n, ncpu++))) return st;
     if ((st = resolve_nvlinks(r, root))) return st;
-    if (topoio_count_kind(r->c, "gpu") == 0)
-        return xerr(r, root, "the topology holds no <gpu>");
+    if (topoio_count_kind(r->c, "gpu") == 0) return xerr(r, root, "the topology holds no <gpu>");
     return topoio_validate(r->c, r->cat, r->file, r->err);
 }
 
@@ -368,7 +397,8 @@ static strata_status_t xml_syntax_error(xmlParserCtxtPtr ctxt, const char *file,
     if (e && e->message) {
         snprintf(msg, sizeof(msg), "%s", e->message);
         size_t n = strlen(msg);
-        while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) msg[--n] = '\0';
+        while (n && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
+            msg[--n] = '\0';
     }
     return strata_error_set_at(err, STRATA_ERR_PARSE, file, e ? e->line : 0, e ? e->int2 : 0,
                                "malformed XML: %s", msg);
@@ -428,8 +458,8 @@ strata_status_t topoio_nccl_xml_load(const char *path, const strata_link_catalog
 }
 
 strata_status_t topoio_nccl_xml_load_text(const char *text, const char *name,
-                                          const strata_link_catalog_t *cat,
-                                          topoio_cluster_t **c_p, strata_error_t *err)
+                                          const strata_link_catalog_t *cat, topoio_cluster_t **c_p,
+                                          strata_error_t *err)
 {
     return load(NULL, text, name, cat, c_p, err);
 }

@@ -36,7 +36,8 @@ static void test_h200(void **state)
      * 8×4 NVLink + 8 switch↔CPU + 8 GPU↔switch + 8 NIC↔switch = 56 links. */
     assert_int_equal(strata_topo_device_count(t), 30);
     assert_int_equal(strata_topo_link_count(t), 56);
-    for (int r = 0; r < 8; r++) assert_int_equal(links_of(t, strata_topo_endpoint(t, r), "nvlink4"), 18);
+    for (int r = 0; r < 8; r++)
+        assert_int_equal(links_of(t, strata_topo_endpoint(t, r), "nvlink4"), 18);
     /* The switch the dump lists first (0000:07) gets 5 links from each GPU. */
     assert_int_equal(links_of(t, strata_topo_find_device(t, "nvsw0"), "nvlink4"), 40);
     assert_int_equal(links_of(t, strata_topo_find_device(t, "nvsw2"), "nvlink4"), 32);
@@ -77,11 +78,15 @@ static void test_h200_export_reload(void **state)
 static const char *const bridge =
     "<system version=\"1\">\n"
     "  <cpu numaid=\"0\">\n"
-    "    <pci busid=\"0000:01:00.0\" class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" link_width=\"16\">\n"
-    "      <gpu dev=\"0\" sm=\"80\"><nvlink target=\"0000:02:00.0\" count=\"12\" tclass=\"0x030200\"/></gpu>\n"
+    "    <pci busid=\"0000:01:00.0\" class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" "
+    "link_width=\"16\">\n"
+    "      <gpu dev=\"0\" sm=\"80\"><nvlink target=\"0000:02:00.0\" count=\"12\" "
+    "tclass=\"0x030200\"/></gpu>\n"
     "    </pci>\n"
-    "    <pci busid=\"0000:02:00.0\" class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" link_width=\"8\">\n"
-    "      <gpu dev=\"1\" sm=\"80\"><nvlink target=\"0000:01:00.0\" count=\"12\" tclass=\"0x030200\"/></gpu>\n"
+    "    <pci busid=\"0000:02:00.0\" class=\"0x030200\" link_speed=\"16.0 GT/s PCIe\" "
+    "link_width=\"8\">\n"
+    "      <gpu dev=\"1\" sm=\"80\"><nvlink target=\"0000:01:00.0\" count=\"12\" "
+    "tclass=\"0x030200\"/></gpu>\n"
     "    </pci>\n"
     "    <pci busid=\"0000:03:00.0\" class=\"0x030200\">\n"
     "      <gpu dev=\"2\" sm=\"80\"><nvlink target=\"fffffff:ffff:ff\" count=\"12\"/></gpu>\n"
@@ -119,6 +124,39 @@ static void test_gpu_pairs_and_invisible_targets(void **state)
     topoio_cluster_destroy(c);
 }
 
+/* A GH200 node: the GPU's C2C links (count 10, as NCCL dumps Grace Hopper). */
+static void test_c2c(void **state)
+{
+    (void)state;
+    const char *gh = "<system version=\"1\">\n"
+                     "  <cpu numaid=\"0\" arch=\"arm64\">\n"
+                     "    <pci busid=\"0009:01:00.0\" class=\"0x030200\" link_speed=\"32.0 GT/s "
+                     "PCIe\" link_width=\"16\">\n"
+                     "      <gpu dev=\"0\" sm=\"90\"><c2c bw=\"45000\" count=\"10\"/></gpu>\n"
+                     "    </pci>\n"
+                     "  </cpu>\n"
+                     "</system>\n";
+    topoio_cluster_t *c = NULL;
+    strata_error_t err;
+    must(topoio_nccl_xml_load_text(gh, "gh.xml", cat, &c, &err), &err);
+    strata_topo_t *t = NULL;
+    must(topoio_instantiate(c, cat, &t, &err), &err);
+    int32_t g = strata_topo_find_device(t, "gpu0");
+    assert_int_equal(links_of(t, g, "nvlink-c2c"), 10);
+    /* 10 × the catalog's C2C link = the GPU's 450 GB/s per direction (links.md). */
+    int32_t l = strata_topo_link_between(t, g, strata_topo_find_device(t, "cpu0"));
+    int32_t l2 = -1;
+    for (int32_t i = 0; i < strata_topo_link_count(t); i++)
+        if (strcmp(strata_topo_link(t, i).kind, "nvlink-c2c") == 0) l2 = i;
+    assert_true(l >= 0 && l2 >= 0);
+    assert_rel(strata_topo_link(t, l2).bw_dir, 10 * strata_link_find(cat, "nvlink-c2c")->bw_dir,
+               1e-12);
+    strata_topo_destroy(t);
+    topoio_cluster_destroy(c);
+    expect_load_error(topoio_nccl_xml_load_text, mutate_text(gh, "count=\"10\"", "count=\"ten\""),
+                      "gh.xml", "gh.xml:4:0: <c2c> attribute 'count': expected an integer");
+}
+
 static void expect_error(const char *text, const char *needle)
 {
     expect_load_error(topoio_nccl_xml_load_text, text, "x.xml", needle);
@@ -140,10 +178,12 @@ static void test_errors(void **state)
     expect_error(mutate("link_width=\"8\"", "link_width=\"x8\""),
                  "x.xml:6:0: <pci> attribute 'link_width': expected an integer");
     expect_error(mutate("16.0 GT/s", "fast"), "x.xml:3:0: <pci> attribute 'link_speed'");
-    expect_error(mutate("speed=\"100000\"", "speed=\"100G\""), "x.xml:12:0: <net> attribute 'speed'");
+    expect_error(mutate("speed=\"100000\"", "speed=\"100G\""),
+                 "x.xml:12:0: <net> attribute 'speed'");
     expect_error(mutate(" dev=\"1\"", ""), "x.xml:7:0: <gpu> needs attribute 'dev'");
     expect_error(mutate("version=\"1\"", "version=\"2\""), "x.xml:1:0: <system> version 2");
-    expect_error(mutate("class=\"0x030200\"", "class=\"gpu\""), "x.xml:3:0: <pci> attribute 'class'");
+    expect_error(mutate("class=\"0x030200\"", "class=\"gpu\""),
+                 "x.xml:3:0: <pci> attribute 'class'");
     /* Truncated inside line 10 after its 6 spaces of indent: libxml2 reports
      * the end of input there (10:7) and the element left open (line 9). */
     char cut[1024];
@@ -170,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_h200),
         cmocka_unit_test(test_h200_export_reload),
         cmocka_unit_test(test_gpu_pairs_and_invisible_targets),
+        cmocka_unit_test(test_c2c),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_missing_file),
     };

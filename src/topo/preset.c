@@ -84,7 +84,8 @@ static strata_status_t opt_oversub(topoio_net_t *n, const char *val, strata_erro
     char buf[128];
     snprintf(buf, sizeof(buf), "%s", val);
     int k = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+    for (char *save = NULL, *tok = strtok_r(buf, ":", &save); tok;
+         tok = strtok_r(NULL, ":", &save)) {
         double x;
         if (k == TOPOIO_MAX_TIERS || util_parse_double(tok, &x) != 0 || !(x >= 1))
             return opt_error(err, "oversub", val, "ratios >= 1, leaf tier first (4 or 1:2)");
@@ -127,8 +128,10 @@ static strata_status_t apply_one(topoio_cluster_t *c, const char *key, const cha
     if (strcmp(key, "tiers") == 0) return opt_long(key, val, 1, &n->tiers, err);
     if (strcmp(key, "radix") == 0) return opt_long(key, val, 2, &n->radix, err);
     if (strcmp(key, "port") == 0) return opt_link(c, cat, key, val, &n->port, err);
-    return strata_error_set(err, STRATA_ERR_INVALID, "unknown cluster option '%s' (expected "
-                            "servers, net, oversub, nics, port, tiers or radix)", key);
+    return strata_error_set(err, STRATA_ERR_INVALID,
+                            "unknown cluster option '%s' (expected "
+                            "servers, net, oversub, nics, port, tiers or radix)",
+                            key);
 }
 
 strata_status_t topoio_apply_options(topoio_cluster_t *c, const char *opts,
@@ -139,11 +142,12 @@ strata_status_t topoio_apply_options(topoio_cluster_t *c, const char *opts,
     if (strlen(opts) >= sizeof(buf))
         return strata_error_set(err, STRATA_ERR_INVALID, "cluster options too long");
     snprintf(buf, sizeof(buf), "%s", opts);
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(tok, '=');
         if (eq == NULL || eq == tok || eq[1] == '\0')
-            return strata_error_set(err, STRATA_ERR_INVALID,
-                                    "cluster option '%s' is not key=value", tok);
+            return strata_error_set(err, STRATA_ERR_INVALID, "cluster option '%s' is not key=value",
+                                    tok);
         *eq = '\0';
         strata_status_t st = apply_one(c, tok, eq + 1, cat, err);
         if (st) return st;

@@ -28,18 +28,18 @@
 
 struct strata_topo_router {
     const strata_topo_t *t;
-    uint32_t cur;              /* stamp of the current up/down search */
-    uint32_t cur_c;            /* stamp of the current BFS search */
-    uint32_t *st_a, *st_b;     /* stamps: visited from side a / side b */
-    double *cnt_a, *cnt_b;     /* path counts */
-    uint32_t *st_c;            /* stamps of BFS segments (own scratch, so the
-                                * up/down state survives them) */
+    uint32_t cur;          /* stamp of the current up/down search */
+    uint32_t cur_c;        /* stamp of the current BFS search */
+    uint32_t *st_a, *st_b; /* stamps: visited from side a / side b */
+    double *cnt_a, *cnt_b; /* path counts */
+    uint32_t *st_c;        /* stamps of BFS segments (own scratch, so the
+                            * up/down state survives them) */
     double *cnt_c;
-    int32_t *dist, *queue;     /* BFS distance (valid where st_c == cur) */
+    int32_t *dist, *queue;          /* BFS distance (valid where st_c == cur) */
     int32_t *lay_a, *lay_b, *lay_n; /* BFS queue / up-down layers */
-    int32_t *path;             /* assembled path */
-    int32_t na;                /* size of lay_a after ud_count (top layer of A) */
-    bool probe;                /* ud_count met across A's last hop (probe_up) */
+    int32_t *path;                  /* assembled path */
+    int32_t na;                     /* size of lay_a after ud_count (top layer of A) */
+    bool probe;                     /* ud_count met across A's last hop (probe_up) */
 };
 
 typedef enum { SEG_BFS, SEG_UPDOWN, SEG_GRID } seg_kind_t;
@@ -62,7 +62,8 @@ typedef struct plan {
 
 int32_t topo_bfs(const strata_topo_t *t, int32_t src, int32_t *dist, int32_t *queue)
 {
-    for (int32_t v = 0; v < t->ndev; v++) dist[v] = -1;
+    for (int32_t v = 0; v < t->ndev; v++)
+        dist[v] = -1;
     int32_t head = 0, tail = 0;
     dist[src] = 0;
     queue[tail++] = src;
@@ -82,8 +83,7 @@ strata_status_t strata_topo_router_create(const strata_topo_t *t, strata_topo_ro
                                           strata_error_t *err)
 {
     if (!t->finished)
-        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is not finished",
-                                t->name);
+        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is not finished", t->name);
     strata_topo_router_t *r = util_calloc(1, sizeof(*r));
     size_t n = (size_t)t->ndev + 1;
     if (r) {
@@ -101,9 +101,8 @@ strata_status_t strata_topo_router_create(const strata_topo_t *t, strata_topo_ro
         r->lay_n = util_malloc(n * sizeof(int32_t));
         r->path = util_malloc(n * sizeof(int32_t));
     }
-    if (!r || !r->st_a || !r->st_b || !r->cnt_a || !r->cnt_b || !r->dist || !r->queue ||
-        !r->st_c || !r->cnt_c || !r->lay_a ||
-        !r->lay_b || !r->lay_n || !r->path) {
+    if (!r || !r->st_a || !r->st_b || !r->cnt_a || !r->cnt_b || !r->dist || !r->queue || !r->st_c ||
+        !r->cnt_c || !r->lay_a || !r->lay_b || !r->lay_n || !r->path) {
         strata_topo_router_destroy(r);
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for a router");
     }
@@ -170,7 +169,8 @@ static int32_t bfs_count(strata_topo_router_t *r, int32_t from, int32_t to, int3
         for (int32_t i = t->adj_off[u]; i < t->adj_off[u + 1]; i++) {
             int32_t w = t->adj_nbr[i];
             if (group >= 0 && t->group[w] != group) continue;
-            if (scaleup && t->kind[w] != STRATA_DEV_ACCEL && t->kind[w] != STRATA_DEV_SCALEUP_SWITCH)
+            if (scaleup && t->kind[w] != STRATA_DEV_ACCEL &&
+                t->kind[w] != STRATA_DEV_SCALEUP_SWITCH)
                 continue;
             if (r->st_c[w] != r->cur_c) {
                 r->st_c[w] = r->cur_c, r->dist[w] = r->dist[u] + 1, r->cnt_c[w] = 0;
@@ -186,8 +186,7 @@ static int32_t bfs_count(strata_topo_router_t *r, int32_t from, int32_t to, int3
 }
 
 /* After bfs_count: the idx-th path (0 <= idx < count) into out[0..hops-1]. */
-static void bfs_extract(strata_topo_router_t *r, int32_t from, int32_t to, double idx,
-                        int32_t *out)
+static void bfs_extract(strata_topo_router_t *r, int32_t from, int32_t to, double idx, int32_t *out)
 {
     const strata_topo_t *t = r->t;
     int32_t v = to;
@@ -288,8 +287,10 @@ static int32_t ud_count(strata_topo_router_t *r, int32_t a, int32_t b, double *c
                 return hops + 1;
             }
         }
-        if (ta <= tb) na = climb_side(r, r->lay_a, na, r->st_a, r->cnt_a), ta++, hops++;
-        else nb = climb_side(r, r->lay_b, nb, r->st_b, r->cnt_b), tb++, hops++;
+        if (ta <= tb)
+            na = climb_side(r, r->lay_a, na, r->st_a, r->cnt_a), ta++, hops++;
+        else
+            nb = climb_side(r, r->lay_b, nb, r->st_b, r->cnt_b), tb++, hops++;
         if (na == 0 || nb == 0 || ta >= STRATA_TOPO_TIERS_MAX || tb >= STRATA_TOPO_TIERS_MAX)
             return -1;
     }
@@ -326,14 +327,14 @@ static void reverse_chans(int32_t *out, int32_t n)
         out[i] = out[n - 1 - i];
         out[n - 1 - i] = x;
     }
-    for (int32_t i = 0; i < n; i++) out[i] ^= 1;
+    for (int32_t i = 0; i < n; i++)
+        out[i] ^= 1;
 }
 
 /* After ud_count: the idx-th up/down path a→b into out; returns hops. The
  * index splits as (meeting point, up path, down path), in the order
  * ud_count summed them. */
-static int32_t ud_extract(strata_topo_router_t *r, int32_t a, int32_t b, double idx,
-                          int32_t *out)
+static int32_t ud_extract(strata_topo_router_t *r, int32_t a, int32_t b, double idx, int32_t *out)
 {
     const strata_topo_t *t = r->t;
     int32_t x = -1, c = -1, xc = -1;
@@ -373,7 +374,8 @@ static int32_t ud_extract(strata_topo_router_t *r, int32_t a, int32_t b, double 
 
 static void grid_coord(const topo_shape_t *s, int32_t v, int32_t *x)
 {
-    for (int d = 0; d < s->ndims; d++) x[d] = v % s->dims[d], v /= s->dims[d];
+    for (int d = 0; d < s->ndims; d++)
+        x[d] = v % s->dims[d], v /= s->dims[d];
 }
 
 /* Per dimension: signed step count; *ties = dimensions with two equal
@@ -398,8 +400,7 @@ static int32_t grid_plan(const topo_shape_t *s, int32_t a, int32_t b, int32_t *s
     return hops;
 }
 
-static int32_t grid_extract(const strata_topo_t *t, int32_t a, int32_t b, double idx,
-                            int32_t *out)
+static int32_t grid_extract(const strata_topo_t *t, int32_t a, int32_t b, double idx, int32_t *out)
 {
     const topo_shape_t *s = &t->shape;
     int32_t step[3], n = 0, v = a, stride = 1;
@@ -479,14 +480,16 @@ static bool make_plan(strata_topo_router_t *r, int32_t src, int32_t dst, plan_t 
 static double plan_count(const plan_t *p)
 {
     double c = 1;
-    for (int i = 0; i < p->nseg; i++) c *= p->seg[i].count;
+    for (int i = 0; i < p->nseg; i++)
+        c *= p->seg[i].count;
     return c;
 }
 
 static int32_t plan_hops(const plan_t *p)
 {
     int32_t h = 0;
-    for (int i = 0; i < p->nseg; i++) h += p->seg[i].hops;
+    for (int i = 0; i < p->nseg; i++)
+        h += p->seg[i].hops;
     return h;
 }
 
@@ -503,7 +506,9 @@ static int32_t plan_extract(strata_topo_router_t *r, const plan_t *p, double idx
         idx = floor(idx / s->count);
         double c;
         switch (s->kind) {
-        case SEG_GRID: n += grid_extract(r->t, s->from, s->to, k, r->path + n); break;
+        case SEG_GRID:
+            n += grid_extract(r->t, s->from, s->to, k, r->path + n);
+            break;
         case SEG_BFS:
             bfs_count(r, s->from, s->to, s->group, s->scaleup, &c);
             bfs_extract(r, s->from, s->to, k, r->path + n);
@@ -547,8 +552,8 @@ static strata_status_t path_at(strata_topo_router_t *r, int32_t src, int32_t dst
     return STRATA_OK;
 }
 
-strata_status_t strata_topo_path(strata_topo_router_t *r, int32_t src, int32_t dst,
-                                 uint64_t index, int32_t *chans, int32_t max, int32_t *n_p)
+strata_status_t strata_topo_path(strata_topo_router_t *r, int32_t src, int32_t dst, uint64_t index,
+                                 int32_t *chans, int32_t max, int32_t *n_p)
 {
     return path_at(r, src, dst, (double)index, false, chans, max, n_p);
 }
@@ -556,7 +561,7 @@ strata_status_t strata_topo_path(strata_topo_router_t *r, int32_t src, int32_t d
 strata_status_t strata_topo_path_hash(strata_topo_router_t *r, int32_t src, int32_t dst,
                                       uint64_t seed, int32_t *chans, int32_t max, int32_t *n_p)
 {
-    uint64_t h = util_hash_u64(((uint64_t)(uint32_t)src << 32 | (uint32_t)dst) ^
-                               util_hash_u64(seed));
+    uint64_t h =
+        util_hash_u64(((uint64_t)(uint32_t)src << 32 | (uint32_t)dst) ^ util_hash_u64(seed));
     return path_at(r, src, dst, (double)h, true, chans, max, n_p);
 }

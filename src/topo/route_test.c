@@ -16,7 +16,8 @@ static int32_t bfs_paths(const strata_topo_t *t, int32_t src, int32_t dst, doubl
     int32_t n = strata_topo_device_count(t), *dist = malloc(n * sizeof(int32_t)),
             *q = malloc(n * sizeof(int32_t)), h = 0, tl = 0;
     double *c = calloc(n, sizeof(double));
-    for (int32_t i = 0; i < n; i++) dist[i] = -1;
+    for (int32_t i = 0; i < n; i++)
+        dist[i] = -1;
     dist[src] = 0, c[src] = 1, q[tl++] = src;
     while (h < tl) {
         int32_t u = q[h++];
@@ -62,7 +63,8 @@ static void check_all_paths(strata_topo_router_t *r, const strata_topo_t *t, int
         assert_int_equal(strata_topo_path(r, src, dst, k, ch, 64, &n), STRATA_OK);
         assert_int_equal(n, want_hops);
         seen[k] = check_walk(t, src, dst, ch, n);
-        for (uint64_t j = 0; j < k; j++) assert_true(seen[j] != seen[k]);
+        for (uint64_t j = 0; j < k; j++)
+            assert_true(seen[j] != seen[k]);
     }
 }
 
@@ -138,7 +140,8 @@ static void test_fattree(void **state)
             if (memcmp(ch, c2, sizeof(int32_t) * 6) == 0) used[k]++;
         }
     }
-    for (int k = 0; k < 4; k++) assert_true(used[k] > 50); /* ~100 each expected */
+    for (int k = 0; k < 4; k++)
+        assert_true(used[k] > 50); /* ~100 each expected */
     strata_topo_router_destroy(r);
     strata_topo_destroy(t);
 }
@@ -208,7 +211,8 @@ static void test_general_graph(void **state)
     assert_int_equal(strata_topo_create("square", NULL, &t, NULL), 0);
     for (int i = 0; i < 4; i++)
         assert_int_equal(strata_topo_add_device(t, STRATA_DEV_ACCEL, 0, -1, NULL, &v[i], NULL), 0);
-    for (int i = 0; i < 4; i++) assert_int_equal(strata_topo_add_link(t, v[i], v[(i + 1) % 4], &l, NULL, NULL), 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(strata_topo_add_link(t, v[i], v[(i + 1) % 4], &l, NULL, NULL), 0);
     assert_int_equal(strata_topo_finish(t, NULL), 0);
     assert_int_equal(strata_topo_router_create(t, &r, NULL), 0);
     check_all_paths(r, t, v[0], v[2], 2, 2);
@@ -222,10 +226,8 @@ static void test_general_graph(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ring),
-        cmocka_unit_test(test_torus),
-        cmocka_unit_test(test_fattree),
-        cmocka_unit_test(test_cluster),
+        cmocka_unit_test(test_ring),          cmocka_unit_test(test_torus),
+        cmocka_unit_test(test_fattree),       cmocka_unit_test(test_cluster),
         cmocka_unit_test(test_general_graph),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,7 +44,8 @@ static json_t *topo_json(const strata_topo_t *t)
     json_object_set_new(o, "name", json_string(t->name));
     json_object_set_new(o, "devices", json_integer(t->ndev));
     int32_t cnt[STRATA_DEV_KIND_COUNT] = {0};
-    for (int32_t v = 0; v < t->ndev; v++) cnt[t->kind[v]]++;
+    for (int32_t v = 0; v < t->ndev; v++)
+        cnt[t->kind[v]]++;
     for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
         if (cnt[k]) json_object_set_new(kinds, strata_dev_kind_str(k), json_integer(cnt[k]));
     json_object_set_new(o, "device_kinds", kinds);
@@ -67,8 +68,7 @@ static json_t *topo_json(const strata_topo_t *t)
     return o;
 }
 
-strata_status_t strata_topo_print(const strata_topo_t *t, bool json, FILE *out,
-                                  strata_error_t *err)
+strata_status_t strata_topo_print(const strata_topo_t *t, bool json, FILE *out, strata_error_t *err)
 {
     if (json) {
         json_t *o = topo_json(t);
@@ -77,7 +77,8 @@ strata_status_t strata_topo_print(const strata_topo_t *t, bool json, FILE *out,
         return rc ? strata_error_set(err, STRATA_ERR_IO, "cannot write JSON") : STRATA_OK;
     }
     int32_t cnt[STRATA_DEV_KIND_COUNT] = {0};
-    for (int32_t v = 0; v < t->ndev; v++) cnt[t->kind[v]]++;
+    for (int32_t v = 0; v < t->ndev; v++)
+        cnt[t->kind[v]]++;
     fprintf(out, "topology   %s\n", t->name);
     fprintf(out, "devices    %d:", (int)t->ndev);
     for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
@@ -100,7 +101,8 @@ static json_t *metrics_json(const strata_topo_metrics_t *m)
     json_t *o = json_object(), *kinds = json_object(), *inj = json_array(), *ov = json_array();
     json_object_set_new(o, "devices", json_integer(m->devices));
     for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
-        if (m->count[k]) json_object_set_new(kinds, strata_dev_kind_str(k), json_integer(m->count[k]));
+        if (m->count[k])
+            json_object_set_new(kinds, strata_dev_kind_str(k), json_integer(m->count[k]));
     json_object_set_new(o, "device_kinds", kinds);
     json_object_set_new(o, "links", json_integer(m->links));
     json_object_set_new(o, "endpoints", json_integer(m->endpoints));

@@ -14,8 +14,8 @@
  * Defaults, each a catalog id (data/links.json): direct networks use
  * "nvlink4" links, switched ones "ib-ndr" (a 400 Gb/s 4x port, the NIC of a
  * DGX H100, per NVIDIA's DGX SuperPOD reference architecture). In railft
- * servers every GPU has 18 NVLink4 links to one logical NVSwitch fabric
- * (NVIDIA Hopper architecture: 18 links, 900 GB/s bidirectional per GPU)
+ * servers every GPU has all its NVLink4 links (the catalog's links per
+ * device: 18 on Hopper) to one logical NVSwitch fabric
  * and a PCIe 5.0 x16 link to its own NIC, and the fat-tree uses 64-port
  * switches (Quantum-2: 64 × 400G ports) unless k= says otherwise.
  */
@@ -135,11 +135,13 @@ static strata_status_t build_railft(const spec_opts_t *o, const strata_link_cata
                                 "cluster spec '%s': railft needs servers=S and gpus=G", o->spec);
     if (o->servers > 1 << 20 || o->gpus > 4096)
         return strata_error_set(err, STRATA_ERR_RANGE, "cluster spec '%s': too large", o->spec);
+    /* each GPU's NVLink count is the catalog's links-per-device */
+    const strata_link_t *nvl = cat ? strata_link_find(cat, "nvlink4") : NULL;
     strata_topo_server_t sv = {
         .name = "server",
         .accels = (int32_t)o->gpus,
         .scaleup_switches = 1,
-        .scaleup = strata_topo_linkspec_kind("nvlink4", 18),
+        .scaleup = strata_topo_linkspec_kind("nvlink4", nvl ? nvl->links : 1),
         .nics = (int32_t)o->gpus,
         .pcie = strata_topo_linkspec_kind("pcie5", 1),
         .nic_net = opts_link(o, "ib-ndr"),

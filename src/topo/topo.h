@@ -89,8 +89,8 @@ int32_t topo_row_find(const strata_topo_t *t, int32_t a, int32_t b);
 
 /* Resolve a link spec to figures for ONE link (graph.c). */
 strata_status_t topo_spec_resolve(const strata_topo_t *t, const strata_topo_linkspec_t *spec,
-                                  const char **kind_p, int32_t *mult_p, double *bw_p,
-                                  double *lat_p, strata_error_t *err);
+                                  const char **kind_p, int32_t *mult_p, double *bw_p, double *lat_p,
+                                  strata_error_t *err);
 
 /* Breadth-first hop distances from src over the whole graph into dist
  * (ndev entries, -1 unreachable), using queue (ndev entries) as scratch.

@@ -169,8 +169,8 @@ void topoio_print(const topoio_cluster_t *c, FILE *out);
 strata_status_t topoio_nccl_xml_load(const char *path, const strata_link_catalog_t *cat,
                                      topoio_cluster_t **c_p, strata_error_t *err);
 strata_status_t topoio_nccl_xml_load_text(const char *text, const char *name,
-                                          const strata_link_catalog_t *cat,
-                                          topoio_cluster_t **c_p, strata_error_t *err);
+                                          const strata_link_catalog_t *cat, topoio_cluster_t **c_p,
+                                          strata_error_t *err);
 
 /* The local host through hwloc. Never fails for lack of data: when hwloc
  * gives no topology or no PCI devices the description says so in its

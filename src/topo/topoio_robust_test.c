@@ -8,7 +8,6 @@
 #define _DEFAULT_SOURCE
 #include "topoio_test.h"
 
-
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -29,7 +28,8 @@ static void prefixes(const char *path, bool xml)
 {
     size_t len;
     char *text = slurp(path, &len);
-    while (len && (text[len - 1] == '\n' || text[len - 1] == ' ')) len--;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+        len--;
     int tried = 0;
     for (size_t n = 0; n < len; n += 1 + n % 5, tried++) {
         char save = text[n];
@@ -42,7 +42,8 @@ static void prefixes(const char *path, bool xml)
         if (st == STRATA_OK) fail_msg("%s: prefix of %zu bytes accepted", path, n);
         assert_null(c);
         /* The empty document has no line; every other error points in. */
-        if (n > 0 && err.line <= 0) fail_msg("%s: prefix %zu: error without a line: %s", path, n, err.msg);
+        if (n > 0 && err.line <= 0)
+            fail_msg("%s: prefix %zu: error without a line: %s", path, n, err.msg);
     }
     assert_true(tried > 100);
     free(text);

@@ -126,7 +126,10 @@ static strata_status_t describe(const topo_args_t *a, const strata_topo_t *t,
                                 const strata_link_catalog_t *cat, strata_error_t *err)
 {
     strata_error_t ignored;
-    if (strata_cluster_describe(a->cluster, cat, stdout, &ignored) == STRATA_OK) printf("\n");
+    /* With --json only the summary, so the output stays one JSON object
+     * (the description itself is what --export writes as JSON). */
+    if (!a->json && strata_cluster_describe(a->cluster, cat, stdout, &ignored) == STRATA_OK)
+        printf("\n");
     return strata_topo_print(t, a->json, stdout, err);
 }
 

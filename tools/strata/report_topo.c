@@ -22,8 +22,7 @@ static strata_status_t build(const report_ctx_t *ctx, strata_topo_t **t_p, strat
     const report_cluster_t *cl = ctx->cluster;
     const strata_link_t *up = strata_link_find(ctx->links, cl->scale_up);
     if (!up)
-        return strata_error_set(err, STRATA_ERR_NOT_FOUND, "catalog lacks link '%s'",
-                                cl->scale_up);
+        return strata_error_set(err, STRATA_ERR_NOT_FOUND, "catalog lacks link '%s'", cl->scale_up);
     strata_topo_server_t sv = {
         .name = cl->name,
         .accels = cl->gpus_per_node,
@@ -56,8 +55,8 @@ static void show_path(FILE *out, const strata_topo_t *t, strata_topo_router_t *r
     for (int32_t i = 0; i < n; i++)
         fprintf(out, " > %s", strata_topo_device(t, strata_topo_chan_dst(t, ch[i])).name);
     double paths = strata_topo_path_count(r, src, dst);
-    fprintf(out, "\n  %-16s %d hops, %.0f equal-cost path%s, bottleneck %s GB/s, latency %s\n",
-            "", (int)n, paths, paths == 1 ? "" : "s", report_gbs(bw, g, sizeof(g)),
+    fprintf(out, "\n  %-16s %d hops, %.0f equal-cost path%s, bottleneck %s GB/s, latency %s\n", "",
+            (int)n, paths, paths == 1 ? "" : "s", report_gbs(bw, g, sizeof(g)),
             report_time(lat, l, sizeof(l)));
 }
 
@@ -68,8 +67,8 @@ static void show_metrics(FILE *out, const strata_topo_metrics_t *m)
     for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
         if (m->count[k]) fprintf(out, " %d %s", (int)m->count[k], strata_dev_kind_str(k));
     fprintf(out, "; %d links\n", (int)m->links);
-    fprintf(out, "  %-16s diameter %d, average %.3g (%s)\n", "hops", (int)m->diameter,
-            m->avg_hops, m->hops_how);
+    fprintf(out, "  %-16s diameter %d, average %.3g (%s)\n", "hops", (int)m->diameter, m->avg_hops,
+            m->hops_how);
     for (int i = 0; i < m->tiers && i < STRATA_TOPO_TIERS_MAX; i++) {
         fprintf(out, "  tier %d %-9s  %s GB/s per GPU", i, i == 0 ? "scale-up" : "network",
                 report_gbs(m->injection[i], a, sizeof(a)));
@@ -96,8 +95,9 @@ static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
     }
     FILE *out = ctx->out;
     const report_cluster_t *cl = ctx->cluster;
-    fprintf(out, "  %s: %d servers; scale-up switches as one fabric, GPU-NIC over %s,\n"
-                 "  fat-tree of %d-port switches, rail-optimised when it has leaves\n\n",
+    fprintf(out,
+            "  %s: %d servers; scale-up switches as one fabric, GPU-NIC over %s,\n"
+            "  fat-tree of %d-port switches, rail-optimised when it has leaves\n\n",
             strata_topo_name(t), cl->nodes, cl->host_link, REPORT_RADIX);
     show_metrics(out, &m);
     fputc('\n', out);
