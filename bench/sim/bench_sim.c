@@ -45,8 +45,11 @@ int main(int argc, char **argv)
         return 1;
     }
     uint32_t P = (uint32_t)strata_topo_endpoint_count(topo);
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_RING,
-                               .nranks = P, .count = (uint64_t)(size / 4), .elem_size = 4,
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = P,
+                               .count = (uint64_t)(size / 4),
+                               .elem_size = 4,
                                .chunks = 1};
     strata_sched_t *s = NULL;
     strata_sim_t *sim = NULL;
@@ -74,7 +77,9 @@ int main(int argc, char **argv)
            r.time * scale * 1e3, r.wall * scale, scale > 1 ? " (extrapolated)" : "",
            (unsigned long long)((double)r.events * scale), (double)r.events / r.wall / 1e6,
            peak_rss_mib());
-    if (getenv("BENCH_VERBOSE")) printf("batches %llu flows %llu\n", (unsigned long long)r.batches, (unsigned long long)r.flows);
+    if (getenv("BENCH_VERBOSE"))
+        printf("batches %llu flows %llu\n", (unsigned long long)r.batches,
+               (unsigned long long)r.flows);
     strata_sim_result_free(&r);
     strata_sim_destroy(sim);
     strata_sched_destroy(s);

@@ -79,8 +79,8 @@ typedef struct strata_sim strata_sim_t;
 /* A simulator for one finished topology (which must outlive it). The caller
  * owns *sim_p; strata_sim_destroy(NULL) is a no-op. */
 STRATA_API strata_status_t strata_sim_create(const strata_topo_t *topo,
-                                             const strata_sim_opts_t *opts,
-                                             strata_sim_t **sim_p, strata_error_t *err);
+                                             const strata_sim_opts_t *opts, strata_sim_t **sim_p,
+                                             strata_error_t *err);
 STRATA_API void strata_sim_destroy(strata_sim_t *sim);
 
 /* Add a collective: schedule s (which must outlive the run) with agent r
@@ -109,11 +109,11 @@ typedef struct strata_sim_class {
 } strata_sim_class_t;
 
 typedef struct strata_sim_link_load {
-    int32_t link, chan;   /* topology ids */
-    char name[96];        /* "gpu3 -> nvswitch0" */
-    int32_t cls;          /* index into classes */
+    int32_t link, chan; /* topology ids */
+    char name[96];      /* "gpu3 -> nvswitch0" */
+    int32_t cls;        /* index into classes */
     double bytes;
-    double utilisation;   /* bytes / (capacity × time) */
+    double utilisation; /* bytes / (capacity × time) */
 } strata_sim_link_load_t;
 
 typedef struct strata_sim_result {
@@ -127,13 +127,13 @@ typedef struct strata_sim_result {
     strata_sim_class_t classes[STRATA_SIM_CLASSES_MAX];
     int nlinks;
     strata_sim_link_load_t *links; /* most loaded, nlinks of them */
-    uint32_t njobs;       /* collectives added */
-    double *job_time;     /* finish time of each, in the order added */
+    uint32_t njobs;                /* collectives added */
+    double *job_time;              /* finish time of each, in the order added */
     /* Work done. */
     uint64_t phases, phases_simulated;
     uint64_t events, flows, batches;
-    double wall;          /* seconds of host time for the run */
-    char desc[160];       /* "allreduce ring 1 GiB on 1024 ranks, spread, barrier" */
+    double wall;    /* seconds of host time for the run */
+    char desc[160]; /* "allreduce ring 1 GiB on 1024 ranks, spread, barrier" */
 } strata_sim_result_t;
 
 /* Run everything added; fills *res (free with strata_sim_result_free).

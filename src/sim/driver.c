@@ -37,12 +37,12 @@ typedef struct sstep {
 } sstep_t;
 
 typedef struct agent {
-    uint32_t job, idx;   /* job and agent index in it */
+    uint32_t job, idx; /* job and agent index in it */
     uint32_t phase;
     sstep_t *steps;
     uint32_t n, cap;
     uint32_t ndone, prefix, min_after;
-    bool finished;       /* ASYNC: no phases left */
+    bool finished; /* ASYNC: no phases left */
     double t_end;
 } agent_t;
 
@@ -52,13 +52,13 @@ typedef struct agent {
 typedef struct pend {
     uint32_t seq, step; /* step: receiving step index (waiters) */
     uint32_t next;
-    uint8_t arrived;    /* 1: message arrived, 0: receive waiting */
+    uint8_t arrived; /* 1: message arrived, 0: receive waiting */
 } pend_t;
 
 typedef struct pair {
-    uint64_t key;       /* (src << 32 | dst) + 1; 0 = empty */
+    uint64_t key; /* (src << 32 | dst) + 1; 0 = empty */
     uint32_t send_seq, recv_seq;
-    uint32_t head;      /* pend list, UINT32_MAX = empty */
+    uint32_t head; /* pend list, UINT32_MAX = empty */
 } pair_t;
 
 typedef struct done_ev {
@@ -77,9 +77,9 @@ typedef struct drv {
     uint64_t open; /* unmatched arrivals + waiting receives */
     UTIL_VEC(done_ev_t) queue;
     uint32_t agents_done;
-    bool async; /* ASYNC asked for, or several jobs */
-    double crit_t;                      /* last flow completion in this phase */
-    double crit_tb[SIM_MAX_TIERS + 1];  /* that flow's breakdown */
+    bool async;                        /* ASYNC asked for, or several jobs */
+    double crit_t;                     /* last flow completion in this phase */
+    double crit_tb[SIM_MAX_TIERS + 1]; /* that flow's breakdown */
     strata_error_t *err;
     strata_status_t rc;
 } drv_t;
@@ -92,7 +92,10 @@ static strata_status_t fail(drv_t *v, strata_status_t rc, const char *msg)
     return v->rc;
 }
 
-static strata_status_t oom(drv_t *v) { return fail(v, STRATA_ERR_NOMEM, "out of memory"); }
+static strata_status_t oom(drv_t *v)
+{
+    return fail(v, STRATA_ERR_NOMEM, "out of memory");
+}
 
 /* ==== Pair table ==== */
 
@@ -105,7 +108,8 @@ static pair_t *pair_get(drv_t *v, uint32_t src, uint32_t dst)
         for (size_t i = 0; i < v->pairs_cap; i++) {
             if (!v->pairs[i].key) continue;
             size_t j = util_hash_u64(v->pairs[i].key) & (cap - 1);
-            while (np[j].key) j = (j + 1) & (cap - 1);
+            while (np[j].key)
+                j = (j + 1) & (cap - 1);
             np[j] = v->pairs[i];
         }
         util_free(v->pairs);
@@ -114,7 +118,8 @@ static pair_t *pair_get(drv_t *v, uint32_t src, uint32_t dst)
     }
     uint64_t key = (((uint64_t)src << 32) | dst) + 1;
     size_t i = util_hash_u64(key) & (v->pairs_cap - 1);
-    while (v->pairs[i].key && v->pairs[i].key != key) i = (i + 1) & (v->pairs_cap - 1);
+    while (v->pairs[i].key && v->pairs[i].key != key)
+        i = (i + 1) & (v->pairs_cap - 1);
     if (!v->pairs[i].key) {
         v->pairs[i] = (pair_t){key, 0, 0, UINT32_MAX};
         v->pairs_n++;
@@ -184,8 +189,8 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     const strata_step_t *s = &a->steps[i].step;
     const sim_job_t *job = &v->d->jobs[a->job];
     const sim_route_t *r;
-    strata_status_t rc = sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], &r,
-                                        v->err);
+    strata_status_t rc =
+        sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], &r, v->err);
     if (rc != STRATA_OK) return v->rc = rc;
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
     if (sim_flow_add(v->net, sim_net_now(v->net), r->latency, step_bytes(v, a, s), r->hops, r->n,
@@ -210,10 +215,13 @@ static strata_status_t start_step(drv_t *v, uint32_t g, uint32_t i)
     ss->state = ST_STARTED;
     ss->t_start = sim_net_now(v->net);
     switch (ss->step.op) {
-    case STRATA_STEP_SEND: return start_send(v, g, i);
+    case STRATA_STEP_SEND:
+        return start_send(v, g, i);
     case STRATA_STEP_RECV:
-    case STRATA_STEP_RECV_REDUCE: return start_recv(v, g, i);
-    default: return finish_now(v, g, i) ? oom(v) : STRATA_OK;
+    case STRATA_STEP_RECV_REDUCE:
+        return start_recv(v, g, i);
+    default:
+        return finish_now(v, g, i) ? oom(v) : STRATA_OK;
     }
 }
 
@@ -264,8 +272,8 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
             continue;
         if (ss->step.peer < 0 || (uint32_t)ss->step.peer >= job->nagents) {
             strata_error_set(v->err, STRATA_ERR_INTERNAL,
-                             "schedule: agent %u phase %u step %u has peer %d out of range",
-                             a->idx, p, i, (int)ss->step.peer);
+                             "schedule: agent %u phase %u step %u has peer %d out of range", a->idx,
+                             p, i, (int)ss->step.peer);
             return v->rc = STRATA_ERR_INTERNAL;
         }
         uint32_t peer = global(v, a, ss->step.peer);
@@ -303,11 +311,13 @@ static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i)
     a->ndone++;
     if (v->d->trace && (ss->step.op <= STRATA_STEP_RECV_REDUCE)) {
         double off = v->d->trace->offset;
-        sim_tev_t e = {(int32_t)g, (int32_t)global(v, a, ss->step.peer), -1, ss->step.op,
-                       step_bytes(v, a, &ss->step), ss->t_start + off, now + off};
+        sim_tev_t e = {(int32_t)g,  (int32_t)global(v, a, ss->step.peer), -1,
+                       ss->step.op, step_bytes(v, a, &ss->step),          ss->t_start + off,
+                       now + off};
         sim_trace_add(v->d->trace, &e);
     }
-    while (a->prefix < a->n && a->steps[a->prefix].state == ST_DONE) a->prefix++;
+    while (a->prefix < a->n && a->steps[a->prefix].state == ST_DONE)
+        a->prefix++;
     if (a->ndone < a->n) return start_ready(v, g);
     a->t_end = now;
     if (v->async) return next_phase_async(v, g);
@@ -329,7 +339,8 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
 {
     drv_t *v = ctx;
     if (v->rc != STRATA_OK) return;
-    uint32_t g = (uint32_t)(tag >> TAG_STEP_BITS), i = (uint32_t)(tag & ((1u << TAG_STEP_BITS) - 1));
+    uint32_t g = (uint32_t)(tag >> TAG_STEP_BITS),
+             i = (uint32_t)(tag & ((1u << TAG_STEP_BITS) - 1));
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
     uint32_t dst = global(v, a, ss->step.peer);
@@ -396,8 +407,10 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p)
     for (uint32_t g = 0; g < v->nagents; g++) {
         v->agents[g].t_end = 0;
         if (load_phase(v, g, p) != STRATA_OK) return v->rc;
-        if (v->agents[g].n == 0) v->agents_done++;
-        else if (start_ready(v, g) != STRATA_OK) return v->rc;
+        if (v->agents[g].n == 0)
+            v->agents_done++;
+        else if (start_ready(v, g) != STRATA_OK)
+            return v->rc;
         if (drain(v) != STRATA_OK) return v->rc;
     }
     if (run_engine(v) != STRATA_OK) return v->rc;
@@ -463,8 +476,10 @@ static strata_status_t run_barrier(drv_t *v)
     for (uint32_t p = 0; p < np; p++) {
         uint32_t c = strata_sched_phase_class(job->s, p);
         cls_ent_t *e = cls_find(cls.v, cls.n, c);
-        if (e) e->count++;
-        else if (UTIL_VEC_PUSH(&cls, ((cls_ent_t){c, 1, false, 0, 0, 0, 0}))) goto nomem;
+        if (e)
+            e->count++;
+        else if (UTIL_VEC_PUSH(&cls, ((cls_ent_t){c, 1, false, 0, 0, 0, 0})))
+            goto nomem;
     }
     sim_trace_t *tr = v->d->trace;
     double total = 0;
@@ -522,14 +537,16 @@ static strata_status_t run_async(drv_t *v)
         if (v->d->job_end && a->t_end > v->d->job_end[a->job]) v->d->job_end[a->job] = a->t_end;
     }
     v->d->time = end;
-    for (uint32_t j = 0; j < v->d->njobs; j++) v->d->phases += v->d->jobs[j].nphases;
+    for (uint32_t j = 0; j < v->d->njobs; j++)
+        v->d->phases += v->d->jobs[j].nphases;
     v->d->phases_simulated = v->d->phases;
     return STRATA_OK;
 }
 
 static void drv_free(drv_t *v)
 {
-    for (uint32_t g = 0; v->agents && g < v->nagents; g++) util_free(v->agents[g].steps);
+    for (uint32_t g = 0; v->agents && g < v->nagents; g++)
+        util_free(v->agents[g].steps);
     util_free(v->agents);
     util_free(v->pairs);
     UTIL_VEC_FREE(&v->pends);
@@ -541,7 +558,8 @@ strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err)
     drv_t v = {.d = d, .net = d->st->net, .err = err, .rc = STRATA_OK, .pend_free = UINT32_MAX};
     d->time = 0;
     d->phases = d->phases_simulated = 0;
-    for (uint32_t j = 0; j < d->njobs; j++) v.nagents += d->jobs[j].nagents;
+    for (uint32_t j = 0; j < d->njobs; j++)
+        v.nagents += d->jobs[j].nagents;
     v.agents = util_calloc(v.nagents ? v.nagents : 1, sizeof(agent_t));
     if (!v.agents) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     for (uint32_t j = 0; j < d->njobs; j++)

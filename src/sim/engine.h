@@ -93,10 +93,10 @@ double sim_net_now(const sim_net_t *net);
 /* ==== Statistics, accumulated since creation or the last reset ==== */
 
 typedef struct sim_net_stats {
-    uint64_t events;       /* flow activations + completions */
-    uint64_t batches;      /* distinct event times (= rate recomputations) */
-    uint64_t flows;        /* flows completed */
-    uint64_t comp_flows;   /* Σ flows in recomputed components (work done) */
+    uint64_t events;     /* flow activations + completions */
+    uint64_t batches;    /* distinct event times (= rate recomputations) */
+    uint64_t flows;      /* flows completed */
+    uint64_t comp_flows; /* Σ flows in recomputed components (work done) */
     /* Flow-seconds each tier bounded a flow's rate (the resource that fixed
      * the flow's rate in progressive filling), and flow-seconds spent in
      * latency before draining (tier index SIM_MAX_TIERS). */
@@ -119,9 +119,9 @@ void sim_net_set_load_observer(sim_net_t *net, sim_load_fn fn, void *ctx);
 
 /* Indexed binary min-heap of ids (flow slots) keyed by time. */
 typedef struct sim_heap {
-    uint32_t *ids;  /* heap order */
-    uint32_t *pos;  /* pos[id] = index in ids, UINT32_MAX if absent */
-    double *key;    /* key[id] */
+    uint32_t *ids; /* heap order */
+    uint32_t *pos; /* pos[id] = index in ids, UINT32_MAX if absent */
+    double *key;   /* key[id] */
     uint32_t n, cap_ids, cap_pos;
 } sim_heap_t;
 
@@ -129,7 +129,10 @@ int sim_heap_reserve(sim_heap_t *h, uint32_t max_id);
 void sim_heap_set(sim_heap_t *h, uint32_t id, double key); /* insert or move */
 void sim_heap_remove(sim_heap_t *h, uint32_t id);
 uint32_t sim_heap_pop(sim_heap_t *h);
-static inline double sim_heap_top_key(const sim_heap_t *h) { return h->key[h->ids[0]]; }
+static inline double sim_heap_top_key(const sim_heap_t *h)
+{
+    return h->key[h->ids[0]];
+}
 void sim_heap_free(sim_heap_t *h);
 
 #endif /* STRATA_SIM_ENGINE_H */

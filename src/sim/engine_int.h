@@ -24,8 +24,8 @@ typedef struct sim_fhop {
 typedef struct sim_flow {
     double bytes, remaining, rate;
     double next_rate; /* staged by progressive filling */
-    double t_last; /* time `remaining` was last brought up to date */
-    double t_seg;  /* start of the current bottleneck-accounting segment */
+    double t_last;    /* time `remaining` was last brought up to date */
+    double t_seg;     /* start of the current bottleneck-accounting segment */
     uint64_t tag;
     sim_fhop_t *hops;
     uint32_t n_hops, cap_hops;
@@ -72,8 +72,8 @@ struct sim_net {
     double now;
     uint32_t epoch;
 
-    UTIL_VEC(uint32_t) touched;   /* resources touched by the current batch */
-    UTIL_VEC(uint32_t) comp_res;  /* component being recomputed */
+    UTIL_VEC(uint32_t) touched;  /* resources touched by the current batch */
+    UTIL_VEC(uint32_t) comp_res; /* component being recomputed */
     UTIL_VEC(uint32_t) comp_flow;
     UTIL_VEC(sim_share_t) shares; /* progressive-filling heap */
     UTIL_VEC(uint32_t) level;     /* resources at the current fill level */

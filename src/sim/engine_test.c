@@ -23,20 +23,25 @@ static void log_done(void *ctx, uint64_t tag, double t)
     d->n++;
 }
 
-static void log_any(void *ctx, uint64_t tag, double t) { ((double *)ctx)[tag] = t; }
+static void log_any(void *ctx, uint64_t tag, double t)
+{
+    ((double *)ctx)[tag] = t;
+}
 
 static sim_net_t *net_with(uint32_t n, const double *caps)
 {
     sim_net_t *net = sim_net_create(n);
     assert_non_null(net);
-    for (uint32_t r = 0; r < n; r++) sim_net_set_res(net, r, caps[r], r);
+    for (uint32_t r = 0; r < n; r++)
+        sim_net_set_res(net, r, caps[r], r);
     return net;
 }
 
 static void add1(sim_net_t *net, double bytes, uint64_t tag, int nh, const uint32_t *res)
 {
     sim_hop_t hops[8];
-    for (int i = 0; i < nh; i++) hops[i] = (sim_hop_t){res[i], 1.0};
+    for (int i = 0; i < nh; i++)
+        hops[i] = (sim_hop_t){res[i], 1.0};
     assert_int_equal(sim_flow_add(net, 0, 0, bytes, hops, (uint32_t)nh, tag), 0);
 }
 
@@ -78,7 +83,8 @@ static void test_three_link_static(void **state)
     add1(net, 4 * GB, 4, 1, p2);
     done_log_t d = {0};
     assert_int_equal(sim_net_run(net, log_done, &d), 0);
-    for (int i = 0; i < 5; i++) assert_near(d.t[i], 1.0, 1e-9);
+    for (int i = 0; i < 5; i++)
+        assert_near(d.t[i], 1.0, 1e-9);
     /* L1 is f0's and f1's bottleneck (tier 1): 2 flows × 1 s; L0 bounds
      * f2, f4 (tier 0): 2 flow-s; L2 bounds f3: 1 flow-s. */
     sim_net_stats_t st;
@@ -125,7 +131,8 @@ static void test_oversubscribed_quarter(void **state)
 {
     (void)state;
     double caps[9];
-    for (int i = 0; i < 9; i++) caps[i] = 10 * GB;
+    for (int i = 0; i < 9; i++)
+        caps[i] = 10 * GB;
     sim_net_t *net = net_with(9, caps);
     for (uint32_t i = 0; i < 4; i++) {
         uint32_t p[] = {i, 4, 5 + i};
@@ -133,7 +140,8 @@ static void test_oversubscribed_quarter(void **state)
     }
     done_log_t d = {0};
     assert_int_equal(sim_net_run(net, log_done, &d), 0);
-    for (int i = 0; i < 4; i++) assert_near(d.t[i], 0.4, 1e-12);
+    for (int i = 0; i < 4; i++)
+        assert_near(d.t[i], 0.4, 1e-12);
     sim_net_stats_t st;
     sim_net_get_stats(net, &st);
     assert_near(st.tier_bound[4], 4 * 0.4, 1e-9); /* the uplink bounded all four */
@@ -270,7 +278,8 @@ static void naive_rates(rn_flow_t *f, int nf, const double *cap)
         double wsum[RN_RES] = {0}, best = INFINITY;
         for (int i = 0; i < nf; i++)
             if (f[i].state == 1 && !fixed[i])
-                for (int h = 0; h < f[i].n; h++) wsum[f[i].res[h]] += f[i].w[h];
+                for (int h = 0; h < f[i].n; h++)
+                    wsum[f[i].res[h]] += f[i].w[h];
         for (int r = 0; r < RN_RES; r++)
             if (wsum[r] > 0 && fmax(rem[r], 0) / wsum[r] < best) best = fmax(rem[r], 0) / wsum[r];
         if (best == INFINITY) return;
@@ -281,11 +290,13 @@ static void naive_rates(rn_flow_t *f, int nf, const double *cap)
             if (!at[r]) continue;
             for (int i = 0; i < nf; i++) {
                 int on = 0;
-                for (int h = 0; h < f[i].n; h++) on |= f[i].res[h] == (uint32_t)r;
+                for (int h = 0; h < f[i].n; h++)
+                    on |= f[i].res[h] == (uint32_t)r;
                 if (f[i].state != 1 || fixed[i] || !on) continue;
                 fixed[i] = 1;
                 f[i].rate = best;
-                for (int h = 0; h < f[i].n; h++) rem[f[i].res[h]] -= best * f[i].w[h];
+                for (int h = 0; h < f[i].n; h++)
+                    rem[f[i].res[h]] -= best * f[i].w[h];
             }
         }
     }
@@ -340,8 +351,9 @@ static void test_random_vs_naive(void **state)
             }
             f[i].start = (double)(RND() % 4) * 0.05; /* a few flows start together */
             f[i].bytes = f[i].left = (double)(1 + RND() % 16) * 0.125 * GB;
-            assert_int_equal(sim_flow_add(net, 0, f[i].start, f[i].bytes, hops, (uint32_t)f[i].n,
-                                          (uint64_t)i), 0);
+            assert_int_equal(
+                sim_flow_add(net, 0, f[i].start, f[i].bytes, hops, (uint32_t)f[i].n, (uint64_t)i),
+                0);
         }
         naive_run(f, RN_FLOWS, cap);
         double got[RN_FLOWS];
@@ -374,7 +386,8 @@ static void test_heap_order(void **state)
         keys[i] = (double)(s % 100000);
         sim_heap_set(&h, i, keys[i] + 1e6); /* insert high, then move down */
     }
-    for (uint32_t i = 0; i < N; i++) sim_heap_set(&h, i, keys[i]);
+    for (uint32_t i = 0; i < N; i++)
+        sim_heap_set(&h, i, keys[i]);
     sim_heap_remove(&h, 5);
     keys[5] = -1;
     qsort(keys, N, sizeof(double), cmp_double);
@@ -398,7 +411,8 @@ static void test_oom(void **state)
         sim_net_t *net = sim_net_create(3);
         int rc = -1;
         if (net) {
-            for (uint32_t r = 0; r < 3; r++) sim_net_set_res(net, r, 10 * GB, 0);
+            for (uint32_t r = 0; r < 3; r++)
+                sim_net_set_res(net, r, 10 * GB, 0);
             sim_hop_t p[] = {{0, 1}, {1, 1}, {2, 1}};
             rc = sim_flow_add(net, 0, 0, GB, p, 3, 0);
             if (rc == 0) rc = sim_flow_add(net, 0, 0, GB, p + 1, 2, 1);

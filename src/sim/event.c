@@ -36,8 +36,8 @@ sim_net_t *sim_net_create(uint32_t n_res)
     net->wsum = util_calloc(n, sizeof(double));
     net->nun = util_calloc(n, sizeof(uint32_t));
     net->maxrate = util_calloc(n, sizeof(double));
-    if (!net->maxrate || !net->cap || !net->tier || !net->bytes || !net->load || !net->lists || !net->mark ||
-        !net->rem || !net->wsum || !net->nun) {
+    if (!net->maxrate || !net->cap || !net->tier || !net->bytes || !net->load || !net->lists ||
+        !net->mark || !net->rem || !net->wsum || !net->nun) {
         sim_net_destroy(net);
         return NULL;
     }
@@ -48,8 +48,10 @@ sim_net_t *sim_net_create(uint32_t n_res)
 void sim_net_destroy(sim_net_t *net)
 {
     if (!net) return;
-    for (uint32_t r = 0; net->lists && r < net->n_res; r++) util_free(net->lists[r].v);
-    for (uint32_t i = 0; i < net->n_slots; i++) util_free(net->flows[i].hops);
+    for (uint32_t r = 0; net->lists && r < net->n_res; r++)
+        util_free(net->lists[r].v);
+    for (uint32_t i = 0; i < net->n_slots; i++)
+        util_free(net->flows[i].hops);
     util_free(net->flows);
     util_free(net->cap);
     util_free(net->tier);
@@ -78,13 +80,34 @@ void sim_net_set_res(sim_net_t *net, uint32_t r, double cap, unsigned tier)
     net->tier[r] = (uint8_t)(tier < SIM_MAX_TIERS ? tier : SIM_MAX_TIERS - 1);
 }
 
-uint32_t sim_net_res_count(const sim_net_t *net) { return net->n_res; }
-double sim_net_now(const sim_net_t *net) { return net->now; }
-const double *sim_net_done_breakdown(const sim_net_t *net) { return net->done_tb; }
-double sim_net_res_bytes(const sim_net_t *net, uint32_t r) { return net->bytes[r]; }
-double sim_net_res_cap(const sim_net_t *net, uint32_t r) { return net->cap[r]; }
-unsigned sim_net_res_tier(const sim_net_t *net, uint32_t r) { return net->tier[r]; }
-void sim_net_get_stats(const sim_net_t *net, sim_net_stats_t *out) { *out = net->stats; }
+uint32_t sim_net_res_count(const sim_net_t *net)
+{
+    return net->n_res;
+}
+double sim_net_now(const sim_net_t *net)
+{
+    return net->now;
+}
+const double *sim_net_done_breakdown(const sim_net_t *net)
+{
+    return net->done_tb;
+}
+double sim_net_res_bytes(const sim_net_t *net, uint32_t r)
+{
+    return net->bytes[r];
+}
+double sim_net_res_cap(const sim_net_t *net, uint32_t r)
+{
+    return net->cap[r];
+}
+unsigned sim_net_res_tier(const sim_net_t *net, uint32_t r)
+{
+    return net->tier[r];
+}
+void sim_net_get_stats(const sim_net_t *net, sim_net_stats_t *out)
+{
+    *out = net->stats;
+}
 
 void sim_net_set_load_observer(sim_net_t *net, sim_load_fn fn, void *ctx)
 {
@@ -99,7 +122,8 @@ int sim_net_rewind(sim_net_t *net)
     /* Free slots as a stack popping 0, 1, 2 ...: the order of a fresh net. */
     net->free_slots.n = 0;
     if (UTIL_VEC_RESERVE(&net->free_slots, net->n_slots)) return -1;
-    for (uint32_t i = 0; i < net->n_slots; i++) net->free_slots.v[i] = net->n_slots - 1 - i;
+    for (uint32_t i = 0; i < net->n_slots; i++)
+        net->free_slots.v[i] = net->n_slots - 1 - i;
     net->free_slots.n = net->n_slots;
     return 0;
 }
@@ -113,8 +137,14 @@ int sim_net_reset(sim_net_t *net)
     return 0;
 }
 
-void sim_net_set_weight(sim_net_t *net, double weight) { net->weight = weight; }
-void sim_net_set_ideal(sim_net_t *net, bool ideal) { net->ideal = ideal; }
+void sim_net_set_weight(sim_net_t *net, double weight)
+{
+    net->weight = weight;
+}
+void sim_net_set_ideal(sim_net_t *net, bool ideal)
+{
+    net->ideal = ideal;
+}
 
 /* ==== Flows ==== */
 
@@ -142,7 +172,8 @@ int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
 {
     if (!(t_start >= net->now) || !(latency >= 0) || !(bytes >= 0) || !isfinite(bytes)) return -1;
     for (uint32_t h = 0; h < n_hops; h++)
-        if (hops[h].res >= net->n_res || !(hops[h].w > 0) || !(net->cap[hops[h].res] > 0)) return -1;
+        if (hops[h].res >= net->n_res || !(hops[h].w > 0) || !(net->cap[hops[h].res] > 0))
+            return -1;
     uint32_t id;
     if (new_slot(net, &id)) return -1;
     sim_flow_t *f = &net->flows[id];
@@ -155,7 +186,8 @@ int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
         f->hops = nh;
         f->cap_hops = n_hops;
     }
-    for (uint32_t h = 0; h < n_hops; h++) f->hops[h] = (sim_fhop_t){hops[h].res, 0, hops[h].w};
+    for (uint32_t h = 0; h < n_hops; h++)
+        f->hops[h] = (sim_fhop_t){hops[h].res, 0, hops[h].w};
     f->n_hops = n_hops;
     f->bytes = f->remaining = bytes;
     f->rate = 0;
@@ -170,7 +202,10 @@ int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
     return 0;
 }
 
-static int touch(sim_net_t *net, uint32_t r) { return UTIL_VEC_PUSH(&net->touched, r); }
+static int touch(sim_net_t *net, uint32_t r)
+{
+    return UTIL_VEC_PUSH(&net->touched, r);
+}
 
 static int activate(sim_net_t *net, uint32_t id)
 {

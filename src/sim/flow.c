@@ -232,10 +232,12 @@ static void fill_ideal(sim_net_t *net)
         f->next_rate = best;
     }
     /* Loads for the observer: Σ rate × w, as rem = cap - load. */
-    for (size_t i = 0; i < net->comp_res.n; i++) net->rem[net->comp_res.v[i]] = net->cap[net->comp_res.v[i]];
+    for (size_t i = 0; i < net->comp_res.n; i++)
+        net->rem[net->comp_res.v[i]] = net->cap[net->comp_res.v[i]];
     for (size_t i = 0; i < net->comp_flow.n; i++) {
         sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
-        for (uint32_t h = 0; h < f->n_hops; h++) net->rem[f->hops[h].res] -= f->next_rate * f->hops[h].w;
+        for (uint32_t h = 0; h < f->n_hops; h++)
+            net->rem[f->hops[h].res] -= f->next_rate * f->hops[h].w;
     }
 }
 
@@ -293,9 +295,12 @@ int sim_flow_recompute(sim_net_t *net)
         return 0;
     }
     net->stats.comp_flows += net->comp_flow.n;
-    if (net->ideal) fill_ideal(net);
-    else if (fill(net)) return -1;
-    else attribute_ties(net);
+    if (net->ideal)
+        fill_ideal(net);
+    else if (fill(net))
+        return -1;
+    else
+        attribute_ties(net);
     apply_rates(net);
     notify_loads(net);
     return 0;

@@ -55,7 +55,8 @@ int sim_heap_reserve(sim_heap_t *h, uint32_t max_id)
     uint32_t need = max_id + 1;
     if (need <= h->cap_pos) return 0;
     uint32_t cap = h->cap_pos ? h->cap_pos : 64;
-    while (cap < need) cap *= 2;
+    while (cap < need)
+        cap *= 2;
     uint32_t *ids = util_realloc(h->ids, (size_t)cap * sizeof(*ids));
     if (!ids) return -1;
     h->ids = ids;
@@ -82,8 +83,10 @@ void sim_heap_set(sim_heap_t *h, uint32_t id, double key)
     }
     double old = h->key[id];
     h->key[id] = key;
-    if (key < old) sift_up(h, i);
-    else sift_down(h, i);
+    if (key < old)
+        sift_up(h, i);
+    else
+        sift_down(h, i);
 }
 
 void sim_heap_remove(sim_heap_t *h, uint32_t id)

@@ -17,14 +17,14 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
     fprintf(out, "  time      %s  (alpha-beta, no contention: %s; %+.1f %%)\n", t, tab, dev);
     if (r->time_model > 0) {
         util_fmt_time(r->time_model, tab, sizeof(tab));
-        fprintf(out, "  model     %s  (collective layer's formula, alpha + beta terms; %+.1f %%)\n", tab,
-                (r->time / r->time_model - 1) * 100);
+        fprintf(out, "  model     %s  (collective layer's formula, alpha + beta terms; %+.1f %%)\n",
+                tab, (r->time / r->time_model - 1) * 100);
     }
     fprintf(out, "  algbw     %.2f GB/s   busbw %.2f GB/s\n", r->algbw / 1e9, r->busbw / 1e9);
     fprintf(out, "  phases    %llu (%llu simulated, %llu reused)   flows %llu   events %llu\n",
             (unsigned long long)r->phases, (unsigned long long)r->phases_simulated,
-            (unsigned long long)(r->phases - r->phases_simulated),
-            (unsigned long long)r->flows, (unsigned long long)r->events);
+            (unsigned long long)(r->phases - r->phases_simulated), (unsigned long long)r->flows,
+            (unsigned long long)r->events);
     fprintf(out, "\n  %-22s %12s %12s %7s %8s\n", "link class", "capacity", "carried", "util",
             "bound");
     for (int c = 0; c < r->nclasses; c++) {
@@ -52,7 +52,8 @@ static json_t *to_json(const strata_sim_result_t *r)
     json_object_set_new(o, "description", json_string(r->desc));
     json_object_set_new(o, "time_s", util_json_real(r->time));
     json_object_set_new(o, "time_alpha_beta_s", util_json_real(r->time_ab));
-    json_object_set_new(o, "time_model_s", r->time_model > 0 ? util_json_real(r->time_model) : json_null());
+    json_object_set_new(o, "time_model_s",
+                        r->time_model > 0 ? util_json_real(r->time_model) : json_null());
     json_object_set_new(o, "bytes", json_real(r->bytes));
     json_object_set_new(o, "algbw_GBps", util_json_real(r->algbw / 1e9));
     json_object_set_new(o, "busbw_GBps", util_json_real(r->busbw / 1e9));
@@ -60,27 +61,26 @@ static json_t *to_json(const strata_sim_result_t *r)
     json_t *cls = json_array();
     for (int c = 0; c < r->nclasses; c++) {
         const strata_sim_class_t *k = &r->classes[c];
-        json_array_append_new(cls, json_pack("{s:s,s:i,s:o,s:o,s:o,s:o}", "name", k->name, "tier",
-                                             (int)k->tier, "capacity_GBps",
-                                             util_json_real(k->capacity / 1e9), "bytes",
-                                             json_real(k->bytes), "utilisation",
-                                             util_json_real(k->utilisation), "bound_share",
-                                             util_json_real(k->bound_share)));
+        json_array_append_new(
+            cls, json_pack("{s:s,s:i,s:o,s:o,s:o,s:o}", "name", k->name, "tier", (int)k->tier,
+                           "capacity_GBps", util_json_real(k->capacity / 1e9), "bytes",
+                           json_real(k->bytes), "utilisation", util_json_real(k->utilisation),
+                           "bound_share", util_json_real(k->bound_share)));
     }
     json_object_set_new(o, "classes", cls);
     json_t *links = json_array();
     for (int i = 0; i < r->nlinks; i++) {
         const strata_sim_link_load_t *l = &r->links[i];
-        json_array_append_new(links, json_pack("{s:s,s:i,s:i,s:s,s:o,s:o}", "name", l->name,
-                                               "link", (int)l->link, "channel", (int)l->chan,
-                                               "class",
+        json_array_append_new(links, json_pack("{s:s,s:i,s:i,s:s,s:o,s:o}", "name", l->name, "link",
+                                               (int)l->link, "channel", (int)l->chan, "class",
                                                l->cls < r->nclasses ? r->classes[l->cls].name : "?",
                                                "bytes", json_real(l->bytes), "utilisation",
                                                util_json_real(l->utilisation)));
     }
     json_object_set_new(o, "top_links", links);
     json_t *jobs = json_array();
-    for (uint32_t j = 0; j < r->njobs; j++) json_array_append_new(jobs, util_json_real(r->job_time[j]));
+    for (uint32_t j = 0; j < r->njobs; j++)
+        json_array_append_new(jobs, util_json_real(r->job_time[j]));
     json_object_set_new(o, "collective_times_s", jobs);
     json_object_set_new(o, "phases", json_integer((json_int_t)r->phases));
     json_object_set_new(o, "phases_simulated", json_integer((json_int_t)r->phases_simulated));

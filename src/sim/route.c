@@ -25,7 +25,7 @@
 
 /* Paths enumerated per pair for SPREAD; a 3-tier k=64 fat-tree has 1,024
  * between pods, all enumerated. Larger sets are sampled evenly. */
-#define SIM_SPREAD_PATHS 1024
+#define SIM_SPREAD_PATHS  1024
 #define SIM_PATH_MAX_HOPS 64
 
 static const char *const tier_names[] = {"server", "leaf", "spine", "core"};
@@ -56,7 +56,8 @@ strata_status_t sim_topo_init(sim_topo_t *st, const strata_topo_t *topo, strata_
     st->nchan = (uint32_t)nl * 2;
     st->net = sim_net_create(st->nchan);
     st->chan_class = util_calloc(st->nchan ? st->nchan : 1, 1);
-    if (!st->net || !st->chan_class) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    if (!st->net || !st->chan_class)
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     /* Classes are numbered tier by tier, from inside the server outwards
      * (flow.c breaks bottleneck ties towards the lower class). */
     for (int32_t tier = 0; tier <= STRATA_TOPO_TIERS_MAX; tier++)
@@ -91,7 +92,7 @@ typedef struct sim_set {
 struct sim_routes {
     const strata_topo_t *topo;
     int32_t ndev;
-    UTIL_VEC(sim_set_t) sets;    /* device sets: ids ndev, ndev+1, ... */
+    UTIL_VEC(sim_set_t) sets; /* device sets: ids ndev, ndev+1, ... */
     UTIL_VEC(int32_t) set_devs;
     strata_topo_router_t *router;
     strata_sim_routing_t routing;
@@ -172,7 +173,8 @@ static int grow(sim_routes_t *rt)
     for (size_t i = 0; i < rt->cap; i++) {
         if (!rt->keys[i]) continue;
         size_t j = util_hash_u64(rt->keys[i]) & (cap - 1);
-        while (keys[j]) j = (j + 1) & (cap - 1);
+        while (keys[j])
+            j = (j + 1) & (cap - 1);
         keys[j] = rt->keys[i];
         vals[j] = rt->vals[i];
     }
@@ -200,10 +202,10 @@ static double accumulate(sim_routes_t *rt, const int32_t *chans, int32_t n, doub
 static strata_status_t one_path(sim_routes_t *rt, int32_t src, int32_t dst, uint64_t index,
                                 bool hashed, int32_t *chans, int32_t *n_p, strata_error_t *err)
 {
-    strata_status_t rc = hashed ? strata_topo_path_hash(rt->router, src, dst, rt->seed, chans,
-                                                        SIM_PATH_MAX_HOPS, n_p)
-                                : strata_topo_path(rt->router, src, dst, index, chans,
-                                                   SIM_PATH_MAX_HOPS, n_p);
+    strata_status_t rc =
+        hashed
+            ? strata_topo_path_hash(rt->router, src, dst, rt->seed, chans, SIM_PATH_MAX_HOPS, n_p)
+            : strata_topo_path(rt->router, src, dst, index, chans, SIM_PATH_MAX_HOPS, n_p);
     if (rc == STRATA_OK) return rc;
     return strata_error_set(err, rc, "no route from device %d to device %d (%s)", (int)src,
                             (int)dst, strata_status_str(rc));
@@ -223,8 +225,8 @@ static strata_status_t add_pair(sim_routes_t *rt, int32_t src, int32_t dst, doub
     }
     double count = strata_topo_path_count(rt->router, src, dst);
     if (!(count >= 1))
-        return strata_error_set(err, STRATA_ERR_NOT_FOUND, "no path from device %d to %d",
-                                (int)src, (int)dst);
+        return strata_error_set(err, STRATA_ERR_NOT_FOUND, "no path from device %d to %d", (int)src,
+                                (int)dst);
     uint64_t k = count > SIM_SPREAD_PATHS ? SIM_SPREAD_PATHS : (uint64_t)count;
     double total = 0;
     for (uint64_t i = 0; i < k; i++) {
@@ -282,13 +284,15 @@ static strata_status_t compute(sim_routes_t *rt, int32_t src, int32_t dst, sim_r
     double lat = 0, total = 0;
     rt->used.n = 0;
     for (uint32_t i = 0; i < ns && ns * nd > 1; i++)
-        for (uint32_t j = 0; j < nd; j++) total += pair_bw(rt, sv[i], dv[j]);
+        for (uint32_t j = 0; j < nd; j++)
+            total += pair_bw(rt, sv[i], dv[j]);
     for (uint32_t i = 0; i < ns; i++)
         for (uint32_t j = 0; j < nd; j++) {
             double scale = ns * nd == 1 ? 1 : pair_bw(rt, sv[i], dv[j]) / total;
             strata_status_t rc = add_pair(rt, sv[i], dv[j], scale, &lat, err);
             if (rc != STRATA_OK) {
-                for (size_t u = 0; u < rt->used.n; u++) rt->w[rt->used.v[u]] = 0;
+                for (size_t u = 0; u < rt->used.n; u++)
+                    rt->w[rt->used.v[u]] = 0;
                 return rc;
             }
         }
@@ -336,7 +340,8 @@ strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
     if ((rt->n + 1) * 2 > rt->cap) {
         if (grow(rt)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
         i = util_hash_u64(key) & (rt->cap - 1);
-        while (rt->keys[i]) i = (i + 1) & (rt->cap - 1);
+        while (rt->keys[i])
+            i = (i + 1) & (rt->cap - 1);
     }
     rt->keys[i] = key;
     rt->vals[i] = r;
@@ -345,4 +350,7 @@ strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
     return STRATA_OK;
 }
 
-size_t sim_routes_count(const sim_routes_t *rt) { return rt->n; }
+size_t sim_routes_count(const sim_routes_t *rt)
+{
+    return rt->n;
+}

@@ -27,7 +27,10 @@ struct strata_sim {
     bool ran;
 };
 
-void sim_set_phase_limit(strata_sim_t *sim, uint32_t n) { sim->phase_limit = n; }
+void sim_set_phase_limit(strata_sim_t *sim, uint32_t n)
+{
+    sim->phase_limit = n;
+}
 
 strata_sim_opts_t strata_sim_opts_default(void)
 {
@@ -61,7 +64,8 @@ strata_status_t strata_sim_create(const strata_topo_t *topo, const strata_sim_op
 void strata_sim_destroy(strata_sim_t *sim)
 {
     if (!sim) return;
-    for (size_t j = 0; j < sim->jobs.n; j++) util_free(sim->jobs.v[j].dev);
+    for (size_t j = 0; j < sim->jobs.n; j++)
+        util_free(sim->jobs.v[j].dev);
     UTIL_VEC_FREE(&sim->jobs);
     sim_routes_destroy(sim->routes);
     sim_topo_fini(&sim->st);
@@ -82,7 +86,8 @@ static int32_t switch_device(strata_sim_t *sim, const int32_t *devs, uint32_t n,
     const strata_topo_t *t = sim->topo;
     int32_t grp = strata_topo_device(t, devs[0]).group;
     bool same = grp >= 0;
-    for (uint32_t i = 1; i < n && same; i++) same = strata_topo_device(t, devs[i]).group == grp;
+    for (uint32_t i = 1; i < n && same; i++)
+        same = strata_topo_device(t, devs[i]).group == grp;
     const int32_t *nbr, *chan;
     int32_t deg = strata_topo_adjacency(t, devs[0], &nbr, &chan), sw[64];
     uint32_t nsw = 0;
@@ -100,7 +105,8 @@ static int32_t switch_device(strata_sim_t *sim, const int32_t *devs, uint32_t n,
         }
     strata_topo_router_destroy(rt);
     if (best == devs[0] && n > 1)
-        strata_error_set(err, STRATA_ERR_UNSUPPORTED, "no switch joins the ranks of a switch agent");
+        strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                         "no switch joins the ranks of a switch agent");
     return best == devs[0] && n > 1 ? -1 : best;
 }
 
@@ -137,8 +143,8 @@ strata_status_t strata_sim_add(strata_sim_t *sim, const strata_sched_t *s, const
         if (ep < 0 || ep >= nep) {
             util_free(job.dev);
             return strata_error_set(err, STRATA_ERR_RANGE,
-                                    "rank %u is placed on endpoint %d but the cluster has %d",
-                                    r, (int)ep, (int)nep);
+                                    "rank %u is placed on endpoint %d but the cluster has %d", r,
+                                    (int)ep, (int)nep);
         }
         job.dev[r] = strata_topo_endpoint(sim->topo, ep);
     }
@@ -158,11 +164,14 @@ double strata_sim_busbw_factor(strata_coll_t coll, uint32_t P)
     /* nccl-tests doc/PERFORMANCE.md: busbw = algbw × factor */
     if (P == 0) return 1;
     switch (coll) {
-    case STRATA_COLL_ALLREDUCE: return 2.0 * (P - 1) / P;
+    case STRATA_COLL_ALLREDUCE:
+        return 2.0 * (P - 1) / P;
     case STRATA_COLL_REDUCE_SCATTER:
     case STRATA_COLL_ALLGATHER:
-    case STRATA_COLL_ALLTOALL: return (double)(P - 1) / P;
-    default: return 1;
+    case STRATA_COLL_ALLTOALL:
+        return (double)(P - 1) / P;
+    default:
+        return 1;
     }
 }
 
@@ -173,8 +182,10 @@ static double coll_bytes(const strata_sched_params_t *p)
     switch (p->coll) {
     case STRATA_COLL_REDUCE_SCATTER:
     case STRATA_COLL_ALLGATHER:
-    case STRATA_COLL_ALLTOALL: return n * p->nranks;
-    default: return n;
+    case STRATA_COLL_ALLTOALL:
+        return n * p->nranks;
+    default:
+        return n;
     }
 }
 
@@ -217,7 +228,8 @@ static void fill_classes(strata_sim_t *sim, const sim_drive_t *d, strata_sim_res
     sim_net_get_stats(sim->st.net, &stats);
     const double *bound = d->have_crit ? d->crit : stats.tier_bound;
     double total = 0;
-    for (int c = 0; c <= SIM_MAX_TIERS; c++) total += bound[c];
+    for (int c = 0; c <= SIM_MAX_TIERS; c++)
+        total += bound[c];
     res->nclasses = sim->st.nclasses;
     for (int c = 0; c < sim->st.nclasses; c++) {
         res->classes[c] = sim->st.classes[c];
@@ -227,7 +239,8 @@ static void fill_classes(strata_sim_t *sim, const sim_drive_t *d, strata_sim_res
         res->classes[sim->st.chan_class[ch]].bytes += sim_net_res_bytes(sim->st.net, ch);
     for (int c = 0; c < res->nclasses; c++) {
         strata_sim_class_t *k = &res->classes[c];
-        k->utilisation = k->capacity > 0 && res->time > 0 ? k->bytes / (k->capacity * res->time) : 0;
+        k->utilisation =
+            k->capacity > 0 && res->time > 0 ? k->bytes / (k->capacity * res->time) : 0;
         k->bound_share = total > 0 ? bound[c] / total : 0;
     }
     res->latency_share = total > 0 ? bound[SIM_MAX_TIERS] / total : 0;
@@ -255,7 +268,8 @@ static strata_status_t fill_links(strata_sim_t *sim, strata_sim_result_t *res, i
         double b = sim_net_res_bytes(sim->st.net, ch) / sim_net_res_cap(sim->st.net, ch);
         if (!(b > 0)) continue;
         int pos = n < k ? n : k;
-        while (pos > 0 && res->links[pos - 1].bytes < b) pos--;
+        while (pos > 0 && res->links[pos - 1].bytes < b)
+            pos--;
         if (pos >= k) continue;
         int last = n < k ? n : k - 1;
         memmove(&res->links[pos + 1], &res->links[pos], (size_t)(last - pos) * sizeof(*res->links));
@@ -290,7 +304,8 @@ static strata_status_t trace_pass(strata_sim_t *sim, const strata_sim_result_t *
         strata_error_set(err, rc, "out of memory");
         goto done;
     }
-    for (uint32_t ch = 0; ch < tr.nchan; ch++) tr.chan_track[ch] = -1;
+    for (uint32_t ch = 0; ch < tr.nchan; ch++)
+        tr.chan_track[ch] = -1;
     for (int i = 0; i < nt; i++) {
         tr.chan_track[res->links[i].chan] = i;
         snprintf(names[i], sizeof(names[i]), "%s", res->links[i].name);
@@ -301,8 +316,7 @@ static strata_status_t trace_pass(strata_sim_t *sim, const strata_sim_result_t *
     if (tr.oom)
         strata_log(STRATA_LOG_WARN, "trace truncated: out of memory after %zu items", tr.ev.n);
     else if (tr.truncated)
-        strata_log(STRATA_LOG_WARN, "trace truncated to its first %d items",
-                   SIM_TRACE_MAX_EVENTS);
+        strata_log(STRATA_LOG_WARN, "trace truncated to its first %d items", SIM_TRACE_MAX_EVENTS);
 done:
     util_free(names);
     util_free(tr.chan_track);
@@ -358,7 +372,8 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     res->algbw = d.time > 0 ? res->bytes / d.time : 0;
     res->busbw = res->algbw * strata_sim_busbw_factor(p->coll, p->nranks);
     fill_classes(sim, &d, res);
-    int k = sim->opts.top_links > sim->opts.trace_links ? sim->opts.top_links : sim->opts.trace_links;
+    int k =
+        sim->opts.top_links > sim->opts.trace_links ? sim->opts.top_links : sim->opts.trace_links;
     if ((rc = fill_links(sim, res, k, err)) != STRATA_OK) goto fail;
     res->wall = util_now() - t0;
     describe(sim, res);

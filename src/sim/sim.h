@@ -48,11 +48,11 @@ int32_t sim_routes_add_set(sim_routes_t *rt, const int32_t *devs, uint32_t n);
 /* One recorded item: a step of an agent (chan < 0) or a load change on a
  * traced channel (agent < 0). Times are absolute seconds. */
 typedef struct sim_tev {
-    int32_t agent;  /* global agent index, or -1 */
-    int32_t peer;   /* global agent index of the peer, or -1 */
-    int32_t chan;   /* traced channel, or -1 */
-    uint8_t op;     /* strata_step_op_t */
-    double bytes;   /* step bytes, or load in B/s */
+    int32_t agent; /* global agent index, or -1 */
+    int32_t peer;  /* global agent index of the peer, or -1 */
+    int32_t chan;  /* traced channel, or -1 */
+    uint8_t op;    /* strata_step_op_t */
+    double bytes;  /* step bytes, or load in B/s */
     double t0, t1;
 } sim_tev_t;
 
@@ -62,8 +62,8 @@ typedef struct sim_tev {
 typedef struct sim_trace {
     UTIL_VEC(sim_tev_t) ev;
     bool truncated;
-    bool oom;           /* truncated because memory ran out */
-    double offset;      /* added to engine times (barrier phases) */
+    bool oom;            /* truncated because memory ran out */
+    double offset;       /* added to engine times (barrier phases) */
     int32_t *chan_track; /* track per channel, -1 if not traced */
     uint32_t nchan;
 } sim_trace_t;
@@ -78,8 +78,8 @@ strata_status_t sim_trace_write(const sim_trace_t *tr, const char *path, uint32_
 typedef struct sim_job {
     const strata_sched_t *s;
     uint32_t nagents, nphases;
-    uint32_t base;  /* first global agent index */
-    int32_t *dev;   /* device of each agent (owned) */
+    uint32_t base; /* first global agent index */
+    int32_t *dev;  /* device of each agent (owned) */
 } sim_job_t;
 
 typedef struct sim_drive {
@@ -90,10 +90,10 @@ typedef struct sim_drive {
     uint32_t njobs;
     strata_sim_mode_t mode;
     bool reuse;
-    uint32_t phase_limit;  /* BARRIER: stop after this many phases (0 = all; bench) */
-    sim_trace_t *trace;    /* NULL: no trace */
+    uint32_t phase_limit; /* BARRIER: stop after this many phases (0 = all; bench) */
+    sim_trace_t *trace;   /* NULL: no trace */
     util_progress_t *progress;
-    double *job_end;       /* per job finish time (njobs, zeroed), or NULL */
+    double *job_end; /* per job finish time (njobs, zeroed), or NULL */
     /* outputs */
     double time;
     uint64_t phases, phases_simulated;

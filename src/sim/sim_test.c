@@ -41,8 +41,12 @@ static strata_topo_t *make_fattree(double bw, double lat, double oversub)
 
 static strata_sched_t *make_sched(strata_coll_t coll, uint32_t P, uint64_t count)
 {
-    strata_sched_params_t p = {.coll = coll, .algo = STRATA_ALGO_RING, .nranks = P,
-                               .count = count, .elem_size = 4, .chunks = 1};
+    strata_sched_params_t p = {.coll = coll,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = P,
+                               .count = count,
+                               .elem_size = 4,
+                               .chunks = 1};
     strata_sched_t *s = NULL;
     strata_error_t err;
     if (strata_sched_create(&p, &s, &err) != STRATA_OK) fail_msg("%s", err.msg);
@@ -139,9 +143,11 @@ static int ecmp_max_share(const strata_topo_t *t, const int32_t *place, int P, u
     int *cnt = calloc((size_t)nch, sizeof(int));
     int32_t paths[8][16], n[8];
     for (int r = 0; r < P; r++) {
-        int32_t a = strata_topo_endpoint(t, place[r]), b = strata_topo_endpoint(t, place[(r + 1) % P]);
+        int32_t a = strata_topo_endpoint(t, place[r]),
+                b = strata_topo_endpoint(t, place[(r + 1) % P]);
         assert_int_equal(strata_topo_path_hash(rt, a, b, seed, paths[r], 16, &n[r]), STRATA_OK);
-        for (int h = 0; h < n[r]; h++) cnt[paths[r][h]]++;
+        for (int h = 0; h < n[r]; h++)
+            cnt[paths[r][h]]++;
     }
     int m = 0;
     for (int r = 0; r < P; r++)
@@ -183,8 +189,12 @@ static void test_phase_reuse_identical(void **state)
 {
     (void)state;
     strata_topo_t *t = make_fattree(10 * GB, 0.7e-6, 2);
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_RING,
-                               .nranks = 8, .count = 3 * 8 * 1000, .elem_size = 4, .chunks = 3};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = 8,
+                               .count = 3 * 8 * 1000,
+                               .elem_size = 4,
+                               .chunks = 3};
     strata_sched_t *s = NULL;
     strata_error_t err;
     assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
@@ -268,7 +278,8 @@ static void test_trace(void **state)
     unsigned steps[8] = {0}, counters = 0;
     size_t i;
     json_t *e;
-    json_array_foreach(evs, i, e) {
+    json_array_foreach(evs, i, e)
+    {
         const char *ph = json_string_value(json_object_get(e, "ph"));
         assert_non_null(ph);
         assert_true(json_is_integer(json_object_get(e, "pid")));
@@ -282,7 +293,8 @@ static void test_trace(void **state)
             counters++;
         }
     }
-    for (uint32_t g = 0; g < P; g++) assert_int_equal(steps[g], 2 * 2 * (P - 1));
+    for (uint32_t g = 0; g < P; g++)
+        assert_int_equal(steps[g], 2 * 2 * (P - 1));
     assert_true(counters > 0);
     json_decref(root);
     unlink(path);
@@ -329,8 +341,11 @@ static void test_innet(void **state)
     if (strata_topo_build_cluster(&sv, 1, &net, false, NULL, &t, &err) != STRATA_OK)
         fail_msg("%s", err.msg);
     for (uint32_t chunks = 1; chunks <= 4; chunks += 3) {
-        strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_INNET,
-                                   .nranks = 4, .count = 16u << 20, .elem_size = 4,
+        strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                                   .algo = STRATA_ALGO_INNET,
+                                   .nranks = 4,
+                                   .count = 16u << 20,
+                                   .elem_size = 4,
                                    .chunks = chunks};
         strata_sched_t *s = NULL;
         assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);

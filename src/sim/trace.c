@@ -20,8 +20,10 @@
 void sim_trace_add(sim_trace_t *tr, const sim_tev_t *e)
 {
     if (tr->truncated) return;
-    if (tr->ev.n >= SIM_TRACE_MAX_EVENTS) tr->truncated = true;
-    else if (UTIL_VEC_PUSH(&tr->ev, *e)) tr->truncated = tr->oom = true;
+    if (tr->ev.n >= SIM_TRACE_MAX_EVENTS)
+        tr->truncated = true;
+    else if (UTIL_VEC_PUSH(&tr->ev, *e))
+        tr->truncated = tr->oom = true;
 }
 
 static int emit(FILE *f, json_t *ev, bool *first)
@@ -37,10 +39,14 @@ static int emit(FILE *f, json_t *ev, bool *first)
 static const char *op_name(int op)
 {
     switch (op) {
-    case STRATA_STEP_SEND: return "send";
-    case STRATA_STEP_RECV: return "recv";
-    case STRATA_STEP_RECV_REDUCE: return "recv+reduce";
-    default: return "local";
+    case STRATA_STEP_SEND:
+        return "send";
+    case STRATA_STEP_RECV:
+        return "recv";
+    case STRATA_STEP_RECV_REDUCE:
+        return "recv+reduce";
+    default:
+        return "local";
     }
 }
 
@@ -92,7 +98,8 @@ strata_status_t sim_trace_write(const sim_trace_t *tr, const char *path, uint32_
     }
     for (size_t i = 0; i < tr->ev.n && rc == 0; i++) {
         const sim_tev_t *e = &tr->ev.v[i];
-        if (e->agent >= 0) rc |= emit_step(f, e, 1, &first);
+        if (e->agent >= 0)
+            rc |= emit_step(f, e, 1, &first);
         else if (e->chan >= 0 && tr->chan_track[e->chan] >= 0 && tr->chan_track[e->chan] < ntracks)
             rc |= emit_load(f, e, link_names[tr->chan_track[e->chan]], &first);
     }

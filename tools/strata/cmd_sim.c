@@ -15,37 +15,36 @@ static const char *const NAME = "sim";
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: strata sim CLUSTER --op OP --size SIZE [options]\n\n"
-            "Simulate a collective on CLUSTER with links shared max-min fairly between\n"
-            "the flows that cross them; report the time, which links were the\n"
-            "bottleneck, and the alpha-beta (contention-free) prediction.\n\n"
-            "CLUSTER is a topology spec (see `strata topo --help`): a preset such as\n"
-            "dgx-h100:128, a cluster file, or a builder like switch:8 or\n"
-            "railft:servers=128,gpus=8.\n\n"
-            "options:\n"
-            "  --op OP            allreduce, reducescatter, allgather, broadcast, reduce,\n"
-            "                     alltoall, sendrecv, barrier (default allreduce)\n"
-            "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G)\n"
-            "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring)\n"
-            "  --chunks N         pipeline chunks (default 1)\n"
-            "  --group N          run it in every group of N consecutive ranks at once\n"
-            "                     (tensor-parallel style)\n"
-            "  --stride N         run it in every group of ranks r, r+N, r+2N ... at once\n"
-            "                     (data-parallel style)\n"
-            "  --also OP:SIZE[:group=N|:stride=N][:ALGO]\n"
-            "                     another collective at the same time, sharing the links\n"
-            "                     (repeatable; e.g. --also allreduce:256M:group=8)\n"
-            "  --routing R        spread (even split over equal-cost paths, default) or\n"
-            "                     ecmp (one hashed path per pair)\n"
-            "  --seed N           ECMP hash seed (default 1)\n"
-            "  --mode M           barrier (phases in lockstep, repeated phases reused;\n"
-            "                     default) or async (per-rank dependencies only)\n"
-            "  --no-reuse         simulate every phase (for checks and benchmarks)\n"
-            "  --top N            most loaded links to list (default 10)\n"
-            "  --trace FILE       write a Chrome trace (Perfetto, chrome://tracing)\n"
-            "  --trace-links N    busiest links given a track in the trace (default 8)\n"
-            "  --json             one JSON object instead of text\n");
+    fprintf(out, "usage: strata sim CLUSTER --op OP --size SIZE [options]\n\n"
+                 "Simulate a collective on CLUSTER with links shared max-min fairly between\n"
+                 "the flows that cross them; report the time, which links were the\n"
+                 "bottleneck, and the alpha-beta (contention-free) prediction.\n\n"
+                 "CLUSTER is a topology spec (see `strata topo --help`): a preset such as\n"
+                 "dgx-h100:128, a cluster file, or a builder like switch:8 or\n"
+                 "railft:servers=128,gpus=8.\n\n"
+                 "options:\n"
+                 "  --op OP            allreduce, reducescatter, allgather, broadcast, reduce,\n"
+                 "                     alltoall, sendrecv, barrier (default allreduce)\n"
+                 "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G)\n"
+                 "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring)\n"
+                 "  --chunks N         pipeline chunks (default 1)\n"
+                 "  --group N          run it in every group of N consecutive ranks at once\n"
+                 "                     (tensor-parallel style)\n"
+                 "  --stride N         run it in every group of ranks r, r+N, r+2N ... at once\n"
+                 "                     (data-parallel style)\n"
+                 "  --also OP:SIZE[:group=N|:stride=N][:ALGO]\n"
+                 "                     another collective at the same time, sharing the links\n"
+                 "                     (repeatable; e.g. --also allreduce:256M:group=8)\n"
+                 "  --routing R        spread (even split over equal-cost paths, default) or\n"
+                 "                     ecmp (one hashed path per pair)\n"
+                 "  --seed N           ECMP hash seed (default 1)\n"
+                 "  --mode M           barrier (phases in lockstep, repeated phases reused;\n"
+                 "                     default) or async (per-rank dependencies only)\n"
+                 "  --no-reuse         simulate every phase (for checks and benchmarks)\n"
+                 "  --top N            most loaded links to list (default 10)\n"
+                 "  --trace FILE       write a Chrome trace (Perfetto, chrome://tracing)\n"
+                 "  --trace-links N    busiest links given a track in the trace (default 8)\n"
+                 "  --json             one JSON object instead of text\n");
 }
 
 static const char *fmt_size(double b, char *buf, size_t len)
@@ -62,9 +61,12 @@ static const char *fmt_size(double b, char *buf, size_t len)
 
 static const char *fmt_time(double s, char *buf, size_t len)
 {
-    if (s < 1e-3) snprintf(buf, len, "%.3g us", s * 1e6);
-    else if (s < 1) snprintf(buf, len, "%.3g ms", s * 1e3);
-    else snprintf(buf, len, "%.3g s", s);
+    if (s < 1e-3)
+        snprintf(buf, len, "%.3g us", s * 1e6);
+    else if (s < 1)
+        snprintf(buf, len, "%.3g ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.3g s", s);
     return buf;
 }
 
@@ -112,14 +114,20 @@ static int parse_choice(const char *opt, const char *arg, sim_args_t *a)
     if (strcmp(opt, "--op") == 0) return parse_coll(arg, &a->sets[0].coll);
     if (strcmp(opt, "--algo") == 0) return parse_algo(arg, &a->sets[0].algo);
     if (strcmp(opt, "--routing") == 0) {
-        if (strcmp(arg, "spread") == 0) a->opts.routing = STRATA_SIM_SPREAD;
-        else if (strcmp(arg, "ecmp") == 0) a->opts.routing = STRATA_SIM_ECMP;
-        else return cli_usage_error(NAME, "--routing expects spread or ecmp, got '%s'", arg), -1;
+        if (strcmp(arg, "spread") == 0)
+            a->opts.routing = STRATA_SIM_SPREAD;
+        else if (strcmp(arg, "ecmp") == 0)
+            a->opts.routing = STRATA_SIM_ECMP;
+        else
+            return cli_usage_error(NAME, "--routing expects spread or ecmp, got '%s'", arg), -1;
         return 0;
     }
-    if (strcmp(arg, "barrier") == 0) a->opts.mode = STRATA_SIM_BARRIER;
-    else if (strcmp(arg, "async") == 0) a->opts.mode = STRATA_SIM_ASYNC;
-    else return cli_usage_error(NAME, "--mode expects barrier or async, got '%s'", arg), -1;
+    if (strcmp(arg, "barrier") == 0)
+        a->opts.mode = STRATA_SIM_BARRIER;
+    else if (strcmp(arg, "async") == 0)
+        a->opts.mode = STRATA_SIM_ASYNC;
+    else
+        return cli_usage_error(NAME, "--mode expects barrier or async, got '%s'", arg), -1;
     return 0;
 }
 
@@ -163,18 +171,20 @@ static int parse_value(const char *opt, const char *arg, sim_args_t *a)
         return 0;
     }
     if (cli_parse_int(NAME, opt, arg, 0, &v)) return -1;
-    if (strcmp(opt, "--seed") == 0) a->opts.seed = (uint64_t)v;
-    else if (strcmp(opt, "--top") == 0) a->opts.top_links = (int)(v > 1000 ? 1000 : v);
-    else a->opts.trace_links = (int)(v > 1000 ? 1000 : v);
+    if (strcmp(opt, "--seed") == 0)
+        a->opts.seed = (uint64_t)v;
+    else if (strcmp(opt, "--top") == 0)
+        a->opts.top_links = (int)(v > 1000 ? 1000 : v);
+    else
+        a->opts.trace_links = (int)(v > 1000 ? 1000 : v);
     return 0;
 }
 
 static int parse_args(int argc, char **argv, sim_args_t *a)
 {
     static const char *const choices[] = {"--op", "--algo", "--routing", "--mode", NULL};
-    static const char *const values[] = {"--size", "--chunks", "--trace",       "--seed",
-                                         "--top",  "--group",  "--stride",      "--also",
-                                         "--trace-links", NULL};
+    static const char *const values[] = {"--size",  "--chunks", "--trace", "--seed",        "--top",
+                                         "--group", "--stride", "--also",  "--trace-links", NULL};
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         bool done = false;
@@ -189,11 +199,16 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
                 done = true;
             }
         if (done) continue;
-        if (strcmp(o, "--json") == 0) a->json = true;
-        else if (strcmp(o, "--no-reuse") == 0) a->opts.no_reuse = true;
-        else if (o[0] == '-') return cli_usage_error(NAME, "unknown option '%s'", o), -1;
-        else if (!a->cluster) a->cluster = o;
-        else return cli_usage_error(NAME, "unexpected argument '%s'", o), -1;
+        if (strcmp(o, "--json") == 0)
+            a->json = true;
+        else if (strcmp(o, "--no-reuse") == 0)
+            a->opts.no_reuse = true;
+        else if (o[0] == '-')
+            return cli_usage_error(NAME, "unknown option '%s'", o), -1;
+        else if (!a->cluster)
+            a->cluster = o;
+        else
+            return cli_usage_error(NAME, "unexpected argument '%s'", o), -1;
     }
     if (!a->cluster) return cli_usage_error(NAME, "missing CLUSTER"), -1;
     return 0;
@@ -216,7 +231,8 @@ static strata_status_t set_shape(const coll_set_t *c, uint32_t P, uint32_t *size
                                  uint32_t *groups_p, strata_error_t *err)
 {
     if (c->group && c->stride)
-        return strata_error_set(err, STRATA_ERR_INVALID, "a collective takes group= or stride=, not both");
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "a collective takes group= or stride=, not both");
     long n = c->group ? c->group : c->stride ? c->stride : 0;
     if (n && (n > (long)P || P % (uint32_t)n))
         return strata_error_set(err, STRATA_ERR_INVALID,
@@ -300,7 +316,9 @@ static strata_status_t print_sets(const sim_args_t *a, const strata_topo_t *topo
         const coll_set_t *c = &a->sets[k];
         snprintf(what, sizeof(what), "%s %s, %u x %u ranks%s", strata_coll_name(c->coll),
                  fmt_size(c->size, sz, sizeof(sz)), st->groups[k], st->size[k],
-                 c->group ? " (groups)" : c->stride ? " (strided)" : "");
+                 c->group    ? " (groups)"
+                 : c->stride ? " (strided)"
+                             : "");
         printf("  %-40s %12s %12s\n", what, fmt_time(t, t1, sizeof(t1)),
                fmt_time(alone.time, t2, sizeof(t2)));
         strata_sim_result_free(&alone);
@@ -320,7 +338,8 @@ static int simulate(const sim_args_t *a, const strata_topo_t *topo, strata_error
     if (rc == STRATA_OK && a->opts.trace_path && !a->json)
         printf("\n  trace written to %s\n", a->opts.trace_path);
     strata_sim_result_free(&res);
-    for (int k = 0; k < a->nsets; k++) strata_sched_destroy(st.sched[k]);
+    for (int k = 0; k < a->nsets; k++)
+        strata_sched_destroy(st.sched[k]);
     return rc == STRATA_OK ? CLI_OK : CLI_FAIL;
 }
 
@@ -339,10 +358,12 @@ int cmd_sim(int argc, char **argv)
     if (parse_args(argc, argv, &a)) return CLI_USAGE;
     strata_error_t err = {0};
     strata_link_catalog_t *cat = NULL;
-    if (strata_link_catalog_load(NULL, &cat, &err) != STRATA_OK) cat = NULL; /* builder specs with bw= still work */
+    if (strata_link_catalog_load(NULL, &cat, &err) != STRATA_OK)
+        cat = NULL; /* builder specs with bw= still work */
     strata_topo_t *topo = NULL;
     int rc = CLI_FAIL;
-    if (strata_topo_load_spec(a.cluster, cat, &topo, &err) == STRATA_OK) rc = simulate(&a, topo, &err);
+    if (strata_topo_load_spec(a.cluster, cat, &topo, &err) == STRATA_OK)
+        rc = simulate(&a, topo, &err);
     if (rc != CLI_OK) cli_fail(&err);
     strata_topo_destroy(topo);
     strata_link_catalog_destroy(cat);

@@ -74,14 +74,19 @@ static void findings(FILE *out, const char *spec, const strata_sim_result_t *spr
 {
     const strata_sim_class_t *c = top_class(spread);
     if (spread->time <= spread->time_ab * 1.01)
-        fprintf(out, "  - spread: no contention, the alpha-beta model holds; %s bounds %.0f%% of the time.\n",
+        fprintf(out,
+                "  - spread: no contention, the alpha-beta model holds; %s bounds %.0f%% of the "
+                "time.\n",
                 c ? c->name : "latency", (c ? c->bound_share : spread->latency_share) * 100);
     else
-        fprintf(out, "  - spread: %.2fx the alpha-beta time: links are shared even with ideal spreading.\n",
-                spread->time / spread->time_ab);
+        fprintf(
+            out,
+            "  - spread: %.2fx the alpha-beta time: links are shared even with ideal spreading.\n",
+            spread->time / spread->time_ab);
     if (ecmp->nlinks > 0 && ecmp->time > spread->time * 1.01)
-        fprintf(out, "  - ecmp: hash collisions put flows on one link (%s, busy %.0f%% of the\n"
-                     "    time): %.2fx the time of ideal spreading.\n",
+        fprintf(out,
+                "  - ecmp: hash collisions put flows on one link (%s, busy %.0f%% of the\n"
+                "    time): %.2fx the time of ideal spreading.\n",
                 ecmp->links[0].name, ecmp->links[0].utilisation * 100, ecmp->time / spread->time);
     else
         fprintf(out, "  - ecmp: no collision (no equal-cost choice, or the hash was lucky).\n");
@@ -131,4 +136,5 @@ static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
     return rc;
 }
 
-const report_section_t report_sim_section = {"sim", "Simulated collectives (congestion-aware)", run};
+const report_section_t report_sim_section = {"sim", "Simulated collectives (congestion-aware)",
+                                             run};
