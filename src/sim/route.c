@@ -26,7 +26,7 @@
 /* Paths enumerated per pair for SPREAD; a 3-tier k=64 fat-tree has 1,024
  * between pods, all enumerated. Larger sets are sampled evenly. */
 #define SIM_SPREAD_PATHS  1024
-#define SIM_PATH_MAX_HOPS 64
+#define SIM_PATH_HOPS_INIT 64 /* grown for long paths (rings, tori) */
 
 static const char *const tier_names[] = {"server", "leaf", "spine", "core"};
 
@@ -105,7 +105,8 @@ struct sim_routes {
     /* SPREAD scratch: weight per channel and the channels touched; the
      * paths of one pair with their bottleneck bandwidth and latency */
     double *w;
-    int32_t *paths, *plen;
+    int32_t *paths, *plen; /* SIM_SPREAD_PATHS paths of maxhops channels */
+    int32_t maxhops;
     double *pbw, *plat;
     UTIL_VEC(uint32_t) used;
 };
@@ -124,7 +125,8 @@ sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t 
     rt->keys = util_calloc(rt->cap, sizeof(uint64_t));
     rt->vals = util_calloc(rt->cap, sizeof(sim_route_t *));
     rt->w = util_calloc((size_t)strata_topo_link_count(topo) * 2 + 1, sizeof(double));
-    rt->paths = util_calloc((size_t)SIM_SPREAD_PATHS * SIM_PATH_MAX_HOPS, sizeof(int32_t));
+    rt->maxhops = SIM_PATH_HOPS_INIT;
+    rt->paths = util_calloc((size_t)SIM_SPREAD_PATHS * (size_t)rt->maxhops, sizeof(int32_t));
     rt->plen = util_calloc(SIM_SPREAD_PATHS, sizeof(int32_t));
     rt->pbw = util_calloc(SIM_SPREAD_PATHS, sizeof(double));
     rt->plat = util_calloc(SIM_SPREAD_PATHS, sizeof(double));
@@ -186,6 +188,18 @@ static int grow(sim_routes_t *rt)
     return 0;
 }
 
+/* Make the path scratch hold paths as long as src → dst's. 0 or -1 (OOM). */
+static int grow_paths(sim_routes_t *rt, int32_t src, int32_t dst)
+{
+    int32_t h = strata_topo_hops(rt->router, src, dst);
+    if (h <= rt->maxhops) return 0;
+    int32_t *p = util_realloc(rt->paths, (size_t)SIM_SPREAD_PATHS * (size_t)h * sizeof(int32_t));
+    if (!p) return -1;
+    rt->paths = p;
+    rt->maxhops = h;
+    return 0;
+}
+
 /* Add path chans[0..n) with weight w to the scratch; returns its latency. */
 static double accumulate(sim_routes_t *rt, const int32_t *chans, int32_t n, double w)
 {
@@ -204,8 +218,8 @@ static strata_status_t one_path(sim_routes_t *rt, int32_t src, int32_t dst, uint
 {
     strata_status_t rc =
         hashed
-            ? strata_topo_path_hash(rt->router, src, dst, rt->seed, chans, SIM_PATH_MAX_HOPS, n_p)
-            : strata_topo_path(rt->router, src, dst, index, chans, SIM_PATH_MAX_HOPS, n_p);
+            ? strata_topo_path_hash(rt->router, src, dst, rt->seed, chans, rt->maxhops, n_p)
+            : strata_topo_path(rt->router, src, dst, index, chans, rt->maxhops, n_p);
     if (rc == STRATA_OK) return rc;
     return strata_error_set(err, rc, "no route from device %d to device %d (%s)", (int)src,
                             (int)dst, strata_status_str(rc));
@@ -216,7 +230,8 @@ static strata_status_t one_path(sim_routes_t *rt, int32_t src, int32_t dst, uint
 static strata_status_t add_pair(sim_routes_t *rt, int32_t src, int32_t dst, double scale,
                                 double *lat_p, strata_error_t *err)
 {
-    int32_t chans[SIM_PATH_MAX_HOPS], n = 0;
+    int32_t *chans = rt->paths, n = 0;
+    if (grow_paths(rt, src, dst)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     if (rt->routing == STRATA_SIM_ECMP) {
         strata_status_t rc = one_path(rt, src, dst, 0, true, chans, &n, err);
         if (rc != STRATA_OK) return rc;
@@ -231,7 +246,7 @@ static strata_status_t add_pair(sim_routes_t *rt, int32_t src, int32_t dst, doub
     double total = 0;
     for (uint64_t i = 0; i < k; i++) {
         uint64_t idx = k == count ? i : (uint64_t)floor((double)i * count / (double)k);
-        int32_t *pc = rt->paths + i * SIM_PATH_MAX_HOPS;
+        int32_t *pc = rt->paths + i * (uint64_t)rt->maxhops;
         strata_status_t rc = one_path(rt, src, dst, idx, false, pc, &rt->plen[i], err);
         if (rc != STRATA_OK) return rc;
         strata_topo_path_figures(rt->topo, pc, rt->plen[i], &rt->pbw[i], &rt->plat[i]);
@@ -240,7 +255,7 @@ static strata_status_t add_pair(sim_routes_t *rt, int32_t src, int32_t dst, doub
     }
     for (uint64_t i = 0; i < k; i++) {
         double share = scale * rt->pbw[i] / total;
-        if (isnan(accumulate(rt, rt->paths + i * SIM_PATH_MAX_HOPS, rt->plen[i], share)))
+        if (isnan(accumulate(rt, rt->paths + i * (uint64_t)rt->maxhops, rt->plen[i], share)))
             return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
         *lat_p += share * rt->plat[i];
     }
@@ -264,11 +279,13 @@ static const int32_t *members(const sim_routes_t *rt, int32_t id, int32_t *one, 
  * empty path, 0 when there is none). */
 static double pair_bw(sim_routes_t *rt, int32_t a, int32_t b)
 {
-    int32_t chans[SIM_PATH_MAX_HOPS], n = 0;
+    int32_t n = 0;
     double bw, lat;
-    if (strata_topo_path(rt->router, a, b, 0, chans, SIM_PATH_MAX_HOPS, &n) != STRATA_OK) return 0;
+    if (grow_paths(rt, a, b) ||
+        strata_topo_path(rt->router, a, b, 0, rt->paths, rt->maxhops, &n) != STRATA_OK)
+        return 0;
     if (n == 0) return 1;
-    strata_topo_path_figures(rt->topo, chans, n, &bw, &lat);
+    strata_topo_path_figures(rt->topo, rt->paths, n, &bw, &lat);
     return bw;
 }
 
