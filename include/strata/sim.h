@@ -102,9 +102,8 @@ typedef struct strata_sim_class {
     double capacity;    /* Σ channel capacity, B/s */
     double bytes;       /* Σ bytes carried by its channels */
     double utilisation; /* bytes / (capacity × time), 0..1 */
-    /* Share of the time this class was the bottleneck: BARRIER splits each
-     * phase along its critical (last-completing) flow by the class that
-     * fixed that flow's rate; ASYNC shares flow-time over all flows. */
+    /* Share of the time this class was the bottleneck, along the critical
+     * chain of steps that decided the finish (docs/simulator.md). */
     double bound_share;
 } strata_sim_class_t;
 

@@ -29,11 +29,15 @@
 
 enum { ST_WAITING = 0, ST_STARTED = 1, ST_DONE = 2 };
 
+#define NCRIT (SIM_MAX_TIERS + 1)
+
 typedef struct sstep {
     strata_step_t step;
     double t_start;
     uint32_t seq; /* message sequence number within its (src, dst) pair */
     uint8_t state;
+    bool crit_set;
+    double crit[NCRIT]; /* critical chain to this step's completion (below) */
 } sstep_t;
 
 typedef struct agent {
@@ -44,6 +48,9 @@ typedef struct agent {
     uint32_t ndone, prefix, min_after;
     bool finished; /* ASYNC: no phases left */
     double t_end;
+    double t0;               /* start of the current phase for this agent */
+    double crit0[NCRIT];     /* critical chain to t0 */
+    double crit_last[NCRIT]; /* chain of the step that completed last */
 } agent_t;
 
 /* Matching state of one ordered pair (src → dst). A message and its
@@ -77,9 +84,7 @@ typedef struct drv {
     uint64_t open; /* unmatched arrivals + waiting receives */
     UTIL_VEC(done_ev_t) queue;
     uint32_t agents_done;
-    bool async;                        /* ASYNC asked for, or several jobs */
-    double crit_t;                     /* last flow completion in this phase */
-    double crit_tb[SIM_MAX_TIERS + 1]; /* that flow's breakdown */
+    bool async; /* ASYNC asked for, or several jobs */
     strata_error_t *err;
     strata_status_t rc;
 } drv_t;
@@ -162,6 +167,41 @@ static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t ar
     p->head = idx;
     v->open++;
     return 0;
+}
+
+/* ==== Critical chains ====
+ * Which class of link the time went to, along the chain of steps that
+ * decided the finish: every step carries a vector of seconds per link
+ * class (bottleneck of the flow's rate) plus [SIM_MAX_TIERS] for path
+ * latency and waits, summing to its completion time. A send's chain is
+ * its agent's chain at the phase start, the wait until it started, and its
+ * flow's own breakdown (engine); a receive takes the chain of the message
+ * when the message arrived last, else its agent's chain plus the wait; an
+ * agent's next phase starts from the chain of its step that completed
+ * last. The chain of the rank that finishes last splits the total. */
+
+static void chain_reset(agent_t *a)
+{
+    a->t_end = a->t0 = 0;
+    memset(a->crit0, 0, sizeof(a->crit0));
+    memset(a->crit_last, 0, sizeof(a->crit_last));
+}
+
+/* The agent's chain carried to `now` by waiting. */
+static void chain_wait(const agent_t *a, double now, double *out)
+{
+    memcpy(out, a->crit0, sizeof(a->crit0));
+    if (now > a->t0) out[SIM_MAX_TIERS] += now - a->t0;
+}
+
+/* A send step's chain at its flow's completion. */
+static void chain_send(drv_t *v, const agent_t *a, sstep_t *ss)
+{
+    const double *tb = sim_net_done_breakdown(v->net);
+    chain_wait(a, ss->t_start, ss->crit);
+    for (int k = 0; k < NCRIT; k++)
+        ss->crit[k] += tb[k];
+    ss->crit_set = true;
 }
 
 /* ==== Steps ==== */
@@ -266,6 +306,7 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
         sstep_t *ss = &a->steps[i];
         strata_sched_phase_step(job->s, a->idx, p, i, &ss->step);
         ss->state = ST_WAITING;
+        ss->crit_set = false;
         ss->seq = 0;
         int op = ss->step.op;
         if (op != STRATA_STEP_SEND && op != STRATA_STEP_RECV && op != STRATA_STEP_RECV_REDUCE)
@@ -309,6 +350,8 @@ static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i)
     double now = sim_net_now(v->net);
     ss->state = ST_DONE;
     a->ndone++;
+    if (!ss->crit_set) chain_wait(a, now, ss->crit);
+    if (now >= a->t_end || a->ndone == 1) memcpy(a->crit_last, ss->crit, sizeof(ss->crit));
     if (v->d->trace && (ss->step.op <= STRATA_STEP_RECV_REDUCE)) {
         double off = v->d->trace->offset;
         sim_tev_t e = {(int32_t)g,  (int32_t)global(v, a, ss->step.peer), -1,
@@ -318,9 +361,13 @@ static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i)
     }
     while (a->prefix < a->n && a->steps[a->prefix].state == ST_DONE)
         a->prefix++;
-    if (a->ndone < a->n) return start_ready(v, g);
     a->t_end = now;
-    if (v->async) return next_phase_async(v, g);
+    if (a->ndone < a->n) return start_ready(v, g);
+    if (v->async) {
+        memcpy(a->crit0, a->crit_last, sizeof(a->crit0));
+        a->t0 = now;
+        return next_phase_async(v, g);
+    }
     v->agents_done++;
     return STRATA_OK;
 }
@@ -344,10 +391,7 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
     uint32_t dst = global(v, a, ss->step.peer);
-    if (t >= v->crit_t) {
-        v->crit_t = t;
-        memcpy(v->crit_tb, sim_net_done_breakdown(v->net), sizeof(v->crit_tb));
-    }
+    chain_send(v, a, ss);
     pair_t *p = pair_get(v, g, dst);
     if (!p) {
         oom(v);
@@ -359,6 +403,9 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
         return;
     }
     if (waiter != UINT32_MAX) {
+        sstep_t *rs = &v->agents[dst].steps[waiter];
+        memcpy(rs->crit, ss->crit, sizeof(rs->crit)); /* the message decided it */
+        rs->crit_set = true;
         if (finish_now(v, dst, waiter)) oom(v);
     } else if (pend_put(v, p, ss->seq, 0, 1)) {
         oom(v);
@@ -402,10 +449,8 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p)
 {
     if (sim_net_rewind(v->net)) return fail(v, STRATA_ERR_INTERNAL, "engine busy at phase start");
     v->agents_done = 0;
-    v->crit_t = 0;
-    memset(v->crit_tb, 0, sizeof(v->crit_tb));
     for (uint32_t g = 0; g < v->nagents; g++) {
-        v->agents[g].t_end = 0;
+        chain_reset(&v->agents[g]);
         if (load_phase(v, g, p) != STRATA_OK) return v->rc;
         if (v->agents[g].n == 0)
             v->agents_done++;
@@ -424,18 +469,14 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p)
     return STRATA_OK;
 }
 
-/* Split a phase of length dur along its critical flow, weight times: the
- * flow's own breakdown, and whatever of the phase it did not cover
- * (local steps, waits for earlier steps) as latency/waits. */
-static void add_crit(drv_t *v, double dur, double weight)
+/* Add the critical chain of the agent that finished last, weight times. */
+static void add_crit(drv_t *v, double weight)
 {
-    double covered = 0;
-    for (int k = 0; k < SIM_MAX_TIERS; k++) {
-        v->d->crit[k] += v->crit_tb[k] * weight;
-        covered += v->crit_tb[k];
-    }
-    double rest = dur - covered;
-    v->d->crit[SIM_MAX_TIERS] += (rest > 0 ? rest : 0) * weight;
+    const agent_t *last = NULL;
+    for (uint32_t g = 0; g < v->nagents; g++)
+        if (!last || v->agents[g].t_end > last->t_end) last = &v->agents[g];
+    for (int k = 0; last && k < NCRIT; k++)
+        v->d->crit[k] += last->crit_last[k] * weight;
 }
 
 /* Class → (duration, count, trace range) for phase reuse. */
@@ -498,7 +539,7 @@ static strata_status_t run_barrier(drv_t *v)
         double dur = 0;
         if (run_phase(v, p, &dur) != STRATA_OK) break;
         v->d->phases_simulated++;
-        add_crit(v, dur, v->d->reuse ? e->count : 1);
+        add_crit(v, v->d->reuse ? e->count : 1);
         if (!e->timed) {
             e->timed = true;
             e->dur = dur;
@@ -537,6 +578,8 @@ static strata_status_t run_async(drv_t *v)
         if (v->d->job_end && a->t_end > v->d->job_end[a->job]) v->d->job_end[a->job] = a->t_end;
     }
     v->d->time = end;
+    add_crit(v, 1);
+    v->d->have_crit = true;
     for (uint32_t j = 0; j < v->d->njobs; j++)
         v->d->phases += v->d->jobs[j].nphases;
     v->d->phases_simulated = v->d->phases;

@@ -25,7 +25,7 @@
 
 /* Paths enumerated per pair for SPREAD; a 3-tier k=64 fat-tree has 1,024
  * between pods, all enumerated. Larger sets are sampled evenly. */
-#define SIM_SPREAD_PATHS  1024
+#define SIM_SPREAD_PATHS   1024
 #define SIM_PATH_HOPS_INIT 64 /* grown for long paths (rings, tori) */
 
 static const char *const tier_names[] = {"server", "leaf", "spine", "core"};
@@ -217,9 +217,8 @@ static strata_status_t one_path(sim_routes_t *rt, int32_t src, int32_t dst, uint
                                 bool hashed, int32_t *chans, int32_t *n_p, strata_error_t *err)
 {
     strata_status_t rc =
-        hashed
-            ? strata_topo_path_hash(rt->router, src, dst, rt->seed, chans, rt->maxhops, n_p)
-            : strata_topo_path(rt->router, src, dst, index, chans, rt->maxhops, n_p);
+        hashed ? strata_topo_path_hash(rt->router, src, dst, rt->seed, chans, rt->maxhops, n_p)
+               : strata_topo_path(rt->router, src, dst, index, chans, rt->maxhops, n_p);
     if (rc == STRATA_OK) return rc;
     return strata_error_set(err, rc, "no route from device %d to device %d (%s)", (int)src,
                             (int)dst, strata_status_str(rc));
