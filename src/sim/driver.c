@@ -34,7 +34,8 @@ enum { ST_WAITING = 0, ST_STARTED = 1, ST_DONE = 2 };
 typedef struct sstep {
     strata_step_t step;
     double t_start;
-    uint32_t seq; /* message sequence number within its (src, dst) pair */
+    uint32_t seq;         /* message sequence number within its (src, dst) pair */
+    uint32_t pslot, pgen; /* that pair's slot in the table, valid while pgen matches */
     uint8_t state;
     bool crit_set;
     double crit[NCRIT]; /* critical chain to this step's completion (below) */
@@ -79,6 +80,7 @@ typedef struct drv {
     uint32_t nagents;
     pair_t *pairs;
     size_t pairs_cap, pairs_n;
+    uint32_t pairs_gen; /* bumped when the table grows (slots move) */
     UTIL_VEC(pend_t) pends;
     uint32_t pend_free;
     uint64_t open; /* unmatched arrivals + waiting receives */
@@ -120,6 +122,7 @@ static pair_t *pair_get(drv_t *v, uint32_t src, uint32_t dst)
         util_free(v->pairs);
         v->pairs = np;
         v->pairs_cap = cap;
+        v->pairs_gen++;
     }
     uint64_t key = (((uint64_t)src << 32) | dst) + 1;
     size_t i = util_hash_u64(key) & (v->pairs_cap - 1);
@@ -130,6 +133,18 @@ static pair_t *pair_get(drv_t *v, uint32_t src, uint32_t dst)
         v->pairs_n++;
     }
     return &v->pairs[i];
+}
+
+/* The pair of a step's message (src → dst), through its cached slot. */
+static pair_t *step_pair(drv_t *v, sstep_t *ss, uint32_t src, uint32_t dst)
+{
+    if (ss->pgen == v->pairs_gen) return &v->pairs[ss->pslot];
+    pair_t *p = pair_get(v, src, dst);
+    if (p) {
+        ss->pslot = (uint32_t)(p - v->pairs);
+        ss->pgen = v->pairs_gen;
+    }
+    return p;
 }
 
 /* Find and unlink the pending entry of seq in pair p with the given kind;
@@ -243,7 +258,7 @@ static strata_status_t start_recv(drv_t *v, uint32_t g, uint32_t i)
 {
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
-    pair_t *p = pair_get(v, global(v, a, ss->step.peer), g);
+    pair_t *p = step_pair(v, ss, global(v, a, ss->step.peer), g);
     if (!p) return oom(v);
     if (pend_take(v, p, ss->seq, 1) != UINT32_MAX) return finish_now(v, g, i) ? oom(v) : STRATA_OK;
     return pend_put(v, p, ss->seq, i, 0) ? oom(v) : STRATA_OK;
@@ -321,6 +336,8 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
         pair_t *pr = op == STRATA_STEP_SEND ? pair_get(v, g, peer) : pair_get(v, peer, g);
         if (!pr) return oom(v);
         ss->seq = op == STRATA_STEP_SEND ? pr->send_seq++ : pr->recv_seq++;
+        ss->pslot = (uint32_t)(pr - v->pairs);
+        ss->pgen = v->pairs_gen;
     }
     return STRATA_OK;
 }
@@ -392,7 +409,7 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     sstep_t *ss = &a->steps[i];
     uint32_t dst = global(v, a, ss->step.peer);
     chain_send(v, a, ss);
-    pair_t *p = pair_get(v, g, dst);
+    pair_t *p = step_pair(v, ss, g, dst);
     if (!p) {
         oom(v);
         return;
