@@ -8,8 +8,9 @@
  * sender's device to the receiver's device along routed paths; it waits the
  * path latency (sum of per-hop latencies), then drains at its max-min fair
  * rate, recomputed at every flow arrival and departure for the flows the
- * event affects. Routing: SPREAD splits every flow evenly over all
- * equal-cost paths (fluid ideal spreading); ECMP pins each (src, dst) pair
+ * event affects. Routing: SPREAD splits every flow over all equal-cost
+ * paths in proportion to their bottleneck bandwidth (fluid ideal
+ * spreading; an even split in a fat-tree); ECMP pins each (src, dst) pair
  * to one path chosen by a hash with a seed, as a switch hashes a
  * connection, so hash collisions show. Local steps (COPY, REDUCE) and
  * reductions take no time: the network is what is simulated.
@@ -50,7 +51,7 @@ extern "C" {
 #endif
 
 typedef enum {
-    STRATA_SIM_SPREAD = 0, /* even split over all equal-cost paths */
+    STRATA_SIM_SPREAD = 0, /* split over all equal-cost paths */
     STRATA_SIM_ECMP = 1,   /* one path per (src, dst) by seeded hash */
 } strata_sim_routing_t;
 
