@@ -57,7 +57,7 @@ typedef struct sim_tev {
 } sim_tev_t;
 
 /* Recorded items are capped so a trace of a huge run stays openable. */
-#define SIM_TRACE_MAX_EVENTS 4000000
+#define SIM_TRACE_MAX_EVENTS 1000000
 
 typedef struct sim_trace {
     UTIL_VEC(sim_tev_t) ev;
