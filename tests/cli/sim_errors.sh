@@ -60,6 +60,11 @@ grep -q "collectives at once" "$tmp/out" || { echo "FAIL: no concurrency table";
 # 2 phases x 4 MiB at 10 GB/s = 839 us alone; at 5 GB/s together = 1.68 ms
 [ "$(grep -c '1.68 ms *839 us' "$tmp/out")" = 2 ] || { echo "FAIL: concurrency times"; cat "$tmp/out"; fail=1; }
 
+# the report's simulated section runs on the default cluster and at scale
+"$S" report --section sim >"$tmp/rep" 2>"$tmp/err" || { echo "FAIL: report --section sim"; cat "$tmp/err"; fail=1; }
+grep -q "Simulated collectives" "$tmp/rep" && grep -q "^  ecmp" "$tmp/rep" && grep -q "at scale" "$tmp/rep" ||
+  { echo "FAIL: report sim section content"; cat "$tmp/rep"; fail=1; }
+
 # async and no-reuse runs give the same time on this symmetric case
 t1=$("$S" sim $C --size 1M --json | grep '"time_s"')
 t2=$("$S" sim $C --size 1M --json --no-reuse | grep '"time_s"')
