@@ -312,7 +312,8 @@ static strata_status_t trace_pass(strata_sim_t *sim, const strata_sim_result_t *
     }
     rc = drive(sim, &tr, false, false, &d, NULL, err);
     if (rc == STRATA_OK)
-        rc = sim_trace_write(&tr, sim->opts.trace_path, sim->nagents, names, nt, err);
+        rc = sim_trace_write(&tr, sim->opts.trace_path, sim->jobs.v, (uint32_t)sim->jobs.n, names,
+                             nt, err);
     if (tr.oom)
         strata_log(STRATA_LOG_WARN, "trace truncated: out of memory after %zu items", tr.ev.n);
     else if (tr.truncated)

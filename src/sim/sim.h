@@ -70,8 +70,10 @@ typedef struct sim_trace {
 
 void sim_trace_add(sim_trace_t *tr, const sim_tev_t *e);
 void sim_trace_on_load(void *ctx, uint32_t r, double t, double rate);
-strata_status_t sim_trace_write(const sim_trace_t *tr, const char *path, uint32_t nagents,
-                                char (*link_names)[96], int ntracks, strata_error_t *err);
+struct sim_job;
+strata_status_t sim_trace_write(const sim_trace_t *tr, const char *path, const struct sim_job *jobs,
+                                uint32_t njobs, char (*link_names)[96], int ntracks,
+                                strata_error_t *err);
 
 /* ==== Driver (driver.c) ==== */
 

@@ -78,20 +78,38 @@ static int emit_load(FILE *f, const sim_tev_t *e, const char *name, bool *first)
     return emit(f, ev, first);
 }
 
+/* Name of global agent g: "rank r", "switch k" (in-network agents), with
+ * the collective's number in front when there are several. */
+static void agent_name(const sim_job_t *jobs, uint32_t njobs, uint32_t g, char *buf, size_t len)
+{
+    uint32_t j = 0;
+    while (j + 1 < njobs && g >= jobs[j + 1].base)
+        j++;
+    uint32_t a = g - jobs[j].base, P = strata_sched_params(jobs[j].s)->nranks;
+    char pre[16] = "";
+    if (njobs > 1) snprintf(pre, sizeof(pre), "c%u ", j);
+    if (a < P)
+        snprintf(buf, len, "%srank %u", pre, a);
+    else
+        snprintf(buf, len, "%sswitch %u", pre, a - P);
+}
+
 /* Write the recorded trace to path. link_names[k] names traced track k;
- * nagents ranks get processes 1..nagents. */
-strata_status_t sim_trace_write(const sim_trace_t *tr, const char *path, uint32_t nagents,
-                                char (*link_names)[96], int ntracks, strata_error_t *err)
+ * agent g of the jobs gets process g + 1. */
+strata_status_t sim_trace_write(const sim_trace_t *tr, const char *path, const sim_job_t *jobs,
+                                uint32_t njobs, char (*link_names)[96], int ntracks,
+                                strata_error_t *err)
 {
     FILE *f = fopen(path, "w");
     if (!f) return strata_error_set(err, STRATA_ERR_IO, "%s: cannot write trace file", path);
     bool first = true;
     int rc = 0;
+    uint32_t nagents = njobs ? jobs[njobs - 1].base + jobs[njobs - 1].nagents : 0;
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
     rc |= emit_meta(f, "process_name", 0, -1, "links (load, GB/s)", &first);
     for (uint32_t g = 0; g < nagents && rc == 0; g++) {
-        char name[32];
-        snprintf(name, sizeof(name), "rank %u", g);
+        char name[48];
+        agent_name(jobs, njobs, g, name, sizeof(name));
         rc |= emit_meta(f, "process_name", (int)g + 1, -1, name, &first);
         rc |= emit_meta(f, "thread_name", (int)g + 1, 0, "send", &first);
         rc |= emit_meta(f, "thread_name", (int)g + 1, 1, "recv", &first);
