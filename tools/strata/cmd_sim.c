@@ -25,7 +25,8 @@ static void usage(FILE *out)
                  "options:\n"
                  "  --op OP            allreduce, reducescatter, allgather, broadcast, reduce,\n"
                  "                     alltoall, sendrecv, barrier (default allreduce)\n"
-                 "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G)\n"
+                 "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G);\n"
+            "                     rounded down (by under 1 %%) to equal blocks per rank\n"
                  "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring)\n"
                  "  --chunks N         pipeline chunks (default 1)\n"
                  "  --group N          run it in every group of N consecutive ranks at once\n"
@@ -214,15 +215,23 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
     return 0;
 }
 
-/* Element count for sched from an nccl-tests size (4-byte elements). */
-static uint64_t count_for(strata_coll_t coll, double size, uint32_t P)
+/* Element count for sched from an nccl-tests size (4-byte elements).
+ * Rounded down to a multiple of the blocks the schedule cuts it into
+ * (ranks × chunks for an allreduce, chunks for a block-per-rank
+ * collective) when that changes it by under 1 %: with equal blocks every
+ * ring phase has the same pattern and is timed once, so a 16k-rank run
+ * takes a second instead of half an hour. */
+static uint64_t count_for(strata_coll_t coll, double size, uint32_t P, uint32_t chunks)
 {
     if (coll == STRATA_COLL_BARRIER) return 0; /* synchronisation only */
     double n = size / 4;
-    if (coll == STRATA_COLL_REDUCE_SCATTER || coll == STRATA_COLL_ALLGATHER ||
-        coll == STRATA_COLL_ALLTOALL)
-        n /= P;
-    return n < 1 ? 1 : (uint64_t)n;
+    bool per_rank = coll == STRATA_COLL_REDUCE_SCATTER || coll == STRATA_COLL_ALLGATHER ||
+                    coll == STRATA_COLL_ALLTOALL;
+    if (per_rank) n /= P;
+    uint64_t c = n < 1 ? 1 : (uint64_t)n;
+    uint64_t unit = (coll == STRATA_COLL_ALLREDUCE ? (uint64_t)P : 1) * (chunks ? chunks : 1);
+    if (c % unit && c - c % unit >= c - c / 100 && c >= unit) c -= c % unit;
+    return c;
 }
 
 /* Ranks per group of a set on P endpoints, and how many groups; fails
@@ -266,7 +275,7 @@ static strata_status_t make_scheds(const sim_args_t *a, uint32_t P, run_state_t 
         p.coll = c->coll;
         p.algo = c->algo;
         p.nranks = st->size[k];
-        p.count = count_for(c->coll, c->size, st->size[k]);
+        p.count = count_for(c->coll, c->size, st->size[k], (uint32_t)a->chunks);
         p.elem_size = 4;
         p.chunks = (uint32_t)a->chunks;
         if ((rc = strata_sched_create(&p, &st->sched[k], err)) != STRATA_OK) return rc;
