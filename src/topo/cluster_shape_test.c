@@ -9,6 +9,7 @@
 #define _DEFAULT_SOURCE
 #include "topo.h"
 #include "topoio_test.h"
+#include "brute_hops_test.h"
 
 static strata_topo_t *load(const char *spec)
 {
@@ -68,6 +69,15 @@ static void test_preset_closed_form(void **state)
     assert_int_equal(b.method, STRATA_BISECT_CLOSED);
     assert_rel(b.bw, 2 * 8 * bw("ib-ndr"), 1e-9);
     strata_topo_destroy(t);
+    /* 3 tiers (radix 16: pods of 8 rail leaves = one block of 8 servers):
+     * 16 servers × 8 NDR; the bound's rank-halves cut is that same cut, and
+     * no structural cut may go below an exact bisection. */
+    t = load("dgx-h100:32,radix=16");
+    b = bisection(t, STRATA_BISECT_AUTO);
+    assert_int_equal(b.method, STRATA_BISECT_CLOSED);
+    assert_rel(b.bw, 16 * 8 * bw("ib-ndr"), 1e-9);
+    assert_rel(bisection(t, STRATA_BISECT_BOUND).bw, b.bw, 1e-9);
+    strata_topo_destroy(t);
     /* 2:1 at the leaves: the network share halves, 8 × NDR / 2 per server. */
     t = load("dgx-h100:4,oversub=2");
     assert_rel(bisection(t, STRATA_BISECT_AUTO).bw, 2 * 4 * bw("ib-ndr"), 1e-9);
@@ -115,25 +125,6 @@ static void test_no_closed_form_when_unspread(void **state)
 }
 
 /* ==== Hops by symmetry ==== */
-
-/* Every ordered pair of endpoints routed one by one. */
-static void brute_hops(const strata_topo_t *t, double *avg, int32_t *diam)
-{
-    strata_topo_router_t *r;
-    assert_int_equal(strata_topo_router_create(t, &r, NULL), 0);
-    int32_t n = strata_topo_endpoint_count(t);
-    double sum = 0;
-    *diam = 0;
-    for (int32_t a = 0; a < n; a++)
-        for (int32_t b = 0; b < n; b++) {
-            if (a == b) continue;
-            int32_t h = strata_topo_hops(r, strata_topo_endpoint(t, a), strata_topo_endpoint(t, b));
-            sum += h;
-            if (h > *diam) *diam = h;
-        }
-    *avg = sum / ((double)n * (n - 1));
-    strata_topo_router_destroy(r);
-}
 
 /* Routed hops from endpoint rank r to all others, summed. */
 static long hop_total(const strata_topo_t *t, int32_t r)

@@ -62,9 +62,11 @@ static int samples(const strata_topo_t *t, sample_t *s)
         s[n++] = (sample_t){"first to last", 0, t->nep - 1};
         return n;
     }
-    if (G >= 2) s[n++] = (sample_t){"in server", 0, 1};
-    if (t->ngroups >= 2) s[n++] = (sample_t){"across, same index", 0, G};
-    if (t->ngroups >= 2 && G >= 2) s[n++] = (sample_t){"across, next index", 0, G + 1};
+    bool next = t->ngroups >= 2 && t->group[t->ep[G]] == 1;
+    if (G >= 2 && t->group[t->ep[1]] == 0) s[n++] = (sample_t){"in server", 0, 1};
+    if (next) s[n++] = (sample_t){"across, same index", 0, G};
+    if (next && G >= 2 && t->group[t->ep[G + 1]] == 1)
+        s[n++] = (sample_t){"across, next index", 0, G + 1};
     return n;
 }
 
