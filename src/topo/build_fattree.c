@@ -355,6 +355,23 @@ static bool servers_interchangeable(const strata_topo_fattree_t *net, int32_t ni
     return nics % h == 0 && (net->tiers < 3 || u2 % (nics / h) == 0);
 }
 
+/* Whether the tree's half-cut (half the leaves, or half the pods) is a
+ * cut around half the servers, so it bounds the server-halves partition
+ * by (S/2)·nics·share. Plain trees: NICs fill leaves in server order and
+ * half the leaves (pods) of a complete tree hold exactly half the NICs.
+ * Rails: half the leaves are half the blocks of k/2 servers when the
+ * block count is even (2 tiers), and a pod holds whole blocks when nics
+ * divides u2 (3 tiers; a complete tree has an even pod count). A single
+ * block is not split that way: each rail leaf holds NICs of both halves,
+ * and only the NIC links themselves cut it. */
+static bool halves_cut(const strata_topo_fattree_t *net, const net_plan_t *p, int32_t nics,
+                       bool rail)
+{
+    if (!rail || net->tiers == 1) return true;
+    if (net->tiers == 2) return (p->leaves / nics) % 2 == 0;
+    return p->u2 % nics == 0;
+}
+
 static strata_status_t cluster_net(strata_topo_t *t, const strata_topo_server_t *sv,
                                    int32_t servers, int32_t per, const strata_topo_fattree_t *net,
                                    bool rail, strata_error_t *err)
@@ -375,11 +392,10 @@ static strata_status_t cluster_net(strata_topo_t *t, const strata_topo_server_t 
     if (!st) st = plan_specs(t, &p, &sv->nic_net, err);
     if (!st) st = plan_leaf_counts(&p, &per_leaf, err);
     if (!st) st = build_net(t, &p, per_leaf, err);
-    /* Rail blocks of k/2 servers span nics leaves: a pod of u2 leaves
-     * holds whole blocks only when nics divides u2. */
     bool uniform = !st && net_complete(&p, per_leaf);
-    if (uniform && servers % 2 == 0 && (!rail || net->tiers < 3 || p.u2 % N == 0))
-        t->shape.att_share = net_share(&p); /* per NIC; bisect.c adds the servers */
+    double share = uniform ? net_share(&p) : 0, nic_bw = p.spec[0].bw_dir * p.spec[0].mult;
+    if (uniform && servers % 2 == 0 && (halves_cut(net, &p, N, rail) || share >= nic_bw))
+        t->shape.att_share = share; /* per NIC; bisect.c adds the servers */
     t->shape.servers_symmetric = uniform && servers_interchangeable(net, N, p.u2, rail);
     util_free(att);
     util_free(leaf);

@@ -78,10 +78,54 @@ static void test_preset_closed_form(void **state)
     assert_rel(b.bw, 16 * 8 * bw("ib-ndr"), 1e-9);
     assert_rel(bisection(t, STRATA_BISECT_BOUND).bw, b.bw, 1e-9);
     strata_topo_destroy(t);
-    /* 2:1 at the leaves: the network share halves, 8 × NDR / 2 per server. */
-    t = load("dgx-h100:4,oversub=2");
-    assert_rel(bisection(t, STRATA_BISECT_AUTO).bw, 2 * 4 * bw("ib-ndr"), 1e-9);
+    /* 2:1 at the leaves, 64 servers on radix 16 (3 tiers, pods of one
+     * block): the network share halves, 32 × 8 × NDR / 2. */
+    t = load("dgx-h100:64,radix=16,oversub=2");
+    b = bisection(t, STRATA_BISECT_AUTO);
+    assert_int_equal(b.method, STRATA_BISECT_CLOSED);
+    assert_rel(b.bw, 32 * 4 * bw("ib-ndr"), 1e-9);
     strata_topo_destroy(t);
+    /* But 2:1 with both servers in one rail block: every rail leaf holds a
+     * NIC of each server, so the tree's half-cut is no cut around a server,
+     * and the servers-halves cut is the 8 NIC links themselves, not 8 × NDR
+     * / 2: no closed form is claimed, the exhaustive search gives 8 × NDR. */
+    t = load("dgx-h100:2,oversub=2");
+    b = bisection(t, STRATA_BISECT_AUTO);
+    assert_int_equal(b.method, STRATA_BISECT_EXHAUSTIVE);
+    assert_rel(b.bw, 8 * bw("ib-ndr"), 1e-9);
+    strata_topo_destroy(t);
+}
+
+/* The same oversubscribed rail fabric with an even number of blocks, from
+ * a cluster file (the preset path) small enough for the exhaustive search:
+ * 4 servers of 2 GPUs (NVSwitch, NIC per GPU), radix 4, 2 tiers: blocks of
+ * 2 servers, 2 blocks. Per server: egress 2 × NDR, network share 2 × NDR
+ * / 2; closed form 2 servers × NDR, and the search over C(7, 3) = 35
+ * partitions agrees. */
+static const char *const small_rail_json =
+    "{\"name\": \"small\", \"servers\": 4, \"server\": {\"devices\": ["
+    "{\"name\": \"gpu\", \"kind\": \"gpu\", \"count\": 2},"
+    "{\"name\": \"nvsw\", \"kind\": \"nvswitch\"},"
+    "{\"name\": \"nic\", \"kind\": \"nic\", \"count\": 2, \"port\": \"ib-ndr\"}],"
+    "\"links\": [{\"from\": \"gpu\", \"to\": \"nvsw\", \"link\": \"nvlink4\", \"count\": 18},"
+    "{\"from\": \"gpu\", \"to\": \"nic\", \"map\": \"block\", \"link\": \"pcie5\"}]},"
+    "\"network\": {\"builder\": \"rail-fat-tree\", \"radix\": 4, \"tiers\": 2, "
+    "\"oversubscription\": [2]}}";
+
+static void test_oversubscribed_rails(void **state)
+{
+    (void)state;
+    topoio_cluster_t *c = NULL;
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    must(topoio_load_json_text(small_rail_json, "small.json", cat, &c, &err), &err);
+    must(topoio_instantiate(c, cat, &t, &err), &err);
+    strata_topo_bisection_t b = bisection(t, STRATA_BISECT_AUTO);
+    assert_int_equal(b.method, STRATA_BISECT_CLOSED);
+    assert_rel(b.bw, 2 * bw("ib-ndr"), 1e-9);
+    assert_rel(bisection(t, STRATA_BISECT_EXHAUSTIVE).bw, b.bw, 1e-9);
+    strata_topo_destroy(t);
+    topoio_cluster_destroy(c);
 }
 
 /* A server that cannot spread its egress over its accelerators gets no
@@ -311,6 +355,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_preset_closed_form),
+        cmocka_unit_test(test_oversubscribed_rails),
         cmocka_unit_test(test_no_closed_form_when_unspread),
         cmocka_unit_test(test_preset_hops_by_symmetry),
         cmocka_unit_test(test_gpu_nic_rails),
