@@ -8,5 +8,6 @@
 #include "strata/common.h"
 #include "strata/link.h"
 #include "strata/topo.h"
+#include "strata/sched.h"
 
 #endif

@@ -45,5 +45,6 @@ CLI_DECLARE(report);
 CLI_DECLARE(links);
 CLI_DECLARE(link);
 CLI_DECLARE(topo);
+CLI_DECLARE(coll);
 
 #endif

@@ -36,6 +36,7 @@ const report_cluster_t report_default_cluster = {
 static const report_section_t *const sections[] = {
     &report_link_section,
     &report_topo_section,
+    &report_coll_section,
     NULL,
 };
 

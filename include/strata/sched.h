@@ -1,0 +1,326 @@
+/*
+ * strata/sched.h — collective schedules: every algorithm written once as a
+ * lazy schedule generator that the simulator (sim) times and the runtime
+ * (comm) executes, plus the symbolic verifier and the α-β-γ cost model.
+ *
+ * ==== The contract (read this if you consume schedules) ====
+ *
+ * A schedule is (collective, algorithm, P ranks, count, elem_size, params).
+ * It is never stored whole: ask for the steps of one agent in one phase and
+ * the generator computes them in O(steps of that phase). materialise() builds
+ * an agent's whole list for small P (runtime, tests).
+ *
+ * Agents. Agents 0..P-1 are the ranks. Algorithms that reduce in the network
+ * (STRATA_ALGO_INNET: NVLink SHARP / NVLS, InfiniBand SHARP) add switch agents
+ * P..nagents-1: a switch agent has only a SCRATCH buffer, receives, reduces
+ * and sends like a rank. The simulator maps it onto the switch device; the
+ * runtime may run it as a helper (thread/process) or refuse the algorithm.
+ *
+ * Buffers, per agent: STRATA_BUF_INPUT (the user's send buffer, read only),
+ * STRATA_BUF_OUTPUT (the user's receive buffer), STRATA_BUF_SCRATCH
+ * (strata_sched_buf_count(.., STRATA_BUF_SCRATCH) elements, allocated by the
+ * executor). INPUT and OUTPUT must not overlap (an in-place caller copies
+ * first). All offsets, strides and counts are in ELEMENTS of elem_size bytes,
+ * so an executor reduces typed data: byte offset = element offset * elem_size.
+ *
+ * Phases. Steps are grouped into bulk-synchronous phases 0..nphases-1, shared
+ * by all agents (an agent may have no steps in a phase). Ordering rules:
+ *   1. A step starts only after ALL of its agent's steps in earlier phases
+ *      have completed.
+ *   2. Within a phase, a step starts only after the first `after` steps of
+ *      that agent's same phase have completed (after == 0: no extra wait).
+ *      Otherwise steps of one phase are concurrent: post them all.
+ *   3. Matching: the k-th SEND from agent a to agent b (in phase order, then
+ *      step order) matches the k-th RECV or RECV_REDUCE at b whose peer is a.
+ *      Matched steps have equal count*nblk and lie in the same phase. The
+ *      verifier checks the schedule is deadlock-free even with rendezvous
+ *      (unbuffered) sends, so an executor may block a send until its
+ *      receive is posted.
+ *   4. Concurrent steps of one agent never write a region another one reads
+ *      or writes, except RECV_REDUCEs accumulating into the same region; an
+ *      executor applies those one at a time (e.g. receive into a staging
+ *      buffer, reduce on completion).
+ * Reductions assume a commutative, associative operator (sum, min, max, ...).
+ *
+ * Step semantics (block b = 0..nblk-1, j = 0..count-1; msg is the message):
+ *   SEND        msg[b*count+j]  = src[src_off + b*src_stride + j]
+ *   RECV        dst[dst_off + b*dst_stride + j] = msg[b*count+j]
+ *   RECV_REDUCE dst[dst_off + b*dst_stride + j] =
+ *                   src[src_off + b*src_stride + j] (+) msg[b*count+j]
+ *               (src may equal dst: accumulate in place)
+ *   COPY        dst[..] = src[..]             (local, peer -1)
+ *   REDUCE      dst[..] = dst[..] (+) src[..] (local, peer -1)
+ * nblk == 1 is the common contiguous case (strides then unused).
+ *
+ * Phase classes, for the simulator: strata_sched_phase_class() returns an id;
+ * two phases with the same id move exactly the same messages (same sender,
+ * receiver, bytes, op kind) and differ only in which data they carry, so one
+ * timing serves both. A repeating ring phase has one class for all its
+ * repetitions. Classes are conservative: equal ids are a promise, different
+ * ids are not a claim of difference.
+ *
+ * Sizes per collective (count is in elements; P = nranks):
+ *   ALLREDUCE       in count,    out count
+ *   REDUCE_SCATTER  in P*count,  out count   (count = per-rank block, as NCCL)
+ *   ALLGATHER       in count,    out P*count (count = per-rank block)
+ *   BROADCAST       in count (root), out count
+ *   REDUCE          in count,    out count (root)
+ *   ALLTOALL        in P*count,  out P*count (in block j -> rank j out block r)
+ *   SENDRECV        in count,    out count (rank r sends to r+1, receives
+ *                                from r-1, mod P: nccl-tests sendrecv_perf)
+ *   BARRIER         count 0; only synchronisation (zero-element messages)
+ * count == 0 gives an empty schedule (no phases) except for BARRIER.
+ *
+ * Thread safety: a schedule is immutable after create; every query below is
+ * pure and may be called from several threads.
+ */
+#ifndef STRATA_SCHED_H
+#define STRATA_SCHED_H
+
+#include "strata/common.h"
+#include "strata/link.h"
+#include "strata/topo.h"
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== Names ==== */
+
+#define STRATA_COLL_MAP(X)                                                                         \
+    X(ALLREDUCE, "allreduce")                                                                      \
+    X(REDUCE_SCATTER, "reducescatter")                                                             \
+    X(ALLGATHER, "allgather")                                                                      \
+    X(BROADCAST, "broadcast")                                                                      \
+    X(REDUCE, "reduce")                                                                            \
+    X(ALLTOALL, "alltoall")                                                                        \
+    X(SENDRECV, "sendrecv")                                                                        \
+    X(BARRIER, "barrier")
+
+typedef enum {
+#define STRATA_COLL_ENUM(name, text) STRATA_COLL_##name,
+    STRATA_COLL_MAP(STRATA_COLL_ENUM)
+#undef STRATA_COLL_ENUM
+        STRATA_COLL_COUNT
+} strata_coll_t;
+
+/* One file per algorithm under src/sched/. */
+#define STRATA_ALGO_MAP(X)                                                                         \
+    X(RING, "ring")                 /* ring, pipelined in chunks; chain for bcast/reduce */        \
+    X(TREE, "tree")                 /* NCCL's double binary tree, pipelined */                     \
+    X(BINOMIAL, "binomial")         /* binomial tree */                                            \
+    X(RECDBL, "recdbl")             /* recursive doubling */                                       \
+    X(RABENSEIFNER, "rabenseifner") /* recursive halving + doubling */                             \
+    X(BRUCK, "bruck")               /* Bruck (log P rounds, any P) */                              \
+    X(PAIRWISE, "pairwise")         /* pairwise exchange / direct send */                          \
+    X(HIER, "hier")                 /* two-level: intra RS -> inter AR -> intra AG */              \
+    X(TORUS2D, "torus2d")           /* row RS -> column AR -> row AG */                            \
+    X(INNET, "innet")               /* reduction in the switch (NVLS, SHARP) */
+
+typedef enum {
+#define STRATA_ALGO_ENUM(name, text) STRATA_ALGO_##name,
+    STRATA_ALGO_MAP(STRATA_ALGO_ENUM)
+#undef STRATA_ALGO_ENUM
+        STRATA_ALGO_COUNT
+} strata_algo_t;
+
+/* "allreduce", "ring", ...; "?" when out of range. */
+STRATA_API const char *strata_coll_name(strata_coll_t coll);
+STRATA_API const char *strata_algo_name(strata_algo_t algo);
+/* Parse a name (case-insensitive; "reduce_scatter"/"reduce-scatter" and
+ * "all_reduce" style spellings accepted). 0 ok, -1 unknown. */
+STRATA_API int strata_coll_parse(const char *s, strata_coll_t *coll_p);
+STRATA_API int strata_algo_parse(const char *s, strata_algo_t *algo_p);
+
+/* ==== Steps ==== */
+
+typedef enum {
+    STRATA_STEP_SEND = 0,
+    STRATA_STEP_RECV = 1,
+    STRATA_STEP_RECV_REDUCE = 2,
+    STRATA_STEP_COPY = 3,
+    STRATA_STEP_REDUCE = 4,
+} strata_step_op_t;
+
+typedef enum {
+    STRATA_BUF_INPUT = 0,
+    STRATA_BUF_OUTPUT = 1,
+    STRATA_BUF_SCRATCH = 2,
+    STRATA_BUF_COUNT = 3,
+} strata_buf_t;
+
+/* One step of one agent (semantics in the header comment). */
+typedef struct strata_step {
+    uint8_t op;      /* strata_step_op_t */
+    uint8_t src_buf; /* strata_buf_t read (SEND, RECV_REDUCE, COPY, REDUCE) */
+    uint8_t dst_buf; /* strata_buf_t written (RECV, RECV_REDUCE, COPY, REDUCE) */
+    uint8_t pad_;
+    int32_t peer;       /* agent sent to / received from; -1 for COPY, REDUCE */
+    uint32_t phase;     /* bulk-synchronous phase */
+    uint32_t after;     /* wait for the first `after` steps of this phase */
+    uint64_t src_off;   /* elements */
+    uint64_t dst_off;   /* elements */
+    uint64_t count;     /* elements per block */
+    uint64_t nblk;      /* blocks, >= 1 */
+    int64_t src_stride; /* elements between block starts in src (nblk > 1; may be < 0) */
+    int64_t dst_stride; /* elements between block starts in dst (nblk > 1; may be < 0) */
+} strata_step_t;
+
+/* ==== Schedules ==== */
+
+typedef struct strata_sched strata_sched_t;
+
+typedef struct strata_sched_params {
+    strata_coll_t coll;
+    strata_algo_t algo;
+    uint32_t nranks;    /* P >= 1 */
+    uint64_t count;     /* elements, meaning per collective (header comment) */
+    uint32_t elem_size; /* bytes per element, >= 1 (4 for float) */
+    uint32_t root;      /* BROADCAST, REDUCE */
+    uint32_t chunks;    /* pipeline chunks (ring, tree); 0 = 1 */
+    uint32_t group;     /* ranks per node: HIER, INNET (ranks per switch),
+                           TORUS2D (row length); 0 = a default (all P for INNET,
+                           the largest divisor <= sqrt(P) for TORUS2D, 8 for
+                           HIER when it divides P) */
+} strata_sched_params_t;
+
+/* Does `algo` implement `coll` for these parameters? Returns STRATA_OK or
+ * STRATA_ERR_UNSUPPORTED / STRATA_ERR_INVALID with a reason in err. */
+STRATA_API strata_status_t strata_sched_check(const strata_sched_params_t *p, strata_error_t *err);
+
+/* Create a schedule (cheap: O(1) or O(P) memory, never O(steps)). The caller
+ * owns *s_p; strata_sched_destroy(NULL) is a no-op. Errors as sched_check. */
+STRATA_API strata_status_t strata_sched_create(const strata_sched_params_t *p, strata_sched_t **s_p,
+                                               strata_error_t *err);
+STRATA_API void strata_sched_destroy(strata_sched_t *s);
+
+/* The parameters, with defaults (chunks, group) resolved. */
+STRATA_API const strata_sched_params_t *strata_sched_params(const strata_sched_t *s);
+/* Ranks plus switch agents. */
+STRATA_API uint32_t strata_sched_nagents(const strata_sched_t *s);
+STRATA_API uint32_t strata_sched_nphases(const strata_sched_t *s);
+/* Elements an agent's buffer must hold (0 for INPUT/OUTPUT of switch agents). */
+STRATA_API uint64_t strata_sched_buf_count(const strata_sched_t *s, uint32_t agent,
+                                           strata_buf_t buf);
+
+/* Steps of `agent` in `phase`: how many, and the i-th (0 <= i < n). */
+STRATA_API uint32_t strata_sched_phase_nsteps(const strata_sched_t *s, uint32_t agent,
+                                              uint32_t phase);
+STRATA_API void strata_sched_phase_step(const strata_sched_t *s, uint32_t agent, uint32_t phase,
+                                        uint32_t i, strata_step_t *step_p);
+/* Pattern class of a phase (see header comment). */
+STRATA_API uint32_t strata_sched_phase_class(const strata_sched_t *s, uint32_t phase);
+
+/* Flat view: total steps of an agent and the idx-th in phase order.
+ * O(nphases) per call: for small P; the simulator should walk phases. */
+STRATA_API uint64_t strata_sched_nsteps(const strata_sched_t *s, uint32_t agent);
+STRATA_API void strata_sched_step(const strata_sched_t *s, uint32_t agent, uint64_t idx,
+                                  strata_step_t *step_p);
+/* All steps of one agent in order. The caller frees *steps_p with free().
+ * NOMEM on failure. */
+STRATA_API strata_status_t strata_sched_materialise(const strata_sched_t *s, uint32_t agent,
+                                                    strata_step_t **steps_p, size_t *n_p,
+                                                    strata_error_t *err);
+
+/* ==== Verifier ==== */
+
+/* Execute the schedule symbolically on tagged data (each element of each
+ * rank's input carries a 64-bit tag; reductions combine tags so that a
+ * missing or doubled contribution changes the result) with rendezvous
+ * semantics, and check: every rank's output holds exactly the right
+ * contributions, each once; every SEND has its matching RECV with equal
+ * size; no access leaves a buffer; no concurrent hazard (rule 4); no
+ * deadlock. Returns OK, or STRATA_ERR_PROTOCOL with the first problem
+ * ("rank 3 output element 17: ...") in err. Memory O(P * buffers). */
+STRATA_API strata_status_t strata_sched_verify(const strata_sched_t *s, strata_error_t *err);
+
+/* ==== Cost model (cost.c) and selection (select.c) ==== */
+
+/* What the α-β-γ model needs to know about a cluster, read off a topology
+ * by routing representative rank pairs (strata_coll_machine_from_topo) or
+ * filled by hand. Bandwidths are B/s per direction, after every overhead
+ * the link layer and the framing model know of. */
+typedef struct strata_coll_machine {
+    uint32_t nranks;     /* P */
+    uint32_t per_server; /* g: ranks per server (P when there are no servers) */
+    uint32_t servers;    /* N = P / g */
+    uint32_t nics;       /* NICs per server carrying collective traffic */
+    double bw_intra;     /* rank to rank inside a server (all equal-cost paths) */
+    double bw_nic;       /* one rank to a rank on another server (one NIC) */
+    double lat_intra;    /* one message inside a server, s (path latency) */
+    double lat_inter;    /* one message between the farthest servers, s */
+    double eta_intra;    /* framing efficiency applied to bw_intra (1 = none) */
+    double reduce_bw;    /* local reduction rate, B/s of output; 0 = unknown
+                            (the reduction term is then not modelled) */
+    bool switch_reduce;  /* scale-up switches reduce (NVLink SHARP / NVLS) */
+    bool net_reduce;     /* network switches reduce (InfiniBand SHARP) */
+    bool direct;         /* accelerators link to each other (torus, mesh,
+                            ring): different dimensions use different links */
+    /* Direct networks: every rank r exchanging with r XOR 2^k at once
+     * (k < 32): the bandwidth one flow gets given the load the pattern puts
+     * on the busiest link it crosses, and that pair's path latency; ring_*
+     * the same for r -> r+1. 0 = not computed (use bw_intra, lat_intra). */
+    double bw_dist[32], lat_dist[32];
+    double bw_ring, lat_ring;
+    double bw_col, lat_col; /* torus2d columns: r -> r + row length */
+    bool col_disjoint;      /* ... on links the row rings do not use */
+    char intra_kind[32];    /* link kinds, for reports */
+    char inter_kind[32];
+} strata_coll_machine_t;
+
+/* Read the model inputs off a finished topology (see cost.c for how). cat
+ * supplies the reduction rate (the accelerator's HBM) and may be NULL (then
+ * reduce_bw is 0: not modelled). Routes three rank pairs; on direct
+ * networks of up to 8,192 ranks also whole patterns (O(P log P) routes). */
+STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *topo,
+                                                         const strata_link_catalog_t *cat,
+                                                         strata_coll_machine_t *m_p,
+                                                         strata_error_t *err);
+
+/* The predicted cost of one collective with one algorithm. */
+typedef struct strata_coll_cost {
+    strata_coll_t coll;
+    strata_algo_t algo;
+    double bytes;        /* nccl-tests "size": the buffer for AR/bcast/reduce,
+                            P x block for AG/RS/alltoall */
+    double time;         /* s = alpha + max(beta, gamma) (reduction is fused) */
+    double alpha;        /* latency term, s */
+    double beta;         /* bandwidth term, s */
+    double gamma;        /* reduction term, s */
+    double steps;        /* sequential message steps (latency terms) */
+    uint32_t chunks;     /* pipeline chunks the model chose */
+    double bytes_intra;  /* bytes one rank sends over scale-up links */
+    double bytes_inter;  /* bytes one rank's share of the NICs sends */
+    double algbw, busbw; /* B/s, nccl-tests definitions */
+    const char *bound;   /* "latency", "scale-up bandwidth", "network bandwidth", "reduction" */
+} strata_coll_cost_t;
+
+/* nccl-tests busbw / algbw factor of a collective on P ranks. */
+STRATA_API double strata_coll_busbw_factor(strata_coll_t coll, uint32_t P);
+
+/* Predict algo for coll of `bytes` on machine m. ERR_UNSUPPORTED (with a
+ * reason) when the algorithm does not apply (e.g. innet without reducing
+ * switches, hier on one server). */
+STRATA_API strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t coll,
+                                            strata_algo_t algo, double bytes,
+                                            strata_coll_cost_t *c_p, strata_error_t *err);
+
+/* The cheapest applicable algorithm for coll of `bytes` on m. */
+STRATA_API strata_status_t strata_coll_select(const strata_coll_machine_t *m, strata_coll_t coll,
+                                              double bytes, strata_coll_cost_t *best_p,
+                                              strata_error_t *err);
+
+/* Message sizes (bytes, ascending, at most max) at which the selected
+ * algorithm changes between lo and hi bytes, found by bisection on a log
+ * scale; algos_p[i] is the algorithm chosen above sizes_p[i]. Returns how
+ * many were found. */
+STRATA_API size_t strata_coll_crossovers(const strata_coll_machine_t *m, strata_coll_t coll,
+                                         double lo, double hi, double *sizes_p,
+                                         strata_algo_t *algos_p, size_t max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STRATA_SCHED_H */

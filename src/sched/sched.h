@@ -1,0 +1,143 @@
+/*
+ * sched.h (internal) — what the algorithm files of the sched module share:
+ * the schedule object, the generator interface and small emit helpers.
+ *
+ * Design: an algorithm is a table (sched_algo_t) with an init function that
+ * resolves parameters and sizes, and a phase function that enumerates the
+ * steps of one agent in one phase into a sink. The sink either counts the
+ * steps or keeps the one with the wanted index, so a single enumeration
+ * serves strata_sched_phase_nsteps() and strata_sched_phase_step() without
+ * ever storing a schedule. Enumerating one phase costs O(its steps).
+ */
+#ifndef STRATA_SCHED_INTERNAL_H
+#define STRATA_SCHED_INTERNAL_H
+
+#include "strata/sched.h"
+#include "util.h"
+
+#define SCHED_AUX_MAX 8
+
+typedef struct sched_sink {
+    uint32_t phase;     /* phase being enumerated (stamped on each step) */
+    uint32_t want;      /* index to keep; UINT32_MAX: count only */
+    uint32_t n;         /* steps emitted so far */
+    strata_step_t *out; /* where the wanted step goes */
+} sched_sink_t;
+
+typedef struct sched_algo sched_algo_t;
+
+struct strata_sched {
+    strata_sched_params_t p;
+    const sched_algo_t *algo;
+    uint32_t nagents;
+    uint32_t nphases;
+    uint64_t buf[STRATA_BUF_COUNT]; /* rank buffer sizes (elements) */
+    uint64_t switch_scratch;        /* scratch of switch agents */
+    int64_t aux[SCHED_AUX_MAX];     /* algorithm-specific numbers */
+    int32_t *tab;                   /* algorithm-specific table (O(P)), owned */
+};
+
+struct sched_algo {
+    strata_algo_t id;
+    /* Bit mask of (1u << strata_coll_t) this algorithm implements. */
+    uint32_t colls;
+    /* Validate parameters beyond the collective (e.g. group divides P),
+     * resolve defaults, set nphases, nagents, buf sizes. P >= 2, count > 0
+     * (or BARRIER) when called. */
+    strata_status_t (*init)(strata_sched_t *s, strata_error_t *err);
+    /* Emit the steps of `agent` in phase k->phase. */
+    void (*phase)(const strata_sched_t *s, uint32_t agent, sched_sink_t *k);
+    /* Optional: pattern class of a phase (NULL: the phase index). */
+    uint32_t (*phase_class)(const strata_sched_t *s, uint32_t phase);
+};
+
+#define SCHED_COLL(c) (1u << STRATA_COLL_##c)
+
+extern const sched_algo_t sched_ring, sched_tree, sched_binomial, sched_recdbl, sched_rabenseifner,
+    sched_bruck, sched_pairwise, sched_hier, sched_torus2d, sched_innet;
+
+/* Does algo implement coll at all (no parameter checks)? O(1). */
+bool sched_algo_supports(strata_coll_t coll, strata_algo_t algo);
+
+/* ==== Emit helpers (core.c) ==== */
+
+void sched_emit(sched_sink_t *k, const strata_step_t *st);
+void sched_send(sched_sink_t *k, uint32_t after, int32_t peer, int buf, uint64_t off,
+                uint64_t count);
+void sched_recv(sched_sink_t *k, uint32_t after, int32_t peer, int buf, uint64_t off,
+                uint64_t count);
+/* dst[doff..] = src[soff..] (+) msg */
+void sched_recv_reduce(sched_sink_t *k, uint32_t after, int32_t peer, int sbuf, uint64_t soff,
+                       int dbuf, uint64_t doff, uint64_t count);
+void sched_copy(sched_sink_t *k, uint32_t after, int sbuf, uint64_t soff, int dbuf, uint64_t doff,
+                uint64_t count);
+void sched_reduce(sched_sink_t *k, uint32_t after, int sbuf, uint64_t soff, int dbuf, uint64_t doff,
+                  uint64_t count);
+
+/* ==== Arithmetic helpers ==== */
+
+/* Block i of n equal-as-possible parts of `count` (the first count % n
+ * parts one larger): offset and size. */
+static inline uint64_t sched_blk_off(uint64_t count, uint64_t n, uint64_t i)
+{
+    uint64_t q = count / n, r = count % n;
+    return i * q + (i < r ? i : r);
+}
+static inline uint64_t sched_blk_len(uint64_t count, uint64_t n, uint64_t i)
+{
+    return count / n + (i < count % n ? 1 : 0);
+}
+static inline uint32_t sched_mod(int64_t a, uint32_t p)
+{
+    int64_t m = a % (int64_t)p;
+    return (uint32_t)(m < 0 ? m + p : m);
+}
+/* floor(log2(x)) for x >= 1, and ceil(log2(x)). */
+uint32_t sched_log2_floor(uint64_t x);
+uint32_t sched_log2_ceil(uint64_t x);
+
+/* ==== Ring building blocks (ring.c), reused by hier and torus2d ==== */
+
+/* A ring over m members; member i is rank base + i*stride. The region
+ * [off, off+len) is split into m blocks. Step k of a reduce-scatter
+ * (0 <= k < m-1) leaves member i holding block (i+1) % m fully reduced in
+ * `dbuf` (first step reads `sbuf` for the send, every reduce reads sbuf as
+ * the other operand); step k of an allgather (0 <= k < m-1) circulates those
+ * blocks in dbuf. */
+typedef struct sched_ring {
+    uint32_t m, i;         /* members, my position */
+    uint32_t base, stride; /* rank of member j = base + j*stride */
+    uint64_t off, len;     /* region */
+} sched_ring_t;
+void sched_ring_rs_step(const sched_ring_t *g, uint32_t k, int sbuf, int dbuf, sched_sink_t *out);
+void sched_ring_ag_step(const sched_ring_t *g, uint32_t k, int buf, sched_sink_t *out);
+
+/* ==== Non-power-of-two folding (recdbl.c), reused by rabenseifner ==== */
+
+/* P = pow + rem with pow = 2^floor(log2 P). Ranks 2i and 2i+1 (i < rem) fold
+ * into core rank i (real rank 2i+1 works, 2i waits); rank q >= 2 rem is core
+ * rank q - rem. core_lo(c) is the first real block owned by core rank c, so
+ * core ranks [a,b) own real blocks [core_lo(a), core_lo(b)). */
+typedef struct sched_fold {
+    uint32_t P, pow, rem, L;
+} sched_fold_t;
+void sched_fold_init(sched_fold_t *f, uint32_t P);
+/* Core rank of real rank r, or -1 if r only folds (even r < 2 rem). */
+int64_t sched_fold_core(const sched_fold_t *f, uint32_t r);
+uint32_t sched_fold_real(const sched_fold_t *f, uint32_t core);
+uint32_t sched_fold_lo(const sched_fold_t *f, uint32_t core);
+
+/* ==== Two-level allreduce (hier.c), reused by torus2d.c ==== */
+
+/* Ranks r = node*g + local: intra ring reduce-scatter over the g ranks of a
+ * node, inter ring allreduce of each rank's block over the P/g ranks with
+ * its local index, intra ring allgather, pipelined over chunks. g must
+ * divide P. */
+uint32_t sched_twolevel_nphases(uint32_t P, uint32_t g, uint32_t chunks);
+void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched_sink_t *k);
+/* Check group divides P and set nphases; the phase function of both. */
+strata_status_t sched_twolevel_init(strata_sched_t *s, const char *what, strata_error_t *err);
+void sched_twolevel_algo_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k);
+uint32_t sched_twolevel_class(const strata_sched_t *s, uint32_t phase);
+
+#endif
