@@ -147,8 +147,12 @@ STRATA_API strata_status_t strata_topo_add_device(strata_topo_t *topo, strata_de
 STRATA_API strata_status_t strata_topo_add_link(strata_topo_t *topo, int32_t a, int32_t b,
                                                 const strata_topo_linkspec_t *spec, int32_t *id_p,
                                                 strata_error_t *err);
-/* Set which NIC accelerator accel sends through off-server (else the
- * nearest NIC of its group, chosen by strata_topo_finish). */
+/* Set which NIC accelerator accel sends through off-server. Otherwise
+ * strata_topo_finish picks the nearest NIC of its group that has a link
+ * leaving the group (any NIC of the group when none has); among equally
+ * near ones the least used so far (accelerators in id order), then the
+ * one on the accelerator's rail (NIC local·nics/accels among those
+ * candidates), then the lower id. */
 STRATA_API strata_status_t strata_topo_set_nic(strata_topo_t *topo, int32_t accel, int32_t nic,
                                                strata_error_t *err);
 /* Freeze: build adjacency, assign ranks and NICs, check the graph is

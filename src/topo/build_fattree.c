@@ -340,6 +340,38 @@ static int32_t nic_leaf(int32_t s, int32_t i, int32_t nics, int32_t h, bool rail
     return (int32_t)(((int64_t)s * nics + i) / h);
 }
 
+/* Whether the fabric's automorphisms map any server onto any other, NIC i
+ * onto NIC i: rails when pods hold whole blocks of k/2 servers (blocks
+ * are alike, servers in a block too); a plain tree when no server
+ * straddles two leaves (nics divides k/2) or, when a server fills
+ * several whole leaves, no server straddles two pods. */
+static bool servers_interchangeable(const strata_topo_fattree_t *net, int32_t nics, int32_t u2,
+                                    bool rail)
+{
+    int32_t h = net->k / 2;
+    if (net->tiers == 1) return true;
+    if (rail) return net->tiers < 3 || u2 % nics == 0;
+    if (h % nics == 0) return true;
+    return nics % h == 0 && (net->tiers < 3 || u2 % (nics / h) == 0);
+}
+
+/* Whether the tree's half-cut (half the leaves, or half the pods) is a
+ * cut around half the servers, so it bounds the server-halves partition
+ * by (S/2)·nics·share. Plain trees: NICs fill leaves in server order and
+ * half the leaves (pods) of a complete tree hold exactly half the NICs.
+ * Rails: half the leaves are half the blocks of k/2 servers when the
+ * block count is even (2 tiers), and a pod holds whole blocks when nics
+ * divides u2 (3 tiers; a complete tree has an even pod count). A single
+ * block is not split that way: each rail leaf holds NICs of both halves,
+ * and only the NIC links themselves cut it. */
+static bool halves_cut(const strata_topo_fattree_t *net, const net_plan_t *p, int32_t nics,
+                       bool rail)
+{
+    if (!rail || net->tiers == 1) return true;
+    if (net->tiers == 2) return (p->leaves / nics) % 2 == 0;
+    return p->u2 % nics == 0;
+}
+
 static strata_status_t cluster_net(strata_topo_t *t, const strata_topo_server_t *sv,
                                    int32_t servers, int32_t per, const strata_topo_fattree_t *net,
                                    bool rail, strata_error_t *err)
@@ -360,14 +392,11 @@ static strata_status_t cluster_net(strata_topo_t *t, const strata_topo_server_t 
     if (!st) st = plan_specs(t, &p, &sv->nic_net, err);
     if (!st) st = plan_leaf_counts(&p, &per_leaf, err);
     if (!st) st = build_net(t, &p, per_leaf, err);
-    /* Rail blocks of k/2 servers span nics leaves: a pod of u2 leaves
-     * holds whole blocks only when nics divides u2. */
-    bool complete = !st && net_complete(&p, per_leaf) && servers % 2 == 0 &&
-                    (!rail || net->tiers < 3 || p.u2 % N == 0);
-    if (complete) {
-        t->shape.closed_bw = net_share(&p) * N; /* per server; bisect.c adds the egress */
-        t->shape.has_closed = true;
-    }
+    bool uniform = !st && net_complete(&p, per_leaf);
+    double share = uniform ? net_share(&p) : 0, nic_bw = p.spec[0].bw_dir * p.spec[0].mult;
+    if (uniform && servers % 2 == 0 && (halves_cut(net, &p, N, rail) || share >= nic_bw))
+        t->shape.att_share = share; /* per NIC; bisect.c adds the servers */
+    t->shape.servers_symmetric = uniform && servers_interchangeable(net, N, p.u2, rail);
     util_free(att);
     util_free(leaf);
     util_free(per_leaf);
@@ -409,8 +438,7 @@ strata_status_t strata_topo_build_cluster(const strata_topo_server_t *sv, int32_
     t->shape.kind = TOPO_SHAPE_TIERED;
     if (!st && has_net) st = cluster_net(t, sv, servers, per, net, rail, err);
     if (!st) st = strata_topo_finish(t, err);
-    if (!st && t->shape.has_closed) st = topo_cluster_closed(t, servers, err);
-    if (!st && t->shape.has_closed) t->shape.sym_classes = sv->accels;
+    if (!st) st = topo_cluster_shape(t, servers, err);
     if (st) {
         strata_topo_destroy(t);
         return st;

@@ -7,8 +7,12 @@
  * network is NOT built here: a fat-tree (plain or rail-optimised) comes from
  * strata_topo_build_cluster on a stand-in server that holds only the NICs,
  * and its switch tiers and NIC↔leaf links are grafted onto the real
- * servers' NICs — so there is one copy of each builder, in build_*.c. A torus
- * network (TPU pods) is the topology itself: strata_topo_build_torus.
+ * servers' NICs — so there is one copy of each builder, in build_*.c. The
+ * stand-in's shape record (per-NIC network share, whether servers are
+ * interchangeable) comes along, and the closed-form bisection and hop
+ * symmetry are then derived from the real servers' wiring (bisect.c,
+ * topo_cluster_shape), never from the stand-in's. A torus network (TPU
+ * pods) is the topology itself: strata_topo_build_torus.
  *
  * Link figures: by catalog id; a link narrower than the catalog width
  * ("lanes": 8 on a x16 kind) scales the catalog bandwidth by lanes/width.
@@ -16,7 +20,7 @@
  * Workload: linear in the built graph; the fabric is built twice (stand-in
  * and graft), which is cheap next to anything done with the result.
  */
-#include "topo.h" /* internal: to name a built torus after its preset */
+#include "topo.h" /* internal: a torus's name, the fabric's shape record */
 #include "topoio.h"
 
 #include <string.h>
@@ -263,6 +267,16 @@ static strata_status_t add_network(builder_t *b)
     strata_topo_t *fab = NULL;
     strata_status_t st = build_fabric(b, nics, port, &fab);
     if (st == STRATA_OK) st = graft(b, fab, nics);
+    /* The grafted fabric is the stand-in's, switch for switch and NIC for
+     * NIC, so what the builder proved about it holds here: its per-NIC
+     * share and whether servers are interchangeable. What depends on the
+     * servers (egress, spreading, in-server routes) is computed on the
+     * real ones by topo_cluster_shape after finish. */
+    if (st == STRATA_OK) {
+        b->t->shape.kind = TOPO_SHAPE_TIERED;
+        b->t->shape.att_share = fab->shape.att_share;
+        b->t->shape.servers_symmetric = fab->shape.servers_symmetric;
+    }
     strata_topo_destroy(fab);
     return st;
 }
@@ -376,6 +390,7 @@ strata_status_t topoio_instantiate(const topoio_cluster_t *c, const strata_link_
     if (st == STRATA_OK) st = add_servers(&b);
     if (st == STRATA_OK && c->net.builder) st = add_network(&b);
     if (st == STRATA_OK) st = strata_topo_finish(b.t, err);
+    if (st == STRATA_OK) st = topo_cluster_shape(b.t, (int32_t)c->servers, err);
     util_free(b.offset);
     if (st) {
         strata_topo_destroy(b.t);

@@ -366,31 +366,88 @@ static strata_status_t build_adjacency(strata_topo_t *t, strata_error_t *err)
     return STRATA_OK;
 }
 
-/* Each accelerator without an explicit NIC takes the nearest NIC of its
- * own group (BFS inside the group; ties to the lower id). */
+/* NIC candidates of each group: the NICs with a link leaving the group (on
+ * the network), or every NIC of a group that has none (one server). For a
+ * candidate, *idx_p[v] is its index among its group's candidates in id
+ * order (-1 otherwise); *ncand_p[g] and *nacc_p[g] count candidates and
+ * accelerators per group. */
+static int nic_candidates(const strata_topo_t *t, int32_t **idx_p, int32_t **ncand_p,
+                          int32_t **nacc_p)
+{
+    size_t ng = (size_t)t->ngroups + 1;
+    int32_t *idx = util_malloc((size_t)t->ndev * sizeof(int32_t) + 1);
+    int32_t *ncand = util_calloc(ng, sizeof(int32_t)), *nacc = util_calloc(ng, sizeof(int32_t));
+    int32_t *noff = util_calloc(ng, sizeof(int32_t));
+    if (!idx || !ncand || !nacc || !noff) {
+        util_free(idx), util_free(ncand), util_free(nacc), util_free(noff);
+        return -1;
+    }
+    for (int32_t v = 0; v < t->ndev; v++) {
+        idx[v] = -1;
+        if (t->group[v] < 0) continue;
+        if (t->kind[v] == STRATA_DEV_ACCEL) nacc[t->group[v]]++;
+        if (t->kind[v] != STRATA_DEV_NIC) continue;
+        for (int32_t i = t->adj_off[v]; i < t->adj_off[v + 1]; i++)
+            if (t->group[t->adj_nbr[i]] != t->group[v]) idx[v] = 0; /* leaves the group */
+        noff[t->group[v]] += idx[v] == 0;
+    }
+    for (int32_t v = 0; v < t->ndev; v++) {
+        int32_t g = t->group[v];
+        if (g < 0 || t->kind[v] != STRATA_DEV_NIC || (noff[g] > 0 && idx[v] < 0)) continue;
+        idx[v] = ncand[g]++;
+    }
+    util_free(noff);
+    *idx_p = idx, *ncand_p = ncand, *nacc_p = nacc;
+    return 0;
+}
+
+/* Whether NIC u beats NIC best (both at the nearest distance) for an
+ * accelerator whose rail is candidate `want`: fewer accelerators already
+ * on it, then its rail, then the lower id. */
+static bool nic_better(const int32_t *load, const int32_t *idx, int32_t want, int32_t u,
+                       int32_t best)
+{
+    if (best < 0) return true;
+    if (load[u] != load[best]) return load[u] < load[best];
+    if ((idx[u] == want) != (idx[best] == want)) return idx[u] == want;
+    return u < best;
+}
+
+/* Each accelerator without an explicit NIC takes the nearest candidate NIC
+ * of its own group (BFS inside the group). Among equally near ones it
+ * takes the least used so far (accelerators in id order), then the one on
+ * its rail — candidate local·ncand/naccel, the template's rule
+ * (strata_topo_server_t) — then the lower id. On a DGX H100, GPUs 0 and 1
+ * share a PCIe switch with NICs 0 and 1 and take one each (as NCCL does),
+ * instead of both taking NIC 0. */
 static strata_status_t assign_nics(strata_topo_t *t, strata_error_t *err)
 {
     int32_t *dist = util_malloc((size_t)t->ndev * sizeof(int32_t));
     int32_t *queue = util_malloc((size_t)t->ndev * sizeof(int32_t));
-    if (!dist || !queue) {
+    int32_t *load = util_calloc((size_t)t->ndev, sizeof(int32_t));
+    int32_t *idx = NULL, *ncand = NULL, *nacc = NULL;
+    if (!dist || !queue || !load || nic_candidates(t, &idx, &ncand, &nacc)) {
         util_free(dist);
         util_free(queue);
+        util_free(load);
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory assigning NICs");
     }
     for (int32_t v = 0; v < t->ndev; v++)
         dist[v] = -1;
     for (int32_t s = 0; s < t->ndev; s++) {
         if (t->kind[s] != STRATA_DEV_ACCEL || t->nic[s] >= 0 || t->group[s] < 0) continue;
-        int32_t head = 0, tail = 0, best = -1, bestd = -1;
+        int32_t g = t->group[s], head = 0, tail = 0, best = -1, bestd = -1;
+        int32_t want = (int32_t)((int64_t)t->local[s] * ncand[g] / (nacc[g] ? nacc[g] : 1));
         dist[s] = 0;
         queue[tail++] = s;
         while (head < tail) {
             int32_t u = queue[head++];
             if (bestd >= 0 && dist[u] > bestd) break;
-            if (t->kind[u] == STRATA_DEV_NIC && (best < 0 || u < best)) best = u, bestd = dist[u];
+            if (t->kind[u] == STRATA_DEV_NIC && idx[u] >= 0 && nic_better(load, idx, want, u, best))
+                best = u, bestd = dist[u];
             for (int32_t i = t->adj_off[u]; i < t->adj_off[u + 1]; i++) {
                 int32_t w = t->adj_nbr[i];
-                if (dist[w] < 0 && t->group[w] == t->group[s]) {
+                if (dist[w] < 0 && t->group[w] == g) {
                     dist[w] = dist[u] + 1;
                     queue[tail++] = w;
                 }
@@ -399,9 +456,14 @@ static strata_status_t assign_nics(strata_topo_t *t, strata_error_t *err)
         for (int32_t i = 0; i < tail; i++)
             dist[queue[i]] = -1;
         t->nic[s] = best;
+        if (best >= 0) load[best]++;
     }
     util_free(dist);
     util_free(queue);
+    util_free(load);
+    util_free(idx);
+    util_free(ncand);
+    util_free(nacc);
     return STRATA_OK;
 }
 

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "test.h"
 #include "topo.h"
+#include "brute_hops_test.h"
 
 #define GB 1e9
 
@@ -23,25 +24,6 @@ static strata_topo_metrics_t metrics(const strata_topo_t *t)
     strata_error_t err;
     if (strata_topo_metrics(t, &m, &err)) fail_msg("metrics: %s", err.msg);
     return m;
-}
-
-/* Brute force: routed hops over every ordered pair of endpoints. */
-static void brute_hops(const strata_topo_t *t, double *avg, int32_t *diam)
-{
-    strata_topo_router_t *r;
-    assert_int_equal(strata_topo_router_create(t, &r, NULL), 0);
-    int32_t n = strata_topo_endpoint_count(t);
-    double sum = 0;
-    *diam = 0;
-    for (int32_t a = 0; a < n; a++)
-        for (int32_t b = 0; b < n; b++) {
-            if (a == b) continue;
-            int32_t h = strata_topo_hops(r, strata_topo_endpoint(t, a), strata_topo_endpoint(t, b));
-            sum += h;
-            if (h > *diam) *diam = h;
-        }
-    *avg = sum / ((double)n * (n - 1));
-    strata_topo_router_destroy(r);
 }
 
 static void check_against_brute(const strata_topo_t *t)
