@@ -64,6 +64,8 @@ typedef struct strata_sim_opts {
     strata_sim_routing_t routing;
     strata_sim_mode_t mode;
     uint64_t seed;          /* ECMP hash seed */
+    uint32_t conns;         /* ECMP: connections (queue pairs) per rank pair, each hashed
+                               on its own and carrying an equal share (default 1) */
     bool no_reuse;          /* BARRIER: simulate every phase (for checks, benchmarks) */
     bool progress;          /* progress bar on stderr (when it is a TTY) */
     const char *trace_path; /* Chrome trace-event JSON, or NULL */
@@ -71,7 +73,7 @@ typedef struct strata_sim_opts {
     int top_links;          /* most loaded links listed in the result (default 10) */
 } strata_sim_opts_t;
 
-/* Defaults: SPREAD, BARRIER, seed 1, reuse on, no trace, 8 trace links,
+/* Defaults: SPREAD, BARRIER, seed 1, 1 connection, reuse on, no trace, 8 trace links,
  * 10 top links. */
 STRATA_API strata_sim_opts_t strata_sim_opts_default(void);
 

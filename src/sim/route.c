@@ -14,7 +14,9 @@
  *    it — the fluid limit of the split;
  *  - ECMP: one path chosen by strata_topo_path_hash(src, dst, seed): every
  *    message of a pair takes the path its connection hashes to, as a
- *    switch hashing a flow's 5-tuple does.
+ *    switch hashing a flow's 5-tuple does; with several connections per
+ *    pair (NCCL_IB_QPS_PER_CONNECTION) each is hashed with its own seed
+ *    and carries an equal share.
  * The route's latency is the mean of its paths' latencies, weighted like
  * the split.
  */
@@ -97,6 +99,7 @@ struct sim_routes {
     strata_topo_router_t *router;
     strata_sim_routing_t routing;
     uint64_t seed;
+    uint32_t conns; /* ECMP: connections per pair, each hashed separately */
     util_arena_t *arena;
     /* open addressing: keys (src<<32 | dst) + 1 (0 = empty) */
     uint64_t *keys;
@@ -112,7 +115,7 @@ struct sim_routes {
 };
 
 sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t routing,
-                                uint64_t seed, strata_error_t *err)
+                                uint64_t seed, uint32_t conns, strata_error_t *err)
 {
     sim_routes_t *rt = util_calloc(1, sizeof(*rt));
     if (!rt) goto oom;
@@ -120,6 +123,7 @@ sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t 
     rt->ndev = strata_topo_device_count(topo);
     rt->routing = routing;
     rt->seed = seed;
+    rt->conns = conns ? conns : 1;
     rt->arena = util_arena_create(1 << 20);
     rt->cap = 1024;
     rt->keys = util_calloc(rt->cap, sizeof(uint64_t));
@@ -217,7 +221,9 @@ static strata_status_t one_path(sim_routes_t *rt, int32_t src, int32_t dst, uint
                                 bool hashed, int32_t *chans, int32_t *n_p, strata_error_t *err)
 {
     strata_status_t rc =
-        hashed ? strata_topo_path_hash(rt->router, src, dst, rt->seed, chans, rt->maxhops, n_p)
+        hashed ? strata_topo_path_hash(rt->router, src, dst,
+                                       index ? util_hash_u64(rt->seed ^ index) : rt->seed, chans,
+                                       rt->maxhops, n_p)
                : strata_topo_path(rt->router, src, dst, index, chans, rt->maxhops, n_p);
     if (rc == STRATA_OK) return rc;
     return strata_error_set(err, rc, "no route from device %d to device %d (%s)", (int)src,
@@ -232,9 +238,13 @@ static strata_status_t add_pair(sim_routes_t *rt, int32_t src, int32_t dst, doub
     int32_t *chans = rt->paths, n = 0;
     if (grow_paths(rt, src, dst)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     if (rt->routing == STRATA_SIM_ECMP) {
-        strata_status_t rc = one_path(rt, src, dst, 0, true, chans, &n, err);
-        if (rc != STRATA_OK) return rc;
-        *lat_p += scale * accumulate(rt, chans, n, scale);
+        /* conns connections (queue pairs) per pair, each hashed on its own */
+        double w = scale / rt->conns;
+        for (uint32_t q = 0; q < rt->conns; q++) {
+            strata_status_t rc = one_path(rt, src, dst, q, true, chans, &n, err);
+            if (rc != STRATA_OK) return rc;
+            *lat_p += w * accumulate(rt, chans, n, w);
+        }
         return STRATA_OK;
     }
     double count = strata_topo_path_count(rt->router, src, dst);

@@ -34,7 +34,7 @@ void sim_set_phase_limit(strata_sim_t *sim, uint32_t n)
 
 strata_sim_opts_t strata_sim_opts_default(void)
 {
-    strata_sim_opts_t o = {STRATA_SIM_SPREAD, STRATA_SIM_BARRIER, 1, false, false, NULL, 8, 10};
+    strata_sim_opts_t o = {STRATA_SIM_SPREAD, STRATA_SIM_BARRIER, 1, 1, false, false, NULL, 8, 10};
     return o;
 }
 
@@ -50,7 +50,8 @@ strata_status_t strata_sim_create(const strata_topo_t *topo, const strata_sim_op
     if (sim->opts.top_links < 0) sim->opts.top_links = 0;
     strata_status_t rc = sim_topo_init(&sim->st, topo, err);
     if (rc == STRATA_OK) {
-        sim->routes = sim_routes_create(topo, sim->opts.routing, sim->opts.seed, err);
+        sim->routes =
+            sim_routes_create(topo, sim->opts.routing, sim->opts.seed, sim->opts.conns, err);
         if (!sim->routes) rc = err ? err->status : STRATA_ERR_NOMEM;
     }
     if (rc != STRATA_OK) {

@@ -34,7 +34,7 @@ typedef struct sim_route {
 
 typedef struct sim_routes sim_routes_t;
 sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t routing,
-                                uint64_t seed, strata_error_t *err);
+                                uint64_t seed, uint32_t conns, strata_error_t *err);
 void sim_routes_destroy(sim_routes_t *rt);
 strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
                                const sim_route_t **route_p, strata_error_t *err);

@@ -184,6 +184,16 @@ static void test_ecmp_collisions(void **state)
         run1(t, s, place, &o, &r);
         assert_rel(r.time, 3 * m * 1048576 / 10e9, 1e-9);
         strata_sim_result_free(&r);
+        if (m == 2) {
+            /* 64 connections per pair, each hashed on its own, split each
+             * flow about evenly over both spines: near the spread time
+             * (3 × 1 MiB at 10 GB/s), far from the collided 2× */
+            o.conns = 64;
+            run1(t, s, place, &o, &r);
+            assert_true(r.time < 1.25 * 3 * 1048576 / 10e9);
+            strata_sim_result_free(&r);
+            o.conns = 1;
+        }
     }
     assert_true(collided > 0); /* 16 seeds: a collision-free draw each time is (1/4)^16-unlikely */
     strata_topo_destroy(t);

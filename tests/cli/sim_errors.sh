@@ -31,6 +31,7 @@ expect 2 "--mode expects barrier or async" sim $C --mode later
 expect 2 "--size expects a size" sim $C --size lots
 expect 2 "--chunks expects an integer" sim $C --chunks 0
 expect 2 "--trace needs a value" sim $C --trace
+expect 2 "--qps expects an integer >= 1" sim $C --qps 0
 expect 2 "unknown option '--fast'" sim $C --fast
 expect 2 "unexpected argument 'extra'" sim $C extra
 expect 1 "cluster" sim nosuchcluster:3

@@ -26,7 +26,7 @@ static void usage(FILE *out)
                  "  --op OP            allreduce, reducescatter, allgather, broadcast, reduce,\n"
                  "                     alltoall, sendrecv, barrier (default allreduce)\n"
                  "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G);\n"
-            "                     rounded down (by under 1 %%) to equal blocks per rank\n"
+                 "                     rounded down (by under 1 %%) to equal blocks per rank\n"
                  "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring)\n"
                  "  --chunks N         pipeline chunks (default 1)\n"
                  "  --group N          run it in every group of N consecutive ranks at once\n"
@@ -39,6 +39,8 @@ static void usage(FILE *out)
                  "  --routing R        spread (even split over equal-cost paths, default) or\n"
                  "                     ecmp (one hashed path per pair)\n"
                  "  --seed N           ECMP hash seed (default 1)\n"
+                 "  --qps N            ECMP: connections per rank pair, each hashed on its own\n"
+                 "                     (like NCCL_IB_QPS_PER_CONNECTION; default 1)\n"
                  "  --mode M           barrier (phases in lockstep, repeated phases reused;\n"
                  "                     default) or async (per-rank dependencies only)\n"
                  "  --no-reuse         simulate every phase (for checks and benchmarks)\n"
@@ -171,6 +173,11 @@ static int parse_value(const char *opt, const char *arg, sim_args_t *a)
         a->opts.trace_path = arg;
         return 0;
     }
+    if (strcmp(opt, "--qps") == 0) {
+        if (cli_parse_int(NAME, opt, arg, 1, &v)) return -1;
+        a->opts.conns = (uint32_t)(v > 64 ? 64 : v);
+        return 0;
+    }
     if (cli_parse_int(NAME, opt, arg, 0, &v)) return -1;
     if (strcmp(opt, "--seed") == 0)
         a->opts.seed = (uint64_t)v;
@@ -184,8 +191,9 @@ static int parse_value(const char *opt, const char *arg, sim_args_t *a)
 static int parse_args(int argc, char **argv, sim_args_t *a)
 {
     static const char *const choices[] = {"--op", "--algo", "--routing", "--mode", NULL};
-    static const char *const values[] = {"--size",  "--chunks", "--trace", "--seed",        "--top",
-                                         "--group", "--stride", "--also",  "--trace-links", NULL};
+    static const char *const values[] = {"--size", "--chunks",      "--trace", "--seed",
+                                         "--qps",  "--top",         "--group", "--stride",
+                                         "--also", "--trace-links", NULL};
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         bool done = false;
