@@ -25,8 +25,12 @@ static strata_status_t load_cluster(const report_ctx_t *ctx, int nodes, strata_t
     return strata_topo_load_spec(used, ctx->links, topo_p, err);
 }
 
+/* 8 queue pairs per connection: what NCCL_IB_QPS_PER_CONNECTION=8 does
+ * to spread one connection's traffic over ECMP paths. */
+#define REPORT_SIM_QPS 8
+
 static strata_status_t simulate(const strata_topo_t *topo, strata_sim_routing_t routing,
-                                strata_sim_result_t *res, strata_error_t *err)
+                                uint32_t qps, strata_sim_result_t *res, strata_error_t *err)
 {
     strata_sched_params_t p = {0};
     p.coll = STRATA_COLL_ALLREDUCE;
@@ -37,6 +41,7 @@ static strata_status_t simulate(const strata_topo_t *topo, strata_sim_routing_t 
     p.chunks = 1;
     strata_sim_opts_t o = strata_sim_opts_default();
     o.routing = routing;
+    o.conns = qps;
     o.top_links = 1;
     strata_sched_t *s = NULL;
     strata_sim_t *sim = NULL;
@@ -70,7 +75,7 @@ static void print_row(FILE *out, const char *name, const strata_sim_result_t *r)
 }
 
 static void findings(FILE *out, const char *spec, const strata_sim_result_t *spread,
-                     const strata_sim_result_t *ecmp)
+                     const strata_sim_result_t *ecmp, const strata_sim_result_t *qps)
 {
     const strata_sim_class_t *c = top_class(spread);
     if (spread->time <= spread->time_ab * 1.01)
@@ -90,6 +95,12 @@ static void findings(FILE *out, const char *spec, const strata_sim_result_t *spr
                 ecmp->links[0].name, ecmp->links[0].utilisation * 100, ecmp->time / spread->time);
     else
         fprintf(out, "  - ecmp: no collision (no equal-cost choice, or the hash was lucky).\n");
+    if (ecmp->time > spread->time * 1.01 && qps->time < ecmp->time * 0.99)
+        fprintf(out,
+                "  - %d queue pairs per connection, hashed apart, win back %.0f%% of what the\n"
+                "    collisions cost (NCCL_IB_QPS_PER_CONNECTION=%d).\n",
+                REPORT_SIM_QPS, (ecmp->time - qps->time) / (ecmp->time - spread->time) * 100,
+                REPORT_SIM_QPS);
     fprintf(out, "  - timeline: strata sim %s --routing ecmp --trace t.json\n", spec);
 }
 
@@ -100,9 +111,10 @@ static strata_status_t block(const report_ctx_t *ctx, int nodes, strata_error_t 
     char spec[160];
     strata_status_t rc = load_cluster(ctx, nodes, &topo, spec, sizeof(spec), err);
     if (rc != STRATA_OK) return rc;
-    strata_sim_result_t spread = {0}, ecmp = {0};
-    rc = simulate(topo, STRATA_SIM_SPREAD, &spread, err);
-    if (rc == STRATA_OK) rc = simulate(topo, STRATA_SIM_ECMP, &ecmp, err);
+    strata_sim_result_t spread = {0}, ecmp = {0}, qps = {0};
+    rc = simulate(topo, STRATA_SIM_SPREAD, 1, &spread, err);
+    if (rc == STRATA_OK) rc = simulate(topo, STRATA_SIM_ECMP, 1, &ecmp, err);
+    if (rc == STRATA_OK) rc = simulate(topo, STRATA_SIM_ECMP, REPORT_SIM_QPS, &qps, err);
     if (rc == STRATA_OK) {
         FILE *out = ctx->out;
         char t[32];
@@ -112,12 +124,14 @@ static strata_status_t block(const report_ctx_t *ctx, int nodes, strata_error_t 
                 "bottleneck (share of time)");
         print_row(out, "spread", &spread);
         print_row(out, "ecmp", &ecmp);
+        print_row(out, "ecmp x8", &qps);
         fprintf(out, "  %-8s %10s   (alpha-beta: every step has its links to itself)\n", "a-b",
                 report_time(spread.time_ab, t, sizeof(t)));
-        findings(out, spec, &spread, &ecmp);
+        findings(out, spec, &spread, &ecmp, &qps);
     }
     strata_sim_result_free(&spread);
     strata_sim_result_free(&ecmp);
+    strata_sim_result_free(&qps);
     strata_topo_destroy(topo);
     return rc;
 }
