@@ -12,7 +12,9 @@
  *    over the four NVSwitches of an H100, whose GPU stripes its traffic over
  *    its 18 NVLinks); a channel's weight is the share of the flow crossing
  *    it — the fluid limit of the split;
- *  - ECMP: one path chosen by strata_topo_path_hash(src, dst, seed): every
+ *  - ECMP (for routes through network switches; inside a server or a
+ *    scale-up domain traffic is striped as with SPREAD): one path chosen by
+ *    strata_topo_path_hash(src, dst, seed): every
  *    message of a pair takes the path its connection hashes to, as a
  *    switch hashing a flow's 5-tuple does; with several connections per
  *    pair (NCCL_IB_QPS_PER_CONNECTION) each is hashed with its own seed
@@ -230,14 +232,31 @@ static strata_status_t one_path(sim_routes_t *rt, int32_t src, int32_t dst, uint
                             (int)dst, strata_status_str(rc));
 }
 
+/* Does the route src → dst cross a network switch (tier >= 1)? Hashing is
+ * what network switches do; inside a server or a scale-up domain (NVLink
+ * through NVSwitches, tier 0) a GPU stripes its traffic over all its
+ * links, so ECMP routing still spreads there. */
+static bool in_network(sim_routes_t *rt, int32_t src, int32_t dst)
+{
+    int32_t n = 0;
+    if (grow_paths(rt, src, dst) ||
+        strata_topo_path(rt->router, src, dst, 0, rt->paths, rt->maxhops, &n) != STRATA_OK)
+        return true;
+    for (int32_t h = 0; h < n; h++)
+        if (strata_topo_device(rt->topo, strata_topo_chan_dst(rt->topo, rt->paths[h])).tier >= 1)
+            return true;
+    return false;
+}
+
 /* Add the route src → dst (real devices) to the scratch with weight
  * scale; *lat_p += scale × its latency. */
 static strata_status_t add_pair(sim_routes_t *rt, int32_t src, int32_t dst, double scale,
                                 double *lat_p, strata_error_t *err)
 {
-    int32_t *chans = rt->paths, n = 0;
+    int32_t n = 0;
     if (grow_paths(rt, src, dst)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
-    if (rt->routing == STRATA_SIM_ECMP) {
+    int32_t *chans = rt->paths; /* after any growth */
+    if (rt->routing == STRATA_SIM_ECMP && in_network(rt, src, dst)) {
         /* conns connections (queue pairs) per pair, each hashed on its own */
         double w = scale / rt->conns;
         for (uint32_t q = 0; q < rt->conns; q++) {
