@@ -67,6 +67,20 @@ static void verify_one(strata_coll_t c, strata_algo_t a, uint32_t P, uint64_t n,
     (*ran)++;
 }
 
+/* The node-structured trees (tree with a chain per node, nvlstree) take
+ * any group: ones that divide P and ones that leave a smaller last node,
+ * one node of all P (small P: the chain is long), each with 1 and 3 chunks. */
+static void verify_groups(strata_coll_t c, strata_algo_t a, uint32_t P, uint64_t n, int *ran)
+{
+    if (a != STRATA_ALGO_TREE && a != STRATA_ALGO_NVLSTREE) return;
+    const uint32_t gs[] = {2, 3, 4, 8, P};
+    for (size_t i = 0; i < sizeof(gs) / sizeof(gs[0]); i++) {
+        if (gs[i] > P || (gs[i] == P && P > 17) || (i > 0 && gs[i] == gs[i - 1])) continue;
+        verify_one(c, a, P, n, 1, gs[i], ran);
+        if (P <= 17) verify_one(c, a, P, n, 3, gs[i], ran);
+    }
+}
+
 static void test_all_verify(void **state)
 {
     (void)state;
@@ -80,6 +94,7 @@ static void test_all_verify(void **state)
                 for (int i = 0; i < nc; i++) {
                     verify_one(c, a, P, counts[i], 1, group_for(a, P), &ran);
                     if (i == nc - 1 && P <= 17) verify_one(c, a, P, counts[i], 3, 0, &ran);
+                    verify_groups(c, a, P, counts[i], &ran);
                 }
             }
     /* every algorithm contributes: at least 10 P x 5 counts for allreduce */
