@@ -312,6 +312,12 @@ STRATA_API strata_status_t strata_coll_cost(const strata_coll_machine_t *m, stra
                                             strata_algo_t algo, double bytes,
                                             strata_coll_cost_t *c_p, strata_error_t *err);
 
+/* One line on the form of `algo` the model prices on m (e.g. "double
+ * binary tree over 2 servers, a chain of 8 ranks in each"), written into
+ * buf (always terminated); returns buf. */
+STRATA_API const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t algo,
+                                             char *buf, size_t len);
+
 /* The cheapest applicable algorithm for coll of `bytes` on m. */
 STRATA_API strata_status_t strata_coll_select(const strata_coll_machine_t *m, strata_coll_t coll,
                                               double bytes, strata_coll_cost_t *best_p,

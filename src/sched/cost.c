@@ -653,6 +653,10 @@ static strata_status_t applies(const strata_coll_machine_t *m, strata_coll_t c, 
                                 "hier needs several servers of several ranks");
     if (a == STRATA_ALGO_TORUS2D && (torus_rows(m) < 2 || torus_rows(m) == m->nranks))
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED, "torus2d needs a 2D grid of ranks");
+    if (a == STRATA_ALGO_INNET && m->switch_reduce && multi(m) && !m->net_reduce)
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "innet across servers needs network switches that reduce "
+                                "(InfiniBand SHARP, assumed off)");
     if (a == STRATA_ALGO_INNET && !(m->switch_reduce && (!multi(m) || m->net_reduce)))
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
                                 "innet needs switches that reduce (NVLink SHARP, IB SHARP)");
@@ -758,4 +762,55 @@ strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t c
     c.bound = bound_of(&z);
     *c_p = c;
     return STRATA_OK;
+}
+
+const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t algo, char *buf,
+                                  size_t len)
+{
+    uint32_t P = m->nranks, g = m->per_server, N = m->servers;
+    uint32_t K = m->nics < g ? m->nics : g;
+    switch (multi(m) ? (int)algo : -1 - (int)algo) {
+    case STRATA_ALGO_TREE:
+        snprintf(buf, len,
+                 "double binary tree over %u servers, a chain of %u ranks in each, "
+                 "%u channels (one head per rank)",
+                 N, g, g);
+        break;
+    case -1 - STRATA_ALGO_TREE:
+        snprintf(buf, len, "double binary tree flat over %u ranks", P);
+        break;
+    case STRATA_ALGO_NVLSTREE:
+        snprintf(buf, len,
+                 "NVLS reduce/multicast in each of %u servers, double binary tree across, "
+                 "%u channels",
+                 N, g);
+        break;
+    case STRATA_ALGO_INNET:
+        snprintf(buf, len, "NVLS in each of %u servers, SHARP tree across", N);
+        break;
+    case -1 - STRATA_ALGO_INNET:
+        snprintf(buf, len, "NVLS: the switch reduces, owners multicast; n(1+1/%u) per link "
+                           "and direction", P);
+        break;
+    case STRATA_ALGO_HIER:
+        snprintf(buf, len, "ring reduce-scatter in %u-rank servers, ring allreduce across %u, "
+                           "ring allgather",
+                 g, N);
+        break;
+    case STRATA_ALGO_TORUS2D:
+    case -1 - STRATA_ALGO_TORUS2D:
+        snprintf(buf, len, "rows of %u ranks x columns of %u", torus_rows(m), P / torus_rows(m));
+        break;
+    case STRATA_ALGO_RING:
+        snprintf(buf, len, "flat ring over %u ranks, %u rings leaving each server by their own NIC",
+                 P, K);
+        break;
+    case -1 - STRATA_ALGO_RING:
+        snprintf(buf, len, "flat ring over %u ranks", P);
+        break;
+    default:
+        snprintf(buf, len, "%s over %u ranks", strata_algo_name(algo), P);
+        break;
+    }
+    return buf;
 }

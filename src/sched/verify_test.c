@@ -334,6 +334,15 @@ static void test_bad_params(void **state)
     assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
     p.root = 0, p.coll = STRATA_COLL_BARRIER, p.count = 1;
     assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    /* node-structured trees: a node larger than the ranks is refused */
+    p.coll = STRATA_COLL_ALLREDUCE, p.algo = STRATA_ALGO_TREE, p.group = 5;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "tree: 5 ranks per node is more than the 4 ranks"));
+    p.algo = STRATA_ALGO_NVLSTREE;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "nvlstree: 5 ranks per switch is more than the 4 ranks"));
+    p.group = 3; /* does not divide 4: a node of 3 and a node of 1 */
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_OK);
 }
 
 static void test_names(void **state)
@@ -353,6 +362,8 @@ static void test_names(void **state)
     assert_int_equal(strata_algo_parse(NULL, &a), -1);
     assert_string_equal(strata_coll_name(STRATA_COLL_ALLTOALL), "alltoall");
     assert_string_equal(strata_algo_name(STRATA_ALGO_TORUS2D), "torus2d");
+    assert_int_equal(strata_algo_parse("nvls-tree", &a), 0);
+    assert_int_equal(a, STRATA_ALGO_NVLSTREE);
     assert_string_equal(strata_algo_name((strata_algo_t)99), "?");
 }
 
