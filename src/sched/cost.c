@@ -409,8 +409,8 @@ static double dtree_edges(uint32_t N)
  * scale-up bytes per rank over bw_intra, network bytes per server over its
  * NICs. The tiers run at once; the busier sets the pace. Latency: `li`
  * fill phases at the scale-up latency, the rest at the network's. */
-static void pipeline(const strata_coll_machine_t *m, double n, double fill, double li,
-                     double up1, double net1, acc_t *z, double *chunks)
+static void pipeline(const strata_coll_machine_t *m, double n, double fill, double li, double up1,
+                     double net1, acc_t *z, double *chunks)
 {
     bool net = multi(m);
     double K = m->nics < m->per_server ? m->nics : m->per_server;
@@ -789,12 +789,15 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
         snprintf(buf, len, "NVLS in each of %u servers, SHARP tree across", N);
         break;
     case -1 - STRATA_ALGO_INNET:
-        snprintf(buf, len, "NVLS: the switch reduces, owners multicast; n(1+1/%u) per link "
-                           "and direction", P);
+        snprintf(buf, len,
+                 "NVLS: the switch reduces, owners multicast; n(1+1/%u) per link "
+                 "and direction",
+                 P);
         break;
     case STRATA_ALGO_HIER:
-        snprintf(buf, len, "ring reduce-scatter in %u-rank servers, ring allreduce across %u, "
-                           "ring allgather",
+        snprintf(buf, len,
+                 "ring reduce-scatter in %u-rank servers, ring allreduce across %u, "
+                 "ring allgather",
                  g, N);
         break;
     case STRATA_ALGO_TORUS2D:

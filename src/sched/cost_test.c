@@ -133,7 +133,8 @@ static void test_dtree_edges(void **state)
     assert_int_equal(sched_dtree_max_edges(2), 2);
     assert_int_equal(sched_dtree_max_edges(3), 3);
     for (uint32_t N = 4; N <= 4096; N++)
-        if (sched_dtree_max_edges(N) != 4) fail_msg("N = %u: %u edges", N, sched_dtree_max_edges(N));
+        if (sched_dtree_max_edges(N) != 4)
+            fail_msg("N = %u: %u edges", N, sched_dtree_max_edges(N));
 }
 
 /* Second method for the node trees: walk a generated schedule and add up,
@@ -205,7 +206,7 @@ static void test_node_tree_traffic(void **state)
         strata_coll_machine_t m = two_level(N, g);
         walk_traffic(STRATA_ALGO_TREE, N, g, &up, &net);
         assert_rel(up, 2.0 * (g - 1) / g, 1e-12); /* 1.5 */
-        assert_rel(net, E[i] / 2.0, 1e-12);      /* 1 or 2 */
+        assert_rel(net, E[i] / 2.0, 1e-12);       /* 1 or 2 */
         strata_coll_cost_t k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_TREE, n);
         assert_rel(k.bytes_intra, up * n, 1e-12);
         assert_rel(k.bytes_inter * g, net * n, 1e-12);

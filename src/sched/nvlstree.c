@@ -127,8 +127,8 @@ static void switch_phase(const strata_sched_t *s, uint32_t n, sched_sink_t *k)
     uint64_t off, len;
     for (int t = 0; t < 2; t++)
         for (uint32_t h = 0; h < s->p.group; h++) {
-            int64_t ph = k->phase, late = ph - 2 - s->aux[SCHED_DT_T0 + t] -
-                                          sched_dt(s, t, n, DT_DEPTH);
+            int64_t ph = k->phase,
+                    late = ph - 2 - s->aux[SCHED_DT_T0 + t] - sched_dt(s, t, n, DT_DEPTH);
             int32_t head = head_of(s, n, h);
             if (chunk(s, t, h, ph, &off, &len)) {
                 uint32_t at = k->n; /* the first receive initialises, the rest add to it */

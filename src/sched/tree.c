@@ -102,7 +102,8 @@ uint32_t sched_dtree_max_edges(uint32_t N)
     return best;
 }
 
-#define DT(s, t, n, f) ((s)->tab[((size_t)(t) * (size_t)(s)->aux[SCHED_DT_N] + (size_t)(n)) * DT_FIELDS + (f)])
+#define DT(s, t, n, f)                                                                             \
+    ((s)->tab[((size_t)(t) * (size_t)(s)->aux[SCHED_DT_N] + (size_t)(n)) * DT_FIELDS + (f)])
 
 static uint32_t node_size(uint32_t P, uint32_t g, uint32_t n)
 {
@@ -115,7 +116,8 @@ static void fill_one(strata_sched_t *s, int t, uint32_t g, bool chain)
     uint32_t N = (uint32_t)s->aux[SCHED_DT_N];
     int32_t maxd = 0;
     for (uint32_t n = 0; n < N; n++)
-        sched_dtree_links(N, t, n, &DT(s, t, n, DT_PARENT), &DT(s, t, n, DT_C0), &DT(s, t, n, DT_C1));
+        sched_dtree_links(N, t, n, &DT(s, t, n, DT_PARENT), &DT(s, t, n, DT_C0),
+                          &DT(s, t, n, DT_C1));
     for (uint32_t n = 0; n < N; n++) {
         int32_t d = 0;
         for (int32_t x = (int32_t)n; DT(s, t, x, DT_PARENT) >= 0 && d <= (int32_t)N;
