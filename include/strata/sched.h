@@ -11,7 +11,8 @@
  * an agent's whole list for small P (runtime, tests).
  *
  * Agents. Agents 0..P-1 are the ranks. Algorithms that reduce in the network
- * (STRATA_ALGO_INNET: NVLink SHARP / NVLS, InfiniBand SHARP) add switch agents
+ * (STRATA_ALGO_INNET: NVLink SHARP / NVLS, InfiniBand SHARP; STRATA_ALGO_NVLSTREE:
+ * NVLS inside each server, one switch agent per server) add switch agents
  * P..nagents-1: a switch agent has only a SCRATCH buffer, receives, reduces
  * and sends like a rank. The simulator maps it onto the switch device; the
  * runtime may run it as a helper (thread/process) or refuse the algorithm.
@@ -109,7 +110,7 @@ typedef enum {
 /* One file per algorithm under src/sched/. */
 #define STRATA_ALGO_MAP(X)                                                                         \
     X(RING, "ring")                 /* ring, pipelined in chunks; chain for bcast/reduce */        \
-    X(TREE, "tree")                 /* NCCL's double binary tree, pipelined */                     \
+    X(TREE, "tree")                 /* NCCL's double binary tree (over nodes), pipelined */        \
     X(BINOMIAL, "binomial")         /* binomial tree */                                            \
     X(RECDBL, "recdbl")             /* recursive doubling */                                       \
     X(RABENSEIFNER, "rabenseifner") /* recursive halving + doubling */                             \
@@ -117,7 +118,8 @@ typedef enum {
     X(PAIRWISE, "pairwise")         /* pairwise exchange / direct send */                          \
     X(HIER, "hier")                 /* two-level: intra RS -> inter AR -> intra AG */              \
     X(TORUS2D, "torus2d")           /* row RS -> column AR -> row AG */                            \
-    X(INNET, "innet")               /* reduction in the switch (NVLS, SHARP) */
+    X(INNET, "innet")               /* reduction in the switch (NVLS, SHARP) */                    \
+    X(NVLSTREE, "nvlstree")         /* NVLS inside servers, double binary tree across */
 
 typedef enum {
 #define STRATA_ALGO_ENUM(name, text) STRATA_ALGO_##name,
@@ -180,10 +182,13 @@ typedef struct strata_sched_params {
     uint32_t elem_size; /* bytes per element, >= 1 (4 for float) */
     uint32_t root;      /* BROADCAST, REDUCE */
     uint32_t chunks;    /* pipeline chunks (ring, tree); 0 = 1 */
-    uint32_t group;     /* ranks per node: HIER, INNET (ranks per switch),
-                           TORUS2D (row length); 0 = a default (all P for INNET,
-                           the largest divisor <= sqrt(P) for TORUS2D, 8 for
-                           HIER when it divides P) */
+    uint32_t group;     /* ranks per node: HIER, INNET and NVLSTREE (ranks per
+                           switch), TREE (ranks per server: the tree spans
+                           servers, a chain inside each, as NCCL; need not
+                           divide P for TREE, NVLSTREE), TORUS2D (row length);
+                           0 = a default (all P for INNET and NVLSTREE, 1 =
+                           flat over ranks for TREE, the largest divisor <=
+                           sqrt(P) for TORUS2D, 8 for HIER when it divides P) */
 } strata_sched_params_t;
 
 /* Does `algo` implement `coll` for these parameters? Returns STRATA_OK or
@@ -306,6 +311,12 @@ STRATA_API double strata_coll_busbw_factor(strata_coll_t coll, uint32_t P);
 STRATA_API strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t coll,
                                             strata_algo_t algo, double bytes,
                                             strata_coll_cost_t *c_p, strata_error_t *err);
+
+/* One line on the form of `algo` the model prices on m (e.g. "double
+ * binary tree over 2 servers, a chain of 8 ranks in each"), written into
+ * buf (always terminated); returns buf. */
+STRATA_API const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t algo,
+                                             char *buf, size_t len);
 
 /* The cheapest applicable algorithm for coll of `bytes` on m. */
 STRATA_API strata_status_t strata_coll_select(const strata_coll_machine_t *m, strata_coll_t coll,

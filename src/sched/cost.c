@@ -394,19 +394,83 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
     if (c != STRATA_COLL_ALLGATHER) z->g += red(m, (P - 1) / P * n);
 }
 
-/* Double binary tree: phases C - 1 + 2T, each moving up to 2n/C per rank
- * per direction (an inner node: 1 chunk up + 2 down in its tree, 1 up in
- * the other; chunks are n/(2C)). T = ceil(log2 P), the height of NCCL's
- * bit-pattern tree (checked against the generator in cost_test.c). */
+/* Edges of NCCL's double binary tree at the busiest of N nodes (both
+ * trees). Exact up to DTREE_EXACT nodes; beyond, 4 (a node inner in one
+ * tree, 3 edges, and a leaf in the other, 1 edge; cost_test checks the
+ * generator gives 4 for every N from 5 to 4096), so a cost stays O(1). */
+#define DTREE_EXACT 64
+static double dtree_edges(uint32_t N)
+{
+    return N <= DTREE_EXACT ? sched_dtree_max_edges(N) : 4;
+}
+
+/* A pipeline of `fill` + C - 1 phases whose every phase moves 1/C of the
+ * per-phase loads below (bytes of the whole buffer per tier, C = 1):
+ * scale-up bytes per rank over bw_intra, network bytes per server over its
+ * NICs. The tiers run at once; the busier sets the pace. Latency: `li`
+ * fill phases at the scale-up latency, the rest at the network's. */
+static void pipeline(const strata_coll_machine_t *m, double n, double fill, double li, double up1,
+                     double net1, acc_t *z, double *chunks)
+{
+    bool net = multi(m);
+    double K = m->nics < m->per_server ? m->nics : m->per_server;
+    double ti = up1 / m->bw_intra, te = net ? net1 / (K * m->bw_nic) : 0;
+    double a = net ? m->lat_inter : m->lat_intra, b = fmax(ti, te);
+    double C = pipe_chunks(fill - 1, b, a, n);
+    double phases = C - 1 + fill;
+    *chunks = C;
+    z->steps = phases;
+    z->a = li * m->lat_intra + (phases - li) * a;
+    if (te > ti)
+        z->be = phases * te / C;
+    else
+        z->bi = phases * ti / C;
+    z->xi = up1, z->xe = net ? net1 / m->per_server : 0;
+}
+
+/* Double binary tree (tree.c). Flat over P ranks on one server or a direct
+ * network: E edges at the busiest rank, each carrying its tree's half of
+ * every chunk each way, so E n/2 per rank per direction; height
+ * T = ceil(log2 P); C - 1 + 2T phases.
+ *
+ * Over N servers of g ranks (NCCL), a chain inside each server, the
+ * channels' heads spread over the g ranks. Per rank and direction over
+ * scale-up links: every (tree, channel) moves its n/(2g) piece g-1 hops up
+ * and g-1 down its chain, 2g of them shared by g ranks: 2(g-1)/g n. Per
+ * server through its NICs: its E tree edges (2 for N = 2, up to 4) carry
+ * n/2 each way: E n/2 over min(NICs, g) ports. Height g - 1 + ceil(log2 N):
+ * C - 1 + 2(g - 1 + T) phases, the 2(g - 1) chain fill and drain at
+ * scale-up latency. Large messages:
+ *   t -> n max(2(g-1)/g / B_up, E/2 / (min(NICs, g) B_nic))
+ * e.g. 2 x 8 H100 (E = 2, 8 NICs at 49.7 GB/s, 400 GB/s NVLink): chain
+ * 1.75 n / 400 GB/s = n / 229 GB/s > NICs n / 398 GB/s: chain-bound. */
 static void cost_tree(const strata_coll_machine_t *m, double n, acc_t *z, double *chunks)
 {
-    double T = sched_log2_ceil(m->nranks);
-    double bw = multi(m) ? net_bw(m, m->per_server) : m->bw_intra;
-    double a = multi(m) ? m->lat_inter : m->lat_intra;
-    double C = pipe_chunks(2 * T - 1, 2 * n / bw, a, n);
-    *chunks = C;
-    step(z, m, multi(m), 2 * n / C, bw, C - 1 + 2 * T);
-    z->g += red(m, (C - 1 + 2 * T) * (n / C));
+    double g = multi(m) ? m->per_server : 1, N = m->nranks / g, E = dtree_edges((uint32_t)N);
+    double T = sched_log2_ceil((uint64_t)N);
+    if (multi(m))
+        pipeline(m, n, 2 * (g - 1 + T), 2 * (g - 1), 2 * (g - 1) / g * n, E * n / 2, z, chunks);
+    else
+        pipeline(m, n, 2 * T, 0, E * n / 2, 0, z, chunks);
+    /* a rank reduces what reaches it on the way up: its chain share and
+     * (as a head) up to two child servers' halves, or two children flat */
+    z->g += red(m, (z->steps / *chunks) * ((g - 1) / g * n + fmin(E, 2) * n / (2 * g)));
+}
+
+/* NVLS tree (nvlstree.c): each chunk goes up to the switch (all n of a
+ * rank's input), the switch hands 1/g of it to each rank as head, heads
+ * run the tree across servers and send the total back up (n/g), and the
+ * switch multicasts it. Per rank per direction over scale-up links:
+ * n (1 + 1/g), the NVLS traffic (cost_innet); per server through the NICs
+ * E n/2 as for the tree. C + 3 + 2T phases (T = ceil(log2 N)), four of
+ * them at scale-up latency. Large messages:
+ *   t -> n max((1+1/g) / B_up, E/2 / (min(NICs, g) B_nic)). */
+static void cost_nvlstree(const strata_coll_machine_t *m, double n, acc_t *z, double *chunks)
+{
+    double g = m->per_server, N = m->servers, E = dtree_edges((uint32_t)N);
+    double T = sched_log2_ceil((uint64_t)N);
+    pipeline(m, n, 4 + 2 * T, 4, (1 + 1 / g) * n, E * n / 2, z, chunks);
+    z->g += red(m, (z->steps / *chunks) * fmin(E, 2) * n / (2 * g));
 }
 
 /* Binomial tree: log2 P steps of the whole buffer; step k spans 2^k ranks. */
@@ -538,15 +602,33 @@ static void cost_twolevel(const strata_coll_machine_t *m, uint32_t g, double n, 
 
 /* In-network: chunks go up and come down reduced; C + 1 phases in one
  * server (NVLS), C + 3 with a SHARP tree over servers. Switches reduce at
- * line rate (they are built to), so there is no γ term. */
+ * line rate (they are built to), so there is no γ term.
+ *
+ * Traffic on a GPU's links, from what the NVLS kernel does rather than
+ * from the schedule's abstraction (a switch agent that receives, reduces
+ * and multicasts): for each of the g shards of n/g, the switch reads the
+ * shard from all g GPUs (multimem.ld_reduce: n/g up from every GPU per
+ * shard, n up per GPU in all) and returns the sum to the shard's owner
+ * (n/g down); the owner stores it with multimem.st (n/g up), which the
+ * switch multicasts to every GPU (n/g down per shard, n per GPU). Per GPU
+ * and direction: n (1 + 1/g), so busbw -> B 2(g-1)/g / (1 + 1/g)
+ * = B 2(g-1)/(g+1) (14/9 B for 8 GPUs). With a SHARP tree across servers
+ * each server also sends n up through its NICs and receives n. */
 static void cost_innet(const strata_coll_machine_t *m, double n, acc_t *z, double *chunks)
 {
     bool net = multi(m);
-    double bw = net ? fmin(m->bw_intra, m->nics * m->bw_nic) : m->bw_intra;
+    double g = net ? m->per_server : m->nranks, up1 = (1 + 1 / g) * n;
+    double ti = up1 / m->bw_intra, te = net ? n / (m->nics * m->bw_nic) : 0;
     double extra = net ? 3 : 1, a = net ? m->lat_inter : m->lat_intra;
-    double C = pipe_chunks(extra, n / bw, a, n);
+    double C = pipe_chunks(extra, fmax(ti, te), a, n);
     *chunks = C;
-    step(z, m, net, n / C, bw, C + extra);
+    z->steps = C + extra;
+    z->a = (C + extra) * a;
+    if (te > ti)
+        z->be = (C + extra) * te / C;
+    else
+        z->bi = (C + extra) * ti / C;
+    z->xi = up1, z->xe = net ? n / m->per_server : 0;
 }
 
 /* Default row length of torus2d (as torus2d.c): the longer side of the
@@ -571,9 +653,17 @@ static strata_status_t applies(const strata_coll_machine_t *m, strata_coll_t c, 
                                 "hier needs several servers of several ranks");
     if (a == STRATA_ALGO_TORUS2D && (torus_rows(m) < 2 || torus_rows(m) == m->nranks))
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED, "torus2d needs a 2D grid of ranks");
+    if (a == STRATA_ALGO_INNET && m->switch_reduce && multi(m) && !m->net_reduce)
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "innet across servers needs network switches that reduce "
+                                "(InfiniBand SHARP, assumed off)");
     if (a == STRATA_ALGO_INNET && !(m->switch_reduce && (!multi(m) || m->net_reduce)))
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
                                 "innet needs switches that reduce (NVLink SHARP, IB SHARP)");
+    if (a == STRATA_ALGO_NVLSTREE && !(m->switch_reduce && multi(m)))
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "nvlstree needs several servers whose switches reduce "
+                                "(NVLink SHARP)");
     return STRATA_OK;
 }
 
@@ -636,6 +726,9 @@ static void dispatch(const strata_coll_machine_t *m, strata_coll_t c, strata_alg
     case STRATA_ALGO_INNET:
         cost_innet(m, n, z, chunks);
         break;
+    case STRATA_ALGO_NVLSTREE:
+        cost_nvlstree(m, n, z, chunks);
+        break;
     default:
         break;
     }
@@ -669,4 +762,58 @@ strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t c
     c.bound = bound_of(&z);
     *c_p = c;
     return STRATA_OK;
+}
+
+const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t algo, char *buf,
+                                  size_t len)
+{
+    uint32_t P = m->nranks, g = m->per_server, N = m->servers;
+    uint32_t K = m->nics < g ? m->nics : g;
+    switch (multi(m) ? (int)algo : -1 - (int)algo) {
+    case STRATA_ALGO_TREE:
+        snprintf(buf, len,
+                 "double binary tree over %u servers, a chain of %u ranks in each, "
+                 "%u channels (one head per rank)",
+                 N, g, g);
+        break;
+    case -1 - STRATA_ALGO_TREE:
+        snprintf(buf, len, "double binary tree flat over %u ranks", P);
+        break;
+    case STRATA_ALGO_NVLSTREE:
+        snprintf(buf, len,
+                 "NVLS reduce/multicast in each of %u servers, double binary tree across, "
+                 "%u channels",
+                 N, g);
+        break;
+    case STRATA_ALGO_INNET:
+        snprintf(buf, len, "NVLS in each of %u servers, SHARP tree across", N);
+        break;
+    case -1 - STRATA_ALGO_INNET:
+        snprintf(buf, len,
+                 "NVLS: the switch reduces, owners multicast; n(1+1/%u) per link "
+                 "and direction",
+                 P);
+        break;
+    case STRATA_ALGO_HIER:
+        snprintf(buf, len,
+                 "ring reduce-scatter in %u-rank servers, ring allreduce across %u, "
+                 "ring allgather",
+                 g, N);
+        break;
+    case STRATA_ALGO_TORUS2D:
+    case -1 - STRATA_ALGO_TORUS2D:
+        snprintf(buf, len, "rows of %u ranks x columns of %u", torus_rows(m), P / torus_rows(m));
+        break;
+    case STRATA_ALGO_RING:
+        snprintf(buf, len, "flat ring over %u ranks, %u rings leaving each server by their own NIC",
+                 P, K);
+        break;
+    case -1 - STRATA_ALGO_RING:
+        snprintf(buf, len, "flat ring over %u ranks", P);
+        break;
+    default:
+        snprintf(buf, len, "%s over %u ranks", strata_algo_name(algo), P);
+        break;
+    }
+    return buf;
 }

@@ -67,6 +67,20 @@ static void verify_one(strata_coll_t c, strata_algo_t a, uint32_t P, uint64_t n,
     (*ran)++;
 }
 
+/* The node-structured trees (tree with a chain per node, nvlstree) take
+ * any group: ones that divide P and ones that leave a smaller last node,
+ * one node of all P (small P: the chain is long), each with 1 and 3 chunks. */
+static void verify_groups(strata_coll_t c, strata_algo_t a, uint32_t P, uint64_t n, int *ran)
+{
+    if (a != STRATA_ALGO_TREE && a != STRATA_ALGO_NVLSTREE) return;
+    const uint32_t gs[] = {2, 3, 4, 8, P};
+    for (size_t i = 0; i < sizeof(gs) / sizeof(gs[0]); i++) {
+        if (gs[i] > P || (gs[i] == P && P > 17) || (i > 0 && gs[i] == gs[i - 1])) continue;
+        verify_one(c, a, P, n, 1, gs[i], ran);
+        if (P <= 17) verify_one(c, a, P, n, 3, gs[i], ran);
+    }
+}
+
 static void test_all_verify(void **state)
 {
     (void)state;
@@ -80,6 +94,7 @@ static void test_all_verify(void **state)
                 for (int i = 0; i < nc; i++) {
                     verify_one(c, a, P, counts[i], 1, group_for(a, P), &ran);
                     if (i == nc - 1 && P <= 17) verify_one(c, a, P, counts[i], 3, 0, &ran);
+                    verify_groups(c, a, P, counts[i], &ran);
                 }
             }
     /* every algorithm contributes: at least 10 P x 5 counts for allreduce */
@@ -319,6 +334,15 @@ static void test_bad_params(void **state)
     assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
     p.root = 0, p.coll = STRATA_COLL_BARRIER, p.count = 1;
     assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    /* node-structured trees: a node larger than the ranks is refused */
+    p.coll = STRATA_COLL_ALLREDUCE, p.algo = STRATA_ALGO_TREE, p.group = 5;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "tree: 5 ranks per node is more than the 4 ranks"));
+    p.algo = STRATA_ALGO_NVLSTREE;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "nvlstree: 5 ranks per switch is more than the 4 ranks"));
+    p.group = 3; /* does not divide 4: a node of 3 and a node of 1 */
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_OK);
 }
 
 static void test_names(void **state)
@@ -338,6 +362,8 @@ static void test_names(void **state)
     assert_int_equal(strata_algo_parse(NULL, &a), -1);
     assert_string_equal(strata_coll_name(STRATA_COLL_ALLTOALL), "alltoall");
     assert_string_equal(strata_algo_name(STRATA_ALGO_TORUS2D), "torus2d");
+    assert_int_equal(strata_algo_parse("nvls-tree", &a), 0);
+    assert_int_equal(a, STRATA_ALGO_NVLSTREE);
     assert_string_equal(strata_algo_name((strata_algo_t)99), "?");
 }
 

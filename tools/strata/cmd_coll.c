@@ -27,7 +27,8 @@ static void usage(FILE *out)
             "  --op OP         allreduce (default), reducescatter, allgather, broadcast,\n"
             "                  reduce, alltoall, sendrecv, barrier\n"
             "  --algo NAME     only this algorithm: ring, tree, binomial, recdbl,\n"
-            "                  rabenseifner, bruck, pairwise, hier, torus2d, innet\n"
+            "                  rabenseifner, bruck, pairwise, hier, torus2d, innet,\n"
+            "                  nvlstree\n"
             "  --sizes LO:HI   sizes in bytes (nccl-tests 'size'), doubling (default 8:8G)\n"
             "  --explain SIZE  for one size: steps, bytes per tier, dominating term\n"
             "  --json          JSON instead of text\n"
@@ -190,6 +191,27 @@ static void print_crossovers(FILE *out, const strata_coll_machine_t *m, const co
     fprintf(out, "\n");
 }
 
+/* What each priced algorithm is on this cluster, and why the others that
+ * implement the collective do not apply. */
+static void print_forms(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a,
+                        const bool *ok)
+{
+    char form[160];
+    strata_coll_cost_t k;
+    strata_error_t err;
+    fprintf(out, "\nalgorithms as modelled here:\n");
+    for (int al = 0; al < STRATA_ALGO_COUNT; al++) {
+        if (a->algo >= 0 && a->algo != al) continue;
+        strata_status_t st = strata_coll_cost(m, a->op, (strata_algo_t)al, a->explain, &k, &err);
+        if (ok[al])
+            fprintf(out, "  %-13s %s\n", strata_algo_name((strata_algo_t)al),
+                    strata_coll_algo_form(m, (strata_algo_t)al, form, sizeof(form)));
+        else if (st && !strstr(err.msg, "does not implement"))
+            fprintf(out, "  %-13s not applicable: %s\n", strata_algo_name((strata_algo_t)al),
+                    err.msg);
+    }
+}
+
 static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)
 {
     strata_coll_cost_t c[STRATA_ALGO_COUNT];
@@ -213,6 +235,7 @@ static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_
     if (best >= 0)
         fprintf(out, "bottleneck: %s with %s is %s-bound\n", strata_coll_name(a->op),
                 strata_algo_name((strata_algo_t)best), c[best].bound);
+    print_forms(out, m, a, ok);
 }
 
 static void json_cost(FILE *out, const strata_coll_cost_t *k)
