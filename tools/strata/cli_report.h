@@ -3,7 +3,8 @@
  * by the link commands.
  *
  * A report is a list of sections, one per layer of the stack, each printed
- * for the same cluster. A layer adds its section by adding ONE file,
+ * for the same cluster: cmd_report.c loads it once (strata_topo_load_spec)
+ * and hands the finished topology to every section. A layer adds its section by adding ONE file,
  * tools/strata/report_<layer>.c, that defines a report_section_t, and one
  * line in the section table of cmd_report.c (plus its extern line below).
  * Sections use only the public API and print to ctx->out. (Named cli_report.h
@@ -14,46 +15,76 @@
 
 #include "cli.h"
 
-/* The embedded default cluster: what `strata` with no arguments reports on.
- * Link kinds are catalog ids (data/links.json). */
-typedef struct report_cluster {
-    const char *name;    /* preset-style name, e.g. "dgx-h100" */
-    const char *summary; /* one line for the report header */
-    int nodes;           /* servers */
-    int gpus_per_node;
-    const char *gpu;             /* "H100 SXM" */
-    const char *hbm;             /* GPU memory, e.g. "hbm-h100" */
-    const char *scale_up;        /* GPU-GPU link, e.g. "nvlink4" */
-    const char *scale_up_switch; /* its switch chip, e.g. "nvswitch3" ("" if none) */
-    int switches_per_node;
-    const char *host_link; /* GPU/NIC to host, e.g. "pcie5" */
-    const char *nic;       /* scale-out port, e.g. "ib-ndr" */
-    int nics_per_node;
-    const char *host_memory; /* CPU memory channel, e.g. "ddr5-4800" */
-    int host_memory_channels;
-    double cable_m; /* typical scale-out cable length, metres */
-} report_cluster_t;
+#include <stdbool.h>
 
-extern const report_cluster_t report_default_cluster;
+/* The cluster `strata report` runs on when given none: four DGX H100
+ * servers (8 H100 SXM on 4 NVSwitch gen3, 8 x 400G InfiniBand NDR each),
+ * the preset of data/presets/dgx-h100.json. */
+#define REPORT_DEFAULT_CLUSTER "dgx-h100:4"
 
+/* A tiny JSON writer: one value per line, indented, commas handled. */
+typedef struct report_json {
+    FILE *out;
+    int depth;
+    bool first[16]; /* per open level: nothing written yet */
+} report_json_t;
+
+/* Open an object ('{') or array ('['); key NULL inside arrays and at the top. */
+void rj_open(report_json_t *j, const char *key, char bracket);
+void rj_close(report_json_t *j, char bracket);
+/* Members; a non-finite number is written as null. */
+void rj_num(report_json_t *j, const char *key, double v);
+void rj_int(report_json_t *j, const char *key, long v);
+void rj_str(report_json_t *j, const char *key, const char *s);
+void rj_bool(report_json_t *j, const char *key, bool v);
+
+/* What every section reads: the one cluster, loaded once. */
 typedef struct report_ctx {
     FILE *out;
-    const report_cluster_t *cluster;
+    report_json_t *json; /* non-NULL: write figures into the open object, no text */
+    const char *spec;    /* the cluster as given, e.g. "dgx-a100:2" */
+    const strata_topo_t *topo;
     const strata_link_catalog_t *links;
 } report_ctx_t;
 
 typedef struct report_section {
-    const char *name;  /* for `strata report --section NAME` */
+    const char *name;  /* for `strata report --section NAME` and the JSON key */
     const char *title; /* printed as "== title ==" */
-    /* Print the section; return a strata status, filling err on failure. */
+    /* Print the section (text, or JSON members into ctx->json's open
+     * object); return a strata status, filling err on failure. */
     strata_status_t (*run)(const report_ctx_t *ctx, strata_error_t *err);
 } report_section_t;
 
-/* Sections, one per layer (report_<layer>.c). */
+/* Sections, one per layer (report_<layer>.c), and the closing summary. */
 extern const report_section_t report_link_section;
 extern const report_section_t report_topo_section;
 extern const report_section_t report_sim_section;
 extern const report_section_t report_coll_section;
+extern const report_section_t report_bottleneck_section;
+
+/* ==== Figures sections share (the bottleneck summary reads them) ==== */
+
+/* Per-accelerator bandwidth by tier of the stack, per direction, B/s,
+ * from the topology's links (report_link.c): scale-up = links among
+ * accelerators and scale-up switches; host = accelerator to PCIe switch,
+ * CPU or NIC; net = NIC (or accelerator) to network switch. 0: absent. */
+typedef struct report_tiers {
+    double up, host, net;
+    char up_kind[32], host_kind[32], net_kind[32]; /* widest kind of each, "" */
+} report_tiers_t;
+void report_link_tiers(const strata_topo_t *topo, report_tiers_t *t_p);
+
+/* The allreduce message the report studies: 1 GiB, nccl-tests' usual
+ * large message, where bandwidth dominates. */
+#define REPORT_BIG_BYTES 1073741824.0
+
+/* A ring allreduce of REPORT_BIG_BYTES over every accelerator of topo,
+ * simulated with spread routing (report_sim.c); free res with
+ * strata_sim_result_free. */
+strata_status_t report_sim_ring(const strata_topo_t *topo, strata_sim_result_t *res,
+                                strata_error_t *err);
+/* The simulated class that bounded r longest, or NULL when latency did. */
+const strata_sim_class_t *report_sim_top_class(const strata_sim_result_t *r);
 
 /* ==== Helpers shared by report, links and link ==== */
 

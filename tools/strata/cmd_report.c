@@ -1,44 +1,25 @@
 /*
- * cmd_report.c — `strata report`: the main job. Prints each layer's
- * section for one cluster (the embedded default: 8-GPU H100 servers with
- * NVSwitch and 400G InfiniBand). `strata` with no arguments runs it.
+ * cmd_report.c — `strata report [CLUSTER]`: the main job. Loads the
+ * cluster once (strata_topo_load_spec: a preset such as dgx-a100:16, a
+ * builder spec, a .json cluster file, an NCCL .xml, `local`; by default the
+ * dgx-h100:4 preset) and prints each layer's section for it, then the
+ * bottleneck summary; or, with --json, one JSON document with a key per
+ * section holding that section's figures. `strata` with no arguments runs
+ * it on the default.
  *
  * Also home of the output helpers the link commands share (cli_report.h).
  */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "cli_report.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
-
-/* DGX/HGX H100: 8 GPUs, 4 NVSwitch gen3, one ConnectX-7 400G NDR port per
- * GPU, PCIe 5.0 x16 switches between GPU, NIC and CPU; 2 CPUs with 8 DDR5-4800
- * channels each (NVIDIA DGX H100 user guide; links.md NVSwitch gen3 row). */
-const report_cluster_t report_default_cluster = {
-    .name = "dgx-h100",
-    .summary =
-        "4 servers x 8 H100 SXM (NVLink 4 via 4 NVSwitch gen3), 8 x 400G InfiniBand NDR per server",
-    .nodes = 4,
-    .gpus_per_node = 8,
-    .gpu = "H100 SXM",
-    .hbm = "hbm-h100",
-    .scale_up = "nvlink4",
-    .scale_up_switch = "nvswitch3",
-    .switches_per_node = 4,
-    .host_link = "pcie5",
-    .nic = "ib-ndr",
-    .nics_per_node = 8,
-    .host_memory = "ddr5-4800",
-    .host_memory_channels = 16,
-    .cable_m = 30,
-};
 
 /* The section table: one line per layer, in stack order. */
 static const report_section_t *const sections[] = {
-    &report_link_section,
-    &report_topo_section,
-    &report_coll_section,
-    &report_sim_section,
-    NULL,
+    &report_link_section, &report_topo_section,       &report_coll_section,
+    &report_sim_section,  &report_bottleneck_section, NULL,
 };
 
 /* ==== Shared helpers ==== */
@@ -97,64 +78,199 @@ void report_json_str(FILE *out, const char *s)
     fputc('"', out);
 }
 
+/* ==== JSON writer ==== */
+
+static void rj_begin(report_json_t *j, const char *key)
+{
+    if (j->depth > 0) {
+        fputs(j->first[j->depth] ? "\n" : ",\n", j->out);
+        j->first[j->depth] = false;
+    }
+    fprintf(j->out, "%*s", 2 * j->depth, "");
+    if (key) {
+        report_json_str(j->out, key);
+        fputs(": ", j->out);
+    }
+}
+
+void rj_open(report_json_t *j, const char *key, char bracket)
+{
+    rj_begin(j, key);
+    fputc(bracket, j->out);
+    if (j->depth + 1 < (int)(sizeof(j->first) / sizeof(j->first[0]))) j->depth++;
+    j->first[j->depth] = true;
+}
+
+void rj_close(report_json_t *j, char bracket)
+{
+    bool empty = j->first[j->depth];
+    j->depth--;
+    if (!empty) fprintf(j->out, "\n%*s", 2 * j->depth, "");
+    fputc(bracket == '{' ? '}' : bracket == '[' ? ']' : bracket, j->out);
+    if (j->depth == 0) fputc('\n', j->out);
+}
+
+void rj_num(report_json_t *j, const char *key, double v)
+{
+    rj_begin(j, key);
+    if (isfinite(v))
+        fprintf(j->out, "%.6g", v);
+    else
+        fputs("null", j->out);
+}
+
+void rj_int(report_json_t *j, const char *key, long v)
+{
+    rj_begin(j, key);
+    fprintf(j->out, "%ld", v);
+}
+
+void rj_str(report_json_t *j, const char *key, const char *s)
+{
+    rj_begin(j, key);
+    report_json_str(j->out, s ? s : "");
+}
+
+void rj_bool(report_json_t *j, const char *key, bool v)
+{
+    rj_begin(j, key);
+    fputs(v ? "true" : "false", j->out);
+}
+
 /* ==== The command ==== */
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: strata report [--section NAME] [--catalog FILE]\n\n"
+            "usage: strata report [CLUSTER] [--section NAME] [--json] [--catalog FILE]\n\n"
             "The main job: every layer of the communication stack of one cluster, and\n"
-            "where its bottleneck is. Runs on the embedded default cluster (%s).\n\n"
+            "where its bottleneck is.\n\n"
+            "CLUSTER   a preset (dgx-h100, dgx-a100:16, dgx-h100:8,oversub=4 ...), a builder\n"
+            "          spec (railft:servers=4,gpus=8, torus:4x4,bw=50 ...), a .json cluster\n"
+            "          file, an NCCL .xml topology or 'local' (default: %s)\n\n"
             "options:\n"
             "  --section NAME   print only this section:",
-            report_default_cluster.summary);
+            REPORT_DEFAULT_CLUSTER);
     for (size_t i = 0; sections[i]; i++)
         fprintf(out, " %s", sections[i]->name);
-    fprintf(out, "\n  --catalog FILE   link catalog (default: <data dir>/links.json)\n"
+    fprintf(out, "\n  --json           one JSON document, a key per section with its figures\n"
+                 "  --catalog FILE   link catalog (default: <data dir>/links.json)\n"
                  "  -h, --help       this help\n");
+}
+
+typedef struct report_args {
+    const char *cluster, *only, *catalog;
+    bool json;
+} report_args_t;
+
+static int parse_args(int argc, char **argv, report_args_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->cluster = REPORT_DEFAULT_CLUSTER;
+    bool have_cluster = false;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        if (strcmp(o, "--json") == 0) {
+            a->json = true;
+        } else if (strcmp(o, "--section") == 0 || strcmp(o, "--catalog") == 0) {
+            if (i + 1 >= argc) return cli_usage_error("report", "%s needs a value", o);
+            *(o[2] == 's' ? &a->only : &a->catalog) = argv[++i];
+        } else if (o[0] == '-' && o[1] != '\0') {
+            return cli_usage_error("report", "unknown option '%s'", o);
+        } else if (have_cluster) {
+            return cli_usage_error("report", "unexpected argument '%s'", o);
+        } else {
+            a->cluster = o;
+            have_cluster = true;
+        }
+    }
+    if (!a->only) return CLI_OK;
+    for (size_t i = 0; sections[i]; i++)
+        if (strcmp(a->only, sections[i]->name) == 0) return CLI_OK;
+    return cli_usage_error("report", "unknown section '%s'", a->only);
+}
+
+static void header(const report_ctx_t *ctx)
+{
+    const strata_topo_t *t = ctx->topo;
+    int32_t n = strata_topo_endpoint_count(t), g = strata_topo_group_count(t);
+    if (ctx->json) {
+        rj_open(ctx->json, "cluster", '{');
+        rj_str(ctx->json, "spec", ctx->spec);
+        rj_str(ctx->json, "name", strata_topo_name(t));
+        rj_int(ctx->json, "gpus", n);
+        rj_int(ctx->json, "servers", g);
+        rj_int(ctx->json, "devices", strata_topo_device_count(t));
+        rj_int(ctx->json, "links", strata_topo_link_count(t));
+        rj_close(ctx->json, '}');
+        return;
+    }
+    printf("strata report: %s (%s: %d GPU%s", ctx->spec, strata_topo_name(t), (int)n,
+           n == 1 ? "" : "s");
+    if (g > 0) printf(" in %d server%s of %d", (int)g, g == 1 ? "" : "s", (int)(n / g));
+    printf(")\nGB/s = 1e9 B/s; figures per direction unless marked bidi.\n");
 }
 
 static int run_sections(const report_ctx_t *ctx, const char *only)
 {
-    int found = 0;
+    header(ctx);
     for (size_t i = 0; sections[i]; i++) {
         if (only && strcmp(only, sections[i]->name) != 0) continue;
-        found = 1;
         strata_error_t err;
         strata_error_clear(&err);
-        fprintf(ctx->out, "\n== %s ==\n", sections[i]->title);
+        if (ctx->json)
+            rj_open(ctx->json, sections[i]->name, '{');
+        else
+            fprintf(ctx->out, "\n== %s ==\n", sections[i]->title);
         if (sections[i]->run(ctx, &err) != STRATA_OK) return cli_fail(&err);
+        if (ctx->json) rj_close(ctx->json, '{');
     }
-    if (!found) return cli_usage_error("report", "unknown section '%s'", only);
     return CLI_OK;
+}
+
+/* Print the report to a buffer first so a failing section leaves no half
+ * document on stdout (--json readers get all or nothing). */
+static int report(const report_args_t *a, const strata_link_catalog_t *cat,
+                  const strata_topo_t *topo)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        fprintf(stderr, "strata report: out of memory\n");
+        return CLI_FAIL;
+    }
+    report_json_t j = {.out = mem};
+    report_ctx_t ctx = {mem, a->json ? &j : NULL, a->cluster, topo, cat};
+    if (a->json) rj_open(&j, NULL, '{');
+    int rc = run_sections(&ctx, a->only);
+    if (a->json && rc == CLI_OK) rj_close(&j, '{');
+    fclose(mem);
+    if (rc == CLI_OK) fwrite(buf, 1, len, stdout);
+    free(buf);
+    return rc;
 }
 
 int cmd_report(int argc, char **argv)
 {
-    const char *only = NULL, *catalog = NULL;
     if (cli_wants_help(argc, argv)) {
         usage(stdout);
         return CLI_OK;
     }
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (strcmp(o, "--section") != 0 && strcmp(o, "--catalog") != 0)
-            return cli_usage_error("report", "unexpected argument '%s'", o);
-        if (i + 1 >= argc) return cli_usage_error("report", "%s needs a value", o);
-        if (strcmp(o, "--section") == 0)
-            only = argv[++i];
-        else
-            catalog = argv[++i];
-    }
-    strata_link_catalog_t *cat = NULL;
-    int rc = report_load_links(catalog, &cat);
+    report_args_t a;
+    int rc = parse_args(argc, argv, &a);
     if (rc != CLI_OK) return rc;
-    const report_cluster_t *cl = &report_default_cluster;
-    printf("strata report: %s (%s, %d GPUs)\n", cl->name, cl->summary,
-           cl->nodes * cl->gpus_per_node);
-    printf("GB/s = 1e9 B/s; figures per direction unless marked bidi.\n");
-    report_ctx_t ctx = {stdout, cl, cat};
-    rc = run_sections(&ctx, only);
+    strata_link_catalog_t *cat = NULL;
+    rc = report_load_links(a.catalog, &cat);
+    if (rc != CLI_OK) return rc;
+    strata_topo_t *topo = NULL;
+    strata_error_t err;
+    strata_error_clear(&err);
+    if (strata_topo_load_spec(a.cluster, cat, &topo, &err) != STRATA_OK)
+        rc = cli_fail(&err);
+    else
+        rc = report(&a, cat, topo);
+    strata_topo_destroy(topo);
     strata_link_catalog_destroy(cat);
     return rc;
 }

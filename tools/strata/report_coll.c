@@ -4,42 +4,14 @@
  * cluster, with the algorithm strata would choose at each size, the sizes
  * where the choice changes, and what bounds the largest message.
  *
- * The cluster is built from the report's description with the topology
- * builders (servers of GPUs on scale-up switches, one NIC per GPU on a
- * rail-optimised fat-tree); all figures come from the α-β-γ model of
- * strata/sched.h, itself fed by the link catalog and the topology routes.
+ * The model reads the report's one loaded topology
+ * (strata_coll_machine_from_topo, as `strata coll CLUSTER` does); all
+ * figures come from the α-β-γ model of strata/sched.h, itself fed by the
+ * link catalog and the topology routes.
  */
 #include "cli_report.h"
 
 #include <string.h>
-
-/* The report cluster as a topology. The builder gives every GPU the same
- * links to each switch chip, so the GPU's whole scale-up port count (the
- * catalog's links per device) is joined to one chip: same bandwidth. */
-static strata_status_t build(const report_ctx_t *ctx, strata_topo_t **t_p, strata_error_t *err)
-{
-    const report_cluster_t *c = ctx->cluster;
-    const strata_link_t *up = strata_link_find(ctx->links, c->scale_up);
-    if (!up)
-        return strata_error_set(err, STRATA_ERR_NOT_FOUND,
-                                "cluster %s uses link '%s', which the "
-                                "catalog lacks",
-                                c->name, c->scale_up);
-    strata_topo_server_t sv = {.name = c->name,
-                               .accels = c->gpus_per_node,
-                               .scaleup_switches = c->scale_up_switch[0] ? 1 : 0,
-                               .scaleup = strata_topo_linkspec_kind(c->scale_up, up->links),
-                               .nics = c->nics_per_node,
-                               .pcie = strata_topo_linkspec_kind(c->host_link, 1),
-                               .nic_net = strata_topo_linkspec_kind(c->nic, 1)};
-    /* the fabric of the topology section (report_topo.c): radix-64 switches
-     * (Quantum-2, links.md NDR row), the fewest tiers that hold the NICs */
-    int64_t nics = (int64_t)c->nodes * c->nics_per_node;
-    int64_t leaves = (int64_t)(c->nodes + 31) / 32 * c->nics_per_node;
-    strata_topo_fattree_t net = {.k = 64};
-    net.tiers = c->nodes == 1 ? 0 : nics <= 64 ? 1 : leaves <= 64 ? 2 : 3;
-    return strata_topo_build_cluster(&sv, c->nodes, &net, true, ctx->links, t_p, err);
-}
 
 static const strata_coll_t ops[] = {STRATA_COLL_ALLREDUCE, STRATA_COLL_ALLGATHER,
                                     STRATA_COLL_ALLTOALL};
@@ -94,23 +66,59 @@ static void print_findings(FILE *out, const strata_coll_machine_t *m)
     }
 }
 
+static void json_machine(report_json_t *j, const strata_coll_machine_t *m)
+{
+    rj_open(j, "machine", '{');
+    rj_int(j, "gpus", m->nranks);
+    rj_int(j, "servers", m->servers);
+    rj_int(j, "per_server", m->per_server);
+    rj_int(j, "nics_per_server", m->nics);
+    rj_num(j, "bw_intra_Bps", m->bw_intra);
+    rj_num(j, "bw_nic_Bps", m->bw_nic);
+    rj_num(j, "reduce_Bps", m->reduce_bw);
+    rj_close(j, '}');
+}
+
+static void json_rows(report_json_t *j, const strata_coll_machine_t *m)
+{
+    rj_open(j, "sizes", '[');
+    for (double s = 1024; s <= 8.0 * (1 << 30); s *= 8) {
+        rj_open(j, NULL, '{');
+        rj_num(j, "bytes", s);
+        for (size_t i = 0; i < NOPS; i++) {
+            strata_coll_cost_t c;
+            if (strata_coll_select(m, ops[i], s, &c, NULL) != STRATA_OK) continue;
+            rj_open(j, strata_coll_name(ops[i]), '{');
+            rj_num(j, "busbw_Bps", c.busbw);
+            rj_str(j, "algorithm", strata_algo_name(c.algo));
+            rj_str(j, "bound", c.bound);
+            rj_close(j, '}');
+        }
+        rj_close(j, '}');
+    }
+    rj_close(j, ']');
+}
+
 static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
 {
-    strata_topo_t *t = NULL;
     strata_coll_machine_t m;
-    strata_status_t st = build(ctx, &t, err);
-    if (!st) st = strata_coll_machine_from_topo(t, ctx->links, &m, err);
-    strata_topo_destroy(t);
+    strata_status_t st = strata_coll_machine_from_topo(ctx->topo, ctx->links, &m, err);
     if (st) return st;
+    if (ctx->json) {
+        json_machine(ctx->json, &m);
+        json_rows(ctx->json, &m);
+        return STRATA_OK;
+    }
     FILE *out = ctx->out;
     char a[32], b[32];
-    fprintf(out,
-            "%u GPUs = %u servers x %u; scale-up %s GB/s per GPU pair, network %s GB/s per "
-            "NIC x %u per server (alpha-beta-gamma model, 'strata coll' for detail)\n\n",
-            m.nranks, m.servers, m.per_server, report_gbs(m.bw_intra, a, sizeof(a)),
-            report_gbs(m.bw_nic, b, sizeof(b)), m.nics);
+    fprintf(out, "  %u GPUs = %u server%s x %u; scale-up %s GB/s per GPU pair", m.nranks, m.servers,
+            m.servers == 1 ? "" : "s", m.per_server, report_gbs(m.bw_intra, a, sizeof(a)));
+    if (m.servers > 1)
+        fprintf(out, ", network %s GB/s\n  per NIC x %u per server", report_gbs(m.bw_nic, b, 32),
+                m.nics);
+    fprintf(out, "\n  (alpha-beta-gamma model; 'strata coll %s' for detail)\n\n", ctx->spec);
     print_rows(out, &m);
-    fprintf(out, "\nchoices and bottlenecks:\n");
+    fprintf(out, "\n  choices and bottlenecks:\n");
     print_findings(out, &m);
     return STRATA_OK;
 }

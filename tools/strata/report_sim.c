@@ -11,19 +11,8 @@
 
 #include <string.h>
 
-/* 1 GiB: nccl-tests' usual large message, where bandwidth dominates. */
-#define REPORT_SIM_BYTES 1073741824.0
-
-static strata_status_t load_cluster(const report_ctx_t *ctx, int nodes, strata_topo_t **topo_p,
-                                    char *used, size_t len, strata_error_t *err)
-{
-    const report_cluster_t *c = ctx->cluster;
-    snprintf(used, len, "%s:%d", c->name, nodes);
-    strata_error_t ignored;
-    if (strata_topo_load_spec(used, ctx->links, topo_p, &ignored) == STRATA_OK) return STRATA_OK;
-    snprintf(used, len, "railft:servers=%d,gpus=%d,link=%s", nodes, c->gpus_per_node, c->nic);
-    return strata_topo_load_spec(used, ctx->links, topo_p, err);
-}
+/* About this many GPUs for the "at scale" block. */
+#define REPORT_SIM_SCALE 1024
 
 /* 8 queue pairs per connection: what NCCL_IB_QPS_PER_CONNECTION=8 does
  * to spread one connection's traffic over ECMP paths. */
@@ -36,7 +25,11 @@ static strata_status_t simulate(const strata_topo_t *topo, strata_sim_routing_t 
     p.coll = STRATA_COLL_ALLREDUCE;
     p.algo = STRATA_ALGO_RING;
     p.nranks = (uint32_t)strata_topo_endpoint_count(topo);
-    p.count = (uint64_t)(REPORT_SIM_BYTES / 4);
+    /* 4-byte elements, rounded down to a multiple of the ranks as `strata
+     * sim` does (cmd_sim.c count_for): equal blocks make every ring phase
+     * alike, so it is timed once, not 2(P-1) times (under 0.001 % off) */
+    uint64_t count = (uint64_t)(REPORT_BIG_BYTES / 4);
+    p.count = count - count % p.nranks;
     p.elem_size = 4;
     p.chunks = 1;
     strata_sim_opts_t o = strata_sim_opts_default();
@@ -54,8 +47,13 @@ static strata_status_t simulate(const strata_topo_t *topo, strata_sim_routing_t 
     return rc;
 }
 
-/* The class that bounded the time longest, or NULL when latency did. */
-static const strata_sim_class_t *top_class(const strata_sim_result_t *r)
+strata_status_t report_sim_ring(const strata_topo_t *topo, strata_sim_result_t *res,
+                                strata_error_t *err)
+{
+    return simulate(topo, STRATA_SIM_SPREAD, 1, res, err);
+}
+
+const strata_sim_class_t *report_sim_top_class(const strata_sim_result_t *r)
 {
     const strata_sim_class_t *best = NULL;
     for (int c = 0; c < r->nclasses; c++)
@@ -67,7 +65,7 @@ static const strata_sim_class_t *top_class(const strata_sim_result_t *r)
 static void print_row(FILE *out, const char *name, const strata_sim_result_t *r)
 {
     char t[32], b[32];
-    const strata_sim_class_t *c = top_class(r);
+    const strata_sim_class_t *c = report_sim_top_class(r);
     double dev = r->time_ab > 0 ? (r->time / r->time_ab - 1) * 100 : 0;
     fprintf(out, "  %-8s %10s %9s %+9.1f%%   %s %.0f%%\n", name, report_time(r->time, t, sizeof(t)),
             report_gbs(r->busbw, b, sizeof(b)), dev, c ? c->name : "latency",
@@ -77,7 +75,7 @@ static void print_row(FILE *out, const char *name, const strata_sim_result_t *r)
 static void findings(FILE *out, const char *spec, const strata_sim_result_t *spread,
                      const strata_sim_result_t *ecmp, const strata_sim_result_t *qps)
 {
-    const strata_sim_class_t *c = top_class(spread);
+    const strata_sim_class_t *c = report_sim_top_class(spread);
     if (spread->time <= spread->time_ab * 1.01)
         fprintf(out,
                 "  - spread: no contention, the alpha-beta model holds; %s bounds %.0f%% of the "
@@ -104,49 +102,110 @@ static void findings(FILE *out, const char *spec, const strata_sim_result_t *spr
     fprintf(out, "  - timeline: strata sim %s --routing ecmp --trace t.json\n", spec);
 }
 
-/* Simulate the collective on the cluster with `nodes` servers. */
-static strata_status_t block(const report_ctx_t *ctx, int nodes, strata_error_t *err)
+static void json_row(report_json_t *j, const char *key, const strata_sim_result_t *r)
 {
-    strata_topo_t *topo = NULL;
-    char spec[160];
-    strata_status_t rc = load_cluster(ctx, nodes, &topo, spec, sizeof(spec), err);
-    if (rc != STRATA_OK) return rc;
-    strata_sim_result_t spread = {0}, ecmp = {0}, qps = {0};
-    rc = simulate(topo, STRATA_SIM_SPREAD, 1, &spread, err);
-    if (rc == STRATA_OK) rc = simulate(topo, STRATA_SIM_ECMP, 1, &ecmp, err);
-    if (rc == STRATA_OK) rc = simulate(topo, STRATA_SIM_ECMP, REPORT_SIM_QPS, &qps, err);
-    if (rc == STRATA_OK) {
-        FILE *out = ctx->out;
-        char t[32];
-        fprintf(out, "  allreduce, ring, 1 GiB over %d GPUs (%s)\n",
-                strata_topo_endpoint_count(topo), spec);
-        fprintf(out, "  %-8s %10s %9s %10s   %s\n", "routing", "time", "busbw", "vs a-b",
-                "bottleneck (share of time)");
-        print_row(out, "spread", &spread);
-        print_row(out, "ecmp", &ecmp);
-        print_row(out, "ecmp x8", &qps);
-        fprintf(out, "  %-8s %10s   (alpha-beta: every step has its links to itself)\n", "a-b",
-                report_time(spread.time_ab, t, sizeof(t)));
-        findings(out, spec, &spread, &ecmp, &qps);
+    const strata_sim_class_t *c = report_sim_top_class(r);
+    rj_open(j, key, '{');
+    rj_num(j, "time_s", r->time);
+    rj_num(j, "busbw_Bps", r->busbw);
+    rj_num(j, "vs_alpha_beta", r->time_ab > 0 ? r->time / r->time_ab : 0);
+    rj_str(j, "bound", c ? c->name : "latency");
+    rj_num(j, "bound_share", c ? c->bound_share : r->latency_share);
+    if (r->nlinks > 0) rj_str(j, "busiest_link", r->links[0].name);
+    rj_close(j, '}');
+}
+
+typedef struct block {
+    strata_sim_result_t spread, ecmp, qps;
+} block_t;
+
+static void print_block(const report_ctx_t *ctx, const char *key, const char *spec, int32_t gpus,
+                        const block_t *b)
+{
+    if (ctx->json) {
+        report_json_t *j = ctx->json;
+        rj_open(j, key, '{');
+        rj_str(j, "spec", spec);
+        rj_int(j, "gpus", gpus);
+        rj_num(j, "bytes", REPORT_BIG_BYTES);
+        rj_num(j, "time_alpha_beta_s", b->spread.time_ab);
+        json_row(j, "spread", &b->spread);
+        json_row(j, "ecmp", &b->ecmp);
+        json_row(j, "ecmp_qps8", &b->qps);
+        rj_close(j, '}');
+        return;
     }
-    strata_sim_result_free(&spread);
-    strata_sim_result_free(&ecmp);
-    strata_sim_result_free(&qps);
-    strata_topo_destroy(topo);
+    FILE *out = ctx->out;
+    char t[32];
+    fprintf(out, "  allreduce, ring, 1 GiB over %d GPUs (%s)\n", (int)gpus, spec);
+    fprintf(out, "  %-8s %10s %9s %10s   %s\n", "routing", "time", "busbw", "vs a-b",
+            "bottleneck (share of time)");
+    print_row(out, "spread", &b->spread);
+    print_row(out, "ecmp", &b->ecmp);
+    print_row(out, "ecmp x8", &b->qps);
+    fprintf(out, "  %-8s %10s   (alpha-beta: every step has its links to itself)\n", "a-b",
+            report_time(b->spread.time_ab, t, sizeof(t)));
+    findings(out, spec, &b->spread, &b->ecmp, &b->qps);
+}
+
+/* Simulate the ring on topo under the three routings and print it. */
+static strata_status_t block(const report_ctx_t *ctx, const char *key, const strata_topo_t *topo,
+                             const char *spec, strata_error_t *err)
+{
+    block_t b;
+    memset(&b, 0, sizeof(b));
+    strata_status_t rc = simulate(topo, STRATA_SIM_SPREAD, 1, &b.spread, err);
+    if (rc == STRATA_OK) rc = simulate(topo, STRATA_SIM_ECMP, 1, &b.ecmp, err);
+    if (rc == STRATA_OK) rc = simulate(topo, STRATA_SIM_ECMP, REPORT_SIM_QPS, &b.qps, err);
+    if (rc == STRATA_OK) print_block(ctx, key, spec, strata_topo_endpoint_count(topo), &b);
+    strata_sim_result_free(&b.spread);
+    strata_sim_result_free(&b.ecmp);
+    strata_sim_result_free(&b.qps);
     return rc;
 }
 
-/* The report's cluster, then the same servers at 1,024 GPUs, where a
- * fat-tree has equal-cost paths for ECMP to choose between. */
+static bool has_network(const strata_topo_t *t)
+{
+    for (int32_t d = 0; d < strata_topo_device_count(t); d++)
+        if (strata_topo_device(t, d).kind == STRATA_DEV_NET_SWITCH) return true;
+    return false;
+}
+
+/* The same servers at about REPORT_SIM_SCALE GPUs: spec + ",servers=N".
+ * Builder specs that do not take the key are skipped with a note. */
+static strata_status_t at_scale(const report_ctx_t *ctx, strata_error_t *err)
+{
+    const strata_topo_t *t = ctx->topo;
+    int32_t n = strata_topo_endpoint_count(t), g = strata_topo_group_count(t);
+    if (g < 1 || !has_network(t) || n >= REPORT_SIM_SCALE) return STRATA_OK;
+    int32_t servers = REPORT_SIM_SCALE / (n / g);
+    if (servers <= g) return STRATA_OK;
+    char spec[256];
+    snprintf(spec, sizeof(spec), "%s,servers=%d", ctx->spec, (int)servers);
+    strata_topo_t *big = NULL;
+    strata_error_t why;
+    strata_error_clear(&why);
+    if (strata_topo_load_spec(spec, ctx->links, &big, &why) != STRATA_OK) {
+        if (!ctx->json)
+            fprintf(ctx->out, "\n  at scale: not simulated ('%s' does not load)\n", spec);
+        return STRATA_OK;
+    }
+    if (!ctx->json) fprintf(ctx->out, "\n  at scale:\n");
+    strata_status_t rc = block(ctx, "at_scale", big, spec, err);
+    strata_topo_destroy(big);
+    return rc;
+}
+
 static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
 {
-    fprintf(ctx->out, "  links shared max-min fairly between the flows that cross them\n\n");
-    strata_status_t rc = block(ctx, ctx->cluster->nodes, err);
-    int big = 1024 / (ctx->cluster->gpus_per_node > 0 ? ctx->cluster->gpus_per_node : 8);
-    if (rc == STRATA_OK && big > ctx->cluster->nodes) {
-        fprintf(ctx->out, "\n  at scale:\n");
-        rc = block(ctx, big, err);
+    if (strata_topo_endpoint_count(ctx->topo) < 2) {
+        if (!ctx->json) fprintf(ctx->out, "  one GPU: no collective to simulate\n");
+        return STRATA_OK;
     }
+    if (!ctx->json)
+        fprintf(ctx->out, "  links shared max-min fairly between the flows that cross them\n\n");
+    strata_status_t rc = block(ctx, "cluster", ctx->topo, ctx->spec, err);
+    if (rc == STRATA_OK) rc = at_scale(ctx, err);
     return rc;
 }
 
