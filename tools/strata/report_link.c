@@ -207,11 +207,33 @@ static void finding_nic(FILE *out, const row_t *rows, int n)
             report_gbs(port->per, b, 32));
 }
 
+/* Ethernet has no link-level credits: it drops unless PFC pauses
+ * (same test as `strata link`, cmd_link.c is_ethernet). */
+static bool is_ethernet(const strata_link_t *l)
+{
+    return !strcmp(l->category, "Ethernet") || !strcmp(l->category, "RoCEv2") ||
+           !strcmp(l->category, "Gaudi");
+}
+
+/* The catalog entry of the network link, when it has data-link figures. */
+static const strata_link_t *net_link(const report_ctx_t *ctx, const char *kind)
+{
+    const strata_link_t *l = kind[0] ? strata_link_find(ctx->links, kind) : NULL;
+    return l && l->line_dir > 0 && l->wire > 0 ? l : NULL;
+}
+
 static void finding_credits(FILE *out, const report_ctx_t *ctx, const char *kind)
 {
-    const strata_link_t *l = strata_link_find(ctx->links, kind);
-    if (!l || l->line_dir <= 0 || l->wire <= 0) return;
+    const strata_link_t *l = net_link(ctx, kind);
+    if (!l) return;
     char a[32];
+    if (is_ethernet(l)) {
+        fprintf(out,
+                "  - lossless Ethernet: %s over %g m needs %.0f B of PFC headroom per priority\n"
+                "    (rate x (cable + response) + 2 frames); without PFC, loss means go-back-N.\n",
+                l->id, REPORT_CABLE_M, strata_pfc_headroom(l->line_dir, REPORT_CABLE_M, l->wire));
+        return;
+    }
     double rtt = strata_link_rtt(l->line_dir, REPORT_CABLE_M, l->wire);
     fprintf(out,
             "  - credits: %s over %g m has a %s link round trip; running at line rate needs\n"
@@ -243,7 +265,8 @@ static void finding_memory(FILE *out, const strata_coll_machine_t *m, const repo
     char a[32];
     if (m->reduce_bw <= 0) {
         fprintf(out,
-                "  - memory: the topology names no accelerator memory; no reduction ceiling.\n");
+                "  - memory: no ceiling shown: the topology names no accelerator memory and its\n  "
+                "  in-server link maps to no HBM entry of the catalog (as in 'strata coll').\n");
         return;
     }
     fprintf(out,
@@ -277,6 +300,28 @@ static void json_rows(report_json_t *j, const row_t *rows, int n, double nep)
     rj_close(j, ']');
 }
 
+/* The data-link figure of the network link: PFC headroom or credits. */
+static void json_datalink(const report_ctx_t *ctx, const report_tiers_t *t)
+{
+    report_json_t *j = ctx->json;
+    const strata_link_t *l = net_link(ctx, t->net_kind);
+    if (l && is_ethernet(l)) {
+        rj_open(j, "pfc", '{');
+        rj_str(j, "link", l->id);
+        rj_num(j, "cable_m", REPORT_CABLE_M);
+        rj_num(j, "headroom_B", strata_pfc_headroom(l->line_dir, REPORT_CABLE_M, l->wire));
+        rj_close(j, '}');
+    } else if (l) {
+        double rtt = strata_link_rtt(l->line_dir, REPORT_CABLE_M, l->wire);
+        rj_open(j, "credits", '{');
+        rj_str(j, "link", l->id);
+        rj_num(j, "cable_m", REPORT_CABLE_M);
+        rj_num(j, "rtt_s", rtt);
+        rj_num(j, "buffer_B", strata_credit_buffer(l->line_dir, rtt));
+        rj_close(j, '}');
+    }
+}
+
 static void json_tiers(const report_ctx_t *ctx, const row_t *rows, int n, const report_tiers_t *t,
                        const strata_coll_machine_t *m)
 {
@@ -290,16 +335,7 @@ static void json_tiers(const report_ctx_t *ctx, const row_t *rows, int n, const 
     rj_num(j, "reduce_Bps", m->reduce_bw);
     rj_num(j, "crossover_scale_up_B", crossover(rows, n, CLS_UP, t->up));
     rj_num(j, "crossover_scale_out_B", crossover(rows, n, CLS_NET, t->net));
-    const strata_link_t *l = t->net_kind[0] ? strata_link_find(ctx->links, t->net_kind) : NULL;
-    if (l && l->line_dir > 0 && l->wire > 0) {
-        double rtt = strata_link_rtt(l->line_dir, REPORT_CABLE_M, l->wire);
-        rj_open(j, "credits", '{');
-        rj_str(j, "link", l->id);
-        rj_num(j, "cable_m", REPORT_CABLE_M);
-        rj_num(j, "rtt_s", rtt);
-        rj_num(j, "buffer_B", strata_credit_buffer(l->line_dir, rtt));
-        rj_close(j, '}');
-    }
+    json_datalink(ctx, t);
 }
 
 static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
