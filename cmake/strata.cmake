@@ -11,6 +11,7 @@ function(strata_module name)
   target_compile_definitions(strata_${name} PRIVATE STRATA_BUILDING
     STRATA_DATA_DIR_BUILD="${STRATA_DATA_DIR_BUILD}"
     STRATA_DATA_DIR_INSTALL="${STRATA_DATA_DIR_INSTALL}"
+    STRATA_BUILD_TREE="${CMAKE_BINARY_DIR}"
     STRATA_VERSION="${PROJECT_VERSION}")
   foreach(d ${M_DEPS})
     target_link_libraries(strata_${name} PUBLIC strata_${d})

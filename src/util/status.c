@@ -4,14 +4,17 @@
  * The status table is the X-macro in strata/common.h. Error records are plain
  * structs owned by the caller; nothing here allocates.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* dladdr */
 #include "util.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
+#include <libgen.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char *strata_status_str(strata_status_t status)
 {
@@ -124,16 +127,50 @@ const char *strata_version(void)
 
 static int file_exists(const char *dir, const char *name)
 {
-    char path[1024];
+    char path[2048];
     struct stat st;
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    return stat(path, &st) == 0;
+    int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return n > 0 && (size_t)n < sizeof(path) && stat(path, &st) == 0;
 }
 
+/* The file holding this code: the shared library, or the executable that
+ * linked the static one. */
+static const char self_anchor = 0;
+
+static int self_path(char *buf, size_t len)
+{
+    Dl_info info;
+    if (dladdr(&self_anchor, &info) && info.dli_fname && info.dli_fname[0] == '/') {
+        snprintf(buf, len, "%s", info.dli_fname);
+        return 0;
+    }
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    return 0;
+}
+
+/* Order: $STRATA_DATA_DIR; the source tree's data/ when this code runs from
+ * the build tree; <prefix>/share/strata next to an installed library or
+ * command (relocatable: found from where the code lies, not where it was
+ * configured to go); the configured install directory. */
 const char *strata_data_dir(void)
 {
+    static char found[1200];
     const char *env = getenv("STRATA_DATA_DIR");
     if (env && *env) return env;
-    if (file_exists(STRATA_DATA_DIR_BUILD, "links.json")) return STRATA_DATA_DIR_BUILD;
-    return STRATA_DATA_DIR_INSTALL;
+    if (found[0]) return found;
+    char self[1024];
+    if (self_path(self, sizeof(self)) == 0) {
+        size_t nb = strlen(STRATA_BUILD_TREE);
+        if (strncmp(self, STRATA_BUILD_TREE, nb) == 0 && self[nb] == '/' &&
+            file_exists(STRATA_DATA_DIR_BUILD, "links.json"))
+            return STRATA_DATA_DIR_BUILD;
+        char *dir = dirname(self); /* <prefix>/lib or <prefix>/bin */
+        int n = snprintf(found, sizeof(found), "%s/../share/strata", dir);
+        if (n > 0 && (size_t)n < sizeof(found) && file_exists(found, "links.json")) return found;
+        found[0] = 0;
+    }
+    if (file_exists(STRATA_DATA_DIR_INSTALL, "links.json")) return STRATA_DATA_DIR_INSTALL;
+    return STRATA_DATA_DIR_BUILD;
 }

@@ -119,7 +119,7 @@ int main(int argc, char **argv)
         return CLI_OK;
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
-        printf("strata %s\n", strata_version());
+        printf("strata %s\ndata %s\n", strata_version(), strata_data_dir());
         return CLI_OK;
     }
     for (const cli_command_t *c = cli_commands; c->name; c++)
