@@ -36,6 +36,9 @@ static strata_status_t simulate(const strata_topo_t *topo, strata_sim_routing_t 
     p.coll = STRATA_COLL_ALLREDUCE;
     p.algo = STRATA_ALGO_RING;
     p.nranks = (uint32_t)strata_topo_endpoint_count(topo);
+    /* the ring's channels over servers, as sched's model prices it */
+    uint32_t g = strata_coll_ranks_per_server(topo, NULL, p.nranks);
+    p.group = g > 1 && g < p.nranks ? g : 0;
     p.count = (uint64_t)(REPORT_SIM_BYTES / 4);
     p.elem_size = 4;
     p.chunks = 1;
