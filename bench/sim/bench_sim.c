@@ -81,10 +81,10 @@ int main(int argc, char **argv)
     double scale = limit && limit < nph ? (double)nph / limit : 1;
     printf("%-30s %-7s %-6s %s ranks %6u phases %6u (simulated %6llu) sim_time %9.3f ms "
            "wall %8.3f s%s events %10llu (%.2f M/s) peak_rss %7.1f MiB\n",
-           argv[1], mode, routing, single ? "single" : "chan", P, nph, (unsigned long long)r.phases_simulated,
-           r.time * scale * 1e3, r.wall * scale, scale > 1 ? " (extrapolated)" : "",
-           (unsigned long long)((double)r.events * scale), (double)r.events / r.wall / 1e6,
-           peak_rss_mib());
+           argv[1], mode, routing, single ? "single" : "chan", P, nph,
+           (unsigned long long)r.phases_simulated, r.time * scale * 1e3, r.wall * scale,
+           scale > 1 ? " (extrapolated)" : "", (unsigned long long)((double)r.events * scale),
+           (double)r.events / r.wall / 1e6, peak_rss_mib());
     if (getenv("BENCH_VERBOSE"))
         printf("batches %llu flows %llu\n", (unsigned long long)r.batches,
                (unsigned long long)r.flows);

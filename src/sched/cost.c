@@ -408,7 +408,8 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
     bool chain = c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE;
     double steps = c == STRATA_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1, blk = n / P;
     if (chain) {
-        double up = net ? fmax((g - 1) / g * n / m->bw_intra, n / (K * m->bw_nic)) : n / m->bw_intra;
+        double up =
+            net ? fmax((g - 1) / g * n / m->bw_intra, n / (K * m->bw_nic)) : n / m->bw_intra;
         double C = pipe_chunks(P - 2, up, net ? m->lat_inter : m->lat_intra, n);
         *chunks = C;
         steps = C + P - 2, blk = n / C;
@@ -427,8 +428,10 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
             z->bi = steps * ti;
         z->xi = steps * (g - 1) / g * blk, z->xe = steps * blk / g;
     }
-    if (c == STRATA_COLL_REDUCE) z->g += red(m, steps * blk);
-    else if (!chain && c != STRATA_COLL_ALLGATHER) z->g += red(m, (P - 1) / P * n);
+    if (c == STRATA_COLL_REDUCE)
+        z->g += red(m, steps * blk);
+    else if (!chain && c != STRATA_COLL_ALLGATHER)
+        z->g += red(m, (P - 1) / P * n);
 }
 
 /* Edges of NCCL's double binary tree at the busiest of N nodes (both

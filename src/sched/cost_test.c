@@ -235,8 +235,12 @@ static void walk_ring(strata_coll_t c, uint32_t N, uint32_t g, const strata_coll
     uint32_t P = N * g;
     uint64_t count = (uint64_t)g * P * 7;
     double n = c == STRATA_COLL_ALLREDUCE ? (double)count : (double)count * P;
-    strata_sched_params_t p = {
-        .coll = c, .algo = STRATA_ALGO_RING, .nranks = P, .count = count, .elem_size = 1, .group = g};
+    strata_sched_params_t p = {.coll = c,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = P,
+                               .count = count,
+                               .elem_size = 1,
+                               .group = g};
     strata_sched_t *s;
     assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
     strata_coll_cost_t k = cost(m, c, STRATA_ALGO_RING, n);

@@ -74,13 +74,13 @@ static void chan_of(const strata_sched_t *s, uint32_t c, uint32_t r, uint64_t n,
 {
     uint32_t G = s->p.group;
     *ch = (sched_ring_t){.m = s->p.nranks,
-                              .i = r - r % G + (r % G + G - c) % G,
-                              .base = 0,
-                              .stride = 1,
-                              .off = sched_blk_off(n, G, c),
-                              .len = sched_blk_len(n, G, c),
-                              .group = G,
-                              .rot = c};
+                         .i = r - r % G + (r % G + G - c) % G,
+                         .base = 0,
+                         .stride = 1,
+                         .off = sched_blk_off(n, G, c),
+                         .len = sched_blk_len(n, G, c),
+                         .group = G,
+                         .rot = c};
 }
 
 /* Rank d places after rank r's position on channel ch's ring (d may be < 0). */
