@@ -41,18 +41,25 @@ static strata_topo_t *make_fattree(double bw, double lat, double oversub)
     return t;
 }
 
-static strata_sched_t *make_sched(strata_coll_t coll, uint32_t P, uint64_t count)
+/* A ring schedule; group > 1: its channels over servers of that size. */
+static strata_sched_t *make_ring(strata_coll_t coll, uint32_t P, uint64_t count, uint32_t group)
 {
     strata_sched_params_t p = {.coll = coll,
                                .algo = STRATA_ALGO_RING,
                                .nranks = P,
                                .count = count,
                                .elem_size = 4,
-                               .chunks = 1};
+                               .chunks = 1,
+                               .group = group};
     strata_sched_t *s = NULL;
     strata_error_t err;
     if (strata_sched_create(&p, &s, &err) != STRATA_OK) fail_msg("%s", err.msg);
     return s;
+}
+
+static strata_sched_t *make_sched(strata_coll_t coll, uint32_t P, uint64_t count)
+{
+    return make_ring(coll, P, count, 0);
 }
 
 static void run1(const strata_topo_t *t, const strata_sched_t *s, const int32_t *ranks,
@@ -410,20 +417,6 @@ static strata_topo_t *make_rail_cluster(void)
     return t;
 }
 
-static strata_sched_t *make_ring(uint32_t P, uint64_t count, uint32_t group)
-{
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
-                               .algo = STRATA_ALGO_RING,
-                               .nranks = P,
-                               .count = count,
-                               .elem_size = 4,
-                               .group = group};
-    strata_sched_t *s = NULL;
-    strata_error_t err;
-    if (strata_sched_create(&p, &s, &err) != STRATA_OK) fail_msg("%s", err.msg);
-    return s;
-}
-
 /* Ring allreduce of n = 64 MiB on the 4 x 4 rail cluster (P = 16, g = 4).
  * Channels (group = 4, what strata_coll_ranks_per_server reads off the
  * topology): per step a rank sends one block of n/(gP) = 1 MiB per
@@ -445,14 +438,14 @@ static void test_ring_channels_match_model(void **state)
     assert_int_equal(g, 4);
     strata_sim_opts_t o = strata_sim_opts_default();
     strata_sim_result_t r;
-    strata_sched_t *s = make_ring(16, 16u << 20, g);
+    strata_sched_t *s = make_ring(STRATA_COLL_ALLREDUCE, 16, 16u << 20, g);
     run1(t, s, NULL, &o, &r);
     assert_rel(r.time, 30 * 1048576 / 1e10, 1e-9);
     assert_rel(r.time_model, 30 * 1048576 / 1e10, 1e-9);
     assert_int_equal(r.phases_simulated, 2); /* classes still repeat */
     strata_sim_result_free(&r);
     strata_sched_destroy(s);
-    s = make_ring(16, 16u << 20, 1);
+    s = make_ring(STRATA_COLL_ALLREDUCE, 16, 16u << 20, 1);
     run1(t, s, NULL, &o, &r);
     assert_rel(r.time, 30 * 4194304 / 1e10, 1e-9);
     strata_sim_result_free(&r);
@@ -481,12 +474,12 @@ static void test_ring_dgx_h100_preset(void **state)
     assert_int_equal(g, 8);
     strata_sim_opts_t o = strata_sim_opts_default();
     strata_sim_result_t r, one;
-    strata_sched_t *s = make_ring(32, 1u << 28, g);
+    strata_sched_t *s = make_ring(STRATA_COLL_ALLREDUCE, 32, 1u << 28, g);
     run1(t, s, NULL, &o, &r);
     assert_rel(r.time, r.time_model, 0.02);
     assert_rel(r.time, 62 * (8e-6 + 4194304 / 49.7e9), 0.02);
     strata_sched_destroy(s);
-    s = make_ring(32, 1u << 28, 1);
+    s = make_ring(STRATA_COLL_ALLREDUCE, 32, 1u << 28, 1);
     run1(t, s, NULL, &o, &one);
     assert_rel(one.time, 62 * (8e-6 + 33554432 / 49.7e9), 0.02);
     strata_sim_result_free(&r);
