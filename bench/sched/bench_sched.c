@@ -78,15 +78,18 @@ static double walk(const strata_sched_params_t *p, uint32_t pstride, uint32_t rs
 }
 
 /* A 16,384-rank ring allreduce: every 64th phase (a ring's phases are
- * alike), all ranks. */
-static double walk_ring(uint32_t P, long *steps)
+ * alike), all ranks; or with group 8 (a channel per rank of a server: a
+ * rank's phase holds 8 x 2 steps, each query enumerates them) every 16th
+ * rank. */
+static double walk_ring(uint32_t P, uint32_t group, long *steps)
 {
     strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
                                .algo = STRATA_ALGO_RING,
                                .nranks = P,
                                .count = (uint64_t)P * 1024,
-                               .elem_size = 4};
-    return walk(&p, 64, 1, steps);
+                               .elem_size = 4,
+                               .group = group};
+    return walk(&p, 64, group > 1 ? 16 : 1, steps);
 }
 
 /* The double binary tree over 2,048 servers of 8 (16 chunks): creation
@@ -115,8 +118,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_sched: %s\n", err.msg);
         return 1;
     }
-    double tb[1000], tp[1000], tw[1000], tt[1000], sink = 0;
-    long npred = 0, nsteps = 0, ntree = 0;
+    double tb[1000], tp[1000], tw[1000], tc[1000], tt[1000], sink = 0;
+    long npred = 0, nsteps = 0, nchan = 0, ntree = 0;
     strata_coll_machine_t m;
     for (int r = 0; r < rounds; r++) {
         strata_topo_t *t;
@@ -131,7 +134,8 @@ int main(int argc, char **argv)
         tp[r] = now() - t1;
         tb[r] = t1 - t0;
         strata_topo_destroy(t);
-        tw[r] = walk_ring(16384, &nsteps);
+        tw[r] = walk_ring(16384, 1, &nsteps);
+        tc[r] = walk_ring(16384, 8, &nchan);
         tt[r] = walk_tree(16384, &ntree);
     }
     printf("16,384 GPUs (railft:servers=2048,gpus=8), median of %d rounds:\n", rounds);
@@ -142,6 +146,8 @@ int main(int argc, char **argv)
            median(tb, rounds) * 1e3);
     printf("  lazy ring schedule, %ld steps walked:                      %.1f ns/step\n", nsteps,
            median(tw, rounds) / (double)nsteps * 1e9);
+    printf("  lazy ring, 8 channels, %ld steps walked:                  %.1f ns/step\n", nchan,
+           median(tc, rounds) / (double)nchan * 1e9);
     printf("  lazy tree over 2048 servers x 8, %ld steps walked:       %.1f ns/step\n", ntree,
            median(tt, rounds) / (double)ntree * 1e9);
     strata_link_catalog_destroy(cat);

@@ -2,7 +2,11 @@
  * bench_sim.c — how fast the simulator times a ring allreduce on a large
  * rail-optimised fat-tree, with phase reuse and event by event.
  *
- *   bench_sim CLUSTER [reuse|full|full:N] [spread|ecmp] [SIZE_BYTES]
+ *   bench_sim CLUSTER [reuse|full|full:N] [spread|ecmp] [SIZE_BYTES] [single]
+ *
+ * The ring is built as `strata sim` builds it: with group = ranks per
+ * server (strata_coll_ranks_per_server), g channels each leaving every
+ * server by its own NIC; `single` times the single ring (group 1).
  *
  * reuse: the default run (repeated phases timed once). full: every phase
  * simulated. full:N: only the first N phases event by event, and the whole
@@ -30,7 +34,8 @@ static double peak_rss_mib(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_sim CLUSTER [reuse|full|full:N] [spread|ecmp] [SIZE]\n");
+        fprintf(stderr,
+                "usage: bench_sim CLUSTER [reuse|full|full:N] [spread|ecmp] [SIZE] [single]\n");
         return 2;
     }
     const char *mode = argc > 2 ? argv[2] : "reuse";
@@ -45,12 +50,15 @@ int main(int argc, char **argv)
         return 1;
     }
     uint32_t P = (uint32_t)strata_topo_endpoint_count(topo);
+    uint32_t g = strata_coll_ranks_per_server(topo, NULL, P);
+    bool single = argc > 5 && strcmp(argv[5], "single") == 0;
     strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
                                .algo = STRATA_ALGO_RING,
                                .nranks = P,
                                .count = (uint64_t)(size / 4),
                                .elem_size = 4,
-                               .chunks = 1};
+                               .chunks = 1,
+                               .group = !single && g > 1 && g < P ? g : 0};
     strata_sched_t *s = NULL;
     strata_sim_t *sim = NULL;
     strata_sim_opts_t o = strata_sim_opts_default();
@@ -71,12 +79,12 @@ int main(int argc, char **argv)
     }
     uint32_t nph = strata_sched_nphases(s);
     double scale = limit && limit < nph ? (double)nph / limit : 1;
-    printf("%-30s %-7s %-6s ranks %6u phases %6u (simulated %6llu) sim_time %9.3f ms "
+    printf("%-30s %-7s %-6s %s ranks %6u phases %6u (simulated %6llu) sim_time %9.3f ms "
            "wall %8.3f s%s events %10llu (%.2f M/s) peak_rss %7.1f MiB\n",
-           argv[1], mode, routing, P, nph, (unsigned long long)r.phases_simulated,
-           r.time * scale * 1e3, r.wall * scale, scale > 1 ? " (extrapolated)" : "",
-           (unsigned long long)((double)r.events * scale), (double)r.events / r.wall / 1e6,
-           peak_rss_mib());
+           argv[1], mode, routing, single ? "single" : "chan", P, nph,
+           (unsigned long long)r.phases_simulated, r.time * scale * 1e3, r.wall * scale,
+           scale > 1 ? " (extrapolated)" : "", (unsigned long long)((double)r.events * scale),
+           (double)r.events / r.wall / 1e6, peak_rss_mib());
     if (getenv("BENCH_VERBOSE"))
         printf("batches %llu flows %llu\n", (unsigned long long)r.batches,
                (unsigned long long)r.flows);

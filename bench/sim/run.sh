@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Simulator benchmark: ring allreduce of 1 GiB on the dgx-h100 preset (rail-optimised fat-tree):
 # 8 H100 per server, 8 x 400G NDR NICs: 1,024 GPUs (128 servers) and
-# 16,384 GPUs (2,048 servers), with phase reuse and event by event.
+# 16,384 GPUs (2,048 servers), with phase reuse and event by event. The ring
+# is the multi-channel ring `strata sim` runs (8 channels, one per NIC); the
+# single ring (one NIC per server) is timed with reuse for comparison.
 # Usage: bench/sim/run.sh BUILD_DIR   (a release build)
 set -eu
 b=${1:-build/release}
@@ -11,7 +13,9 @@ c1k=dgx-h100:128
 c16k=dgx-h100:2048
 for r in spread ecmp; do
   "$bin" $c1k reuse $r
+  "$bin" $c1k reuse $r 1073741824 single
   "$bin" $c1k full $r
   "$bin" $c16k reuse $r
-  "$bin" $c16k full:256 $r
+  "$bin" $c16k reuse $r 1073741824 single
+  "$bin" $c16k full:16 $r
 done

@@ -182,12 +182,15 @@ typedef struct strata_sched_params {
     uint32_t elem_size; /* bytes per element, >= 1 (4 for float) */
     uint32_t root;      /* BROADCAST, REDUCE */
     uint32_t chunks;    /* pipeline chunks (ring, tree); 0 = 1 */
-    uint32_t group;     /* ranks per node: HIER, INNET and NVLSTREE (ranks per
+    uint32_t group;     /* ranks per node: RING (ranks per server, dividing P:
+                           that many channels, each leaving every server by
+                           its own rank and NIC; 1 = the single ring 0..P-1),
+                           HIER, INNET and NVLSTREE (ranks per
                            switch), TREE (ranks per server: the tree spans
                            servers, a chain inside each, as NCCL; need not
                            divide P for TREE, NVLSTREE), TORUS2D (row length);
                            0 = a default (all P for INNET and NVLSTREE, 1 =
-                           flat over ranks for TREE, the largest divisor <=
+                           flat over ranks for RING and TREE, the largest divisor <=
                            sqrt(P) for TORUS2D, 8 for HIER when it divides P) */
 } strata_sched_params_t;
 
@@ -283,6 +286,17 @@ STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *to
                                                          const strata_link_catalog_t *cat,
                                                          strata_coll_machine_t *m_p,
                                                          strata_error_t *err);
+
+/* Ranks per server of a collective whose rank r runs on endpoint ranks[r]
+ * (ranks NULL: endpoint r) of n: g when the ranks come in runs of g
+ * consecutive ranks on one server, every server's run of the same length
+ * (so g divides n; n when all share one server); 0 when the ranks are not
+ * on servers or not in such runs. strata_coll_machine_from_topo derives
+ * per_server from it, and a schedule timed on topo should pass it as the
+ * group of RING, TREE and HIER when it is below n (several servers), so
+ * the schedule is the algorithm the model prices. O(n). */
+STRATA_API uint32_t strata_coll_ranks_per_server(const strata_topo_t *topo, const int32_t *ranks,
+                                                 uint32_t n);
 
 /* The predicted cost of one collective with one algorithm. */
 typedef struct strata_coll_cost {

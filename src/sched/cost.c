@@ -114,20 +114,42 @@ static double reduce_rate(const strata_link_catalog_t *cat, const char *intra_ki
     return 0;
 }
 
+/* Server (topology group) of the endpoint rank r runs on; -1: none. */
+static int32_t server_of(const strata_topo_t *t, const int32_t *ranks, uint32_t r)
+{
+    int32_t ep = ranks ? ranks[r] : (int32_t)r;
+    if (ep < 0 || ep >= strata_topo_endpoint_count(t)) return -1;
+    return strata_topo_device(t, strata_topo_endpoint(t, ep)).group;
+}
+
+/* Runs of g consecutive ranks per server, every server's run of one length:
+ * rank r shares r+1's server exactly when (r+1) % g != 0. O(n). */
+uint32_t strata_coll_ranks_per_server(const strata_topo_t *t, const int32_t *ranks, uint32_t n)
+{
+    if (!t || n == 0 || server_of(t, ranks, 0) < 0) return 0;
+    uint32_t g = 1;
+    while (g < n && server_of(t, ranks, g) == server_of(t, ranks, 0))
+        g++;
+    if (n % g) return 0;
+    for (uint32_t r = 0; r + 1 < n; r++) {
+        int32_t a = server_of(t, ranks, r), b = server_of(t, ranks, r + 1);
+        if (a < 0 || b < 0 || (a == b) != ((r + 1) % g != 0)) return 0;
+    }
+    return g;
+}
+
 static void count_server(const strata_topo_t *t, strata_coll_machine_t *m)
 {
     int32_t P = strata_topo_endpoint_count(t),
             g0 = strata_topo_device(t, strata_topo_endpoint(t, 0)).group;
-    uint32_t g = 0, nics = 0, sw = 0;
-    for (int32_t r = 0; r < P; r++)
-        if (g0 >= 0 && strata_topo_device(t, strata_topo_endpoint(t, r)).group == g0) g++;
+    uint32_t g = strata_coll_ranks_per_server(t, NULL, (uint32_t)P), nics = 0, sw = 0;
     for (int32_t d = 0; d < strata_topo_device_count(t); d++) {
         strata_topo_device_t dv = strata_topo_device(t, d);
         if (dv.kind == STRATA_DEV_NIC && dv.group == g0 && g0 >= 0) nics++;
         if (dv.kind == STRATA_DEV_SCALEUP_SWITCH && (dv.group == g0 || g0 < 0)) sw++;
     }
     m->nranks = (uint32_t)P;
-    m->per_server = (g0 < 0 || g == 0 || P % (int32_t)g) ? (uint32_t)P : g;
+    m->per_server = g == 0 ? (uint32_t)P : g;
     m->servers = m->nranks / m->per_server;
     m->nics = nics;
     m->switch_reduce = sw > 0;
@@ -366,32 +388,50 @@ static double pipe_chunks(double a, double b, double alpha, double bytes)
 
 /* ==== Algorithms ==== */
 
-/* Flat ring: NCCL runs one ring per NIC, each leaving every server
- * through a different NIC, so a server exports its traffic over
- * min(nics, g) NICs while each rank's scale-up links carry its share. */
+/* Ring (ring.c). On one server or a direct network: one ring, each step
+ * moving a block of n/P (the routed ring pattern's figures on a direct
+ * network). Over N servers of g ranks: g channels, one per local rank,
+ * each on n/g of the buffer over its own ring that leaves every server
+ * from a different rank (ring.c). Per step a rank sends one block of each
+ * channel, n/(gP) each: g-1 of them to its local successor over scale-up
+ * links, (g-1)/g n/P, and one through its NIC to the next server, n/(gP),
+ * so a server exports n/P per step over min(NICs, g) NICs. Both tiers run
+ * at once; the busier sets the step:
+ *   step = max((g-1)/g (n/P) / B_up, (n/P) / (min(NICs, g) B_nic)).
+ * Allreduce: 2(P-1) steps, a NIC carries 2(P-1)/P n/g in all. Broadcast
+ * and reduce run a chain per channel: C + P - 2 steps of n/C. */
 static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z,
                       double *chunks)
 {
-    double P = m->nranks, g = m->per_server;
-    double K = m->nics < g ? m->nics : g;
-    double bw = multi(m) ? fmin(m->bw_intra, K * m->bw_nic) : m->bw_intra;
-    if (c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE) { /* pipelined chain */
-        double a = multi(m) ? m->lat_inter : m->lat_intra;
-        double C = pipe_chunks(P - 2, n / bw, a, n);
+    double P = m->nranks, g = m->per_server, K = m->nics < g ? m->nics : g;
+    bool net = multi(m);
+    bool chain = c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE;
+    double steps = c == STRATA_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1, blk = n / P;
+    if (chain) {
+        double up =
+            net ? fmax((g - 1) / g * n / m->bw_intra, n / (K * m->bw_nic)) : n / m->bw_intra;
+        double C = pipe_chunks(P - 2, up, net ? m->lat_inter : m->lat_intra, n);
         *chunks = C;
-        step(z, m, multi(m), n / C, bw, C + P - 2);
-        if (c == STRATA_COLL_REDUCE) z->g += red(m, (C + P - 2) * (n / C));
-        return;
+        steps = C + P - 2, blk = n / C;
     }
-    double steps = c == STRATA_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1;
-    if (m->bw_ring > 0) { /* direct network: the routed ring pattern */
-        z->steps = steps, z->a = steps * m->lat_ring, z->bi = steps * n / P / m->bw_ring;
-        z->xi = steps * n / P;
+    if (!net && m->bw_ring > 0 && !chain) { /* direct network: the routed ring pattern */
+        z->steps = steps, z->a = steps * m->lat_ring, z->bi = steps * blk / m->bw_ring;
+        z->xi = steps * blk;
+    } else if (!net) {
+        step(z, m, false, blk, m->bw_intra, steps);
     } else {
-        step(z, m, multi(m), n / P, bw, steps);
+        double ti = (g - 1) / g * blk / m->bw_intra, te = blk / (K * m->bw_nic);
+        z->steps = steps, z->a = steps * m->lat_inter;
+        if (te > ti)
+            z->be = steps * te;
+        else
+            z->bi = steps * ti;
+        z->xi = steps * (g - 1) / g * blk, z->xe = steps * blk / g;
     }
-    if (multi(m)) z->xe = z->xe / g, z->xi = steps * n / P; /* a rank's share of the NICs */
-    if (c != STRATA_COLL_ALLGATHER) z->g += red(m, (P - 1) / P * n);
+    if (c == STRATA_COLL_REDUCE)
+        z->g += red(m, steps * blk);
+    else if (!chain && c != STRATA_COLL_ALLGATHER)
+        z->g += red(m, (P - 1) / P * n);
 }
 
 /* Edges of NCCL's double binary tree at the busiest of N nodes (both
@@ -805,8 +845,10 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
         snprintf(buf, len, "rows of %u ranks x columns of %u", torus_rows(m), P / torus_rows(m));
         break;
     case STRATA_ALGO_RING:
-        snprintf(buf, len, "flat ring over %u ranks, %u rings leaving each server by their own NIC",
-                 P, K);
+        snprintf(buf, len,
+                 "%u channels, each a ring over %u ranks leaving every server by its own "
+                 "rank (%u NICs)",
+                 g, P, K);
         break;
     case -1 - STRATA_ALGO_RING:
         snprintf(buf, len, "flat ring over %u ranks", P);

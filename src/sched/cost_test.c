@@ -219,6 +219,84 @@ static void test_node_tree_traffic(void **state)
     }
 }
 
+/* The ring's channels over servers (ring.c, cost_ring), second method:
+ * walk the generated schedule (group g, count a multiple of g·P so every
+ * block is equal) and add up, per rank, the bytes it sends to its own
+ * server (scale-up) and to other servers (its NIC); every rank must match
+ * the model's bytes_intra and bytes_inter exactly, i.e. every NIC carries
+ * the same share. By hand, per rank for allreduce: 2(P-1) steps of g
+ * blocks of n/(gP): scale-up 2(P-1)(g-1)/(gP) n, NIC 2(P-1)/(gP) n (for
+ * P = 16, g = 8: 2·15·7/128 n = 1.640625 n and 0.234375 n). Timing: each
+ * phase costs the larger of (a rank's scale-up bytes)/400 GB/s and (its
+ * NIC bytes)/50 GB/s, summed over phases, as the model's
+ * max((g-1)/g·(n/P)/B_up, (n/P)/(g·B_nic)) per step. */
+static void walk_ring(strata_coll_t c, uint32_t N, uint32_t g, const strata_coll_machine_t *m)
+{
+    uint32_t P = N * g;
+    uint64_t count = (uint64_t)g * P * 7;
+    double n = c == STRATA_COLL_ALLREDUCE ? (double)count : (double)count * P;
+    strata_sched_params_t p = {.coll = c,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = P,
+                               .count = count,
+                               .elem_size = 1,
+                               .group = g};
+    strata_sched_t *s;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    strata_coll_cost_t k = cost(m, c, STRATA_ALGO_RING, n);
+    double steps = c == STRATA_COLL_ALLREDUCE ? 2.0 * (P - 1) : P - 1;
+    assert_rel(k.bytes_intra, steps * (g - 1) / (g * (double)P) * n, 1e-12);
+    assert_rel(k.bytes_inter, steps / (g * (double)P) * n, 1e-12);
+    double t = 0, up[64] = {0}, net[64] = {0};
+    for (uint32_t ph = 0; ph < strata_sched_nphases(s); ph++) {
+        double worst = 0;
+        for (uint32_t r = 0; r < P; r++) {
+            double u = 0, e = 0;
+            for (uint32_t i = 0; i < strata_sched_phase_nsteps(s, r, ph); i++) {
+                strata_step_t st;
+                strata_sched_phase_step(s, r, ph, i, &st);
+                if (st.op != STRATA_STEP_SEND) continue;
+                *((uint32_t)st.peer / g == r / g ? &u : &e) += (double)st.count;
+            }
+            up[r] += u, net[r] += e;
+            worst = fmax(worst, fmax(u / m->bw_intra, e / m->bw_nic));
+        }
+        t += worst;
+    }
+    for (uint32_t r = 0; r < P; r++) {
+        assert_rel(up[r], k.bytes_intra, 1e-12);
+        assert_rel(net[r], k.bytes_inter, 1e-12);
+    }
+    assert_rel(t, k.time, 1e-12);
+    strata_sched_destroy(s);
+}
+
+static void test_ring_channels_traffic(void **state)
+{
+    (void)state;
+    const uint32_t Ns[] = {2, 4}, gs[] = {4, 8};
+    const strata_coll_t cs[] = {STRATA_COLL_ALLREDUCE, STRATA_COLL_REDUCE_SCATTER,
+                                STRATA_COLL_ALLGATHER};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) {
+            strata_coll_machine_t m = two_level(Ns[i], gs[j]);
+            m.reduce_bw = 0; /* γ not modelled: time = β */
+            for (int c = 0; c < 3; c++)
+                walk_ring(cs[c], Ns[i], gs[j], &m);
+        }
+    /* P = 16, g = 8, NICs at 50 GB/s, 400 GB/s scale-up: per step
+     * max(7/8 / 400e9, 1 / (8 x 50e9)) (n/16) = max(2.1875, 2.5) ps/B x n/16:
+     * NIC-bound, 30 steps: 30 x 2.5e-12 / 16 n s */
+    strata_coll_machine_t m = two_level(2, 8);
+    strata_coll_cost_t k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 1e9);
+    assert_rel(k.time, 30 * 2.5e-12 / 16 * 1e9, 1e-12);
+    assert_string_equal(k.bound, "network bandwidth");
+    /* half the NICs: a server's n/P per step over 4 of them, 5 ps/B */
+    m.nics = 4;
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 1e9);
+    assert_rel(k.time, 30 * 5e-12 / 16 * 1e9, 1e-12);
+}
+
 /* Large-message closed forms (no latency, so the pipeline runs at
  * its finest, 4 KiB chunks, and fill/drain vanish), 8 ranks per server,
  * 400 GB/s scale-up, 8 NICs at 50 GB/s:
@@ -515,6 +593,7 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_closed_form),
+        cmocka_unit_test(test_ring_channels_traffic),
         cmocka_unit_test(test_log_latency),
         cmocka_unit_test(test_tree_height_matches_generator),
         cmocka_unit_test(test_node_tree_phases),

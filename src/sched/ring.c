@@ -11,6 +11,29 @@
  * phases share one pattern class and all allgather phases another: the
  * simulator times each once.
  *
+ * Channels (group = g > 1: ranks in servers of g consecutive ranks, g
+ * dividing P). One ring over all ranks leaves every server through one
+ * rank, so through one NIC: a server's network traffic would crowd one of
+ * its g NICs. NCCL runs several rings (channels) instead, each on its share
+ * of the buffer, ordered so that each leaves a server by a different NIC.
+ * Here: g channels; channel c carries slice c of g of the buffer (the
+ * first count % g slices one element larger) and runs the whole ring
+ * algorithm on it over its own ring, which visits the servers in order and
+ * inside each the local ranks c, c+1, ..., c+g-1 (mod g). Channel c enters
+ * a server at local rank c and leaves it from local rank c-1 (mod g), so
+ * over the g channels every rank sends one channel's inter-server hop
+ * through its own NIC and (g-1) channels' hops to its local successor over
+ * scale-up links: per phase a rank sends (g-1)/g of a block over NVLink and
+ * 1/g through its NIC, and all g NICs of a server carry equal shares. The
+ * hop from local rank c-1 to the next server's local rank c joins two
+ * different rails: on a rail-optimised fabric, without PXN (NCCL's relay
+ * of the send through the GPU on the receiver's rail), it crosses the
+ * spine; the fabric is non-blocking, so that costs latency, not bandwidth.
+ * All channels run their steps in the same bulk-synchronous phases (phase
+ * k of every channel is phase k of the schedule), so the phase pattern
+ * still repeats and the pattern classes stay as for one ring. g = 1 (the
+ * default) is the single ring 0, 1, ..., P-1 the runtime (comm) runs.
+ *
  * The reduce-scatter / allgather steps over an arbitrary sub-ring
  * (sched_ring_rs_step, sched_ring_ag_step) are reused by hier.c and torus2d.c.
  */
@@ -20,7 +43,9 @@
 
 static uint32_t ring_rank(const sched_ring_t *g, uint32_t j)
 {
-    return g->base + (j % g->m) * g->stride;
+    j %= g->m;
+    if (g->group > 1) j = j - j % g->group + (j % g->group + g->rot) % g->group;
+    return g->base + j * g->stride;
 }
 
 void sched_ring_rs_step(const sched_ring_t *g, uint32_t k, int sbuf, int dbuf, sched_sink_t *out)
@@ -41,42 +66,81 @@ void sched_ring_ag_step(const sched_ring_t *g, uint32_t k, int buf, sched_sink_t
     sched_recv(out, 0, (int32_t)ring_rank(g, g->i + g->m - 1), buf, ro, rl);
 }
 
+/* ==== Channels ==== */
+
+/* Channel c of a schedule: its ring over all P ranks with rank r's
+ * position in it, and (off, len) its slice of n elements. */
+static void chan_of(const strata_sched_t *s, uint32_t c, uint32_t r, uint64_t n, sched_ring_t *ch)
+{
+    uint32_t G = s->p.group;
+    *ch = (sched_ring_t){.m = s->p.nranks,
+                         .i = r - r % G + (r % G + G - c) % G,
+                         .base = 0,
+                         .stride = 1,
+                         .off = sched_blk_off(n, G, c),
+                         .len = sched_blk_len(n, G, c),
+                         .group = G,
+                         .rot = c};
+}
+
+/* Rank d places after rank r's position on channel ch's ring (d may be < 0). */
+static int32_t chan_peer(const sched_ring_t *ch, int64_t d)
+{
+    return (int32_t)ring_rank(ch, sched_mod((int64_t)ch->i + d, ch->m));
+}
+
 /* ==== Allreduce ==== */
 
 static void allreduce(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 {
     uint32_t P = s->p.nranks, per = 2 * (P - 1), C = s->p.chunks;
-    uint32_t c = k->phase / per, st = k->phase % per;
-    sched_ring_t g = {.m = P,
-                      .i = r,
-                      .base = 0,
-                      .stride = 1,
-                      .off = sched_blk_off(s->p.count, C, c),
-                      .len = sched_blk_len(s->p.count, C, c)};
-    if (st < P - 1)
-        sched_ring_rs_step(&g, st, STRATA_BUF_INPUT, STRATA_BUF_OUTPUT, k);
-    else
-        sched_ring_ag_step(&g, st - (P - 1), STRATA_BUF_OUTPUT, k);
+    uint32_t cu = k->phase / per, st = k->phase % per;
+    for (uint32_t c = 0; c < s->p.group; c++) {
+        sched_ring_t ch;
+        chan_of(s, c, r, s->p.count, &ch);
+        if (ch.len == 0) continue; /* fewer elements than channels */
+        sched_ring_t g = ch;
+        g.off = ch.off + sched_blk_off(ch.len, C, cu);
+        g.len = sched_blk_len(ch.len, C, cu);
+        if (st < P - 1)
+            sched_ring_rs_step(&g, st, STRATA_BUF_INPUT, STRATA_BUF_OUTPUT, k);
+        else
+            sched_ring_ag_step(&g, st - (P - 1), STRATA_BUF_OUTPUT, k);
+    }
 }
 
 /* ==== Reduce-scatter: rank r ends with block r; partial sums travel in two
- * scratch slots (received in step k, forwarded in step k+1). ==== */
+ * scratch slots per channel (received in step k, forwarded in step k+1). ==== */
+
+static uint64_t rs_slot(const strata_sched_t *s)
+{
+    uint64_t G = s->p.group, C = s->p.chunks, per_chan = (s->p.count + G - 1) / G;
+    return (per_chan + C - 1) / C;
+}
 
 static void reduce_scatter(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 {
     uint32_t P = s->p.nranks, C = s->p.chunks;
-    uint32_t c = k->phase / (P - 1), st = k->phase % (P - 1);
-    uint64_t n = s->p.count, sub = sched_blk_off(n, C, c), len = sched_blk_len(n, C, c);
-    uint64_t slot = (n + C - 1) / C;
-    uint32_t sb = sched_mod((int64_t)r - st - 1, P), rb = sched_mod((int64_t)r - st - 2, P);
-    if (st == 0)
-        sched_send(k, 0, (int32_t)((r + 1) % P), STRATA_BUF_INPUT, sb * n + sub, len);
-    else
-        sched_send(k, 0, (int32_t)((r + 1) % P), STRATA_BUF_SCRATCH, ((st - 1) % 2) * slot, len);
+    uint32_t cu = k->phase / (P - 1), st = k->phase % (P - 1);
+    uint64_t n = s->p.count, slot = rs_slot(s);
     int last = st == P - 2;
-    sched_recv_reduce(k, 0, (int32_t)((r + P - 1) % P), STRATA_BUF_INPUT, rb * n + sub,
-                      last ? STRATA_BUF_OUTPUT : STRATA_BUF_SCRATCH, last ? sub : (st % 2) * slot,
-                      len);
+    for (uint32_t c = 0; c < s->p.group; c++) {
+        sched_ring_t ch;
+        chan_of(s, c, r, n, &ch);
+        if (ch.len == 0) continue;
+        uint64_t sub = ch.off + sched_blk_off(ch.len, C, cu);
+        uint64_t len = sched_blk_len(ch.len, C, cu), scr = 2 * (uint64_t)c * slot;
+        uint32_t sb = (uint32_t)chan_peer(&ch, -(int64_t)st - 1);
+        uint32_t rb = (uint32_t)chan_peer(&ch, -(int64_t)st - 2);
+        if (st == 0)
+            sched_send(k, 0, chan_peer(&ch, 1), STRATA_BUF_INPUT, sb * n + sub, len);
+        else
+            sched_send(k, 0, chan_peer(&ch, 1), STRATA_BUF_SCRATCH, scr + ((st - 1) % 2) * slot,
+                       len);
+        sched_recv_reduce(k, 0, chan_peer(&ch, -1), STRATA_BUF_INPUT, rb * n + sub,
+                          last ? STRATA_BUF_OUTPUT : STRATA_BUF_SCRATCH,
+                          last ? sub : scr + (st % 2) * slot, len);
+    }
 }
 
 /* ==== Allgather ==== */
@@ -84,47 +148,78 @@ static void reduce_scatter(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 static void allgather(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 {
     uint32_t P = s->p.nranks, C = s->p.chunks;
-    uint32_t c = k->phase / (P - 1), st = k->phase % (P - 1);
-    uint64_t n = s->p.count, sub = sched_blk_off(n, C, c), len = sched_blk_len(n, C, c);
-    uint32_t sb = sched_mod((int64_t)r - st, P), rb = sched_mod((int64_t)r - st - 1, P);
+    uint32_t cu = k->phase / (P - 1), st = k->phase % (P - 1);
+    uint64_t n = s->p.count;
     if (k->phase == 0) sched_copy(k, 0, STRATA_BUF_INPUT, 0, STRATA_BUF_OUTPUT, r * n, n);
-    if (st == 0)
-        sched_send(k, 0, (int32_t)((r + 1) % P), STRATA_BUF_INPUT, sub, len);
-    else
-        sched_send(k, 0, (int32_t)((r + 1) % P), STRATA_BUF_OUTPUT, sb * n + sub, len);
-    sched_recv(k, 0, (int32_t)((r + P - 1) % P), STRATA_BUF_OUTPUT, rb * n + sub, len);
+    for (uint32_t c = 0; c < s->p.group; c++) {
+        sched_ring_t ch;
+        chan_of(s, c, r, n, &ch);
+        if (ch.len == 0) continue;
+        uint64_t sub = ch.off + sched_blk_off(ch.len, C, cu);
+        uint64_t len = sched_blk_len(ch.len, C, cu);
+        uint32_t sb = (uint32_t)chan_peer(&ch, -(int64_t)st);
+        uint32_t rb = (uint32_t)chan_peer(&ch, -(int64_t)st - 1);
+        if (st == 0)
+            sched_send(k, 0, chan_peer(&ch, 1), STRATA_BUF_INPUT, sub, len);
+        else
+            sched_send(k, 0, chan_peer(&ch, 1), STRATA_BUF_OUTPUT, sb * n + sub, len);
+        sched_recv(k, 0, chan_peer(&ch, -1), STRATA_BUF_OUTPUT, rb * n + sub, len);
+    }
 }
 
-/* ==== Broadcast and reduce: a pipelined chain from / to the root ==== */
+/* ==== Broadcast and reduce: a pipelined chain from / to the root, one per
+ * channel; d = distance from the root along the channel's ring. ==== */
+
+static uint32_t chan_dist(const strata_sched_t *s, const sched_ring_t *ch, uint32_t c)
+{
+    sched_ring_t root;
+    chan_of(s, c, s->p.root, s->p.count, &root);
+    return sched_mod((int64_t)ch->i - root.i, s->p.nranks);
+}
 
 static void broadcast(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 {
-    uint32_t P = s->p.nranks, C = s->p.chunks, d = sched_mod((int64_t)r - s->p.root, P);
+    uint32_t P = s->p.nranks, C = s->p.chunks;
     uint64_t n = s->p.count;
-    int64_t cs = (int64_t)k->phase - d, cr = (int64_t)k->phase - (d - 1);
-    int sbuf = d == 0 ? STRATA_BUF_INPUT : STRATA_BUF_OUTPUT;
-    if (d == 0 && k->phase == 0) sched_copy(k, 0, STRATA_BUF_INPUT, 0, STRATA_BUF_OUTPUT, 0, n);
-    if (d < P - 1 && cs >= 0 && cs < C)
-        sched_send(k, 0, (int32_t)((r + 1) % P), sbuf, sched_blk_off(n, C, (uint64_t)cs),
-                   sched_blk_len(n, C, (uint64_t)cs));
-    if (d > 0 && cr >= 0 && cr < C)
-        sched_recv(k, 0, (int32_t)((r + P - 1) % P), STRATA_BUF_OUTPUT,
-                   sched_blk_off(n, C, (uint64_t)cr), sched_blk_len(n, C, (uint64_t)cr));
+    if (r == s->p.root && k->phase == 0)
+        sched_copy(k, 0, STRATA_BUF_INPUT, 0, STRATA_BUF_OUTPUT, 0, n);
+    for (uint32_t c = 0; c < s->p.group; c++) {
+        sched_ring_t ch;
+        chan_of(s, c, r, n, &ch);
+        uint64_t o = ch.off, l = ch.len;
+        uint32_t d = chan_dist(s, &ch, c);
+        int64_t cs = (int64_t)k->phase - d, cr = (int64_t)k->phase - (d - 1);
+        int sbuf = d == 0 ? STRATA_BUF_INPUT : STRATA_BUF_OUTPUT;
+        if (l == 0) continue;
+        if (d < P - 1 && cs >= 0 && cs < C)
+            sched_send(k, 0, chan_peer(&ch, 1), sbuf, o + sched_blk_off(l, C, (uint64_t)cs),
+                       sched_blk_len(l, C, (uint64_t)cs));
+        if (d > 0 && cr >= 0 && cr < C)
+            sched_recv(k, 0, chan_peer(&ch, -1), STRATA_BUF_OUTPUT,
+                       o + sched_blk_off(l, C, (uint64_t)cr), sched_blk_len(l, C, (uint64_t)cr));
+    }
 }
 
 static void reduce(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 {
-    uint32_t P = s->p.nranks, C = s->p.chunks, d = sched_mod((int64_t)r - s->p.root, P);
+    uint32_t P = s->p.nranks, C = s->p.chunks;
     uint64_t n = s->p.count;
-    int acc = d == 0 ? STRATA_BUF_OUTPUT : STRATA_BUF_SCRATCH;
-    int64_t cs = (int64_t)k->phase - (P - 1 - d), cr = (int64_t)k->phase - ((int64_t)P - 2 - d);
-    if (d > 0 && cs >= 0 && cs < C)
-        sched_send(k, 0, (int32_t)((r + P - 1) % P), d == P - 1 ? STRATA_BUF_INPUT : acc,
-                   sched_blk_off(n, C, (uint64_t)cs), sched_blk_len(n, C, (uint64_t)cs));
-    if (d < P - 1 && cr >= 0 && cr < C) {
-        uint64_t o = sched_blk_off(n, C, (uint64_t)cr);
-        sched_recv_reduce(k, 0, (int32_t)((r + 1) % P), STRATA_BUF_INPUT, o, acc, o,
-                          sched_blk_len(n, C, (uint64_t)cr));
+    int acc = r == s->p.root ? STRATA_BUF_OUTPUT : STRATA_BUF_SCRATCH;
+    for (uint32_t c = 0; c < s->p.group; c++) {
+        sched_ring_t ch;
+        chan_of(s, c, r, n, &ch);
+        uint64_t o = ch.off, l = ch.len;
+        uint32_t d = chan_dist(s, &ch, c);
+        int64_t cs = (int64_t)k->phase - (P - 1 - d), cr = (int64_t)k->phase - ((int64_t)P - 2 - d);
+        if (l == 0) continue;
+        if (d > 0 && cs >= 0 && cs < C)
+            sched_send(k, 0, chan_peer(&ch, -1), d == P - 1 ? STRATA_BUF_INPUT : acc,
+                       o + sched_blk_off(l, C, (uint64_t)cs), sched_blk_len(l, C, (uint64_t)cs));
+        if (d < P - 1 && cr >= 0 && cr < C) {
+            uint64_t b = o + sched_blk_off(l, C, (uint64_t)cr);
+            sched_recv_reduce(k, 0, chan_peer(&ch, 1), STRATA_BUF_INPUT, b, acc, b,
+                              sched_blk_len(l, C, (uint64_t)cr));
+        }
     }
 }
 
@@ -134,13 +229,18 @@ static strata_status_t ring_init(strata_sched_t *s, strata_error_t *err)
 {
     uint32_t P = s->p.nranks, C = s->p.chunks;
     uint64_t n = s->p.count;
+    if (s->p.group == 0) s->p.group = 1;
+    if (s->p.group > P || P % s->p.group)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "ring: %u ranks per server does not divide the %u ranks",
+                                s->p.group, P);
     switch (s->p.coll) {
     case STRATA_COLL_ALLREDUCE:
         s->nphases = C * 2 * (P - 1);
         break;
     case STRATA_COLL_REDUCE_SCATTER:
         s->nphases = C * (P - 1);
-        s->buf[STRATA_BUF_SCRATCH] = 2 * ((n + C - 1) / C);
+        s->buf[STRATA_BUF_SCRATCH] = 2 * (uint64_t)s->p.group * rs_slot(s);
         break;
     case STRATA_COLL_ALLGATHER:
         s->nphases = C * (P - 1);
@@ -181,19 +281,20 @@ static void ring_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k)
     }
 }
 
-/* Equal blocks make every reduce-scatter phase alike (class 0) and every
- * allgather phase alike (class 1); otherwise each phase is its own class. */
+/* Equal blocks (every channel's slice, chunk and block of one size) make
+ * every reduce-scatter phase alike (class 0) and every allgather phase
+ * alike (class 1); otherwise each phase is its own class. */
 static uint32_t ring_class(const strata_sched_t *s, uint32_t phase)
 {
-    uint32_t P = s->p.nranks, C = s->p.chunks;
-    uint64_t n = s->p.count;
+    uint32_t P = s->p.nranks;
+    uint64_t n = s->p.count, GC = (uint64_t)s->p.group * s->p.chunks;
     switch (s->p.coll) {
     case STRATA_COLL_ALLREDUCE:
-        if (n % ((uint64_t)C * P) == 0) return (phase % (2 * (P - 1))) < P - 1 ? 0 : 1;
+        if (n % (GC * P) == 0) return (phase % (2 * (P - 1))) < P - 1 ? 0 : 1;
         break;
     case STRATA_COLL_REDUCE_SCATTER:
     case STRATA_COLL_ALLGATHER:
-        if (n % C == 0) return 0;
+        if (n % GC == 0) return 0;
         break;
     default:
         break;

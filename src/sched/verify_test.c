@@ -1,7 +1,8 @@
 /*
  * verify_test.c — every algorithm x collective it implements passes the
  * symbolic verifier for P in {1,2,3,4,5,7,8,16,17,64} and counts 0, 1,
- * < P, not divisible by P and large; deliberately broken schedules (a
+ * < P, not divisible by P and large (the ring also with 2, 3, 4 and 8
+ * ranks per server wherever they divide P); deliberately broken schedules (a
  * dropped step, a doubled contribution, a swapped peer) are caught.
  */
 #define _GNU_SOURCE
@@ -81,6 +82,20 @@ static void verify_groups(strata_coll_t c, strata_algo_t a, uint32_t P, uint64_t
     }
 }
 
+/* The multi-channel ring (ring.c): group g in {2, 3, 4, 8} wherever it
+ * divides P (g = 1 is the single ring, run above; g = P is one server),
+ * 1 and 3 chunks, every collective ring implements and every count. */
+static void verify_ring_groups(strata_coll_t c, strata_algo_t a, uint32_t P, uint64_t n, int *ran)
+{
+    if (a != STRATA_ALGO_RING) return;
+    const uint32_t gs[] = {2, 3, 4, 8};
+    for (size_t i = 0; i < sizeof(gs) / sizeof(gs[0]); i++) {
+        if (gs[i] > P || P % gs[i]) continue;
+        verify_one(c, a, P, n, 1, gs[i], ran);
+        if (P <= 17) verify_one(c, a, P, n, 3, gs[i], ran);
+    }
+}
+
 static void test_all_verify(void **state)
 {
     (void)state;
@@ -95,6 +110,7 @@ static void test_all_verify(void **state)
                     verify_one(c, a, P, counts[i], 1, group_for(a, P), &ran);
                     if (i == nc - 1 && P <= 17) verify_one(c, a, P, counts[i], 3, 0, &ran);
                     verify_groups(c, a, P, counts[i], &ran);
+                    verify_ring_groups(c, a, P, counts[i], &ran);
                 }
             }
     /* every algorithm contributes: at least 10 P x 5 counts for allreduce */
@@ -285,6 +301,79 @@ static void test_phase_classes(void **state)
     strata_sched_destroy(s);
 }
 
+/* The ring's channels, by hand: P = 8 in 2 servers of 4 (group 4), 64
+ * elements: channel c's ring visits 0-3 rotated by c, then 4-7 rotated by
+ * c (channel 1: 1 2 3 0 5 6 7 4), on slice [16c, 16c+16) in blocks of 2.
+ * Rank 0 sends in phase 0 to its successor on each channel: 1 (c = 0, 2,
+ * 3) and 5 (c = 1: it leaves server 0); rank 3 leaves by channel 0 (to 4)
+ * and rank 4 comes back by channel 1 (to 1). Channel c's reduce-scatter
+ * step 0 sends the block of the sender's position: rank 0 is position
+ * (4 - c) % 4 on channel c (offsets 0, 16 + 3·2 = 22, 32 + 2·2 = 36,
+ * 48 + 1·2 = 50). Each rank sends one block to another
+ * server per phase. Group 1 is the single ring 0..7; a group that does not
+ * divide P is refused. */
+static void test_ring_channels(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = 8,
+                               .count = 64,
+                               .elem_size = 4,
+                               .group = 4};
+    strata_sched_t *s;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_nphases(s), 14);
+    assert_int_equal(strata_sched_phase_nsteps(s, 0, 0), 8); /* send + reduce per channel */
+    const int32_t to0[4] = {1, 5, 1, 1}, off0[4] = {0, 22, 36, 50};
+    for (uint32_t c = 0; c < 4; c++) {
+        strata_step_t st;
+        strata_sched_phase_step(s, 0, 0, 2 * c, &st);
+        assert_int_equal(st.op, STRATA_STEP_SEND);
+        assert_int_equal(st.peer, to0[c]);
+        assert_int_equal(st.src_off, off0[c]);
+        assert_int_equal(st.count, 2);
+    }
+    strata_step_t st;
+    strata_sched_phase_step(s, 3, 0, 0, &st);
+    assert_int_equal(st.peer, 4);
+    strata_sched_phase_step(s, 4, 0, 2, &st);
+    assert_int_equal(st.peer, 1);
+    for (uint32_t ph = 0; ph < 14; ph++) {
+        assert_int_equal(strata_sched_phase_class(s, ph), ph < 7 ? 0 : 1);
+        for (uint32_t r = 0; r < 8; r++) {
+            int cross = 0;
+            for (uint32_t i = 0; i < strata_sched_phase_nsteps(s, r, ph); i++) {
+                strata_sched_phase_step(s, r, ph, i, &st);
+                cross += st.op == STRATA_STEP_SEND && (uint32_t)st.peer / 4 != r / 4;
+            }
+            assert_int_equal(cross, 1);
+        }
+    }
+    strata_sched_destroy(s);
+    /* group 1: one ring, rank r -> r+1, block r of 8 first */
+    p.group = 1;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_phase_nsteps(s, 3, 0), 2);
+    strata_sched_phase_step(s, 3, 0, 0, &st);
+    assert_int_equal(st.peer, 4);
+    assert_int_equal(st.src_off, 24);
+    assert_int_equal(st.count, 8);
+    assert_int_equal(strata_sched_params(s)->group, 1);
+    strata_sched_destroy(s);
+    strata_error_t err;
+    p.group = 3;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "ring: 3 ranks per server does not divide the 8 ranks"));
+    p.group = 16;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    /* reduce-scatter scratch: two slots of ceil(ceil(10/4)/1) = 3 per channel */
+    p.coll = STRATA_COLL_REDUCE_SCATTER, p.group = 4, p.count = 10;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_buf_count(s, 0, STRATA_BUF_SCRATCH), 2 * 4 * 3);
+    strata_sched_destroy(s);
+}
+
 /* Innet adds switch agents; the double binary tree keeps every rank an
  * inner node of at most one tree (NCCL's design goal) for even P. */
 static void test_agents_and_trees(void **state)
@@ -401,6 +490,7 @@ int main(void)
         cmocka_unit_test(test_hazard_caught),
         cmocka_unit_test(test_lazy_matches_materialised),
         cmocka_unit_test(test_phase_classes),
+        cmocka_unit_test(test_ring_channels),
         cmocka_unit_test(test_agents_and_trees),
         cmocka_unit_test(test_bad_params),
         cmocka_unit_test(test_names),

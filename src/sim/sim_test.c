@@ -2,6 +2,8 @@
  * sim_test.c — the simulator on topologies and schedules, against values
  * derived by hand or from the routes topo chose:
  *  - one ring on a non-blocking switch agrees with the α-β formula (1 %);
+ *  - the ring's channels over servers agree with sched's model on a rail
+ *    cluster (exactly) and on dgx-h100:4 (2 %); one ring is 4x / 8x slower;
  *  - a 1:4 oversubscribed leaf tier gives each crossing flow a quarter;
  *  - ECMP collisions slow exactly the flows the hash put together;
  *  - phase reuse gives the same total, bit for bit, as simulating every phase;
@@ -39,18 +41,25 @@ static strata_topo_t *make_fattree(double bw, double lat, double oversub)
     return t;
 }
 
-static strata_sched_t *make_sched(strata_coll_t coll, uint32_t P, uint64_t count)
+/* A ring schedule; group > 1: its channels over servers of that size. */
+static strata_sched_t *make_ring(strata_coll_t coll, uint32_t P, uint64_t count, uint32_t group)
 {
     strata_sched_params_t p = {.coll = coll,
                                .algo = STRATA_ALGO_RING,
                                .nranks = P,
                                .count = count,
                                .elem_size = 4,
-                               .chunks = 1};
+                               .chunks = 1,
+                               .group = group};
     strata_sched_t *s = NULL;
     strata_error_t err;
     if (strata_sched_create(&p, &s, &err) != STRATA_OK) fail_msg("%s", err.msg);
     return s;
+}
+
+static strata_sched_t *make_sched(strata_coll_t coll, uint32_t P, uint64_t count)
+{
+    return make_ring(coll, P, count, 0);
 }
 
 static void run1(const strata_topo_t *t, const strata_sched_t *s, const int32_t *ranks,
@@ -387,6 +396,99 @@ static void test_innet(void **state)
     strata_topo_destroy(t);
 }
 
+/* 4 servers of 4 GPUs: one scale-up switch, 40 GB/s GPU <-> switch; GPU i
+ * on NIC i over a 100 GB/s link; NICs at 10 GB/s on a rail-optimised
+ * two-tier fat-tree of radix 8 (non-blocking); no latency anywhere. */
+static strata_topo_t *make_rail_cluster(void)
+{
+    strata_topo_server_t sv = {0};
+    sv.name = "t";
+    sv.accels = 4;
+    sv.scaleup_switches = 1;
+    sv.scaleup = (strata_topo_linkspec_t){NULL, 1, 40 * GB, 0};
+    sv.nics = 4;
+    sv.pcie = (strata_topo_linkspec_t){NULL, 1, 100 * GB, 0};
+    sv.nic_net = (strata_topo_linkspec_t){NULL, 1, 10 * GB, 0};
+    strata_topo_fattree_t net = {.k = 8, .tiers = 2};
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    if (strata_topo_build_cluster(&sv, 4, &net, true, NULL, &t, &err) != STRATA_OK)
+        fail_msg("%s", err.msg);
+    return t;
+}
+
+/* Ring allreduce of n = 64 MiB on the 4 x 4 rail cluster (P = 16, g = 4).
+ * Channels (group = 4, what strata_coll_ranks_per_server reads off the
+ * topology): per step a rank sends one block of n/(gP) = 1 MiB per
+ * channel, three to its local successor through the switch (3 MiB on its
+ * 40 GB/s link: 78.6432 us) and one through its NIC (1 MiB at 10 GB/s:
+ * 104.8576 us; the cross-rail hop goes leaf -> spine -> leaf, each leaf's
+ * 4 such flows spread over its 4 up-links: 10 GB/s each). The NIC side
+ * sets the step: 2(P-1) = 30 steps x 104.8576 us = 3.145728 ms, i.e. per
+ * NIC 2(P-1)/P n/g = 30 MiB at 10 GB/s. The collective layer's α-β model
+ * prices the same: max(3/4 x 4 MiB / 40 GB/s, 4 MiB / (4 x 10 GB/s)) per
+ * step. The single ring (group 1) instead sends a whole 4 MiB block per
+ * step, and each server's one exit rank sends it through one NIC:
+ * 4194304 / 1e10 = 419.4304 us per step, 12.582912 ms: 4x slower. */
+static void test_ring_channels_match_model(void **state)
+{
+    (void)state;
+    strata_topo_t *t = make_rail_cluster();
+    uint32_t g = strata_coll_ranks_per_server(t, NULL, 16);
+    assert_int_equal(g, 4);
+    strata_sim_opts_t o = strata_sim_opts_default();
+    strata_sim_result_t r;
+    strata_sched_t *s = make_ring(STRATA_COLL_ALLREDUCE, 16, 16u << 20, g);
+    run1(t, s, NULL, &o, &r);
+    assert_rel(r.time, 30 * 1048576 / 1e10, 1e-9);
+    assert_rel(r.time_model, 30 * 1048576 / 1e10, 1e-9);
+    assert_int_equal(r.phases_simulated, 2); /* classes still repeat */
+    strata_sim_result_free(&r);
+    strata_sched_destroy(s);
+    s = make_ring(STRATA_COLL_ALLREDUCE, 16, 16u << 20, 1);
+    run1(t, s, NULL, &o, &r);
+    assert_rel(r.time, 30 * 4194304 / 1e10, 1e-9);
+    strata_sim_result_free(&r);
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+}
+
+/* The preset dgx-h100:4 (32 H100s, 8 NDR NICs per server, catalog
+ * figures: `strata coll dgx-h100:4` shows 49.7 GB/s per NIC, 400 GB/s of
+ * NVLink per GPU after framing, 8 us between servers) with the ring over
+ * its servers: per NIC 2(P-1)/P n/g = 62/32 x 1 GiB / 8 in all, 4 MiB per
+ * step: 4194304 / 49.7e9 = 84.4 us; per GPU 7/8 x 32 MiB = 29.4 MB per
+ * step over NVLink: 73.4 us. The NICs set the pace: 62 x (8 + 84.4) us
+ * = 5.73 ms, the α-β figure sched's model gives too (within 2 %). The
+ * single ring sends each step's whole 32 MiB block through one NIC per
+ * server: 62 x (8 + 675.1) us = 42.4 ms. */
+static void test_ring_dgx_h100_preset(void **state)
+{
+    (void)state;
+    strata_link_catalog_t *cat = NULL;
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_link_catalog_load(NULL, &cat, &err), STRATA_OK);
+    if (strata_topo_load_spec("dgx-h100:4", cat, &t, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    uint32_t g = strata_coll_ranks_per_server(t, NULL, 32);
+    assert_int_equal(g, 8);
+    strata_sim_opts_t o = strata_sim_opts_default();
+    strata_sim_result_t r, one;
+    strata_sched_t *s = make_ring(STRATA_COLL_ALLREDUCE, 32, 1u << 28, g);
+    run1(t, s, NULL, &o, &r);
+    assert_rel(r.time, r.time_model, 0.02);
+    assert_rel(r.time, 62 * (8e-6 + 4194304 / 49.7e9), 0.02);
+    strata_sched_destroy(s);
+    s = make_ring(STRATA_COLL_ALLREDUCE, 32, 1u << 28, 1);
+    run1(t, s, NULL, &o, &one);
+    assert_rel(one.time, 62 * (8e-6 + 33554432 / 49.7e9), 0.02);
+    strata_sim_result_free(&r);
+    strata_sim_result_free(&one);
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+}
+
 /* Every allocation failure point of a small run with a trace: the run
  * either succeeds or says "out of memory"; nothing leaks or crashes
  * (asan-ubsan checks the leaks). */
@@ -435,6 +537,8 @@ int main(void)
         cmocka_unit_test(test_concurrent_collectives),
         cmocka_unit_test(test_trace),
         cmocka_unit_test(test_innet),
+        cmocka_unit_test(test_ring_channels_match_model),
+        cmocka_unit_test(test_ring_dgx_h100_preset),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_oom),
     };

@@ -226,10 +226,12 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
 /* Element count for sched from an nccl-tests size (4-byte elements).
  * Rounded down to a multiple of the blocks the schedule cuts it into
  * (ranks × chunks for an allreduce, chunks for a block-per-rank
- * collective) when that changes it by under 1 %: with equal blocks every
+ * collective, times the ring's channels) when that changes it by under
+ * 1 %: with equal blocks every
  * ring phase has the same pattern and is timed once, so a 16k-rank run
  * takes a second instead of half an hour. */
-static uint64_t count_for(strata_coll_t coll, double size, uint32_t P, uint32_t chunks)
+static uint64_t count_for(strata_coll_t coll, double size, uint32_t P, uint32_t chunks,
+                          uint32_t channels)
 {
     if (coll == STRATA_COLL_BARRIER) return 0; /* synchronisation only */
     double n = size / 4;
@@ -237,7 +239,8 @@ static uint64_t count_for(strata_coll_t coll, double size, uint32_t P, uint32_t 
                     coll == STRATA_COLL_ALLTOALL;
     if (per_rank) n /= P;
     uint64_t c = n < 1 ? 1 : (uint64_t)n;
-    uint64_t unit = (coll == STRATA_COLL_ALLREDUCE ? (uint64_t)P : 1) * (chunks ? chunks : 1);
+    uint64_t unit = (coll == STRATA_COLL_ALLREDUCE ? (uint64_t)P : 1) * (chunks ? chunks : 1) *
+                    (channels ? channels : 1);
     if (c % unit && c - c % unit >= c - c / 100 && c >= unit) c -= c % unit;
     return c;
 }
@@ -272,8 +275,23 @@ typedef struct run_state {
     uint32_t size[SIM_SETS_MAX], groups[SIM_SETS_MAX];
 } run_state_t;
 
-static strata_status_t make_scheds(const sim_args_t *a, uint32_t P, run_state_t *st,
-                                   strata_error_t *err)
+/* Ranks per server of a set's collective as the collective layer sees
+ * them, for the algorithms built over servers (ring channels, tree, hier):
+ * the schedule then is the algorithm sched's model prices. 0: none. */
+static uint32_t set_group(const coll_set_t *c, const strata_topo_t *topo, uint32_t size)
+{
+    if (c->algo != STRATA_ALGO_RING && c->algo != STRATA_ALGO_TREE && c->algo != STRATA_ALGO_HIER)
+        return 0;
+    int32_t *ranks = calloc(size, sizeof(int32_t));
+    if (!ranks) return 0;
+    set_ranks(c, size, 0, ranks);
+    uint32_t g = strata_coll_ranks_per_server(topo, ranks, size);
+    free(ranks);
+    return g > 1 && g < size ? g : 0;
+}
+
+static strata_status_t make_scheds(const sim_args_t *a, const strata_topo_t *topo, uint32_t P,
+                                   run_state_t *st, strata_error_t *err)
 {
     for (int k = 0; k < a->nsets; k++) {
         const coll_set_t *c = &a->sets[k];
@@ -283,7 +301,9 @@ static strata_status_t make_scheds(const sim_args_t *a, uint32_t P, run_state_t 
         p.coll = c->coll;
         p.algo = c->algo;
         p.nranks = st->size[k];
-        p.count = count_for(c->coll, c->size, st->size[k], (uint32_t)a->chunks);
+        p.group = set_group(c, topo, st->size[k]);
+        p.count = count_for(c->coll, c->size, st->size[k], (uint32_t)a->chunks,
+                            c->algo == STRATA_ALGO_RING ? p.group : 1);
         p.elem_size = 4;
         p.chunks = (uint32_t)a->chunks;
         if ((rc = strata_sched_create(&p, &st->sched[k], err)) != STRATA_OK) return rc;
@@ -348,7 +368,7 @@ static int simulate(const sim_args_t *a, const strata_topo_t *topo, strata_error
     run_state_t st = {0};
     strata_sim_result_t res = {0};
     uint32_t P = (uint32_t)strata_topo_endpoint_count(topo);
-    strata_status_t rc = make_scheds(a, P, &st, err);
+    strata_status_t rc = make_scheds(a, topo, P, &st, err);
     if (rc == STRATA_OK) rc = run_sets(a, topo, &st, 0, a->nsets, &a->opts, &res, err);
     if (rc == STRATA_OK) rc = strata_sim_result_print(&res, a->json, stdout, err);
     if (rc == STRATA_OK && !a->json && res.njobs > 1) rc = print_sets(a, topo, &st, &res, err);

@@ -25,11 +25,15 @@ static strata_status_t simulate(const strata_topo_t *topo, strata_sim_routing_t 
     p.coll = STRATA_COLL_ALLREDUCE;
     p.algo = STRATA_ALGO_RING;
     p.nranks = (uint32_t)strata_topo_endpoint_count(topo);
-    /* 4-byte elements, rounded down to a multiple of the ranks as `strata
-     * sim` does (cmd_sim.c count_for): equal blocks make every ring phase
-     * alike, so it is timed once, not 2(P-1) times (under 0.001 % off) */
+    /* the ring's channels over servers, as sched's model prices it */
+    uint32_t g = strata_coll_ranks_per_server(topo, NULL, p.nranks);
+    p.group = g > 1 && g < p.nranks ? g : 0;
+    /* 4-byte elements, rounded down to a multiple of ranks x channels as
+     * `strata sim` does (cmd_sim.c count_for): equal blocks make every ring
+     * phase alike, so it is timed once, not 2(P-1) times (under 0.01 % off) */
     uint64_t count = (uint64_t)(REPORT_BIG_BYTES / 4);
-    p.count = count - count % p.nranks;
+    uint64_t unit = (uint64_t)p.nranks * (p.group ? p.group : 1);
+    p.count = count >= unit ? count - count % unit : count;
     p.elem_size = 4;
     p.chunks = 1;
     strata_sim_opts_t o = strata_sim_opts_default();
