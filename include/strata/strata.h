@@ -7,5 +7,6 @@
 
 #include "strata/common.h"
 #include "strata/sched.h"
+#include "strata/comm.h"
 
 #endif
