@@ -276,7 +276,7 @@ strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo
     strata_sched_params_t p = {.coll = coll, .algo = algo, .nranks = (uint32_t)c->size,
                                .count = count, .elem_size = (uint32_t)strata_dtype_size(dt),
                                .root = root < 0 ? 0 : (uint32_t)root, .chunks = 1};
-    exec_cache_t *x;
+    exec_cache_t *x = NULL;
     strata_status_t st = load(k, &p, &x);
     if (st != STRATA_OK) return st;
     xctx_t xc = {.k = k, .es = p.elem_size, .dt = dt, .op = op == STRATA_AVG ? STRATA_SUM : op};

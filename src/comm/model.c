@@ -4,7 +4,8 @@
  *
  * Method (stated in the bench header too): α-β with measured local terms.
  *   α        one-way latency of a flag through the segment: rank 0 and 1
- *            ping-pong a counter 2000 times; α = elapsed / 4000.
+ *            ping-pong a counter in 20 batches of 100 round trips; α is the
+ *            fastest batch's time / 200 (other load on the host only adds).
  *   copy_bw  one core's memcpy bandwidth on a buffer of the benchmark's
  *            largest size (capped at 64 MiB), best of 3 after a warm-up.
  *   red_bw   one core's two-input float sum at the same size (output bytes/s).
@@ -26,12 +27,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define PINGS 2000
+#define PINGS   100 /* round trips per batch */
+#define BATCHES 20  /* the fastest batch counts: the host's other load only adds */
 
-static double ping_pong(comm_call_t *k)
+/* One batch of PINGS round trips between ranks 0 and 1; seconds one way. */
+static double ping_batch(comm_call_t *k)
 {
     strata_comm_t *c = k->c;
-    if (c->size < 2 || c->rank > 1) return 0;
     _Atomic uint64_t *mine = &c->lines[c->rank].ping.v, *theirs = &c->lines[1 - c->rank].ping.v;
     uint64_t base = c->pseq;
     c->pseq += PINGS;
@@ -42,6 +44,17 @@ static double ping_pong(comm_call_t *k)
         if (c->rank == 1) atomic_store_explicit(mine, base + i, memory_order_release);
     }
     return (util_now() - t0) / (2.0 * PINGS);
+}
+
+static double ping_pong(comm_call_t *k)
+{
+    if (k->c->size < 2 || k->c->rank > 1) return 0;
+    double best = 0;
+    for (int b = 0; b < BATCHES; b++) {
+        double t = ping_batch(k);
+        if (t > 0 && (best == 0 || t < best)) best = t;
+    }
+    return best;
 }
 
 static double best_bw(size_t bytes, unsigned char *a, unsigned char *b, bool reduce)

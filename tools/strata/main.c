@@ -13,6 +13,8 @@
 #include <string.h>
 
 const cli_command_t cli_commands[] = {
+    {"run", "start N local ranks of a program (rendezvous, token, signals)", cmd_run},
+    {"bench", "run and time a collective on N local ranks (nccl-tests table + model)", cmd_bench},
     {NULL, NULL, NULL},
 };
 
