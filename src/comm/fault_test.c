@@ -324,8 +324,24 @@ static void test_bootstrap_timeout(void **state)
     assert_true(util_now() - t0 < 2.0);
 }
 
-int main(void)
+/* `fault_test --rank-kill`: one rank of a job started by `strata run -n 3`
+ * (run_test.sh): rank 1 SIGKILLs itself in its 4th allreduce; the others
+ * print their status and the job hash for the script to check. */
+static int rank_kill_main(void)
 {
+    rep = fresh_report();
+    int code = killed_rank(NULL);
+    int r = atoi(getenv("STRATA_RANK"));
+    char hash[17];
+    comm_job_hash(getenv("STRATA_TOKEN"), hash);
+    printf("rank %d status %d elapsed %.3f jobhash %s\n", r, rep->status[r], rep->elapsed[r], hash);
+    fflush(stdout);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--rank-kill") == 0) return rank_kill_main();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_bootstrap_timeout),
