@@ -45,16 +45,38 @@ typedef struct strata_link {
     double raw_dir;         /* B/s per direction of one link: lanes × lane rate / 8 */
     double line_dir;        /* after the line code */
     double bw_dir;          /* goodput per direction of one link (all overheads) */
-    double bw_bidi;         /* 2 × bw_dir */
+    double bw_bidi;         /* 2 × bw_dir (full duplex); bw_dir for shared buses */
     double device_bw_dir;   /* links × bw_dir: per-device per-direction aggregate */
-    double latency;         /* typical one-way latency of one hop, seconds */
+    double latency;         /* typical one-way latency of one hop, seconds (0: none in catalog) */
+
+    /* ---- added after the contract above; figures at the entry's defaults ---- */
+    double lane_rate;          /* bit/s per lane after modulation (baud × bits/symbol);
+                                  for vendor-figure entries the per-link bit rate */
+    double pkt_dir;            /* after the packet step, before flow control */
+    double eta_line;           /* line-code efficiency (1: none or not published) */
+    double eta_pkt;            /* payload / wire bytes per packet at the default MTU */
+    double eta_flow;           /* share left after ACK / credit / DLLP traffic */
+    double mtu;                /* default MTU / MPS of the packet step, bytes (0: none) */
+    double payload;            /* payload bytes per packet at that MTU */
+    double wire;               /* bytes on the wire per packet at that MTU */
+    int full_duplex;           /* 0 for shared buses (DDR, HBM): there bw_bidi == bw_dir,
+                                  the one figure being shared by reads and writes */
+    int vendor_figure;         /* 1 when the rate comes from a vendor throughput figure
+                                  because the catalog has no lane facts */
+    const char *modulation;    /* "NRZ", "PAM4" or "unpublished" */
+    const char *line_code;     /* "128b/130b", "RS(544,514)+256b/257b", "none", ... */
+    const char *packet_format; /* "PCIe TLP (non-flit)", "RoCEv2 over Ethernet (IPv4)", "none" */
+    const char *latency_basis; /* where the latency figure comes from */
+    const char *note;          /* topology remarks from the catalog, or "" */
+    const char *signal_basis;  /* why a vendor figure / unpublished modulation is used, or "" */
+    const char *packet_basis;  /* where the packet fields come from, or why there are none */
+    const char *flow_basis;    /* where the flow-control share comes from, or "" */
 } strata_link_t;
 
 /* Load a catalog. path NULL means <strata_data_dir()>/links.json. On error
  * err holds file:line:column and what was expected. The caller owns *cat_p
  * and frees it with strata_link_catalog_destroy (NULL is a no-op). */
-STRATA_API strata_status_t strata_link_catalog_load(const char *path,
-                                                    strata_link_catalog_t **cat_p,
+STRATA_API strata_status_t strata_link_catalog_load(const char *path, strata_link_catalog_t **cat_p,
                                                     strata_error_t *err);
 STRATA_API void strata_link_catalog_destroy(strata_link_catalog_t *cat);
 STRATA_API size_t strata_link_catalog_count(const strata_link_catalog_t *cat);
@@ -62,6 +84,118 @@ STRATA_API size_t strata_link_catalog_count(const strata_link_catalog_t *cat);
 STRATA_API const strata_link_t *strata_link_catalog_at(const strata_link_catalog_t *cat, size_t i);
 /* Entry with this id (exact, case-insensitive), or NULL. */
 STRATA_API const strata_link_t *strata_link_find(const strata_link_catalog_t *cat, const char *id);
+
+/* ==== The latency hierarchy ==== */
+
+/* A typical one-way latency range from links.md "Latency hierarchy" and the
+ * switch-hop figures (kernel launch, NVLink P2P, PCIe DMA, RDMA, TCP,
+ * CXL.mem, DDR, switch hops). Ids: gpu-kernel-launch, nvlink-p2p, pcie-dma,
+ * rdma-ib, rdma-roce, tcp-kernel, cxl-mem-load, ddr-load, eth-switch-hop,
+ * ib-switch-hop. Strings are owned by the catalog. */
+typedef struct strata_latency {
+    const char *id;
+    const char *what;
+    const char *source;
+    const char *confidence; /* "H", "M" or "L" */
+    double low, high;       /* seconds */
+} strata_latency_t;
+
+STRATA_API size_t strata_link_latency_count(const strata_link_catalog_t *cat);
+/* Entry i in file order, or NULL when out of range. */
+STRATA_API const strata_latency_t *strata_link_latency_at(const strata_link_catalog_t *cat,
+                                                          size_t i);
+/* Entry with this id (case-insensitive), or NULL. */
+STRATA_API const strata_latency_t *strata_link_latency_find(const strata_link_catalog_t *cat,
+                                                            const char *id);
+
+/* ==== Derivation, layer by layer ==== */
+
+/* Options of a derivation; 0 means "the entry's default". payload and mtu
+ * are alternatives (payload = mtu − headers counted inside the MTU, e.g.
+ * IPv4+TCP for TCP; for PCIe the MTU is the Max Payload Size, for IB and
+ * RoCE the path MTU, both payload-only). */
+typedef struct strata_link_opts {
+    int lanes;      /* lanes per link, e.g. 4 for a PCIe x4 slot */
+    double payload; /* payload bytes per packet */
+    double mtu;     /* MTU bytes */
+} strata_link_opts_t;
+
+#define STRATA_LINK_STEP_MAX 6
+
+/* One step of the derivation: what it is, the arithmetic in words, its
+ * efficiency and the per-direction rate of one link after it (B/s). */
+typedef struct strata_link_step {
+    char what[32];
+    char how[256];
+    double eta;
+    double bw_dir;
+} strata_link_step_t;
+
+typedef struct strata_link_derivation {
+    int lanes;
+    double raw_dir, line_dir, pkt_dir, bw_dir; /* B/s, one link, one direction */
+    double eta_line, eta_pkt, eta_flow;
+    double mtu, payload, wire; /* bytes per packet (0: no packet step) */
+    size_t nsteps;
+    strata_link_step_t step[STRATA_LINK_STEP_MAX];
+} strata_link_derivation_t;
+
+/* Derive the figures of one catalog entry under opts (NULL = defaults):
+ * raw signalling → line code → packet framing → flow control. Fails with
+ * STRATA_ERR_RANGE naming the limit when lanes < 1 or the MTU/payload is
+ * outside the entry's packet format (e.g. RoCE 256..4096). Pure; thread-safe. */
+STRATA_API strata_status_t strata_link_derive(const strata_link_t *link,
+                                              const strata_link_opts_t *opts,
+                                              strata_link_derivation_t *d_p, strata_error_t *err);
+
+/* ==== Data-link models (src/link/flowctl.c, retx.c, pfc.c) ==== */
+/* Rates in B/s, sizes in bytes, times in seconds. Pure functions. */
+
+/* Propagation delay in a cable, 5 ns/m (links.md "Formula used"). */
+#define STRATA_LINK_PROP_S_PER_M 5e-9
+
+/* Round trip that credits (or ACKs) travel over length_m of cable: two
+ * propagation delays plus serialising one max packet each way at rate. */
+STRATA_API double strata_link_rtt(double rate, double length_m, double wire_bytes);
+/* Credit-based flow control (PCIe, InfiniBand per VL): a sender may have at
+ * most buffer_bytes unacknowledged, so sustained rate =
+ * min(rate, buffer_bytes / rtt). */
+STRATA_API double strata_credit_rate(double rate, double buffer_bytes, double rtt);
+/* Receive buffer (credits) needed to run at line rate: rate × rtt. */
+STRATA_API double strata_credit_buffer(double rate, double rtt);
+
+/* Probability a packet of wire_bytes holds at least one bit error at the
+ * given bit-error rate: 1 − (1 − ber)^(8 × wire_bytes). */
+STRATA_API double strata_retx_per(double ber, double wire_bytes);
+/* Packets in flight over one round trip (the go-back-N window): 1 + ⌈rate × rtt / wire⌉. */
+STRATA_API double strata_retx_window(double rate, double rtt, double wire_bytes);
+/* Goodput fraction under go-back-N with packet error rate per and window
+ * N packets: (1 − p) / (1 − p + N p). */
+STRATA_API double strata_retx_gbn(double per, double window);
+/* Goodput fraction under selective repeat (window ≥ bandwidth-delay
+ * product): 1 − p. */
+STRATA_API double strata_retx_sr(double per);
+
+/* Duration of a PFC/PAUSE of `quanta` (IEEE 802.1Qbb / 802.3x: one quantum
+ * = 512 bit times at the port rate). */
+STRATA_API double strata_pfc_pause_time(double rate, double quanta);
+/* Throughput of a port receiving pauses_per_s pauses of `quanta` each:
+ * rate × max(0, 1 − pauses_per_s × pause_time). */
+STRATA_API double strata_pfc_throughput(double rate, double quanta, double pauses_per_s);
+/* Time a PFC receiver and sender take to react to a pause beyond the cable
+ * delay (MAC/PHY processing, finishing the frame on the wire). An assumption
+ * of strata: IEEE 802.3 Annex 31B bounds it per port speed. */
+#define STRATA_PFC_RESPONSE_S 1e-6
+
+/* Headroom a PFC receiver needs above its XOFF threshold so that nothing is
+ * dropped: the bytes still arriving while the pause travels back and takes
+ * effect: rate × (2 × length × 5 ns/m + response) + 2 × max frame + PFC frame. */
+STRATA_API double strata_pfc_headroom(double rate, double length_m, double max_frame);
+
+/* Ids of catalog entries close to a misspelt id (edit distance ≤ 3 or a
+ * common prefix), written into buf comma-separated; returns buf. */
+STRATA_API const char *strata_link_suggest(const strata_link_catalog_t *cat, const char *id,
+                                           char *buf, size_t len);
 
 #ifdef __cplusplus
 }

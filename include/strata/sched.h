@@ -32,9 +32,10 @@
  *      Otherwise steps of one phase are concurrent: post them all.
  *   3. Matching: the k-th SEND from agent a to agent b (in phase order, then
  *      step order) matches the k-th RECV or RECV_REDUCE at b whose peer is a.
- *      Matched steps have equal count*nblk. The verifier checks the schedule
- *      is deadlock-free even with rendezvous (unbuffered) sends, so an
- *      executor may block a send until its receive is posted.
+ *      Matched steps have equal count*nblk and lie in the same phase. The
+ *      verifier checks the schedule is deadlock-free even with rendezvous
+ *      (unbuffered) sends, so an executor may block a send until its
+ *      receive is posted.
  *   4. Concurrent steps of one agent never write a region another one reads
  *      or writes, except RECV_REDUCEs accumulating into the same region; an
  *      executor applies those one at a time (e.g. receive into a staging
@@ -77,6 +78,8 @@
 #define STRATA_SCHED_H
 
 #include "strata/common.h"
+#include "strata/link.h"
+#include "strata/topo.h"
 
 #include <stdbool.h>
 
@@ -216,8 +219,8 @@ STRATA_API uint32_t strata_sched_phase_class(const strata_sched_t *s, uint32_t p
 STRATA_API uint64_t strata_sched_nsteps(const strata_sched_t *s, uint32_t agent);
 STRATA_API void strata_sched_step(const strata_sched_t *s, uint32_t agent, uint64_t idx,
                                   strata_step_t *step_p);
-/* All steps of one agent in order. The caller frees *steps_p with free()
- * (it is allocated with malloc). NOMEM on failure. */
+/* All steps of one agent in order. The caller frees *steps_p with free().
+ * NOMEM on failure. */
 STRATA_API strata_status_t strata_sched_materialise(const strata_sched_t *s, uint32_t agent,
                                                     strata_step_t **steps_p, size_t *n_p,
                                                     strata_error_t *err);
@@ -233,6 +236,88 @@ STRATA_API strata_status_t strata_sched_materialise(const strata_sched_t *s, uin
  * deadlock. Returns OK, or STRATA_ERR_PROTOCOL with the first problem
  * ("rank 3 output element 17: ...") in err. Memory O(P * buffers). */
 STRATA_API strata_status_t strata_sched_verify(const strata_sched_t *s, strata_error_t *err);
+
+/* ==== Cost model (cost.c) and selection (select.c) ==== */
+
+/* What the α-β-γ model needs to know about a cluster, read off a topology
+ * by routing representative rank pairs (strata_coll_machine_from_topo) or
+ * filled by hand. Bandwidths are B/s per direction, after every overhead
+ * the link layer and the framing model know of. */
+typedef struct strata_coll_machine {
+    uint32_t nranks;        /* P */
+    uint32_t per_server;    /* g: ranks per server (P when there are no servers) */
+    uint32_t servers;       /* N = P / g */
+    uint32_t nics;          /* NICs per server carrying collective traffic */
+    double bw_intra;        /* rank to rank inside a server (all equal-cost paths) */
+    double bw_nic;          /* one rank to a rank on another server (one NIC) */
+    double lat_intra;       /* one message inside a server, s (path latency) */
+    double lat_inter;       /* one message between the farthest servers, s */
+    double eta_intra;       /* framing efficiency applied to bw_intra (1 = none) */
+    double reduce_bw;       /* local reduction rate, B/s of output */
+    bool switch_reduce;     /* scale-up switches reduce (NVLink SHARP / NVLS) */
+    bool net_reduce;        /* network switches reduce (InfiniBand SHARP) */
+    bool direct;            /* accelerators link to each other (torus, mesh,
+                               ring): different dimensions use different links */
+    /* Direct networks: every rank r exchanging with r XOR 2^k at once
+     * (k < 32): the bandwidth one flow gets given the load the pattern puts
+     * on the busiest link it crosses, and that pair's path latency; ring_*
+     * the same for r -> r+1. 0 = not computed (use bw_intra, lat_intra). */
+    double bw_dist[32], lat_dist[32];
+    double bw_ring, lat_ring;
+    double bw_col, lat_col; /* torus2d columns: r -> r + row length */
+    bool col_disjoint;      /* ... on links the row rings do not use */
+    char intra_kind[32];    /* link kinds, for reports */
+    char inter_kind[32];
+} strata_coll_machine_t;
+
+/* Read the model inputs off a finished topology (see cost.c for how). cat
+ * supplies the reduction rate (HBM) and may be NULL (then a default memory
+ * rate is used and said so in docs). */
+STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *topo,
+                                                         const strata_link_catalog_t *cat,
+                                                         strata_coll_machine_t *m_p,
+                                                         strata_error_t *err);
+
+/* The predicted cost of one collective with one algorithm. */
+typedef struct strata_coll_cost {
+    strata_coll_t coll;
+    strata_algo_t algo;
+    double bytes;        /* nccl-tests "size": the buffer for AR/bcast/reduce,
+                            P x block for AG/RS/alltoall */
+    double time;         /* s = alpha + max(beta, gamma) (reduction is fused) */
+    double alpha;        /* latency term, s */
+    double beta;         /* bandwidth term, s */
+    double gamma;        /* reduction term, s */
+    double steps;        /* sequential message steps (latency terms) */
+    uint32_t chunks;     /* pipeline chunks the model chose */
+    double bytes_intra;  /* bytes one rank sends over scale-up links */
+    double bytes_inter;  /* bytes one rank's share of the NICs sends */
+    double algbw, busbw; /* B/s, nccl-tests definitions */
+    const char *bound;   /* "latency", "scale-up bandwidth", "network bandwidth", "reduction" */
+} strata_coll_cost_t;
+
+/* nccl-tests busbw / algbw factor of a collective on P ranks. */
+STRATA_API double strata_coll_busbw_factor(strata_coll_t coll, uint32_t P);
+
+/* Predict algo for coll of `bytes` on machine m. ERR_UNSUPPORTED (with a
+ * reason) when the algorithm does not apply (e.g. innet without reducing
+ * switches, hier on one server). */
+STRATA_API strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t coll,
+                                            strata_algo_t algo, double bytes,
+                                            strata_coll_cost_t *c_p, strata_error_t *err);
+
+/* The cheapest applicable algorithm for coll of `bytes` on m. */
+STRATA_API strata_status_t strata_coll_select(const strata_coll_machine_t *m, strata_coll_t coll,
+                                              double bytes, strata_coll_cost_t *best_p,
+                                              strata_error_t *err);
+
+/* Message sizes (bytes, ascending, at most max) at which the selected
+ * algorithm changes between lo and hi bytes, found by bisection on a log
+ * scale; algos_p[i] is the algorithm chosen above sizes_p[i]. Returns how
+ * many were found. */
+STRATA_API size_t strata_coll_crossovers(const strata_coll_machine_t *m, strata_coll_t coll,
+                                         double lo, double hi, double *sizes_p,
+                                         strata_algo_t *algos_p, size_t max);
 
 #ifdef __cplusplus
 }

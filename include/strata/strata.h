@@ -6,6 +6,8 @@
 #define STRATA_STRATA_H
 
 #include "strata/common.h"
+#include "strata/link.h"
+#include "strata/topo.h"
 #include "strata/sched.h"
 #include "strata/comm.h"
 

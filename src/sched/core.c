@@ -9,7 +9,6 @@
  */
 #include "sched.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 static const char *const coll_names[] = {
@@ -96,6 +95,12 @@ static void coll_sizes(strata_sched_t *s)
     s->buf[STRATA_BUF_INPUT] = in;
     s->buf[STRATA_BUF_OUTPUT] = out;
     s->buf[STRATA_BUF_SCRATCH] = 0;
+}
+
+bool sched_algo_supports(strata_coll_t coll, strata_algo_t algo)
+{
+    return (unsigned)coll < STRATA_COLL_COUNT && (unsigned)algo < STRATA_ALGO_COUNT &&
+           (algos[algo]->colls & (1u << coll));
 }
 
 strata_status_t strata_sched_check(const strata_sched_params_t *p, strata_error_t *err)
@@ -231,18 +236,11 @@ void strata_sched_step(const strata_sched_t *s, uint32_t agent, uint64_t idx, st
     }
 }
 
-/* Collects every step of one phase into a growable array. */
-typedef struct collect {
-    strata_step_t *v;
-    size_t n, cap;
-    bool oom;
-} collect_t;
-
 strata_status_t strata_sched_materialise(const strata_sched_t *s, uint32_t agent,
                                          strata_step_t **steps_p, size_t *n_p, strata_error_t *err)
 {
     size_t total = (size_t)strata_sched_nsteps(s, agent), at = 0;
-    strata_step_t *v = malloc((total ? total : 1) * sizeof(*v));
+    strata_step_t *v = util_malloc((total ? total : 1) * sizeof(*v));
     if (!v) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory materialising");
     for (uint32_t ph = 0; ph < s->nphases; ph++) {
         uint32_t n = strata_sched_phase_nsteps(s, agent, ph);

@@ -56,6 +56,9 @@ struct sched_algo {
 extern const sched_algo_t sched_ring, sched_tree, sched_binomial, sched_recdbl,
     sched_rabenseifner, sched_bruck, sched_pairwise, sched_hier, sched_torus2d, sched_innet;
 
+/* Does algo implement coll at all (no parameter checks)? O(1). */
+bool sched_algo_supports(strata_coll_t coll, strata_algo_t algo);
+
 /* ==== Emit helpers (core.c) ==== */
 
 void sched_emit(sched_sink_t *k, const strata_step_t *st);
@@ -123,5 +126,14 @@ void sched_fold_init(sched_fold_t *f, uint32_t P);
 int64_t sched_fold_core(const sched_fold_t *f, uint32_t r);
 uint32_t sched_fold_real(const sched_fold_t *f, uint32_t core);
 uint32_t sched_fold_lo(const sched_fold_t *f, uint32_t core);
+
+/* ==== Two-level allreduce (hier.c), reused by torus2d.c ==== */
+
+/* Ranks r = node*g + local: intra ring reduce-scatter over the g ranks of a
+ * node, inter ring allreduce of each rank's block over the P/g ranks with
+ * its local index, intra ring allgather, pipelined over chunks. g must
+ * divide P. */
+uint32_t sched_twolevel_nphases(uint32_t P, uint32_t g, uint32_t chunks);
+void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched_sink_t *k);
 
 #endif

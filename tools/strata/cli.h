@@ -43,4 +43,10 @@ extern const cli_command_t cli_commands[];
 CLI_DECLARE(run);
 CLI_DECLARE(bench);
 
+CLI_DECLARE(report);
+CLI_DECLARE(links);
+CLI_DECLARE(link);
+CLI_DECLARE(topo);
+CLI_DECLARE(coll);
+
 #endif

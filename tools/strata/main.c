@@ -13,6 +13,11 @@
 #include <string.h>
 
 const cli_command_t cli_commands[] = {
+    {"report", "the main job: every layer of a cluster and its bottleneck", cmd_report},
+    {"links", "the link catalog with derived bandwidth, goodput and latency", cmd_links},
+    {"link", "one link's derivation, layer by layer (physical, data link)", cmd_link},
+    {"topo", "a cluster as a graph: summary, metrics, bisection, DOT drawing", cmd_topo},
+    {"coll", "collective algorithms on a cluster: predicted time, busbw, choice", cmd_coll},
     {"run", "start N local ranks of a program (rendezvous, token, signals)", cmd_run},
     {"bench", "run and time a collective on N local ranks (nccl-tests table + model)", cmd_bench},
     {NULL, NULL, NULL},

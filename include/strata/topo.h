@@ -1,0 +1,417 @@
+/*
+ * strata/topo.h — the topology layer: a cluster as a graph of devices and
+ * full-duplex links, builders for the regular topologies, routing (shortest
+ * and equal-cost paths), metrics and bisection bandwidth.
+ *
+ * Model. A device is an accelerator (GPU/TPU/NPU), a CPU socket, a NIC, a PCIe
+ * switch, a scale-up switch (NVSwitch and kin) or a network switch of some
+ * tier. A link joins two devices, is full duplex, has a catalog kind (ids of
+ * strata/link.h: "nvlink4", "ib-ndr" ...) and a multiplicity (e.g. 18 NVLink4
+ * links between a GPU and its switch fabric); its bandwidth is per direction
+ * and already multiplied: bw_dir = mult × per-link bw_dir. Parallel links are
+ * one link of higher multiplicity, never several paths.
+ *
+ * Ids. Devices and links are numbered 0..n-1 as int32_t in creation order.
+ * Each link l is two directed channels: 2l carries a→b, 2l+1 carries b→a,
+ * each with capacity bw_dir. Routes are lists of channel ids (what the
+ * simulator charges).
+ *
+ * Endpoints. The accelerators are the endpoints of collectives; their rank
+ * is their order of creation (rank r = the r-th accelerator added). The
+ * builders document their order: grids are row-major with dimension 0
+ * fastest; fat-trees fill leaf 0 first; clusters are server-major (rank =
+ * server × accels_per_server + local index).
+ *
+ * Tiers. Every device has a tier: 0 for everything inside a server (or a
+ * direct network such as a torus, where accelerators are their own
+ * routers), 1 for leaf/edge network switches, 2 for spine/aggregation, 3 for
+ * core. A single-switch star has its switch at tier 1. A link's tier is the
+ * larger tier of its two ends. Tiers drive up/down routing and the
+ * per-tier injection and oversubscription metrics.
+ *
+ * Storage. A finished topology is compact: struct-of-arrays for devices,
+ * links in one array, CSR adjacency (neighbour and outgoing channel per
+ * entry, sorted by neighbour), names in an arena. A 16,384-GPU
+ * rail-optimised fat-tree builds in milliseconds (bench/topo).
+ *
+ * Lifecycle. strata_topo_create → add devices and links → strata_topo_finish
+ * (builds adjacency, checks, infers structure) → read-only queries. All the
+ * builders and loaders return finished topologies. A finished topology is
+ * immutable and may be shared by threads; a router (scratch space for route
+ * queries) belongs to one thread at a time.
+ *
+ * Bandwidth figures come from the link catalog (strata/link.h) through a
+ * link spec naming a kind; a spec may instead carry an explicit bandwidth so
+ * the topology mathematics can be tested without catalog figures.
+ */
+#ifndef STRATA_TOPO_H
+#define STRATA_TOPO_H
+
+#include "strata/common.h"
+#include "strata/link.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct strata_topo strata_topo_t;
+
+/* ==== Devices and links ==== */
+
+/* X(name, text) — the kinds of device, and their names in files and output. */
+#define STRATA_DEV_KIND_MAP(X)                                                                     \
+    X(ACCEL, "accel")                                                                              \
+    X(CPU, "cpu")                                                                                  \
+    X(NIC, "nic")                                                                                  \
+    X(PCIE_SWITCH, "pcie-switch")                                                                  \
+    X(SCALEUP_SWITCH, "scaleup-switch")                                                            \
+    X(NET_SWITCH, "switch")
+
+typedef enum {
+#define STRATA_DEV_KIND_ENUM(name, text) STRATA_DEV_##name,
+    STRATA_DEV_KIND_MAP(STRATA_DEV_KIND_ENUM)
+#undef STRATA_DEV_KIND_ENUM
+        STRATA_DEV_KIND_COUNT
+} strata_dev_kind_t;
+
+/* Text of a kind ("accel", "switch" ...); "?" when out of range. */
+STRATA_API const char *strata_dev_kind_str(strata_dev_kind_t kind);
+/* Parse the text of a kind (case-insensitive; "gpu" is accepted for accel,
+ * "nvswitch" for scaleup-switch). Returns 0 and writes *kind_p, or -1. */
+STRATA_API int strata_dev_kind_parse(const char *s, strata_dev_kind_t *kind_p);
+
+/* Deepest tier: 0 (in-server / direct) .. STRATA_TOPO_TIERS_MAX-1 (core). */
+#define STRATA_TOPO_TIERS_MAX 4
+
+/* One device, as read back from a topology. name is owned by the topology. */
+typedef struct strata_topo_device {
+    strata_dev_kind_t kind;
+    int32_t tier;   /* 0..3, see "Tiers" above */
+    int32_t group;  /* server index for in-server devices, -1 otherwise */
+    int32_t local;  /* index among devices of its kind in its group (GPU 3 of server 7: 3) */
+    int32_t rank;   /* endpoint rank for accelerators, -1 otherwise */
+    int32_t nic;    /* accelerators: the NIC it sends through off-server, or -1 */
+    const char *name;
+} strata_topo_device_t;
+
+/* How to make a link: a catalog kind and/or explicit figures. bw_dir and
+ * latency are for ONE link; the link added carries mult × bw_dir.
+ * bw_dir <= 0 means "take bw_dir from the catalog entry of kind", latency
+ * < 0 means "take it from the catalog" (0 is a valid explicit latency).
+ * kind may be NULL only when bw_dir > 0 and latency >= 0 (then the link's
+ * kind reads "custom"). mult 0 is taken as 1. */
+typedef struct strata_topo_linkspec {
+    const char *kind;
+    int32_t mult;
+    double bw_dir;  /* B/s per direction of one link */
+    double latency; /* s, one hop */
+} strata_topo_linkspec_t;
+
+/* A spec for an explicit bandwidth in B/s per direction and zero latency. */
+STRATA_API strata_topo_linkspec_t strata_topo_linkspec_bw(double bw_dir);
+/* A spec for a catalog kind with multiplicity mult. */
+STRATA_API strata_topo_linkspec_t strata_topo_linkspec_kind(const char *kind, int32_t mult);
+
+/* One link, as read back. kind is owned by the topology ("custom" when made
+ * from explicit figures only). */
+typedef struct strata_topo_link {
+    int32_t a, b;    /* the two devices; channel 2l is a→b, 2l+1 is b→a */
+    int32_t mult;    /* parallel links joined into this one */
+    int32_t tier;    /* max(tier(a), tier(b)) */
+    const char *kind;
+    double bw_dir;   /* B/s per direction, all mult links together */
+    double latency;  /* s, one hop */
+} strata_topo_link_t;
+
+/* ==== Building a graph by hand (importers use this) ==== */
+
+/* An empty, unfinished topology called name (copied). cat may be NULL when
+ * every link spec carries explicit figures; it must outlive this call only
+ * (figures are copied at add time). */
+STRATA_API strata_status_t strata_topo_create(const char *name, const strata_link_catalog_t *cat,
+                                              strata_topo_t **topo_p, strata_error_t *err);
+STRATA_API void strata_topo_destroy(strata_topo_t *topo);
+
+/* Add a device; name (copied) may be NULL for a generated one. group is the
+ * server index or -1. Writes the new id to *id_p (may be NULL). Errors on a
+ * finished topology or bad kind/tier. */
+STRATA_API strata_status_t strata_topo_add_device(strata_topo_t *topo, strata_dev_kind_t kind,
+                                                  int32_t tier, int32_t group, const char *name,
+                                                  int32_t *id_p, strata_error_t *err);
+/* Add a full-duplex link between devices a and b (a != b). Figures resolve
+ * from spec (see strata_topo_linkspec_t); unknown kinds and non-positive
+ * bandwidths are errors. Writes the new link id to *id_p (may be NULL). */
+STRATA_API strata_status_t strata_topo_add_link(strata_topo_t *topo, int32_t a, int32_t b,
+                                                const strata_topo_linkspec_t *spec,
+                                                int32_t *id_p, strata_error_t *err);
+/* Set which NIC accelerator accel sends through off-server (else the
+ * nearest NIC of its group, chosen by strata_topo_finish). */
+STRATA_API strata_status_t strata_topo_set_nic(strata_topo_t *topo, int32_t accel, int32_t nic,
+                                               strata_error_t *err);
+/* Freeze: build adjacency, assign ranks and NICs, check the graph is
+ * connected and has at least one accelerator. After this the topology is
+ * read-only. */
+STRATA_API strata_status_t strata_topo_finish(strata_topo_t *topo, strata_error_t *err);
+
+/* ==== Reading a topology ==== */
+
+STRATA_API const char *strata_topo_name(const strata_topo_t *topo);
+STRATA_API int32_t strata_topo_device_count(const strata_topo_t *topo);
+STRATA_API int32_t strata_topo_link_count(const strata_topo_t *topo);
+/* Number of accelerators (endpoints). */
+STRATA_API int32_t strata_topo_endpoint_count(const strata_topo_t *topo);
+/* Device id of endpoint rank r, or -1 when out of range. */
+STRATA_API int32_t strata_topo_endpoint(const strata_topo_t *topo, int32_t rank);
+/* Number of servers (groups), 0 when none. */
+STRATA_API int32_t strata_topo_group_count(const strata_topo_t *topo);
+/* Device id; out of range gives kind ACCEL, name NULL and all ints -1. */
+STRATA_API strata_topo_device_t strata_topo_device(const strata_topo_t *topo, int32_t id);
+STRATA_API strata_topo_link_t strata_topo_link(const strata_topo_t *topo, int32_t id);
+/* Device id named name, or -1 (linear search). */
+STRATA_API int32_t strata_topo_find_device(const strata_topo_t *topo, const char *name);
+/* CSR adjacency of a finished topology: *nbr_p[i] is the i-th neighbour of
+ * dev and *chan_p[i] the channel dev→neighbour; returns the degree (-1 on a
+ * bad id). Arrays are owned by the topology, sorted by neighbour id. */
+STRATA_API int32_t strata_topo_adjacency(const strata_topo_t *topo, int32_t dev,
+                                         const int32_t **nbr_p, const int32_t **chan_p);
+/* Link joining a and b (the first, if several), or -1. */
+STRATA_API int32_t strata_topo_link_between(const strata_topo_t *topo, int32_t a, int32_t b);
+/* Directed channel helpers. */
+static inline int32_t strata_topo_chan_link(int32_t chan) { return chan >> 1; }
+/* Capacity of a channel = bw_dir of its link (B/s). */
+STRATA_API double strata_topo_chan_bw(const strata_topo_t *topo, int32_t chan);
+/* Device a channel leaves from / arrives at. */
+STRATA_API int32_t strata_topo_chan_src(const strata_topo_t *topo, int32_t chan);
+STRATA_API int32_t strata_topo_chan_dst(const strata_topo_t *topo, int32_t chan);
+
+/* ==== Builders ==== */
+
+/* Every builder returns a finished topology (caller destroys it) or an
+ * error (bad sizes, unknown kinds). cat may be NULL when the specs carry
+ * explicit figures. The regular builders record their shape, which enables
+ * structural routing and the closed-form bisection. */
+
+/* Ring of n >= 3 accelerators, link i joins i and i+1 mod n. */
+STRATA_API strata_status_t strata_topo_build_ring(int32_t n, const strata_topo_linkspec_t *link,
+                                                  const strata_link_catalog_t *cat,
+                                                  strata_topo_t **topo_p, strata_error_t *err);
+/* ndims (1..3) dimensions of sizes dims[i] >= 2; rank = x0 + d0·(x1 + d1·x2).
+ * A torus wraps every dimension of size >= 3 (a size-2 dimension has one
+ * link per pair either way). */
+STRATA_API strata_status_t strata_topo_build_mesh(int ndims, const int32_t *dims,
+                                                  const strata_topo_linkspec_t *link,
+                                                  const strata_link_catalog_t *cat,
+                                                  strata_topo_t **topo_p, strata_error_t *err);
+STRATA_API strata_status_t strata_topo_build_torus(int ndims, const int32_t *dims,
+                                                   const strata_topo_linkspec_t *link,
+                                                   const strata_link_catalog_t *cat,
+                                                   strata_topo_t **topo_p, strata_error_t *err);
+/* n >= 2 accelerators, one link between every pair. */
+STRATA_API strata_status_t strata_topo_build_full(int32_t n, const strata_topo_linkspec_t *link,
+                                                  const strata_link_catalog_t *cat,
+                                                  strata_topo_t **topo_p, strata_error_t *err);
+/* n >= 1 accelerators on one switch (tier 1). */
+STRATA_API strata_status_t strata_topo_build_switch(int32_t n, const strata_topo_linkspec_t *link,
+                                                    const strata_link_catalog_t *cat,
+                                                    strata_topo_t **topo_p, strata_error_t *err);
+
+/* A k-ary fat-tree (folded Clos) of switches of radix k (even, >= 2):
+ *   tiers 1: one switch of k ports;
+ *   tiers 2: leaves with k/2 down, k/2 up; k/2 spines; up to k leaves;
+ *   tiers 3: pods of k/2 leaves + k/2 aggregation switches (full bipartite),
+ *            (k/2)^2 cores, aggregation j of each pod on cores j·k/2..;
+ *            up to k pods (Al-Fares et al., SIGCOMM 2008).
+ * endpoints 0 means the full tree (k, k²/2, k³/4); fewer builds a partial
+ * tree with only the leaves/pods needed. oversub[t] (t = 1..tiers-1) is
+ * the down:up ratio at tier t (1 = non-blocking, 4 = 4:1); it is modelled
+ * by dividing the per-link bandwidth of the links above tier t by it (so
+ * ECMP structure is unchanged); 0 means 1. link[t] is the spec of links at
+ * tier t+1 (link[0]: endpoint↔leaf, link[1]: leaf↔spine, link[2]:
+ * spine↔core); a NULL entry reuses link[0]. */
+typedef struct strata_topo_fattree {
+    int32_t k;
+    int32_t tiers;     /* 1, 2 or 3 */
+    int32_t endpoints; /* 0 = full */
+    double oversub[STRATA_TOPO_TIERS_MAX];
+    const strata_topo_linkspec_t *link[3];
+} strata_topo_fattree_t;
+
+STRATA_API strata_status_t strata_topo_build_fattree(const strata_topo_fattree_t *ft,
+                                                     const strata_link_catalog_t *cat,
+                                                     strata_topo_t **topo_p, strata_error_t *err);
+
+/* A server template: what one box holds and how it is wired inside.
+ *   accels accelerators; scaleup_switches switch chips, each accelerator
+ *   joined to each chip by `scaleup` (mult = links per chip); when
+ *   scaleup_switches is 0 and scaleup.kind/bw is set, the accelerators are
+ *   fully connected by `scaleup` (AMD/Huawei style); nics NICs (nics must
+ *   divide accels or equal it; accelerator i uses NIC i·nics/accels);
+ *   pcie_switches PCIe switches (0 = accelerator↔NIC links direct), the
+ *   accelerators and NICs spread evenly over them, each PCIe switch joined
+ *   to CPU socket (i·cpus/pcie_switches); cpus CPU sockets (0 allowed). */
+typedef struct strata_topo_server {
+    const char *name; /* preset name, e.g. "dgx-h100" */
+    int32_t accels;
+    int32_t scaleup_switches;
+    strata_topo_linkspec_t scaleup; /* accel ↔ scale-up switch (or accel ↔ accel) */
+    int32_t nics;
+    strata_topo_linkspec_t pcie;    /* accel/NIC ↔ PCIe switch, PCIe switch ↔ CPU, or accel ↔ NIC */
+    int32_t pcie_switches;
+    int32_t cpus;
+    strata_topo_linkspec_t nic_net; /* NIC ↔ leaf switch */
+} strata_topo_server_t;
+
+/* N servers joined by a network.
+ *   net.tiers 0: no network (servers must be 1);
+ *   otherwise a fat-tree over the N × nics NICs with net.k, net.tiers and
+ *   net.oversub (net.endpoints is ignored; net.link[0] is ignored, the
+ *   NIC↔leaf spec is server->nic_net; link[1..2] default to it).
+ * rail: rail-optimised — NIC i of every server sits on a rail-i leaf: leaf
+ *   (block b, rail i) serves NIC i of servers b·k/2 .. b·k/2 + k/2 - 1, and
+ *   leaves are numbered block-major so a pod holds whole blocks of all
+ *   rails (DGX SuperPOD style). Otherwise a server's NICs fill leaves in
+ *   server order. Ranks are server-major. */
+STRATA_API strata_status_t strata_topo_build_cluster(const strata_topo_server_t *server,
+                                                     int32_t servers,
+                                                     const strata_topo_fattree_t *net, bool rail,
+                                                     const strata_link_catalog_t *cat,
+                                                     strata_topo_t **topo_p, strata_error_t *err);
+
+/* Resolve a cluster spec to a finished topology. Implemented in
+ * src/topo/spec.c. The core understands builder specs:
+ *   ring:N  mesh:AxB[xC]  torus:AxB[xC]  full:N  switch:N
+ *   fattree:k=K[,tiers=T][,n=ENDPOINTS][,oversub=R1:R2]
+ *   railft:servers=S,gpus=G[,k=K][,tiers=T][,oversub=..]
+ * each optionally followed by ",link=ID" (catalog kind, default nvlink4
+ * for direct topologies, ib-ndr for switched ones), ",mult=M", ",bw=GBPS"
+ * (explicit GB/s per direction per link, 1e9 B/s) and ",lat=US".
+ * The I/O half (branch topoio) extends the same function, by the same
+ * name, with: presets from data/ ("dgx-h100", "dgx-h100:16"), cluster
+ * files ("*.json"), NCCL topology XML ("*.xml") and "local" (hwloc).
+ * cat may be NULL only for specs that need no catalog figures. */
+STRATA_API strata_status_t strata_topo_load_spec(const char *spec,
+                                                 const strata_link_catalog_t *cat,
+                                                 strata_topo_t **topo_p, strata_error_t *err);
+
+/* ==== Routing ==== */
+
+/* A router answers path queries on one finished topology with reusable
+ * scratch space. Not thread-safe: use one router per thread. The topology
+ * must outlive it.
+ *
+ * Which paths. The equal-cost set between two devices is:
+ *  - grids (ring, mesh, torus): dimension-order routing, dimension 0
+ *    first; in a wrapped dimension whose two directions tie (distance d/2)
+ *    both directions are in the set — so a ring gives 2 paths at n/2;
+ *  - tiered networks (fat-trees, switches, clusters): an endpoint leaves
+ *    its server through its NIC, climbs to the lowest tier where source
+ *    and destination share an ancestor, and descends (up/down); the set is
+ *    every such minimal up/down path; inside a server: all shortest paths
+ *    within the server;
+ *  - anything else: all shortest paths by hop count (BFS).
+ * Each path is a minimum-hop path for its routing; paths are numbered
+ * 0..count-1 in a fixed order. */
+typedef struct strata_topo_router strata_topo_router_t;
+
+STRATA_API strata_status_t strata_topo_router_create(const strata_topo_t *topo,
+                                                     strata_topo_router_t **router_p,
+                                                     strata_error_t *err);
+STRATA_API void strata_topo_router_destroy(strata_topo_router_t *router);
+
+/* Number of equal-cost paths from device src to device dst (1 when
+ * src == dst: the empty path), as a double because counts can exceed 2^63
+ * on large meshes. 0 on bad ids. */
+STRATA_API double strata_topo_path_count(strata_topo_router_t *router, int32_t src, int32_t dst);
+/* Hop count of the paths from src to dst, or -1 on bad ids. */
+STRATA_API int32_t strata_topo_hops(strata_topo_router_t *router, int32_t src, int32_t dst);
+/* The index-th equal-cost path (index taken modulo the count) as channel
+ * ids into chans[0..max-1]; writes the hop count to *n_p. Returns
+ * ERR_RANGE when max is too small (*n_p still says how many), ERR_INVALID
+ * on bad ids. */
+STRATA_API strata_status_t strata_topo_path(strata_topo_router_t *router, int32_t src,
+                                            int32_t dst, uint64_t index, int32_t *chans,
+                                            int32_t max, int32_t *n_p);
+/* One equal-cost path picked by a hash of (src, dst, seed): what an ECMP
+ * switch does with a flow hash. Same contract as strata_topo_path. */
+STRATA_API strata_status_t strata_topo_path_hash(strata_topo_router_t *router, int32_t src,
+                                                 int32_t dst, uint64_t seed, int32_t *chans,
+                                                 int32_t max, int32_t *n_p);
+
+/* Bottleneck bandwidth (min channel bw_dir, B/s) and total latency (sum of
+ * link latencies, s) of a path given as channels. n == 0 gives +inf, 0. */
+STRATA_API void strata_topo_path_figures(const strata_topo_t *topo, const int32_t *chans,
+                                         int32_t n, double *bw_p, double *latency_p);
+
+/* ==== Metrics and bisection ==== */
+
+typedef enum {
+    STRATA_BISECT_AUTO = 0,   /* closed form, else exhaustive if small, else bound */
+    STRATA_BISECT_CLOSED,     /* closed form of the builder (ERR_UNSUPPORTED if none) */
+    STRATA_BISECT_EXHAUSTIVE, /* every balanced partition (ERR_RANGE if too large) */
+    STRATA_BISECT_BOUND,      /* an upper bound: best of structural candidate cuts */
+} strata_bisect_method_t;
+
+/* Bisection bandwidth, per direction: the minimum, over partitions of the
+ * endpoints into halves of sizes floor(n/2) and ceil(n/2), of the capacity
+ * of links crossing the cut, with every non-endpoint device free to sit on
+ * either side (for each partition, a min s-t cut). */
+typedef struct strata_topo_bisection {
+    double bw;           /* B/s per direction */
+    bool exact;          /* false: bw is an upper bound on the true value */
+    strata_bisect_method_t method;
+    char how[192];       /* e.g. "closed form: 2·(N/k_max)·B" or "bound: ..." */
+} strata_topo_bisection_t;
+
+/* Exhaustive search covers graphs of at most this many endpoints. */
+#define STRATA_BISECT_EXHAUSTIVE_MAX 20
+
+STRATA_API strata_status_t strata_topo_bisection(const strata_topo_t *topo,
+                                                 strata_bisect_method_t method,
+                                                 strata_topo_bisection_t *out,
+                                                 strata_error_t *err);
+
+typedef struct strata_topo_metrics {
+    int32_t devices, links, endpoints, groups;
+    int32_t count[STRATA_DEV_KIND_COUNT]; /* devices per kind */
+    int32_t tiers;                         /* highest device tier + 1 */
+    /* Hop counts between endpoints (routed paths). */
+    int32_t diameter;
+    double avg_hops;     /* over ordered pairs of distinct endpoints */
+    bool hops_exact;     /* false: estimated from a sample of sources */
+    char hops_how[96];
+    /* Per accelerator, per direction, B/s: tier 0 = scale-up links of the
+     * accelerator (to other accelerators or scale-up switches); tier t >= 1
+     * = capacity of all links between tier t-1 and tier t devices divided by
+     * the accelerator count. 0 where the tier does not exist. */
+    double injection[STRATA_TOPO_TIERS_MAX];
+    /* Switch tiers t >= 1: capacity down (to tier < t) : up (to tier > t);
+     * 0 for the top tier and absent tiers. */
+    double oversub[STRATA_TOPO_TIERS_MAX];
+    strata_topo_bisection_t bisection;
+} strata_topo_metrics_t;
+
+/* All metrics (bisection by STRATA_BISECT_AUTO). */
+STRATA_API strata_status_t strata_topo_metrics(const strata_topo_t *topo,
+                                               strata_topo_metrics_t *out, strata_error_t *err);
+
+/* ==== Output ==== */
+
+/* Summary of a topology (name, device counts per kind, links per kind and
+ * tier, servers) to out, as text or as one JSON object. */
+STRATA_API strata_status_t strata_topo_print(const strata_topo_t *topo, bool json, FILE *out,
+                                             strata_error_t *err);
+/* Metrics (from strata_topo_metrics) to out, as text or one JSON object. */
+STRATA_API strata_status_t strata_topo_metrics_print(const strata_topo_metrics_t *m, bool json,
+                                                     FILE *out, strata_error_t *err);
+/* Graphviz DOT of the whole graph to out (one node per device, one edge per
+ * link labelled kind×mult). */
+STRATA_API strata_status_t strata_topo_write_dot(const strata_topo_t *topo, FILE *out,
+                                                 strata_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STRATA_TOPO_H */

@@ -1,0 +1,607 @@
+/*
+ * cost.c — the α-β-γ cost of every algorithm on a cluster, from first
+ * principles: link catalog → topology → algorithm. No per-case constants.
+ *
+ * Machine. strata_coll_machine_from_topo() routes representative rank
+ * pairs through the topology (strata_topo_path): rank 0 → rank 1 (inside a
+ * server) and rank 0 → the first rank of the next server. A pair's
+ * bandwidth is that of all its equal-cost paths together — per hop
+ * position the distinct links are summed and the smallest sum is the
+ * bottleneck (a max-flow bound exact for the layered paths of switched
+ * fabrics: 4 NVSwitch chips give 5+5+4+4 NVLinks, a NIC stays one NIC) —
+ * and its latency is the sum of the link latencies of one path. NVLink's
+ * packet format is not in the catalog (links.md: vendor figures are the
+ * signalling rate), so the model applies NVLink's flit framing here: data
+ * travels in 16-byte flits and each packet carries one 16-byte header flit
+ * (NVLink 1.0/2.0 as published by Foley & Danskin, IEEE Micro 37(2), 2017);
+ * a GPU store of a 128-byte cache line is one packet: 128 / (128 + 16).
+ * Catalog figures of other kinds (InfiniBand, RoCE, PCIe) already carry
+ * their packet overheads (strata_link_derive).
+ *
+ * Costs. Each algorithm's cost is the sum, over its sequential steps, of a
+ * latency α (path latency of the tier the step crosses) and a bandwidth
+ * term bytes/β, where β is the bandwidth the step gets on the links it
+ * crosses given how many ranks of a server cross the network at once (a
+ * server's NICs are shared by its ranks). The reduction term γ is bytes
+ * reduced / reduction rate, where a GPU reduction streams two operands in
+ * and one result out of HBM (rate = HBM bandwidth / 3). GPU collectives
+ * reduce inside the same kernel that forwards data, so reduction overlaps
+ * transfer: time = α + max(β, γ). Pipelined algorithms (tree, chain,
+ * two-level, in-network) pick the chunk count that minimises their time.
+ * Workload: O(1) per (algorithm, size) except pairwise (O(1) too, summed by
+ * tier), so 30 sizes × every algorithm on 16,384 GPUs take microseconds.
+ */
+#include "sched.h"
+
+#include <math.h>
+#include <string.h>
+
+/* NVLink framing: one 16 B header flit per 128 B cache-line packet (file comment). */
+#define NVLINK_ETA (128.0 / (128.0 + 16.0))
+/* Reduction: 2 operands read + 1 result written per output byte. */
+#define REDUCE_HBM_PASSES 3.0
+/* Smallest pipeline chunk the model considers, bytes (a few 128 B lines;
+ * below it per-chunk overheads that the model does not carry dominate). */
+#define MIN_CHUNK_BYTES 4096.0
+
+/* ==== Machine from a topology ==== */
+
+#define PAIR_MAX_PATHS 64
+#define PAIR_MAX_HOPS 16
+
+/* Bandwidth of all equal-cost paths a→b together, and one path's latency. */
+static strata_status_t pair_figures(strata_topo_router_t *rt, const strata_topo_t *t, int32_t a,
+                                    int32_t b, double *bw_p, double *lat_p, strata_error_t *err)
+{
+    int32_t chans[PAIR_MAX_PATHS][PAIR_MAX_HOPS], n = 0;
+    double cnt = strata_topo_path_count(rt, a, b);
+    int np = cnt > PAIR_MAX_PATHS ? PAIR_MAX_PATHS : (int)cnt;
+    for (int i = 0; i < np; i++) {
+        if (strata_topo_path(rt, a, b, (uint64_t)i, chans[i], PAIR_MAX_HOPS, &n))
+            return strata_error_set(err, STRATA_ERR_RANGE,
+                                    "cost: path %d -> %d longer than %d hops", a, b, PAIR_MAX_HOPS);
+    }
+    double bw = INFINITY, lat;
+    strata_topo_path_figures(t, chans[0], n, &(double){0}, &lat);
+    for (int h = 0; h < n; h++) {
+        double sum = 0;
+        for (int i = 0; i < np; i++) {
+            bool seen = false;
+            for (int j = 0; j < i && !seen; j++)
+                seen = strata_topo_chan_link(chans[j][h]) == strata_topo_chan_link(chans[i][h]);
+            if (!seen) sum += strata_topo_chan_bw(t, chans[i][h]);
+        }
+        if (sum < bw) bw = sum;
+    }
+    *bw_p = bw, *lat_p = lat;
+    return STRATA_OK;
+}
+
+/* Kind of the first link leaving device d toward a device of kind `to`
+ * (or any kind when to < 0); "" if none. */
+static const char *link_kind_to(const strata_topo_t *t, int32_t d, int to)
+{
+    const int32_t *nbr, *chan;
+    int32_t deg = strata_topo_adjacency(t, d, &nbr, &chan);
+    for (int32_t i = 0; i < deg; i++)
+        if (to < 0 || strata_topo_device(t, nbr[i]).kind == (strata_dev_kind_t)to)
+            return strata_topo_link(t, strata_topo_chan_link(chan[i])).kind;
+    return "";
+}
+
+static bool is_nvlink(const char *kind) { return strncmp(kind, "nvlink", 6) == 0; }
+
+/* Which memory reduces: the HBM of the GPU generation an NVLink kind
+ * belongs to (links.md: NVLink3 = A100, NVLink4 = H100/H200, NVLink5 =
+ * B200), else host DDR5. */
+static double reduce_rate(const strata_link_catalog_t *cat, const char *intra_kind)
+{
+    const char *mem = !strcmp(intra_kind, "nvlink3")   ? "hbm-a100-80"
+                      : !strcmp(intra_kind, "nvlink4") ? "hbm-h100"
+                      : !strcmp(intra_kind, "nvlink5") ? "hbm-b200"
+                                                       : "ddr5-4800";
+    const strata_link_t *l = cat ? strata_link_find(cat, mem) : NULL;
+    /* without a catalog: one DDR5-4800 channel, 38.4 GB/s (JEDEC) */
+    return (l ? l->device_bw_dir : 38.4e9) / REDUCE_HBM_PASSES;
+}
+
+static void count_server(const strata_topo_t *t, strata_coll_machine_t *m)
+{
+    int32_t P = strata_topo_endpoint_count(t), g0 = strata_topo_device(t, strata_topo_endpoint(t, 0)).group;
+    uint32_t g = 0, nics = 0, sw = 0;
+    for (int32_t r = 0; r < P; r++)
+        if (g0 >= 0 && strata_topo_device(t, strata_topo_endpoint(t, r)).group == g0) g++;
+    for (int32_t d = 0; d < strata_topo_device_count(t); d++) {
+        strata_topo_device_t dv = strata_topo_device(t, d);
+        if (dv.kind == STRATA_DEV_NIC && dv.group == g0 && g0 >= 0) nics++;
+        if (dv.kind == STRATA_DEV_SCALEUP_SWITCH && (dv.group == g0 || g0 < 0)) sw++;
+    }
+    m->nranks = (uint32_t)P;
+    m->per_server = (g0 < 0 || g == 0 || P % (int32_t)g) ? (uint32_t)P : g;
+    m->servers = m->nranks / m->per_server;
+    m->nics = nics;
+    m->switch_reduce = sw > 0;
+}
+
+static uint32_t torus_rows(const strata_coll_machine_t *m);
+
+/* ==== Direct networks: route whole patterns ==== */
+
+#define PATTERN_MAX_RANKS 8192
+
+typedef struct pattern {
+    strata_topo_router_t *rt;
+    const strata_topo_t *t;
+    double *load; /* per channel */
+    size_t nchan;
+} pattern_t;
+
+/* Route r -> peer(r) for every rank (equal-cost paths share a flow
+ * evenly); return the bandwidth the worst flow gets: min over its channels
+ * of capacity / load. */
+/* Patterns: r -> r XOR d (xor), r -> r + d mod P (add), or with d = 0
+ * and add, the ring inside rows of `row` ranks. */
+static uint32_t peer_of(uint32_t r, uint32_t P, uint32_t d, bool add, uint32_t row)
+{
+    if (row) return r / row * row + (r % row + 1) % row;
+    return add ? (r + d) % P : r ^ d;
+}
+
+static double pattern_bw_row(pattern_t *p, uint32_t P, uint32_t d, bool add, uint32_t row)
+{
+    int32_t ch[PAIR_MAX_HOPS], n;
+    memset(p->load, 0, p->nchan * sizeof(*p->load));
+    for (int pass = 0; pass < 2; pass++) {
+        double worst = INFINITY;
+        for (uint32_t r = 0; r < P; r++) {
+            uint32_t q = peer_of(r, P, d, add, row);
+            if (q >= P || q == r) continue;
+            int32_t a = strata_topo_endpoint(p->t, (int32_t)r), b = strata_topo_endpoint(p->t, (int32_t)q);
+            double np = strata_topo_path_count(p->rt, a, b);
+            int ip = np > 4 ? 4 : (int)np;
+            for (int i = 0; i < ip; i++) {
+                if (strata_topo_path(p->rt, a, b, (uint64_t)i, ch, PAIR_MAX_HOPS, &n)) continue;
+                for (int h = 0; h < n; h++) {
+                    double *l = &p->load[ch[h]], bw = strata_topo_chan_bw(p->t, ch[h]);
+                    if (pass == 0) *l += 1.0 / ip;
+                    else if (bw / *l * ip < worst) worst = bw / *l * ip;
+                }
+            }
+        }
+        if (pass == 1) return isfinite(worst) ? worst : 0;
+    }
+    return 0;
+}
+
+static double pattern_bw(pattern_t *p, uint32_t P, uint32_t d, bool add)
+{
+    return pattern_bw_row(p, P, d, add, 0);
+}
+
+/* Do the column pattern (left in p->load) and the row rings share a link? */
+static bool rows_share_columns(pattern_t *p, uint32_t P, uint32_t g)
+{
+    double *col = util_malloc(p->nchan * sizeof(*col));
+    if (!col) return true;
+    memcpy(col, p->load, p->nchan * sizeof(*col));
+    pattern_bw_row(p, P, 0, true, g);
+    bool shared = false;
+    for (size_t c = 0; c < p->nchan && !shared; c++) shared = col[c] > 0 && p->load[c] > 0;
+    util_free(col);
+    return shared;
+}
+
+static strata_status_t direct_patterns(strata_topo_router_t *rt, const strata_topo_t *t,
+                                       strata_coll_machine_t *m, strata_error_t *err)
+{
+    uint32_t P = m->nranks;
+    if (!m->direct || P > PATTERN_MAX_RANKS) return STRATA_OK;
+    pattern_t p = {.rt = rt, .t = t, .nchan = 2 * (size_t)strata_topo_link_count(t)};
+    p.load = util_calloc(p.nchan, sizeof(*p.load));
+    if (!p.load) return strata_error_set(err, STRATA_ERR_NOMEM, "cost: out of memory");
+    int32_t e0 = strata_topo_endpoint(t, 0);
+    double bw;
+    strata_status_t st = STRATA_OK;
+    for (uint32_t k = 0; k < 32 && (1u << k) < P && !st; k++) {
+        m->bw_dist[k] = pattern_bw(&p, P, 1u << k, false) * m->eta_intra;
+        st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)(1u << k)), &bw,
+                          &m->lat_dist[k], err);
+    }
+    m->bw_ring = pattern_bw(&p, P, 1, true) * m->eta_intra;
+    uint32_t g = torus_rows(m);
+    if (g > 1 && g < P) {
+        m->bw_col = pattern_bw(&p, P, g, true) * m->eta_intra;
+        m->col_disjoint = !rows_share_columns(&p, P, g);
+        st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)g), &bw, &m->lat_col, err);
+    }
+    m->lat_ring = 0;
+    for (uint32_t r = 0; r < P && !st; r += P > 64 ? P / 64 : 1) { /* worst ring hop, sampled */
+        double lat;
+        st = pair_figures(rt, t, strata_topo_endpoint(t, (int32_t)r),
+                          strata_topo_endpoint(t, (int32_t)((r + 1) % P)), &bw, &lat, err);
+        if (lat > m->lat_ring) m->lat_ring = lat;
+    }
+    util_free(p.load);
+    return st;
+}
+
+strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
+                                              const strata_link_catalog_t *cat,
+                                              strata_coll_machine_t *m_p, strata_error_t *err)
+{
+    strata_coll_machine_t m;
+    memset(&m, 0, sizeof(m));
+    count_server(t, &m);
+    strata_topo_router_t *rt = NULL;
+    strata_status_t st = strata_topo_router_create(t, &rt, err);
+    if (st) return st;
+    int32_t e0 = strata_topo_endpoint(t, 0);
+    if (m.nranks > 1) {
+        st = pair_figures(rt, t, e0, strata_topo_endpoint(t, 1), &m.bw_intra, &m.lat_intra, err);
+        snprintf(m.intra_kind, sizeof(m.intra_kind), "%s", link_kind_to(t, e0, -1));
+    }
+    if (!st && m.servers > 1) {
+        double lat_far;
+        st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)m.per_server), &m.bw_nic,
+                          &m.lat_inter, err);
+        if (!st) st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)m.nranks - 1),
+                                   &(double){0}, &lat_far, err);
+        if (lat_far > m.lat_inter) m.lat_inter = lat_far;
+        int32_t nic = strata_topo_device(t, e0).nic;
+        snprintf(m.inter_kind, sizeof(m.inter_kind), "%s",
+                 nic >= 0 ? link_kind_to(t, nic, STRATA_DEV_NET_SWITCH) : "");
+        if (m.nics == 0) m.nics = 1;
+    }
+    if (m.per_server == 1) m.bw_intra = m.bw_nic, m.lat_intra = m.lat_inter;
+    m.eta_intra = is_nvlink(m.intra_kind) ? NVLINK_ETA : 1.0;
+    m.direct = strata_topo_device(t, e0).group < 0 && m.nranks > 1 &&
+               !strcmp(link_kind_to(t, e0, STRATA_DEV_ACCEL), m.intra_kind);
+    if (!st) st = direct_patterns(rt, t, &m, err);
+    strata_topo_router_destroy(rt);
+    if (st) return st;
+    m.bw_intra *= m.eta_intra;
+    if (m.per_server == 1) m.bw_nic = m.bw_intra;
+    m.reduce_bw = reduce_rate(cat, m.intra_kind);
+    /* NVLink SHARP needs NVSwitch gen3+, i.e. NVLink4+ ports (links.md) */
+    m.switch_reduce = m.switch_reduce && (!strcmp(m.intra_kind, "nvlink4") ||
+                                          !strcmp(m.intra_kind, "nvlink5"));
+    /* InfiniBand SHARP exists in Quantum (HDR) and Quantum-2 (NDR) switches
+     * but runs only with an aggregation manager and NCCL's CollNet plugin;
+     * a topology does not say it is enabled, so the model assumes it is
+     * not (set net_reduce by hand to ask "what if"). */
+    m.net_reduce = false;
+    *m_p = m;
+    return STRATA_OK;
+}
+
+/* ==== Cost accumulation ==== */
+
+typedef struct acc {
+    double a, bi, be, g, steps, xi, xe;
+} acc_t;
+
+/* One step: latency of its tier, bytes over bandwidth bw, repeated `times`. */
+static void step(acc_t *z, const strata_coll_machine_t *m, bool inter, double bytes, double bw,
+                 double times)
+{
+    z->steps += times;
+    z->a += times * (inter ? m->lat_inter : m->lat_intra);
+    double t = bw > 0 ? times * bytes / bw : 0;
+    if (inter) {
+        z->be += t;
+        z->xe += times * bytes;
+    } else {
+        z->bi += t;
+        z->xi += times * bytes;
+    }
+}
+
+/* A step to the rank 2^k away inside the scale-up domain: on a direct
+ * network its routed figures under the whole pattern's load. */
+static void step_dist(acc_t *z, const strata_coll_machine_t *m, uint32_t k, double bytes,
+                      double times)
+{
+    bool routed = k < 32 && m->bw_dist[k] > 0;
+    double bw = routed ? m->bw_dist[k] : m->bw_intra, lat = routed ? m->lat_dist[k] : m->lat_intra;
+    z->steps += times;
+    z->a += times * lat;
+    z->bi += bw > 0 ? times * bytes / bw : 0;
+    z->xi += times * bytes;
+}
+
+/* Bandwidth one rank gets when `active` ranks of its server cross the
+ * network at once (the server's NICs are shared; one flow uses one NIC). */
+static double net_bw(const strata_coll_machine_t *m, double active)
+{
+    double share = m->nics * m->bw_nic / (active < 1 ? 1 : active);
+    double bw = share < m->bw_nic ? share : m->bw_nic;
+    return bw < m->bw_intra ? bw : m->bw_intra;
+}
+
+static bool multi(const strata_coll_machine_t *m) { return m->servers > 1; }
+
+/* Is a partner at rank distance d (XOR or aligned) inside the server? */
+static bool inside(const strata_coll_machine_t *m, double d) { return !multi(m) || d < m->per_server; }
+
+/* Chunk count minimising (C + a)(alpha + b / C): C = sqrt(a b / alpha). */
+static double pipe_chunks(double a, double b, double alpha, double bytes)
+{
+    double cmax = floor(bytes / MIN_CHUNK_BYTES);
+    if (cmax < 1) cmax = 1;
+    double c = alpha > 0 ? sqrt(a * b / alpha) : cmax;
+    c = c < 1 ? 1 : c > cmax ? cmax : round(c);
+    return c;
+}
+
+/* ==== Algorithms ==== */
+
+/* Flat ring: NCCL runs one ring per NIC, each leaving every server
+ * through a different NIC, so a server exports its traffic over
+ * min(nics, g) NICs while each rank's scale-up links carry its share. */
+static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z,
+                      double *chunks)
+{
+    double P = m->nranks, g = m->per_server;
+    double K = m->nics < g ? m->nics : g;
+    double bw = multi(m) ? fmin(m->bw_intra, K * m->bw_nic) : m->bw_intra;
+    if (c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE) { /* pipelined chain */
+        double a = multi(m) ? m->lat_inter : m->lat_intra;
+        double C = pipe_chunks(P - 2, n / bw, a, n);
+        *chunks = C;
+        step(z, m, multi(m), n / C, bw, C + P - 2);
+        if (c == STRATA_COLL_REDUCE) z->g += (C + P - 2) * (n / C) / m->reduce_bw;
+        return;
+    }
+    double steps = c == STRATA_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1;
+    if (m->bw_ring > 0) { /* direct network: the routed ring pattern */
+        z->steps = steps, z->a = steps * m->lat_ring, z->bi = steps * n / P / m->bw_ring;
+        z->xi = steps * n / P;
+    } else {
+        step(z, m, multi(m), n / P, bw, steps);
+    }
+    if (multi(m)) z->xe = z->xe / g, z->xi = steps * n / P; /* a rank's share of the NICs */
+    if (c != STRATA_COLL_ALLGATHER) z->g += (P - 1) / P * n / m->reduce_bw;
+}
+
+/* Double binary tree: phases C - 1 + 2T, each moving up to 2n/C per rank
+ * per direction (an inner node: 1 chunk up + 2 down in its tree, 1 up in
+ * the other; chunks are n/(2C)). T = ceil(log2 P), the height of NCCL's
+ * bit-pattern tree (checked against the generator in cost_test.c). */
+static void cost_tree(const strata_coll_machine_t *m, double n, acc_t *z, double *chunks)
+{
+    double T = sched_log2_ceil(m->nranks);
+    double bw = multi(m) ? net_bw(m, m->per_server) : m->bw_intra;
+    double a = multi(m) ? m->lat_inter : m->lat_intra;
+    double C = pipe_chunks(2 * T - 1, 2 * n / bw, a, n);
+    *chunks = C;
+    step(z, m, multi(m), 2 * n / C, bw, C - 1 + 2 * T);
+    z->g += (C - 1 + 2 * T) * (n / C) / m->reduce_bw;
+}
+
+/* Binomial tree: log2 P steps of the whole buffer; step k spans 2^k ranks. */
+static void cost_binomial(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
+{
+    uint32_t L = sched_log2_ceil(m->nranks);
+    int rounds = (c == STRATA_COLL_ALLREDUCE || c == STRATA_COLL_BARRIER) ? 2 : 1;
+    for (uint32_t k = 0; k < L; k++) {
+        if (inside(m, (double)(1u << k)))
+            step_dist(z, m, k, n, rounds);
+        else
+            step(z, m, true, n, net_bw(m, m->per_server), rounds);
+        if (c == STRATA_COLL_REDUCE || c == STRATA_COLL_ALLREDUCE) z->g += n / m->reduce_bw;
+    }
+}
+
+static void fold_steps(const strata_coll_machine_t *m, double first, double last, acc_t *z)
+{
+    if (m->nranks == (1u << sched_log2_floor(m->nranks))) return;
+    if (inside(m, 1)) {
+        step_dist(z, m, 0, first, 1);
+        step_dist(z, m, 0, last, 1);
+        return;
+    }
+    step(z, m, true, first, net_bw(m, m->per_server), 1);
+    step(z, m, true, last, net_bw(m, m->per_server), 1);
+}
+
+static void cost_recdbl(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
+{
+    uint32_t L = sched_log2_floor(m->nranks);
+    double P = m->nranks;
+    for (uint32_t k = 0; k < L; k++) {
+        double bytes = c == STRATA_COLL_ALLGATHER ? n / P * (1u << k) * P / (1u << L) : n;
+        if (inside(m, (double)(1u << k)))
+            step_dist(z, m, k, bytes, 1);
+        else
+            step(z, m, true, bytes, net_bw(m, m->per_server), 1);
+        if (c == STRATA_COLL_ALLREDUCE) z->g += n / m->reduce_bw;
+    }
+    fold_steps(m, c == STRATA_COLL_ALLGATHER ? n / P : n, n, z);
+}
+
+/* Halving step s exchanges n / 2^(s+1) with the rank 2^(L-1-s) away. */
+static void cost_rabenseifner(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
+{
+    uint32_t L = sched_log2_floor(m->nranks);
+    int rounds = c == STRATA_COLL_ALLREDUCE ? 2 : 1;
+    for (uint32_t s = 0; s < L; s++) {
+        double d = (double)(1u << (L - 1 - s)), bytes = n / (double)(2u << s);
+        if (inside(m, d))
+            step_dist(z, m, L - 1 - s, bytes, rounds);
+        else
+            step(z, m, true, bytes, net_bw(m, m->per_server), rounds);
+        z->g += bytes / m->reduce_bw;
+    }
+    fold_steps(m, n, c == STRATA_COLL_ALLREDUCE ? n : n / m->nranks, z);
+}
+
+/* Bruck: step k sends to r - 2^k (allgather) or r + 2^k (alltoall); when
+ * 2^k < g only 2^k ranks per server cross the network. */
+static void cost_bruck(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
+{
+    uint32_t P = m->nranks, L = sched_log2_ceil(P);
+    double blk = n / P;
+    for (uint32_t k = 0; k < L; k++) {
+        uint32_t d = 1u << k;
+        double cross = d < m->per_server ? d : m->per_server;
+        double bw = net_bw(m, cross), blocks = 0;
+        if (c == STRATA_COLL_ALLGATHER)
+            blocks = d < P - d ? d : P - d;
+        else if (c == STRATA_COLL_ALLTOALL)
+            blocks = (double)(P / (2 * d) * d + (P % (2 * d) > d ? P % (2 * d) - d : 0));
+        if (multi(m))
+            step(z, m, true, blocks * blk, bw, 1);
+        else
+            step_dist(z, m, k, blocks * blk, 1);
+    }
+}
+
+/* Pairwise: step k talks to r + k; for k < g, k ranks per server cross. */
+static void cost_pairwise(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
+{
+    double P = m->nranks, g = m->per_server;
+    if (c == STRATA_COLL_SENDRECV) {
+        step(z, m, multi(m), n, multi(m) ? net_bw(m, 1) : m->bw_intra, 1);
+        return;
+    }
+    double blk = n / P;
+    if (!multi(m)) {
+        step(z, m, false, blk, m->bw_intra, P - 1);
+        return;
+    }
+    /* k = 1 .. g-1: the slowest rank crosses with k others; k >= g: all cross */
+    for (double k = 1; k < g; k++) step(z, m, true, blk, net_bw(m, k), 1);
+    step(z, m, true, blk, net_bw(m, g), P - g);
+}
+
+/* Two-level, pipelined: the busier tier sets the pace, the other one is
+ * hidden except for one chunk of fill and drain. Rows = servers for hier;
+ * for torus2d on a direct network rows and columns are the two dimensions. */
+static void cost_twolevel(const strata_coll_machine_t *m, uint32_t g, double n, acc_t *z,
+                          double *chunks)
+{
+    double P = m->nranks, N = P / g;
+    bool net = multi(m);
+    double bw_out = net ? net_bw(m, g) : m->bw_intra;
+    double Ti = 2 * (g - 1) / (double)g * n / m->bw_intra;
+    bool col = !net && m->bw_col > 0; /* direct network: routed column pattern */
+    if (col) bw_out = m->bw_col;
+    double Te = 2 * (N - 1) / N * (n / g) / bw_out;
+    bool overlap = net || (m->direct && m->col_disjoint);
+    double ae = net ? m->lat_inter : col ? m->lat_col : m->lat_intra, lo = fmin(Ti, Te);
+    double C = overlap ? pipe_chunks(1, lo, ae, n / g) : 1;
+    *chunks = C;
+    double inner = 2.0 * (g - 1), outer = 2 * (N - 1) + C - 1;
+    z->steps = inner + outer;
+    z->a = inner * m->lat_intra + outer * ae;
+    double hidden = overlap ? lo / C : lo;
+    if (Ti >= Te)
+        z->bi = Ti, z->be = hidden;
+    else
+        z->be = Te, z->bi = hidden;
+    if (!net) z->bi += z->be, z->be = 0;
+    z->xi = Ti * m->bw_intra, z->xe = net ? Te * bw_out : 0;
+    z->g = ((g - 1) / (double)g * n + (N - 1) / N * n / g) / m->reduce_bw;
+}
+
+/* In-network: chunks go up and come down reduced; C + 1 phases in one
+ * server (NVLS), C + 3 with a SHARP tree over servers. Switches reduce at
+ * line rate (they are built to), so there is no γ term. */
+static void cost_innet(const strata_coll_machine_t *m, double n, acc_t *z, double *chunks)
+{
+    bool net = multi(m);
+    double bw = net ? fmin(m->bw_intra, m->nics * m->bw_nic) : m->bw_intra;
+    double extra = net ? 3 : 1, a = net ? m->lat_inter : m->lat_intra;
+    double C = pipe_chunks(extra, n / bw, a, n);
+    *chunks = C;
+    step(z, m, net, n / C, bw, C + extra);
+}
+
+/* Default row length of torus2d (as torus2d.c): the longer side of the
+ * squarest grid, or the server when there are servers. */
+static uint32_t torus_rows(const strata_coll_machine_t *m)
+{
+    if (multi(m)) return m->per_server;
+    uint32_t P = m->nranks, s = 1;
+    for (uint32_t d = 1; (uint64_t)d * d <= P; d++)
+        if (P % d == 0) s = d;
+    return P / s;
+}
+
+static strata_status_t applies(const strata_coll_machine_t *m, strata_coll_t c, strata_algo_t a,
+                               strata_error_t *err)
+{
+    if (!sched_algo_supports(c, a))
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED, "algorithm %s does not implement %s",
+                                strata_algo_name(a), strata_coll_name(c));
+    if (a == STRATA_ALGO_HIER && (!multi(m) || m->per_server < 2))
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "hier needs several servers of several ranks");
+    if (a == STRATA_ALGO_TORUS2D && (torus_rows(m) < 2 || torus_rows(m) == m->nranks))
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED, "torus2d needs a 2D grid of ranks");
+    if (a == STRATA_ALGO_INNET && !(m->switch_reduce && (!multi(m) || m->net_reduce)))
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "innet needs switches that reduce (NVLink SHARP, IB SHARP)");
+    return STRATA_OK;
+}
+
+double strata_coll_busbw_factor(strata_coll_t coll, uint32_t P)
+{
+    double p = P;
+    switch (coll) {
+    case STRATA_COLL_ALLREDUCE: return 2 * (p - 1) / p;
+    case STRATA_COLL_ALLGATHER:
+    case STRATA_COLL_REDUCE_SCATTER:
+    case STRATA_COLL_ALLTOALL: return (p - 1) / p;
+    case STRATA_COLL_BARRIER: return 0;
+    default: return 1;
+    }
+}
+
+static const char *bound_of(const acc_t *z)
+{
+    double b = fmax(z->bi, z->be);
+    if (z->a >= fmax(b, z->g)) return "latency";
+    if (z->g > b) return "reduction";
+    return z->be > z->bi ? "network bandwidth" : "scale-up bandwidth";
+}
+
+static void dispatch(const strata_coll_machine_t *m, strata_coll_t c, strata_algo_t a, double n,
+                     acc_t *z, double *chunks)
+{
+    switch (a) {
+    case STRATA_ALGO_RING: cost_ring(m, c, n, z, chunks); break;
+    case STRATA_ALGO_TREE: cost_tree(m, n, z, chunks); break;
+    case STRATA_ALGO_BINOMIAL: cost_binomial(m, c, n, z); break;
+    case STRATA_ALGO_RECDBL: cost_recdbl(m, c, n, z); break;
+    case STRATA_ALGO_RABENSEIFNER: cost_rabenseifner(m, c, n, z); break;
+    case STRATA_ALGO_BRUCK: cost_bruck(m, c, n, z); break;
+    case STRATA_ALGO_PAIRWISE: cost_pairwise(m, c, n, z); break;
+    case STRATA_ALGO_HIER: cost_twolevel(m, m->per_server, n, z, chunks); break;
+    case STRATA_ALGO_TORUS2D: cost_twolevel(m, torus_rows(m), n, z, chunks); break;
+    case STRATA_ALGO_INNET: cost_innet(m, n, z, chunks); break;
+    default: break;
+    }
+}
+
+strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t coll,
+                                 strata_algo_t algo, double bytes, strata_coll_cost_t *c_p,
+                                 strata_error_t *err)
+{
+    if (!m || m->nranks < 1 || !(bytes >= 0) || !isfinite(bytes))
+        return strata_error_set(err, STRATA_ERR_INVALID, "cost: bad machine or size");
+    strata_status_t st = applies(m, coll, algo, err);
+    if (st) return st;
+    acc_t z = {0};
+    double chunks = 1;
+    if (m->nranks > 1) dispatch(m, coll, algo, coll == STRATA_COLL_BARRIER ? 0 : bytes, &z, &chunks);
+    strata_coll_cost_t c = {.coll = coll, .algo = algo, .bytes = bytes, .alpha = z.a,
+                            .beta = z.bi + z.be, .gamma = z.g, .steps = z.steps,
+                            .chunks = (uint32_t)chunks, .bytes_intra = z.xi, .bytes_inter = z.xe};
+    c.time = c.alpha + fmax(c.beta, c.gamma);
+    c.algbw = c.time > 0 ? bytes / c.time : 0;
+    c.busbw = c.algbw * strata_coll_busbw_factor(coll, m->nranks);
+    c.bound = bound_of(&z);
+    *c_p = c;
+    return STRATA_OK;
+}

@@ -1,0 +1,300 @@
+/*
+ * verify_test.c — every algorithm x collective it implements passes the
+ * symbolic verifier for P in {1,2,3,4,5,7,8,16,17,64} and counts 0, 1,
+ * < P, not divisible by P and large; deliberately broken schedules (a
+ * dropped step, a doubled contribution, a swapped peer) are caught.
+ */
+#define _GNU_SOURCE
+#include "test.h"
+#include "sched.h"
+
+static const uint32_t Ps[] = {1, 2, 3, 4, 5, 7, 8, 16, 17, 64};
+
+/* Counts to try for P: 0, 1, smaller than P, not divisible by P, large. */
+static int counts_for(uint32_t P, strata_coll_t c, uint64_t *out)
+{
+    if (c == STRATA_COLL_BARRIER) {
+        out[0] = 0;
+        return 1;
+    }
+    /* "Large": enough to hold many elements per rank and per chunk; kept
+     * smaller for the collectives whose buffers are P times the count. */
+    uint64_t large = (c == STRATA_COLL_ALLTOALL || c == STRATA_COLL_ALLGATHER ||
+                      c == STRATA_COLL_REDUCE_SCATTER) ? 4099 / P + 3 : 4099;
+    int n = 0;
+    out[n++] = 0;
+    out[n++] = 1;
+    if (P > 2) out[n++] = P - 1;
+    out[n++] = 3 * (uint64_t)P + 1;
+    out[n++] = large;
+    return n;
+}
+
+/* group parameter worth trying for the two-level algorithms */
+static uint32_t group_for(strata_algo_t a, uint32_t P)
+{
+    if (a == STRATA_ALGO_HIER || a == STRATA_ALGO_TORUS2D || a == STRATA_ALGO_INNET) {
+        for (uint32_t g = 4; g > 1; g--)
+            if (P % g == 0 && P / g > 1) return g;
+        return P;
+    }
+    return 0;
+}
+
+static void verify_one(strata_coll_t c, strata_algo_t a, uint32_t P, uint64_t n, uint32_t chunks,
+                       uint32_t group, int *ran)
+{
+    strata_sched_params_t p = {.coll = c, .algo = a, .nranks = P, .count = n, .elem_size = 4,
+                               .root = P > 2 ? P - 2 : 0, .chunks = chunks, .group = group};
+    strata_error_t err;
+    strata_sched_t *s = NULL;
+    strata_status_t st = strata_sched_create(&p, &s, &err);
+    if (st == STRATA_ERR_UNSUPPORTED) return;
+    if (st) fail_msg("create %s/%s P=%u n=%llu: %s", strata_coll_name(c), strata_algo_name(a), P,
+                     (unsigned long long)n, err.msg);
+    st = strata_sched_verify(s, &err);
+    if (st) fail_msg("%s (chunks %u group %u)", err.msg, chunks, group);
+    strata_sched_destroy(s);
+    (*ran)++;
+}
+
+static void test_all_verify(void **state)
+{
+    (void)state;
+    int ran = 0;
+    for (int a = 0; a < STRATA_ALGO_COUNT; a++)
+        for (int c = 0; c < STRATA_COLL_COUNT; c++)
+            for (size_t pi = 0; pi < sizeof(Ps) / sizeof(Ps[0]); pi++) {
+                uint64_t counts[8];
+                uint32_t P = Ps[pi];
+                int nc = counts_for(P, (strata_coll_t)c, counts);
+                for (int i = 0; i < nc; i++) {
+                    verify_one(c, a, P, counts[i], 1, group_for(a, P), &ran);
+                    if (i == nc - 1 && P <= 17) verify_one(c, a, P, counts[i], 3, 0, &ran);
+                }
+            }
+    /* every algorithm contributes: at least 10 P x 5 counts for allreduce */
+    assert_true(ran > 400);
+}
+
+/* ==== Broken schedules ==== */
+
+typedef enum { BREAK_DROP, BREAK_DOUBLE, BREAK_PEER } breakage_t;
+static const sched_algo_t *inner;
+static breakage_t breakage;
+static uint32_t bad_agent, bad_phase;
+
+static void broken_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k)
+{
+    if (agent != bad_agent || k->phase != bad_phase) {
+        inner->phase(s, agent, k);
+        return;
+    }
+    /* enumerate the real phase, then alter it */
+    strata_step_t steps[64];
+    uint32_t n = 0;
+    for (;; n++) {
+        sched_sink_t one = {.phase = k->phase, .want = n, .out = &steps[n]};
+        inner->phase(s, agent, &one);
+        if (one.n <= n || n == 63) break;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        strata_step_t t = steps[i];
+        if (breakage == BREAK_DROP && t.op == STRATA_STEP_RECV_REDUCE) continue;
+        if (breakage == BREAK_PEER && t.op == STRATA_STEP_SEND) t.peer = (t.peer + 1) % 5;
+        sched_emit(k, &t);
+        if (breakage == BREAK_DOUBLE && t.op == STRATA_STEP_RECV_REDUCE) {
+            strata_step_t u = t;
+            u.op = STRATA_STEP_REDUCE, u.peer = -1, u.after = i + 1;
+            u.src_buf = STRATA_BUF_INPUT; /* adds this rank's input a second time */
+            sched_emit(k, &u);
+        }
+    }
+}
+
+static strata_status_t run_broken(breakage_t b, strata_error_t *err)
+{
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_RING,
+                               .nranks = 5, .count = 50, .elem_size = 4};
+    strata_sched_t *s = NULL;
+    assert_int_equal(strata_sched_create(&p, &s, err), STRATA_OK);
+    assert_int_equal(strata_sched_verify(s, err), STRATA_OK);
+    static sched_algo_t fake;
+    inner = s->algo;
+    fake = *inner;
+    fake.phase = broken_phase;
+    s->algo = &fake;
+    breakage = b, bad_agent = 2, bad_phase = 1;
+    strata_status_t st = strata_sched_verify(s, err);
+    strata_sched_destroy(s);
+    return st;
+}
+
+static void test_broken_caught(void **state)
+{
+    (void)state;
+    strata_error_t err;
+    assert_int_equal(run_broken(BREAK_DROP, &err), STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(err.msg, "agent 1 -> 2 message #2: sent 10 elements in phase 1, received as 10 in phase 2"));
+    assert_int_equal(run_broken(BREAK_DOUBLE, &err), STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(err.msg, "wrong contributions"));
+    assert_int_equal(run_broken(BREAK_PEER, &err), STRATA_ERR_PROTOCOL);
+}
+
+/* Each of two ranks first receives from the other, then (after=1) sends:
+ * fine with buffered sends that complete eagerly, a deadlock with
+ * rendezvous ones. The verifier must say so. */
+static void deadlock_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k)
+{
+    (void)s;
+    if (k->phase != 0) return;
+    sched_recv(k, 0, (int32_t)(1 - agent), STRATA_BUF_OUTPUT, 0, 1);
+    sched_send(k, 1, (int32_t)(1 - agent), STRATA_BUF_INPUT, 0, 1);
+}
+
+static void test_deadlock_caught(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_SENDRECV, .algo = STRATA_ALGO_PAIRWISE,
+                               .nranks = 2, .count = 1, .elem_size = 4};
+    strata_sched_t *s = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+    assert_int_equal(strata_sched_verify(s, &err), STRATA_OK);
+    static sched_algo_t fake;
+    fake = *s->algo;
+    fake.phase = deadlock_phase;
+    s->algo = &fake;
+    assert_int_equal(strata_sched_verify(s, &err), STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(err.msg, "deadlock: agent 0 stuck at step 0 of phase 0 (recv, peer 1)"));
+    strata_sched_destroy(s);
+}
+
+/* A hazard: a concurrent send and receive on the same region. */
+static void hazard_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k)
+{
+    (void)s;
+    sched_copy(k, 0, STRATA_BUF_INPUT, 0, STRATA_BUF_OUTPUT, 0, 1);
+    sched_send(k, 0, (int32_t)(1 - agent), STRATA_BUF_OUTPUT, 0, 1);
+    sched_recv(k, 0, (int32_t)(1 - agent), STRATA_BUF_OUTPUT, 0, 1);
+}
+
+static void test_hazard_caught(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_SENDRECV, .algo = STRATA_ALGO_PAIRWISE,
+                               .nranks = 2, .count = 1, .elem_size = 4};
+    strata_sched_t *s = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+    static sched_algo_t fake;
+    fake = *s->algo;
+    fake.phase = hazard_phase;
+    s->algo = &fake;
+    assert_int_equal(strata_sched_verify(s, &err), STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(err.msg, "concurrent steps 0 (copy) and 1 (send)"));
+    strata_sched_destroy(s);
+}
+
+/* Lazy queries agree with materialisation; nsteps and step() index it. */
+static void test_lazy_matches_materialised(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLTOALL, .algo = STRATA_ALGO_BRUCK,
+                               .nranks = 7, .count = 3, .elem_size = 8};
+    strata_sched_t *s;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    for (uint32_t r = 0; r < 7; r++) {
+        strata_step_t *v;
+        size_t n;
+        assert_int_equal(strata_sched_materialise(s, r, &v, &n, NULL), STRATA_OK);
+        assert_int_equal(n, strata_sched_nsteps(s, r));
+        for (size_t i = 0; i < n; i++) {
+            strata_step_t st;
+            strata_sched_step(s, r, i, &st);
+            assert_memory_equal(&st, &v[i], sizeof(st));
+        }
+        free(v);
+    }
+    /* Bruck alltoall: rotate, ceil(log2 7) = 3 rounds, un-rotate */
+    assert_int_equal(strata_sched_nphases(s), 5);
+    /* scratch: working copy + staging, 2 x P x count */
+    assert_int_equal(strata_sched_buf_count(s, 0, STRATA_BUF_SCRATCH), 2 * 7 * 3);
+    strata_sched_destroy(s);
+}
+
+/* Ring phases of equal blocks share one pattern class per half. */
+static void test_phase_classes(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_RING,
+                               .nranks = 8, .count = 64, .elem_size = 4};
+    strata_sched_t *s;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    for (uint32_t ph = 0; ph < 14; ph++)
+        assert_int_equal(strata_sched_phase_class(s, ph), ph < 7 ? 0 : 1);
+    strata_sched_destroy(s);
+    p.count = 65; /* unequal blocks: no promise */
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_not_equal(strata_sched_phase_class(s, 0), strata_sched_phase_class(s, 1));
+    strata_sched_destroy(s);
+}
+
+/* Innet adds switch agents; the double binary tree keeps every rank an
+ * inner node of at most one tree (NCCL's design goal) for even P. */
+static void test_agents_and_trees(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_INNET,
+                               .nranks = 16, .count = 64, .elem_size = 4, .group = 8};
+    strata_sched_t *s;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_nagents(s), 16 + 2 + 1); /* 2 leaves + 1 root */
+    assert_int_equal(strata_sched_buf_count(s, 17, STRATA_BUF_SCRATCH), 64);
+    assert_int_equal(strata_sched_buf_count(s, 17, STRATA_BUF_INPUT), 0);
+    strata_sched_destroy(s);
+    p.algo = STRATA_ALGO_TREE, p.group = 0;
+    for (uint32_t P = 2; P <= 64; P += 2) {
+        p.nranks = P;
+        assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+        for (uint32_t r = 0; r < P; r++) {
+            int inner_in = 0;
+            for (int t = 0; t < 2; t++)
+                inner_in += s->tab[((size_t)t * P + r) * 5 + 1] >= 0 ||
+                         s->tab[((size_t)t * P + r) * 5 + 2] >= 0;
+            assert_true(inner_in <= 1 || P <= 2);
+        }
+        strata_sched_destroy(s);
+    }
+}
+
+static void test_bad_params(void **state)
+{
+    (void)state;
+    strata_error_t err;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLTOALL, .algo = STRATA_ALGO_RING,
+                               .nranks = 4, .count = 8, .elem_size = 4};
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "ring does not implement alltoall"));
+    p.algo = STRATA_ALGO_PAIRWISE, p.nranks = 0;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    p.nranks = 4, p.coll = STRATA_COLL_BROADCAST, p.algo = STRATA_ALGO_BINOMIAL, p.root = 4;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    p.root = 0, p.coll = STRATA_COLL_BARRIER, p.count = 1;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_all_verify),
+        cmocka_unit_test(test_broken_caught),
+        cmocka_unit_test(test_deadlock_caught),
+        cmocka_unit_test(test_hazard_caught),
+        cmocka_unit_test(test_lazy_matches_materialised),
+        cmocka_unit_test(test_phase_classes),
+        cmocka_unit_test(test_agents_and_trees),
+        cmocka_unit_test(test_bad_params),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,532 @@
+/*
+ * graph.c — storage of a topology: devices and links while building, the
+ * CSR adjacency and endpoint table built by strata_topo_finish, and the
+ * read accessors.
+ *
+ * Building appends to growable struct-of-arrays (amortised doubling); finish
+ * sorts each device's adjacency by neighbour (so link_between is a binary
+ * search), numbers the accelerators as endpoints in creation order, assigns
+ * each accelerator the NIC it leaves its server through, and checks that
+ * the graph is connected. Workload: up to ~10^6 devices and links, built
+ * once, then read millions of times by routers.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "topo.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ==== Kinds and link specs ==== */
+
+static const char *const kind_names[] = {
+#define STRATA_DEV_KIND_TEXT(name, text) text,
+    STRATA_DEV_KIND_MAP(STRATA_DEV_KIND_TEXT)
+#undef STRATA_DEV_KIND_TEXT
+};
+
+const char *strata_dev_kind_str(strata_dev_kind_t kind)
+{
+    if ((int)kind < 0 || kind >= STRATA_DEV_KIND_COUNT) return "?";
+    return kind_names[kind];
+}
+
+int strata_dev_kind_parse(const char *s, strata_dev_kind_t *kind_p)
+{
+    if (!s) return -1;
+    for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
+        if (util_str_eq_nocase(s, kind_names[k])) {
+            *kind_p = (strata_dev_kind_t)k;
+            return 0;
+        }
+    if (util_str_eq_nocase(s, "gpu")) {
+        *kind_p = STRATA_DEV_ACCEL;
+        return 0;
+    }
+    if (util_str_eq_nocase(s, "nvswitch")) {
+        *kind_p = STRATA_DEV_SCALEUP_SWITCH;
+        return 0;
+    }
+    return -1;
+}
+
+strata_topo_linkspec_t strata_topo_linkspec_bw(double bw_dir)
+{
+    strata_topo_linkspec_t s = {NULL, 1, bw_dir, 0.0};
+    return s;
+}
+
+strata_topo_linkspec_t strata_topo_linkspec_kind(const char *kind, int32_t mult)
+{
+    strata_topo_linkspec_t s = {kind, mult, 0.0, -1.0};
+    return s;
+}
+
+strata_status_t topo_spec_resolve(const strata_topo_t *t, const strata_topo_linkspec_t *spec,
+                                  const char **kind_p, int32_t *mult_p, double *bw_p,
+                                  double *lat_p, strata_error_t *err)
+{
+    if (!spec) return strata_error_set(err, STRATA_ERR_INVALID, "link spec missing");
+    if (spec->mult < 0)
+        return strata_error_set(err, STRATA_ERR_INVALID, "link multiplicity %d is negative",
+                                (int)spec->mult);
+    const strata_link_t *l = NULL;
+    bool need_cat = !(spec->bw_dir > 0) || spec->latency < 0;
+    if (spec->kind && need_cat) {
+        if (!t->cat)
+            return strata_error_set(err, STRATA_ERR_INVALID,
+                                    "link kind '%s' needs the link catalog", spec->kind);
+        l = strata_link_find(t->cat, spec->kind);
+        if (!l)
+            return strata_error_set(err, STRATA_ERR_NOT_FOUND,
+                                    "unknown link kind '%s' (see 'strata links')", spec->kind);
+    } else if (!spec->kind && need_cat) {
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "link spec needs a kind or an explicit bandwidth and latency");
+    }
+    double bw = spec->bw_dir > 0 ? spec->bw_dir : l->bw_dir;
+    double lat = spec->latency >= 0 ? spec->latency : l->latency;
+    if (!(bw > 0) || !isfinite(bw) || !isfinite(lat) || lat < 0)
+        return strata_error_set(err, STRATA_ERR_INVALID, "link '%s': bandwidth %g B/s invalid",
+                                spec->kind ? spec->kind : "custom", bw);
+    *kind_p = spec->kind ? spec->kind : "custom";
+    *mult_p = spec->mult ? spec->mult : 1;
+    *bw_p = bw;
+    *lat_p = lat;
+    return STRATA_OK;
+}
+
+/* ==== Create / destroy ==== */
+
+strata_status_t strata_topo_create(const char *name, const strata_link_catalog_t *cat,
+                                   strata_topo_t **topo_p, strata_error_t *err)
+{
+    strata_topo_t *t = util_calloc(1, sizeof(*t));
+    if (!t) goto nomem;
+    t->arena = util_arena_create(1 << 16);
+    if (!t->arena) goto nomem;
+    t->name = util_arena_strdup(t->arena, name ? name : "topology");
+    if (!t->name) goto nomem;
+    t->cat = cat;
+    *topo_p = t;
+    return STRATA_OK;
+nomem:
+    strata_topo_destroy(t);
+    return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory creating a topology");
+}
+
+void strata_topo_destroy(strata_topo_t *t)
+{
+    if (!t) return;
+    util_free(t->kind);
+    util_free(t->tier);
+    util_free(t->group);
+    util_free(t->local);
+    util_free(t->rank);
+    util_free(t->nic);
+    util_free(t->dname);
+    util_free(t->links);
+    util_free(t->adj_off);
+    util_free(t->adj_nbr);
+    util_free(t->adj_chan);
+    util_free(t->ep);
+    util_free(t->local_next);
+    util_arena_destroy(t->arena);
+    util_free(t);
+}
+
+/* Grow one array to cap elements of size elem; 0 or -1. */
+static int grow(void **p, size_t cap, size_t elem)
+{
+    void *q = util_realloc(*p, cap * elem);
+    if (!q) return -1;
+    *p = q;
+    return 0;
+}
+
+strata_status_t topo_reserve_devices(strata_topo_t *t, int32_t n, strata_error_t *err)
+{
+    if (n <= t->cap_dev) return STRATA_OK;
+    int32_t cap = t->cap_dev ? t->cap_dev : 64;
+    while (cap < n) cap = cap > INT32_MAX / 2 ? INT32_MAX : cap * 2;
+    if (grow((void **)&t->kind, cap, 1) || grow((void **)&t->tier, cap, 1) ||
+        grow((void **)&t->group, cap, 4) || grow((void **)&t->local, cap, 4) ||
+        grow((void **)&t->rank, cap, 4) || grow((void **)&t->nic, cap, 4) ||
+        grow((void **)&t->dname, cap, sizeof(char *)))
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for %d devices", (int)n);
+    t->cap_dev = cap;
+    return STRATA_OK;
+}
+
+strata_status_t topo_reserve_links(strata_topo_t *t, int32_t n, strata_error_t *err)
+{
+    if (n <= t->cap_link) return STRATA_OK;
+    int32_t cap = t->cap_link ? t->cap_link : 64;
+    while (cap < n) cap = cap > INT32_MAX / 4 ? INT32_MAX / 2 : cap * 2;
+    if (grow((void **)&t->links, cap, sizeof(topo_link_rec_t)))
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for %d links", (int)n);
+    t->cap_link = cap;
+    return STRATA_OK;
+}
+
+/* ==== Adding devices and links ==== */
+
+/* Index of the next device of kind in group: a counter per (group, kind),
+ * grown as groups appear. */
+static int32_t next_local(strata_topo_t *t, strata_dev_kind_t kind, int32_t group)
+{
+    size_t need = ((size_t)group + 1) * STRATA_DEV_KIND_COUNT;
+    if (need > t->local_cap) {
+        size_t cap = t->local_cap ? t->local_cap : 64 * STRATA_DEV_KIND_COUNT;
+        while (cap < need) cap *= 2;
+        int32_t *q = util_realloc(t->local_next, cap * sizeof(int32_t));
+        if (!q) return -2;
+        memset(q + t->local_cap, 0, (cap - t->local_cap) * sizeof(int32_t));
+        t->local_next = q;
+        t->local_cap = cap;
+    }
+    return t->local_next[(size_t)group * STRATA_DEV_KIND_COUNT + kind]++;
+}
+
+strata_status_t strata_topo_add_device(strata_topo_t *t, strata_dev_kind_t kind, int32_t tier,
+                                       int32_t group, const char *name, int32_t *id_p,
+                                       strata_error_t *err)
+{
+    if (t->finished)
+        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is already finished",
+                                t->name);
+    if ((int)kind < 0 || kind >= STRATA_DEV_KIND_COUNT)
+        return strata_error_set(err, STRATA_ERR_INVALID, "bad device kind %d", (int)kind);
+    if (tier < 0 || tier >= STRATA_TOPO_TIERS_MAX)
+        return strata_error_set(err, STRATA_ERR_INVALID, "device tier %d not in 0..%d",
+                                (int)tier, STRATA_TOPO_TIERS_MAX - 1);
+    if (group < -1) return strata_error_set(err, STRATA_ERR_INVALID, "bad group %d", (int)group);
+    if (t->ndev == INT32_MAX - 1)
+        return strata_error_set(err, STRATA_ERR_RANGE, "too many devices");
+    strata_status_t st = topo_reserve_devices(t, t->ndev + 1, err);
+    if (st) return st;
+    int32_t id = t->ndev;
+    int32_t local = group >= 0 ? next_local(t, kind, group) : -1;
+    if (local == -2) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for groups");
+    char buf[64];
+    if (!name) {
+        if (group >= 0)
+            snprintf(buf, sizeof(buf), "s%d.%s%d", (int)group, kind_names[kind], (int)local);
+        else
+            snprintf(buf, sizeof(buf), "%s%d", kind_names[kind], (int)id);
+        name = buf;
+    }
+    const char *nm = util_arena_strdup(t->arena, name);
+    if (!nm) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for device names");
+    t->kind[id] = (uint8_t)kind;
+    t->tier[id] = (int8_t)tier;
+    t->group[id] = group;
+    t->local[id] = local;
+    t->rank[id] = -1;
+    t->nic[id] = -1;
+    t->dname[id] = nm;
+    t->ndev++;
+    if (group >= t->ngroups) t->ngroups = group + 1;
+    if (id_p) *id_p = id;
+    return STRATA_OK;
+}
+
+/* Kind strings are interned per topology: builders pass the same few. */
+static const char *intern_kind(strata_topo_t *t, const char *kind)
+{
+    for (int32_t i = t->nlink - 1; i >= 0 && i >= t->nlink - 64; i--)
+        if (strcmp(t->links[i].kind, kind) == 0) return t->links[i].kind;
+    return util_arena_strdup(t->arena, kind);
+}
+
+strata_status_t strata_topo_add_link(strata_topo_t *t, int32_t a, int32_t b,
+                                     const strata_topo_linkspec_t *spec, int32_t *id_p,
+                                     strata_error_t *err)
+{
+    if (t->finished)
+        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is already finished",
+                                t->name);
+    if (a < 0 || a >= t->ndev || b < 0 || b >= t->ndev)
+        return strata_error_set(err, STRATA_ERR_INVALID, "link %d-%d: no such device",
+                                (int)a, (int)b);
+    if (a == b)
+        return strata_error_set(err, STRATA_ERR_INVALID, "link from '%s' to itself",
+                                t->dname[a]);
+    const char *kind;
+    int32_t mult;
+    double bw, lat;
+    strata_status_t st = topo_spec_resolve(t, spec, &kind, &mult, &bw, &lat, err);
+    if (st) return st;
+    if (t->nlink >= INT32_MAX / 2 - 1)
+        return strata_error_set(err, STRATA_ERR_RANGE, "too many links");
+    if ((st = topo_reserve_links(t, t->nlink + 1, err))) return st;
+    const char *k = intern_kind(t, kind);
+    if (!k) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for link kinds");
+    topo_link_rec_t *l = &t->links[t->nlink];
+    l->a = a;
+    l->b = b;
+    l->mult = mult;
+    l->tier = t->tier[a] > t->tier[b] ? t->tier[a] : t->tier[b];
+    l->kind = k;
+    l->bw_dir = bw * mult;
+    l->latency = lat;
+    if (id_p) *id_p = t->nlink;
+    t->nlink++;
+    return STRATA_OK;
+}
+
+strata_status_t strata_topo_set_nic(strata_topo_t *t, int32_t accel, int32_t nic,
+                                    strata_error_t *err)
+{
+    if (accel < 0 || accel >= t->ndev || t->kind[accel] != STRATA_DEV_ACCEL)
+        return strata_error_set(err, STRATA_ERR_INVALID, "set_nic: %d is not an accelerator",
+                                (int)accel);
+    if (nic < 0 || nic >= t->ndev || t->kind[nic] != STRATA_DEV_NIC)
+        return strata_error_set(err, STRATA_ERR_INVALID, "set_nic: %d is not a NIC", (int)nic);
+    t->nic[accel] = nic;
+    return STRATA_OK;
+}
+
+/* ==== Finish ==== */
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const int32_t *p = x, *q = y;
+    return (p[0] > q[0]) - (p[0] < q[0]);
+}
+
+/* CSR adjacency: counting pass, fill pass, then sort each row by
+ * neighbour (rows are short; qsort on (nbr, chan) pairs). */
+static strata_status_t build_adjacency(strata_topo_t *t, strata_error_t *err)
+{
+    size_t m = 2 * (size_t)t->nlink;
+    t->adj_off = util_calloc((size_t)t->ndev + 1, sizeof(int32_t));
+    t->adj_nbr = util_malloc(m * sizeof(int32_t));
+    t->adj_chan = util_malloc(m * sizeof(int32_t));
+    int32_t *pairs = util_malloc(2 * m * sizeof(int32_t) + 1);
+    int32_t *fill = util_calloc((size_t)t->ndev + 1, sizeof(int32_t));
+    if (!t->adj_off || !t->adj_nbr || !t->adj_chan || !pairs || !fill) {
+        util_free(pairs);
+        util_free(fill);
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for adjacency");
+    }
+    for (int32_t l = 0; l < t->nlink; l++) {
+        t->adj_off[t->links[l].a + 1]++;
+        t->adj_off[t->links[l].b + 1]++;
+    }
+    for (int32_t v = 0; v < t->ndev; v++) t->adj_off[v + 1] += t->adj_off[v];
+    for (int32_t l = 0; l < t->nlink; l++) {
+        int32_t a = t->links[l].a, b = t->links[l].b;
+        int32_t ia = t->adj_off[a] + fill[a]++, ib = t->adj_off[b] + fill[b]++;
+        pairs[2 * ia] = b;
+        pairs[2 * ia + 1] = 2 * l;
+        pairs[2 * ib] = a;
+        pairs[2 * ib + 1] = 2 * l + 1;
+    }
+    for (int32_t v = 0; v < t->ndev; v++) {
+        int32_t o = t->adj_off[v], d = t->adj_off[v + 1] - o;
+        qsort(pairs + 2 * o, (size_t)d, 2 * sizeof(int32_t), cmp_pair);
+    }
+    for (size_t i = 0; i < m; i++) {
+        t->adj_nbr[i] = pairs[2 * i];
+        t->adj_chan[i] = pairs[2 * i + 1];
+    }
+    util_free(pairs);
+    util_free(fill);
+    return STRATA_OK;
+}
+
+/* Each accelerator without an explicit NIC takes the nearest NIC of its
+ * own group (BFS inside the group; ties to the lower id). */
+static strata_status_t assign_nics(strata_topo_t *t, strata_error_t *err)
+{
+    int32_t *dist = util_malloc((size_t)t->ndev * sizeof(int32_t));
+    int32_t *queue = util_malloc((size_t)t->ndev * sizeof(int32_t));
+    if (!dist || !queue) {
+        util_free(dist);
+        util_free(queue);
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory assigning NICs");
+    }
+    for (int32_t v = 0; v < t->ndev; v++) dist[v] = -1;
+    for (int32_t s = 0; s < t->ndev; s++) {
+        if (t->kind[s] != STRATA_DEV_ACCEL || t->nic[s] >= 0 || t->group[s] < 0) continue;
+        int32_t head = 0, tail = 0, best = -1, bestd = -1;
+        dist[s] = 0;
+        queue[tail++] = s;
+        while (head < tail) {
+            int32_t u = queue[head++];
+            if (bestd >= 0 && dist[u] > bestd) break;
+            if (t->kind[u] == STRATA_DEV_NIC && (best < 0 || u < best)) best = u, bestd = dist[u];
+            for (int32_t i = t->adj_off[u]; i < t->adj_off[u + 1]; i++) {
+                int32_t w = t->adj_nbr[i];
+                if (dist[w] < 0 && t->group[w] == t->group[s]) {
+                    dist[w] = dist[u] + 1;
+                    queue[tail++] = w;
+                }
+            }
+        }
+        for (int32_t i = 0; i < tail; i++) dist[queue[i]] = -1;
+        t->nic[s] = best;
+    }
+    util_free(dist);
+    util_free(queue);
+    return STRATA_OK;
+}
+
+static strata_status_t check_connected(strata_topo_t *t, strata_error_t *err)
+{
+    int32_t *dist = util_malloc((size_t)t->ndev * sizeof(int32_t));
+    int32_t *queue = util_malloc((size_t)t->ndev * sizeof(int32_t));
+    if (!dist || !queue) {
+        util_free(dist);
+        util_free(queue);
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory checking connectivity");
+    }
+    int32_t reached = topo_bfs(t, 0, dist, queue);
+    strata_status_t st = STRATA_OK;
+    if (reached < t->ndev) {
+        int32_t v = 0;
+        while (dist[v] >= 0) v++;
+        st = strata_error_set(err, STRATA_ERR_INVALID,
+                              "topology '%s' is not connected: '%s' cannot reach '%s'", t->name,
+                              t->dname[0], t->dname[v]);
+    }
+    util_free(dist);
+    util_free(queue);
+    return st;
+}
+
+strata_status_t strata_topo_finish(strata_topo_t *t, strata_error_t *err)
+{
+    if (t->finished) return STRATA_OK;
+    strata_status_t st;
+    int32_t nep = 0;
+    for (int32_t v = 0; v < t->ndev; v++) nep += t->kind[v] == STRATA_DEV_ACCEL;
+    if (nep == 0)
+        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' has no accelerators",
+                                t->name);
+    t->ep = util_malloc((size_t)nep * sizeof(int32_t));
+    if (!t->ep) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for endpoints");
+    t->nep = 0;
+    t->max_tier = 0;
+    for (int32_t v = 0; v < t->ndev; v++) {
+        if (t->tier[v] > t->max_tier) t->max_tier = t->tier[v];
+        if (t->kind[v] != STRATA_DEV_ACCEL) continue;
+        t->rank[v] = t->nep;
+        t->ep[t->nep++] = v;
+    }
+    if ((st = build_adjacency(t, err))) return st;
+    if ((st = check_connected(t, err))) return st;
+    if ((st = assign_nics(t, err))) return st;
+    util_free(t->local_next);
+    t->local_next = NULL;
+    t->local_cap = 0;
+    t->cat = NULL;
+    t->finished = true;
+    return STRATA_OK;
+}
+
+/* ==== Reading ==== */
+
+const char *strata_topo_name(const strata_topo_t *t) { return t->name; }
+int32_t strata_topo_device_count(const strata_topo_t *t) { return t->ndev; }
+int32_t strata_topo_link_count(const strata_topo_t *t) { return t->nlink; }
+int32_t strata_topo_endpoint_count(const strata_topo_t *t) { return t->nep; }
+int32_t strata_topo_group_count(const strata_topo_t *t) { return t->ngroups; }
+
+int32_t strata_topo_endpoint(const strata_topo_t *t, int32_t rank)
+{
+    return rank >= 0 && rank < t->nep ? t->ep[rank] : -1;
+}
+
+strata_topo_device_t strata_topo_device(const strata_topo_t *t, int32_t id)
+{
+    strata_topo_device_t d = {STRATA_DEV_ACCEL, -1, -1, -1, -1, -1, NULL};
+    if (id < 0 || id >= t->ndev) return d;
+    d.kind = (strata_dev_kind_t)t->kind[id];
+    d.tier = t->tier[id];
+    d.group = t->group[id];
+    d.local = t->local[id];
+    d.rank = t->rank[id];
+    d.nic = t->nic[id];
+    d.name = t->dname[id];
+    return d;
+}
+
+strata_topo_link_t strata_topo_link(const strata_topo_t *t, int32_t id)
+{
+    strata_topo_link_t r = {-1, -1, 0, -1, NULL, 0, 0};
+    if (id < 0 || id >= t->nlink) return r;
+    const topo_link_rec_t *l = &t->links[id];
+    r.a = l->a;
+    r.b = l->b;
+    r.mult = l->mult;
+    r.tier = l->tier;
+    r.kind = l->kind;
+    r.bw_dir = l->bw_dir;
+    r.latency = l->latency;
+    return r;
+}
+
+int32_t strata_topo_find_device(const strata_topo_t *t, const char *name)
+{
+    for (int32_t v = 0; v < t->ndev; v++)
+        if (strcmp(t->dname[v], name) == 0) return v;
+    return -1;
+}
+
+int32_t strata_topo_adjacency(const strata_topo_t *t, int32_t dev, const int32_t **nbr_p,
+                              const int32_t **chan_p)
+{
+    if (!t->finished || dev < 0 || dev >= t->ndev) return -1;
+    if (nbr_p) *nbr_p = t->adj_nbr + t->adj_off[dev];
+    if (chan_p) *chan_p = t->adj_chan + t->adj_off[dev];
+    return t->adj_off[dev + 1] - t->adj_off[dev];
+}
+
+int32_t strata_topo_link_between(const strata_topo_t *t, int32_t a, int32_t b)
+{
+    if (!t->finished || a < 0 || a >= t->ndev || b < 0 || b >= t->ndev) return -1;
+    int32_t lo = t->adj_off[a], hi = t->adj_off[a + 1];
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (t->adj_nbr[mid] < b) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < t->adj_off[a + 1] && t->adj_nbr[lo] == b) return t->adj_chan[lo] >> 1;
+    return -1;
+}
+
+double strata_topo_chan_bw(const strata_topo_t *t, int32_t chan)
+{
+    if (chan < 0 || (chan >> 1) >= t->nlink) return 0;
+    return t->links[chan >> 1].bw_dir;
+}
+
+int32_t strata_topo_chan_src(const strata_topo_t *t, int32_t chan)
+{
+    if (chan < 0 || (chan >> 1) >= t->nlink) return -1;
+    const topo_link_rec_t *l = &t->links[chan >> 1];
+    return chan & 1 ? l->b : l->a;
+}
+
+int32_t strata_topo_chan_dst(const strata_topo_t *t, int32_t chan)
+{
+    if (chan < 0 || (chan >> 1) >= t->nlink) return -1;
+    const topo_link_rec_t *l = &t->links[chan >> 1];
+    return chan & 1 ? l->a : l->b;
+}
+
+void strata_topo_path_figures(const strata_topo_t *t, const int32_t *chans, int32_t n,
+                              double *bw_p, double *latency_p)
+{
+    double bw = INFINITY, lat = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const topo_link_rec_t *l = &t->links[chans[i] >> 1];
+        if (l->bw_dir < bw) bw = l->bw_dir;
+        lat += l->latency;
+    }
+    if (bw_p) *bw_p = bw;
+    if (latency_p) *latency_p = lat;
+}

@@ -1,0 +1,151 @@
+/*
+ * show.c — a topology and its metrics as text for people and JSON for
+ * programs (`strata topo show|metrics [--json]`).
+ *
+ * Links are summarised by class (kind, multiplicity, bandwidth, tier) so a
+ * 16k-GPU cluster prints a handful of lines. Bandwidths print as GB/s =
+ * 1e9 B/s per direction (DESIGN.md, "Units").
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "topo.h"
+
+#include <string.h>
+
+typedef struct link_class {
+    const char *kind;
+    int32_t mult, tier;
+    double bw;
+    int64_t n;
+} link_class_t;
+
+#define MAX_CLASSES 64
+
+/* Distinct link classes in order of first appearance (at most
+ * MAX_CLASSES; the rest are folded into the last). */
+static int classify(const strata_topo_t *t, link_class_t *c)
+{
+    int n = 0;
+    for (int32_t l = 0; l < t->nlink; l++) {
+        const topo_link_rec_t *k = &t->links[l];
+        int i = 0;
+        while (i < n && !(strcmp(c[i].kind, k->kind) == 0 && c[i].mult == k->mult &&
+                          c[i].tier == k->tier && c[i].bw == k->bw_dir))
+            i++;
+        if (i == n && n < MAX_CLASSES)
+            c[n++] = (link_class_t){k->kind, k->mult, k->tier, k->bw_dir, 0};
+        c[i < n ? i : n - 1].n++;
+    }
+    return n;
+}
+
+static json_t *topo_json(const strata_topo_t *t)
+{
+    json_t *o = json_object(), *kinds = json_object(), *links = json_array();
+    json_object_set_new(o, "name", json_string(t->name));
+    json_object_set_new(o, "devices", json_integer(t->ndev));
+    int32_t cnt[STRATA_DEV_KIND_COUNT] = {0};
+    for (int32_t v = 0; v < t->ndev; v++) cnt[t->kind[v]]++;
+    for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
+        if (cnt[k]) json_object_set_new(kinds, strata_dev_kind_str(k), json_integer(cnt[k]));
+    json_object_set_new(o, "device_kinds", kinds);
+    json_object_set_new(o, "endpoints", json_integer(t->nep));
+    json_object_set_new(o, "servers", json_integer(t->ngroups));
+    json_object_set_new(o, "tiers", json_integer(t->max_tier + 1));
+    json_object_set_new(o, "links", json_integer(t->nlink));
+    link_class_t c[MAX_CLASSES];
+    int nc = classify(t, c);
+    for (int i = 0; i < nc; i++) {
+        json_t *e = json_object();
+        json_object_set_new(e, "kind", json_string(c[i].kind));
+        json_object_set_new(e, "mult", json_integer(c[i].mult));
+        json_object_set_new(e, "tier", json_integer(c[i].tier));
+        json_object_set_new(e, "bw_dir_GBps", util_json_real(c[i].bw / 1e9));
+        json_object_set_new(e, "count", json_integer(c[i].n));
+        json_array_append_new(links, e);
+    }
+    json_object_set_new(o, "link_classes", links);
+    return o;
+}
+
+strata_status_t strata_topo_print(const strata_topo_t *t, bool json, FILE *out,
+                                  strata_error_t *err)
+{
+    if (json) {
+        json_t *o = topo_json(t);
+        int rc = o ? util_json_dump(o, out) : -1;
+        json_decref(o);
+        return rc ? strata_error_set(err, STRATA_ERR_IO, "cannot write JSON") : STRATA_OK;
+    }
+    int32_t cnt[STRATA_DEV_KIND_COUNT] = {0};
+    for (int32_t v = 0; v < t->ndev; v++) cnt[t->kind[v]]++;
+    fprintf(out, "topology   %s\n", t->name);
+    fprintf(out, "devices    %d:", (int)t->ndev);
+    for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
+        if (cnt[k]) fprintf(out, " %s %d", strata_dev_kind_str(k), (int)cnt[k]);
+    fprintf(out, "\nendpoints  %d (ranks in device order)\nservers    %d\ntiers      %d\n",
+            (int)t->nep, (int)t->ngroups, (int)t->max_tier + 1);
+    fprintf(out, "links      %d\n", (int)t->nlink);
+    link_class_t c[MAX_CLASSES];
+    int nc = classify(t, c);
+    for (int i = 0; i < nc; i++)
+        fprintf(out, "  %8lld x %s x%d  %.4g GB/s per direction  tier %d\n", (long long)c[i].n,
+                c[i].kind, (int)c[i].mult, c[i].bw / 1e9, (int)c[i].tier);
+    return ferror(out) ? strata_error_set(err, STRATA_ERR_IO, "write failed") : STRATA_OK;
+}
+
+/* ==== Metrics ==== */
+
+static json_t *metrics_json(const strata_topo_metrics_t *m)
+{
+    json_t *o = json_object(), *kinds = json_object(), *inj = json_array(), *ov = json_array();
+    json_object_set_new(o, "devices", json_integer(m->devices));
+    for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
+        if (m->count[k]) json_object_set_new(kinds, strata_dev_kind_str(k), json_integer(m->count[k]));
+    json_object_set_new(o, "device_kinds", kinds);
+    json_object_set_new(o, "links", json_integer(m->links));
+    json_object_set_new(o, "endpoints", json_integer(m->endpoints));
+    json_object_set_new(o, "servers", json_integer(m->groups));
+    json_object_set_new(o, "tiers", json_integer(m->tiers));
+    json_object_set_new(o, "diameter_hops", json_integer(m->diameter));
+    json_object_set_new(o, "avg_hops", util_json_real(m->avg_hops));
+    json_object_set_new(o, "hops_exact", json_boolean(m->hops_exact));
+    json_object_set_new(o, "hops_method", json_string(m->hops_how));
+    for (int i = 0; i < m->tiers && i < STRATA_TOPO_TIERS_MAX; i++) {
+        json_array_append_new(inj, util_json_real(m->injection[i] / 1e9));
+        json_array_append_new(ov, util_json_real(m->oversub[i]));
+    }
+    json_object_set_new(o, "injection_GBps_per_tier", inj);
+    json_object_set_new(o, "oversubscription_per_tier", ov);
+    json_t *b = json_object();
+    json_object_set_new(b, "bw_dir_GBps", util_json_real(m->bisection.bw / 1e9));
+    json_object_set_new(b, "exact", json_boolean(m->bisection.exact));
+    json_object_set_new(b, "method", json_string(m->bisection.how));
+    json_object_set_new(o, "bisection", b);
+    return o;
+}
+
+strata_status_t strata_topo_metrics_print(const strata_topo_metrics_t *m, bool json, FILE *out,
+                                          strata_error_t *err)
+{
+    if (json) {
+        json_t *o = metrics_json(m);
+        int rc = o ? util_json_dump(o, out) : -1;
+        json_decref(o);
+        return rc ? strata_error_set(err, STRATA_ERR_IO, "cannot write JSON") : STRATA_OK;
+    }
+    fprintf(out, "endpoints         %d\ndevices           %d:", (int)m->endpoints, (int)m->devices);
+    for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
+        if (m->count[k]) fprintf(out, " %s %d", strata_dev_kind_str(k), (int)m->count[k]);
+    fprintf(out, "\nlinks             %d\nservers           %d\n", (int)m->links, (int)m->groups);
+    fprintf(out, "diameter          %d hops\naverage hops      %.4g (%s)\n", (int)m->diameter,
+            m->avg_hops, m->hops_how);
+    fprintf(out, "injection/accel   (GB/s per direction)\n");
+    for (int i = 0; i < m->tiers && i < STRATA_TOPO_TIERS_MAX; i++) {
+        fprintf(out, "  tier %d          %.4g", i, m->injection[i] / 1e9);
+        if (m->oversub[i] > 0) fprintf(out, "   oversubscription %.4g:1", m->oversub[i]);
+        fputc('\n', out);
+    }
+    fprintf(out, "bisection         %.4g GB/s per direction%s\n  method          %s\n",
+            m->bisection.bw / 1e9, m->bisection.exact ? "" : " (upper bound)", m->bisection.how);
+    return ferror(out) ? strata_error_set(err, STRATA_ERR_IO, "write failed") : STRATA_OK;
+}

@@ -1,0 +1,101 @@
+/*
+ * topo.h (internal) — the representation behind strata_topo_t, shared by the
+ * files of src/topo: graph.c (storage, adjacency), build_*.c (builders),
+ * route.c (routers), metrics.c, bisect.c, dot.c, spec.c and the importers.
+ *
+ * Devices are stored as parallel arrays (struct of arrays) so a 100k-GPU
+ * cluster of ~400k devices costs ~10 MB; links as one array of 40-byte
+ * records; adjacency in CSR form built once by topo_finish. Strings (device
+ * names, link kinds) live in the topology's arena.
+ */
+#ifndef STRATA_TOPO_INTERNAL_H
+#define STRATA_TOPO_INTERNAL_H
+
+#include "strata/topo.h"
+#include "util.h"
+
+/* What the builder knew about the structure: enables structural routing
+ * and closed-form bisection. */
+typedef enum {
+    TOPO_SHAPE_NONE = 0, /* arbitrary graph: BFS routing, computed bisection */
+    TOPO_SHAPE_GRID,     /* ring / mesh / torus: dims, wrap */
+    TOPO_SHAPE_FULL,     /* fully connected */
+    TOPO_SHAPE_TIERED,   /* switches by tier (single switch, fat-trees, clusters) */
+} topo_shape_kind_t;
+
+typedef struct topo_shape {
+    topo_shape_kind_t kind;
+    int ndims;
+    int32_t dims[3];
+    bool wrap[3];
+    /* Closed-form bisection (per direction, B/s) when known, with its formula. */
+    bool has_closed;
+    double closed_bw;
+    char closed_how[160];
+    /* Endpoint symmetry: endpoints r and r' with r % sym_classes equal are
+     * images of each other under an automorphism, so hop metrics need one
+     * BFS per class. 0 = no symmetry known. */
+    int32_t sym_classes;
+} topo_shape_t;
+
+typedef struct topo_link_rec {
+    int32_t a, b;
+    int32_t mult;
+    int32_t tier;
+    const char *kind;
+    double bw_dir;
+    double latency;
+} topo_link_rec_t;
+
+struct strata_topo {
+    char *name;
+    util_arena_t *arena;
+    const strata_link_catalog_t *cat; /* valid while building only */
+    bool finished;
+
+    int32_t ndev, cap_dev;
+    uint8_t *kind;
+    int8_t *tier;
+    int32_t *group, *local, *rank, *nic;
+    const char **dname;
+    int32_t *local_next; /* building: next local index per (group, kind) */
+    size_t local_cap;
+
+    int32_t nlink, cap_link;
+    topo_link_rec_t *links;
+
+    int32_t *adj_off;  /* ndev + 1 */
+    int32_t *adj_nbr;  /* 2 × nlink */
+    int32_t *adj_chan; /* outgoing channel for each adjacency entry */
+
+    int32_t nep;
+    int32_t *ep; /* rank → device */
+    int32_t ngroups;
+    int32_t max_tier;
+
+    topo_shape_t shape;
+};
+
+/* Growth of device/link arrays (graph.c). */
+strata_status_t topo_reserve_devices(strata_topo_t *t, int32_t n, strata_error_t *err);
+strata_status_t topo_reserve_links(strata_topo_t *t, int32_t n, strata_error_t *err);
+
+/* Resolve a link spec to figures for ONE link (graph.c). */
+strata_status_t topo_spec_resolve(const strata_topo_t *t, const strata_topo_linkspec_t *spec,
+                                  const char **kind_p, int32_t *mult_p, double *bw_p,
+                                  double *lat_p, strata_error_t *err);
+
+/* Breadth-first hop distances from src over the whole graph into dist
+ * (ndev entries, -1 unreachable), using queue (ndev entries) as scratch.
+ * Returns the number of devices reached. (route.c) */
+int32_t topo_bfs(const strata_topo_t *t, int32_t src, int32_t *dist, int32_t *queue);
+
+/* Bisection helpers (bisect.c): closed form recorded by builders. */
+void topo_shape_set_closed(topo_shape_t *s, double bw, const char *fmt, ...) STRATA_PRINTF(3, 4);
+
+/* Clusters: turn the per-server network share left in shape.closed_bw by
+ * the builder into the closed-form bisection, using the server's egress
+ * (a max-flow inside server 0). Called after finish. (bisect.c) */
+strata_status_t topo_cluster_closed(strata_topo_t *t, int32_t servers, strata_error_t *err);
+
+#endif

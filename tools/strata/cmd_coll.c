@@ -1,0 +1,292 @@
+/*
+ * cmd_coll.c — `strata coll CLUSTER --op OP [--algo NAME] [--sizes LO:HI]
+ * [--json] [--explain SIZE]`: predicted time, algbw and busbw (nccl-tests
+ * definitions) of every algorithm for a collective on a cluster, per size,
+ * the cheapest one marked and the sizes where the choice changes; with
+ * --explain, for one size, where the time goes: steps, bytes per link tier
+ * and the dominating term (latency, bandwidth of a tier, reduction).
+ *
+ * CLUSTER is anything strata_topo_load_spec resolves (railft:servers=2,
+ * gpus=8, torus:8x8, a preset, a cluster file). Sizes double from LO to HI.
+ */
+#include "cli.h"
+#include "cli_report.h"
+
+#include <math.h>
+#include <string.h>
+
+#define COLL_MAX_SIZES 64
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: strata coll CLUSTER [--op OP] [--algo NAME] [--sizes LO:HI] [--json]\n"
+            "                   [--explain SIZE] [--catalog FILE]\n\n"
+            "Predict a collective on a cluster with every algorithm (alpha-beta-gamma model:\n"
+            "link catalog -> topology routes -> algorithm) and mark the cheapest.\n\n"
+            "  --op OP         allreduce (default), reducescatter, allgather, broadcast,\n"
+            "                  reduce, alltoall, sendrecv, barrier\n"
+            "  --algo NAME     only this algorithm: ring, tree, binomial, recdbl,\n"
+            "                  rabenseifner, bruck, pairwise, hier, torus2d, innet\n"
+            "  --sizes LO:HI   sizes in bytes (nccl-tests 'size'), doubling (default 8:8G)\n"
+            "  --explain SIZE  for one size: steps, bytes per tier, dominating term\n"
+            "  --json          JSON instead of text\n"
+            "  --catalog FILE  link catalog (default: <data dir>/links.json)\n\n"
+            "CLUSTER: as for 'strata topo' (railft:servers=S,gpus=G, torus:AxB, presets, files)\n");
+}
+
+typedef struct coll_args {
+    const char *cluster, *catalog;
+    strata_coll_t op;
+    int algo; /* -1: all */
+    double lo, hi, explain;
+    int json;
+} coll_args_t;
+
+static int parse_sizes(const char *arg, coll_args_t *a)
+{
+    char buf[64];
+    const char *colon = strchr(arg, ':');
+    if (!colon || (size_t)(colon - arg) >= sizeof(buf))
+        return cli_usage_error("coll", "--sizes expects LO:HI like 8:8G, got '%s'", arg);
+    memcpy(buf, arg, (size_t)(colon - arg));
+    buf[colon - arg] = 0;
+    if (cli_parse_size("coll", "--sizes", buf, &a->lo) || cli_parse_size("coll", "--sizes", colon + 1, &a->hi))
+        return CLI_USAGE;
+    if (a->lo < 1 || a->hi < a->lo)
+        return cli_usage_error("coll", "--sizes needs 1 <= LO <= HI, got '%s'", arg);
+    return CLI_OK;
+}
+
+static int parse_value(int argc, char **argv, int *i, coll_args_t *a)
+{
+    const char *s = argv[*i];
+    if (*i + 1 >= argc) return cli_usage_error("coll", "%s needs a value", s);
+    const char *v = argv[++*i];
+    strata_algo_t al;
+    if (!strcmp(s, "--op") && strata_coll_parse(v, &a->op))
+        return cli_usage_error("coll", "unknown collective '%s'", v);
+    if (!strcmp(s, "--algo")) {
+        if (strata_algo_parse(v, &al)) return cli_usage_error("coll", "unknown algorithm '%s'", v);
+        a->algo = (int)al;
+    }
+    if (!strcmp(s, "--sizes")) return parse_sizes(v, a);
+    if (!strcmp(s, "--explain") && cli_parse_size("coll", "--explain", v, &a->explain)) return CLI_USAGE;
+    if (!strcmp(s, "--catalog")) a->catalog = v;
+    return CLI_OK;
+}
+
+static int parse_args(int argc, char **argv, coll_args_t *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->op = STRATA_COLL_ALLREDUCE, a->algo = -1, a->lo = 8, a->hi = 8.0 * (1 << 30), a->explain = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (!strcmp(s, "--json")) {
+            a->json = 1;
+        } else if (!strcmp(s, "--op") || !strcmp(s, "--algo") || !strcmp(s, "--sizes") ||
+                   !strcmp(s, "--explain") || !strcmp(s, "--catalog")) {
+            int rc = parse_value(argc, argv, &i, a);
+            if (rc) return rc;
+        } else if (s[0] == '-' && s[1]) {
+            return cli_usage_error("coll", "unknown option '%s'", s);
+        } else if (!a->cluster) {
+            a->cluster = s;
+        } else {
+            return cli_usage_error("coll", "unexpected argument '%s'", s);
+        }
+    }
+    if (!a->cluster) return cli_usage_error("coll", "missing CLUSTER (e.g. railft:servers=2,gpus=8)");
+    return CLI_OK;
+}
+
+/* ==== Output ==== */
+
+static const char *fmt_size(double b, char *buf, size_t len)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (b >= 1024 && i < 4) b /= 1024, i++;
+    snprintf(buf, len, b == floor(b) ? "%.0f %s" : "%.3g %s", b, u[i]);
+    return buf;
+}
+
+static void print_machine(FILE *out, const char *cluster, const strata_coll_machine_t *m)
+{
+    char a[32], b[32], c[32], d[32];
+    fprintf(out, "cluster %s: %u ranks", cluster, m->nranks);
+    if (m->servers > 1) fprintf(out, " = %u servers x %u", m->servers, m->per_server);
+    fprintf(out, "\n  scale-up %s %s GB/s per rank pair (framing x%.3f), latency %s\n",
+            m->intra_kind[0] ? m->intra_kind : "-", report_gbs(m->bw_intra, a, sizeof(a)),
+            m->eta_intra, report_time(m->lat_intra, b, sizeof(b)));
+    if (m->servers > 1)
+        fprintf(out, "  network  %s %s GB/s per NIC, %u NICs per server, latency %s\n",
+                m->inter_kind, report_gbs(m->bw_nic, c, sizeof(c)), m->nics,
+                report_time(m->lat_inter, d, sizeof(d)));
+    fprintf(out, "  reduction %s GB/s; in-switch reduction: %s\n",
+            report_gbs(m->reduce_bw, a, sizeof(a)), m->switch_reduce ? "yes (NVLink SHARP)" : "no");
+}
+
+/* Costs of the requested algorithms at one size; n_p how many apply. */
+static void costs_at(const strata_coll_machine_t *m, const coll_args_t *a, double size,
+                     strata_coll_cost_t *c, bool *ok)
+{
+    for (int al = 0; al < STRATA_ALGO_COUNT; al++)
+        ok[al] = (a->algo < 0 || a->algo == al) &&
+                 strata_coll_cost(m, a->op, (strata_algo_t)al, size, &c[al], NULL) == STRATA_OK;
+}
+
+static int chosen(const strata_coll_cost_t *c, const bool *ok)
+{
+    int best = -1;
+    for (int al = 0; al < STRATA_ALGO_COUNT; al++)
+        if (ok[al] && (best < 0 || c[al].time < c[best].time)) best = al;
+    return best;
+}
+
+static void print_table(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)
+{
+    strata_coll_cost_t c[STRATA_ALGO_COUNT];
+    bool ok[STRATA_ALGO_COUNT];
+    costs_at(m, a, a->lo, c, ok);
+    fprintf(out, "\n%s, predicted time (us) per algorithm; * = chosen; algbw/busbw of the chosen\n",
+            strata_coll_name(a->op));
+    fprintf(out, "%10s", "size");
+    for (int al = 0; al < STRATA_ALGO_COUNT; al++)
+        if (ok[al]) fprintf(out, " %13s", strata_algo_name((strata_algo_t)al));
+    fprintf(out, " %9s %9s\n", "algbw", "busbw");
+    for (double s = a->lo; s <= a->hi * 1.0000001; s *= 2) {
+        char b[32];
+        costs_at(m, a, s, c, ok);
+        int best = chosen(c, ok);
+        fprintf(out, "%10s", fmt_size(s, b, sizeof(b)));
+        for (int al = 0; al < STRATA_ALGO_COUNT; al++)
+            if (ok[al]) fprintf(out, " %12.4g%c", c[al].time * 1e6, al == best ? '*' : ' ');
+        if (best >= 0)
+            fprintf(out, " %9.4g %9.4g\n", c[best].algbw / 1e9, c[best].busbw / 1e9);
+    }
+}
+
+static void print_crossovers(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)
+{
+    double sizes[16];
+    strata_algo_t algos[16];
+    strata_coll_cost_t c;
+    if (a->algo >= 0 || strata_coll_select(m, a->op, a->lo, &c, NULL)) return;
+    size_t n = strata_coll_crossovers(m, a->op, a->lo, a->hi, sizes, algos, 16);
+    char b[32];
+    fprintf(out, "\nchoice: %s from %s", strata_algo_name(c.algo), fmt_size(a->lo, b, sizeof(b)));
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, ", %s from %s", strata_algo_name(algos[i]), fmt_size(sizes[i], b, sizeof(b)));
+    }
+    fprintf(out, "\n");
+}
+
+static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)
+{
+    strata_coll_cost_t c[STRATA_ALGO_COUNT];
+    bool ok[STRATA_ALGO_COUNT];
+    char b[32];
+    costs_at(m, a, a->explain, c, ok);
+    int best = chosen(c, ok);
+    fprintf(out, "\n%s of %s: where the time goes\n", strata_coll_name(a->op),
+            fmt_size(a->explain, b, sizeof(b)));
+    fprintf(out, "  %-13s %10s %8s %7s %12s %12s %10s %10s %10s  %s\n", "algorithm", "time(us)",
+            "steps", "chunks", "B scale-up", "B network", "alpha(us)", "beta(us)", "gamma(us)",
+            "bound");
+    for (int al = 0; al < STRATA_ALGO_COUNT; al++) {
+        if (!ok[al]) continue;
+        const strata_coll_cost_t *k = &c[al];
+        fprintf(out, "  %-12s%c %10.4g %8.0f %7u %12.4g %12.4g %10.4g %10.4g %10.4g  %s\n",
+                strata_algo_name((strata_algo_t)al), al == best ? '*' : ' ', k->time * 1e6,
+                k->steps, k->chunks, k->bytes_intra, k->bytes_inter, k->alpha * 1e6,
+                k->beta * 1e6, k->gamma * 1e6, k->bound);
+    }
+    if (best >= 0)
+        fprintf(out, "bottleneck: %s with %s is %s-bound\n", strata_coll_name(a->op),
+                strata_algo_name((strata_algo_t)best), c[best].bound);
+}
+
+static void json_cost(FILE *out, const strata_coll_cost_t *k)
+{
+    fprintf(out, "{\"algo\": \"%s\", \"time_s\": %.6g, \"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, "
+                 "\"steps\": %.0f, \"chunks\": %u, \"alpha_s\": %.6g, \"beta_s\": %.6g, "
+                 "\"gamma_s\": %.6g, \"bytes_scaleup\": %.6g, \"bytes_network\": %.6g, "
+                 "\"bound\": \"%s\"}",
+            strata_algo_name(k->algo), k->time, k->algbw / 1e9, k->busbw / 1e9, k->steps,
+            k->chunks, k->alpha, k->beta, k->gamma, k->bytes_intra, k->bytes_inter, k->bound);
+}
+
+static void print_json(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)
+{
+    strata_coll_cost_t c[STRATA_ALGO_COUNT];
+    bool ok[STRATA_ALGO_COUNT];
+    fprintf(out, "{\n  \"cluster\": ");
+    report_json_str(out, a->cluster);
+    fprintf(out, ",\n  \"op\": \"%s\",\n  \"ranks\": %u,\n  \"servers\": %u,\n  \"sizes\": [\n",
+            strata_coll_name(a->op), m->nranks, m->servers);
+    double lo = a->explain >= 0 ? a->explain : a->lo, hi = a->explain >= 0 ? a->explain : a->hi;
+    for (double s = lo; s <= hi * 1.0000001; s *= 2) {
+        costs_at(m, a, s, c, ok);
+        int best = chosen(c, ok);
+        fprintf(out, "    {\"bytes\": %.0f, \"chosen\": \"%s\", \"algos\": [", s,
+                best >= 0 ? strata_algo_name((strata_algo_t)best) : "");
+        bool first = true;
+        for (int al = 0; al < STRATA_ALGO_COUNT; al++) {
+            if (!ok[al]) continue;
+            fprintf(out, first ? "\n      " : ",\n      ");
+            json_cost(out, &c[al]);
+            first = false;
+        }
+        fprintf(out, "]}%s\n", s * 2 <= hi * 1.0000001 ? "," : "");
+    }
+    fprintf(out, "  ]\n}\n");
+}
+
+static int run(const coll_args_t *a, strata_link_catalog_t *cat)
+{
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    strata_error_clear(&err);
+    strata_coll_machine_t m;
+    if (strata_topo_load_spec(a->cluster, cat, &t, &err) ||
+        strata_coll_machine_from_topo(t, cat, &m, &err)) {
+        strata_topo_destroy(t);
+        return cli_fail(&err);
+    }
+    strata_topo_destroy(t);
+    strata_coll_cost_t c;
+    if (a->algo >= 0 && strata_coll_cost(&m, a->op, (strata_algo_t)a->algo, a->lo, &c, &err))
+        return cli_fail(&err);
+    if (a->json) {
+        print_json(stdout, &m, a);
+        return CLI_OK;
+    }
+    print_machine(stdout, a->cluster, &m);
+    if (a->explain >= 0) {
+        print_explain(stdout, &m, a);
+        return CLI_OK;
+    }
+    print_table(stdout, &m, a);
+    print_crossovers(stdout, &m, a);
+    return CLI_OK;
+}
+
+int cmd_coll(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    coll_args_t a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc;
+    if ((a.hi / a.lo) > pow(2, COLL_MAX_SIZES - 1))
+        return cli_usage_error("coll", "--sizes spans more than %d doublings", COLL_MAX_SIZES);
+    strata_link_catalog_t *cat = NULL;
+    rc = report_load_links(a.catalog, &cat);
+    if (rc) return rc;
+    rc = run(&a, cat);
+    strata_link_catalog_destroy(cat);
+    return rc;
+}
