@@ -14,14 +14,18 @@
  * ceil(P / cores) when ranks outnumber the cores they share. Bytes per rank
  * follow from the algorithm (S = the nccl-tests size):
  *   shm allreduce: stage (P-1)/P·S, reduce (P-1)·S/P, gather S; 2 syncs
- *   ring allreduce: 2(P-1) steps of S/P, each a slot copy in and a copy (or
- *            reduce) out; recdbl: log2 P steps of S, each copy in + reduce.
+ *   ring and recdbl (message passing over the channels): the collective
+ *            layer's α-β-γ model, strata_coll_cost() — the simulator's — on a
+ *            one-server machine with latency α and bandwidth copy_bw / 2
+ *            (each byte is copied into a slot and out of it, and every rank
+ *            sends and receives at once).
  * These are first-principles counts, not fitted to the measurements.
  */
 #define _GNU_SOURCE
 #include "comm.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -104,10 +108,34 @@ static double oversub(int size)
     return n > 0 && size > n ? ceil((double)size / (double)n) : 1.0;
 }
 
+/* Message-passing algorithms: the collective layer's α-β-γ model
+ * (strata_coll_cost, the one the simulator uses) on a one-server machine
+ * whose "link" is a channel in the segment: latency α, bandwidth half a
+ * core's copy rate (each byte is copied into a slot and out of it by the
+ * ranks at either end, and every rank sends and receives at once). */
+static double sched_predict(const strata_comm_model_t *m, strata_coll_t coll,
+                            strata_comm_algo_t algo, int size, size_t bytes)
+{
+    strata_coll_machine_t mc = {.nranks = (uint32_t)size, .per_server = (uint32_t)size,
+                                .servers = 1, .nics = 1, .bw_intra = m->copy_bw / 2,
+                                .bw_nic = m->copy_bw / 2, .lat_intra = m->alpha_s,
+                                .lat_inter = m->alpha_s, .eta_intra = 1,
+                                .reduce_bw = m->reduce_bw};
+    snprintf(mc.intra_kind, sizeof(mc.intra_kind), "shm");
+    strata_coll_cost_t cost;
+    strata_algo_t a = algo == STRATA_COMM_RECDBL ? STRATA_ALGO_RECDBL : STRATA_ALGO_RING;
+    if (strata_coll_cost(&mc, coll, a, (double)bytes, &cost, NULL) != STRATA_OK) return -1;
+    return cost.time;
+}
+
 double strata_comm_predict(const strata_comm_model_t *m, strata_coll_t coll,
                            strata_comm_algo_t algo, int size, size_t bytes)
 {
     if (!m || m->copy_bw <= 0 || m->reduce_bw <= 0 || size < 1) return 0;
+    if ((algo == STRATA_COMM_RING || algo == STRATA_COMM_RECDBL) && size > 1) {
+        double t = sched_predict(m, coll, algo, size, bytes);
+        if (t >= 0) return t * oversub(size);
+    }
     double P = size, S = (double)bytes, a = m->alpha_s, cb = 1 / m->copy_bw,
            rb = 1 / m->reduce_bw, lg = ceil(log2(P > 1 ? P : 2)), t;
     if (size == 1) return S * cb;
