@@ -41,7 +41,7 @@
 /* Largest allreduce (bytes) run by the flat variant: below this, one
  * synchronisation and P× reads beat two synchronisations (measured here,
  * bench/README.md). */
-#define COMM_FLAT_MAX (8u * 1024u)
+#define COMM_FLAT_MAX (2u * 1024u)
 
 typedef enum { ENG_AR, ENG_RS, ENG_AG, ENG_A2A, ENG_BCAST, ENG_FLAT } eng_kind_t;
 
@@ -219,17 +219,27 @@ static strata_status_t gather(eng_t *e, size_t c)
 
 /* ==== Driver ==== */
 
+/* Chunk (all P slices) used by default for large vectors: 256 KiB, the
+ * prototype's figure (issue #6) — small enough that a chunk's staged and
+ * reduced data stay in L2/L3 between the phases. STRATA_CHUNK overrides. */
+#define COMM_CHUNK_DEFAULT (256u * 1024u)
+
 static size_t slice_cap(const strata_comm_t *c, size_t bytes_per_rank)
 {
-    size_t cap = COMM_REGION / (size_t)c->size / COMM_LINE * COMM_LINE;
+    size_t P = (size_t)c->size, chunk = COMM_CHUNK_DEFAULT;
     const char *env = getenv("STRATA_CHUNK");
-    if (env && *env) {
-        size_t want = (size_t)strtoull(env, NULL, 10) / (size_t)c->size / COMM_LINE * COMM_LINE;
-        if (want >= COMM_LINE && want < cap) cap = want;
-    }
+    if (env && *env) chunk = (size_t)strtoull(env, NULL, 10);
+    if (chunk > COMM_REGION) chunk = COMM_REGION;
+    size_t cap = chunk / P / COMM_LINE * COMM_LINE;
+    if (cap < COMM_LINE) cap = COMM_LINE;
     /* Aim for at least 4 chunks so staging overlaps synchronisation, with
      * slices of 4 KiB or more. */
-    size_t want = bytes_per_rank / 4 / COMM_LINE * COMM_LINE;
+    static long nmin = -1;
+    if (nmin < 0) {
+        const char *e = getenv("STRATA_MIN_CHUNKS");
+        nmin = e && atol(e) > 0 ? atol(e) : 4;
+    }
+    size_t want = bytes_per_rank / (size_t)nmin / COMM_LINE * COMM_LINE;
     if (want < 4096) want = 4096;
     return want < cap ? want : cap;
 }
@@ -277,7 +287,12 @@ strata_status_t comm_shm_allreduce(comm_call_t *k, const void *src, void *dst, s
 {
     size_t es = strata_dtype_size(dt), bytes = count * es;
     if (bytes <= COMM_LINE_DATA) return comm_small_allreduce(k, src, dst, count, dt, op, root);
-    eng_t e = eng_init(k, bytes <= COMM_FLAT_MAX ? ENG_FLAT : ENG_AR, src, dst, count, es);
+    static long flat_max = -1;
+    if (flat_max < 0) {
+        const char *env = getenv("STRATA_FLAT_MAX");
+        flat_max = env && *env ? atol(env) : (long)COMM_FLAT_MAX;
+    }
+    eng_t e = eng_init(k, bytes <= (size_t)flat_max ? ENG_FLAT : ENG_AR, src, dst, count, es);
     if (e.kind == ENG_FLAT) e.cap = COMM_REGION, e.per = COMM_REGION / es;
     e.dt = dt, e.op = op, e.root = root;
     return run(&e);

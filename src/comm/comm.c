@@ -37,6 +37,9 @@ static strata_comm_t *comm_alloc(int rank, int size, double timeout)
     c->rank = rank, c->size = size;
     c->timeout = timeout > 0 ? timeout : DEFAULT_TIMEOUT_S;
     c->tp = &comm_shm_transport;
+    const char *env = getenv("STRATA_ALGO");
+    if (!env || !*env || strata_comm_algo_parse(env, &c->env_algo) != STRATA_OK)
+        c->env_algo = STRATA_COMM_AUTO;
     c->pids = util_calloc((size_t)size, sizeof(int32_t));
     if (!c->pids) {
         util_free(c);
@@ -197,21 +200,18 @@ static strata_status_t begin(strata_comm_t *c, const char *what, const strata_ca
     k->c = c;
     k->what = what;
     k->timeout = o && o->timeout_s > 0 ? o->timeout_s : c->timeout;
-    k->deadline = util_now() + k->timeout;
+    k->deadline = 0; /* set at the first slow check: no clock read on the fast path */
     k->algo = o ? o->algo : STRATA_COMM_AUTO;
     if ((unsigned)k->algo >= STRATA_COMM_ALGO_COUNT) return bad(c, what, "unknown algorithm");
-    return comm_check(k, -1);
+    return comm_check_fast(k);
 }
 
 strata_comm_algo_t strata_comm_algo_for(const strata_comm_t *c, strata_coll_t coll, size_t bytes,
                                         strata_comm_algo_t requested)
 {
-    (void)c, (void)coll, (void)bytes;
+    (void)coll, (void)bytes;
     if (requested != STRATA_COMM_AUTO) return requested;
-    const char *env = getenv("STRATA_ALGO");
-    strata_comm_algo_t a;
-    if (env && *env && strata_comm_algo_parse(env, &a) == STRATA_OK && a != STRATA_COMM_AUTO)
-        return a;
+    if (c && c->env_algo != STRATA_COMM_AUTO) return c->env_algo;
     return STRATA_COMM_SHM;
 }
 

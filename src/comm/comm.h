@@ -39,7 +39,7 @@
  * region; 3-deep so a rank can stage chunk c+1 while peers still read c
  * (the prototype's depth, issue #6). */
 #define COMM_DEPTH  3
-#define COMM_REGION (256u * 1024u)
+#define COMM_REGION (1024u * 1024u)
 /* Per-pair channels for message passing: COMM_CH_SLOTS slots of
  * COMM_CH_BYTES payload each. */
 #define COMM_CH_SLOTS 4
@@ -133,6 +133,7 @@ struct strata_comm {
     uint64_t *ch_recv; /* per peer: slots consumed on chan (peer -> rank) */
     /* waiting policy */
     unsigned spin_limit;
+    strata_comm_algo_t env_algo; /* $STRATA_ALGO at start-up, AUTO if unset */
     char jobhash[17];
     unsigned dup_count;
     void *exec_cache; /* exec.c: the last schedule, materialised */
@@ -177,6 +178,8 @@ strata_status_t comm_fail(comm_call_t *k, strata_status_t st, const char *fmt, .
  * deadline, the sticky failure word and the peers' liveness. `peer` names
  * the rank awaited in messages. */
 strata_status_t comm_wait_ge(comm_call_t *k, _Atomic uint64_t *flag, uint64_t target, int peer);
+/* Only the abort flag and the segment's failure word (no clock, no syscall). */
+strata_status_t comm_check_fast(comm_call_t *k);
 /* Poll once: OK, or the error that ends the call (failure/abort/death/deadline). */
 strata_status_t comm_check(comm_call_t *k, int peer);
 /* Progress hint inside a polling loop: spins, then yields. */

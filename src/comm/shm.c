@@ -155,9 +155,12 @@ static unsigned default_spin_limit(int size)
 {
     const char *env = getenv("STRATA_SPIN");
     if (env && *env) return (unsigned)strtoul(env, NULL, 10);
+    /* CPUs the job may use: an affinity of one CPU is a launcher binding
+     * each rank to its own core (mpirun --bind-to core), not a limit on the
+     * job; a wider restricted set (taskset, cgroup cpuset) is. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     long aff = comm_cpus_allowed();
-    if (aff > 0 && aff < ncpu) ncpu = aff;
+    if (aff > 1 && aff < ncpu) ncpu = aff;
     /* About 6 us of pause instructions (Zen: ~65 cycles each at 2.6 GHz)
      * covers a normal cross-core hand-off (~0.06-1 us) and a peer's chunk
      * copy; past that the peer is probably descheduled, maybe onto this
@@ -231,7 +234,7 @@ static int dead_peer(strata_comm_t *c)
     return -1;
 }
 
-strata_status_t comm_check(comm_call_t *k, int peer)
+strata_status_t comm_check_fast(comm_call_t *k)
 {
     strata_comm_t *c = k->c;
     if (c->aborted_local) {
@@ -239,8 +242,16 @@ strata_status_t comm_check(comm_call_t *k, int peer)
         return comm_fail(k, STRATA_ERR_ABORTED, "%s: aborted", k->what);
     }
     uint64_t f = atomic_load_explicit(&c->hdr->failed, memory_order_acquire);
-    if (f) return failure_status(k, f);
+    return f ? failure_status(k, f) : STRATA_OK;
+}
+
+strata_status_t comm_check(comm_call_t *k, int peer)
+{
+    strata_comm_t *c = k->c;
+    strata_status_t st = comm_check_fast(k);
+    if (st != STRATA_OK) return st;
     double now = util_now();
+    if (k->deadline == 0) k->deadline = now + k->timeout;
     if (now > k->deadline) {
         comm_mark_failed(c, c->rank, COMM_FAIL_TIMEOUT);
         return comm_fail(k, STRATA_ERR_TIMEOUT, "%s: timed out after %.3g s waiting for rank %d",
