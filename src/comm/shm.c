@@ -166,8 +166,9 @@ static unsigned default_spin_limit(int size)
      * copy; past that the peer is probably descheduled, maybe onto this
      * very core (the host's other load can push two ranks onto one core),
      * so poll with a yield in between. Oversubscribed by our own ranks:
-     * yield almost at once. */
-    return size > ncpu ? 16u : 256u;
+     * yield almost at once (2 polls: measured best of 1, 4, 16, 64 with
+     * 4 ranks on 2 cores, bench/README.md). */
+    return size > ncpu ? 2u : 256u;
 }
 
 strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err)
