@@ -6,9 +6,10 @@
  * Usage: coll_test P... (ranks counts to run; CTest runs 1 2, 3 4, 5 and 8).
  * Each P is one cmocka test that launches P ranks (strata_launch_fn); each
  * rank loops over count ∈ {0, 1, 7, 1023, 1M+3} × data type × operator and
- * runs allreduce (algorithms shm, ring, recdbl where the collective layer
- * implements them), reduce, reduce-scatter, then allgather, alltoall and
- * broadcast, in and out of place, and counts mismatches; the rank's exit
+ * runs allreduce, reduce, reduce-scatter, allgather, alltoall and broadcast,
+ * each with the memory-semantic engine (shm) and with the collective
+ * layer's ring and recursive-doubling schedules where it implements them,
+ * in and out of place, and counts mismatches; the rank's exit
  * code is non-zero on any mismatch or error, which fails the test.
  * Reduce-scatter, allgather and alltoall use blocks of ceil(count / P)
  * elements per rank so their buffers stay near `count` elements.
@@ -194,16 +195,29 @@ static void run_reductions(rank_ctx_t *x, size_t count, strata_dtype_t dt, strat
               strata_comm_allreduce(x->c, STRATA_IN_PLACE, x->out, count, dt, op, &o));
     }
     int root = (int)((count + (size_t)op) % (size_t)x->P);
-    fill(x, dt, op, x->in, count);
-    memset(x->out, 0xee, count * es);
-    strata_status_t st = strata_comm_reduce(x->c, x->in, x->out, count, dt, op, root, NULL);
-    check(x, "reduce", dt, op, x->rank == root ? count : 0, x->out, x->ref, 0, st);
-    fill(x, dt, op, x->in, blk * (size_t)x->P);
-    check(x, "reduce_scatter", dt, op, blk, x->out, x->ref, (size_t)x->rank * blk,
-          strata_comm_reduce_scatter(x->c, x->in, x->out, blk, dt, op, NULL));
-    fill(x, dt, op, x->out, blk * (size_t)x->P);
-    check(x, "reduce_scatter in place", dt, op, blk, x->out, x->ref, (size_t)x->rank * blk,
-          strata_comm_reduce_scatter(x->c, STRATA_IN_PLACE, x->out, blk, dt, op, NULL));
+    for (strata_comm_algo_t a = STRATA_COMM_SHM; a <= STRATA_COMM_RECDBL; a++) {
+        strata_call_opts_t o = {.algo = a};
+        char what[64];
+        if (sched_has(x->P, STRATA_COLL_REDUCE, a)) {
+            snprintf(what, sizeof(what), "reduce/%s", strata_comm_algo_name(a));
+            fill(x, dt, op, x->in, count);
+            memset(x->out, 0xee, count * es);
+            strata_status_t st = strata_comm_reduce(x->c, x->in, x->out, count, dt, op, root, &o);
+            check(x, what, dt, op, x->rank == root ? count : 0, x->out, x->ref, 0, st);
+        } else x->skipped++;
+        if (!sched_has(x->P, STRATA_COLL_REDUCE_SCATTER, a)) {
+            x->skipped++;
+            continue;
+        }
+        snprintf(what, sizeof(what), "reduce_scatter/%s", strata_comm_algo_name(a));
+        fill(x, dt, op, x->in, blk * (size_t)x->P);
+        check(x, what, dt, op, blk, x->out, x->ref, (size_t)x->rank * blk,
+              strata_comm_reduce_scatter(x->c, x->in, x->out, blk, dt, op, &o));
+        fill(x, dt, op, x->out, blk * (size_t)x->P);
+        snprintf(what, sizeof(what), "reduce_scatter/%s in place", strata_comm_algo_name(a));
+        check(x, what, dt, op, blk, x->out, x->ref, (size_t)x->rank * blk,
+              strata_comm_reduce_scatter(x->c, STRATA_IN_PLACE, x->out, blk, dt, op, &o));
+    }
 }
 
 /* Value of element j of the block rank `from` sends to rank `to`. */
@@ -212,35 +226,56 @@ static double a2a_val(int from, int to, size_t j)
     return (double)(((size_t)from * 31 + (size_t)to * 7 + j) % 101) - 50;
 }
 
+static void run_moves_algo(rank_ctx_t *x, size_t count, strata_dtype_t dt, strata_comm_algo_t a)
+{
+    size_t P = (size_t)x->P, r = (size_t)x->rank, blk = (count + P - 1) / P,
+           es = strata_dtype_size(dt);
+    strata_call_opts_t o = {.algo = a};
+    char what[64];
+    if (sched_has(x->P, STRATA_COLL_ALLGATHER, a)) {
+        for (size_t q = 0; q < P; q++)
+            for (size_t j = 0; j < blk; j++) put(dt, x->ref, q * blk + j, a2a_val((int)q, 0, j));
+        for (int inpl = 0; inpl < 2; inpl++) {
+            memset(x->out, 0xee, P * blk * es);
+            unsigned char *mine = inpl ? x->out + r * blk * es : x->in;
+            for (size_t j = 0; j < blk; j++) put(dt, mine, j, a2a_val((int)r, 0, j));
+            snprintf(what, sizeof(what), "allgather/%s%s", strata_comm_algo_name(a),
+                     inpl ? " in place" : "");
+            check(x, what, dt, STRATA_SUM, P * blk, x->out, x->ref, 0,
+                  strata_comm_allgather(x->c, inpl ? STRATA_IN_PLACE : x->in, x->out, blk, dt, &o));
+        }
+    } else x->skipped++;
+    if (sched_has(x->P, STRATA_COLL_ALLTOALL, a)) {
+        for (size_t q = 0; q < P; q++)
+            for (size_t j = 0; j < blk; j++) {
+                put(dt, x->ref, q * blk + j, a2a_val((int)q, (int)r, j));
+                put(dt, x->in, q * blk + j, a2a_val((int)r, (int)q, j));
+            }
+        memset(x->out, 0xee, P * blk * es);
+        snprintf(what, sizeof(what), "alltoall/%s", strata_comm_algo_name(a));
+        check(x, what, dt, STRATA_SUM, P * blk, x->out, x->ref, 0,
+              strata_comm_alltoall(x->c, x->in, x->out, blk, dt, &o));
+        memcpy(x->out, x->in, P * blk * es);
+        snprintf(what, sizeof(what), "alltoall/%s in place", strata_comm_algo_name(a));
+        check(x, what, dt, STRATA_SUM, P * blk, x->out, x->ref, 0,
+              strata_comm_alltoall(x->c, STRATA_IN_PLACE, x->out, blk, dt, &o));
+    } else x->skipped++;
+    if (sched_has(x->P, STRATA_COLL_BROADCAST, a)) {
+        int root = (int)(count % P);
+        for (size_t i = 0; i < count; i++)
+            put(dt, x->ref, i, (double)((i * 13 + (size_t)root) % 97) - 48);
+        if (x->rank == root) memcpy(x->out, x->ref, count * es);
+        else memset(x->out, 0xee, count * es);
+        snprintf(what, sizeof(what), "broadcast/%s", strata_comm_algo_name(a));
+        check(x, what, dt, STRATA_SUM, count, x->out, x->ref, 0,
+              strata_comm_broadcast(x->c, x->out, count, dt, root, &o));
+    } else x->skipped++;
+}
+
 static void run_moves(rank_ctx_t *x, size_t count, strata_dtype_t dt)
 {
-    size_t P = (size_t)x->P, r = (size_t)x->rank, blk = (count + P - 1) / P;
-    for (size_t q = 0; q < P; q++)
-        for (size_t j = 0; j < blk; j++) put(dt, x->ref, q * blk + j, a2a_val((int)q, 0, j));
-    for (int inpl = 0; inpl < 2; inpl++) {
-        memset(x->out, 0xee, P * blk * strata_dtype_size(dt));
-        unsigned char *mine = inpl ? x->out + r * blk * strata_dtype_size(dt) : x->in;
-        for (size_t j = 0; j < blk; j++) put(dt, mine, j, a2a_val((int)r, 0, j));
-        check(x, inpl ? "allgather in place" : "allgather", dt, STRATA_SUM, P * blk, x->out, x->ref,
-              0, strata_comm_allgather(x->c, inpl ? STRATA_IN_PLACE : x->in, x->out, blk, dt, NULL));
-    }
-    for (size_t q = 0; q < P; q++)
-        for (size_t j = 0; j < blk; j++) {
-            put(dt, x->ref, q * blk + j, a2a_val((int)q, (int)r, j));
-            put(dt, x->in, q * blk + j, a2a_val((int)r, (int)q, j));
-        }
-    memset(x->out, 0xee, P * blk * strata_dtype_size(dt));
-    check(x, "alltoall", dt, STRATA_SUM, P * blk, x->out, x->ref, 0,
-          strata_comm_alltoall(x->c, x->in, x->out, blk, dt, NULL));
-    memcpy(x->out, x->in, P * blk * strata_dtype_size(dt));
-    check(x, "alltoall in place", dt, STRATA_SUM, P * blk, x->out, x->ref, 0,
-          strata_comm_alltoall(x->c, STRATA_IN_PLACE, x->out, blk, dt, NULL));
-    int root = (int)(count % P);
-    for (size_t i = 0; i < count; i++) put(dt, x->ref, i, (double)((i * 13 + (size_t)root) % 97) - 48);
-    if (x->rank == root) memcpy(x->out, x->ref, count * strata_dtype_size(dt));
-    else memset(x->out, 0xee, count * strata_dtype_size(dt));
-    check(x, "broadcast", dt, STRATA_SUM, count, x->out, x->ref, 0,
-          strata_comm_broadcast(x->c, x->out, count, dt, root, NULL));
+    for (strata_comm_algo_t a = STRATA_COMM_SHM; a <= STRATA_COMM_RECDBL; a++)
+        run_moves_algo(x, count, dt, a);
 }
 
 static int rank_main(void *arg)

@@ -28,8 +28,8 @@ typedef struct exec_cache {
     strata_sched_params_t key;
     strata_step_t *steps;
     size_t nsteps;
-    unsigned char *scratch, *input;
-    size_t scratch_bytes, input_bytes;
+    unsigned char *scratch, *input, *output;
+    size_t scratch_bytes, input_bytes, output_bytes;
     size_t in_bytes, out_bytes; /* this rank's INPUT and OUTPUT sizes */
 } exec_cache_t;
 
@@ -40,6 +40,7 @@ void comm_exec_free(strata_comm_t *c)
     free(x->steps);
     util_free(x->scratch);
     util_free(x->input);
+    util_free(x->output);
     util_free(x);
     c->exec_cache = NULL;
 }
@@ -246,7 +247,8 @@ static strata_status_t load(comm_call_t *k, const strata_sched_params_t *p, exec
                              err.msg);
         }
         if (grow(&x->scratch, &x->scratch_bytes, sc * p->elem_size) ||
-            grow(&x->input, &x->input_bytes, in * p->elem_size))
+            grow(&x->input, &x->input_bytes, in * p->elem_size) ||
+            grow(&x->output, &x->output_bytes, out * p->elem_size))
             return comm_fail(k, STRATA_ERR_NOMEM, "%s: out of memory", k->what);
         x->key = *p;
     }
@@ -281,10 +283,11 @@ strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo
     if (st != STRATA_OK) return st;
     xctx_t xc = {.k = k, .es = p.elem_size, .dt = dt, .op = op == STRATA_AVG ? STRATA_SUM : op};
     xc.buf[STRATA_BUF_INPUT] = (unsigned char *)(uintptr_t)src;
-    xc.buf[STRATA_BUF_OUTPUT] = dst;
+    /* a reduce's non-root may pass no output: give the schedule a private one */
+    xc.buf[STRATA_BUF_OUTPUT] = dst ? dst : x->output;
     xc.buf[STRATA_BUF_SCRATCH] = x->scratch;
     const unsigned char *s0 = src, *d0 = dst;
-    if (x->in_bytes && x->out_bytes && s0 < d0 + x->out_bytes && d0 < s0 + x->in_bytes) {
+    if (d0 && x->in_bytes && x->out_bytes && s0 < d0 + x->out_bytes && d0 < s0 + x->in_bytes) {
         /* in place: stage the input where the schedule may read it */
         memcpy(x->input, src, x->in_bytes);
         xc.buf[STRATA_BUF_INPUT] = x->input;

@@ -216,6 +216,8 @@ static strata_status_t measure(strata_comm_t *c, const bench_opts_t *o, bufs_t *
     strata_call_opts_t co = {.algo = o->algo};
     for (int ip = 0; ip < 2; ip++) {
         const void *send = ip ? (o->coll == STRATA_COLL_BROADCAST ? NULL : STRATA_IN_PLACE) : b->send;
+        if (ip && o->coll == STRATA_COLL_REDUCE && r != o->root)
+            send = b->recv; /* in place is the root's; the others' input is in recv */
         strata_status_t st = STRATA_OK;
         for (long w = 0; w < o->warmup && st == STRATA_OK; w++) st = call(c, o, send, b->recv, count, &co);
         if (st == STRATA_OK) st = strata_comm_barrier(c, NULL);
@@ -385,6 +387,15 @@ static int parse(int argc, char **argv, bench_opts_t *o)
     if (o->minb < 1 || o->maxb < o->minb)
         return cli_usage_error("bench", "need 1 <= -b <= -e (got %g and %g)", o->minb, o->maxb);
     if (o->maxb > 4.0 * 1073741824) return cli_usage_error("bench", "-e above 4G");
+    if ((o->algo == STRATA_COMM_RING || o->algo == STRATA_COMM_RECDBL) && o->n > 1) {
+        strata_sched_params_t sp = {.coll = o->coll, .nranks = (uint32_t)o->n, .count = 1024,
+                                    .elem_size = (uint32_t)strata_dtype_size(o->dt),
+                                    .algo = o->algo == STRATA_COMM_RING ? STRATA_ALGO_RING
+                                                                        : STRATA_ALGO_RECDBL};
+        strata_error_t err = {0};
+        if (strata_sched_check(&sp, &err) != STRATA_OK)
+            return cli_usage_error("bench", "--algo %s: %s", strata_comm_algo_name(o->algo), err.msg);
+    }
     return CLI_OK;
 }
 
