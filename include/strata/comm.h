@@ -180,6 +180,12 @@ STRATA_API strata_status_t strata_op_parse(const char *name, strata_op_t *op_p);
 STRATA_API const char *strata_comm_algo_name(strata_comm_algo_t algo);
 STRATA_API strata_status_t strata_comm_algo_parse(const char *name, strata_comm_algo_t *algo_p);
 
+/* Element i of a typed buffer as a double, and the reverse (integers are
+ * truncated toward zero and wrapped to the type's width; halves rounded to
+ * nearest even). For tests, checks and benchmarks, not for bulk data. */
+STRATA_API double strata_dtype_get(strata_dtype_t dt, const void *buf, size_t i);
+STRATA_API void strata_dtype_set(strata_dtype_t dt, void *buf, size_t i, double v);
+
 /* Convert between fp32 and fp16/bf16 (round to nearest even). */
 STRATA_API uint16_t strata_fp32_to_fp16(float f);
 STRATA_API float strata_fp16_to_fp32(uint16_t h);

@@ -34,7 +34,9 @@
 static const size_t counts[] = {0, 1, 7, 1023, (1u << 20) + 3};
 #define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
 
-/* ==== Typed access ==== */
+/* ==== Typed access: strata_dtype_get/set ==== */
+#define put strata_dtype_set
+#define get strata_dtype_get
 
 static bool is_float(strata_dtype_t dt)
 {
@@ -46,42 +48,7 @@ static bool is_unsigned(strata_dtype_t dt)
     return dt == STRATA_UINT8 || dt == STRATA_UINT32 || dt == STRATA_UINT64;
 }
 
-/* Store a double (integer-valued or an average) into element i. Integers
- * are truncated to the type's width (wrap-around). */
-static void put(strata_dtype_t dt, void *b, size_t i, double v)
-{
-    int64_t x = (int64_t)v;
-    switch (dt) {
-    case STRATA_INT8: ((int8_t *)b)[i] = (int8_t)(uint8_t)x; break;
-    case STRATA_UINT8: ((uint8_t *)b)[i] = (uint8_t)x; break;
-    case STRATA_INT32: ((int32_t *)b)[i] = (int32_t)(uint32_t)x; break;
-    case STRATA_UINT32: ((uint32_t *)b)[i] = (uint32_t)x; break;
-    case STRATA_INT64: ((int64_t *)b)[i] = x; break;
-    case STRATA_UINT64: ((uint64_t *)b)[i] = (uint64_t)x; break;
-    case STRATA_FP16: ((uint16_t *)b)[i] = strata_fp32_to_fp16((float)v); break;
-    case STRATA_BF16: ((uint16_t *)b)[i] = strata_fp32_to_bf16((float)v); break;
-    case STRATA_FP32: ((float *)b)[i] = (float)v; break;
-    case STRATA_FP64: ((double *)b)[i] = v; break;
-    default: break;
-    }
-}
 
-static double get(strata_dtype_t dt, const void *b, size_t i)
-{
-    switch (dt) {
-    case STRATA_INT8: return ((const int8_t *)b)[i];
-    case STRATA_UINT8: return ((const uint8_t *)b)[i];
-    case STRATA_INT32: return ((const int32_t *)b)[i];
-    case STRATA_UINT32: return ((const uint32_t *)b)[i];
-    case STRATA_INT64: return (double)((const int64_t *)b)[i];
-    case STRATA_UINT64: return (double)((const uint64_t *)b)[i];
-    case STRATA_FP16: return strata_fp16_to_fp32(((const uint16_t *)b)[i]);
-    case STRATA_BF16: return strata_bf16_to_fp32(((const uint16_t *)b)[i]);
-    case STRATA_FP32: return ((const float *)b)[i];
-    case STRATA_FP64: return ((const double *)b)[i];
-    default: return 0;
-    }
-}
 
 /* Input of rank r at element i for operator op. */
 static double gen(strata_dtype_t dt, strata_op_t op, int r, size_t i)

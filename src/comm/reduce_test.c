@@ -46,6 +46,9 @@ static void test_bf16_known_values(void **state)
 
 /* ==== Kernels against a scalar reference ==== */
 
+#define store strata_dtype_set
+#define load strata_dtype_get
+
 static double ref2(strata_op_t op, double a, double b)
 {
     switch (op) {
@@ -56,37 +59,7 @@ static double ref2(strata_op_t op, double a, double b)
     }
 }
 
-static void store(strata_dtype_t dt, void *p, size_t i, double v)
-{
-    switch (dt) {
-    case STRATA_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case STRATA_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case STRATA_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case STRATA_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case STRATA_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
-    case STRATA_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    case STRATA_FP16: ((uint16_t *)p)[i] = strata_fp32_to_fp16((float)v); break;
-    case STRATA_BF16: ((uint16_t *)p)[i] = strata_fp32_to_bf16((float)v); break;
-    case STRATA_FP32: ((float *)p)[i] = (float)v; break;
-    default: ((double *)p)[i] = v; break;
-    }
-}
 
-static double load(strata_dtype_t dt, const void *p, size_t i)
-{
-    switch (dt) {
-    case STRATA_INT8: return ((const int8_t *)p)[i];
-    case STRATA_UINT8: return ((const uint8_t *)p)[i];
-    case STRATA_INT32: return ((const int32_t *)p)[i];
-    case STRATA_UINT32: return ((const uint32_t *)p)[i];
-    case STRATA_INT64: return (double)((const int64_t *)p)[i];
-    case STRATA_UINT64: return (double)((const uint64_t *)p)[i];
-    case STRATA_FP16: return strata_fp16_to_fp32(((const uint16_t *)p)[i]);
-    case STRATA_BF16: return strata_bf16_to_fp32(((const uint16_t *)p)[i]);
-    case STRATA_FP32: return ((const float *)p)[i];
-    default: return ((const double *)p)[i];
-    }
-}
 
 /* 1037 elements: not a multiple of any vector width, so every kernel's
  * remainder loop runs too. Values 1..9 keep every result exact. */

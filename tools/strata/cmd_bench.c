@@ -54,43 +54,18 @@ static double now(void)
 
 /* ==== Reference data ==== */
 
-static void put(strata_dtype_t dt, void *b, size_t i, double v)
-{
-    switch (dt) {
-    case STRATA_INT8: ((int8_t *)b)[i] = (int8_t)v; break;
-    case STRATA_UINT8: ((uint8_t *)b)[i] = (uint8_t)v; break;
-    case STRATA_INT32: ((int32_t *)b)[i] = (int32_t)v; break;
-    case STRATA_UINT32: ((uint32_t *)b)[i] = (uint32_t)v; break;
-    case STRATA_INT64: ((int64_t *)b)[i] = (int64_t)v; break;
-    case STRATA_UINT64: ((uint64_t *)b)[i] = (uint64_t)v; break;
-    case STRATA_FP16: ((uint16_t *)b)[i] = strata_fp32_to_fp16((float)v); break;
-    case STRATA_BF16: ((uint16_t *)b)[i] = strata_fp32_to_bf16((float)v); break;
-    case STRATA_FP32: ((float *)b)[i] = (float)v; break;
-    default: ((double *)b)[i] = v; break;
-    }
-}
+#define put strata_dtype_set
+#define get strata_dtype_get
 
-static double get(strata_dtype_t dt, const void *b, size_t i)
-{
-    switch (dt) {
-    case STRATA_INT8: return ((const int8_t *)b)[i];
-    case STRATA_UINT8: return ((const uint8_t *)b)[i];
-    case STRATA_INT32: return ((const int32_t *)b)[i];
-    case STRATA_UINT32: return ((const uint32_t *)b)[i];
-    case STRATA_INT64: return (double)((const int64_t *)b)[i];
-    case STRATA_UINT64: return (double)((const uint64_t *)b)[i];
-    case STRATA_FP16: return strata_fp16_to_fp32(((const uint16_t *)b)[i]);
-    case STRATA_BF16: return strata_bf16_to_fp32(((const uint16_t *)b)[i]);
-    case STRATA_FP32: return ((const float *)b)[i];
-    default: return ((const double *)b)[i];
-    }
-}
 
-/* Input of rank r, element i: values 1..3 so that sums, products (of at most
- * 64 factors ≤ 3? no: products use 1 and 2 only on ≤ 8 ranks) stay exact. */
+
+/* Input of rank r, element i: 1..3 for sum/min/max/avg (a sum over 64
+ * ranks is at most 192: exact in every type but int8/uint8 beyond 42
+ * ranks), for prod 1 or 2 with at most two factors 2 (ranks 0..7 only), so
+ * every result is exact and the check needs no tolerance. */
 static double val(const bench_opts_t *o, int r, size_t i)
 {
-    if (o->op == STRATA_PROD) return (i + (size_t)r) % 4 == 0 ? 2 : 1;
+    if (o->op == STRATA_PROD) return (i + (size_t)r) % 4 == 0 && r < 8 ? 2 : 1;
     return (double)((i * 3 + (size_t)r) % 3 + 1);
 }
 
@@ -106,8 +81,7 @@ static double expect_reduced(const bench_opts_t *o, int P, size_t i)
     }
     if (o->op == STRATA_AVG) {
         bool flt = o->dt >= STRATA_FP16;
-        acc = flt ? (double)((float)acc / (float)P) : trunc(acc / P);
-        if (o->dt == STRATA_FP64) acc = acc; /* exact sum / P in double below */
+        acc = flt ? (double)((float)acc / (float)P) : trunc(acc / P); /* fp64: see caller */
     }
     return acc;
 }
