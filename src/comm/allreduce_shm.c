@@ -162,7 +162,11 @@ static strata_status_t reduce(eng_t *e, size_t c)
     for (int q = 0; q < P; q++) srcs[q] = q == r ? e->src + src_off * e->es : pos(e, q, c, r);
     void *out = e->kind == ENG_RS ? e->dst + off * e->es : pos(e, r, c, r);
     comm_reduce_n(out, srcs, P, n, e->dt, e->op, P);
-    if (e->kind == ENG_AR) publish(e, F_REDUCED, s + 1);
+    if (e->kind == ENG_AR) {
+        publish(e, F_REDUCED, s + 1);
+        /* our own slice is hot in L1/L2 now: copy it out before waiting */
+        if (e->root < 0 || e->root == r) comm_copy(e->dst + off * e->es, out, n * e->es, e->stream);
+    }
     return STRATA_OK;
 }
 
@@ -192,7 +196,8 @@ static strata_status_t gather(eng_t *e, size_t c)
         if (e->root >= 0 && r != e->root) break;
         st = wait_all(e, F_REDUCED, s + 1);
         for (int q = 0; q < P && st == STRATA_OK; q++)
-            slice(e, c, q, &off, &n), comm_copy(e->dst + off * es, pos(e, q, c, q), n * es, e->stream);
+            if (q != r)
+                slice(e, c, q, &off, &n), comm_copy(e->dst + off * es, pos(e, q, c, q), n * es, e->stream);
         break;
     case ENG_AG:
     case ENG_A2A:
