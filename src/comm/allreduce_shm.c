@@ -12,10 +12,11 @@
  *   reduce  rank r waits for every staged[q] and reduces its own slice in
  *           rank order 0..P-1, reading its own part straight from its
  *           private input and the rest from the peers' regions; the result
- *           goes to its own region, then reduced[r] = s+1;
- *   gather  rank r waits for every reduced[q] and copies all P reduced
- *           slices to its output (non-temporal stores for large outputs),
- *           then done[r] = s+1.
+ *           goes to its own region, then reduced[r] = s+1, and is copied to
+ *           the output while still hot in L1/L2;
+ *   gather  rank r waits for every reduced[q] and copies the other P-1
+ *           reduced slices to its output (non-temporal stores for large
+ *           outputs), then done[r] = s+1.
  * A slot is restaged only when every rank's done shows it finished the
  * chunk that used the slot 3 sequences earlier. Rank r stages chunk c+1
  * right after reducing chunk c, before waiting for the others' reductions,
