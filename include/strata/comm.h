@@ -221,7 +221,8 @@ STRATA_API double strata_comm_predict(const strata_comm_model_t *model, strata_c
 /* ==== Local launcher ==== */
 
 /* Fork n ranks of argv (execvp) with STRATA_RANK, STRATA_SIZE, STRATA_ROOT
- * (a free loopback port), STRATA_TOKEN (random) and STRATA_LOCAL_RANK set;
+ * (a free loopback port whose listening socket rank 0 inherits as
+ * STRATA_ROOT_FD), STRATA_TOKEN (random) and STRATA_LOCAL_RANK set;
  * forward SIGINT/SIGTERM/SIGHUP to them; when one fails (non-zero exit or a
  * signal) terminate the others (SIGTERM, then SIGKILL after grace_s). Writes
  * the job's exit code to *exit_code_p: 0 when all succeeded, else the first

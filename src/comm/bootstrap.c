@@ -280,6 +280,24 @@ static int listen_at(const struct sockaddr_in *sa, strata_error_t *err)
     return fd;
 }
 
+/* The listening socket `strata run` made for rank 0 (STRATA_ROOT_FD), if it
+ * is a socket bound to the rendezvous port; used once. */
+static int inherited_listener(const struct sockaddr_in *sa)
+{
+    const char *env = getenv("STRATA_ROOT_FD");
+    if (!env || !*env) return -1;
+    char *end;
+    long fd = strtol(env, &end, 10);
+    struct sockaddr_in got;
+    socklen_t len = sizeof(got);
+    if (*end || fd < 0 || fd > 65535 || getsockname((int)fd, (struct sockaddr *)&got, &len) != 0 ||
+        got.sin_family != AF_INET || got.sin_port != sa->sin_port)
+        return -1;
+    unsetenv("STRATA_ROOT_FD");
+    fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+    return (int)fd;
+}
+
 static strata_status_t serve(strata_comm_t *c, const struct sockaddr_in *sa, const char *token,
                              double deadline, strata_error_t *err)
 {
@@ -296,7 +314,8 @@ static strata_status_t serve(strata_comm_t *c, const struct sockaddr_in *sa, con
     char name[128];
     bool created = false;
     strata_status_t st = STRATA_ERR_SYSTEM;
-    s.lfd = listen_at(sa, err);
+    s.lfd = inherited_listener(sa);
+    if (s.lfd < 0) s.lfd = listen_at(sa, err);
     if (s.lfd < 0) goto out;
     st = accept_all(&s, err);
     close(s.lfd);

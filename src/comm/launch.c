@@ -3,8 +3,9 @@
  * fork N ranks with the rendezvous environment, watch them, and end the
  * job as a unit.
  *
- * Design. The launcher picks a free loopback port (bind to port 0 and read
- * it back), a random 128-bit token, and forks the ranks with STRATA_RANK,
+ * Design. The launcher listens on a free loopback port (bind to port 0,
+ * handed to rank 0 as STRATA_ROOT_FD so the port cannot be lost), picks a
+ * random 128-bit token, and forks the ranks with STRATA_RANK,
  * STRATA_SIZE, STRATA_LOCAL_RANK, STRATA_ROOT and STRATA_TOKEN set. SIGINT,
  * SIGTERM and SIGHUP received by the launcher are forwarded from the
  * handler itself (kill(2) is async-signal-safe). The launcher blocks in
@@ -19,6 +20,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,20 +41,24 @@ static void forward(int sig)
         if (g_pids[i] > 0) kill(g_pids[i], sig);
 }
 
-static int free_port(strata_error_t *err)
+/* A listening loopback socket on a free port, made before the ranks start
+ * and handed to rank 0 (STRATA_ROOT_FD), so no other process can take the
+ * port between choosing it and rank 0 listening, and early connections of
+ * the other ranks wait in its backlog. */
+static int listen_free(int *port_p, strata_error_t *err)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof(sa);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 128) != 0 ||
         getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
-        strata_error_set(err, STRATA_ERR_SYSTEM, "cannot pick a loopback port: %s",
+        strata_error_set(err, STRATA_ERR_SYSTEM, "cannot listen on a loopback port: %s",
                          strerror(errno));
         if (fd >= 0) close(fd);
         return -1;
     }
-    close(fd);
-    return ntohs(sa.sin_port);
+    *port_p = ntohs(sa.sin_port);
+    return fd;
 }
 
 static void make_token(char out[33])
@@ -90,9 +96,17 @@ typedef struct job {
     double kill_at; /* when to SIGKILL the rest (0: not yet) */
 } job_t;
 
-static void child_env(int rank, int n, int port, const char *token)
+static void child_env(int rank, int n, int port, const char *token, int lfd)
 {
     char buf[64];
+    if (rank == 0) { /* rank 0 inherits the listening socket across exec */
+        fcntl(lfd, F_SETFD, 0);
+        snprintf(buf, sizeof(buf), "%d", lfd);
+        setenv("STRATA_ROOT_FD", buf, 1);
+    } else {
+        close(lfd);
+        unsetenv("STRATA_ROOT_FD");
+    }
     snprintf(buf, sizeof(buf), "%d", rank);
     setenv("STRATA_RANK", buf, 1);
     setenv("STRATA_LOCAL_RANK", buf, 1);
@@ -154,13 +168,16 @@ static strata_status_t launch(int n, char *const argv[], int (*fn)(void *), void
     if (n < 1 || n > COMM_MAX_SIZE)
         return strata_error_set(err, STRATA_ERR_INVALID, "rank count %d is not 1..%d", n,
                                 COMM_MAX_SIZE);
-    int port = free_port(err);
-    if (port < 0) return STRATA_ERR_SYSTEM;
+    int port = 0, lfd = listen_free(&port, err);
+    if (lfd < 0) return STRATA_ERR_SYSTEM;
     char token[33], jobhash[17];
     make_token(token);
     comm_job_hash(token, jobhash);
     job_t j = {.n = n, .pids = util_calloc((size_t)n, sizeof(pid_t))};
-    if (!j.pids) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    if (!j.pids) {
+        close(lfd);
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    }
     g_pids = j.pids, g_n = n;
     struct sigaction sa = {.sa_handler = forward}, old[3];
     sigemptyset(&sa.sa_mask);
@@ -172,7 +189,7 @@ static strata_status_t launch(int n, char *const argv[], int (*fn)(void *), void
         pid_t pid = fork();
         if (pid == 0) {
             for (int i = 0; i < 3; i++) signal(sigs[i], SIG_DFL);
-            child_env(r, n, port, token);
+            child_env(r, n, port, token, lfd);
             if (fn) {
                 int rc = fn(arg);
                 fflush(NULL);
@@ -190,6 +207,7 @@ static strata_status_t launch(int n, char *const argv[], int (*fn)(void *), void
         j.pids[r] = pid;
         j.alive++;
     }
+    close(lfd);
     watch(&j, grace_s > 0 ? grace_s : 2.0);
     for (int i = 0; i < 3; i++) sigaction(sigs[i], &old[i], NULL);
     g_n = 0;
