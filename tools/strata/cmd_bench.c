@@ -285,7 +285,11 @@ static int bench_rank(void *arg)
     }
     int r = strata_comm_rank(c), P = strata_comm_size(c);
     size_t es = strata_dtype_size(o->dt), maxn = (size_t)o->maxb / es + (size_t)P;
-    bufs_t b = {calloc(maxn, es), calloc(maxn, es)};
+    bufs_t b = {malloc(maxn * es), malloc(maxn * es)};
+    if (b.send && b.recv) { /* own the pages (not the shared zero page) before timing */
+        memset(b.send, 1, maxn * es);
+        memset(b.recv, 0, maxn * es);
+    }
     strata_comm_model_t m = {0};
     strata_status_t st = b.send && b.recv ? strata_comm_calibrate(c, (size_t)o->maxb, &m)
                                           : STRATA_ERR_NOMEM;
