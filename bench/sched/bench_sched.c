@@ -5,8 +5,9 @@
  *     on a rail-optimised fat-tree); target < 100 ms;
  *  2. the cluster's model inputs read off its topology (routing three rank
  *     pairs), reported separately (done once per cluster);
- *  3. lazy generation: walking every step of a 16,384-rank ring allreduce
- *     phase by phase, in steps per second.
+ *  3. lazy generation: walking the steps of a 16,384-rank ring allreduce
+ *     and of the double binary tree over 2,048 servers of 8, phase by
+ *     phase, in time per step.
  * Prints medians of repeated runs; no assertions (unit tests check values).
  * Usage: bench_sched [rounds]
  */
@@ -46,7 +47,8 @@ static long predict_all(const strata_coll_machine_t *m, double *sink)
             double size = 8.0 * (double)(1ull << i);
             for (int a = 0; a < STRATA_ALGO_COUNT; a++) {
                 strata_coll_cost_t k;
-                if (strata_coll_cost(m, (strata_coll_t)c, (strata_algo_t)a, size, &k, NULL)) continue;
+                if (strata_coll_cost(m, (strata_coll_t)c, (strata_algo_t)a, size, &k, NULL))
+                    continue;
                 *sink += k.time;
                 n++;
             }
@@ -54,17 +56,16 @@ static long predict_all(const strata_coll_machine_t *m, double *sink)
     return n;
 }
 
-static double walk_ring(uint32_t P, long *steps)
+/* Walk every `pstride`-th phase of every `rstride`-th rank of a schedule;
+ * seconds taken, steps walked in *steps. */
+static double walk(const strata_sched_params_t *p, uint32_t pstride, uint32_t rstride, long *steps)
 {
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_RING,
-                               .nranks = P, .count = (uint64_t)P * 1024, .elem_size = 4};
     strata_sched_t *s;
-    if (strata_sched_create(&p, &s, NULL)) return 0;
+    if (strata_sched_create(p, &s, NULL)) return 0;
     double t0 = now(), sum = 0;
     *steps = 0;
-    /* every 64th phase (a ring's phases are alike), all ranks */
-    for (uint32_t ph = 0; ph < strata_sched_nphases(s); ph += 64)
-        for (uint32_t r = 0; r < P; r++)
+    for (uint32_t ph = 0; ph < strata_sched_nphases(s); ph += pstride)
+        for (uint32_t r = 0; r < p->nranks; r += rstride)
             for (uint32_t i = 0; i < strata_sched_phase_nsteps(s, r, ph); i++) {
                 strata_step_t st;
                 strata_sched_phase_step(s, r, ph, i, &st);
@@ -74,6 +75,34 @@ static double walk_ring(uint32_t P, long *steps)
     double t = now() - t0;
     strata_sched_destroy(s);
     return sum > 0 ? t : t;
+}
+
+/* A 16,384-rank ring allreduce: every 64th phase (a ring's phases are
+ * alike), all ranks. */
+static double walk_ring(uint32_t P, long *steps)
+{
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = P,
+                               .count = (uint64_t)P * 1024,
+                               .elem_size = 4};
+    return walk(&p, 64, 1, steps);
+}
+
+/* The double binary tree over 2,048 servers of 8 (16 chunks): creation
+ * (O(N) tables) included; every 4th phase, every 16th rank. A phase of
+ * one rank has up to 2 x 8 (tree, channel) parts, and each step query
+ * enumerates its phase, so a step costs O(steps of the phase). */
+static double walk_tree(uint32_t P, long *steps)
+{
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_TREE,
+                               .nranks = P,
+                               .count = (uint64_t)P * 1024,
+                               .elem_size = 4,
+                               .chunks = 16,
+                               .group = 8};
+    return walk(&p, 4, 16, steps);
 }
 
 int main(int argc, char **argv)
@@ -86,8 +115,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_sched: %s\n", err.msg);
         return 1;
     }
-    double tb[1000], tp[1000], tw[1000], sink = 0;
-    long npred = 0, nsteps = 0;
+    double tb[1000], tp[1000], tw[1000], tt[1000], sink = 0;
+    long npred = 0, nsteps = 0, ntree = 0;
     strata_coll_machine_t m;
     for (int r = 0; r < rounds; r++) {
         strata_topo_t *t;
@@ -103,14 +132,18 @@ int main(int argc, char **argv)
         tb[r] = t1 - t0;
         strata_topo_destroy(t);
         tw[r] = walk_ring(16384, &nsteps);
+        tt[r] = walk_tree(16384, &ntree);
     }
     printf("16,384 GPUs (railft:servers=2048,gpus=8), median of %d rounds:\n", rounds);
-    printf("  predict %ld (collective, algorithm, size) costs, 30 sizes: %.3f ms (target < 100 ms)\n",
-           npred, median(tp, rounds) * 1e3);
+    printf(
+        "  predict %ld (collective, algorithm, size) costs, 30 sizes: %.3f ms (target < 100 ms)\n",
+        npred, median(tp, rounds) * 1e3);
     printf("  build topology + read model inputs:                       %.1f ms\n",
            median(tb, rounds) * 1e3);
     printf("  lazy ring schedule, %ld steps walked:                      %.1f ns/step\n", nsteps,
            median(tw, rounds) / (double)nsteps * 1e9);
+    printf("  lazy tree over 2048 servers x 8, %ld steps walked:       %.1f ns/step\n", ntree,
+           median(tt, rounds) / (double)ntree * 1e9);
     strata_link_catalog_destroy(cat);
     return sink > 0 ? 0 : 1;
 }

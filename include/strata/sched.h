@@ -11,7 +11,8 @@
  * an agent's whole list for small P (runtime, tests).
  *
  * Agents. Agents 0..P-1 are the ranks. Algorithms that reduce in the network
- * (STRATA_ALGO_INNET: NVLink SHARP / NVLS, InfiniBand SHARP) add switch agents
+ * (STRATA_ALGO_INNET: NVLink SHARP / NVLS, InfiniBand SHARP; STRATA_ALGO_NVLSTREE:
+ * NVLS inside each server, one switch agent per server) add switch agents
  * P..nagents-1: a switch agent has only a SCRATCH buffer, receives, reduces
  * and sends like a rank. The simulator maps it onto the switch device; the
  * runtime may run it as a helper (thread/process) or refuse the algorithm.
@@ -108,16 +109,17 @@ typedef enum {
 
 /* One file per algorithm under src/sched/. */
 #define STRATA_ALGO_MAP(X)                                                                         \
-    X(RING, "ring")                /* ring, pipelined in chunks; chain for bcast/reduce */      \
-    X(TREE, "tree")                /* NCCL's double binary tree, pipelined */                    \
-    X(BINOMIAL, "binomial")        /* binomial tree */                                           \
-    X(RECDBL, "recdbl")            /* recursive doubling */                                      \
-    X(RABENSEIFNER, "rabenseifner") /* recursive halving + doubling */                          \
-    X(BRUCK, "bruck")              /* Bruck (log P rounds, any P) */                             \
-    X(PAIRWISE, "pairwise")        /* pairwise exchange / direct send */                         \
-    X(HIER, "hier")                /* two-level: intra RS -> inter AR -> intra AG */             \
-    X(TORUS2D, "torus2d")          /* row RS -> column AR -> row AG */                           \
-    X(INNET, "innet")              /* reduction in the switch (NVLS, SHARP) */
+    X(RING, "ring")                 /* ring, pipelined in chunks; chain for bcast/reduce */        \
+    X(TREE, "tree")                 /* NCCL's double binary tree (over nodes), pipelined */        \
+    X(BINOMIAL, "binomial")         /* binomial tree */                                            \
+    X(RECDBL, "recdbl")             /* recursive doubling */                                       \
+    X(RABENSEIFNER, "rabenseifner") /* recursive halving + doubling */                             \
+    X(BRUCK, "bruck")               /* Bruck (log P rounds, any P) */                              \
+    X(PAIRWISE, "pairwise")         /* pairwise exchange / direct send */                          \
+    X(HIER, "hier")                 /* two-level: intra RS -> inter AR -> intra AG */              \
+    X(TORUS2D, "torus2d")           /* row RS -> column AR -> row AG */                            \
+    X(INNET, "innet")               /* reduction in the switch (NVLS, SHARP) */                    \
+    X(NVLSTREE, "nvlstree")         /* NVLS inside servers, double binary tree across */
 
 typedef enum {
 #define STRATA_ALGO_ENUM(name, text) STRATA_ALGO_##name,
@@ -153,19 +155,19 @@ typedef enum {
 
 /* One step of one agent (semantics in the header comment). */
 typedef struct strata_step {
-    uint8_t op;          /* strata_step_op_t */
-    uint8_t src_buf;     /* strata_buf_t read (SEND, RECV_REDUCE, COPY, REDUCE) */
-    uint8_t dst_buf;     /* strata_buf_t written (RECV, RECV_REDUCE, COPY, REDUCE) */
+    uint8_t op;      /* strata_step_op_t */
+    uint8_t src_buf; /* strata_buf_t read (SEND, RECV_REDUCE, COPY, REDUCE) */
+    uint8_t dst_buf; /* strata_buf_t written (RECV, RECV_REDUCE, COPY, REDUCE) */
     uint8_t pad_;
-    int32_t peer;        /* agent sent to / received from; -1 for COPY, REDUCE */
-    uint32_t phase;      /* bulk-synchronous phase */
-    uint32_t after;      /* wait for the first `after` steps of this phase */
-    uint64_t src_off;    /* elements */
-    uint64_t dst_off;    /* elements */
-    uint64_t count;      /* elements per block */
-    uint64_t nblk;       /* blocks, >= 1 */
-    int64_t src_stride;  /* elements between block starts in src (nblk > 1; may be < 0) */
-    int64_t dst_stride;  /* elements between block starts in dst (nblk > 1; may be < 0) */
+    int32_t peer;       /* agent sent to / received from; -1 for COPY, REDUCE */
+    uint32_t phase;     /* bulk-synchronous phase */
+    uint32_t after;     /* wait for the first `after` steps of this phase */
+    uint64_t src_off;   /* elements */
+    uint64_t dst_off;   /* elements */
+    uint64_t count;     /* elements per block */
+    uint64_t nblk;      /* blocks, >= 1 */
+    int64_t src_stride; /* elements between block starts in src (nblk > 1; may be < 0) */
+    int64_t dst_stride; /* elements between block starts in dst (nblk > 1; may be < 0) */
 } strata_step_t;
 
 /* ==== Schedules ==== */
@@ -180,21 +182,23 @@ typedef struct strata_sched_params {
     uint32_t elem_size; /* bytes per element, >= 1 (4 for float) */
     uint32_t root;      /* BROADCAST, REDUCE */
     uint32_t chunks;    /* pipeline chunks (ring, tree); 0 = 1 */
-    uint32_t group;     /* ranks per node: HIER, INNET (ranks per switch),
-                           TORUS2D (row length); 0 = a default (all P for INNET,
-                           the largest divisor <= sqrt(P) for TORUS2D, 8 for
-                           HIER when it divides P) */
+    uint32_t group;     /* ranks per node: HIER, INNET and NVLSTREE (ranks per
+                           switch), TREE (ranks per server: the tree spans
+                           servers, a chain inside each, as NCCL; need not
+                           divide P for TREE, NVLSTREE), TORUS2D (row length);
+                           0 = a default (all P for INNET and NVLSTREE, 1 =
+                           flat over ranks for TREE, the largest divisor <=
+                           sqrt(P) for TORUS2D, 8 for HIER when it divides P) */
 } strata_sched_params_t;
 
 /* Does `algo` implement `coll` for these parameters? Returns STRATA_OK or
  * STRATA_ERR_UNSUPPORTED / STRATA_ERR_INVALID with a reason in err. */
-STRATA_API strata_status_t strata_sched_check(const strata_sched_params_t *p,
-                                              strata_error_t *err);
+STRATA_API strata_status_t strata_sched_check(const strata_sched_params_t *p, strata_error_t *err);
 
 /* Create a schedule (cheap: O(1) or O(P) memory, never O(steps)). The caller
  * owns *s_p; strata_sched_destroy(NULL) is a no-op. Errors as sched_check. */
-STRATA_API strata_status_t strata_sched_create(const strata_sched_params_t *p,
-                                               strata_sched_t **s_p, strata_error_t *err);
+STRATA_API strata_status_t strata_sched_create(const strata_sched_params_t *p, strata_sched_t **s_p,
+                                               strata_error_t *err);
 STRATA_API void strata_sched_destroy(strata_sched_t *s);
 
 /* The parameters, with defaults (chunks, group) resolved. */
@@ -244,20 +248,21 @@ STRATA_API strata_status_t strata_sched_verify(const strata_sched_t *s, strata_e
  * filled by hand. Bandwidths are B/s per direction, after every overhead
  * the link layer and the framing model know of. */
 typedef struct strata_coll_machine {
-    uint32_t nranks;        /* P */
-    uint32_t per_server;    /* g: ranks per server (P when there are no servers) */
-    uint32_t servers;       /* N = P / g */
-    uint32_t nics;          /* NICs per server carrying collective traffic */
-    double bw_intra;        /* rank to rank inside a server (all equal-cost paths) */
-    double bw_nic;          /* one rank to a rank on another server (one NIC) */
-    double lat_intra;       /* one message inside a server, s (path latency) */
-    double lat_inter;       /* one message between the farthest servers, s */
-    double eta_intra;       /* framing efficiency applied to bw_intra (1 = none) */
-    double reduce_bw;       /* local reduction rate, B/s of output */
-    bool switch_reduce;     /* scale-up switches reduce (NVLink SHARP / NVLS) */
-    bool net_reduce;        /* network switches reduce (InfiniBand SHARP) */
-    bool direct;            /* accelerators link to each other (torus, mesh,
-                               ring): different dimensions use different links */
+    uint32_t nranks;     /* P */
+    uint32_t per_server; /* g: ranks per server (P when there are no servers) */
+    uint32_t servers;    /* N = P / g */
+    uint32_t nics;       /* NICs per server carrying collective traffic */
+    double bw_intra;     /* rank to rank inside a server (all equal-cost paths) */
+    double bw_nic;       /* one rank to a rank on another server (one NIC) */
+    double lat_intra;    /* one message inside a server, s (path latency) */
+    double lat_inter;    /* one message between the farthest servers, s */
+    double eta_intra;    /* framing efficiency applied to bw_intra (1 = none) */
+    double reduce_bw;    /* local reduction rate, B/s of output; 0 = unknown
+                            (the reduction term is then not modelled) */
+    bool switch_reduce;  /* scale-up switches reduce (NVLink SHARP / NVLS) */
+    bool net_reduce;     /* network switches reduce (InfiniBand SHARP) */
+    bool direct;         /* accelerators link to each other (torus, mesh,
+                            ring): different dimensions use different links */
     /* Direct networks: every rank r exchanging with r XOR 2^k at once
      * (k < 32): the bandwidth one flow gets given the load the pattern puts
      * on the busiest link it crosses, and that pair's path latency; ring_*
@@ -271,8 +276,9 @@ typedef struct strata_coll_machine {
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat
- * supplies the reduction rate (HBM) and may be NULL (then a default memory
- * rate is used and said so in docs). */
+ * supplies the reduction rate (the accelerator's HBM) and may be NULL (then
+ * reduce_bw is 0: not modelled). Routes three rank pairs; on direct
+ * networks of up to 8,192 ranks also whole patterns (O(P log P) routes). */
 STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *topo,
                                                          const strata_link_catalog_t *cat,
                                                          strata_coll_machine_t *m_p,
@@ -305,6 +311,12 @@ STRATA_API double strata_coll_busbw_factor(strata_coll_t coll, uint32_t P);
 STRATA_API strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t coll,
                                             strata_algo_t algo, double bytes,
                                             strata_coll_cost_t *c_p, strata_error_t *err);
+
+/* One line on the form of `algo` the model prices on m (e.g. "double
+ * binary tree over 2 servers, a chain of 8 ranks in each"), written into
+ * buf (always terminated); returns buf. */
+STRATA_API const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t algo,
+                                             char *buf, size_t len);
 
 /* The cheapest applicable algorithm for coll of `bytes` on m. */
 STRATA_API strata_status_t strata_coll_select(const strata_coll_machine_t *m, strata_coll_t coll,

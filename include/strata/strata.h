@@ -9,6 +9,7 @@
 #include "strata/link.h"
 #include "strata/topo.h"
 #include "strata/sched.h"
+#include "strata/sim.h"
 #include "strata/comm.h"
 
 #endif

@@ -31,7 +31,7 @@
  *
  * Storage. A finished topology is compact: struct-of-arrays for devices,
  * links in one array, CSR adjacency (neighbour and outgoing channel per
- * entry, sorted by neighbour), names in an arena. A 16,384-GPU
+ * entry, sorted by neighbour tier then id), names in an arena. A 16,384-GPU
  * rail-optimised fat-tree builds in milliseconds (bench/topo).
  *
  * Lifecycle. strata_topo_create → add devices and links → strata_topo_finish
@@ -89,11 +89,11 @@ STRATA_API int strata_dev_kind_parse(const char *s, strata_dev_kind_t *kind_p);
 /* One device, as read back from a topology. name is owned by the topology. */
 typedef struct strata_topo_device {
     strata_dev_kind_t kind;
-    int32_t tier;   /* 0..3, see "Tiers" above */
-    int32_t group;  /* server index for in-server devices, -1 otherwise */
-    int32_t local;  /* index among devices of its kind in its group (GPU 3 of server 7: 3) */
-    int32_t rank;   /* endpoint rank for accelerators, -1 otherwise */
-    int32_t nic;    /* accelerators: the NIC it sends through off-server, or -1 */
+    int32_t tier;  /* 0..3, see "Tiers" above */
+    int32_t group; /* server index for in-server devices, -1 otherwise */
+    int32_t local; /* index among devices of its kind in its group (GPU 3 of server 7: 3) */
+    int32_t rank;  /* endpoint rank for accelerators, -1 otherwise */
+    int32_t nic;   /* accelerators: the NIC it sends through off-server, or -1 */
     const char *name;
 } strata_topo_device_t;
 
@@ -118,12 +118,12 @@ STRATA_API strata_topo_linkspec_t strata_topo_linkspec_kind(const char *kind, in
 /* One link, as read back. kind is owned by the topology ("custom" when made
  * from explicit figures only). */
 typedef struct strata_topo_link {
-    int32_t a, b;    /* the two devices; channel 2l is a→b, 2l+1 is b→a */
-    int32_t mult;    /* parallel links joined into this one */
-    int32_t tier;    /* max(tier(a), tier(b)) */
+    int32_t a, b; /* the two devices; channel 2l is a→b, 2l+1 is b→a */
+    int32_t mult; /* parallel links joined into this one */
+    int32_t tier; /* max(tier(a), tier(b)) */
     const char *kind;
-    double bw_dir;   /* B/s per direction, all mult links together */
-    double latency;  /* s, one hop */
+    double bw_dir;  /* B/s per direction, all mult links together */
+    double latency; /* s, one hop */
 } strata_topo_link_t;
 
 /* ==== Building a graph by hand (importers use this) ==== */
@@ -145,10 +145,14 @@ STRATA_API strata_status_t strata_topo_add_device(strata_topo_t *topo, strata_de
  * from spec (see strata_topo_linkspec_t); unknown kinds and non-positive
  * bandwidths are errors. Writes the new link id to *id_p (may be NULL). */
 STRATA_API strata_status_t strata_topo_add_link(strata_topo_t *topo, int32_t a, int32_t b,
-                                                const strata_topo_linkspec_t *spec,
-                                                int32_t *id_p, strata_error_t *err);
-/* Set which NIC accelerator accel sends through off-server (else the
- * nearest NIC of its group, chosen by strata_topo_finish). */
+                                                const strata_topo_linkspec_t *spec, int32_t *id_p,
+                                                strata_error_t *err);
+/* Set which NIC accelerator accel sends through off-server. Otherwise
+ * strata_topo_finish picks the nearest NIC of its group that has a link
+ * leaving the group (any NIC of the group when none has); among equally
+ * near ones the least used so far (accelerators in id order), then the
+ * one on the accelerator's rail (NIC local·nics/accels among those
+ * candidates), then the lower id. */
 STRATA_API strata_status_t strata_topo_set_nic(strata_topo_t *topo, int32_t accel, int32_t nic,
                                                strata_error_t *err);
 /* Freeze: build adjacency, assign ranks and NICs, check the graph is
@@ -174,13 +178,17 @@ STRATA_API strata_topo_link_t strata_topo_link(const strata_topo_t *topo, int32_
 STRATA_API int32_t strata_topo_find_device(const strata_topo_t *topo, const char *name);
 /* CSR adjacency of a finished topology: *nbr_p[i] is the i-th neighbour of
  * dev and *chan_p[i] the channel dev→neighbour; returns the degree (-1 on a
- * bad id). Arrays are owned by the topology, sorted by neighbour id. */
+ * bad id). Arrays are owned by the topology; each row is sorted by the
+ * neighbour's (tier, id), so lower-tier neighbours come first. */
 STRATA_API int32_t strata_topo_adjacency(const strata_topo_t *topo, int32_t dev,
                                          const int32_t **nbr_p, const int32_t **chan_p);
 /* Link joining a and b (the first, if several), or -1. */
 STRATA_API int32_t strata_topo_link_between(const strata_topo_t *topo, int32_t a, int32_t b);
 /* Directed channel helpers. */
-static inline int32_t strata_topo_chan_link(int32_t chan) { return chan >> 1; }
+static inline int32_t strata_topo_chan_link(int32_t chan)
+{
+    return chan >> 1;
+}
 /* Capacity of a channel = bw_dir of its link (B/s). */
 STRATA_API double strata_topo_chan_bw(const strata_topo_t *topo, int32_t chan);
 /* Device a channel leaves from / arrives at. */
@@ -225,7 +233,9 @@ STRATA_API strata_status_t strata_topo_build_switch(int32_t n, const strata_topo
  *            (k/2)^2 cores, aggregation j of each pod on cores j·k/2..;
  *            up to k pods (Al-Fares et al., SIGCOMM 2008).
  * endpoints 0 means the full tree (k, k²/2, k³/4); fewer builds a partial
- * tree with only the leaves/pods needed. oversub[t] (t = 1..tiers-1) is
+ * tree with only the leaves/pods needed, each switch with as many up-links
+ * as its tier's fullest switch has down-links (non-blocking, fewest
+ * switches). oversub[t] (t = 1..tiers-1) is
  * the down:up ratio at tier t (1 = non-blocking, 4 = 4:1); it is modelled
  * by dividing the per-link bandwidth of the links above tier t by it (so
  * ECMP structure is unchanged); 0 means 1. link[t] is the spec of links at
@@ -258,7 +268,7 @@ typedef struct strata_topo_server {
     int32_t scaleup_switches;
     strata_topo_linkspec_t scaleup; /* accel ↔ scale-up switch (or accel ↔ accel) */
     int32_t nics;
-    strata_topo_linkspec_t pcie;    /* accel/NIC ↔ PCIe switch, PCIe switch ↔ CPU, or accel ↔ NIC */
+    strata_topo_linkspec_t pcie; /* accel/NIC ↔ PCIe switch, PCIe switch ↔ CPU, or accel ↔ NIC */
     int32_t pcie_switches;
     int32_t cpus;
     strata_topo_linkspec_t nic_net; /* NIC ↔ leaf switch */
@@ -292,8 +302,7 @@ STRATA_API strata_status_t strata_topo_build_cluster(const strata_topo_server_t 
  * name, with: presets from data/ ("dgx-h100", "dgx-h100:16"), cluster
  * files ("*.json"), NCCL topology XML ("*.xml") and "local" (hwloc).
  * cat may be NULL only for specs that need no catalog figures. */
-STRATA_API strata_status_t strata_topo_load_spec(const char *spec,
-                                                 const strata_link_catalog_t *cat,
+STRATA_API strata_status_t strata_topo_load_spec(const char *spec, const strata_link_catalog_t *cat,
                                                  strata_topo_t **topo_p, strata_error_t *err);
 
 /* ==== Routing ==== */
@@ -310,7 +319,8 @@ STRATA_API strata_status_t strata_topo_load_spec(const char *spec,
  *    its server through its NIC, climbs to the lowest tier where source
  *    and destination share an ancestor, and descends (up/down); the set is
  *    every such minimal up/down path; inside a server: all shortest paths
- *    within the server;
+ *    through the scale-up fabric (accelerators and scale-up switches), or
+ *    when it does not join the two, all shortest paths within the server;
  *  - anything else: all shortest paths by hop count (BFS).
  * Each path is a minimum-hop path for its routing; paths are numbered
  * 0..count-1 in a fixed order. */
@@ -331,9 +341,9 @@ STRATA_API int32_t strata_topo_hops(strata_topo_router_t *router, int32_t src, i
  * ids into chans[0..max-1]; writes the hop count to *n_p. Returns
  * ERR_RANGE when max is too small (*n_p still says how many), ERR_INVALID
  * on bad ids. */
-STRATA_API strata_status_t strata_topo_path(strata_topo_router_t *router, int32_t src,
-                                            int32_t dst, uint64_t index, int32_t *chans,
-                                            int32_t max, int32_t *n_p);
+STRATA_API strata_status_t strata_topo_path(strata_topo_router_t *router, int32_t src, int32_t dst,
+                                            uint64_t index, int32_t *chans, int32_t max,
+                                            int32_t *n_p);
 /* One equal-cost path picked by a hash of (src, dst, seed): what an ECMP
  * switch does with a flow hash. Same contract as strata_topo_path. */
 STRATA_API strata_status_t strata_topo_path_hash(strata_topo_router_t *router, int32_t src,
@@ -342,8 +352,8 @@ STRATA_API strata_status_t strata_topo_path_hash(strata_topo_router_t *router, i
 
 /* Bottleneck bandwidth (min channel bw_dir, B/s) and total latency (sum of
  * link latencies, s) of a path given as channels. n == 0 gives +inf, 0. */
-STRATA_API void strata_topo_path_figures(const strata_topo_t *topo, const int32_t *chans,
-                                         int32_t n, double *bw_p, double *latency_p);
+STRATA_API void strata_topo_path_figures(const strata_topo_t *topo, const int32_t *chans, int32_t n,
+                                         double *bw_p, double *latency_p);
 
 /* ==== Metrics and bisection ==== */
 
@@ -359,10 +369,10 @@ typedef enum {
  * of links crossing the cut, with every non-endpoint device free to sit on
  * either side (for each partition, a min s-t cut). */
 typedef struct strata_topo_bisection {
-    double bw;           /* B/s per direction */
-    bool exact;          /* false: bw is an upper bound on the true value */
+    double bw;  /* B/s per direction */
+    bool exact; /* false: bw is an upper bound on the true value */
     strata_bisect_method_t method;
-    char how[192];       /* e.g. "closed form: 2·(N/k_max)·B" or "bound: ..." */
+    char how[192]; /* e.g. "closed form: 2·(N/k_max)·B" or "bound: ..." */
 } strata_topo_bisection_t;
 
 /* Exhaustive search covers graphs of at most this many endpoints. */
@@ -370,17 +380,16 @@ typedef struct strata_topo_bisection {
 
 STRATA_API strata_status_t strata_topo_bisection(const strata_topo_t *topo,
                                                  strata_bisect_method_t method,
-                                                 strata_topo_bisection_t *out,
-                                                 strata_error_t *err);
+                                                 strata_topo_bisection_t *out, strata_error_t *err);
 
 typedef struct strata_topo_metrics {
     int32_t devices, links, endpoints, groups;
     int32_t count[STRATA_DEV_KIND_COUNT]; /* devices per kind */
-    int32_t tiers;                         /* highest device tier + 1 */
+    int32_t tiers;                        /* highest device tier + 1 */
     /* Hop counts between endpoints (routed paths). */
     int32_t diameter;
-    double avg_hops;     /* over ordered pairs of distinct endpoints */
-    bool hops_exact;     /* false: estimated from a sample of sources */
+    double avg_hops; /* over ordered pairs of distinct endpoints */
+    bool hops_exact; /* false: estimated from a sample of sources */
     char hops_how[96];
     /* Per accelerator, per direction, B/s: tier 0 = scale-up links of the
      * accelerator (to other accelerators or scale-up switches); tier t >= 1
@@ -410,6 +419,34 @@ STRATA_API strata_status_t strata_topo_metrics_print(const strata_topo_metrics_t
  * link labelled kind×mult). */
 STRATA_API strata_status_t strata_topo_write_dot(const strata_topo_t *topo, FILE *out,
                                                  strata_error_t *err);
+
+/* ==== Topology I/O: presets, cluster files, NCCL XML, local host ====
+ * (section owned by the I/O half, branch topoio; docs/formats.md)
+ *
+ * A non-builder cluster spec is one of
+ *   NAME[:SERVERS][,key=value...]  a preset of <data dir>/presets (dgx-h100:16)
+ *   FILE.json[,key=value...]       a cluster file
+ *   FILE.xml[,key=value...]        an NCCL topology (NCCL_TOPO_DUMP_FILE)
+ *   local                          this host, through hwloc
+ * with keys servers, net (rail-fat-tree|fat-tree|switch|none), oversub
+ * (leaf ratio, or R1:R2 leaf first), nics, port (catalog id), tiers, radix.
+ * strata_topo_load_spec builds any of them. Errors in files carry
+ * file:line:col. Thread safety: none of these keep state. */
+
+/* Write the cluster `spec` names as a cluster file (the JSON that
+ * FILE.json specs read back) to out. */
+STRATA_API strata_status_t strata_cluster_export(const char *spec,
+                                                 const strata_link_catalog_t *cat, FILE *out,
+                                                 strata_error_t *err);
+/* Print what the spec describes: devices with model and details (caches,
+ * PCIe links, NIC speeds for `local`), intra-server links, network and the
+ * sources cited. */
+STRATA_API strata_status_t strata_cluster_describe(const char *spec,
+                                                   const strata_link_catalog_t *cat, FILE *out,
+                                                   strata_error_t *err);
+/* The available preset names, comma-separated, into buf (always
+ * NUL-terminated); returns buf. */
+STRATA_API const char *strata_cluster_presets(char *buf, size_t len);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,10 @@
  */
 #include "sched.h"
 
-static uint32_t nlevels(const strata_sched_t *s) { return sched_log2_ceil(s->p.nranks); }
+static uint32_t nlevels(const strata_sched_t *s)
+{
+    return sched_log2_ceil(s->p.nranks);
+}
 
 /* Has v received a partial sum in some phase before k? */
 static bool got_before(uint32_t v, uint32_t k, uint32_t P)
@@ -84,8 +87,8 @@ static void bin_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 
 const sched_algo_t sched_binomial = {
     .id = STRATA_ALGO_BINOMIAL,
-    .colls = SCHED_COLL(BROADCAST) | SCHED_COLL(REDUCE) | SCHED_COLL(ALLREDUCE) |
-             SCHED_COLL(BARRIER),
+    .colls =
+        SCHED_COLL(BROADCAST) | SCHED_COLL(REDUCE) | SCHED_COLL(ALLREDUCE) | SCHED_COLL(BARRIER),
     .init = bin_init,
     .phase = bin_phase,
 };

@@ -39,9 +39,17 @@ static void ag_phase(const strata_sched_t *s, uint32_t r, uint32_t L, sched_sink
 static void strided(sched_sink_t *k, int op, uint32_t after, int32_t peer, int sb, uint64_t so,
                     int64_t ss, int db, uint64_t doff, int64_t ds, uint64_t count, uint64_t nblk)
 {
-    strata_step_t t = {.op = (uint8_t)op, .src_buf = (uint8_t)sb, .dst_buf = (uint8_t)db,
-                       .peer = peer, .after = after, .src_off = so, .dst_off = doff,
-                       .count = count, .nblk = nblk, .src_stride = ss, .dst_stride = ds};
+    strata_step_t t = {.op = (uint8_t)op,
+                       .src_buf = (uint8_t)sb,
+                       .dst_buf = (uint8_t)db,
+                       .peer = peer,
+                       .after = after,
+                       .src_off = so,
+                       .dst_off = doff,
+                       .count = count,
+                       .nblk = nblk,
+                       .src_stride = ss,
+                       .dst_stride = ds};
     sched_emit(k, &t);
 }
 
@@ -54,7 +62,8 @@ static void a2a_round(const strata_sched_t *s, uint32_t r, uint32_t rk, sched_si
     int32_t to = (int32_t)((r + d) % P), from = (int32_t)sched_mod((int64_t)r - d, P);
     int W = STRATA_BUF_SCRATCH;
     uint32_t nsteps = 0;
-    if (nfull) strided(k, STRATA_STEP_SEND, 0, to, W, d * n, 2 * d * n, W, 0, 0, d * n, nfull), nsteps++;
+    if (nfull)
+        strided(k, STRATA_STEP_SEND, 0, to, W, d * n, 2 * d * n, W, 0, 0, d * n, nfull), nsteps++;
     if (plen) sched_send(k, 0, to, W, ps * n, plen * n), nsteps++;
     if (nfull) sched_recv(k, 0, from, W, T, full), nsteps++;
     if (plen) sched_recv(k, 0, from, W, T + full, plen * n), nsteps++;
@@ -74,8 +83,8 @@ static void a2a_phase(const strata_sched_t *s, uint32_t r, uint32_t L, sched_sin
     } else if (k->phase <= L) {
         a2a_round(s, r, k->phase - 1, k);
     } else { /* out[i] = W[(r - i) mod P] */
-        strided(k, STRATA_STEP_COPY, 0, -1, W, r * n, -(int64_t)n, STRATA_BUF_OUTPUT, 0,
-                (int64_t)n, n, r + 1);
+        strided(k, STRATA_STEP_COPY, 0, -1, W, r * n, -(int64_t)n, STRATA_BUF_OUTPUT, 0, (int64_t)n,
+                n, r + 1);
         if (r + 1 < P)
             strided(k, STRATA_STEP_COPY, 0, -1, W, (P - 1) * n, -(int64_t)n, STRATA_BUF_OUTPUT,
                     (r + 1) * n, (int64_t)n, n, P - 1 - r);
@@ -98,7 +107,9 @@ static strata_status_t bruck_init(strata_sched_t *s, strata_error_t *err)
         s->nphases = L + 2;
         s->buf[STRATA_BUF_SCRATCH] = 2 * (uint64_t)P * n;
         break;
-    default: s->nphases = L; break; /* barrier */
+    default:
+        s->nphases = L;
+        break; /* barrier */
     }
     return STRATA_OK;
 }
@@ -107,12 +118,16 @@ static void bruck_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 {
     uint32_t P = s->p.nranks, L = sched_log2_ceil(P);
     switch (s->p.coll) {
-    case STRATA_COLL_ALLGATHER: ag_phase(s, r, L, k); break;
-    case STRATA_COLL_ALLTOALL: a2a_phase(s, r, L, k); break;
+    case STRATA_COLL_ALLGATHER:
+        ag_phase(s, r, L, k);
+        break;
+    case STRATA_COLL_ALLTOALL:
+        a2a_phase(s, r, L, k);
+        break;
     default: /* dissemination barrier */
         sched_send(k, 0, (int32_t)((r + (1u << k->phase)) % P), STRATA_BUF_INPUT, 0, 0);
-        sched_recv(k, 0, (int32_t)sched_mod((int64_t)r - (1 << k->phase), P), STRATA_BUF_OUTPUT,
-                   0, 0);
+        sched_recv(k, 0, (int32_t)sched_mod((int64_t)r - (1 << k->phase), P), STRATA_BUF_OUTPUT, 0,
+                   0);
         break;
     }
 }

@@ -23,8 +23,9 @@ static const char *const algo_names[] = {
 };
 
 static const sched_algo_t *const algos[STRATA_ALGO_COUNT] = {
-    &sched_ring,     &sched_tree,  &sched_binomial, &sched_recdbl,  &sched_rabenseifner,
-    &sched_bruck,    &sched_pairwise, &sched_hier,  &sched_torus2d, &sched_innet,
+    &sched_ring,  &sched_tree,     &sched_binomial, &sched_recdbl,  &sched_rabenseifner,
+    &sched_bruck, &sched_pairwise, &sched_hier,     &sched_torus2d, &sched_innet,
+    &sched_nvlstree,
 };
 
 const char *strata_coll_name(strata_coll_t coll)
@@ -41,8 +42,10 @@ const char *strata_algo_name(strata_algo_t algo)
 static bool name_eq(const char *a, const char *b)
 {
     for (;;) {
-        while (*a == '_' || *a == '-') a++;
-        while (*b == '_' || *b == '-') b++;
+        while (*a == '_' || *a == '-')
+            a++;
+        while (*b == '_' || *b == '-')
+            b++;
         char ca = (char)(*a >= 'A' && *a <= 'Z' ? *a - 'A' + 'a' : *a);
         char cb = (char)(*b >= 'A' && *b <= 'Z' ? *b - 'A' + 'a' : *b);
         if (ca != cb) return false;
@@ -87,10 +90,17 @@ static void coll_sizes(strata_sched_t *s)
     uint64_t P = s->p.nranks, n = s->p.count;
     uint64_t in = n, out = n;
     switch (s->p.coll) {
-    case STRATA_COLL_REDUCE_SCATTER: in = P * n; break;
-    case STRATA_COLL_ALLGATHER: out = P * n; break;
-    case STRATA_COLL_ALLTOALL: in = out = P * n; break;
-    default: break;
+    case STRATA_COLL_REDUCE_SCATTER:
+        in = P * n;
+        break;
+    case STRATA_COLL_ALLGATHER:
+        out = P * n;
+        break;
+    case STRATA_COLL_ALLTOALL:
+        in = out = P * n;
+        break;
+    default:
+        break;
     }
     s->buf[STRATA_BUF_INPUT] = in;
     s->buf[STRATA_BUF_OUTPUT] = out;
@@ -171,9 +181,18 @@ void strata_sched_destroy(strata_sched_t *s)
     util_free(s);
 }
 
-const strata_sched_params_t *strata_sched_params(const strata_sched_t *s) { return &s->p; }
-uint32_t strata_sched_nagents(const strata_sched_t *s) { return s->nagents; }
-uint32_t strata_sched_nphases(const strata_sched_t *s) { return s->nphases; }
+const strata_sched_params_t *strata_sched_params(const strata_sched_t *s)
+{
+    return &s->p;
+}
+uint32_t strata_sched_nagents(const strata_sched_t *s)
+{
+    return s->nagents;
+}
+uint32_t strata_sched_nphases(const strata_sched_t *s)
+{
+    return s->nphases;
+}
 
 uint64_t strata_sched_buf_count(const strata_sched_t *s, uint32_t agent, strata_buf_t buf)
 {
@@ -219,7 +238,8 @@ uint32_t strata_sched_phase_class(const strata_sched_t *s, uint32_t phase)
 uint64_t strata_sched_nsteps(const strata_sched_t *s, uint32_t agent)
 {
     uint64_t n = 0;
-    for (uint32_t ph = 0; ph < s->nphases; ph++) n += strata_sched_phase_nsteps(s, agent, ph);
+    for (uint32_t ph = 0; ph < s->nphases; ph++)
+        n += strata_sched_phase_nsteps(s, agent, ph);
     return n;
 }
 
@@ -271,18 +291,26 @@ static void emit(sched_sink_t *k, int op, uint32_t after, int32_t peer, int sbuf
         k->n++;
         return;
     }
-    strata_step_t st = {.op = (uint8_t)op, .src_buf = (uint8_t)sbuf, .dst_buf = (uint8_t)dbuf,
-                        .peer = peer, .after = after, .src_off = soff, .dst_off = doff,
-                        .count = count, .nblk = 1};
+    strata_step_t st = {.op = (uint8_t)op,
+                        .src_buf = (uint8_t)sbuf,
+                        .dst_buf = (uint8_t)dbuf,
+                        .peer = peer,
+                        .after = after,
+                        .src_off = soff,
+                        .dst_off = doff,
+                        .count = count,
+                        .nblk = 1};
     sched_emit(k, &st);
 }
 
-void sched_send(sched_sink_t *k, uint32_t after, int32_t peer, int buf, uint64_t off, uint64_t count)
+void sched_send(sched_sink_t *k, uint32_t after, int32_t peer, int buf, uint64_t off,
+                uint64_t count)
 {
     emit(k, STRATA_STEP_SEND, after, peer, buf, off, buf, 0, count);
 }
 
-void sched_recv(sched_sink_t *k, uint32_t after, int32_t peer, int buf, uint64_t off, uint64_t count)
+void sched_recv(sched_sink_t *k, uint32_t after, int32_t peer, int buf, uint64_t off,
+                uint64_t count)
 {
     emit(k, STRATA_STEP_RECV, after, peer, buf, 0, buf, off, count);
 }
@@ -308,7 +336,8 @@ void sched_reduce(sched_sink_t *k, uint32_t after, int sbuf, uint64_t soff, int 
 uint32_t sched_log2_floor(uint64_t x)
 {
     uint32_t l = 0;
-    while (x >>= 1) l++;
+    while (x >>= 1)
+        l++;
     return l;
 }
 

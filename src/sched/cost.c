@@ -47,7 +47,7 @@
 /* ==== Machine from a topology ==== */
 
 #define PAIR_MAX_PATHS 64
-#define PAIR_MAX_HOPS 16
+#define PAIR_MAX_HOPS  16
 
 /* Bandwidth of all equal-cost paths a→b together, and one path's latency. */
 static strata_status_t pair_figures(strata_topo_router_t *rt, const strata_topo_t *t, int32_t a,
@@ -89,25 +89,35 @@ static const char *link_kind_to(const strata_topo_t *t, int32_t d, int to)
     return "";
 }
 
-static bool is_nvlink(const char *kind) { return strncmp(kind, "nvlink", 6) == 0; }
+static bool is_nvlink(const char *kind)
+{
+    return strncmp(kind, "nvlink", 6) == 0;
+}
 
-/* Which memory reduces: the HBM of the GPU generation an NVLink kind
- * belongs to (links.md: NVLink3 = A100, NVLink4 = H100/H200, NVLink5 =
- * B200), else host DDR5. */
+/* Which memory reduces: the HBM of the accelerator generation the
+ * scale-up link kind belongs to (links.md: NVLink3 = A100 80GB as in DGX
+ * A100, NVLink4 = H100 (H200 shares NVLink4; its faster HBM is not
+ * assumed), NVLink5 = B200, Infinity Fabric = MI300X, ICI v4 / v5p = TPU v4
+ * / v5p). Unknown pairings return 0: the reduction term is then not
+ * modelled rather than guessed. */
 static double reduce_rate(const strata_link_catalog_t *cat, const char *intra_kind)
 {
-    const char *mem = !strcmp(intra_kind, "nvlink3")   ? "hbm-a100-80"
-                      : !strcmp(intra_kind, "nvlink4") ? "hbm-h100"
-                      : !strcmp(intra_kind, "nvlink5") ? "hbm-b200"
-                                                       : "ddr5-4800";
-    const strata_link_t *l = cat ? strata_link_find(cat, mem) : NULL;
-    /* without a catalog: one DDR5-4800 channel, 38.4 GB/s (JEDEC) */
-    return (l ? l->device_bw_dir : 38.4e9) / REDUCE_HBM_PASSES;
+    static const char *const map[][2] = {
+        {"nvlink3", "hbm-a100-80"},  {"nvlink4", "hbm-h100"}, {"nvlink5", "hbm-b200"},
+        {"if-mi300x", "hbm-mi300x"}, {"ici-v4", "hbm-tpuv4"}, {"ici-v5p", "hbm-tpuv5p"},
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+        if (strcmp(intra_kind, map[i][0])) continue;
+        const strata_link_t *l = cat ? strata_link_find(cat, map[i][1]) : NULL;
+        return l ? l->device_bw_dir / REDUCE_HBM_PASSES : 0;
+    }
+    return 0;
 }
 
 static void count_server(const strata_topo_t *t, strata_coll_machine_t *m)
 {
-    int32_t P = strata_topo_endpoint_count(t), g0 = strata_topo_device(t, strata_topo_endpoint(t, 0)).group;
+    int32_t P = strata_topo_endpoint_count(t),
+            g0 = strata_topo_device(t, strata_topo_endpoint(t, 0)).group;
     uint32_t g = 0, nics = 0, sw = 0;
     for (int32_t r = 0; r < P; r++)
         if (g0 >= 0 && strata_topo_device(t, strata_topo_endpoint(t, r)).group == g0) g++;
@@ -156,15 +166,18 @@ static double pattern_bw_row(pattern_t *p, uint32_t P, uint32_t d, bool add, uin
         for (uint32_t r = 0; r < P; r++) {
             uint32_t q = peer_of(r, P, d, add, row);
             if (q >= P || q == r) continue;
-            int32_t a = strata_topo_endpoint(p->t, (int32_t)r), b = strata_topo_endpoint(p->t, (int32_t)q);
+            int32_t a = strata_topo_endpoint(p->t, (int32_t)r),
+                    b = strata_topo_endpoint(p->t, (int32_t)q);
             double np = strata_topo_path_count(p->rt, a, b);
             int ip = np > 4 ? 4 : (int)np;
             for (int i = 0; i < ip; i++) {
                 if (strata_topo_path(p->rt, a, b, (uint64_t)i, ch, PAIR_MAX_HOPS, &n)) continue;
                 for (int h = 0; h < n; h++) {
                     double *l = &p->load[ch[h]], bw = strata_topo_chan_bw(p->t, ch[h]);
-                    if (pass == 0) *l += 1.0 / ip;
-                    else if (bw / *l * ip < worst) worst = bw / *l * ip;
+                    if (pass == 0)
+                        *l += 1.0 / ip;
+                    else if (bw / *l * ip < worst)
+                        worst = bw / *l * ip;
                 }
             }
         }
@@ -186,7 +199,8 @@ static bool rows_share_columns(pattern_t *p, uint32_t P, uint32_t g)
     memcpy(col, p->load, p->nchan * sizeof(*col));
     pattern_bw_row(p, P, 0, true, g);
     bool shared = false;
-    for (size_t c = 0; c < p->nchan && !shared; c++) shared = col[c] > 0 && p->load[c] > 0;
+    for (size_t c = 0; c < p->nchan && !shared; c++)
+        shared = col[c] > 0 && p->load[c] > 0;
     util_free(col);
     return shared;
 }
@@ -238,14 +252,19 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
     int32_t e0 = strata_topo_endpoint(t, 0);
     if (m.nranks > 1) {
         st = pair_figures(rt, t, e0, strata_topo_endpoint(t, 1), &m.bw_intra, &m.lat_intra, err);
-        snprintf(m.intra_kind, sizeof(m.intra_kind), "%s", link_kind_to(t, e0, -1));
+        /* the scale-up kind: links to switch chips, else to peers, else any */
+        const char *k = link_kind_to(t, e0, STRATA_DEV_SCALEUP_SWITCH);
+        if (!k[0]) k = link_kind_to(t, e0, STRATA_DEV_ACCEL);
+        if (!k[0]) k = link_kind_to(t, e0, -1);
+        snprintf(m.intra_kind, sizeof(m.intra_kind), "%s", k);
     }
     if (!st && m.servers > 1) {
         double lat_far;
         st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)m.per_server), &m.bw_nic,
                           &m.lat_inter, err);
-        if (!st) st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)m.nranks - 1),
-                                   &(double){0}, &lat_far, err);
+        if (!st)
+            st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)m.nranks - 1),
+                              &(double){0}, &lat_far, err);
         if (lat_far > m.lat_inter) m.lat_inter = lat_far;
         int32_t nic = strata_topo_device(t, e0).nic;
         snprintf(m.inter_kind, sizeof(m.inter_kind), "%s",
@@ -263,8 +282,8 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
     if (m.per_server == 1) m.bw_nic = m.bw_intra;
     m.reduce_bw = reduce_rate(cat, m.intra_kind);
     /* NVLink SHARP needs NVSwitch gen3+, i.e. NVLink4+ ports (links.md) */
-    m.switch_reduce = m.switch_reduce && (!strcmp(m.intra_kind, "nvlink4") ||
-                                          !strcmp(m.intra_kind, "nvlink5"));
+    m.switch_reduce =
+        m.switch_reduce && (!strcmp(m.intra_kind, "nvlink4") || !strcmp(m.intra_kind, "nvlink5"));
     /* InfiniBand SHARP exists in Quantum (HDR) and Quantum-2 (NDR) switches
      * but runs only with an aggregation manager and NCCL's CollNet plugin;
      * a topology does not say it is enabled, so the model assumes it is
@@ -275,6 +294,12 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
 }
 
 /* ==== Cost accumulation ==== */
+
+/* Seconds to reduce `bytes` locally; 0 when the rate is unknown. */
+static double red(const strata_coll_machine_t *m, double bytes)
+{
+    return m->reduce_bw > 0 ? bytes / m->reduce_bw : 0;
+}
 
 typedef struct acc {
     double a, bi, be, g, steps, xi, xe;
@@ -318,10 +343,16 @@ static double net_bw(const strata_coll_machine_t *m, double active)
     return bw < m->bw_intra ? bw : m->bw_intra;
 }
 
-static bool multi(const strata_coll_machine_t *m) { return m->servers > 1; }
+static bool multi(const strata_coll_machine_t *m)
+{
+    return m->servers > 1;
+}
 
 /* Is a partner at rank distance d (XOR or aligned) inside the server? */
-static bool inside(const strata_coll_machine_t *m, double d) { return !multi(m) || d < m->per_server; }
+static bool inside(const strata_coll_machine_t *m, double d)
+{
+    return !multi(m) || d < m->per_server;
+}
 
 /* Chunk count minimising (C + a)(alpha + b / C): C = sqrt(a b / alpha). */
 static double pipe_chunks(double a, double b, double alpha, double bytes)
@@ -349,7 +380,7 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
         double C = pipe_chunks(P - 2, n / bw, a, n);
         *chunks = C;
         step(z, m, multi(m), n / C, bw, C + P - 2);
-        if (c == STRATA_COLL_REDUCE) z->g += (C + P - 2) * (n / C) / m->reduce_bw;
+        if (c == STRATA_COLL_REDUCE) z->g += red(m, (C + P - 2) * (n / C));
         return;
     }
     double steps = c == STRATA_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1;
@@ -360,22 +391,86 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
         step(z, m, multi(m), n / P, bw, steps);
     }
     if (multi(m)) z->xe = z->xe / g, z->xi = steps * n / P; /* a rank's share of the NICs */
-    if (c != STRATA_COLL_ALLGATHER) z->g += (P - 1) / P * n / m->reduce_bw;
+    if (c != STRATA_COLL_ALLGATHER) z->g += red(m, (P - 1) / P * n);
 }
 
-/* Double binary tree: phases C - 1 + 2T, each moving up to 2n/C per rank
- * per direction (an inner node: 1 chunk up + 2 down in its tree, 1 up in
- * the other; chunks are n/(2C)). T = ceil(log2 P), the height of NCCL's
- * bit-pattern tree (checked against the generator in cost_test.c). */
+/* Edges of NCCL's double binary tree at the busiest of N nodes (both
+ * trees). Exact up to DTREE_EXACT nodes; beyond, 4 (a node inner in one
+ * tree, 3 edges, and a leaf in the other, 1 edge; cost_test checks the
+ * generator gives 4 for every N from 5 to 4096), so a cost stays O(1). */
+#define DTREE_EXACT 64
+static double dtree_edges(uint32_t N)
+{
+    return N <= DTREE_EXACT ? sched_dtree_max_edges(N) : 4;
+}
+
+/* A pipeline of `fill` + C - 1 phases whose every phase moves 1/C of the
+ * per-phase loads below (bytes of the whole buffer per tier, C = 1):
+ * scale-up bytes per rank over bw_intra, network bytes per server over its
+ * NICs. The tiers run at once; the busier sets the pace. Latency: `li`
+ * fill phases at the scale-up latency, the rest at the network's. */
+static void pipeline(const strata_coll_machine_t *m, double n, double fill, double li, double up1,
+                     double net1, acc_t *z, double *chunks)
+{
+    bool net = multi(m);
+    double K = m->nics < m->per_server ? m->nics : m->per_server;
+    double ti = up1 / m->bw_intra, te = net ? net1 / (K * m->bw_nic) : 0;
+    double a = net ? m->lat_inter : m->lat_intra, b = fmax(ti, te);
+    double C = pipe_chunks(fill - 1, b, a, n);
+    double phases = C - 1 + fill;
+    *chunks = C;
+    z->steps = phases;
+    z->a = li * m->lat_intra + (phases - li) * a;
+    if (te > ti)
+        z->be = phases * te / C;
+    else
+        z->bi = phases * ti / C;
+    z->xi = up1, z->xe = net ? net1 / m->per_server : 0;
+}
+
+/* Double binary tree (tree.c). Flat over P ranks on one server or a direct
+ * network: E edges at the busiest rank, each carrying its tree's half of
+ * every chunk each way, so E n/2 per rank per direction; height
+ * T = ceil(log2 P); C - 1 + 2T phases.
+ *
+ * Over N servers of g ranks (NCCL), a chain inside each server, the
+ * channels' heads spread over the g ranks. Per rank and direction over
+ * scale-up links: every (tree, channel) moves its n/(2g) piece g-1 hops up
+ * and g-1 down its chain, 2g of them shared by g ranks: 2(g-1)/g n. Per
+ * server through its NICs: its E tree edges (2 for N = 2, up to 4) carry
+ * n/2 each way: E n/2 over min(NICs, g) ports. Height g - 1 + ceil(log2 N):
+ * C - 1 + 2(g - 1 + T) phases, the 2(g - 1) chain fill and drain at
+ * scale-up latency. Large messages:
+ *   t -> n max(2(g-1)/g / B_up, E/2 / (min(NICs, g) B_nic))
+ * e.g. 2 x 8 H100 (E = 2, 8 NICs at 49.7 GB/s, 400 GB/s NVLink): chain
+ * 1.75 n / 400 GB/s = n / 229 GB/s > NICs n / 398 GB/s: chain-bound. */
 static void cost_tree(const strata_coll_machine_t *m, double n, acc_t *z, double *chunks)
 {
-    double T = sched_log2_ceil(m->nranks);
-    double bw = multi(m) ? net_bw(m, m->per_server) : m->bw_intra;
-    double a = multi(m) ? m->lat_inter : m->lat_intra;
-    double C = pipe_chunks(2 * T - 1, 2 * n / bw, a, n);
-    *chunks = C;
-    step(z, m, multi(m), 2 * n / C, bw, C - 1 + 2 * T);
-    z->g += (C - 1 + 2 * T) * (n / C) / m->reduce_bw;
+    double g = multi(m) ? m->per_server : 1, N = m->nranks / g, E = dtree_edges((uint32_t)N);
+    double T = sched_log2_ceil((uint64_t)N);
+    if (multi(m))
+        pipeline(m, n, 2 * (g - 1 + T), 2 * (g - 1), 2 * (g - 1) / g * n, E * n / 2, z, chunks);
+    else
+        pipeline(m, n, 2 * T, 0, E * n / 2, 0, z, chunks);
+    /* a rank reduces what reaches it on the way up: its chain share and
+     * (as a head) up to two child servers' halves, or two children flat */
+    z->g += red(m, (z->steps / *chunks) * ((g - 1) / g * n + fmin(E, 2) * n / (2 * g)));
+}
+
+/* NVLS tree (nvlstree.c): each chunk goes up to the switch (all n of a
+ * rank's input), the switch hands 1/g of it to each rank as head, heads
+ * run the tree across servers and send the total back up (n/g), and the
+ * switch multicasts it. Per rank per direction over scale-up links:
+ * n (1 + 1/g), the NVLS traffic (cost_innet); per server through the NICs
+ * E n/2 as for the tree. C + 3 + 2T phases (T = ceil(log2 N)), four of
+ * them at scale-up latency. Large messages:
+ *   t -> n max((1+1/g) / B_up, E/2 / (min(NICs, g) B_nic)). */
+static void cost_nvlstree(const strata_coll_machine_t *m, double n, acc_t *z, double *chunks)
+{
+    double g = m->per_server, N = m->servers, E = dtree_edges((uint32_t)N);
+    double T = sched_log2_ceil((uint64_t)N);
+    pipeline(m, n, 4 + 2 * T, 4, (1 + 1 / g) * n, E * n / 2, z, chunks);
+    z->g += red(m, (z->steps / *chunks) * fmin(E, 2) * n / (2 * g));
 }
 
 /* Binomial tree: log2 P steps of the whole buffer; step k spans 2^k ranks. */
@@ -388,7 +483,7 @@ static void cost_binomial(const strata_coll_machine_t *m, strata_coll_t c, doubl
             step_dist(z, m, k, n, rounds);
         else
             step(z, m, true, n, net_bw(m, m->per_server), rounds);
-        if (c == STRATA_COLL_REDUCE || c == STRATA_COLL_ALLREDUCE) z->g += n / m->reduce_bw;
+        if (c == STRATA_COLL_REDUCE || c == STRATA_COLL_ALLREDUCE) z->g += red(m, n);
     }
 }
 
@@ -414,7 +509,7 @@ static void cost_recdbl(const strata_coll_machine_t *m, strata_coll_t c, double 
             step_dist(z, m, k, bytes, 1);
         else
             step(z, m, true, bytes, net_bw(m, m->per_server), 1);
-        if (c == STRATA_COLL_ALLREDUCE) z->g += n / m->reduce_bw;
+        if (c == STRATA_COLL_ALLREDUCE) z->g += red(m, n);
     }
     fold_steps(m, c == STRATA_COLL_ALLGATHER ? n / P : n, n, z);
 }
@@ -430,7 +525,7 @@ static void cost_rabenseifner(const strata_coll_machine_t *m, strata_coll_t c, d
             step_dist(z, m, L - 1 - s, bytes, rounds);
         else
             step(z, m, true, bytes, net_bw(m, m->per_server), rounds);
-        z->g += bytes / m->reduce_bw;
+        z->g += red(m, bytes);
     }
     fold_steps(m, n, c == STRATA_COLL_ALLREDUCE ? n : n / m->nranks, z);
 }
@@ -470,7 +565,8 @@ static void cost_pairwise(const strata_coll_machine_t *m, strata_coll_t c, doubl
         return;
     }
     /* k = 1 .. g-1: the slowest rank crosses with k others; k >= g: all cross */
-    for (double k = 1; k < g; k++) step(z, m, true, blk, net_bw(m, k), 1);
+    for (double k = 1; k < g; k++)
+        step(z, m, true, blk, net_bw(m, k), 1);
     step(z, m, true, blk, net_bw(m, g), P - g);
 }
 
@@ -501,20 +597,38 @@ static void cost_twolevel(const strata_coll_machine_t *m, uint32_t g, double n, 
         z->be = Te, z->bi = hidden;
     if (!net) z->bi += z->be, z->be = 0;
     z->xi = Ti * m->bw_intra, z->xe = net ? Te * bw_out : 0;
-    z->g = ((g - 1) / (double)g * n + (N - 1) / N * n / g) / m->reduce_bw;
+    z->g = red(m, (g - 1) / (double)g * n + (N - 1) / N * n / g);
 }
 
 /* In-network: chunks go up and come down reduced; C + 1 phases in one
  * server (NVLS), C + 3 with a SHARP tree over servers. Switches reduce at
- * line rate (they are built to), so there is no γ term. */
+ * line rate (they are built to), so there is no γ term.
+ *
+ * Traffic on a GPU's links, from what the NVLS kernel does rather than
+ * from the schedule's abstraction (a switch agent that receives, reduces
+ * and multicasts): for each of the g shards of n/g, the switch reads the
+ * shard from all g GPUs (multimem.ld_reduce: n/g up from every GPU per
+ * shard, n up per GPU in all) and returns the sum to the shard's owner
+ * (n/g down); the owner stores it with multimem.st (n/g up), which the
+ * switch multicasts to every GPU (n/g down per shard, n per GPU). Per GPU
+ * and direction: n (1 + 1/g), so busbw -> B 2(g-1)/g / (1 + 1/g)
+ * = B 2(g-1)/(g+1) (14/9 B for 8 GPUs). With a SHARP tree across servers
+ * each server also sends n up through its NICs and receives n. */
 static void cost_innet(const strata_coll_machine_t *m, double n, acc_t *z, double *chunks)
 {
     bool net = multi(m);
-    double bw = net ? fmin(m->bw_intra, m->nics * m->bw_nic) : m->bw_intra;
+    double g = net ? m->per_server : m->nranks, up1 = (1 + 1 / g) * n;
+    double ti = up1 / m->bw_intra, te = net ? n / (m->nics * m->bw_nic) : 0;
     double extra = net ? 3 : 1, a = net ? m->lat_inter : m->lat_intra;
-    double C = pipe_chunks(extra, n / bw, a, n);
+    double C = pipe_chunks(extra, fmax(ti, te), a, n);
     *chunks = C;
-    step(z, m, net, n / C, bw, C + extra);
+    z->steps = C + extra;
+    z->a = (C + extra) * a;
+    if (te > ti)
+        z->be = (C + extra) * te / C;
+    else
+        z->bi = (C + extra) * ti / C;
+    z->xi = up1, z->xe = net ? n / m->per_server : 0;
 }
 
 /* Default row length of torus2d (as torus2d.c): the longer side of the
@@ -539,9 +653,17 @@ static strata_status_t applies(const strata_coll_machine_t *m, strata_coll_t c, 
                                 "hier needs several servers of several ranks");
     if (a == STRATA_ALGO_TORUS2D && (torus_rows(m) < 2 || torus_rows(m) == m->nranks))
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED, "torus2d needs a 2D grid of ranks");
+    if (a == STRATA_ALGO_INNET && m->switch_reduce && multi(m) && !m->net_reduce)
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "innet across servers needs network switches that reduce "
+                                "(InfiniBand SHARP, assumed off)");
     if (a == STRATA_ALGO_INNET && !(m->switch_reduce && (!multi(m) || m->net_reduce)))
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
                                 "innet needs switches that reduce (NVLink SHARP, IB SHARP)");
+    if (a == STRATA_ALGO_NVLSTREE && !(m->switch_reduce && multi(m)))
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "nvlstree needs several servers whose switches reduce "
+                                "(NVLink SHARP)");
     return STRATA_OK;
 }
 
@@ -549,12 +671,16 @@ double strata_coll_busbw_factor(strata_coll_t coll, uint32_t P)
 {
     double p = P;
     switch (coll) {
-    case STRATA_COLL_ALLREDUCE: return 2 * (p - 1) / p;
+    case STRATA_COLL_ALLREDUCE:
+        return 2 * (p - 1) / p;
     case STRATA_COLL_ALLGATHER:
     case STRATA_COLL_REDUCE_SCATTER:
-    case STRATA_COLL_ALLTOALL: return (p - 1) / p;
-    case STRATA_COLL_BARRIER: return 0;
-    default: return 1;
+    case STRATA_COLL_ALLTOALL:
+        return (p - 1) / p;
+    case STRATA_COLL_BARRIER:
+        return 0;
+    default:
+        return 1;
     }
 }
 
@@ -570,17 +696,41 @@ static void dispatch(const strata_coll_machine_t *m, strata_coll_t c, strata_alg
                      acc_t *z, double *chunks)
 {
     switch (a) {
-    case STRATA_ALGO_RING: cost_ring(m, c, n, z, chunks); break;
-    case STRATA_ALGO_TREE: cost_tree(m, n, z, chunks); break;
-    case STRATA_ALGO_BINOMIAL: cost_binomial(m, c, n, z); break;
-    case STRATA_ALGO_RECDBL: cost_recdbl(m, c, n, z); break;
-    case STRATA_ALGO_RABENSEIFNER: cost_rabenseifner(m, c, n, z); break;
-    case STRATA_ALGO_BRUCK: cost_bruck(m, c, n, z); break;
-    case STRATA_ALGO_PAIRWISE: cost_pairwise(m, c, n, z); break;
-    case STRATA_ALGO_HIER: cost_twolevel(m, m->per_server, n, z, chunks); break;
-    case STRATA_ALGO_TORUS2D: cost_twolevel(m, torus_rows(m), n, z, chunks); break;
-    case STRATA_ALGO_INNET: cost_innet(m, n, z, chunks); break;
-    default: break;
+    case STRATA_ALGO_RING:
+        cost_ring(m, c, n, z, chunks);
+        break;
+    case STRATA_ALGO_TREE:
+        cost_tree(m, n, z, chunks);
+        break;
+    case STRATA_ALGO_BINOMIAL:
+        cost_binomial(m, c, n, z);
+        break;
+    case STRATA_ALGO_RECDBL:
+        cost_recdbl(m, c, n, z);
+        break;
+    case STRATA_ALGO_RABENSEIFNER:
+        cost_rabenseifner(m, c, n, z);
+        break;
+    case STRATA_ALGO_BRUCK:
+        cost_bruck(m, c, n, z);
+        break;
+    case STRATA_ALGO_PAIRWISE:
+        cost_pairwise(m, c, n, z);
+        break;
+    case STRATA_ALGO_HIER:
+        cost_twolevel(m, m->per_server, n, z, chunks);
+        break;
+    case STRATA_ALGO_TORUS2D:
+        cost_twolevel(m, torus_rows(m), n, z, chunks);
+        break;
+    case STRATA_ALGO_INNET:
+        cost_innet(m, n, z, chunks);
+        break;
+    case STRATA_ALGO_NVLSTREE:
+        cost_nvlstree(m, n, z, chunks);
+        break;
+    default:
+        break;
     }
 }
 
@@ -594,14 +744,76 @@ strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t c
     if (st) return st;
     acc_t z = {0};
     double chunks = 1;
-    if (m->nranks > 1) dispatch(m, coll, algo, coll == STRATA_COLL_BARRIER ? 0 : bytes, &z, &chunks);
-    strata_coll_cost_t c = {.coll = coll, .algo = algo, .bytes = bytes, .alpha = z.a,
-                            .beta = z.bi + z.be, .gamma = z.g, .steps = z.steps,
-                            .chunks = (uint32_t)chunks, .bytes_intra = z.xi, .bytes_inter = z.xe};
+    if (m->nranks > 1)
+        dispatch(m, coll, algo, coll == STRATA_COLL_BARRIER ? 0 : bytes, &z, &chunks);
+    strata_coll_cost_t c = {.coll = coll,
+                            .algo = algo,
+                            .bytes = bytes,
+                            .alpha = z.a,
+                            .beta = z.bi + z.be,
+                            .gamma = z.g,
+                            .steps = z.steps,
+                            .chunks = (uint32_t)chunks,
+                            .bytes_intra = z.xi,
+                            .bytes_inter = z.xe};
     c.time = c.alpha + fmax(c.beta, c.gamma);
     c.algbw = c.time > 0 ? bytes / c.time : 0;
     c.busbw = c.algbw * strata_coll_busbw_factor(coll, m->nranks);
     c.bound = bound_of(&z);
     *c_p = c;
     return STRATA_OK;
+}
+
+const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t algo, char *buf,
+                                  size_t len)
+{
+    uint32_t P = m->nranks, g = m->per_server, N = m->servers;
+    uint32_t K = m->nics < g ? m->nics : g;
+    switch (multi(m) ? (int)algo : -1 - (int)algo) {
+    case STRATA_ALGO_TREE:
+        snprintf(buf, len,
+                 "double binary tree over %u servers, a chain of %u ranks in each, "
+                 "%u channels (one head per rank)",
+                 N, g, g);
+        break;
+    case -1 - STRATA_ALGO_TREE:
+        snprintf(buf, len, "double binary tree flat over %u ranks", P);
+        break;
+    case STRATA_ALGO_NVLSTREE:
+        snprintf(buf, len,
+                 "NVLS reduce/multicast in each of %u servers, double binary tree across, "
+                 "%u channels",
+                 N, g);
+        break;
+    case STRATA_ALGO_INNET:
+        snprintf(buf, len, "NVLS in each of %u servers, SHARP tree across", N);
+        break;
+    case -1 - STRATA_ALGO_INNET:
+        snprintf(buf, len,
+                 "NVLS: the switch reduces, owners multicast; n(1+1/%u) per link "
+                 "and direction",
+                 P);
+        break;
+    case STRATA_ALGO_HIER:
+        snprintf(buf, len,
+                 "ring reduce-scatter in %u-rank servers, ring allreduce across %u, "
+                 "ring allgather",
+                 g, N);
+        break;
+    case STRATA_ALGO_TORUS2D:
+    case -1 - STRATA_ALGO_TORUS2D:
+        snprintf(buf, len, "rows of %u ranks x columns of %u", torus_rows(m), P / torus_rows(m));
+        break;
+    case STRATA_ALGO_RING:
+        snprintf(buf, len, "flat ring over %u ranks, %u rings leaving each server by their own NIC",
+                 P, K);
+        break;
+    case -1 - STRATA_ALGO_RING:
+        snprintf(buf, len, "flat ring over %u ranks", P);
+        break;
+    default:
+        snprintf(buf, len, "%s over %u ranks", strata_algo_name(algo), P);
+        break;
+    }
+    return buf;
 }

@@ -21,8 +21,8 @@ uint32_t sched_twolevel_nphases(uint32_t P, uint32_t g, uint32_t chunks)
 }
 
 /* Step j of the unpipelined two-level allreduce, on region [off, off+len). */
-static void twolevel_step(const strata_sched_t *s, uint32_t g, uint32_t r, uint32_t j,
-                          uint64_t off, uint64_t len, sched_sink_t *k)
+static void twolevel_step(const strata_sched_t *s, uint32_t g, uint32_t r, uint32_t j, uint64_t off,
+                          uint64_t len, sched_sink_t *k)
 {
     uint32_t N = s->p.nranks / g, node = r / g, l = r % g;
     sched_ring_t intra = {.m = g, .i = l, .base = node * g, .stride = 1, .off = off, .len = len};
@@ -33,8 +33,12 @@ static void twolevel_step(const strata_sched_t *s, uint32_t g, uint32_t r, uint3
     j -= g - 1;
     if (j < 2 * (N - 1)) {
         uint32_t b = (l + 1) % g;
-        sched_ring_t inter = {.m = N, .i = node, .base = l, .stride = g,
-                              .off = off + sched_blk_off(len, g, b), .len = sched_blk_len(len, g, b)};
+        sched_ring_t inter = {.m = N,
+                              .i = node,
+                              .base = l,
+                              .stride = g,
+                              .off = off + sched_blk_off(len, g, b),
+                              .len = sched_blk_len(len, g, b)};
         /* with one rank per server the input has not been copied yet */
         int src = g == 1 ? STRATA_BUF_INPUT : STRATA_BUF_OUTPUT;
         if (j < N - 1)
@@ -59,25 +63,46 @@ void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched
     }
 }
 
-static strata_status_t hier_init(strata_sched_t *s, strata_error_t *err)
+strata_status_t sched_twolevel_init(strata_sched_t *s, const char *what, strata_error_t *err)
 {
     uint32_t P = s->p.nranks;
-    if (s->p.group == 0) s->p.group = P % 8 == 0 ? 8 : P;
     if (P % s->p.group)
         return strata_error_set(err, STRATA_ERR_INVALID,
-                                "hier: %u ranks per server does not divide %u ranks", s->p.group, P);
+                                "%s: group of %u ranks does not divide %u ranks", what, s->p.group,
+                                P);
     s->nphases = sched_twolevel_nphases(P, s->p.group, s->p.chunks);
     return STRATA_OK;
 }
 
-static void hier_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
+void sched_twolevel_algo_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 {
     sched_twolevel_phase(s, s->p.group, r, k);
+}
+
+/* Unpipelined with equal blocks, the phases of each stage are alike:
+ * classes 0 (intra reduce-scatter), 1 and 2 (inter reduce-scatter,
+ * allgather), 3 (intra allgather); otherwise every phase is its own. */
+uint32_t sched_twolevel_class(const strata_sched_t *s, uint32_t phase)
+{
+    uint32_t g = s->p.group, N = s->p.nranks / g;
+    uint64_t n = s->p.count;
+    if (s->p.chunks != 1 || n % g || (n / g) % N) return phase + 4;
+    if (phase < g - 1) return 0;
+    phase -= g - 1;
+    if (phase < 2 * (N - 1)) return phase < N - 1 ? 1 : 2;
+    return 3;
+}
+
+static strata_status_t hier_init(strata_sched_t *s, strata_error_t *err)
+{
+    if (s->p.group == 0) s->p.group = s->p.nranks % 8 == 0 ? 8 : s->p.nranks;
+    return sched_twolevel_init(s, "hier", err);
 }
 
 const sched_algo_t sched_hier = {
     .id = STRATA_ALGO_HIER,
     .colls = SCHED_COLL(ALLREDUCE),
     .init = hier_init,
-    .phase = hier_phase,
+    .phase = sched_twolevel_algo_phase,
+    .phase_class = sched_twolevel_class,
 };

@@ -19,7 +19,8 @@ static strata_status_t innet_init(strata_sched_t *s, strata_error_t *err)
     if (s->p.group == 0) s->p.group = P;
     if (P % s->p.group)
         return strata_error_set(err, STRATA_ERR_INVALID,
-                                "innet: %u ranks per switch does not divide %u ranks", s->p.group, P);
+                                "innet: %u ranks per switch does not divide %u ranks", s->p.group,
+                                P);
     uint32_t N = P / s->p.group;
     s->nagents = P + N + (N > 1);
     s->nphases = s->p.chunks + (N > 1 ? 3 : 1);
@@ -44,7 +45,8 @@ static void gather_reduce(const strata_sched_t *s, int64_t c, uint32_t first, ui
     if (!chunk(s, c, &off, &len)) return;
     int S = STRATA_BUF_SCRATCH;
     sched_recv(k, 0, (int32_t)first, S, off, len);
-    for (uint32_t j = 1; j < m; j++) sched_recv_reduce(k, 1, (int32_t)(first + j), S, off, S, off, len);
+    for (uint32_t j = 1; j < m; j++)
+        sched_recv_reduce(k, 1, (int32_t)(first + j), S, off, S, off, len);
 }
 
 static void multicast(const strata_sched_t *s, int64_t c, uint32_t first, uint32_t m,
@@ -52,7 +54,8 @@ static void multicast(const strata_sched_t *s, int64_t c, uint32_t first, uint32
 {
     uint64_t off, len;
     if (!chunk(s, c, &off, &len)) return;
-    for (uint32_t j = 0; j < m; j++) sched_send(k, 0, (int32_t)(first + j), STRATA_BUF_SCRATCH, off, len);
+    for (uint32_t j = 0; j < m; j++)
+        sched_send(k, 0, (int32_t)(first + j), STRATA_BUF_SCRATCH, off, len);
 }
 
 static void innet_phase(const strata_sched_t *s, uint32_t a, sched_sink_t *k)
@@ -71,8 +74,10 @@ static void innet_phase(const strata_sched_t *s, uint32_t a, sched_sink_t *k)
             multicast(s, ph - 1, 0, g, k);
             return;
         }
-        if (chunk(s, ph - 1, &off, &len)) sched_send(k, 0, (int32_t)(P + N), STRATA_BUF_SCRATCH, off, len);
-        if (chunk(s, ph - 2, &off, &len)) sched_recv(k, 0, (int32_t)(P + N), STRATA_BUF_SCRATCH, off, len);
+        if (chunk(s, ph - 1, &off, &len))
+            sched_send(k, 0, (int32_t)(P + N), STRATA_BUF_SCRATCH, off, len);
+        if (chunk(s, ph - 2, &off, &len))
+            sched_recv(k, 0, (int32_t)(P + N), STRATA_BUF_SCRATCH, off, len);
         multicast(s, ph - 3, i * g, g, k);
     } else {
         gather_reduce(s, ph - 1, P, N, k);

@@ -18,9 +18,9 @@
 
 typedef struct rab {
     sched_fold_t f;
-    uint64_t n;      /* element count */
-    bool rs;         /* reduce-scatter: blocks are n elements each */
-    int work;        /* buffer holding partial sums */
+    uint64_t n; /* element count */
+    bool rs;    /* reduce-scatter: blocks are n elements each */
+    int work;   /* buffer holding partial sums */
 } rab_t;
 
 static void rab_make(const strata_sched_t *s, rab_t *z)

@@ -90,10 +90,13 @@ static void allgather(const strata_sched_t *s, const sched_fold_t *f, uint32_t r
         }
     } else if (k->phase <= f->L) {
         if (c < 0) return;
-        uint32_t g = 1u << (k->phase - 1), a = (uint32_t)c & ~(g - 1), b = ((uint32_t)c ^ g) & ~(g - 1);
+        uint32_t g = 1u << (k->phase - 1), a = (uint32_t)c & ~(g - 1),
+                 b = ((uint32_t)c ^ g) & ~(g - 1);
         uint32_t peer = sched_fold_real(f, (uint32_t)c ^ g);
-        uint64_t mo = sched_fold_lo(f, a) * n, ml = (sched_fold_lo(f, a + g) - sched_fold_lo(f, a)) * n;
-        uint64_t po = sched_fold_lo(f, b) * n, pl = (sched_fold_lo(f, b + g) - sched_fold_lo(f, b)) * n;
+        uint64_t mo = sched_fold_lo(f, a) * n,
+                 ml = (sched_fold_lo(f, a + g) - sched_fold_lo(f, a)) * n;
+        uint64_t po = sched_fold_lo(f, b) * n,
+                 pl = (sched_fold_lo(f, b + g) - sched_fold_lo(f, b)) * n;
         sched_send(k, 0, (int32_t)peer, STRATA_BUF_OUTPUT, mo, ml);
         sched_recv(k, 0, (int32_t)peer, STRATA_BUF_OUTPUT, po, pl);
     } else {

@@ -47,8 +47,12 @@ static void allreduce(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 {
     uint32_t P = s->p.nranks, per = 2 * (P - 1), C = s->p.chunks;
     uint32_t c = k->phase / per, st = k->phase % per;
-    sched_ring_t g = {.m = P, .i = r, .base = 0, .stride = 1,
-                      .off = sched_blk_off(s->p.count, C, c), .len = sched_blk_len(s->p.count, C, c)};
+    sched_ring_t g = {.m = P,
+                      .i = r,
+                      .base = 0,
+                      .stride = 1,
+                      .off = sched_blk_off(s->p.count, C, c),
+                      .len = sched_blk_len(s->p.count, C, c)};
     if (st < P - 1)
         sched_ring_rs_step(&g, st, STRATA_BUF_INPUT, STRATA_BUF_OUTPUT, k);
     else
@@ -131,18 +135,25 @@ static strata_status_t ring_init(strata_sched_t *s, strata_error_t *err)
     uint32_t P = s->p.nranks, C = s->p.chunks;
     uint64_t n = s->p.count;
     switch (s->p.coll) {
-    case STRATA_COLL_ALLREDUCE: s->nphases = C * 2 * (P - 1); break;
+    case STRATA_COLL_ALLREDUCE:
+        s->nphases = C * 2 * (P - 1);
+        break;
     case STRATA_COLL_REDUCE_SCATTER:
         s->nphases = C * (P - 1);
         s->buf[STRATA_BUF_SCRATCH] = 2 * ((n + C - 1) / C);
         break;
-    case STRATA_COLL_ALLGATHER: s->nphases = C * (P - 1); break;
-    case STRATA_COLL_BROADCAST: s->nphases = C + P - 2; break;
+    case STRATA_COLL_ALLGATHER:
+        s->nphases = C * (P - 1);
+        break;
+    case STRATA_COLL_BROADCAST:
+        s->nphases = C + P - 2;
+        break;
     case STRATA_COLL_REDUCE:
         s->nphases = C + P - 2;
         s->buf[STRATA_BUF_SCRATCH] = n;
         break;
-    default: return strata_error_set(err, STRATA_ERR_UNSUPPORTED, "ring: unsupported collective");
+    default:
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED, "ring: unsupported collective");
     }
     return STRATA_OK;
 }
@@ -150,12 +161,23 @@ static strata_status_t ring_init(strata_sched_t *s, strata_error_t *err)
 static void ring_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k)
 {
     switch (s->p.coll) {
-    case STRATA_COLL_ALLREDUCE: allreduce(s, agent, k); break;
-    case STRATA_COLL_REDUCE_SCATTER: reduce_scatter(s, agent, k); break;
-    case STRATA_COLL_ALLGATHER: allgather(s, agent, k); break;
-    case STRATA_COLL_BROADCAST: broadcast(s, agent, k); break;
-    case STRATA_COLL_REDUCE: reduce(s, agent, k); break;
-    default: break;
+    case STRATA_COLL_ALLREDUCE:
+        allreduce(s, agent, k);
+        break;
+    case STRATA_COLL_REDUCE_SCATTER:
+        reduce_scatter(s, agent, k);
+        break;
+    case STRATA_COLL_ALLGATHER:
+        allgather(s, agent, k);
+        break;
+    case STRATA_COLL_BROADCAST:
+        broadcast(s, agent, k);
+        break;
+    case STRATA_COLL_REDUCE:
+        reduce(s, agent, k);
+        break;
+    default:
+        break;
     }
 }
 
@@ -173,7 +195,8 @@ static uint32_t ring_class(const strata_sched_t *s, uint32_t phase)
     case STRATA_COLL_ALLGATHER:
         if (n % C == 0) return 0;
         break;
-    default: break;
+    default:
+        break;
     }
     return phase + 2;
 }

@@ -31,10 +31,10 @@ struct strata_sched {
     const sched_algo_t *algo;
     uint32_t nagents;
     uint32_t nphases;
-    uint64_t buf[STRATA_BUF_COUNT];    /* rank buffer sizes (elements) */
-    uint64_t switch_scratch;           /* scratch of switch agents */
-    int64_t aux[SCHED_AUX_MAX];        /* algorithm-specific numbers */
-    int32_t *tab;                      /* algorithm-specific table (O(P)), owned */
+    uint64_t buf[STRATA_BUF_COUNT]; /* rank buffer sizes (elements) */
+    uint64_t switch_scratch;        /* scratch of switch agents */
+    int64_t aux[SCHED_AUX_MAX];     /* algorithm-specific numbers */
+    int32_t *tab;                   /* algorithm-specific table (O(P)), owned */
 };
 
 struct sched_algo {
@@ -53,8 +53,8 @@ struct sched_algo {
 
 #define SCHED_COLL(c) (1u << STRATA_COLL_##c)
 
-extern const sched_algo_t sched_ring, sched_tree, sched_binomial, sched_recdbl,
-    sched_rabenseifner, sched_bruck, sched_pairwise, sched_hier, sched_torus2d, sched_innet;
+extern const sched_algo_t sched_ring, sched_tree, sched_binomial, sched_recdbl, sched_rabenseifner,
+    sched_bruck, sched_pairwise, sched_hier, sched_torus2d, sched_innet, sched_nvlstree;
 
 /* Does algo implement coll at all (no parameter checks)? O(1). */
 bool sched_algo_supports(strata_coll_t coll, strata_algo_t algo);
@@ -69,10 +69,10 @@ void sched_recv(sched_sink_t *k, uint32_t after, int32_t peer, int buf, uint64_t
 /* dst[doff..] = src[soff..] (+) msg */
 void sched_recv_reduce(sched_sink_t *k, uint32_t after, int32_t peer, int sbuf, uint64_t soff,
                        int dbuf, uint64_t doff, uint64_t count);
-void sched_copy(sched_sink_t *k, uint32_t after, int sbuf, uint64_t soff, int dbuf,
-                uint64_t doff, uint64_t count);
-void sched_reduce(sched_sink_t *k, uint32_t after, int sbuf, uint64_t soff, int dbuf,
-                  uint64_t doff, uint64_t count);
+void sched_copy(sched_sink_t *k, uint32_t after, int sbuf, uint64_t soff, int dbuf, uint64_t doff,
+                uint64_t count);
+void sched_reduce(sched_sink_t *k, uint32_t after, int sbuf, uint64_t soff, int dbuf, uint64_t doff,
+                  uint64_t count);
 
 /* ==== Arithmetic helpers ==== */
 
@@ -105,9 +105,9 @@ uint32_t sched_log2_ceil(uint64_t x);
  * the other operand); step k of an allgather (0 <= k < m-1) circulates those
  * blocks in dbuf. */
 typedef struct sched_ring {
-    uint32_t m, i;          /* members, my position */
-    uint32_t base, stride;  /* rank of member j = base + j*stride */
-    uint64_t off, len;      /* region */
+    uint32_t m, i;         /* members, my position */
+    uint32_t base, stride; /* rank of member j = base + j*stride */
+    uint64_t off, len;     /* region */
 } sched_ring_t;
 void sched_ring_rs_step(const sched_ring_t *g, uint32_t k, int sbuf, int dbuf, sched_sink_t *out);
 void sched_ring_ag_step(const sched_ring_t *g, uint32_t k, int buf, sched_sink_t *out);
@@ -135,5 +135,33 @@ uint32_t sched_fold_lo(const sched_fold_t *f, uint32_t core);
  * divide P. */
 uint32_t sched_twolevel_nphases(uint32_t P, uint32_t g, uint32_t chunks);
 void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched_sink_t *k);
+/* Check group divides P and set nphases; the phase function of both. */
+strata_status_t sched_twolevel_init(strata_sched_t *s, const char *what, strata_error_t *err);
+void sched_twolevel_algo_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k);
+uint32_t sched_twolevel_class(const strata_sched_t *s, uint32_t phase);
+
+/* ==== NCCL's double binary tree over nodes (tree.c), reused by nvlstree.c ==== */
+
+/* Ranks are grouped into N = ceil(P/g) nodes of g consecutive ranks (the
+ * last node may be smaller). Two binary trees span the nodes so that a node
+ * is an inner node in at most one (NCCL ncclGetDtree). sched_dtree_init
+ * resolves nothing: it fills s->tab with, per tree t and node n, the fields
+ * below, and sets aux[SCHED_DT_N] = N and aux[SCHED_DT_T0 + t] = the root's
+ * height. With `chain`, a node's height counts the chain of its ranks below
+ * its head (height of a leaf node = its rank count - 1, of an inner node
+ * max(that, 1 + its children's)); without, it is the node tree's height. */
+enum { DT_PARENT, DT_C0, DT_C1, DT_DEPTH, DT_HEIGHT, DT_FIELDS };
+enum { SCHED_DT_N = 0, SCHED_DT_T0 = 1, SCHED_DT_T1 = 2 };
+strata_status_t sched_dtree_init(strata_sched_t *s, uint32_t g, bool chain, strata_error_t *err);
+static inline int32_t sched_dt(const strata_sched_t *s, int t, int64_t n, int f)
+{
+    return s->tab[((size_t)t * (size_t)s->aux[SCHED_DT_N] + (size_t)n) * DT_FIELDS + (size_t)f];
+}
+/* Node n's parent and children in tree t (-1: none) without a table. */
+void sched_dtree_links(uint32_t N, int t, uint32_t n, int32_t *up, int32_t *d0, int32_t *d1);
+/* Largest number of tree edges (both trees) that meet at one node: what
+ * one node's network ports carry per direction, in units of half the
+ * buffer. 0 for N = 1, 2 for N = 2, 3 or 4 beyond. O(N log N). */
+uint32_t sched_dtree_max_edges(uint32_t N);
 
 #endif

@@ -12,8 +12,8 @@
 
 #include <math.h>
 
-strata_status_t strata_coll_select(const strata_coll_machine_t *m, strata_coll_t coll,
-                                   double bytes, strata_coll_cost_t *best_p, strata_error_t *err)
+strata_status_t strata_coll_select(const strata_coll_machine_t *m, strata_coll_t coll, double bytes,
+                                   strata_coll_cost_t *best_p, strata_error_t *err)
 {
     strata_coll_cost_t best = {0}, c;
     bool found = false;
@@ -48,7 +48,10 @@ size_t strata_coll_crossovers(const strata_coll_machine_t *m, strata_coll_t coll
             double a = x, b = y;
             while (b / a > 1.01) {
                 double mid = sqrt(a * b);
-                if (pick(m, coll, mid) == cur) a = mid; else b = mid;
+                if (pick(m, coll, mid) == cur)
+                    a = mid;
+                else
+                    b = mid;
             }
             sizes_p[n] = b, algos_p[n] = pick(m, coll, b), n++;
             cur = algos_p[n - 1];

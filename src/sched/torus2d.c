@@ -22,21 +22,13 @@ static strata_status_t torus_init(strata_sched_t *s, strata_error_t *err)
             if (P % d == 0) g = d;
         s->p.group = P / g; /* rows are the longer side */
     }
-    if (P % s->p.group)
-        return strata_error_set(err, STRATA_ERR_INVALID,
-                                "torus2d: row length %u does not divide %u ranks", s->p.group, P);
-    s->nphases = sched_twolevel_nphases(P, s->p.group, s->p.chunks);
-    return STRATA_OK;
-}
-
-static void torus_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
-{
-    sched_twolevel_phase(s, s->p.group, r, k);
+    return sched_twolevel_init(s, "torus2d", err);
 }
 
 const sched_algo_t sched_torus2d = {
     .id = STRATA_ALGO_TORUS2D,
     .colls = SCHED_COLL(ALLREDUCE),
     .init = torus_init,
-    .phase = torus_phase,
+    .phase = sched_twolevel_algo_phase,
+    .phase_class = sched_twolevel_class,
 };

@@ -1,24 +1,46 @@
 /*
- * tree.c — NCCL's double binary tree allreduce, pipelined in chunks.
+ * tree.c — NCCL's double binary tree allreduce, pipelined in chunks, flat
+ * over ranks or over nodes with a chain of ranks inside each node.
  *
- * Two binary trees span the P ranks so that a rank is an inner node in at
+ * Two binary trees span the N nodes so that a node is an inner node in at
  * most one of them (NCCL src/graph/trees.cc ncclGetDtree: tree 0 from the
- * in-order bit pattern, tree 1 its mirror for even P, its shift by one for
- * odd P). Each tree allreduces half the buffer: reduce up, broadcast down.
- * With C chunks the phases pipeline: chunk c leaves a node of height h at
- * phase c + h on its way up; the root (height T) starts sending chunk c down
- * at phase c + T and a node at depth d forwards it at phase c + T + d, so
- * the whole takes C - 1 + 2T phases and each link carries each chunk once
- * each way. Latency O(log P), bandwidth ~n per rank per direction.
+ * in-order bit pattern, tree 1 its mirror for even N, its shift by one for
+ * odd N). Each tree allreduces half the buffer: reduce up, broadcast down.
  *
- * Memory: per tree and rank, parent, two children, depth and height are
- * precomputed in O(P) (s->tab) so a step is O(1).
+ * Nodes. With group g (ranks per server) the ranks form N = ceil(P/g)
+ * nodes of g consecutive ranks (the last may be smaller), as NCCL builds
+ * its trees over nodes and chains the GPUs inside a node
+ * (src/graph/connect.cc connectTrees: one rank per node on the tree, the
+ * others below it in a chain). To spread the network traffic over every
+ * rank's NIC, as NCCL's channels do, each tree's half is split into g
+ * channels and channel h's chain in a node of m ranks starts at local rank
+ * h mod m: its head talks to the other nodes, position j+1 hangs below
+ * position j. g = 1 (the default) is the flat tree over all ranks; g >= P is
+ * one node: a pipelined chain reduce + broadcast.
+ *
+ * Each (tree, channel) is then one rank-level tree whose vertices have a
+ * parent, up to three children (two child-node heads and the next chain
+ * member), a depth and a height. With C chunks the phases pipeline: chunk c
+ * leaves a rank of height h at phase c + h on its way up; the root (height
+ * T) starts sending chunk c down at phase c + T and a rank at depth d
+ * forwards it at phase c + T + d, so the whole takes C - 1 + 2 max(T)
+ * phases and each edge carries each chunk once each way. A node's height is
+ * its chain length - 1 for a leaf node and max(that, 1 + children's) above,
+ * so with equal nodes T = g - 1 + ceil(log2 N).
+ *
+ * Traffic per rank and direction (equal nodes of g ranks, n bytes): the
+ * chain of one (tree, channel) moves its piece up g-1 hops and down g-1
+ * hops, and every rank heads one channel per tree, so each rank sends
+ * 2(g-1)/g n over scale-up links; a node's network ports carry
+ * E n/2 where E (sched_dtree_max_edges) is the number of tree edges at the
+ * node (2 for N = 2; 3 or 4 for N > 2), shared by its g heads.
+ *
+ * Memory: per tree and node, parent, two children, depth and height in
+ * O(N) (s->tab); a rank's place is computed from them in O(1).
  */
 #include "sched.h"
 
-enum { T_PARENT, T_C0, T_C1, T_DEPTH, T_HEIGHT, T_FIELDS };
-
-#define TAB(s, t, r, f) ((s)->tab[(((size_t)(t) * (s)->p.nranks + (r)) * T_FIELDS) + (f)])
+/* ==== Node trees ==== */
 
 /* NCCL's ncclGetBtree. */
 static void btree(int P, int r, int *u, int *d0, int *d1)
@@ -58,86 +80,174 @@ static void btree2(int P, int r, int *u, int *d0, int *d1)
     }
 }
 
-static void fill_tree(strata_sched_t *s, int t)
+void sched_dtree_links(uint32_t N, int t, uint32_t n, int32_t *up, int32_t *d0, int32_t *d1)
 {
-    int P = (int)s->p.nranks;
-    for (int r = 0; r < P; r++) {
-        int u, d0, d1;
-        (t == 0 ? btree : btree2)(P, r, &u, &d0, &d1);
-        TAB(s, t, r, T_PARENT) = u, TAB(s, t, r, T_C0) = d0, TAB(s, t, r, T_C1) = d1;
-        TAB(s, t, r, T_DEPTH) = -1, TAB(s, t, r, T_HEIGHT) = 0;
-    }
-    for (int r = 0; r < P; r++) { /* depth: walk up (O(log P) each) */
-        int d = 0;
-        for (int x = r; TAB(s, t, x, T_PARENT) >= 0 && d <= P; x = TAB(s, t, x, T_PARENT)) d++;
-        TAB(s, t, r, T_DEPTH) = d;
-    }
-    for (int r = 0; r < P; r++) { /* height: push up from every node */
-        int h = 0;
-        for (int x = r; TAB(s, t, x, T_PARENT) >= 0;) {
-            x = TAB(s, t, x, T_PARENT);
-            if (TAB(s, t, x, T_HEIGHT) >= ++h) break;
-            TAB(s, t, x, T_HEIGHT) = h;
-        }
-    }
+    int u, a, b;
+    (t == 0 ? btree : btree2)((int)N, (int)n, &u, &a, &b);
+    *up = u, *d0 = a, *d1 = b;
 }
 
-static int root_of(const strata_sched_t *s, int t)
+uint32_t sched_dtree_max_edges(uint32_t N)
 {
-    /* tree 0's root is rank 0; tree 1's is the mirror / shift of it */
-    int P = (int)s->p.nranks;
-    return t == 0 ? 0 : (P % 2 == 1 ? 1 : P - 1);
+    uint32_t best = 0;
+    for (uint32_t n = 0; n < N; n++) {
+        uint32_t e = 0;
+        for (int t = 0; t < 2; t++) {
+            int32_t u, a, b;
+            sched_dtree_links(N, t, n, &u, &a, &b);
+            e += (u >= 0) + (a >= 0) + (b >= 0);
+        }
+        if (e > best) best = e;
+    }
+    return best;
+}
+
+#define DT(s, t, n, f)                                                                             \
+    ((s)->tab[((size_t)(t) * (size_t)(s)->aux[SCHED_DT_N] + (size_t)(n)) * DT_FIELDS + (f)])
+
+static uint32_t node_size(uint32_t P, uint32_t g, uint32_t n)
+{
+    return P - n * g < g ? P - n * g : g;
+}
+
+/* Depths by walking up; heights by sweeping depths from the deepest. */
+static void fill_one(strata_sched_t *s, int t, uint32_t g, bool chain)
+{
+    uint32_t N = (uint32_t)s->aux[SCHED_DT_N];
+    int32_t maxd = 0;
+    for (uint32_t n = 0; n < N; n++)
+        sched_dtree_links(N, t, n, &DT(s, t, n, DT_PARENT), &DT(s, t, n, DT_C0),
+                          &DT(s, t, n, DT_C1));
+    for (uint32_t n = 0; n < N; n++) {
+        int32_t d = 0;
+        for (int32_t x = (int32_t)n; DT(s, t, x, DT_PARENT) >= 0 && d <= (int32_t)N;
+             x = DT(s, t, x, DT_PARENT))
+            d++;
+        DT(s, t, n, DT_DEPTH) = d;
+        if (d > maxd) maxd = d;
+        if (DT(s, t, n, DT_PARENT) < 0) s->aux[SCHED_DT_T0 + t] = n; /* root, for now */
+    }
+    for (int32_t d = maxd; d >= 0; d--)
+        for (uint32_t n = 0; n < N; n++) {
+            if (DT(s, t, n, DT_DEPTH) != d) continue;
+            int32_t h = chain ? (int32_t)node_size(s->p.nranks, g, n) - 1 : 0;
+            for (int i = DT_C0; i <= DT_C1; i++)
+                if (DT(s, t, n, i) >= 0 && DT(s, t, DT(s, t, n, i), DT_HEIGHT) + 1 > h)
+                    h = DT(s, t, DT(s, t, n, i), DT_HEIGHT) + 1;
+            DT(s, t, n, DT_HEIGHT) = h;
+        }
+    s->aux[SCHED_DT_T0 + t] = DT(s, t, s->aux[SCHED_DT_T0 + t], DT_HEIGHT);
+}
+
+strata_status_t sched_dtree_init(strata_sched_t *s, uint32_t g, bool chain, strata_error_t *err)
+{
+    uint32_t N = (s->p.nranks + g - 1) / g;
+    s->aux[SCHED_DT_N] = N;
+    s->tab = util_malloc(2 * (size_t)N * DT_FIELDS * sizeof(*s->tab));
+    if (!s->tab)
+        return strata_error_set(err, STRATA_ERR_NOMEM, "%s: out of memory",
+                                strata_algo_name(s->p.algo));
+    fill_one(s, 0, g, chain);
+    fill_one(s, 1, g, chain);
+    return STRATA_OK;
+}
+
+/* ==== Rank-level trees ==== */
+
+/* One rank's place in the rank-level tree of (tree t, channel h). */
+typedef struct place {
+    int32_t parent, child[3];
+    int64_t depth, height;
+} place_t;
+
+static int32_t rank_at(const strata_sched_t *s, int64_t node, uint32_t h, uint32_t j)
+{
+    uint32_t g = s->p.group, m = node_size(s->p.nranks, g, (uint32_t)node);
+    return (int32_t)((uint32_t)node * g + (h % m + j) % m);
+}
+
+static void place_of(const strata_sched_t *s, int t, uint32_t h, uint32_t r, place_t *pl)
+{
+    uint32_t g = s->p.group, n = r / g, m = node_size(s->p.nranks, g, n);
+    uint32_t j = (r % g + m - h % m) % m; /* position in the chain */
+    pl->child[0] = pl->child[1] = pl->child[2] = -1;
+    pl->depth = sched_dt(s, t, n, DT_DEPTH) + j;
+    if (j > 0) {
+        pl->parent = rank_at(s, n, h, j - 1);
+        if (j + 1 < m) pl->child[0] = rank_at(s, n, h, j + 1);
+        pl->height = m - 1 - j;
+        return;
+    }
+    int32_t up = sched_dt(s, t, n, DT_PARENT);
+    pl->parent = up < 0 ? -1 : rank_at(s, up, h, 0);
+    for (int i = 0; i < 2; i++) {
+        int32_t c = sched_dt(s, t, n, DT_C0 + i);
+        pl->child[i] = c < 0 ? -1 : rank_at(s, c, h, 0);
+    }
+    if (m > 1) pl->child[2] = rank_at(s, n, h, 1);
+    pl->height = sched_dt(s, t, n, DT_HEIGHT);
+}
+
+static int64_t height_of(const strata_sched_t *s, int t, uint32_t h, int32_t r)
+{
+    place_t pl;
+    place_of(s, t, h, (uint32_t)r, &pl);
+    return pl.height;
 }
 
 static strata_status_t tree_init(strata_sched_t *s, strata_error_t *err)
 {
-    size_t n = 2 * (size_t)s->p.nranks * T_FIELDS;
-    s->tab = util_malloc(n * sizeof(*s->tab));
-    if (!s->tab) return strata_error_set(err, STRATA_ERR_NOMEM, "tree: out of memory");
-    fill_tree(s, 0);
-    fill_tree(s, 1);
-    int64_t T0 = TAB(s, 0, root_of(s, 0), T_HEIGHT), T1 = TAB(s, 1, root_of(s, 1), T_HEIGHT);
-    s->aux[0] = T0, s->aux[1] = T1;
+    if (s->p.group == 0) s->p.group = 1;
+    if (s->p.group > s->p.nranks)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "tree: %u ranks per node is more than the %u ranks", s->p.group,
+                                s->p.nranks);
+    strata_status_t st = sched_dtree_init(s, s->p.group, true, err);
+    if (st) return st;
+    int64_t T0 = s->aux[SCHED_DT_T0], T1 = s->aux[SCHED_DT_T1];
     s->nphases = s->p.chunks - 1 + 2 * (uint32_t)(T0 > T1 ? T0 : T1);
     return STRATA_OK;
 }
 
-/* Chunk c of tree t's half of the buffer. */
-static void chunk(const strata_sched_t *s, int t, int64_t c, uint64_t *off, uint64_t *len)
+/* Chunk c of (tree t, channel h)'s segment: segment t*g + h of 2g. */
+static void chunk(const strata_sched_t *s, int t, uint32_t h, int64_t c, uint64_t *off,
+                  uint64_t *len)
 {
-    uint64_t n = s->p.count, h0 = (n + 1) / 2, base = t == 0 ? 0 : h0, hl = t == 0 ? h0 : n - h0;
-    *off = base + sched_blk_off(hl, s->p.chunks, (uint64_t)c);
-    *len = sched_blk_len(hl, s->p.chunks, (uint64_t)c);
+    uint64_t nseg = 2 * (uint64_t)s->p.group, seg = (uint64_t)t * s->p.group + h;
+    uint64_t base = sched_blk_off(s->p.count, nseg, seg), sl = sched_blk_len(s->p.count, nseg, seg);
+    *off = base + sched_blk_off(sl, s->p.chunks, (uint64_t)c);
+    *len = sched_blk_len(sl, s->p.chunks, (uint64_t)c);
 }
 
-static void tree_steps(const strata_sched_t *s, int t, uint32_t r, uint32_t after, sched_sink_t *k)
+static void tree_steps(const strata_sched_t *s, int t, uint32_t h, uint32_t r, uint32_t after,
+                       sched_sink_t *k)
 {
-    int64_t C = s->p.chunks, ph = k->phase, T = s->aux[t], h = TAB(s, t, r, T_HEIGHT);
-    int64_t d = TAB(s, t, r, T_DEPTH);
-    int par = TAB(s, t, r, T_PARENT), ch[2] = {TAB(s, t, r, T_C0), TAB(s, t, r, T_C1)};
+    int64_t C = s->p.chunks, ph = k->phase, T = s->aux[SCHED_DT_T0 + t];
+    place_t pl;
+    place_of(s, t, h, r, &pl);
     int O = STRATA_BUF_OUTPUT;
     uint64_t off, len;
-    for (int i = 0; i < 2; i++) { /* up: reduce chunk from each child */
-        if (ch[i] < 0) continue;
-        int64_t c = ph - TAB(s, t, ch[i], T_HEIGHT);
+    for (int i = 0; i < 3; i++) { /* up: reduce chunk from each child */
+        if (pl.child[i] < 0) continue;
+        int64_t c = ph - height_of(s, t, h, pl.child[i]);
         if (c >= 0 && c < C) {
-            chunk(s, t, c, &off, &len);
-            sched_recv_reduce(k, after, ch[i], O, off, O, off, len);
+            chunk(s, t, h, c, &off, &len);
+            sched_recv_reduce(k, after, pl.child[i], O, off, O, off, len);
         }
     }
-    int64_t cu = ph - h, cd = ph - (T + d - 1), cs = ph - (T + d);
-    if (par >= 0 && cu >= 0 && cu < C) {
-        chunk(s, t, cu, &off, &len);
-        sched_send(k, after, par, O, off, len);
+    int64_t cu = ph - pl.height, cd = ph - (T + pl.depth - 1), cs = ph - (T + pl.depth);
+    if (pl.parent >= 0 && cu >= 0 && cu < C) {
+        chunk(s, t, h, cu, &off, &len);
+        sched_send(k, after, pl.parent, O, off, len);
     }
-    if (par >= 0 && cd >= 0 && cd < C) {
-        chunk(s, t, cd, &off, &len);
-        sched_recv(k, after, par, O, off, len);
+    if (pl.parent >= 0 && cd >= 0 && cd < C) {
+        chunk(s, t, h, cd, &off, &len);
+        sched_recv(k, after, pl.parent, O, off, len);
     }
-    for (int i = 0; i < 2 && cs >= 0 && cs < C; i++)
-        if (ch[i] >= 0) {
-            chunk(s, t, cs, &off, &len);
-            sched_send(k, after, ch[i], O, off, len);
+    for (int i = 0; i < 3 && cs >= 0 && cs < C; i++)
+        if (pl.child[i] >= 0) {
+            chunk(s, t, h, cs, &off, &len);
+            sched_send(k, after, pl.child[i], O, off, len);
         }
 }
 
@@ -148,8 +258,9 @@ static void tree_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
         sched_copy(k, 0, STRATA_BUF_INPUT, 0, STRATA_BUF_OUTPUT, 0, s->p.count);
         after = 1;
     }
-    tree_steps(s, 0, r, after, k);
-    tree_steps(s, 1, r, after, k);
+    for (int t = 0; t < 2; t++)
+        for (uint32_t h = 0; h < s->p.group; h++)
+            tree_steps(s, t, h, r, after, k);
 }
 
 const sched_algo_t sched_tree = {

@@ -26,20 +26,20 @@
 #include <string.h>
 
 #define VERIFY_MAX_AGENTS 2048
-#define TAG_SALT UINT64_C(0x5eed5c4ed01e)
+#define TAG_SALT          UINT64_C(0x5eed5c4ed01e)
 
 typedef struct agent {
     strata_step_t *st;
     size_t n;
-    size_t *pf;        /* first step index of each step's phase */
+    size_t *pf; /* first step index of each step's phase */
     bool *done;
-    size_t cur;        /* first step not done */
-    int64_t *match;    /* SEND: index of matching receive at the peer */
+    size_t cur;     /* first step not done */
+    int64_t *match; /* SEND: index of matching receive at the peer */
     uint64_t *buf[STRATA_BUF_COUNT];
     uint64_t size[STRATA_BUF_COUNT];
-    uint64_t *know;    /* barrier knowledge bitset */
-    uint32_t *rfirst;  /* per peer: offset into rlist */
-    size_t *rlist;     /* receive step indices grouped by peer */
+    uint64_t *know;   /* barrier knowledge bitset */
+    uint32_t *rfirst; /* per peer: offset into rlist */
+    size_t *rlist;    /* receive step indices grouped by peer */
 } agent_t;
 
 typedef struct vctx {
@@ -79,8 +79,14 @@ static bool reads_src(int op)
     return op == STRATA_STEP_SEND || op == STRATA_STEP_RECV_REDUCE || op == STRATA_STEP_COPY ||
            op == STRATA_STEP_REDUCE;
 }
-static bool writes_dst(int op) { return op != STRATA_STEP_SEND; }
-static bool reads_dst(int op) { return op == STRATA_STEP_REDUCE; }
+static bool writes_dst(int op)
+{
+    return op != STRATA_STEP_SEND;
+}
+static bool reads_dst(int op)
+{
+    return op == STRATA_STEP_REDUCE;
+}
 
 typedef struct span {
     int buf;
@@ -97,7 +103,10 @@ static span_t dst_span(const strata_step_t *t)
     return (span_t){t->dst_buf, (int64_t)t->dst_off, t->dst_stride, t->count, t->nblk};
 }
 
-static int64_t blk_at(const span_t *a, uint64_t b) { return a->off + (int64_t)b * a->stride; }
+static int64_t blk_at(const span_t *a, uint64_t b)
+{
+    return a->off + (int64_t)b * a->stride;
+}
 
 static bool spans_overlap(const span_t *a, const span_t *b)
 {
@@ -115,7 +124,8 @@ static bool span_in_bounds(const agent_t *g, const span_t *a)
     if (a->buf < 0 || a->buf >= STRATA_BUF_COUNT) return false;
     if (a->count == 0) return true;
     int64_t first = blk_at(a, 0), last = blk_at(a, a->nblk - 1);
-    int64_t lo = first < last ? first : last, hi = (first > last ? first : last) + (int64_t)a->count;
+    int64_t lo = first < last ? first : last,
+            hi = (first > last ? first : last) + (int64_t)a->count;
     return lo >= 0 && (uint64_t)hi <= g->size[a->buf];
 }
 
@@ -137,9 +147,10 @@ static strata_status_t load_agent(vctx_t *v, uint32_t a)
         g->buf[b] = util_malloc(g->size[b] * sizeof(uint64_t));
         if (!g->buf[b]) return strata_error_set(v->err, STRATA_ERR_NOMEM, "verify: out of memory");
         for (uint64_t e = 0; e < g->size[b]; e++)
-            g->buf[b][e] = b == STRATA_BUF_INPUT ? tag(a, e)
-                                                 : util_hash_u64(~TAG_SALT ^ ((uint64_t)a << 42) ^
-                                                                 ((uint64_t)b << 40) ^ e);
+            g->buf[b][e] =
+                b == STRATA_BUF_INPUT
+                    ? tag(a, e)
+                    : util_hash_u64(~TAG_SALT ^ ((uint64_t)a << 42) ^ ((uint64_t)b << 40) ^ e);
     }
     if (a < v->P) g->know[a / 64] |= UINT64_C(1) << (a % 64);
     return STRATA_OK;
@@ -154,13 +165,14 @@ static strata_status_t check_step(vctx_t *v, uint32_t a, size_t i)
         return fail(v, "agent %u step %zu: phases go backwards", a, i);
     if (t->op > STRATA_STEP_REDUCE) return fail(v, "agent %u step %zu: bad op %u", a, i, t->op);
     if (t->after > i - g->pf[i])
-        return fail(v, "agent %u step %zu: waits for %u steps of its phase, only %zu precede", a,
-                    i, t->after, i - g->pf[i]);
+        return fail(v, "agent %u step %zu: waits for %u steps of its phase, only %zu precede", a, i,
+                    t->after, i - g->pf[i]);
     bool comm = t->op <= STRATA_STEP_RECV_REDUCE;
     if (comm && (t->peer < 0 || (uint32_t)t->peer >= v->na || (uint32_t)t->peer == a))
         return fail(v, "agent %u step %zu (%s): bad peer %d", a, i, op_names[t->op], t->peer);
     span_t sp = src_span(t), dp = dst_span(t);
-    if ((reads_src(t->op) && !span_in_bounds(g, &sp)) || (writes_dst(t->op) && !span_in_bounds(g, &dp)))
+    if ((reads_src(t->op) && !span_in_bounds(g, &sp)) ||
+        (writes_dst(t->op) && !span_in_bounds(g, &dp)))
         return fail(v, "agent %u step %zu (%s, phase %u): access outside its buffer", a, i,
                     op_names[t->op], t->phase);
     return STRATA_OK;
@@ -189,14 +201,19 @@ static strata_status_t check_hazards(vctx_t *v, uint32_t a)
         for (size_t i = g->pf[j]; i < j; i++) {
             if (g->st[j].after > i - g->pf[j]) continue; /* j waits for i */
             if (conflict(&g->st[i], &g->st[j]))
-                return fail(v, "agent %u phase %u: concurrent steps %zu (%s) and %zu (%s) touch "
-                            "the same data", a, g->st[j].phase, i - g->pf[j],
-                            op_names[g->st[i].op], j - g->pf[j], op_names[g->st[j].op]);
+                return fail(v,
+                            "agent %u phase %u: concurrent steps %zu (%s) and %zu (%s) touch "
+                            "the same data",
+                            a, g->st[j].phase, i - g->pf[j], op_names[g->st[i].op], j - g->pf[j],
+                            op_names[g->st[j].op]);
         }
     return STRATA_OK;
 }
 
-static bool is_recv(int op) { return op == STRATA_STEP_RECV || op == STRATA_STEP_RECV_REDUCE; }
+static bool is_recv(int op)
+{
+    return op == STRATA_STEP_RECV || op == STRATA_STEP_RECV_REDUCE;
+}
 
 /* Group each agent's receives by peer, then pair the k-th send a->b with the
  * k-th receive at b from a. */
@@ -207,10 +224,12 @@ static strata_status_t build_matching(vctx_t *v)
         agent_t *g = &v->ag[b];
         g->rfirst = util_calloc(na + 1, sizeof(*g->rfirst));
         g->rlist = util_calloc(g->n + 1, sizeof(*g->rlist));
-        if (!g->rfirst || !g->rlist) return strata_error_set(v->err, STRATA_ERR_NOMEM, "verify: oom");
+        if (!g->rfirst || !g->rlist)
+            return strata_error_set(v->err, STRATA_ERR_NOMEM, "verify: oom");
         for (size_t i = 0; i < g->n; i++)
             if (is_recv(g->st[i].op)) g->rfirst[g->st[i].peer + 1]++;
-        for (uint32_t p = 0; p < na; p++) g->rfirst[p + 1] += g->rfirst[p];
+        for (uint32_t p = 0; p < na; p++)
+            g->rfirst[p + 1] += g->rfirst[p];
         uint32_t *fill = util_calloc(na, sizeof(*fill));
         if (!fill) return strata_error_set(v->err, STRATA_ERR_NOMEM, "verify: oom");
         for (size_t i = 0; i < g->n; i++)
@@ -239,9 +258,10 @@ static strata_status_t build_matching(vctx_t *v)
             size_t j = h->rlist[h->rfirst[a] + k];
             const strata_step_t *r = &h->st[j];
             if (r->count * r->nblk != t->count * t->nblk || r->phase != t->phase)
-                st = fail(v, "agent %u -> %d message #%u: sent %llu elements in phase %u, "
-                          "received as %llu in phase %u", a, t->peer, k + 1,
-                          (unsigned long long)(t->count * t->nblk), t->phase,
+                st = fail(v,
+                          "agent %u -> %d message #%u: sent %llu elements in phase %u, "
+                          "received as %llu in phase %u",
+                          a, t->peer, k + 1, (unsigned long long)(t->count * t->nblk), t->phase,
                           (unsigned long long)(r->count * r->nblk), r->phase);
             g->match[i] = (int64_t)j;
         }
@@ -262,7 +282,8 @@ static strata_status_t build_matching(vctx_t *v)
 static bool ready(agent_t *g, size_t i)
 {
     size_t pf = g->pf[i];
-    while (g->cur < g->n && g->done[g->cur]) g->cur++; /* a peer may have completed some */
+    while (g->cur < g->n && g->done[g->cur])
+        g->cur++; /* a peer may have completed some */
     if (g->cur < pf) return false;
     for (size_t j = pf; j < pf + g->st[i].after; j++)
         if (!g->done[j]) return false;
@@ -327,7 +348,8 @@ static strata_status_t run_transfer(vctx_t *v, uint32_t a, size_t i, bool *did)
     if (st) return st;
     gather(g, &s, v->tmp);
     apply(h, &h->st[j], v->tmp, h->st[j].op == STRATA_STEP_RECV_REDUCE);
-    for (uint32_t w = 0; w < v->words; w++) h->know[w] |= g->know[w];
+    for (uint32_t w = 0; w < v->words; w++)
+        h->know[w] |= g->know[w];
     g->done[i] = h->done[j] = true;
     *did = true;
     return STRATA_OK;
@@ -338,7 +360,8 @@ static strata_status_t sweep(vctx_t *v, bool *did)
 {
     for (uint32_t a = 0; a < v->na; a++) {
         agent_t *g = &v->ag[a];
-        while (g->cur < g->n && g->done[g->cur]) g->cur++; /* a peer may have completed some */
+        while (g->cur < g->n && g->done[g->cur])
+            g->cur++; /* a peer may have completed some */
         if (g->cur >= g->n) continue;
         size_t pf = g->pf[g->cur];
         for (size_t i = g->cur; i < g->n && g->pf[i] == pf; i++) {
@@ -353,7 +376,8 @@ static strata_status_t sweep(vctx_t *v, bool *did)
             }
             if (st) return st;
         }
-        while (g->cur < g->n && g->done[g->cur]) g->cur++;
+        while (g->cur < g->n && g->done[g->cur])
+            g->cur++;
     }
     return STRATA_OK;
 }
@@ -369,8 +393,8 @@ static strata_status_t execute(vctx_t *v)
             agent_t *g = &v->ag[a];
             if (g->cur < g->n) {
                 strata_step_t *t = &g->st[g->cur];
-                return fail(v, "deadlock: agent %u stuck at step %zu of phase %u (%s, peer %d)",
-                            a, g->cur - g->pf[g->cur], t->phase, op_names[t->op], t->peer);
+                return fail(v, "deadlock: agent %u stuck at step %zu of phase %u (%s, peer %d)", a,
+                            g->cur - g->pf[g->cur], t->phase, op_names[t->op], t->peer);
             }
         }
         return STRATA_OK;
@@ -387,20 +411,29 @@ static uint64_t expect(const vctx_t *v, uint32_t r, uint64_t e, bool *check)
     *check = true;
     switch (p->coll) {
     case STRATA_COLL_ALLREDUCE:
-        for (uint32_t q = 0; q < P; q++) sum += tag(q, e);
+        for (uint32_t q = 0; q < P; q++)
+            sum += tag(q, e);
         return sum;
     case STRATA_COLL_REDUCE:
         *check = r == p->root;
-        for (uint32_t q = 0; q < P; q++) sum += tag(q, e);
+        for (uint32_t q = 0; q < P; q++)
+            sum += tag(q, e);
         return sum;
     case STRATA_COLL_REDUCE_SCATTER:
-        for (uint32_t q = 0; q < P; q++) sum += tag(q, (uint64_t)r * n + e);
+        for (uint32_t q = 0; q < P; q++)
+            sum += tag(q, (uint64_t)r * n + e);
         return sum;
-    case STRATA_COLL_ALLGATHER: return tag((uint32_t)(e / n), e % n);
-    case STRATA_COLL_BROADCAST: return tag(p->root, e);
-    case STRATA_COLL_ALLTOALL: return tag((uint32_t)(e / n), (uint64_t)r * n + e % n);
-    case STRATA_COLL_SENDRECV: return tag((r + P - 1) % P, e);
-    default: *check = false; return 0;
+    case STRATA_COLL_ALLGATHER:
+        return tag((uint32_t)(e / n), e % n);
+    case STRATA_COLL_BROADCAST:
+        return tag(p->root, e);
+    case STRATA_COLL_ALLTOALL:
+        return tag((uint32_t)(e / n), (uint64_t)r * n + e % n);
+    case STRATA_COLL_SENDRECV:
+        return tag((r + P - 1) % P, e);
+    default:
+        *check = false;
+        return 0;
     }
 }
 
@@ -432,7 +465,8 @@ static void free_all(vctx_t *v)
         free(g->st);
         util_free(g->pf), util_free(g->done), util_free(g->match), util_free(g->know);
         util_free(g->rfirst), util_free(g->rlist);
-        for (int b = 0; b < STRATA_BUF_COUNT; b++) util_free(g->buf[b]);
+        for (int b = 0; b < STRATA_BUF_COUNT; b++)
+            util_free(g->buf[b]);
     }
     util_free(v->ag);
     util_free(v->tmp);
@@ -443,7 +477,8 @@ static strata_status_t verify_all(vctx_t *v)
     strata_status_t st = STRATA_OK;
     for (uint32_t a = 0; a < v->na && !st; a++) {
         st = load_agent(v, a);
-        for (size_t i = 0; i < v->ag[a].n && !st; i++) st = check_step(v, a, i);
+        for (size_t i = 0; i < v->ag[a].n && !st; i++)
+            st = check_step(v, a, i);
         if (!st) st = check_hazards(v, a);
     }
     if (!st) st = build_matching(v);

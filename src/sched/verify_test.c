@@ -19,8 +19,10 @@ static int counts_for(uint32_t P, strata_coll_t c, uint64_t *out)
     }
     /* "Large": enough to hold many elements per rank and per chunk; kept
      * smaller for the collectives whose buffers are P times the count. */
-    uint64_t large = (c == STRATA_COLL_ALLTOALL || c == STRATA_COLL_ALLGATHER ||
-                      c == STRATA_COLL_REDUCE_SCATTER) ? 4099 / P + 3 : 4099;
+    uint64_t large =
+        (c == STRATA_COLL_ALLTOALL || c == STRATA_COLL_ALLGATHER || c == STRATA_COLL_REDUCE_SCATTER)
+            ? 4099 / P + 3
+            : 4099;
     int n = 0;
     out[n++] = 0;
     out[n++] = 1;
@@ -44,18 +46,39 @@ static uint32_t group_for(strata_algo_t a, uint32_t P)
 static void verify_one(strata_coll_t c, strata_algo_t a, uint32_t P, uint64_t n, uint32_t chunks,
                        uint32_t group, int *ran)
 {
-    strata_sched_params_t p = {.coll = c, .algo = a, .nranks = P, .count = n, .elem_size = 4,
-                               .root = P > 2 ? P - 2 : 0, .chunks = chunks, .group = group};
+    strata_sched_params_t p = {.coll = c,
+                               .algo = a,
+                               .nranks = P,
+                               .count = n,
+                               .elem_size = 4,
+                               .root = P > 2 ? P - 2 : 0,
+                               .chunks = chunks,
+                               .group = group};
     strata_error_t err;
     strata_sched_t *s = NULL;
     strata_status_t st = strata_sched_create(&p, &s, &err);
     if (st == STRATA_ERR_UNSUPPORTED) return;
-    if (st) fail_msg("create %s/%s P=%u n=%llu: %s", strata_coll_name(c), strata_algo_name(a), P,
-                     (unsigned long long)n, err.msg);
+    if (st)
+        fail_msg("create %s/%s P=%u n=%llu: %s", strata_coll_name(c), strata_algo_name(a), P,
+                 (unsigned long long)n, err.msg);
     st = strata_sched_verify(s, &err);
     if (st) fail_msg("%s (chunks %u group %u)", err.msg, chunks, group);
     strata_sched_destroy(s);
     (*ran)++;
+}
+
+/* The node-structured trees (tree with a chain per node, nvlstree) take
+ * any group: ones that divide P and ones that leave a smaller last node,
+ * one node of all P (small P: the chain is long), each with 1 and 3 chunks. */
+static void verify_groups(strata_coll_t c, strata_algo_t a, uint32_t P, uint64_t n, int *ran)
+{
+    if (a != STRATA_ALGO_TREE && a != STRATA_ALGO_NVLSTREE) return;
+    const uint32_t gs[] = {2, 3, 4, 8, P};
+    for (size_t i = 0; i < sizeof(gs) / sizeof(gs[0]); i++) {
+        if (gs[i] > P || (gs[i] == P && P > 17) || (i > 0 && gs[i] == gs[i - 1])) continue;
+        verify_one(c, a, P, n, 1, gs[i], ran);
+        if (P <= 17) verify_one(c, a, P, n, 3, gs[i], ran);
+    }
 }
 
 static void test_all_verify(void **state)
@@ -71,6 +94,7 @@ static void test_all_verify(void **state)
                 for (int i = 0; i < nc; i++) {
                     verify_one(c, a, P, counts[i], 1, group_for(a, P), &ran);
                     if (i == nc - 1 && P <= 17) verify_one(c, a, P, counts[i], 3, 0, &ran);
+                    verify_groups(c, a, P, counts[i], &ran);
                 }
             }
     /* every algorithm contributes: at least 10 P x 5 counts for allreduce */
@@ -114,8 +138,11 @@ static void broken_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *
 
 static strata_status_t run_broken(breakage_t b, strata_error_t *err)
 {
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_RING,
-                               .nranks = 5, .count = 50, .elem_size = 4};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = 5,
+                               .count = 50,
+                               .elem_size = 4};
     strata_sched_t *s = NULL;
     assert_int_equal(strata_sched_create(&p, &s, err), STRATA_OK);
     assert_int_equal(strata_sched_verify(s, err), STRATA_OK);
@@ -135,7 +162,9 @@ static void test_broken_caught(void **state)
     (void)state;
     strata_error_t err;
     assert_int_equal(run_broken(BREAK_DROP, &err), STRATA_ERR_PROTOCOL);
-    assert_non_null(strstr(err.msg, "agent 1 -> 2 message #2: sent 10 elements in phase 1, received as 10 in phase 2"));
+    assert_non_null(
+        strstr(err.msg,
+               "agent 1 -> 2 message #2: sent 10 elements in phase 1, received as 10 in phase 2"));
     assert_int_equal(run_broken(BREAK_DOUBLE, &err), STRATA_ERR_PROTOCOL);
     assert_non_null(strstr(err.msg, "wrong contributions"));
     assert_int_equal(run_broken(BREAK_PEER, &err), STRATA_ERR_PROTOCOL);
@@ -152,22 +181,33 @@ static void deadlock_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t
     sched_send(k, 1, (int32_t)(1 - agent), STRATA_BUF_INPUT, 0, 1);
 }
 
+/* Verify a 2-rank sendrecv schedule whose steps `phase` replaces. */
+static strata_status_t verify_with(void (*phase)(const strata_sched_t *, uint32_t, sched_sink_t *),
+                                   strata_error_t *err)
+{
+    strata_sched_params_t p = {.coll = STRATA_COLL_SENDRECV,
+                               .algo = STRATA_ALGO_PAIRWISE,
+                               .nranks = 2,
+                               .count = 1,
+                               .elem_size = 4};
+    strata_sched_t *s = NULL;
+    assert_int_equal(strata_sched_create(&p, &s, err), STRATA_OK);
+    assert_int_equal(strata_sched_verify(s, err), STRATA_OK);
+    static sched_algo_t fake;
+    fake = *s->algo;
+    fake.phase = phase;
+    s->algo = &fake;
+    strata_status_t st = strata_sched_verify(s, err);
+    strata_sched_destroy(s);
+    return st;
+}
+
 static void test_deadlock_caught(void **state)
 {
     (void)state;
-    strata_sched_params_t p = {.coll = STRATA_COLL_SENDRECV, .algo = STRATA_ALGO_PAIRWISE,
-                               .nranks = 2, .count = 1, .elem_size = 4};
-    strata_sched_t *s = NULL;
     strata_error_t err;
-    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
-    assert_int_equal(strata_sched_verify(s, &err), STRATA_OK);
-    static sched_algo_t fake;
-    fake = *s->algo;
-    fake.phase = deadlock_phase;
-    s->algo = &fake;
-    assert_int_equal(strata_sched_verify(s, &err), STRATA_ERR_PROTOCOL);
+    assert_int_equal(verify_with(deadlock_phase, &err), STRATA_ERR_PROTOCOL);
     assert_non_null(strstr(err.msg, "deadlock: agent 0 stuck at step 0 of phase 0 (recv, peer 1)"));
-    strata_sched_destroy(s);
 }
 
 /* A hazard: a concurrent send and receive on the same region. */
@@ -182,26 +222,20 @@ static void hazard_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *
 static void test_hazard_caught(void **state)
 {
     (void)state;
-    strata_sched_params_t p = {.coll = STRATA_COLL_SENDRECV, .algo = STRATA_ALGO_PAIRWISE,
-                               .nranks = 2, .count = 1, .elem_size = 4};
-    strata_sched_t *s = NULL;
     strata_error_t err;
-    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
-    static sched_algo_t fake;
-    fake = *s->algo;
-    fake.phase = hazard_phase;
-    s->algo = &fake;
-    assert_int_equal(strata_sched_verify(s, &err), STRATA_ERR_PROTOCOL);
+    assert_int_equal(verify_with(hazard_phase, &err), STRATA_ERR_PROTOCOL);
     assert_non_null(strstr(err.msg, "concurrent steps 0 (copy) and 1 (send)"));
-    strata_sched_destroy(s);
 }
 
 /* Lazy queries agree with materialisation; nsteps and step() index it. */
 static void test_lazy_matches_materialised(void **state)
 {
     (void)state;
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLTOALL, .algo = STRATA_ALGO_BRUCK,
-                               .nranks = 7, .count = 3, .elem_size = 8};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLTOALL,
+                               .algo = STRATA_ALGO_BRUCK,
+                               .nranks = 7,
+                               .count = 3,
+                               .elem_size = 8};
     strata_sched_t *s;
     assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
     for (uint32_t r = 0; r < 7; r++) {
@@ -227,8 +261,11 @@ static void test_lazy_matches_materialised(void **state)
 static void test_phase_classes(void **state)
 {
     (void)state;
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_RING,
-                               .nranks = 8, .count = 64, .elem_size = 4};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = 8,
+                               .count = 64,
+                               .elem_size = 4};
     strata_sched_t *s;
     assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
     for (uint32_t ph = 0; ph < 14; ph++)
@@ -238,6 +275,14 @@ static void test_phase_classes(void **state)
     assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
     assert_int_not_equal(strata_sched_phase_class(s, 0), strata_sched_phase_class(s, 1));
     strata_sched_destroy(s);
+    /* hier, 4 servers x 4: 3 intra RS, 3 + 3 inter, 3 intra AG phases */
+    p.algo = STRATA_ALGO_HIER, p.nranks = 16, p.group = 4, p.count = 64;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    const uint32_t want[12] = {0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3};
+    assert_int_equal(strata_sched_nphases(s), 12);
+    for (uint32_t ph = 0; ph < 12; ph++)
+        assert_int_equal(strata_sched_phase_class(s, ph), want[ph]);
+    strata_sched_destroy(s);
 }
 
 /* Innet adds switch agents; the double binary tree keeps every rank an
@@ -245,8 +290,12 @@ static void test_phase_classes(void **state)
 static void test_agents_and_trees(void **state)
 {
     (void)state;
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE, .algo = STRATA_ALGO_INNET,
-                               .nranks = 16, .count = 64, .elem_size = 4, .group = 8};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_INNET,
+                               .nranks = 16,
+                               .count = 64,
+                               .elem_size = 4,
+                               .group = 8};
     strata_sched_t *s;
     assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
     assert_int_equal(strata_sched_nagents(s), 16 + 2 + 1); /* 2 leaves + 1 root */
@@ -261,7 +310,7 @@ static void test_agents_and_trees(void **state)
             int inner_in = 0;
             for (int t = 0; t < 2; t++)
                 inner_in += s->tab[((size_t)t * P + r) * 5 + 1] >= 0 ||
-                         s->tab[((size_t)t * P + r) * 5 + 2] >= 0;
+                            s->tab[((size_t)t * P + r) * 5 + 2] >= 0;
             assert_true(inner_in <= 1 || P <= 2);
         }
         strata_sched_destroy(s);
@@ -272,8 +321,11 @@ static void test_bad_params(void **state)
 {
     (void)state;
     strata_error_t err;
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLTOALL, .algo = STRATA_ALGO_RING,
-                               .nranks = 4, .count = 8, .elem_size = 4};
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLTOALL,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = 4,
+                               .count = 8,
+                               .elem_size = 4};
     assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_UNSUPPORTED);
     assert_non_null(strstr(err.msg, "ring does not implement alltoall"));
     p.algo = STRATA_ALGO_PAIRWISE, p.nranks = 0;
@@ -282,6 +334,62 @@ static void test_bad_params(void **state)
     assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
     p.root = 0, p.coll = STRATA_COLL_BARRIER, p.count = 1;
     assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    /* node-structured trees: a node larger than the ranks is refused */
+    p.coll = STRATA_COLL_ALLREDUCE, p.algo = STRATA_ALGO_TREE, p.group = 5;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "tree: 5 ranks per node is more than the 4 ranks"));
+    p.algo = STRATA_ALGO_NVLSTREE;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "nvlstree: 5 ranks per switch is more than the 4 ranks"));
+    p.group = 3; /* does not divide 4: a node of 3 and a node of 1 */
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_OK);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    strata_coll_t c;
+    strata_algo_t a;
+    assert_int_equal(strata_coll_parse("reduce_scatter", &c), 0);
+    assert_int_equal(c, STRATA_COLL_REDUCE_SCATTER);
+    assert_int_equal(strata_coll_parse("All-Reduce", &c), 0);
+    assert_int_equal(c, STRATA_COLL_ALLREDUCE);
+    assert_int_equal(strata_coll_parse("allreduce2", &c), -1);
+    assert_int_equal(strata_algo_parse("NVLS", &a), 0);
+    assert_int_equal(a, STRATA_ALGO_INNET);
+    assert_int_equal(strata_algo_parse("rabenseifner", &a), 0);
+    assert_int_equal(a, STRATA_ALGO_RABENSEIFNER);
+    assert_int_equal(strata_algo_parse(NULL, &a), -1);
+    assert_string_equal(strata_coll_name(STRATA_COLL_ALLTOALL), "alltoall");
+    assert_string_equal(strata_algo_name(STRATA_ALGO_TORUS2D), "torus2d");
+    assert_int_equal(strata_algo_parse("nvls-tree", &a), 0);
+    assert_int_equal(a, STRATA_ALGO_NVLSTREE);
+    assert_string_equal(strata_algo_name((strata_algo_t)99), "?");
+}
+
+/* Every allocation failing in turn: create and verify report NOMEM (or
+ * succeed once enough allocations pass), never crash or leak (ASan). */
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_TREE,
+                               .nranks = 5,
+                               .count = 10,
+                               .elem_size = 4};
+    bool passed = false;
+    for (long n = 0; n < 400 && !passed; n++) {
+        strata_sched_t *s = NULL;
+        strata_error_t err;
+        util_alloc_fail_after(n);
+        strata_status_t st = strata_sched_create(&p, &s, &err);
+        if (st == STRATA_OK) st = strata_sched_verify(s, &err);
+        util_alloc_fail_after(-1);
+        assert_true(st == STRATA_OK || st == STRATA_ERR_NOMEM);
+        passed = st == STRATA_OK;
+        strata_sched_destroy(s);
+    }
+    assert_true(passed);
 }
 
 int main(void)
@@ -295,6 +403,8 @@ int main(void)
         cmocka_unit_test(test_phase_classes),
         cmocka_unit_test(test_agents_and_trees),
         cmocka_unit_test(test_bad_params),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,12 +57,12 @@ static int flow_init(flow_t *f, int32_t n, int32_t max_edges)
     f->to = util_malloc((size_t)max_edges * sizeof(int32_t));
     f->cap = util_malloc((size_t)max_edges * sizeof(double));
     f->cap0 = util_malloc((size_t)max_edges * sizeof(double));
-    if (!f->head || !f->level || !f->it || !f->queue || !f->next || !f->to || !f->cap ||
-        !f->cap0) {
+    if (!f->head || !f->level || !f->it || !f->queue || !f->next || !f->to || !f->cap || !f->cap0) {
         flow_free(f);
         return -1;
     }
-    for (int32_t i = 0; i < n; i++) f->head[i] = -1;
+    for (int32_t i = 0; i < n; i++)
+        f->head[i] = -1;
     return 0;
 }
 
@@ -79,7 +79,8 @@ static int32_t flow_edge(flow_t *f, int32_t u, int32_t v, double c, double rc)
 
 static bool flow_levels(flow_t *f, int32_t s, int32_t t)
 {
-    for (int32_t i = 0; i < f->n; i++) f->level[i] = -1;
+    for (int32_t i = 0; i < f->n; i++)
+        f->level[i] = -1;
     int32_t hd = 0, tl = 0;
     f->level[s] = 0;
     f->queue[tl++] = s;
@@ -135,7 +136,8 @@ static double flow_max(flow_t *f, int32_t s, int32_t t)
     memcpy(f->cap, f->cap0, (size_t)f->m * sizeof(double));
     double total = 0;
     while (flow_levels(f, s, t)) {
-        for (int32_t i = 0; i < f->n; i++) f->it[i] = f->head[i];
+        for (int32_t i = 0; i < f->n; i++)
+            f->it[i] = f->head[i];
         total += flow_augment(f, s, t);
     }
     return total;
@@ -148,10 +150,10 @@ static double flow_max(flow_t *f, int32_t s, int32_t t)
  * capacities each partition sets. */
 typedef struct cutter {
     const strata_topo_t *t;
-    bool direct;     /* every device an endpoint: sum crossing links */
+    bool direct; /* every device an endpoint: sum crossing links */
     flow_t f;
-    int32_t src_e0;  /* first source edge; endpoint r uses src_e0 + 4r, sink +2 */
-    uint8_t *side;   /* per endpoint rank: 0 = A, 1 = B */
+    int32_t src_e0; /* first source edge; endpoint r uses src_e0 + 4r, sink +2 */
+    uint8_t *side;  /* per endpoint rank: 0 = A, 1 = B */
 } cutter_t;
 
 static int cutter_init(cutter_t *c, const strata_topo_t *t)
@@ -203,10 +205,12 @@ static double cutter_cut(cutter_t *c)
 static bool next_combination(int32_t *idx, int32_t k, int32_t n)
 {
     int32_t i = k - 1;
-    while (i >= 0 && idx[i] == n - k + i) i--;
+    while (i >= 0 && idx[i] == n - k + i)
+        i--;
     if (i < 0) return false;
     idx[i]++;
-    for (int32_t j = i + 1; j < k; j++) idx[j] = idx[j - 1] + 1;
+    for (int32_t j = i + 1; j < k; j++)
+        idx[j] = idx[j - 1] + 1;
     return true;
 }
 
@@ -227,13 +231,15 @@ static strata_status_t bisect_exhaustive(const strata_topo_t *t, strata_topo_bis
      * 1..n-1. Odd n: A of size floor(n/2) among all. */
     bool fix0 = n % 2 == 0 && half > 0;
     int32_t k = fix0 ? half - 1 : half, pool = fix0 ? n - 1 : n, idx[STRATA_BISECT_EXHAUSTIVE_MAX];
-    for (int32_t i = 0; i < k; i++) idx[i] = i;
+    for (int32_t i = 0; i < k; i++)
+        idx[i] = i;
     double best = INFINITY;
     long cuts = 0;
     do {
         memset(c.side, 1, (size_t)n);
         if (fix0) c.side[0] = 0;
-        for (int32_t i = 0; i < k; i++) c.side[idx[i] + (fix0 ? 1 : 0)] = 0;
+        for (int32_t i = 0; i < k; i++)
+            c.side[idx[i] + (fix0 ? 1 : 0)] = 0;
         double cut = cutter_cut(&c);
         if (cut < best) best = cut;
         cuts++;
@@ -286,12 +292,14 @@ static strata_status_t bisect_bound(const strata_topo_t *t, strata_topo_bisectio
     return STRATA_OK;
 }
 
-/* ==== Clusters: closed form with the server's egress ==== */
+/* ==== Clusters: closed form from the server's own wiring ==== */
 
-/* Per-server egress: max flow from the accelerators of server 0 to
- * everything outside it (its links leaving the group). */
-static strata_status_t server_egress(const strata_topo_t *t, double *egress_p,
-                                     strata_error_t *err)
+/* Max flow from the accelerators of server 0 (each fed at most src_cap)
+ * to everything outside it, through its links leaving the group, each
+ * capped at out_cap on top of its bandwidth. Server 0's devices come
+ * first (the builders and cluster_build.c create servers in order). */
+static strata_status_t server_flow(const strata_topo_t *t, double src_cap, double out_cap,
+                                   double *flow_p, strata_error_t *err)
 {
     flow_t f;
     if (flow_init(&f, t->ndev + 2, 2 * t->nlink + 2 * t->nep)) {
@@ -301,32 +309,67 @@ static strata_status_t server_egress(const strata_topo_t *t, double *egress_p,
     for (int32_t l = 0; l < t->nlink; l++) {
         int32_t a = t->links[l].a, b = t->links[l].b;
         bool ia = t->group[a] == 0, ib = t->group[b] == 0;
-        if (ia && ib) flow_edge(&f, a, b, t->links[l].bw_dir, t->links[l].bw_dir);
-        else if (ia) flow_edge(&f, a, T, t->links[l].bw_dir, 0);
-        else if (ib) flow_edge(&f, b, T, t->links[l].bw_dir, 0);
+        double bw = t->links[l].bw_dir, out = bw < out_cap ? bw : out_cap;
+        if (ia && ib)
+            flow_edge(&f, a, b, bw, bw);
+        else if (ia)
+            flow_edge(&f, a, T, out, 0);
+        else if (ib)
+            flow_edge(&f, b, T, out, 0);
     }
     for (int32_t v = 0; v < t->ndev && t->group[v] == 0; v++)
-        if (t->kind[v] == STRATA_DEV_ACCEL) flow_edge(&f, S, v, INFINITY, 0);
-    *egress_p = flow_max(&f, S, T);
+        if (t->kind[v] == STRATA_DEV_ACCEL) flow_edge(&f, S, v, src_cap, 0);
+    *flow_p = flow_max(&f, S, T);
     flow_free(&f);
     return STRATA_OK;
 }
 
-/* Builders of clusters store the per-server network share in closed_bw;
- * the closed form is half the servers times the smaller of that and the
- * server's own egress (the in-server fabric is part of the cut only when
- * it is narrower than the network). */
-strata_status_t topo_cluster_closed(strata_topo_t *t, int32_t servers, strata_error_t *err)
+/* Closed form for S identical servers of G accelerators on a complete
+ * tree (S even) whose NIC up-links get `a` = shape.att_share each:
+ *   bisection = (S/2)·m,  m = min(E, N),
+ * E = the server's egress (max-flow from its accelerators out of it), N =
+ * nup·a its network share (nup links leave it). Upper bound: the cut
+ * around half the servers costs (S/2)·E, the network's cut between the
+ * two halves of the servers (S/2)·N. Lower bound, which needs the check:
+ * if every accelerator can send m/G at once with at most `a` through
+ * each NIC (a max-flow, below), then in any balanced partition the n/2
+ * accelerators of one side send m/G each and the other side's receive as
+ * much — each server's in and out parts are sub-flows of that pattern,
+ * and the complete tree carries any traffic of at most `a` in and out of
+ * each NIC — so every cut is at least (n/2)·(m/G) = (S/2)·m. A server that
+ * cannot spread its egress evenly (a weak in-server fabric that makes
+ * splitting servers the cheaper cut) fails the check and gets no closed
+ * form: exhaustive search or the bound answer instead. */
+static strata_status_t cluster_closed(strata_topo_t *t, int32_t servers, strata_error_t *err)
 {
-    double egress = 0, net = t->shape.closed_bw;
-    strata_status_t st = server_egress(t, &egress, err);
-    if (st) return st;
-    double per = egress < net ? egress : net;
-    topo_shape_set_closed(&t->shape, per * (servers / 2),
+    double egress = 0, spread = 0, a = t->shape.att_share;
+    int32_t nup = 0, G = 0;
+    for (int32_t l = 0; l < t->nlink; l++)
+        nup += (t->group[t->links[l].a] == 0) != (t->group[t->links[l].b] == 0);
+    for (int32_t v = 0; v < t->ndev && t->group[v] == 0; v++)
+        G += t->kind[v] == STRATA_DEV_ACCEL;
+    strata_status_t st = server_flow(t, INFINITY, INFINITY, &egress, err);
+    double net = nup * a, m = egress < net ? egress : net;
+    if (!st && G > 0) st = server_flow(t, m / G, a, &spread, err);
+    if (st || G == 0 || !(spread >= m * (1 - 1e-9))) return st;
+    topo_shape_set_closed(&t->shape, m * (servers / 2),
                           "cluster: half the servers (%d) x min(server egress %.4g, network share "
                           "%.4g) GB/s",
                           (int)(servers / 2), egress / 1e9, net / 1e9);
     return STRATA_OK;
+}
+
+strata_status_t topo_cluster_shape(strata_topo_t *t, int32_t servers, strata_error_t *err)
+{
+    strata_status_t st = STRATA_OK;
+    t->shape.has_closed = false;
+    if (t->shape.att_share > 0 && servers >= 2 && servers % 2 == 0)
+        st = cluster_closed(t, servers, err);
+    /* Servers are copies and the fabric maps any server onto any other:
+     * endpoints with the same index in their server are equivalent. */
+    if (!st && t->shape.servers_symmetric && servers > 0 && t->nep % servers == 0)
+        t->shape.sym_classes = t->nep / servers;
+    return st;
 }
 
 /* ==== Entry point ==== */
@@ -336,8 +379,7 @@ strata_status_t strata_topo_bisection(const strata_topo_t *t, strata_bisect_meth
 {
     memset(out, 0, sizeof(*out));
     if (!t->finished)
-        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is not finished",
-                                t->name);
+        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is not finished", t->name);
     if (method == STRATA_BISECT_AUTO || method == STRATA_BISECT_CLOSED) {
         if (t->shape.has_closed) {
             out->bw = t->shape.closed_bw;

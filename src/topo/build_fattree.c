@@ -3,6 +3,10 @@
  * switch tiers, and clusters: N copies of a server template joined by such a
  * tree, optionally rail-optimised.
  *
+ * A partial tree (fewer endpoints than the radix allows) gets only as many
+ * up-links per switch as its fullest switch has down-links, so it stays
+ * non-blocking with the fewest switches.
+ *
  * Construction follows Al-Fares, Loukissas and Vahdat, "A Scalable,
  * Commodity Data Center Network Architecture", SIGCOMM 2008: switches of k
  * ports, half down and half up; a pod is k/2 leaves and k/2 aggregation
@@ -33,6 +37,7 @@ typedef struct net_plan {
     const int32_t *att_leaf;
     int32_t n_att;
     int32_t leaves;
+    int32_t u1, u2;                 /* up-links per leaf / per aggregation switch */
     strata_topo_linkspec_t spec[3]; /* effective specs per tier, oversub applied */
 } net_plan_t;
 
@@ -84,13 +89,21 @@ static strata_status_t add_switches(strata_topo_t *t, int32_t n, int32_t tier, c
     return st;
 }
 
-/* Switch counts for the tree: leaves L, pods P (3 tiers), aggregation /
- * spine switches and cores; errors when the radix cannot hold the tree. */
-static strata_status_t net_sizes(const net_plan_t *p, int32_t *pods_p, int32_t *aggs_p,
+/* Switch counts for the tree. A full tree has k/2 up-links per leaf and
+ * per aggregation switch; a partial one gets only as many as its fullest
+ * switch has down-links (u1 per leaf: spines or aggregation switches per
+ * pod; u2 per aggregation switch: leaves per pod), so it stays
+ * non-blocking with the fewest switches. Errors when the radix cannot
+ * hold the tree. */
+static strata_status_t net_sizes(net_plan_t *p, const int32_t *per_leaf, int32_t *aggs_p,
                                  int32_t *cores_p, strata_error_t *err)
 {
-    int32_t k = p->ft->k, h = k / 2, L = p->leaves;
-    *pods_p = 1, *aggs_p = 0, *cores_p = 0;
+    int32_t k = p->ft->k, h = k / 2, L = p->leaves, pods;
+    *aggs_p = 0, *cores_p = 0;
+    p->u1 = 0;
+    for (int32_t l = 0; l < L; l++)
+        if (per_leaf[l] > p->u1) p->u1 = per_leaf[l];
+    p->u2 = L < h ? L : h;
     if (p->ft->tiers == 1) {
         if (p->n_att > k)
             return strata_error_set(err, STRATA_ERR_RANGE,
@@ -103,53 +116,54 @@ static strata_status_t net_sizes(const net_plan_t *p, int32_t *pods_p, int32_t *
             return strata_error_set(err, STRATA_ERR_RANGE,
                                     "fat-tree: %d leaves exceed %d-port spines (use 3 tiers)",
                                     (int)L, (int)k);
-        *aggs_p = h;
+        *aggs_p = p->u1;
         return STRATA_OK;
     }
-    *pods_p = (L + h - 1) / h;
-    if (*pods_p > k)
+    pods = (L + h - 1) / h;
+    if (pods > k)
         return strata_error_set(err, STRATA_ERR_RANGE,
                                 "fat-tree: %d pods exceed %d-port cores (at most k^3/4 endpoints)",
-                                (int)*pods_p, (int)k);
-    *aggs_p = *pods_p * h;
-    *cores_p = h * h;
+                                (int)pods, (int)k);
+    *aggs_p = pods * p->u1;
+    *cores_p = p->u1 * p->u2;
     return STRATA_OK;
 }
 
-static strata_status_t build_net(strata_topo_t *t, net_plan_t *p, strata_error_t *err)
+static strata_status_t build_net(strata_topo_t *t, net_plan_t *p, const int32_t *per_leaf,
+                                 strata_error_t *err)
 {
-    int32_t h = p->ft->k / 2, pods, aggs, cores, leaf0, agg0 = 0, core0 = 0;
-    strata_status_t st = net_sizes(p, &pods, &aggs, &cores, err);
+    int32_t h = p->ft->k / 2, aggs = 0, cores = 0, leaf0 = 0, agg0 = 0, core0 = 0;
+    strata_status_t st = net_sizes(p, per_leaf, &aggs, &cores, err);
+    int32_t u1 = p->u1, u2 = p->u2;
     if (!st) st = add_switches(t, p->leaves, 1, "leaf", &leaf0, err);
-    if (!st && aggs)
-        st = add_switches(t, aggs, 2, p->ft->tiers == 2 ? "spine" : "agg", &agg0, err);
+    if (!st && aggs) st = add_switches(t, aggs, 2, p->ft->tiers == 2 ? "spine" : "agg", &agg0, err);
     if (!st && cores) st = add_switches(t, cores, 3, "core", &core0, err);
-    size_t nl = (size_t)p->n_att + (size_t)p->leaves * h + (size_t)aggs * h;
+    size_t nl = (size_t)p->n_att + (size_t)p->leaves * u1 + (size_t)aggs * u2;
     if (!st) st = topo_reserve_links(t, t->nlink + (int32_t)nl, err);
     for (int32_t i = 0; i < p->n_att && !st; i++)
         st = strata_topo_add_link(t, p->att[i], leaf0 + p->att_leaf[i], &p->spec[0], NULL, err);
     for (int32_t l = 0; l < p->leaves && !st && aggs; l++) {
         int32_t pod = p->ft->tiers == 3 ? l / h : 0;
-        for (int32_t j = 0; j < h && !st; j++)
-            st = strata_topo_add_link(t, leaf0 + l, agg0 + pod * h + j, &p->spec[1], NULL, err);
+        for (int32_t j = 0; j < u1 && !st; j++)
+            st = strata_topo_add_link(t, leaf0 + l, agg0 + pod * u1 + j, &p->spec[1], NULL, err);
     }
     for (int32_t a = 0; a < aggs && cores && !st; a++)
-        for (int32_t c = 0; c < h && !st; c++)
-            st = strata_topo_add_link(t, agg0 + a, core0 + (a % h) * h + c, &p->spec[2], NULL,
+        for (int32_t c = 0; c < u2 && !st; c++)
+            st = strata_topo_add_link(t, agg0 + a, core0 + (a % u1) * u2 + c, &p->spec[2], NULL,
                                       err);
     return st;
 }
 
-/* A tree is complete when every leaf is full, every pod holds k/2 leaves
- * and the top level splits evenly: then the bisection closed form holds. */
+/* A tree is uniform when every leaf holds the same number of endpoints,
+ * every pod the same number of leaves, and the top level splits evenly:
+ * then the bisection closed form holds. */
 static bool net_complete(const net_plan_t *p, const int32_t *per_leaf)
 {
-    int32_t h = p->ft->k / 2;
     for (int32_t l = 0; l < p->leaves; l++)
-        if (per_leaf[l] != (p->ft->tiers == 1 ? p->n_att : h)) return false;
+        if (per_leaf[l] != per_leaf[0]) return false;
     if (p->ft->tiers == 1) return true;
     if (p->ft->tiers == 2) return p->leaves % 2 == 0;
-    return p->leaves % h == 0 && (p->leaves / h) % 2 == 0;
+    return p->leaves % p->u2 == 0 && (p->leaves / p->u2) % 2 == 0;
 }
 
 /* Per-attachment capacity through each tier of a complete tree: the cut
@@ -169,7 +183,8 @@ static strata_status_t plan_leaf_counts(net_plan_t *p, int32_t **per_leaf_p, str
 {
     int32_t *c = util_calloc((size_t)p->leaves, sizeof(int32_t));
     if (!c) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory planning leaves");
-    for (int32_t i = 0; i < p->n_att; i++) c[p->att_leaf[i]]++;
+    for (int32_t i = 0; i < p->n_att; i++)
+        c[p->att_leaf[i]]++;
     *per_leaf_p = c;
     return STRATA_OK;
 }
@@ -210,16 +225,15 @@ strata_status_t strata_topo_build_fattree(const strata_topo_fattree_t *ft,
         leaf[i] = ft->tiers == 1 ? 0 : i / h;
         st = strata_topo_add_device(t, STRATA_DEV_ACCEL, 0, -1, nm, NULL, err);
     }
-    if (!st) st = build_net(t, &p, err);
     if (!st) st = plan_leaf_counts(&p, &per_leaf, err);
+    if (!st) st = build_net(t, &p, per_leaf, err);
     t->shape.kind = TOPO_SHAPE_TIERED;
     if (!st && net_complete(&p, per_leaf)) {
         double share = net_share(&p);
         t->shape.sym_classes = 1;
         topo_shape_set_closed(&t->shape, (double)(n / 2) * share,
                               "fat-tree: half the %s, %lld endpoints x %.4g GB/s (min over tiers)",
-                              ft->tiers == 3 ? "pods" : "leaves", (long long)(n / 2),
-                              share / 1e9);
+                              ft->tiers == 3 ? "pods" : "leaves", (long long)(n / 2), share / 1e9);
     }
     util_free(att);
     util_free(leaf);
@@ -247,8 +261,8 @@ static strata_status_t check_server(const strata_topo_server_t *s, int32_t serve
                                 "%s: %d NICs do not divide %d accelerators", n, (int)s->nics,
                                 (int)s->accels);
     if (s->nics > 0 && s->nics > s->accels)
-        return strata_error_set(err, STRATA_ERR_INVALID, "%s: more NICs (%d) than accelerators",
-                                n, (int)s->nics);
+        return strata_error_set(err, STRATA_ERR_INVALID, "%s: more NICs (%d) than accelerators", n,
+                                (int)s->nics);
     if (s->scaleup_switches < 0 || s->pcie_switches < 0 || s->cpus < 0)
         return strata_error_set(err, STRATA_ERR_INVALID, "%s: negative device count", n);
     if (servers < 1 || servers > 1 << 20)
@@ -256,7 +270,10 @@ static strata_status_t check_server(const strata_topo_server_t *s, int32_t serve
     return STRATA_OK;
 }
 
-static bool spec_set(const strata_topo_linkspec_t *s) { return s->kind || s->bw_dir > 0; }
+static bool spec_set(const strata_topo_linkspec_t *s)
+{
+    return s->kind || s->bw_dir > 0;
+}
 
 /* Devices of one server, in a fixed order: accelerators, scale-up
  * switches, NICs, PCIe switches, CPUs. Returns the first device id. */
@@ -264,9 +281,12 @@ static strata_status_t add_server_devices(strata_topo_t *t, const strata_topo_se
                                           int32_t g, strata_error_t *err)
 {
     strata_status_t st = STRATA_OK;
-    struct { strata_dev_kind_t kind; int32_t n; } parts[] = {
-        {STRATA_DEV_ACCEL, s->accels},         {STRATA_DEV_SCALEUP_SWITCH, s->scaleup_switches},
-        {STRATA_DEV_NIC, s->nics},             {STRATA_DEV_PCIE_SWITCH, s->pcie_switches},
+    struct {
+        strata_dev_kind_t kind;
+        int32_t n;
+    } parts[] = {
+        {STRATA_DEV_ACCEL, s->accels}, {STRATA_DEV_SCALEUP_SWITCH, s->scaleup_switches},
+        {STRATA_DEV_NIC, s->nics},     {STRATA_DEV_PCIE_SWITCH, s->pcie_switches},
         {STRATA_DEV_CPU, s->cpus},
     };
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !st; i++)
@@ -291,8 +311,8 @@ static strata_status_t wire_server(strata_topo_t *t, const strata_topo_server_t 
                 st = strata_topo_add_link(t, b + a, b + c, &s->scaleup, NULL, err);
     if (P == 0) {
         for (int32_t a = 0; a < A && N && !st; a++) {
-            st = strata_topo_add_link(t, b + a, nic + (int32_t)((int64_t)a * N / A), &s->pcie,
-                                      NULL, err);
+            st = strata_topo_add_link(t, b + a, nic + (int32_t)((int64_t)a * N / A), &s->pcie, NULL,
+                                      err);
             if (!st) st = strata_topo_set_nic(t, b + a, nic + (int32_t)((int64_t)a * N / A), err);
         }
         return st;
@@ -320,6 +340,38 @@ static int32_t nic_leaf(int32_t s, int32_t i, int32_t nics, int32_t h, bool rail
     return (int32_t)(((int64_t)s * nics + i) / h);
 }
 
+/* Whether the fabric's automorphisms map any server onto any other, NIC i
+ * onto NIC i: rails when pods hold whole blocks of k/2 servers (blocks
+ * are alike, servers in a block too); a plain tree when no server
+ * straddles two leaves (nics divides k/2) or, when a server fills
+ * several whole leaves, no server straddles two pods. */
+static bool servers_interchangeable(const strata_topo_fattree_t *net, int32_t nics, int32_t u2,
+                                    bool rail)
+{
+    int32_t h = net->k / 2;
+    if (net->tiers == 1) return true;
+    if (rail) return net->tiers < 3 || u2 % nics == 0;
+    if (h % nics == 0) return true;
+    return nics % h == 0 && (net->tiers < 3 || u2 % (nics / h) == 0);
+}
+
+/* Whether the tree's half-cut (half the leaves, or half the pods) is a
+ * cut around half the servers, so it bounds the server-halves partition
+ * by (S/2)·nics·share. Plain trees: NICs fill leaves in server order and
+ * half the leaves (pods) of a complete tree hold exactly half the NICs.
+ * Rails: half the leaves are half the blocks of k/2 servers when the
+ * block count is even (2 tiers), and a pod holds whole blocks when nics
+ * divides u2 (3 tiers; a complete tree has an even pod count). A single
+ * block is not split that way: each rail leaf holds NICs of both halves,
+ * and only the NIC links themselves cut it. */
+static bool halves_cut(const strata_topo_fattree_t *net, const net_plan_t *p, int32_t nics,
+                       bool rail)
+{
+    if (!rail || net->tiers == 1) return true;
+    if (net->tiers == 2) return (p->leaves / nics) % 2 == 0;
+    return p->u2 % nics == 0;
+}
+
 static strata_status_t cluster_net(strata_topo_t *t, const strata_topo_server_t *sv,
                                    int32_t servers, int32_t per, const strata_topo_fattree_t *net,
                                    bool rail, strata_error_t *err)
@@ -338,16 +390,13 @@ static strata_status_t cluster_net(strata_topo_t *t, const strata_topo_server_t 
             if (leaf[s * N + i] + 1 > p.leaves) p.leaves = leaf[s * N + i] + 1;
         }
     if (!st) st = plan_specs(t, &p, &sv->nic_net, err);
-    if (!st) st = build_net(t, &p, err);
     if (!st) st = plan_leaf_counts(&p, &per_leaf, err);
-    /* Rail blocks of k/2 servers: a pod of k/2 leaves holds k/(2·nics)
-     * whole blocks only when nics divides k/2. */
-    bool complete = !st && net_complete(&p, per_leaf) && servers % 2 == 0 &&
-                    (!rail || net->tiers < 3 || h % N == 0);
-    if (complete) {
-        t->shape.closed_bw = net_share(&p) * N; /* per server; bisect.c adds the egress */
-        t->shape.has_closed = true;
-    }
+    if (!st) st = build_net(t, &p, per_leaf, err);
+    bool uniform = !st && net_complete(&p, per_leaf);
+    double share = uniform ? net_share(&p) : 0, nic_bw = p.spec[0].bw_dir * p.spec[0].mult;
+    if (uniform && servers % 2 == 0 && (halves_cut(net, &p, N, rail) || share >= nic_bw))
+        t->shape.att_share = share; /* per NIC; bisect.c adds the servers */
+    t->shape.servers_symmetric = uniform && servers_interchangeable(net, N, p.u2, rail);
     util_free(att);
     util_free(leaf);
     util_free(per_leaf);
@@ -359,7 +408,6 @@ static int32_t server_size(const strata_topo_server_t *s)
     return s->accels + s->scaleup_switches + s->nics + s->pcie_switches + s->cpus;
 }
 
-
 strata_status_t strata_topo_build_cluster(const strata_topo_server_t *sv, int32_t servers,
                                           const strata_topo_fattree_t *net, bool rail,
                                           const strata_link_catalog_t *cat, strata_topo_t **topo_p,
@@ -370,11 +418,9 @@ strata_status_t strata_topo_build_cluster(const strata_topo_server_t *sv, int32_
     if (!st && has_net) st = check_ft(net, err);
     if (st) return st;
     if (!has_net && servers > 1)
-        return strata_error_set(err, STRATA_ERR_INVALID, "%d servers need a network",
-                                (int)servers);
+        return strata_error_set(err, STRATA_ERR_INVALID, "%d servers need a network", (int)servers);
     if (has_net && (sv->nics == 0 || !spec_set(&sv->nic_net)))
-        return strata_error_set(err, STRATA_ERR_INVALID,
-                                "%s: a network needs NICs and a NIC link",
+        return strata_error_set(err, STRATA_ERR_INVALID, "%s: a network needs NICs and a NIC link",
                                 sv->name ? sv->name : "server");
     char name[128];
     snprintf(name, sizeof(name), "%s:%d%s", sv->name ? sv->name : "server", (int)servers,
@@ -385,13 +431,14 @@ strata_status_t strata_topo_build_cluster(const strata_topo_server_t *sv, int32_
     if ((int64_t)per * servers > 1 << 26)
         st = strata_error_set(err, STRATA_ERR_RANGE, "cluster too large");
     if (!st) st = topo_reserve_devices(t, per * servers, err);
-    for (int32_t s = 0; s < servers && !st; s++) st = add_server_devices(t, sv, s, err);
-    for (int32_t s = 0; s < servers && !st; s++) st = wire_server(t, sv, s * per, err);
+    for (int32_t s = 0; s < servers && !st; s++)
+        st = add_server_devices(t, sv, s, err);
+    for (int32_t s = 0; s < servers && !st; s++)
+        st = wire_server(t, sv, s * per, err);
     t->shape.kind = TOPO_SHAPE_TIERED;
     if (!st && has_net) st = cluster_net(t, sv, servers, per, net, rail, err);
     if (!st) st = strata_topo_finish(t, err);
-    if (!st && t->shape.has_closed) st = topo_cluster_closed(t, servers, err);
-    if (!st && t->shape.has_closed) t->shape.sym_classes = sv->accels;
+    if (!st) st = topo_cluster_shape(t, servers, err);
     if (st) {
         strata_topo_destroy(t);
         return st;

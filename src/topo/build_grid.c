@@ -109,8 +109,8 @@ static strata_status_t build_grid(const char *what, int ndims, const int32_t *di
                                   strata_error_t *err)
 {
     if (ndims < 1 || ndims > 3)
-        return strata_error_set(err, STRATA_ERR_INVALID, "%s: %d dimensions (1 to 3 allowed)",
-                                what, ndims);
+        return strata_error_set(err, STRATA_ERR_INVALID, "%s: %d dimensions (1 to 3 allowed)", what,
+                                ndims);
     char name[96];
     int off = snprintf(name, sizeof(name), "%s:", what);
     int64_t n = 1;
@@ -120,12 +120,11 @@ static strata_status_t build_grid(const char *what, int ndims, const int32_t *di
                                     "%s: dimension %d has size %d (2 to 2^20 allowed)", what, d,
                                     (int)dims[d]);
         n *= dims[d];
-        off += snprintf(name + off, sizeof(name) - (size_t)off, "%s%d", d ? "x" : "",
-                        (int)dims[d]);
+        off += snprintf(name + off, sizeof(name) - (size_t)off, "%s%d", d ? "x" : "", (int)dims[d]);
     }
     if (n > 1 << 24)
-        return strata_error_set(err, STRATA_ERR_RANGE, "%s: %lld accelerators (at most 2^24)",
-                                what, (long long)n);
+        return strata_error_set(err, STRATA_ERR_RANGE, "%s: %lld accelerators (at most 2^24)", what,
+                                (long long)n);
     strata_topo_t *t;
     strata_status_t st = strata_topo_create(name, cat, &t, err);
     if (st) return st;
@@ -149,8 +148,9 @@ strata_status_t strata_topo_build_ring(int32_t n, const strata_topo_linkspec_t *
                                        const strata_link_catalog_t *cat, strata_topo_t **topo_p,
                                        strata_error_t *err)
 {
-    if (n < 3) return strata_error_set(err, STRATA_ERR_INVALID, "ring: %d accelerators (3 or more)",
-                                       (int)n);
+    if (n < 3)
+        return strata_error_set(err, STRATA_ERR_INVALID, "ring: %d accelerators (3 or more)",
+                                (int)n);
     return build_grid("ring", 1, &n, true, link, cat, topo_p, err);
 }
 
@@ -191,7 +191,8 @@ strata_status_t strata_topo_build_full(int32_t n, const strata_topo_linkspec_t *
     if (!st) st = add_accels(t, n, err);
     if (!st) st = topo_reserve_links(t, n * (n - 1) / 2, err);
     for (int32_t a = 0; a < n && !st; a++)
-        for (int32_t b = a + 1; b < n && !st; b++) st = strata_topo_add_link(t, a, b, link, NULL, err);
+        for (int32_t b = a + 1; b < n && !st; b++)
+            st = strata_topo_add_link(t, a, b, link, NULL, err);
     if (!st) {
         int32_t h = n / 2;
         topo_shape_set_closed(&t->shape, (double)h * (n - h) * bw,
@@ -220,7 +221,8 @@ strata_status_t strata_topo_build_switch(int32_t n, const strata_topo_linkspec_t
     st = spec_bw(t, link, &bw, err);
     if (!st) st = add_accels(t, n, err);
     if (!st) st = strata_topo_add_device(t, STRATA_DEV_NET_SWITCH, 1, -1, "switch", &sw, err);
-    for (int32_t a = 0; a < n && !st; a++) st = strata_topo_add_link(t, a, sw, link, NULL, err);
+    for (int32_t a = 0; a < n && !st; a++)
+        st = strata_topo_add_link(t, a, sw, link, NULL, err);
     if (!st)
         topo_shape_set_closed(&t->shape, (double)(n / 2) * bw,
                               "single switch: the smaller half's %d links, x %.4g GB/s",

@@ -12,12 +12,18 @@
 static const char *kind_style(uint8_t kind)
 {
     switch (kind) {
-    case STRATA_DEV_ACCEL: return "shape=box,style=filled,fillcolor=\"#9fd89f\"";
-    case STRATA_DEV_CPU: return "shape=box,style=filled,fillcolor=\"#a0c4ff\"";
-    case STRATA_DEV_NIC: return "shape=ellipse,style=filled,fillcolor=\"#ffd6a5\"";
-    case STRATA_DEV_PCIE_SWITCH: return "shape=diamond,style=filled,fillcolor=\"#e0e0e0\"";
-    case STRATA_DEV_SCALEUP_SWITCH: return "shape=hexagon,style=filled,fillcolor=\"#caffbf\"";
-    default: return "shape=octagon,style=filled,fillcolor=\"#ffadad\"";
+    case STRATA_DEV_ACCEL:
+        return "shape=box,style=filled,fillcolor=\"#9fd89f\"";
+    case STRATA_DEV_CPU:
+        return "shape=box,style=filled,fillcolor=\"#a0c4ff\"";
+    case STRATA_DEV_NIC:
+        return "shape=ellipse,style=filled,fillcolor=\"#ffd6a5\"";
+    case STRATA_DEV_PCIE_SWITCH:
+        return "shape=diamond,style=filled,fillcolor=\"#e0e0e0\"";
+    case STRATA_DEV_SCALEUP_SWITCH:
+        return "shape=hexagon,style=filled,fillcolor=\"#caffbf\"";
+    default:
+        return "shape=octagon,style=filled,fillcolor=\"#ffadad\"";
     }
 }
 
@@ -53,7 +59,8 @@ strata_status_t strata_topo_write_dot(const strata_topo_t *t, FILE *out, strata_
             continue;
         }
         fprintf(out, "  subgraph \"cluster_s%d\" {\n    label=\"server %d\";\n", (int)g, (int)g);
-        while (v < t->ndev && t->group[v] == g) dot_node(t, v++, out, "    ");
+        while (v < t->ndev && t->group[v] == g)
+            dot_node(t, v++, out, "    ");
         fprintf(out, "  }\n");
     }
     for (int tier = 1; tier <= t->max_tier; tier++) {

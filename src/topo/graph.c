@@ -4,8 +4,9 @@
  * read accessors.
  *
  * Building appends to growable struct-of-arrays (amortised doubling); finish
- * sorts each device's adjacency by neighbour (so link_between is a binary
- * search), numbers the accelerators as endpoints in creation order, assigns
+ * sorts each device's adjacency by the neighbour's (tier, id) (so
+ * link_between is a binary search and up/down walks scan only the
+ * neighbours above or below), numbers the accelerators as endpoints in creation order, assigns
  * each accelerator the NIC it leaves its server through, and checks that
  * the graph is connected. Workload: up to ~10^6 devices and links, built
  * once, then read millions of times by routers.
@@ -64,8 +65,8 @@ strata_topo_linkspec_t strata_topo_linkspec_kind(const char *kind, int32_t mult)
 }
 
 strata_status_t topo_spec_resolve(const strata_topo_t *t, const strata_topo_linkspec_t *spec,
-                                  const char **kind_p, int32_t *mult_p, double *bw_p,
-                                  double *lat_p, strata_error_t *err)
+                                  const char **kind_p, int32_t *mult_p, double *bw_p, double *lat_p,
+                                  strata_error_t *err)
 {
     if (!spec) return strata_error_set(err, STRATA_ERR_INVALID, "link spec missing");
     if (spec->mult < 0)
@@ -130,6 +131,8 @@ void strata_topo_destroy(strata_topo_t *t)
     util_free(t->adj_off);
     util_free(t->adj_nbr);
     util_free(t->adj_chan);
+    util_free(t->adj_same);
+    util_free(t->adj_up);
     util_free(t->ep);
     util_free(t->local_next);
     util_arena_destroy(t->arena);
@@ -149,7 +152,8 @@ strata_status_t topo_reserve_devices(strata_topo_t *t, int32_t n, strata_error_t
 {
     if (n <= t->cap_dev) return STRATA_OK;
     int32_t cap = t->cap_dev ? t->cap_dev : 64;
-    while (cap < n) cap = cap > INT32_MAX / 2 ? INT32_MAX : cap * 2;
+    while (cap < n)
+        cap = cap > INT32_MAX / 2 ? INT32_MAX : cap * 2;
     if (grow((void **)&t->kind, cap, 1) || grow((void **)&t->tier, cap, 1) ||
         grow((void **)&t->group, cap, 4) || grow((void **)&t->local, cap, 4) ||
         grow((void **)&t->rank, cap, 4) || grow((void **)&t->nic, cap, 4) ||
@@ -163,7 +167,8 @@ strata_status_t topo_reserve_links(strata_topo_t *t, int32_t n, strata_error_t *
 {
     if (n <= t->cap_link) return STRATA_OK;
     int32_t cap = t->cap_link ? t->cap_link : 64;
-    while (cap < n) cap = cap > INT32_MAX / 4 ? INT32_MAX / 2 : cap * 2;
+    while (cap < n)
+        cap = cap > INT32_MAX / 4 ? INT32_MAX / 2 : cap * 2;
     if (grow((void **)&t->links, cap, sizeof(topo_link_rec_t)))
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for %d links", (int)n);
     t->cap_link = cap;
@@ -179,7 +184,8 @@ static int32_t next_local(strata_topo_t *t, strata_dev_kind_t kind, int32_t grou
     size_t need = ((size_t)group + 1) * STRATA_DEV_KIND_COUNT;
     if (need > t->local_cap) {
         size_t cap = t->local_cap ? t->local_cap : 64 * STRATA_DEV_KIND_COUNT;
-        while (cap < need) cap *= 2;
+        while (cap < need)
+            cap *= 2;
         int32_t *q = util_realloc(t->local_next, cap * sizeof(int32_t));
         if (!q) return -2;
         memset(q + t->local_cap, 0, (cap - t->local_cap) * sizeof(int32_t));
@@ -199,8 +205,8 @@ strata_status_t strata_topo_add_device(strata_topo_t *t, strata_dev_kind_t kind,
     if ((int)kind < 0 || kind >= STRATA_DEV_KIND_COUNT)
         return strata_error_set(err, STRATA_ERR_INVALID, "bad device kind %d", (int)kind);
     if (tier < 0 || tier >= STRATA_TOPO_TIERS_MAX)
-        return strata_error_set(err, STRATA_ERR_INVALID, "device tier %d not in 0..%d",
-                                (int)tier, STRATA_TOPO_TIERS_MAX - 1);
+        return strata_error_set(err, STRATA_ERR_INVALID, "device tier %d not in 0..%d", (int)tier,
+                                STRATA_TOPO_TIERS_MAX - 1);
     if (group < -1) return strata_error_set(err, STRATA_ERR_INVALID, "bad group %d", (int)group);
     if (t->ndev == INT32_MAX - 1)
         return strata_error_set(err, STRATA_ERR_RANGE, "too many devices");
@@ -248,11 +254,10 @@ strata_status_t strata_topo_add_link(strata_topo_t *t, int32_t a, int32_t b,
         return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is already finished",
                                 t->name);
     if (a < 0 || a >= t->ndev || b < 0 || b >= t->ndev)
-        return strata_error_set(err, STRATA_ERR_INVALID, "link %d-%d: no such device",
-                                (int)a, (int)b);
+        return strata_error_set(err, STRATA_ERR_INVALID, "link %d-%d: no such device", (int)a,
+                                (int)b);
     if (a == b)
-        return strata_error_set(err, STRATA_ERR_INVALID, "link from '%s' to itself",
-                                t->dname[a]);
+        return strata_error_set(err, STRATA_ERR_INVALID, "link from '%s' to itself", t->dname[a]);
     const char *kind;
     int32_t mult;
     double bw, lat;
@@ -290,23 +295,42 @@ strata_status_t strata_topo_set_nic(strata_topo_t *t, int32_t accel, int32_t nic
 
 /* ==== Finish ==== */
 
-static int cmp_pair(const void *x, const void *y)
+/* Sort key of a neighbour in a row: (tier, id), so each row is [lower
+ * tiers][same tier][higher tiers] and up/down walks scan only their part. */
+static int64_t nbr_key(const strata_topo_t *t, int32_t v)
 {
-    const int32_t *p = x, *q = y;
+    return (int64_t)t->tier[v] << 32 | (uint32_t)v;
+}
+
+static int cmp_entry(const void *x, const void *y)
+{
+    const int64_t *p = x, *q = y;
     return (p[0] > q[0]) - (p[0] < q[0]);
 }
 
+/* First index in row v whose neighbour tier is >= tier. */
+static int32_t row_tier_start(const strata_topo_t *t, int32_t v, int32_t tier)
+{
+    int32_t i = t->adj_off[v];
+    while (i < t->adj_off[v + 1] && t->tier[t->adj_nbr[i]] < tier)
+        i++;
+    return i;
+}
+
 /* CSR adjacency: counting pass, fill pass, then sort each row by
- * neighbour (rows are short; qsort on (nbr, chan) pairs). */
+ * (tier, id) of the neighbour (rows are short; qsort on (key, chan)). */
 static strata_status_t build_adjacency(strata_topo_t *t, strata_error_t *err)
 {
     size_t m = 2 * (size_t)t->nlink;
     t->adj_off = util_calloc((size_t)t->ndev + 1, sizeof(int32_t));
-    t->adj_nbr = util_malloc(m * sizeof(int32_t));
-    t->adj_chan = util_malloc(m * sizeof(int32_t));
-    int32_t *pairs = util_malloc(2 * m * sizeof(int32_t) + 1);
+    t->adj_nbr = util_malloc(m * sizeof(int32_t) + 1);
+    t->adj_chan = util_malloc(m * sizeof(int32_t) + 1);
+    t->adj_same = util_malloc((size_t)t->ndev * sizeof(int32_t) + 1);
+    t->adj_up = util_malloc((size_t)t->ndev * sizeof(int32_t) + 1);
+    int64_t *pairs = util_malloc(2 * m * sizeof(int64_t) + 1);
     int32_t *fill = util_calloc((size_t)t->ndev + 1, sizeof(int32_t));
-    if (!t->adj_off || !t->adj_nbr || !t->adj_chan || !pairs || !fill) {
+    if (!t->adj_off || !t->adj_nbr || !t->adj_chan || !t->adj_same || !t->adj_up || !pairs ||
+        !fill) {
         util_free(pairs);
         util_free(fill);
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for adjacency");
@@ -315,62 +339,131 @@ static strata_status_t build_adjacency(strata_topo_t *t, strata_error_t *err)
         t->adj_off[t->links[l].a + 1]++;
         t->adj_off[t->links[l].b + 1]++;
     }
-    for (int32_t v = 0; v < t->ndev; v++) t->adj_off[v + 1] += t->adj_off[v];
+    for (int32_t v = 0; v < t->ndev; v++)
+        t->adj_off[v + 1] += t->adj_off[v];
     for (int32_t l = 0; l < t->nlink; l++) {
         int32_t a = t->links[l].a, b = t->links[l].b;
         int32_t ia = t->adj_off[a] + fill[a]++, ib = t->adj_off[b] + fill[b]++;
-        pairs[2 * ia] = b;
+        pairs[2 * ia] = nbr_key(t, b);
         pairs[2 * ia + 1] = 2 * l;
-        pairs[2 * ib] = a;
+        pairs[2 * ib] = nbr_key(t, a);
         pairs[2 * ib + 1] = 2 * l + 1;
     }
     for (int32_t v = 0; v < t->ndev; v++) {
         int32_t o = t->adj_off[v], d = t->adj_off[v + 1] - o;
-        qsort(pairs + 2 * o, (size_t)d, 2 * sizeof(int32_t), cmp_pair);
+        qsort(pairs + 2 * o, (size_t)d, 2 * sizeof(int64_t), cmp_entry);
     }
     for (size_t i = 0; i < m; i++) {
-        t->adj_nbr[i] = pairs[2 * i];
-        t->adj_chan[i] = pairs[2 * i + 1];
+        t->adj_nbr[i] = (int32_t)(pairs[2 * i] & 0xffffffff);
+        t->adj_chan[i] = (int32_t)pairs[2 * i + 1];
+    }
+    for (int32_t v = 0; v < t->ndev; v++) {
+        t->adj_same[v] = row_tier_start(t, v, t->tier[v]);
+        t->adj_up[v] = row_tier_start(t, v, t->tier[v] + 1);
     }
     util_free(pairs);
     util_free(fill);
     return STRATA_OK;
 }
 
-/* Each accelerator without an explicit NIC takes the nearest NIC of its
- * own group (BFS inside the group; ties to the lower id). */
+/* NIC candidates of each group: the NICs with a link leaving the group (on
+ * the network), or every NIC of a group that has none (one server). For a
+ * candidate, *idx_p[v] is its index among its group's candidates in id
+ * order (-1 otherwise); *ncand_p[g] and *nacc_p[g] count candidates and
+ * accelerators per group. */
+static int nic_candidates(const strata_topo_t *t, int32_t **idx_p, int32_t **ncand_p,
+                          int32_t **nacc_p)
+{
+    size_t ng = (size_t)t->ngroups + 1;
+    int32_t *idx = util_malloc((size_t)t->ndev * sizeof(int32_t) + 1);
+    int32_t *ncand = util_calloc(ng, sizeof(int32_t)), *nacc = util_calloc(ng, sizeof(int32_t));
+    int32_t *noff = util_calloc(ng, sizeof(int32_t));
+    if (!idx || !ncand || !nacc || !noff) {
+        util_free(idx), util_free(ncand), util_free(nacc), util_free(noff);
+        return -1;
+    }
+    for (int32_t v = 0; v < t->ndev; v++) {
+        idx[v] = -1;
+        if (t->group[v] < 0) continue;
+        if (t->kind[v] == STRATA_DEV_ACCEL) nacc[t->group[v]]++;
+        if (t->kind[v] != STRATA_DEV_NIC) continue;
+        for (int32_t i = t->adj_off[v]; i < t->adj_off[v + 1]; i++)
+            if (t->group[t->adj_nbr[i]] != t->group[v]) idx[v] = 0; /* leaves the group */
+        noff[t->group[v]] += idx[v] == 0;
+    }
+    for (int32_t v = 0; v < t->ndev; v++) {
+        int32_t g = t->group[v];
+        if (g < 0 || t->kind[v] != STRATA_DEV_NIC || (noff[g] > 0 && idx[v] < 0)) continue;
+        idx[v] = ncand[g]++;
+    }
+    util_free(noff);
+    *idx_p = idx, *ncand_p = ncand, *nacc_p = nacc;
+    return 0;
+}
+
+/* Whether NIC u beats NIC best (both at the nearest distance) for an
+ * accelerator whose rail is candidate `want`: fewer accelerators already
+ * on it, then its rail, then the lower id. */
+static bool nic_better(const int32_t *load, const int32_t *idx, int32_t want, int32_t u,
+                       int32_t best)
+{
+    if (best < 0) return true;
+    if (load[u] != load[best]) return load[u] < load[best];
+    if ((idx[u] == want) != (idx[best] == want)) return idx[u] == want;
+    return u < best;
+}
+
+/* Each accelerator without an explicit NIC takes the nearest candidate NIC
+ * of its own group (BFS inside the group). Among equally near ones it
+ * takes the least used so far (accelerators in id order), then the one on
+ * its rail — candidate local·ncand/naccel, the template's rule
+ * (strata_topo_server_t) — then the lower id. On a DGX H100, GPUs 0 and 1
+ * share a PCIe switch with NICs 0 and 1 and take one each (as NCCL does),
+ * instead of both taking NIC 0. */
 static strata_status_t assign_nics(strata_topo_t *t, strata_error_t *err)
 {
     int32_t *dist = util_malloc((size_t)t->ndev * sizeof(int32_t));
     int32_t *queue = util_malloc((size_t)t->ndev * sizeof(int32_t));
-    if (!dist || !queue) {
+    int32_t *load = util_calloc((size_t)t->ndev, sizeof(int32_t));
+    int32_t *idx = NULL, *ncand = NULL, *nacc = NULL;
+    if (!dist || !queue || !load || nic_candidates(t, &idx, &ncand, &nacc)) {
         util_free(dist);
         util_free(queue);
+        util_free(load);
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory assigning NICs");
     }
-    for (int32_t v = 0; v < t->ndev; v++) dist[v] = -1;
+    for (int32_t v = 0; v < t->ndev; v++)
+        dist[v] = -1;
     for (int32_t s = 0; s < t->ndev; s++) {
         if (t->kind[s] != STRATA_DEV_ACCEL || t->nic[s] >= 0 || t->group[s] < 0) continue;
-        int32_t head = 0, tail = 0, best = -1, bestd = -1;
+        int32_t g = t->group[s], head = 0, tail = 0, best = -1, bestd = -1;
+        int32_t want = (int32_t)((int64_t)t->local[s] * ncand[g] / (nacc[g] ? nacc[g] : 1));
         dist[s] = 0;
         queue[tail++] = s;
         while (head < tail) {
             int32_t u = queue[head++];
             if (bestd >= 0 && dist[u] > bestd) break;
-            if (t->kind[u] == STRATA_DEV_NIC && (best < 0 || u < best)) best = u, bestd = dist[u];
+            if (t->kind[u] == STRATA_DEV_NIC && idx[u] >= 0 && nic_better(load, idx, want, u, best))
+                best = u, bestd = dist[u];
             for (int32_t i = t->adj_off[u]; i < t->adj_off[u + 1]; i++) {
                 int32_t w = t->adj_nbr[i];
-                if (dist[w] < 0 && t->group[w] == t->group[s]) {
+                if (dist[w] < 0 && t->group[w] == g) {
                     dist[w] = dist[u] + 1;
                     queue[tail++] = w;
                 }
             }
         }
-        for (int32_t i = 0; i < tail; i++) dist[queue[i]] = -1;
+        for (int32_t i = 0; i < tail; i++)
+            dist[queue[i]] = -1;
         t->nic[s] = best;
+        if (best >= 0) load[best]++;
     }
     util_free(dist);
     util_free(queue);
+    util_free(load);
+    util_free(idx);
+    util_free(ncand);
+    util_free(nacc);
     return STRATA_OK;
 }
 
@@ -387,7 +480,8 @@ static strata_status_t check_connected(strata_topo_t *t, strata_error_t *err)
     strata_status_t st = STRATA_OK;
     if (reached < t->ndev) {
         int32_t v = 0;
-        while (dist[v] >= 0) v++;
+        while (dist[v] >= 0)
+            v++;
         st = strata_error_set(err, STRATA_ERR_INVALID,
                               "topology '%s' is not connected: '%s' cannot reach '%s'", t->name,
                               t->dname[0], t->dname[v]);
@@ -402,7 +496,8 @@ strata_status_t strata_topo_finish(strata_topo_t *t, strata_error_t *err)
     if (t->finished) return STRATA_OK;
     strata_status_t st;
     int32_t nep = 0;
-    for (int32_t v = 0; v < t->ndev; v++) nep += t->kind[v] == STRATA_DEV_ACCEL;
+    for (int32_t v = 0; v < t->ndev; v++)
+        nep += t->kind[v] == STRATA_DEV_ACCEL;
     if (nep == 0)
         return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' has no accelerators",
                                 t->name);
@@ -429,11 +524,26 @@ strata_status_t strata_topo_finish(strata_topo_t *t, strata_error_t *err)
 
 /* ==== Reading ==== */
 
-const char *strata_topo_name(const strata_topo_t *t) { return t->name; }
-int32_t strata_topo_device_count(const strata_topo_t *t) { return t->ndev; }
-int32_t strata_topo_link_count(const strata_topo_t *t) { return t->nlink; }
-int32_t strata_topo_endpoint_count(const strata_topo_t *t) { return t->nep; }
-int32_t strata_topo_group_count(const strata_topo_t *t) { return t->ngroups; }
+const char *strata_topo_name(const strata_topo_t *t)
+{
+    return t->name;
+}
+int32_t strata_topo_device_count(const strata_topo_t *t)
+{
+    return t->ndev;
+}
+int32_t strata_topo_link_count(const strata_topo_t *t)
+{
+    return t->nlink;
+}
+int32_t strata_topo_endpoint_count(const strata_topo_t *t)
+{
+    return t->nep;
+}
+int32_t strata_topo_group_count(const strata_topo_t *t)
+{
+    return t->ngroups;
+}
 
 int32_t strata_topo_endpoint(const strata_topo_t *t, int32_t rank)
 {
@@ -488,14 +598,22 @@ int32_t strata_topo_adjacency(const strata_topo_t *t, int32_t dev, const int32_t
 int32_t strata_topo_link_between(const strata_topo_t *t, int32_t a, int32_t b)
 {
     if (!t->finished || a < 0 || a >= t->ndev || b < 0 || b >= t->ndev) return -1;
+    int32_t i = topo_row_find(t, a, b);
+    return i >= 0 ? t->adj_chan[i] >> 1 : -1;
+}
+
+int32_t topo_row_find(const strata_topo_t *t, int32_t a, int32_t b)
+{
+    int64_t key = nbr_key(t, b);
     int32_t lo = t->adj_off[a], hi = t->adj_off[a + 1];
     while (lo < hi) {
         int32_t mid = lo + (hi - lo) / 2;
-        if (t->adj_nbr[mid] < b) lo = mid + 1;
-        else hi = mid;
+        if (nbr_key(t, t->adj_nbr[mid]) < key)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    if (lo < t->adj_off[a + 1] && t->adj_nbr[lo] == b) return t->adj_chan[lo] >> 1;
-    return -1;
+    return lo < t->adj_off[a + 1] && t->adj_nbr[lo] == b ? lo : -1;
 }
 
 double strata_topo_chan_bw(const strata_topo_t *t, int32_t chan)
@@ -518,8 +636,8 @@ int32_t strata_topo_chan_dst(const strata_topo_t *t, int32_t chan)
     return chan & 1 ? l->a : l->b;
 }
 
-void strata_topo_path_figures(const strata_topo_t *t, const int32_t *chans, int32_t n,
-                              double *bw_p, double *latency_p)
+void strata_topo_path_figures(const strata_topo_t *t, const int32_t *chans, int32_t n, double *bw_p,
+                              double *latency_p)
 {
     double bw = INFINITY, lat = 0;
     for (int32_t i = 0; i < n; i++) {

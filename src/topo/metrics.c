@@ -19,24 +19,23 @@
 #include <string.h>
 
 #define METRICS_EXACT_MAX 1024
-#define METRICS_SAMPLES 64
+#define METRICS_SAMPLES   64
 
 typedef struct sweep {
     const strata_topo_t *t;
     strata_topo_router_t *router;
-    int32_t *dist;   /* per device: BFS hops, or up/down hops from the source NIC */
+    int32_t *dist; /* per device: BFS hops, or up/down hops from the source NIC */
     int32_t *queue;
     int32_t *layer, *next;
     uint32_t *seen;
     uint32_t stamp;
-    int32_t *pre;    /* per endpoint rank: hops to its NIC inside its server (0 if none) */
+    int32_t *pre; /* per endpoint rank: hops to its NIC inside its server (0 if none) */
 } sweep_t;
 
 static bool direct_net(const strata_topo_t *t)
 {
     /* No switch tiers: routes are BFS shortest paths, as are grid routes. */
-    return t->shape.kind == TOPO_SHAPE_GRID || t->shape.kind == TOPO_SHAPE_FULL ||
-           t->max_tier == 0;
+    return t->shape.kind == TOPO_SHAPE_GRID || t->shape.kind == TOPO_SHAPE_FULL || t->max_tier == 0;
 }
 
 /* The device an endpoint enters the network through. */
@@ -50,17 +49,19 @@ static int32_t attach(const strata_topo_t *t, int32_t v)
 static void updown_sweep(sweep_t *w, int32_t a)
 {
     const strata_topo_t *t = w->t;
-    for (int32_t v = 0; v < t->ndev; v++) w->dist[v] = -1;
+    for (int32_t v = 0; v < t->ndev; v++)
+        w->dist[v] = -1;
     int32_t nl = 1, t0 = t->tier[a];
     w->layer[0] = a;
     for (int32_t T = t0; T < STRATA_TOPO_TIERS_MAX && nl > 0; T++) {
         w->stamp++;
         int32_t head = 0, tail = 0;
-        for (int32_t i = 0; i < nl; i++) w->queue[tail++] = w->layer[i], w->seen[w->layer[i]] = w->stamp;
+        for (int32_t i = 0; i < nl; i++)
+            w->queue[tail++] = w->layer[i], w->seen[w->layer[i]] = w->stamp;
         while (head < tail) { /* descend one tier per hop */
             int32_t u = w->queue[head++];
             if (w->dist[u] < 0) w->dist[u] = (T - t0) + (T - t->tier[u]);
-            for (int32_t j = t->adj_off[u]; j < t->adj_off[u + 1]; j++) {
+            for (int32_t j = t->adj_off[u]; j < t->adj_same[u]; j++) {
                 int32_t x = t->adj_nbr[j];
                 if (t->tier[x] == t->tier[u] - 1 && w->seen[x] != w->stamp)
                     w->seen[x] = w->stamp, w->queue[tail++] = x;
@@ -70,7 +71,7 @@ static void updown_sweep(sweep_t *w, int32_t a)
         w->stamp++;
         for (int32_t i = 0; i < nl; i++) {
             int32_t u = w->layer[i];
-            for (int32_t j = t->adj_off[u]; j < t->adj_off[u + 1]; j++) {
+            for (int32_t j = t->adj_up[u]; j < t->adj_off[u + 1]; j++) {
                 int32_t x = t->adj_nbr[j];
                 if (t->tier[x] == t->tier[u] + 1 && w->seen[x] != w->stamp)
                     w->seen[x] = w->stamp, w->next[m++] = x;
@@ -86,12 +87,15 @@ static void hops_from(sweep_t *w, int32_t s, double *sum, int32_t *max)
 {
     const strata_topo_t *t = w->t;
     int32_t src = t->ep[s];
-    if (direct_net(t)) topo_bfs(t, src, w->dist, w->queue);
-    else updown_sweep(w, attach(t, src));
+    if (direct_net(t))
+        topo_bfs(t, src, w->dist, w->queue);
+    else
+        updown_sweep(w, attach(t, src));
     for (int32_t r = 0; r < t->nep; r++) {
         if (r == s) continue;
         int32_t d = t->ep[r], h;
-        if (direct_net(t)) h = w->dist[d];
+        if (direct_net(t))
+            h = w->dist[d];
         else if (t->group[d] >= 0 && t->group[d] == t->group[src])
             h = strata_topo_hops(w->router, src, d);
         else if (w->dist[attach(t, d)] >= 0 && attach(t, d) != attach(t, src))
@@ -160,15 +164,16 @@ static strata_status_t hop_metrics(const strata_topo_t *t, strata_topo_metrics_t
         nsrc = METRICS_SAMPLES;
         step = n / METRICS_SAMPLES;
         m->hops_exact = false;
-        snprintf(m->hops_how, sizeof(m->hops_how), "estimate: %d sampled sources of %d",
-                 (int)nsrc, (int)n);
+        snprintf(m->hops_how, sizeof(m->hops_how), "estimate: %d sampled sources of %d", (int)nsrc,
+                 (int)n);
     }
     sweep_t w;
     strata_status_t st = sweep_init(&w, t, err);
     if (st) return st;
     double sum = 0;
     int32_t max = 0;
-    for (int32_t i = 0; i < nsrc; i++) hops_from(&w, i * step, &sum, &max);
+    for (int32_t i = 0; i < nsrc; i++)
+        hops_from(&w, i * step, &sum, &max);
     sweep_free(&w);
     m->diameter = max;
     m->avg_hops = sum / ((double)nsrc * (n - 1));
@@ -187,8 +192,10 @@ static void tier_metrics(const strata_topo_t *t, strata_topo_metrics_t *m)
         int32_t lo = ta < tb ? ta : tb, hi = ta < tb ? tb : ta;
         if (hi == lo + 1) between[hi] += k->bw_dir;
         uint8_t ka = t->kind[k->a], kb = t->kind[k->b];
-        bool up_a = ka == STRATA_DEV_ACCEL && (kb == STRATA_DEV_ACCEL || kb == STRATA_DEV_SCALEUP_SWITCH);
-        bool up_b = kb == STRATA_DEV_ACCEL && (ka == STRATA_DEV_ACCEL || ka == STRATA_DEV_SCALEUP_SWITCH);
+        bool up_a =
+            ka == STRATA_DEV_ACCEL && (kb == STRATA_DEV_ACCEL || kb == STRATA_DEV_SCALEUP_SWITCH);
+        bool up_b =
+            kb == STRATA_DEV_ACCEL && (ka == STRATA_DEV_ACCEL || ka == STRATA_DEV_SCALEUP_SWITCH);
         scaleup += (up_a ? k->bw_dir : 0) + (up_b ? k->bw_dir : 0);
     }
     m->injection[0] = scaleup / t->nep;
@@ -204,14 +211,14 @@ strata_status_t strata_topo_metrics(const strata_topo_t *t, strata_topo_metrics_
 {
     memset(m, 0, sizeof(*m));
     if (!t->finished)
-        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is not finished",
-                                t->name);
+        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is not finished", t->name);
     m->devices = t->ndev;
     m->links = t->nlink;
     m->endpoints = t->nep;
     m->groups = t->ngroups;
     m->tiers = t->max_tier + 1;
-    for (int32_t v = 0; v < t->ndev; v++) m->count[t->kind[v]]++;
+    for (int32_t v = 0; v < t->ndev; v++)
+        m->count[t->kind[v]]++;
     tier_metrics(t, m);
     strata_status_t st = hop_metrics(t, m, err);
     if (!st) st = strata_topo_bisection(t, STRATA_BISECT_AUTO, &m->bisection, err);

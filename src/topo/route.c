@@ -28,22 +28,29 @@
 
 struct strata_topo_router {
     const strata_topo_t *t;
-    uint32_t cur;              /* stamp of the current search */
-    uint32_t *st_a, *st_b;     /* stamps: visited from side a / side b */
-    double *cnt_a, *cnt_b;     /* path counts */
-    int32_t *dist;             /* BFS distance (valid where st_a == cur) */
+    uint32_t cur;          /* stamp of the current up/down search */
+    uint32_t cur_c;        /* stamp of the current BFS search */
+    uint32_t *st_a, *st_b; /* stamps: visited from side a / side b */
+    double *cnt_a, *cnt_b; /* path counts */
+    uint32_t *st_c;        /* stamps of BFS segments (own scratch, so the
+                            * up/down state survives them) */
+    double *cnt_c;
+    int32_t *dist, *queue;          /* BFS distance (valid where st_c == cur) */
     int32_t *lay_a, *lay_b, *lay_n; /* BFS queue / up-down layers */
-    int32_t *path;             /* assembled path */
-    int32_t na;                /* size of lay_a after ud_count (top layer) */
+    int32_t *path;                  /* assembled path */
+    int32_t na;                     /* size of lay_a after ud_count (top layer of A) */
+    bool probe;                     /* ud_count met across A's last hop (probe_up) */
 };
 
 typedef enum { SEG_BFS, SEG_UPDOWN, SEG_GRID } seg_kind_t;
 
 /* One segment of a route from..to; group >= 0 confines BFS to a server,
- * -1 means the whole graph. */
+ * -1 means the whole graph; scaleup confines it further to accelerators
+ * and scale-up switches (NVLink before PCIe, as NCCL chooses). */
 typedef struct seg {
     seg_kind_t kind;
     int32_t from, to, group;
+    bool scaleup;
     double count;
     int32_t hops;
 } seg_t;
@@ -55,7 +62,8 @@ typedef struct plan {
 
 int32_t topo_bfs(const strata_topo_t *t, int32_t src, int32_t *dist, int32_t *queue)
 {
-    for (int32_t v = 0; v < t->ndev; v++) dist[v] = -1;
+    for (int32_t v = 0; v < t->ndev; v++)
+        dist[v] = -1;
     int32_t head = 0, tail = 0;
     dist[src] = 0;
     queue[tail++] = src;
@@ -75,8 +83,7 @@ strata_status_t strata_topo_router_create(const strata_topo_t *t, strata_topo_ro
                                           strata_error_t *err)
 {
     if (!t->finished)
-        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is not finished",
-                                t->name);
+        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is not finished", t->name);
     strata_topo_router_t *r = util_calloc(1, sizeof(*r));
     size_t n = (size_t)t->ndev + 1;
     if (r) {
@@ -86,13 +93,16 @@ strata_status_t strata_topo_router_create(const strata_topo_t *t, strata_topo_ro
         r->cnt_a = util_malloc(n * sizeof(double));
         r->cnt_b = util_malloc(n * sizeof(double));
         r->dist = util_malloc(n * sizeof(int32_t));
+        r->queue = util_malloc(n * sizeof(int32_t));
+        r->st_c = util_calloc(n, sizeof(uint32_t));
+        r->cnt_c = util_malloc(n * sizeof(double));
         r->lay_a = util_malloc(n * sizeof(int32_t));
         r->lay_b = util_malloc(n * sizeof(int32_t));
         r->lay_n = util_malloc(n * sizeof(int32_t));
         r->path = util_malloc(n * sizeof(int32_t));
     }
-    if (!r || !r->st_a || !r->st_b || !r->cnt_a || !r->cnt_b || !r->dist || !r->lay_a ||
-        !r->lay_b || !r->lay_n || !r->path) {
+    if (!r || !r->st_a || !r->st_b || !r->cnt_a || !r->cnt_b || !r->dist || !r->queue || !r->st_c ||
+        !r->cnt_c || !r->lay_a || !r->lay_b || !r->lay_n || !r->path) {
         strata_topo_router_destroy(r);
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for a router");
     }
@@ -108,6 +118,9 @@ void strata_topo_router_destroy(strata_topo_router_t *r)
     util_free(r->cnt_a);
     util_free(r->cnt_b);
     util_free(r->dist);
+    util_free(r->queue);
+    util_free(r->st_c);
+    util_free(r->cnt_c);
     util_free(r->lay_a);
     util_free(r->lay_b);
     util_free(r->lay_n);
@@ -124,16 +137,18 @@ static void next_stamp(strata_topo_router_t *r)
     }
 }
 
-/* Channel u→v (u, v adjacent). Binary search in u's sorted row. */
+static void next_stamp_c(strata_topo_router_t *r)
+{
+    if (++r->cur_c == 0) {
+        memset(r->st_c, 0, (size_t)r->t->ndev * sizeof(uint32_t));
+        r->cur_c = 1;
+    }
+}
+
+/* Channel u→v (u, v adjacent). */
 static int32_t chan_of(const strata_topo_t *t, int32_t u, int32_t v)
 {
-    int32_t lo = t->adj_off[u], hi = t->adj_off[u + 1];
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (t->adj_nbr[mid] < v) lo = mid + 1;
-        else hi = mid;
-    }
-    return t->adj_chan[lo];
+    return t->adj_chan[topo_row_find(t, u, v)];
 }
 
 /* ==== BFS segments ==== */
@@ -141,35 +156,37 @@ static int32_t chan_of(const strata_topo_t *t, int32_t u, int32_t v)
 /* Shortest-path DAG from `from`, confined to `group` when >= 0, stopping
  * once the layer of `to` is complete. Returns the hop count or -1. */
 static int32_t bfs_count(strata_topo_router_t *r, int32_t from, int32_t to, int32_t group,
-                         double *count_p)
+                         bool scaleup, double *count_p)
 {
     const strata_topo_t *t = r->t;
-    next_stamp(r);
+    next_stamp_c(r);
     int32_t head = 0, tail = 0, found = -1;
-    r->st_a[from] = r->cur, r->dist[from] = 0, r->cnt_a[from] = 1;
-    r->lay_a[tail++] = from;
+    r->st_c[from] = r->cur_c, r->dist[from] = 0, r->cnt_c[from] = 1;
+    r->queue[tail++] = from;
     while (head < tail) {
-        int32_t u = r->lay_a[head++];
+        int32_t u = r->queue[head++];
         if (found >= 0 && r->dist[u] >= found) break;
         for (int32_t i = t->adj_off[u]; i < t->adj_off[u + 1]; i++) {
             int32_t w = t->adj_nbr[i];
             if (group >= 0 && t->group[w] != group) continue;
-            if (r->st_a[w] != r->cur) {
-                r->st_a[w] = r->cur, r->dist[w] = r->dist[u] + 1, r->cnt_a[w] = 0;
-                r->lay_a[tail++] = w;
+            if (scaleup && t->kind[w] != STRATA_DEV_ACCEL &&
+                t->kind[w] != STRATA_DEV_SCALEUP_SWITCH)
+                continue;
+            if (r->st_c[w] != r->cur_c) {
+                r->st_c[w] = r->cur_c, r->dist[w] = r->dist[u] + 1, r->cnt_c[w] = 0;
+                r->queue[tail++] = w;
                 if (w == to) found = r->dist[w];
             }
-            if (r->dist[w] == r->dist[u] + 1) r->cnt_a[w] += r->cnt_a[u];
+            if (r->dist[w] == r->dist[u] + 1) r->cnt_c[w] += r->cnt_c[u];
         }
     }
     if (from == to) found = 0;
-    *count_p = found >= 0 ? r->cnt_a[to] : 0;
+    *count_p = found >= 0 ? r->cnt_c[to] : 0;
     return found;
 }
 
 /* After bfs_count: the idx-th path (0 <= idx < count) into out[0..hops-1]. */
-static void bfs_extract(strata_topo_router_t *r, int32_t from, int32_t to, double idx,
-                        int32_t *out)
+static void bfs_extract(strata_topo_router_t *r, int32_t from, int32_t to, double idx, int32_t *out)
 {
     const strata_topo_t *t = r->t;
     int32_t v = to;
@@ -177,10 +194,10 @@ static void bfs_extract(strata_topo_router_t *r, int32_t from, int32_t to, doubl
         int32_t d = r->dist[v], pick = -1, chan = -1;
         for (int32_t i = t->adj_off[v]; i < t->adj_off[v + 1]; i++) {
             int32_t p = t->adj_nbr[i];
-            if (r->st_a[p] != r->cur || r->dist[p] != d - 1) continue;
+            if (r->st_c[p] != r->cur_c || r->dist[p] != d - 1) continue;
             pick = p, chan = t->adj_chan[i] ^ 1; /* p→v */
-            if (idx < r->cnt_a[p]) break;
-            idx -= r->cnt_a[p];
+            if (idx < r->cnt_c[p]) break;
+            idx -= r->cnt_c[p];
         }
         out[d - 1] = chan;
         v = pick;
@@ -197,9 +214,9 @@ static int32_t climb(strata_topo_router_t *r, const int32_t *lay, int32_t n, uin
     int32_t m = 0;
     for (int32_t i = 0; i < n; i++) {
         int32_t u = lay[i];
-        for (int32_t j = t->adj_off[u]; j < t->adj_off[u + 1]; j++) {
+        for (int32_t j = t->adj_up[u]; j < t->adj_off[u + 1]; j++) {
             int32_t w = t->adj_nbr[j];
-            if (t->tier[w] != t->tier[u] + 1) continue;
+            if (t->tier[w] != t->tier[u] + 1) break; /* row sorted by tier */
             if (st[w] != r->cur) st[w] = r->cur, cnt[w] = 0, r->lay_n[m++] = w;
             cnt[w] += cnt[u];
         }
@@ -207,8 +224,47 @@ static int32_t climb(strata_topo_router_t *r, const int32_t *lay, int32_t n, uin
     return m;
 }
 
+/* Paths from layer lay_a (tier T-1) one hop up into B's layer (tier T,
+ * stamped): Σ over x in lay_a, c above x in B of cnt_a[x]·cnt_b[c]. This
+ * "probe" meets the two sides without materialising A's top layer — at
+ * the core of a k-ary fat-tree it halves the work. */
+static double probe_up(const strata_topo_router_t *r, int32_t na)
+{
+    const strata_topo_t *t = r->t;
+    double c = 0;
+    for (int32_t i = 0; i < na; i++) {
+        int32_t x = r->lay_a[i];
+        double sub = 0;
+        for (int32_t j = t->adj_up[x]; j < t->adj_off[x + 1]; j++) {
+            int32_t w = t->adj_nbr[j];
+            if (t->tier[w] != t->tier[x] + 1) break;
+            if (r->st_b[w] == r->cur) sub += r->cnt_b[w];
+        }
+        c += r->cnt_a[x] * sub;
+    }
+    return c;
+}
+
+/* Paths meeting in the current (equal-tier) layers. */
+static double meet_here(const strata_topo_router_t *r, int32_t na)
+{
+    double c = 0;
+    for (int32_t i = 0; i < na; i++)
+        if (r->st_b[r->lay_a[i]] == r->cur) c += r->cnt_a[r->lay_a[i]] * r->cnt_b[r->lay_a[i]];
+    return c;
+}
+
+static int32_t climb_side(strata_topo_router_t *r, int32_t *lay, int32_t n, uint32_t *st,
+                          double *cnt)
+{
+    int32_t m = climb(r, lay, n, st, cnt);
+    memcpy(lay, r->lay_n, (size_t)m * sizeof(int32_t));
+    return m;
+}
+
 /* Count minimal up/down paths a→b; -1 when the tiers never meet. Leaves
- * both closures stamped for ud_extract. */
+ * both closures stamped for ud_extract (r->probe says whether they met
+ * in a common layer or across the last hop of A). */
 static int32_t ud_count(strata_topo_router_t *r, int32_t a, int32_t b, double *count_p)
 {
     const strata_topo_t *t = r->t;
@@ -216,28 +272,25 @@ static int32_t ud_count(strata_topo_router_t *r, int32_t a, int32_t b, double *c
     int32_t na = 1, nb = 1, ta = t->tier[a], tb = t->tier[b], hops = 0;
     r->lay_a[0] = a, r->st_a[a] = r->cur, r->cnt_a[a] = 1;
     r->lay_b[0] = b, r->st_b[b] = r->cur, r->cnt_b[b] = 1;
+    r->na = na;
     for (;;) {
-        if (ta == tb) {
-            double c = 0;
-            for (int32_t i = 0; i < na; i++)
-                if (r->st_b[r->lay_a[i]] == r->cur) c += r->cnt_a[r->lay_a[i]] * r->cnt_b[r->lay_a[i]];
-            if (c > 0) {
-                r->na = na;
-                *count_p = c;
-                return hops;
+        double c = ta == tb ? meet_here(r, na) : 0;
+        if (c > 0) {
+            r->na = na, r->probe = false, *count_p = c;
+            return hops;
+        }
+        if (ta == tb && ta + 1 < STRATA_TOPO_TIERS_MAX) {
+            nb = climb_side(r, r->lay_b, nb, r->st_b, r->cnt_b);
+            tb++, hops++;
+            if (nb > 0 && (c = probe_up(r, na)) > 0) {
+                r->na = na, r->probe = true, *count_p = c;
+                return hops + 1;
             }
         }
-        bool up_a = ta <= tb, up_b = tb <= ta;
-        if (up_a) {
-            na = climb(r, r->lay_a, na, r->st_a, r->cnt_a);
-            memcpy(r->lay_a, r->lay_n, (size_t)na * sizeof(int32_t));
-            ta++, hops++;
-        }
-        if (up_b) {
-            nb = climb(r, r->lay_b, nb, r->st_b, r->cnt_b);
-            memcpy(r->lay_b, r->lay_n, (size_t)nb * sizeof(int32_t));
-            tb++, hops++;
-        }
+        if (ta <= tb)
+            na = climb_side(r, r->lay_a, na, r->st_a, r->cnt_a), ta++, hops++;
+        else
+            nb = climb_side(r, r->lay_b, nb, r->st_b, r->cnt_b), tb++, hops++;
         if (na == 0 || nb == 0 || ta >= STRATA_TOPO_TIERS_MAX || tb >= STRATA_TOPO_TIERS_MAX)
             return -1;
     }
@@ -253,7 +306,7 @@ static int32_t descend(strata_topo_router_t *r, int32_t c, int32_t end, const ui
     int32_t v = c, n = 0;
     while (v != end) {
         int32_t pick = -1, chan = -1;
-        for (int32_t i = t->adj_off[v]; i < t->adj_off[v + 1]; i++) {
+        for (int32_t i = t->adj_off[v]; i < t->adj_same[v]; i++) {
             int32_t p = t->adj_nbr[i];
             if (st[p] != r->cur || t->tier[p] != t->tier[v] - 1) continue;
             pick = p, chan = t->adj_chan[i];
@@ -266,28 +319,54 @@ static int32_t descend(strata_topo_router_t *r, int32_t c, int32_t end, const ui
     return n;
 }
 
-/* After ud_count: the idx-th up/down path a→b into out; returns hops. The
- * index splits as (common ancestor, up path, down path). */
-static int32_t ud_extract(strata_topo_router_t *r, int32_t a, int32_t b, double idx,
-                          int32_t *out)
+/* Reverse a descent c→…→a written by descend into the ascent a→…→c. */
+static void reverse_chans(int32_t *out, int32_t n)
 {
-    int32_t c = -1;
-    for (int32_t i = 0; i < r->na; i++) {
-        int32_t x = r->lay_a[i];
-        if (r->st_b[x] != r->cur) continue;
-        double w = r->cnt_a[x] * r->cnt_b[x];
-        c = x;
-        if (idx < w) break;
-        idx -= w;
-    }
-    double up = fmod(idx, r->cnt_a[c]), down = floor(idx / r->cnt_a[c]);
-    int32_t nu = descend(r, c, a, r->st_a, r->cnt_a, up, out);
-    for (int32_t i = 0; i < nu / 2; i++) { /* descend wrote c→a; we need a→c */
+    for (int32_t i = 0; i < n / 2; i++) {
         int32_t x = out[i];
-        out[i] = out[nu - 1 - i];
-        out[nu - 1 - i] = x;
+        out[i] = out[n - 1 - i];
+        out[n - 1 - i] = x;
     }
-    for (int32_t i = 0; i < nu; i++) out[i] ^= 1;
+    for (int32_t i = 0; i < n; i++)
+        out[i] ^= 1;
+}
+
+/* After ud_count: the idx-th up/down path a→b into out; returns hops. The
+ * index splits as (meeting point, up path, down path), in the order
+ * ud_count summed them. */
+static int32_t ud_extract(strata_topo_router_t *r, int32_t a, int32_t b, double idx, int32_t *out)
+{
+    const strata_topo_t *t = r->t;
+    int32_t x = -1, c = -1, xc = -1;
+    double wb = 1;
+    for (int32_t i = 0; i < r->na && c < 0; i++) {
+        int32_t y = r->lay_a[i];
+        if (!r->probe) {
+            if (r->st_b[y] != r->cur) continue;
+            double w = r->cnt_a[y] * r->cnt_b[y];
+            x = c = y, wb = r->cnt_b[y];
+            if (idx < w) break;
+            idx -= w;
+            c = -1;
+            continue;
+        }
+        for (int32_t j = t->adj_up[y]; j < t->adj_off[y + 1]; j++) {
+            int32_t w = t->adj_nbr[j];
+            if (t->tier[w] != t->tier[y] + 1) break;
+            if (r->st_b[w] != r->cur) continue;
+            double k = r->cnt_a[y] * r->cnt_b[w];
+            x = y, c = w, xc = t->adj_chan[j], wb = r->cnt_b[w];
+            if (idx < k) break;
+            idx -= k;
+            c = -1;
+        }
+    }
+    if (c < 0) c = x; /* rounding at the end of the range: keep the last */
+    double up = fmod(idx, r->cnt_a[x]), down = floor(idx / r->cnt_a[x]);
+    if (down >= wb) down = wb - 1;
+    int32_t nu = descend(r, x, a, r->st_a, r->cnt_a, up, out);
+    reverse_chans(out, nu);
+    if (r->probe) out[nu++] = xc;
     return nu + descend(r, c, b, r->st_b, r->cnt_b, down, out + nu);
 }
 
@@ -295,7 +374,8 @@ static int32_t ud_extract(strata_topo_router_t *r, int32_t a, int32_t b, double 
 
 static void grid_coord(const topo_shape_t *s, int32_t v, int32_t *x)
 {
-    for (int d = 0; d < s->ndims; d++) x[d] = v % s->dims[d], v /= s->dims[d];
+    for (int d = 0; d < s->ndims; d++)
+        x[d] = v % s->dims[d], v /= s->dims[d];
 }
 
 /* Per dimension: signed step count; *ties = dimensions with two equal
@@ -320,8 +400,7 @@ static int32_t grid_plan(const topo_shape_t *s, int32_t a, int32_t b, int32_t *s
     return hops;
 }
 
-static int32_t grid_extract(const strata_topo_t *t, int32_t a, int32_t b, double idx,
-                            int32_t *out)
+static int32_t grid_extract(const strata_topo_t *t, int32_t a, int32_t b, double idx, int32_t *out)
 {
     const topo_shape_t *s = &t->shape;
     int32_t step[3], n = 0, v = a, stride = 1;
@@ -347,11 +426,12 @@ static int32_t grid_extract(const strata_topo_t *t, int32_t a, int32_t b, double
 
 /* ==== Planning a route ==== */
 
-static bool seg_bfs(strata_topo_router_t *r, plan_t *p, int32_t from, int32_t to, int32_t group)
+static bool seg_bfs(strata_topo_router_t *r, plan_t *p, int32_t from, int32_t to, int32_t group,
+                    bool scaleup)
 {
     seg_t *s = &p->seg[p->nseg];
-    s->kind = SEG_BFS, s->from = from, s->to = to, s->group = group;
-    s->hops = bfs_count(r, from, to, group, &s->count);
+    s->kind = SEG_BFS, s->from = from, s->to = to, s->group = group, s->scaleup = scaleup;
+    s->hops = bfs_count(r, from, to, group, scaleup, &s->count);
     if (s->hops < 0) return false;
     p->nseg++;
     return true;
@@ -362,15 +442,18 @@ static bool plan_tiered(strata_topo_router_t *r, plan_t *p, int32_t src, int32_t
 {
     const strata_topo_t *t = r->t;
     int32_t g = t->group[src];
-    if (g >= 0 && g == t->group[dst] && seg_bfs(r, p, src, dst, g)) return true;
+    bool accels = t->kind[src] == STRATA_DEV_ACCEL && t->kind[dst] == STRATA_DEV_ACCEL;
+    if (g >= 0 && g == t->group[dst] &&
+        ((accels && seg_bfs(r, p, src, dst, g, true)) || seg_bfs(r, p, src, dst, g, false)))
+        return true;
     int32_t sa = t->kind[src] == STRATA_DEV_ACCEL && t->nic[src] >= 0 ? t->nic[src] : src;
     int32_t da = t->kind[dst] == STRATA_DEV_ACCEL && t->nic[dst] >= 0 ? t->nic[dst] : dst;
-    seg_t ud = {SEG_UPDOWN, sa, da, -1, 0, 0};
+    seg_t ud = {SEG_UPDOWN, sa, da, -1, false, 0, 0};
     if (sa == da || (ud.hops = ud_count(r, sa, da, &ud.count)) < 0) return false;
     p->nseg = 0;
-    if (sa != src && !seg_bfs(r, p, src, sa, t->group[src])) return false;
+    if (sa != src && !seg_bfs(r, p, src, sa, t->group[src], false)) return false;
     p->seg[p->nseg++] = ud;
-    if (da != dst && !seg_bfs(r, p, da, dst, t->group[dst])) return false;
+    if (da != dst && !seg_bfs(r, p, da, dst, t->group[dst], false)) return false;
     return true;
 }
 
@@ -384,33 +467,36 @@ static bool make_plan(strata_topo_router_t *r, int32_t src, int32_t dst, plan_t 
         int32_t step[3];
         int ties;
         seg_t *s = &p->seg[p->nseg++];
-        s->kind = SEG_GRID, s->from = src, s->to = dst, s->group = -1;
+        s->kind = SEG_GRID, s->from = src, s->to = dst, s->group = -1, s->scaleup = false;
         s->hops = grid_plan(&t->shape, src, dst, step, &ties);
         s->count = ldexp(1.0, ties);
         return true;
     }
     if (t->shape.kind != TOPO_SHAPE_FULL && plan_tiered(r, p, src, dst)) return true;
     p->nseg = 0;
-    return seg_bfs(r, p, src, dst, -1);
+    return seg_bfs(r, p, src, dst, -1, false);
 }
 
 static double plan_count(const plan_t *p)
 {
     double c = 1;
-    for (int i = 0; i < p->nseg; i++) c *= p->seg[i].count;
+    for (int i = 0; i < p->nseg; i++)
+        c *= p->seg[i].count;
     return c;
 }
 
 static int32_t plan_hops(const plan_t *p)
 {
     int32_t h = 0;
-    for (int i = 0; i < p->nseg; i++) h += p->seg[i].hops;
+    for (int i = 0; i < p->nseg; i++)
+        h += p->seg[i].hops;
     return h;
 }
 
 /* Fill r->path with the idx-th path of the plan (mixed radix over the
- * segments' counts, first segment fastest). Searches are redone per
- * segment since they share the scratch. */
+ * segments' counts, first segment fastest). BFS segments share scratch, so
+ * each is searched again (they are small, inside a server); the one
+ * up/down segment keeps its state from make_plan. */
 static int32_t plan_extract(strata_topo_router_t *r, const plan_t *p, double idx)
 {
     int32_t n = 0;
@@ -420,14 +506,15 @@ static int32_t plan_extract(strata_topo_router_t *r, const plan_t *p, double idx
         idx = floor(idx / s->count);
         double c;
         switch (s->kind) {
-        case SEG_GRID: n += grid_extract(r->t, s->from, s->to, k, r->path + n); break;
+        case SEG_GRID:
+            n += grid_extract(r->t, s->from, s->to, k, r->path + n);
+            break;
         case SEG_BFS:
-            bfs_count(r, s->from, s->to, s->group, &c);
+            bfs_count(r, s->from, s->to, s->group, s->scaleup, &c);
             bfs_extract(r, s->from, s->to, k, r->path + n);
             n += s->hops;
             break;
-        case SEG_UPDOWN:
-            ud_count(r, s->from, s->to, &c);
+        case SEG_UPDOWN: /* state of make_plan's ud_count is still current */
             n += ud_extract(r, s->from, s->to, k, r->path + n);
             break;
         }
@@ -465,8 +552,8 @@ static strata_status_t path_at(strata_topo_router_t *r, int32_t src, int32_t dst
     return STRATA_OK;
 }
 
-strata_status_t strata_topo_path(strata_topo_router_t *r, int32_t src, int32_t dst,
-                                 uint64_t index, int32_t *chans, int32_t max, int32_t *n_p)
+strata_status_t strata_topo_path(strata_topo_router_t *r, int32_t src, int32_t dst, uint64_t index,
+                                 int32_t *chans, int32_t max, int32_t *n_p)
 {
     return path_at(r, src, dst, (double)index, false, chans, max, n_p);
 }
@@ -474,7 +561,7 @@ strata_status_t strata_topo_path(strata_topo_router_t *r, int32_t src, int32_t d
 strata_status_t strata_topo_path_hash(strata_topo_router_t *r, int32_t src, int32_t dst,
                                       uint64_t seed, int32_t *chans, int32_t max, int32_t *n_p)
 {
-    uint64_t h = util_hash_u64(((uint64_t)(uint32_t)src << 32 | (uint32_t)dst) ^
-                               util_hash_u64(seed));
+    uint64_t h =
+        util_hash_u64(((uint64_t)(uint32_t)src << 32 | (uint32_t)dst) ^ util_hash_u64(seed));
     return path_at(r, src, dst, (double)h, true, chans, max, n_p);
 }

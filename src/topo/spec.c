@@ -5,7 +5,8 @@
  * This file understands builder specs (grammar in strata/topo.h):
  *   ring:8  mesh:4x4  torus:4x4x4  full:8  switch:16
  *   fattree:k=8[,tiers=3][,n=128][,oversub=1:4]
- *   railft:servers=2048,gpus=8[,k=64][,tiers=3][,oversub=..]
+ *   railft:servers=2048,gpus=8[,k=64][,tiers=T][,oversub=..]
+ *     (tiers default: the fewest that hold all NICs — 1, 2 or 3)
  * plus ",link=ID", ",mult=M", ",bw=GBPS" (GB/s per direction per link,
  * 1e9 B/s) and ",lat=US" on any of them. The I/O half of the topology layer
  * (presets, cluster files, NCCL XML, local) hooks in at topo_spec_other().
@@ -13,14 +14,15 @@
  * Defaults, each a catalog id (data/links.json): direct networks use
  * "nvlink4" links, switched ones "ib-ndr" (a 400 Gb/s 4x port, the NIC of a
  * DGX H100, per NVIDIA's DGX SuperPOD reference architecture). In railft
- * servers every GPU has 18 NVLink4 links to one logical NVSwitch fabric
- * (NVIDIA Hopper architecture: 18 links, 900 GB/s bidirectional per GPU)
+ * servers every GPU has all its NVLink4 links (the catalog's links per
+ * device: 18 on Hopper) to one logical NVSwitch fabric
  * and a PCIe 5.0 x16 link to its own NIC, and the fat-tree uses 64-port
  * switches (Quantum-2: 64 × 400G ports) unless k= says otherwise.
  */
 #define _DEFAULT_SOURCE /* strsep */
 #define _POSIX_C_SOURCE 200809L
 #include "topo.h"
+#include "topoio.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -131,21 +133,25 @@ static strata_status_t build_railft(const spec_opts_t *o, const strata_link_cata
     if (o->servers < 1 || o->gpus < 1)
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "cluster spec '%s': railft needs servers=S and gpus=G", o->spec);
+    if (o->servers > 1 << 20 || o->gpus > 4096)
+        return strata_error_set(err, STRATA_ERR_RANGE, "cluster spec '%s': too large", o->spec);
+    /* each GPU's NVLink count is the catalog's links-per-device */
+    const strata_link_t *nvl = cat ? strata_link_find(cat, "nvlink4") : NULL;
     strata_topo_server_t sv = {
         .name = "server",
         .accels = (int32_t)o->gpus,
         .scaleup_switches = 1,
-        .scaleup = strata_topo_linkspec_kind("nvlink4", 18),
+        .scaleup = strata_topo_linkspec_kind("nvlink4", nvl ? nvl->links : 1),
         .nics = (int32_t)o->gpus,
         .pcie = strata_topo_linkspec_kind("pcie5", 1),
         .nic_net = opts_link(o, "ib-ndr"),
     };
     strata_topo_fattree_t net = {.k = (int32_t)(o->k ? o->k : 64)};
     memcpy(net.oversub, o->oversub, sizeof(net.oversub));
+    /* default: the fewest tiers that hold every NIC */
     int64_t leaves = (o->servers + net.k / 2 - 1) / (net.k / 2) * o->gpus;
-    net.tiers = (int32_t)(o->tiers ? o->tiers : leaves <= net.k ? 2 : 3);
-    if (o->servers > INT32_MAX || o->gpus > 4096)
-        return strata_error_set(err, STRATA_ERR_RANGE, "cluster spec '%s': too large", o->spec);
+    int64_t nics = o->servers * o->gpus;
+    net.tiers = (int32_t)(o->tiers ? o->tiers : nics <= net.k ? 1 : leaves <= net.k ? 2 : 3);
     return strata_topo_build_cluster(&sv, (int32_t)o->servers, &net, true, cat, topo_p, err);
 }
 
@@ -197,17 +203,12 @@ static strata_status_t build_from(const char *kind, char *arg, spec_opts_t *o,
 static const char *const builders[] = {"ring", "mesh", "torus", "full", "switch", "fattree",
                                        "railft", NULL};
 
-/* Specs that are not builder specs: presets, files, "local". Extended by
- * the I/O half of the layer; here every such spec is unknown. */
+/* Specs that are not builder specs: presets, files, "local" — the I/O
+ * half of the layer (cluster_spec.c). */
 static strata_status_t topo_spec_other(const char *spec, const strata_link_catalog_t *cat,
                                        strata_topo_t **topo_p, strata_error_t *err)
 {
-    (void)cat;
-    (void)topo_p;
-    return strata_error_set(err, STRATA_ERR_NOT_FOUND,
-                            "unknown cluster '%s' (expected e.g. ring:8, torus:4x4x4, "
-                            "fattree:k=8, railft:servers=4,gpus=8)",
-                            spec);
+    return topoio_load_spec(spec, cat, topo_p, err);
 }
 
 strata_status_t strata_topo_load_spec(const char *spec, const strata_link_catalog_t *cat,

@@ -36,6 +36,17 @@ typedef struct topo_shape {
      * images of each other under an automorphism, so hop metrics need one
      * BFS per class. 0 = no symmetry known. */
     int32_t sym_classes;
+    /* Clusters, recorded by the network builder (cluster_net) and carried
+     * over by cluster_build.c to hand-wired servers on the same network:
+     * att_share > 0 when the tree is complete and the server count even —
+     * the network's share per NIC up-link (B/s, min over tiers) that any
+     * traffic with at most that much in and out of each NIC gets (uniform
+     * spreading over the up-links); servers_symmetric when an automorphism
+     * of the network maps any server's NICs onto any other's, rail by rail
+     * (rails, or whole servers per leaf and per pod). topo_cluster_shape
+     * turns them into the closed form and the hop symmetry. */
+    double att_share;
+    bool servers_symmetric;
 } topo_shape_t;
 
 typedef struct topo_link_rec {
@@ -67,6 +78,10 @@ struct strata_topo {
     int32_t *adj_off;  /* ndev + 1 */
     int32_t *adj_nbr;  /* 2 × nlink */
     int32_t *adj_chan; /* outgoing channel for each adjacency entry */
+    /* Rows are sorted by (tier, id) of the neighbour: entries
+     * [adj_off[v], adj_same[v]) are lower tiers, [adj_same[v], adj_up[v])
+     * the same tier, [adj_up[v], adj_off[v+1]) higher tiers. */
+    int32_t *adj_same, *adj_up;
 
     int32_t nep;
     int32_t *ep; /* rank → device */
@@ -80,10 +95,13 @@ struct strata_topo {
 strata_status_t topo_reserve_devices(strata_topo_t *t, int32_t n, strata_error_t *err);
 strata_status_t topo_reserve_links(strata_topo_t *t, int32_t n, strata_error_t *err);
 
+/* Index in the CSR arrays of neighbour b in a's row, or -1 (graph.c). */
+int32_t topo_row_find(const strata_topo_t *t, int32_t a, int32_t b);
+
 /* Resolve a link spec to figures for ONE link (graph.c). */
 strata_status_t topo_spec_resolve(const strata_topo_t *t, const strata_topo_linkspec_t *spec,
-                                  const char **kind_p, int32_t *mult_p, double *bw_p,
-                                  double *lat_p, strata_error_t *err);
+                                  const char **kind_p, int32_t *mult_p, double *bw_p, double *lat_p,
+                                  strata_error_t *err);
 
 /* Breadth-first hop distances from src over the whole graph into dist
  * (ndev entries, -1 unreachable), using queue (ndev entries) as scratch.
@@ -93,9 +111,10 @@ int32_t topo_bfs(const strata_topo_t *t, int32_t src, int32_t *dist, int32_t *qu
 /* Bisection helpers (bisect.c): closed form recorded by builders. */
 void topo_shape_set_closed(topo_shape_t *s, double bw, const char *fmt, ...) STRATA_PRINTF(3, 4);
 
-/* Clusters: turn the per-server network share left in shape.closed_bw by
- * the builder into the closed-form bisection, using the server's egress
- * (a max-flow inside server 0). Called after finish. (bisect.c) */
-strata_status_t topo_cluster_closed(strata_topo_t *t, int32_t servers, strata_error_t *err);
+/* Clusters of identical servers (group 0 first, servers copies of it):
+ * after finish, turn shape.att_share into the closed-form bisection when
+ * the servers' wiring allows it (see bisect.c) and shape.servers_symmetric
+ * into sym_classes = accelerators per server. (bisect.c) */
+strata_status_t topo_cluster_shape(strata_topo_t *t, int32_t servers, strata_error_t *err);
 
 #endif

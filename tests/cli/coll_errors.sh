@@ -36,8 +36,20 @@ expect 1 "unknown cluster" coll nope:3
 expect 1 "ring does not implement alltoall" coll $C --op alltoall --algo ring
 expect 1 "hier needs several servers" coll ring:8 --algo hier
 expect 1 "innet needs switches that reduce" coll torus:4x4 --algo innet
+expect 1 "innet across servers needs network switches that reduce" coll $C --algo innet
+expect 1 "nvlstree needs several servers whose switches reduce" coll dgx-h100 --algo nvlstree
+expect 0 "" coll $C --algo nvls-tree --sizes 1M:2M
 expect 0 "" coll $C --sizes 1:1
 expect 0 "" coll $C --op barrier --json
 expect 0 "" coll $C --help
 grep -q "where the time goes" <("$S" coll $C --explain 1M) || { echo "FAIL: --explain"; fail=1; }
+# --explain names every algorithm that implements the collective: priced, or why not
+"$S" coll dgx-h100 --explain 1G >"$tmp/x"
+for a in ring tree binomial recdbl rabenseifner torus2d innet; do
+  grep -Eq "^  $a +\*? +[0-9.e+]+ " "$tmp/x" || { echo "FAIL: --explain lacks $a"; fail=1; }
+done
+grep -q "^  hier          not applicable" "$tmp/x" || { echo "FAIL: --explain hier"; fail=1; }
+grep -q "^  nvlstree      not applicable" "$tmp/x" || { echo "FAIL: --explain nvlstree"; fail=1; }
+grep -q "double binary tree over 2 servers, a chain of 8" <("$S" coll dgx-h100:2 --explain 1G) ||
+  { echo "FAIL: --explain tree form"; fail=1; }
 exit $fail

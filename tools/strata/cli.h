@@ -48,5 +48,6 @@ CLI_DECLARE(links);
 CLI_DECLARE(link);
 CLI_DECLARE(topo);
 CLI_DECLARE(coll);
+CLI_DECLARE(sim);
 
 #endif

@@ -51,6 +51,8 @@ typedef struct report_section {
 
 /* Sections, one per layer (report_<layer>.c). */
 extern const report_section_t report_link_section;
+extern const report_section_t report_topo_section;
+extern const report_section_t report_sim_section;
 extern const report_section_t report_coll_section;
 
 /* ==== Helpers shared by report, links and link ==== */

@@ -27,7 +27,8 @@ static void usage(FILE *out)
             "  --op OP         allreduce (default), reducescatter, allgather, broadcast,\n"
             "                  reduce, alltoall, sendrecv, barrier\n"
             "  --algo NAME     only this algorithm: ring, tree, binomial, recdbl,\n"
-            "                  rabenseifner, bruck, pairwise, hier, torus2d, innet\n"
+            "                  rabenseifner, bruck, pairwise, hier, torus2d, innet,\n"
+            "                  nvlstree\n"
             "  --sizes LO:HI   sizes in bytes (nccl-tests 'size'), doubling (default 8:8G)\n"
             "  --explain SIZE  for one size: steps, bytes per tier, dominating term\n"
             "  --json          JSON instead of text\n"
@@ -51,7 +52,8 @@ static int parse_sizes(const char *arg, coll_args_t *a)
         return cli_usage_error("coll", "--sizes expects LO:HI like 8:8G, got '%s'", arg);
     memcpy(buf, arg, (size_t)(colon - arg));
     buf[colon - arg] = 0;
-    if (cli_parse_size("coll", "--sizes", buf, &a->lo) || cli_parse_size("coll", "--sizes", colon + 1, &a->hi))
+    if (cli_parse_size("coll", "--sizes", buf, &a->lo) ||
+        cli_parse_size("coll", "--sizes", colon + 1, &a->hi))
         return CLI_USAGE;
     if (a->lo < 1 || a->hi < a->lo)
         return cli_usage_error("coll", "--sizes needs 1 <= LO <= HI, got '%s'", arg);
@@ -71,7 +73,8 @@ static int parse_value(int argc, char **argv, int *i, coll_args_t *a)
         a->algo = (int)al;
     }
     if (!strcmp(s, "--sizes")) return parse_sizes(v, a);
-    if (!strcmp(s, "--explain") && cli_parse_size("coll", "--explain", v, &a->explain)) return CLI_USAGE;
+    if (!strcmp(s, "--explain") && cli_parse_size("coll", "--explain", v, &a->explain))
+        return CLI_USAGE;
     if (!strcmp(s, "--catalog")) a->catalog = v;
     return CLI_OK;
 }
@@ -79,7 +82,8 @@ static int parse_value(int argc, char **argv, int *i, coll_args_t *a)
 static int parse_args(int argc, char **argv, coll_args_t *a)
 {
     memset(a, 0, sizeof(*a));
-    a->op = STRATA_COLL_ALLREDUCE, a->algo = -1, a->lo = 8, a->hi = 8.0 * (1 << 30), a->explain = -1;
+    a->op = STRATA_COLL_ALLREDUCE, a->algo = -1, a->lo = 8, a->hi = 8.0 * (1 << 30),
+    a->explain = -1;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         if (!strcmp(s, "--json")) {
@@ -96,7 +100,8 @@ static int parse_args(int argc, char **argv, coll_args_t *a)
             return cli_usage_error("coll", "unexpected argument '%s'", s);
         }
     }
-    if (!a->cluster) return cli_usage_error("coll", "missing CLUSTER (e.g. railft:servers=2,gpus=8)");
+    if (!a->cluster)
+        return cli_usage_error("coll", "missing CLUSTER (e.g. railft:servers=2,gpus=8)");
     return CLI_OK;
 }
 
@@ -106,7 +111,8 @@ static const char *fmt_size(double b, char *buf, size_t len)
 {
     const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     int i = 0;
-    while (b >= 1024 && i < 4) b /= 1024, i++;
+    while (b >= 1024 && i < 4)
+        b /= 1024, i++;
     snprintf(buf, len, b == floor(b) ? "%.0f %s" : "%.3g %s", b, u[i]);
     return buf;
 }
@@ -123,8 +129,12 @@ static void print_machine(FILE *out, const char *cluster, const strata_coll_mach
         fprintf(out, "  network  %s %s GB/s per NIC, %u NICs per server, latency %s\n",
                 m->inter_kind, report_gbs(m->bw_nic, c, sizeof(c)), m->nics,
                 report_time(m->lat_inter, d, sizeof(d)));
-    fprintf(out, "  reduction %s GB/s; in-switch reduction: %s\n",
-            report_gbs(m->reduce_bw, a, sizeof(a)), m->switch_reduce ? "yes (NVLink SHARP)" : "no");
+    if (m->reduce_bw > 0)
+        fprintf(out, "  reduction %s GB/s (memory bandwidth / 3)",
+                report_gbs(m->reduce_bw, a, sizeof(a)));
+    else
+        fprintf(out, "  reduction not modelled (this accelerator's memory is not in the catalog)");
+    fprintf(out, "; in-switch reduction: %s\n", m->switch_reduce ? "yes (NVLink SHARP)" : "no");
 }
 
 /* Costs of the requested algorithms at one size; n_p how many apply. */
@@ -162,8 +172,7 @@ static void print_table(FILE *out, const strata_coll_machine_t *m, const coll_ar
         fprintf(out, "%10s", fmt_size(s, b, sizeof(b)));
         for (int al = 0; al < STRATA_ALGO_COUNT; al++)
             if (ok[al]) fprintf(out, " %12.4g%c", c[al].time * 1e6, al == best ? '*' : ' ');
-        if (best >= 0)
-            fprintf(out, " %9.4g %9.4g\n", c[best].algbw / 1e9, c[best].busbw / 1e9);
+        if (best >= 0) fprintf(out, " %9.4g %9.4g\n", c[best].algbw / 1e9, c[best].busbw / 1e9);
     }
 }
 
@@ -180,6 +189,27 @@ static void print_crossovers(FILE *out, const strata_coll_machine_t *m, const co
         fprintf(out, ", %s from %s", strata_algo_name(algos[i]), fmt_size(sizes[i], b, sizeof(b)));
     }
     fprintf(out, "\n");
+}
+
+/* What each priced algorithm is on this cluster, and why the others that
+ * implement the collective do not apply. */
+static void print_forms(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a,
+                        const bool *ok)
+{
+    char form[160];
+    strata_coll_cost_t k;
+    strata_error_t err;
+    fprintf(out, "\nalgorithms as modelled here:\n");
+    for (int al = 0; al < STRATA_ALGO_COUNT; al++) {
+        if (a->algo >= 0 && a->algo != al) continue;
+        strata_status_t st = strata_coll_cost(m, a->op, (strata_algo_t)al, a->explain, &k, &err);
+        if (ok[al])
+            fprintf(out, "  %-13s %s\n", strata_algo_name((strata_algo_t)al),
+                    strata_coll_algo_form(m, (strata_algo_t)al, form, sizeof(form)));
+        else if (st && !strstr(err.msg, "does not implement"))
+            fprintf(out, "  %-13s not applicable: %s\n", strata_algo_name((strata_algo_t)al),
+                    err.msg);
+    }
 }
 
 static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)
@@ -199,22 +229,24 @@ static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_
         const strata_coll_cost_t *k = &c[al];
         fprintf(out, "  %-12s%c %10.4g %8.0f %7u %12.4g %12.4g %10.4g %10.4g %10.4g  %s\n",
                 strata_algo_name((strata_algo_t)al), al == best ? '*' : ' ', k->time * 1e6,
-                k->steps, k->chunks, k->bytes_intra, k->bytes_inter, k->alpha * 1e6,
-                k->beta * 1e6, k->gamma * 1e6, k->bound);
+                k->steps, k->chunks, k->bytes_intra, k->bytes_inter, k->alpha * 1e6, k->beta * 1e6,
+                k->gamma * 1e6, k->bound);
     }
     if (best >= 0)
         fprintf(out, "bottleneck: %s with %s is %s-bound\n", strata_coll_name(a->op),
                 strata_algo_name((strata_algo_t)best), c[best].bound);
+    print_forms(out, m, a, ok);
 }
 
 static void json_cost(FILE *out, const strata_coll_cost_t *k)
 {
-    fprintf(out, "{\"algo\": \"%s\", \"time_s\": %.6g, \"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, "
-                 "\"steps\": %.0f, \"chunks\": %u, \"alpha_s\": %.6g, \"beta_s\": %.6g, "
-                 "\"gamma_s\": %.6g, \"bytes_scaleup\": %.6g, \"bytes_network\": %.6g, "
-                 "\"bound\": \"%s\"}",
-            strata_algo_name(k->algo), k->time, k->algbw / 1e9, k->busbw / 1e9, k->steps,
-            k->chunks, k->alpha, k->beta, k->gamma, k->bytes_intra, k->bytes_inter, k->bound);
+    fprintf(out,
+            "{\"algo\": \"%s\", \"time_s\": %.6g, \"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, "
+            "\"steps\": %.0f, \"chunks\": %u, \"alpha_s\": %.6g, \"beta_s\": %.6g, "
+            "\"gamma_s\": %.6g, \"bytes_scaleup\": %.6g, \"bytes_network\": %.6g, "
+            "\"bound\": \"%s\"}",
+            strata_algo_name(k->algo), k->time, k->algbw / 1e9, k->busbw / 1e9, k->steps, k->chunks,
+            k->alpha, k->beta, k->gamma, k->bytes_intra, k->bytes_inter, k->bound);
 }
 
 static void print_json(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)

@@ -35,7 +35,9 @@ const report_cluster_t report_default_cluster = {
 /* The section table: one line per layer, in stack order. */
 static const report_section_t *const sections[] = {
     &report_link_section,
+    &report_topo_section,
     &report_coll_section,
+    &report_sim_section,
     NULL,
 };
 

@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <stdbool.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -19,25 +20,32 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: strata topo show|metrics|dot CLUSTER [--json] [-o FILE] [--catalog FILE]\n\n"
+            "usage: strata topo show|metrics|dot|describe CLUSTER [--json] [-o FILE]\n"
+            "                   [--export FILE] [--catalog FILE]\n"
+            "       strata topo CLUSTER      (describe: e.g. strata topo local)\n\n"
             "A cluster as a graph of devices and links: its summary (show), its metrics\n"
             "(diameter, hops, injection and oversubscription per tier, bisection) or\n"
-            "its Graphviz drawing (dot).\n\n"
+            "its Graphviz drawing (dot); describe adds, for presets, files and local, the\n"
+            "devices with their details, the intra-server links and the sources.\n\n"
             "CLUSTER:\n"
             "  ring:N  mesh:AxB[xC]  torus:AxB[xC]  full:N  switch:N\n"
             "  fattree:k=K[,tiers=T][,n=ENDPOINTS][,oversub=R1:R2]\n"
             "  railft:servers=S,gpus=G[,k=K][,tiers=T][,oversub=R1:R2]\n"
             "    any of them with ,link=ID (catalog kind) ,mult=M ,bw=GB/s ,lat=us\n"
-            "  a preset (dgx-h100:16), a cluster file (.json), NCCL topology (.xml), local\n\n"
+            "  a preset NAME[:SERVERS][,opts] (dgx-h100:16,oversub=4,nics=4), a cluster\n"
+            "  file (.json[,opts]), an NCCL topology (.xml[,opts]), or local (hwloc);\n"
+            "  opts: servers= net=rail-fat-tree|fat-tree|switch|none oversub=R[:R2]\n"
+            "  nics= port=ID tiers= radix=   (docs/formats.md)\n\n"
             "options:\n"
             "  --json          JSON instead of text (show, metrics)\n"
             "  -o FILE         dot: write DOT to FILE, and FILE.svg when Graphviz is installed\n"
+            "  --export FILE   also write the cluster as a cluster file (JSON; - = stdout)\n"
             "  --catalog FILE  link catalog (default: <data dir>/links.json)\n"
             "  -h, --help      this help\n");
 }
 
 typedef struct topo_args {
-    const char *action, *cluster, *out, *catalog;
+    const char *action, *cluster, *out, *catalog, *export_to;
     int json;
 } topo_args_t;
 
@@ -51,14 +59,24 @@ static int parse_args(int argc, char **argv, topo_args_t *a)
             if (i + 1 >= argc) return cli_usage_error("topo", "%s needs a file name", s);
             if (s[1] == 'o') a->out = argv[++i];
             else a->catalog = argv[++i];
+        } else if (strcmp(s, "--export") == 0) {
+            if (i + 1 >= argc) return cli_usage_error("topo", "--export needs a file name");
+            a->export_to = argv[++i];
         } else if (s[0] == '-' && s[1]) return cli_usage_error("topo", "unknown option '%s'", s);
         else if (!a->action) a->action = s;
         else if (!a->cluster) a->cluster = s;
         else return cli_usage_error("topo", "unexpected argument '%s'", s);
     }
     if (!a->action) return cli_usage_error("topo", "missing action: show, metrics or dot");
-    if (strcmp(a->action, "show") && strcmp(a->action, "metrics") && strcmp(a->action, "dot"))
-        return cli_usage_error("topo", "unknown action '%s' (show, metrics or dot)", a->action);
+    bool known = !strcmp(a->action, "show") || !strcmp(a->action, "metrics") ||
+                 !strcmp(a->action, "dot") || !strcmp(a->action, "describe");
+    if (!known && !a->cluster) { /* `strata topo CLUSTER` = describe CLUSTER */
+        a->cluster = a->action;
+        a->action = "describe";
+    } else if (!known) {
+        return cli_usage_error("topo", "unknown action '%s' (show, metrics, dot or describe)",
+                               a->action);
+    }
     if (!a->cluster) return cli_usage_error("topo", "missing CLUSTER");
     if (a->out && strcmp(a->action, "dot"))
         return cli_usage_error("topo", "-o applies to dot only");
@@ -87,9 +105,38 @@ static void write_svg(const char *dot_path)
                 dot_path);
 }
 
-static strata_status_t run_action(const topo_args_t *a, const strata_topo_t *t,
-                                  strata_error_t *err)
+/* --export: the cluster file of an I/O spec (builder specs have none). */
+static strata_status_t export_cluster(const topo_args_t *a, const strata_link_catalog_t *cat,
+                                      strata_error_t *err)
 {
+    bool to_stdout = strcmp(a->export_to, "-") == 0;
+    FILE *f = to_stdout ? stdout : fopen(a->export_to, "w");
+    if (!f) return strata_error_set(err, STRATA_ERR_IO, "cannot write '%s'", a->export_to);
+    strata_status_t st = strata_cluster_export(a->cluster, cat, f, err);
+    if (!to_stdout && fclose(f) && !st)
+        st = strata_error_set(err, STRATA_ERR_IO, "cannot write '%s'", a->export_to);
+    if (st == STRATA_ERR_NOT_FOUND)
+        st = strata_error_set(err, st, "--export: '%s' is a builder spec; only presets, cluster "
+                              "files, NCCL topologies and local can be exported", a->cluster);
+    return st;
+}
+
+/* describe: the I/O description when there is one, then the summary. */
+static strata_status_t describe(const topo_args_t *a, const strata_topo_t *t,
+                                const strata_link_catalog_t *cat, strata_error_t *err)
+{
+    strata_error_t ignored;
+    /* With --json only the summary, so the output stays one JSON object
+     * (the description itself is what --export writes as JSON). */
+    if (!a->json && strata_cluster_describe(a->cluster, cat, stdout, &ignored) == STRATA_OK)
+        printf("\n");
+    return strata_topo_print(t, a->json, stdout, err);
+}
+
+static strata_status_t run_action(const topo_args_t *a, const strata_topo_t *t,
+                                  const strata_link_catalog_t *cat, strata_error_t *err)
+{
+    if (strcmp(a->action, "describe") == 0) return describe(a, t, cat, err);
     if (strcmp(a->action, "show") == 0) return strata_topo_print(t, a->json, stdout, err);
     if (strcmp(a->action, "metrics") == 0) {
         strata_topo_metrics_t m;
@@ -122,7 +169,8 @@ int cmd_topo(int argc, char **argv)
     strata_topo_t *t = NULL;
     if (strata_link_catalog_load(a.catalog, &cat, &err)) return cli_fail(&err);
     strata_status_t st = strata_topo_load_spec(a.cluster, cat, &t, &err);
-    if (!st) st = run_action(&a, t, &err);
+    if (!st && a.export_to) st = export_cluster(&a, cat, &err);
+    if (!st) st = run_action(&a, t, cat, &err);
     strata_topo_destroy(t);
     strata_link_catalog_destroy(cat);
     return st ? cli_fail(&err) : CLI_OK;

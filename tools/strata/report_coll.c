@@ -21,15 +21,23 @@ static strata_status_t build(const report_ctx_t *ctx, strata_topo_t **t_p, strat
     const report_cluster_t *c = ctx->cluster;
     const strata_link_t *up = strata_link_find(ctx->links, c->scale_up);
     if (!up)
-        return strata_error_set(err, STRATA_ERR_NOT_FOUND, "cluster %s uses link '%s', which the "
-                                "catalog lacks", c->name, c->scale_up);
-    strata_topo_server_t sv = {.name = c->name, .accels = c->gpus_per_node,
+        return strata_error_set(err, STRATA_ERR_NOT_FOUND,
+                                "cluster %s uses link '%s', which the "
+                                "catalog lacks",
+                                c->name, c->scale_up);
+    strata_topo_server_t sv = {.name = c->name,
+                               .accels = c->gpus_per_node,
                                .scaleup_switches = c->scale_up_switch[0] ? 1 : 0,
                                .scaleup = strata_topo_linkspec_kind(c->scale_up, up->links),
                                .nics = c->nics_per_node,
                                .pcie = strata_topo_linkspec_kind(c->host_link, 1),
                                .nic_net = strata_topo_linkspec_kind(c->nic, 1)};
-    strata_topo_fattree_t net = {.k = 64, .tiers = c->nodes > 1 ? 2 : 0};
+    /* the fabric of the topology section (report_topo.c): radix-64 switches
+     * (Quantum-2, links.md NDR row), the fewest tiers that hold the NICs */
+    int64_t nics = (int64_t)c->nodes * c->nics_per_node;
+    int64_t leaves = (int64_t)(c->nodes + 31) / 32 * c->nics_per_node;
+    strata_topo_fattree_t net = {.k = 64};
+    net.tiers = c->nodes == 1 ? 0 : nics <= 64 ? 1 : leaves <= 64 ? 2 : 3;
     return strata_topo_build_cluster(&sv, c->nodes, &net, true, ctx->links, t_p, err);
 }
 
@@ -40,17 +48,22 @@ static const strata_coll_t ops[] = {STRATA_COLL_ALLREDUCE, STRATA_COLL_ALLGATHER
 static void print_rows(FILE *out, const strata_coll_machine_t *m)
 {
     fprintf(out, "  %10s", "size");
-    for (size_t i = 0; i < NOPS; i++) fprintf(out, "  %-24s", strata_coll_name(ops[i]));
+    for (size_t i = 0; i < NOPS; i++)
+        fprintf(out, "  %-24s", strata_coll_name(ops[i]));
     fprintf(out, "\n  %10s", "");
-    for (size_t i = 0; i < NOPS; i++) fprintf(out, "  %-24s", "busbw GB/s  algorithm");
+    for (size_t i = 0; i < NOPS; i++)
+        fprintf(out, "  %-24s", "busbw GB/s  algorithm");
     fprintf(out, "\n");
     for (double s = 1024; s <= 8.0 * (1 << 30); s *= 8) {
         char b[32];
         double v = s;
         const char *u = "B";
-        if (v >= 1 << 30) v /= 1 << 30, u = "GiB";
-        else if (v >= 1 << 20) v /= 1 << 20, u = "MiB";
-        else if (v >= 1 << 10) v /= 1 << 10, u = "KiB";
+        if (v >= 1 << 30)
+            v /= 1 << 30, u = "GiB";
+        else if (v >= 1 << 20)
+            v /= 1 << 20, u = "MiB";
+        else if (v >= 1 << 10)
+            v /= 1 << 10, u = "KiB";
         snprintf(b, sizeof(b), "%.0f %s", v, u);
         fprintf(out, "  %10s", b);
         for (size_t i = 0; i < NOPS; i++) {
@@ -91,8 +104,9 @@ static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
     if (st) return st;
     FILE *out = ctx->out;
     char a[32], b[32];
-    fprintf(out, "%u GPUs = %u servers x %u; scale-up %s GB/s per GPU pair, network %s GB/s per "
-                 "NIC x %u per server (alpha-beta-gamma model, 'strata coll' for detail)\n\n",
+    fprintf(out,
+            "%u GPUs = %u servers x %u; scale-up %s GB/s per GPU pair, network %s GB/s per "
+            "NIC x %u per server (alpha-beta-gamma model, 'strata coll' for detail)\n\n",
             m.nranks, m.servers, m.per_server, report_gbs(m.bw_intra, a, sizeof(a)),
             report_gbs(m.bw_nic, b, sizeof(b)), m.nics);
     print_rows(out, &m);

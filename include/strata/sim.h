@@ -1,0 +1,158 @@
+/*
+ * strata/sim.h — the simulator: time collective schedules (strata/sched.h)
+ * on a topology (strata/topo.h) with links shared max-min fairly between
+ * the flows that cross them, and say which links bounded the time.
+ *
+ * Model (docs/simulator.md). Every directed channel of the topology is a
+ * resource with the channel's capacity. A SEND step becomes a flow from the
+ * sender's device to the receiver's device along routed paths; it waits the
+ * path latency (sum of per-hop latencies), then drains at its max-min fair
+ * rate, recomputed at every flow arrival and departure for the flows the
+ * event affects. Routing: SPREAD splits every flow over all equal-cost
+ * paths in proportion to their bottleneck bandwidth (fluid ideal
+ * spreading; an even split in a fat-tree); ECMP pins each (src, dst) pair
+ * to one path chosen by a hash with a seed, as a switch hashes a
+ * connection, so hash collisions show. Local steps (COPY, REDUCE) and
+ * reductions take no time: the network is what is simulated.
+ *
+ * Ordering. BARRIER mode (the default) runs the schedule's bulk-synchronous
+ * phases one after another: a phase starts when the previous one has
+ * finished on every agent. A phase whose pattern class (strata_sched_
+ * phase_class) was timed already is not simulated again: its duration and
+ * link loads are reused, and the result is bit-identical to simulating it
+ * (reuse = false gives the straightforward event-by-event run). ASYNC mode
+ * drops the global barrier: each agent moves on when its own steps are
+ * done (sched's ordering rules 1–3 exactly), so skew between ranks shows;
+ * nothing is reused. Several collectives added to one simulator run
+ * together in ASYNC mode, sharing the links (e.g. TP and DP on one NIC).
+ *
+ * The α-β comparison is the same run with sharing switched off (every flow
+ * gets its path's bottleneck bandwidth to itself): exactly what a
+ * contention-free α-β model predicts for this schedule on these paths.
+ * The result also carries the network part (α + β; reductions are not
+ * simulated) of sched's closed-form prediction (strata_coll_cost on
+ * strata_coll_machine_from_topo) for the first collective, an independent
+ * estimate from the collective layer.
+ *
+ * Thread safety: a simulator belongs to one thread; results are immutable.
+ */
+#ifndef STRATA_SIM_H
+#define STRATA_SIM_H
+
+#include "strata/common.h"
+#include "strata/sched.h"
+#include "strata/topo.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    STRATA_SIM_SPREAD = 0, /* split over all equal-cost paths */
+    STRATA_SIM_ECMP = 1,   /* one path per (src, dst) by seeded hash */
+} strata_sim_routing_t;
+
+typedef enum {
+    STRATA_SIM_BARRIER = 0, /* phases one after another; phase reuse */
+    STRATA_SIM_ASYNC = 1,   /* per-agent dependencies only */
+} strata_sim_mode_t;
+
+typedef struct strata_sim_opts {
+    strata_sim_routing_t routing;
+    strata_sim_mode_t mode;
+    uint64_t seed;          /* ECMP hash seed */
+    uint32_t conns;         /* ECMP: connections (queue pairs) per rank pair, each hashed
+                               on its own and carrying an equal share (default 1) */
+    bool no_reuse;          /* BARRIER: simulate every phase (for checks, benchmarks) */
+    bool progress;          /* progress bar on stderr (when it is a TTY) */
+    const char *trace_path; /* Chrome trace-event JSON, or NULL */
+    int trace_links;        /* busiest links given a track in the trace (default 8) */
+    int top_links;          /* most loaded links listed in the result (default 10) */
+} strata_sim_opts_t;
+
+/* Defaults: SPREAD, BARRIER, seed 1, 1 connection, reuse on, no trace, 8 trace links,
+ * 10 top links. */
+STRATA_API strata_sim_opts_t strata_sim_opts_default(void);
+
+typedef struct strata_sim strata_sim_t;
+
+/* A simulator for one finished topology (which must outlive it). The caller
+ * owns *sim_p; strata_sim_destroy(NULL) is a no-op. */
+STRATA_API strata_status_t strata_sim_create(const strata_topo_t *topo,
+                                             const strata_sim_opts_t *opts, strata_sim_t **sim_p,
+                                             strata_error_t *err);
+STRATA_API void strata_sim_destroy(strata_sim_t *sim);
+
+/* Add a collective: schedule s (which must outlive the run) with agent r
+ * (a rank) on endpoint rank ranks[r] of the topology; ranks NULL means
+ * agent r on endpoint r. innet's switch agents go on the scale-up
+ * switches of their ranks' server, else on the switch joining their ranks
+ * (docs/simulator.md). Errors name the bad rank. */
+STRATA_API strata_status_t strata_sim_add(strata_sim_t *sim, const strata_sched_t *s,
+                                          const int32_t *ranks, strata_error_t *err);
+
+/* ==== Results ==== */
+
+#define STRATA_SIM_CLASSES_MAX 16
+
+/* A class of links: one topology tier and one link kind ("leaf/ib-ndr"). */
+typedef struct strata_sim_class {
+    char name[48];
+    int32_t tier;
+    double capacity;    /* Σ channel capacity, B/s */
+    double bytes;       /* Σ bytes carried by its channels */
+    double utilisation; /* bytes / (capacity × time), 0..1 */
+    /* Share of the time this class was the bottleneck, along the critical
+     * chain of steps that decided the finish (docs/simulator.md). */
+    double bound_share;
+} strata_sim_class_t;
+
+typedef struct strata_sim_link_load {
+    int32_t link, chan; /* topology ids */
+    char name[96];      /* "gpu3 -> nvswitch0" */
+    int32_t cls;        /* index into classes */
+    double bytes;
+    double utilisation; /* bytes / (capacity × time) */
+} strata_sim_link_load_t;
+
+typedef struct strata_sim_result {
+    double time;          /* simulated seconds */
+    double time_ab;       /* α-β (contention-free) prediction, seconds */
+    double time_model;    /* α + β of sched's closed-form model (strata_coll_cost), 0 if n/a */
+    double bytes;         /* per-rank data size of the (first) collective */
+    double algbw, busbw;  /* B/s, nccl-tests definitions (first collective) */
+    double latency_share; /* the rest of bound_share: path latency and waits */
+    int nclasses;
+    strata_sim_class_t classes[STRATA_SIM_CLASSES_MAX];
+    int nlinks;
+    strata_sim_link_load_t *links; /* most loaded, nlinks of them */
+    uint32_t njobs;                /* collectives added */
+    double *job_time;              /* finish time of each, in the order added */
+    /* Work done. */
+    uint64_t phases, phases_simulated;
+    uint64_t events, flows, batches;
+    double wall;    /* seconds of host time for the run */
+    char desc[160]; /* "allreduce ring 1 GiB on 1024 ranks, spread, barrier" */
+} strata_sim_result_t;
+
+/* Run everything added; fills *res (free with strata_sim_result_free).
+ * Writes the trace file if asked. May be called once per simulator. */
+STRATA_API strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res,
+                                          strata_error_t *err);
+STRATA_API void strata_sim_result_free(strata_sim_result_t *res);
+
+/* Print a result as text (a summary and tables) or as one JSON object. */
+STRATA_API strata_status_t strata_sim_result_print(const strata_sim_result_t *res, bool json,
+                                                   FILE *out, strata_error_t *err);
+
+/* busbw factor of nccl-tests for a collective on P ranks:
+ * allreduce 2(P-1)/P, reduce-scatter/allgather/alltoall (P-1)/P, else 1. */
+STRATA_API double strata_sim_busbw_factor(strata_coll_t coll, uint32_t nranks);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STRATA_SIM_H */

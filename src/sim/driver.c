@@ -1,0 +1,635 @@
+/*
+ * driver.c — turns schedules into flows on the engine, following sched's
+ * ordering rules (strata/sched.h): an agent's phase starts when its earlier
+ * phases are done; inside a phase a step waits for the first `after` steps;
+ * the k-th SEND a→b matches the k-th RECV at b from a, in the same phase.
+ *
+ * A SEND becomes one engine flow along the cached route between the two
+ * agents' devices and completes when its last byte is delivered. A RECV /
+ * RECV_REDUCE completes when both it has been posted and its message has
+ * arrived (whichever is later). COPY and REDUCE are local and instant.
+ * Steps that complete at one instant are queued and handled iteratively
+ * (never recursively), so long chains of local steps cost no stack.
+ *
+ * BARRIER mode runs phase after phase, each from a rewound engine (local
+ * time 0) and adds the phase's duration to the total; a phase whose class
+ * was timed before reuses that duration, its statistics having been
+ * weighted by the class's number of phases when it was simulated. Because a
+ * rewound engine behaves bit-for-bit like a fresh one, reuse gives exactly
+ * the total of the event-by-event run. ASYNC mode posts every agent's first
+ * phase and lets each advance on its own; nothing is reused.
+ *
+ * Memory: O(agents × steps per phase) for the current steps, plus one entry
+ * per communicating pair for message matching.
+ */
+#include "sim.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { ST_WAITING = 0, ST_STARTED = 1, ST_DONE = 2 };
+
+#define NCRIT (SIM_MAX_TIERS + 1)
+
+typedef struct sstep {
+    strata_step_t step;
+    double t_start;
+    uint32_t seq;         /* message sequence number within its (src, dst) pair */
+    uint32_t pslot, pgen; /* that pair's slot in the table, valid while pgen matches */
+    uint8_t state;
+    bool crit_set;
+    double crit[NCRIT]; /* critical chain to this step's completion (below) */
+} sstep_t;
+
+typedef struct agent {
+    uint32_t job, idx; /* job and agent index in it */
+    uint32_t phase;
+    sstep_t *steps;
+    uint32_t n, cap;
+    uint32_t ndone, prefix, min_after;
+    bool finished; /* ASYNC: no phases left */
+    double t_end;
+    double t0;               /* start of the current phase for this agent */
+    double crit0[NCRIT];     /* critical chain to t0 */
+    double crit_last[NCRIT]; /* chain of the step that completed last */
+} agent_t;
+
+/* Matching state of one ordered pair (src → dst). A message and its
+ * receive meet through `pend`: a list of arrived-but-unclaimed messages or
+ * posted-but-unfilled receives, identified by sequence number. */
+typedef struct pend {
+    uint32_t seq, step; /* step: receiving step index (waiters) */
+    uint32_t next;
+    uint8_t arrived; /* 1: message arrived, 0: receive waiting */
+} pend_t;
+
+typedef struct pair {
+    uint64_t key; /* (src << 32 | dst) + 1; 0 = empty */
+    uint32_t send_seq, recv_seq;
+    uint32_t head; /* pend list, UINT32_MAX = empty */
+} pair_t;
+
+typedef struct done_ev {
+    uint32_t g, i;
+} done_ev_t;
+
+typedef struct drv {
+    sim_drive_t *d;
+    sim_net_t *net;
+    agent_t *agents;
+    uint32_t nagents;
+    pair_t *pairs;
+    size_t pairs_cap, pairs_n;
+    uint32_t pairs_gen; /* bumped when the table grows (slots move) */
+    UTIL_VEC(pend_t) pends;
+    uint32_t pend_free;
+    uint64_t open; /* unmatched arrivals + waiting receives */
+    UTIL_VEC(done_ev_t) queue;
+    uint32_t agents_done;
+    bool async; /* ASYNC asked for, or several jobs */
+    strata_error_t *err;
+    strata_status_t rc;
+} drv_t;
+
+#define TAG_STEP_BITS 24
+
+static strata_status_t fail(drv_t *v, strata_status_t rc, const char *msg)
+{
+    if (v->rc == STRATA_OK) v->rc = strata_error_set(v->err, rc, "%s", msg);
+    return v->rc;
+}
+
+static strata_status_t oom(drv_t *v)
+{
+    return fail(v, STRATA_ERR_NOMEM, "out of memory");
+}
+
+/* ==== Pair table ==== */
+
+static pair_t *pair_get(drv_t *v, uint32_t src, uint32_t dst)
+{
+    if ((v->pairs_n + 1) * 2 > v->pairs_cap) {
+        size_t cap = v->pairs_cap ? v->pairs_cap * 2 : 4096;
+        pair_t *np = util_calloc(cap, sizeof(*np));
+        if (!np) return NULL;
+        for (size_t i = 0; i < v->pairs_cap; i++) {
+            if (!v->pairs[i].key) continue;
+            size_t j = util_hash_u64(v->pairs[i].key) & (cap - 1);
+            while (np[j].key)
+                j = (j + 1) & (cap - 1);
+            np[j] = v->pairs[i];
+        }
+        util_free(v->pairs);
+        v->pairs = np;
+        v->pairs_cap = cap;
+        v->pairs_gen++;
+    }
+    uint64_t key = (((uint64_t)src << 32) | dst) + 1;
+    size_t i = util_hash_u64(key) & (v->pairs_cap - 1);
+    while (v->pairs[i].key && v->pairs[i].key != key)
+        i = (i + 1) & (v->pairs_cap - 1);
+    if (!v->pairs[i].key) {
+        v->pairs[i] = (pair_t){key, 0, 0, UINT32_MAX};
+        v->pairs_n++;
+    }
+    return &v->pairs[i];
+}
+
+/* The pair of a step's message (src → dst), through its cached slot. */
+static pair_t *step_pair(drv_t *v, sstep_t *ss, uint32_t src, uint32_t dst)
+{
+    if (ss->pgen == v->pairs_gen) return &v->pairs[ss->pslot];
+    pair_t *p = pair_get(v, src, dst);
+    if (p) {
+        ss->pslot = (uint32_t)(p - v->pairs);
+        ss->pgen = v->pairs_gen;
+    }
+    return p;
+}
+
+/* Find and unlink the pending entry of seq in pair p with the given kind;
+ * returns its receiving step index, or UINT32_MAX when absent. */
+static uint32_t pend_take(drv_t *v, pair_t *p, uint32_t seq, uint8_t arrived)
+{
+    uint32_t *link = &p->head;
+    while (*link != UINT32_MAX) {
+        pend_t *e = &v->pends.v[*link];
+        if (e->seq == seq && e->arrived == arrived) {
+            uint32_t idx = *link, step = e->step;
+            *link = e->next;
+            e->next = v->pend_free;
+            v->pend_free = idx;
+            v->open--;
+            return arrived ? 0 : step;
+        }
+        link = &e->next;
+    }
+    return UINT32_MAX;
+}
+
+static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t arrived)
+{
+    uint32_t idx;
+    if (v->pend_free != UINT32_MAX) {
+        idx = v->pend_free;
+        v->pend_free = v->pends.v[idx].next;
+    } else {
+        pend_t z = {0};
+        if (UTIL_VEC_PUSH(&v->pends, z)) return -1;
+        idx = (uint32_t)(v->pends.n - 1);
+    }
+    v->pends.v[idx] = (pend_t){seq, step, p->head, arrived};
+    p->head = idx;
+    v->open++;
+    return 0;
+}
+
+/* ==== Critical chains ====
+ * Which class of link the time went to, along the chain of steps that
+ * decided the finish: every step carries a vector of seconds per link
+ * class (bottleneck of the flow's rate) plus [SIM_MAX_TIERS] for path
+ * latency and waits, summing to its completion time. A send's chain is
+ * its agent's chain at the phase start, the wait until it started, and its
+ * flow's own breakdown (engine); a receive takes the chain of the message
+ * when the message arrived last, else its agent's chain plus the wait; an
+ * agent's next phase starts from the chain of its step that completed
+ * last. The chain of the rank that finishes last splits the total. */
+
+static void chain_reset(agent_t *a)
+{
+    a->t_end = a->t0 = 0;
+    memset(a->crit0, 0, sizeof(a->crit0));
+    memset(a->crit_last, 0, sizeof(a->crit_last));
+}
+
+/* The agent's chain carried to `now` by waiting. */
+static void chain_wait(const agent_t *a, double now, double *out)
+{
+    memcpy(out, a->crit0, sizeof(a->crit0));
+    if (now > a->t0) out[SIM_MAX_TIERS] += now - a->t0;
+}
+
+/* A send step's chain at its flow's completion. */
+static void chain_send(drv_t *v, const agent_t *a, sstep_t *ss)
+{
+    const double *tb = sim_net_done_breakdown(v->net);
+    chain_wait(a, ss->t_start, ss->crit);
+    for (int k = 0; k < NCRIT; k++)
+        ss->crit[k] += tb[k];
+    ss->crit_set = true;
+}
+
+/* ==== Steps ==== */
+
+static uint32_t global(drv_t *v, const agent_t *a, int32_t peer)
+{
+    return v->d->jobs[a->job].base + (uint32_t)peer;
+}
+
+static double step_bytes(drv_t *v, const agent_t *a, const strata_step_t *s)
+{
+    const strata_sched_params_t *p = strata_sched_params(v->d->jobs[a->job].s);
+    return (double)s->count * (double)s->nblk * (double)p->elem_size;
+}
+
+static int finish_now(drv_t *v, uint32_t g, uint32_t i)
+{
+    done_ev_t e = {g, i};
+    return UTIL_VEC_PUSH(&v->queue, e);
+}
+
+static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
+{
+    agent_t *a = &v->agents[g];
+    const strata_step_t *s = &a->steps[i].step;
+    const sim_job_t *job = &v->d->jobs[a->job];
+    const sim_route_t *r;
+    strata_status_t rc =
+        sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], &r, v->err);
+    if (rc != STRATA_OK) return v->rc = rc;
+    uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
+    if (sim_flow_add(v->net, sim_net_now(v->net), r->latency, step_bytes(v, a, s), r->hops, r->n,
+                     tag))
+        return oom(v);
+    return STRATA_OK;
+}
+
+static strata_status_t start_recv(drv_t *v, uint32_t g, uint32_t i)
+{
+    agent_t *a = &v->agents[g];
+    sstep_t *ss = &a->steps[i];
+    pair_t *p = step_pair(v, ss, global(v, a, ss->step.peer), g);
+    if (!p) return oom(v);
+    if (pend_take(v, p, ss->seq, 1) != UINT32_MAX) return finish_now(v, g, i) ? oom(v) : STRATA_OK;
+    return pend_put(v, p, ss->seq, i, 0) ? oom(v) : STRATA_OK;
+}
+
+static strata_status_t start_step(drv_t *v, uint32_t g, uint32_t i)
+{
+    sstep_t *ss = &v->agents[g].steps[i];
+    ss->state = ST_STARTED;
+    ss->t_start = sim_net_now(v->net);
+    switch (ss->step.op) {
+    case STRATA_STEP_SEND:
+        return start_send(v, g, i);
+    case STRATA_STEP_RECV:
+    case STRATA_STEP_RECV_REDUCE:
+        return start_recv(v, g, i);
+    default:
+        return finish_now(v, g, i) ? oom(v) : STRATA_OK;
+    }
+}
+
+/* Start every waiting step of agent g whose `after` prefix is complete. */
+static strata_status_t start_ready(drv_t *v, uint32_t g)
+{
+    agent_t *a = &v->agents[g];
+    if (a->prefix < a->min_after) return STRATA_OK;
+    uint32_t next_min = UINT32_MAX;
+    for (uint32_t i = 0; i < a->n; i++) {
+        sstep_t *ss = &a->steps[i];
+        if (ss->state != ST_WAITING) continue;
+        if (ss->step.after <= a->prefix) {
+            if (start_step(v, g, i) != STRATA_OK) return v->rc;
+        } else if (ss->step.after < next_min) {
+            next_min = ss->step.after;
+        }
+    }
+    a->min_after = next_min;
+    return STRATA_OK;
+}
+
+/* ==== Phases of one agent ==== */
+
+/* Load agent g's steps of phase p, numbering its messages. */
+static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
+{
+    agent_t *a = &v->agents[g];
+    const sim_job_t *job = &v->d->jobs[a->job];
+    uint32_t n = strata_sched_phase_nsteps(job->s, a->idx, p);
+    if (n >= (1u << TAG_STEP_BITS)) return fail(v, STRATA_ERR_RANGE, "too many steps in a phase");
+    if (n > a->cap) {
+        sstep_t *ns = util_realloc(a->steps, (size_t)n * sizeof(*ns));
+        if (!ns) return oom(v);
+        a->steps = ns;
+        a->cap = n;
+    }
+    a->phase = p;
+    a->n = n;
+    a->ndone = a->prefix = a->min_after = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        sstep_t *ss = &a->steps[i];
+        strata_sched_phase_step(job->s, a->idx, p, i, &ss->step);
+        ss->state = ST_WAITING;
+        ss->crit_set = false;
+        ss->seq = 0;
+        int op = ss->step.op;
+        if (op != STRATA_STEP_SEND && op != STRATA_STEP_RECV && op != STRATA_STEP_RECV_REDUCE)
+            continue;
+        if (ss->step.peer < 0 || (uint32_t)ss->step.peer >= job->nagents) {
+            strata_error_set(v->err, STRATA_ERR_INTERNAL,
+                             "schedule: agent %u phase %u step %u has peer %d out of range", a->idx,
+                             p, i, (int)ss->step.peer);
+            return v->rc = STRATA_ERR_INTERNAL;
+        }
+        uint32_t peer = global(v, a, ss->step.peer);
+        pair_t *pr = op == STRATA_STEP_SEND ? pair_get(v, g, peer) : pair_get(v, peer, g);
+        if (!pr) return oom(v);
+        ss->seq = op == STRATA_STEP_SEND ? pr->send_seq++ : pr->recv_seq++;
+        ss->pslot = (uint32_t)(pr - v->pairs);
+        ss->pgen = v->pairs_gen;
+    }
+    return STRATA_OK;
+}
+
+static strata_status_t next_phase_async(drv_t *v, uint32_t g)
+{
+    agent_t *a = &v->agents[g];
+    const sim_job_t *job = &v->d->jobs[a->job];
+    if (g == 0 && v->d->progress) util_progress_update(v->d->progress, a->phase);
+    for (uint32_t p = a->n || a->finished ? a->phase + 1 : a->phase; p < job->nphases; p++) {
+        if (strata_sched_phase_nsteps(job->s, a->idx, p) == 0) continue;
+        if (load_phase(v, g, p) != STRATA_OK) return v->rc;
+        return start_ready(v, g);
+    }
+    a->finished = true;
+    a->n = 0;
+    a->t_end = sim_net_now(v->net);
+    v->agents_done++;
+    return STRATA_OK;
+}
+
+/* Agent g's step i completed now. */
+static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i)
+{
+    agent_t *a = &v->agents[g];
+    sstep_t *ss = &a->steps[i];
+    double now = sim_net_now(v->net);
+    ss->state = ST_DONE;
+    a->ndone++;
+    if (!ss->crit_set) chain_wait(a, now, ss->crit);
+    if (now >= a->t_end || a->ndone == 1) memcpy(a->crit_last, ss->crit, sizeof(ss->crit));
+    if (v->d->trace && (ss->step.op <= STRATA_STEP_RECV_REDUCE)) {
+        double off = v->d->trace->offset;
+        sim_tev_t e = {(int32_t)g,  (int32_t)global(v, a, ss->step.peer), -1,
+                       ss->step.op, step_bytes(v, a, &ss->step),          ss->t_start + off,
+                       now + off};
+        sim_trace_add(v->d->trace, &e);
+    }
+    while (a->prefix < a->n && a->steps[a->prefix].state == ST_DONE)
+        a->prefix++;
+    a->t_end = now;
+    if (a->ndone < a->n) return start_ready(v, g);
+    if (v->async) {
+        memcpy(a->crit0, a->crit_last, sizeof(a->crit0));
+        a->t0 = now;
+        return next_phase_async(v, g);
+    }
+    v->agents_done++;
+    return STRATA_OK;
+}
+
+static strata_status_t drain(drv_t *v)
+{
+    while (v->queue.n && v->rc == STRATA_OK) {
+        done_ev_t e = v->queue.v[--v->queue.n];
+        complete_step(v, e.g, e.i);
+    }
+    return v->rc;
+}
+
+/* Engine callback: the flow of agent g's SEND step i delivered its last byte. */
+static void on_flow_done(void *ctx, uint64_t tag, double t)
+{
+    drv_t *v = ctx;
+    if (v->rc != STRATA_OK) return;
+    uint32_t g = (uint32_t)(tag >> TAG_STEP_BITS),
+             i = (uint32_t)(tag & ((1u << TAG_STEP_BITS) - 1));
+    agent_t *a = &v->agents[g];
+    sstep_t *ss = &a->steps[i];
+    uint32_t dst = global(v, a, ss->step.peer);
+    chain_send(v, a, ss);
+    pair_t *p = step_pair(v, ss, g, dst);
+    if (!p) {
+        oom(v);
+        return;
+    }
+    uint32_t waiter = pend_take(v, p, ss->seq, 0);
+    if (finish_now(v, g, i)) {
+        oom(v);
+        return;
+    }
+    if (waiter != UINT32_MAX) {
+        sstep_t *rs = &v->agents[dst].steps[waiter];
+        memcpy(rs->crit, ss->crit, sizeof(rs->crit)); /* the message decided it */
+        rs->crit_set = true;
+        if (finish_now(v, dst, waiter)) oom(v);
+    } else if (pend_put(v, p, ss->seq, 0, 1)) {
+        oom(v);
+    }
+    drain(v);
+}
+
+/* ==== Runs ==== */
+
+static strata_status_t run_engine(drv_t *v)
+{
+    if (drain(v) != STRATA_OK) return v->rc;
+    if (sim_net_run(v->net, on_flow_done, v)) {
+        if (v->rc == STRATA_OK) oom(v);
+        return v->rc;
+    }
+    return v->rc;
+}
+
+static strata_status_t check_all_done(drv_t *v, const char *where)
+{
+    if (v->agents_done == v->nagents && v->open == 0) return STRATA_OK;
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        agent_t *a = &v->agents[g];
+        for (uint32_t i = 0; i < a->n; i++)
+            if (a->steps[i].state != ST_DONE) {
+                strata_error_set(v->err, STRATA_ERR_PROTOCOL,
+                                 "%s: agent %u step %u of phase %u never completed "
+                                 "(unmatched message or circular wait)",
+                                 where, a->idx, i, a->phase);
+                return v->rc = STRATA_ERR_PROTOCOL;
+            }
+    }
+    strata_error_set(v->err, STRATA_ERR_PROTOCOL, "%s: %llu messages left unmatched", where,
+                     (unsigned long long)v->open);
+    return v->rc = STRATA_ERR_PROTOCOL;
+}
+
+/* One phase of the (single) job from a rewound engine; *dur_p its length. */
+static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p)
+{
+    if (sim_net_rewind(v->net)) return fail(v, STRATA_ERR_INTERNAL, "engine busy at phase start");
+    v->agents_done = 0;
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        chain_reset(&v->agents[g]);
+        if (load_phase(v, g, p) != STRATA_OK) return v->rc;
+        if (v->agents[g].n == 0)
+            v->agents_done++;
+        else if (start_ready(v, g) != STRATA_OK)
+            return v->rc;
+        if (drain(v) != STRATA_OK) return v->rc;
+    }
+    if (run_engine(v) != STRATA_OK) return v->rc;
+    char where[48];
+    snprintf(where, sizeof(where), "phase %u", p);
+    if (check_all_done(v, where) != STRATA_OK) return v->rc;
+    double dur = 0;
+    for (uint32_t g = 0; g < v->nagents; g++)
+        if (v->agents[g].t_end > dur) dur = v->agents[g].t_end;
+    *dur_p = dur;
+    return STRATA_OK;
+}
+
+/* Add the critical chain of the agent that finished last, weight times. */
+static void add_crit(drv_t *v, double weight)
+{
+    const agent_t *last = NULL;
+    for (uint32_t g = 0; g < v->nagents; g++)
+        if (!last || v->agents[g].t_end > last->t_end) last = &v->agents[g];
+    for (int k = 0; last && k < NCRIT; k++)
+        v->d->crit[k] += last->crit_last[k] * weight;
+}
+
+/* Class → (duration, count, trace range) for phase reuse. */
+typedef struct cls_ent {
+    uint32_t cls;
+    uint32_t count;
+    bool timed;
+    double dur;
+    double t_first;        /* start of the phase that was timed */
+    size_t ev_first, ev_n; /* its recorded trace items (absolute times) */
+} cls_ent_t;
+
+static cls_ent_t *cls_find(cls_ent_t *t, size_t n, uint32_t cls)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i].cls == cls) return &t[i];
+    return NULL;
+}
+
+/* Copy the trace items of a class's timed phase, shifted to start at t. */
+static void replay_trace(sim_trace_t *tr, const cls_ent_t *c, double t)
+{
+    double shift = t - c->t_first;
+    for (size_t k = 0; k < c->ev_n && !tr->truncated; k++) {
+        sim_tev_t e = tr->ev.v[c->ev_first + k];
+        e.t0 += shift;
+        e.t1 += shift;
+        sim_trace_add(tr, &e);
+    }
+}
+
+static strata_status_t run_barrier(drv_t *v)
+{
+    const sim_job_t *job = &v->d->jobs[0];
+    uint32_t np = job->nphases;
+    if (v->d->phase_limit && v->d->phase_limit < np) np = v->d->phase_limit;
+    UTIL_VEC(cls_ent_t) cls = {0};
+    for (uint32_t p = 0; p < np; p++) {
+        uint32_t c = strata_sched_phase_class(job->s, p);
+        cls_ent_t *e = cls_find(cls.v, cls.n, c);
+        if (e)
+            e->count++;
+        else if (UTIL_VEC_PUSH(&cls, ((cls_ent_t){c, 1, false, 0, 0, 0, 0})))
+            goto nomem;
+    }
+    sim_trace_t *tr = v->d->trace;
+    double total = 0;
+    for (uint32_t p = 0; p < np && v->rc == STRATA_OK; p++) {
+        cls_ent_t *e = cls_find(cls.v, cls.n, strata_sched_phase_class(job->s, p));
+        v->d->phases++;
+        if (v->d->progress) util_progress_update(v->d->progress, p);
+        if (v->d->reuse && e->timed) {
+            if (tr) replay_trace(tr, e, total);
+            total += e->dur;
+            continue;
+        }
+        sim_net_set_weight(v->net, v->d->reuse ? e->count : 1);
+        size_t first = tr ? tr->ev.n : 0;
+        if (tr) tr->offset = total;
+        double dur = 0;
+        if (run_phase(v, p, &dur) != STRATA_OK) break;
+        v->d->phases_simulated++;
+        add_crit(v, v->d->reuse ? e->count : 1);
+        if (!e->timed) {
+            e->timed = true;
+            e->dur = dur;
+            e->t_first = total;
+            e->ev_first = first;
+            e->ev_n = tr ? tr->ev.n - first : 0;
+        }
+        total += dur;
+    }
+    UTIL_VEC_FREE(&cls);
+    sim_net_set_weight(v->net, 1);
+    v->d->time = total;
+    if (v->d->job_end) v->d->job_end[0] = total;
+    v->d->have_crit = true;
+    return v->rc;
+nomem:
+    UTIL_VEC_FREE(&cls);
+    return oom(v);
+}
+
+static strata_status_t run_async(drv_t *v)
+{
+    if (sim_net_rewind(v->net)) return fail(v, STRATA_ERR_INTERNAL, "engine busy");
+    if (v->d->trace) v->d->trace->offset = 0;
+    v->agents_done = 0;
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        if (next_phase_async(v, g) != STRATA_OK) return v->rc;
+        if (drain(v) != STRATA_OK) return v->rc;
+    }
+    if (run_engine(v) != STRATA_OK) return v->rc;
+    if (check_all_done(v, "async run") != STRATA_OK) return v->rc;
+    double end = 0;
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        agent_t *a = &v->agents[g];
+        if (a->t_end > end) end = a->t_end;
+        if (v->d->job_end && a->t_end > v->d->job_end[a->job]) v->d->job_end[a->job] = a->t_end;
+    }
+    v->d->time = end;
+    add_crit(v, 1);
+    v->d->have_crit = true;
+    for (uint32_t j = 0; j < v->d->njobs; j++)
+        v->d->phases += v->d->jobs[j].nphases;
+    v->d->phases_simulated = v->d->phases;
+    return STRATA_OK;
+}
+
+static void drv_free(drv_t *v)
+{
+    for (uint32_t g = 0; v->agents && g < v->nagents; g++)
+        util_free(v->agents[g].steps);
+    util_free(v->agents);
+    util_free(v->pairs);
+    UTIL_VEC_FREE(&v->pends);
+    UTIL_VEC_FREE(&v->queue);
+}
+
+strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err)
+{
+    drv_t v = {.d = d, .net = d->st->net, .err = err, .rc = STRATA_OK, .pend_free = UINT32_MAX};
+    d->time = 0;
+    d->phases = d->phases_simulated = 0;
+    for (uint32_t j = 0; j < d->njobs; j++)
+        v.nagents += d->jobs[j].nagents;
+    v.agents = util_calloc(v.nagents ? v.nagents : 1, sizeof(agent_t));
+    if (!v.agents) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    for (uint32_t j = 0; j < d->njobs; j++)
+        for (uint32_t a = 0; a < d->jobs[j].nagents; a++) {
+            agent_t *ag = &v.agents[d->jobs[j].base + a];
+            ag->job = j;
+            ag->idx = a;
+        }
+    v.async = d->mode == STRATA_SIM_ASYNC || d->njobs > 1;
+    strata_status_t rc = v.async ? run_async(&v) : run_barrier(&v);
+    drv_free(&v);
+    return rc;
+}

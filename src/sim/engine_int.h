@@ -1,0 +1,95 @@
+/*
+ * engine_int.h — the engine's data layout, shared by event.c (the event
+ * loop, flow bookkeeping) and flow.c (max-min fair rates). Not used outside
+ * the engine.
+ *
+ * Layout: resources are struct-of-arrays indexed by resource id; flows live
+ * in recycled slots; each resource keeps the list of active flows crossing
+ * it, and each flow hop remembers its index in that list so removal is O(1)
+ * (swap with the last entry).
+ */
+#ifndef STRATA_SIM_ENGINE_INT_H
+#define STRATA_SIM_ENGINE_INT_H
+
+#include "engine.h"
+
+enum { FLOW_FREE = 0, FLOW_WAITING = 1, FLOW_ACTIVE = 2 };
+
+typedef struct sim_fhop {
+    uint32_t res;
+    uint32_t pos; /* index of this flow in lists[res] while active */
+    double w;
+} sim_fhop_t;
+
+typedef struct sim_flow {
+    double bytes, remaining, rate;
+    double next_rate; /* staged by progressive filling */
+    double t_last;    /* time `remaining` was last brought up to date */
+    double t_seg;     /* start of the current bottleneck-accounting segment */
+    uint64_t tag;
+    sim_fhop_t *hops;
+    uint32_t n_hops, cap_hops;
+    uint32_t bott; /* resource that fixed the rate; UINT32_MAX if none */
+    uint32_t mark; /* BFS epoch */
+    uint8_t state;
+    uint8_t fixed;
+    double tb[SIM_MAX_TIERS + 1]; /* seconds this flow was bound by each tier; [MAX] latency */
+} sim_flow_t;
+
+typedef struct sim_rentry {
+    uint32_t flow;
+    uint32_t hop;
+} sim_rentry_t;
+
+typedef struct sim_rlist {
+    sim_rentry_t *v;
+    size_t n, cap;
+} sim_rlist_t;
+
+typedef struct sim_share {
+    double share;
+    uint32_t res;
+} sim_share_t;
+
+struct sim_net {
+    uint32_t n_res;
+    double *cap;
+    uint8_t *tier;
+    double *bytes;      /* carried, for statistics */
+    double *load;       /* Σ rate × w of active flows (kept only with an observer) */
+    sim_rlist_t *lists; /* active flows crossing each resource */
+    uint32_t *mark;     /* BFS epoch per resource */
+    double *rem, *wsum; /* progressive-filling scratch */
+    uint32_t *nun;      /* unfixed flows per resource during filling */
+    double *maxrate;    /* highest rate fixed on each resource during filling */
+
+    sim_flow_t *flows;
+    uint32_t n_slots, cap_slots;
+    UTIL_VEC(uint32_t) free_slots;
+    uint32_t pending;
+
+    sim_heap_t heap;
+    double now;
+    uint32_t epoch;
+
+    UTIL_VEC(uint32_t) touched;  /* resources touched by the current batch */
+    UTIL_VEC(uint32_t) comp_res; /* component being recomputed */
+    UTIL_VEC(uint32_t) comp_flow;
+    UTIL_VEC(sim_share_t) shares; /* progressive-filling heap */
+    UTIL_VEC(uint32_t) level;     /* resources at the current fill level */
+
+    sim_net_stats_t stats;
+    sim_load_fn observer;
+    void *observer_ctx;
+    double weight;
+    bool ideal;
+    double done_tb[SIM_MAX_TIERS + 1]; /* breakdown of the flow being completed */
+};
+
+/* Recompute max-min fair rates for the component of the touched resources
+ * and reschedule its flows' completions. Returns 0 or -1 on OOM. */
+int sim_flow_recompute(sim_net_t *net);
+/* Bring a flow's remaining bytes and bottleneck accounting up to `now`. */
+void sim_flow_advance(sim_net_t *net, sim_flow_t *f);
+
+#endif

@@ -1,0 +1,444 @@
+/*
+ * engine_test.c — the flow engine against hand-solved cases: fair halves on
+ * one link, a three-link max-min example with rates that change as flows
+ * finish, a 1:4 oversubscribed uplink, latency, ideal spreading weights, an
+ * event heap against sorting, and allocation failure.
+ */
+#define _GNU_SOURCE
+#include "test.h"
+#include "engine_int.h"
+
+#define GB 1e9
+
+/* Completion times recorded by tag. */
+typedef struct done_log {
+    double t[16];
+    int n;
+} done_log_t;
+
+static void log_done(void *ctx, uint64_t tag, double t)
+{
+    done_log_t *d = ctx;
+    d->t[tag] = t;
+    d->n++;
+}
+
+static void log_any(void *ctx, uint64_t tag, double t)
+{
+    ((double *)ctx)[tag] = t;
+}
+
+static sim_net_t *net_with(uint32_t n, const double *caps)
+{
+    sim_net_t *net = sim_net_create(n);
+    assert_non_null(net);
+    for (uint32_t r = 0; r < n; r++)
+        sim_net_set_res(net, r, caps[r], r);
+    return net;
+}
+
+static void add1(sim_net_t *net, double bytes, uint64_t tag, int nh, const uint32_t *res)
+{
+    sim_hop_t hops[8];
+    for (int i = 0; i < nh; i++)
+        hops[i] = (sim_hop_t){res[i], 1.0};
+    assert_int_equal(sim_flow_add(net, 0, 0, bytes, hops, (uint32_t)nh, tag), 0);
+}
+
+/* Two 1 GB flows on one 10 GB/s link get 5 GB/s each: both end at
+ * 1 GB / 5 GB/s = 0.2 s (alone, 0.1 s). */
+static void test_two_flows_half(void **state)
+{
+    (void)state;
+    double caps[] = {10 * GB};
+    sim_net_t *net = net_with(1, caps);
+    uint32_t p[] = {0};
+    add1(net, 1 * GB, 0, 1, p);
+    add1(net, 1 * GB, 1, 1, p);
+    done_log_t d = {0};
+    assert_int_equal(sim_net_run(net, log_done, &d), 0);
+    assert_int_equal(d.n, 2);
+    assert_near(d.t[0], 0.2, 1e-12);
+    assert_near(d.t[1], 0.2, 1e-12);
+    assert_near(sim_net_res_bytes(net, 0), 2 * GB, 1);
+    sim_net_destroy(net);
+}
+
+/* Three links L0 (10 GB/s), L1 (4), L2 (10). Flows:
+ *   f0: L0 L1 L2   f1: L1   f2: L0   f3: L2   f4: L0
+ * Progressive filling by hand: shares L0 10/3, L1 4/2 = 2, L2 10/2 = 5.
+ * L1 saturates first: f0 = f1 = 2. Then L0 has 10-2 = 8 for f2, f4 → 4
+ * each; L2 has 10-2 = 8 for f3 → 8. With bytes = rate × 1 s every flow
+ * ends at exactly 1 s; any other rates would end some earlier. */
+static void test_three_link_static(void **state)
+{
+    (void)state;
+    double caps[] = {10 * GB, 4 * GB, 10 * GB};
+    sim_net_t *net = net_with(3, caps);
+    uint32_t p0[] = {0, 1, 2}, p1[] = {1}, p2[] = {0}, p3[] = {2};
+    add1(net, 2 * GB, 0, 3, p0);
+    add1(net, 2 * GB, 1, 1, p1);
+    add1(net, 4 * GB, 2, 1, p2);
+    add1(net, 8 * GB, 3, 1, p3);
+    add1(net, 4 * GB, 4, 1, p2);
+    done_log_t d = {0};
+    assert_int_equal(sim_net_run(net, log_done, &d), 0);
+    for (int i = 0; i < 5; i++)
+        assert_near(d.t[i], 1.0, 1e-9);
+    /* L1 is f0's and f1's bottleneck (tier 1): 2 flows × 1 s; L0 bounds
+     * f2, f4 (tier 0): 2 flow-s; L2 bounds f3: 1 flow-s. */
+    sim_net_stats_t st;
+    sim_net_get_stats(net, &st);
+    assert_near(st.tier_bound[0], 2.0, 1e-9);
+    assert_near(st.tier_bound[1], 2.0, 1e-9);
+    assert_near(st.tier_bound[2], 1.0, 1e-9);
+    sim_net_destroy(net);
+}
+
+/* The same network with f1 = 1 GB, so rates change as flows finish:
+ *   t=0.5  f1 ends (2 GB/s × 0.5 s). Now L0: f0,f2,f4 → 10/3 each; L1: f0
+ *          alone → 4; L2: f0,f3 → 5. L0 is tightest: f0 = f2 = f4 = 10/3,
+ *          f3 = 10 - 10/3 = 20/3. Remaining: f0 1, f2 2, f4 2, f3 4 GB.
+ *   t=0.8  f0 ends (1 / (10/3) = 0.3 s). f2, f4 have 2 - 1 = 1 GB left,
+ *          now at 5 each; f3 has 4 - 2 = 2 GB left, now at 10.
+ *   t=1.0  f2, f4 (1/5 = 0.2 s) and f3 (2/10 = 0.2 s) end. */
+static void test_three_link_dynamic(void **state)
+{
+    (void)state;
+    double caps[] = {10 * GB, 4 * GB, 10 * GB};
+    sim_net_t *net = net_with(3, caps);
+    uint32_t p0[] = {0, 1, 2}, p1[] = {1}, p2[] = {0}, p3[] = {2};
+    add1(net, 2 * GB, 0, 3, p0);
+    add1(net, 1 * GB, 1, 1, p1);
+    add1(net, 4 * GB, 2, 1, p2);
+    add1(net, 8 * GB, 3, 1, p3);
+    add1(net, 4 * GB, 4, 1, p2);
+    done_log_t d = {0};
+    assert_int_equal(sim_net_run(net, log_done, &d), 0);
+    assert_near(d.t[1], 0.5, 1e-9);
+    assert_near(d.t[0], 0.8, 1e-9);
+    assert_near(d.t[2], 1.0, 1e-9);
+    assert_near(d.t[3], 1.0, 1e-9);
+    assert_near(d.t[4], 1.0, 1e-9);
+    sim_net_destroy(net);
+}
+
+/* 1:4 oversubscription: four hosts with 10 GB/s links (r0..r3) into a leaf
+ * whose one uplink (r4) is 10 GB/s; remote downlinks r5..r8 are 10 GB/s.
+ * Four 1 GB flows through the uplink each run at 10/4 = 2.5 GB/s, a
+ * quarter of their link: 0.4 s instead of 0.1 s. */
+static void test_oversubscribed_quarter(void **state)
+{
+    (void)state;
+    double caps[9];
+    for (int i = 0; i < 9; i++)
+        caps[i] = 10 * GB;
+    sim_net_t *net = net_with(9, caps);
+    for (uint32_t i = 0; i < 4; i++) {
+        uint32_t p[] = {i, 4, 5 + i};
+        add1(net, 1 * GB, i, 3, p);
+    }
+    done_log_t d = {0};
+    assert_int_equal(sim_net_run(net, log_done, &d), 0);
+    for (int i = 0; i < 4; i++)
+        assert_near(d.t[i], 0.4, 1e-12);
+    sim_net_stats_t st;
+    sim_net_get_stats(net, &st);
+    assert_near(st.tier_bound[4], 4 * 0.4, 1e-9); /* the uplink bounded all four */
+    sim_net_destroy(net);
+}
+
+/* Ties: a flow through two equal 10 GB/s links, r0 of tier 3 and r1 of
+ * tier 1 (both saturated by it), is charged to the lower tier, whatever the
+ * ids; a second flow on r0 alone makes r0 the only bottleneck of both
+ * (5 GB/s each; r1 is then half used). 1 GB at 10 → 0.1 s; at 5 → 0.2 s. */
+static void test_tie_attribution(void **state)
+{
+    (void)state;
+    sim_net_t *net = sim_net_create(2);
+    sim_net_set_res(net, 0, 10 * GB, 3);
+    sim_net_set_res(net, 1, 10 * GB, 1);
+    uint32_t p[] = {0, 1}, q[] = {0};
+    add1(net, 1 * GB, 0, 2, p);
+    done_log_t d = {0};
+    assert_int_equal(sim_net_run(net, log_done, &d), 0);
+    sim_net_stats_t st;
+    sim_net_get_stats(net, &st);
+    assert_near(st.tier_bound[1], 0.1, 1e-12);
+    assert_near(st.tier_bound[3], 0.0, 1e-12);
+    assert_int_equal(sim_net_reset(net), 0);
+    add1(net, 1 * GB, 0, 2, p);
+    add1(net, 1 * GB, 1, 1, q);
+    assert_int_equal(sim_net_run(net, log_done, &d), 0);
+    sim_net_get_stats(net, &st);
+    assert_near(d.t[0], 0.2, 1e-12);
+    assert_near(st.tier_bound[3], 0.4, 1e-12);
+    assert_near(st.tier_bound[1], 0.0, 1e-12);
+    sim_net_destroy(net);
+}
+
+/* Latency then drain: 1 GB at 10 GB/s after 2 µs of path latency ends at
+ * 2e-6 + 0.1 s; a zero-byte flow ends after its latency alone. */
+static void test_latency(void **state)
+{
+    (void)state;
+    double caps[] = {10 * GB};
+    sim_net_t *net = net_with(1, caps);
+    sim_hop_t h = {0, 1};
+    assert_int_equal(sim_flow_add(net, 0, 2e-6, 1 * GB, &h, 1, 0), 0);
+    assert_int_equal(sim_flow_add(net, 0, 3e-6, 0, &h, 1, 1), 0);
+    done_log_t d = {0};
+    assert_int_equal(sim_net_run(net, log_done, &d), 0);
+    assert_near(d.t[0], 0.1 + 2e-6, 1e-15);
+    assert_near(d.t[1], 3e-6, 1e-18);
+    sim_net_destroy(net);
+}
+
+/* Ideal spreading: one flow over two equal paths (r1, r2: 10 GB/s each)
+ * behind a 40 GB/s NIC (r0) has weight 1/2 on each path link, so its rate
+ * is min(40/1, 10/0.5, 10/0.5) = 20 GB/s: 2 GB take 0.1 s. A second flow
+ * pinned on r1 (ECMP-style) then shares r1: r1's share is 10/(0.5+1) =
+ * 6.67 for both, fixing both at 20/3. r2 carries the spread flow's other
+ * half at 10/3. 2 GB at 20/3 → 0.3 s; the pinned 1 GB flow ends at 0.15 s,
+ * then the spread flow has 2 - 1 = 1 GB left at 20 GB/s → 0.2 s. */
+static void test_spread_weights(void **state)
+{
+    (void)state;
+    double caps[] = {40 * GB, 10 * GB, 10 * GB};
+    sim_net_t *net = net_with(3, caps);
+    sim_hop_t spread[] = {{0, 1}, {1, 0.5}, {2, 0.5}};
+    assert_int_equal(sim_flow_add(net, 0, 0, 2 * GB, spread, 3, 0), 0);
+    done_log_t d = {0};
+    assert_int_equal(sim_net_run(net, log_done, &d), 0);
+    assert_near(d.t[0], 0.1, 1e-12);
+    assert_int_equal(sim_net_reset(net), 0);
+    sim_hop_t pinned = {1, 1};
+    assert_int_equal(sim_flow_add(net, 0, 0, 2 * GB, spread, 3, 0), 0);
+    assert_int_equal(sim_flow_add(net, 0, 0, 1 * GB, &pinned, 1, 1), 0);
+    assert_int_equal(sim_net_run(net, log_done, &d), 0);
+    assert_near(d.t[1], 0.15, 1e-12);
+    assert_near(d.t[0], 0.2, 1e-12);
+    sim_net_destroy(net);
+}
+
+/* Chained flows: the callback starts the next hop of a 4-step pipeline;
+ * each step is 1 µs latency + 1 GB / 10 GB/s, so the end is 4 × 0.100001. */
+typedef struct chain {
+    sim_net_t *net;
+    int left;
+    double end;
+} chain_t;
+
+static void chain_next(void *ctx, uint64_t tag, double t)
+{
+    chain_t *c = ctx;
+    c->end = t;
+    if (--c->left == 0) return;
+    sim_hop_t h = {(uint32_t)(tag + 1) % 2, 1};
+    assert_int_equal(sim_flow_add(c->net, t, 1e-6, 1 * GB, &h, 1, tag + 1), 0);
+}
+
+static void test_chain(void **state)
+{
+    (void)state;
+    double caps[] = {10 * GB, 10 * GB};
+    sim_net_t *net = net_with(2, caps);
+    chain_t c = {net, 4, 0};
+    sim_hop_t h = {0, 1};
+    assert_int_equal(sim_flow_add(net, 0, 1e-6, 1 * GB, &h, 1, 0), 0);
+    assert_int_equal(sim_net_run(net, chain_next, &c), 0);
+    assert_near(c.end, 4 * 0.100001, 1e-12);
+    assert_int_equal(sim_flow_add(net, 0.0, 0, 1, &h, 1, 0), -1); /* in the past */
+    sim_hop_t bad = {7, 1};
+    assert_int_equal(sim_flow_add(net, c.end, 0, 1, &bad, 1, 0), -1);
+    sim_net_destroy(net);
+}
+
+/* ==== A second method: a naive fluid simulator ====
+ * Random networks checked against a deliberately simple reference: at
+ * every event recompute all rates by textbook progressive filling over the
+ * whole network (no components, no heap, no levels), advance every flow,
+ * and step to the next activation or completion. */
+enum { RN_RES = 10, RN_FLOWS = 24, RN_HOPS = 4 };
+
+typedef struct rn_flow {
+    uint32_t res[RN_HOPS];
+    double w[RN_HOPS];
+    int n;
+    double start, bytes, left, rate, end;
+    int state; /* 0 waiting, 1 active, 2 done */
+} rn_flow_t;
+
+static void naive_rates(rn_flow_t *f, int nf, const double *cap)
+{
+    double rem[RN_RES];
+    int fixed[RN_FLOWS] = {0};
+    memcpy(rem, cap, sizeof(rem));
+    for (;;) {
+        double wsum[RN_RES] = {0}, best = INFINITY;
+        for (int i = 0; i < nf; i++)
+            if (f[i].state == 1 && !fixed[i])
+                for (int h = 0; h < f[i].n; h++)
+                    wsum[f[i].res[h]] += f[i].w[h];
+        for (int r = 0; r < RN_RES; r++)
+            if (wsum[r] > 0 && fmax(rem[r], 0) / wsum[r] < best) best = fmax(rem[r], 0) / wsum[r];
+        if (best == INFINITY) return;
+        int at[RN_RES]; /* resources at the level, decided before any is changed */
+        for (int r = 0; r < RN_RES; r++)
+            at[r] = wsum[r] > 0 && fmax(rem[r], 0) / wsum[r] <= best * (1 + 1e-12);
+        for (int r = 0; r < RN_RES; r++) {
+            if (!at[r]) continue;
+            for (int i = 0; i < nf; i++) {
+                int on = 0;
+                for (int h = 0; h < f[i].n; h++)
+                    on |= f[i].res[h] == (uint32_t)r;
+                if (f[i].state != 1 || fixed[i] || !on) continue;
+                fixed[i] = 1;
+                f[i].rate = best;
+                for (int h = 0; h < f[i].n; h++)
+                    rem[f[i].res[h]] -= best * f[i].w[h];
+            }
+        }
+    }
+}
+
+static void naive_run(rn_flow_t *f, int nf, const double *cap)
+{
+    double t = 0;
+    for (int done = 0; done < nf;) {
+        for (int i = 0; i < nf; i++)
+            if (f[i].state == 0 && f[i].start <= t) f[i].state = 1;
+        naive_rates(f, nf, cap);
+        double next = INFINITY;
+        for (int i = 0; i < nf; i++) {
+            if (f[i].state == 0) next = fmin(next, f[i].start);
+            if (f[i].state == 1) next = fmin(next, t + f[i].left / f[i].rate);
+        }
+        for (int i = 0; i < nf; i++)
+            if (f[i].state == 1) f[i].left -= f[i].rate * (next - t);
+        t = next;
+        for (int i = 0; i < nf; i++)
+            if (f[i].state == 1 && f[i].left <= f[i].bytes * 1e-9) {
+                f[i].state = 2;
+                f[i].end = t;
+                done++;
+            }
+    }
+}
+
+static void test_random_vs_naive(void **state)
+{
+    (void)state;
+    static const double weights[] = {0.25, 0.5, 1, 2};
+    uint64_t rng = 7;
+#define RND() (rng = util_hash_u64(rng))
+    for (int trial = 0; trial < 200; trial++) {
+        double cap[RN_RES];
+        rn_flow_t f[RN_FLOWS];
+        sim_net_t *net = sim_net_create(RN_RES);
+        for (int r = 0; r < RN_RES; r++) {
+            cap[r] = (double)(1 + RND() % 8) * GB;
+            sim_net_set_res(net, (uint32_t)r, cap[r], (unsigned)r % 4);
+        }
+        for (int i = 0; i < RN_FLOWS; i++) {
+            memset(&f[i], 0, sizeof(f[i]));
+            f[i].n = 1 + (int)(RND() % RN_HOPS);
+            sim_hop_t hops[RN_HOPS];
+            for (int h = 0; h < f[i].n; h++) {
+                f[i].res[h] = (uint32_t)(RND() % RN_RES);
+                f[i].w[h] = weights[RND() % 4];
+                hops[h] = (sim_hop_t){f[i].res[h], f[i].w[h]};
+            }
+            f[i].start = (double)(RND() % 4) * 0.05; /* a few flows start together */
+            f[i].bytes = f[i].left = (double)(1 + RND() % 16) * 0.125 * GB;
+            assert_int_equal(
+                sim_flow_add(net, 0, f[i].start, f[i].bytes, hops, (uint32_t)f[i].n, (uint64_t)i),
+                0);
+        }
+        naive_run(f, RN_FLOWS, cap);
+        double got[RN_FLOWS];
+        assert_int_equal(sim_net_run(net, log_any, got), 0);
+        for (int i = 0; i < RN_FLOWS; i++)
+            if (fabs(got[i] - f[i].end) > 1e-7 * f[i].end)
+                fail_msg("trial %d flow %d: engine %.12g, naive %.12g", trial, i, got[i], f[i].end);
+        sim_net_destroy(net);
+    }
+#undef RND
+}
+
+/* The event heap pops keys in sorted order, including after moves. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_heap_order(void **state)
+{
+    (void)state;
+    sim_heap_t h = {0};
+    enum { N = 1000 };
+    double keys[N];
+    uint64_t s = 42;
+    assert_int_equal(sim_heap_reserve(&h, N - 1), 0);
+    for (uint32_t i = 0; i < N; i++) {
+        s = util_hash_u64(s);
+        keys[i] = (double)(s % 100000);
+        sim_heap_set(&h, i, keys[i] + 1e6); /* insert high, then move down */
+    }
+    for (uint32_t i = 0; i < N; i++)
+        sim_heap_set(&h, i, keys[i]);
+    sim_heap_remove(&h, 5);
+    keys[5] = -1;
+    qsort(keys, N, sizeof(double), cmp_double);
+    for (uint32_t i = 1; i < N; i++) {
+        double k = sim_heap_top_key(&h);
+        sim_heap_pop(&h);
+        assert_true(k == keys[i]);
+    }
+    assert_int_equal(h.n, 0);
+    sim_heap_free(&h);
+}
+
+/* Every allocation failure point of a small run returns an error (or the
+ * run completes), never crashes. */
+static void test_oom(void **state)
+{
+    (void)state;
+    int ok = 0;
+    for (long k = 0; k < 60; k++) {
+        util_alloc_fail_after(k);
+        sim_net_t *net = sim_net_create(3);
+        int rc = -1;
+        if (net) {
+            for (uint32_t r = 0; r < 3; r++)
+                sim_net_set_res(net, r, 10 * GB, 0);
+            sim_hop_t p[] = {{0, 1}, {1, 1}, {2, 1}};
+            rc = sim_flow_add(net, 0, 0, GB, p, 3, 0);
+            if (rc == 0) rc = sim_flow_add(net, 0, 0, GB, p + 1, 2, 1);
+            if (rc == 0) rc = sim_net_run(net, NULL, NULL);
+        }
+        util_alloc_fail_after(-1);
+        ok += rc == 0;
+        sim_net_destroy(net);
+    }
+    assert_true(ok > 0); /* enough headroom eventually lets it finish */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_two_flows_half),
+        cmocka_unit_test(test_three_link_static),
+        cmocka_unit_test(test_three_link_dynamic),
+        cmocka_unit_test(test_oversubscribed_quarter),
+        cmocka_unit_test(test_tie_attribution),
+        cmocka_unit_test(test_latency),
+        cmocka_unit_test(test_spread_weights),
+        cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_random_vs_naive),
+        cmocka_unit_test(test_heap_order),
+        cmocka_unit_test(test_oom),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

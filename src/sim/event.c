@@ -1,0 +1,287 @@
+/*
+ * event.c — the engine's event loop and flow bookkeeping.
+ *
+ * A flow has two events: activation (submit time + path latency), when it
+ * joins the lists of the resources it crosses, and completion, predicted
+ * from its current rate and rescheduled whenever progressive filling gives
+ * it a new rate. All events within a relative 1e-12 of the earliest one
+ * form a batch; the batch's touched resources are recomputed once. The
+ * completion callback may add flows; those that activate at once join the
+ * same batch.
+ */
+#include "engine_int.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Events closer than this (relative) are simultaneous: symmetric flows
+ * whose predicted completions differ only by rounding finish together. */
+#define SIM_TIME_TOL 1e-12
+
+/* ==== Creation ==== */
+
+sim_net_t *sim_net_create(uint32_t n_res)
+{
+    sim_net_t *net = util_calloc(1, sizeof(*net));
+    if (!net) return NULL;
+    net->n_res = n_res;
+    size_t n = n_res ? n_res : 1;
+    net->cap = util_calloc(n, sizeof(double));
+    net->tier = util_calloc(n, 1);
+    net->bytes = util_calloc(n, sizeof(double));
+    net->load = util_calloc(n, sizeof(double));
+    net->lists = util_calloc(n, sizeof(sim_rlist_t));
+    net->mark = util_calloc(n, sizeof(uint32_t));
+    net->rem = util_calloc(n, sizeof(double));
+    net->wsum = util_calloc(n, sizeof(double));
+    net->nun = util_calloc(n, sizeof(uint32_t));
+    net->maxrate = util_calloc(n, sizeof(double));
+    if (!net->maxrate || !net->cap || !net->tier || !net->bytes || !net->load || !net->lists ||
+        !net->mark || !net->rem || !net->wsum || !net->nun) {
+        sim_net_destroy(net);
+        return NULL;
+    }
+    net->weight = 1;
+    return net;
+}
+
+void sim_net_destroy(sim_net_t *net)
+{
+    if (!net) return;
+    for (uint32_t r = 0; net->lists && r < net->n_res; r++)
+        util_free(net->lists[r].v);
+    for (uint32_t i = 0; i < net->n_slots; i++)
+        util_free(net->flows[i].hops);
+    util_free(net->flows);
+    util_free(net->cap);
+    util_free(net->tier);
+    util_free(net->bytes);
+    util_free(net->load);
+    util_free(net->lists);
+    util_free(net->mark);
+    util_free(net->rem);
+    util_free(net->wsum);
+    util_free(net->nun);
+    util_free(net->maxrate);
+    UTIL_VEC_FREE(&net->free_slots);
+    UTIL_VEC_FREE(&net->touched);
+    UTIL_VEC_FREE(&net->comp_res);
+    UTIL_VEC_FREE(&net->comp_flow);
+    UTIL_VEC_FREE(&net->shares);
+    UTIL_VEC_FREE(&net->level);
+    sim_heap_free(&net->heap);
+    util_free(net);
+}
+
+void sim_net_set_res(sim_net_t *net, uint32_t r, double cap, unsigned tier)
+{
+    if (r >= net->n_res) return;
+    net->cap[r] = cap;
+    net->tier[r] = (uint8_t)(tier < SIM_MAX_TIERS ? tier : SIM_MAX_TIERS - 1);
+}
+
+uint32_t sim_net_res_count(const sim_net_t *net)
+{
+    return net->n_res;
+}
+double sim_net_now(const sim_net_t *net)
+{
+    return net->now;
+}
+const double *sim_net_done_breakdown(const sim_net_t *net)
+{
+    return net->done_tb;
+}
+double sim_net_res_bytes(const sim_net_t *net, uint32_t r)
+{
+    return net->bytes[r];
+}
+double sim_net_res_cap(const sim_net_t *net, uint32_t r)
+{
+    return net->cap[r];
+}
+unsigned sim_net_res_tier(const sim_net_t *net, uint32_t r)
+{
+    return net->tier[r];
+}
+void sim_net_get_stats(const sim_net_t *net, sim_net_stats_t *out)
+{
+    *out = net->stats;
+}
+
+void sim_net_set_load_observer(sim_net_t *net, sim_load_fn fn, void *ctx)
+{
+    net->observer = fn;
+    net->observer_ctx = ctx;
+}
+
+int sim_net_rewind(sim_net_t *net)
+{
+    if (net->pending) return -1;
+    net->now = 0;
+    /* Free slots as a stack popping 0, 1, 2 ...: the order of a fresh net. */
+    net->free_slots.n = 0;
+    if (UTIL_VEC_RESERVE(&net->free_slots, net->n_slots)) return -1;
+    for (uint32_t i = 0; i < net->n_slots; i++)
+        net->free_slots.v[i] = net->n_slots - 1 - i;
+    net->free_slots.n = net->n_slots;
+    return 0;
+}
+
+int sim_net_reset(sim_net_t *net)
+{
+    if (sim_net_rewind(net)) return -1;
+    memset(&net->stats, 0, sizeof(net->stats));
+    memset(net->bytes, 0, (size_t)net->n_res * sizeof(double));
+    memset(net->load, 0, (size_t)net->n_res * sizeof(double));
+    return 0;
+}
+
+void sim_net_set_weight(sim_net_t *net, double weight)
+{
+    net->weight = weight;
+}
+void sim_net_set_ideal(sim_net_t *net, bool ideal)
+{
+    net->ideal = ideal;
+}
+
+/* ==== Flows ==== */
+
+static int new_slot(sim_net_t *net, uint32_t *id_p)
+{
+    if (net->free_slots.n) {
+        *id_p = net->free_slots.v[--net->free_slots.n];
+        return 0;
+    }
+    if (net->n_slots == net->cap_slots) {
+        uint32_t cap = net->cap_slots ? net->cap_slots * 2 : 256;
+        sim_flow_t *f = util_realloc(net->flows, (size_t)cap * sizeof(*f));
+        if (!f) return -1;
+        memset(f + net->cap_slots, 0, (size_t)(cap - net->cap_slots) * sizeof(*f));
+        net->flows = f;
+        net->cap_slots = cap;
+    }
+    if (sim_heap_reserve(&net->heap, net->n_slots)) return -1;
+    *id_p = net->n_slots++;
+    return 0;
+}
+
+int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
+                 const sim_hop_t *hops, uint32_t n_hops, uint64_t tag)
+{
+    if (!(t_start >= net->now) || !(latency >= 0) || !(bytes >= 0) || !isfinite(bytes)) return -1;
+    for (uint32_t h = 0; h < n_hops; h++)
+        if (hops[h].res >= net->n_res || !(hops[h].w > 0) || !(net->cap[hops[h].res] > 0))
+            return -1;
+    uint32_t id;
+    if (new_slot(net, &id)) return -1;
+    sim_flow_t *f = &net->flows[id];
+    if (n_hops > f->cap_hops) {
+        sim_fhop_t *nh = util_realloc(f->hops, (size_t)n_hops * sizeof(*nh));
+        if (!nh) {
+            UTIL_VEC_PUSH(&net->free_slots, id);
+            return -1;
+        }
+        f->hops = nh;
+        f->cap_hops = n_hops;
+    }
+    for (uint32_t h = 0; h < n_hops; h++)
+        f->hops[h] = (sim_fhop_t){hops[h].res, 0, hops[h].w};
+    f->n_hops = n_hops;
+    f->bytes = f->remaining = bytes;
+    f->rate = 0;
+    f->tag = tag;
+    f->bott = UINT32_MAX;
+    f->state = FLOW_WAITING;
+    memset(f->tb, 0, sizeof(f->tb));
+    f->tb[SIM_MAX_TIERS] = latency;
+    net->stats.tier_bound[SIM_MAX_TIERS] += latency * net->weight;
+    net->pending++;
+    sim_heap_set(&net->heap, id, t_start + latency);
+    return 0;
+}
+
+static int touch(sim_net_t *net, uint32_t r)
+{
+    return UTIL_VEC_PUSH(&net->touched, r);
+}
+
+static int activate(sim_net_t *net, uint32_t id)
+{
+    sim_flow_t *f = &net->flows[id];
+    net->stats.events++;
+    f->state = FLOW_ACTIVE;
+    f->t_last = f->t_seg = net->now;
+    if (f->n_hops == 0 || f->bytes == 0) {
+        sim_heap_set(&net->heap, id, net->now); /* completes in this batch */
+        return 0;
+    }
+    for (uint32_t h = 0; h < f->n_hops; h++) {
+        sim_rlist_t *l = &net->lists[f->hops[h].res];
+        sim_rentry_t e = {id, h};
+        if (UTIL_VEC_PUSH(l, e) || touch(net, f->hops[h].res)) return -1;
+        f->hops[h].pos = (uint32_t)(l->n - 1);
+    }
+    /* No rate yet: it gets one (and its completion event) at the batch's
+     * recomputation; until then it must not be popped again. */
+    return 0;
+}
+
+static int deactivate(sim_net_t *net, sim_flow_t *f)
+{
+    for (uint32_t h = 0; h < f->n_hops; h++) {
+        uint32_t r = f->hops[h].res;
+        sim_rlist_t *l = &net->lists[r];
+        uint32_t p = f->hops[h].pos;
+        sim_rentry_t last = l->v[--l->n];
+        if (p < l->n) {
+            l->v[p] = last;
+            net->flows[last.flow].hops[last.hop].pos = p;
+        }
+        net->bytes[r] += f->bytes * f->hops[h].w * net->weight;
+        if (touch(net, r)) return -1;
+    }
+    return 0;
+}
+
+static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
+{
+    sim_flow_t *f = &net->flows[id];
+    net->stats.events++;
+    net->stats.flows++;
+    sim_flow_advance(net, f);
+    if (f->n_hops && f->bytes > 0 && deactivate(net, f)) return -1;
+    uint64_t tag = f->tag;
+    memcpy(net->done_tb, f->tb, sizeof(f->tb));
+    f->state = FLOW_FREE;
+    net->pending--;
+    if (UTIL_VEC_PUSH(&net->free_slots, id)) return -1;
+    if (done) done(ctx, tag, net->now);
+    return 0;
+}
+
+/* Pop and handle every event within the tolerance of the earliest one. */
+static int run_batch(sim_net_t *net, sim_done_fn done, void *ctx)
+{
+    double t = sim_heap_top_key(&net->heap);
+    if (!isfinite(t)) return -1; /* a flow with no rate: cannot happen with cap > 0 */
+    if (t > net->now) net->now = t;
+    double limit = t + SIM_TIME_TOL * fabs(t);
+    while (net->heap.n && sim_heap_top_key(&net->heap) <= limit) {
+        uint32_t id = sim_heap_pop(&net->heap);
+        sim_flow_t *f = &net->flows[id];
+        int rc = f->state == FLOW_WAITING ? activate(net, id) : complete(net, id, done, ctx);
+        if (rc) return -1;
+    }
+    net->stats.batches++;
+    return sim_flow_recompute(net);
+}
+
+int sim_net_run(sim_net_t *net, sim_done_fn done, void *ctx)
+{
+    while (net->heap.n) {
+        if (run_batch(net, done, ctx)) return -1;
+    }
+    return net->pending ? -1 : 0;
+}

@@ -1,0 +1,307 @@
+/*
+ * flow.c — max-min fair rates by progressive filling, recomputed only for
+ * the connected component an event touched.
+ *
+ * Progressive filling (Bertsekas & Gallager, "Data Networks", §6.5.2; the
+ * same fixed point SimGrid's lmm solver computes): raise every unfixed
+ * flow's rate together; the first resource to saturate fixes the rate of
+ * all unfixed flows crossing it at its fair share rem/Σw; remove them,
+ * subtract what they use from the other resources they cross; repeat. A
+ * resource's share never decreases as flows are fixed, so a min-heap of
+ * shares with lazy deletion finds the next bottleneck in O(log R).
+ *
+ * Incrementality (what makes the engine fast): rates outside the component
+ * of the touched resources cannot change, because max-min fairness
+ * decomposes over connected components of the flow/resource graph. The
+ * component is found by breadth-first search from the touched resources.
+ */
+#include "engine_int.h"
+
+#include <math.h>
+
+/* ==== Share heap (plain binary heap, lazy deletion) ==== */
+
+static int share_push(sim_net_t *net, double share, uint32_t res)
+{
+    sim_share_t e = {share, res};
+    if (UTIL_VEC_PUSH(&net->shares, e)) return -1;
+    sim_share_t *v = net->shares.v;
+    size_t i = net->shares.n - 1;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (v[p].share < e.share || (v[p].share == e.share && v[p].res <= e.res)) break;
+        v[i] = v[p];
+        i = p;
+    }
+    v[i] = e;
+    return 0;
+}
+
+static sim_share_t share_pop(sim_net_t *net)
+{
+    sim_share_t *v = net->shares.v;
+    sim_share_t top = v[0], last = v[--net->shares.n];
+    size_t n = net->shares.n, i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && (v[c + 1].share < v[c].share ||
+                          (v[c + 1].share == v[c].share && v[c + 1].res < v[c].res)))
+            c++;
+        if (last.share < v[c].share || (last.share == v[c].share && last.res <= v[c].res)) break;
+        v[i] = v[c];
+        i = c;
+    }
+    if (n) v[i] = last;
+    return top;
+}
+
+static double share_of(const sim_net_t *net, uint32_t r)
+{
+    double rem = net->rem[r] > 0 ? net->rem[r] : 0;
+    return rem / net->wsum[r];
+}
+
+/* ==== Component search ==== */
+
+static int add_res(sim_net_t *net, uint32_t r)
+{
+    if (net->mark[r] == net->epoch) return 0;
+    net->mark[r] = net->epoch;
+    return UTIL_VEC_PUSH(&net->comp_res, r);
+}
+
+static int find_component(sim_net_t *net)
+{
+    net->epoch++;
+    net->comp_res.n = net->comp_flow.n = 0;
+    for (size_t i = 0; i < net->touched.n; i++)
+        if (add_res(net, net->touched.v[i])) return -1;
+    for (size_t i = 0; i < net->comp_res.n; i++) {
+        const sim_rlist_t *l = &net->lists[net->comp_res.v[i]];
+        for (size_t j = 0; j < l->n; j++) {
+            sim_flow_t *f = &net->flows[l->v[j].flow];
+            if (f->mark == net->epoch) continue;
+            f->mark = net->epoch;
+            if (UTIL_VEC_PUSH(&net->comp_flow, l->v[j].flow)) return -1;
+            for (uint32_t h = 0; h < f->n_hops; h++)
+                if (add_res(net, f->hops[h].res)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* ==== Progressive filling ==== */
+
+static void fill_init(sim_net_t *net)
+{
+    for (size_t i = 0; i < net->comp_res.n; i++) {
+        uint32_t r = net->comp_res.v[i];
+        net->rem[r] = net->cap[r];
+        net->wsum[r] = 0;
+        net->nun[r] = 0;
+        net->maxrate[r] = 0;
+    }
+    for (size_t i = 0; i < net->comp_flow.n; i++) {
+        sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
+        f->fixed = 0;
+        for (uint32_t h = 0; h < f->n_hops; h++) {
+            net->wsum[f->hops[h].res] += f->hops[h].w;
+            net->nun[f->hops[h].res]++;
+        }
+    }
+}
+
+/* Fix flow f at rate x, bottlenecked by resource b; update the shares of
+ * the other resources it crosses. Returns 0 or -1 on OOM. */
+static int fix_flow(sim_net_t *net, sim_flow_t *f, double x, uint32_t b, bool push)
+{
+    f->fixed = 1;
+    f->next_rate = x;
+    f->bott = b;
+    for (uint32_t h = 0; h < f->n_hops; h++) {
+        uint32_t r = f->hops[h].res;
+        net->rem[r] -= x * f->hops[h].w;
+        net->wsum[r] -= f->hops[h].w;
+        if (x > net->maxrate[r]) net->maxrate[r] = x;
+        if (--net->nun[r] > 0 && push && r != b && share_push(net, share_of(net, r), r)) return -1;
+    }
+    return 0;
+}
+
+/* Level rounds: collectives are regular, so a component usually has only a
+ * few distinct fair-share levels. A round finds the lowest share among
+ * resources with unfixed flows by a linear scan and fixes every unfixed
+ * flow of every resource at that level (within a relative 1e-12, the
+ * engine's time tolerance) — exact progressive filling, since removing
+ * flows at rate s from a resource whose share is s leaves its share s.
+ * O(R + H) per round; after SIM_LEVEL_ROUNDS rounds the heap takes over,
+ * so irregular components stay O(H log H). Returns -1 on OOM. */
+#define SIM_LEVEL_ROUNDS 4
+
+static int level_rounds(sim_net_t *net, size_t *left_p)
+{
+    size_t left = net->comp_flow.n;
+    for (int round = 0; round < SIM_LEVEL_ROUNDS && left; round++) {
+        double s = INFINITY;
+        for (size_t i = 0; i < net->comp_res.n; i++) {
+            uint32_t r = net->comp_res.v[i];
+            if (net->nun[r] && share_of(net, r) < s) s = share_of(net, r);
+        }
+        double lim = s * (1 + 1e-12);
+        net->level.n = 0;
+        for (size_t i = 0; i < net->comp_res.n; i++) {
+            uint32_t r = net->comp_res.v[i];
+            if (net->nun[r] && share_of(net, r) <= lim && UTIL_VEC_PUSH(&net->level, r)) return -1;
+        }
+        for (size_t i = 0; i < net->level.n; i++) {
+            const sim_rlist_t *l = &net->lists[net->level.v[i]];
+            for (size_t j = 0; j < l->n; j++) {
+                sim_flow_t *f = &net->flows[l->v[j].flow];
+                if (f->fixed) continue;
+                fix_flow(net, f, s, net->level.v[i], false);
+                left--;
+            }
+        }
+    }
+    *left_p = left;
+    return 0;
+}
+
+/* Run progressive filling over the component; new rates go to each
+ * flow's next_rate and bottlenecks into its bott. */
+static int fill(sim_net_t *net)
+{
+    size_t left;
+    fill_init(net);
+    if (level_rounds(net, &left)) return -1;
+    if (left == 0) return 0;
+    net->shares.n = 0;
+    for (size_t i = 0; i < net->comp_res.n; i++) {
+        uint32_t r = net->comp_res.v[i];
+        if (net->nun[r] && share_push(net, share_of(net, r), r)) return -1;
+    }
+    while (net->shares.n) {
+        sim_share_t e = share_pop(net);
+        uint32_t r = e.res;
+        if (net->nun[r] == 0 || e.share != share_of(net, r)) continue; /* stale */
+        const sim_rlist_t *l = &net->lists[r];
+        for (size_t j = 0; j < l->n; j++) {
+            sim_flow_t *f = &net->flows[l->v[j].flow];
+            if (f->fixed) continue;
+            if (fix_flow(net, f, e.share, r, true)) return -1;
+        }
+    }
+    return 0;
+}
+
+/* Attribution among ties. A resource is a bottleneck of a flow when it is
+ * saturated and no flow crossing it has a higher rate (Bertsekas &
+ * Gallager §6.5.2). A flow can have several (a non-blocking tree whose
+ * uplinks fill exactly when the NICs do); it is charged to the one of the
+ * lowest class — classes are numbered from the inside of a server outwards
+ * (route.c) — so a fabric that merely keeps up is not reported as the
+ * bottleneck. maxrate[r] is the highest rate fixed on r: flows are fixed
+ * in non-decreasing rate order. */
+static void attribute_ties(sim_net_t *net)
+{
+    for (size_t i = 0; i < net->comp_flow.n; i++) {
+        sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
+        for (uint32_t h = 0; h < f->n_hops; h++) {
+            uint32_t r = f->hops[h].res;
+            if (net->tier[r] < net->tier[f->bott] && net->rem[r] <= net->cap[r] * 1e-9 &&
+                f->next_rate >= net->maxrate[r] * (1 - 1e-9))
+                f->bott = r;
+        }
+    }
+}
+
+/* Contention-free rates: each flow alone on its path. */
+static void fill_ideal(sim_net_t *net)
+{
+    for (size_t i = 0; i < net->comp_flow.n; i++) {
+        sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
+        double best = INFINITY;
+        for (uint32_t h = 0; h < f->n_hops; h++) {
+            double x = net->cap[f->hops[h].res] / f->hops[h].w;
+            if (x < best) {
+                best = x;
+                f->bott = f->hops[h].res;
+            }
+        }
+        f->next_rate = best;
+    }
+    /* Loads for the observer: Σ rate × w, as rem = cap - load. */
+    for (size_t i = 0; i < net->comp_res.n; i++)
+        net->rem[net->comp_res.v[i]] = net->cap[net->comp_res.v[i]];
+    for (size_t i = 0; i < net->comp_flow.n; i++) {
+        sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
+        for (uint32_t h = 0; h < f->n_hops; h++)
+            net->rem[f->hops[h].res] -= f->next_rate * f->hops[h].w;
+    }
+}
+
+/* ==== Applying new rates ==== */
+
+void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
+{
+    double dt = net->now - f->t_last;
+    if (dt > 0) {
+        f->remaining -= f->rate * dt;
+        if (f->remaining < 0) f->remaining = 0;
+        f->t_last = net->now;
+    }
+    double seg = net->now - f->t_seg;
+    if (seg > 0 && f->bott != UINT32_MAX) {
+        net->stats.tier_bound[net->tier[f->bott]] += seg * net->weight;
+        f->tb[net->tier[f->bott]] += seg;
+    }
+    f->t_seg = net->now;
+}
+
+static void notify_loads(sim_net_t *net)
+{
+    if (!net->observer) return;
+    for (size_t i = 0; i < net->comp_res.n; i++) {
+        uint32_t r = net->comp_res.v[i];
+        double used = net->lists[r].n ? net->cap[r] - (net->rem[r] > 0 ? net->rem[r] : 0) : 0;
+        if (used != net->load[r]) {
+            net->load[r] = used;
+            net->observer(net->observer_ctx, r, net->now, used);
+        }
+    }
+}
+
+static void apply_rates(sim_net_t *net)
+{
+    for (size_t i = 0; i < net->comp_flow.n; i++) {
+        uint32_t id = net->comp_flow.v[i];
+        sim_flow_t *f = &net->flows[id];
+        double x = f->next_rate;
+        sim_flow_advance(net, f);
+        if (x == f->rate && net->heap.pos[id] != UINT32_MAX) continue;
+        f->rate = x;
+        sim_heap_set(&net->heap, id, x > 0 ? net->now + f->remaining / x : INFINITY);
+    }
+}
+
+int sim_flow_recompute(sim_net_t *net)
+{
+    if (net->touched.n == 0) return 0;
+    if (find_component(net)) return -1;
+    net->touched.n = 0;
+    if (net->comp_flow.n == 0) {
+        notify_loads(net);
+        return 0;
+    }
+    net->stats.comp_flows += net->comp_flow.n;
+    if (net->ideal)
+        fill_ideal(net);
+    else if (fill(net))
+        return -1;
+    else
+        attribute_ties(net);
+    apply_rates(net);
+    notify_loads(net);
+    return 0;
+}

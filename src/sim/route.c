@@ -1,0 +1,401 @@
+/*
+ * route.c — from a topology to the engine's resources and flow paths.
+ *
+ * Every directed channel of the topology (2l: a→b, 2l+1: b→a of link l) is
+ * one engine resource with the channel's capacity; its statistics class is
+ * (tier, link kind). A route between two devices is computed once per
+ * (src, dst) pair and cached in an open-addressing table:
+ *  - SPREAD: the equal-cost paths of topo's router are enumerated (up to
+ *    SIM_SPREAD_PATHS of them, evenly sampled by index beyond that) and
+ *    the flow is split over them in proportion to each path's bottleneck
+ *    bandwidth (an even split when they are equal, as in a fat-tree; 5:4:4:5
+ *    over the four NVSwitches of an H100, whose GPU stripes its traffic over
+ *    its 18 NVLinks); a channel's weight is the share of the flow crossing
+ *    it — the fluid limit of the split;
+ *  - ECMP (for routes through network switches; inside a server or a
+ *    scale-up domain traffic is striped as with SPREAD): one path chosen by
+ *    strata_topo_path_hash(src, dst, seed): every
+ *    message of a pair takes the path its connection hashes to, as a
+ *    switch hashing a flow's 5-tuple does; with several connections per
+ *    pair (NCCL_IB_QPS_PER_CONNECTION) each is hashed with its own seed
+ *    and carries an equal share.
+ * The route's latency is the mean of its paths' latencies, weighted like
+ * the split.
+ */
+#include "sim.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Paths enumerated per pair for SPREAD; a 3-tier k=64 fat-tree has 1,024
+ * between pods, all enumerated. Larger sets are sampled evenly. */
+#define SIM_SPREAD_PATHS   1024
+#define SIM_PATH_HOPS_INIT 64 /* grown for long paths (rings, tori) */
+
+static const char *const tier_names[] = {"server", "leaf", "spine", "core"};
+
+/* ==== Classes ==== */
+
+static int class_of(sim_topo_t *st, int32_t tier, const char *kind)
+{
+    char name[48];
+    const char *tn = tier >= 0 && tier < 4 ? tier_names[tier] : "tier?";
+    snprintf(name, sizeof(name), "%s/%s", tn, kind ? kind : "custom");
+    for (int c = 0; c < st->nclasses; c++)
+        if (strcmp(st->classes[c].name, name) == 0) return c;
+    if (st->nclasses == SIM_MAX_TIERS) return SIM_MAX_TIERS - 1; /* folded into the last */
+    strata_sim_class_t *c = &st->classes[st->nclasses];
+    memset(c, 0, sizeof(*c));
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    c->tier = tier;
+    return st->nclasses++;
+}
+
+/* Build the engine and classes for topo. */
+strata_status_t sim_topo_init(sim_topo_t *st, const strata_topo_t *topo, strata_error_t *err)
+{
+    memset(st, 0, sizeof(*st));
+    st->topo = topo;
+    int32_t nl = strata_topo_link_count(topo);
+    st->nchan = (uint32_t)nl * 2;
+    st->net = sim_net_create(st->nchan);
+    st->chan_class = util_calloc(st->nchan ? st->nchan : 1, 1);
+    if (!st->net || !st->chan_class)
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    /* Classes are numbered tier by tier, from inside the server outwards
+     * (flow.c breaks bottleneck ties towards the lower class). */
+    for (int32_t tier = 0; tier <= STRATA_TOPO_TIERS_MAX; tier++)
+        for (int32_t l = 0; l < nl; l++) {
+            strata_topo_link_t lk = strata_topo_link(topo, l);
+            int32_t lt = lk.tier < STRATA_TOPO_TIERS_MAX ? lk.tier : STRATA_TOPO_TIERS_MAX;
+            if (lt != tier) continue;
+            int c = class_of(st, lk.tier, lk.kind);
+            for (int d = 0; d < 2; d++) {
+                uint32_t ch = (uint32_t)(2 * l + d);
+                st->chan_class[ch] = (uint8_t)c;
+                sim_net_set_res(st->net, ch, lk.bw_dir, (unsigned)c);
+                st->classes[c].capacity += lk.bw_dir;
+            }
+        }
+    return STRATA_OK;
+}
+
+void sim_topo_fini(sim_topo_t *st)
+{
+    sim_net_destroy(st->net);
+    util_free(st->chan_class);
+    memset(st, 0, sizeof(*st));
+}
+
+/* ==== Route cache ==== */
+
+typedef struct sim_set {
+    uint32_t off, n;
+} sim_set_t;
+
+struct sim_routes {
+    const strata_topo_t *topo;
+    int32_t ndev;
+    UTIL_VEC(sim_set_t) sets; /* device sets: ids ndev, ndev+1, ... */
+    UTIL_VEC(int32_t) set_devs;
+    strata_topo_router_t *router;
+    strata_sim_routing_t routing;
+    uint64_t seed;
+    uint32_t conns; /* ECMP: connections per pair, each hashed separately */
+    util_arena_t *arena;
+    /* open addressing: keys (src<<32 | dst) + 1 (0 = empty) */
+    uint64_t *keys;
+    sim_route_t **vals;
+    size_t cap, n;
+    /* SPREAD scratch: weight per channel and the channels touched; the
+     * paths of one pair with their bottleneck bandwidth and latency */
+    double *w;
+    int32_t *paths, *plen; /* SIM_SPREAD_PATHS paths of maxhops channels */
+    int32_t maxhops;
+    double *pbw, *plat;
+    UTIL_VEC(uint32_t) used;
+};
+
+sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t routing,
+                                uint64_t seed, uint32_t conns, strata_error_t *err)
+{
+    sim_routes_t *rt = util_calloc(1, sizeof(*rt));
+    if (!rt) goto oom;
+    rt->topo = topo;
+    rt->ndev = strata_topo_device_count(topo);
+    rt->routing = routing;
+    rt->seed = seed;
+    rt->conns = conns ? conns : 1;
+    rt->arena = util_arena_create(1 << 20);
+    rt->cap = 1024;
+    rt->keys = util_calloc(rt->cap, sizeof(uint64_t));
+    rt->vals = util_calloc(rt->cap, sizeof(sim_route_t *));
+    rt->w = util_calloc((size_t)strata_topo_link_count(topo) * 2 + 1, sizeof(double));
+    rt->maxhops = SIM_PATH_HOPS_INIT;
+    rt->paths = util_calloc((size_t)SIM_SPREAD_PATHS * (size_t)rt->maxhops, sizeof(int32_t));
+    rt->plen = util_calloc(SIM_SPREAD_PATHS, sizeof(int32_t));
+    rt->pbw = util_calloc(SIM_SPREAD_PATHS, sizeof(double));
+    rt->plat = util_calloc(SIM_SPREAD_PATHS, sizeof(double));
+    if (!rt->arena || !rt->keys || !rt->vals || !rt->w || !rt->paths || !rt->plen || !rt->pbw ||
+        !rt->plat)
+        goto oom;
+    if (strata_topo_router_create(topo, &rt->router, err) != STRATA_OK) {
+        sim_routes_destroy(rt);
+        return NULL;
+    }
+    return rt;
+oom:
+    sim_routes_destroy(rt);
+    strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    return NULL;
+}
+
+void sim_routes_destroy(sim_routes_t *rt)
+{
+    if (!rt) return;
+    strata_topo_router_destroy(rt->router);
+    util_arena_destroy(rt->arena);
+    util_free(rt->keys);
+    util_free(rt->vals);
+    util_free(rt->w);
+    util_free(rt->paths);
+    util_free(rt->plen);
+    util_free(rt->pbw);
+    util_free(rt->plat);
+    UTIL_VEC_FREE(&rt->used);
+    UTIL_VEC_FREE(&rt->sets);
+    UTIL_VEC_FREE(&rt->set_devs);
+    util_free(rt);
+}
+
+static int grow(sim_routes_t *rt)
+{
+    size_t cap = rt->cap * 2;
+    uint64_t *keys = util_calloc(cap, sizeof(uint64_t));
+    sim_route_t **vals = util_calloc(cap, sizeof(sim_route_t *));
+    if (!keys || !vals) {
+        util_free(keys);
+        util_free(vals);
+        return -1;
+    }
+    for (size_t i = 0; i < rt->cap; i++) {
+        if (!rt->keys[i]) continue;
+        size_t j = util_hash_u64(rt->keys[i]) & (cap - 1);
+        while (keys[j])
+            j = (j + 1) & (cap - 1);
+        keys[j] = rt->keys[i];
+        vals[j] = rt->vals[i];
+    }
+    util_free(rt->keys);
+    util_free(rt->vals);
+    rt->keys = keys;
+    rt->vals = vals;
+    rt->cap = cap;
+    return 0;
+}
+
+/* Make the path scratch hold paths as long as src → dst's. 0 or -1 (OOM). */
+static int grow_paths(sim_routes_t *rt, int32_t src, int32_t dst)
+{
+    int32_t h = strata_topo_hops(rt->router, src, dst);
+    if (h <= rt->maxhops) return 0;
+    int32_t *p = util_realloc(rt->paths, (size_t)SIM_SPREAD_PATHS * (size_t)h * sizeof(int32_t));
+    if (!p) return -1;
+    rt->paths = p;
+    rt->maxhops = h;
+    return 0;
+}
+
+/* Add path chans[0..n) with weight w to the scratch; returns its latency. */
+static double accumulate(sim_routes_t *rt, const int32_t *chans, int32_t n, double w)
+{
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t c = (uint32_t)chans[i];
+        if (rt->w[c] == 0 && UTIL_VEC_PUSH(&rt->used, c)) return NAN;
+        rt->w[c] += w;
+    }
+    double bw, lat;
+    strata_topo_path_figures(rt->topo, chans, n, &bw, &lat);
+    return lat;
+}
+
+static strata_status_t one_path(sim_routes_t *rt, int32_t src, int32_t dst, uint64_t index,
+                                bool hashed, int32_t *chans, int32_t *n_p, strata_error_t *err)
+{
+    strata_status_t rc =
+        hashed ? strata_topo_path_hash(rt->router, src, dst,
+                                       index ? util_hash_u64(rt->seed ^ index) : rt->seed, chans,
+                                       rt->maxhops, n_p)
+               : strata_topo_path(rt->router, src, dst, index, chans, rt->maxhops, n_p);
+    if (rc == STRATA_OK) return rc;
+    return strata_error_set(err, rc, "no route from device %d to device %d (%s)", (int)src,
+                            (int)dst, strata_status_str(rc));
+}
+
+/* Does the route src → dst cross a network switch (tier >= 1)? Hashing is
+ * what network switches do; inside a server or a scale-up domain (NVLink
+ * through NVSwitches, tier 0) a GPU stripes its traffic over all its
+ * links, so ECMP routing still spreads there. */
+static bool in_network(sim_routes_t *rt, int32_t src, int32_t dst)
+{
+    int32_t n = 0;
+    if (grow_paths(rt, src, dst) ||
+        strata_topo_path(rt->router, src, dst, 0, rt->paths, rt->maxhops, &n) != STRATA_OK)
+        return true;
+    for (int32_t h = 0; h < n; h++)
+        if (strata_topo_device(rt->topo, strata_topo_chan_dst(rt->topo, rt->paths[h])).tier >= 1)
+            return true;
+    return false;
+}
+
+/* Add the route src → dst (real devices) to the scratch with weight
+ * scale; *lat_p += scale × its latency. */
+static strata_status_t add_pair(sim_routes_t *rt, int32_t src, int32_t dst, double scale,
+                                double *lat_p, strata_error_t *err)
+{
+    int32_t n = 0;
+    if (grow_paths(rt, src, dst)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    int32_t *chans = rt->paths; /* after any growth */
+    if (rt->routing == STRATA_SIM_ECMP && in_network(rt, src, dst)) {
+        /* conns connections (queue pairs) per pair, each hashed on its own */
+        double w = scale / rt->conns;
+        for (uint32_t q = 0; q < rt->conns; q++) {
+            strata_status_t rc = one_path(rt, src, dst, q, true, chans, &n, err);
+            if (rc != STRATA_OK) return rc;
+            *lat_p += w * accumulate(rt, chans, n, w);
+        }
+        return STRATA_OK;
+    }
+    double count = strata_topo_path_count(rt->router, src, dst);
+    if (!(count >= 1))
+        return strata_error_set(err, STRATA_ERR_NOT_FOUND, "no path from device %d to %d", (int)src,
+                                (int)dst);
+    uint64_t k = count > SIM_SPREAD_PATHS ? SIM_SPREAD_PATHS : (uint64_t)count;
+    double total = 0;
+    for (uint64_t i = 0; i < k; i++) {
+        uint64_t idx = k == count ? i : (uint64_t)floor((double)i * count / (double)k);
+        int32_t *pc = rt->paths + i * (uint64_t)rt->maxhops;
+        strata_status_t rc = one_path(rt, src, dst, idx, false, pc, &rt->plen[i], err);
+        if (rc != STRATA_OK) return rc;
+        strata_topo_path_figures(rt->topo, pc, rt->plen[i], &rt->pbw[i], &rt->plat[i]);
+        if (rt->plen[i] == 0) rt->pbw[i] = 1; /* src == dst: the empty path */
+        total += rt->pbw[i];
+    }
+    for (uint64_t i = 0; i < k; i++) {
+        double share = scale * rt->pbw[i] / total;
+        if (isnan(accumulate(rt, rt->paths + i * (uint64_t)rt->maxhops, rt->plen[i], share)))
+            return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+        *lat_p += share * rt->plat[i];
+    }
+    return STRATA_OK;
+}
+
+/* The devices behind id: itself, or the members of a device set. */
+static const int32_t *members(const sim_routes_t *rt, int32_t id, int32_t *one, uint32_t *n_p)
+{
+    if (id < rt->ndev) {
+        *one = id;
+        *n_p = 1;
+        return one;
+    }
+    const sim_set_t *set = &rt->sets.v[id - rt->ndev];
+    *n_p = set->n;
+    return rt->set_devs.v + set->off;
+}
+
+/* Bottleneck bandwidth of the first path between two devices (1 for the
+ * empty path, 0 when there is none). */
+static double pair_bw(sim_routes_t *rt, int32_t a, int32_t b)
+{
+    int32_t n = 0;
+    double bw, lat;
+    if (grow_paths(rt, a, b) ||
+        strata_topo_path(rt->router, a, b, 0, rt->paths, rt->maxhops, &n) != STRATA_OK)
+        return 0;
+    if (n == 0) return 1;
+    strata_topo_path_figures(rt->topo, rt->paths, n, &bw, &lat);
+    return bw;
+}
+
+/* A route between two ids; a device set shares a message among its members
+ * in proportion to the bandwidth to each (a message to an NVLS switch agent
+ * goes to all of the server's switches, 5:4:4:5 on an H100). */
+static strata_status_t compute(sim_routes_t *rt, int32_t src, int32_t dst, sim_route_t **out,
+                               strata_error_t *err)
+{
+    int32_t s1, d1;
+    uint32_t ns, nd;
+    const int32_t *sv = members(rt, src, &s1, &ns), *dv = members(rt, dst, &d1, &nd);
+    double lat = 0, total = 0;
+    rt->used.n = 0;
+    for (uint32_t i = 0; i < ns && ns * nd > 1; i++)
+        for (uint32_t j = 0; j < nd; j++)
+            total += pair_bw(rt, sv[i], dv[j]);
+    for (uint32_t i = 0; i < ns; i++)
+        for (uint32_t j = 0; j < nd; j++) {
+            double scale = ns * nd == 1 ? 1 : pair_bw(rt, sv[i], dv[j]) / total;
+            strata_status_t rc = add_pair(rt, sv[i], dv[j], scale, &lat, err);
+            if (rc != STRATA_OK) {
+                for (size_t u = 0; u < rt->used.n; u++)
+                    rt->w[rt->used.v[u]] = 0;
+                return rc;
+            }
+        }
+    if (isnan(lat)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    sim_route_t *r = util_arena_alloc(rt->arena, sizeof(*r) + rt->used.n * sizeof(sim_hop_t));
+    if (!r) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    r->n = (uint32_t)rt->used.n;
+    r->latency = lat;
+    r->hops = (sim_hop_t *)(r + 1);
+    for (size_t i = 0; i < rt->used.n; i++) {
+        uint32_t c = rt->used.v[i];
+        r->hops[i] = (sim_hop_t){c, rt->w[c]};
+        rt->w[c] = 0;
+    }
+    *out = r;
+    return STRATA_OK;
+}
+
+/* Register a set of devices (copied) and return its id (>= device count). */
+int32_t sim_routes_add_set(sim_routes_t *rt, const int32_t *devs, uint32_t n)
+{
+    sim_set_t set = {(uint32_t)rt->set_devs.n, n};
+    for (uint32_t i = 0; i < n; i++)
+        if (UTIL_VEC_PUSH(&rt->set_devs, devs[i])) return -1;
+    if (UTIL_VEC_PUSH(&rt->sets, set)) return -1;
+    return rt->ndev + (int32_t)(rt->sets.n - 1);
+}
+
+/* The cached route from device src to dst (computing it on first use). */
+strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
+                               const sim_route_t **route_p, strata_error_t *err)
+{
+    uint64_t key = (((uint64_t)(uint32_t)src << 32) | (uint32_t)dst) + 1;
+    size_t i = util_hash_u64(key) & (rt->cap - 1);
+    while (rt->keys[i]) {
+        if (rt->keys[i] == key) {
+            *route_p = rt->vals[i];
+            return STRATA_OK;
+        }
+        i = (i + 1) & (rt->cap - 1);
+    }
+    sim_route_t *r = NULL;
+    strata_status_t rc = compute(rt, src, dst, &r, err);
+    if (rc != STRATA_OK) return rc;
+    if ((rt->n + 1) * 2 > rt->cap) {
+        if (grow(rt)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+        i = util_hash_u64(key) & (rt->cap - 1);
+        while (rt->keys[i])
+            i = (i + 1) & (rt->cap - 1);
+    }
+    rt->keys[i] = key;
+    rt->vals[i] = r;
+    rt->n++;
+    *route_p = r;
+    return STRATA_OK;
+}
+
+size_t sim_routes_count(const sim_routes_t *rt)
+{
+    return rt->n;
+}

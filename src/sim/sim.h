@@ -1,0 +1,118 @@
+/*
+ * sim.h — internals of the simulator module shared by its files: the
+ * topology→engine mapping and route cache (route.c), the schedule driver
+ * (driver.c), the trace recorder (trace.c) and results (result.c).
+ */
+#ifndef STRATA_SIM_INTERNAL_H
+#define STRATA_SIM_INTERNAL_H
+
+#include "engine.h"
+#include "strata/sched.h"
+#include "strata/sim.h"
+#include "strata/topo.h"
+
+/* ==== Topology mapping (route.c) ==== */
+
+typedef struct sim_topo {
+    const strata_topo_t *topo;
+    sim_net_t *net;
+    uint32_t nchan;
+    uint8_t *chan_class;
+    int nclasses;
+    strata_sim_class_t classes[SIM_MAX_TIERS];
+} sim_topo_t;
+
+strata_status_t sim_topo_init(sim_topo_t *st, const strata_topo_t *topo, strata_error_t *err);
+void sim_topo_fini(sim_topo_t *st);
+
+/* A cached route: weighted channels and mean latency. Owned by the cache. */
+typedef struct sim_route {
+    sim_hop_t *hops;
+    uint32_t n;
+    double latency;
+} sim_route_t;
+
+typedef struct sim_routes sim_routes_t;
+sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t routing,
+                                uint64_t seed, uint32_t conns, strata_error_t *err);
+void sim_routes_destroy(sim_routes_t *rt);
+strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
+                               const sim_route_t **route_p, strata_error_t *err);
+size_t sim_routes_count(const sim_routes_t *rt);
+/* A set of devices routed as one (spread evenly over its members); returns
+ * its id for sim_routes_get, or -1 on OOM. */
+int32_t sim_routes_add_set(sim_routes_t *rt, const int32_t *devs, uint32_t n);
+
+/* ==== Trace recorder (trace.c) ==== */
+
+/* One recorded item: a step of an agent (chan < 0) or a load change on a
+ * traced channel (agent < 0). Times are absolute seconds. */
+typedef struct sim_tev {
+    int32_t agent; /* global agent index, or -1 */
+    int32_t peer;  /* global agent index of the peer, or -1 */
+    int32_t chan;  /* traced channel, or -1 */
+    uint8_t op;    /* strata_step_op_t */
+    double bytes;  /* step bytes, or load in B/s */
+    double t0, t1;
+} sim_tev_t;
+
+/* Recorded items are capped so a trace of a huge run stays openable. */
+#define SIM_TRACE_MAX_EVENTS 1000000
+
+typedef struct sim_trace {
+    UTIL_VEC(sim_tev_t) ev;
+    bool truncated;
+    bool oom;            /* truncated because memory ran out */
+    double offset;       /* added to engine times (barrier phases) */
+    int32_t *chan_track; /* track per channel, -1 if not traced */
+    uint32_t nchan;
+} sim_trace_t;
+
+void sim_trace_add(sim_trace_t *tr, const sim_tev_t *e);
+void sim_trace_on_load(void *ctx, uint32_t r, double t, double rate);
+struct sim_job;
+strata_status_t sim_trace_write(const sim_trace_t *tr, const char *path, const struct sim_job *jobs,
+                                uint32_t njobs, char (*link_names)[96], int ntracks,
+                                strata_error_t *err);
+
+/* ==== Driver (driver.c) ==== */
+
+typedef struct sim_job {
+    const strata_sched_t *s;
+    uint32_t nagents, nphases;
+    uint32_t base; /* first global agent index */
+    int32_t *dev;  /* device of each agent (owned) */
+} sim_job_t;
+
+typedef struct sim_drive {
+    /* inputs */
+    sim_topo_t *st;
+    sim_routes_t *routes;
+    sim_job_t *jobs;
+    uint32_t njobs;
+    strata_sim_mode_t mode;
+    bool reuse;
+    uint32_t phase_limit; /* BARRIER: stop after this many phases (0 = all; bench) */
+    sim_trace_t *trace;   /* NULL: no trace */
+    util_progress_t *progress;
+    double *job_end; /* per job finish time (njobs, zeroed), or NULL */
+    /* outputs */
+    double time;
+    uint64_t phases, phases_simulated;
+    /* BARRIER: each phase's duration split along its critical (last
+     * completing) flow: seconds per tier bounding it, [SIM_MAX_TIERS]
+     * latency and waits. Sums to time. */
+    double crit[SIM_MAX_TIERS + 1];
+    bool have_crit;
+} sim_drive_t;
+
+/* Run all jobs once on st->net (whose statistics accumulate). */
+strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err);
+
+/* ==== Benchmark hooks (sim.c) ==== */
+
+/* BARRIER: simulate only the first n phases (0 = all), to time the
+ * event-by-event run of a huge case on a prefix and extrapolate. */
+void sim_set_phase_limit(strata_sim_t *sim, uint32_t n);
+
+#endif

@@ -1,0 +1,578 @@
+/*
+ * cluster_file.c — cluster files: the JSON description of a server, how many
+ * of them, and the network that joins them (docs/formats.md).
+ *
+ * Design: one reader for presets and user files. Every value is read through
+ * util_json's positioned getters, so any error — unknown field, wrong type,
+ * unknown link id, device referenced before it is defined, negative count —
+ * names file:line:col and says what was expected. The writer emits the same
+ * format from a topoio_cluster_t, whatever produced it (file, preset with
+ * options, NCCL XML, hwloc), so an import can be saved, edited and reloaded.
+ *
+ * Workload: files of a few hundred lines, read once per command.
+ */
+#include "topoio.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ==== Description helpers ==== */
+
+topoio_cluster_t *topoio_cluster_create(void)
+{
+    topoio_cluster_t *c = util_calloc(1, sizeof(*c));
+    if (c == NULL) return NULL;
+    c->arena = util_arena_create(4096);
+    if (c->arena == NULL) {
+        util_free(c);
+        return NULL;
+    }
+    c->servers = 1;
+    return c;
+}
+
+void topoio_cluster_destroy(topoio_cluster_t *c)
+{
+    if (c == NULL) return;
+    UTIL_VEC_FREE(&c->sources);
+    UTIL_VEC_FREE(&c->groups);
+    UTIL_VEC_FREE(&c->conns);
+    util_arena_destroy(c->arena);
+    util_free(c);
+}
+
+const char *topoio_str(topoio_cluster_t *c, const char *s)
+{
+    return s ? util_arena_strdup(c->arena, s) : NULL;
+}
+
+long topoio_add_group(topoio_cluster_t *c, const char *name, const char *kind, long count)
+{
+    topoio_group_t g = {.name = topoio_str(c, name), .kind = topoio_str(c, kind), .count = count};
+    if (g.name == NULL || g.kind == NULL || UTIL_VEC_PUSH(&c->groups, g)) return -1;
+    return (long)c->groups.n - 1;
+}
+
+int topoio_add_conn(topoio_cluster_t *c, long ga, long ia, long gb, long ib, const char *link,
+                    long count, long lanes)
+{
+    topoio_conn_t k = {.a = {ga, ia},
+                       .b = {gb, ib},
+                       .map = TOPOIO_MAP_ALL,
+                       .link = topoio_str(c, link),
+                       .count = count,
+                       .lanes = lanes};
+    if (k.link == NULL) return -1;
+    return UTIL_VEC_PUSH(&c->conns, k);
+}
+
+long topoio_find_group(const topoio_cluster_t *c, const char *name)
+{
+    for (size_t i = 0; i < c->groups.n; i++)
+        if (strcmp(c->groups.v[i].name, name) == 0) return (long)i;
+    return -1;
+}
+
+long topoio_count_kind(const topoio_cluster_t *c, const char *kind)
+{
+    long n = 0;
+    for (size_t i = 0; i < c->groups.n; i++)
+        if (strcmp(c->groups.v[i].kind, kind) == 0) n += c->groups.v[i].count;
+    return n;
+}
+
+static const char *const device_kinds[] = {"gpu",      "npu",         "tpu", "cpu",
+                                           "nvswitch", "pcie-switch", "nic", NULL};
+static const char *const builders[] = {"rail-fat-tree", "fat-tree", "switch",
+                                       "torus",         "none",     NULL};
+static const char *const map_names[] = {"all", "block", "mesh", NULL};
+
+static bool in_list(const char *const *list, const char *s)
+{
+    for (size_t i = 0; list[i]; i++)
+        if (strcmp(list[i], s) == 0) return true;
+    return false;
+}
+
+/* Names become member names and endpoint syntax: keep them plain. */
+static bool name_ok(const char *s)
+{
+    if (*s == '\0') return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("_.:-", *s)) return false;
+    return true;
+}
+
+/* NIC port kind from the speed in Mb/s (nccl.md §3.2: 400000 = NDR). */
+/* Speeds in Mb/s as NCCL and sysfs report them: IB 4x ports SDR 10000 ..
+ * XDR 800000 (per-lane 2500 .. 200000 × 4, nccl.md §3.4); Ethernet by its
+ * nominal rate (links.md Ethernet rows). */
+const char *topoio_port_kind(long mbps, bool ib, bool verbs)
+{
+    static const struct {
+        long mbps;
+        const char *ib, *roce, *eth;
+    } t[] = {
+        {10000, "ib-sdr", NULL, "eth-10g"},
+        {20000, "ib-ddr", NULL, NULL},
+        {25000, NULL, "roce-25g", "eth-25g"},
+        {40000, "ib-qdr", NULL, "eth-40g"},
+        {56000, "ib-fdr", NULL, NULL},
+        {100000, "ib-edr", "roce-100g", "eth-100g"},
+        {200000, "ib-hdr", "roce-200g", "eth-200g"},
+        {400000, "ib-ndr", "roce-400g", "eth-400g"},
+        {800000, "ib-xdr", "roce-800g", "eth-800g"},
+    };
+    const char *best = NULL;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        const char *k = ib ? t[i].ib : verbs ? t[i].roce : t[i].eth;
+        if (k && t[i].mbps <= mbps) best = k; /* fastest kind not above the port speed */
+    }
+    return best;
+}
+
+/* ==== Reading ==== */
+
+typedef struct reader {
+    const util_json_doc_t *doc;
+    const strata_link_catalog_t *cat;
+    topoio_cluster_t *c;
+    strata_error_t *err;
+} reader_t;
+
+static strata_status_t bad(reader_t *r, const json_t *v, const char *fmt, const char *arg)
+{
+    return util_json_error(r->doc, v, r->err, STRATA_ERR_PARSE, fmt, arg);
+}
+
+/* An optional non-negative integer field, with a default. */
+static strata_status_t opt_count(reader_t *r, const json_t *obj, const char *key, long *out)
+{
+    strata_status_t st = util_json_opt_int(r->doc, obj, key, out, r->err);
+    if (st) return st;
+    if (*out < 0) return bad(r, json_object_get(obj, key), "\"%s\" must be >= 0 (a count)", key);
+    return STRATA_OK;
+}
+
+static strata_status_t check_link_id(reader_t *r, const json_t *v, const char *id)
+{
+    if (r->cat && strata_link_find(r->cat, id) == NULL)
+        return bad(r, v,
+                   "unknown link id \"%s\" (expected an id of data/links.json, "
+                   "e.g. nvlink4, pcie5, ib-ndr)",
+                   id);
+    return STRATA_OK;
+}
+
+static strata_status_t read_device(reader_t *r, const json_t *d)
+{
+    static const char *const keys[] = {"name", "kind", "count", "model", "port", "info", NULL};
+    const char *name, *kind, *model = NULL, *port = NULL, *info = NULL;
+    long count = 1;
+    strata_status_t st;
+    if (!json_is_object(d)) return bad(r, d, "expected a device object%s", "");
+    if ((st = util_json_check_keys(r->doc, d, keys, r->err)) ||
+        (st = util_json_req_str(r->doc, d, "name", &name, r->err)) ||
+        (st = util_json_req_str(r->doc, d, "kind", &kind, r->err)) ||
+        (st = opt_count(r, d, "count", &count)) ||
+        (st = util_json_opt_str(r->doc, d, "model", &model, r->err)) ||
+        (st = util_json_opt_str(r->doc, d, "port", &port, r->err)) ||
+        (st = util_json_opt_str(r->doc, d, "info", &info, r->err)))
+        return st;
+    if (!name_ok(name))
+        return bad(r, json_object_get(d, "name"),
+                   "device name \"%s\" must be letters, digits, '_', '.', ':' or '-'", name);
+    if (topoio_find_group(r->c, name) >= 0)
+        return bad(r, json_object_get(d, "name"), "device \"%s\" is defined twice", name);
+    if (!in_list(device_kinds, kind))
+        return bad(r, json_object_get(d, "kind"),
+                   "unknown device kind \"%s\" (expected gpu, npu, tpu, cpu, nvswitch, "
+                   "pcie-switch or nic)",
+                   kind);
+    if (count == 0) return bad(r, json_object_get(d, "count"), "\"count\" must be >= 1%s", "");
+    if (port && (st = check_link_id(r, json_object_get(d, "port"), port))) return st;
+    long g = topoio_add_group(r->c, name, kind, count);
+    if (g < 0) return strata_error_set(r->err, STRATA_ERR_NOMEM, "out of memory");
+    topoio_group_t *gp = &r->c->groups.v[g];
+    gp->model = topoio_str(r->c, model);
+    gp->port = topoio_str(r->c, port);
+    gp->info = topoio_str(r->c, info);
+    return STRATA_OK;
+}
+
+/* Parse an endpoint "group" or "group[i]" against the devices defined so far. */
+static strata_status_t read_end(reader_t *r, const json_t *obj, const char *key, topoio_end_t *e)
+{
+    const char *s;
+    strata_status_t st = util_json_req_str(r->doc, obj, key, &s, r->err);
+    if (st) return st;
+    const json_t *v = json_object_get(obj, key);
+    char name[128];
+    const char *br = strchr(s, '[');
+    size_t n = br ? (size_t)(br - s) : strlen(s);
+    if (n >= sizeof(name)) return bad(r, v, "device name too long: \"%s\"", s);
+    memcpy(name, s, n);
+    name[n] = '\0';
+    e->group = topoio_find_group(r->c, name);
+    if (e->group < 0)
+        return bad(r, v,
+                   "device \"%s\" is not defined (define it in \"devices\" before "
+                   "linking it)",
+                   name);
+    e->index = -1;
+    if (br) {
+        char *end;
+        long i = strtol(br + 1, &end, 10);
+        if (end == br + 1 || strcmp(end, "]") != 0)
+            return bad(r, v, "expected \"group\" or \"group[index]\", got \"%s\"", s);
+        if (i < 0 || i >= r->c->groups.v[e->group].count)
+            return bad(r, v, "index out of range in \"%s\"", s);
+        e->index = i;
+    }
+    return STRATA_OK;
+}
+
+static strata_status_t read_map(reader_t *r, const json_t *l, topoio_conn_t *k)
+{
+    const char *map = NULL;
+    strata_status_t st = util_json_opt_str(r->doc, l, "map", &map, r->err);
+    if (st) return st;
+    if (json_object_get(l, "mesh")) {
+        if (map)
+            return bad(r, json_object_get(l, "map"), "\"map\" is not used with \"mesh\"%s", "");
+        k->map = TOPOIO_MAP_MESH;
+        return read_end(r, l, "mesh", &k->a);
+    }
+    if (map && (!in_list(map_names, map) || strcmp(map, "mesh") == 0))
+        return bad(r, json_object_get(l, "map"), "unknown map \"%s\" (expected all or block)", map);
+    k->map = map && strcmp(map, "block") == 0 ? TOPOIO_MAP_BLOCK : TOPOIO_MAP_ALL;
+    if ((st = read_end(r, l, "from", &k->a)) || (st = read_end(r, l, "to", &k->b))) return st;
+    if (k->map == TOPOIO_MAP_BLOCK) {
+        long na = r->c->groups.v[k->a.group].count, nb = r->c->groups.v[k->b.group].count;
+        long big = na > nb ? na : nb, small = na > nb ? nb : na;
+        if (k->a.index >= 0 || k->b.index >= 0 || big % small != 0)
+            return bad(r, json_object_get(l, "map"),
+                       "map \"block\" needs two whole groups whose sizes divide%s", "");
+    }
+    return STRATA_OK;
+}
+
+static strata_status_t read_link(reader_t *r, const json_t *l)
+{
+    static const char *const keys[] = {"from", "to", "mesh", "link", "count", "map", "lanes", NULL};
+    topoio_conn_t k = {.count = 1};
+    const char *id;
+    strata_status_t st;
+    if (!json_is_object(l)) return bad(r, l, "expected a link object%s", "");
+    if ((st = util_json_check_keys(r->doc, l, keys, r->err)) || (st = read_map(r, l, &k)) ||
+        (st = util_json_req_str(r->doc, l, "link", &id, r->err)) ||
+        (st = check_link_id(r, json_object_get(l, "link"), id)) ||
+        (st = opt_count(r, l, "count", &k.count)) || (st = opt_count(r, l, "lanes", &k.lanes)))
+        return st;
+    if (k.count == 0) return bad(r, json_object_get(l, "count"), "\"count\" must be >= 1%s", "");
+    k.link = topoio_str(r->c, id);
+    if (UTIL_VEC_PUSH(&r->c->conns, k))
+        return strata_error_set(r->err, STRATA_ERR_NOMEM, "out of memory");
+    return STRATA_OK;
+}
+
+static strata_status_t read_array(reader_t *r, const json_t *obj, const char *key, bool required,
+                                  strata_status_t (*each)(reader_t *, const json_t *))
+{
+    json_t *a = json_object_get(obj, key);
+    if (a == NULL && !required) return STRATA_OK;
+    strata_status_t st = util_json_req_arr(r->doc, obj, key, &a, r->err);
+    size_t i;
+    json_t *v;
+    if (st) return st;
+    json_array_foreach(a, i, v)
+    {
+        if ((st = each(r, v))) return st;
+    }
+    return STRATA_OK;
+}
+
+static strata_status_t read_server(reader_t *r, const json_t *root)
+{
+    static const char *const keys[] = {"devices", "links", NULL};
+    json_t *s;
+    strata_status_t st;
+    if ((st = util_json_req_obj(r->doc, root, "server", &s, r->err)) ||
+        (st = util_json_check_keys(r->doc, s, keys, r->err)) ||
+        (st = read_array(r, s, "devices", true, read_device)) ||
+        (st = read_array(r, s, "links", false, read_link)))
+        return st;
+    if (r->c->groups.n == 0)
+        return bad(r, json_object_get(s, "devices"), "a server needs at least one device%s", "");
+    return STRATA_OK;
+}
+
+/* "oversubscription": 2 (every tier) or [1, 2] (leaf first). */
+static strata_status_t read_oversub(reader_t *r, const json_t *net)
+{
+    json_t *v = json_object_get(net, "oversubscription");
+    topoio_net_t *n = &r->c->net;
+    if (v == NULL) return STRATA_OK;
+    if (json_is_number(v)) {
+        n->oversub[0] = json_number_value(v);
+        n->ntiers_oversub = 1;
+    } else if (json_is_array(v) && json_array_size(v) >= 1 &&
+               json_array_size(v) <= TOPOIO_MAX_TIERS) {
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *x = json_array_get(v, i);
+            if (!json_is_number(x)) return bad(r, x, "expected a number (oversubscription)%s", "");
+            n->oversub[i] = json_number_value(x);
+        }
+        n->ntiers_oversub = (int)json_array_size(v);
+    } else {
+        return bad(r, v,
+                   "\"oversubscription\" expects a number or an array of 1 to 4 "
+                   "numbers (leaf tier first)%s",
+                   "");
+    }
+    for (int i = 0; i < n->ntiers_oversub; i++)
+        if (!(n->oversub[i] >= 1))
+            return bad(r, v, "oversubscription must be >= 1 (1 = non-blocking)%s", "");
+    return STRATA_OK;
+}
+
+static strata_status_t read_dims(reader_t *r, const json_t *net)
+{
+    json_t *v = json_object_get(net, "dims");
+    topoio_net_t *n = &r->c->net;
+    if (v == NULL) return STRATA_OK;
+    if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > TOPOIO_MAX_DIMS)
+        return bad(r, v, "\"dims\" expects an array of 1 to 3 positive integers%s", "");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        json_t *x = json_array_get(v, i);
+        if (!json_is_integer(x) || json_integer_value(x) < 1)
+            return bad(r, x, "expected a positive integer (torus dimension)%s", "");
+        n->dims[i] = (long)json_integer_value(x);
+    }
+    n->ndims = (int)json_array_size(v);
+    return STRATA_OK;
+}
+
+static strata_status_t read_network(reader_t *r, const json_t *root)
+{
+    static const char *const keys[] = {"builder", "port", "nics", "tiers", "oversubscription",
+                                       "radix",   "dims", "link", NULL};
+    json_t *net = json_object_get(root, "network");
+    topoio_net_t *n = &r->c->net;
+    const char *builder, *port = NULL, *link = NULL;
+    strata_status_t st;
+    if (net == NULL) return STRATA_OK;
+    if ((st = util_json_req_obj(r->doc, root, "network", &net, r->err)) ||
+        (st = util_json_check_keys(r->doc, net, keys, r->err)) ||
+        (st = util_json_req_str(r->doc, net, "builder", &builder, r->err)) ||
+        (st = util_json_opt_str(r->doc, net, "port", &port, r->err)) ||
+        (st = util_json_opt_str(r->doc, net, "link", &link, r->err)) ||
+        (st = opt_count(r, net, "nics", &n->nics)) ||
+        (st = opt_count(r, net, "tiers", &n->tiers)) ||
+        (st = opt_count(r, net, "radix", &n->radix)) || (st = read_oversub(r, net)) ||
+        (st = read_dims(r, net)))
+        return st;
+    if (!in_list(builders, builder))
+        return bad(r, json_object_get(net, "builder"),
+                   "unknown network builder \"%s\" (expected "
+                   "rail-fat-tree, fat-tree, switch, torus or none)",
+                   builder);
+    if (port && (st = check_link_id(r, json_object_get(net, "port"), port))) return st;
+    if (link && (st = check_link_id(r, json_object_get(net, "link"), link))) return st;
+    if (n->tiers > TOPOIO_MAX_TIERS)
+        return bad(r, json_object_get(net, "tiers"), "at most 4 switch tiers%s", "");
+    if (strcmp(builder, "torus") == 0 && (n->ndims == 0 || link == NULL))
+        return bad(r, net, "a torus network needs \"dims\" and \"link\"%s", "");
+    n->builder = strcmp(builder, "none") == 0 ? NULL : topoio_str(r->c, builder);
+    n->port = topoio_str(r->c, port);
+    n->link = topoio_str(r->c, link);
+    return STRATA_OK;
+}
+
+static strata_status_t read_source(reader_t *r, const json_t *v)
+{
+    if (!json_is_string(v)) return bad(r, v, "expected a string (a source citation)%s", "");
+    const char *s = topoio_str(r->c, json_string_value(v));
+    if (UTIL_VEC_PUSH(&r->c->sources, s))
+        return strata_error_set(r->err, STRATA_ERR_NOMEM, "out of memory");
+    return STRATA_OK;
+}
+
+static strata_status_t read_root(reader_t *r)
+{
+    static const char *const keys[] = {"name",        "description", "sources", "servers",
+                                       "max_servers", "server",      "network", NULL};
+    const json_t *root = util_json_root(r->doc);
+    const char *name = NULL, *desc = NULL;
+    topoio_cluster_t *c = r->c;
+    strata_status_t st;
+    if (!json_is_object(root)) return bad(r, root, "expected a cluster object {...}%s", "");
+    if ((st = util_json_check_keys(r->doc, root, keys, r->err)) ||
+        (st = util_json_opt_str(r->doc, root, "name", &name, r->err)) ||
+        (st = util_json_opt_str(r->doc, root, "description", &desc, r->err)) ||
+        (st = read_array(r, root, "sources", false, read_source)) ||
+        (st = opt_count(r, root, "servers", &c->servers)) ||
+        (st = opt_count(r, root, "max_servers", &c->max_servers)) || (st = read_server(r, root)) ||
+        (st = read_network(r, root)))
+        return st;
+    if (c->servers == 0)
+        return bad(r, json_object_get(root, "servers"), "\"servers\" must be >= 1%s", "");
+    if (c->max_servers && c->servers > c->max_servers)
+        return bad(r, json_object_get(root, "servers"), "\"servers\" exceeds \"max_servers\"%s",
+                   "");
+    c->name = topoio_str(c, name);
+    c->description = topoio_str(c, desc);
+    return STRATA_OK;
+}
+
+static strata_status_t load_doc(util_json_doc_t *doc, const strata_link_catalog_t *cat,
+                                topoio_cluster_t **c_p, strata_error_t *err)
+{
+    reader_t r = {.doc = doc, .cat = cat, .err = err, .c = topoio_cluster_create()};
+    strata_status_t st = STRATA_ERR_NOMEM;
+    if (r.c == NULL)
+        strata_error_set(err, st, "out of memory");
+    else if ((st = read_root(&r)) == STRATA_OK)
+        *c_p = r.c;
+    if (st) topoio_cluster_destroy(r.c);
+    util_json_doc_destroy(doc);
+    return st;
+}
+
+strata_status_t topoio_load_json(const char *path, const strata_link_catalog_t *cat,
+                                 topoio_cluster_t **c_p, strata_error_t *err)
+{
+    util_json_doc_t *doc;
+    strata_status_t st = util_json_load_file(path, &doc, err);
+    return st ? st : load_doc(doc, cat, c_p, err);
+}
+
+strata_status_t topoio_load_json_text(const char *text, const char *name,
+                                      const strata_link_catalog_t *cat, topoio_cluster_t **c_p,
+                                      strata_error_t *err)
+{
+    util_json_doc_t *doc;
+    strata_status_t st = util_json_load_text(text, strlen(text), name, &doc, err);
+    return st ? st : load_doc(doc, cat, c_p, err);
+}
+
+/* ==== Validation of built descriptions (importers) ==== */
+
+strata_status_t topoio_validate(const topoio_cluster_t *c, const strata_link_catalog_t *cat,
+                                const char *where, strata_error_t *err)
+{
+    for (size_t i = 0; i < c->conns.n; i++)
+        if (strata_link_find(cat, c->conns.v[i].link) == NULL)
+            return strata_error_set_at(err, STRATA_ERR_NOT_FOUND, where, 0, 0,
+                                       "link id \"%s\" is not in the link catalog",
+                                       c->conns.v[i].link);
+    for (size_t i = 0; i < c->groups.n; i++)
+        if (c->groups.v[i].port && strata_link_find(cat, c->groups.v[i].port) == NULL)
+            return strata_error_set_at(err, STRATA_ERR_NOT_FOUND, where, 0, 0,
+                                       "NIC port id \"%s\" is not in the link catalog",
+                                       c->groups.v[i].port);
+    return STRATA_OK;
+}
+
+/* ==== Writing ==== */
+
+static json_t *end_json(const topoio_cluster_t *c, topoio_end_t e)
+{
+    const char *name = c->groups.v[e.group].name;
+    if (e.index < 0) return json_string(name);
+    char buf[192];
+    snprintf(buf, sizeof(buf), "%s[%ld]", name, e.index);
+    return json_string(buf);
+}
+
+static void set_str(json_t *o, const char *key, const char *s)
+{
+    if (s) json_object_set_new(o, key, json_string(s));
+}
+
+static json_t *group_json(const topoio_group_t *g)
+{
+    json_t *o = json_object();
+    set_str(o, "name", g->name);
+    set_str(o, "kind", g->kind);
+    if (g->count != 1) json_object_set_new(o, "count", json_integer(g->count));
+    set_str(o, "model", g->model);
+    set_str(o, "port", g->port);
+    set_str(o, "info", g->info);
+    return o;
+}
+
+static json_t *conn_json(const topoio_cluster_t *c, const topoio_conn_t *k)
+{
+    json_t *o = json_object();
+    if (k->map == TOPOIO_MAP_MESH) {
+        json_object_set_new(o, "mesh", end_json(c, k->a));
+    } else {
+        json_object_set_new(o, "from", end_json(c, k->a));
+        json_object_set_new(o, "to", end_json(c, k->b));
+        if (k->map == TOPOIO_MAP_BLOCK) json_object_set_new(o, "map", json_string("block"));
+    }
+    set_str(o, "link", k->link);
+    if (k->count != 1) json_object_set_new(o, "count", json_integer(k->count));
+    if (k->lanes) json_object_set_new(o, "lanes", json_integer(k->lanes));
+    return o;
+}
+
+static json_t *net_json(const topoio_net_t *n)
+{
+    json_t *o = json_object();
+    set_str(o, "builder", n->builder);
+    set_str(o, "port", n->port);
+    if (n->nics) json_object_set_new(o, "nics", json_integer(n->nics));
+    if (n->tiers) json_object_set_new(o, "tiers", json_integer(n->tiers));
+    if (n->ntiers_oversub) {
+        json_t *a = json_array();
+        for (int i = 0; i < n->ntiers_oversub; i++)
+            json_array_append_new(a, util_json_real(n->oversub[i]));
+        json_object_set_new(o, "oversubscription", a);
+    }
+    if (n->radix) json_object_set_new(o, "radix", json_integer(n->radix));
+    if (n->ndims) {
+        json_t *a = json_array();
+        for (int i = 0; i < n->ndims; i++)
+            json_array_append_new(a, json_integer(n->dims[i]));
+        json_object_set_new(o, "dims", a);
+    }
+    set_str(o, "link", n->link);
+    return o;
+}
+
+static json_t *cluster_json(const topoio_cluster_t *c)
+{
+    json_t *root = json_object(), *server = json_object();
+    json_t *devs = json_array(), *links = json_array();
+    set_str(root, "name", c->name);
+    set_str(root, "description", c->description);
+    if (c->sources.n) {
+        json_t *src = json_array();
+        for (size_t i = 0; i < c->sources.n; i++)
+            json_array_append_new(src, json_string(c->sources.v[i]));
+        json_object_set_new(root, "sources", src);
+    }
+    json_object_set_new(root, "servers", json_integer(c->servers));
+    if (c->max_servers) json_object_set_new(root, "max_servers", json_integer(c->max_servers));
+    for (size_t i = 0; i < c->groups.n; i++)
+        json_array_append_new(devs, group_json(&c->groups.v[i]));
+    for (size_t i = 0; i < c->conns.n; i++)
+        json_array_append_new(links, conn_json(c, &c->conns.v[i]));
+    json_object_set_new(server, "devices", devs);
+    json_object_set_new(server, "links", links);
+    json_object_set_new(root, "server", server);
+    if (c->net.builder) json_object_set_new(root, "network", net_json(&c->net));
+    return root;
+}
+
+strata_status_t topoio_export_json(const topoio_cluster_t *c, FILE *out, strata_error_t *err)
+{
+    json_t *root = cluster_json(c);
+    int rc = root ? util_json_dump(root, out) : -1;
+    json_decref(root);
+    if (rc != 0) return strata_error_set(err, STRATA_ERR_IO, "cannot write the cluster file");
+    return STRATA_OK;
+}

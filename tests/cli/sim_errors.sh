@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# strata sim: exit codes, one-line errors on stderr, and the trace file.
+# Bad flags exit 2; a bad cluster or an unwritable trace exits 1.
+set -u
+S=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# expect RC STDERR_REGEX ARGS...
+expect() {
+  local want=$1 re=$2; shift 2
+  "$S" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" != "$want" ]; then echo "FAIL: strata $* -> rc $rc, want $want"; cat "$tmp/err"; fail=1; return; fi
+  if [ -n "$re" ] && ! grep -Eq -- "$re" "$tmp/err"; then
+    echo "FAIL: strata $*: stderr does not match /$re/:"; cat "$tmp/err"; fail=1; return
+  fi
+  if [ "$want" != 0 ] && [ "$(wc -l <"$tmp/err")" != 1 ]; then
+    echo "FAIL: strata $*: error is not one line:"; cat "$tmp/err"; fail=1
+  fi
+}
+
+C=switch:4,bw=10
+expect 0 "" sim $C --size 1M
+expect 2 "missing CLUSTER" sim
+expect 2 "unknown collective 'allsum'" sim $C --op allsum
+expect 2 "unknown algorithm" sim $C --algo magic
+expect 2 "--routing expects spread or ecmp" sim $C --routing random
+expect 2 "--mode expects barrier or async" sim $C --mode later
+expect 2 "--size expects a size" sim $C --size lots
+expect 2 "--chunks expects an integer" sim $C --chunks 0
+expect 2 "--trace needs a value" sim $C --trace
+expect 2 "--qps expects an integer >= 1" sim $C --qps 0
+expect 2 "unknown option '--fast'" sim $C --fast
+expect 2 "unexpected argument 'extra'" sim $C extra
+expect 1 "cluster" sim nosuchcluster:3
+expect 2 "--group expects an integer" sim $C --group 0
+expect 1 "group 3 does not divide the cluster's 4 ranks" sim $C --group 3
+expect 1 "group= or stride=, not both" sim $C --group 2 --stride 2
+expect 2 "--also expects OP:SIZE" sim $C --also allreduce
+expect 2 "unknown collective 'allsum'" sim $C --also allsum:1M
+expect 2 "unknown algorithm 'fast'" sim $C --also allreduce:1M:fast
+expect 2 "--also stride= expects an integer" sim $C --also allreduce:1M:stride=x
+expect 1 "cannot write trace file" sim $C --size 1M --trace "$tmp/no/such/dir/t.json"
+
+# A trace: trace-event JSON with an X event for every step of every rank:
+# ring allreduce on 4 ranks = 6 phases x (send + recv) x 4 ranks = 48.
+expect 0 "" sim $C --size 1M --trace "$tmp/t.json"
+head -c 40 "$tmp/t.json" | grep -q '"traceEvents"' || { echo "FAIL: trace header"; fail=1; }
+n=$(grep -o '"ph":"X"' "$tmp/t.json" | wc -l)
+[ "$n" = 48 ] || { echo "FAIL: trace has $n step events, want 48"; fail=1; }
+if command -v python3 >/dev/null; then
+  python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/t.json" || { echo "FAIL: trace is not JSON"; fail=1; }
+fi
+
+# two collectives at once: pairs {0,1},{2,3} and strided pairs {0,2},{1,3}
+# share every GPU link, so each takes twice as long together as alone
+expect 0 "" sim $C --size 8M --group 2 --also allreduce:8M:stride=2
+grep -q "collectives at once" "$tmp/out" || { echo "FAIL: no concurrency table"; fail=1; }
+# 2 phases x 4 MiB at 10 GB/s = 839 us alone; at 5 GB/s together = 1.68 ms
+[ "$(grep -c '1.68 ms *839 us' "$tmp/out")" = 2 ] || { echo "FAIL: concurrency times"; cat "$tmp/out"; fail=1; }
+
+# the report's simulated section runs on the default cluster and at scale
+"$S" report --section sim >"$tmp/rep" 2>"$tmp/err" || { echo "FAIL: report --section sim"; cat "$tmp/err"; fail=1; }
+grep -q "Simulated collectives" "$tmp/rep" && grep -q "^  ecmp" "$tmp/rep" && grep -q "at scale" "$tmp/rep" ||
+  { echo "FAIL: report sim section content"; cat "$tmp/rep"; fail=1; }
+
+# async and no-reuse runs give the same time on this symmetric case
+t1=$("$S" sim $C --size 1M --json | grep '"time_s"')
+t2=$("$S" sim $C --size 1M --json --no-reuse | grep '"time_s"')
+t3=$("$S" sim $C --size 1M --json --mode async | grep '"time_s"')
+[ "$t1" = "$t2" ] && [ "$t1" = "$t3" ] || { echo "FAIL: times differ: $t1 / $t2 / $t3"; fail=1; }
+exit $fail

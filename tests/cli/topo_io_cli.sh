@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# strata topo with presets, cluster files, NCCL XML and local (topology I/O):
+# exit codes, one-line errors with file:line:col, export round trips, and
+# `strata topo local` on this host, without PCI data and without hwloc data.
+set -u
+S=$1
+SRC=${STRATA_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+# hwloc's I/O plugin keeps process-lifetime allocations (see the file).
+export LSAN_OPTIONS="suppressions=$SRC/tests/lsan-hwloc.supp:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# expect RC STDERR_REGEX ARGS...
+expect() {
+  local want=$1 re=$2; shift 2
+  "$S" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" != "$want" ]; then echo "FAIL: strata $* -> rc $rc, want $want"; cat "$tmp/err"; fail=1; return; fi
+  if [ -n "$re" ] && ! grep -Eq -- "$re" "$tmp/err"; then
+    echo "FAIL: strata $*: stderr does not match /$re/:"; cat "$tmp/err"; fail=1; return
+  fi
+  if [ "$want" != 0 ] && [ "$(wc -l <"$tmp/err")" != 1 ]; then
+    echo "FAIL: strata $*: error is not one line:"; cat "$tmp/err"; fail=1
+  fi
+}
+
+# stdout must contain a fixed string
+has() {
+  if ! grep -qF -- "$1" "$tmp/out"; then echo "FAIL: output lacks '$1':"; cat "$tmp/out"; fail=1; fi
+}
+
+# ---- presets and names ----
+for p in dgx-1v dgx-2 dgx-a100 dgx-h100 hgx-h200 gb200-nvl72 mi300x ascend-910b tpu-v4 \
+         tpu-v5e pcie-8gpu cpu-cluster; do
+  expect 0 "" topo show "$p"
+done
+expect 0 "" topo show dgx-h100:16,oversub=4,nics=4
+has "endpoints  128"
+expect 1 "unknown cluster 'dgx-h900' \(presets: ascend-910b, cpu-cluster, dgx-1v, dgx-2, dgx-a100" topo show dgx-h900
+expect 1 "option servers=0" topo show dgx-h100:0
+expect 1 "unknown cluster option 'speed'" topo show dgx-h100,speed=3
+expect 1 "tpu-v4: at most 64 servers" topo show tpu-v4:65
+
+# ---- cluster files: errors name file:line:col ----
+cat >"$tmp/bad.json" <<'J'
+{
+  "server": {
+    "devices": [{"name": "gpu", "kind": "gpu", "count": 2}],
+    "links": [{"mesh": "gpu", "link": "nvlink9"}]
+  }
+}
+J
+expect 1 "bad.json:4:39: unknown link id \"nvlink9\"" topo show "$tmp/bad.json"
+printf '{"server": {"devices": [{"name": "g", "kind": "gpu", "count": -1}]}}\n' >"$tmp/neg.json"
+expect 1 "neg.json:1:63: \"count\" must be >= 0" topo show "$tmp/neg.json"
+printf '{"server": {"devices": [' >"$tmp/cut.json"
+expect 1 "cut.json:1:" topo show "$tmp/cut.json"
+expect 1 "nothere.json" topo show "$tmp/nothere.json"
+
+# ---- export round trips: preset → file → same topology ----
+expect 0 "" topo show dgx-h100:4,oversub=2 --export "$tmp/h100.json"
+cp "$tmp/out" "$tmp/show1"
+expect 0 "" topo show "$tmp/h100.json"
+if ! cmp -s "$tmp/show1" "$tmp/out"; then echo "FAIL: exported dgx-h100:4 differs"; diff "$tmp/show1" "$tmp/out"; fail=1; fi
+expect 0 "" topo metrics dgx-1v --export -
+has '"name": "dgx-1v"'
+
+# ---- NCCL topology XML ----
+expect 0 "" topo describe "$SRC/tests/data/nccl_h200.xml"
+has "devices    30: accel 8 cpu 2 nic 8 pcie-switch 8 scaleup-switch 4"
+has "[port roce-400g]"
+expect 0 "" topo show "$SRC/tests/data/nccl_h200.xml" --export "$tmp/h200.json"
+cp "$tmp/out" "$tmp/show1"
+expect 0 "" topo show "$tmp/h200.json"
+if ! cmp -s "$tmp/show1" "$tmp/out"; then echo "FAIL: exported XML import differs"; diff "$tmp/show1" "$tmp/out"; fail=1; fi
+# joined by a network once the description says how many servers
+expect 0 "" topo show "$SRC/tests/data/nccl_h200.xml,servers=4,net=rail-fat-tree"
+has "endpoints  32"
+sed 's/count="4"/count="four"/' "$SRC/tests/data/nccl_h200.xml" >"$tmp/typed.xml"
+expect 1 "typed.xml:9:0: <nvlink> attribute 'count': expected an integer, got \"four\"" topo show "$tmp/typed.xml"
+head -c 2000 "$SRC/tests/data/nccl_h200.xml" >"$tmp/trunc.xml"
+expect 1 "trunc.xml:[0-9]+:[0-9]+: malformed XML" topo show "$tmp/trunc.xml"
+
+# ---- local host ----
+expect 0 "" topo local
+has "cluster           local"
+has "description       this host (hwloc)"
+STRATA_HWLOC_SYNTHETIC="Package:1 Core:2 PU:1" expect 0 "no PCI devices" topo local
+has "1 package(s), 2 core(s), 2 PU(s)"
+STRATA_HWLOC_XML=/nonexistent/topo.xml expect 0 "hwloc could not read the topology" topo local
+has "online (sysconf)"
+expect 0 "" topo metrics local
+
+exit $fail

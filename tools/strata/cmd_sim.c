@@ -1,0 +1,388 @@
+/*
+ * cmd_sim.c — `strata sim CLUSTER --op OP --size SIZE ...`: time one
+ * collective on a modelled cluster with congestion (strata/sim.h) and print
+ * time, algbw/busbw, link-class utilisation and bottleneck shares, the most
+ * loaded links and the α-β (contention-free) prediction; optionally a
+ * Chrome trace.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const NAME = "sim";
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: strata sim CLUSTER --op OP --size SIZE [options]\n\n"
+                 "Simulate a collective on CLUSTER with links shared max-min fairly between\n"
+                 "the flows that cross them; report the time, which links were the\n"
+                 "bottleneck, and the alpha-beta (contention-free) prediction.\n\n"
+                 "CLUSTER is a topology spec (see `strata topo --help`): a preset such as\n"
+                 "dgx-h100:128, a cluster file, or a builder like switch:8 or\n"
+                 "railft:servers=128,gpus=8.\n\n"
+                 "options:\n"
+                 "  --op OP            allreduce, reducescatter, allgather, broadcast, reduce,\n"
+                 "                     alltoall, sendrecv, barrier (default allreduce)\n"
+                 "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G);\n"
+                 "                     rounded down (by under 1 %%) to equal blocks per rank\n"
+                 "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring)\n"
+                 "  --chunks N         pipeline chunks (default 1)\n"
+                 "  --group N          run it in every group of N consecutive ranks at once\n"
+                 "                     (tensor-parallel style)\n"
+                 "  --stride N         run it in every group of ranks r, r+N, r+2N ... at once\n"
+                 "                     (data-parallel style)\n"
+                 "  --also OP:SIZE[:group=N|:stride=N][:ALGO]\n"
+                 "                     another collective at the same time, sharing the links\n"
+                 "                     (repeatable; e.g. --also allreduce:256M:group=8)\n"
+                 "  --routing R        spread (even split over equal-cost paths, default) or\n"
+                 "                     ecmp (one hashed path per pair)\n"
+                 "  --seed N           ECMP hash seed (default 1)\n"
+                 "  --qps N            ECMP: connections per rank pair, each hashed on its own\n"
+                 "                     (like NCCL_IB_QPS_PER_CONNECTION; default 1)\n"
+                 "  --mode M           barrier (phases in lockstep, repeated phases reused;\n"
+                 "                     default) or async (per-rank dependencies only)\n"
+                 "  --no-reuse         simulate every phase (for checks and benchmarks)\n"
+                 "  --top N            most loaded links to list (default 10)\n"
+                 "  --trace FILE       write a Chrome trace (Perfetto, chrome://tracing)\n"
+                 "  --trace-links N    busiest links given a track in the trace (default 8)\n"
+                 "  --json             one JSON object instead of text\n");
+}
+
+static const char *fmt_size(double b, char *buf, size_t len)
+{
+    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int i = 0;
+    while (b >= 1024 && i < 4) {
+        b /= 1024;
+        i++;
+    }
+    snprintf(buf, len, "%.4g %s", b, u[i]);
+    return buf;
+}
+
+static const char *fmt_time(double s, char *buf, size_t len)
+{
+    if (s < 1e-3)
+        snprintf(buf, len, "%.3g us", s * 1e6);
+    else if (s < 1)
+        snprintf(buf, len, "%.3g ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.3g s", s);
+    return buf;
+}
+
+/* One collective set: a collective run in one or several rank groups. */
+typedef struct coll_set {
+    strata_coll_t coll;
+    strata_algo_t algo;
+    double size;
+    long group;  /* N consecutive ranks per group, 0 = all */
+    long stride; /* ranks r, r+N, ... per group, 0 = none */
+} coll_set_t;
+
+#define SIM_SETS_MAX 8
+
+typedef struct sim_args {
+    const char *cluster;
+    coll_set_t sets[SIM_SETS_MAX]; /* sets[0]: --op/--size/--algo/--group/--stride */
+    int nsets;
+    long chunks;
+    strata_sim_opts_t opts;
+    bool json;
+} sim_args_t;
+
+static int need_arg(int argc, char **argv, int i)
+{
+    if (i + 1 < argc) return 0;
+    cli_usage_error(NAME, "%s needs a value", argv[i]);
+    return -1;
+}
+
+static int parse_coll(const char *arg, strata_coll_t *c)
+{
+    if (strata_coll_parse(arg, c) == 0) return 0;
+    return cli_usage_error(NAME, "unknown collective '%s'", arg), -1;
+}
+
+static int parse_algo(const char *arg, strata_algo_t *a)
+{
+    if (strata_algo_parse(arg, a) == 0) return 0;
+    return cli_usage_error(NAME, "unknown algorithm '%s'", arg), -1;
+}
+
+static int parse_choice(const char *opt, const char *arg, sim_args_t *a)
+{
+    if (strcmp(opt, "--op") == 0) return parse_coll(arg, &a->sets[0].coll);
+    if (strcmp(opt, "--algo") == 0) return parse_algo(arg, &a->sets[0].algo);
+    if (strcmp(opt, "--routing") == 0) {
+        if (strcmp(arg, "spread") == 0)
+            a->opts.routing = STRATA_SIM_SPREAD;
+        else if (strcmp(arg, "ecmp") == 0)
+            a->opts.routing = STRATA_SIM_ECMP;
+        else
+            return cli_usage_error(NAME, "--routing expects spread or ecmp, got '%s'", arg), -1;
+        return 0;
+    }
+    if (strcmp(arg, "barrier") == 0)
+        a->opts.mode = STRATA_SIM_BARRIER;
+    else if (strcmp(arg, "async") == 0)
+        a->opts.mode = STRATA_SIM_ASYNC;
+    else
+        return cli_usage_error(NAME, "--mode expects barrier or async, got '%s'", arg), -1;
+    return 0;
+}
+
+/* --also OP:SIZE[:group=N|:stride=N][:ALGO] */
+static int parse_also(const char *arg, sim_args_t *a)
+{
+    if (a->nsets == SIM_SETS_MAX)
+        return cli_usage_error(NAME, "at most %d --also collectives", SIM_SETS_MAX - 1), -1;
+    coll_set_t *c = &a->sets[a->nsets];
+    *c = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 0, 0, 0};
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", arg);
+    char *save = NULL, *tok = strtok_r(buf, ":", &save);
+    if (!tok || parse_coll(tok, &c->coll)) return -1;
+    tok = strtok_r(NULL, ":", &save);
+    if (!tok) return cli_usage_error(NAME, "--also expects OP:SIZE[...], got '%s'", arg), -1;
+    if (cli_parse_size(NAME, "--also", tok, &c->size)) return -1;
+    while ((tok = strtok_r(NULL, ":", &save))) {
+        if (strncmp(tok, "group=", 6) == 0) {
+            if (cli_parse_int(NAME, "--also group=", tok + 6, 1, &c->group)) return -1;
+        } else if (strncmp(tok, "stride=", 7) == 0) {
+            if (cli_parse_int(NAME, "--also stride=", tok + 7, 1, &c->stride)) return -1;
+        } else if (parse_algo(tok, &c->algo)) {
+            return -1;
+        }
+    }
+    a->nsets++;
+    return 0;
+}
+
+static int parse_value(const char *opt, const char *arg, sim_args_t *a)
+{
+    long v;
+    if (strcmp(opt, "--size") == 0) return cli_parse_size(NAME, opt, arg, &a->sets[0].size);
+    if (strcmp(opt, "--chunks") == 0) return cli_parse_int(NAME, opt, arg, 1, &a->chunks);
+    if (strcmp(opt, "--group") == 0) return cli_parse_int(NAME, opt, arg, 1, &a->sets[0].group);
+    if (strcmp(opt, "--stride") == 0) return cli_parse_int(NAME, opt, arg, 1, &a->sets[0].stride);
+    if (strcmp(opt, "--also") == 0) return parse_also(arg, a);
+    if (strcmp(opt, "--trace") == 0) {
+        a->opts.trace_path = arg;
+        return 0;
+    }
+    if (strcmp(opt, "--qps") == 0) {
+        if (cli_parse_int(NAME, opt, arg, 1, &v)) return -1;
+        a->opts.conns = (uint32_t)(v > 64 ? 64 : v);
+        return 0;
+    }
+    if (cli_parse_int(NAME, opt, arg, 0, &v)) return -1;
+    if (strcmp(opt, "--seed") == 0)
+        a->opts.seed = (uint64_t)v;
+    else if (strcmp(opt, "--top") == 0)
+        a->opts.top_links = (int)(v > 1000 ? 1000 : v);
+    else
+        a->opts.trace_links = (int)(v > 1000 ? 1000 : v);
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, sim_args_t *a)
+{
+    static const char *const choices[] = {"--op", "--algo", "--routing", "--mode", NULL};
+    static const char *const values[] = {"--size", "--chunks",      "--trace", "--seed",
+                                         "--qps",  "--top",         "--group", "--stride",
+                                         "--also", "--trace-links", NULL};
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        bool done = false;
+        for (int k = 0; choices[k] && !done; k++)
+            if (strcmp(o, choices[k]) == 0) {
+                if (need_arg(argc, argv, i) || parse_choice(o, argv[++i], a)) return -1;
+                done = true;
+            }
+        for (int k = 0; values[k] && !done; k++)
+            if (strcmp(o, values[k]) == 0) {
+                if (need_arg(argc, argv, i) || parse_value(o, argv[++i], a)) return -1;
+                done = true;
+            }
+        if (done) continue;
+        if (strcmp(o, "--json") == 0)
+            a->json = true;
+        else if (strcmp(o, "--no-reuse") == 0)
+            a->opts.no_reuse = true;
+        else if (o[0] == '-')
+            return cli_usage_error(NAME, "unknown option '%s'", o), -1;
+        else if (!a->cluster)
+            a->cluster = o;
+        else
+            return cli_usage_error(NAME, "unexpected argument '%s'", o), -1;
+    }
+    if (!a->cluster) return cli_usage_error(NAME, "missing CLUSTER"), -1;
+    return 0;
+}
+
+/* Element count for sched from an nccl-tests size (4-byte elements).
+ * Rounded down to a multiple of the blocks the schedule cuts it into
+ * (ranks × chunks for an allreduce, chunks for a block-per-rank
+ * collective) when that changes it by under 1 %: with equal blocks every
+ * ring phase has the same pattern and is timed once, so a 16k-rank run
+ * takes a second instead of half an hour. */
+static uint64_t count_for(strata_coll_t coll, double size, uint32_t P, uint32_t chunks)
+{
+    if (coll == STRATA_COLL_BARRIER) return 0; /* synchronisation only */
+    double n = size / 4;
+    bool per_rank = coll == STRATA_COLL_REDUCE_SCATTER || coll == STRATA_COLL_ALLGATHER ||
+                    coll == STRATA_COLL_ALLTOALL;
+    if (per_rank) n /= P;
+    uint64_t c = n < 1 ? 1 : (uint64_t)n;
+    uint64_t unit = (coll == STRATA_COLL_ALLREDUCE ? (uint64_t)P : 1) * (chunks ? chunks : 1);
+    if (c % unit && c - c % unit >= c - c / 100 && c >= unit) c -= c % unit;
+    return c;
+}
+
+/* Ranks per group of a set on P endpoints, and how many groups; fails
+ * with a message when the grouping does not divide P. */
+static strata_status_t set_shape(const coll_set_t *c, uint32_t P, uint32_t *size_p,
+                                 uint32_t *groups_p, strata_error_t *err)
+{
+    if (c->group && c->stride)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "a collective takes group= or stride=, not both");
+    long n = c->group ? c->group : c->stride ? c->stride : 0;
+    if (n && (n > (long)P || P % (uint32_t)n))
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "%s %ld does not divide the cluster's %u ranks",
+                                c->group ? "group" : "stride", n, P);
+    *size_p = c->group ? (uint32_t)c->group : c->stride ? P / (uint32_t)c->stride : P;
+    *groups_p = P / *size_p;
+    return STRATA_OK;
+}
+
+/* Endpoint ranks of group g of a set. */
+static void set_ranks(const coll_set_t *c, uint32_t size, uint32_t g, int32_t *ranks)
+{
+    for (uint32_t i = 0; i < size; i++)
+        ranks[i] = c->stride ? (int32_t)(g + i * (uint32_t)c->stride) : (int32_t)(g * size + i);
+}
+
+typedef struct run_state {
+    strata_sched_t *sched[SIM_SETS_MAX];
+    uint32_t size[SIM_SETS_MAX], groups[SIM_SETS_MAX];
+} run_state_t;
+
+static strata_status_t make_scheds(const sim_args_t *a, uint32_t P, run_state_t *st,
+                                   strata_error_t *err)
+{
+    for (int k = 0; k < a->nsets; k++) {
+        const coll_set_t *c = &a->sets[k];
+        strata_status_t rc = set_shape(c, P, &st->size[k], &st->groups[k], err);
+        if (rc != STRATA_OK) return rc;
+        strata_sched_params_t p = {0};
+        p.coll = c->coll;
+        p.algo = c->algo;
+        p.nranks = st->size[k];
+        p.count = count_for(c->coll, c->size, st->size[k], (uint32_t)a->chunks);
+        p.elem_size = 4;
+        p.chunks = (uint32_t)a->chunks;
+        if ((rc = strata_sched_create(&p, &st->sched[k], err)) != STRATA_OK) return rc;
+    }
+    return STRATA_OK;
+}
+
+/* Simulate sets [from, to) together. */
+static strata_status_t run_sets(const sim_args_t *a, const strata_topo_t *topo,
+                                const run_state_t *st, int from, int to,
+                                const strata_sim_opts_t *opts, strata_sim_result_t *res,
+                                strata_error_t *err)
+{
+    strata_sim_t *sim = NULL;
+    int32_t *ranks = calloc((size_t)strata_topo_endpoint_count(topo) + 1, sizeof(int32_t));
+    strata_status_t rc = ranks ? strata_sim_create(topo, opts, &sim, err)
+                               : strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    for (int k = from; k < to && rc == STRATA_OK; k++)
+        for (uint32_t g = 0; g < st->groups[k] && rc == STRATA_OK; g++) {
+            set_ranks(&a->sets[k], st->size[k], g, ranks);
+            rc = strata_sim_add(sim, st->sched[k], ranks, err);
+        }
+    if (rc == STRATA_OK) rc = strata_sim_run(sim, res, err);
+    strata_sim_destroy(sim);
+    free(ranks);
+    return rc;
+}
+
+/* With several collectives: each set's finish time together and alone. */
+static strata_status_t print_sets(const sim_args_t *a, const strata_topo_t *topo,
+                                  const run_state_t *st, const strata_sim_result_t *res,
+                                  strata_error_t *err)
+{
+    printf("\n  %-40s %12s %12s\n", "collectives at once", "together", "alone");
+    uint32_t job = 0;
+    for (int k = 0; k < a->nsets; k++) {
+        double t = 0;
+        for (uint32_t g = 0; g < st->groups[k]; g++, job++)
+            if (job < res->njobs && res->job_time[job] > t) t = res->job_time[job];
+        strata_sim_opts_t o = a->opts;
+        o.trace_path = NULL;
+        o.progress = false;
+        strata_sim_result_t alone = {0};
+        strata_status_t rc = run_sets(a, topo, st, k, k + 1, &o, &alone, err);
+        if (rc != STRATA_OK) return rc;
+        char what[64], sz[32], t1[32], t2[32];
+        const coll_set_t *c = &a->sets[k];
+        snprintf(what, sizeof(what), "%s %s, %u x %u ranks%s", strata_coll_name(c->coll),
+                 fmt_size(c->size, sz, sizeof(sz)), st->groups[k], st->size[k],
+                 c->group    ? " (groups)"
+                 : c->stride ? " (strided)"
+                             : "");
+        printf("  %-40s %12s %12s\n", what, fmt_time(t, t1, sizeof(t1)),
+               fmt_time(alone.time, t2, sizeof(t2)));
+        strata_sim_result_free(&alone);
+    }
+    return STRATA_OK;
+}
+
+static int simulate(const sim_args_t *a, const strata_topo_t *topo, strata_error_t *err)
+{
+    run_state_t st = {0};
+    strata_sim_result_t res = {0};
+    uint32_t P = (uint32_t)strata_topo_endpoint_count(topo);
+    strata_status_t rc = make_scheds(a, P, &st, err);
+    if (rc == STRATA_OK) rc = run_sets(a, topo, &st, 0, a->nsets, &a->opts, &res, err);
+    if (rc == STRATA_OK) rc = strata_sim_result_print(&res, a->json, stdout, err);
+    if (rc == STRATA_OK && !a->json && res.njobs > 1) rc = print_sets(a, topo, &st, &res, err);
+    if (rc == STRATA_OK && a->opts.trace_path && !a->json)
+        printf("\n  trace written to %s\n", a->opts.trace_path);
+    strata_sim_result_free(&res);
+    for (int k = 0; k < a->nsets; k++)
+        strata_sched_destroy(st.sched[k]);
+    return rc == STRATA_OK ? CLI_OK : CLI_FAIL;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    sim_args_t a = {0};
+    a.sets[0] = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 1073741824.0, 0, 0};
+    a.nsets = 1;
+    a.chunks = 1;
+    a.opts = strata_sim_opts_default();
+    a.opts.progress = true;
+    if (parse_args(argc, argv, &a)) return CLI_USAGE;
+    strata_error_t err = {0};
+    strata_link_catalog_t *cat = NULL;
+    if (strata_link_catalog_load(NULL, &cat, &err) != STRATA_OK)
+        cat = NULL; /* builder specs with bw= still work */
+    strata_topo_t *topo = NULL;
+    int rc = CLI_FAIL;
+    if (strata_topo_load_spec(a.cluster, cat, &topo, &err) == STRATA_OK)
+        rc = simulate(&a, topo, &err);
+    if (rc != CLI_OK) cli_fail(&err);
+    strata_topo_destroy(topo);
+    strata_link_catalog_destroy(cat);
+    return rc;
+}
