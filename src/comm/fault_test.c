@@ -286,6 +286,51 @@ static void test_two_communicators(void **state)
     assert_int_equal(run(3, two_comms_rank), 0);
 }
 
+/* ==== Point to point ==== */
+
+static int p2p_rank(void *arg)
+{
+    (void)arg;
+    strata_comm_t *c = join();
+    int r = strata_comm_rank(c), bad = 0;
+    enum { P2P_BIG = (1 << 20) + 7 }; /* several channel slots, odd tail */
+    static unsigned char buf[P2P_BIG];
+    const size_t sizes[3] = {0, 100, P2P_BIG};
+    for (int m = 0; m < 3; m++) {
+        if (r == 0) {
+            for (size_t i = 0; i < sizes[m]; i++) buf[i] = (unsigned char)(i * 7 + (size_t)m);
+            bad += strata_comm_send(c, buf, sizes[m], 1, NULL) != STRATA_OK;
+        } else {
+            memset(buf, 0, sizeof(buf));
+            bad += strata_comm_recv(c, buf, sizes[m], 0, NULL) != STRATA_OK;
+            for (size_t i = 0; i < sizes[m]; i++)
+                bad += buf[i] != (unsigned char)(i * 7 + (size_t)m);
+        }
+    }
+    /* the reply goes the other way on the other channel */
+    if (r == 1) bad += strata_comm_send(c, "pong", 4, 0, NULL) != STRATA_OK;
+    else {
+        char pong[4] = "";
+        bad += strata_comm_recv(c, pong, 4, 1, NULL) != STRATA_OK || memcmp(pong, "pong", 4) != 0;
+    }
+    /* a size mismatch is a protocol error at the receiver, with a message */
+    strata_call_opts_t o = {.timeout_s = 5};
+    if (r == 0) {
+        strata_comm_send(c, buf, 10, 1, &o);
+    } else {
+        bad += strata_comm_recv(c, buf, 20, 0, &o) != STRATA_ERR_PROTOCOL;
+        bad += strstr(strata_comm_errmsg(c), "10-byte message, expected 20") == NULL;
+    }
+    strata_comm_destroy(c);
+    return bad ? 1 : 0;
+}
+
+static void test_send_recv(void **state)
+{
+    (void)state;
+    assert_int_equal(run(2, p2p_rank), 0);
+}
+
 /* ==== Arguments ==== */
 
 static void test_bad_arguments(void **state)
@@ -347,6 +392,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bootstrap_timeout),
         cmocka_unit_test(test_strangers_rejected),
         cmocka_unit_test(test_two_communicators),
+        cmocka_unit_test(test_send_recv),
         cmocka_unit_test(test_silent_rank_times_out),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_killed_rank_detected),

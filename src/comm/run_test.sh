@@ -31,6 +31,13 @@ expect_rc 0 "$strata" run -n 3 -- sh -c 'test "$STRATA_SIZE" = 3 && test -n "$ST
 expect_rc 7 "$strata" run -n 3 -- sh -c '[ "$STRATA_RANK" = 2 ] && exit 7; sleep 5'
 expect_rc 127 "$strata" run -n 2 -- /nonexistent/program
 
+# signals reach the ranks: SIGTERM to strata run ends them, exit 128 + 15
+"$strata" run -n 2 -- sleep 30 & pid=$!
+sleep 0.5; kill -TERM $pid; t0=$(date +%s)
+wait $pid; rc=$?
+[ $rc -eq 143 ] || fail "strata run exited $rc after SIGTERM, expected 143"
+[ $(( $(date +%s) - t0 )) -le 3 ] || fail "ranks outlived a forwarded SIGTERM"
+
 # a rank killed mid-allreduce
 out=$("$strata" run -n 3 --grace 5 -- "$helper" --rank-kill 2>&1); rc=$?
 [ $rc -eq 137 ] || { echo "$out"; fail "strata run exited $rc after a SIGKILL, expected 137"; }
