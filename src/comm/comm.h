@@ -180,7 +180,8 @@ strata_status_t comm_fail(comm_call_t *k, strata_status_t st, const char *fmt, .
 strata_status_t comm_wait_ge(comm_call_t *k, _Atomic uint64_t *flag, uint64_t target, int peer);
 /* Only the abort flag and the segment's failure word (no clock, no syscall). */
 strata_status_t comm_check_fast(comm_call_t *k);
-/* Poll once: OK, or the error that ends the call (failure/abort/death/deadline). */
+/* Poll once: OK, or the error that ends the call (failure/abort/deadline,
+ * or the death of `peer` — of any peer when peer < 0). */
 strata_status_t comm_check(comm_call_t *k, int peer);
 /* Progress hint inside a polling loop: spins, then yields. */
 void comm_relax(strata_comm_t *c, unsigned *spins);

@@ -169,6 +169,14 @@ static bool blocked(const strata_step_t *st, const xfer_t *f, size_t i)
     return false;
 }
 
+/* The peer of the first unfinished transfer: the one whose death to watch. */
+static int awaited(const strata_step_t *st, const xfer_t *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!f[i].fin && st[i].peer >= 0) return st[i].peer;
+    return -1;
+}
+
 static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_t n, xfer_t *f)
 {
     size_t left = n;
@@ -193,7 +201,7 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
         }
         if (moved) continue;
         if ((++spins & 63) == 0) {
-            strata_status_t s = comm_check(x->k, -1);
+            strata_status_t s = comm_check(x->k, awaited(st, f, n));
             if (s != STRATA_OK) return s;
         }
         comm_relax(x->k->c, &spins);

@@ -145,25 +145,48 @@ static void child_env(int rank, int n, int port, const char *token, int lfd)
     setenv("STRATA_TOKEN", token, 1);
 }
 
+static int exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
+/* Account for one finished rank; returns its index or -1. */
+static int reap_one(job_t *j, pid_t pid)
+{
+    for (int i = 0; i < j->n; i++)
+        if (j->pids[i] == pid) {
+            j->pids[i] = 0;
+            j->alive--;
+            return i;
+        }
+    return -1;
+}
+
+/* Reap the rank that woke us and every other one already finished. The
+ * first failure sets the job's code; among ranks found dead together a
+ * rank killed by a signal wins, since the others most likely failed
+ * because of it (they see a dead peer within milliseconds). */
 static void reap(job_t *j, pid_t pid, int status, double grace_s)
 {
-    for (int i = 0; i < j->n; i++) {
-        if (j->pids[i] != pid) continue;
-        j->pids[i] = 0;
-        j->alive--;
-        int code = WIFEXITED(status) ? WEXITSTATUS(status)
-                   : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-        if (code != 0 && j->code == 0) {
-            j->code = code;
-            if (WIFSIGNALED(status))
-                strata_log(STRATA_LOG_WARN, "launcher: rank %d killed by signal %d", i,
-                           WTERMSIG(status));
-            else
-                strata_log(STRATA_LOG_WARN, "launcher: rank %d exited with %d", i, code);
-            forward(SIGTERM);
-            j->kill_at = util_now() + grace_s;
-        }
+    int fail_rank = -1, fail_status = 0;
+    for (;;) {
+        int i = reap_one(j, pid);
+        bool failed = exit_code(status) != 0;
+        if (i >= 0 && failed &&
+            (fail_rank < 0 || (WIFSIGNALED(status) && !WIFSIGNALED(fail_status))))
+            fail_rank = i, fail_status = status;
+        pid = waitpid(-1, &status, WNOHANG);
+        if (pid <= 0) break;
     }
+    if (fail_rank < 0 || j->code != 0) return;
+    j->code = exit_code(fail_status);
+    if (WIFSIGNALED(fail_status))
+        strata_log(STRATA_LOG_WARN, "launcher: rank %d killed by signal %d", fail_rank,
+                   WTERMSIG(fail_status));
+    else
+        strata_log(STRATA_LOG_WARN, "launcher: rank %d exited with %d", fail_rank, j->code);
+    forward(SIGTERM);
+    j->kill_at = util_now() + grace_s;
 }
 
 /* Wait for every rank; blocking while all is well, polling during the grace

@@ -215,13 +215,15 @@ static strata_status_t failure_status(comm_call_t *k, uint64_t f)
                      reason == COMM_FAIL_ABORTED ? "aborted" : "died");
 }
 
-/* Index of a peer whose process has exited, or -1 (size <= COMM_MAX_SIZE). */
-static int dead_peer(strata_comm_t *c)
+/* Index of a peer whose process has exited, or -1 (size <= COMM_MAX_SIZE).
+ * Only `only` is checked when it is a rank: a peer that finished its part
+ * and exited normally must not fail a wait on someone else. */
+static int dead_peer(strata_comm_t *c, int only)
 {
     struct pollfd fds[COMM_MAX_SIZE];
     int idx[COMM_MAX_SIZE], n = 0;
     for (int i = 0; i < c->size; i++) {
-        if (i == c->rank) continue;
+        if (i == c->rank || (only >= 0 && i != only)) continue;
         if (c->pidfds[i] < 0) {
             if (kill(c->pids[i], 0) != 0 && errno == ESRCH) return i;
             continue;
@@ -261,7 +263,7 @@ strata_status_t comm_check(comm_call_t *k, int peer)
     static _Thread_local double next_live;
     if (now >= next_live) {
         next_live = now + 0.005;
-        int d = dead_peer(c);
+        int d = dead_peer(c, peer);
         if (d >= 0) {
             comm_mark_failed(c, d, COMM_FAIL_DIED);
             return comm_fail(k, STRATA_ERR_PEER, "%s: rank %d (pid %ld) died", k->what, d,
