@@ -6,8 +6,11 @@
 function(strata_module name)
   cmake_parse_arguments(M "" "" "SOURCES;DEPS;LIBS" ${ARGN})
   add_library(strata_${name} OBJECT ${M_SOURCES})
-  target_include_directories(strata_${name}
-    PUBLIC ${CMAKE_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR})
+  # Internal headers are found with -iquote, for #include "x.h" only, so
+  # src/sched/sched.h can never shadow the system's <sched.h> (pulled in by
+  # <pthread.h>) in a module or test that depends on sched.
+  target_include_directories(strata_${name} PUBLIC ${CMAKE_SOURCE_DIR}/include)
+  target_compile_options(strata_${name} PUBLIC "-iquote${CMAKE_CURRENT_SOURCE_DIR}")
   target_compile_definitions(strata_${name} PRIVATE STRATA_BUILDING
     STRATA_DATA_DIR_BUILD="${STRATA_DATA_DIR_BUILD}"
     STRATA_DATA_DIR_INSTALL="${STRATA_DATA_DIR_INSTALL}"
@@ -34,7 +37,8 @@ function(strata_test name)
     set(T_LABELS quick)
   endif()
   add_executable(${name} ${T_SOURCES})
-  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/tests)
+  target_compile_options(${name} PRIVATE "-iquote${CMAKE_CURRENT_SOURCE_DIR}"
+    "-iquote${CMAKE_SOURCE_DIR}/tests")
   if(T_MODULE)
     target_link_libraries(${name} PRIVATE strata_${T_MODULE})
   endif()

@@ -10,5 +10,6 @@
 #include "strata/topo.h"
 #include "strata/sched.h"
 #include "strata/sim.h"
+#include "strata/comm.h"
 
 #endif

@@ -40,6 +40,8 @@ int cli_parse_double(const char *cmd, const char *opt, const char *arg, double m
 extern const cli_command_t cli_commands[];
 
 #define CLI_DECLARE(name) int cmd_##name(int argc, char **argv)
+CLI_DECLARE(run);
+CLI_DECLARE(bench);
 
 CLI_DECLARE(report);
 CLI_DECLARE(links);

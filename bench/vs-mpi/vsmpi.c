@@ -1,0 +1,166 @@
+/*
+ * vsmpi.c — paired benchmark: MPI_Allreduce against strata's allreduce on
+ * the same buffers, in one MPI job, size by size, alternating, for several
+ * rounds; prints medians and ratios.
+ *
+ * Why paired: this VM's core-to-core latency and memory bandwidth drift by
+ * 2-5x between periods, so only ratios measured side by side mean anything.
+ * Each round times `iters` back-to-back calls of one library, then of the
+ * other (the order flips every round), each after a barrier; the time of a
+ * round is the slowest rank's mean per call. strata joins from the MPI
+ * launcher's environment (strata_comm_init_env: OMPI_COMM_WORLD_* / PMI_*).
+ *
+ * The roofline row: every rank copies its buffer once with non-temporal
+ * stores, all ranks at once — the compulsory traffic of an allreduce
+ * (read the input, write the output) — and `bound` is busbw at that time;
+ * `eff` = strata busbw / bound.
+ *
+ * Usage: vsmpi [-r ROUNDS] [-s SIZES...] (sizes in bytes, default
+ * 8 256K 4M 64M). Output: one line per size with MPI and strata medians.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strata/comm.h"
+
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void nt_copy(void *dst, const void *src, size_t bytes)
+{
+#if defined(__x86_64__)
+    __m128i *d = dst;
+    const __m128i *s = src;
+    for (size_t i = 0; i < bytes / 16; i++) _mm_stream_si128(d + i, _mm_loadu_si128(s + i));
+    _mm_sfence();
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
+typedef enum { LIB_MPI, LIB_STRATA, LIB_COPY } lib_t;
+
+static double timed(lib_t lib, strata_comm_t *c, float *a, float *b, size_t n, int iters)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        if (lib == LIB_MPI) MPI_Allreduce(a, b, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        else if (lib == LIB_STRATA) {
+            if (strata_comm_allreduce(c, a, b, n, STRATA_FP32, STRATA_SUM, NULL) != STRATA_OK) {
+                fprintf(stderr, "strata: %s\n", strata_comm_errmsg(c));
+                MPI_Abort(MPI_COMM_WORLD, 1);
+            }
+        } else nt_copy(b, a, n * sizeof(float));
+    }
+    double t = (MPI_Wtime() - t0) / iters, tmax;
+    MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return tmax;
+}
+
+static int check(strata_comm_t *c, float *a, float *b, size_t n, int rank, int P)
+{
+    for (size_t i = 0; i < n; i++) a[i] = (float)((i + (size_t)rank) % 7);
+    strata_comm_allreduce(c, a, b, n, STRATA_FP32, STRATA_SUM, NULL);
+    long bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        float want = 0;
+        for (int q = 0; q < P; q++) want += (float)((i + (size_t)q) % 7);
+        bad += b[i] != want;
+    }
+    long all;
+    MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return all == 0;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, P, rounds = 7;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &P);
+    size_t sizes[32] = {8, 256 << 10, 4 << 20, 64 << 20};
+    int ns = 4;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
+        else if (strcmp(argv[i], "-s") == 0) {
+            ns = 0;
+            while (i + 1 < argc && argv[i + 1][0] != '-' && ns < 32) {
+                char *end;
+                double v = strtod(argv[++i], &end);
+                if (*end == 'K' || *end == 'k') v *= 1024;
+                if (*end == 'M' || *end == 'm') v *= 1048576;
+                sizes[ns++] = (size_t)v;
+            }
+        }
+    }
+    if (rounds < 1 || rounds > 101) rounds = 7;
+    strata_comm_t *c = NULL;
+    strata_error_t err = {0};
+    if (strata_comm_init_env(&c, &err) != STRATA_OK) {
+        fprintf(stderr, "rank %d: strata_comm_init_env: %s\n", rank, err.msg);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    size_t maxb = 0;
+    for (int s = 0; s < ns; s++) maxb = sizes[s] > maxb ? sizes[s] : maxb;
+    float *a = malloc(maxb + 64), *b = malloc(maxb + 64);
+    memset(a, 1, maxb + 64), memset(b, 0, maxb + 64);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(lib, &len);
+    lib[strcspn(lib, "\n,")] = 0;
+    if (rank == 0)
+        printf("# vs-mpi: %d ranks, float sum allreduce, %d rounds, medians; MPI = %s\n"
+               "# %10s %10s %10s %8s %8s %7s %9s %6s %5s\n",
+               P, rounds, lib, "size(B)", "mpi(us)", "strata(us)", "mpi-bus", "str-bus",
+               "ratio", "bound", "eff", "ok");
+    for (int s = 0; s < ns; s++) {
+        size_t n = sizes[s] / sizeof(float);
+        if (n == 0) n = 1;
+        int iters = sizes[s] >= (16u << 20) ? 5 : sizes[s] >= (1u << 20) ? 20 : sizes[s] >= 65536 ? 100 : 2000;
+        double tm[101], ts[101], tc[101];
+        int ok = check(c, a, b, n, rank, P);
+        timed(LIB_MPI, c, a, b, n, iters > 5 ? iters / 5 : 1); /* warm both */
+        timed(LIB_STRATA, c, a, b, n, iters > 5 ? iters / 5 : 1);
+        for (int r = 0; r < rounds; r++) {
+            if (r % 2 == 0) {
+                tm[r] = timed(LIB_MPI, c, a, b, n, iters);
+                ts[r] = timed(LIB_STRATA, c, a, b, n, iters);
+            } else {
+                ts[r] = timed(LIB_STRATA, c, a, b, n, iters);
+                tm[r] = timed(LIB_MPI, c, a, b, n, iters);
+            }
+            tc[r] = sizes[s] >= (1u << 20) ? timed(LIB_COPY, c, a, b, n, iters) : 0;
+        }
+        double mm = median(tm, rounds), ms = median(ts, rounds), mc = median(tc, rounds);
+        double bf = 2.0 * (P - 1) / P, bytes = (double)n * sizeof(float);
+        if (rank == 0) {
+            printf("  %10zu %10.2f %10.2f %8.2f %8.2f %7.2f", n * sizeof(float), mm * 1e6, ms * 1e6,
+                   bytes / mm * bf / 1e9, bytes / ms * bf / 1e9, mm / ms);
+            if (mc > 0) printf(" %9.2f %6.2f", bytes / mc * bf / 1e9, mc / ms);
+            else printf(" %9s %6s", "-", "-");
+            printf(" %5s\n", ok ? "yes" : "NO");
+            fflush(stdout);
+        }
+    }
+    strata_comm_destroy(c);
+    free(a), free(b);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,388 @@
+/*
+ * allreduce_shm.c — the memory-semantic engine: collectives where ranks read
+ * each other's data directly in the shared segment.
+ *
+ * Allreduce of a large vector (the case the issue's targets are about) runs
+ * as a pipeline of chunks. A chunk is split into P slices, slice q reduced
+ * by rank q. For chunk c with global sequence s (a per-communicator counter
+ * that only grows, so flags are never reset):
+ *   stage   rank r copies the slices the others reduce (q != r) from its
+ *           private input into its staging region slot s%3 and publishes
+ *           staged[r] = s+1;
+ *   reduce  rank r waits for every staged[q] and reduces its own slice in
+ *           rank order 0..P-1, reading its own part straight from its
+ *           private input and the rest from the peers' regions; the result
+ *           goes to its own region, then reduced[r] = s+1, and is copied to
+ *           the output while still hot in L1/L2;
+ *   gather  rank r waits for every reduced[q] and copies the other P-1
+ *           reduced slices to its output (non-temporal stores for large
+ *           outputs), then done[r] = s+1.
+ * A slot is restaged only when every rank's done shows it finished the
+ * chunk that used the slot 3 sequences earlier. Rank r stages chunk c+1
+ * right after reducing chunk c, before waiting for the others' reductions,
+ * so copies overlap the synchronisation (the prototype's "post the next
+ * chunk before waiting"). Because every element is reduced by one rank in
+ * rank order and then copied, all ranks get bit-identical results, equal to
+ * a sequential reduction in rank order.
+ *
+ * The same three phases, with other slice layouts, give reduce (gather at
+ * the root only), reduce-scatter (reduce straight into the output, no
+ * gather), allgather and alltoall (stage, then gather) and broadcast (the
+ * root stages every slice). Medium allreduces (up to COMM_FLAT_MAX bytes)
+ * use the flat variant — every rank stages its whole input and reduces the
+ * whole vector itself, one synchronisation instead of two — and tiny ones
+ * (<= 56 bytes) the line slots: each rank writes its data beside the
+ * sequence number in one cache line and reads every other rank's line.
+ */
+#include "comm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Largest allreduce (bytes) run by the flat variant: below this, one
+ * synchronisation and P× reads beat two synchronisations (measured here,
+ * bench/README.md). */
+#define COMM_FLAT_MAX (2u * 1024u)
+
+typedef enum { ENG_AR, ENG_RS, ENG_AG, ENG_A2A, ENG_BCAST, ENG_FLAT } eng_kind_t;
+
+typedef struct eng {
+    comm_call_t *k;
+    strata_comm_t *c;
+    eng_kind_t kind;
+    const unsigned char *src;
+    unsigned char *dst;
+    size_t es;     /* element size */
+    size_t count;  /* AR/BCAST/FLAT: elements in all; RS/AG/A2A: per block */
+    size_t per;    /* elements per slice per chunk */
+    size_t nchunks;
+    strata_dtype_t dt;
+    strata_op_t op;
+    int root;      /* reduce/broadcast root, -1 for all */
+    bool stream;   /* stream copies to dst */
+    size_t cap;    /* bytes between slice positions in a region */
+    uint64_t base; /* sequence of chunk 0 */
+} eng_t;
+
+/* Elements [*off, *off + *n) of slice q of chunk c, in the vector for
+ * AR/BCAST, within block q for RS/AG/A2A. */
+static void slice(const eng_t *e, size_t c, int q, size_t *off, size_t *n)
+{
+    size_t P = (size_t)e->c->size;
+    if (e->kind == ENG_AR || e->kind == ENG_BCAST) {
+        size_t E = e->per * P, lo = c * E, len = e->count - lo < E ? e->count - lo : E;
+        size_t a = len * (size_t)q / P, b = len * ((size_t)q + 1) / P;
+        *off = lo + a, *n = b - a;
+    } else {
+        size_t lo = c * e->per;
+        *off = lo, *n = e->count - lo < e->per ? e->count - lo : e->per;
+    }
+}
+
+static unsigned char *pos(eng_t *e, int rank, size_t c, int q)
+{
+    return comm_region(e->c, rank, e->base + c) + (size_t)q * e->cap;
+}
+
+static strata_status_t wait_all(eng_t *e, size_t field, uint64_t target)
+{
+    strata_comm_t *c = e->c;
+    for (int q = 0; q < c->size; q++) {
+        if (q == c->rank) continue;
+        _Atomic uint64_t *f = (_Atomic uint64_t *)((unsigned char *)&c->lines[q] + field);
+        strata_status_t st = comm_wait_ge(e->k, f, target, q);
+        if (st != STRATA_OK) return st;
+    }
+    return STRATA_OK;
+}
+
+static void publish(eng_t *e, size_t field, uint64_t v)
+{
+    _Atomic uint64_t *f =
+        (_Atomic uint64_t *)((unsigned char *)&e->c->lines[e->c->rank] + field);
+    atomic_store_explicit(f, v, memory_order_release);
+}
+
+#define F_STAGED  offsetof(comm_rank_lines_t, staged)
+#define F_REDUCED offsetof(comm_rank_lines_t, reduced)
+#define F_DONE    offsetof(comm_rank_lines_t, done)
+
+/* ==== Phases ==== */
+
+static strata_status_t stage(eng_t *e, size_t c)
+{
+    uint64_t s = e->base + c;
+    int r = e->c->rank, P = e->c->size;
+    if (s >= COMM_DEPTH) { /* slot s%3 last held chunk s-3: all must be done with it */
+        strata_status_t st = wait_all(e, F_DONE, s - COMM_DEPTH + 1);
+        if (st != STRATA_OK) return st;
+    }
+    size_t off, n, es = e->es;
+    switch (e->kind) {
+    case ENG_AR:
+        for (int q = 0; q < P; q++)
+            if (q != r) slice(e, c, q, &off, &n), memcpy(pos(e, r, c, q), e->src + off * es, n * es);
+        break;
+    case ENG_RS:
+    case ENG_A2A:
+        for (int q = 0; q < P; q++)
+            if (q != r) {
+                slice(e, c, q, &off, &n);
+                memcpy(pos(e, r, c, q), e->src + ((size_t)q * e->count + off) * es, n * es);
+            }
+        break;
+    case ENG_AG:
+        slice(e, c, r, &off, &n);
+        memcpy(pos(e, r, c, r), e->src + off * es, n * es);
+        break;
+    case ENG_BCAST:
+        if (r == e->root)
+            for (int q = 0; q < P; q++)
+                slice(e, c, q, &off, &n), memcpy(pos(e, r, c, q), e->dst + off * es, n * es);
+        break;
+    case ENG_FLAT: {
+        size_t lo = c * e->per, len = e->count - lo < e->per ? e->count - lo : e->per;
+        memcpy(pos(e, r, c, 0), e->src + lo * es, len * es);
+        break;
+    }
+    }
+    publish(e, F_STAGED, s + 1);
+    return STRATA_OK;
+}
+
+static strata_status_t reduce(eng_t *e, size_t c)
+{
+    uint64_t s = e->base + c;
+    int r = e->c->rank, P = e->c->size;
+    strata_status_t st = wait_all(e, F_STAGED, s + 1);
+    if (st != STRATA_OK) return st;
+    const void *srcs[COMM_MAX_SIZE];
+    size_t off, n;
+    slice(e, c, r, &off, &n);
+    size_t src_off = e->kind == ENG_RS ? (size_t)r * e->count + off : off;
+    for (int q = 0; q < P; q++) srcs[q] = q == r ? e->src + src_off * e->es : pos(e, q, c, r);
+    void *out = e->kind == ENG_RS ? e->dst + off * e->es : pos(e, r, c, r);
+    comm_reduce_n(out, srcs, P, n, e->dt, e->op, P);
+    if (e->kind == ENG_AR) {
+        publish(e, F_REDUCED, s + 1);
+        /* our own slice is hot in L1/L2 now: copy it out before waiting */
+        if (e->root < 0 || e->root == r) comm_copy(e->dst + off * e->es, out, n * e->es, e->stream);
+    }
+    return STRATA_OK;
+}
+
+static strata_status_t flat(eng_t *e, size_t c)
+{
+    uint64_t s = e->base + c;
+    int r = e->c->rank, P = e->c->size;
+    strata_status_t st = wait_all(e, F_STAGED, s + 1);
+    if (st != STRATA_OK) return st;
+    if (e->root >= 0 && r != e->root) return STRATA_OK;
+    size_t lo = c * e->per, len = e->count - lo < e->per ? e->count - lo : e->per;
+    const void *srcs[COMM_MAX_SIZE];
+    for (int q = 0; q < P; q++) srcs[q] = pos(e, q, c, 0);
+    /* dst may alias src (in place): read our own staged copy, not src. */
+    comm_reduce_n(e->dst + lo * e->es, srcs, P, len, e->dt, e->op, P);
+    return STRATA_OK;
+}
+
+static strata_status_t gather(eng_t *e, size_t c)
+{
+    uint64_t s = e->base + c;
+    int r = e->c->rank, P = e->c->size;
+    size_t off, n, es = e->es;
+    strata_status_t st = STRATA_OK;
+    switch (e->kind) {
+    case ENG_AR:
+        if (e->root >= 0 && r != e->root) break;
+        st = wait_all(e, F_REDUCED, s + 1);
+        for (int q = 0; q < P && st == STRATA_OK; q++)
+            if (q != r)
+                slice(e, c, q, &off, &n), comm_copy(e->dst + off * es, pos(e, q, c, q), n * es, e->stream);
+        break;
+    case ENG_AG:
+    case ENG_A2A:
+        st = wait_all(e, F_STAGED, s + 1);
+        for (int q = 0; q < P && st == STRATA_OK; q++) {
+            slice(e, c, q, &off, &n);
+            unsigned char *d = e->dst + ((size_t)q * e->count + off) * es;
+            const unsigned char *from =
+                q != r ? pos(e, q, c, e->kind == ENG_AG ? q : r)
+                       : e->src + ((e->kind == ENG_AG ? 0 : (size_t)r * e->count) + off) * es;
+            comm_copy(d, from, n * es, e->stream);
+        }
+        break;
+    case ENG_BCAST:
+        if (r == e->root) break;
+        st = comm_wait_ge(e->k, &e->c->lines[e->root].staged.v, s + 1, e->root);
+        for (int q = 0; q < P && st == STRATA_OK; q++)
+            slice(e, c, q, &off, &n), comm_copy(e->dst + off * es, pos(e, e->root, c, q), n * es, e->stream);
+        break;
+    default: break;
+    }
+    return st;
+}
+
+/* ==== Driver ==== */
+
+/* Chunk (all P slices) used by default for large vectors: 256 KiB, the
+ * prototype's figure (issue #6) — small enough that a chunk's staged and
+ * reduced data stay in L2/L3 between the phases. STRATA_CHUNK overrides. */
+#define COMM_CHUNK_DEFAULT (256u * 1024u)
+
+static size_t slice_cap(const strata_comm_t *c, size_t bytes_per_rank)
+{
+    size_t P = (size_t)c->size, chunk = COMM_CHUNK_DEFAULT;
+    const char *env = getenv("STRATA_CHUNK");
+    if (env && *env) chunk = (size_t)strtoull(env, NULL, 10);
+    if (chunk > COMM_REGION) chunk = COMM_REGION;
+    size_t cap = chunk / P / COMM_LINE * COMM_LINE;
+    if (cap < COMM_LINE) cap = COMM_LINE;
+    /* Aim for at least 4 chunks so staging overlaps synchronisation, with
+     * slices of 4 KiB or more. */
+    static long nmin = -1;
+    if (nmin < 0) {
+        const char *e = getenv("STRATA_MIN_CHUNKS");
+        nmin = e && atol(e) > 0 ? atol(e) : 4;
+    }
+    size_t want = bytes_per_rank / (size_t)nmin / COMM_LINE * COMM_LINE;
+    if (want < 4096) want = 4096;
+    return want < cap ? want : cap;
+}
+
+static strata_status_t run(eng_t *e)
+{
+    strata_comm_t *c = e->c;
+    if (e->count == 0) return STRATA_OK;
+    e->nchunks = (e->count + e->per - 1) / e->per;
+    if (e->kind == ENG_AR || e->kind == ENG_BCAST) {
+        size_t E = e->per * (size_t)c->size;
+        e->nchunks = (e->count + E - 1) / E;
+    }
+    e->base = c->cseq;
+    c->cseq += e->nchunks;
+    strata_status_t st = stage(e, 0);
+    for (size_t ch = 0; ch < e->nchunks && st == STRATA_OK; ch++) {
+        if (e->kind == ENG_AR || e->kind == ENG_RS) st = reduce(e, ch);
+        if (e->kind == ENG_FLAT && st == STRATA_OK) st = flat(e, ch);
+        if (st == STRATA_OK && ch + 1 < e->nchunks) st = stage(e, ch + 1);
+        if (st == STRATA_OK) st = gather(e, ch);
+        if (st == STRATA_OK) publish(e, F_DONE, e->base + ch + 1);
+    }
+    return st;
+}
+
+static eng_t eng_init(comm_call_t *k, eng_kind_t kind, const void *src, void *dst, size_t count,
+                      size_t es)
+{
+    eng_t e = {.k = k, .c = k->c, .kind = kind, .src = src, .dst = dst, .es = es, .count = count,
+               .root = -1, .dt = STRATA_UINT8, .op = STRATA_SUM};
+    size_t per_rank_bytes = kind == ENG_AR || kind == ENG_BCAST ? count * es / (size_t)k->c->size
+                                                                : count * es;
+    e.cap = slice_cap(k->c, per_rank_bytes);
+    e.per = e.cap / es;
+    size_t out_bytes = kind == ENG_RS ? count * es
+                       : kind == ENG_AR || kind == ENG_BCAST ? count * es
+                                                             : count * es * (size_t)k->c->size;
+    e.stream = out_bytes >= comm_stream_threshold;
+    return e;
+}
+
+strata_status_t comm_shm_allreduce(comm_call_t *k, const void *src, void *dst, size_t count,
+                                   strata_dtype_t dt, strata_op_t op, int root)
+{
+    size_t es = strata_dtype_size(dt), bytes = count * es;
+    if (bytes <= COMM_LINE_DATA) return comm_small_allreduce(k, src, dst, count, dt, op, root);
+    static long flat_max = -1;
+    if (flat_max < 0) {
+        const char *env = getenv("STRATA_FLAT_MAX");
+        flat_max = env && *env ? atol(env) : (long)COMM_FLAT_MAX;
+    }
+    eng_t e = eng_init(k, bytes <= (size_t)flat_max ? ENG_FLAT : ENG_AR, src, dst, count, es);
+    if (e.kind == ENG_FLAT) e.cap = COMM_REGION, e.per = COMM_REGION / es;
+    e.dt = dt, e.op = op, e.root = root;
+    return run(&e);
+}
+
+strata_status_t comm_shm_reduce_scatter(comm_call_t *k, const void *src, void *dst, size_t count,
+                                        strata_dtype_t dt, strata_op_t op)
+{
+    eng_t e = eng_init(k, ENG_RS, src, dst, count, strata_dtype_size(dt));
+    e.dt = dt, e.op = op;
+    return run(&e);
+}
+
+strata_status_t comm_shm_allgather(comm_call_t *k, const void *src, void *dst, size_t bytes)
+{
+    eng_t e = eng_init(k, ENG_AG, src, dst, bytes, 1);
+    return run(&e);
+}
+
+strata_status_t comm_shm_alltoall(comm_call_t *k, const void *src, void *dst, size_t bytes)
+{
+    eng_t e = eng_init(k, ENG_A2A, src, dst, bytes, 1);
+    return run(&e);
+}
+
+strata_status_t comm_shm_broadcast(comm_call_t *k, void *buf, size_t bytes, int root)
+{
+    if (bytes <= COMM_LINE_DATA) {
+        bool me = k->c->rank == root;
+        const unsigned char *all;
+        strata_status_t st = comm_small_exchange(k, me ? buf : NULL, me ? bytes : 0, &all);
+        if (st == STRATA_OK && !me)
+            memcpy(buf, all + (size_t)root * sizeof(comm_rank_lines_t), bytes);
+        return st;
+    }
+    eng_t e = eng_init(k, ENG_BCAST, buf, buf, bytes, 1);
+    e.root = root;
+    return run(&e);
+}
+
+/* ==== Line slots ==== */
+
+/* Publish `bytes` of mine beside the next small sequence number and wait for
+ * every rank's line of that sequence. *lines_p points at rank 0's data; rank
+ * q's is sizeof(comm_rank_lines_t) * q further. Parity double-buffering is
+ * safe: a rank writes parity p again only two calls later, after it has
+ * seen every rank's line of the call in between, which each wrote only
+ * after finishing its reads of this one. */
+strata_status_t comm_small_exchange(comm_call_t *k, const void *mine, size_t bytes,
+                                    const unsigned char **lines_p)
+{
+    strata_comm_t *c = k->c;
+    uint64_t s = ++c->sseq;
+    int par = (int)(s & 1);
+    comm_small_t *me = &c->lines[c->rank].small[par];
+    if (bytes) memcpy(me->data, mine, bytes);
+    atomic_store_explicit(&me->seq, s, memory_order_release);
+    for (int q = 0; q < c->size; q++) {
+        if (q == c->rank) continue;
+        strata_status_t st = comm_wait_ge(k, &c->lines[q].small[par].seq, s, q);
+        if (st != STRATA_OK) return st;
+    }
+    *lines_p = c->lines[0].small[par].data;
+    return STRATA_OK;
+}
+
+strata_status_t comm_small_allreduce(comm_call_t *k, const void *src, void *dst, size_t count,
+                                     strata_dtype_t dt, strata_op_t op, int root)
+{
+    strata_comm_t *c = k->c;
+    size_t bytes = count * strata_dtype_size(dt);
+    const unsigned char *all;
+    strata_status_t st = comm_small_exchange(k, src, bytes, &all);
+    if (st != STRATA_OK || (root >= 0 && c->rank != root)) return st;
+    const void *srcs[COMM_MAX_SIZE];
+    for (int q = 0; q < c->size; q++) srcs[q] = all + (size_t)q * sizeof(comm_rank_lines_t);
+    unsigned char tmp[COMM_LINE_DATA];
+    comm_reduce_n(tmp, srcs, c->size, count, dt, op, c->size);
+    memcpy(dst, tmp, bytes);
+    return STRATA_OK;
+}
+
+strata_status_t comm_shm_barrier(comm_call_t *k)
+{
+    const unsigned char *all;
+    return comm_small_exchange(k, NULL, 0, &all);
+}

@@ -1,0 +1,308 @@
+/*
+ * coll_test.c — every collective × op × data type × rank count × count,
+ * out of place and in place, on real forked ranks, exact against a
+ * reference computed independently in the test.
+ *
+ * Usage: coll_test P... (rank counts to run; CTest runs 2; 1 2; 3; 4; 5; 8).
+ * Each P is one cmocka test that launches P ranks (strata_launch_fn); each
+ * rank loops over count ∈ {0, 1, 7, 1023, 1M+3} × data type × operator and
+ * runs allreduce, reduce, reduce-scatter, allgather, alltoall and broadcast,
+ * each with the memory-semantic engine (shm) and with the collective
+ * layer's ring and recursive-doubling schedules where it implements them,
+ * in and out of place (the schedules at 1 M + 3 only for fp32, bf16 and
+ * int32, to keep each test within a few minutes on 2 loaded cores), and counts mismatches; the rank's exit
+ * code is non-zero on any mismatch or error, which fails the test.
+ * Reduce-scatter, allgather and alltoall use blocks of ceil(count / P)
+ * elements per rank so their buffers stay near `count` elements.
+ *
+ * Exactness: inputs are small integers (|v| <= 5, products of at most 8
+ * factors in {1, 2, -1}), so every sum, product, minimum and maximum is
+ * exact in every type and in any association order (fp16 and bf16 hold
+ * integers up to 256 exactly); AVG is that exact sum divided once by P in
+ * the element type (fp32 for halves). Hence the tolerance is zero for every
+ * type and algorithm, although ring and recursive doubling associate the
+ * reduction differently from the engine's rank order. Integer overflow
+ * (int8 products) wraps identically in reference and library (two's
+ * complement arithmetic done unsigned).
+ */
+#define _GNU_SOURCE
+#include "test.h"
+
+#include "comm.h"
+
+#include <unistd.h>
+
+static const size_t counts[] = {0, 1, 7, 1023, (1u << 20) + 3};
+#define NCOUNTS (sizeof(counts) / sizeof(counts[0]))
+
+/* ==== Typed access: strata_dtype_get/set ==== */
+#define put strata_dtype_set
+#define get strata_dtype_get
+
+static bool is_float(strata_dtype_t dt)
+{
+    return dt == STRATA_FP16 || dt == STRATA_BF16 || dt == STRATA_FP32 || dt == STRATA_FP64;
+}
+
+static bool is_unsigned(strata_dtype_t dt)
+{
+    return dt == STRATA_UINT8 || dt == STRATA_UINT32 || dt == STRATA_UINT64;
+}
+
+
+
+/* Input of rank r at element i for operator op. */
+static double gen(strata_dtype_t dt, strata_op_t op, int r, size_t i)
+{
+    if (op == STRATA_PROD) {
+        double v = (i + (size_t)r) % 3 == 0 ? 2 : 1;
+        return !is_unsigned(dt) && (i + 2 * (size_t)r) % 5 == 0 ? -v : v;
+    }
+    double v = (double)((i * 7 + (size_t)r * 3) % 11);
+    return is_unsigned(dt) ? v : v - 5;
+}
+
+/* The reference reduction of element i over P ranks, stored into ref[i]. */
+static void ref_elem(strata_dtype_t dt, strata_op_t op, int P, void *ref, size_t i)
+{
+    double acc = gen(dt, op, 0, i);
+    uint64_t wrap = (uint64_t)(int64_t)acc;
+    for (int q = 1; q < P; q++) {
+        double v = gen(dt, op, q, i);
+        if (op == STRATA_PROD) acc *= v, wrap *= (uint64_t)(int64_t)v;
+        else if (op == STRATA_MIN) acc = v < acc ? v : acc;
+        else if (op == STRATA_MAX) acc = v > acc ? v : acc;
+        else acc += v, wrap += (uint64_t)(int64_t)v;
+    }
+    if (!is_float(dt) && (op == STRATA_PROD || op == STRATA_SUM || op == STRATA_AVG)) {
+        /* wrap into the type first, then (AVG) divide there: C truncation */
+        put(dt, ref, i, (double)(int64_t)wrap);
+        if (dt == STRATA_INT64 || dt == STRATA_UINT64) {
+            if (op == STRATA_AVG) {
+                if (dt == STRATA_INT64) ((int64_t *)ref)[i] = (int64_t)wrap / P;
+                else ((uint64_t *)ref)[i] = wrap / (uint64_t)P;
+            } else {
+                memcpy((char *)ref + i * 8, &wrap, 8);
+            }
+            return;
+        }
+        if (op == STRATA_AVG) put(dt, ref, i, trunc(get(dt, ref, i) / P));
+        return;
+    }
+    if (op == STRATA_AVG) {
+        if (dt == STRATA_FP64) acc = acc / P;
+        else acc = (double)((float)acc / (float)P);
+    }
+    put(dt, ref, i, acc);
+}
+
+/* ==== One rank ==== */
+
+typedef struct rank_ctx {
+    strata_comm_t *c;
+    int rank, P;
+    long errors, calls, skipped;
+    unsigned char *in, *out, *ref;
+} rank_ctx_t;
+
+static bool check(rank_ctx_t *x, const char *what, strata_dtype_t dt, strata_op_t op, size_t n,
+                  const void *got, const void *want, size_t want_off, strata_status_t st)
+{
+    x->calls++;
+    if (st != STRATA_OK) {
+        fprintf(stderr, "rank %d: %s %s %s n=%zu: status %d: %s\n", x->rank, what,
+                strata_dtype_name(dt), strata_op_name(op), n, st, strata_comm_errmsg(x->c));
+        x->errors++;
+        return false;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (get(dt, got, i) != get(dt, want, want_off + i)) {
+            fprintf(stderr, "rank %d: %s %s %s n=%zu: element %zu is %g, expected %g\n", x->rank,
+                    what, strata_dtype_name(dt), strata_op_name(op), n, i, get(dt, got, i),
+                    get(dt, want, want_off + i));
+            x->errors++;
+            return false;
+        }
+    return true;
+}
+
+/* The message-passing algorithms run every case up to 1023 elements; at
+ * 1 M + 3 only for fp32, bf16 and int32 (every operator), to keep each
+ * test within a few minutes on 2 loaded cores. */
+static size_t g_count;
+static strata_dtype_t g_dt;
+
+static bool sched_has(int P, strata_coll_t coll, strata_comm_algo_t a)
+{
+    if (a == STRATA_COMM_SHM) return true;
+    if (g_count > 1023 && g_dt != STRATA_FP32 && g_dt != STRATA_BF16 && g_dt != STRATA_INT32)
+        return false;
+    strata_sched_params_t p = {.coll = coll, .algo = a == STRATA_COMM_RING ? STRATA_ALGO_RING
+                                                                           : STRATA_ALGO_RECDBL,
+                               .nranks = (uint32_t)P, .count = 64, .elem_size = 4};
+    return strata_sched_check(&p, NULL) == STRATA_OK;
+}
+
+static void fill(rank_ctx_t *x, strata_dtype_t dt, strata_op_t op, void *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) put(dt, b, i, gen(dt, op, x->rank, i));
+}
+
+static void run_reductions(rank_ctx_t *x, size_t count, strata_dtype_t dt, strata_op_t op)
+{
+    size_t es = strata_dtype_size(dt), blk = (count + (size_t)x->P - 1) / (size_t)x->P;
+    size_t N = blk * (size_t)x->P > count ? blk * (size_t)x->P : count;
+    for (size_t i = 0; i < N; i++) ref_elem(dt, op, x->P, x->ref, i);
+    for (strata_comm_algo_t a = STRATA_COMM_SHM; a <= STRATA_COMM_RECDBL; a++) {
+        if (!sched_has(x->P, STRATA_COLL_ALLREDUCE, a)) {
+            x->skipped++;
+            continue;
+        }
+        strata_call_opts_t o = {.algo = a};
+        char what[64];
+        snprintf(what, sizeof(what), "allreduce/%s", strata_comm_algo_name(a));
+        fill(x, dt, op, x->in, count);
+        memset(x->out, 0xee, count * es);
+        check(x, what, dt, op, count, x->out, x->ref, 0,
+              strata_comm_allreduce(x->c, x->in, x->out, count, dt, op, &o));
+        fill(x, dt, op, x->out, count);
+        snprintf(what, sizeof(what), "allreduce/%s in place", strata_comm_algo_name(a));
+        check(x, what, dt, op, count, x->out, x->ref, 0,
+              strata_comm_allreduce(x->c, STRATA_IN_PLACE, x->out, count, dt, op, &o));
+    }
+    int root = (int)((count + (size_t)op) % (size_t)x->P);
+    for (strata_comm_algo_t a = STRATA_COMM_SHM; a <= STRATA_COMM_RECDBL; a++) {
+        strata_call_opts_t o = {.algo = a};
+        char what[64];
+        if (sched_has(x->P, STRATA_COLL_REDUCE, a)) {
+            snprintf(what, sizeof(what), "reduce/%s", strata_comm_algo_name(a));
+            fill(x, dt, op, x->in, count);
+            memset(x->out, 0xee, count * es);
+            strata_status_t st = strata_comm_reduce(x->c, x->in, x->out, count, dt, op, root, &o);
+            check(x, what, dt, op, x->rank == root ? count : 0, x->out, x->ref, 0, st);
+        } else x->skipped++;
+        if (!sched_has(x->P, STRATA_COLL_REDUCE_SCATTER, a)) {
+            x->skipped++;
+            continue;
+        }
+        snprintf(what, sizeof(what), "reduce_scatter/%s", strata_comm_algo_name(a));
+        fill(x, dt, op, x->in, blk * (size_t)x->P);
+        check(x, what, dt, op, blk, x->out, x->ref, (size_t)x->rank * blk,
+              strata_comm_reduce_scatter(x->c, x->in, x->out, blk, dt, op, &o));
+        fill(x, dt, op, x->out, blk * (size_t)x->P);
+        snprintf(what, sizeof(what), "reduce_scatter/%s in place", strata_comm_algo_name(a));
+        check(x, what, dt, op, blk, x->out, x->ref, (size_t)x->rank * blk,
+              strata_comm_reduce_scatter(x->c, STRATA_IN_PLACE, x->out, blk, dt, op, &o));
+    }
+}
+
+/* Value of element j of the block rank `from` sends to rank `to`. */
+static double a2a_val(int from, int to, size_t j)
+{
+    return (double)(((size_t)from * 31 + (size_t)to * 7 + j) % 101) - 50;
+}
+
+static void run_moves_algo(rank_ctx_t *x, size_t count, strata_dtype_t dt, strata_comm_algo_t a)
+{
+    size_t P = (size_t)x->P, r = (size_t)x->rank, blk = (count + P - 1) / P,
+           es = strata_dtype_size(dt);
+    strata_call_opts_t o = {.algo = a};
+    char what[64];
+    if (sched_has(x->P, STRATA_COLL_ALLGATHER, a)) {
+        for (size_t q = 0; q < P; q++)
+            for (size_t j = 0; j < blk; j++) put(dt, x->ref, q * blk + j, a2a_val((int)q, 0, j));
+        for (int inpl = 0; inpl < 2; inpl++) {
+            memset(x->out, 0xee, P * blk * es);
+            unsigned char *mine = inpl ? x->out + r * blk * es : x->in;
+            for (size_t j = 0; j < blk; j++) put(dt, mine, j, a2a_val((int)r, 0, j));
+            snprintf(what, sizeof(what), "allgather/%s%s", strata_comm_algo_name(a),
+                     inpl ? " in place" : "");
+            check(x, what, dt, STRATA_SUM, P * blk, x->out, x->ref, 0,
+                  strata_comm_allgather(x->c, inpl ? STRATA_IN_PLACE : x->in, x->out, blk, dt, &o));
+        }
+    } else x->skipped++;
+    if (sched_has(x->P, STRATA_COLL_ALLTOALL, a)) {
+        for (size_t q = 0; q < P; q++)
+            for (size_t j = 0; j < blk; j++) {
+                put(dt, x->ref, q * blk + j, a2a_val((int)q, (int)r, j));
+                put(dt, x->in, q * blk + j, a2a_val((int)r, (int)q, j));
+            }
+        memset(x->out, 0xee, P * blk * es);
+        snprintf(what, sizeof(what), "alltoall/%s", strata_comm_algo_name(a));
+        check(x, what, dt, STRATA_SUM, P * blk, x->out, x->ref, 0,
+              strata_comm_alltoall(x->c, x->in, x->out, blk, dt, &o));
+        memcpy(x->out, x->in, P * blk * es);
+        snprintf(what, sizeof(what), "alltoall/%s in place", strata_comm_algo_name(a));
+        check(x, what, dt, STRATA_SUM, P * blk, x->out, x->ref, 0,
+              strata_comm_alltoall(x->c, STRATA_IN_PLACE, x->out, blk, dt, &o));
+    } else x->skipped++;
+    if (sched_has(x->P, STRATA_COLL_BROADCAST, a)) {
+        int root = (int)(count % P);
+        for (size_t i = 0; i < count; i++)
+            put(dt, x->ref, i, (double)((i * 13 + (size_t)root) % 97) - 48);
+        if (x->rank == root) memcpy(x->out, x->ref, count * es);
+        else memset(x->out, 0xee, count * es);
+        snprintf(what, sizeof(what), "broadcast/%s", strata_comm_algo_name(a));
+        check(x, what, dt, STRATA_SUM, count, x->out, x->ref, 0,
+              strata_comm_broadcast(x->c, x->out, count, dt, root, &o));
+    } else x->skipped++;
+}
+
+static void run_moves(rank_ctx_t *x, size_t count, strata_dtype_t dt)
+{
+    for (strata_comm_algo_t a = STRATA_COMM_SHM; a <= STRATA_COMM_RECDBL; a++)
+        run_moves_algo(x, count, dt, a);
+}
+
+static int rank_main(void *arg)
+{
+    (void)arg;
+    rank_ctx_t x = {0};
+    strata_error_t err = {0};
+    if (strata_comm_init_env(&x.c, &err) != STRATA_OK) {
+        fprintf(stderr, "init: %s\n", err.msg);
+        return 2;
+    }
+    x.rank = strata_comm_rank(x.c), x.P = strata_comm_size(x.c);
+    size_t maxn = (counts[NCOUNTS - 1] + (size_t)x.P) * 8;
+    x.in = malloc(maxn), x.out = malloc(maxn), x.ref = malloc(maxn);
+    for (size_t ci = 0; ci < NCOUNTS && x.in && x.out && x.ref; ci++)
+        for (int dt = 0; dt < STRATA_DTYPE_COUNT; dt++) {
+            g_count = counts[ci], g_dt = (strata_dtype_t)dt;
+            for (int op = 0; op < STRATA_OP_COUNT; op++)
+                run_reductions(&x, counts[ci], (strata_dtype_t)dt, (strata_op_t)op);
+            run_moves(&x, counts[ci], (strata_dtype_t)dt);
+        }
+    if (x.rank == 0)
+        printf("P=%d: %ld calls checked, %ld errors, %ld algorithm cases skipped (not in sched, "
+               "or large counts of the other types)\n",
+               x.P, x.calls, x.errors, x.skipped);
+    free(x.in), free(x.out), free(x.ref);
+    strata_comm_destroy(x.c);
+    return x.errors ? 1 : 0;
+}
+
+static void test_matrix(void **state)
+{
+    int P = *(int *)*state, code = -1;
+    strata_error_t err = {0};
+    assert_int_equal(strata_launch_fn(P, rank_main, NULL, 2.0, &code, &err), STRATA_OK);
+    assert_int_equal(code, 0);
+}
+
+int main(int argc, char **argv)
+{
+    static int Ps[8];
+    struct CMUnitTest tests[8];
+    int n = 0;
+    for (int i = 1; i < argc && n < 8; i++, n++) {
+        Ps[n] = atoi(argv[i]);
+        tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(test_matrix, &Ps[n]);
+    }
+    if (n == 0) {
+        Ps[0] = 2;
+        tests[0] = (struct CMUnitTest)cmocka_unit_test_prestate(test_matrix, &Ps[0]);
+        n = 1;
+    }
+    return _cmocka_run_group_tests("coll", tests, (size_t)n, NULL, NULL);
+}

@@ -1,0 +1,422 @@
+/*
+ * comm.c — the communicator: start-up (explicit and from the environment),
+ * duplication, abort and destruction, argument checking and the dispatch of
+ * every collective to the memory-semantic engine or the schedule executor.
+ *
+ * Dispatch. AUTO (or $STRATA_ALGO) resolves per call: intra-host the engine
+ * (STRATA_COMM_SHM) is used for every size — its small, flat and pipelined
+ * variants cover the range (allreduce_shm.c); RING and RECDBL run the
+ * collective layer's schedules over the per-pair channels (exec.c). Every
+ * call gets a comm_call_t with its deadline; errors leave a message in
+ * comm->errmsg. Argument errors (STRATA_ERR_INVALID) leave the communicator
+ * usable; any other failure is sticky in the segment.
+ */
+#define _GNU_SOURCE
+#include "comm.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define DEFAULT_TIMEOUT_S 60.0
+#define DEFAULT_PORT_BASE 20000 /* derived ports: 20000 + hash % 20000 */
+
+void comm_job_hash(const char *token, char out[17])
+{
+    snprintf(out, 17, "%016llx",
+             (unsigned long long)util_hash64(token, strlen(token), 0x5354524154414a42ULL));
+}
+
+static strata_comm_t *comm_alloc(int rank, int size, double timeout)
+{
+    strata_comm_t *c = util_calloc(1, sizeof(*c));
+    if (!c) return NULL;
+    c->rank = rank, c->size = size;
+    c->timeout = timeout > 0 ? timeout : DEFAULT_TIMEOUT_S;
+    c->tp = &comm_shm_transport;
+    const char *env = getenv("STRATA_ALGO");
+    if (!env || !*env || strata_comm_algo_parse(env, &c->env_algo) != STRATA_OK)
+        c->env_algo = STRATA_COMM_AUTO;
+    c->pids = util_calloc((size_t)size, sizeof(int32_t));
+    if (!c->pids) {
+        util_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void strata_comm_destroy(strata_comm_t *c)
+{
+    if (!c) return;
+    comm_exec_free(c);
+    comm_seg_unmap(c);
+    if (c->pidfds)
+        for (int i = 0; i < c->size; i++)
+            if (c->pidfds[i] >= 0) close(c->pidfds[i]);
+    util_free(c->pidfds);
+    util_free(c->ch_sent);
+    util_free(c->ch_recv);
+    util_free(c->pids);
+    util_free(c);
+}
+
+strata_status_t strata_comm_init(int rank, int size, const char *root, const char *token,
+                                 double timeout_s, strata_comm_t **comm_p, strata_error_t *err)
+{
+    if (size < 1 || size > COMM_MAX_SIZE || rank < 0 || rank >= size)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "rank %d of size %d: need 0 <= rank < size <= %d", rank, size,
+                                COMM_MAX_SIZE);
+    if (!token || !*token || strlen(token) > 255)
+        return strata_error_set(err, STRATA_ERR_INVALID, "the job token must be 1..255 bytes");
+    if (!comm_p || timeout_s < 0)
+        return strata_error_set(err, STRATA_ERR_INVALID, "invalid argument to strata_comm_init");
+    strata_comm_t *c = comm_alloc(rank, size, timeout_s);
+    if (!c) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    comm_job_hash(token, c->jobhash);
+    strata_status_t st = comm_bootstrap(c, root, token, err);
+    if (st == STRATA_OK) st = comm_local_setup(c, err);
+    if (st != STRATA_OK) {
+        strata_comm_destroy(c);
+        return st;
+    }
+    *comm_p = c;
+    return STRATA_OK;
+}
+
+/* ==== Environment ==== */
+
+static const char *env_first(const char *const *names)
+{
+    for (; *names; names++) {
+        const char *v = getenv(*names);
+        if (v && *v) return v;
+    }
+    return NULL;
+}
+
+static int env_int(const char *const *names, long *out)
+{
+    const char *v = env_first(names);
+    return v && util_parse_long(v, out) == 0 ? 0 : -1;
+}
+
+/* Token when STRATA_TOKEN is unset: the launcher's job identity, which every
+ * rank of one job sees alike, or the common parent (mpirun's daemon). */
+static void default_token(char *buf, size_t len)
+{
+    static const char *const ids[] = {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
+                                      "SLURM_JOB_ID", "PMI_KVSNAME", NULL};
+    const char *id = env_first(ids);
+    if (id) snprintf(buf, len, "job:%s:%s", id, getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "");
+    else snprintf(buf, len, "ppid:%ld", (long)getppid());
+}
+
+strata_status_t strata_comm_init_env(strata_comm_t **comm_p, strata_error_t *err)
+{
+    static const char *const rank_v[] = {"STRATA_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                         "SLURM_PROCID", NULL};
+    static const char *const size_v[] = {"STRATA_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                         "SLURM_NTASKS", NULL};
+    long rank, size;
+    if (env_int(rank_v, &rank) || env_int(size_v, &size))
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "rank and size not found in the environment (STRATA_RANK/"
+                                "STRATA_SIZE, OMPI_COMM_WORLD_*, PMI_*, SLURM_*)");
+    char token[300], root[300];
+    const char *t = getenv("STRATA_TOKEN");
+    if (t && *t) snprintf(token, sizeof(token), "%s", t);
+    else default_token(token, sizeof(token));
+    const char *r = getenv("STRATA_ROOT");
+    if (r && *r) snprintf(root, sizeof(root), "%s", r);
+    else
+        snprintf(root, sizeof(root), "127.0.0.1:%u",
+                 DEFAULT_PORT_BASE + (unsigned)(util_hash64(token, strlen(token), 1) % 20000));
+    double timeout = 0;
+    const char *to = getenv("STRATA_TIMEOUT");
+    if (to && *to && (util_parse_double(to, &timeout) || timeout <= 0))
+        return strata_error_set(err, STRATA_ERR_INVALID, "STRATA_TIMEOUT='%s' is not seconds > 0",
+                                to);
+    if (rank > INT32_MAX || size > INT32_MAX) rank = size = -1;
+    return strata_comm_init((int)rank, (int)size, root, token, timeout, comm_p, err);
+}
+
+/* ==== Small accessors ==== */
+
+int strata_comm_rank(const strata_comm_t *c)
+{
+    return c ? c->rank : -1;
+}
+
+int strata_comm_size(const strata_comm_t *c)
+{
+    return c ? c->size : 0;
+}
+
+const char *strata_comm_errmsg(const strata_comm_t *c)
+{
+    return c ? c->errmsg : "no communicator";
+}
+
+void strata_comm_set_timeout(strata_comm_t *c, double timeout_s)
+{
+    if (c && timeout_s > 0) c->timeout = timeout_s;
+}
+
+void strata_comm_abort(strata_comm_t *c)
+{
+    if (!c) return;
+    c->aborted_local = 1;
+    if (c->hdr) {
+        uint64_t expect = 0, v = (uint64_t)(c->rank + 1) | (uint64_t)COMM_FAIL_ABORTED << 16;
+        atomic_compare_exchange_strong(&c->hdr->failed, &expect, v);
+    }
+}
+
+/* ==== Calls ==== */
+
+static strata_status_t bad(strata_comm_t *c, const char *what, const char *fmt, ...)
+    STRATA_PRINTF(3, 4);
+static strata_status_t bad(strata_comm_t *c, const char *what, const char *fmt, ...)
+{
+    char msg[STRATA_ERROR_MSG_MAX - 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(c->errmsg, sizeof(c->errmsg), "%s: %s", what, msg);
+    return STRATA_ERR_INVALID;
+}
+
+/* Start a call: deadline, algorithm, and a check that the communicator is
+ * still healthy. */
+static strata_status_t begin(strata_comm_t *c, const char *what, const strata_call_opts_t *o,
+                             comm_call_t *k)
+{
+    c->errmsg[0] = 0;
+    k->c = c;
+    k->what = what;
+    k->timeout = o && o->timeout_s > 0 ? o->timeout_s : c->timeout;
+    k->deadline = 0; /* set at the first slow check: no clock read on the fast path */
+    k->algo = o ? o->algo : STRATA_COMM_AUTO;
+    if ((unsigned)k->algo >= STRATA_COMM_ALGO_COUNT) return bad(c, what, "unknown algorithm");
+    return comm_check_fast(k);
+}
+
+strata_comm_algo_t strata_comm_algo_for(const strata_comm_t *c, strata_coll_t coll, size_t bytes,
+                                        strata_comm_algo_t requested)
+{
+    (void)coll, (void)bytes;
+    if (requested != STRATA_COMM_AUTO) return requested;
+    if (c && c->env_algo != STRATA_COMM_AUTO) return c->env_algo;
+    return STRATA_COMM_SHM;
+}
+
+static strata_status_t check_types(strata_comm_t *c, const char *what, strata_dtype_t dt,
+                                   strata_op_t op, size_t count, const void *buf)
+{
+    if ((unsigned)dt >= STRATA_DTYPE_COUNT) return bad(c, what, "unknown data type %d", (int)dt);
+    if ((unsigned)op >= STRATA_OP_COUNT) return bad(c, what, "unknown operator %d", (int)op);
+    if (count > SIZE_MAX / 8 / (size_t)c->size) return bad(c, what, "count %zu too large", count);
+    if (count > 0 && !buf) return bad(c, what, "NULL buffer");
+    return STRATA_OK;
+}
+
+static bool in_place(const void *send, const void *recv)
+{
+    return send == STRATA_IN_PLACE || send == recv;
+}
+
+static strata_algo_t sched_algo(strata_comm_algo_t a)
+{
+    return a == STRATA_COMM_RECDBL ? STRATA_ALGO_RECDBL : STRATA_ALGO_RING;
+}
+
+/* Run coll either on the engine (fn) or through the schedule executor. */
+#define DISPATCH(k, coll, bytes, engine_call, src, dst, count, dt, op, root)                        \
+    (strata_comm_algo_for((k)->c, coll, bytes, (k)->algo) == STRATA_COMM_SHM                        \
+         ? (engine_call)                                                                            \
+         : comm_exec(k, coll, sched_algo(strata_comm_algo_for((k)->c, coll, bytes, (k)->algo)),     \
+                     src, dst, count, dt, op, root))
+
+strata_status_t strata_comm_allreduce(strata_comm_t *c, const void *sendbuf, void *recvbuf,
+                                      size_t count, strata_dtype_t dt, strata_op_t op,
+                                      const strata_call_opts_t *opts)
+{
+    comm_call_t k;
+    if (!c) return STRATA_ERR_INVALID;
+    strata_status_t st = begin(c, "allreduce", opts, &k);
+    if (st == STRATA_OK) st = check_types(c, k.what, dt, op, count, recvbuf);
+    if (st != STRATA_OK || count == 0) return st;
+    const void *src = in_place(sendbuf, recvbuf) ? recvbuf : sendbuf;
+    if (!src) return bad(c, k.what, "NULL send buffer");
+    size_t bytes = count * strata_dtype_size(dt);
+    if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    return DISPATCH(&k, STRATA_COLL_ALLREDUCE, bytes,
+                    comm_shm_allreduce(&k, src, recvbuf, count, dt, op, -1), src, recvbuf, count,
+                    dt, op, -1);
+}
+
+strata_status_t strata_comm_reduce(strata_comm_t *c, const void *sendbuf, void *recvbuf,
+                                   size_t count, strata_dtype_t dt, strata_op_t op, int root,
+                                   const strata_call_opts_t *opts)
+{
+    comm_call_t k;
+    if (!c) return STRATA_ERR_INVALID;
+    strata_status_t st = begin(c, "reduce", opts, &k);
+    if (st != STRATA_OK) return st;
+    if (root < 0 || root >= c->size) return bad(c, k.what, "root %d out of range", root);
+    bool me = c->rank == root;
+    st = check_types(c, k.what, dt, op, count, me ? recvbuf : (const void *)sendbuf);
+    if (st != STRATA_OK || count == 0) return st;
+    if (sendbuf == STRATA_IN_PLACE && !me) return bad(c, k.what, "in place is for the root only");
+    const void *src = me && in_place(sendbuf, recvbuf) ? recvbuf : sendbuf;
+    size_t bytes = count * strata_dtype_size(dt);
+    if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    return DISPATCH(&k, STRATA_COLL_REDUCE, bytes,
+                    comm_shm_allreduce(&k, src, recvbuf, count, dt, op, root), src, recvbuf,
+                    count, dt, op, root);
+}
+
+strata_status_t strata_comm_reduce_scatter(strata_comm_t *c, const void *sendbuf, void *recvbuf,
+                                           size_t count, strata_dtype_t dt, strata_op_t op,
+                                           const strata_call_opts_t *opts)
+{
+    comm_call_t k;
+    if (!c) return STRATA_ERR_INVALID;
+    strata_status_t st = begin(c, "reduce_scatter", opts, &k);
+    if (st == STRATA_OK) st = check_types(c, k.what, dt, op, count, recvbuf);
+    if (st != STRATA_OK || count == 0) return st;
+    const void *src = in_place(sendbuf, recvbuf) ? recvbuf : sendbuf;
+    size_t bytes = count * strata_dtype_size(dt);
+    if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    return DISPATCH(&k, STRATA_COLL_REDUCE_SCATTER, bytes * (size_t)c->size,
+                    comm_shm_reduce_scatter(&k, src, recvbuf, count, dt, op), src, recvbuf,
+                    count, dt, op, -1);
+}
+
+strata_status_t strata_comm_allgather(strata_comm_t *c, const void *sendbuf, void *recvbuf,
+                                      size_t count, strata_dtype_t dt,
+                                      const strata_call_opts_t *opts)
+{
+    comm_call_t k;
+    if (!c) return STRATA_ERR_INVALID;
+    strata_status_t st = begin(c, "allgather", opts, &k);
+    if (st == STRATA_OK) st = check_types(c, k.what, dt, STRATA_SUM, count, recvbuf);
+    if (st != STRATA_OK || count == 0) return st;
+    size_t bytes = count * strata_dtype_size(dt);
+    const void *src =
+        sendbuf == STRATA_IN_PLACE ? (unsigned char *)recvbuf + (size_t)c->rank * bytes : sendbuf;
+    if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    return DISPATCH(&k, STRATA_COLL_ALLGATHER, bytes * (size_t)c->size,
+                    comm_shm_allgather(&k, src, recvbuf, bytes), src, recvbuf, count, dt,
+                    STRATA_SUM, -1);
+}
+
+strata_status_t strata_comm_alltoall(strata_comm_t *c, const void *sendbuf, void *recvbuf,
+                                     size_t count, strata_dtype_t dt,
+                                     const strata_call_opts_t *opts)
+{
+    comm_call_t k;
+    if (!c) return STRATA_ERR_INVALID;
+    strata_status_t st = begin(c, "alltoall", opts, &k);
+    if (st == STRATA_OK) st = check_types(c, k.what, dt, STRATA_SUM, count, recvbuf);
+    if (st != STRATA_OK || count == 0) return st;
+    size_t bytes = count * strata_dtype_size(dt);
+    const void *src = in_place(sendbuf, recvbuf) ? recvbuf : sendbuf;
+    if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    return DISPATCH(&k, STRATA_COLL_ALLTOALL, bytes * (size_t)c->size,
+                    comm_shm_alltoall(&k, src, recvbuf, bytes), src, recvbuf, count, dt,
+                    STRATA_SUM, -1);
+}
+
+strata_status_t strata_comm_broadcast(strata_comm_t *c, void *buf, size_t count,
+                                      strata_dtype_t dt, int root, const strata_call_opts_t *opts)
+{
+    comm_call_t k;
+    if (!c) return STRATA_ERR_INVALID;
+    strata_status_t st = begin(c, "broadcast", opts, &k);
+    if (st != STRATA_OK) return st;
+    if (root < 0 || root >= c->size) return bad(c, k.what, "root %d out of range", root);
+    st = check_types(c, k.what, dt, STRATA_SUM, count, buf);
+    if (st != STRATA_OK || count == 0 || c->size == 1) return st;
+    size_t bytes = count * strata_dtype_size(dt);
+    return DISPATCH(&k, STRATA_COLL_BROADCAST, bytes, comm_shm_broadcast(&k, buf, bytes, root),
+                    buf, buf, count, dt, STRATA_SUM, root);
+}
+
+strata_status_t strata_comm_barrier(strata_comm_t *c, const strata_call_opts_t *opts)
+{
+    comm_call_t k;
+    if (!c) return STRATA_ERR_INVALID;
+    strata_status_t st = begin(c, "barrier", opts, &k);
+    if (st != STRATA_OK || c->size == 1) return st;
+    return comm_shm_barrier(&k);
+}
+
+static strata_status_t p2p_begin(strata_comm_t *c, const char *what, const void *buf,
+                                 size_t bytes, int peer, const strata_call_opts_t *opts,
+                                 comm_call_t *k)
+{
+    strata_status_t st = begin(c, what, opts, k);
+    if (st != STRATA_OK) return st;
+    if (peer < 0 || peer >= c->size || peer == c->rank)
+        return bad(c, what, "peer %d is not another rank of 0..%d", peer, c->size - 1);
+    if (bytes > 0 && !buf) return bad(c, what, "NULL buffer");
+    return STRATA_OK;
+}
+
+strata_status_t strata_comm_send(strata_comm_t *c, const void *buf, size_t bytes, int peer,
+                                 const strata_call_opts_t *opts)
+{
+    comm_call_t k;
+    if (!c) return STRATA_ERR_INVALID;
+    strata_status_t st = p2p_begin(c, "send", buf, bytes, peer, opts, &k);
+    return st != STRATA_OK ? st : comm_p2p_send(&k, peer, buf, bytes);
+}
+
+strata_status_t strata_comm_recv(strata_comm_t *c, void *buf, size_t bytes, int peer,
+                                 const strata_call_opts_t *opts)
+{
+    comm_call_t k;
+    if (!c) return STRATA_ERR_INVALID;
+    strata_status_t st = p2p_begin(c, "recv", buf, bytes, peer, opts, &k);
+    return st != STRATA_OK ? st : comm_p2p_recv(&k, peer, buf, bytes);
+}
+
+/* ==== Duplication ==== */
+
+strata_status_t strata_comm_dup(strata_comm_t *c, strata_comm_t **comm_p, strata_error_t *err)
+{
+    if (!c || !comm_p) return strata_error_set(err, STRATA_ERR_INVALID, "NULL communicator");
+    strata_comm_t *n = comm_alloc(c->rank, c->size, c->timeout);
+    if (!n) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    memcpy(n->pids, c->pids, (size_t)c->size * sizeof(int32_t));
+    memcpy(n->jobhash, c->jobhash, sizeof(n->jobhash));
+    /* Rank 0 names and creates the segment and broadcasts the name (empty:
+     * failed); the others map it, and a barrier lets rank 0 unlink it. */
+    char name[64] = "";
+    strata_status_t st = STRATA_OK;
+    if (c->rank == 0) {
+        comm_seg_name(n, name, sizeof(name));
+        st = comm_seg_create(n, name, err);
+        if (st != STRATA_OK) name[0] = 0;
+    }
+    strata_status_t st2 = strata_comm_broadcast(c, name, sizeof(name), STRATA_UINT8, 0, NULL);
+    if (st2 == STRATA_OK && name[0] && c->rank != 0) st = comm_seg_attach(n, name, err);
+    if (st2 == STRATA_OK) st2 = strata_comm_barrier(c, NULL);
+    if (c->rank == 0 && name[0]) shm_unlink(name);
+    if (st2 != STRATA_OK) st = strata_error_set(err, st2, "%s", c->errmsg);
+    else if (!name[0] && st == STRATA_OK)
+        st = strata_error_set(err, STRATA_ERR_PEER, "rank 0 could not create the segment");
+    if (st == STRATA_OK) st = comm_local_setup(n, err);
+    if (st != STRATA_OK) {
+        strata_comm_destroy(n);
+        return st;
+    }
+    *comm_p = n;
+    return STRATA_OK;
+}

@@ -1,0 +1,279 @@
+/*
+ * comm.h — internals of the runtime module: the communicator record, the
+ * layout of the shared-memory segment, the transport table, bounded waiting,
+ * reductions and copies.
+ *
+ * Design. A communicator is a rank, a size, a default deadline, the peers'
+ * pids (watched through pidfds) and one transport. The only transport today is
+ * shm (one segment per communicator and host); it is reached through
+ * comm_transport_t, a table of functions, so a TCP transport can slot in for
+ * peers on other hosts. Collectives are executed either by the shm
+ * memory-semantic engine (allreduce_shm.c: ranks read each other's staged
+ * data in the segment) or by the schedule executor (exec.c: message passing
+ * over per-pair channels, following the collective layer's schedules).
+ *
+ * Synchronisation is by single-writer counters, each in its own cache line,
+ * that only grow (epochs): a waiter compares against the value it expects, so
+ * nothing is ever reset and no extra barrier is needed between calls.
+ */
+#ifndef STRATA_COMM_INTERNAL_H
+#define STRATA_COMM_INTERNAL_H
+
+#include "strata/comm.h"
+#include "util.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define COMM_LINE 64
+/* Ranks per communicator (per-pair channels grow as size^2). */
+#define COMM_MAX_SIZE 64
+
+/* ==== Segment layout ==== */
+
+/* Engine staging: per rank, COMM_DEPTH slots of COMM_REGION bytes. A chunk
+ * of the vector is split into size slices, slice q staged at q*cap inside a
+ * region; 3-deep so a rank can stage chunk c+1 while peers still read c
+ * (the prototype's depth, issue #6). */
+#define COMM_DEPTH  3
+#define COMM_REGION (1024u * 1024u)
+/* Per-pair channels for message passing: COMM_CH_SLOTS slots of
+ * COMM_CH_BYTES payload each. */
+#define COMM_CH_SLOTS 4
+#define COMM_CH_BYTES (64u * 1024u)
+/* Bytes of payload that fit beside the sequence number in one line. */
+#define COMM_LINE_DATA 56
+
+typedef struct comm_line {
+    _Atomic uint64_t v;
+    char pad[COMM_LINE - sizeof(uint64_t)];
+} comm_line_t;
+
+/* One rank's small-message slot: sequence number beside the data. */
+typedef struct comm_small {
+    _Atomic uint64_t seq;
+    unsigned char data[COMM_LINE_DATA];
+} comm_small_t;
+
+/* Lines one rank writes (and everyone reads). */
+typedef struct comm_rank_lines {
+    comm_small_t small[2]; /* parity of the small-call sequence */
+    comm_line_t staged;    /* A: chunk sequence staged (copied in) */
+    comm_line_t reduced;   /* B: chunk sequence whose own slice is reduced */
+    comm_line_t done;      /* C: chunk sequence fully consumed */
+    comm_line_t ping;      /* calibration ping-pong */
+} comm_rank_lines_t;
+
+typedef struct comm_seg_header {
+    uint64_t magic;
+    uint32_t size;
+    uint32_t version;
+    uint64_t bytes;
+    char pad0[COMM_LINE - 24];
+    /* 0: healthy; else (rank + 1) | reason << 16 of the first failure. */
+    _Atomic uint64_t failed;
+    char pad1[COMM_LINE - sizeof(uint64_t)];
+} comm_seg_header_t;
+
+#define COMM_SEG_MAGIC   0x5354524154415347ULL /* "STRATASG" */
+#define COMM_FAIL_DIED    1u
+#define COMM_FAIL_ABORTED 2u
+#define COMM_FAIL_TIMEOUT 3u
+
+typedef struct comm_chan_slot {
+    uint64_t msg_bytes; /* total bytes of the message this slot belongs to */
+    uint64_t len;       /* payload bytes in this slot */
+    char pad[COMM_LINE - 16];
+    unsigned char data[COMM_CH_BYTES];
+} comm_chan_slot_t;
+
+typedef struct comm_chan {
+    comm_line_t head; /* slots written (sender) */
+    comm_line_t tail; /* slots consumed (receiver) */
+    comm_chan_slot_t slot[COMM_CH_SLOTS];
+} comm_chan_t;
+
+/* Offsets of each part in the segment, computed from size only. */
+typedef struct comm_layout {
+    size_t lines;   /* comm_rank_lines_t[size] */
+    size_t regions; /* [size][COMM_DEPTH][COMM_REGION] */
+    size_t chans;   /* comm_chan_t[size][size] (from, to) */
+    size_t bytes;
+} comm_layout_t;
+
+void comm_layout_compute(int size, comm_layout_t *l);
+
+/* ==== Communicator ==== */
+
+typedef struct comm_transport comm_transport_t;
+
+struct strata_comm {
+    int rank, size;
+    double timeout;
+    char errmsg[STRATA_ERROR_MSG_MAX];
+    volatile sig_atomic_t aborted_local;
+    /* peers */
+    int32_t *pids;
+    int *pidfds;
+    /* segment */
+    unsigned char *seg;
+    size_t seg_bytes;
+    comm_layout_t lay;
+    comm_seg_header_t *hdr;
+    comm_rank_lines_t *lines;
+    const comm_transport_t *tp;
+    /* epochs */
+    uint64_t cseq; /* engine chunks staged so far */
+    uint64_t sseq; /* small calls so far */
+    uint64_t pseq; /* ping-pong rounds */
+    uint64_t *ch_sent; /* per peer: slots sent on chan (rank -> peer) */
+    uint64_t *ch_recv; /* per peer: slots consumed on chan (peer -> rank) */
+    /* waiting policy */
+    unsigned spin_limit;
+    strata_comm_algo_t env_algo; /* $STRATA_ALGO at start-up, AUTO if unset */
+    char jobhash[17];
+    unsigned dup_count;
+    void *exec_cache; /* exec.c: the last schedule, materialised */
+};
+
+/* Per-call context: deadline and the collective's name for messages. */
+typedef struct comm_call {
+    strata_comm_t *c;
+    double deadline;
+    double timeout;
+    const char *what;
+    strata_comm_algo_t algo;
+} comm_call_t;
+
+/* A transport moves messages between two ranks as a stream of slots
+ * (ordered per sender-receiver pair). The slot interface is non-blocking so
+ * one thread can progress many transfers at once (the schedule executor
+ * posts every step of a phase together) and zero-copy where the transport
+ * allows (shm hands out the slot in the segment itself). */
+struct comm_transport {
+    const char *name;
+    /* A free slot towards peer and its capacity, or NULL when full. */
+    void *(*send_slot)(strata_comm_t *c, int peer, size_t *cap_p);
+    /* Publish the slot got from send_slot: len bytes of a message of
+     * msg_bytes in all. */
+    void (*send_commit)(strata_comm_t *c, int peer, uint64_t msg_bytes, size_t len);
+    /* The next filled slot from peer (its message's total and this slot's
+     * length), or NULL when none has arrived. */
+    const void *(*recv_slot)(strata_comm_t *c, int peer, uint64_t *msg_bytes_p, size_t *len_p);
+    /* Hand the slot got from recv_slot back to the sender. */
+    void (*recv_release)(strata_comm_t *c, int peer);
+};
+
+extern const comm_transport_t comm_shm_transport;
+
+/* ==== Errors and waiting (shm.c) ==== */
+
+/* Record a message in comm->errmsg and return status. */
+strata_status_t comm_fail(comm_call_t *k, strata_status_t st, const char *fmt, ...)
+    STRATA_PRINTF(3, 4);
+/* Wait until *flag >= target, spinning then yielding, bounded by the call's
+ * deadline, the sticky failure word and the peers' liveness. `peer` names
+ * the rank awaited in messages. */
+strata_status_t comm_wait_ge(comm_call_t *k, _Atomic uint64_t *flag, uint64_t target, int peer);
+/* Only the abort flag and the segment's failure word (no clock, no syscall). */
+strata_status_t comm_check_fast(comm_call_t *k);
+/* Poll once: OK, or the error that ends the call (failure/abort/deadline,
+ * or the death of `peer` — of any peer when peer < 0). */
+strata_status_t comm_check(comm_call_t *k, int peer);
+/* Progress hint inside a polling loop: spins, then yields. */
+void comm_relax(strata_comm_t *c, unsigned *spins);
+/* CPUs this process may run on (-1 unknown). */
+long comm_cpus_allowed(void);
+/* Mark the segment failed (first writer wins). */
+void comm_mark_failed(strata_comm_t *c, int rank, unsigned reason);
+
+/* Create (rank 0) / attach a segment. */
+strata_status_t comm_seg_create(strata_comm_t *c, const char *name, strata_error_t *err);
+strata_status_t comm_seg_attach(strata_comm_t *c, const char *name, strata_error_t *err);
+void comm_seg_unmap(strata_comm_t *c);
+/* A fresh segment name: /strata-<jobhash>-<pid>-<serial> (the launcher
+ * removes /dev/shm/strata-<jobhash>-* after the job as a last resort). */
+void comm_seg_name(const strata_comm_t *c, char *buf, size_t len);
+/* Fill waiting policy, epochs and liveness handles after the segment is mapped. */
+strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err);
+
+static inline unsigned char *comm_region(strata_comm_t *c, int rank, uint64_t seq)
+{
+    return c->seg + c->lay.regions +
+           ((size_t)rank * COMM_DEPTH + (size_t)(seq % COMM_DEPTH)) * COMM_REGION;
+}
+static inline comm_chan_t *comm_chan(strata_comm_t *c, int from, int to)
+{
+    return (comm_chan_t *)(c->seg + c->lay.chans) + ((size_t)from * (size_t)c->size + (size_t)to);
+}
+
+/* ==== Bootstrap (bootstrap.c) ==== */
+
+typedef struct comm_peer_info {
+    int32_t pid;
+    char host[64];
+} comm_peer_info_t;
+
+/* Rendezvous, identity exchange and segment setup for rank/size at root. */
+strata_status_t comm_bootstrap(strata_comm_t *c, const char *root, const char *token,
+                               strata_error_t *err);
+/* 16 hex digits naming the job in segment names (hash of its token). */
+void comm_job_hash(const char *token, char out[17]);
+/* Host identity: hostname + boot id. */
+void comm_host_id(char out[64]);
+
+/* ==== Data types and reductions (dtype.c, reduce.c) ==== */
+
+/* out = a op b elementwise (out may alias a or b). AVG reduces as SUM. */
+void comm_reduce2(void *out, const void *a, const void *b, size_t n, strata_dtype_t dt,
+                  strata_op_t op);
+/* out = srcs[0] op srcs[1] op … in that order (fp16/bf16 accumulated in fp32
+ * and rounded once); for AVG divides by `size` at the end. nsrc >= 1. */
+void comm_reduce_n(void *out, const void *const *srcs, int nsrc, size_t n, strata_dtype_t dt,
+                   strata_op_t op, int size);
+/* For AVG: out[i] /= size (after a SUM by other means). No-op otherwise. */
+void comm_reduce_finish(void *buf, size_t n, strata_dtype_t dt, strata_op_t op, int size);
+
+/* ==== Copies (copy.c) ==== */
+
+/* Copy with non-temporal stores when `stream` (large outputs that will not be
+ * re-read soon), else memcpy. Ends with a store fence when streaming. */
+void comm_copy(void *dst, const void *src, size_t bytes, bool stream);
+/* Output size from which copies to user buffers stream (see copy.c). */
+extern size_t comm_stream_threshold;
+
+/* ==== Collectives ==== */
+
+/* Memory-semantic engine (allreduce_shm.c). */
+strata_status_t comm_shm_allreduce(comm_call_t *k, const void *src, void *dst, size_t count,
+                                   strata_dtype_t dt, strata_op_t op, int root);
+strata_status_t comm_shm_reduce_scatter(comm_call_t *k, const void *src, void *dst, size_t count,
+                                        strata_dtype_t dt, strata_op_t op);
+strata_status_t comm_shm_allgather(comm_call_t *k, const void *src, void *dst, size_t bytes);
+strata_status_t comm_shm_alltoall(comm_call_t *k, const void *src, void *dst, size_t bytes);
+strata_status_t comm_shm_broadcast(comm_call_t *k, void *buf, size_t bytes, int root);
+strata_status_t comm_shm_barrier(comm_call_t *k);
+/* One small collective through the line slots: every rank publishes
+ * `bytes` <= COMM_LINE_DATA of data and receives all ranks' lines. */
+strata_status_t comm_small_exchange(comm_call_t *k, const void *mine, size_t bytes,
+                                    const unsigned char **lines_p);
+strata_status_t comm_small_allreduce(comm_call_t *k, const void *src, void *dst, size_t count,
+                                     strata_dtype_t dt, strata_op_t op, int root);
+
+/* Schedule executor (exec.c): ring and recursive doubling. */
+void comm_exec_free(strata_comm_t *c);
+/* Point-to-point over the transport (exec.c). */
+strata_status_t comm_p2p_send(comm_call_t *k, int peer, const void *buf, size_t bytes);
+strata_status_t comm_p2p_recv(comm_call_t *k, int peer, void *buf, size_t bytes);
+
+/* Execute the collective layer's schedule for (coll, algo) on this rank:
+ * count as in strata/sched.h; src may overlap dst (in place): the input is
+ * then staged first. */
+strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo,
+                          const void *src, void *dst, size_t count, strata_dtype_t dt,
+                          strata_op_t op, int root);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * copy.c — the copies of the engine's copy-out phase.
+ *
+ * Large outputs are written with non-temporal (streaming) stores: the data
+ * goes to memory without first being read for ownership and without
+ * evicting the staging slots the peers are still reading from the caches.
+ * glibc's memcpy switches to non-temporal stores only above a size derived
+ * from the last-level cache (on this machine ~192 MiB, i.e. 3/4 of the
+ * 32 MiB L3 × threads; glibc's x86_non_temporal_threshold), far above the
+ * sizes where the engine's output stops fitting in L2/L3, so the engine
+ * decides itself: outputs of comm_stream_threshold bytes or more stream
+ * (16 MiB, the prototype's crossover; STRATA_NT_THRESHOLD overrides).
+ *
+ * SSE2 streaming stores (16 B) are enough to reach memory bandwidth; the
+ * unaligned head and tail go through memcpy.
+ */
+#include "comm.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#define HAVE_STREAM 1
+#endif
+
+size_t comm_stream_threshold = (size_t)16 << 20;
+
+#ifdef HAVE_STREAM
+static void stream_copy(unsigned char *dst, const unsigned char *src, size_t bytes)
+{
+    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+    if (head > bytes) head = bytes;
+    memcpy(dst, src, head);
+    dst += head, src += head, bytes -= head;
+    size_t n = bytes / 64;
+    for (size_t i = 0; i < n; i++, dst += 64, src += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)src);
+        __m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
+        __m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
+        _mm_stream_si128((__m128i *)dst, a);
+        _mm_stream_si128((__m128i *)(dst + 16), b);
+        _mm_stream_si128((__m128i *)(dst + 32), c);
+        _mm_stream_si128((__m128i *)(dst + 48), d);
+    }
+    memcpy(dst, src, bytes % 64);
+    _mm_sfence();
+}
+#endif
+
+void comm_copy(void *dst, const void *src, size_t bytes, bool stream)
+{
+    if (dst == src || bytes == 0) return;
+#ifdef HAVE_STREAM
+    if (stream && bytes >= 256) {
+        stream_copy(dst, src, bytes);
+        return;
+    }
+#else
+    (void)stream;
+#endif
+    memcpy(dst, src, bytes);
+}

@@ -1,0 +1,330 @@
+/*
+ * exec.c — the schedule executor: runs the collective layer's schedules
+ * (strata/sched.h, the same generators the simulator times) over a
+ * transport's slot interface, plus point-to-point send/recv.
+ *
+ * Design. The executor materialises this rank's steps once per distinct
+ * (collective, algorithm, count, type, root) and keeps them (a benchmark
+ * repeats one call), then walks the phases in order. Inside a phase every
+ * step is posted at once and progressed slot by slot in one polling loop —
+ * a SEND pushes its message into free slots towards its peer, a RECV or
+ * RECV_REDUCE drains slots from its peer into (or reduced into) its
+ * destination blocks — honouring the contract's `after` dependencies and
+ * keeping the matching order: only the first unfinished send to a peer (and
+ * receive from a peer) moves. Progressing everything together is what makes
+ * a ring of blocking exchanges safe with finite channel buffers. COPY and
+ * REDUCE steps run when reached. AVG is executed as SUM with a final
+ * division.
+ *
+ * In-place calls: schedules require disjoint input and output, so the
+ * input is first copied to a cached staging buffer.
+ */
+#include "comm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct exec_cache {
+    strata_sched_params_t key;
+    strata_step_t *steps;
+    size_t nsteps;
+    unsigned char *scratch, *input, *output;
+    size_t scratch_bytes, input_bytes, output_bytes;
+    size_t in_bytes, out_bytes; /* this rank's INPUT and OUTPUT sizes */
+} exec_cache_t;
+
+void comm_exec_free(strata_comm_t *c)
+{
+    exec_cache_t *x = c->exec_cache;
+    if (!x) return;
+    free(x->steps);
+    util_free(x->scratch);
+    util_free(x->input);
+    util_free(x->output);
+    util_free(x);
+    c->exec_cache = NULL;
+}
+
+typedef struct xctx {
+    comm_call_t *k;
+    unsigned char *buf[STRATA_BUF_COUNT];
+    size_t es;
+    strata_dtype_t dt;
+    strata_op_t op;
+} xctx_t;
+
+/* ==== Messages over strided blocks ==== */
+
+static unsigned char *block_at(unsigned char *base, uint64_t off, int64_t stride, uint64_t b,
+                               size_t es)
+{
+    return base + (size_t)((int64_t)off + (int64_t)b * stride) * es;
+}
+
+/* Copy message bytes [at, at+len) out of the step's source blocks. */
+static void msg_gather(const xctx_t *x, const strata_step_t *st, uint64_t at, unsigned char *out,
+                       size_t len)
+{
+    uint64_t blk = st->count * x->es;
+    while (len > 0) {
+        uint64_t b = at / blk, j = at % blk;
+        size_t n = blk - j < len ? (size_t)(blk - j) : len;
+        memcpy(out, block_at(x->buf[st->src_buf], st->src_off, st->src_stride, b, x->es) + j, n);
+        out += n, at += n, len -= n;
+    }
+}
+
+/* Deliver message bytes [at, at+len) into the step's destination blocks. */
+static void msg_scatter(const xctx_t *x, const strata_step_t *st, uint64_t at,
+                        const unsigned char *in, size_t len)
+{
+    uint64_t blk = st->count * x->es;
+    while (len > 0) {
+        uint64_t b = at / blk, j = at % blk;
+        size_t n = blk - j < len ? (size_t)(blk - j) : len;
+        unsigned char *d = block_at(x->buf[st->dst_buf], st->dst_off, st->dst_stride, b, x->es) + j;
+        if (st->op == STRATA_STEP_RECV_REDUCE) {
+            const unsigned char *s =
+                block_at(x->buf[st->src_buf], st->src_off, st->src_stride, b, x->es) + j;
+            comm_reduce2(d, s, in, n / x->es, x->dt, x->op);
+        } else {
+            memcpy(d, in, n);
+        }
+        in += n, at += n, len -= n;
+    }
+}
+
+static void local_step(const xctx_t *x, const strata_step_t *st)
+{
+    for (uint64_t b = 0; b < st->nblk; b++) {
+        unsigned char *d = block_at(x->buf[st->dst_buf], st->dst_off, st->dst_stride, b, x->es);
+        const unsigned char *s =
+            block_at(x->buf[st->src_buf], st->src_off, st->src_stride, b, x->es);
+        if (st->op == STRATA_STEP_COPY) memmove(d, s, st->count * x->es);
+        else comm_reduce2(d, d, s, st->count, x->dt, x->op);
+    }
+}
+
+/* ==== Progress ==== */
+
+typedef struct xfer {
+    uint64_t total, done;
+    bool fin, any;
+} xfer_t;
+
+/* Push what fits of a send. Returns true on progress. */
+static bool push(const xctx_t *x, const strata_step_t *st, xfer_t *f)
+{
+    strata_comm_t *c = x->k->c;
+    bool moved = false;
+    while (!f->fin) {
+        size_t cap;
+        unsigned char *slot = c->tp->send_slot(c, st->peer, &cap);
+        if (!slot) break;
+        size_t n = f->total - f->done < cap ? (size_t)(f->total - f->done) : cap;
+        msg_gather(x, st, f->done, slot, n);
+        c->tp->send_commit(c, st->peer, f->total, n);
+        f->done += n;
+        f->fin = f->done == f->total;
+        moved = true;
+    }
+    return moved;
+}
+
+/* Drain what has arrived for a receive. <0: protocol error. */
+static int pull(const xctx_t *x, const strata_step_t *st, xfer_t *f)
+{
+    strata_comm_t *c = x->k->c;
+    int moved = 0;
+    while (!f->fin) {
+        uint64_t mb;
+        size_t len;
+        const unsigned char *slot = c->tp->recv_slot(c, st->peer, &mb, &len);
+        if (!slot) break;
+        if (mb != f->total || len > f->total - f->done || len > COMM_CH_BYTES || len % x->es) {
+            comm_fail(x->k, STRATA_ERR_PROTOCOL,
+                      "%s: rank %d sent a %llu-byte message, expected %llu bytes", x->k->what,
+                      st->peer, (unsigned long long)mb, (unsigned long long)f->total);
+            return -1;
+        }
+        msg_scatter(x, st, f->done, slot, len);
+        c->tp->recv_release(c, st->peer);
+        f->done += len;
+        f->fin = f->done == f->total;
+        moved = 1;
+    }
+    return moved;
+}
+
+/* Is an earlier unfinished step of the same direction and peer pending? */
+static bool blocked(const strata_step_t *st, const xfer_t *f, size_t i)
+{
+    bool is_send = st[i].op == STRATA_STEP_SEND;
+    for (size_t j = 0; j < i; j++)
+        if (!f[j].fin && st[j].peer == st[i].peer && (st[j].op == STRATA_STEP_SEND) == is_send &&
+            (st[j].op <= STRATA_STEP_RECV_REDUCE))
+            return true;
+    for (size_t j = 0; j < st[i].after && j < i; j++)
+        if (!f[j].fin) return true;
+    return false;
+}
+
+/* The peer of the first unfinished transfer: the one whose death to watch. */
+static int awaited(const strata_step_t *st, const xfer_t *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!f[i].fin && st[i].peer >= 0) return st[i].peer;
+    return -1;
+}
+
+static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_t n, xfer_t *f)
+{
+    size_t left = n;
+    for (size_t i = 0; i < n; i++)
+        f[i] = (xfer_t){.total = st[i].count * st[i].nblk * x->es};
+    unsigned spins = 0;
+    while (left > 0) {
+        bool moved = false;
+        for (size_t i = 0; i < n; i++) {
+            if (f[i].fin || blocked(st, f, i)) continue;
+            if (st[i].op == STRATA_STEP_SEND) {
+                moved |= push(x, &st[i], &f[i]);
+            } else if (st[i].op == STRATA_STEP_RECV || st[i].op == STRATA_STEP_RECV_REDUCE) {
+                int r = pull(x, &st[i], &f[i]);
+                if (r < 0) return STRATA_ERR_PROTOCOL;
+                moved |= r > 0;
+            } else {
+                local_step(x, &st[i]);
+                f[i].fin = moved = true;
+            }
+            if (f[i].fin) left--;
+        }
+        if (moved) continue;
+        if ((++spins & 63) == 0) {
+            strata_status_t s = comm_check(x->k, awaited(st, f, n));
+            if (s != STRATA_OK) return s;
+        }
+        comm_relax(x->k->c, &spins);
+    }
+    return STRATA_OK;
+}
+
+/* ==== Schedules ==== */
+
+static bool same_key(const strata_sched_params_t *a, const strata_sched_params_t *b)
+{
+    return a->coll == b->coll && a->algo == b->algo && a->nranks == b->nranks &&
+           a->count == b->count && a->elem_size == b->elem_size && a->root == b->root;
+}
+
+static strata_status_t grow(unsigned char **p, size_t *have, size_t need)
+{
+    if (*have >= need) return STRATA_OK;
+    unsigned char *q = util_malloc(need ? need : 1);
+    if (!q) return STRATA_ERR_NOMEM;
+    util_free(*p);
+    *p = q, *have = need;
+    return STRATA_OK;
+}
+
+static strata_status_t load(comm_call_t *k, const strata_sched_params_t *p, exec_cache_t **x_p)
+{
+    strata_comm_t *c = k->c;
+    exec_cache_t *x = c->exec_cache;
+    if (!x) {
+        x = c->exec_cache = util_calloc(1, sizeof(*x));
+        if (!x) return comm_fail(k, STRATA_ERR_NOMEM, "%s: out of memory", k->what);
+    }
+    if (!x->steps || !same_key(&x->key, p)) {
+        strata_error_t err = {0};
+        strata_sched_t *s = NULL;
+        free(x->steps);
+        x->steps = NULL;
+        strata_status_t st = strata_sched_create(p, &s, &err);
+        if (st == STRATA_OK)
+            st = strata_sched_materialise(s, (uint32_t)c->rank, &x->steps, &x->nsteps, &err);
+        uint64_t sc = s ? strata_sched_buf_count(s, (uint32_t)c->rank, STRATA_BUF_SCRATCH) : 0;
+        uint64_t in = s ? strata_sched_buf_count(s, (uint32_t)c->rank, STRATA_BUF_INPUT) : 0;
+        uint64_t out = s ? strata_sched_buf_count(s, (uint32_t)c->rank, STRATA_BUF_OUTPUT) : 0;
+        x->in_bytes = (size_t)in * p->elem_size;
+        x->out_bytes = (size_t)out * p->elem_size;
+        strata_sched_destroy(s);
+        if (st != STRATA_OK) {
+            x->steps = NULL;
+            return comm_fail(k, st, "%s: schedule %s: %s", k->what, strata_algo_name(p->algo),
+                             err.msg);
+        }
+        if (grow(&x->scratch, &x->scratch_bytes, sc * p->elem_size) ||
+            grow(&x->input, &x->input_bytes, in * p->elem_size) ||
+            grow(&x->output, &x->output_bytes, out * p->elem_size))
+            return comm_fail(k, STRATA_ERR_NOMEM, "%s: out of memory", k->what);
+        x->key = *p;
+    }
+    *x_p = x;
+    return STRATA_OK;
+}
+
+static strata_status_t run_steps(const xctx_t *x, const strata_step_t *steps, size_t n)
+{
+    xfer_t *f = util_malloc((n ? n : 1) * sizeof(*f));
+    if (!f) return comm_fail(x->k, STRATA_ERR_NOMEM, "%s: out of memory", x->k->what);
+    strata_status_t st = STRATA_OK;
+    for (size_t i = 0; i < n && st == STRATA_OK;) {
+        size_t j = i;
+        while (j < n && steps[j].phase == steps[i].phase) j++;
+        st = run_phase(x, steps + i, j - i, f + i);
+        i = j;
+    }
+    util_free(f);
+    return st;
+}
+
+strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo, const void *src,
+                          void *dst, size_t count, strata_dtype_t dt, strata_op_t op, int root)
+{
+    strata_comm_t *c = k->c;
+    strata_sched_params_t p = {.coll = coll, .algo = algo, .nranks = (uint32_t)c->size,
+                               .count = count, .elem_size = (uint32_t)strata_dtype_size(dt),
+                               .root = root < 0 ? 0 : (uint32_t)root, .chunks = 1};
+    exec_cache_t *x = NULL;
+    strata_status_t st = load(k, &p, &x);
+    if (st != STRATA_OK) return st;
+    xctx_t xc = {.k = k, .es = p.elem_size, .dt = dt, .op = op == STRATA_AVG ? STRATA_SUM : op};
+    xc.buf[STRATA_BUF_INPUT] = (unsigned char *)(uintptr_t)src;
+    /* a reduce's non-root may pass no output: give the schedule a private one */
+    xc.buf[STRATA_BUF_OUTPUT] = dst ? dst : x->output;
+    xc.buf[STRATA_BUF_SCRATCH] = x->scratch;
+    const unsigned char *s0 = src, *d0 = dst;
+    if (d0 && x->in_bytes && x->out_bytes && s0 < d0 + x->out_bytes && d0 < s0 + x->in_bytes) {
+        /* in place: stage the input where the schedule may read it */
+        memcpy(x->input, src, x->in_bytes);
+        xc.buf[STRATA_BUF_INPUT] = x->input;
+    }
+    st = run_steps(&xc, x->steps, x->nsteps);
+    if (st == STRATA_OK && op == STRATA_AVG && (root < 0 || root == c->rank))
+        comm_reduce_finish(dst, count, dt, op, c->size);
+    return st;
+}
+
+/* ==== Point to point ==== */
+
+static strata_status_t p2p(comm_call_t *k, int peer, void *buf, size_t bytes, bool is_send)
+{
+    strata_step_t st = {.op = is_send ? STRATA_STEP_SEND : STRATA_STEP_RECV, .peer = peer,
+                        .count = bytes, .nblk = 1, .src_buf = STRATA_BUF_INPUT,
+                        .dst_buf = STRATA_BUF_OUTPUT};
+    xctx_t x = {.k = k, .es = 1, .dt = STRATA_UINT8, .op = STRATA_SUM};
+    x.buf[STRATA_BUF_INPUT] = x.buf[STRATA_BUF_OUTPUT] = buf;
+    xfer_t f;
+    return run_phase(&x, &st, 1, &f);
+}
+
+strata_status_t comm_p2p_send(comm_call_t *k, int peer, const void *buf, size_t bytes)
+{
+    return p2p(k, peer, (void *)(uintptr_t)buf, bytes, true);
+}
+
+strata_status_t comm_p2p_recv(comm_call_t *k, int peer, void *buf, size_t bytes)
+{
+    return p2p(k, peer, buf, bytes, false);
+}

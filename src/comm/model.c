@@ -1,0 +1,163 @@
+/*
+ * model.c — the runtime's model of this host, for the prediction column of
+ * `strata bench`.
+ *
+ * Method (stated in the bench header too): α-β with measured local terms.
+ *   α        one-way latency of a flag through the segment: rank 0 and 1
+ *            ping-pong a counter in 20 batches of 100 round trips; α is the
+ *            fastest batch's time / 200 (other load on the host only adds).
+ *   copy_bw  one core's memcpy bandwidth on a buffer of the benchmark's
+ *            largest size (capped at 64 MiB), best of 3 after a warm-up.
+ *   red_bw   one core's two-input float sum at the same size (output bytes/s).
+ * A collective's time is α × (synchronisations on the critical path) plus
+ * the bytes each rank must copy / reduce divided by those bandwidths, times
+ * ceil(P / cores) when ranks outnumber the cores they share. Bytes per rank
+ * follow from the algorithm (S = the nccl-tests size):
+ *   shm allreduce: stage (P-1)/P·S, reduce (P-1)·S/P, gather S; 2 syncs
+ *   ring and recdbl (message passing over the channels): the collective
+ *            layer's α-β-γ model, strata_coll_cost() — the simulator's — on a
+ *            one-server machine with latency α and bandwidth copy_bw / 2
+ *            (each byte is copied into a slot and out of it, and every rank
+ *            sends and receives at once).
+ * These are first-principles counts, not fitted to the measurements.
+ */
+#define _GNU_SOURCE
+#include "comm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PINGS   100 /* round trips per batch */
+#define BATCHES 20  /* the fastest batch counts: the host's other load only adds */
+
+/* One batch of PINGS round trips between ranks 0 and 1; seconds one way. */
+static double ping_batch(comm_call_t *k)
+{
+    strata_comm_t *c = k->c;
+    _Atomic uint64_t *mine = &c->lines[c->rank].ping.v, *theirs = &c->lines[1 - c->rank].ping.v;
+    uint64_t base = c->pseq;
+    c->pseq += PINGS;
+    double t0 = util_now();
+    for (uint64_t i = 1; i <= PINGS; i++) {
+        if (c->rank == 0) atomic_store_explicit(mine, base + i, memory_order_release);
+        if (comm_wait_ge(k, theirs, base + i, 1 - c->rank) != STRATA_OK) return 0;
+        if (c->rank == 1) atomic_store_explicit(mine, base + i, memory_order_release);
+    }
+    return (util_now() - t0) / (2.0 * PINGS);
+}
+
+static double ping_pong(comm_call_t *k)
+{
+    if (k->c->size < 2 || k->c->rank > 1) return 0;
+    double best = 0;
+    for (int b = 0; b < BATCHES; b++) {
+        double t = ping_batch(k);
+        if (t > 0 && (best == 0 || t < best)) best = t;
+    }
+    return best;
+}
+
+static double best_bw(size_t bytes, unsigned char *a, unsigned char *b, bool reduce)
+{
+    double best = 0;
+    for (int rep = 0; rep < 4; rep++) {
+        double t0 = util_now();
+        if (reduce) comm_reduce2(b, b, a, bytes / 4, STRATA_FP32, STRATA_SUM);
+        else memcpy(b, a, bytes);
+        double t = util_now() - t0;
+        if (rep > 0 && t > 0 && bytes / t > best) best = (double)bytes / t;
+    }
+    return best;
+}
+
+strata_status_t strata_comm_calibrate(strata_comm_t *c, size_t bytes, strata_comm_model_t *m_p)
+{
+    if (!c || !m_p) return STRATA_ERR_INVALID;
+    if (bytes > ((size_t)64 << 20)) bytes = (size_t)64 << 20;
+    if (bytes < ((size_t)1 << 20)) bytes = (size_t)1 << 20;
+    comm_call_t k = {.c = c, .what = "calibrate", .timeout = c->timeout};
+    k.deadline = util_now() + c->timeout;
+    double fig[3] = {0, 0, 0};
+    strata_status_t st = strata_comm_barrier(c, NULL);
+    if (st != STRATA_OK) return st;
+    fig[0] = ping_pong(&k);
+    unsigned char *a = util_malloc(bytes), *b = util_malloc(bytes);
+    if (a && b) {
+        memset(a, 1, bytes), memset(b, 0, bytes);
+        fig[1] = best_bw(bytes, a, b, false);
+        fig[2] = best_bw(bytes, a, b, true);
+    }
+    util_free(a);
+    util_free(b);
+    /* every rank adopts rank 0's figures */
+    st = strata_comm_broadcast(c, fig, 3, STRATA_FP64, 0, NULL);
+    if (st != STRATA_OK) return st;
+    m_p->alpha_s = fig[0], m_p->copy_bw = fig[1], m_p->reduce_bw = fig[2];
+    return STRATA_OK;
+}
+
+static double oversub(int size)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    long aff = comm_cpus_allowed();
+    if (aff > 0 && aff < n) n = aff;
+    return n > 0 && size > n ? ceil((double)size / (double)n) : 1.0;
+}
+
+/* Message-passing algorithms: the collective layer's α-β-γ model
+ * (strata_coll_cost, the one the simulator uses) on a one-server machine
+ * whose "link" is a channel in the segment: latency α, bandwidth half a
+ * core's copy rate (each byte is copied into a slot and out of it by the
+ * ranks at either end, and every rank sends and receives at once). */
+static double sched_predict(const strata_comm_model_t *m, strata_coll_t coll,
+                            strata_comm_algo_t algo, int size, size_t bytes)
+{
+    strata_coll_machine_t mc = {.nranks = (uint32_t)size, .per_server = (uint32_t)size,
+                                .servers = 1, .nics = 1, .bw_intra = m->copy_bw / 2,
+                                .bw_nic = m->copy_bw / 2, .lat_intra = m->alpha_s,
+                                .lat_inter = m->alpha_s, .eta_intra = 1,
+                                .reduce_bw = m->reduce_bw};
+    snprintf(mc.intra_kind, sizeof(mc.intra_kind), "shm");
+    strata_coll_cost_t cost;
+    strata_algo_t a = algo == STRATA_COMM_RECDBL ? STRATA_ALGO_RECDBL : STRATA_ALGO_RING;
+    if (strata_coll_cost(&mc, coll, a, (double)bytes, &cost, NULL) != STRATA_OK) return -1;
+    return cost.time;
+}
+
+double strata_comm_predict(const strata_comm_model_t *m, strata_coll_t coll,
+                           strata_comm_algo_t algo, int size, size_t bytes)
+{
+    if (!m || m->copy_bw <= 0 || m->reduce_bw <= 0 || size < 1) return 0;
+    if ((algo == STRATA_COMM_RING || algo == STRATA_COMM_RECDBL) && size > 1) {
+        double t = sched_predict(m, coll, algo, size, bytes);
+        if (t >= 0) return t * oversub(size);
+    }
+    double P = size, S = (double)bytes, a = m->alpha_s, cb = 1 / m->copy_bw,
+           rb = 1 / m->reduce_bw, lg = ceil(log2(P > 1 ? P : 2)), t;
+    if (size == 1) return S * cb;
+    bool shm = algo == STRATA_COMM_SHM || algo == STRATA_COMM_AUTO;
+    switch (coll) {
+    case STRATA_COLL_ALLREDUCE:
+    case STRATA_COLL_REDUCE:
+        if (shm) t = 2 * a + (P - 1) / P * S * cb + (P - 1) * S / P * rb + S * cb;
+        else if (algo == STRATA_COMM_RING)
+            t = 2 * (P - 1) * a + (P - 1) / P * S * (cb + rb) + (P - 1) / P * S * 2 * cb;
+        else t = lg * (a + S * cb + S * rb);
+        break;
+    case STRATA_COLL_REDUCE_SCATTER: /* S = output per rank × P */
+        t = shm ? a + (P - 1) / P * S * cb + (P - 1) * S / P * rb
+                : (P - 1) * a + (P - 1) / P * S * (cb + rb);
+        break;
+    case STRATA_COLL_ALLGATHER:
+    case STRATA_COLL_ALLTOALL: /* S = output size */
+        t = shm ? a + S / P * cb + (P - 1) / P * S * cb : (P - 1) * a + 2 * (P - 1) / P * S * cb;
+        break;
+    default: /* broadcast */
+        t = shm ? a + S * cb : (P - 1) * a + 2 * S * cb;
+        break;
+    }
+    return t * oversub(size);
+}

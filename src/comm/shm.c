@@ -1,0 +1,295 @@
+/*
+ * shm.c — the shared-memory segment of a communicator and bounded waiting.
+ *
+ * The segment (one per communicator and host) holds, in order: a header
+ * with the sticky failure word; one block of cache lines per rank (small
+ * slots, stage/reduce/done epochs, ping); the engine's staging regions
+ * (per rank, COMM_DEPTH × COMM_REGION bytes); the per-pair channels. Rank 0
+ * creates it with shm_open(O_EXCL, 0600); the bootstrap unlinks it as soon
+ * as every rank has mapped it, so nothing survives the job in /dev/shm.
+ *
+ * Waiting: a waiter spins on a counter with a pause instruction, and after
+ * `spin_limit` polls yields the CPU on every poll (a rank that keeps
+ * spinning on an oversubscribed core would starve the very peer it waits
+ * for; MPICH nemesis likewise yields after 1000 polls). Every 64 polls it
+ * checks the call's deadline, the local abort flag and the segment's
+ * failure word, and every ~5 ms polls the peers' pidfds: a peer that has
+ * exited (even if not yet reaped) ends the wait with STRATA_ERR_PEER, and
+ * the failure is written to the segment so every other rank stops too.
+ */
+#define _GNU_SOURCE
+#include "comm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ==== Layout ==== */
+
+static size_t align_up(size_t x, size_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+void comm_layout_compute(int size, comm_layout_t *l)
+{
+    size_t p = (size_t)size;
+    l->lines = sizeof(comm_seg_header_t);
+    l->regions = align_up(l->lines + p * sizeof(comm_rank_lines_t), 4096);
+    l->chans = align_up(l->regions + p * COMM_DEPTH * COMM_REGION, 4096);
+    l->bytes = align_up(l->chans + (p > 1 ? p * p * sizeof(comm_chan_t) : 0), 4096);
+}
+
+void comm_seg_name(const strata_comm_t *c, char *buf, size_t len)
+{
+    static _Atomic unsigned serial; /* segments this process has named */
+    snprintf(buf, len, "/strata-%s-%ld-%u", c->jobhash, (long)getpid(),
+             atomic_fetch_add(&serial, 1));
+}
+
+static void seg_bind(strata_comm_t *c, unsigned char *base)
+{
+    c->seg = base;
+    c->seg_bytes = c->lay.bytes;
+    c->hdr = (comm_seg_header_t *)base;
+    c->lines = (comm_rank_lines_t *)(base + c->lay.lines);
+}
+
+strata_status_t comm_seg_create(strata_comm_t *c, const char *name, strata_error_t *err)
+{
+    comm_layout_compute(c->size, &c->lay);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        return strata_error_set(err, STRATA_ERR_SYSTEM, "shm_open %s: %s", name, strerror(errno));
+    if (ftruncate(fd, (off_t)c->lay.bytes) != 0) {
+        int e = errno;
+        close(fd);
+        shm_unlink(name);
+        return strata_error_set(err, STRATA_ERR_SYSTEM, "ftruncate %s to %zu bytes: %s", name,
+                                c->lay.bytes, strerror(e));
+    }
+    void *p = mmap(NULL, c->lay.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED) {
+        shm_unlink(name);
+        return strata_error_set(err, STRATA_ERR_SYSTEM, "mmap %s: %s", name, strerror(e));
+    }
+    seg_bind(c, p);
+    c->hdr->magic = COMM_SEG_MAGIC;
+    c->hdr->size = (uint32_t)c->size;
+    c->hdr->version = 1;
+    c->hdr->bytes = c->lay.bytes;
+    atomic_store(&c->hdr->failed, 0);
+    return STRATA_OK;
+}
+
+strata_status_t comm_seg_attach(strata_comm_t *c, const char *name, strata_error_t *err)
+{
+    comm_layout_compute(c->size, &c->lay);
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0)
+        return strata_error_set(err, STRATA_ERR_SYSTEM, "shm_open %s: %s", name, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size != c->lay.bytes) {
+        close(fd);
+        return strata_error_set(err, STRATA_ERR_PROTOCOL, "segment %s has %lld bytes, expected %zu",
+                                name, (long long)st.st_size, c->lay.bytes);
+    }
+    void *p = mmap(NULL, c->lay.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    int e = errno;
+    close(fd);
+    if (p == MAP_FAILED)
+        return strata_error_set(err, STRATA_ERR_SYSTEM, "mmap %s: %s", name, strerror(e));
+    seg_bind(c, p);
+    if (c->hdr->magic != COMM_SEG_MAGIC || c->hdr->size != (uint32_t)c->size) {
+        comm_seg_unmap(c);
+        return strata_error_set(err, STRATA_ERR_PROTOCOL, "segment %s is not this communicator's",
+                                name);
+    }
+    return STRATA_OK;
+}
+
+void comm_seg_unmap(strata_comm_t *c)
+{
+    if (c->seg) munmap(c->seg, c->seg_bytes);
+    c->seg = NULL;
+    c->hdr = NULL;
+    c->lines = NULL;
+}
+
+/* ==== Local state after mapping ==== */
+
+static int open_pidfd(int32_t pid)
+{
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+/* CPUs this process may run on. */
+long comm_cpus_allowed(void)
+{
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return -1;
+    return CPU_COUNT(&mask);
+}
+
+static unsigned default_spin_limit(int size)
+{
+    const char *env = getenv("STRATA_SPIN");
+    if (env && *env) return (unsigned)strtoul(env, NULL, 10);
+    /* CPUs the job may use: an affinity of one CPU is a launcher binding
+     * each rank to its own core (mpirun --bind-to core), not a limit on the
+     * job; a wider restricted set (taskset, cgroup cpuset) is. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long aff = comm_cpus_allowed();
+    if (aff > 1 && aff < ncpu) ncpu = aff;
+    /* About 6 us of pause instructions (Zen: ~65 cycles each at 2.6 GHz)
+     * covers a normal cross-core hand-off (~0.06-1 us) and a peer's chunk
+     * copy; past that the peer is probably descheduled, maybe onto this
+     * very core (the host's other load can push two ranks onto one core),
+     * so poll with a yield in between. Oversubscribed by our own ranks:
+     * yield almost at once (2 polls: measured best of 1, 4, 16, 64 with
+     * 4 ranks on 2 cores, bench/README.md). */
+    return size > ncpu ? 2u : 256u;
+}
+
+strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err)
+{
+    c->pidfds = util_calloc((size_t)c->size, sizeof(int));
+    c->ch_sent = util_calloc((size_t)c->size, sizeof(uint64_t));
+    c->ch_recv = util_calloc((size_t)c->size, sizeof(uint64_t));
+    if (!c->pidfds || !c->ch_sent || !c->ch_recv)
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < c->size; i++)
+        c->pidfds[i] = i == c->rank ? -1 : open_pidfd(c->pids[i]);
+    c->spin_limit = default_spin_limit(c->size);
+    return STRATA_OK;
+}
+
+/* ==== Errors ==== */
+
+strata_status_t comm_fail(comm_call_t *k, strata_status_t st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(k->c->errmsg, sizeof(k->c->errmsg), fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+void comm_mark_failed(strata_comm_t *c, int rank, unsigned reason)
+{
+    if (!c->hdr) return;
+    uint64_t expect = 0, v = (uint64_t)(rank + 1) | (uint64_t)reason << 16;
+    atomic_compare_exchange_strong(&c->hdr->failed, &expect, v);
+}
+
+static strata_status_t failure_status(comm_call_t *k, uint64_t f)
+{
+    int who = (int)(f & 0xffff) - 1;
+    unsigned reason = (unsigned)(f >> 16);
+    if (reason == COMM_FAIL_ABORTED && who == k->c->rank)
+        return comm_fail(k, STRATA_ERR_ABORTED, "%s: aborted", k->what);
+    if (reason == COMM_FAIL_TIMEOUT)
+        return comm_fail(k, STRATA_ERR_TIMEOUT, "%s: rank %d timed out (communicator failed)",
+                         k->what, who);
+    return comm_fail(k, STRATA_ERR_PEER, "%s: rank %d %s", k->what, who,
+                     reason == COMM_FAIL_ABORTED ? "aborted" : "died");
+}
+
+/* Index of a peer whose process has exited, or -1 (size <= COMM_MAX_SIZE).
+ * Only `only` is checked when it is a rank: a peer that finished its part
+ * and exited normally must not fail a wait on someone else. */
+static int dead_peer(strata_comm_t *c, int only)
+{
+    struct pollfd fds[COMM_MAX_SIZE];
+    int idx[COMM_MAX_SIZE], n = 0;
+    for (int i = 0; i < c->size; i++) {
+        if (i == c->rank || (only >= 0 && i != only)) continue;
+        if (c->pidfds[i] < 0) {
+            if (kill(c->pids[i], 0) != 0 && errno == ESRCH) return i;
+            continue;
+        }
+        fds[n] = (struct pollfd){.fd = c->pidfds[i], .events = POLLIN};
+        idx[n++] = i;
+    }
+    if (n > 0 && poll(fds, (nfds_t)n, 0) > 0)
+        for (int j = 0; j < n; j++)
+            if (fds[j].revents) return idx[j];
+    return -1;
+}
+
+strata_status_t comm_check_fast(comm_call_t *k)
+{
+    strata_comm_t *c = k->c;
+    if (c->aborted_local) {
+        comm_mark_failed(c, c->rank, COMM_FAIL_ABORTED);
+        return comm_fail(k, STRATA_ERR_ABORTED, "%s: aborted", k->what);
+    }
+    uint64_t f = atomic_load_explicit(&c->hdr->failed, memory_order_acquire);
+    return f ? failure_status(k, f) : STRATA_OK;
+}
+
+strata_status_t comm_check(comm_call_t *k, int peer)
+{
+    strata_comm_t *c = k->c;
+    strata_status_t st = comm_check_fast(k);
+    if (st != STRATA_OK) return st;
+    double now = util_now();
+    if (k->deadline == 0) k->deadline = now + k->timeout;
+    if (now > k->deadline) {
+        comm_mark_failed(c, c->rank, COMM_FAIL_TIMEOUT);
+        return comm_fail(k, STRATA_ERR_TIMEOUT, "%s: timed out after %.3g s waiting for rank %d",
+                         k->what, k->timeout, peer);
+    }
+    static _Thread_local double next_live;
+    if (now >= next_live) {
+        next_live = now + 0.005;
+        int d = dead_peer(c, peer);
+        if (d >= 0) {
+            comm_mark_failed(c, d, COMM_FAIL_DIED);
+            return comm_fail(k, STRATA_ERR_PEER, "%s: rank %d (pid %ld) died", k->what, d,
+                             (long)c->pids[d]);
+        }
+    }
+    return STRATA_OK;
+}
+
+void comm_relax(strata_comm_t *c, unsigned *spins)
+{
+    if (++*spins < c->spin_limit) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else {
+        sched_yield();
+    }
+}
+
+strata_status_t comm_wait_ge(comm_call_t *k, _Atomic uint64_t *flag, uint64_t target, int peer)
+{
+    unsigned spins = 0;
+    for (;;) {
+        if (atomic_load_explicit(flag, memory_order_acquire) >= target) return STRATA_OK;
+        if ((spins & 63) == 63) {
+            strata_status_t st = comm_check(k, peer);
+            if (st != STRATA_OK) return st;
+        }
+        comm_relax(k->c, &spins);
+    }
+}

@@ -1,0 +1,393 @@
+/*
+ * cmd_bench.c — `strata bench OP -n N …`: launch N local ranks, time one
+ * collective over a range of sizes and print nccl-tests' table (size,
+ * count, type, redop, root, time, algbw, busbw, #wrong; out of place and in
+ * place; "# Avg bus bandwidth"), plus the model's prediction for this host.
+ *
+ * Timing follows nccl-tests: per size, `warmup` calls, then `iters` calls
+ * timed together on each rank; the row shows the slowest rank's mean.
+ * algbw = size / time; busbw = algbw × the collective's bus factor
+ * (allreduce 2(P-1)/P; reduce-scatter, allgather, alltoall (P-1)/P;
+ * broadcast, reduce 1), as in nccl-tests' PERFORMANCE.md. With -c 1 each
+ * size is also checked once against a reference (#wrong = wrong elements,
+ * summed over ranks). The model column comes from strata_comm_calibrate()
+ * (flag ping-pong α, one-core copy and reduce bandwidth) and
+ * strata_comm_predict() (α-β per algorithm; docs/runtime.md).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct bench_opts {
+    strata_coll_t coll;
+    long n, iters, warmup, check, root;
+    double minb, maxb, factor;
+    strata_dtype_t dt;
+    strata_op_t op;
+    strata_comm_algo_t algo;
+    int json;
+} bench_opts_t;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: strata bench OP -n N [-b 8] [-e 64M] [-f 2] [-d float] [-o sum]\n"
+            "                    [--algo auto|shm|ring|recdbl] [-c 1] [-w 5] [-i 20] [-r 0] [--json]\n\n"
+            "OP: allreduce reduce_scatter allgather broadcast reduce alltoall.\n"
+            "Launches N local ranks and prints nccl-tests' table with the model's\n"
+            "prediction for this host beside the measurement. -b/-e: smallest and largest\n"
+            "size in bytes (K/M/G suffixes), -f: size factor, -d: data type (int8 uint8\n"
+            "int32 uint32 int64 uint64 half bfloat16 float double), -o: sum prod min max\n"
+            "avg, -c 1: check results, -w/-i: warm-up and timed iterations, -r: root.\n");
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ==== Reference data ==== */
+
+#define put strata_dtype_set
+#define get strata_dtype_get
+
+
+
+/* Input of rank r, element i: 1..3 for sum/min/max/avg (a sum over 64
+ * ranks is at most 192: exact in every type but int8/uint8 beyond 42
+ * ranks), for prod 1 or 2 with at most two factors 2 (ranks 0..7 only), so
+ * every result is exact and the check needs no tolerance. */
+static double val(const bench_opts_t *o, int r, size_t i)
+{
+    if (o->op == STRATA_PROD) return (i + (size_t)r) % 4 == 0 && r < 8 ? 2 : 1;
+    return (double)((i * 3 + (size_t)r) % 3 + 1);
+}
+
+static double expect_reduced(const bench_opts_t *o, int P, size_t i)
+{
+    double acc = val(o, 0, i);
+    for (int q = 1; q < P; q++) {
+        double v = val(o, q, i);
+        if (o->op == STRATA_PROD) acc *= v;
+        else if (o->op == STRATA_MIN) acc = v < acc ? v : acc;
+        else if (o->op == STRATA_MAX) acc = v > acc ? v : acc;
+        else acc += v;
+    }
+    if (o->op == STRATA_AVG) {
+        bool flt = o->dt >= STRATA_FP16;
+        acc = flt ? (double)((float)acc / (float)P) : trunc(acc / P); /* fp64: see caller */
+    }
+    return acc;
+}
+
+/* ==== One size ==== */
+
+typedef struct bufs {
+    unsigned char *send, *recv;
+} bufs_t;
+
+/* Element counts of the send and receive buffers for a size (bytes). */
+static void shape(const bench_opts_t *o, int P, size_t size, size_t *count, size_t *nsend,
+                  size_t *nrecv)
+{
+    size_t es = strata_dtype_size(o->dt), n = size / es;
+    switch (o->coll) {
+    case STRATA_COLL_REDUCE_SCATTER: *count = n / (size_t)P, *nsend = *count * (size_t)P, *nrecv = *count; break;
+    case STRATA_COLL_ALLGATHER: *count = n / (size_t)P, *nsend = *count, *nrecv = *count * (size_t)P; break;
+    case STRATA_COLL_ALLTOALL: *count = n / (size_t)P, *nsend = *nrecv = *count * (size_t)P; break;
+    default: *count = *nsend = *nrecv = n; break;
+    }
+}
+
+static strata_status_t call(strata_comm_t *c, const bench_opts_t *o, const void *send, void *recv,
+                            size_t count, const strata_call_opts_t *co)
+{
+    int root = (int)o->root;
+    switch (o->coll) {
+    case STRATA_COLL_ALLREDUCE: return strata_comm_allreduce(c, send, recv, count, o->dt, o->op, co);
+    case STRATA_COLL_REDUCE_SCATTER:
+        return strata_comm_reduce_scatter(c, send, recv, count, o->dt, o->op, co);
+    case STRATA_COLL_ALLGATHER: return strata_comm_allgather(c, send, recv, count, o->dt, co);
+    case STRATA_COLL_REDUCE: return strata_comm_reduce(c, send, recv, count, o->dt, o->op, root, co);
+    case STRATA_COLL_ALLTOALL: return strata_comm_alltoall(c, send, recv, count, o->dt, co);
+    default: return strata_comm_broadcast(c, recv, count, o->dt, root, co);
+    }
+}
+
+static void fill_input(const bench_opts_t *o, int r, int P, void *send, void *recv, size_t count,
+                       bool inplace)
+{
+    size_t es = strata_dtype_size(o->dt);
+    switch (o->coll) {
+    case STRATA_COLL_ALLGATHER: {
+        unsigned char *mine = inplace ? (unsigned char *)recv + (size_t)r * count * es : send;
+        for (size_t i = 0; i < count; i++) put(o->dt, mine, i, (double)((r * 7 + (int)i) % 50));
+        break;
+    }
+    case STRATA_COLL_ALLTOALL:
+        for (size_t i = 0; i < count * (size_t)P; i++)
+            put(o->dt, inplace ? recv : send, i, (double)((r * 5 + (int)(i / count) * 11 + (int)(i % count)) % 50));
+        break;
+    case STRATA_COLL_BROADCAST:
+        for (size_t i = 0; i < count; i++) put(o->dt, recv, i, r == o->root ? (double)(i % 50) : 99);
+        break;
+    default: {
+        size_t n = o->coll == STRATA_COLL_REDUCE_SCATTER ? count * (size_t)P : count;
+        for (size_t i = 0; i < n; i++) put(o->dt, inplace ? recv : send, i, val(o, r, i));
+    }
+    }
+}
+
+static long count_wrong(const bench_opts_t *o, int r, int P, const void *recv, size_t count)
+{
+    long bad = 0;
+    switch (o->coll) {
+    case STRATA_COLL_ALLGATHER:
+        for (size_t i = 0; i < count * (size_t)P; i++)
+            bad += get(o->dt, recv, i) != (double)(((int)(i / count) * 7 + (int)(i % count)) % 50);
+        break;
+    case STRATA_COLL_ALLTOALL:
+        for (size_t i = 0; i < count * (size_t)P; i++)
+            bad += get(o->dt, recv, i) != (double)(((int)(i / count) * 5 + r * 11 + (int)(i % count)) % 50);
+        break;
+    case STRATA_COLL_BROADCAST:
+        for (size_t i = 0; i < count; i++) bad += get(o->dt, recv, i) != (double)(i % 50);
+        break;
+    case STRATA_COLL_REDUCE:
+        if (r != o->root) break;
+        /* fall through */
+    default: {
+        size_t off = o->coll == STRATA_COLL_REDUCE_SCATTER ? (size_t)r * count : 0;
+        for (size_t i = 0; i < count; i++) {
+            double want = expect_reduced(o, P, off + i);
+            if (o->op == STRATA_AVG && o->dt == STRATA_FP64) {
+                double s = 0;
+                for (int q = 0; q < P; q++) s += val(o, q, off + i);
+                want = s / P;
+            }
+            bad += get(o->dt, recv, i) != want;
+        }
+    }
+    }
+    return bad;
+}
+
+typedef struct row {
+    double t[2];
+    long wrong[2];
+} row_t;
+
+static strata_status_t measure(strata_comm_t *c, const bench_opts_t *o, bufs_t *b, size_t count,
+                               row_t *row)
+{
+    int r = strata_comm_rank(c), P = strata_comm_size(c);
+    strata_call_opts_t co = {.algo = o->algo};
+    for (int ip = 0; ip < 2; ip++) {
+        const void *send = ip ? (o->coll == STRATA_COLL_BROADCAST ? NULL : STRATA_IN_PLACE) : b->send;
+        if (ip && o->coll == STRATA_COLL_REDUCE && r != o->root)
+            send = b->recv; /* in place is the root's; the others' input is in recv */
+        strata_status_t st = STRATA_OK;
+        for (long w = 0; w < o->warmup && st == STRATA_OK; w++) st = call(c, o, send, b->recv, count, &co);
+        if (st == STRATA_OK) st = strata_comm_barrier(c, NULL);
+        double t0 = now();
+        for (long it = 0; it < o->iters && st == STRATA_OK; it++)
+            st = call(c, o, send, b->recv, count, &co);
+        double t[1] = {(now() - t0) / (double)o->iters};
+        if (st == STRATA_OK) st = strata_comm_allreduce(c, t, t, 1, STRATA_FP64, STRATA_MAX, NULL);
+        long wrong[1] = {0};
+        if (st == STRATA_OK && o->check) {
+            fill_input(o, r, P, b->send, b->recv, count, ip);
+            st = call(c, o, send, b->recv, count, &co);
+            wrong[0] = count_wrong(o, r, P, b->recv, count);
+            if (st == STRATA_OK)
+                st = strata_comm_allreduce(c, wrong, wrong, 1, STRATA_INT64, STRATA_SUM, NULL);
+        }
+        if (st != STRATA_OK) return st;
+        row->t[ip] = t[0], row->wrong[ip] = wrong[0];
+    }
+    return STRATA_OK;
+}
+
+/* ==== Output ==== */
+
+static double bus_factor(strata_coll_t coll, int P)
+{
+    switch (coll) {
+    case STRATA_COLL_ALLREDUCE: return 2.0 * (P - 1) / P;
+    case STRATA_COLL_REDUCE_SCATTER:
+    case STRATA_COLL_ALLGATHER:
+    case STRATA_COLL_ALLTOALL: return (double)(P - 1) / P;
+    default: return 1.0;
+    }
+}
+
+static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, strata_comm_t *c)
+{
+    if (o->json) return;
+    printf("# strata bench %s: %d local ranks, algo %s, %s %s, warmup %ld iters %ld, "
+           "validation %ld\n",
+           strata_coll_name(o->coll), P,
+           strata_comm_algo_name(strata_comm_algo_for(c, o->coll, (size_t)o->maxb, o->algo)),
+           strata_dtype_name(o->dt), strata_op_name(o->op), o->warmup, o->iters, o->check);
+    printf("# model: alpha %.3f us (flag ping-pong), copy %.2f GB/s, reduce %.2f GB/s (one core,\n"
+           "#   measured now); model(us) = alpha-beta cost of the algorithm (docs/runtime.md)\n",
+           m->alpha_s * 1e6, m->copy_bw / 1e9, m->reduce_bw / 1e9);
+    printf("#\n#%61s%37s\n", "out-of-place", "in-place");
+    printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s %9s\n", "size", "count",
+           "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+           "#wrong", "model");
+    printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s %9s\n", "(B)", "(elements)",
+           "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)");
+}
+
+static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, const row_t *row,
+                      double model, bool first)
+{
+    double bf = bus_factor(o->coll, P), a0 = (double)size / row->t[0] / 1e9,
+           a1 = (double)size / row->t[1] / 1e9;
+    bool rooted = o->coll == STRATA_COLL_BROADCAST || o->coll == STRATA_COLL_REDUCE;
+    bool reducing = o->coll == STRATA_COLL_ALLREDUCE || o->coll == STRATA_COLL_REDUCE ||
+                    o->coll == STRATA_COLL_REDUCE_SCATTER;
+    if (o->json) {
+        printf("%s{\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", "
+               "\"root\": %ld, \"oop\": {\"time_us\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f, "
+               "\"wrong\": %ld}, \"ip\": {\"time_us\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f, "
+               "\"wrong\": %ld}, \"model_us\": %.3f}",
+               first ? "" : ",\n    ", size, count, strata_dtype_name(o->dt),
+               reducing ? strata_op_name(o->op) : "none", rooted ? o->root : -1, row->t[0] * 1e6,
+               a0, a0 * bf, row->wrong[0], row->t[1] * 1e6, a1, a1 * bf, row->wrong[1],
+               model * 1e6);
+        return;
+    }
+    printf("  %10zu %12zu %8s %6s %6ld %9.2f %7.2f %7.2f %6ld %9.2f %7.2f %7.2f %6ld %9.2f\n", size,
+           count, strata_dtype_name(o->dt), reducing ? strata_op_name(o->op) : "none",
+           rooted ? o->root : -1L, row->t[0] * 1e6, a0, a0 * bf,
+           o->check ? row->wrong[0] : -1L, row->t[1] * 1e6, a1, a1 * bf,
+           o->check ? row->wrong[1] : -1L, model * 1e6);
+}
+
+/* ==== Ranks ==== */
+
+static int bench_rank(void *arg)
+{
+    const bench_opts_t *o = arg;
+    strata_comm_t *c = NULL;
+    strata_error_t err = {0};
+    if (strata_comm_init_env(&c, &err) != STRATA_OK) {
+        fprintf(stderr, "strata bench: %s\n", err.msg);
+        return 1;
+    }
+    int r = strata_comm_rank(c), P = strata_comm_size(c);
+    size_t es = strata_dtype_size(o->dt), maxn = (size_t)o->maxb / es + (size_t)P;
+    bufs_t b = {malloc(maxn * es), malloc(maxn * es)};
+    if (b.send && b.recv) { /* own the pages (not the shared zero page) before timing */
+        memset(b.send, 1, maxn * es);
+        memset(b.recv, 0, maxn * es);
+    }
+    strata_comm_model_t m = {0};
+    strata_status_t st = b.send && b.recv ? strata_comm_calibrate(c, (size_t)o->maxb, &m)
+                                          : STRATA_ERR_NOMEM;
+    if (r == 0 && st == STRATA_OK) header(o, P, &m, c);
+    if (r == 0 && o->json)
+        printf("{\"op\": \"%s\", \"ranks\": %d, \"algo\": \"%s\", \"model\": {\"alpha_us\": %.4f, "
+               "\"copy_GBps\": %.3f, \"reduce_GBps\": %.3f},\n  \"rows\": [\n    ",
+               strata_coll_name(o->coll), P,
+               strata_comm_algo_name(strata_comm_algo_for(c, o->coll, (size_t)o->maxb, o->algo)),
+               m.alpha_s * 1e6, m.copy_bw / 1e9, m.reduce_bw / 1e9);
+    double busbw_sum = 0;
+    int rows = 0;
+    long wrong = 0;
+    for (double size = o->minb; size <= o->maxb && st == STRATA_OK; size *= o->factor) {
+        size_t count, ns, nr, sz;
+        shape(o, P, (size_t)size, &count, &ns, &nr);
+        sz = (o->coll == STRATA_COLL_REDUCE_SCATTER ? ns : nr) * es;
+        row_t row = {0};
+        st = measure(c, o, &b, count, &row);
+        if (st != STRATA_OK) break;
+        double model = strata_comm_predict(&m, o->coll, strata_comm_algo_for(c, o->coll, sz, o->algo), P, sz);
+        if (r == 0) print_row(o, P, sz, o->coll == STRATA_COLL_ALLGATHER ? nr : count, &row, model, rows == 0);
+        busbw_sum += (double)sz / row.t[0] / 1e9 * bus_factor(o->coll, P);
+        wrong += row.wrong[0] + row.wrong[1];
+        rows++;
+        if (o->factor <= 1) break;
+    }
+    if (st != STRATA_OK) fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));
+    else if (r == 0 && o->json)
+        printf("\n  ],\n  \"avg_busbw\": %.4f, \"wrong\": %ld}\n", rows ? busbw_sum / rows : 0, wrong);
+    else if (r == 0)
+        printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n#\n", wrong,
+               wrong ? "FAILED" : "OK", rows ? busbw_sum / rows : 0);
+    free(b.send), free(b.recv);
+    strata_comm_destroy(c);
+    return st != STRATA_OK ? 1 : wrong ? 1 : 0;
+}
+
+/* ==== Options ==== */
+
+static int parse(int argc, char **argv, bench_opts_t *o)
+{
+    *o = (bench_opts_t){.n = 2, .iters = 20, .warmup = 5, .check = 1, .minb = 8,
+                        .maxb = 64.0 * 1048576, .factor = 2, .dt = STRATA_FP32, .op = STRATA_SUM};
+    if (argc < 2 || argv[1][0] == '-') return cli_usage_error("bench", "name the collective (e.g. allreduce)");
+    if (strata_coll_parse(argv[1], &o->coll) != 0 || o->coll >= STRATA_COLL_SENDRECV)
+        return cli_usage_error("bench", "unknown collective '%s'", argv[1]);
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--json") == 0) { o->json = 1; continue; }
+        if (!v) return cli_usage_error("bench", "option '%s' needs a value", a);
+        i++;
+        int bad = 0;
+        if (strcmp(a, "-n") == 0) bad = cli_parse_int("bench", a, v, 1, &o->n);
+        else if (strcmp(a, "-b") == 0) bad = cli_parse_size("bench", a, v, &o->minb);
+        else if (strcmp(a, "-e") == 0) bad = cli_parse_size("bench", a, v, &o->maxb);
+        else if (strcmp(a, "-f") == 0) bad = cli_parse_double("bench", a, v, 1, &o->factor);
+        else if (strcmp(a, "-i") == 0) bad = cli_parse_int("bench", a, v, 1, &o->iters);
+        else if (strcmp(a, "-w") == 0) bad = cli_parse_int("bench", a, v, 0, &o->warmup);
+        else if (strcmp(a, "-c") == 0) bad = cli_parse_int("bench", a, v, 0, &o->check);
+        else if (strcmp(a, "-r") == 0) bad = cli_parse_int("bench", a, v, 0, &o->root);
+        else if (strcmp(a, "-d") == 0) {
+            if (strata_dtype_parse(v, &o->dt)) return cli_usage_error("bench", "unknown data type '%s'", v);
+        } else if (strcmp(a, "-o") == 0) {
+            if (strata_op_parse(v, &o->op)) return cli_usage_error("bench", "unknown operator '%s'", v);
+        } else if (strcmp(a, "--algo") == 0) {
+            if (strata_comm_algo_parse(v, &o->algo)) return cli_usage_error("bench", "unknown algorithm '%s' (auto, shm, ring, recdbl)", v);
+        } else return cli_usage_error("bench", "unknown option '%s'", a);
+        if (bad) return CLI_USAGE;
+    }
+    if (o->n > 64) return cli_usage_error("bench", "-n %ld: at most 64 local ranks", o->n);
+    if (o->root >= o->n) return cli_usage_error("bench", "-r %ld: root must be below -n %ld", o->root, o->n);
+    if (o->minb < 1 || o->maxb < o->minb)
+        return cli_usage_error("bench", "need 1 <= -b <= -e (got %g and %g)", o->minb, o->maxb);
+    if (o->maxb > 4.0 * 1073741824) return cli_usage_error("bench", "-e above 4G");
+    if ((o->algo == STRATA_COMM_RING || o->algo == STRATA_COMM_RECDBL) && o->n > 1) {
+        strata_sched_params_t sp = {.coll = o->coll, .nranks = (uint32_t)o->n, .count = 1024,
+                                    .elem_size = (uint32_t)strata_dtype_size(o->dt),
+                                    .algo = o->algo == STRATA_COMM_RING ? STRATA_ALGO_RING
+                                                                        : STRATA_ALGO_RECDBL};
+        strata_error_t err = {0};
+        if (strata_sched_check(&sp, &err) != STRATA_OK)
+            return cli_usage_error("bench", "--algo %s: %s", strata_comm_algo_name(o->algo), err.msg);
+    }
+    return CLI_OK;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    bench_opts_t o;
+    int rc = parse(argc, argv, &o);
+    if (rc != CLI_OK) return rc;
+    int code = 1;
+    strata_error_t err = {0};
+    if (strata_launch_fn((int)o.n, bench_rank, &o, 2.0, &code, &err) != STRATA_OK) return cli_fail(&err);
+    return code ? CLI_FAIL : CLI_OK;
+}
