@@ -12,7 +12,7 @@ fail=0
 # expect RC STDERR_REGEX ARGS...
 expect() {
   local want=$1 re=$2; shift 2
-  timeout 30 "$S" "$@" >"$tmp/out" 2>"$tmp/err"
+  timeout 120 "$S" "$@" >"$tmp/out" 2>"$tmp/err"
   local rc=$?
   if [ "$rc" != "$want" ]; then echo "FAIL: strata $* -> rc $rc, want $want"; cat "$tmp/err"; fail=1; return; fi
   if [ -n "$re" ] && ! grep -Eq -- "$re" "$tmp/err"; then
