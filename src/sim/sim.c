@@ -331,9 +331,9 @@ static void describe(strata_sim_t *sim, strata_sim_result_t *res)
     const strata_sched_params_t *p = strata_sched_params(sim->jobs.v[0].s);
     char sz[32];
     util_fmt_bytes(res->bytes, sz, sizeof(sz));
-    snprintf(res->desc, sizeof(res->desc), "%s %s %s on %u ranks%s, %s, %s",
+    snprintf(res->desc, sizeof(res->desc), "%s %s %s on %u ranks%s, %u chunk%s, %s, %s",
              strata_coll_name(p->coll), strata_algo_name(p->algo), sz, p->nranks,
-             sim->jobs.n > 1 ? " (+ concurrent)" : "",
+             sim->jobs.n > 1 ? " (+ concurrent)" : "", p->chunks, p->chunks == 1 ? "" : "s",
              sim->opts.routing == STRATA_SIM_ECMP ? "ecmp" : "spread",
              sim->opts.mode == STRATA_SIM_ASYNC || sim->jobs.n > 1 ? "async" : "barrier");
 }
