@@ -519,6 +519,8 @@ typedef struct tree_walk {
     size_t nshape;
     int64_t C, T[2];
     uint32_t g;
+    bool nvls; /* nvlstree: the node's switch gathers and multicasts */
+    int64_t o; /* phases before a chunk meets the node tree: 0, nvlstree 2 */
 } tree_walk_t;
 
 /* Of the streams starting at phases a..b, each running C phases (one per
@@ -539,21 +541,26 @@ static void tree_node_load(const tree_walk_t *w, const node_shape_t *x, int64_t 
                            double *ext)
 {
     int64_t C = w->C, g = w->g;
-    double ch = 0, out = 0, in = 0;
+    double ch = 0, out = 0, in = 0, sw_in = 0;
     for (int t = 0; t < 2; t++) {
-        int64_t down = w->T[t] + x->d[t]; /* the head sends down at c + down */
-        if (g > 1) ch += active(0, g - 2, p, C) + active(down, down + g - 2, p, C);
+        int64_t down = w->o + w->T[t] + x->d[t]; /* the head sends down at c + down */
+        if (w->nvls) { /* nvlstree.c: up every channel's chunk, as head the total */
+            ch += (double)g * active(0, 0, p, C) + active(down, down, p, C);
+            sw_in += active(1, 1, p, C) + (double)(g - 1) * active(down + 1, down + 1, p, C);
+        } else if (g > 1) {
+            ch += active(0, g - 2, p, C) + active(down, down + g - 2, p, C);
+        }
         if (x->parent[t]) {
-            out += active(x->h[t], x->h[t], p, C);
+            out += active(w->o + x->h[t], w->o + x->h[t], p, C);
             in += active(down - 1, down - 1, p, C);
         }
         for (int i = 0; i < 2; i++)
             if (x->hc[t][i] >= 0) {
                 out += active(down, down, p, C);
-                in += active(x->hc[t][i], x->hc[t][i], p, C);
+                in += active(w->o + x->hc[t][i], w->o + x->hc[t][i], p, C);
             }
     }
-    *chain = ch, *ext = fmax(out, in);
+    *chain = fmax(ch, sw_in), *ext = fmax(out, in);
 }
 
 /* One phase: each tier's latency plus its busiest link's chunks over its
@@ -591,8 +598,8 @@ static int tree_shapes(const strata_coll_machine_t *m, uint32_t g, tree_walk_t *
 {
     strata_sched_t s;
     memset(&s, 0, sizeof(s));
-    s.p.nranks = m->nranks, s.p.algo = STRATA_ALGO_TREE;
-    if (sched_dtree_init(&s, g, true, NULL) != STRATA_OK) return -1;
+    s.p.nranks = m->nranks, s.p.algo = w->nvls ? STRATA_ALGO_NVLSTREE : STRATA_ALGO_TREE;
+    if (sched_dtree_init(&s, g, !w->nvls, NULL) != STRATA_OK) return -1;
     size_t N = (size_t)s.aux[SCHED_DT_N];
     w->T[0] = s.aux[SCHED_DT_T0], w->T[1] = s.aux[SCHED_DT_T1];
     w->shape = util_calloc(N, sizeof(*w->shape));
@@ -621,12 +628,13 @@ static int tree_shapes(const strata_coll_machine_t *m, uint32_t g, tree_walk_t *
 /* Sum the phases; those from the last stream start to the first stream end
  * (every stream active) share one load. O(N log N) for the shapes, then
  * O(shapes (g + log N)). NOMEM: -1, the caller keeps the steady-state sum. */
-static int tree_walk(const strata_coll_machine_t *m, double n, double C, acc_t *z)
+static int tree_walk(const strata_coll_machine_t *m, double n, double C, bool nvls, acc_t *z)
 {
-    tree_walk_t w = {.C = (int64_t)C, .g = multi(m) ? m->per_server : 1};
+    tree_walk_t w = {.C = (int64_t)C, .g = multi(m) ? m->per_server : 1, .nvls = nvls};
+    w.o = nvls ? 2 : 0;
     if (tree_shapes(m, w.g, &w)) return -1;
-    int64_t Tm = w.T[0] > w.T[1] ? w.T[0] : w.T[1], phases = w.C - 1 + 2 * Tm;
-    int64_t last_start = 2 * Tm - 1; /* no stream starts later */
+    int64_t Tm = w.T[0] > w.T[1] ? w.T[0] : w.T[1], phases = w.C - 1 + 2 * Tm + 2 * w.o;
+    int64_t last_start = 2 * Tm - 1 + 2 * w.o; /* no stream starts later */
     acc_t a = {0};
     for (int64_t p = 0; p < phases; p++) {
         if (p > last_start && p < w.C - 1) { /* steady: every stream active */
@@ -649,7 +657,7 @@ static void cost_tree(const strata_coll_machine_t *m, double n, acc_t *z, double
         pipeline(m, n, 2 * (g - 1 + T), 2 * (g - 1), 2 * (g - 1) / g * n, E * n / 2, z, chunks);
     else
         pipeline(m, n, 2 * T, 0, E * n / 2, 0, z, chunks);
-    tree_walk(m, n, *chunks, z);
+    tree_walk(m, n, *chunks, false, z);
     /* a rank reduces what reaches it on the way up: its chain share and
      * (as a head) up to two child servers' halves, or two children flat */
     z->g += red(m, (z->steps / *chunks) * ((g - 1) / g * n + fmin(E, 2) * n / (2 * g)));
@@ -668,6 +676,7 @@ static void cost_nvlstree(const strata_coll_machine_t *m, double n, acc_t *z, do
     double g = m->per_server, N = m->servers, E = dtree_edges((uint32_t)N);
     double T = sched_log2_ceil((uint64_t)N);
     pipeline(m, n, 4 + 2 * T, 4, (1 + 1 / g) * n, E * n / 2, z, chunks);
+    tree_walk(m, n, *chunks, true, z);
     z->g += red(m, (z->steps / *chunks) * fmin(E, 2) * n / (2 * g));
 }
 
