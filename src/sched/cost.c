@@ -796,8 +796,8 @@ static double stages_in(int64_t lo, int64_t hi, int64_t a, int64_t b)
     return h >= l ? (double)(h - l + 1) : 0;
 }
 
-static void twolevel_walk(const strata_coll_machine_t *m, int64_t g, int64_t N, int64_t C,
-                          double x, double y, double ae, bool overlap, acc_t *z)
+static void twolevel_walk(const strata_coll_machine_t *m, int64_t g, int64_t N, int64_t C, double x,
+                          double y, double ae, bool overlap, acc_t *z)
 {
     int64_t S = 2 * (g - 1) + 2 * (N - 1), o0 = g - 1, o1 = g - 2 + 2 * (N - 1);
     for (int64_t p = 0; p < C + S - 1; p++) {

@@ -113,8 +113,8 @@ static int32_t switch_device(strata_sim_t *sim, const int32_t *devs, uint32_t n,
 
 /* nvlstree's switch agents: agent P + n reduces and multicasts for node
  * n, ranks [n·g, min((n+1)·g, P)) (nvlstree.c), on the switch joining them. */
-static strata_status_t place_node_switches(strata_sim_t *sim, uint32_t P, uint32_t g,
-                                           int32_t *dev, strata_error_t *err)
+static strata_status_t place_node_switches(strata_sim_t *sim, uint32_t P, uint32_t g, int32_t *dev,
+                                           strata_error_t *err)
 {
     for (uint32_t n = 0; n * g < P; n++) {
         uint32_t m = P - n * g < g ? P - n * g : g;
