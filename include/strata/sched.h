@@ -276,6 +276,10 @@ typedef struct strata_coll_machine {
     bool col_disjoint;      /* ... on links the row rings do not use */
     char intra_kind[32];    /* link kinds, for reports */
     char inter_kind[32];
+    /* One message between the same local rank of two servers, s: the
+     * farther of server 0 -> 1 and server 0 -> the last (one rail of a
+     * rail-optimised fabric; the tree's server edges). 0 = lat_inter. */
+    double lat_rail;
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat
@@ -286,6 +290,13 @@ STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *to
                                                          const strata_link_catalog_t *cat,
                                                          strata_coll_machine_t *m_p,
                                                          strata_error_t *err);
+
+/* Share of a link kind's catalog bandwidth that carries data: NVLink's
+ * flit framing (128 / (128 + 16), cost.c) for "nvlink*" kinds, whose
+ * catalog figure is the signalling rate; 1 for every other kind (their
+ * figures already carry their packet overheads). The simulator scales its
+ * link capacities by it, as the model scales bw_intra. */
+STRATA_API double strata_coll_link_efficiency(const char *kind);
 
 /* Ranks per server of a collective whose rank r runs on endpoint ranks[r]
  * (ranks NULL: endpoint r) of n: g when the ranks come in runs of g

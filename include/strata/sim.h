@@ -135,7 +135,7 @@ typedef struct strata_sim_result {
     uint64_t phases, phases_simulated;
     uint64_t events, flows, batches;
     double wall;    /* seconds of host time for the run */
-    char desc[160]; /* "allreduce ring 1 GiB on 1024 ranks, spread, barrier" */
+    char desc[160]; /* "allreduce ring 1 GiB on 1024 ranks, 1 chunk, spread, barrier" */
 } strata_sim_result_t;
 
 /* Run everything added; fills *res (free with strata_sim_result_free).

@@ -34,6 +34,7 @@
 #include "sched.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* NVLink framing: one 16 B header flit per 128 B cache-line packet (file comment). */
@@ -92,6 +93,11 @@ static const char *link_kind_to(const strata_topo_t *t, int32_t d, int to)
 static bool is_nvlink(const char *kind)
 {
     return strncmp(kind, "nvlink", 6) == 0;
+}
+
+double strata_coll_link_efficiency(const char *kind)
+{
+    return kind && is_nvlink(kind) ? NVLINK_ETA : 1.0;
 }
 
 /* Which memory reduces: the HBM of the accelerator generation the
@@ -287,6 +293,13 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
         if (!st)
             st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)m.nranks - 1),
                               &(double){0}, &lat_far, err);
+        /* the same local rank of the first and the last server: the farthest
+         * pair of one rail (the tree's server edges join equal local ranks) */
+        if (!st)
+            st = pair_figures(rt, t, e0,
+                              strata_topo_endpoint(t, (int32_t)((m.servers - 1) * m.per_server)),
+                              &(double){0}, &m.lat_rail, err);
+        if (m.lat_inter > m.lat_rail) m.lat_rail = m.lat_inter;
         if (lat_far > m.lat_inter) m.lat_inter = lat_far;
         int32_t nic = strata_topo_device(t, e0).nic;
         snprintf(m.inter_kind, sizeof(m.inter_kind), "%s",
@@ -479,11 +492,163 @@ static void pipeline(const strata_coll_machine_t *m, double n, double fill, doub
  * and g-1 down its chain, 2g of them shared by g ranks: 2(g-1)/g n. Per
  * server through its NICs: its E tree edges (2 for N = 2, up to 4) carry
  * n/2 each way: E n/2 over min(NICs, g) ports. Height g - 1 + ceil(log2 N):
- * C - 1 + 2(g - 1 + T) phases, the 2(g - 1) chain fill and drain at
- * scale-up latency. Large messages:
+ * C - 1 + 2(g - 1 + T) phases. Large messages:
  *   t -> n max(2(g-1)/g / B_up, E/2 / (min(NICs, g) B_nic))
  * e.g. 2 x 8 H100 (E = 2, 8 NICs at 49.7 GB/s, 400 GB/s NVLink): chain
- * 1.75 n / 400 GB/s = n / 229 GB/s > NICs n / 398 GB/s: chain-bound. */
+ * 1.75 n / 400 GB/s = n / 229 GB/s > NICs n / 398 GB/s: chain-bound.
+ *
+ * The chunk count comes from that steady state (pipe_chunks), but the time
+ * is summed phase by phase (tree_walk): the fill and drain phases are not
+ * full — while chunks only climb, a server's NICs carry its up edges but
+ * none of its down edges — so charging every phase the steady-state load
+ * overstates the time (by 15 % on 4 DGX H100 at 1 GiB). A server edge joins
+ * the heads of one channel, the same local rank in both servers (tree.c),
+ * so it takes one rail's latency (lat_rail: on a rail-optimised fabric one
+ * leaf, where lat_inter is the farthest pair's, through the spine). */
+
+/* What a node's load depends on, per tree: depth, height, whether it has
+ * a parent, its children's heights (-1: none). Nodes with equal shapes
+ * load their links alike, so a phase is costed once per distinct shape
+ * (O(log^2 N) of them) rather than per node. */
+typedef struct node_shape {
+    int32_t d[2], h[2], parent[2], hc[2][2];
+} node_shape_t;
+
+typedef struct tree_walk {
+    node_shape_t *shape; /* distinct shapes */
+    size_t nshape;
+    int64_t C, T[2];
+    uint32_t g;
+    bool nvls; /* nvlstree: the node's switch gathers and multicasts */
+    int64_t o; /* phases before a chunk meets the node tree: 0, nvlstree 2 */
+} tree_walk_t;
+
+/* Of the streams starting at phases a..b, each running C phases (one per
+ * chunk), how many are active in phase p. */
+static double active(int64_t a, int64_t b, int64_t p, int64_t C)
+{
+    int64_t lo = a > p - C + 1 ? a : p - C + 1, hi = b < p ? b : p;
+    return hi >= lo ? (double)(hi - lo + 1) : 0;
+}
+
+/* Chunks in flight in phase p at a node of shape x: *chain out of one rank
+ * over scale-up links (the rank holds every chain position once per tree,
+ * so every rank of a node carries the same; in = out by the same count),
+ * and *ext the node's tree edges per channel, out or in, whichever is
+ * larger (tree.c: a rank of height h sends chunk c up at phase c + h; a
+ * rank at depth d sends it down at phase c + T + d). */
+static void tree_node_load(const tree_walk_t *w, const node_shape_t *x, int64_t p, double *chain,
+                           double *ext)
+{
+    int64_t C = w->C, g = w->g;
+    double ch = 0, out = 0, in = 0, sw_in = 0;
+    for (int t = 0; t < 2; t++) {
+        int64_t down = w->o + w->T[t] + x->d[t]; /* the head sends down at c + down */
+        if (w->nvls) { /* nvlstree.c: up every channel's chunk, as head the total */
+            ch += (double)g * active(0, 0, p, C) + active(down, down, p, C);
+            sw_in += active(1, 1, p, C) + (double)(g - 1) * active(down + 1, down + 1, p, C);
+        } else if (g > 1) {
+            ch += active(0, g - 2, p, C) + active(down, down + g - 2, p, C);
+        }
+        if (x->parent[t]) {
+            out += active(w->o + x->h[t], w->o + x->h[t], p, C);
+            in += active(down - 1, down - 1, p, C);
+        }
+        for (int i = 0; i < 2; i++)
+            if (x->hc[t][i] >= 0) {
+                out += active(down, down, p, C);
+                in += active(w->o + x->hc[t][i], w->o + x->hc[t][i], p, C);
+            }
+    }
+    *chain = fmax(ch, sw_in), *ext = fmax(out, in);
+}
+
+/* One phase: each tier's latency plus its busiest link's chunks over its
+ * bandwidth, the slower tier setting the phase (tiers run at once). */
+static void tree_phase_cost(const strata_coll_machine_t *m, const tree_walk_t *w, double n,
+                            int64_t p, double times, acc_t *z)
+{
+    bool net = multi(m);
+    double chain = 0, ext = 0, q = n / (2.0 * w->g * (double)w->C);
+    double K = m->nics < m->per_server ? m->nics : m->per_server;
+    for (size_t k = 0; k < w->nshape; k++) {
+        double c, e;
+        tree_node_load(w, &w->shape[k], p, &c, &e);
+        chain = fmax(chain, c), ext = fmax(ext, e);
+    }
+    /* flat: the node edges are rank edges over scale-up links */
+    double bu = net ? chain * q / m->bw_intra : ext * q / m->bw_intra;
+    double be = net ? ext * (w->g / K) * q / m->bw_nic : 0;
+    double le = m->lat_rail > 0 ? m->lat_rail : m->lat_inter;
+    double tu = bu > 0 ? m->lat_intra + bu : 0, te = be > 0 ? le + be : 0;
+    z->steps += times;
+    if (te > tu)
+        z->a += times * le, z->be += times * be;
+    else
+        z->a += times * m->lat_intra, z->bi += times * bu;
+}
+
+static int shape_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(node_shape_t));
+}
+
+/* The distinct node shapes of the generator's trees (sched_dtree_init). */
+static int tree_shapes(const strata_coll_machine_t *m, uint32_t g, tree_walk_t *w)
+{
+    strata_sched_t s;
+    memset(&s, 0, sizeof(s));
+    s.p.nranks = m->nranks, s.p.algo = w->nvls ? STRATA_ALGO_NVLSTREE : STRATA_ALGO_TREE;
+    if (sched_dtree_init(&s, g, !w->nvls, NULL) != STRATA_OK) return -1;
+    size_t N = (size_t)s.aux[SCHED_DT_N];
+    w->T[0] = s.aux[SCHED_DT_T0], w->T[1] = s.aux[SCHED_DT_T1];
+    w->shape = util_calloc(N, sizeof(*w->shape));
+    for (size_t n = 0; n < N && w->shape; n++) {
+        node_shape_t *x = &w->shape[n];
+        for (int t = 0; t < 2; t++) {
+            x->d[t] = sched_dt(&s, t, (int64_t)n, DT_DEPTH);
+            x->h[t] = sched_dt(&s, t, (int64_t)n, DT_HEIGHT);
+            x->parent[t] = sched_dt(&s, t, (int64_t)n, DT_PARENT) >= 0;
+            for (int i = 0; i < 2; i++) {
+                int32_t c = sched_dt(&s, t, (int64_t)n, DT_C0 + i);
+                x->hc[t][i] = c < 0 ? -1 : sched_dt(&s, t, c, DT_HEIGHT);
+            }
+        }
+    }
+    util_free(s.tab);
+    if (!w->shape) return -1;
+    qsort(w->shape, N, sizeof(*w->shape), shape_cmp);
+    w->nshape = 0;
+    for (size_t n = 0; n < N; n++)
+        if (w->nshape == 0 || shape_cmp(&w->shape[w->nshape - 1], &w->shape[n]))
+            w->shape[w->nshape++] = w->shape[n];
+    return 0;
+}
+
+/* Sum the phases; those from the last stream start to the first stream end
+ * (every stream active) share one load. O(N log N) for the shapes, then
+ * O(shapes (g + log N)). NOMEM: -1, the caller keeps the steady-state sum. */
+static int tree_walk(const strata_coll_machine_t *m, double n, double C, bool nvls, acc_t *z)
+{
+    tree_walk_t w = {.C = (int64_t)C, .g = multi(m) ? m->per_server : 1, .nvls = nvls};
+    w.o = nvls ? 2 : 0;
+    if (tree_shapes(m, w.g, &w)) return -1;
+    int64_t Tm = w.T[0] > w.T[1] ? w.T[0] : w.T[1], phases = w.C - 1 + 2 * Tm + 2 * w.o;
+    int64_t last_start = 2 * Tm - 1 + 2 * w.o; /* no stream starts later */
+    acc_t a = {0};
+    for (int64_t p = 0; p < phases; p++) {
+        if (p > last_start && p < w.C - 1) { /* steady: every stream active */
+            tree_phase_cost(m, &w, n, p, (double)(w.C - 1 - p), &a);
+            p = w.C - 2;
+            continue;
+        }
+        tree_phase_cost(m, &w, n, p, 1, &a);
+    }
+    util_free(w.shape);
+    z->a = a.a, z->bi = a.bi, z->be = a.be, z->steps = a.steps;
+    return 0;
+}
+
 static void cost_tree(const strata_coll_machine_t *m, double n, acc_t *z, double *chunks)
 {
     double g = multi(m) ? m->per_server : 1, N = m->nranks / g, E = dtree_edges((uint32_t)N);
@@ -492,6 +657,7 @@ static void cost_tree(const strata_coll_machine_t *m, double n, acc_t *z, double
         pipeline(m, n, 2 * (g - 1 + T), 2 * (g - 1), 2 * (g - 1) / g * n, E * n / 2, z, chunks);
     else
         pipeline(m, n, 2 * T, 0, E * n / 2, 0, z, chunks);
+    tree_walk(m, n, *chunks, false, z);
     /* a rank reduces what reaches it on the way up: its chain share and
      * (as a head) up to two child servers' halves, or two children flat */
     z->g += red(m, (z->steps / *chunks) * ((g - 1) / g * n + fmin(E, 2) * n / (2 * g)));
@@ -510,6 +676,7 @@ static void cost_nvlstree(const strata_coll_machine_t *m, double n, acc_t *z, do
     double g = m->per_server, N = m->servers, E = dtree_edges((uint32_t)N);
     double T = sched_log2_ceil((uint64_t)N);
     pipeline(m, n, 4 + 2 * T, 4, (1 + 1 / g) * n, E * n / 2, z, chunks);
+    tree_walk(m, n, *chunks, true, z);
     z->g += red(m, (z->steps / *chunks) * fmin(E, 2) * n / (2 * g));
 }
 
@@ -610,9 +777,46 @@ static void cost_pairwise(const strata_coll_machine_t *m, strata_coll_t c, doubl
     step(z, m, true, blk, net_bw(m, g), P - g);
 }
 
-/* Two-level, pipelined: the busier tier sets the pace, the other one is
- * hidden except for one chunk of fill and drain. Rows = servers for hier;
- * for torus2d on a direct network rows and columns are the two dimensions. */
+/* Two-level, pipelined (hier.c): chunk c runs stage j in phase c + j, the
+ * S = 2(g-1) + 2(N-1) stages being the inner reduce-scatter (g-1), the
+ * outer allreduce (2(N-1)) and the inner allgather (g-1); C + S - 1
+ * phases. Rows = servers for hier; for torus2d on a direct network rows
+ * and columns are the two dimensions. The chunk count balances the
+ * busier tier against one chunk of the other (pipe_chunks); the time is
+ * summed phase by phase: a phase runs stages max(0, p-C+1) .. min(S-1, p)
+ * and takes, per tier with a stage in it, its latency plus its stages'
+ * share of that tier's bytes, the slower tier setting it when the tiers
+ * use different links (they run at once), their sum when they share them.
+ * While the pipeline fills and drains a phase holds few inner stages and
+ * the outer ring sets it, so the inner tier's bytes are not all hidden
+ * behind it (+6 % on 4 DGX H100 at 1 GiB over max(Ti, Te) + min / C). */
+static double stages_in(int64_t lo, int64_t hi, int64_t a, int64_t b)
+{
+    int64_t l = lo > a ? lo : a, h = hi < b ? hi : b;
+    return h >= l ? (double)(h - l + 1) : 0;
+}
+
+static void twolevel_walk(const strata_coll_machine_t *m, int64_t g, int64_t N, int64_t C, double x,
+                          double y, double ae, bool overlap, acc_t *z)
+{
+    int64_t S = 2 * (g - 1) + 2 * (N - 1), o0 = g - 1, o1 = g - 2 + 2 * (N - 1);
+    for (int64_t p = 0; p < C + S - 1; p++) {
+        int64_t lo = p - C + 1 > 0 ? p - C + 1 : 0, hi = p < S - 1 ? p : S - 1;
+        double I = stages_in(lo, hi, 0, o0 - 1) + stages_in(lo, hi, o1 + 1, S - 1);
+        double E = stages_in(lo, hi, o0, o1);
+        double ti = I > 0 ? m->lat_intra + I * x : 0, te = E > 0 ? ae + E * y : 0;
+        z->steps += 1;
+        if (!overlap) {
+            z->a += (I > 0 ? m->lat_intra : 0) + (E > 0 ? ae : 0);
+            z->bi += I * x, z->be += E * y;
+        } else if (te > ti) {
+            z->a += ae, z->be += E * y;
+        } else {
+            z->a += m->lat_intra, z->bi += I * x;
+        }
+    }
+}
+
 static void cost_twolevel(const strata_coll_machine_t *m, uint32_t g, double n, acc_t *z,
                           double *chunks)
 {
@@ -624,17 +828,14 @@ static void cost_twolevel(const strata_coll_machine_t *m, uint32_t g, double n, 
     if (col) bw_out = m->bw_col;
     double Te = 2 * (N - 1) / N * (n / g) / bw_out;
     bool overlap = net || (m->direct && m->col_disjoint);
-    double ae = net ? m->lat_inter : col ? m->lat_col : m->lat_intra, lo = fmin(Ti, Te);
+    /* the outer ring joins equal local ranks: one rail (lat_rail) */
+    double le = m->lat_rail > 0 ? m->lat_rail : m->lat_inter;
+    double ae = net ? le : col ? m->lat_col : m->lat_intra, lo = fmin(Ti, Te);
     double C = overlap ? pipe_chunks(1, lo, ae, n / g) : 1;
     *chunks = C;
-    double inner = 2.0 * (g - 1), outer = 2 * (N - 1) + C - 1;
-    z->steps = inner + outer;
-    z->a = inner * m->lat_intra + outer * ae;
-    double hidden = overlap ? lo / C : lo;
-    if (Ti >= Te)
-        z->bi = Ti, z->be = hidden;
-    else
-        z->be = Te, z->bi = hidden;
+    /* per stage and chunk: a tier's bytes over its stages and the chunks */
+    double x = g > 1 ? Ti / (C * 2 * (g - 1)) : 0, y = N > 1 ? Te / (C * 2 * (N - 1)) : 0;
+    twolevel_walk(m, g, (int64_t)N, (int64_t)C, x, y, ae, overlap, z);
     if (!net) z->bi += z->be, z->be = 0;
     z->xi = Ti * m->bw_intra, z->xe = net ? Te * bw_out : 0;
     z->g = red(m, (g - 1) / (double)g * n + (N - 1) / N * n / g);

@@ -111,6 +111,19 @@ static int32_t switch_device(strata_sim_t *sim, const int32_t *devs, uint32_t n,
     return best == devs[0] && n > 1 ? -1 : best;
 }
 
+/* nvlstree's switch agents: agent P + n reduces and multicasts for node
+ * n, ranks [n·g, min((n+1)·g, P)) (nvlstree.c), on the switch joining them. */
+static strata_status_t place_node_switches(strata_sim_t *sim, uint32_t P, uint32_t g, int32_t *dev,
+                                           strata_error_t *err)
+{
+    for (uint32_t n = 0; n * g < P; n++) {
+        uint32_t m = P - n * g < g ? P - n * g : g;
+        dev[P + n] = switch_device(sim, dev + n * g, m, err);
+        if (dev[P + n] < 0) return err && err->status ? err->status : STRATA_ERR_NOMEM;
+    }
+    return STRATA_OK;
+}
+
 /* Place innet's switch agents: leaf i serves ranks [i·g, (i+1)·g), the
  * root (when there are several leaves) all ranks (strata/sched.h). */
 static strata_status_t place_switches(strata_sim_t *sim, const strata_sched_t *s, int32_t *dev,
@@ -118,6 +131,8 @@ static strata_status_t place_switches(strata_sim_t *sim, const strata_sched_t *s
 {
     const strata_sched_params_t *p = strata_sched_params(s);
     uint32_t P = p->nranks, na = strata_sched_nagents(s), g = p->group ? p->group : P;
+    if (p->algo == STRATA_ALGO_NVLSTREE && g > 0 && na == P + (P + g - 1) / g)
+        return place_node_switches(sim, P, g, dev, err);
     if (p->algo != STRATA_ALGO_INNET || g == 0 || P % g || na != P + P / g + (P / g > 1))
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
                                 "%s: switch agents of this schedule are not simulated",
@@ -331,9 +346,9 @@ static void describe(strata_sim_t *sim, strata_sim_result_t *res)
     const strata_sched_params_t *p = strata_sched_params(sim->jobs.v[0].s);
     char sz[32];
     util_fmt_bytes(res->bytes, sz, sizeof(sz));
-    snprintf(res->desc, sizeof(res->desc), "%s %s %s on %u ranks%s, %s, %s",
+    snprintf(res->desc, sizeof(res->desc), "%s %s %s on %u ranks%s, %u chunk%s, %s, %s",
              strata_coll_name(p->coll), strata_algo_name(p->algo), sz, p->nranks,
-             sim->jobs.n > 1 ? " (+ concurrent)" : "",
+             sim->jobs.n > 1 ? " (+ concurrent)" : "", p->chunks, p->chunks == 1 ? "" : "s",
              sim->opts.routing == STRATA_SIM_ECMP ? "ecmp" : "spread",
              sim->opts.mode == STRATA_SIM_ASYNC || sim->jobs.n > 1 ? "async" : "barrier");
 }

@@ -4,6 +4,10 @@
  *  - one ring on a non-blocking switch agrees with the α-β formula (1 %);
  *  - the ring's channels over servers agree with sched's model on a rail
  *    cluster (exactly) and on dgx-h100:4 (2 %); one ring is 4x / 8x slower;
+ *  - the double binary tree over servers: a figure derived by hand, the
+ *    generator's schedule walked phase by phase, sched's model and the
+ *    simulator agree; tree, hier and nvlstree on dgx-h100:2 agree with the
+ *    model (1 %, 2 %);
  *  - a 1:4 oversubscribed leaf tier gives each crossing flow a quarter;
  *  - ECMP collisions slow exactly the flows the hash put together;
  *  - phase reuse gives the same total, bit for bit, as simulating every phase;
@@ -489,6 +493,159 @@ static void test_ring_dgx_h100_preset(void **state)
     strata_link_catalog_destroy(cat);
 }
 
+/* 2 servers x 2 GPUs: each GPU on the server's switch at 40 GB/s, 1 us a
+ * link (2 us GPU to GPU), on its own NIC by PCIe at 100 GB/s, 0.5 us; NICs
+ * at 10 GB/s, 1 us, on one network switch (3 us server to server). */
+static strata_topo_t *make_tree_cluster(void)
+{
+    strata_topo_server_t sv = {0};
+    sv.name = "t";
+    sv.accels = 2;
+    sv.scaleup_switches = 1;
+    sv.scaleup = (strata_topo_linkspec_t){NULL, 1, 40 * GB, 1e-6};
+    sv.nics = 2;
+    sv.pcie = (strata_topo_linkspec_t){NULL, 1, 100 * GB, 0.5e-6};
+    sv.nic_net = (strata_topo_linkspec_t){NULL, 1, 10 * GB, 1e-6};
+    strata_topo_fattree_t net = {.k = 8, .tiers = 1};
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    if (strata_topo_build_cluster(&sv, 2, &net, true, NULL, &t, &err) != STRATA_OK)
+        fail_msg("%s", err.msg);
+    return t;
+}
+
+/* A second method: walk the generator's schedule phase by phase; a phase
+ * takes, per tier that carries anything, its latency plus its busiest
+ * port's bytes (a GPU's switch port out or in, a NIC out or in) over its
+ * bandwidth, the slower tier setting it (tiers run at once). */
+static double walk_tree(const strata_sched_t *s, uint32_t g)
+{
+    uint32_t P = strata_sched_params(s)->nranks;
+    double total = 0;
+    for (uint32_t ph = 0; ph < strata_sched_nphases(s); ph++) {
+        double up[2][8] = {{0}}, nic[2][8] = {{0}};
+        for (uint32_t r = 0; r < P; r++)
+            for (uint32_t i = 0; i < strata_sched_phase_nsteps(s, r, ph); i++) {
+                strata_step_t st;
+                strata_sched_phase_step(s, r, ph, i, &st);
+                if (st.op != STRATA_STEP_SEND) continue;
+                double b = (double)(st.count * st.nblk * 4);
+                bool cross = r / g != (uint32_t)st.peer / g;
+                (cross ? nic : up)[0][r] += b;
+                (cross ? nic : up)[1][st.peer] += b;
+            }
+        double bu = 0, bn = 0;
+        for (int d = 0; d < 2; d++)
+            for (uint32_t r = 0; r < P; r++)
+                bu = fmax(bu, up[d][r]), bn = fmax(bn, nic[d][r]);
+        double tu = bu > 0 ? 2e-6 + bu / (40 * GB) : 0, tn = bn > 0 ? 3e-6 + bn / (10 * GB) : 0;
+        total += fmax(tu, tn);
+    }
+    return total;
+}
+
+/* The server-form double binary tree (tree.c) on 2 x 2 GPUs, n = 4 MiB,
+ * C chunks of q = n / (2 trees x 2 channels x C). Both trees join the two
+ * servers (E = 2 edges at each), each channel's chain is 2 GPUs. From
+ * tree.c's timing (chunk c leaves a rank of height h at phase c + h, goes
+ * down from depth d at c + T + d; leaf server height 1, root server 2,
+ * T = 2), a stream (one (tree, channel) edge direction) starts at phase s
+ * and runs C phases, and per GPU / NIC the starts are
+ *   GPU switch port: 0, 0 (chain up, both trees), 2 and 3 (chain down);
+ *   NIC:             1 (head up), 2 (root head down).
+ * So C + 3 phases, loads (GPU, NIC) in chunks: p = 0: (2, 0);
+ * p = 1: (2, 1); p = 2 .. C: (>= 2, 2); p = C+1: (2, 1); p = C+2: (1, 0).
+ * With GPU ports at 40 GB/s and NICs at 10 GB/s the NIC sets every phase
+ * it is in (q/10 GB/s + 3 us >= 2q/40 GB/s + 2 us, steady 2q/10 > 4q/40):
+ *   t = 2 x 2 us + (C + 1) x 3 us + 3q / 40 GB/s + 2Cq / 10 GB/s.
+ * The model's chunk count: C = round(sqrt((fill - 1) b / alpha)) with
+ * fill = 4 phases, b = the NIC's n/2 at 10 GB/s = 209.7152 us, alpha = 3 us:
+ * sqrt(3 x 209.7152 / 3) = 14.48 -> 14; q = 74898.29 B, so
+ * t = 4 + 45 + 5.6173 + 209.7152 = 264.3325 us. Charging every phase the
+ * steady load, as the model once did, gives 4 + 45 + 17 x 14.98 = 303.7 us. */
+static void test_tree_servers_hand(void **state)
+{
+    (void)state;
+    strata_topo_t *t = make_tree_cluster();
+    double n = 4194304, C = 14, q = n / (4 * C);
+    double hand = 4e-6 + (C + 1) * 3e-6 + 3 * q / (40 * GB) + 2 * C * q / (10 * GB);
+    assert_rel(hand, 264.3325e-6, 1e-6);
+    strata_coll_machine_t m;
+    strata_coll_cost_t c;
+    strata_error_t err;
+    assert_int_equal(strata_coll_machine_from_topo(t, NULL, &m, &err), STRATA_OK);
+    assert_int_equal(m.per_server, 2);
+    assert_rel(m.lat_inter, 3e-6, 1e-9);
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_TREE, n, &c, &err),
+                     STRATA_OK);
+    assert_int_equal(c.chunks, 14);
+    assert_rel(c.alpha + c.beta, hand, 1e-9);
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_TREE,
+                               .nranks = 4,
+                               .count = 1048576,
+                               .elem_size = 4,
+                               .chunks = 14,
+                               .group = 2};
+    strata_sched_t *s = NULL;
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+    assert_int_equal(strata_sched_nphases(s), 17);
+    /* chunks of 18724 or 18725 elements: q to 2e-5 */
+    assert_rel(walk_tree(s, 2), hand, 1e-4);
+    strata_sim_opts_t o = strata_sim_opts_default();
+    strata_sim_result_t r;
+    run1(t, s, NULL, &o, &r);
+    assert_rel(r.time, hand, 1e-4);
+    assert_rel(r.time_model, hand, 1e-9);
+    strata_sim_result_free(&r);
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+}
+
+/* The pipelined algorithms over servers on dgx-h100:2, each with the chunk
+ * count sched's model chooses (as `strata sim` runs them): the model's
+ * phase-by-phase times (collectives.md) and the simulator agree within
+ * 1 % (tree, hier) and 2 % (nvlstree: its switch agents' flows cross one
+ * NVLink hop, 1 us, where the model charges a GPU-to-GPU path, 2 us). */
+static void test_node_pipelines_dgx_h100(void **state)
+{
+    (void)state;
+    strata_link_catalog_t *cat = NULL;
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_link_catalog_load(NULL, &cat, &err), STRATA_OK);
+    if (strata_topo_load_spec("dgx-h100:2", cat, &t, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    strata_coll_machine_t m;
+    assert_int_equal(strata_coll_machine_from_topo(t, NULL, &m, &err), STRATA_OK);
+    const struct {
+        strata_algo_t a;
+        double tol;
+    } cases[] = {{STRATA_ALGO_TREE, 0.01}, {STRATA_ALGO_HIER, 0.01}, {STRATA_ALGO_NVLSTREE, 0.02}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        strata_coll_cost_t c;
+        assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, cases[i].a, 1 << 28, &c, &err),
+                         STRATA_OK);
+        strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                                   .algo = cases[i].a,
+                                   .nranks = 16,
+                                   .count = 1 << 26,
+                                   .elem_size = 4,
+                                   .chunks = c.chunks,
+                                   .group = 8};
+        strata_sched_t *s = NULL;
+        assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+        strata_sim_opts_t o = strata_sim_opts_default();
+        strata_sim_result_t r;
+        run1(t, s, NULL, &o, &r);
+        assert_rel(r.time_model, c.alpha + c.beta, 1e-12);
+        assert_rel(r.time, c.alpha + c.beta, cases[i].tol);
+        strata_sim_result_free(&r);
+        strata_sched_destroy(s);
+    }
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+}
+
 /* Every allocation failure point of a small run with a trace: the run
  * either succeeds or says "out of memory"; nothing leaks or crashes
  * (asan-ubsan checks the leaks). */
@@ -539,6 +696,8 @@ int main(void)
         cmocka_unit_test(test_innet),
         cmocka_unit_test(test_ring_channels_match_model),
         cmocka_unit_test(test_ring_dgx_h100_preset),
+        cmocka_unit_test(test_tree_servers_hand),
+        cmocka_unit_test(test_node_pipelines_dgx_h100),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_oom),
     };

@@ -28,7 +28,10 @@ static void usage(FILE *out)
                  "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G);\n"
                  "                     rounded down (by under 1 %%) to equal blocks per rank\n"
                  "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring)\n"
-                 "  --chunks N         pipeline chunks (default 1)\n"
+                 "  --chunks N         pipeline chunks (default: the count the collective\n"
+                 "                     layer's cost model chooses for this algorithm, size\n"
+                 "                     and cluster, as `strata coll --explain` shows; 1 for\n"
+                 "                     a collective on a subset of the ranks)\n"
                  "  --group N          run it in every group of N consecutive ranks at once\n"
                  "                     (tensor-parallel style)\n"
                  "  --stride N         run it in every group of ranks r, r+N, r+2N ... at once\n"
@@ -88,7 +91,7 @@ typedef struct sim_args {
     const char *cluster;
     coll_set_t sets[SIM_SETS_MAX]; /* sets[0]: --op/--size/--algo/--group/--stride */
     int nsets;
-    long chunks;
+    long chunks; /* 0: the cost model's choice */
     strata_sim_opts_t opts;
     bool json;
 } sim_args_t;
@@ -276,11 +279,13 @@ typedef struct run_state {
 } run_state_t;
 
 /* Ranks per server of a set's collective as the collective layer sees
- * them, for the algorithms built over servers (ring channels, tree, hier):
+ * them, for the algorithms built over servers (ring channels, tree, hier,
+ * nvlstree):
  * the schedule then is the algorithm sched's model prices. 0: none. */
 static uint32_t set_group(const coll_set_t *c, const strata_topo_t *topo, uint32_t size)
 {
-    if (c->algo != STRATA_ALGO_RING && c->algo != STRATA_ALGO_TREE && c->algo != STRATA_ALGO_HIER)
+    if (c->algo != STRATA_ALGO_RING && c->algo != STRATA_ALGO_TREE && c->algo != STRATA_ALGO_HIER &&
+        c->algo != STRATA_ALGO_NVLSTREE)
         return 0;
     int32_t *ranks = calloc(size, sizeof(int32_t));
     if (!ranks) return 0;
@@ -288,6 +293,24 @@ static uint32_t set_group(const coll_set_t *c, const strata_topo_t *topo, uint32
     uint32_t g = strata_coll_ranks_per_server(topo, ranks, size);
     free(ranks);
     return g > 1 && g < size ? g : 0;
+}
+
+/* Pipeline chunks of a set: --chunks, else the count sched's cost model
+ * picks for this collective, algorithm and size on the whole cluster (the
+ * schedule the model prices), else 1 (a set on a subset of the ranks,
+ * which that machine does not describe, or an algorithm the model does
+ * not price here). */
+static uint32_t set_chunks(const sim_args_t *a, const coll_set_t *c, const strata_topo_t *topo,
+                           uint32_t size, uint32_t P)
+{
+    if (a->chunks > 0) return (uint32_t)a->chunks;
+    strata_coll_machine_t m;
+    strata_coll_cost_t cost;
+    strata_error_t ignored;
+    if (size != P || strata_coll_machine_from_topo(topo, NULL, &m, &ignored) != STRATA_OK ||
+        strata_coll_cost(&m, c->coll, c->algo, c->size, &cost, &ignored) != STRATA_OK)
+        return 1;
+    return cost.chunks > 0 ? cost.chunks : 1;
 }
 
 static strata_status_t make_scheds(const sim_args_t *a, const strata_topo_t *topo, uint32_t P,
@@ -302,10 +325,10 @@ static strata_status_t make_scheds(const sim_args_t *a, const strata_topo_t *top
         p.algo = c->algo;
         p.nranks = st->size[k];
         p.group = set_group(c, topo, st->size[k]);
-        p.count = count_for(c->coll, c->size, st->size[k], (uint32_t)a->chunks,
+        p.chunks = set_chunks(a, c, topo, st->size[k], P);
+        p.count = count_for(c->coll, c->size, st->size[k], p.chunks,
                             c->algo == STRATA_ALGO_RING ? p.group : 1);
         p.elem_size = 4;
-        p.chunks = (uint32_t)a->chunks;
         if ((rc = strata_sched_create(&p, &st->sched[k], err)) != STRATA_OK) return rc;
     }
     return STRATA_OK;
@@ -389,7 +412,6 @@ int cmd_sim(int argc, char **argv)
     sim_args_t a = {0};
     a.sets[0] = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 1073741824.0, 0, 0};
     a.nsets = 1;
-    a.chunks = 1;
     a.opts = strata_sim_opts_default();
     a.opts.progress = true;
     if (parse_args(argc, argv, &a)) return CLI_USAGE;
