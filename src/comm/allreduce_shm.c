@@ -238,12 +238,16 @@ static size_t slice_cap(const strata_comm_t *c, size_t bytes_per_rank)
     if (chunk > COMM_REGION) chunk = COMM_REGION;
     size_t cap = chunk / P / COMM_LINE * COMM_LINE;
     if (cap < COMM_LINE) cap = COMM_LINE;
-    /* Aim for at least 4 chunks so staging overlaps synchronisation, with
-     * slices of 4 KiB or more. */
+    /* Vectors of one chunk or less run as one chunk: splitting a 256 KiB
+     * allreduce into 4 chunks so staging overlaps synchronisation cost
+     * more in per-chunk flag hand-offs than the overlap won (2 ranks,
+     * paired with Open MPI: 256 KiB 10.6-12.5 -> 8.7 us, 128 KiB 6.0 ->
+     * 5.0 us, 64 KiB 2.87 -> 2.95 us, bench/README.md).
+     * STRATA_MIN_CHUNKS asks for more (slices of 4 KiB or more). */
     static long nmin = -1;
     if (nmin < 0) {
         const char *e = getenv("STRATA_MIN_CHUNKS");
-        nmin = e && atol(e) > 0 ? atol(e) : 4;
+        nmin = e && atol(e) > 0 ? atol(e) : 1;
     }
     size_t want = bytes_per_rank / (size_t)nmin / COMM_LINE * COMM_LINE;
     if (want < 4096) want = 4096;
