@@ -16,7 +16,9 @@
  * `eff` = strata busbw / bound.
  *
  * Usage: vsmpi [-r ROUNDS] [-s SIZES...] (sizes in bytes, default
- * 8 256K 4M 64M). Output: one line per size with MPI and strata medians.
+ * 8 256K 4M 64M). Output: one line per size with MPI and strata medians,
+ * then each library's best round and their ratio (under load Open MPI's
+ * median is bimodal, so the best rounds are the quiet-minute comparison).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
