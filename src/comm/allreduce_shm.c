@@ -230,7 +230,7 @@ static strata_status_t gather(eng_t *e, size_t c)
  * reduced data stay in L2/L3 between the phases. STRATA_CHUNK overrides. */
 #define COMM_CHUNK_DEFAULT (256u * 1024u)
 
-static size_t slice_cap(const strata_comm_t *c, size_t bytes_per_rank)
+static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_per_rank)
 {
     size_t P = (size_t)c->size, chunk = COMM_CHUNK_DEFAULT;
     const char *env = getenv("STRATA_CHUNK");
@@ -238,14 +238,20 @@ static size_t slice_cap(const strata_comm_t *c, size_t bytes_per_rank)
     if (chunk > COMM_REGION) chunk = COMM_REGION;
     size_t cap = chunk / P / COMM_LINE * COMM_LINE;
     if (cap < COMM_LINE) cap = COMM_LINE;
-    /* Aim for at least 4 chunks so staging overlaps synchronisation, with
-     * slices of 4 KiB or more. */
-    static long nmin = -1;
-    if (nmin < 0) {
+    /* Allreduce of one chunk or less runs as one chunk: splitting a 256 KiB
+     * allreduce into 4 chunks so staging overlaps synchronisation cost
+     * more in per-chunk flag hand-offs than the overlap won (2 ranks,
+     * paired with Open MPI: 256 KiB 10.6-12.5 -> 8.2-9.0 us, 128 KiB
+     * 6.0 -> 5.0-5.4 us, 64 KiB 2.85 -> 2.9-3.0 us; bench/README.md, run C).
+     * The other collectives, not measured that way, keep at least 4 chunks.
+     * STRATA_MIN_CHUNKS sets the minimum for all (slices of 4 KiB or more). */
+    static long nmin_env = -1;
+    if (nmin_env < 0) {
         const char *e = getenv("STRATA_MIN_CHUNKS");
-        nmin = e && atol(e) > 0 ? atol(e) : 4;
+        nmin_env = e && atol(e) > 0 ? atol(e) : 0;
     }
-    size_t want = bytes_per_rank / (size_t)nmin / COMM_LINE * COMM_LINE;
+    size_t nmin = nmin_env > 0 ? (size_t)nmin_env : kind == ENG_AR ? 1 : 4;
+    size_t want = bytes_per_rank / nmin / COMM_LINE * COMM_LINE;
     if (want < 4096) want = 4096;
     return want < cap ? want : cap;
 }
@@ -279,7 +285,7 @@ static eng_t eng_init(comm_call_t *k, eng_kind_t kind, const void *src, void *ds
                .root = -1, .dt = STRATA_UINT8, .op = STRATA_SUM};
     size_t per_rank_bytes = kind == ENG_AR || kind == ENG_BCAST ? count * es / (size_t)k->c->size
                                                                 : count * es;
-    e.cap = slice_cap(k->c, per_rank_bytes);
+    e.cap = slice_cap(k->c, kind, per_rank_bytes);
     e.per = e.cap / es;
     size_t out_bytes = kind == ENG_RS ? count * es
                        : kind == ENG_AR || kind == ENG_BCAST ? count * es
