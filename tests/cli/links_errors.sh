@@ -2,24 +2,8 @@
 # strata links / link / report: exit codes and one-line errors on stderr.
 # Bad catalogs must name file:line:column and exit 1; bad flags exit 2.
 set -u
-S=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-# expect RC STDERR_REGEX ARGS...
-expect() {
-  local want=$1 re=$2; shift 2
-  "$S" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" != "$want" ]; then echo "FAIL: strata $* -> rc $rc, want $want"; cat "$tmp/err"; fail=1; return; fi
-  if [ -n "$re" ] && ! grep -Eq -- "$re" "$tmp/err"; then
-    echo "FAIL: strata $*: stderr does not match /$re/:"; cat "$tmp/err"; fail=1; return
-  fi
-  if [ "$want" != 0 ] && [ "$(wc -l <"$tmp/err")" != 1 ]; then
-    echo "FAIL: strata $*: error is not one line:"; cat "$tmp/err"; fail=1
-  fi
-}
+# shellcheck source=../cli_lib.sh
+. "$(dirname "$0")/../cli_lib.sh" "$1"
 
 good() {
   cat <<'J'

@@ -4,27 +4,10 @@
 # specs report without a crash; --json is one valid JSON document with a
 # key per section, for clusters with and without a network or scale-up.
 set -u
-S=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-# expect RC STDERR_REGEX ARGS...
-expect() {
-  local want=$1 re=$2; shift 2
-  timeout 120 "$S" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" != "$want" ]; then echo "FAIL: strata $* -> rc $rc, want $want"; cat "$tmp/err"; fail=1; return; fi
-  if [ -n "$re" ] && ! grep -Eq -- "$re" "$tmp/err"; then
-    echo "FAIL: strata $*: stderr does not match /$re/:"; cat "$tmp/err"; fail=1; return
-  fi
-  if [ "$want" != 0 ] && [ "$(wc -l <"$tmp/err")" != 1 ]; then
-    echo "FAIL: strata $*: error is not one line:"; cat "$tmp/err"; fail=1
-  fi
-  if [ "$want" != 0 ] && [ -s "$tmp/out" ]; then
-    echo "FAIL: strata $*: failed but wrote to stdout"; fail=1
-  fi
-}
+CLI_TIMEOUT=120
+CLI_ERROR_STDOUT_EMPTY=1
+# shellcheck source=../cli_lib.sh
+. "$(dirname "$0")/../cli_lib.sh" "$1"
 
 # bad clusters: exit 1, one line
 expect 1 "unknown cluster 'nope'" report nope:3

@@ -3,27 +3,11 @@
 # exit codes, one-line errors with file:line:col, export round trips, and
 # `strata topo local` on this host, without PCI data and without hwloc data.
 set -u
-S=$1
 SRC=${STRATA_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 # hwloc's I/O plugin keeps process-lifetime allocations (see the file).
 export LSAN_OPTIONS="suppressions=$SRC/tests/lsan-hwloc.supp:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-# expect RC STDERR_REGEX ARGS...
-expect() {
-  local want=$1 re=$2; shift 2
-  "$S" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" != "$want" ]; then echo "FAIL: strata $* -> rc $rc, want $want"; cat "$tmp/err"; fail=1; return; fi
-  if [ -n "$re" ] && ! grep -Eq -- "$re" "$tmp/err"; then
-    echo "FAIL: strata $*: stderr does not match /$re/:"; cat "$tmp/err"; fail=1; return
-  fi
-  if [ "$want" != 0 ] && [ "$(wc -l <"$tmp/err")" != 1 ]; then
-    echo "FAIL: strata $*: error is not one line:"; cat "$tmp/err"; fail=1
-  fi
-}
+# shellcheck source=../cli_lib.sh
+. "$(dirname "$0")/../cli_lib.sh" "$1"
 
 # stdout must contain a fixed string
 has() {
