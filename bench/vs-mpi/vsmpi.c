@@ -49,7 +49,8 @@ static void nt_copy(void *dst, const void *src, size_t bytes)
 #if defined(__x86_64__)
     __m128i *d = dst;
     const __m128i *s = src;
-    for (size_t i = 0; i < bytes / 16; i++) _mm_stream_si128(d + i, _mm_loadu_si128(s + i));
+    for (size_t i = 0; i < bytes / 16; i++)
+        _mm_stream_si128(d + i, _mm_loadu_si128(s + i));
     _mm_sfence();
 #else
     memcpy(dst, src, bytes);
@@ -63,13 +64,15 @@ static double timed(lib_t lib, strata_comm_t *c, float *a, float *b, size_t n, i
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (int i = 0; i < iters; i++) {
-        if (lib == LIB_MPI) MPI_Allreduce(a, b, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        if (lib == LIB_MPI)
+            MPI_Allreduce(a, b, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         else if (lib == LIB_STRATA) {
             if (strata_comm_allreduce(c, a, b, n, STRATA_FP32, STRATA_SUM, NULL) != STRATA_OK) {
                 fprintf(stderr, "strata: %s\n", strata_comm_errmsg(c));
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
-        } else nt_copy(b, a, n * sizeof(float));
+        } else
+            nt_copy(b, a, n * sizeof(float));
     }
     double t = (MPI_Wtime() - t0) / iters, tmax;
     MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -78,12 +81,14 @@ static double timed(lib_t lib, strata_comm_t *c, float *a, float *b, size_t n, i
 
 static int check(strata_comm_t *c, float *a, float *b, size_t n, int rank, int P)
 {
-    for (size_t i = 0; i < n; i++) a[i] = (float)((i + (size_t)rank) % 7);
+    for (size_t i = 0; i < n; i++)
+        a[i] = (float)((i + (size_t)rank) % 7);
     strata_comm_allreduce(c, a, b, n, STRATA_FP32, STRATA_SUM, NULL);
     long bad = 0;
     for (size_t i = 0; i < n; i++) {
         float want = 0;
-        for (int q = 0; q < P; q++) want += (float)((i + (size_t)q) % 7);
+        for (int q = 0; q < P; q++)
+            want += (float)((i + (size_t)q) % 7);
         bad += b[i] != want;
     }
     long all;
@@ -100,7 +105,8 @@ int main(int argc, char **argv)
     size_t sizes[32] = {8, 256 << 10, 4 << 20, 64 << 20};
     int ns = 4;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
+        if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
+            rounds = atoi(argv[++i]);
         else if (strcmp(argv[i], "-s") == 0) {
             ns = 0;
             while (i + 1 < argc && argv[i + 1][0] != '-' && ns < 32) {
@@ -120,7 +126,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     size_t maxb = 0;
-    for (int s = 0; s < ns; s++) maxb = sizes[s] > maxb ? sizes[s] : maxb;
+    for (int s = 0; s < ns; s++)
+        maxb = sizes[s] > maxb ? sizes[s] : maxb;
     float *a = malloc(maxb + 64), *b = malloc(maxb + 64);
     memset(a, 1, maxb + 64), memset(b, 0, maxb + 64);
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -130,12 +137,15 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("# vs-mpi: %d ranks, float sum allreduce, %d rounds, medians; MPI = %s\n"
                "# %10s %10s %10s %8s %8s %7s %9s %6s %5s %8s %8s %6s\n",
-               P, rounds, lib, "size(B)", "mpi(us)", "strata(us)", "mpi-bus", "str-bus",
-               "ratio", "bound", "eff", "ok", "mpi-min", "str-min", "ratio");
+               P, rounds, lib, "size(B)", "mpi(us)", "strata(us)", "mpi-bus", "str-bus", "ratio",
+               "bound", "eff", "ok", "mpi-min", "str-min", "ratio");
     for (int s = 0; s < ns; s++) {
         size_t n = sizes[s] / sizeof(float);
         if (n == 0) n = 1;
-        int iters = sizes[s] >= (16u << 20) ? 5 : sizes[s] >= (1u << 20) ? 20 : sizes[s] >= 65536 ? 100 : 2000;
+        int iters = sizes[s] >= (16u << 20)  ? 5
+                    : sizes[s] >= (1u << 20) ? 20
+                    : sizes[s] >= 65536      ? 100
+                                             : 2000;
         double tm[101], ts[101], tc[101];
         int ok = check(c, a, b, n, rank, P);
         timed(LIB_MPI, c, a, b, n, iters > 5 ? iters / 5 : 1); /* warm both */
@@ -156,8 +166,10 @@ int main(int argc, char **argv)
         if (rank == 0) {
             printf("  %10zu %10.2f %10.2f %8.2f %8.2f %7.2f", n * sizeof(float), mm * 1e6, ms * 1e6,
                    bytes / mm * bf / 1e9, bytes / ms * bf / 1e9, mm / ms);
-            if (mc > 0) printf(" %9.2f %6.2f", bytes / mc * bf / 1e9, mc / ms);
-            else printf(" %9s %6s", "-", "-");
+            if (mc > 0)
+                printf(" %9.2f %6.2f", bytes / mc * bf / 1e9, mc / ms);
+            else
+                printf(" %9s %6s", "-", "-");
             printf(" %5s %8.2f %8.2f %6.2f\n", ok ? "yes" : "NO", lm * 1e6, ls * 1e6, lm / ls);
             fflush(stdout);
         }

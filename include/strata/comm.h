@@ -86,7 +86,7 @@ typedef enum {
 
 /* Per-call options; NULL means defaults. */
 typedef struct strata_call_opts {
-    double timeout_s;    /* > 0: deadline of this call; 0: communicator default */
+    double timeout_s;        /* > 0: deadline of this call; 0: communicator default */
     strata_comm_algo_t algo; /* AUTO: by size (or $STRATA_ALGO) */
 } strata_call_opts_t;
 
@@ -99,9 +99,9 @@ typedef struct strata_call_opts {
  * communicator. Errors: STRATA_ERR_INVALID (bad arguments), STRATA_ERR_TIMEOUT
  * (a rank did not arrive), STRATA_ERR_SYSTEM, STRATA_ERR_UNSUPPORTED (ranks on
  * different hosts: the TCP transport is not part of this build). */
-STRATA_API strata_status_t strata_comm_init(int rank, int size, const char *root,
-                                            const char *token, double timeout_s,
-                                            strata_comm_t **comm_p, strata_error_t *err);
+STRATA_API strata_status_t strata_comm_init(int rank, int size, const char *root, const char *token,
+                                            double timeout_s, strata_comm_t **comm_p,
+                                            strata_error_t *err);
 
 /* Join from the environment: rank and size from STRATA_RANK/STRATA_SIZE, else
  * OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE, SLURM_PROCID/SLURM_NTASKS;
@@ -159,14 +159,13 @@ STRATA_API strata_status_t strata_comm_reduce(strata_comm_t *comm, const void *s
 STRATA_API strata_status_t strata_comm_alltoall(strata_comm_t *comm, const void *sendbuf,
                                                 void *recvbuf, size_t count, strata_dtype_t dt,
                                                 const strata_call_opts_t *opts);
-STRATA_API strata_status_t strata_comm_barrier(strata_comm_t *comm,
-                                               const strata_call_opts_t *opts);
+STRATA_API strata_status_t strata_comm_barrier(strata_comm_t *comm, const strata_call_opts_t *opts);
 /* Point-to-point, ordered per (sender, receiver) pair; the receiver must ask
  * for exactly the number of bytes sent (else STRATA_ERR_PROTOCOL). */
 STRATA_API strata_status_t strata_comm_send(strata_comm_t *comm, const void *buf, size_t bytes,
                                             int peer, const strata_call_opts_t *opts);
-STRATA_API strata_status_t strata_comm_recv(strata_comm_t *comm, void *buf, size_t bytes,
-                                            int peer, const strata_call_opts_t *opts);
+STRATA_API strata_status_t strata_comm_recv(strata_comm_t *comm, void *buf, size_t bytes, int peer,
+                                            const strata_call_opts_t *opts);
 
 /* ==== Names ==== */
 
@@ -233,9 +232,8 @@ STRATA_API strata_status_t strata_launch(int n, char *const argv[], double grace
 
 /* As strata_launch, but each forked rank calls fn(arg) with the environment
  * set and exits with its return value (no exec). */
-STRATA_API strata_status_t strata_launch_fn(int n, int (*fn)(void *arg), void *arg,
-                                            double grace_s, int *exit_code_p,
-                                            strata_error_t *err);
+STRATA_API strata_status_t strata_launch_fn(int n, int (*fn)(void *arg), void *arg, double grace_s,
+                                            int *exit_code_p, strata_error_t *err);
 
 #ifdef __cplusplus
 }

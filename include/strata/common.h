@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #if defined(__GNUC__)
-#define STRATA_API __attribute__((visibility("default")))
+#define STRATA_API          __attribute__((visibility("default")))
 #define STRATA_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define STRATA_API

@@ -435,9 +435,8 @@ STRATA_API strata_status_t strata_topo_write_dot(const strata_topo_t *topo, FILE
 
 /* Write the cluster `spec` names as a cluster file (the JSON that
  * FILE.json specs read back) to out. */
-STRATA_API strata_status_t strata_cluster_export(const char *spec,
-                                                 const strata_link_catalog_t *cat, FILE *out,
-                                                 strata_error_t *err);
+STRATA_API strata_status_t strata_cluster_export(const char *spec, const strata_link_catalog_t *cat,
+                                                 FILE *out, strata_error_t *err);
 /* Print what the spec describes: devices with model and details (caches,
  * PCIe links, NIC speeds for `local`), intra-server links, network and the
  * sources cited. */

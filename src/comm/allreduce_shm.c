@@ -52,9 +52,9 @@ typedef struct eng {
     eng_kind_t kind;
     const unsigned char *src;
     unsigned char *dst;
-    size_t es;     /* element size */
-    size_t count;  /* AR/BCAST/FLAT: elements in all; RS/AG/A2A: per block */
-    size_t per;    /* elements per slice per chunk */
+    size_t es;    /* element size */
+    size_t count; /* AR/BCAST/FLAT: elements in all; RS/AG/A2A: per block */
+    size_t per;   /* elements per slice per chunk */
     size_t nchunks;
     strata_dtype_t dt;
     strata_op_t op;
@@ -98,8 +98,7 @@ static strata_status_t wait_all(eng_t *e, size_t field, uint64_t target)
 
 static void publish(eng_t *e, size_t field, uint64_t v)
 {
-    _Atomic uint64_t *f =
-        (_Atomic uint64_t *)((unsigned char *)&e->c->lines[e->c->rank] + field);
+    _Atomic uint64_t *f = (_Atomic uint64_t *)((unsigned char *)&e->c->lines[e->c->rank] + field);
     atomic_store_explicit(f, v, memory_order_release);
 }
 
@@ -121,7 +120,8 @@ static strata_status_t stage(eng_t *e, size_t c)
     switch (e->kind) {
     case ENG_AR:
         for (int q = 0; q < P; q++)
-            if (q != r) slice(e, c, q, &off, &n), memcpy(pos(e, r, c, q), e->src + off * es, n * es);
+            if (q != r)
+                slice(e, c, q, &off, &n), memcpy(pos(e, r, c, q), e->src + off * es, n * es);
         break;
     case ENG_RS:
     case ENG_A2A:
@@ -160,7 +160,8 @@ static strata_status_t reduce(eng_t *e, size_t c)
     size_t off, n;
     slice(e, c, r, &off, &n);
     size_t src_off = e->kind == ENG_RS ? (size_t)r * e->count + off : off;
-    for (int q = 0; q < P; q++) srcs[q] = q == r ? e->src + src_off * e->es : pos(e, q, c, r);
+    for (int q = 0; q < P; q++)
+        srcs[q] = q == r ? e->src + src_off * e->es : pos(e, q, c, r);
     void *out = e->kind == ENG_RS ? e->dst + off * e->es : pos(e, r, c, r);
     comm_reduce_n(out, srcs, P, n, e->dt, e->op, P);
     if (e->kind == ENG_AR) {
@@ -180,7 +181,8 @@ static strata_status_t flat(eng_t *e, size_t c)
     if (e->root >= 0 && r != e->root) return STRATA_OK;
     size_t lo = c * e->per, len = e->count - lo < e->per ? e->count - lo : e->per;
     const void *srcs[COMM_MAX_SIZE];
-    for (int q = 0; q < P; q++) srcs[q] = pos(e, q, c, 0);
+    for (int q = 0; q < P; q++)
+        srcs[q] = pos(e, q, c, 0);
     /* dst may alias src (in place): read our own staged copy, not src. */
     comm_reduce_n(e->dst + lo * e->es, srcs, P, len, e->dt, e->op, P);
     return STRATA_OK;
@@ -198,7 +200,8 @@ static strata_status_t gather(eng_t *e, size_t c)
         st = wait_all(e, F_REDUCED, s + 1);
         for (int q = 0; q < P && st == STRATA_OK; q++)
             if (q != r)
-                slice(e, c, q, &off, &n), comm_copy(e->dst + off * es, pos(e, q, c, q), n * es, e->stream);
+                slice(e, c, q, &off, &n),
+                    comm_copy(e->dst + off * es, pos(e, q, c, q), n * es, e->stream);
         break;
     case ENG_AG:
     case ENG_A2A:
@@ -216,9 +219,11 @@ static strata_status_t gather(eng_t *e, size_t c)
         if (r == e->root) break;
         st = comm_wait_ge(e->k, &e->c->lines[e->root].staged.v, s + 1, e->root);
         for (int q = 0; q < P && st == STRATA_OK; q++)
-            slice(e, c, q, &off, &n), comm_copy(e->dst + off * es, pos(e, e->root, c, q), n * es, e->stream);
+            slice(e, c, q, &off, &n),
+                comm_copy(e->dst + off * es, pos(e, e->root, c, q), n * es, e->stream);
         break;
-    default: break;
+    default:
+        break;
     }
     return st;
 }
@@ -281,13 +286,21 @@ static strata_status_t run(eng_t *e)
 static eng_t eng_init(comm_call_t *k, eng_kind_t kind, const void *src, void *dst, size_t count,
                       size_t es)
 {
-    eng_t e = {.k = k, .c = k->c, .kind = kind, .src = src, .dst = dst, .es = es, .count = count,
-               .root = -1, .dt = STRATA_UINT8, .op = STRATA_SUM};
-    size_t per_rank_bytes = kind == ENG_AR || kind == ENG_BCAST ? count * es / (size_t)k->c->size
-                                                                : count * es;
+    eng_t e = {.k = k,
+               .c = k->c,
+               .kind = kind,
+               .src = src,
+               .dst = dst,
+               .es = es,
+               .count = count,
+               .root = -1,
+               .dt = STRATA_UINT8,
+               .op = STRATA_SUM};
+    size_t per_rank_bytes =
+        kind == ENG_AR || kind == ENG_BCAST ? count * es / (size_t)k->c->size : count * es;
     e.cap = slice_cap(k->c, kind, per_rank_bytes);
     e.per = e.cap / es;
-    size_t out_bytes = kind == ENG_RS ? count * es
+    size_t out_bytes = kind == ENG_RS                        ? count * es
                        : kind == ENG_AR || kind == ENG_BCAST ? count * es
                                                              : count * es * (size_t)k->c->size;
     e.stream = out_bytes >= comm_stream_threshold;
@@ -380,7 +393,8 @@ strata_status_t comm_small_allreduce(comm_call_t *k, const void *src, void *dst,
     strata_status_t st = comm_small_exchange(k, src, bytes, &all);
     if (st != STRATA_OK || (root >= 0 && c->rank != root)) return st;
     const void *srcs[COMM_MAX_SIZE];
-    for (int q = 0; q < c->size; q++) srcs[q] = all + (size_t)q * sizeof(comm_rank_lines_t);
+    for (int q = 0; q < c->size; q++)
+        srcs[q] = all + (size_t)q * sizeof(comm_rank_lines_t);
     unsigned char tmp[COMM_LINE_DATA];
     comm_reduce_n(tmp, srcs, c->size, count, dt, op, c->size);
     memcpy(dst, tmp, bytes);

@@ -99,8 +99,7 @@ static int parse_root(const char *root, struct sockaddr_in *sa, strata_error_t *
     char *end;
     long port = strtol(colon + 1, &end, 10);
     if (*end || port <= 0 || port > 65535) {
-        strata_error_set(err, STRATA_ERR_INVALID, "rendezvous port in '%s' is not 1..65535",
-                         root);
+        strata_error_set(err, STRATA_ERR_INVALID, "rendezvous port in '%s' is not 1..65535", root);
         return -1;
     }
     struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
@@ -131,7 +130,8 @@ void comm_host_id(char out[64])
 static bool token_eq(const char *a, size_t alen, const char *b, size_t blen)
 {
     unsigned char d = alen != blen;
-    for (size_t i = 0; i < alen && i < blen; i++) d |= (unsigned char)(a[i] ^ b[i]);
+    for (size_t i = 0; i < alen && i < blen; i++)
+        d |= (unsigned char)(a[i] ^ b[i]);
     return d == 0;
 }
 
@@ -310,7 +310,8 @@ static strata_status_t serve(strata_comm_t *c, const struct sockaddr_in *sa, con
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     }
     comm_host_id(s.hosts[0]);
-    for (int i = 0; i < c->size; i++) s.fds[i] = -1;
+    for (int i = 0; i < c->size; i++)
+        s.fds[i] = -1;
     char name[128];
     bool created = false;
     strata_status_t st = STRATA_ERR_SYSTEM;

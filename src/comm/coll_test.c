@@ -10,10 +10,10 @@
  * each with the memory-semantic engine (shm) and with the collective
  * layer's ring and recursive-doubling schedules where it implements them,
  * in and out of place (the schedules at 1 M + 3 only for fp32, bf16 and
- * int32, to keep each test within a few minutes on 2 loaded cores), and counts mismatches; the rank's exit
- * code is non-zero on any mismatch or error, which fails the test.
- * Reduce-scatter, allgather and alltoall use blocks of ceil(count / P)
- * elements per rank so their buffers stay near `count` elements.
+ * int32, to keep each test within a few minutes on 2 loaded cores), and counts mismatches; the
+ * rank's exit code is non-zero on any mismatch or error, which fails the test. Reduce-scatter,
+ * allgather and alltoall use blocks of ceil(count / P) elements per rank so their buffers stay near
+ * `count` elements.
  *
  * Exactness: inputs are small integers (|v| <= 5, products of at most 8
  * factors in {1, 2, -1}), so every sum, product, minimum and maximum is
@@ -49,8 +49,6 @@ static bool is_unsigned(strata_dtype_t dt)
     return dt == STRATA_UINT8 || dt == STRATA_UINT32 || dt == STRATA_UINT64;
 }
 
-
-
 /* Input of rank r at element i for operator op. */
 static double gen(strata_dtype_t dt, strata_op_t op, int r, size_t i)
 {
@@ -69,18 +67,24 @@ static void ref_elem(strata_dtype_t dt, strata_op_t op, int P, void *ref, size_t
     uint64_t wrap = (uint64_t)(int64_t)acc;
     for (int q = 1; q < P; q++) {
         double v = gen(dt, op, q, i);
-        if (op == STRATA_PROD) acc *= v, wrap *= (uint64_t)(int64_t)v;
-        else if (op == STRATA_MIN) acc = v < acc ? v : acc;
-        else if (op == STRATA_MAX) acc = v > acc ? v : acc;
-        else acc += v, wrap += (uint64_t)(int64_t)v;
+        if (op == STRATA_PROD)
+            acc *= v, wrap *= (uint64_t)(int64_t)v;
+        else if (op == STRATA_MIN)
+            acc = v < acc ? v : acc;
+        else if (op == STRATA_MAX)
+            acc = v > acc ? v : acc;
+        else
+            acc += v, wrap += (uint64_t)(int64_t)v;
     }
     if (!is_float(dt) && (op == STRATA_PROD || op == STRATA_SUM || op == STRATA_AVG)) {
         /* wrap into the type first, then (AVG) divide there: C truncation */
         put(dt, ref, i, (double)(int64_t)wrap);
         if (dt == STRATA_INT64 || dt == STRATA_UINT64) {
             if (op == STRATA_AVG) {
-                if (dt == STRATA_INT64) ((int64_t *)ref)[i] = (int64_t)wrap / P;
-                else ((uint64_t *)ref)[i] = wrap / (uint64_t)P;
+                if (dt == STRATA_INT64)
+                    ((int64_t *)ref)[i] = (int64_t)wrap / P;
+                else
+                    ((uint64_t *)ref)[i] = wrap / (uint64_t)P;
             } else {
                 memcpy((char *)ref + i * 8, &wrap, 8);
             }
@@ -90,8 +94,10 @@ static void ref_elem(strata_dtype_t dt, strata_op_t op, int P, void *ref, size_t
         return;
     }
     if (op == STRATA_AVG) {
-        if (dt == STRATA_FP64) acc = acc / P;
-        else acc = (double)((float)acc / (float)P);
+        if (dt == STRATA_FP64)
+            acc = acc / P;
+        else
+            acc = (double)((float)acc / (float)P);
     }
     put(dt, ref, i, acc);
 }
@@ -137,22 +143,27 @@ static bool sched_has(int P, strata_coll_t coll, strata_comm_algo_t a)
     if (a == STRATA_COMM_SHM) return true;
     if (g_count > 1023 && g_dt != STRATA_FP32 && g_dt != STRATA_BF16 && g_dt != STRATA_INT32)
         return false;
-    strata_sched_params_t p = {.coll = coll, .algo = a == STRATA_COMM_RING ? STRATA_ALGO_RING
-                                                                           : STRATA_ALGO_RECDBL,
-                               .nranks = (uint32_t)P, .count = 64, .elem_size = 4};
+    strata_sched_params_t p = {.coll = coll,
+                               .algo =
+                                   a == STRATA_COMM_RING ? STRATA_ALGO_RING : STRATA_ALGO_RECDBL,
+                               .nranks = (uint32_t)P,
+                               .count = 64,
+                               .elem_size = 4};
     return strata_sched_check(&p, NULL) == STRATA_OK;
 }
 
 static void fill(rank_ctx_t *x, strata_dtype_t dt, strata_op_t op, void *b, size_t n)
 {
-    for (size_t i = 0; i < n; i++) put(dt, b, i, gen(dt, op, x->rank, i));
+    for (size_t i = 0; i < n; i++)
+        put(dt, b, i, gen(dt, op, x->rank, i));
 }
 
 static void run_reductions(rank_ctx_t *x, size_t count, strata_dtype_t dt, strata_op_t op)
 {
     size_t es = strata_dtype_size(dt), blk = (count + (size_t)x->P - 1) / (size_t)x->P;
     size_t N = blk * (size_t)x->P > count ? blk * (size_t)x->P : count;
-    for (size_t i = 0; i < N; i++) ref_elem(dt, op, x->P, x->ref, i);
+    for (size_t i = 0; i < N; i++)
+        ref_elem(dt, op, x->P, x->ref, i);
     for (strata_comm_algo_t a = STRATA_COMM_SHM; a <= STRATA_COMM_RECDBL; a++) {
         if (!sched_has(x->P, STRATA_COLL_ALLREDUCE, a)) {
             x->skipped++;
@@ -180,7 +191,8 @@ static void run_reductions(rank_ctx_t *x, size_t count, strata_dtype_t dt, strat
             memset(x->out, 0xee, count * es);
             strata_status_t st = strata_comm_reduce(x->c, x->in, x->out, count, dt, op, root, &o);
             check(x, what, dt, op, x->rank == root ? count : 0, x->out, x->ref, 0, st);
-        } else x->skipped++;
+        } else
+            x->skipped++;
         if (!sched_has(x->P, STRATA_COLL_REDUCE_SCATTER, a)) {
             x->skipped++;
             continue;
@@ -210,17 +222,20 @@ static void run_moves_algo(rank_ctx_t *x, size_t count, strata_dtype_t dt, strat
     char what[64];
     if (sched_has(x->P, STRATA_COLL_ALLGATHER, a)) {
         for (size_t q = 0; q < P; q++)
-            for (size_t j = 0; j < blk; j++) put(dt, x->ref, q * blk + j, a2a_val((int)q, 0, j));
+            for (size_t j = 0; j < blk; j++)
+                put(dt, x->ref, q * blk + j, a2a_val((int)q, 0, j));
         for (int inpl = 0; inpl < 2; inpl++) {
             memset(x->out, 0xee, P * blk * es);
             unsigned char *mine = inpl ? x->out + r * blk * es : x->in;
-            for (size_t j = 0; j < blk; j++) put(dt, mine, j, a2a_val((int)r, 0, j));
+            for (size_t j = 0; j < blk; j++)
+                put(dt, mine, j, a2a_val((int)r, 0, j));
             snprintf(what, sizeof(what), "allgather/%s%s", strata_comm_algo_name(a),
                      inpl ? " in place" : "");
             check(x, what, dt, STRATA_SUM, P * blk, x->out, x->ref, 0,
                   strata_comm_allgather(x->c, inpl ? STRATA_IN_PLACE : x->in, x->out, blk, dt, &o));
         }
-    } else x->skipped++;
+    } else
+        x->skipped++;
     if (sched_has(x->P, STRATA_COLL_ALLTOALL, a)) {
         for (size_t q = 0; q < P; q++)
             for (size_t j = 0; j < blk; j++) {
@@ -235,17 +250,21 @@ static void run_moves_algo(rank_ctx_t *x, size_t count, strata_dtype_t dt, strat
         snprintf(what, sizeof(what), "alltoall/%s in place", strata_comm_algo_name(a));
         check(x, what, dt, STRATA_SUM, P * blk, x->out, x->ref, 0,
               strata_comm_alltoall(x->c, STRATA_IN_PLACE, x->out, blk, dt, &o));
-    } else x->skipped++;
+    } else
+        x->skipped++;
     if (sched_has(x->P, STRATA_COLL_BROADCAST, a)) {
         int root = (int)(count % P);
         for (size_t i = 0; i < count; i++)
             put(dt, x->ref, i, (double)((i * 13 + (size_t)root) % 97) - 48);
-        if (x->rank == root) memcpy(x->out, x->ref, count * es);
-        else memset(x->out, 0xee, count * es);
+        if (x->rank == root)
+            memcpy(x->out, x->ref, count * es);
+        else
+            memset(x->out, 0xee, count * es);
         snprintf(what, sizeof(what), "broadcast/%s", strata_comm_algo_name(a));
         check(x, what, dt, STRATA_SUM, count, x->out, x->ref, 0,
               strata_comm_broadcast(x->c, x->out, count, dt, root, &o));
-    } else x->skipped++;
+    } else
+        x->skipped++;
 }
 
 static void run_moves(rank_ctx_t *x, size_t count, strata_dtype_t dt)

@@ -108,11 +108,13 @@ static int env_int(const char *const *names, long *out)
  * rank of one job sees alike, or the common parent (mpirun's daemon). */
 static void default_token(char *buf, size_t len)
 {
-    static const char *const ids[] = {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid",
-                                      "SLURM_JOB_ID", "PMI_KVSNAME", NULL};
+    static const char *const ids[] = {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID",
+                                      "PMI_KVSNAME", NULL};
     const char *id = env_first(ids);
-    if (id) snprintf(buf, len, "job:%s:%s", id, getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "");
-    else snprintf(buf, len, "ppid:%ld", (long)getppid());
+    if (id)
+        snprintf(buf, len, "job:%s:%s", id, getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "");
+    else
+        snprintf(buf, len, "ppid:%ld", (long)getppid());
 }
 
 strata_status_t strata_comm_init_env(strata_comm_t **comm_p, strata_error_t *err)
@@ -128,10 +130,13 @@ strata_status_t strata_comm_init_env(strata_comm_t **comm_p, strata_error_t *err
                                 "STRATA_SIZE, OMPI_COMM_WORLD_*, PMI_*, SLURM_*)");
     char token[300], root[300];
     const char *t = getenv("STRATA_TOKEN");
-    if (t && *t) snprintf(token, sizeof(token), "%s", t);
-    else default_token(token, sizeof(token));
+    if (t && *t)
+        snprintf(token, sizeof(token), "%s", t);
+    else
+        default_token(token, sizeof(token));
     const char *r = getenv("STRATA_ROOT");
-    if (r && *r) snprintf(root, sizeof(root), "%s", r);
+    if (r && *r)
+        snprintf(root, sizeof(root), "%s", r);
     else
         snprintf(root, sizeof(root), "127.0.0.1:%u",
                  DEFAULT_PORT_BASE + (unsigned)(util_hash64(token, strlen(token), 1) % 20000));
@@ -236,10 +241,10 @@ static strata_algo_t sched_algo(strata_comm_algo_t a)
 }
 
 /* Run coll either on the engine (fn) or through the schedule executor. */
-#define DISPATCH(k, coll, bytes, engine_call, src, dst, count, dt, op, root)                        \
-    (strata_comm_algo_for((k)->c, coll, bytes, (k)->algo) == STRATA_COMM_SHM                        \
-         ? (engine_call)                                                                            \
-         : comm_exec(k, coll, sched_algo(strata_comm_algo_for((k)->c, coll, bytes, (k)->algo)),     \
+#define DISPATCH(k, coll, bytes, engine_call, src, dst, count, dt, op, root)                       \
+    (strata_comm_algo_for((k)->c, coll, bytes, (k)->algo) == STRATA_COMM_SHM                       \
+         ? (engine_call)                                                                           \
+         : comm_exec(k, coll, sched_algo(strata_comm_algo_for((k)->c, coll, bytes, (k)->algo)),    \
                      src, dst, count, dt, op, root))
 
 strata_status_t strata_comm_allreduce(strata_comm_t *c, const void *sendbuf, void *recvbuf,
@@ -277,8 +282,8 @@ strata_status_t strata_comm_reduce(strata_comm_t *c, const void *sendbuf, void *
     size_t bytes = count * strata_dtype_size(dt);
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
     return DISPATCH(&k, STRATA_COLL_REDUCE, bytes,
-                    comm_shm_allreduce(&k, src, recvbuf, count, dt, op, root), src, recvbuf,
-                    count, dt, op, root);
+                    comm_shm_allreduce(&k, src, recvbuf, count, dt, op, root), src, recvbuf, count,
+                    dt, op, root);
 }
 
 strata_status_t strata_comm_reduce_scatter(strata_comm_t *c, const void *sendbuf, void *recvbuf,
@@ -294,8 +299,8 @@ strata_status_t strata_comm_reduce_scatter(strata_comm_t *c, const void *sendbuf
     size_t bytes = count * strata_dtype_size(dt);
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
     return DISPATCH(&k, STRATA_COLL_REDUCE_SCATTER, bytes * (size_t)c->size,
-                    comm_shm_reduce_scatter(&k, src, recvbuf, count, dt, op), src, recvbuf,
-                    count, dt, op, -1);
+                    comm_shm_reduce_scatter(&k, src, recvbuf, count, dt, op), src, recvbuf, count,
+                    dt, op, -1);
 }
 
 strata_status_t strata_comm_allgather(strata_comm_t *c, const void *sendbuf, void *recvbuf,
@@ -329,12 +334,12 @@ strata_status_t strata_comm_alltoall(strata_comm_t *c, const void *sendbuf, void
     const void *src = in_place(sendbuf, recvbuf) ? recvbuf : sendbuf;
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
     return DISPATCH(&k, STRATA_COLL_ALLTOALL, bytes * (size_t)c->size,
-                    comm_shm_alltoall(&k, src, recvbuf, bytes), src, recvbuf, count, dt,
-                    STRATA_SUM, -1);
+                    comm_shm_alltoall(&k, src, recvbuf, bytes), src, recvbuf, count, dt, STRATA_SUM,
+                    -1);
 }
 
-strata_status_t strata_comm_broadcast(strata_comm_t *c, void *buf, size_t count,
-                                      strata_dtype_t dt, int root, const strata_call_opts_t *opts)
+strata_status_t strata_comm_broadcast(strata_comm_t *c, void *buf, size_t count, strata_dtype_t dt,
+                                      int root, const strata_call_opts_t *opts)
 {
     comm_call_t k;
     if (!c) return STRATA_ERR_INVALID;
@@ -344,8 +349,8 @@ strata_status_t strata_comm_broadcast(strata_comm_t *c, void *buf, size_t count,
     st = check_types(c, k.what, dt, STRATA_SUM, count, buf);
     if (st != STRATA_OK || count == 0 || c->size == 1) return st;
     size_t bytes = count * strata_dtype_size(dt);
-    return DISPATCH(&k, STRATA_COLL_BROADCAST, bytes, comm_shm_broadcast(&k, buf, bytes, root),
-                    buf, buf, count, dt, STRATA_SUM, root);
+    return DISPATCH(&k, STRATA_COLL_BROADCAST, bytes, comm_shm_broadcast(&k, buf, bytes, root), buf,
+                    buf, count, dt, STRATA_SUM, root);
 }
 
 strata_status_t strata_comm_barrier(strata_comm_t *c, const strata_call_opts_t *opts)
@@ -357,9 +362,8 @@ strata_status_t strata_comm_barrier(strata_comm_t *c, const strata_call_opts_t *
     return comm_shm_barrier(&k);
 }
 
-static strata_status_t p2p_begin(strata_comm_t *c, const char *what, const void *buf,
-                                 size_t bytes, int peer, const strata_call_opts_t *opts,
-                                 comm_call_t *k)
+static strata_status_t p2p_begin(strata_comm_t *c, const char *what, const void *buf, size_t bytes,
+                                 int peer, const strata_call_opts_t *opts, comm_call_t *k)
 {
     strata_status_t st = begin(c, what, opts, k);
     if (st != STRATA_OK) return st;
@@ -409,7 +413,8 @@ strata_status_t strata_comm_dup(strata_comm_t *c, strata_comm_t **comm_p, strata
     if (st2 == STRATA_OK && name[0] && c->rank != 0) st = comm_seg_attach(n, name, err);
     if (st2 == STRATA_OK) st2 = strata_comm_barrier(c, NULL);
     if (c->rank == 0 && name[0]) shm_unlink(name);
-    if (st2 != STRATA_OK) st = strata_error_set(err, st2, "%s", c->errmsg);
+    if (st2 != STRATA_OK)
+        st = strata_error_set(err, st2, "%s", c->errmsg);
     else if (!name[0] && st == STRATA_OK)
         st = strata_error_set(err, STRATA_ERR_PEER, "rank 0 could not create the segment");
     if (st == STRATA_OK) st = comm_local_setup(n, err);

@@ -78,7 +78,7 @@ typedef struct comm_seg_header {
     char pad1[COMM_LINE - sizeof(uint64_t)];
 } comm_seg_header_t;
 
-#define COMM_SEG_MAGIC   0x5354524154415347ULL /* "STRATASG" */
+#define COMM_SEG_MAGIC    0x5354524154415347ULL /* "STRATASG" */
 #define COMM_FAIL_DIED    1u
 #define COMM_FAIL_ABORTED 2u
 #define COMM_FAIL_TIMEOUT 3u
@@ -126,9 +126,9 @@ struct strata_comm {
     comm_rank_lines_t *lines;
     const comm_transport_t *tp;
     /* epochs */
-    uint64_t cseq; /* engine chunks staged so far */
-    uint64_t sseq; /* small calls so far */
-    uint64_t pseq; /* ping-pong rounds */
+    uint64_t cseq;     /* engine chunks staged so far */
+    uint64_t sseq;     /* small calls so far */
+    uint64_t pseq;     /* ping-pong rounds */
     uint64_t *ch_sent; /* per peer: slots sent on chan (rank -> peer) */
     uint64_t *ch_recv; /* per peer: slots consumed on chan (peer -> rank) */
     /* waiting policy */
@@ -272,8 +272,7 @@ strata_status_t comm_p2p_recv(comm_call_t *k, int peer, void *buf, size_t bytes)
 /* Execute the collective layer's schedule for (coll, algo) on this rank:
  * count as in strata/sched.h; src may overlap dst (in place): the input is
  * then staged first. */
-strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo,
-                          const void *src, void *dst, size_t count, strata_dtype_t dt,
-                          strata_op_t op, int root);
+strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo, const void *src,
+                          void *dst, size_t count, strata_dtype_t dt, strata_op_t op, int root);
 
 #endif

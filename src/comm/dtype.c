@@ -16,11 +16,11 @@ static const struct {
     const char *name, *alias;
     size_t size;
 } dtypes[STRATA_DTYPE_COUNT] = {
-    [STRATA_INT8] = {"int8", "char", 1},       [STRATA_UINT8] = {"uint8", "uchar", 1},
-    [STRATA_INT32] = {"int32", "int", 4},      [STRATA_UINT32] = {"uint32", "uint", 4},
-    [STRATA_INT64] = {"int64", "long", 8},     [STRATA_UINT64] = {"uint64", "ulong", 8},
-    [STRATA_FP16] = {"half", "fp16", 2},       [STRATA_BF16] = {"bfloat16", "bf16", 2},
-    [STRATA_FP32] = {"float", "fp32", 4},      [STRATA_FP64] = {"double", "fp64", 8},
+    [STRATA_INT8] = {"int8", "char", 1},   [STRATA_UINT8] = {"uint8", "uchar", 1},
+    [STRATA_INT32] = {"int32", "int", 4},  [STRATA_UINT32] = {"uint32", "uint", 4},
+    [STRATA_INT64] = {"int64", "long", 8}, [STRATA_UINT64] = {"uint64", "ulong", 8},
+    [STRATA_FP16] = {"half", "fp16", 2},   [STRATA_BF16] = {"bfloat16", "bf16", 2},
+    [STRATA_FP32] = {"float", "fp32", 4},  [STRATA_FP64] = {"double", "fp64", 8},
 };
 
 size_t strata_dtype_size(strata_dtype_t dt)
@@ -145,17 +145,28 @@ float strata_fp16_to_fp32(uint16_t h)
 double strata_dtype_get(strata_dtype_t dt, const void *b, size_t i)
 {
     switch (dt) {
-    case STRATA_INT8: return ((const int8_t *)b)[i];
-    case STRATA_UINT8: return ((const uint8_t *)b)[i];
-    case STRATA_INT32: return ((const int32_t *)b)[i];
-    case STRATA_UINT32: return ((const uint32_t *)b)[i];
-    case STRATA_INT64: return (double)((const int64_t *)b)[i];
-    case STRATA_UINT64: return (double)((const uint64_t *)b)[i];
-    case STRATA_FP16: return strata_fp16_to_fp32(((const uint16_t *)b)[i]);
-    case STRATA_BF16: return strata_bf16_to_fp32(((const uint16_t *)b)[i]);
-    case STRATA_FP32: return ((const float *)b)[i];
-    case STRATA_FP64: return ((const double *)b)[i];
-    default: return 0;
+    case STRATA_INT8:
+        return ((const int8_t *)b)[i];
+    case STRATA_UINT8:
+        return ((const uint8_t *)b)[i];
+    case STRATA_INT32:
+        return ((const int32_t *)b)[i];
+    case STRATA_UINT32:
+        return ((const uint32_t *)b)[i];
+    case STRATA_INT64:
+        return (double)((const int64_t *)b)[i];
+    case STRATA_UINT64:
+        return (double)((const uint64_t *)b)[i];
+    case STRATA_FP16:
+        return strata_fp16_to_fp32(((const uint16_t *)b)[i]);
+    case STRATA_BF16:
+        return strata_bf16_to_fp32(((const uint16_t *)b)[i]);
+    case STRATA_FP32:
+        return ((const float *)b)[i];
+    case STRATA_FP64:
+        return ((const double *)b)[i];
+    default:
+        return 0;
     }
 }
 
@@ -164,16 +175,37 @@ void strata_dtype_set(strata_dtype_t dt, void *b, size_t i, double v)
     /* through uint64: out-of-range integers wrap instead of being undefined */
     uint64_t x = v < 0 ? (uint64_t)(int64_t)v : (uint64_t)v;
     switch (dt) {
-    case STRATA_INT8: ((int8_t *)b)[i] = (int8_t)(uint8_t)x; break;
-    case STRATA_UINT8: ((uint8_t *)b)[i] = (uint8_t)x; break;
-    case STRATA_INT32: ((int32_t *)b)[i] = (int32_t)(uint32_t)x; break;
-    case STRATA_UINT32: ((uint32_t *)b)[i] = (uint32_t)x; break;
-    case STRATA_INT64: ((int64_t *)b)[i] = (int64_t)x; break;
-    case STRATA_UINT64: ((uint64_t *)b)[i] = x; break;
-    case STRATA_FP16: ((uint16_t *)b)[i] = strata_fp32_to_fp16((float)v); break;
-    case STRATA_BF16: ((uint16_t *)b)[i] = strata_fp32_to_bf16((float)v); break;
-    case STRATA_FP32: ((float *)b)[i] = (float)v; break;
-    case STRATA_FP64: ((double *)b)[i] = v; break;
-    default: break;
+    case STRATA_INT8:
+        ((int8_t *)b)[i] = (int8_t)(uint8_t)x;
+        break;
+    case STRATA_UINT8:
+        ((uint8_t *)b)[i] = (uint8_t)x;
+        break;
+    case STRATA_INT32:
+        ((int32_t *)b)[i] = (int32_t)(uint32_t)x;
+        break;
+    case STRATA_UINT32:
+        ((uint32_t *)b)[i] = (uint32_t)x;
+        break;
+    case STRATA_INT64:
+        ((int64_t *)b)[i] = (int64_t)x;
+        break;
+    case STRATA_UINT64:
+        ((uint64_t *)b)[i] = x;
+        break;
+    case STRATA_FP16:
+        ((uint16_t *)b)[i] = strata_fp32_to_fp16((float)v);
+        break;
+    case STRATA_BF16:
+        ((uint16_t *)b)[i] = strata_fp32_to_bf16((float)v);
+        break;
+    case STRATA_FP32:
+        ((float *)b)[i] = (float)v;
+        break;
+    case STRATA_FP64:
+        ((double *)b)[i] = v;
+        break;
+    default:
+        break;
     }
 }

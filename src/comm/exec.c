@@ -100,8 +100,10 @@ static void local_step(const xctx_t *x, const strata_step_t *st)
         unsigned char *d = block_at(x->buf[st->dst_buf], st->dst_off, st->dst_stride, b, x->es);
         const unsigned char *s =
             block_at(x->buf[st->src_buf], st->src_off, st->src_stride, b, x->es);
-        if (st->op == STRATA_STEP_COPY) memmove(d, s, st->count * x->es);
-        else comm_reduce2(d, d, s, st->count, x->dt, x->op);
+        if (st->op == STRATA_STEP_COPY)
+            memmove(d, s, st->count * x->es);
+        else
+            comm_reduce2(d, d, s, st->count, x->dt, x->op);
     }
 }
 
@@ -271,7 +273,8 @@ static strata_status_t run_steps(const xctx_t *x, const strata_step_t *steps, si
     strata_status_t st = STRATA_OK;
     for (size_t i = 0; i < n && st == STRATA_OK;) {
         size_t j = i;
-        while (j < n && steps[j].phase == steps[i].phase) j++;
+        while (j < n && steps[j].phase == steps[i].phase)
+            j++;
         st = run_phase(x, steps + i, j - i, f + i);
         i = j;
     }
@@ -283,9 +286,13 @@ strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo
                           void *dst, size_t count, strata_dtype_t dt, strata_op_t op, int root)
 {
     strata_comm_t *c = k->c;
-    strata_sched_params_t p = {.coll = coll, .algo = algo, .nranks = (uint32_t)c->size,
-                               .count = count, .elem_size = (uint32_t)strata_dtype_size(dt),
-                               .root = root < 0 ? 0 : (uint32_t)root, .chunks = 1};
+    strata_sched_params_t p = {.coll = coll,
+                               .algo = algo,
+                               .nranks = (uint32_t)c->size,
+                               .count = count,
+                               .elem_size = (uint32_t)strata_dtype_size(dt),
+                               .root = root < 0 ? 0 : (uint32_t)root,
+                               .chunks = 1};
     exec_cache_t *x = NULL;
     strata_status_t st = load(k, &p, &x);
     if (st != STRATA_OK) return st;
@@ -310,8 +317,11 @@ strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo
 
 static strata_status_t p2p(comm_call_t *k, int peer, void *buf, size_t bytes, bool is_send)
 {
-    strata_step_t st = {.op = is_send ? STRATA_STEP_SEND : STRATA_STEP_RECV, .peer = peer,
-                        .count = bytes, .nblk = 1, .src_buf = STRATA_BUF_INPUT,
+    strata_step_t st = {.op = is_send ? STRATA_STEP_SEND : STRATA_STEP_RECV,
+                        .peer = peer,
+                        .count = bytes,
+                        .nblk = 1,
+                        .src_buf = STRATA_BUF_INPUT,
                         .dst_buf = STRATA_BUF_OUTPUT};
     xctx_t x = {.k = k, .es = 1, .dt = STRATA_UINT8, .op = STRATA_SUM};
     x.buf[STRATA_BUF_INPUT] = x.buf[STRATA_BUF_OUTPUT] = buf;

@@ -52,8 +52,8 @@ static void record(strata_comm_t *c, strata_status_t st, double t0)
 
 static report_t *fresh_report(void)
 {
-    report_t *r = mmap(NULL, sizeof(report_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                       -1, 0);
+    report_t *r =
+        mmap(NULL, sizeof(report_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(r != MAP_FAILED);
     memset(r, 0, sizeof(*r));
     return r;
@@ -209,7 +209,8 @@ static void test_abort(void **state)
 static int dial(const char *root)
 {
     const char *colon = strrchr(root, ':');
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1)),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)atoi(colon + 1)),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     for (int tries = 0; tries < 250; tries++) { /* rank 0 may not listen yet: 5 s */
         int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -229,8 +230,8 @@ static int stranger_rank(void *arg)
         int g = dial(root), w = dial(root), s = dial(root);
         if (g < 0 || w < 0 || s < 0) return 5;
         ssize_t ignored = write(g, "GET / HTTP/1.0\r\n\r\n", 18);
-        unsigned char hello[12 + 5] = {'S', 'T', 'R', 'H', 1, 0, 0, 0, 5, 0, 0, 0,
-                                       'w', 'r', 'o', 'n', 'g'};
+        unsigned char hello[12 + 5] = {'S', 'T', 'R', 'H', 1,   0,   0,   0,  5,
+                                       0,   0,   0,   'w', 'r', 'o', 'n', 'g'};
         ignored += write(w, hello, sizeof(hello));
         (void)ignored;
         close(g), close(w);
@@ -268,7 +269,8 @@ static int two_comms_rank(void *arg)
     for (int it = 0; it < 20; it++) {
         strata_comm_t *c = it % 2 ? b : a;
         int off = it % 2 ? 1000 : 0;
-        for (int i = 0; i < N; i++) x[i] = r + i + off;
+        for (int i = 0; i < N; i++)
+            x[i] = r + i + off;
         size_t n = it % 4 < 2 ? N : 3; /* large (engine) and small (line) calls interleaved */
         if (strata_comm_allreduce(c, x, y, n, STRATA_INT32, STRATA_SUM, NULL) != STRATA_OK) bad++;
         /* sum over r of (r + i + off) = P(P-1)/2 + P(i + off) */
@@ -298,7 +300,8 @@ static int p2p_rank(void *arg)
     const size_t sizes[3] = {0, 100, P2P_BIG};
     for (int m = 0; m < 3; m++) {
         if (r == 0) {
-            for (size_t i = 0; i < sizes[m]; i++) buf[i] = (unsigned char)(i * 7 + (size_t)m);
+            for (size_t i = 0; i < sizes[m]; i++)
+                buf[i] = (unsigned char)(i * 7 + (size_t)m);
             bad += strata_comm_send(c, buf, sizes[m], 1, NULL) != STRATA_OK;
         } else {
             memset(buf, 0, sizeof(buf));
@@ -308,7 +311,8 @@ static int p2p_rank(void *arg)
         }
     }
     /* the reply goes the other way on the other channel */
-    if (r == 1) bad += strata_comm_send(c, "pong", 4, 0, NULL) != STRATA_OK;
+    if (r == 1)
+        bad += strata_comm_send(c, "pong", 4, 0, NULL) != STRATA_OK;
     else {
         char pong[4] = "";
         bad += strata_comm_recv(c, pong, 4, 1, NULL) != STRATA_OK || memcmp(pong, "pong", 4) != 0;
@@ -347,7 +351,8 @@ static void test_bad_arguments(void **state)
     assert_int_equal(strata_comm_send(c, &x, 4, 0, NULL), STRATA_ERR_INVALID); /* to self */
     /* still usable after argument errors; P = 1 allreduce copies */
     int y = 7;
-    assert_int_equal(strata_comm_allreduce(c, &y, &x, 1, STRATA_INT32, STRATA_AVG, NULL), STRATA_OK);
+    assert_int_equal(strata_comm_allreduce(c, &y, &x, 1, STRATA_INT32, STRATA_AVG, NULL),
+                     STRATA_OK);
     assert_int_equal(x, 7);
     strata_comm_destroy(c);
     strata_comm_destroy(NULL);

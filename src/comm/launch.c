@@ -70,7 +70,8 @@ static void make_token(char out[33])
         uint64_t x = util_hash_u64((uint64_t)getpid() ^ (uint64_t)(util_now() * 1e9));
         memcpy(r, &x, 8), x = util_hash_u64(x), memcpy(r + 8, &x, 8);
     }
-    for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", r[i]);
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", r[i]);
 }
 
 static void clean_shm(const char *jobhash)
@@ -93,7 +94,7 @@ static void clean_shm(const char *jobhash)
 typedef struct job {
     int n;
     pid_t *pids;
-    int code;       /* first failure's code, 0 so far */
+    int code; /* first failure's code, 0 so far */
     int alive;
     double kill_at; /* when to SIGKILL the rest (0: not yet) */
 } job_t;
@@ -143,7 +144,9 @@ static void child_env(int rank, int n, int port, const char *token, int lfd)
 
 static int exit_code(int status)
 {
-    return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+    return WIFEXITED(status)     ? WEXITSTATUS(status)
+           : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                 : 1;
 }
 
 /* Account for one finished rank; returns its index or -1. */
@@ -229,13 +232,15 @@ static strata_status_t launch(int n, char *const argv[], int (*fn)(void *), void
     struct sigaction sa = {.sa_handler = forward}, old[3];
     sigemptyset(&sa.sa_mask);
     const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
-    for (int i = 0; i < 3; i++) sigaction(sigs[i], &sa, &old[i]);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &sa, &old[i]);
     fflush(NULL);
     strata_status_t st = STRATA_OK;
     for (int r = 0; r < n; r++) {
         pid_t pid = fork();
         if (pid == 0) {
-            for (int i = 0; i < 3; i++) signal(sigs[i], SIG_DFL);
+            for (int i = 0; i < 3; i++)
+                signal(sigs[i], SIG_DFL);
             child_env(r, n, port, token, lfd);
             bind_rank(r, n);
             if (fn) {
@@ -257,7 +262,8 @@ static strata_status_t launch(int n, char *const argv[], int (*fn)(void *), void
     }
     close(lfd);
     watch(&j, grace_s > 0 ? grace_s : 2.0);
-    for (int i = 0; i < 3; i++) sigaction(sigs[i], &old[i], NULL);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &old[i], NULL);
     g_n = 0;
     clean_shm(jobhash);
     util_free(j.pids);

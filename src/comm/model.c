@@ -65,8 +65,10 @@ static double best_bw(size_t bytes, unsigned char *a, unsigned char *b, bool red
     double best = 0;
     for (int rep = 0; rep < 4; rep++) {
         double t0 = util_now();
-        if (reduce) comm_reduce2(b, b, a, bytes / 4, STRATA_FP32, STRATA_SUM);
-        else memcpy(b, a, bytes);
+        if (reduce)
+            comm_reduce2(b, b, a, bytes / 4, STRATA_FP32, STRATA_SUM);
+        else
+            memcpy(b, a, bytes);
         double t = util_now() - t0;
         if (rep > 0 && t > 0 && bytes / t > best) best = (double)bytes / t;
     }
@@ -115,10 +117,15 @@ static double oversub(int size)
 static double sched_predict(const strata_comm_model_t *m, strata_coll_t coll,
                             strata_comm_algo_t algo, int size, size_t bytes)
 {
-    strata_coll_machine_t mc = {.nranks = (uint32_t)size, .per_server = (uint32_t)size,
-                                .servers = 1, .nics = 1, .bw_intra = m->copy_bw / 2,
-                                .bw_nic = m->copy_bw / 2, .lat_intra = m->alpha_s,
-                                .lat_inter = m->alpha_s, .eta_intra = 1,
+    strata_coll_machine_t mc = {.nranks = (uint32_t)size,
+                                .per_server = (uint32_t)size,
+                                .servers = 1,
+                                .nics = 1,
+                                .bw_intra = m->copy_bw / 2,
+                                .bw_nic = m->copy_bw / 2,
+                                .lat_intra = m->alpha_s,
+                                .lat_inter = m->alpha_s,
+                                .eta_intra = 1,
                                 .reduce_bw = m->reduce_bw};
     snprintf(mc.intra_kind, sizeof(mc.intra_kind), "shm");
     strata_coll_cost_t cost;
@@ -135,17 +142,19 @@ double strata_comm_predict(const strata_comm_model_t *m, strata_coll_t coll,
         double t = sched_predict(m, coll, algo, size, bytes);
         if (t >= 0) return t * oversub(size);
     }
-    double P = size, S = (double)bytes, a = m->alpha_s, cb = 1 / m->copy_bw,
-           rb = 1 / m->reduce_bw, lg = ceil(log2(P > 1 ? P : 2)), t;
+    double P = size, S = (double)bytes, a = m->alpha_s, cb = 1 / m->copy_bw, rb = 1 / m->reduce_bw,
+           lg = ceil(log2(P > 1 ? P : 2)), t;
     if (size == 1) return S * cb;
     bool shm = algo == STRATA_COMM_SHM || algo == STRATA_COMM_AUTO;
     switch (coll) {
     case STRATA_COLL_ALLREDUCE:
     case STRATA_COLL_REDUCE:
-        if (shm) t = 2 * a + (P - 1) / P * S * cb + (P - 1) * S / P * rb + S * cb;
+        if (shm)
+            t = 2 * a + (P - 1) / P * S * cb + (P - 1) * S / P * rb + S * cb;
         else if (algo == STRATA_COMM_RING)
             t = 2 * (P - 1) * a + (P - 1) / P * S * (cb + rb) + (P - 1) / P * S * 2 * cb;
-        else t = lg * (a + S * cb + S * rb);
+        else
+            t = lg * (a + S * cb + S * rb);
         break;
     case STRATA_COLL_REDUCE_SCATTER: /* S = output per rank × P */
         t = shm ? a + (P - 1) / P * S * cb + (P - 1) * S / P * rb

@@ -19,7 +19,7 @@
 
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                           \
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
     !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 #define KATTR __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -29,7 +29,7 @@
 typedef void (*kern2_t)(void *out, const void *a, const void *b, size_t n);
 
 #define KERNEL(NAME, T, EXPR)                                                                      \
-    static KATTR void NAME(void *out_, const void *a_, const void *b_, size_t n)                  \
+    static KATTR void NAME(void *out_, const void *a_, const void *b_, size_t n)                   \
     {                                                                                              \
         T *out = out_;                                                                             \
         const T *a = a_, *b = b_;                                                                  \
@@ -92,22 +92,24 @@ static KATTR void f32_to_bf16(uint16_t *o, const float *s, size_t n)
  * scalar code (present on every x86-64 CPU with AVX2 in practice; checked
  * at run time). */
 __attribute__((target("avx2,f16c"))) static void f16_to_f32_f16c(float *o, const uint16_t *s,
-                                                                  size_t n)
+                                                                 size_t n)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
         _mm256_storeu_ps(o + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(s + i))));
-    for (; i < n; i++) o[i] = strata_fp16_to_fp32(s[i]);
+    for (; i < n; i++)
+        o[i] = strata_fp16_to_fp32(s[i]);
 }
 
 __attribute__((target("avx2,f16c"))) static void f32_to_f16_f16c(uint16_t *o, const float *s,
-                                                                  size_t n)
+                                                                 size_t n)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
         _mm_storeu_si128((__m128i *)(o + i),
                          _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < n; i++) o[i] = strata_fp32_to_fp16(s[i]);
+    for (; i < n; i++)
+        o[i] = strata_fp32_to_fp16(s[i]);
 }
 
 static bool have_f16c(void)
@@ -130,18 +132,24 @@ static bool have_f16c(void)
 
 static void half_to_f32(float *o, const uint16_t *s, size_t n, bool bf)
 {
-    if (bf) bf16_to_f32(o, s, n);
-    else if (have_f16c()) f16_to_f32_f16c(o, s, n);
+    if (bf)
+        bf16_to_f32(o, s, n);
+    else if (have_f16c())
+        f16_to_f32_f16c(o, s, n);
     else
-        for (size_t i = 0; i < n; i++) o[i] = strata_fp16_to_fp32(s[i]);
+        for (size_t i = 0; i < n; i++)
+            o[i] = strata_fp16_to_fp32(s[i]);
 }
 
 static void f32_to_half(uint16_t *o, const float *s, size_t n, bool bf)
 {
-    if (bf) f32_to_bf16(o, s, n);
-    else if (have_f16c()) f32_to_f16_f16c(o, s, n);
+    if (bf)
+        f32_to_bf16(o, s, n);
+    else if (have_f16c())
+        f32_to_f16_f16c(o, s, n);
     else
-        for (size_t i = 0; i < n; i++) o[i] = strata_fp32_to_fp16(s[i]);
+        for (size_t i = 0; i < n; i++)
+            o[i] = strata_fp32_to_fp16(s[i]);
 }
 
 static void half2(void *out, const void *a, const void *b, size_t n, bool bf, strata_op_t op);
@@ -160,11 +168,14 @@ static void half2(void *out, const void *a, const void *b, size_t n, bool bf, st
 HALF_KERNELS(f16, false)
 HALF_KERNELS(b16, true)
 
-#define ROW(SFX) {sum_##SFX, prod_##SFX, min_##SFX, max_##SFX, sum_##SFX}
+#define ROW(SFX)                                                                                   \
+    {                                                                                              \
+        sum_##SFX, prod_##SFX, min_##SFX, max_##SFX, sum_##SFX                                     \
+    }
 static const kern2_t kern2[STRATA_DTYPE_COUNT][STRATA_OP_COUNT] = {
-    [STRATA_INT8] = ROW(i8),   [STRATA_UINT8] = ROW(u8),   [STRATA_INT32] = ROW(i32),
+    [STRATA_INT8] = ROW(i8),    [STRATA_UINT8] = ROW(u8),  [STRATA_INT32] = ROW(i32),
     [STRATA_UINT32] = ROW(u32), [STRATA_INT64] = ROW(i64), [STRATA_UINT64] = ROW(u64),
-    [STRATA_FP16] = ROW(f16),  [STRATA_BF16] = ROW(b16),   [STRATA_FP32] = ROW(f32),
+    [STRATA_FP16] = ROW(f16),   [STRATA_BF16] = ROW(b16),  [STRATA_FP32] = ROW(f32),
     [STRATA_FP64] = ROW(f64),
 };
 
@@ -191,7 +202,8 @@ void comm_reduce2(void *out, const void *a, const void *b, size_t n, strata_dtyp
 #define DIV_LOOP(T)                                                                                \
     do {                                                                                           \
         T *p = buf;                                                                                \
-        for (size_t i = 0; i < n; i++) p[i] = (T)(p[i] / (T)size);                                 \
+        for (size_t i = 0; i < n; i++)                                                             \
+            p[i] = (T)(p[i] / (T)size);                                                            \
     } while (0)
 
 void comm_reduce_finish(void *buf, size_t n, strata_dtype_t dt, strata_op_t op, int size)
@@ -199,14 +211,30 @@ void comm_reduce_finish(void *buf, size_t n, strata_dtype_t dt, strata_op_t op, 
     if (op != STRATA_AVG || size <= 1) return;
     uint16_t *h = buf;
     switch (dt) {
-    case STRATA_INT8: DIV_LOOP(int8_t); break;
-    case STRATA_UINT8: DIV_LOOP(uint8_t); break;
-    case STRATA_INT32: DIV_LOOP(int32_t); break;
-    case STRATA_UINT32: DIV_LOOP(uint32_t); break;
-    case STRATA_INT64: DIV_LOOP(int64_t); break;
-    case STRATA_UINT64: DIV_LOOP(uint64_t); break;
-    case STRATA_FP32: DIV_LOOP(float); break;
-    case STRATA_FP64: DIV_LOOP(double); break;
+    case STRATA_INT8:
+        DIV_LOOP(int8_t);
+        break;
+    case STRATA_UINT8:
+        DIV_LOOP(uint8_t);
+        break;
+    case STRATA_INT32:
+        DIV_LOOP(int32_t);
+        break;
+    case STRATA_UINT32:
+        DIV_LOOP(uint32_t);
+        break;
+    case STRATA_INT64:
+        DIV_LOOP(int64_t);
+        break;
+    case STRATA_UINT64:
+        DIV_LOOP(uint64_t);
+        break;
+    case STRATA_FP32:
+        DIV_LOOP(float);
+        break;
+    case STRATA_FP64:
+        DIV_LOOP(double);
+        break;
     case STRATA_FP16:
         for (size_t i = 0; i < n; i++)
             h[i] = strata_fp32_to_fp16(strata_fp16_to_fp32(h[i]) / (float)size);
@@ -215,7 +243,8 @@ void comm_reduce_finish(void *buf, size_t n, strata_dtype_t dt, strata_op_t op, 
         for (size_t i = 0; i < n; i++)
             h[i] = strata_fp32_to_bf16(strata_bf16_to_fp32(h[i]) / (float)size);
         break;
-    default: break;
+    default:
+        break;
     }
 }
 
@@ -223,7 +252,8 @@ void comm_reduce_finish(void *buf, size_t n, strata_dtype_t dt, strata_op_t op, 
 
 static KATTR void div_f32(float *x, size_t n, float d)
 {
-    for (size_t i = 0; i < n; i++) x[i] = x[i] / d;
+    for (size_t i = 0; i < n; i++)
+        x[i] = x[i] / d;
 }
 
 static void reduce_n_half(uint16_t *out, const void *const *srcs, int nsrc, size_t n, bool bf,
@@ -253,7 +283,8 @@ void comm_reduce_n(void *out, const void *const *srcs, int nsrc, size_t n, strat
         if (out != srcs[0]) memmove(out, srcs[0], n * strata_dtype_size(dt));
     } else {
         kern2[dt][op](out, srcs[0], srcs[1], n);
-        for (int s = 2; s < nsrc; s++) kern2[dt][op](out, out, srcs[s], n);
+        for (int s = 2; s < nsrc; s++)
+            kern2[dt][op](out, out, srcs[s], n);
     }
     comm_reduce_finish(out, n, dt, op, size);
 }

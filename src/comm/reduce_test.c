@@ -18,7 +18,7 @@ static void test_fp16_known_values(void **state)
     assert_int_equal(strata_fp32_to_fp16(65504.0f), 0x7bff); /* largest finite */
     assert_int_equal(strata_fp32_to_fp16(65520.0f), 0x7c00); /* halfway to 2^16: rounds to inf */
     assert_int_equal(strata_fp32_to_fp16(5.9604645e-8f), 0x0001); /* 2^-24, smallest subnormal */
-    assert_int_equal(strata_fp32_to_fp16(1.0f / 3), 0x3555); /* 0.333251953125 */
+    assert_int_equal(strata_fp32_to_fp16(1.0f / 3), 0x3555);      /* 0.333251953125 */
     /* 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even -> 1 */
     assert_int_equal(strata_fp32_to_fp16(1.0f + 1.0f / 2048), 0x3c00);
     /* 1 + 3·2^-11 is halfway between 1+2^-10 and 1+2^-9: even is 1+2^-9 */
@@ -47,19 +47,21 @@ static void test_bf16_known_values(void **state)
 /* ==== Kernels against a scalar reference ==== */
 
 #define store strata_dtype_set
-#define load strata_dtype_get
+#define load  strata_dtype_get
 
 static double ref2(strata_op_t op, double a, double b)
 {
     switch (op) {
-    case STRATA_PROD: return a * b;
-    case STRATA_MIN: return a < b ? a : b;
-    case STRATA_MAX: return a > b ? a : b;
-    default: return a + b;
+    case STRATA_PROD:
+        return a * b;
+    case STRATA_MIN:
+        return a < b ? a : b;
+    case STRATA_MAX:
+        return a > b ? a : b;
+    default:
+        return a + b;
     }
 }
-
-
 
 /* 1037 elements: not a multiple of any vector width, so every kernel's
  * remainder loop runs too. Values 1..9 keep every result exact. */
@@ -125,7 +127,8 @@ static void test_stream_copy(void **state)
     (void)state;
     enum { N = 1 << 16 };
     static unsigned char src[N + 64], dst[N + 64];
-    for (size_t i = 0; i < sizeof(src); i++) src[i] = (unsigned char)(i * 131 + 7);
+    for (size_t i = 0; i < sizeof(src); i++)
+        src[i] = (unsigned char)(i * 131 + 7);
     /* every head misalignment and a length that leaves a tail */
     for (size_t off = 0; off < 17; off++) {
         memset(dst, 0, sizeof(dst));
@@ -158,9 +161,12 @@ static void test_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fp16_known_values),   cmocka_unit_test(test_bf16_known_values),
-        cmocka_unit_test(test_kernels_match_reference), cmocka_unit_test(test_integer_wraparound),
-        cmocka_unit_test(test_reduce_n_rounds_halves_once), cmocka_unit_test(test_stream_copy),
+        cmocka_unit_test(test_fp16_known_values),
+        cmocka_unit_test(test_bf16_known_values),
+        cmocka_unit_test(test_kernels_match_reference),
+        cmocka_unit_test(test_integer_wraparound),
+        cmocka_unit_test(test_reduce_n_rounds_halves_once),
+        cmocka_unit_test(test_stream_copy),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

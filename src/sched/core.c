@@ -23,9 +23,8 @@ static const char *const algo_names[] = {
 };
 
 static const sched_algo_t *const algos[STRATA_ALGO_COUNT] = {
-    &sched_ring,  &sched_tree,     &sched_binomial, &sched_recdbl,  &sched_rabenseifner,
-    &sched_bruck, &sched_pairwise, &sched_hier,     &sched_torus2d, &sched_innet,
-    &sched_nvlstree,
+    &sched_ring,     &sched_tree, &sched_binomial, &sched_recdbl, &sched_rabenseifner, &sched_bruck,
+    &sched_pairwise, &sched_hier, &sched_torus2d,  &sched_innet,  &sched_nvlstree,
 };
 
 const char *strata_coll_name(strata_coll_t coll)

@@ -31,9 +31,9 @@
 #define SPEC_MAX 512
 
 typedef struct spec_opts {
-    const char *spec;           /* whole spec, for messages */
-    const char *link;           /* link=ID */
-    double bw, lat;             /* bw= (B/s) and lat= (s); < 0 when absent */
+    const char *spec; /* whole spec, for messages */
+    const char *link; /* link=ID */
+    double bw, lat;   /* bw= (B/s) and lat= (s); < 0 when absent */
     long mult;
     long k, tiers, n, servers, gpus;
     double oversub[STRATA_TOPO_TIERS_MAX];
@@ -78,7 +78,8 @@ static strata_status_t parse_opt(spec_opts_t *o, char *tok, strata_error_t *err)
     *eq = 0;
     const char *k = tok, *v = eq + 1;
     double d;
-    if (strcmp(k, "link") == 0) o->link = v;
+    if (strcmp(k, "link") == 0)
+        o->link = v;
     else if (strcmp(k, "bw") == 0) {
         if (util_parse_double(v, &d) || !(d > 0) || d > 1e6)
             return bad(o, err, "bw expects GB/s per direction, got", v);
@@ -87,14 +88,22 @@ static strata_status_t parse_opt(spec_opts_t *o, char *tok, strata_error_t *err)
         if (util_parse_double(v, &d) || d < 0 || d > 1e6)
             return bad(o, err, "lat expects microseconds, got", v);
         o->lat = d * 1e-6;
-    } else if (strcmp(k, "mult") == 0) return parse_long(o, v, &o->mult, err);
-    else if (strcmp(k, "k") == 0) return parse_long(o, v, &o->k, err);
-    else if (strcmp(k, "tiers") == 0) return parse_long(o, v, &o->tiers, err);
-    else if (strcmp(k, "n") == 0) return parse_long(o, v, &o->n, err);
-    else if (strcmp(k, "servers") == 0) return parse_long(o, v, &o->servers, err);
-    else if (strcmp(k, "gpus") == 0) return parse_long(o, v, &o->gpus, err);
-    else if (strcmp(k, "oversub") == 0) return parse_oversub(o, v, err);
-    else return bad(o, err, "unknown option", k);
+    } else if (strcmp(k, "mult") == 0)
+        return parse_long(o, v, &o->mult, err);
+    else if (strcmp(k, "k") == 0)
+        return parse_long(o, v, &o->k, err);
+    else if (strcmp(k, "tiers") == 0)
+        return parse_long(o, v, &o->tiers, err);
+    else if (strcmp(k, "n") == 0)
+        return parse_long(o, v, &o->n, err);
+    else if (strcmp(k, "servers") == 0)
+        return parse_long(o, v, &o->servers, err);
+    else if (strcmp(k, "gpus") == 0)
+        return parse_long(o, v, &o->gpus, err);
+    else if (strcmp(k, "oversub") == 0)
+        return parse_oversub(o, v, err);
+    else
+        return bad(o, err, "unknown option", k);
     return STRATA_OK;
 }
 
@@ -120,8 +129,10 @@ static int parse_dims(const char *s, int32_t *dims)
         long v = strtol(s, &end, 10);
         if (end == s || v < 1 || v > 1 << 20 || n == 3) return -1;
         dims[n++] = (int32_t)v;
-        if (*end == 'x' || *end == 'X') end++;
-        else if (*end) return -1;
+        if (*end == 'x' || *end == 'X')
+            end++;
+        else if (*end)
+            return -1;
         s = end;
     }
     return n;
@@ -193,15 +204,16 @@ static strata_status_t build_from(const char *kind, char *arg, spec_opts_t *o,
     }
     if (first) return bad(o, err, "expected key=value, got", first);
     if (!strcmp(kind, "railft")) return build_railft(o, cat, topo_p, err);
-    strata_topo_fattree_t ft = {.k = (int32_t)o->k, .tiers = (int32_t)(o->tiers ? o->tiers : 3),
+    strata_topo_fattree_t ft = {.k = (int32_t)o->k,
+                                .tiers = (int32_t)(o->tiers ? o->tiers : 3),
                                 .endpoints = (int32_t)(o->n > INT32_MAX ? -1 : o->n)};
     memcpy(ft.oversub, o->oversub, sizeof(ft.oversub));
     ft.link[0] = &l;
     return strata_topo_build_fattree(&ft, cat, topo_p, err);
 }
 
-static const char *const builders[] = {"ring", "mesh", "torus", "full", "switch", "fattree",
-                                       "railft", NULL};
+static const char *const builders[] = {"ring",   "mesh",    "torus",  "full",
+                                       "switch", "fattree", "railft", NULL};
 
 /* Specs that are not builder specs: presets, files, "local" — the I/O
  * half of the layer (cluster_spec.c). */

@@ -48,7 +48,8 @@ static size_t slot_index(const util_json_doc_t *d, const json_t *v)
 static void pos_put(util_json_doc_t *d, const json_t *v, int line, int col)
 {
     size_t i = slot_index(d, v);
-    while (d->slots[i].key && d->slots[i].key != v) i = (i + 1) & (d->nslots - 1);
+    while (d->slots[i].key && d->slots[i].key != v)
+        i = (i + 1) & (d->nslots - 1);
     if (d->slots[i].key == v) return; /* shared singletons keep their first position */
     d->slots[i].key = v;
     d->slots[i].line = line;
@@ -100,8 +101,8 @@ static void w_adv(walker_t *w)
 
 static void w_ws(walker_t *w)
 {
-    while (w->i < w->n && (w->s[w->i] == ' ' || w->s[w->i] == '\t' || w->s[w->i] == '\n' ||
-                           w->s[w->i] == '\r'))
+    while (w->i < w->n &&
+           (w->s[w->i] == ' ' || w->s[w->i] == '\t' || w->s[w->i] == '\n' || w->s[w->i] == '\r'))
         w_adv(w);
 }
 
@@ -158,7 +159,8 @@ static void w_string(walker_t *w, char *out)
             if (cp >= 0xD800 && cp < 0xDC00 && w->i + 6 <= w->n && w->s[w->i] == '\\') {
                 w_adv(w), w_adv(w);
                 unsigned lo = 0;
-                for (int k = 0; k < 4; k++, w_adv(w)) lo = lo * 16 + (unsigned)hexval(w->s[w->i]);
+                for (int k = 0; k < 4; k++, w_adv(w))
+                    lo = lo * 16 + (unsigned)hexval(w->s[w->i]);
                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             }
             if (out) o += utf8_put(out + o, cp);
@@ -175,7 +177,8 @@ static void w_string(walker_t *w, char *out)
 static size_t raw_string_len(const walker_t *w)
 {
     size_t j = w->i + 1;
-    while (j < w->n && w->s[j] != '"') j += (w->s[j] == '\\') ? 2 : 1;
+    while (j < w->n && w->s[j] != '"')
+        j += (w->s[j] == '\\') ? 2 : 1;
     return j - w->i;
 }
 
@@ -238,7 +241,8 @@ static int w_value(walker_t *w, const json_t *v)
         w_string(w, NULL);
         return 0;
     }
-    while (w->i < w->n && !strchr(",]} \t\r\n", w->s[w->i])) w_adv(w);
+    while (w->i < w->n && !strchr(",]} \t\r\n", w->s[w->i]))
+        w_adv(w);
     return 0;
 }
 
@@ -257,14 +261,14 @@ strata_status_t util_json_load_text(const char *text, size_t len, const char *na
     d->root = root;
     d->name = util_strdup(name);
     size_t nv = count_values(root), ns = 16;
-    while (ns < 2 * nv) ns *= 2;
+    while (ns < 2 * nv)
+        ns *= 2;
     d->slots = util_calloc(ns, sizeof(*d->slots));
     d->nslots = ns;
     if (d->name == NULL || d->slots == NULL) goto nomem_doc;
     walker_t w = {text, 0, len, 1, 1, d};
     w_ws(&w);
-    if (w_value(&w, root) != 0)
-        strata_log(STRATA_LOG_DEBUG, "%s: position table incomplete", name);
+    if (w_value(&w, root) != 0) strata_log(STRATA_LOG_DEBUG, "%s: position table incomplete", name);
     *doc_p = d;
     return STRATA_OK;
 nomem_doc:
@@ -342,14 +346,20 @@ strata_status_t util_json_error(const util_json_doc_t *d, const json_t *v, strat
 static const char *type_name(const json_t *v)
 {
     switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
+    case JSON_OBJECT:
+        return "an object";
+    case JSON_ARRAY:
+        return "an array";
+    case JSON_STRING:
+        return "a string";
     case JSON_INTEGER:
-    case JSON_REAL: return "a number";
+    case JSON_REAL:
+        return "a number";
     case JSON_TRUE:
-    case JSON_FALSE: return "a boolean";
-    default: return "null";
+    case JSON_FALSE:
+        return "a boolean";
+    default:
+        return "null";
     }
 }
 
@@ -490,7 +500,8 @@ strata_status_t util_json_check_keys(const util_json_doc_t *d, const json_t *obj
     json_object_foreach((json_t *)obj, k, v)
     {
         size_t i = 0;
-        while (allowed[i] && strcmp(allowed[i], k) != 0) i++;
+        while (allowed[i] && strcmp(allowed[i], k) != 0)
+            i++;
         if (allowed[i] == NULL)
             return util_json_error(d, v, err, STRATA_ERR_PARSE, "unknown field \"%s\"", k);
     }

@@ -66,7 +66,8 @@ void util_progress_update(util_progress_t *p, double done)
     if (frac > 1) frac = 1;
     int width = 30, fill = (int)(frac * width);
     char bar[32];
-    for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
+    for (int i = 0; i < width; i++)
+        bar[i] = i < fill ? '#' : '.';
     bar[width] = 0;
     fprintf(stderr, "\r%s [%s] %5.1f%%", p->label, bar, frac * 100);
     fflush(stderr);
@@ -114,11 +115,24 @@ int util_parse_size(const char *s, double *out)
     if (errno || end == s || !isfinite(v) || v < 0) return -1;
     double mult = 1;
     switch (toupper((unsigned char)*end)) {
-    case 'K': mult = 1024.0; end++; break;
-    case 'M': mult = 1024.0 * 1024; end++; break;
-    case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
-    case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
-    default: break;
+    case 'K':
+        mult = 1024.0;
+        end++;
+        break;
+    case 'M':
+        mult = 1024.0 * 1024;
+        end++;
+        break;
+    case 'G':
+        mult = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 'T':
+        mult = 1024.0 * 1024 * 1024 * 1024;
+        end++;
+        break;
+    default:
+        break;
     }
     if (mult > 1 && *end == 'i') end++;
     if (toupper((unsigned char)*end) == 'B') end++;
@@ -135,17 +149,23 @@ const char *util_fmt_bytes(double b, char *buf, size_t len)
         b /= 1024;
         u++;
     }
-    if (u == 0 || b == floor(b)) snprintf(buf, len, "%.0f %s", b, units[u]);
-    else snprintf(buf, len, "%.3g %s", b, units[u]);
+    if (u == 0 || b == floor(b))
+        snprintf(buf, len, "%.0f %s", b, units[u]);
+    else
+        snprintf(buf, len, "%.3g %s", b, units[u]);
     return buf;
 }
 
 const char *util_fmt_time(double s, char *buf, size_t len)
 {
-    if (s < 1e-6) snprintf(buf, len, "%.3g ns", s * 1e9);
-    else if (s < 1e-3) snprintf(buf, len, "%.3g us", s * 1e6);
-    else if (s < 1) snprintf(buf, len, "%.3g ms", s * 1e3);
-    else snprintf(buf, len, "%.3g s", s);
+    if (s < 1e-6)
+        snprintf(buf, len, "%.3g ns", s * 1e9);
+    else if (s < 1e-3)
+        snprintf(buf, len, "%.3g us", s * 1e6);
+    else if (s < 1)
+        snprintf(buf, len, "%.3g ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.3g s", s);
     return buf;
 }
 

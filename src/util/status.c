@@ -61,8 +61,7 @@ static void error_vset(strata_error_t *err, strata_status_t status, const char *
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 }
 
-strata_status_t strata_error_set(strata_error_t *err, strata_status_t status, const char *fmt,
-                                 ...)
+strata_status_t strata_error_set(strata_error_t *err, strata_status_t status, const char *fmt, ...)
 {
     if (err == NULL) return status;
     va_list ap;
@@ -93,11 +92,16 @@ strata_log_level_t strata_log_level(void)
         const char *s = getenv("STRATA_LOG");
         log_level = STRATA_LOG_WARN;
         if (s == NULL) return (strata_log_level_t)log_level;
-        if (strcmp(s, "error") == 0) log_level = STRATA_LOG_ERROR;
-        else if (strcmp(s, "warn") == 0) log_level = STRATA_LOG_WARN;
-        else if (strcmp(s, "info") == 0) log_level = STRATA_LOG_INFO;
-        else if (strcmp(s, "debug") == 0) log_level = STRATA_LOG_DEBUG;
-        else fprintf(stderr, "strata: warn: STRATA_LOG=%s is not error|warn|info|debug\n", s);
+        if (strcmp(s, "error") == 0)
+            log_level = STRATA_LOG_ERROR;
+        else if (strcmp(s, "warn") == 0)
+            log_level = STRATA_LOG_WARN;
+        else if (strcmp(s, "info") == 0)
+            log_level = STRATA_LOG_INFO;
+        else if (strcmp(s, "debug") == 0)
+            log_level = STRATA_LOG_DEBUG;
+        else
+            fprintf(stderr, "strata: warn: STRATA_LOG=%s is not error|warn|info|debug\n", s);
     }
     return (strata_log_level_t)log_level;
 }

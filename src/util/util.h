@@ -109,8 +109,7 @@ typedef struct util_json_doc util_json_doc_t;
 
 /* Parse a file (path) or a buffer (text, name used in messages). On error
  * fills err with file:line:col. Duplicate object keys are errors. */
-strata_status_t util_json_load_file(const char *path, util_json_doc_t **doc_p,
-                                    strata_error_t *err);
+strata_status_t util_json_load_file(const char *path, util_json_doc_t **doc_p, strata_error_t *err);
 strata_status_t util_json_load_text(const char *text, size_t len, const char *name,
                                     util_json_doc_t **doc_p, strata_error_t *err);
 void util_json_doc_destroy(util_json_doc_t *doc);

@@ -22,7 +22,8 @@ static void test_error_render(void **state)
     strata_error_t e;
     char buf[256];
     strata_error_set_at(&e, STRATA_ERR_PARSE, "a.json", 3, 7, "missing field \"%s\"", "lanes");
-    assert_string_equal(strata_error_str(&e, buf, sizeof(buf)), "a.json:3:7: missing field \"lanes\"");
+    assert_string_equal(strata_error_str(&e, buf, sizeof(buf)),
+                        "a.json:3:7: missing field \"lanes\"");
     strata_error_set(&e, STRATA_ERR_INVALID, "bad %d", 5);
     assert_string_equal(strata_error_str(&e, buf, sizeof(buf)), "bad 5");
     assert_int_equal(strata_error_set(NULL, STRATA_ERR_IO, "x"), STRATA_ERR_IO);
@@ -45,7 +46,8 @@ static void test_arena_and_vec(void **state)
     util_arena_destroy(NULL);
 
     UTIL_VEC(int) v = {0};
-    for (int i = 0; i < 1000; i++) assert_int_equal(UTIL_VEC_PUSH(&v, i * 2), 0);
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(UTIL_VEC_PUSH(&v, i * 2), 0);
     assert_int_equal(v.n, 1000);
     assert_int_equal(v.v[999], 1998);
     UTIL_VEC_FREE(&v);
@@ -82,7 +84,8 @@ static void test_parse_size(void **state)
 static void test_json_positions(void **state)
 {
     (void)state;
-    const char *text = "{\n  \"a\": 1,\n  \"list\": [ {\"lanes\": -4}, \"x\" ],\n  \"\\u00e9k\": true\n}\n";
+    const char *text =
+        "{\n  \"a\": 1,\n  \"list\": [ {\"lanes\": -4}, \"x\" ],\n  \"\\u00e9k\": true\n}\n";
     util_json_doc_t *d = NULL;
     strata_error_t e;
     assert_int_equal(util_json_load_text(text, strlen(text), "t.json", &d, &e), STRATA_OK);
@@ -133,9 +136,9 @@ static void test_json_syntax_error(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_status_table),   cmocka_unit_test(test_error_render),
-        cmocka_unit_test(test_arena_and_vec),  cmocka_unit_test(test_alloc_failure),
-        cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_json_positions),
+        cmocka_unit_test(test_status_table),      cmocka_unit_test(test_error_render),
+        cmocka_unit_test(test_arena_and_vec),     cmocka_unit_test(test_alloc_failure),
+        cmocka_unit_test(test_parse_size),        cmocka_unit_test(test_json_positions),
         cmocka_unit_test(test_json_syntax_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

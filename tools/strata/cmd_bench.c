@@ -34,15 +34,15 @@ typedef struct bench_opts {
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: strata bench OP -n N [-b 8] [-e 64M] [-f 2] [-d float] [-o sum]\n"
-            "                    [--algo auto|shm|ring|recdbl] [-c 1] [-w 5] [-i 20] [-r 0] [--json]\n\n"
-            "OP: allreduce reduce_scatter allgather broadcast reduce alltoall.\n"
-            "Launches N local ranks and prints nccl-tests' table with the model's\n"
-            "prediction for this host beside the measurement. -b/-e: smallest and largest\n"
-            "size in bytes (K/M/G suffixes), -f: size factor, -d: data type (int8 uint8\n"
-            "int32 uint32 int64 uint64 half bfloat16 float double), -o: sum prod min max\n"
-            "avg, -c 1: check results, -w/-i: warm-up and timed iterations, -r: root.\n");
+    fprintf(out, "usage: strata bench OP -n N [-b 8] [-e 64M] [-f 2] [-d float] [-o sum]\n"
+                 "                    [--algo auto|shm|ring|recdbl] [-c 1] [-w 5] [-i 20] [-r 0] "
+                 "[--json]\n\n"
+                 "OP: allreduce reduce_scatter allgather broadcast reduce alltoall.\n"
+                 "Launches N local ranks and prints nccl-tests' table with the model's\n"
+                 "prediction for this host beside the measurement. -b/-e: smallest and largest\n"
+                 "size in bytes (K/M/G suffixes), -f: size factor, -d: data type (int8 uint8\n"
+                 "int32 uint32 int64 uint64 half bfloat16 float double), -o: sum prod min max\n"
+                 "avg, -c 1: check results, -w/-i: warm-up and timed iterations, -r: root.\n");
 }
 
 static double now(void)
@@ -56,8 +56,6 @@ static double now(void)
 
 #define put strata_dtype_set
 #define get strata_dtype_get
-
-
 
 /* Input of rank r, element i: 1..3 for sum/min/max/avg (a sum over 64
  * ranks is at most 192: exact in every type but int8/uint8 beyond 42
@@ -74,10 +72,14 @@ static double expect_reduced(const bench_opts_t *o, int P, size_t i)
     double acc = val(o, 0, i);
     for (int q = 1; q < P; q++) {
         double v = val(o, q, i);
-        if (o->op == STRATA_PROD) acc *= v;
-        else if (o->op == STRATA_MIN) acc = v < acc ? v : acc;
-        else if (o->op == STRATA_MAX) acc = v > acc ? v : acc;
-        else acc += v;
+        if (o->op == STRATA_PROD)
+            acc *= v;
+        else if (o->op == STRATA_MIN)
+            acc = v < acc ? v : acc;
+        else if (o->op == STRATA_MAX)
+            acc = v > acc ? v : acc;
+        else
+            acc += v;
     }
     if (o->op == STRATA_AVG) {
         bool flt = o->dt >= STRATA_FP16;
@@ -98,10 +100,18 @@ static void shape(const bench_opts_t *o, int P, size_t size, size_t *count, size
 {
     size_t es = strata_dtype_size(o->dt), n = size / es;
     switch (o->coll) {
-    case STRATA_COLL_REDUCE_SCATTER: *count = n / (size_t)P, *nsend = *count * (size_t)P, *nrecv = *count; break;
-    case STRATA_COLL_ALLGATHER: *count = n / (size_t)P, *nsend = *count, *nrecv = *count * (size_t)P; break;
-    case STRATA_COLL_ALLTOALL: *count = n / (size_t)P, *nsend = *nrecv = *count * (size_t)P; break;
-    default: *count = *nsend = *nrecv = n; break;
+    case STRATA_COLL_REDUCE_SCATTER:
+        *count = n / (size_t)P, *nsend = *count * (size_t)P, *nrecv = *count;
+        break;
+    case STRATA_COLL_ALLGATHER:
+        *count = n / (size_t)P, *nsend = *count, *nrecv = *count * (size_t)P;
+        break;
+    case STRATA_COLL_ALLTOALL:
+        *count = n / (size_t)P, *nsend = *nrecv = *count * (size_t)P;
+        break;
+    default:
+        *count = *nsend = *nrecv = n;
+        break;
     }
 }
 
@@ -110,13 +120,18 @@ static strata_status_t call(strata_comm_t *c, const bench_opts_t *o, const void 
 {
     int root = (int)o->root;
     switch (o->coll) {
-    case STRATA_COLL_ALLREDUCE: return strata_comm_allreduce(c, send, recv, count, o->dt, o->op, co);
+    case STRATA_COLL_ALLREDUCE:
+        return strata_comm_allreduce(c, send, recv, count, o->dt, o->op, co);
     case STRATA_COLL_REDUCE_SCATTER:
         return strata_comm_reduce_scatter(c, send, recv, count, o->dt, o->op, co);
-    case STRATA_COLL_ALLGATHER: return strata_comm_allgather(c, send, recv, count, o->dt, co);
-    case STRATA_COLL_REDUCE: return strata_comm_reduce(c, send, recv, count, o->dt, o->op, root, co);
-    case STRATA_COLL_ALLTOALL: return strata_comm_alltoall(c, send, recv, count, o->dt, co);
-    default: return strata_comm_broadcast(c, recv, count, o->dt, root, co);
+    case STRATA_COLL_ALLGATHER:
+        return strata_comm_allgather(c, send, recv, count, o->dt, co);
+    case STRATA_COLL_REDUCE:
+        return strata_comm_reduce(c, send, recv, count, o->dt, o->op, root, co);
+    case STRATA_COLL_ALLTOALL:
+        return strata_comm_alltoall(c, send, recv, count, o->dt, co);
+    default:
+        return strata_comm_broadcast(c, recv, count, o->dt, root, co);
     }
 }
 
@@ -127,19 +142,23 @@ static void fill_input(const bench_opts_t *o, int r, int P, void *send, void *re
     switch (o->coll) {
     case STRATA_COLL_ALLGATHER: {
         unsigned char *mine = inplace ? (unsigned char *)recv + (size_t)r * count * es : send;
-        for (size_t i = 0; i < count; i++) put(o->dt, mine, i, (double)((r * 7 + (int)i) % 50));
+        for (size_t i = 0; i < count; i++)
+            put(o->dt, mine, i, (double)((r * 7 + (int)i) % 50));
         break;
     }
     case STRATA_COLL_ALLTOALL:
         for (size_t i = 0; i < count * (size_t)P; i++)
-            put(o->dt, inplace ? recv : send, i, (double)((r * 5 + (int)(i / count) * 11 + (int)(i % count)) % 50));
+            put(o->dt, inplace ? recv : send, i,
+                (double)((r * 5 + (int)(i / count) * 11 + (int)(i % count)) % 50));
         break;
     case STRATA_COLL_BROADCAST:
-        for (size_t i = 0; i < count; i++) put(o->dt, recv, i, r == o->root ? (double)(i % 50) : 99);
+        for (size_t i = 0; i < count; i++)
+            put(o->dt, recv, i, r == o->root ? (double)(i % 50) : 99);
         break;
     default: {
         size_t n = o->coll == STRATA_COLL_REDUCE_SCATTER ? count * (size_t)P : count;
-        for (size_t i = 0; i < n; i++) put(o->dt, inplace ? recv : send, i, val(o, r, i));
+        for (size_t i = 0; i < n; i++)
+            put(o->dt, inplace ? recv : send, i, val(o, r, i));
     }
     }
 }
@@ -154,10 +173,12 @@ static long count_wrong(const bench_opts_t *o, int r, int P, const void *recv, s
         break;
     case STRATA_COLL_ALLTOALL:
         for (size_t i = 0; i < count * (size_t)P; i++)
-            bad += get(o->dt, recv, i) != (double)(((int)(i / count) * 5 + r * 11 + (int)(i % count)) % 50);
+            bad += get(o->dt, recv, i) !=
+                   (double)(((int)(i / count) * 5 + r * 11 + (int)(i % count)) % 50);
         break;
     case STRATA_COLL_BROADCAST:
-        for (size_t i = 0; i < count; i++) bad += get(o->dt, recv, i) != (double)(i % 50);
+        for (size_t i = 0; i < count; i++)
+            bad += get(o->dt, recv, i) != (double)(i % 50);
         break;
     case STRATA_COLL_REDUCE:
         if (r != o->root) break;
@@ -168,7 +189,8 @@ static long count_wrong(const bench_opts_t *o, int r, int P, const void *recv, s
             double want = expect_reduced(o, P, off + i);
             if (o->op == STRATA_AVG && o->dt == STRATA_FP64) {
                 double s = 0;
-                for (int q = 0; q < P; q++) s += val(o, q, off + i);
+                for (int q = 0; q < P; q++)
+                    s += val(o, q, off + i);
                 want = s / P;
             }
             bad += get(o->dt, recv, i) != want;
@@ -189,11 +211,13 @@ static strata_status_t measure(strata_comm_t *c, const bench_opts_t *o, bufs_t *
     int r = strata_comm_rank(c), P = strata_comm_size(c);
     strata_call_opts_t co = {.algo = o->algo};
     for (int ip = 0; ip < 2; ip++) {
-        const void *send = ip ? (o->coll == STRATA_COLL_BROADCAST ? NULL : STRATA_IN_PLACE) : b->send;
+        const void *send =
+            ip ? (o->coll == STRATA_COLL_BROADCAST ? NULL : STRATA_IN_PLACE) : b->send;
         if (ip && o->coll == STRATA_COLL_REDUCE && r != o->root)
             send = b->recv; /* in place is the root's; the others' input is in recv */
         strata_status_t st = STRATA_OK;
-        for (long w = 0; w < o->warmup && st == STRATA_OK; w++) st = call(c, o, send, b->recv, count, &co);
+        for (long w = 0; w < o->warmup && st == STRATA_OK; w++)
+            st = call(c, o, send, b->recv, count, &co);
         if (st == STRATA_OK) st = strata_comm_barrier(c, NULL);
         double t0 = now();
         for (long it = 0; it < o->iters && st == STRATA_OK; it++)
@@ -219,11 +243,14 @@ static strata_status_t measure(strata_comm_t *c, const bench_opts_t *o, bufs_t *
 static double bus_factor(strata_coll_t coll, int P)
 {
     switch (coll) {
-    case STRATA_COLL_ALLREDUCE: return 2.0 * (P - 1) / P;
+    case STRATA_COLL_ALLREDUCE:
+        return 2.0 * (P - 1) / P;
     case STRATA_COLL_REDUCE_SCATTER:
     case STRATA_COLL_ALLGATHER:
-    case STRATA_COLL_ALLTOALL: return (double)(P - 1) / P;
-    default: return 1.0;
+    case STRATA_COLL_ALLTOALL:
+        return (double)(P - 1) / P;
+    default:
+        return 1.0;
     }
 }
 
@@ -239,11 +266,11 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
            "#   measured now); model(us) = alpha-beta cost of the algorithm (docs/runtime.md)\n",
            m->alpha_s * 1e6, m->copy_bw / 1e9, m->reduce_bw / 1e9);
     printf("#\n#%61s%37s\n", "out-of-place", "in-place");
-    printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s %9s\n", "size", "count",
-           "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-           "#wrong", "model");
-    printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s %9s\n", "(B)", "(elements)",
-           "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)");
+    printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s %9s\n", "size", "count", "type",
+           "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong",
+           "model");
+    printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s %9s\n", "(B)", "(elements)", "",
+           "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)");
 }
 
 static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, const row_t *row,
@@ -267,9 +294,8 @@ static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, c
     }
     printf("  %10zu %12zu %8s %6s %6ld %9.2f %7.2f %7.2f %6ld %9.2f %7.2f %7.2f %6ld %9.2f\n", size,
            count, strata_dtype_name(o->dt), reducing ? strata_op_name(o->op) : "none",
-           rooted ? o->root : -1L, row->t[0] * 1e6, a0, a0 * bf,
-           o->check ? row->wrong[0] : -1L, row->t[1] * 1e6, a1, a1 * bf,
-           o->check ? row->wrong[1] : -1L, model * 1e6);
+           rooted ? o->root : -1L, row->t[0] * 1e6, a0, a0 * bf, o->check ? row->wrong[0] : -1L,
+           row->t[1] * 1e6, a1, a1 * bf, o->check ? row->wrong[1] : -1L, model * 1e6);
 }
 
 /* ==== Ranks ==== */
@@ -291,8 +317,8 @@ static int bench_rank(void *arg)
         memset(b.recv, 0, maxn * es);
     }
     strata_comm_model_t m = {0};
-    strata_status_t st = b.send && b.recv ? strata_comm_calibrate(c, (size_t)o->maxb, &m)
-                                          : STRATA_ERR_NOMEM;
+    strata_status_t st =
+        b.send && b.recv ? strata_comm_calibrate(c, (size_t)o->maxb, &m) : STRATA_ERR_NOMEM;
     if (r == 0 && st == STRATA_OK) header(o, P, &m, c);
     if (r == 0 && o->json)
         printf("{\"op\": \"%s\", \"ranks\": %d, \"algo\": \"%s\", \"model\": {\"alpha_us\": %.4f, "
@@ -310,16 +336,21 @@ static int bench_rank(void *arg)
         row_t row = {0};
         st = measure(c, o, &b, count, &row);
         if (st != STRATA_OK) break;
-        double model = strata_comm_predict(&m, o->coll, strata_comm_algo_for(c, o->coll, sz, o->algo), P, sz);
-        if (r == 0) print_row(o, P, sz, o->coll == STRATA_COLL_ALLGATHER ? nr : count, &row, model, rows == 0);
+        double model =
+            strata_comm_predict(&m, o->coll, strata_comm_algo_for(c, o->coll, sz, o->algo), P, sz);
+        if (r == 0)
+            print_row(o, P, sz, o->coll == STRATA_COLL_ALLGATHER ? nr : count, &row, model,
+                      rows == 0);
         busbw_sum += (double)sz / row.t[0] / 1e9 * bus_factor(o->coll, P);
         wrong += row.wrong[0] + row.wrong[1];
         rows++;
         if (o->factor <= 1) break;
     }
-    if (st != STRATA_OK) fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));
+    if (st != STRATA_OK)
+        fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));
     else if (r == 0 && o->json)
-        printf("\n  ],\n  \"avg_busbw\": %.4f, \"wrong\": %ld}\n", rows ? busbw_sum / rows : 0, wrong);
+        printf("\n  ],\n  \"avg_busbw\": %.4f, \"wrong\": %ld}\n", rows ? busbw_sum / rows : 0,
+               wrong);
     else if (r == 0)
         printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n#\n", wrong,
                wrong ? "FAILED" : "OK", rows ? busbw_sum / rows : 0);
@@ -332,47 +363,75 @@ static int bench_rank(void *arg)
 
 static int parse(int argc, char **argv, bench_opts_t *o)
 {
-    *o = (bench_opts_t){.n = 2, .iters = 20, .warmup = 5, .check = 1, .minb = 8,
-                        .maxb = 64.0 * 1048576, .factor = 2, .dt = STRATA_FP32, .op = STRATA_SUM};
-    if (argc < 2 || argv[1][0] == '-') return cli_usage_error("bench", "name the collective (e.g. allreduce)");
+    *o = (bench_opts_t){.n = 2,
+                        .iters = 20,
+                        .warmup = 5,
+                        .check = 1,
+                        .minb = 8,
+                        .maxb = 64.0 * 1048576,
+                        .factor = 2,
+                        .dt = STRATA_FP32,
+                        .op = STRATA_SUM};
+    if (argc < 2 || argv[1][0] == '-')
+        return cli_usage_error("bench", "name the collective (e.g. allreduce)");
     if (strata_coll_parse(argv[1], &o->coll) != 0 || o->coll >= STRATA_COLL_SENDRECV)
         return cli_usage_error("bench", "unknown collective '%s'", argv[1]);
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--json") == 0) { o->json = 1; continue; }
+        if (strcmp(a, "--json") == 0) {
+            o->json = 1;
+            continue;
+        }
         if (!v) return cli_usage_error("bench", "option '%s' needs a value", a);
         i++;
         int bad = 0;
-        if (strcmp(a, "-n") == 0) bad = cli_parse_int("bench", a, v, 1, &o->n);
-        else if (strcmp(a, "-b") == 0) bad = cli_parse_size("bench", a, v, &o->minb);
-        else if (strcmp(a, "-e") == 0) bad = cli_parse_size("bench", a, v, &o->maxb);
-        else if (strcmp(a, "-f") == 0) bad = cli_parse_double("bench", a, v, 1, &o->factor);
-        else if (strcmp(a, "-i") == 0) bad = cli_parse_int("bench", a, v, 1, &o->iters);
-        else if (strcmp(a, "-w") == 0) bad = cli_parse_int("bench", a, v, 0, &o->warmup);
-        else if (strcmp(a, "-c") == 0) bad = cli_parse_int("bench", a, v, 0, &o->check);
-        else if (strcmp(a, "-r") == 0) bad = cli_parse_int("bench", a, v, 0, &o->root);
+        if (strcmp(a, "-n") == 0)
+            bad = cli_parse_int("bench", a, v, 1, &o->n);
+        else if (strcmp(a, "-b") == 0)
+            bad = cli_parse_size("bench", a, v, &o->minb);
+        else if (strcmp(a, "-e") == 0)
+            bad = cli_parse_size("bench", a, v, &o->maxb);
+        else if (strcmp(a, "-f") == 0)
+            bad = cli_parse_double("bench", a, v, 1, &o->factor);
+        else if (strcmp(a, "-i") == 0)
+            bad = cli_parse_int("bench", a, v, 1, &o->iters);
+        else if (strcmp(a, "-w") == 0)
+            bad = cli_parse_int("bench", a, v, 0, &o->warmup);
+        else if (strcmp(a, "-c") == 0)
+            bad = cli_parse_int("bench", a, v, 0, &o->check);
+        else if (strcmp(a, "-r") == 0)
+            bad = cli_parse_int("bench", a, v, 0, &o->root);
         else if (strcmp(a, "-d") == 0) {
-            if (strata_dtype_parse(v, &o->dt)) return cli_usage_error("bench", "unknown data type '%s'", v);
+            if (strata_dtype_parse(v, &o->dt))
+                return cli_usage_error("bench", "unknown data type '%s'", v);
         } else if (strcmp(a, "-o") == 0) {
-            if (strata_op_parse(v, &o->op)) return cli_usage_error("bench", "unknown operator '%s'", v);
+            if (strata_op_parse(v, &o->op))
+                return cli_usage_error("bench", "unknown operator '%s'", v);
         } else if (strcmp(a, "--algo") == 0) {
-            if (strata_comm_algo_parse(v, &o->algo)) return cli_usage_error("bench", "unknown algorithm '%s' (auto, shm, ring, recdbl)", v);
-        } else return cli_usage_error("bench", "unknown option '%s'", a);
+            if (strata_comm_algo_parse(v, &o->algo))
+                return cli_usage_error("bench", "unknown algorithm '%s' (auto, shm, ring, recdbl)",
+                                       v);
+        } else
+            return cli_usage_error("bench", "unknown option '%s'", a);
         if (bad) return CLI_USAGE;
     }
     if (o->n > 64) return cli_usage_error("bench", "-n %ld: at most 64 local ranks", o->n);
-    if (o->root >= o->n) return cli_usage_error("bench", "-r %ld: root must be below -n %ld", o->root, o->n);
+    if (o->root >= o->n)
+        return cli_usage_error("bench", "-r %ld: root must be below -n %ld", o->root, o->n);
     if (o->minb < 1 || o->maxb < o->minb)
         return cli_usage_error("bench", "need 1 <= -b <= -e (got %g and %g)", o->minb, o->maxb);
     if (o->maxb > 4.0 * 1073741824) return cli_usage_error("bench", "-e above 4G");
     if ((o->algo == STRATA_COMM_RING || o->algo == STRATA_COMM_RECDBL) && o->n > 1) {
-        strata_sched_params_t sp = {.coll = o->coll, .nranks = (uint32_t)o->n, .count = 1024,
+        strata_sched_params_t sp = {.coll = o->coll,
+                                    .nranks = (uint32_t)o->n,
+                                    .count = 1024,
                                     .elem_size = (uint32_t)strata_dtype_size(o->dt),
                                     .algo = o->algo == STRATA_COMM_RING ? STRATA_ALGO_RING
                                                                         : STRATA_ALGO_RECDBL};
         strata_error_t err = {0};
         if (strata_sched_check(&sp, &err) != STRATA_OK)
-            return cli_usage_error("bench", "--algo %s: %s", strata_comm_algo_name(o->algo), err.msg);
+            return cli_usage_error("bench", "--algo %s: %s", strata_comm_algo_name(o->algo),
+                                   err.msg);
     }
     return CLI_OK;
 }
@@ -388,6 +447,7 @@ int cmd_bench(int argc, char **argv)
     if (rc != CLI_OK) return rc;
     int code = 1;
     strata_error_t err = {0};
-    if (strata_launch_fn((int)o.n, bench_rank, &o, 2.0, &code, &err) != STRATA_OK) return cli_fail(&err);
+    if (strata_launch_fn((int)o.n, bench_rank, &o, 2.0, &code, &err) != STRATA_OK)
+        return cli_fail(&err);
     return code ? CLI_FAIL : CLI_OK;
 }

@@ -54,18 +54,25 @@ static int parse_args(int argc, char **argv, topo_args_t *a)
     memset(a, 0, sizeof(*a));
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
-        if (strcmp(s, "--json") == 0) a->json = 1;
+        if (strcmp(s, "--json") == 0)
+            a->json = 1;
         else if (strcmp(s, "-o") == 0 || strcmp(s, "--catalog") == 0) {
             if (i + 1 >= argc) return cli_usage_error("topo", "%s needs a file name", s);
-            if (s[1] == 'o') a->out = argv[++i];
-            else a->catalog = argv[++i];
+            if (s[1] == 'o')
+                a->out = argv[++i];
+            else
+                a->catalog = argv[++i];
         } else if (strcmp(s, "--export") == 0) {
             if (i + 1 >= argc) return cli_usage_error("topo", "--export needs a file name");
             a->export_to = argv[++i];
-        } else if (s[0] == '-' && s[1]) return cli_usage_error("topo", "unknown option '%s'", s);
-        else if (!a->action) a->action = s;
-        else if (!a->cluster) a->cluster = s;
-        else return cli_usage_error("topo", "unexpected argument '%s'", s);
+        } else if (s[0] == '-' && s[1])
+            return cli_usage_error("topo", "unknown option '%s'", s);
+        else if (!a->action)
+            a->action = s;
+        else if (!a->cluster)
+            a->cluster = s;
+        else
+            return cli_usage_error("topo", "unexpected argument '%s'", s);
     }
     if (!a->action) return cli_usage_error("topo", "missing action: show, metrics or dot");
     bool known = !strcmp(a->action, "show") || !strcmp(a->action, "metrics") ||
@@ -97,12 +104,10 @@ static void write_svg(const char *dot_path)
         _exit(127);
     }
     int status = 0;
-    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-        WEXITSTATUS(status) == 0)
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         fprintf(stderr, "strata topo: wrote %s and %s\n", dot_path, svg);
     else
-        fprintf(stderr, "strata topo: wrote %s (no SVG: Graphviz 'dot' not available)\n",
-                dot_path);
+        fprintf(stderr, "strata topo: wrote %s (no SVG: Graphviz 'dot' not available)\n", dot_path);
 }
 
 /* --export: the cluster file of an I/O spec (builder specs have none). */
@@ -116,8 +121,10 @@ static strata_status_t export_cluster(const topo_args_t *a, const strata_link_ca
     if (!to_stdout && fclose(f) && !st)
         st = strata_error_set(err, STRATA_ERR_IO, "cannot write '%s'", a->export_to);
     if (st == STRATA_ERR_NOT_FOUND)
-        st = strata_error_set(err, st, "--export: '%s' is a builder spec; only presets, cluster "
-                              "files, NCCL topologies and local can be exported", a->cluster);
+        st = strata_error_set(err, st,
+                              "--export: '%s' is a builder spec; only presets, cluster "
+                              "files, NCCL topologies and local can be exported",
+                              a->cluster);
     return st;
 }
 

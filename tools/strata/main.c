@@ -71,11 +71,28 @@ int cli_parse_size(const char *cmd, const char *opt, const char *arg, double *ou
     double mult = 1;
     if (end != arg) {
         switch (*end) {
-        case 'k': case 'K': mult = 1024.0; end++; break;
-        case 'm': case 'M': mult = 1048576.0; end++; break;
-        case 'g': case 'G': mult = 1073741824.0; end++; break;
-        case 't': case 'T': mult = 1099511627776.0; end++; break;
-        default: break;
+        case 'k':
+        case 'K':
+            mult = 1024.0;
+            end++;
+            break;
+        case 'm':
+        case 'M':
+            mult = 1048576.0;
+            end++;
+            break;
+        case 'g':
+        case 'G':
+            mult = 1073741824.0;
+            end++;
+            break;
+        case 't':
+        case 'T':
+            mult = 1099511627776.0;
+            end++;
+            break;
+        default:
+            break;
         }
         if (mult > 1 && *end == 'i') end++;
         if (*end == 'B' || *end == 'b') end++;
