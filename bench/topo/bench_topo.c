@@ -15,12 +15,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "../bench_util.h"
 
 static double peak_mib(void)
 {

@@ -12,18 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#include "../bench_util.h"
 
 /* Median seconds of `rounds` builds of spec; prints one line. */
 static int bench_spec(const strata_link_catalog_t *cat, const char *spec, int rounds)

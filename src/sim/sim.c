@@ -177,18 +177,10 @@ strata_status_t strata_sim_add(strata_sim_t *sim, const strata_sched_t *s, const
 
 double strata_sim_busbw_factor(strata_coll_t coll, uint32_t P)
 {
-    /* nccl-tests doc/PERFORMANCE.md: busbw = algbw × factor */
+    /* nccl-tests doc/PERFORMANCE.md: busbw = algbw × factor; the
+     * collective layer owns the table */
     if (P == 0) return 1;
-    switch (coll) {
-    case STRATA_COLL_ALLREDUCE:
-        return 2.0 * (P - 1) / P;
-    case STRATA_COLL_REDUCE_SCATTER:
-    case STRATA_COLL_ALLGATHER:
-    case STRATA_COLL_ALLTOALL:
-        return (double)(P - 1) / P;
-    default:
-        return 1;
-    }
+    return strata_coll_busbw_factor(coll, P);
 }
 
 /* nccl-tests "size": the larger of the send and receive buffers. */

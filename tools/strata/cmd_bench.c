@@ -240,20 +240,6 @@ static strata_status_t measure(strata_comm_t *c, const bench_opts_t *o, bufs_t *
 
 /* ==== Output ==== */
 
-static double bus_factor(strata_coll_t coll, int P)
-{
-    switch (coll) {
-    case STRATA_COLL_ALLREDUCE:
-        return 2.0 * (P - 1) / P;
-    case STRATA_COLL_REDUCE_SCATTER:
-    case STRATA_COLL_ALLGATHER:
-    case STRATA_COLL_ALLTOALL:
-        return (double)(P - 1) / P;
-    default:
-        return 1.0;
-    }
-}
-
 static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, strata_comm_t *c)
 {
     if (o->json) return;
@@ -276,7 +262,7 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
 static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, const row_t *row,
                       double model, bool first)
 {
-    double bf = bus_factor(o->coll, P), a0 = (double)size / row->t[0] / 1e9,
+    double bf = strata_coll_busbw_factor(o->coll, (uint32_t)P), a0 = (double)size / row->t[0] / 1e9,
            a1 = (double)size / row->t[1] / 1e9;
     bool rooted = o->coll == STRATA_COLL_BROADCAST || o->coll == STRATA_COLL_REDUCE;
     bool reducing = o->coll == STRATA_COLL_ALLREDUCE || o->coll == STRATA_COLL_REDUCE ||
@@ -341,7 +327,7 @@ static int bench_rank(void *arg)
         if (r == 0)
             print_row(o, P, sz, o->coll == STRATA_COLL_ALLGATHER ? nr : count, &row, model,
                       rows == 0);
-        busbw_sum += (double)sz / row.t[0] / 1e9 * bus_factor(o->coll, P);
+        busbw_sum += (double)sz / row.t[0] / 1e9 * strata_coll_busbw_factor(o->coll, (uint32_t)P);
         wrong += row.wrong[0] + row.wrong[1];
         rows++;
         if (o->factor <= 1) break;
