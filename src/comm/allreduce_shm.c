@@ -34,8 +34,10 @@
  * (<= 56 bytes) the line slots: each rank writes its data beside the
  * sequence number in one cache line and reads every other rank's line.
  */
+#define _GNU_SOURCE
 #include "comm.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -360,6 +362,37 @@ strata_status_t comm_shm_broadcast(comm_call_t *k, void *buf, size_t bytes, int 
 
 /* ==== Line slots ==== */
 
+/* Wait until every rank's line of parity par holds sequence s. Yields at
+ * once while some rank still missing is inside sched_yield on this CPU (it
+ * needs this CPU to post), else spins: a missing rank that is running has
+ * every input of the previous call, so it posts within a few hundred ns. */
+static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
+{
+    strata_comm_t *c = k->c;
+    unsigned spins = 0, polls = 0;
+    int cpu = sched_getcpu(), first = 0;
+    for (;;) {
+        bool needs_cpu = false;
+        int missing = -1;
+        for (int q = first; q < c->size; q++) {
+            if (q == c->rank ||
+                atomic_load_explicit(&c->lines[q].small[par].seq, memory_order_acquire) >= s)
+                continue;
+            if (missing < 0) missing = first = q; /* ranks before it have all posted */
+            if (comm_peer_needs_cpu(c, q, cpu)) {
+                needs_cpu = true;
+                break;
+            }
+        }
+        if (missing < 0) return STRATA_OK;
+        if ((++polls & 63) == 0) {
+            strata_status_t st = comm_check(k, missing);
+            if (st != STRATA_OK) return st;
+        }
+        comm_wait_step(c, &spins, &cpu, needs_cpu);
+    }
+}
+
 /* Publish `bytes` of mine beside the next small sequence number and wait for
  * every rank's line of that sequence. *lines_p points at rank 0's data; rank
  * q's is sizeof(comm_rank_lines_t) * q further. Parity double-buffering is
@@ -375,13 +408,9 @@ strata_status_t comm_small_exchange(comm_call_t *k, const void *mine, size_t byt
     comm_small_t *me = &c->lines[c->rank].small[par];
     if (bytes) memcpy(me->data, mine, bytes);
     atomic_store_explicit(&me->seq, s, memory_order_release);
-    for (int q = 0; q < c->size; q++) {
-        if (q == c->rank) continue;
-        strata_status_t st = comm_wait_ge(k, &c->lines[q].small[par].seq, s, q);
-        if (st != STRATA_OK) return st;
-    }
-    *lines_p = c->lines[0].small[par].data;
-    return STRATA_OK;
+    strata_status_t st = wait_small(k, par, s);
+    if (st == STRATA_OK) *lines_p = c->lines[0].small[par].data;
+    return st;
 }
 
 strata_status_t comm_small_allreduce(comm_call_t *k, const void *src, void *dst, size_t count,

@@ -65,6 +65,7 @@ typedef struct comm_rank_lines {
     comm_line_t reduced;   /* B: chunk sequence whose own slice is reduced */
     comm_line_t done;      /* C: chunk sequence fully consumed */
     comm_line_t ping;      /* calibration ping-pong */
+    comm_line_t off;       /* 1 while this rank is inside sched_yield (a hint) */
 } comm_rank_lines_t;
 
 typedef struct comm_seg_header {
@@ -131,8 +132,10 @@ struct strata_comm {
     uint64_t pseq;     /* ping-pong rounds */
     uint64_t *ch_sent; /* per peer: slots sent on chan (rank -> peer) */
     uint64_t *ch_recv; /* per peer: slots consumed on chan (peer -> rank) */
-    /* waiting policy */
+    /* waiting policy: polls before yielding when the awaited peer is
+     * unknown (spin_limit) or appears to be on a CPU (spin_running) */
     unsigned spin_limit;
+    unsigned spin_running;
     strata_comm_algo_t env_algo; /* $STRATA_ALGO at start-up, AUTO if unset */
     char jobhash[17];
     unsigned dup_count;
@@ -185,6 +188,12 @@ strata_status_t comm_check_fast(comm_call_t *k);
 strata_status_t comm_check(comm_call_t *k, int peer);
 /* Progress hint inside a polling loop: spins, then yields. */
 void comm_relax(strata_comm_t *c, unsigned *spins);
+/* Whether `peer` is inside sched_yield on `cpu` (this rank's CPU, -1
+ * unknown): it then waits for this CPU, so spinning only delays it. */
+bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int cpu);
+/* One step of a wait: yield if asked or once spin_running pauses are spent
+ * (then refresh *cpu), else pause. */
+void comm_wait_step(strata_comm_t *c, unsigned *spins, int *cpu, bool yield_now);
 /* CPUs this process may run on (-1 unknown). */
 long comm_cpus_allowed(void);
 /* Mark the segment failed (first writer wins). */

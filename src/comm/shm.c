@@ -168,6 +168,14 @@ static unsigned default_spin_limit(int size)
     return size > ncpu ? 2u : 256u;
 }
 
+/* Polls before yielding while the awaited peer is not inside sched_yield. */
+static unsigned spin_running_limit(void)
+{
+    const char *env = getenv("STRATA_SPIN_RUNNING");
+    if (env && *env) return (unsigned)strtoul(env, NULL, 10);
+    return 256u;
+}
+
 strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err)
 {
     c->pidfds = util_calloc((size_t)c->size, sizeof(int));
@@ -178,6 +186,7 @@ strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err)
     for (int i = 0; i < c->size; i++)
         c->pidfds[i] = i == c->rank ? -1 : open_pidfd(c->pids[i]);
     c->spin_limit = default_spin_limit(c->size);
+    c->spin_running = spin_running_limit();
     return STRATA_OK;
 }
 
@@ -270,26 +279,59 @@ strata_status_t comm_check(comm_call_t *k, int peer)
     return STRATA_OK;
 }
 
+/* Give the CPU away. While inside sched_yield the rank's `off` word holds
+ * its CPU + 1, so that waiters on that CPU yield to it at once. */
+static void yield_cpu(strata_comm_t *c)
+{
+    _Atomic uint64_t *off = &c->lines[c->rank].off.v;
+    int cpu = sched_getcpu();
+    atomic_store_explicit(off, cpu >= 0 ? (uint64_t)cpu + 1 : UINT64_MAX, memory_order_relaxed);
+    sched_yield();
+    atomic_store_explicit(off, 0, memory_order_relaxed);
+}
+
+static void cpu_pause(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 void comm_relax(strata_comm_t *c, unsigned *spins)
 {
-    if (++*spins < c->spin_limit) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+    if (++*spins < c->spin_limit)
+        cpu_pause();
+    else
+        yield_cpu(c);
+}
+
+bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int cpu)
+{
+    uint64_t v = atomic_load_explicit(&c->lines[peer].off.v, memory_order_relaxed);
+    return v != 0 && (v == UINT64_MAX || cpu < 0 || v == (uint64_t)cpu + 1);
+}
+
+void comm_wait_step(strata_comm_t *c, unsigned *spins, int *cpu, bool yield_now)
+{
+    if (yield_now || ++*spins >= c->spin_running) {
+        yield_cpu(c);
+        *cpu = sched_getcpu();
     } else {
-        sched_yield();
+        cpu_pause();
     }
 }
 
 strata_status_t comm_wait_ge(comm_call_t *k, _Atomic uint64_t *flag, uint64_t target, int peer)
 {
-    unsigned spins = 0;
+    strata_comm_t *c = k->c;
+    unsigned spins = 0, polls = 0;
+    int cpu = sched_getcpu();
     for (;;) {
         if (atomic_load_explicit(flag, memory_order_acquire) >= target) return STRATA_OK;
-        if ((spins & 63) == 63) {
+        if ((++polls & 63) == 0) {
             strata_status_t st = comm_check(k, peer);
             if (st != STRATA_OK) return st;
         }
-        comm_relax(k->c, &spins);
+        comm_wait_step(c, &spins, &cpu, peer >= 0 && comm_peer_needs_cpu(c, peer, cpu));
     }
 }
