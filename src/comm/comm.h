@@ -133,9 +133,11 @@ struct strata_comm {
     uint64_t *ch_sent; /* per peer: slots sent on chan (rank -> peer) */
     uint64_t *ch_recv; /* per peer: slots consumed on chan (peer -> rank) */
     /* waiting policy: polls before yielding when the awaited peer is
-     * unknown (spin_limit) or appears to be on a CPU (spin_running) */
+     * unknown (spin_limit) or appears to be on a CPU (spin_running); whether
+     * peers' off-CPU words are consulted at all */
     unsigned spin_limit;
     unsigned spin_running;
+    bool offcpu_hint;
     strata_comm_algo_t env_algo; /* $STRATA_ALGO at start-up, AUTO if unset */
     char jobhash[17];
     unsigned dup_count;

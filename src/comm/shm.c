@@ -168,12 +168,19 @@ static unsigned default_spin_limit(int size)
     return size > ncpu ? 2u : 256u;
 }
 
-/* Polls before yielding while the awaited peer is not inside sched_yield. */
-static unsigned spin_running_limit(void)
+/* The off-CPU hint (yield at once to a peer waiting for this CPU, spin
+ * while the awaited peer runs) is on unless STRATA_OFFCPU=0, which restores
+ * the plain policy (spin_limit polls, then yield) for comparisons. While it
+ * is on, a running peer is polled for up to 256 polls (~6 us, as above), or
+ * STRATA_SPIN_RUNNING. */
+static void set_wait_policy(strata_comm_t *c)
 {
-    const char *env = getenv("STRATA_SPIN_RUNNING");
-    if (env && *env) return (unsigned)strtoul(env, NULL, 10);
-    return 256u;
+    c->spin_limit = default_spin_limit(c->size);
+    const char *off = getenv("STRATA_OFFCPU"), *run = getenv("STRATA_SPIN_RUNNING");
+    c->offcpu_hint = !(off && strcmp(off, "0") == 0);
+    c->spin_running = !c->offcpu_hint ? c->spin_limit
+                      : run && *run   ? (unsigned)strtoul(run, NULL, 10)
+                                      : 256u;
 }
 
 strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err)
@@ -185,8 +192,7 @@ strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err)
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     for (int i = 0; i < c->size; i++)
         c->pidfds[i] = i == c->rank ? -1 : open_pidfd(c->pids[i]);
-    c->spin_limit = default_spin_limit(c->size);
-    c->spin_running = spin_running_limit();
+    set_wait_policy(c);
     return STRATA_OK;
 }
 
@@ -307,6 +313,7 @@ void comm_relax(strata_comm_t *c, unsigned *spins)
 
 bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int cpu)
 {
+    if (!c->offcpu_hint) return false;
     uint64_t v = atomic_load_explicit(&c->lines[peer].off.v, memory_order_relaxed);
     return v != 0 && (v == UINT64_MAX || cpu < 0 || v == (uint64_t)cpu + 1);
 }
