@@ -34,10 +34,8 @@
  * (<= 56 bytes) the line slots: each rank writes its data beside the
  * sequence number in one cache line and reads every other rank's line.
  */
-#define _GNU_SOURCE
 #include "comm.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,7 +368,7 @@ static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
 {
     strata_comm_t *c = k->c;
     unsigned spins = 0, polls = 0;
-    int cpu = sched_getcpu(), first = 0;
+    int cpu = COMM_CPU_UNKNOWN, first = 0;
     for (;;) {
         bool needs_cpu = false;
         int missing = -1;
@@ -379,7 +377,7 @@ static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
                 atomic_load_explicit(&c->lines[q].small[par].seq, memory_order_acquire) >= s)
                 continue;
             if (missing < 0) missing = first = q; /* ranks before it have all posted */
-            if (comm_peer_needs_cpu(c, q, cpu)) {
+            if (comm_peer_needs_cpu(c, q, &cpu)) {
                 needs_cpu = true;
                 break;
             }

@@ -190,11 +190,11 @@ strata_status_t comm_check_fast(comm_call_t *k);
 strata_status_t comm_check(comm_call_t *k, int peer);
 /* Progress hint inside a polling loop: spins, then yields. */
 void comm_relax(strata_comm_t *c, unsigned *spins);
-/* Whether `peer` is inside sched_yield on `cpu` (this rank's CPU, -1
- * unknown): it then waits for this CPU, so spinning only delays it. */
-bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int cpu);
-/* One step of a wait: yield if asked or once spin_running pauses are spent
- * (then refresh *cpu), else pause. */
+/* Whether `peer` is inside sched_yield on this rank's CPU (*cpu, looked up
+ * once when COMM_CPU_UNKNOWN): it then waits for this CPU, so spinning only
+ * delays it. */
+#define COMM_CPU_UNKNOWN (-2)
+bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int *cpu);
 void comm_wait_step(strata_comm_t *c, unsigned *spins, int *cpu, bool yield_now);
 /* CPUs this process may run on (-1 unknown). */
 long comm_cpus_allowed(void);

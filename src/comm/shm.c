@@ -311,18 +311,20 @@ void comm_relax(strata_comm_t *c, unsigned *spins)
         yield_cpu(c);
 }
 
-bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int cpu)
+bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int *cpu)
 {
     if (!c->offcpu_hint) return false;
     uint64_t v = atomic_load_explicit(&c->lines[peer].off.v, memory_order_relaxed);
-    return v != 0 && (v == UINT64_MAX || cpu < 0 || v == (uint64_t)cpu + 1);
+    if (v == 0) return false;
+    if (*cpu == COMM_CPU_UNKNOWN) *cpu = sched_getcpu();
+    return v == UINT64_MAX || *cpu < 0 || v == (uint64_t)*cpu + 1;
 }
 
 void comm_wait_step(strata_comm_t *c, unsigned *spins, int *cpu, bool yield_now)
 {
     if (yield_now || ++*spins >= c->spin_running) {
         yield_cpu(c);
-        *cpu = sched_getcpu();
+        *cpu = COMM_CPU_UNKNOWN; /* the scheduler may have moved us */
     } else {
         cpu_pause();
     }
@@ -332,13 +334,13 @@ strata_status_t comm_wait_ge(comm_call_t *k, _Atomic uint64_t *flag, uint64_t ta
 {
     strata_comm_t *c = k->c;
     unsigned spins = 0, polls = 0;
-    int cpu = sched_getcpu();
+    int cpu = COMM_CPU_UNKNOWN;
     for (;;) {
         if (atomic_load_explicit(flag, memory_order_acquire) >= target) return STRATA_OK;
         if ((++polls & 63) == 0) {
             strata_status_t st = comm_check(k, peer);
             if (st != STRATA_OK) return st;
         }
-        comm_wait_step(c, &spins, &cpu, peer >= 0 && comm_peer_needs_cpu(c, peer, cpu));
+        comm_wait_step(c, &spins, &cpu, peer >= 0 && comm_peer_needs_cpu(c, peer, &cpu));
     }
 }
