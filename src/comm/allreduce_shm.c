@@ -387,7 +387,7 @@ static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
             strata_status_t st = comm_check(k, missing);
             if (st != STRATA_OK) return st;
         }
-        comm_wait_step(c, &spins, &cpu, needs_cpu);
+        comm_wait_step(c, &spins, c->spin_running, &cpu, needs_cpu);
     }
 }
 

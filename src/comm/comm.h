@@ -195,7 +195,9 @@ void comm_relax(strata_comm_t *c, unsigned *spins);
  * delays it. */
 #define COMM_CPU_UNKNOWN (-2)
 bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int *cpu);
-void comm_wait_step(strata_comm_t *c, unsigned *spins, int *cpu, bool yield_now);
+/* One step of a wait: yield if asked or once `limit` pauses are spent
+ * (then forget *cpu), else pause. */
+void comm_wait_step(strata_comm_t *c, unsigned *spins, unsigned limit, int *cpu, bool yield_now);
 /* CPUs this process may run on (-1 unknown). */
 long comm_cpus_allowed(void);
 /* Mark the segment failed (first writer wins). */
