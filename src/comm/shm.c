@@ -3,7 +3,7 @@
  *
  * The segment (one per communicator and host) holds, in order: a header
  * with the sticky failure word; one block of cache lines per rank (small
- * slots, stage/reduce/done epochs, ping); the engine's staging regions
+ * slots, stage/reduce/done epochs, ping, off-CPU word); the engine's staging regions
  * (per rank, COMM_DEPTH × COMM_REGION bytes); the per-pair channels. Rank 0
  * creates it with shm_open(O_EXCL, 0600); the bootstrap unlinks it as soon
  * as every rank has mapped it, so nothing survives the job in /dev/shm.
@@ -11,7 +11,10 @@
  * Waiting: a waiter spins on a counter with a pause instruction, and after
  * `spin_limit` polls yields the CPU on every poll (a rank that keeps
  * spinning on an oversubscribed core would starve the very peer it waits
- * for; MPICH nemesis likewise yields after 1000 polls). Every 64 polls it
+ * for; MPICH nemesis likewise yields after 1000 polls). A rank inside
+ * sched_yield shows it in its off-CPU word (its CPU + 1): a waiter whose
+ * awaited peer is yielding on the waiter's own CPU yields at once, since the
+ * peer cannot post before it gets this CPU back. Every 64 polls it
  * checks the call's deadline, the local abort flag and the segment's
  * failure word, and every ~5 ms polls the peers' pidfds: a peer that has
  * exited (even if not yet reaped) ends the wait with STRATA_ERR_PEER, and
@@ -286,48 +289,30 @@ strata_status_t comm_check(comm_call_t *k, int peer)
     return STRATA_OK;
 }
 
-/* Give the CPU away. While inside sched_yield the rank's `off` word holds
- * its CPU + 1, so that waiters on that CPU yield to it at once. */
-static void yield_cpu(strata_comm_t *c)
+int comm_this_cpu(void)
 {
-    _Atomic uint64_t *off = &c->lines[c->rank].off.v;
+    return sched_getcpu();
+}
+
+/* While inside sched_yield the rank's `off` word holds its CPU + 1, so that
+ * waiters on that CPU yield to it at once. */
+void comm_yield(strata_comm_t *c)
+{
+    _Atomic uint64_t *off = &c->lines[c->rank].misc.off;
     int cpu = sched_getcpu();
     atomic_store_explicit(off, cpu >= 0 ? (uint64_t)cpu + 1 : UINT64_MAX, memory_order_relaxed);
     sched_yield();
     atomic_store_explicit(off, 0, memory_order_relaxed);
 }
 
-static void cpu_pause(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 void comm_relax(strata_comm_t *c, unsigned *spins)
 {
-    if (++*spins < c->spin_limit)
-        cpu_pause();
-    else
-        yield_cpu(c);
-}
-
-bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int *cpu)
-{
-    if (!c->offcpu_hint) return false;
-    uint64_t v = atomic_load_explicit(&c->lines[peer].off.v, memory_order_relaxed);
-    if (v == 0) return false;
-    if (*cpu == COMM_CPU_UNKNOWN) *cpu = sched_getcpu();
-    return v == UINT64_MAX || *cpu < 0 || v == (uint64_t)*cpu + 1;
-}
-
-void comm_wait_step(strata_comm_t *c, unsigned *spins, unsigned limit, int *cpu, bool yield_now)
-{
-    if (yield_now || ++*spins >= limit) {
-        yield_cpu(c);
-        *cpu = COMM_CPU_UNKNOWN; /* the scheduler may have moved us */
+    if (++*spins < c->spin_limit) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
     } else {
-        cpu_pause();
+        comm_yield(c);
     }
 }
 
