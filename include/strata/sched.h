@@ -280,6 +280,12 @@ typedef struct strata_coll_machine {
      * farther of server 0 -> 1 and server 0 -> the last (one rail of a
      * rail-optimised fabric; the tree's server edges). 0 = lat_inter. */
     double lat_rail;
+    /* The accelerator memory reduce_bw comes from: catalog id ("hbm-h200";
+     * "" = none known), and whether the cluster recorded it on rank 0's
+     * accelerator (strata_topo_device_t.memory) or it is guessed from the
+     * scale-up link kind (intra_kind's generation). */
+    char memory_kind[32];
+    bool memory_recorded;
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat
@@ -290,6 +296,11 @@ STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *to
                                                          const strata_link_catalog_t *cat,
                                                          strata_coll_machine_t *m_p,
                                                          strata_error_t *err);
+
+/* Where m's reduction memory (m->memory_kind) comes from, in words for
+ * reports: "recorded in the cluster", "guessed from the scale-up link", or
+ * "not known" when there is none. Static strings. */
+STRATA_API const char *strata_coll_memory_source(const strata_coll_machine_t *m);
 
 /* Share of a link kind's catalog bandwidth that carries data: NVLink's
  * flit framing (128 / (128 + 16), cost.c) for "nvlink*" kinds, whose

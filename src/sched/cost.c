@@ -124,24 +124,43 @@ static double pull_requests(const strata_coll_machine_t *m, double n)
     return (1 - m->eta_intra) * n;
 }
 
-/* Which memory reduces: the HBM of the accelerator generation the
- * scale-up link kind belongs to (links.md: NVLink3 = A100 80GB as in DGX
- * A100, NVLink4 = H100 (H200 shares NVLink4; its faster HBM is not
- * assumed), NVLink5 = B200, Infinity Fabric = MI300X, ICI v4 / v5p = TPU v4
- * / v5p). Unknown pairings return 0: the reduction term is then not
- * modelled rather than guessed. */
-static double reduce_rate(const strata_link_catalog_t *cat, const char *intra_kind)
+/* The HBM a scale-up link kind implies when the cluster records none: the
+ * accelerator generation the link belongs to (links.md: NVLink3 = A100
+ * 80GB as in DGX A100, NVLink4 = H100 (H200 shares NVLink4; its faster HBM
+ * is not assumed), NVLink5 = B200, Infinity Fabric = MI300X, ICI v4 / v5p
+ * = TPU v4 / v5p). NULL: no generation implied. */
+static const char *memory_guess(const char *intra_kind)
 {
     static const char *const map[][2] = {
         {"nvlink3", "hbm-a100-80"},  {"nvlink4", "hbm-h100"}, {"nvlink5", "hbm-b200"},
         {"if-mi300x", "hbm-mi300x"}, {"ici-v4", "hbm-tpuv4"}, {"ici-v5p", "hbm-tpuv5p"},
     };
-    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-        if (strcmp(intra_kind, map[i][0])) continue;
-        const strata_link_t *l = cat ? strata_link_find(cat, map[i][1]) : NULL;
-        return l ? l->device_bw_dir / REDUCE_HBM_PASSES : 0;
-    }
-    return 0;
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(intra_kind, map[i][0]) == 0) return map[i][1];
+    return NULL;
+}
+
+/* Which memory reduces: the HBM recorded for rank 0's accelerator in the
+ * cluster, else the generation the scale-up link kind implies
+ * (memory_guess); m->memory_kind and m->memory_recorded say which. The
+ * rate is that memory's bandwidth over the passes a reduction makes. A
+ * memory the catalog lacks gives 0: the reduction term is then not
+ * modelled rather than guessed. */
+static double reduce_rate(const strata_topo_t *t, const strata_link_catalog_t *cat,
+                          strata_coll_machine_t *m)
+{
+    const char *mem = strata_topo_device(t, strata_topo_endpoint(t, 0)).memory;
+    m->memory_recorded = mem != NULL;
+    if (mem == NULL) mem = memory_guess(m->intra_kind);
+    snprintf(m->memory_kind, sizeof(m->memory_kind), "%s", mem ? mem : "");
+    const strata_link_t *l = strata_topo_memory_find(cat, mem);
+    return l ? l->device_bw_dir / REDUCE_HBM_PASSES : 0;
+}
+
+const char *strata_coll_memory_source(const strata_coll_machine_t *m)
+{
+    if (m->memory_recorded) return "recorded in the cluster";
+    return m->memory_kind[0] ? "guessed from the scale-up link" : "not known";
 }
 
 /* Server (topology group) of the endpoint rank r runs on; -1: none. */
@@ -339,7 +358,7 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
     if (st) return st;
     m.bw_intra *= m.eta_intra;
     if (m.per_server == 1) m.bw_nic = m.bw_intra;
-    m.reduce_bw = reduce_rate(cat, m.intra_kind);
+    m.reduce_bw = reduce_rate(t, cat, &m);
     /* NVLink SHARP needs NVSwitch gen3+, i.e. NVLink4+ ports (links.md) */
     m.switch_reduce =
         m.switch_reduce && (!strcmp(m.intra_kind, "nvlink4") || !strcmp(m.intra_kind, "nvlink5"));

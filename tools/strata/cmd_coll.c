@@ -130,8 +130,9 @@ static void print_machine(FILE *out, const char *cluster, const strata_coll_mach
                 m->inter_kind, report_gbs(m->bw_nic, c, sizeof(c)), m->nics,
                 report_time(m->lat_inter, d, sizeof(d)));
     if (m->reduce_bw > 0)
-        fprintf(out, "  reduction %s GB/s (memory bandwidth / 3)",
-                report_gbs(m->reduce_bw, a, sizeof(a)));
+        fprintf(out, "  reduction %s GB/s (%s bandwidth / 3, %s)",
+                report_gbs(m->reduce_bw, a, sizeof(a)), m->memory_kind,
+                strata_coll_memory_source(m));
     else
         fprintf(out, "  reduction not modelled (this accelerator's memory is not in the catalog)");
     fprintf(out, "; in-switch reduction: %s\n", m->switch_reduce ? "yes (NVLink SHARP)" : "no");
