@@ -477,8 +477,10 @@ static int teardown(void **state)
     return 0;
 }
 
-/* One HGX board: 8 GPUs, `chips` NVSwitch chips, `links` NVLinks per chip. */
-static strata_coll_machine_t hgx(const char *kind, int chips, int links, int servers)
+/* One HGX board: 8 GPUs, `chips` NVSwitch chips, `links` NVLinks per chip,
+ * the GPUs' memory recorded as `memory` (NULL: none). */
+static strata_coll_machine_t hgx_mem(const char *kind, int chips, int links, int servers,
+                                     const char *memory)
 {
     strata_topo_server_t sv = {.name = "hgx",
                                .accels = 8,
@@ -486,7 +488,8 @@ static strata_coll_machine_t hgx(const char *kind, int chips, int links, int ser
                                .scaleup = strata_topo_linkspec_kind(kind, links),
                                .nics = 8,
                                .pcie = strata_topo_linkspec_kind("pcie5", 1),
-                               .nic_net = strata_topo_linkspec_kind("ib-ndr", 1)};
+                               .nic_net = strata_topo_linkspec_kind("ib-ndr", 1),
+                               .memory = memory};
     strata_topo_fattree_t net = {.k = 64, .tiers = servers > 1 ? 2 : 0};
     strata_topo_t *t;
     strata_error_t err;
@@ -495,6 +498,11 @@ static strata_coll_machine_t hgx(const char *kind, int chips, int links, int ser
     if (strata_coll_machine_from_topo(t, cat, &m, &err)) fail_msg("%s", err.msg);
     strata_topo_destroy(t);
     return m;
+}
+
+static strata_coll_machine_t hgx(const char *kind, int chips, int links, int servers)
+{
+    return hgx_mem(kind, chips, links, servers, NULL);
 }
 
 /* A cluster preset of data/presets (topoio). */
@@ -539,6 +547,42 @@ static void test_machine_from_topo(void **state)
     assert_rel(m.bw_nic, strata_link_find(cat, "ib-ndr")->bw_dir, 1e-9);
     assert_true(m.switch_reduce && !m.net_reduce);
     assert_true(m.lat_inter > m.lat_intra);
+}
+
+/* Which memory reduces. Figures from links.md "Memory ceiling" row (HBM
+ * per GPU), over the 3 passes of a reduction (2 operands in, 1 out). */
+static void test_reduction_memory(void **state)
+{
+    (void)state;
+    /* hgx-h200 records hbm-h200 on its GPUs: 4.8 TB/s / 3 = 1.6e12 B/s
+     * (before: the NVLink4 guess, H100's 3.35 TB/s / 3 = 1.1167e12). */
+    strata_coll_machine_t m = preset("hgx-h200:2");
+    assert_string_equal(m.memory_kind, "hbm-h200");
+    assert_true(m.memory_recorded);
+    assert_rel(m.reduce_bw, 4800e9 / 3, 1e-12);
+    assert_string_equal(strata_coll_memory_source(&m), "recorded in the cluster");
+    /* dgx-h100 records hbm-h100: 3350e9 / 3 = 1116.67e9, as the guess gave. */
+    m = preset("dgx-h100");
+    assert_string_equal(m.memory_kind, "hbm-h100");
+    assert_true(m.memory_recorded);
+    assert_rel(m.reduce_bw, 3350e9 / 3, 1e-12);
+    /* A builder without memory: guessed from NVLink4 (H100 generation). */
+    m = hgx("nvlink4", 4, 5, 1);
+    assert_string_equal(m.memory_kind, "hbm-h100");
+    assert_false(m.memory_recorded);
+    assert_rel(m.reduce_bw, 3350e9 / 3, 1e-12);
+    assert_string_equal(strata_coll_memory_source(&m), "guessed from the scale-up link");
+    /* ... and with the server spec's memory: the recorded one wins. */
+    m = hgx_mem("nvlink4", 4, 5, 2, "hbm-h200");
+    assert_string_equal(m.memory_kind, "hbm-h200");
+    assert_true(m.memory_recorded);
+    assert_rel(m.reduce_bw, 4800e9 / 3, 1e-12);
+    /* PCIe-only server, no memory recorded: nothing to model. */
+    m = preset("pcie-8gpu");
+    assert_string_equal(m.memory_kind, "");
+    assert_false(m.memory_recorded);
+    assert_true(m.reduce_bw == 0);
+    assert_string_equal(strata_coll_memory_source(&m), "not known");
 }
 
 /* 8 x A100 SXM, NVSwitch gen2: 6 chips, 2 NVLink3 per GPU per chip (the
@@ -627,6 +671,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_selection),
         cmocka_unit_test(test_cost_edges),
         cmocka_unit_test(test_machine_from_topo),
+        cmocka_unit_test(test_reduction_memory),
         cmocka_unit_test(test_a100_ring),
         cmocka_unit_test(test_h100_ring),
         cmocka_unit_test(test_h100_nvls),

@@ -271,8 +271,8 @@ static void finding_memory(FILE *out, const strata_coll_machine_t *m, const repo
         return;
     }
     fprintf(out,
-            "  - memory ceiling: a GPU sums incoming data at %s GB/s (%s bandwidth / 3\n"
-            "    passes, as 'strata coll' models it; memory %s)",
+            "  - memory ceiling: a GPU sums incoming data at %s GB/s (%s, %s;\n"
+            "    bandwidth / 3 passes, as 'strata coll' models it)",
             report_gbs(m->reduce_bw, a, 32), m->memory_kind, strata_coll_memory_source(m));
     if (t->up > 0) fprintf(out, ", %.3gx its scale-up", m->reduce_bw / t->up);
     fprintf(out, ".\n");
