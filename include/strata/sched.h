@@ -289,8 +289,10 @@ typedef struct strata_coll_machine {
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat
- * supplies the reduction rate (the accelerator's HBM) and may be NULL (then
- * reduce_bw is 0: not modelled). Routes three rank pairs; on direct
+ * supplies the reduction rate (the HBM recorded on rank 0's accelerator,
+ * strata_topo_device_t.memory, else the one the scale-up link kind
+ * implies; memory_kind and memory_recorded say which) and may be NULL
+ * (then reduce_bw is 0: not modelled). Routes three rank pairs; on direct
  * networks of up to 8,192 ranks also whole patterns (O(P log P) routes). */
 STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *topo,
                                                          const strata_link_catalog_t *cat,

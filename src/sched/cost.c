@@ -31,7 +31,9 @@
  * crosses given how many ranks of a server cross the network at once (a
  * server's NICs are shared by its ranks). The reduction term γ is bytes
  * reduced / reduction rate, where a GPU reduction streams two operands in
- * and one result out of HBM (rate = HBM bandwidth / 3). GPU collectives
+ * and one result out of HBM (rate = HBM bandwidth / 3; the HBM recorded for
+ * the accelerator in the cluster, else the one its scale-up link's
+ * generation implies — reduce_rate). GPU collectives
  * reduce inside the same kernel that forwards data, so reduction overlaps
  * transfer: time = α + max(β, γ). Pipelined algorithms (tree, chain,
  * two-level, in-network) pick the chunk count that minimises their time.
