@@ -185,6 +185,10 @@ static void test_spec_errors(void **state)
     expect_spec_error("dgx-h100,port=ib-zdr", "port=ib-zdr: expected a link catalog id");
     expect_spec_error("dgx-h100,speed=3", "unknown cluster option 'speed'");
     expect_spec_error("dgx-h100,nics", "not key=value");
+    expect_spec_error("dgx-h100,memory=ddr5-4800",
+                      "option memory=ddr5-4800: expected an accelerator memory");
+    expect_spec_error("cpu-cluster,memory=hbm-h100",
+                      "option memory=hbm-h100: expected a cluster with accelerators");
     expect_spec_error("../etc/passwd", "unknown cluster '../etc/passwd'");
 }
 
@@ -300,6 +304,9 @@ static void test_preset_memory(void **state)
         {"pcie-8gpu", NULL},       /* L40S (GDDR6): no catalog row */
         {"tpu-v5e", NULL},         /* the catalog has v5p, not v5e */
         {"cpu-cluster", NULL},     /* CPU endpoint */
+        /* the option replaces (DGX A100 40GB) or adds (DGX-1) the memory */
+        {"dgx-a100:2,memory=hbm-a100-40", "hbm-a100-40"},
+        {"dgx-1v,memory=hbm-h100", "hbm-h100"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         strata_topo_t *t = NULL;

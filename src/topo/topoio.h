@@ -145,7 +145,7 @@ strata_status_t topoio_instantiate(const topoio_cluster_t *c, const strata_link_
 /* ==== Presets and names (preset.c) ==== */
 
 /* Resolve "NAME[:SERVERS][,key=value...]" against data/presets. Keys:
- * servers, net, oversub, nics, port, tiers, radix. Unknown preset → error
+ * servers, net, oversub, nics, port, tiers, radix, memory. Unknown preset → error
  * listing the available ones. */
 strata_status_t topoio_preset_load(const char *spec, const strata_link_catalog_t *cat,
                                    topoio_cluster_t **c_p, strata_error_t *err);

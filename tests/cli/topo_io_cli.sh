@@ -65,6 +65,10 @@ has "H200 SXM 141GB [memory hbm-h200]"
 # 4800 GB/s (links.md Memory ceiling, H200) / 3 passes = 1600 GB/s
 expect 0 "" coll "$tmp/h200x2.json" --sizes 1G:1G
 has "reduction 1600.0 GB/s (hbm-h200 bandwidth / 3, recorded in the cluster)"
+# memory=ID on the command line: DGX A100 40GB, 1555 GB/s / 3 = 518.3 GB/s
+expect 0 "" coll dgx-a100,memory=hbm-a100-40 --sizes 1G:1G
+has "reduction 518.3 GB/s (hbm-a100-40 bandwidth / 3, recorded in the cluster)"
+expect 1 "option memory=pcie5: expected an accelerator memory" coll dgx-a100,memory=pcie5
 
 # ---- NCCL topology XML ----
 expect 0 "" topo describe "$SRC/tests/data/nccl_h200.xml"
