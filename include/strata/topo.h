@@ -452,7 +452,8 @@ STRATA_API strata_status_t strata_topo_write_dot(const strata_topo_t *topo, FILE
  * with keys servers, net (rail-fat-tree|fat-tree|switch|none), oversub
  * (leaf ratio, or R1:R2 leaf first), nics, port (catalog id), tiers, radix,
  * memory (catalog HBM id the accelerators record). strata_topo_load_spec
- * builds any of them. Errors in files carry file:line:col. Thread safety: none of these keep state. */
+ * builds any of them. Errors in files carry file:line:col. Thread safety:
+ * none of these keep state. */
 
 /* Write the cluster `spec` names as a cluster file (the JSON that
  * FILE.json specs read back) to out. */
