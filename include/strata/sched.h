@@ -259,7 +259,7 @@ typedef struct strata_coll_machine {
     double bw_nic;       /* one rank to a rank on another server (one NIC) */
     double lat_intra;    /* one message inside a server, s (path latency) */
     double lat_inter;    /* one message between the farthest servers, s */
-    double eta_intra;    /* framing efficiency applied to bw_intra (1 = none) */
+    double eta_intra;    /* packet efficiency applied to bw_intra (1 = none) */
     double reduce_bw;    /* local reduction rate, B/s of output; 0 = unknown
                             (the reduction term is then not modelled) */
     bool switch_reduce;  /* scale-up switches reduce (NVLink SHARP / NVLS) */
@@ -305,10 +305,11 @@ STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *to
 STRATA_API const char *strata_coll_memory_source(const strata_coll_machine_t *m);
 
 /* Share of a link kind's catalog bandwidth that carries data: NVLink's
- * flit framing (128 / (128 + 16), cost.c) for "nvlink*" kinds, whose
- * catalog figure is the signalling rate; 1 for every other kind (their
- * figures already carry their packet overheads). The simulator scales its
- * link capacities by it, as the model scales bw_intra. */
+ * packet overhead (128 B of payload per 160 B packet, cost.c) for "nvlink*"
+ * kinds, whose catalog figure is the signalling rate; 1 for every other
+ * kind (their figures already carry their packet overheads). The simulator
+ * scales its link capacities by it, as the model scales bw_intra; 1 minus
+ * it is what a switch's read request costs per pulled byte (NVLS). */
 STRATA_API double strata_coll_link_efficiency(const char *kind);
 
 /* Ranks per server of a collective whose rank r runs on endpoint ranks[r]

@@ -912,10 +912,11 @@ static void cost_twolevel(const strata_coll_machine_t *m, uint32_t g, double n, 
  * phases only some of a chunk's streams run. Each stream s occupies phases
  * [s0, s0 + C); the phase's load is that of its active streams. A phase
  * goes between ranks and a switch, one leg of a rank-to-rank path: half
- * its latency (lat_intra, or lat_inter with the tree). */
+ * its latency (a scale-up path's, or a rail's through a NIC); the tier
+ * whose latency plus load is larger sets the phase (tiers run at once). */
 typedef struct innet_stream {
     int s0;   /* first phase (chunk 0) */
-    int tier; /* 0 NVLink up, 1 NVLink down, 2 NIC (per direction) */
+    int tier; /* 0 scale-up out, 1 scale-up in, 2 NIC out, 3 NIC in */
     double x; /* bytes per chunk, in units of n / C */
 } innet_stream_t;
 
@@ -923,8 +924,10 @@ static void innet_walk(const strata_coll_machine_t *m, double n, double C, acc_t
 {
     bool net = multi(m);
     double g = net ? m->per_server : m->nranks, r = pull_requests(m, 1);
-    double a = (net ? m->lat_inter : m->lat_intra) / 2; /* one leg: rank <-> switch */
-    int st = net ? 4 : 2;                               /* the phase of the owner's store */
+    /* one leg of a path, rank <-> switch: half a scale-up path; through a
+     * NIC half a rail's path (an owner's root is its rail's switch) */
+    double ai = m->lat_intra / 2, ae = (m->lat_rail > 0 ? m->lat_rail : m->lat_inter) / 2;
+    int st = net ? 4 : 2; /* the phase of the owner's store */
     innet_stream_t s[] = {
         {0, 0, 1},
         {st, 0, 1 / g},
@@ -932,11 +935,12 @@ static void innet_walk(const strata_coll_machine_t *m, double n, double C, acc_t
         {1, 1, 1 / g},
         {st + 1, 1, 1},
         {2, 2, net ? 1 / g : 0},
-        {3, 2, net ? 1 / g : 0},
+        {3, 3, net ? 1 / g : 0},
     };
     size_t ns = sizeof(s) / sizeof(s[0]);
     double K = m->nics < m->per_server ? m->nics : m->per_server;
-    double bw[3] = {m->bw_intra, m->bw_intra, net ? K / g * m->bw_nic : 1};
+    double bnic = net ? K / g * m->bw_nic : 1; /* an owner's share of its server's NICs */
+    double bw[4] = {m->bw_intra, m->bw_intra, bnic, bnic};
     /* phase boundaries: every stream's start and end */
     double cut[2 * sizeof(s) / sizeof(s[0]) + 1];
     size_t nc = 0;
@@ -949,15 +953,16 @@ static void innet_walk(const strata_coll_machine_t *m, double n, double C, acc_t
     for (size_t i = 0; i + 1 < nc; i++) {
         double p = cut[i], times = cut[i + 1] - cut[i];
         if (times <= 0 || p >= end) continue;
-        double t[3] = {0, 0, 0};
+        double t[4] = {0, 0, 0, 0};
         for (size_t j = 0; j < ns; j++)
             if (p >= s[j].s0 && p < s[j].s0 + C) t[s[j].tier] += s[j].x * n / C / bw[s[j].tier];
-        double ti = fmax(t[0], t[1]);
-        z->steps += times, z->a += times * a;
-        if (t[2] > ti)
-            z->be += times * t[2];
+        double ti = fmax(t[0], t[1]), te = fmax(t[2], t[3]);
+        double tu = ti > 0 ? ai + ti : 0, tn = te > 0 ? ae + te : 0;
+        z->steps += times;
+        if (tn > tu)
+            z->a += times * ae, z->be += times * te;
         else
-            z->bi += times * ti;
+            z->a += times * ai, z->bi += times * ti;
     }
 }
 

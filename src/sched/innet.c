@@ -6,7 +6,9 @@
  * get the sum back": every chunk is split into g shards, shard j owned by
  * local rank j of its server. Switches are agents of their own (sched.h):
  * leaf switch i (agent P + i) serves ranks [i*g, (i+1)*g); with more than
- * one leaf a root switch (agent P + N) joins the shard owners. Chunk c:
+ * one leaf, root switch j (agent P + N + j) joins the N owners of shard j
+ * — local rank j of every server, one rail of a rail-optimised fabric,
+ * whose SHARP tree reduces that shard. Chunk c:
  *   phase c     every rank offers its input chunk to its leaf, which reduces
  *               it (multimem.ld_reduce: the switch reads the chunk from
  *               every GPU — the sends of the INPUT buffer to a switch);
@@ -15,7 +17,7 @@
  *   phase c+2   the owner stores its shard back (multimem.st);
  *   phase c+3   the leaf multicasts the chunk to every rank, owners included.
  * several leaves (SHARP across servers):
- *   phase c+2   owners send their shard up to the root, which reduces the
+ *   phase c+2   owners send their shard up to its root, which reduces the
  *               shard over the N servers;
  *   phase c+3   the root returns the total shard to its N owners;
  *   phase c+4   owners store it to their leaf;
@@ -36,7 +38,7 @@ static strata_status_t innet_init(strata_sched_t *s, strata_error_t *err)
                                 "innet: %u ranks per switch does not divide %u ranks", s->p.group,
                                 P);
     uint32_t N = P / s->p.group;
-    s->nagents = P + N + (N > 1);
+    s->nagents = P + N + (N > 1 ? s->p.group : 0);
     s->nphases = s->p.chunks + (N > 1 ? 5 : 3);
     s->switch_scratch = s->p.count;
     return STRATA_OK;
@@ -76,7 +78,7 @@ static void leaf_gather(const strata_sched_t *s, uint32_t i, int64_t ph, sched_s
 static void rank_phase(const strata_sched_t *s, uint32_t a, int64_t ph, sched_sink_t *k)
 {
     uint32_t g = s->p.group, N = s->p.nranks / g, j = a % g;
-    int32_t leaf = (int32_t)(s->p.nranks + a / g), root = (int32_t)(s->p.nranks + N);
+    int32_t leaf = (int32_t)(s->p.nranks + a / g), root = (int32_t)(s->p.nranks + N + j);
     int64_t st = N > 1 ? 4 : 2; /* the phase an owner stores to its leaf */
     uint64_t off, len;
     if (chunk(s, ph, &off, &len)) sched_send(k, 0, leaf, STRATA_BUF_INPUT, off, len);
@@ -105,24 +107,21 @@ static void leaf_phase(const strata_sched_t *s, uint32_t i, int64_t ph, sched_si
             sched_send(k, 0, (int32_t)(i * g + j), S, off, len);
 }
 
-/* Root, phase ph: reduce shard j of chunk ph-2 over the N owners j (the
- * first receive of every shard, from server 0, comes first and initialises;
- * the others accumulate after those), and return chunk ph-3's total shards
- * to their owners. */
-static void root_phase(const strata_sched_t *s, int64_t ph, sched_sink_t *k)
+/* Root of shard j, phase ph: reduce shard j of chunk ph-2 over the N
+ * owners j (the first receive, from server 0, initialises; the others
+ * accumulate after it), and return chunk ph-3's total shard to them. */
+static void root_phase(const strata_sched_t *s, uint32_t j, int64_t ph, sched_sink_t *k)
 {
-    uint32_t g = s->p.group, N = s->p.nranks / g, S = STRATA_BUF_SCRATCH, firsts = 0;
+    uint32_t g = s->p.group, N = s->p.nranks / g, S = STRATA_BUF_SCRATCH;
     uint64_t off, len;
-    for (uint32_t j = 0; j < g; j++)
-        if (shard(s, ph - 2, j, &off, &len)) sched_recv(k, 0, (int32_t)j, S, off, len), firsts++;
-    for (uint32_t j = 0; j < g; j++)
-        if (shard(s, ph - 2, j, &off, &len))
-            for (uint32_t i = 1; i < N; i++)
-                sched_recv_reduce(k, firsts, (int32_t)(i * g + j), S, off, S, off, len);
-    for (uint32_t j = 0; j < g; j++)
-        if (shard(s, ph - 3, j, &off, &len))
-            for (uint32_t i = 0; i < N; i++)
-                sched_send(k, 0, (int32_t)(i * g + j), S, off, len);
+    if (shard(s, ph - 2, j, &off, &len)) {
+        sched_recv(k, 0, (int32_t)j, S, off, len);
+        for (uint32_t i = 1; i < N; i++)
+            sched_recv_reduce(k, 1, (int32_t)(i * g + j), S, off, S, off, len);
+    }
+    if (shard(s, ph - 3, j, &off, &len))
+        for (uint32_t i = 0; i < N; i++)
+            sched_send(k, 0, (int32_t)(i * g + j), S, off, len);
 }
 
 static void innet_phase(const strata_sched_t *s, uint32_t a, sched_sink_t *k)
@@ -134,7 +133,7 @@ static void innet_phase(const strata_sched_t *s, uint32_t a, sched_sink_t *k)
     else if (a < P + N)
         leaf_phase(s, a - P, ph, k);
     else
-        root_phase(s, ph, k);
+        root_phase(s, a - P - N, ph, k);
 }
 
 const sched_algo_t sched_innet = {

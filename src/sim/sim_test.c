@@ -622,6 +622,7 @@ static double model_vs_sim(const char *spec, strata_algo_t a, uint32_t P, uint32
     if (strata_topo_load_spec(spec, cat, &t, &err) != STRATA_OK) fail_msg("%s", err.msg);
     strata_coll_machine_t m;
     assert_int_equal(strata_coll_machine_from_topo(t, NULL, &m, &err), STRATA_OK);
+    m.net_reduce = a == STRATA_ALGO_INNET; /* as simulated: the rails' switches reduce */
     strata_coll_cost_t c;
     assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, a, 1 << 28, &c, &err), STRATA_OK);
     strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
@@ -648,13 +649,16 @@ static double model_vs_sim(const char *spec, strata_algo_t a, uint32_t P, uint32
 
 /* The pipelined algorithms over servers on dgx-h100:2: the model's
  * phase-by-phase times (collectives.md) and the simulator agree within
- * 1 % (nvlstree with the switch's read requests, which both charge). */
+ * 1 % (nvlstree with the switch's read requests, which both charge); and
+ * innet over 4 servers with SHARP on the rails (one root switch per shard,
+ * innet.c), which the simulator plays by each rail's leaf switch. */
 static void test_node_pipelines_dgx_h100(void **state)
 {
     (void)state;
     model_vs_sim("dgx-h100:2", STRATA_ALGO_TREE, 16, 8, 0.01);
     model_vs_sim("dgx-h100:2", STRATA_ALGO_HIER, 16, 8, 0.01);
     model_vs_sim("dgx-h100:2", STRATA_ALGO_NVLSTREE, 16, 8, 0.01);
+    model_vs_sim("dgx-h100:4", STRATA_ALGO_INNET, 32, 8, 0.01);
 }
 
 /* NVLS inside one DGX H100 (innet on dgx-h100): the simulator carries the
