@@ -259,7 +259,7 @@ typedef struct strata_coll_machine {
     double bw_nic;       /* one rank to a rank on another server (one NIC) */
     double lat_intra;    /* one message inside a server, s (path latency) */
     double lat_inter;    /* one message between the farthest servers, s */
-    double eta_intra;    /* framing efficiency applied to bw_intra (1 = none) */
+    double eta_intra;    /* packet efficiency applied to bw_intra (1 = none) */
     double reduce_bw;    /* local reduction rate, B/s of output; 0 = unknown
                             (the reduction term is then not modelled) */
     bool switch_reduce;  /* scale-up switches reduce (NVLink SHARP / NVLS) */
@@ -280,22 +280,36 @@ typedef struct strata_coll_machine {
      * farther of server 0 -> 1 and server 0 -> the last (one rail of a
      * rail-optimised fabric; the tree's server edges). 0 = lat_inter. */
     double lat_rail;
+    /* The accelerator memory reduce_bw comes from: catalog id ("hbm-h200";
+     * "" = none known), and whether the cluster recorded it on rank 0's
+     * accelerator (strata_topo_device_t.memory) or it is guessed from the
+     * scale-up link kind (intra_kind's generation). */
+    char memory_kind[32];
+    bool memory_recorded;
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat
- * supplies the reduction rate (the accelerator's HBM) and may be NULL (then
- * reduce_bw is 0: not modelled). Routes three rank pairs; on direct
+ * supplies the reduction rate (the HBM recorded on rank 0's accelerator,
+ * strata_topo_device_t.memory, else the one the scale-up link kind
+ * implies; memory_kind and memory_recorded say which) and may be NULL
+ * (then reduce_bw is 0: not modelled). Routes three rank pairs; on direct
  * networks of up to 8,192 ranks also whole patterns (O(P log P) routes). */
 STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *topo,
                                                          const strata_link_catalog_t *cat,
                                                          strata_coll_machine_t *m_p,
                                                          strata_error_t *err);
 
+/* Where m's reduction memory (m->memory_kind) comes from, in words for
+ * reports: "recorded in the cluster", "guessed from the scale-up link", or
+ * "not known" when there is none. Static strings. */
+STRATA_API const char *strata_coll_memory_source(const strata_coll_machine_t *m);
+
 /* Share of a link kind's catalog bandwidth that carries data: NVLink's
- * flit framing (128 / (128 + 16), cost.c) for "nvlink*" kinds, whose
- * catalog figure is the signalling rate; 1 for every other kind (their
- * figures already carry their packet overheads). The simulator scales its
- * link capacities by it, as the model scales bw_intra. */
+ * packet overhead (128 B of payload per 160 B packet, cost.c) for "nvlink*"
+ * kinds, whose catalog figure is the signalling rate; 1 for every other
+ * kind (their figures already carry their packet overheads). The simulator
+ * scales its link capacities by it, as the model scales bw_intra; 1 minus
+ * it is what a switch's read request costs per pulled byte (NVLS). */
 STRATA_API double strata_coll_link_efficiency(const char *kind);
 
 /* Ranks per server of a collective whose rank r runs on endpoint ranks[r]

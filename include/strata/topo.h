@@ -95,6 +95,10 @@ typedef struct strata_topo_device {
     int32_t rank;  /* endpoint rank for accelerators, -1 otherwise */
     int32_t nic;   /* accelerators: the NIC it sends through off-server, or -1 */
     const char *name;
+    /* Accelerators: link catalog id of its memory ("hbm-h200"), as the
+     * cluster file or server spec recorded it; NULL = not recorded. Owned
+     * by the topology. */
+    const char *memory;
 } strata_topo_device_t;
 
 /* How to make a link: a catalog kind and/or explicit figures. bw_dir and
@@ -155,6 +159,20 @@ STRATA_API strata_status_t strata_topo_add_link(strata_topo_t *topo, int32_t a, 
  * candidates), then the lower id. */
 STRATA_API strata_status_t strata_topo_set_nic(strata_topo_t *topo, int32_t accel, int32_t nic,
                                                strata_error_t *err);
+/* Record the memory of accelerator accel: memory is a link catalog id of
+ * an accelerator memory (strata_topo_memory_find), copied. With a catalog
+ * (the one given to strata_topo_create) an id that is not one is
+ * ERR_NOT_FOUND (unknown) or ERR_INVALID (not a memory); without one any
+ * id is kept as given. A device that is not an accelerator is ERR_INVALID,
+ * and so is a finished topology. */
+STRATA_API strata_status_t strata_topo_set_memory(strata_topo_t *topo, int32_t accel,
+                                                  const char *memory, strata_error_t *err);
+/* The catalog entry id names when it is an accelerator memory (category
+ * "HBM": hbm-a100-80, hbm-h100, hbm-h200 ...), else NULL (unknown id, or a
+ * link or a CPU memory channel). The one test of "is this a memory id"
+ * for cluster files, builders and the cost model. */
+STRATA_API const strata_link_t *strata_topo_memory_find(const strata_link_catalog_t *cat,
+                                                        const char *id);
 /* Freeze: build adjacency, assign ranks and NICs, check the graph is
  * connected and has at least one accelerator. After this the topology is
  * read-only. */
@@ -261,7 +279,8 @@ STRATA_API strata_status_t strata_topo_build_fattree(const strata_topo_fattree_t
  *   divide accels or equal it; accelerator i uses NIC i·nics/accels);
  *   pcie_switches PCIe switches (0 = accelerator↔NIC links direct), the
  *   accelerators and NICs spread evenly over them, each PCIe switch joined
- *   to CPU socket (i·cpus/pcie_switches); cpus CPU sockets (0 allowed). */
+ *   to CPU socket (i·cpus/pcie_switches); cpus CPU sockets (0 allowed);
+ *   memory, when set, is recorded on every accelerator. */
 typedef struct strata_topo_server {
     const char *name; /* preset name, e.g. "dgx-h100" */
     int32_t accels;
@@ -272,6 +291,8 @@ typedef struct strata_topo_server {
     int32_t pcie_switches;
     int32_t cpus;
     strata_topo_linkspec_t nic_net; /* NIC ↔ leaf switch */
+    const char *memory;             /* catalog id of the accelerators' memory, NULL = not
+                                       recorded (see strata_topo_set_memory) */
 } strata_topo_server_t;
 
 /* N servers joined by a network.
@@ -429,9 +450,10 @@ STRATA_API strata_status_t strata_topo_write_dot(const strata_topo_t *topo, FILE
  *   FILE.xml[,key=value...]        an NCCL topology (NCCL_TOPO_DUMP_FILE)
  *   local                          this host, through hwloc
  * with keys servers, net (rail-fat-tree|fat-tree|switch|none), oversub
- * (leaf ratio, or R1:R2 leaf first), nics, port (catalog id), tiers, radix.
- * strata_topo_load_spec builds any of them. Errors in files carry
- * file:line:col. Thread safety: none of these keep state. */
+ * (leaf ratio, or R1:R2 leaf first), nics, port (catalog id), tiers, radix,
+ * memory (catalog HBM id the accelerators record). strata_topo_load_spec
+ * builds any of them. Errors in files carry file:line:col. Thread safety:
+ * none of these keep state. */
 
 /* Write the cluster `spec` names as a cluster file (the JSON that
  * FILE.json specs read back) to out. */

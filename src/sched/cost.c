@@ -11,10 +11,17 @@
  * fabrics: 4 NVSwitch chips give 5+5+4+4 NVLinks, a NIC stays one NIC) —
  * and its latency is the sum of the link latencies of one path. NVLink's
  * packet format is not in the catalog (links.md: vendor figures are the
- * signalling rate), so the model applies NVLink's flit framing here: data
- * travels in 16-byte flits and each packet carries one 16-byte header flit
- * (NVLink 1.0/2.0 as published by Foley & Danskin, IEEE Micro 37(2), 2017);
- * a GPU store of a 128-byte cache line is one packet: 128 / (128 + 16).
+ * signalling rate), so the model applies NVLink's packet overhead here.
+ * Data travels in 16-byte flits (Foley & Danskin, IEEE Micro 37(2), 2017);
+ * a kernel's store is one packet of at most 128 bytes of payload (SMs are
+ * limited to 128 B; copy engines use 256 B), and NVIDIA states that a
+ * 25 GB/s NVLink "converts to ~20 GB/s effective bandwidth with a 128B
+ * payload size" (S. Jeaugey, NCCL maintainer, nccl-tests issue #149, 2023),
+ * i.e. 32 bytes — two flits: header and address/byte-enable — of overhead
+ * per packet: η = 128 / (128 + 32) = 0.8, the same for every NVLink
+ * generation. A read request is such a packet without payload: its 32
+ * bytes cost a pulled 128-byte line 32/160 = 1 − η of the link's
+ * payload-rate time in the other direction (NVLS, cost_innet).
  * Catalog figures of other kinds (InfiniBand, RoCE, PCIe) already carry
  * their packet overheads (strata_link_derive).
  *
@@ -24,7 +31,9 @@
  * crosses given how many ranks of a server cross the network at once (a
  * server's NICs are shared by its ranks). The reduction term γ is bytes
  * reduced / reduction rate, where a GPU reduction streams two operands in
- * and one result out of HBM (rate = HBM bandwidth / 3). GPU collectives
+ * and one result out of HBM (rate = HBM bandwidth / 3; the HBM recorded for
+ * the accelerator in the cluster, else the one its scale-up link's
+ * generation implies — reduce_rate). GPU collectives
  * reduce inside the same kernel that forwards data, so reduction overlaps
  * transfer: time = α + max(β, γ). Pipelined algorithms (tree, chain,
  * two-level, in-network) pick the chunk count that minimises their time.
@@ -37,8 +46,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* NVLink framing: one 16 B header flit per 128 B cache-line packet (file comment). */
-#define NVLINK_ETA (128.0 / (128.0 + 16.0))
+/* NVLink packets from kernels: 128 B payload + 32 B overhead (file comment). */
+#define NVLINK_PAYLOAD  128.0
+#define NVLINK_OVERHEAD 32.0
+#define NVLINK_ETA      (NVLINK_PAYLOAD / (NVLINK_PAYLOAD + NVLINK_OVERHEAD))
 /* Reduction: 2 operands read + 1 result written per output byte. */
 #define REDUCE_HBM_PASSES 3.0
 /* Smallest pipeline chunk the model considers, bytes (a few 128 B lines;
@@ -100,24 +111,58 @@ double strata_coll_link_efficiency(const char *kind)
     return kind && is_nvlink(kind) ? NVLINK_ETA : 1.0;
 }
 
-/* Which memory reduces: the HBM of the accelerator generation the
- * scale-up link kind belongs to (links.md: NVLink3 = A100 80GB as in DGX
- * A100, NVLink4 = H100 (H200 shares NVLink4; its faster HBM is not
- * assumed), NVLink5 = B200, Infinity Fabric = MI300X, ICI v4 / v5p = TPU v4
- * / v5p). Unknown pairings return 0: the reduction term is then not
- * modelled rather than guessed. */
-static double reduce_rate(const strata_link_catalog_t *cat, const char *intra_kind)
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Payload-rate bytes of the read requests a switch sends a GPU when it
+ * pulls n bytes from it (multimem.ld_reduce): one header-only packet per
+ * line, (1 - η) n (file comment); 0 on links without a packet overhead in
+ * the model. */
+static double pull_requests(const strata_coll_machine_t *m, double n)
+{
+    return (1 - m->eta_intra) * n;
+}
+
+/* The HBM a scale-up link kind implies when the cluster records none: the
+ * accelerator generation the link belongs to (links.md: NVLink3 = A100
+ * 80GB as in DGX A100, NVLink4 = H100 (H200 shares NVLink4; its faster HBM
+ * is not assumed), NVLink5 = B200, Infinity Fabric = MI300X, ICI v4 / v5p
+ * = TPU v4 / v5p). NULL: no generation implied. */
+static const char *memory_guess(const char *intra_kind)
 {
     static const char *const map[][2] = {
         {"nvlink3", "hbm-a100-80"},  {"nvlink4", "hbm-h100"}, {"nvlink5", "hbm-b200"},
         {"if-mi300x", "hbm-mi300x"}, {"ici-v4", "hbm-tpuv4"}, {"ici-v5p", "hbm-tpuv5p"},
     };
-    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-        if (strcmp(intra_kind, map[i][0])) continue;
-        const strata_link_t *l = cat ? strata_link_find(cat, map[i][1]) : NULL;
-        return l ? l->device_bw_dir / REDUCE_HBM_PASSES : 0;
-    }
-    return 0;
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(intra_kind, map[i][0]) == 0) return map[i][1];
+    return NULL;
+}
+
+/* Which memory reduces: the HBM recorded for rank 0's accelerator in the
+ * cluster, else the generation the scale-up link kind implies
+ * (memory_guess); m->memory_kind and m->memory_recorded say which. The
+ * rate is that memory's bandwidth over the passes a reduction makes. A
+ * memory the catalog lacks gives 0: the reduction term is then not
+ * modelled rather than guessed. */
+static double reduce_rate(const strata_topo_t *t, const strata_link_catalog_t *cat,
+                          strata_coll_machine_t *m)
+{
+    const char *mem = strata_topo_device(t, strata_topo_endpoint(t, 0)).memory;
+    m->memory_recorded = mem != NULL;
+    if (mem == NULL) mem = memory_guess(m->intra_kind);
+    snprintf(m->memory_kind, sizeof(m->memory_kind), "%s", mem ? mem : "");
+    const strata_link_t *l = strata_topo_memory_find(cat, mem);
+    return l ? l->device_bw_dir / REDUCE_HBM_PASSES : 0;
+}
+
+const char *strata_coll_memory_source(const strata_coll_machine_t *m)
+{
+    if (m->memory_recorded) return "recorded in the cluster";
+    return m->memory_kind[0] ? "guessed from the scale-up link" : "not known";
 }
 
 /* Server (topology group) of the endpoint rank r runs on; -1: none. */
@@ -315,7 +360,7 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
     if (st) return st;
     m.bw_intra *= m.eta_intra;
     if (m.per_server == 1) m.bw_nic = m.bw_intra;
-    m.reduce_bw = reduce_rate(cat, m.intra_kind);
+    m.reduce_bw = reduce_rate(t, cat, &m);
     /* NVLink SHARP needs NVSwitch gen3+, i.e. NVLink4+ ports (links.md) */
     m.switch_reduce =
         m.switch_reduce && (!strcmp(m.intra_kind, "nvlink4") || !strcmp(m.intra_kind, "nvlink5"));
@@ -519,8 +564,9 @@ typedef struct tree_walk {
     size_t nshape;
     int64_t C, T[2];
     uint32_t g;
-    bool nvls; /* nvlstree: the node's switch gathers and multicasts */
-    int64_t o; /* phases before a chunk meets the node tree: 0, nvlstree 2 */
+    bool nvls;  /* nvlstree: the node's switch gathers and multicasts */
+    double req; /* nvlstree: read requests per pulled byte (pull_requests) */
+    int64_t o;  /* phases before a chunk meets the node tree: 0, nvlstree 2 */
 } tree_walk_t;
 
 /* Of the streams starting at phases a..b, each running C phases (one per
@@ -546,7 +592,8 @@ static void tree_node_load(const tree_walk_t *w, const node_shape_t *x, int64_t 
         int64_t down = w->o + w->T[t] + x->d[t]; /* the head sends down at c + down */
         if (w->nvls) { /* nvlstree.c: up every channel's chunk, as head the total */
             ch += (double)g * active(0, 0, p, C) + active(down, down, p, C);
-            sw_in += active(1, 1, p, C) + (double)(g - 1) * active(down + 1, down + 1, p, C);
+            sw_in += active(1, 1, p, C) + (double)g * active(down + 1, down + 1, p, C) +
+                     w->req * (double)g * active(0, 0, p, C);
         } else if (g > 1) {
             ch += active(0, g - 2, p, C) + active(down, down + g - 2, p, C);
         }
@@ -580,12 +627,15 @@ static void tree_phase_cost(const strata_coll_machine_t *m, const tree_walk_t *w
     double bu = net ? chain * q / m->bw_intra : ext * q / m->bw_intra;
     double be = net ? ext * (w->g / K) * q / m->bw_nic : 0;
     double le = m->lat_rail > 0 ? m->lat_rail : m->lat_inter;
-    double tu = bu > 0 ? m->lat_intra + bu : 0, te = be > 0 ? le + be : 0;
+    /* nvlstree's scale-up messages go between a rank and its switch: one
+     * leg of a rank-to-rank path */
+    double li = w->nvls ? m->lat_intra / 2 : m->lat_intra;
+    double tu = bu > 0 ? li + bu : 0, te = be > 0 ? le + be : 0;
     z->steps += times;
     if (te > tu)
         z->a += times * le, z->be += times * be;
     else
-        z->a += times * m->lat_intra, z->bi += times * bu;
+        z->a += times * li, z->bi += times * bu;
 }
 
 static int shape_cmp(const void *a, const void *b)
@@ -632,6 +682,7 @@ static int tree_walk(const strata_coll_machine_t *m, double n, double C, bool nv
 {
     tree_walk_t w = {.C = (int64_t)C, .g = multi(m) ? m->per_server : 1, .nvls = nvls};
     w.o = nvls ? 2 : 0;
+    w.req = nvls ? pull_requests(m, 1) : 0;
     if (tree_shapes(m, w.g, &w)) return -1;
     int64_t Tm = w.T[0] > w.T[1] ? w.T[0] : w.T[1], phases = w.C - 1 + 2 * Tm + 2 * w.o;
     int64_t last_start = 2 * Tm - 1 + 2 * w.o; /* no stream starts later */
@@ -667,7 +718,8 @@ static void cost_tree(const strata_coll_machine_t *m, double n, acc_t *z, double
  * rank's input), the switch hands 1/g of it to each rank as head, heads
  * run the tree across servers and send the total back up (n/g), and the
  * switch multicasts it. Per rank per direction over scale-up links:
- * n (1 + 1/g), the NVLS traffic (cost_innet); per server through the NICs
+ * n (1 + 1/g) + the switch's read requests, the NVLS traffic (cost_innet);
+ * per server through the NICs
  * E n/2 as for the tree. C + 3 + 2T phases (T = ceil(log2 N)), four of
  * them at scale-up latency. Large messages:
  *   t -> n max((1+1/g) / B_up, E/2 / (min(NICs, g) B_nic)). */
@@ -675,7 +727,7 @@ static void cost_nvlstree(const strata_coll_machine_t *m, double n, acc_t *z, do
 {
     double g = m->per_server, N = m->servers, E = dtree_edges((uint32_t)N);
     double T = sched_log2_ceil((uint64_t)N);
-    pipeline(m, n, 4 + 2 * T, 4, (1 + 1 / g) * n, E * n / 2, z, chunks);
+    pipeline(m, n, 4 + 2 * T, 4, (1 + 1 / g) * n + pull_requests(m, n), E * n / 2, z, chunks);
     tree_walk(m, n, *chunks, true, z);
     z->g += red(m, (z->steps / *chunks) * fmin(E, 2) * n / (2 * g));
 }
@@ -841,35 +893,89 @@ static void cost_twolevel(const strata_coll_machine_t *m, uint32_t g, double n, 
     z->g = red(m, (g - 1) / (double)g * n + (N - 1) / N * n / g);
 }
 
-/* In-network: chunks go up and come down reduced; C + 1 phases in one
- * server (NVLS), C + 3 with a SHARP tree over servers. Switches reduce at
- * line rate (they are built to), so there is no γ term.
+/* In-network (innet.c): NVLS inside a server, a SHARP tree across servers.
+ * C + 3 phases in one server, C + 5 with the tree. Switches reduce at line
+ * rate (they are built to), so there is no γ term.
  *
- * Traffic on a GPU's links, from what the NVLS kernel does rather than
- * from the schedule's abstraction (a switch agent that receives, reduces
- * and multicasts): for each of the g shards of n/g, the switch reads the
- * shard from all g GPUs (multimem.ld_reduce: n/g up from every GPU per
- * shard, n up per GPU in all) and returns the sum to the shard's owner
- * (n/g down); the owner stores it with multimem.st (n/g up), which the
- * switch multicasts to every GPU (n/g down per shard, n per GPU). Per GPU
- * and direction: n (1 + 1/g), so busbw -> B 2(g-1)/g / (1 + 1/g)
- * = B 2(g-1)/(g+1) (14/9 B for 8 GPUs). With a SHARP tree across servers
- * each server also sends n up through its NICs and receives n. */
+ * Traffic on a GPU's links, per direction, as the NVLS kernel makes it:
+ * up, the switch's reads of its whole input (multimem.ld_reduce, n) and
+ * the store of the shard it owns (multimem.st, n/g); down, its reduced
+ * shard (n/g), the multicast of every shard (n) and the switch's read
+ * requests for the n it pulls (pull_requests, 0.2 n on NVLink; the owner's
+ * own request for its shard, 0.025 n up, is left out as up is not the
+ * bottleneck). Down is the larger: n (1 + 1/g) + 0.2 n, so on NVLink busbw
+ * -> B 2(g-1)/g / (1.2 + 1/g) (8 GPUs: 1.321 B; 475 GB/s on H100's 360).
+ * With a SHARP tree across servers each owner also sends its n/g through a
+ * NIC and receives n/g: n per server each way.
+ *
+ * The time is summed phase by phase (innet_walk): in the fill and drain
+ * phases only some of a chunk's streams run. Each stream s occupies phases
+ * [s0, s0 + C); the phase's load is that of its active streams. A phase
+ * goes between ranks and a switch, one leg of a rank-to-rank path: half
+ * its latency (a scale-up path's, or a rail's through a NIC); the tier
+ * whose latency plus load is larger sets the phase (tiers run at once). */
+typedef struct innet_stream {
+    int s0;   /* first phase (chunk 0) */
+    int tier; /* 0 scale-up out, 1 scale-up in, 2 NIC out, 3 NIC in */
+    double x; /* bytes per chunk, in units of n / C */
+} innet_stream_t;
+
+static void innet_walk(const strata_coll_machine_t *m, double n, double C, acc_t *z)
+{
+    bool net = multi(m);
+    double g = net ? m->per_server : m->nranks, r = pull_requests(m, 1);
+    /* one leg of a path, rank <-> switch: half a scale-up path; through a
+     * NIC half a rail's path (an owner's root is its rail's switch) */
+    double ai = m->lat_intra / 2, ae = (m->lat_rail > 0 ? m->lat_rail : m->lat_inter) / 2;
+    int st = net ? 4 : 2; /* the phase of the owner's store */
+    innet_stream_t s[] = {
+        {0, 0, 1},
+        {st, 0, 1 / g},
+        {0, 1, r},
+        {1, 1, 1 / g},
+        {st + 1, 1, 1},
+        {2, 2, net ? 1 / g : 0},
+        {3, 3, net ? 1 / g : 0},
+    };
+    size_t ns = sizeof(s) / sizeof(s[0]);
+    double K = m->nics < m->per_server ? m->nics : m->per_server;
+    double bnic = net ? K / g * m->bw_nic : 1; /* an owner's share of its server's NICs */
+    double bw[4] = {m->bw_intra, m->bw_intra, bnic, bnic};
+    /* phase boundaries: every stream's start and end */
+    double cut[2 * sizeof(s) / sizeof(s[0]) + 1];
+    size_t nc = 0;
+    for (size_t i = 0; i < ns; i++)
+        cut[nc++] = s[i].s0, cut[nc++] = s[i].s0 + C;
+    cut[nc++] = 0;
+    qsort(cut, nc, sizeof(double), dbl_cmp);
+    double end = C + st + 1;
+    memset(z, 0, sizeof(*z));
+    for (size_t i = 0; i + 1 < nc; i++) {
+        double p = cut[i], times = cut[i + 1] - cut[i];
+        if (times <= 0 || p >= end) continue;
+        double t[4] = {0, 0, 0, 0};
+        for (size_t j = 0; j < ns; j++)
+            if (p >= s[j].s0 && p < s[j].s0 + C) t[s[j].tier] += s[j].x * n / C / bw[s[j].tier];
+        double ti = fmax(t[0], t[1]), te = fmax(t[2], t[3]);
+        double tu = ti > 0 ? ai + ti : 0, tn = te > 0 ? ae + te : 0;
+        z->steps += times;
+        if (tn > tu)
+            z->a += times * ae, z->be += times * te;
+        else
+            z->a += times * ai, z->bi += times * ti;
+    }
+}
+
 static void cost_innet(const strata_coll_machine_t *m, double n, acc_t *z, double *chunks)
 {
     bool net = multi(m);
-    double g = net ? m->per_server : m->nranks, up1 = (1 + 1 / g) * n;
-    double ti = up1 / m->bw_intra, te = net ? n / (m->nics * m->bw_nic) : 0;
-    double extra = net ? 3 : 1, a = net ? m->lat_inter : m->lat_intra;
+    double g = net ? m->per_server : m->nranks, down = (1 + 1 / g) * n + pull_requests(m, n);
+    double ti = down / m->bw_intra, te = net ? n / (m->nics * m->bw_nic) : 0;
+    double extra = net ? 5 : 3, a = (net ? m->lat_inter : m->lat_intra) / 2;
     double C = pipe_chunks(extra, fmax(ti, te), a, n);
     *chunks = C;
-    z->steps = C + extra;
-    z->a = (C + extra) * a;
-    if (te > ti)
-        z->be = (C + extra) * te / C;
-    else
-        z->bi = (C + extra) * ti / C;
-    z->xi = up1, z->xe = net ? n / m->per_server : 0;
+    innet_walk(m, n, C, z);
+    z->xi = down, z->xe = net ? n / m->per_server : 0;
 }
 
 /* Default row length of torus2d (as torus2d.c): the longer side of the
@@ -1031,8 +1137,8 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
         break;
     case -1 - STRATA_ALGO_INNET:
         snprintf(buf, len,
-                 "NVLS: the switch reduces, owners multicast; n(1+1/%u) per link "
-                 "and direction",
+                 "NVLS: the switch reads and reduces, owners store, it multicasts; "
+                 "n(1+1/%u) per link and direction, plus read requests",
                  P);
         break;
     case STRATA_ALGO_HIER:

@@ -331,7 +331,9 @@ static void test_node_tree_closed_form(void **state)
 
 /* In-switch reduction inside one server: n(1 + 1/P) per GPU and direction
  * (cost_innet), so busbw -> B 2(P-1)/P / (1 + 1/P) = B 2(P-1)/(P+1):
- * 14/9 B for 8 GPUs. */
+ * 14/9 B for 8 GPUs. On NVLink (η = 0.8) the switch's read requests add
+ * (1 - η) n = 0.2 n to the down direction: 1.325 n, busbw -> 1.75/1.325 B
+ * (H100: 360 GB/s -> 475.5 GB/s). */
 static void test_innet_closed_form(void **state)
 {
     (void)state;
@@ -340,6 +342,23 @@ static void test_innet_closed_form(void **state)
     strata_coll_cost_t k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_INNET, 64.0 * (1 << 30));
     assert_rel(k.busbw, BW * 14 / 9, 1e-5);
     assert_rel(k.bytes_intra, 9.0 / 8 * 64.0 * (1 << 30), 1e-12);
+    m.eta_intra = 0.8;
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_INNET, 64.0 * (1 << 30));
+    assert_rel(k.busbw, BW * 1.75 / 1.325, 1e-5);
+    assert_rel(k.bytes_intra, 1.325 * 64.0 * (1 << 30), 1e-12);
+    /* NVIDIA/nccl issue 1455 (NCCL_ALGO=NVLS, 2-4 GiB, 5..8 of one DGX's
+     * H100s: 360 GB/s per GPU after the packet overhead) measured busbw
+     * 420, 440, 460, 480 and algbw 258, ~265, ~270, 273 GB/s; the law
+     * above, B / (1.2 + 1/P) algbw, gives 257.1, 263.4, 268.1, 271.7 and
+     * busbw 411.4, 439.0, 459.6, 475.5 (by hand). Not used to build it. */
+    const double meas[] = {420e9, 440e9, 460e9, 480e9};
+    for (uint32_t P = 5; P <= 8; P++) {
+        strata_coll_machine_t h = flat(P);
+        h.switch_reduce = true, h.lat_intra = 1e-12, h.eta_intra = 0.8, h.bw_intra = 360e9;
+        k = cost(&h, STRATA_COLL_ALLREDUCE, STRATA_ALGO_INNET, 4.0 * (1 << 30));
+        assert_rel(k.algbw, 360e9 / (1.2 + 1.0 / P), 1e-3);
+        assert_rel(k.busbw, meas[P - 5], 0.03);
+    }
 }
 
 /* Second method: walk a generated schedule phase by phase; each phase costs
@@ -458,8 +477,10 @@ static int teardown(void **state)
     return 0;
 }
 
-/* One HGX board: 8 GPUs, `chips` NVSwitch chips, `links` NVLinks per chip. */
-static strata_coll_machine_t hgx(const char *kind, int chips, int links, int servers)
+/* One HGX board: 8 GPUs, `chips` NVSwitch chips, `links` NVLinks per chip,
+ * the GPUs' memory recorded as `memory` (NULL: none). */
+static strata_coll_machine_t hgx_mem(const char *kind, int chips, int links, int servers,
+                                     const char *memory)
 {
     strata_topo_server_t sv = {.name = "hgx",
                                .accels = 8,
@@ -467,7 +488,8 @@ static strata_coll_machine_t hgx(const char *kind, int chips, int links, int ser
                                .scaleup = strata_topo_linkspec_kind(kind, links),
                                .nics = 8,
                                .pcie = strata_topo_linkspec_kind("pcie5", 1),
-                               .nic_net = strata_topo_linkspec_kind("ib-ndr", 1)};
+                               .nic_net = strata_topo_linkspec_kind("ib-ndr", 1),
+                               .memory = memory};
     strata_topo_fattree_t net = {.k = 64, .tiers = servers > 1 ? 2 : 0};
     strata_topo_t *t;
     strata_error_t err;
@@ -476,6 +498,11 @@ static strata_coll_machine_t hgx(const char *kind, int chips, int links, int ser
     if (strata_coll_machine_from_topo(t, cat, &m, &err)) fail_msg("%s", err.msg);
     strata_topo_destroy(t);
     return m;
+}
+
+static strata_coll_machine_t hgx(const char *kind, int chips, int links, int servers)
+{
+    return hgx_mem(kind, chips, links, servers, NULL);
 }
 
 /* A cluster preset of data/presets (topoio). */
@@ -514,17 +541,53 @@ static void test_machine_from_topo(void **state)
     assert_int_equal(m.per_server, 8);
     assert_int_equal(m.servers, 2);
     assert_int_equal(m.nics, 8);
-    /* 4 chips x 5 links x 25 GB/s, NVLink framing 128/144 */
-    assert_rel(m.bw_intra, 4 * 5 * 25e9 * 128 / 144, 1e-9);
+    /* 4 chips x 5 links x 25 GB/s, NVLink packets 128 B payload + 32 B */
+    assert_rel(m.bw_intra, 4 * 5 * 25e9 * 128 / 160, 1e-9);
     /* one NDR port: the catalog's 49.7 GB/s goodput */
     assert_rel(m.bw_nic, strata_link_find(cat, "ib-ndr")->bw_dir, 1e-9);
     assert_true(m.switch_reduce && !m.net_reduce);
     assert_true(m.lat_inter > m.lat_intra);
 }
 
+/* Which memory reduces. Figures from links.md "Memory ceiling" row (HBM
+ * per GPU), over the 3 passes of a reduction (2 operands in, 1 out). */
+static void test_reduction_memory(void **state)
+{
+    (void)state;
+    /* hgx-h200 records hbm-h200 on its GPUs: 4.8 TB/s / 3 = 1.6e12 B/s
+     * (before: the NVLink4 guess, H100's 3.35 TB/s / 3 = 1.1167e12). */
+    strata_coll_machine_t m = preset("hgx-h200:2");
+    assert_string_equal(m.memory_kind, "hbm-h200");
+    assert_true(m.memory_recorded);
+    assert_rel(m.reduce_bw, 4800e9 / 3, 1e-12);
+    assert_string_equal(strata_coll_memory_source(&m), "recorded in the cluster");
+    /* dgx-h100 records hbm-h100: 3350e9 / 3 = 1116.67e9, as the guess gave. */
+    m = preset("dgx-h100");
+    assert_string_equal(m.memory_kind, "hbm-h100");
+    assert_true(m.memory_recorded);
+    assert_rel(m.reduce_bw, 3350e9 / 3, 1e-12);
+    /* A builder without memory: guessed from NVLink4 (H100 generation). */
+    m = hgx("nvlink4", 4, 5, 1);
+    assert_string_equal(m.memory_kind, "hbm-h100");
+    assert_false(m.memory_recorded);
+    assert_rel(m.reduce_bw, 3350e9 / 3, 1e-12);
+    assert_string_equal(strata_coll_memory_source(&m), "guessed from the scale-up link");
+    /* ... and with the server spec's memory: the recorded one wins. */
+    m = hgx_mem("nvlink4", 4, 5, 2, "hbm-h200");
+    assert_string_equal(m.memory_kind, "hbm-h200");
+    assert_true(m.memory_recorded);
+    assert_rel(m.reduce_bw, 4800e9 / 3, 1e-12);
+    /* PCIe-only server, no memory recorded: nothing to model. */
+    m = preset("pcie-8gpu");
+    assert_string_equal(m.memory_kind, "");
+    assert_false(m.memory_recorded);
+    assert_true(m.reduce_bw == 0);
+    assert_string_equal(strata_coll_memory_source(&m), "not known");
+}
+
 /* 8 x A100 SXM, NVSwitch gen2: 6 chips, 2 NVLink3 per GPU per chip (the
  * dgx-a100 preset); the same from the builder. */
-static void test_known_miss_a100_ring(void **state)
+static void test_a100_ring(void **state)
 {
     (void)state;
     strata_coll_machine_t m = preset("dgx-a100"), b = hgx("nvlink3", 6, 2, 1);
@@ -539,12 +602,12 @@ static void test_h100_ring(void **state)
 {
     (void)state;
     strata_coll_machine_t m = preset("dgx-h100");
-    assert_rel(m.bw_intra, 18 * 25e9 * 128 / 144, 1e-9); /* all four chips' paths together */
+    assert_rel(m.bw_intra, 18 * 25e9 * 128 / 160, 1e-9); /* all four chips' paths together */
     check_measured("8xH100 ring allreduce busbw", busbw(&m, STRATA_ALGO_RING, 8.0 * (1 << 30)),
                    370e9, 0.10);
 }
 
-static void test_known_miss_h100_nvls(void **state)
+static void test_h100_nvls(void **state)
 {
     (void)state;
     strata_coll_machine_t m = preset("dgx-h100");
@@ -553,9 +616,12 @@ static void test_known_miss_h100_nvls(void **state)
 }
 
 /* 2 x 8 H200 (NVLink4 like H100), 8 x 400G per server (the hgx-h200:2
- * preset: RoCE 400G); nccl-tests default algorithm at 3 GiB: strata's
- * selection. */
-static void test_known_miss_h200_two_servers(void **state)
+ * preset: RoCE 400G); nccl-tests' default algorithm at 3 GiB against
+ * strata's selection: nvlstree, bound by the NVLS traffic on NVLink
+ * ((1 + 1/8) n + 0.2 n down per GPU at 360 GB/s: busbw -> 1.875 x 360 /
+ * 1.325 = 509 GB/s, less the pipeline's fill), not by the NICs (per server
+ * E n/2 = n over 8 x 48.8 GB/s). */
+static void test_h200_two_servers(void **state)
 {
     (void)state;
     strata_coll_machine_t m = preset("hgx-h200:2");
@@ -564,31 +630,31 @@ static void test_known_miss_h200_two_servers(void **state)
     strata_coll_cost_t best;
     assert_int_equal(strata_coll_select(&m, STRATA_COLL_ALLREDUCE, 3.0 * (1 << 30), &best, NULL),
                      STRATA_OK);
-    print_message("2x8 H200 selected: %s\n", strata_algo_name(best.algo));
+    assert_int_equal(best.algo, STRATA_ALGO_NVLSTREE);
+    assert_string_equal(best.bound, "scale-up bandwidth");
     check_measured("2x8 H200 allreduce busbw (selected)", best.busbw, 483.8e9, 0.15);
 }
 
 /* The same two servers with InfiniBand NDR ports instead of RoCE (the
- * builder). The model selects nvlstree: n(1+1/8) over NVLink against the
- * two-level ring's 2·7/8 n (its in-switch reduction overshoots like the
- * single-server NVLS, a known miss); the two-level algorithm, NCCL's
- * split without switch reduction, meets the 15 %. */
+ * builder): the same selection and figure, since NVLink bounds it; at
+ * 1 GiB, where nccl-tests measured 458.7 GB/s, the pipeline's fill costs
+ * more (the prediction falls with the size, as the measurement does). */
 static void test_h200_two_servers_ib(void **state)
 {
     (void)state;
     strata_coll_machine_t n = hgx("nvlink4", 1, 18, 2);
-    strata_coll_cost_t best;
+    strata_coll_cost_t best, small;
     assert_int_equal(strata_coll_select(&n, STRATA_COLL_ALLREDUCE, 3.0 * (1 << 30), &best, NULL),
                      STRATA_OK);
     assert_int_equal(best.algo, STRATA_ALGO_NVLSTREE);
-    check_measured("2x8 H200 (NDR) hier allreduce busbw",
-                   busbw(&n, STRATA_ALGO_HIER, 3.0 * (1 << 30)), 483.8e9, 0.15);
+    check_measured("2x8 H200 (NDR) allreduce busbw", best.busbw, 483.8e9, 0.15);
+    assert_int_equal(strata_coll_select(&n, STRATA_COLL_ALLREDUCE, 1.0 * (1 << 30), &small, NULL),
+                     STRATA_OK);
+    print_message("2x8 H200 (NDR) allreduce 1 GiB: predicted %.1f GB/s, measured 458.7\n",
+                  small.busbw / 1e9);
+    assert_true(small.busbw < best.busbw);
 }
 
-/* argv[1], when given, selects tests by cmocka pattern. The known misses
- * (test_known_miss_*) run only when selected: CMakeLists.txt registers
- * each as its own ctest entry with WILL_FAIL, so it is reported, keeps the
- * issue's tolerance, and turns red the day the model meets it. */
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -605,15 +671,13 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_selection),
         cmocka_unit_test(test_cost_edges),
         cmocka_unit_test(test_machine_from_topo),
-        cmocka_unit_test(test_known_miss_a100_ring),
+        cmocka_unit_test(test_reduction_memory),
+        cmocka_unit_test(test_a100_ring),
         cmocka_unit_test(test_h100_ring),
-        cmocka_unit_test(test_known_miss_h100_nvls),
-        cmocka_unit_test(test_known_miss_h200_two_servers),
+        cmocka_unit_test(test_h100_nvls),
+        cmocka_unit_test(test_h200_two_servers),
         cmocka_unit_test(test_h200_two_servers_ib),
     };
-    if (argc > 1)
-        cmocka_set_test_filter(argv[1]);
-    else
-        cmocka_set_skip_filter("test_known_miss_*");
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -18,14 +18,15 @@
  *   phase c+2+T+d    the head at node depth d, holding the total (from its
  *                    parent one phase earlier, or as root), sends it to its
  *                    child nodes' heads and to its switch;
- *   phase c+3+T+d    the switch multicasts it to the node's other ranks
- *                    (multimem.st).
+ *   phase c+3+T+d    the switch multicasts it to the node's ranks, the
+ *                    head included (multimem.st writes every copy of the
+ *                    multicast object, its own through the switch too).
  * So C + 3 + 2T phases in all (T: the node trees' height).
  *
  * Traffic per rank and direction (equal nodes, n bytes): up the scale-up
  * links n (its input) + n/g (the total of the chunks it heads, back to the
- * switch); down n/g (the node sums it heads) + (g-1)/g n (multicast), i.e.
- * the n(1+1/g) of NVLS inside a server; across servers E n/2 per node
+ * switch); down n/g (the node sums it heads) + n (multicast), i.e. the
+ * n(1+1/g) of NVLS inside a server; across servers E n/2 per node
  * (E = sched_dtree_max_edges(N)), shared by its g heads. The switch reduces
  * at line rate (it is built to), so no rank reduces more than its tree
  * children's sums.
@@ -77,7 +78,7 @@ static bool chunk(const strata_sched_t *s, int t, uint32_t h, int64_t c, uint64_
 }
 
 /* The head's part of (t, h) at this phase: node sum from the switch, tree
- * up, tree down, total back to the switch. */
+ * up, tree down, total back to the switch, and its multicast copy. */
 static void head_steps(const strata_sched_t *s, int t, uint32_t h, uint32_t n, sched_sink_t *k)
 {
     int64_t ph = k->phase, T = s->aux[SCHED_DT_T0 + t], d = sched_dt(s, t, n, DT_DEPTH);
@@ -94,6 +95,7 @@ static void head_steps(const strata_sched_t *s, int t, uint32_t h, uint32_t n, s
         sched_send(k, 0, head_of(s, (uint32_t)up, h), O, off, len);
     if (up >= 0 && chunk(s, t, h, ph - 1 - T - d, &off, &len))
         sched_recv(k, 0, head_of(s, (uint32_t)up, h), O, off, len);
+    if (chunk(s, t, h, ph - 3 - T - d, &off, &len)) sched_recv(k, 0, sw, O, off, len);
     if (!chunk(s, t, h, ph - 2 - T - d, &off, &len)) return;
     for (int i = 0; i < 2; i++)
         if (ch[i] >= 0) sched_send(k, 0, head_of(s, (uint32_t)ch[i], h), O, off, len);
@@ -119,7 +121,7 @@ static void rank_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 }
 
 /* Switch of node n: reduce the node's chunk, hand it to the head, take
- * the total back, multicast it to the other ranks. */
+ * the total back, multicast it to every rank of the node. */
 static void switch_phase(const strata_sched_t *s, uint32_t n, sched_sink_t *k)
 {
     int S = STRATA_BUF_SCRATCH;
@@ -140,8 +142,7 @@ static void switch_phase(const strata_sched_t *s, uint32_t n, sched_sink_t *k)
             if (chunk(s, t, h, late, &off, &len)) sched_recv(k, 0, head, S, off, len);
             if (!chunk(s, t, h, late - 1, &off, &len)) continue;
             for (uint32_t j = 0; j < m; j++)
-                if ((int32_t)(first + j) != head)
-                    sched_send(k, 0, (int32_t)(first + j), S, off, len);
+                sched_send(k, 0, (int32_t)(first + j), S, off, len);
         }
 }
 

@@ -387,7 +387,7 @@ static void test_agents_and_trees(void **state)
                                .group = 8};
     strata_sched_t *s;
     assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
-    assert_int_equal(strata_sched_nagents(s), 16 + 2 + 1); /* 2 leaves + 1 root */
+    assert_int_equal(strata_sched_nagents(s), 16 + 2 + 8); /* 2 leaves + a root per shard */
     assert_int_equal(strata_sched_buf_count(s, 17, STRATA_BUF_SCRATCH), 64);
     assert_int_equal(strata_sched_buf_count(s, 17, STRATA_BUF_INPUT), 0);
     strata_sched_destroy(s);

@@ -37,6 +37,7 @@ typedef struct sstep {
     uint32_t seq;         /* message sequence number within its (src, dst) pair */
     uint32_t pslot, pgen; /* that pair's slot in the table, valid while pgen matches */
     uint8_t state;
+    uint8_t flows; /* SEND: its flows still delivering (data, read requests) */
     bool crit_set;
     double crit[NCRIT]; /* critical chain to this step's completion (below) */
 } sstep_t;
@@ -92,6 +93,7 @@ typedef struct drv {
 } drv_t;
 
 #define TAG_STEP_BITS 24
+#define TAG_REQUESTS  (1ull << 63) /* the read-request flow of a pull */
 
 static strata_status_t fail(drv_t *v, strata_status_t rc, const char *msg)
 {
@@ -238,18 +240,42 @@ static int finish_now(drv_t *v, uint32_t g, uint32_t i)
     return UTIL_VEC_PUSH(&v->queue, e);
 }
 
+/* A rank's send of its INPUT to a switch agent of an NVLS schedule (innet,
+ * nvlstree) is the switch reading it (multimem.ld_reduce): the switch's
+ * read requests, one header-only packet per line, travel the other way at
+ * once, (1 - η) of the bytes at the payload rate η of the pull's links
+ * (strata_coll_link_efficiency, the kind of its routes' channels: NVLinks
+ * between a GPU and its NVSwitches; sched's cost.c charges the same).
+ * Returns those request bytes, 0 for any other send. */
+static double pull_request_bytes(drv_t *v, const agent_t *a, const strata_step_t *s,
+                                 const sim_route_t *r)
+{
+    const strata_sched_params_t *p = strata_sched_params(v->d->jobs[a->job].s);
+    if ((p->algo != STRATA_ALGO_INNET && p->algo != STRATA_ALGO_NVLSTREE) || a->idx >= p->nranks ||
+        (uint32_t)s->peer < p->nranks || s->src_buf != STRATA_BUF_INPUT || r->n == 0)
+        return 0;
+    strata_topo_link_t lk = strata_topo_link(v->d->st->topo, (int32_t)(r->hops[0].res / 2));
+    return (1 - strata_coll_link_efficiency(lk.kind)) * step_bytes(v, a, s);
+}
+
 static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
 {
     agent_t *a = &v->agents[g];
     const strata_step_t *s = &a->steps[i].step;
     const sim_job_t *job = &v->d->jobs[a->job];
-    const sim_route_t *r;
+    const sim_route_t *r, *back;
     strata_status_t rc =
         sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], &r, v->err);
     if (rc != STRATA_OK) return v->rc = rc;
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
-    if (sim_flow_add(v->net, sim_net_now(v->net), r->latency, step_bytes(v, a, s), r->hops, r->n,
-                     tag))
+    double req = pull_request_bytes(v, a, s, r), now = sim_net_now(v->net);
+    a->steps[i].flows = req > 0 ? 2 : 1;
+    if (sim_flow_add(v->net, now, r->latency, step_bytes(v, a, s), r->hops, r->n, tag))
+        return oom(v);
+    if (req <= 0) return STRATA_OK;
+    rc = sim_routes_get(v->d->routes, job->dev[s->peer], job->dev[a->idx], &back, v->err);
+    if (rc != STRATA_OK) return v->rc = rc;
+    if (sim_flow_add(v->net, now, back->latency, req, back->hops, back->n, tag | TAG_REQUESTS))
         return oom(v);
     return STRATA_OK;
 }
@@ -403,10 +429,12 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
 {
     drv_t *v = ctx;
     if (v->rc != STRATA_OK) return;
+    tag &= ~TAG_REQUESTS;
     uint32_t g = (uint32_t)(tag >> TAG_STEP_BITS),
              i = (uint32_t)(tag & ((1u << TAG_STEP_BITS) - 1));
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
+    if (--ss->flows > 0) return; /* a pull ends with both its flows */
     uint32_t dst = global(v, a, ss->step.peer);
     chain_send(v, a, ss);
     pair_t *p = step_pair(v, ss, g, dst);

@@ -14,7 +14,8 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
     util_fmt_time(r->time, t, sizeof(t));
     util_fmt_time(r->time_ab, tab, sizeof(tab));
     double dev = r->time_ab > 0 ? (r->time / r->time_ab - 1) * 100 : 0;
-    fprintf(out, "  time      %s  (alpha-beta, no contention: %s; %+.1f %%)\n", t, tab, dev);
+    fprintf(out, "  time      %s  (each flow alone on its path: %s; links shared: %+.1f %%)\n", t,
+            tab, dev);
     if (r->time_model > 0) {
         util_fmt_time(r->time_model, tab, sizeof(tab));
         fprintf(out, "  model     %s  (collective layer's formula, alpha + beta terms; %+.1f %%)\n",

@@ -2,8 +2,8 @@
  * route.c — from a topology to the engine's resources and flow paths.
  *
  * Every directed channel of the topology (2l: a→b, 2l+1: b→a of link l) is
- * one engine resource with the channel's capacity (after NVLink's flit
- * framing, strata_coll_link_efficiency: the catalog gives NVLink's
+ * one engine resource with the channel's capacity (after NVLink's packet
+ * overhead, strata_coll_link_efficiency: the catalog gives NVLink's
  * signalling rate, as sched's model knows); its statistics class is
  * (tier, link kind). A route between two devices is computed once per
  * (src, dst) pair and cached in an open-addressing table:

@@ -124,8 +124,9 @@ static strata_status_t place_node_switches(strata_sim_t *sim, uint32_t P, uint32
     return STRATA_OK;
 }
 
-/* Place innet's switch agents: leaf i serves ranks [i·g, (i+1)·g), the
- * root (when there are several leaves) all ranks (strata/sched.h). */
+/* Place innet's switch agents (innet.c): leaf i serves ranks [i·g, (i+1)·g);
+ * with several leaves, root j joins ranks j, g + j, 2g + j ... (the owners
+ * of shard j, one rail), played by the lowest switch common to them. */
 static strata_status_t place_switches(strata_sim_t *sim, const strata_sched_t *s, int32_t *dev,
                                       strata_error_t *err)
 {
@@ -133,16 +134,27 @@ static strata_status_t place_switches(strata_sim_t *sim, const strata_sched_t *s
     uint32_t P = p->nranks, na = strata_sched_nagents(s), g = p->group ? p->group : P;
     if (p->algo == STRATA_ALGO_NVLSTREE && g > 0 && na == P + (P + g - 1) / g)
         return place_node_switches(sim, P, g, dev, err);
-    if (p->algo != STRATA_ALGO_INNET || g == 0 || P % g || na != P + P / g + (P / g > 1))
+    uint32_t N = g ? P / g : 0;
+    if (p->algo != STRATA_ALGO_INNET || g == 0 || P % g || na != P + N + (N > 1 ? g : 0))
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
                                 "%s: switch agents of this schedule are not simulated",
                                 strata_algo_name(p->algo));
-    for (uint32_t a = P; a < na; a++) {
-        bool root = a == P + P / g;
-        uint32_t first = root ? 0 : (a - P) * g, n = root ? P : g;
-        dev[a] = switch_device(sim, dev + first, n, err);
-        if (dev[a] < 0) return err && err->status ? err->status : STRATA_ERR_NOMEM;
+    for (uint32_t i = 0; i < N; i++) {
+        dev[P + i] = switch_device(sim, dev + i * g, g, err);
+        if (dev[P + i] < 0) return err && err->status ? err->status : STRATA_ERR_NOMEM;
     }
+    int32_t *rail = N > 1 ? util_calloc(N, sizeof(int32_t)) : NULL;
+    if (N > 1 && !rail) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    for (uint32_t j = 0; N > 1 && j < g; j++) {
+        for (uint32_t i = 0; i < N; i++)
+            rail[i] = dev[i * g + j];
+        dev[P + N + j] = switch_device(sim, rail, N, err);
+        if (dev[P + N + j] < 0) {
+            util_free(rail);
+            return err && err->status ? err->status : STRATA_ERR_NOMEM;
+        }
+    }
+    util_free(rail);
     return STRATA_OK;
 }
 
@@ -343,6 +355,10 @@ static void describe(strata_sim_t *sim, strata_sim_result_t *res)
              sim->jobs.n > 1 ? " (+ concurrent)" : "", p->chunks, p->chunks == 1 ? "" : "s",
              sim->opts.routing == STRATA_SIM_ECMP ? "ecmp" : "spread",
              sim->opts.mode == STRATA_SIM_ASYNC || sim->jobs.n > 1 ? "async" : "barrier");
+    if (p->algo == STRATA_ALGO_INNET && p->group > 0 && p->group < p->nranks) {
+        size_t n = strlen(res->desc);
+        snprintf(res->desc + n, sizeof(res->desc) - n, ", network switches reducing (SHARP)");
+    }
 }
 
 /* The network part (α + β) of sched's closed-form prediction for the
@@ -356,6 +372,9 @@ static double model_time(strata_sim_t *sim)
     strata_error_t ignored;
     if (p->nranks != (uint32_t)strata_topo_endpoint_count(sim->topo)) return 0;
     if (strata_coll_machine_from_topo(sim->topo, NULL, &m, &ignored) != STRATA_OK) return 0;
+    /* innet over servers: the simulated schedule's root switch reduces
+     * (InfiniBand SHARP), which the model assumes off unless asked */
+    if (p->algo == STRATA_ALGO_INNET && p->group > 0 && p->group < p->nranks) m.net_reduce = true;
     if (strata_coll_cost(&m, p->coll, p->algo, coll_bytes(p), &c, &ignored) != STRATA_OK) return 0;
     return c.alpha + c.beta;
 }

@@ -276,7 +276,8 @@ static bool spec_set(const strata_topo_linkspec_t *s)
 }
 
 /* Devices of one server, in a fixed order: accelerators, scale-up
- * switches, NICs, PCIe switches, CPUs. Returns the first device id. */
+ * switches, NICs, PCIe switches, CPUs; the accelerators carry the
+ * server's memory when it names one. */
 static strata_status_t add_server_devices(strata_topo_t *t, const strata_topo_server_t *s,
                                           int32_t g, strata_error_t *err)
 {
@@ -290,8 +291,12 @@ static strata_status_t add_server_devices(strata_topo_t *t, const strata_topo_se
         {STRATA_DEV_CPU, s->cpus},
     };
     for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]) && !st; i++)
-        for (int32_t j = 0; j < parts[i].n && !st; j++)
-            st = strata_topo_add_device(t, parts[i].kind, 0, g, NULL, NULL, err);
+        for (int32_t j = 0; j < parts[i].n && !st; j++) {
+            int32_t id;
+            st = strata_topo_add_device(t, parts[i].kind, 0, g, NULL, &id, err);
+            if (!st && s->memory && parts[i].kind == STRATA_DEV_ACCEL)
+                st = strata_topo_set_memory(t, id, s->memory, err);
+        }
     return st;
 }
 

@@ -20,7 +20,7 @@
  * Workload: linear in the built graph; the fabric is built twice (stand-in
  * and graft), which is cheap next to anything done with the result.
  */
-#include "topo.h" /* internal: a torus's name, the fabric's shape record */
+#include "topo.h" /* internal: a torus's name and memory, the fabric's shape record */
 #include "topoio.h"
 
 #include <string.h>
@@ -35,14 +35,9 @@ typedef struct builder {
     strata_error_t *err;
 } builder_t;
 
-static bool is_accel_kind(const char *k)
-{
-    return strcmp(k, "gpu") == 0 || strcmp(k, "npu") == 0 || strcmp(k, "tpu") == 0;
-}
-
 static strata_dev_kind_t dev_kind(const builder_t *b, const char *k)
 {
-    if (is_accel_kind(k)) return STRATA_DEV_ACCEL;
+    if (topoio_is_accel_kind(k)) return STRATA_DEV_ACCEL;
     if (strcmp(k, "cpu") == 0) return b->cpu_endpoint ? STRATA_DEV_ACCEL : STRATA_DEV_CPU;
     if (strcmp(k, "nvswitch") == 0) return STRATA_DEV_SCALEUP_SWITCH;
     if (strcmp(k, "pcie-switch") == 0) return STRATA_DEV_PCIE_SWITCH;
@@ -77,8 +72,10 @@ static strata_status_t add_server_devices(builder_t *b, long s)
         const topoio_group_t *gr = &b->c->groups.v[g];
         for (long m = 0; m < gr->count; m++) {
             member_name(b, s, gr, m, name, sizeof(name));
+            int32_t id;
             strata_status_t st = strata_topo_add_device(b->t, dev_kind(b, gr->kind), 0, (int32_t)s,
-                                                        name, NULL, b->err);
+                                                        name, &id, b->err);
+            if (!st && gr->memory) st = strata_topo_set_memory(b->t, id, gr->memory, b->err);
             if (st) return st;
         }
     }
@@ -309,6 +306,40 @@ static strata_status_t torus_dims(const topoio_cluster_t *c, int32_t *dims, stra
     return STRATA_OK;
 }
 
+/* The memory a torus's accelerators record: the torus places a block's
+ * accelerators by position, not by group, so the groups must agree (all
+ * the same id, or none). */
+static strata_status_t torus_memory(const topoio_cluster_t *c, const char **mem_p,
+                                    strata_error_t *err)
+{
+    const char *mem = NULL;
+    bool first = true;
+    for (size_t g = 0; g < c->groups.n; g++) {
+        const topoio_group_t *gr = &c->groups.v[g];
+        if (!topoio_is_accel_kind(gr->kind)) continue;
+        const char *m = gr->memory;
+        bool same = m && mem ? strcmp(m, mem) == 0 : m == mem;
+        if (!first && !same) goto differ;
+        mem = m, first = false;
+    }
+    *mem_p = mem;
+    return STRATA_OK;
+differ:
+    return strata_error_set(err, STRATA_ERR_INVALID,
+                            "torus network: the accelerator groups record different memories "
+                            "(a torus places accelerators by position, not by group)");
+}
+
+/* Record mem on every accelerator of a finished torus. */
+static strata_status_t torus_set_memory(strata_topo_t *t, const char *mem,
+                                        const strata_link_catalog_t *cat, strata_error_t *err)
+{
+    strata_status_t st = STRATA_OK;
+    for (int32_t r = 0; mem && r < strata_topo_endpoint_count(t) && !st; r++)
+        st = topo_record_memory(t, strata_topo_endpoint(t, r), mem, cat, err);
+    return st;
+}
+
 static strata_status_t build_torus(const topoio_cluster_t *c, const strata_link_catalog_t *cat,
                                    strata_topo_t **topo_p, strata_error_t *err)
 {
@@ -323,12 +354,19 @@ static strata_status_t build_torus(const topoio_cluster_t *c, const strata_link_
                                 "torus network: the server must hold exactly the %ld accelerators "
                                 "of one dims block and no links (found %ld)",
                                 per, acc);
-    strata_status_t st = torus_dims(c, dims, err);
+    const char *mem = NULL;
+    strata_status_t st = torus_memory(c, &mem, err);
+    if (st == STRATA_OK) st = torus_dims(c, dims, err);
     strata_topo_linkspec_t spec = strata_topo_linkspec_kind(c->net.link, 1);
     if (st == STRATA_OK) st = strata_topo_build_torus(c->net.ndims, dims, &spec, cat, topo_p, err);
-    if (st == STRATA_OK && c->name) {
+    if (st) return st;
+    if (c->name) {
         char *name = util_arena_strdup((*topo_p)->arena, c->name);
         if (name) (*topo_p)->name = name;
+    }
+    if ((st = torus_set_memory(*topo_p, mem, cat, err))) {
+        strata_topo_destroy(*topo_p);
+        *topo_p = NULL;
     }
     return st;
 }

@@ -82,6 +82,11 @@ long topoio_count_kind(const topoio_cluster_t *c, const char *kind)
     return n;
 }
 
+bool topoio_is_accel_kind(const char *k)
+{
+    return strcmp(k, "gpu") == 0 || strcmp(k, "npu") == 0 || strcmp(k, "tpu") == 0;
+}
+
 static const char *const device_kinds[] = {"gpu",      "npu",         "tpu", "cpu",
                                            "nvswitch", "pcie-switch", "nic", NULL};
 static const char *const builders[] = {"rail-fat-tree", "fat-tree", "switch",
@@ -165,10 +170,50 @@ static strata_status_t check_link_id(reader_t *r, const json_t *v, const char *i
     return STRATA_OK;
 }
 
+/* The accelerator memories of the catalog, comma-separated, for messages. */
+static const char *memory_ids(const strata_link_catalog_t *cat, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < strata_link_catalog_count(cat) && n < len; i++) {
+        const strata_link_t *l = strata_link_catalog_at(cat, i);
+        if (strata_topo_memory_find(cat, l->id) == NULL) continue;
+        int w = snprintf(buf + n, len - n, "%s%s", n ? ", " : "", l->id);
+        if (w < 0) break;
+        n += (size_t)w;
+    }
+    return buf;
+}
+
+/* "memory": an accelerator's memory, by catalog id of an HBM row. */
+static strata_status_t check_memory(reader_t *r, const json_t *d, const char *kind,
+                                    const char *memory)
+{
+    const json_t *v = json_object_get(d, "memory");
+    char ids[512];
+    if (!topoio_is_accel_kind(kind))
+        return bad(r, v,
+                   "\"memory\" is recorded on accelerators only (kind gpu, npu or tpu), not "
+                   "on kind \"%s\"",
+                   kind);
+    if (r->cat == NULL) return STRATA_OK;
+    if (strata_link_find(r->cat, memory) == NULL)
+        return util_json_error(r->doc, v, r->err, STRATA_ERR_PARSE,
+                               "unknown memory id \"%s\" (expected an accelerator memory of "
+                               "data/links.json: %s)",
+                               memory, memory_ids(r->cat, ids, sizeof(ids)));
+    if (strata_topo_memory_find(r->cat, memory) == NULL)
+        return util_json_error(r->doc, v, r->err, STRATA_ERR_PARSE,
+                               "\"%s\" is not an accelerator memory (expected one of %s)", memory,
+                               memory_ids(r->cat, ids, sizeof(ids)));
+    return STRATA_OK;
+}
+
 static strata_status_t read_device(reader_t *r, const json_t *d)
 {
-    static const char *const keys[] = {"name", "kind", "count", "model", "port", "info", NULL};
-    const char *name, *kind, *model = NULL, *port = NULL, *info = NULL;
+    static const char *const keys[] = {"name", "kind", "count",  "model",
+                                       "port", "info", "memory", NULL};
+    const char *name, *kind, *model = NULL, *port = NULL, *info = NULL, *memory = NULL;
     long count = 1;
     strata_status_t st;
     if (!json_is_object(d)) return bad(r, d, "expected a device object%s", "");
@@ -178,7 +223,8 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
         (st = opt_count(r, d, "count", &count)) ||
         (st = util_json_opt_str(r->doc, d, "model", &model, r->err)) ||
         (st = util_json_opt_str(r->doc, d, "port", &port, r->err)) ||
-        (st = util_json_opt_str(r->doc, d, "info", &info, r->err)))
+        (st = util_json_opt_str(r->doc, d, "info", &info, r->err)) ||
+        (st = util_json_opt_str(r->doc, d, "memory", &memory, r->err)))
         return st;
     if (!name_ok(name))
         return bad(r, json_object_get(d, "name"),
@@ -192,12 +238,14 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
                    kind);
     if (count == 0) return bad(r, json_object_get(d, "count"), "\"count\" must be >= 1%s", "");
     if (port && (st = check_link_id(r, json_object_get(d, "port"), port))) return st;
+    if (memory && (st = check_memory(r, d, kind, memory))) return st;
     long g = topoio_add_group(r->c, name, kind, count);
     if (g < 0) return strata_error_set(r->err, STRATA_ERR_NOMEM, "out of memory");
     topoio_group_t *gp = &r->c->groups.v[g];
     gp->model = topoio_str(r->c, model);
     gp->port = topoio_str(r->c, port);
     gp->info = topoio_str(r->c, info);
+    gp->memory = topoio_str(r->c, memory);
     return STRATA_OK;
 }
 
@@ -472,6 +520,15 @@ strata_status_t topoio_validate(const topoio_cluster_t *c, const strata_link_cat
             return strata_error_set_at(err, STRATA_ERR_NOT_FOUND, where, 0, 0,
                                        "NIC port id \"%s\" is not in the link catalog",
                                        c->groups.v[i].port);
+    for (size_t i = 0; i < c->groups.n; i++) {
+        const topoio_group_t *g = &c->groups.v[i];
+        if (g->memory &&
+            (!topoio_is_accel_kind(g->kind) || strata_topo_memory_find(cat, g->memory) == NULL))
+            return strata_error_set_at(err, STRATA_ERR_NOT_FOUND, where, 0, 0,
+                                       "memory \"%s\" of device \"%s\" is not an accelerator "
+                                       "memory of the link catalog on an accelerator",
+                                       g->memory, g->name);
+    }
     return STRATA_OK;
 }
 
@@ -500,6 +557,7 @@ static json_t *group_json(const topoio_group_t *g)
     set_str(o, "model", g->model);
     set_str(o, "port", g->port);
     set_str(o, "info", g->info);
+    set_str(o, "memory", g->memory);
     return o;
 }
 

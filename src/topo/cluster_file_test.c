@@ -185,6 +185,10 @@ static void test_spec_errors(void **state)
     expect_spec_error("dgx-h100,port=ib-zdr", "port=ib-zdr: expected a link catalog id");
     expect_spec_error("dgx-h100,speed=3", "unknown cluster option 'speed'");
     expect_spec_error("dgx-h100,nics", "not key=value");
+    expect_spec_error("dgx-h100,memory=ddr5-4800",
+                      "option memory=ddr5-4800: expected an accelerator memory");
+    expect_spec_error("cpu-cluster,memory=hbm-h100",
+                      "option memory=hbm-h100: expected a cluster with accelerators");
     expect_spec_error("../etc/passwd", "unknown cluster '../etc/passwd'");
 }
 
@@ -248,6 +252,123 @@ static void test_file_errors(void **state)
                  "oversubscription must be >= 1");
 }
 
+/* "memory": an accelerator's memory, by catalog id of an HBM row. Line 5
+ * of `good` is 6 spaces, then {"name": "gpu", "kind": "gpu", "count": 4}:
+ * the 4 sits at column 47, so in `"count": 4, "memory": "X"` the value X
+ * opens at 47 + 1 (4) + 2 (", ") + 8 ("memory") + 2 (": ") = column 60.
+ * Line 6's "kind" value opens at column 30 (as the "router" case above),
+ * so in {"name": "sw", "kind": "nic", "memory": ...} the memory value
+ * opens at 30 + 5 ("nic") + 2 + 8 + 2 = column 47. */
+static void test_memory_errors(void **state)
+{
+    (void)state;
+    topoio_cluster_t *c = NULL;
+    strata_error_t err;
+    const char *ok = mutate("\"count\": 4", "\"count\": 4, \"memory\": \"hbm-h200\"");
+    must(topoio_load_json_text(ok, "c.json", cat, &c, &err), &err);
+    assert_string_equal(c->groups.v[0].memory, "hbm-h200");
+    assert_null(c->groups.v[1].memory);
+    topoio_cluster_destroy(c);
+    expect_error(mutate("\"count\": 4", "\"count\": 4, \"memory\": \"hbm-h900\""),
+                 "c.json:5:60: unknown memory id \"hbm-h900\" (expected an accelerator memory of "
+                 "data/links.json: hbm-a100-40, hbm-a100-80, hbm-h100, hbm-h200");
+    /* A catalog id that is a link, or a CPU's DDR channel, is not an
+     * accelerator's memory. */
+    expect_error(mutate("\"count\": 4", "\"count\": 4, \"memory\": \"nvlink4\""),
+                 "c.json:5:60: \"nvlink4\" is not an accelerator memory (expected one of");
+    expect_error(mutate("\"count\": 4", "\"count\": 4, \"memory\": \"ddr5-4800\""),
+                 "c.json:5:60: \"ddr5-4800\" is not an accelerator memory");
+    expect_error(mutate("\"count\": 4", "\"count\": 4, \"memory\": 80"), "c.json:5:60:");
+    expect_error(mutate("\"kind\": \"nvswitch\"", "\"kind\": \"nic\", \"memory\": \"hbm-h100\""),
+                 "c.json:6:47: \"memory\" is recorded on accelerators only (kind gpu, npu or "
+                 "tpu), not on kind \"nic\"");
+}
+
+/* Presets record their accelerators' memory where the catalog has it
+ * (links.md "Memory ceiling" row) and the preset's sources say which
+ * part it is; the others record none. Every accelerator carries it (all
+ * servers, the torus too), no other device does. */
+static void test_preset_memory(void **state)
+{
+    (void)state;
+    struct {
+        const char *spec, *memory;
+    } cases[] = {
+        {"dgx-a100:2", "hbm-a100-80"}, /* A100 SXM4 80GB */
+        {"dgx-h100:2", "hbm-h100"},
+        {"hgx-h200:2", "hbm-h200"},
+        {"gb200-nvl72", "hbm-b200"},
+        {"mi300x:2", "hbm-mi300x"},
+        {"tpu-v4:2", "hbm-tpuv4"}, /* torus: 128 chips */
+        {"dgx-1v", NULL},          /* V100: no catalog row */
+        {"pcie-8gpu", NULL},       /* L40S (GDDR6): no catalog row */
+        {"tpu-v5e", NULL},         /* the catalog has v5p, not v5e */
+        {"cpu-cluster", NULL},     /* CPU endpoint */
+        /* the option replaces (DGX A100 40GB) or adds (DGX-1) the memory */
+        {"dgx-a100:2,memory=hbm-a100-40", "hbm-a100-40"},
+        {"dgx-1v,memory=hbm-h100", "hbm-h100"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        strata_topo_t *t = NULL;
+        strata_error_t err;
+        must(strata_topo_load_spec(cases[i].spec, cat, &t, &err), &err);
+        int accels = 0;
+        for (int32_t d = 0; d < strata_topo_device_count(t); d++) {
+            strata_topo_device_t dv = strata_topo_device(t, d);
+            const char *want = dv.kind == STRATA_DEV_ACCEL ? cases[i].memory : NULL;
+            accels += dv.kind == STRATA_DEV_ACCEL;
+            if (want == NULL && dv.memory != NULL)
+                fail_msg("%s: %s records %s", cases[i].spec, dv.name, dv.memory);
+            if (want) assert_string_equal(dv.memory, want);
+        }
+        assert_int_equal(accels, strata_topo_endpoint_count(t));
+        strata_topo_destroy(t);
+    }
+}
+
+/* strata_topo_set_memory: accelerators only, catalog HBM ids only, before
+ * finish; the builder's server spec records it on accelerators. */
+static void test_set_memory(void **state)
+{
+    (void)state;
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    int32_t g, n;
+    must(strata_topo_create("m", cat, &t, &err), &err);
+    must(strata_topo_add_device(t, STRATA_DEV_ACCEL, 0, 0, "g", &g, &err), &err);
+    must(strata_topo_add_device(t, STRATA_DEV_NIC, 0, 0, "n", &n, &err), &err);
+    assert_int_equal(strata_topo_set_memory(t, n, "hbm-h100", &err), STRATA_ERR_INVALID);
+    assert_int_equal(strata_topo_set_memory(t, g, "hbm-x", &err), STRATA_ERR_NOT_FOUND);
+    assert_int_equal(strata_topo_set_memory(t, g, "ddr4-3200", &err), STRATA_ERR_INVALID);
+    assert_int_equal(strata_topo_set_memory(t, 7, "hbm-h100", &err), STRATA_ERR_INVALID);
+    must(strata_topo_set_memory(t, g, "hbm-b200", &err), &err);
+    strata_topo_linkspec_t l = strata_topo_linkspec_kind("pcie5", 1);
+    must(strata_topo_add_link(t, g, n, &l, NULL, &err), &err);
+    must(strata_topo_finish(t, &err), &err);
+    assert_string_equal(strata_topo_device(t, g).memory, "hbm-b200");
+    assert_null(strata_topo_device(t, n).memory);
+    assert_null(strata_topo_device(t, 99).memory);
+    assert_int_equal(strata_topo_set_memory(t, g, "hbm-h100", &err), STRATA_ERR_INVALID);
+    strata_topo_destroy(t);
+    /* The builder: 2 servers x 4 accelerators record it; the NICs do not. */
+    strata_topo_server_t sv = {.name = "s",
+                               .accels = 4,
+                               .nics = 4,
+                               .pcie = strata_topo_linkspec_kind("pcie5", 1),
+                               .nic_net = strata_topo_linkspec_kind("ib-ndr", 1),
+                               .memory = "hbm-mi300x"};
+    strata_topo_fattree_t net = {.k = 8, .tiers = 2};
+    must(strata_topo_build_cluster(&sv, 2, &net, true, cat, &t, &err), &err);
+    for (int32_t r = 0; r < 8; r++)
+        assert_string_equal(strata_topo_device(t, strata_topo_endpoint(t, r)).memory, "hbm-mi300x");
+    assert_null(
+        strata_topo_device(t, strata_topo_device(t, strata_topo_endpoint(t, 0)).nic).memory);
+    strata_topo_destroy(t);
+    sv.memory = "nvlink4";
+    assert_int_equal(strata_topo_build_cluster(&sv, 2, &net, true, cat, &t, &err),
+                     STRATA_ERR_INVALID);
+}
+
 /* Device count, link count and total bandwidth of the built server. */
 static void fingerprint(topoio_cluster_t *c, int *dev, int *links, double *bw)
 {
@@ -280,6 +401,15 @@ static void test_round_trip(void **state)
         assert_int_equal(c2->net.ntiers_oversub, c->net.ntiers_oversub);
         assert_near(c2->net.oversub[0], c->net.oversub[0], 0);
         assert_int_equal(c2->net.ndims, c->net.ndims);
+        /* every group keeps its recorded memory (hgx-h200: hbm-h200 ...) */
+        assert_int_equal(c2->groups.n, c->groups.n);
+        for (size_t g = 0; g < c->groups.n; g++) {
+            const char *m1 = c->groups.v[g].memory, *m2 = c2->groups.v[g].memory;
+            if (m1 == NULL)
+                assert_null(m2);
+            else
+                assert_string_equal(m1, m2);
+        }
         if (c->net.ndims == 0) {
             int d1, l1, d2, l2;
             double b1, b2;
@@ -419,19 +549,14 @@ static void test_torus_shapes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dgx_h100_server),
-        cmocka_unit_test(test_dgx1_cube_mesh),
-        cmocka_unit_test(test_other_servers),
-        cmocka_unit_test(test_cpu_cluster_endpoint),
-        cmocka_unit_test(test_spec_options),
-        cmocka_unit_test(test_spec_errors),
-        cmocka_unit_test(test_file_errors),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_lanes_scale_bandwidth),
-        cmocka_unit_test(test_rail_network),
-        cmocka_unit_test(test_oversub_and_nics),
-        cmocka_unit_test(test_torus_shapes),
-        cmocka_unit_test(test_too_large),
+        cmocka_unit_test(test_dgx_h100_server), cmocka_unit_test(test_dgx1_cube_mesh),
+        cmocka_unit_test(test_other_servers),   cmocka_unit_test(test_cpu_cluster_endpoint),
+        cmocka_unit_test(test_spec_options),    cmocka_unit_test(test_spec_errors),
+        cmocka_unit_test(test_file_errors),     cmocka_unit_test(test_memory_errors),
+        cmocka_unit_test(test_preset_memory),   cmocka_unit_test(test_set_memory),
+        cmocka_unit_test(test_round_trip),      cmocka_unit_test(test_lanes_scale_bandwidth),
+        cmocka_unit_test(test_rail_network),    cmocka_unit_test(test_oversub_and_nics),
+        cmocka_unit_test(test_torus_shapes),    cmocka_unit_test(test_too_large),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

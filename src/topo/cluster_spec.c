@@ -111,6 +111,7 @@ void topoio_print(const topoio_cluster_t *c, FILE *out)
         fprintf(out, "  device          %-12s %-12s x%-4ld", g->name, g->kind, g->count);
         if (g->model) fprintf(out, " %s", g->model);
         if (g->port) fprintf(out, " [port %s]", g->port);
+        if (g->memory) fprintf(out, " [memory %s]", g->memory);
         if (g->info) fprintf(out, " (%s)", g->info);
         fputc('\n', out);
     }

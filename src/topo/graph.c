@@ -127,6 +127,7 @@ void strata_topo_destroy(strata_topo_t *t)
     util_free(t->rank);
     util_free(t->nic);
     util_free(t->dname);
+    util_free(t->dmem);
     util_free(t->links);
     util_free(t->adj_off);
     util_free(t->adj_nbr);
@@ -157,7 +158,8 @@ strata_status_t topo_reserve_devices(strata_topo_t *t, int32_t n, strata_error_t
     if (grow((void **)&t->kind, cap, 1) || grow((void **)&t->tier, cap, 1) ||
         grow((void **)&t->group, cap, 4) || grow((void **)&t->local, cap, 4) ||
         grow((void **)&t->rank, cap, 4) || grow((void **)&t->nic, cap, 4) ||
-        grow((void **)&t->dname, cap, sizeof(char *)))
+        grow((void **)&t->dname, cap, sizeof(char *)) ||
+        grow((void **)&t->dmem, cap, sizeof(char *)))
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for %d devices", (int)n);
     t->cap_dev = cap;
     return STRATA_OK;
@@ -232,6 +234,7 @@ strata_status_t strata_topo_add_device(strata_topo_t *t, strata_dev_kind_t kind,
     t->rank[id] = -1;
     t->nic[id] = -1;
     t->dname[id] = nm;
+    t->dmem[id] = NULL;
     t->ndev++;
     if (group >= t->ngroups) t->ngroups = group + 1;
     if (id_p) *id_p = id;
@@ -291,6 +294,52 @@ strata_status_t strata_topo_set_nic(strata_topo_t *t, int32_t accel, int32_t nic
         return strata_error_set(err, STRATA_ERR_INVALID, "set_nic: %d is not a NIC", (int)nic);
     t->nic[accel] = nic;
     return STRATA_OK;
+}
+
+/* ==== Accelerator memory ==== */
+
+/* Accelerator memory rows of the catalog are the "HBM" category
+ * (data/links.json, links.md "Memory ceiling"); the "Memory" rows are CPU
+ * DDR channels, not an accelerator's memory. */
+const strata_link_t *strata_topo_memory_find(const strata_link_catalog_t *cat, const char *id)
+{
+    const strata_link_t *l = cat && id ? strata_link_find(cat, id) : NULL;
+    return l && l->category && strcmp(l->category, "HBM") == 0 ? l : NULL;
+}
+
+strata_status_t topo_record_memory(strata_topo_t *t, int32_t dev, const char *memory,
+                                   const strata_link_catalog_t *cat, strata_error_t *err)
+{
+    if (dev < 0 || dev >= t->ndev || t->kind[dev] != STRATA_DEV_ACCEL)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "memory can only be recorded on an accelerator (%d is not one)",
+                                (int)dev);
+    if (memory == NULL) {
+        t->dmem[dev] = NULL;
+        return STRATA_OK;
+    }
+    if (cat && strata_link_find(cat, memory) == NULL)
+        return strata_error_set(err, STRATA_ERR_NOT_FOUND, "unknown memory id \"%s\"", memory);
+    if (cat && strata_topo_memory_find(cat, memory) == NULL)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "\"%s\" is not an accelerator memory of the link catalog", memory);
+    /* Builders record one memory on many accelerators in a row: share the
+     * copy the previous device holds (100k GPUs, one string). */
+    const char *s = dev > 0 && t->dmem[dev - 1] && strcmp(t->dmem[dev - 1], memory) == 0
+                        ? t->dmem[dev - 1]
+                        : util_arena_strdup(t->arena, memory);
+    if (s == NULL) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    t->dmem[dev] = s;
+    return STRATA_OK;
+}
+
+strata_status_t strata_topo_set_memory(strata_topo_t *t, int32_t accel, const char *memory,
+                                       strata_error_t *err)
+{
+    if (t->finished)
+        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is already finished",
+                                t->name);
+    return topo_record_memory(t, accel, memory, t->cat, err);
 }
 
 /* ==== Finish ==== */
@@ -552,7 +601,7 @@ int32_t strata_topo_endpoint(const strata_topo_t *t, int32_t rank)
 
 strata_topo_device_t strata_topo_device(const strata_topo_t *t, int32_t id)
 {
-    strata_topo_device_t d = {STRATA_DEV_ACCEL, -1, -1, -1, -1, -1, NULL};
+    strata_topo_device_t d = {STRATA_DEV_ACCEL, -1, -1, -1, -1, -1, NULL, NULL};
     if (id < 0 || id >= t->ndev) return d;
     d.kind = (strata_dev_kind_t)t->kind[id];
     d.tier = t->tier[id];
@@ -561,6 +610,7 @@ strata_topo_device_t strata_topo_device(const strata_topo_t *t, int32_t id)
     d.rank = t->rank[id];
     d.nic = t->nic[id];
     d.name = t->dname[id];
+    d.memory = t->dmem[id];
     return d;
 }
 

@@ -10,8 +10,9 @@
  * SERVERS replaces the file's server count; the options override its
  * network: servers, net (builder), oversub (leaf tier, or R1:R2:.. leaf
  * first), nics (NICs per server on the fabric), port (catalog id of the
- * fabric ports), tiers, radix. The same options may follow a cluster file
- * path. An unknown preset is an error that lists the available ones.
+ * fabric ports), tiers, radix; memory (catalog HBM id) replaces what the
+ * accelerators record. The same options may follow a cluster file path. An unknown preset is an
+ * error that lists the available ones.
  *
  * Workload: one small file read per command.
  */
@@ -117,6 +118,24 @@ static strata_status_t opt_builder(topoio_cluster_t *c, const char *val, strata_
     return opt_error(err, "net", val, "rail-fat-tree, fat-tree, switch or none");
 }
 
+/* memory=ID: every accelerator group records that memory (an HBM row of
+ * the catalog), e.g. dgx-a100,memory=hbm-a100-40 for the 40 GB part. */
+static strata_status_t opt_memory(topoio_cluster_t *c, const strata_link_catalog_t *cat,
+                                  const char *val, strata_error_t *err)
+{
+    if (cat && strata_topo_memory_find(cat, val) == NULL)
+        return opt_error(err, "memory", val,
+                         "an accelerator memory of the link catalog (e.g. hbm-h100, hbm-h200)");
+    long n = 0;
+    for (size_t g = 0; g < c->groups.n; g++)
+        if (topoio_is_accel_kind(c->groups.v[g].kind)) {
+            c->groups.v[g].memory = topoio_str(c, val);
+            n++;
+        }
+    if (n == 0) return opt_error(err, "memory", val, "a cluster with accelerators");
+    return STRATA_OK;
+}
+
 static strata_status_t apply_one(topoio_cluster_t *c, const char *key, const char *val,
                                  const strata_link_catalog_t *cat, strata_error_t *err)
 {
@@ -128,9 +147,10 @@ static strata_status_t apply_one(topoio_cluster_t *c, const char *key, const cha
     if (strcmp(key, "tiers") == 0) return opt_long(key, val, 1, &n->tiers, err);
     if (strcmp(key, "radix") == 0) return opt_long(key, val, 2, &n->radix, err);
     if (strcmp(key, "port") == 0) return opt_link(c, cat, key, val, &n->port, err);
+    if (strcmp(key, "memory") == 0) return opt_memory(c, cat, val, err);
     return strata_error_set(err, STRATA_ERR_INVALID,
                             "unknown cluster option '%s' (expected "
-                            "servers, net, oversub, nics, port, tiers or radix)",
+                            "servers, net, oversub, nics, port, tiers, radix or memory)",
                             key);
 }
 

@@ -69,6 +69,7 @@ struct strata_topo {
     int8_t *tier;
     int32_t *group, *local, *rank, *nic;
     const char **dname;
+    const char **dmem;   /* accelerators' memory ids (arena strings), NULL = none */
     int32_t *local_next; /* building: next local index per (group, kind) */
     size_t local_cap;
 
@@ -90,6 +91,12 @@ struct strata_topo {
 
     topo_shape_t shape;
 };
+
+/* Record memory id `memory` on accelerator dev, finished or not, checked
+ * against cat when cat is not NULL (strata_topo_set_memory's contract;
+ * builders of finished topologies such as the torus call it). (graph.c) */
+strata_status_t topo_record_memory(strata_topo_t *t, int32_t dev, const char *memory,
+                                   const strata_link_catalog_t *cat, strata_error_t *err);
 
 /* Growth of device/link arrays (graph.c). */
 strata_status_t topo_reserve_devices(strata_topo_t *t, int32_t n, strata_error_t *err);

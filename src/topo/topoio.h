@@ -47,6 +47,7 @@ typedef struct topoio_group {
     const char *port;  /* NICs: catalog id of the network port, may be NULL */
     const char *info;  /* free text for display (caches, "speed unknown"), may be NULL */
     long count;
+    const char *memory; /* accelerators: catalog id of their memory ("hbm-h200"), may be NULL */
 } topoio_group_t;
 
 /* One endpoint of a link rule: a whole group (index -1) or one member. */
@@ -108,6 +109,9 @@ int topoio_add_conn(topoio_cluster_t *c, long ga, long ia, long gb, long ib, con
 long topoio_find_group(const topoio_cluster_t *c, const char *name);
 /* Total devices of a given kind in one server. */
 long topoio_count_kind(const topoio_cluster_t *c, const char *kind);
+/* Whether a group kind is an accelerator (gpu, npu, tpu): the endpoints,
+ * and the only kinds that may record a memory. */
+bool topoio_is_accel_kind(const char *kind);
 
 /* Catalog id of a network port of mbps Mb/s: the fastest kind not above it
  * (InfiniBand when ib, RoCE when verbs, else Ethernet TCP); NULL below 10G. */
@@ -121,8 +125,9 @@ strata_status_t topoio_load_json_text(const char *text, const char *name,
                                       strata_error_t *err);
 /* Write c as a cluster file (the same format topoio_load_json reads). */
 strata_status_t topoio_export_json(const topoio_cluster_t *c, FILE *out, strata_error_t *err);
-/* Check that every link id is in cat and every NIC port too (importers call
- * this; the JSON loader checks as it reads). */
+/* Check that every link id is in cat, every NIC port too, and every
+ * recorded memory is an accelerator memory of cat on an accelerator group
+ * (importers call this; the JSON loader checks as it reads). */
 strata_status_t topoio_validate(const topoio_cluster_t *c, const strata_link_catalog_t *cat,
                                 const char *where, strata_error_t *err);
 
@@ -140,7 +145,7 @@ strata_status_t topoio_instantiate(const topoio_cluster_t *c, const strata_link_
 /* ==== Presets and names (preset.c) ==== */
 
 /* Resolve "NAME[:SERVERS][,key=value...]" against data/presets. Keys:
- * servers, net, oversub, nics, port, tiers, radix. Unknown preset → error
+ * servers, net, oversub, nics, port, tiers, radix, memory. Unknown preset → error
  * listing the available ones. */
 strata_status_t topoio_preset_load(const char *spec, const strata_link_catalog_t *cat,
                                    topoio_cluster_t **c_p, strata_error_t *err);

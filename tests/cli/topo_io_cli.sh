@@ -41,6 +41,14 @@ expect 1 "neg.json:1:63: \"count\" must be >= 0" topo show "$tmp/neg.json"
 printf '{"server": {"devices": [' >"$tmp/cut.json"
 expect 1 "cut.json:1:" topo show "$tmp/cut.json"
 expect 1 "nothere.json" topo show "$tmp/nothere.json"
+# "memory": an HBM id of the catalog, on accelerators only
+# (line 1: the value of "memory" opens at column 64)
+printf '{"server": {"devices": [{"name": "g", "kind": "gpu", "memory": "hbm-h900"}]}}\n' >"$tmp/mem.json"
+expect 1 "mem.json:1:64: unknown memory id \"hbm-h900\" \(expected an accelerator memory of data/links.json: hbm-a100-40," topo show "$tmp/mem.json"
+printf '{"server": {"devices": [{"name": "g", "kind": "gpu", "memory": "ddr5-4800"}]}}\n' >"$tmp/ddr.json"
+expect 1 "ddr.json:1:64: \"ddr5-4800\" is not an accelerator memory" topo show "$tmp/ddr.json"
+printf '{"server": {"devices": [{"name": "n", "kind": "nic", "memory": "hbm-h100"}]}}\n' >"$tmp/nicmem.json"
+expect 1 "nicmem.json:1:64: \"memory\" is recorded on accelerators only \(kind gpu, npu or tpu\), not on kind \"nic\"" topo show "$tmp/nicmem.json"
 
 # ---- export round trips: preset → file → same topology ----
 expect 0 "" topo show dgx-h100:4,oversub=2 --export "$tmp/h100.json"
@@ -49,6 +57,18 @@ expect 0 "" topo show "$tmp/h100.json"
 if ! cmp -s "$tmp/show1" "$tmp/out"; then echo "FAIL: exported dgx-h100:4 differs"; diff "$tmp/show1" "$tmp/out"; fail=1; fi
 expect 0 "" topo metrics dgx-1v --export -
 has '"name": "dgx-1v"'
+# the accelerators' memory survives the round trip, and the model uses it
+expect 0 "" topo show hgx-h200:2 --export "$tmp/h200x2.json"
+grep -qF '"memory": "hbm-h200"' "$tmp/h200x2.json" || { echo "FAIL: export lost the memory"; fail=1; }
+expect 0 "" topo describe "$tmp/h200x2.json"
+has "H200 SXM 141GB [memory hbm-h200]"
+# 4800 GB/s (links.md Memory ceiling, H200) / 3 passes = 1600 GB/s
+expect 0 "" coll "$tmp/h200x2.json" --sizes 1G:1G
+has "reduction 1600.0 GB/s (hbm-h200 bandwidth / 3, recorded in the cluster)"
+# memory=ID on the command line: DGX A100 40GB, 1555 GB/s / 3 = 518.3 GB/s
+expect 0 "" coll dgx-a100,memory=hbm-a100-40 --sizes 1G:1G
+has "reduction 518.3 GB/s (hbm-a100-40 bandwidth / 3, recorded in the cluster)"
+expect 1 "option memory=pcie5: expected an accelerator memory" coll dgx-a100,memory=pcie5
 
 # ---- NCCL topology XML ----
 expect 0 "" topo describe "$SRC/tests/data/nccl_h200.xml"

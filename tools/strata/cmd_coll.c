@@ -122,7 +122,7 @@ static void print_machine(FILE *out, const char *cluster, const strata_coll_mach
     char a[32], b[32], c[32], d[32];
     fprintf(out, "cluster %s: %u ranks", cluster, m->nranks);
     if (m->servers > 1) fprintf(out, " = %u servers x %u", m->servers, m->per_server);
-    fprintf(out, "\n  scale-up %s %s GB/s per rank pair (framing x%.3f), latency %s\n",
+    fprintf(out, "\n  scale-up %s %s GB/s per rank pair (packet overhead x%.3f), latency %s\n",
             m->intra_kind[0] ? m->intra_kind : "-", report_gbs(m->bw_intra, a, sizeof(a)),
             m->eta_intra, report_time(m->lat_intra, b, sizeof(b)));
     if (m->servers > 1)
@@ -130,8 +130,9 @@ static void print_machine(FILE *out, const char *cluster, const strata_coll_mach
                 m->inter_kind, report_gbs(m->bw_nic, c, sizeof(c)), m->nics,
                 report_time(m->lat_inter, d, sizeof(d)));
     if (m->reduce_bw > 0)
-        fprintf(out, "  reduction %s GB/s (memory bandwidth / 3)",
-                report_gbs(m->reduce_bw, a, sizeof(a)));
+        fprintf(out, "  reduction %s GB/s (%s bandwidth / 3, %s)",
+                report_gbs(m->reduce_bw, a, sizeof(a)), m->memory_kind,
+                strata_coll_memory_source(m));
     else
         fprintf(out, "  reduction not modelled (this accelerator's memory is not in the catalog)");
     fprintf(out, "; in-switch reduction: %s\n", m->switch_reduce ? "yes (NVLink SHARP)" : "no");

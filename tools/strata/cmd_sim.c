@@ -280,12 +280,12 @@ typedef struct run_state {
 
 /* Ranks per server of a set's collective as the collective layer sees
  * them, for the algorithms built over servers (ring channels, tree, hier,
- * nvlstree):
+ * nvlstree, innet):
  * the schedule then is the algorithm sched's model prices. 0: none. */
 static uint32_t set_group(const coll_set_t *c, const strata_topo_t *topo, uint32_t size)
 {
     if (c->algo != STRATA_ALGO_RING && c->algo != STRATA_ALGO_TREE && c->algo != STRATA_ALGO_HIER &&
-        c->algo != STRATA_ALGO_NVLSTREE)
+        c->algo != STRATA_ALGO_NVLSTREE && c->algo != STRATA_ALGO_INNET)
         return 0;
     int32_t *ranks = calloc(size, sizeof(int32_t));
     if (!ranks) return 0;
@@ -307,9 +307,9 @@ static uint32_t set_chunks(const sim_args_t *a, const coll_set_t *c, const strat
     strata_coll_machine_t m;
     strata_coll_cost_t cost;
     strata_error_t ignored;
-    if (size != P || strata_coll_machine_from_topo(topo, NULL, &m, &ignored) != STRATA_OK ||
-        strata_coll_cost(&m, c->coll, c->algo, c->size, &cost, &ignored) != STRATA_OK)
-        return 1;
+    if (size != P || strata_coll_machine_from_topo(topo, NULL, &m, &ignored) != STRATA_OK) return 1;
+    if (c->algo == STRATA_ALGO_INNET && m.servers > 1) m.net_reduce = true; /* as simulated */
+    if (strata_coll_cost(&m, c->coll, c->algo, c->size, &cost, &ignored) != STRATA_OK) return 1;
     return cost.chunks > 0 ? cost.chunks : 1;
 }
 

@@ -76,6 +76,8 @@ static void json_machine(report_json_t *j, const strata_coll_machine_t *m)
     rj_num(j, "bw_intra_Bps", m->bw_intra);
     rj_num(j, "bw_nic_Bps", m->bw_nic);
     rj_num(j, "reduce_Bps", m->reduce_bw);
+    rj_str(j, "memory", m->memory_kind);
+    rj_str(j, "memory_source", strata_coll_memory_source(m));
     rj_close(j, '}');
 }
 

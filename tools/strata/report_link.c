@@ -264,15 +264,16 @@ static void finding_memory(FILE *out, const strata_coll_machine_t *m, const repo
 {
     char a[32];
     if (m->reduce_bw <= 0) {
-        fprintf(out,
-                "  - memory: no ceiling shown: the topology names no accelerator memory and its\n  "
-                "  in-server link maps to no HBM entry of the catalog (as in 'strata coll').\n");
+        fprintf(
+            out,
+            "  - memory: no ceiling shown: the cluster records no accelerator memory and its\n  "
+            "  in-server link maps to no HBM entry of the catalog (as in 'strata coll').\n");
         return;
     }
     fprintf(out,
-            "  - memory ceiling: a GPU sums incoming data at %s GB/s (HBM of the %s\n"
-            "    generation over 3 passes, as 'strata coll' models it)",
-            report_gbs(m->reduce_bw, a, 32), m->intra_kind);
+            "  - memory ceiling: a GPU sums incoming data at %s GB/s (%s, %s;\n"
+            "    bandwidth / 3 passes, as 'strata coll' models it)",
+            report_gbs(m->reduce_bw, a, 32), m->memory_kind, strata_coll_memory_source(m));
     if (t->up > 0) fprintf(out, ", %.3gx its scale-up", m->reduce_bw / t->up);
     fprintf(out, ".\n");
 }
@@ -333,6 +334,8 @@ static void json_tiers(const report_ctx_t *ctx, const row_t *rows, int n, const 
     rj_close(j, '}');
     rj_num(j, "cliff", t->up > 0 && t->net > 0 ? t->up / t->net : 0);
     rj_num(j, "reduce_Bps", m->reduce_bw);
+    rj_str(j, "memory", m->memory_kind);
+    rj_str(j, "memory_source", strata_coll_memory_source(m));
     rj_num(j, "crossover_scale_up_B", crossover(rows, n, CLS_UP, t->up));
     rj_num(j, "crossover_scale_out_B", crossover(rows, n, CLS_NET, t->net));
     json_datalink(ctx, t);
