@@ -360,38 +360,41 @@ strata_status_t comm_shm_broadcast(comm_call_t *k, void *buf, size_t bytes, int 
 
 /* ==== Line slots ==== */
 
+/* Whether rank q's line of parity par holds sequence s (or later). */
+static bool posted(strata_comm_t *c, int q, int par, uint64_t s)
+{
+    return atomic_load_explicit(&c->lines[q].small[par].seq, memory_order_acquire) >= s;
+}
+
+/* Whether a rank from q on that has not posted s is yielding on this CPU. */
+static bool missing_needs_cpu(strata_comm_t *c, int q, int par, uint64_t s, int *cpu)
+{
+    for (int p = q; p < c->size; p++)
+        if (p != c->rank && !posted(c, p, par, s) && comm_peer_needs_cpu(c, p, cpu)) return true;
+    return false;
+}
+
 /* Wait until every rank's line of parity par holds sequence s. Yields at
  * once while some rank still missing is inside sched_yield on this CPU (it
  * needs this CPU to post), else spins: a missing rank that is running has
  * every input of the previous call, so it posts within a few hundred ns.
- * The off-CPU words are read when scanning, on the first poll and after
- * every 16 polls of the spin on the first missing rank's word; the spin
- * itself is as lean as a plain flag wait (2 ranks on 2 cores poll only
- * that word: each extra load in the loop showed in the 70 ns call). */
+ * The off-CPU words are read when scanning: on the first poll and after
+ * every 16 polls of the spin on the first missing rank's word, so 2 ranks
+ * on 2 cores poll only that word, as a plain flag wait does. */
 static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
 {
     strata_comm_t *c = k->c;
     unsigned spins = 0, polls = 0;
     int cpu = COMM_CPU_UNKNOWN, q = 0;
     for (;;) {
-        /* ranks before q have posted s; find the first that has not */
-        while (q < c->size &&
-               (q == c->rank ||
-                atomic_load_explicit(&c->lines[q].small[par].seq, memory_order_acquire) >= s))
-            q++;
+        while (q < c->size && (q == c->rank || posted(c, q, par, s)))
+            q++; /* ranks before q have posted s */
         if (q == c->size) return STRATA_OK;
-        bool needs_cpu = false;
-        for (int p = q; p < c->size && !needs_cpu; p++)
-            needs_cpu = p != c->rank &&
-                        atomic_load_explicit(&c->lines[p].small[par].seq, memory_order_relaxed) <
-                            s &&
-                        comm_peer_needs_cpu(c, p, &cpu);
-        if (needs_cpu) {
+        if (missing_needs_cpu(c, q, par, s, &cpu)) {
             comm_wait_step(c, &spins, c->spin_running, &cpu, true);
             continue;
         }
-        _Atomic uint64_t *f = &c->lines[q].small[par].seq;
-        for (int i = 0; i < 16 && atomic_load_explicit(f, memory_order_acquire) < s; i++) {
+        for (int i = 0; i < 16 && !posted(c, q, par, s); i++) {
             if ((++polls & 63) == 0) {
                 strata_status_t st = comm_check(k, q);
                 if (st != STRATA_OK) return st;

@@ -37,7 +37,8 @@
 static double ping_batch(comm_call_t *k)
 {
     strata_comm_t *c = k->c;
-    _Atomic uint64_t *mine = &c->lines[c->rank].misc.ping, *theirs = &c->lines[1 - c->rank].misc.ping;
+    _Atomic uint64_t *mine = &c->lines[c->rank].misc.ping,
+                     *theirs = &c->lines[1 - c->rank].misc.ping;
     uint64_t base = c->pseq;
     c->pseq += PINGS;
     double t0 = util_now();

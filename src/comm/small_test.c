@@ -146,11 +146,21 @@ static void reduce(ctx_t *x, strata_comm_t *c, long i)
 static void one_call(ctx_t *x, strata_comm_t *c, long i)
 {
     switch (i % 6) {
-    case 0: sum_i64(x, c, i, false); break;
-    case 1: max_f32(x, c, i); break;
-    case 2: sum_i64(x, c, i, true); break;
-    case 3: bcast(x, c, i); break;
-    case 4: reduce(x, c, i); break;
+    case 0:
+        sum_i64(x, c, i, false);
+        break;
+    case 1:
+        max_f32(x, c, i);
+        break;
+    case 2:
+        sum_i64(x, c, i, true);
+        break;
+    case 3:
+        bcast(x, c, i);
+        break;
+    case 4:
+        reduce(x, c, i);
+        break;
     default: {
         strata_status_t st = strata_comm_barrier(c, NULL);
         if (st != STRATA_OK) report(x, c, i, "barrier", st, 0, 0, 0);
@@ -189,14 +199,38 @@ static void run(int P, pin_t p)
     assert_int_equal(code, 0);
 }
 
-static void test_free_2(void **s) { (void)s, run(2, PIN_FREE); }
-static void test_free_3(void **s) { (void)s, run(3, PIN_FREE); }
-static void test_free_4(void **s) { (void)s, run(4, PIN_FREE); }
-static void test_free_5(void **s) { (void)s, run(5, PIN_FREE); }
-static void test_one_cpu_4(void **s) { (void)s, run(4, PIN_ONE_CPU); }
-static void test_one_cpu_5(void **s) { (void)s, run(5, PIN_ONE_CPU); }
-static void test_spread_4(void **s) { (void)s, run(4, PIN_SPREAD); }
-static void test_spread_5(void **s) { (void)s, run(5, PIN_SPREAD); }
+static void test_free_2(void **s)
+{
+    (void)s, run(2, PIN_FREE);
+}
+static void test_free_3(void **s)
+{
+    (void)s, run(3, PIN_FREE);
+}
+static void test_free_4(void **s)
+{
+    (void)s, run(4, PIN_FREE);
+}
+static void test_free_5(void **s)
+{
+    (void)s, run(5, PIN_FREE);
+}
+static void test_one_cpu_4(void **s)
+{
+    (void)s, run(4, PIN_ONE_CPU);
+}
+static void test_one_cpu_5(void **s)
+{
+    (void)s, run(5, PIN_ONE_CPU);
+}
+static void test_spread_4(void **s)
+{
+    (void)s, run(4, PIN_SPREAD);
+}
+static void test_spread_5(void **s)
+{
+    (void)s, run(5, PIN_SPREAD);
+}
 
 int main(void)
 {
