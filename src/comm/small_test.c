@@ -24,6 +24,9 @@
  * sleeps 20-50 µs before one call in 61 + 7r, so the others run ahead into
  * the next call and wait there.
  *
+ * After the calls each rank's own off-CPU word must be 0 (it is non-zero
+ * only inside sched_yield).
+ *
  * Exactness: inputs are integers below 1000, so int64 sums and fp32 maxima
  * are exact; the reference is computed here from the same formula.
  */
@@ -185,6 +188,11 @@ static int rank_main(void *arg)
         if (i % skew == 0) usleep(20 + (unsigned)(i % 31));
         one_call(&x, i % 3 == 2 ? d : c, i);
     }
+    /* Outside sched_yield a rank's off-CPU word must read 0, or waiters on
+     * its CPU would keep yielding to it. */
+    for (strata_comm_t *e = c; e; e = e == c ? d : NULL)
+        if (atomic_load(&e->lines[x.rank].misc.off) != 0)
+            report(&x, e, CALLS, "off word", 0, 0, 1, 0);
     strata_comm_destroy(d);
     strata_comm_destroy(c);
     return x.errors ? 1 : 0;
