@@ -259,7 +259,10 @@ typedef struct strata_coll_machine {
     double bw_nic;       /* one rank to a rank on another server (one NIC) */
     double lat_intra;    /* one message inside a server, s (path latency) */
     double lat_inter;    /* one message between the farthest servers, s */
-    double eta_intra;    /* packet efficiency applied to bw_intra (1 = none) */
+    double eta_intra;    /* packet efficiency applied to bw_intra (1 = none;
+                            0 is taken as 1). innet and nvlstree also charge
+                            the switch's read requests, (1 - eta_intra) per
+                            byte it pulls, in the other direction */
     double reduce_bw;    /* local reduction rate, B/s of output; 0 = unknown
                             (the reduction term is then not modelled) */
     bool switch_reduce;  /* scale-up switches reduce (NVLink SHARP / NVLS) */
@@ -335,7 +338,9 @@ typedef struct strata_coll_cost {
     double gamma;        /* reduction term, s */
     double steps;        /* sequential message steps (latency terms) */
     uint32_t chunks;     /* pipeline chunks the model chose */
-    double bytes_intra;  /* bytes one rank sends over scale-up links */
+    double bytes_intra;  /* bytes one rank sends over scale-up links; for innet
+                            and nvlstree its busier direction, receives plus
+                            the switch's read requests (payload-rate bytes) */
     double bytes_inter;  /* bytes one rank's share of the NICs sends */
     double algbw, busbw; /* B/s, nccl-tests definitions */
     const char *bound;   /* "latency", "scale-up bandwidth", "network bandwidth", "reduction" */

@@ -123,7 +123,8 @@ static int dbl_cmp(const void *a, const void *b)
  * the model. */
 static double pull_requests(const strata_coll_machine_t *m, double n)
 {
-    return (1 - m->eta_intra) * n;
+    double eta = m->eta_intra > 0 && m->eta_intra <= 1 ? m->eta_intra : 1; /* unset: none */
+    return (1 - eta) * n;
 }
 
 /* The HBM a scale-up link kind implies when the cluster records none: the
@@ -196,7 +197,10 @@ static void count_server(const strata_topo_t *t, strata_coll_machine_t *m)
     uint32_t g = strata_coll_ranks_per_server(t, NULL, (uint32_t)P), nics = 0, sw = 0;
     for (int32_t d = 0; d < strata_topo_device_count(t); d++) {
         strata_topo_device_t dv = strata_topo_device(t, d);
-        if (dv.kind == STRATA_DEV_NIC && dv.group == g0 && g0 >= 0) nics++;
+        /* NICs cabled to the network (a preset's nics=K leaves the others dark) */
+        if (dv.kind == STRATA_DEV_NIC && dv.group == g0 && g0 >= 0 &&
+            link_kind_to(t, d, STRATA_DEV_NET_SWITCH)[0])
+            nics++;
         if (dv.kind == STRATA_DEV_SCALEUP_SWITCH && (dv.group == g0 || g0 < 0)) sw++;
     }
     m->nranks = (uint32_t)P;

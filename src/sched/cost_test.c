@@ -342,6 +342,9 @@ static void test_innet_closed_form(void **state)
     strata_coll_cost_t k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_INNET, 64.0 * (1 << 30));
     assert_rel(k.busbw, BW * 14 / 9, 1e-5);
     assert_rel(k.bytes_intra, 9.0 / 8 * 64.0 * (1 << 30), 1e-12);
+    m.eta_intra = 0; /* filled by hand and left unset: no packet overhead, as 1 */
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_INNET, 64.0 * (1 << 30));
+    assert_rel(k.bytes_intra, 9.0 / 8 * 64.0 * (1 << 30), 1e-12);
     m.eta_intra = 0.8;
     k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_INNET, 64.0 * (1 << 30));
     assert_rel(k.busbw, BW * 1.75 / 1.325, 1e-5);
@@ -585,6 +588,16 @@ static void test_reduction_memory(void **state)
     assert_string_equal(strata_coll_memory_source(&m), "not known");
 }
 
+/* A preset with some NICs left dark (nics=4 of 8): the model counts the
+ * NICs cabled to the network, 4 per server. */
+static void test_dark_nics(void **state)
+{
+    (void)state;
+    strata_coll_machine_t m = preset("dgx-h100:2,nics=4"), full = preset("dgx-h100:2");
+    assert_int_equal(m.nics, 4);
+    assert_int_equal(full.nics, 8);
+}
+
 /* 8 x A100 SXM, NVSwitch gen2: 6 chips, 2 NVLink3 per GPU per chip (the
  * dgx-a100 preset); the same from the builder. */
 static void test_a100_ring(void **state)
@@ -671,6 +684,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_selection),
         cmocka_unit_test(test_cost_edges),
         cmocka_unit_test(test_machine_from_topo),
+        cmocka_unit_test(test_dark_nics),
         cmocka_unit_test(test_reduction_memory),
         cmocka_unit_test(test_a100_ring),
         cmocka_unit_test(test_h100_ring),
