@@ -202,6 +202,10 @@ strata_status_t comm_check(comm_call_t *k, int peer);
 void comm_relax(strata_comm_t *c, unsigned *spins);
 /* This rank's CPU (sched_getcpu), or -1. */
 int comm_this_cpu(void);
+/* CPUs this process may use (0 if unknown), and pinning it to the k-th of
+ * them, k modulo their count (launch.c; no-op on failure). */
+int comm_cpu_count(void);
+void comm_pin_cpu(int k);
 /* Yield the CPU, showing it in this rank's off-CPU word meanwhile. */
 void comm_yield(strata_comm_t *c);
 /* Whether `peer` is inside sched_yield on this rank's CPU (*cpu, looked up

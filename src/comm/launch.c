@@ -109,11 +109,22 @@ static void bind_rank(int rank, int n)
 {
     const char *env = getenv("STRATA_BIND");
     if (env && strcmp(env, "0") == 0) return;
+    if (comm_cpu_count() >= n) comm_pin_cpu(rank);
+}
+
+int comm_cpu_count(void)
+{
+    cpu_set_t mask;
+    return sched_getaffinity(0, sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : 0;
+}
+
+void comm_pin_cpu(int k)
+{
     cpu_set_t mask, one;
-    if (sched_getaffinity(0, sizeof(mask), &mask) != 0) return;
-    if (CPU_COUNT(&mask) < n) return;
-    for (int b = 0, k = 0; b < CPU_SETSIZE; b++)
-        if (CPU_ISSET(b, &mask) && k++ == rank) {
+    if (sched_getaffinity(0, sizeof(mask), &mask) != 0 || CPU_COUNT(&mask) == 0) return;
+    k %= CPU_COUNT(&mask);
+    for (int b = 0, i = 0; b < CPU_SETSIZE; b++)
+        if (CPU_ISSET(b, &mask) && i++ == k) {
             CPU_ZERO(&one);
             CPU_SET(b, &one);
             sched_setaffinity(0, sizeof(one), &one);

@@ -35,7 +35,6 @@
 
 #include "comm.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #define CALLS 20000
@@ -54,16 +53,7 @@ static int64_t val(long i, int r, size_t e)
 
 static void pin(int rank)
 {
-    cpu_set_t mask, one;
-    if (g_pin == PIN_FREE || sched_getaffinity(0, sizeof(mask), &mask) != 0) return;
-    int n = CPU_COUNT(&mask), want = g_pin == PIN_ONE_CPU ? 0 : rank % n;
-    for (int b = 0, k = 0; b < CPU_SETSIZE; b++)
-        if (CPU_ISSET(b, &mask) && k++ == want) {
-            CPU_ZERO(&one);
-            CPU_SET(b, &one);
-            sched_setaffinity(0, sizeof(one), &one);
-            return;
-        }
+    if (g_pin != PIN_FREE) comm_pin_cpu(g_pin == PIN_ONE_CPU ? 0 : rank);
 }
 
 typedef struct ctx {
