@@ -35,6 +35,8 @@ tsan:
 	@$(MAKE) --no-print-directory PRESET=tsan test
 
 bench: build
+	@bash scripts/install-deps.sh --bench
+	@cmake --build $(BUILD) --target vsmpi 2>/dev/null || echo "bench: no MPI baseline built (see bench/vs-mpi/CMakeLists.txt)"
 	@bash bench/run.sh $(BUILD)
 
 install: build

@@ -3,8 +3,13 @@
 # Idempotent and silent when everything is present; says what it cannot do.
 set -euo pipefail
 
+# The main job and the test suite need only these.
 pkgs=(cmake ninja-build pkg-config gcc make libjansson-dev libxml2-dev libhwloc-dev
-      libcmocka-dev openmpi-bin libopenmpi-dev mpich graphviz iproute2)
+      libcmocka-dev graphviz iproute2)
+# --bench adds the baseline tools of bench/ (MPI compilers with their headers).
+if [ "${1:-}" = "--bench" ]; then
+    pkgs+=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do
