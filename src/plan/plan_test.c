@@ -1,0 +1,2 @@
+#include "plan.h"
+int main(void){return 0;}

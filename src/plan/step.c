@@ -1,0 +1,416 @@
+/*
+ * step.c — one training step under a plan: validation of the sizes, the
+ * per-stage pass times (compute plus the exposed TP/CP/EP collectives of
+ * each layer), the pipeline schedule, the data-parallel gradient sync
+ * against the backward pass, the optimizer, FLOP rates and the traffic
+ * table (plan_traffic.c adds the bottleneck).
+ *
+ * Rank order (Megatron's default tp-cp-ep-dp-pp): rank = tp_rank + tp *
+ * (cp_rank + cp * (dp_rank + dp * pp_rank)), the EP group being the first
+ * ep ranks of the DP dimension. So a TP group is tp consecutive ranks, a
+ * CP group stride tp, EP and DP groups stride tp cp, a PP neighbour
+ * stride tp cp dp.
+ */
+#include "plan.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { D_TP, D_PP, D_DP, D_EP, D_CP };
+
+void strata_plan_config_default(strata_plan_config_t *c)
+{
+    *c = (strata_plan_config_t){.tp = 1, .pp = 1, .vpp = 1, .dp = 1, .ep = 1, .cp = 1, .mbs = 1,
+                                .zero = 1, .sp = true, .recompute = STRATA_RECOMP_SELECTIVE,
+                                .flash = true, .overlap_dp = true, .overlap_pp = true};
+}
+
+static strata_status_t invalid(strata_error_t *err, const char *fmt, int a, int b)
+{
+    return strata_error_set(err, STRATA_ERR_INVALID, fmt, a, b);
+}
+
+static strata_status_t check(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
+                             strata_error_t *err)
+{
+    const strata_workload_t *w = &ctx->w;
+    if (c->tp < 1 || c->pp < 1 || c->vpp < 1 || c->dp < 1 || c->ep < 1 || c->cp < 1 ||
+        c->mbs < 1 || c->gbs < 1 || c->zero < 0 || c->zero > 3)
+        return invalid(err, "plan: every size must be >= 1 (ZeRO 0-3)%.0d%.0d", 0, 0);
+    if (w->heads % c->tp) return invalid(err, "TP %d does not divide the %d attention heads", c->tp, w->heads);
+    if (w->kv_heads % c->tp && c->tp % w->kv_heads)
+        return invalid(err, "TP %d and the %d KV heads do not divide one another", c->tp,
+                       w->kv_heads);
+    if (w->layers % (c->pp * c->vpp))
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "PP %d x %d chunks does not divide the %d layers", c->pp, c->vpp,
+                                w->layers);
+    if (c->vpp > 1 && c->pp == 1)
+        return invalid(err, "interleaving (%d chunks) needs PP > 1, got PP %d", c->vpp, c->pp);
+    long prod = (long)c->tp * c->pp * c->dp * c->cp;
+    if (prod != ctx->gpus)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "TP %d x PP %d x DP %d x CP %d = %ld, not the %d GPUs", c->tp,
+                                c->pp, c->dp, c->cp, prod, ctx->gpus);
+    if (c->ep > 1 && (!w->experts || w->experts % c->ep || c->dp % c->ep))
+        return invalid(err, "EP %d must divide the experts (%d) and DP", c->ep, w->experts);
+    if (w->seq % (2 * c->cp) && c->cp > 1)
+        return invalid(err, "CP %d: 2 x CP must divide the sequence %d", c->cp, w->seq);
+    if (c->gbs % (c->mbs * c->dp))
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "batch %d is not divisible by micro-batch %d x DP %d", c->gbs,
+                                c->mbs, c->dp);
+    int m = c->gbs / (c->mbs * c->dp);
+    if (c->vpp > 1 && m % c->pp)
+        return invalid(err, "interleaving needs the %d micro-batches to be a multiple of PP %d",
+                       m, c->pp);
+    return STRATA_OK;
+}
+
+/* ==== Traffic ==== */
+
+static void traffic(strata_plan_result_t *r, const char *dim, const char *op,
+                    const plan_group_t *g, double bytes, double calls, double one,
+                    double exposed, strata_algo_t algo)
+{
+    if (r->ntraffic >= STRATA_PLAN_MAX_TRAFFIC || calls <= 0 || g->n <= 1) return;
+    strata_plan_traffic_t *t = &r->traffic[r->ntraffic++];
+    memset(t, 0, sizeof(*t));
+    snprintf(t->dim, sizeof(t->dim), "%s", dim);
+    snprintf(t->op, sizeof(t->op), "%s", op);
+    snprintf(t->tier, sizeof(t->tier), "%s", g->tier);
+    snprintf(t->algo, sizeof(t->algo), "%s", strata_algo_name(algo));
+    t->group = g->n, t->bytes = bytes, t->calls = calls, t->time = calls * one;
+    t->exposed = exposed;
+}
+
+/* ==== Per-layer communication ==== */
+
+typedef struct layer_comm {
+    double tp_f, tp_b;     /* exposed TP/SP per layer and micro-batch */
+    double cp_f, cp_b, ep_f, ep_b;
+    double tp_one, cp_one, ep_one; /* one call */
+    strata_algo_t tp_algo, cp_algo, ep_algo;
+    int tp_calls_f, tp_calls_b;
+} layer_comm_t;
+
+static double hidden_under(double comm, double window, bool overlap)
+{
+    if (!overlap) return comm;
+    return comm > window ? comm - window : 0;
+}
+
+static void layer_comm(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
+                       const plan_group_t *tp, const plan_group_t *cp, const plan_group_t *ep,
+                       const plan_layer_time_t *lt, bool moe, layer_comm_t *k)
+{
+    const strata_workload_t *w = &ctx->w;
+    double T = (double)c->mbs * w->seq / c->cp, act = T * w->hidden * 2;
+    bool full = c->recompute == STRATA_RECOMP_FULL;
+    memset(k, 0, sizeof(*k));
+    /* Megatron TP: 2 collectives per layer forward, 2 backward; SP turns
+     * each all-reduce into all-gather + reduce-scatter of the same size */
+    k->tp_calls_f = 2, k->tp_calls_b = 2 + (full ? 2 : 0);
+    if (c->sp) {
+        double ag = plan_coll_time(tp, STRATA_COLL_ALLGATHER, act, &k->tp_algo);
+        double rs = plan_coll_time(tp, STRATA_COLL_REDUCE_SCATTER, act, NULL);
+        k->tp_one = (ag + rs) / 2;
+        k->tp_calls_f *= 2, k->tp_calls_b *= 2;
+    } else {
+        k->tp_one = plan_coll_time(tp, STRATA_COLL_ALLREDUCE, act, &k->tp_algo);
+    }
+    k->tp_f = hidden_under(k->tp_calls_f * k->tp_one, lt->fwd_gemm, c->overlap_tp);
+    k->tp_b = hidden_under(k->tp_calls_b * k->tp_one, lt->bwd_gemm, c->overlap_tp);
+    /* CP (ring attention): K and V blocks gathered around the ring in
+     * forward, again in backward with dK/dV reduce-scattered; overlapped
+     * with the attention core as the ring kernels do */
+    double kv = 2 * T * ((double)w->hidden * w->kv_heads / w->heads) / c->tp * 2;
+    k->cp_one = plan_coll_time(cp, STRATA_COLL_ALLGATHER, kv * c->cp, &k->cp_algo);
+    k->cp_f = hidden_under(k->cp_one, lt->attn_core, true);
+    k->cp_b = hidden_under(2 * k->cp_one, 2 * lt->attn_core, true);
+    /* EP: all-to-all dispatch and combine, forward and backward */
+    if (moe) {
+        double a2a = T * w->topk * w->hidden * 2.0 / c->tp;
+        k->ep_one = plan_coll_time(ep, STRATA_COLL_ALLTOALL, a2a, &k->ep_algo);
+        k->ep_f = 2 * k->ep_one, k->ep_b = (full ? 4 : 2) * k->ep_one;
+    }
+}
+
+/* ==== Stages and pipeline ==== */
+
+typedef struct stages {
+    int nv;
+    double *tf, *tb;                 /* per virtual stage, one micro-batch */
+    double gemm, mem, tp, cp, ep;    /* per micro-batch on the busiest stage */
+    double work;                     /* max over stages of sum of tf + tb */
+    int busiest;
+    double tp_calls, ep_calls, cp_calls; /* per micro-batch, busiest stage */
+    double flops;                    /* executed per micro-batch, all layers, one GPU of a TP group */
+    layer_comm_t kd;                 /* a dense layer's communication */
+} stages_t;
+
+typedef struct groups {
+    plan_group_t tp, cp, ep, dp, edp, pp;
+} groups_t;
+
+static strata_status_t make_groups(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
+                                   groups_t *g, strata_error_t *err)
+{
+    int tc = c->tp * c->cp;
+    strata_status_t st;
+    if ((st = plan_group(ctx, c->tp, 1, &g->tp, err)) ||
+        (st = plan_group(ctx, c->cp, c->tp, &g->cp, err)) ||
+        (st = plan_group(ctx, c->ep, tc, &g->ep, err)) ||
+        (st = plan_group(ctx, c->dp, tc, &g->dp, err)) ||
+        (st = plan_group(ctx, c->dp / c->ep, tc * c->ep, &g->edp, err)))
+        return st;
+    return plan_group(ctx, c->pp > 1 ? 2 : 1, tc * c->dp, &g->pp, err);
+}
+
+static void add_layer(stages_t *s, int vs, const plan_layer_time_t *lt, const layer_comm_t *k)
+{
+    s->tf[vs] += lt->fwd_gemm + lt->fwd_mem + k->tp_f + k->cp_f + k->ep_f;
+    s->tb[vs] += lt->bwd_gemm + lt->bwd_mem + k->tp_b + k->cp_b + k->ep_b;
+}
+
+static strata_status_t build_stages(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
+                                    const groups_t *g, stages_t *s, strata_error_t *err)
+{
+    const strata_workload_t *w = &ctx->w;
+    plan_layer_time_t dense, moe, logits;
+    layer_comm_t kd, km;
+    s->nv = c->pp * c->vpp;
+    s->tf = util_calloc((size_t)s->nv, sizeof(double));
+    s->tb = util_calloc((size_t)s->nv, sizeof(double));
+    double *gm = util_calloc((size_t)c->pp * 5, sizeof(double));
+    if (!s->tf || !s->tb || !gm) {
+        util_free(gm);
+        return strata_error_set(err, STRATA_ERR_NOMEM, "plan: out of memory");
+    }
+    plan_layer_time(ctx, c, false, &dense);
+    plan_layer_time(ctx, c, true, &moe);
+    plan_logits_time(ctx, c, &logits);
+    layer_comm(ctx, c, &g->tp, &g->cp, &g->ep, &dense, false, &kd);
+    layer_comm(ctx, c, &g->tp, &g->cp, &g->ep, &moe, true, &km);
+    s->kd = w->experts && w->moe_first == 0 ? km : kd;
+    int per = w->layers / s->nv;
+    for (int i = 0; i < w->layers; i++) {
+        bool is_moe = strata_workload_is_moe_layer(w, i);
+        const plan_layer_time_t *lt = is_moe ? &moe : &dense;
+        const layer_comm_t *k = is_moe ? &km : &kd;
+        int vs = i / per, stage = vs % c->pp;
+        add_layer(s, vs, lt, k);
+        double *a = gm + stage * 5;
+        a[0] += lt->fwd_gemm + lt->bwd_gemm, a[1] += lt->fwd_mem + lt->bwd_mem;
+        a[2] += k->tp_f + k->tp_b, a[3] += k->cp_f + k->cp_b, a[4] += k->ep_f + k->ep_b;
+        s->flops += lt->fwd_flops + lt->bwd_flops;
+        if (stage == 0) {
+            s->tp_calls += k->tp_calls_f + k->tp_calls_b;
+            s->cp_calls += c->cp > 1 ? 3 : 0;
+            s->ep_calls += is_moe ? (k->ep_f + k->ep_b) / (k->ep_one > 0 ? k->ep_one : 1) : 0;
+        }
+    }
+    int last = s->nv - 1, lstage = last % c->pp;
+    s->tf[last] += logits.fwd_gemm + logits.fwd_mem;
+    s->tb[last] += logits.bwd_gemm + logits.bwd_mem;
+    gm[lstage * 5] += logits.fwd_gemm + logits.bwd_gemm;
+    gm[lstage * 5 + 1] += logits.fwd_mem + logits.bwd_mem;
+    s->flops += logits.fwd_flops + logits.bwd_flops;
+    s->work = -1;
+    for (int r = 0; r < c->pp; r++) {
+        double sum = 0;
+        for (int k = 0; k < c->vpp; k++)
+            sum += s->tf[k * c->pp + r] + s->tb[k * c->pp + r];
+        if (sum > s->work) s->work = sum, s->busiest = r;
+    }
+    double *a = gm + s->busiest * 5;
+    s->gemm = a[0], s->mem = a[1], s->tp = a[2], s->cp = a[3], s->ep = a[4];
+    util_free(gm);
+    return STRATA_OK;
+}
+
+/* Makespan of the schedule for m micro-batches. Past 3p micro-batches the
+ * steady state adds one busiest-stage pass pair per micro-batch, so the
+ * schedule is simulated for 2p + (m mod p) and extended exactly. */
+static double pipe_time(const strata_plan_config_t *c, const stages_t *s, int m, double tx,
+                        bool blocking)
+{
+    if (c->pp == 1) return m * s->work;
+    int ms = m;
+    if (m > 3 * c->pp) ms = 2 * c->pp + m % c->pp;
+    double t = plan_pipeline(c->pp, c->vpp, ms, s->tf, s->tb, tx, blocking);
+    return t < 0 ? t : t + (m - ms) * s->work;
+}
+
+/* ==== Data parallelism ==== */
+
+/* Megatron's DDP bucket: max(40e6, 1e6 x DP) parameters
+ * (megatron/core/distributed/distributed_data_parallel.py). Buckets are
+ * ready one after another across the window (the last micro-batch's
+ * backward on stage 0) and reduce one at a time; what runs past the
+ * window is exposed. */
+static double dp_sync(const plan_group_t *g, strata_coll_t coll, double params, double bytes_per,
+                      double window, bool overlap, double *total_p, strata_algo_t *algo_p)
+{
+    if (g->n <= 1 || params <= 0) return *total_p = 0, 0;
+    if (!overlap) {
+        *total_p = plan_coll_time(g, coll, params * bytes_per, algo_p);
+        return *total_p;
+    }
+    double bucket = fmax(40e6, 1e6 * g->n), nb = ceil(params / bucket);
+    double last = params - (nb - 1) * bucket;
+    double one = plan_coll_time(g, coll, bucket * bytes_per, algo_p);
+    double tail = plan_coll_time(g, coll, last * bytes_per, NULL);
+    double finish = 0;
+    for (double i = 1; i <= nb; i++) {
+        double arrive = window * i / nb;
+        finish = (finish > arrive ? finish : arrive) + (i == nb ? tail : one);
+    }
+    *total_p = (nb - 1) * one + tail;
+    return finish > window ? finish - window : 0;
+}
+
+/* ==== The step ==== */
+
+typedef struct dp_part {
+    double exposed, grads_total, params_total;
+    strata_algo_t ga, pa;
+    strata_coll_t gcoll;
+    double gparams, eparams;
+} dp_part_t;
+
+static void data_parallel(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
+                          const groups_t *g, const stages_t *s, dp_part_t *d)
+{
+    const strata_workload_t *w = &ctx->w;
+    double all = plan_stage_params(ctx, c, 0), experts = 0;
+    for (int i = 0; i < w->layers / c->pp; i++)
+        if (strata_workload_is_moe_layer(w, i))
+            experts += (double)w->experts / c->ep * plan_ffn_params(w, w->moe_ffn) / c->tp;
+    double window = 0, t_e = 0;
+    for (int k = 0; k < c->vpp; k++)
+        window += s->tb[k * c->pp];
+    memset(d, 0, sizeof(*d));
+    d->gparams = all - experts, d->eparams = experts;
+    d->gcoll = c->zero >= 1 ? STRATA_COLL_REDUCE_SCATTER : STRATA_COLL_ALLREDUCE;
+    d->exposed = dp_sync(&g->dp, d->gcoll, d->gparams, w->grad_bytes, window, c->overlap_dp,
+                         &d->grads_total, &d->ga);
+    d->exposed += dp_sync(&g->edp, d->gcoll, d->eparams, w->grad_bytes, window, c->overlap_dp,
+                          &t_e, NULL);
+    d->grads_total += t_e;
+    if (c->zero >= 1) {
+        /* updated weights gathered after the step; with overlap, under
+         * the first forward pass of the next step (--overlap-param-gather) */
+        double ag = plan_coll_time(&g->dp, STRATA_COLL_ALLGATHER, d->gparams * w->weight_bytes,
+                                   &d->pa) +
+                    plan_coll_time(&g->edp, STRATA_COLL_ALLGATHER, d->eparams * w->weight_bytes,
+                                   NULL);
+        d->params_total = ag;
+        d->exposed += hidden_under(ag, s->tf[0], c->overlap_dp);
+    }
+}
+
+/* ZeRO-3: each layer's weights gathered before its forward and its
+ * backward, prefetched under the previous layer when overlap is on. */
+static double zero3(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
+                    const groups_t *g, const stages_t *s, int m, double *total_p)
+{
+    if (c->zero < 3 || c->dp == 1) return *total_p = 0, 0;
+    int per = ctx->w.layers / c->pp;
+    double layer = (plan_stage_params(ctx, c, 0)) / per * ctx->w.weight_bytes;
+    double one = plan_coll_time(&g->dp, STRATA_COLL_ALLGATHER, layer, NULL);
+    double compute = s->work / per / 2; /* one pass of one layer, on average */
+    *total_p = 2.0 * per * m * one;
+    return 2.0 * per * m * hidden_under(one, compute, c->overlap_dp);
+}
+
+static void flops_and_rates(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
+                            const stages_t *s, int m, strata_plan_result_t *r)
+{
+    r->model_flops = plan_model_flops(&ctx->w, c->gbs);
+    r->hw_flops = s->flops * m * c->dp * c->tp * c->cp;
+    double denom = r->step * r->gpus;
+    r->tflops_model = r->model_flops / denom / 1e12;
+    r->tflops_hw = r->hw_flops / denom / 1e12;
+    r->mfu = r->model_flops / (denom * ctx->a.bf16);
+    r->tokens_per_s = (double)c->gbs * ctx->w.seq / r->step;
+}
+
+/* Adam: read fp32 master, m, v and the fp32 gradient, write master, m, v
+ * and the 16-bit weight: 30 bytes per local parameter. */
+static double optimizer_time(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c)
+{
+    double p = plan_stage_params(ctx, c, 0) / (c->zero >= 1 ? c->dp : 1);
+    return p * 30 / (ctx->a.hbm_bw * ctx->a.hbm_eff);
+}
+
+static void fill_traffic(const strata_plan_config_t *c, const groups_t *g, const stages_t *s,
+                         const layer_comm_t *kd, const dp_part_t *d, int m, double tx, double pp_exp,
+                         double z3, double z3_exp, strata_plan_result_t *r, const strata_plan_ctx_t *ctx)
+{
+    double T = (double)c->mbs * ctx->w.seq / c->cp, act = T * ctx->w.hidden * 2;
+    double tp_calls = s->tp_calls * m;
+    if (c->sp) {
+        traffic(r, "SP", "allgather", &g->tp, act, tp_calls / 2, kd->tp_one, s->tp * m / 2, kd->tp_algo);
+        traffic(r, "SP", "reducescatter", &g->tp, act, tp_calls / 2, kd->tp_one, s->tp * m / 2, kd->tp_algo);
+    } else {
+        traffic(r, "TP", "allreduce", &g->tp, act, tp_calls, kd->tp_one, s->tp * m, kd->tp_algo);
+    }
+    traffic(r, "CP", "allgather", &g->cp, 0, s->cp_calls * m, kd->cp_one, s->cp * m, kd->cp_algo);
+    if (r->ntraffic && !strcmp(r->traffic[r->ntraffic - 1].dim, "CP"))
+        r->traffic[r->ntraffic - 1].bytes = 2 * T * ctx->w.hidden * ctx->w.kv_heads / ctx->w.heads / c->tp * 2 * c->cp;
+    if (s->ep_calls > 0) {
+        layer_comm_t km;
+        plan_layer_time_t lt;
+        plan_layer_time(ctx, c, true, &lt);
+        layer_comm(ctx, c, &g->tp, &g->cp, &g->ep, &lt, true, &km);
+        traffic(r, "EP", "alltoall", &g->ep, T * ctx->w.topk * ctx->w.hidden * 2.0 / c->tp,
+                s->ep_calls * m, km.ep_one, s->ep * m, km.ep_algo);
+    }
+    double pp_bytes = act / (c->sp ? c->tp : 1);
+    double pp_calls = 2.0 * m * c->vpp;
+    traffic(r, "PP", "send/recv", &g->pp, pp_bytes, pp_calls, tx, pp_exp, STRATA_ALGO_PAIRWISE);
+    double gb = ctx->w.grad_bytes;
+    traffic(r, "DP", strata_coll_name(d->gcoll), &g->dp, d->gparams * gb, 1, d->grads_total,
+            d->exposed, d->ga);
+    if (c->zero >= 1)
+        traffic(r, "DP", "allgather", &g->dp, d->gparams * ctx->w.weight_bytes, 1,
+                d->params_total, 0, d->pa);
+    if (c->zero >= 3)
+        traffic(r, "DP", "allgather", &g->dp, 0, 1, z3, z3_exp, STRATA_ALGO_RING);
+}
+
+strata_status_t plan_eval_core(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
+                               strata_plan_result_t *r, strata_error_t *err)
+{
+    strata_status_t st = check(ctx, c, err);
+    if (st) return st;
+    groups_t g;
+    stages_t s = {0};
+    if ((st = make_groups(ctx, c, &g, err)) || (st = build_stages(ctx, c, &g, &s, err))) {
+        util_free(s.tf), util_free(s.tb);
+        return st;
+    }
+    memset(r, 0, sizeof(*r));
+    r->cfg = *c, r->gpus = ctx->gpus;
+    int m = r->micro = c->gbs / (c->mbs * c->dp);
+    double act = (double)c->mbs * ctx->w.seq / c->cp * ctx->w.hidden * 2;
+    double tx = plan_coll_time(&g.pp, STRATA_COLL_SENDRECV, act / (c->sp ? c->tp : 1), NULL);
+    double t0 = pipe_time(c, &s, m, 0, false), t1 = pipe_time(c, &s, m, tx, !c->overlap_pp);
+    dp_part_t d;
+    data_parallel(ctx, c, &g, &s, &d);
+    double z3 = 0, z3e = zero3(ctx, c, &g, &s, m, &z3);
+    r->compute = (s.gemm + s.mem) * m, r->compute_gemm = s.gemm * m, r->compute_mem = s.mem * m;
+    r->bubble = t0 - s.work * m;
+    r->exposed[D_TP] = s.tp * m, r->exposed[D_CP] = s.cp * m, r->exposed[D_EP] = s.ep * m;
+    r->exposed[D_PP] = t1 - t0, r->exposed[D_DP] = d.exposed + z3e;
+    r->optimizer = optimizer_time(ctx, c);
+    r->step = t1 + r->exposed[D_DP] + r->optimizer;
+    flops_and_rates(ctx, c, &s, m, r);
+    plan_memory(ctx, c, m, r);
+    fill_traffic(c, &g, &s, &s.kd, &d, m, tx, r->exposed[D_PP], z3, z3e, r, ctx);
+    util_free(s.tf), util_free(s.tb);
+    if (t0 < 0 || t1 < 0)
+        return strata_error_set(err, STRATA_ERR_INTERNAL, "plan: pipeline schedule failed");
+    return STRATA_OK;
+}
