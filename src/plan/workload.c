@@ -264,8 +264,8 @@ static strata_status_t read_accel(const util_json_doc_t *d, const json_t *a,
                                   strata_error_t *err)
 {
     static const char *const keys[] = {"id", "name", "memory", "hbm_gbs", "hbm_gb", "tflops",
-                                       "units", "tile", "gemm_eff", "gemm_eff_source", "source",
-                                       NULL};
+                                       "units", "tile", "gemm_eff", "gemm_eff_source", "hbm_eff",
+                                       "hbm_eff_source", "source", NULL};
     const char *id, *name, *mem = NULL, *src, *esrc;
     double gb, gbs = 0;
     json_t *tf;
@@ -307,6 +307,15 @@ static strata_status_t read_accel(const util_json_doc_t *d, const json_t *a,
                                "accelerator \"%s\" needs \"memory\" or \"hbm_gbs\", and \"hbm_gb\"",
                                id);
     x->hbm_bw = gbs * 1e9, x->hbm_bytes = gb * 1e9, x->hbm_eff = 1;
+    const json_t *he = json_object_get(a, "hbm_eff");
+    if (he) {
+        if (!json_is_number(he) || json_number_value(he) <= 0 || json_number_value(he) > 1)
+            return util_json_error(d, he, err, STRATA_ERR_PARSE, "\"hbm_eff\" must be in (0, 1]");
+        if (!json_is_string(json_object_get(a, "hbm_eff_source")))
+            return util_json_error(d, he, err, STRATA_ERR_PARSE,
+                                   "\"hbm_eff\" needs \"hbm_eff_source\" naming the measurement");
+        x->hbm_eff = json_number_value(he);
+    }
     snprintf(x->id, sizeof(x->id), "%s", id);
     snprintf(x->name, sizeof(x->name), "%s", name);
     snprintf(x->memory, sizeof(x->memory), "%s", mem ? mem : "");
