@@ -127,6 +127,7 @@ typedef struct strata_plan_traffic {
     char tier[48];     /* "scale-up nvlink3", "scale-out ib-hdr x1" */
     char algo[16];     /* chosen algorithm */
     int group;         /* ranks in the group */
+    int stride;        /* rank distance between its members (rank order tp-cp-ep-dp-pp) */
     double bytes;      /* per call (nccl-tests size) */
     double calls;      /* per step, per GPU */
     double time;       /* s per step (calls x one call) */
@@ -172,6 +173,15 @@ STRATA_API strata_status_t strata_plan_search(const strata_plan_ctx_t *ctx,
                                               const strata_plan_config_t *base, int gbs,
                                               strata_plan_result_t *out, int max, int *n_p,
                                               long *evaluated_p, strata_error_t *err);
+
+/* Time every kind of traffic of r with the simulator: one call of each,
+ * all groups of its dimension at once on the cluster (every DP group
+ * reducing over the same NICs), flows sharing links max-min fairly. Fills
+ * traffic[i].sim_time (per step: calls x one simulated call). Clusters of
+ * more than max_gpus GPUs are refused (ERR_RANGE) to bound the run. */
+STRATA_API strata_status_t strata_plan_simulate(const strata_plan_ctx_t *ctx,
+                                                strata_plan_result_t *r, int max_gpus,
+                                                strata_error_t *err);
 
 /* Print a result as text (the breakdown, the traffic table, memory, the
  * bottleneck) or JSON. */

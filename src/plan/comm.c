@@ -22,7 +22,7 @@
 strata_status_t plan_group(const strata_plan_ctx_t *ctx, int n, int stride, plan_group_t *g_p,
                            strata_error_t *err)
 {
-    plan_group_t g = {.m = ctx->m, .n = n};
+    plan_group_t g = {.m = ctx->m, .n = n, .stride = stride};
     if (n < 1 || (long)(n - 1) * stride >= ctx->gpus)
         return strata_error_set(err, STRATA_ERR_INVALID, "plan: group of %d ranks stride %d "
                                 "does not fit %d GPUs", n, stride, ctx->gpus);

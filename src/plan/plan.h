@@ -50,7 +50,7 @@ void plan_memory(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, in
 /* comm.c: a group of n ranks spaced `stride` apart, starting at rank 0. */
 typedef struct plan_group {
     strata_coll_machine_t m;
-    int n;
+    int n, stride;
     char tier[48];
     bool network; /* crosses the scale-out network */
 } plan_group_t;

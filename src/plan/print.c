@@ -52,14 +52,23 @@ static void print_text(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
                  "no recompute), MFU %.1f %%; %.1f TFLOP/s executed (recompute and masked "
                  "attention included); %.4g tokens/s\n",
             r->tflops_model, 100 * r->mfu, r->tflops_hw, r->tokens_per_s);
+    bool sim = false;
+    for (int i = 0; i < r->ntraffic; i++)
+        sim = sim || r->traffic[i].sim_time > 0;
     fprintf(out, "\ntraffic per step, per GPU, mapped to the stack:\n");
-    fprintf(out, "  %-4s %-14s %6s %12s %10s %-24s %-9s %10s %10s\n", "dim", "operation", "group",
-            "bytes/call", "calls", "tier", "algorithm", "time s", "exposed s");
+    fprintf(out, "  %-4s %-14s %6s %12s %10s %-24s %-9s %10s %10s%s\n", "dim", "operation", "group",
+            "bytes/call", "calls", "tier", "algorithm", "time s", "exposed s",
+            sim ? "      sim s" : "");
     for (int i = 0; i < r->ntraffic; i++) {
         const strata_plan_traffic_t *t = &r->traffic[i];
-        fprintf(out, "  %-4s %-14s %6d %12.4g %10.4g %-24s %-9s %10.4g %10.4g\n", t->dim, t->op,
+        fprintf(out, "  %-4s %-14s %6d %12.4g %10.4g %-24s %-9s %10.4g %10.4g", t->dim, t->op,
                 t->group, t->bytes, t->calls, t->tier, t->algo, t->time, t->exposed);
+        if (sim) fprintf(out, " %10.4g", t->sim_time);
+        fputc('\n', out);
     }
+    if (sim)
+        fprintf(out, "  (time: collective model, one group on its share of the links; sim s: "
+                     "simulator, all groups of the dimension at once)\n");
     fprintf(out, "\nmemory per GPU (stage 0): weights %.2f GB, gradients %.2f GB, optimizer "
                  "%.2f GB, activations %.2f GB, buffers %.2f GB = %.2f GB of %.0f GB%s\n",
             r->mem_weights / 1e9, r->mem_grads / 1e9, r->mem_optim / 1e9, r->mem_act / 1e9,
@@ -114,8 +123,10 @@ static void print_json(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
                      "\"calls\": %.6g, \"tier\": ",
                 i ? "," : "", t->dim, t->op, t->group, t->bytes, t->calls);
         json_str(out, t->tier);
-        fprintf(out, ", \"algo\": \"%s\", \"time_s\": %.6g, \"exposed_s\": %.6g}", t->algo,
+        fprintf(out, ", \"algo\": \"%s\", \"time_s\": %.6g, \"exposed_s\": %.6g", t->algo,
                 t->time, t->exposed);
+        if (t->sim_time > 0) fprintf(out, ", \"sim_time_s\": %.6g", t->sim_time);
+        fputc('}', out);
     }
     fprintf(out, "\n  ],\n  \"memory_bytes\": {\"weights\": %.6g, \"gradients\": %.6g, "
                  "\"optimizer\": %.6g, \"activations\": %.6g, \"buffers\": %.6g, \"total\": %.6g, "

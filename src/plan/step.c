@@ -80,7 +80,7 @@ static void traffic(strata_plan_result_t *r, const char *dim, const char *op,
     snprintf(t->op, sizeof(t->op), "%s", op);
     snprintf(t->tier, sizeof(t->tier), "%s", g->tier);
     snprintf(t->algo, sizeof(t->algo), "%s", strata_algo_name(algo));
-    t->group = g->n, t->bytes = bytes, t->calls = calls, t->time = calls * one;
+    t->group = g->n, t->stride = g->stride, t->bytes = bytes, t->calls = calls, t->time = calls * one;
     t->exposed = exposed;
 }
 

@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* --sim runs every group of a dimension at once; past this the run is long. */
+#define PLAN_SIM_MAX_GPUS 1024
+
 static void usage(FILE *out)
 {
     fprintf(out,
@@ -24,7 +27,7 @@ static void usage(FILE *out)
             "                   [--tp T] [--pp P] [--vpp V] [--cp C] [--ep E] [--mbs M]\n"
             "                   [--zero 0-3] [--recompute none|selective|full] [--no-sp]\n"
             "                   [--no-flash] [--fp8] [--overlap-tp] [--no-overlap-dp]\n"
-            "                   [--no-overlap-pp] [--search [--top K]] [--accel ID]\n\n"
+            "                   [--no-overlap-pp] [--search [--top K]] [--sim] [--accel ID]\n\n"
             "Model one training step of MODEL on CLUSTER under a parallel plan: compute\n"
             "(roofline with tile/wave quantisation), every collective priced by the\n"
             "collective model on its group's real placement, pipeline schedule, memory per\n"
@@ -45,6 +48,8 @@ static void usage(FILE *out)
             "  --no-overlap-pp blocking pipeline transfers\n"
             "  --search        rank every valid plan (TP, PP, v, CP, EP, micro-batch, ZeRO,\n"
             "                  recompute) that fits memory; --top K shows K (default 5)\n"
+            "  --sim           also time each traffic kind with the simulator, all groups of\n"
+            "                  its dimension at once (up to 1024 GPUs)\n"
             "  --accel ID      accelerator of data/accelerators.json\n"
             "  --json          JSON instead of text\n\n"
             "Models: strata plan --list\n");
@@ -53,7 +58,7 @@ static void usage(FILE *out)
 typedef struct plan_args {
     const char *model, *cluster, *accel;
     long gpus, top;
-    int json, search;
+    int json, search, sim;
     strata_plan_config_t cfg;
 } plan_args_t;
 
@@ -77,11 +82,7 @@ static int parse_value(const char *s, const char *v, plan_args_t *a)
     if (!strcmp(s, "--ep")) return int_opt(s, v, 1, 1 << 20, &c->ep);
     if (!strcmp(s, "--mbs")) return int_opt(s, v, 1, 1 << 20, &c->mbs);
     if (!strcmp(s, "--batch")) return int_opt(s, v, 1, 1 << 28, &c->gbs);
-    if (!strcmp(s, "--zero")) {
-        if (cli_parse_int("plan", s, v, 0, &(long){0})) return CLI_USAGE;
-        rc = int_opt(s, v, 0, 3, &c->zero);
-        return rc;
-    }
+    if (!strcmp(s, "--zero")) return int_opt(s, v, 0, 3, &c->zero);
     if (!strcmp(s, "--gpus")) return (rc = int_opt(s, v, 1, 1 << 24, &n)) ? rc : (a->gpus = n, 0);
     if (!strcmp(s, "--top")) return (rc = int_opt(s, v, 1, 100, &n)) ? rc : (a->top = n, 0);
     if (!strcmp(s, "--accel")) return a->accel = v, CLI_OK;
@@ -100,6 +101,7 @@ static int parse_flag(const char *s, plan_args_t *a)
     strata_plan_config_t *c = &a->cfg;
     if (!strcmp(s, "--json")) a->json = 1;
     else if (!strcmp(s, "--search")) a->search = 1;
+    else if (!strcmp(s, "--sim")) a->sim = 1;
     else if (!strcmp(s, "--no-sp")) c->sp = false;
     else if (!strcmp(s, "--no-flash")) c->flash = false;
     else if (!strcmp(s, "--fp8")) c->fp8 = true;
@@ -233,6 +235,8 @@ static int run(const plan_args_t *a, const strata_workload_t *w, strata_link_cat
                                  c.tp, c.pp, c.cp, rest, strata_plan_ctx_gpus(ctx));
         } else if (strata_plan_eval(ctx, &c, &r, &err)) {
             rc = cli_usage_error("plan", "%s", err.msg);
+        } else if (a->sim && strata_plan_simulate(ctx, &r, PLAN_SIM_MAX_GPUS, &err)) {
+            rc = cli_fail(&err);
         } else {
             strata_plan_print(ctx, &r, a->json, stdout);
         }
