@@ -274,6 +274,7 @@ static double dp_sync(const plan_group_t *g, strata_coll_t coll, double params, 
 
 typedef struct dp_part {
     double exposed, grads_total, params_total;
+    double exposed_grads, exposed_params; /* the parts of exposed */
     strata_algo_t ga, pa;
     strata_coll_t gcoll;
     double gparams, eparams;
@@ -298,6 +299,7 @@ static void data_parallel(const strata_plan_ctx_t *ctx, const strata_plan_config
     d->exposed += dp_sync(&g->edp, d->gcoll, d->eparams, w->grad_bytes, window, c->overlap_dp,
                           &t_e, NULL);
     d->grads_total += t_e;
+    d->exposed_grads = d->exposed;
     if (c->zero >= 1) {
         /* updated weights gathered after the step; with overlap, under
          * the first forward pass of the next step (--overlap-param-gather) */
@@ -306,7 +308,8 @@ static void data_parallel(const strata_plan_ctx_t *ctx, const strata_plan_config
                     plan_coll_time(&g->edp, STRATA_COLL_ALLGATHER, d->eparams * w->weight_bytes,
                                    NULL);
         d->params_total = ag;
-        d->exposed += hidden_under(ag, s->tf[0], c->overlap_dp);
+        d->exposed_params = hidden_under(ag, s->tf[0], c->overlap_dp);
+        d->exposed += d->exposed_params;
     }
 }
 
@@ -372,10 +375,10 @@ static void fill_traffic(const strata_plan_config_t *c, const groups_t *g, const
     traffic(r, "PP", "send/recv", &g->pp, pp_bytes, pp_calls, tx, pp_exp, STRATA_ALGO_PAIRWISE);
     double gb = ctx->w.grad_bytes;
     traffic(r, "DP", strata_coll_name(d->gcoll), &g->dp, d->gparams * gb, 1, d->grads_total,
-            d->exposed, d->ga);
+            d->exposed_grads, d->ga);
     if (c->zero >= 1)
         traffic(r, "DP", "allgather", &g->dp, d->gparams * ctx->w.weight_bytes, 1,
-                d->params_total, 0, d->pa);
+                d->params_total, d->exposed_params, d->pa);
     if (c->zero >= 3)
         traffic(r, "DP", "allgather", &g->dp, 0, 1, z3, z3_exp, STRATA_ALGO_RING);
 }
