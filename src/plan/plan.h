@@ -43,6 +43,11 @@ double plan_model_flops(const strata_workload_t *w, double sequences);
 double plan_peak(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c);
 
 /* memory.c */
+bool plan_layers_split(const strata_workload_t *w, const strata_plan_config_t *c);
+void plan_stage_layers(const strata_workload_t *w, const strata_plan_config_t *c, int vs,
+                       int *first_p, int *n_p);
+double plan_layer_params(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, int first,
+                         int n);
 double plan_stage_params(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, int stage);
 void plan_memory(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, int micro,
                  strata_plan_result_t *r);

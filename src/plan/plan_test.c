@@ -177,6 +177,27 @@ static void test_pipeline_hand_drawn(void **state)
     assert_true(strata_plan_pipeline_time(2, 2, 3, 1, 2, 0) < 0);
 }
 
+/* Llama 3 405B's split (Dubey et al. 2024, 3.3.2): 126 layers on 16
+ * stages, 8 each, one fewer on the first and the last:
+ * stage 0 = layers 0..6, stage 1 = 7..14, stage 15 = 119..125. */
+static void test_uneven_stages(void **state)
+{
+    strata_workload_t w = {.layers = 126};
+    strata_plan_config_t c = config(8, 16, 64, 1, 2048);
+    int first, n;
+    assert_true(plan_layers_split(&w, &c));
+    plan_stage_layers(&w, &c, 0, &first, &n);
+    assert_int_equal(first, 0), assert_int_equal(n, 7);
+    plan_stage_layers(&w, &c, 1, &first, &n);
+    assert_int_equal(first, 7), assert_int_equal(n, 8);
+    plan_stage_layers(&w, &c, 15, &first, &n);
+    assert_int_equal(first, 119), assert_int_equal(n, 7);
+    c.pp = 5; /* 128 is not a multiple of 5 either */
+    assert_false(plan_layers_split(&w, &c));
+    c.pp = 16, c.vpp = 2; /* only without interleaving */
+    assert_false(plan_layers_split(&w, &c));
+}
+
 /* ==== Search ==== */
 
 static strata_status_t search(fix_t *f, int gbs, strata_plan_result_t *r, int max, int *n_p,
@@ -267,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_memory_gpt_dp),
         cmocka_unit_test(test_memory_llama_3d),
         cmocka_unit_test(test_pipeline_hand_drawn),
+        cmocka_unit_test(test_uneven_stages),
         cmocka_unit_test(test_search_fits_and_covers),
         cmocka_unit_test(test_search_nothing_fits),
         cmocka_unit_test(test_bad_plans),

@@ -70,7 +70,7 @@ static bool valid_sizes(const strata_plan_ctx_t *ctx, const strata_plan_config_t
 {
     const strata_workload_t *w = &ctx->w;
     if (w->heads % c->tp || (w->kv_heads % c->tp && c->tp % w->kv_heads)) return false;
-    if (w->layers % (c->pp * c->vpp) || (c->vpp > 1 && c->pp == 1)) return false;
+    if (!plan_layers_split(w, c) || (c->vpp > 1 && c->pp == 1)) return false;
     if (c->gbs % (c->mbs * c->dp)) return false;
     int m = c->gbs / (c->mbs * c->dp);
     return !(c->vpp > 1 && m % c->pp);
@@ -103,7 +103,8 @@ strata_status_t strata_plan_search(const strata_plan_ctx_t *ctx, const strata_pl
         for (c.cp = 1; c.cp <= 16 && G % (c.tp * c.cp) == 0; c.cp *= 2) {
             if (c.cp > 1 && (w->seq < 8192 || w->seq % (2 * c.cp))) break;
             for (c.pp = 1; c.pp <= w->layers; c.pp++) {
-                if (w->layers % c.pp || G % (c.tp * c.cp * c.pp)) continue;
+                c.vpp = 1;
+                if (!plan_layers_split(w, &c) || G % (c.tp * c.cp * c.pp)) continue;
                 c.dp = G / (c.tp * c.cp * c.pp);
                 if (gbs % c.dp) continue;
                 for (c.ep = 1; c.ep <= c.dp; c.ep++) {

@@ -41,10 +41,11 @@ static strata_status_t check(const strata_plan_ctx_t *ctx, const strata_plan_con
     if (w->kv_heads % c->tp && c->tp % w->kv_heads)
         return invalid(err, "TP %d and the %d KV heads do not divide one another", c->tp,
                        w->kv_heads);
-    if (w->layers % (c->pp * c->vpp))
+    if (!plan_layers_split(w, c))
         return strata_error_set(err, STRATA_ERR_INVALID,
-                                "PP %d x %d chunks does not divide the %d layers", c->pp, c->vpp,
-                                w->layers);
+                                "PP %d x %d chunks does not divide the %d layers (nor the %d of "
+                                "one fewer on the first and last stage)", c->pp, c->vpp,
+                                w->layers, w->layers + 2);
     if (c->vpp > 1 && c->pp == 1)
         return invalid(err, "interleaving (%d chunks) needs PP > 1, got PP %d", c->vpp, c->pp);
     long prod = (long)c->tp * c->pp * c->dp * c->cp;
@@ -167,10 +168,23 @@ static strata_status_t make_groups(const strata_plan_ctx_t *ctx, const strata_pl
     return plan_group(ctx, c->pp > 1 ? 2 : 1, tc * c->dp, &g->pp, err);
 }
 
-static void add_layer(stages_t *s, int vs, const plan_layer_time_t *lt, const layer_comm_t *k)
+#define GM_COLS 8 /* per stage: GEMM, memory, TP, CP, EP seconds; TP, CP, EP calls */
+
+/* One layer on virtual stage vs: its pass times, and the busiest-stage
+ * accounting (gm: per stage GEMM, memory, TP, CP, EP seconds). */
+static void add_layer(stages_t *s, double *gm, const strata_plan_config_t *c, int vs,
+                      const plan_layer_time_t *lt, const layer_comm_t *k, bool is_moe)
 {
+    int stage = vs % c->pp;
     s->tf[vs] += lt->fwd_gemm + lt->fwd_mem + k->tp_f + k->cp_f + k->ep_f;
     s->tb[vs] += lt->bwd_gemm + lt->bwd_mem + k->tp_b + k->cp_b + k->ep_b;
+    double *a = gm + stage * GM_COLS;
+    a[0] += lt->fwd_gemm + lt->bwd_gemm, a[1] += lt->fwd_mem + lt->bwd_mem;
+    a[2] += k->tp_f + k->tp_b, a[3] += k->cp_f + k->cp_b, a[4] += k->ep_f + k->ep_b;
+    a[5] += k->tp_calls_f + k->tp_calls_b;
+    a[6] += c->cp > 1 ? 3 : 0;
+    a[7] += is_moe ? (k->ep_f + k->ep_b) / (k->ep_one > 0 ? k->ep_one : 1) : 0;
+    s->flops += lt->fwd_flops + lt->bwd_flops;
 }
 
 static strata_status_t build_stages(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
@@ -182,7 +196,7 @@ static strata_status_t build_stages(const strata_plan_ctx_t *ctx, const strata_p
     s->nv = c->pp * c->vpp;
     s->tf = util_calloc((size_t)s->nv, sizeof(double));
     s->tb = util_calloc((size_t)s->nv, sizeof(double));
-    double *gm = util_calloc((size_t)c->pp * 5, sizeof(double));
+    double *gm = util_calloc((size_t)c->pp * GM_COLS, sizeof(double));
     if (!s->tf || !s->tb || !gm) {
         util_free(gm);
         return strata_error_set(err, STRATA_ERR_NOMEM, "plan: out of memory");
@@ -193,28 +207,19 @@ static strata_status_t build_stages(const strata_plan_ctx_t *ctx, const strata_p
     layer_comm(ctx, c, &g->tp, &g->cp, &g->ep, &dense, false, &kd);
     layer_comm(ctx, c, &g->tp, &g->cp, &g->ep, &moe, true, &km);
     s->kd = w->experts && w->moe_first == 0 ? km : kd;
-    int per = w->layers / s->nv;
-    for (int i = 0; i < w->layers; i++) {
-        bool is_moe = strata_workload_is_moe_layer(w, i);
-        const plan_layer_time_t *lt = is_moe ? &moe : &dense;
-        const layer_comm_t *k = is_moe ? &km : &kd;
-        int vs = i / per, stage = vs % c->pp;
-        add_layer(s, vs, lt, k);
-        double *a = gm + stage * 5;
-        a[0] += lt->fwd_gemm + lt->bwd_gemm, a[1] += lt->fwd_mem + lt->bwd_mem;
-        a[2] += k->tp_f + k->tp_b, a[3] += k->cp_f + k->cp_b, a[4] += k->ep_f + k->ep_b;
-        s->flops += lt->fwd_flops + lt->bwd_flops;
-        if (stage == 0) {
-            s->tp_calls += k->tp_calls_f + k->tp_calls_b;
-            s->cp_calls += c->cp > 1 ? 3 : 0;
-            s->ep_calls += is_moe ? (k->ep_f + k->ep_b) / (k->ep_one > 0 ? k->ep_one : 1) : 0;
+    for (int vs = 0; vs < s->nv; vs++) {
+        int first, n;
+        plan_stage_layers(w, c, vs, &first, &n);
+        for (int i = first; i < first + n; i++) {
+            bool is_moe = strata_workload_is_moe_layer(w, i);
+            add_layer(s, gm, c, vs, is_moe ? &moe : &dense, is_moe ? &km : &kd, is_moe);
         }
     }
     int last = s->nv - 1, lstage = last % c->pp;
     s->tf[last] += logits.fwd_gemm + logits.fwd_mem;
     s->tb[last] += logits.bwd_gemm + logits.bwd_mem;
-    gm[lstage * 5] += logits.fwd_gemm + logits.bwd_gemm;
-    gm[lstage * 5 + 1] += logits.fwd_mem + logits.bwd_mem;
+    gm[lstage * GM_COLS] += logits.fwd_gemm + logits.bwd_gemm;
+    gm[lstage * GM_COLS + 1] += logits.fwd_mem + logits.bwd_mem;
     s->flops += logits.fwd_flops + logits.bwd_flops;
     s->work = -1;
     for (int r = 0; r < c->pp; r++) {
@@ -223,8 +228,9 @@ static strata_status_t build_stages(const strata_plan_ctx_t *ctx, const strata_p
             sum += s->tf[k * c->pp + r] + s->tb[k * c->pp + r];
         if (sum > s->work) s->work = sum, s->busiest = r;
     }
-    double *a = gm + s->busiest * 5;
+    double *a = gm + s->busiest * GM_COLS;
     s->gemm = a[0], s->mem = a[1], s->tp = a[2], s->cp = a[3], s->ep = a[4];
+    s->tp_calls = a[5], s->cp_calls = a[6], s->ep_calls = a[7];
     util_free(gm);
     return STRATA_OK;
 }
@@ -285,9 +291,13 @@ static void data_parallel(const strata_plan_ctx_t *ctx, const strata_plan_config
 {
     const strata_workload_t *w = &ctx->w;
     double all = plan_stage_params(ctx, c, 0), experts = 0;
-    for (int i = 0; i < w->layers / c->pp; i++)
-        if (strata_workload_is_moe_layer(w, i))
-            experts += (double)w->experts / c->ep * plan_ffn_params(w, w->moe_ffn) / c->tp;
+    for (int k = 0; k < c->vpp; k++) {
+        int first, n;
+        plan_stage_layers(w, c, k * c->pp, &first, &n);
+        for (int i = first; i < first + n; i++)
+            if (strata_workload_is_moe_layer(w, i))
+                experts += (double)w->experts / c->ep * plan_ffn_params(w, w->moe_ffn) / c->tp;
+    }
     double window = 0, t_e = 0;
     for (int k = 0; k < c->vpp; k++)
         window += s->tb[k * c->pp];
@@ -319,8 +329,10 @@ static double zero3(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
                     const groups_t *g, const stages_t *s, int m, double *total_p)
 {
     if (c->zero < 3 || c->dp == 1) return *total_p = 0, 0;
-    int per = ctx->w.layers / c->pp;
-    double layer = (plan_stage_params(ctx, c, 0)) / per * ctx->w.weight_bytes;
+    int first, per;
+    plan_stage_layers(&ctx->w, c, 0, &first, &per);
+    per *= c->vpp;
+    double layer = plan_stage_params(ctx, c, 0) / per * ctx->w.weight_bytes;
     double one = plan_coll_time(&g->dp, STRATA_COLL_ALLGATHER, layer, NULL);
     double compute = s->work / per / 2; /* one pass of one layer, on average */
     *total_p = 2.0 * per * m * one;

@@ -11,7 +11,7 @@ expect 2 "missing MODEL" plan
 expect 2 "missing CLUSTER" plan $M
 expect 2 "unknown model 'nope'" plan nope dgx-a100
 expect 2 "TP 5 does not divide the 24 attention heads" plan $M dgx-a100 --gpus 40 --tp 5
-expect 2 "PP 5 x 1 chunks does not divide the 24 layers" plan $M dgx-a100 --gpus 40 --pp 5
+expect 2 "PP 5 x 1 chunks does not divide the 24 layers \\(nor the 26" plan $M dgx-a100 --gpus 40 --pp 5
 expect 2 "= 3 does not divide the 8 GPUs" plan $M dgx-a100 --tp 3
 expect 2 "batch 12 is not divisible by micro-batch 1 x DP 8" plan $M dgx-a100 --batch 12
 expect 2 "batch 64 is not divisible by micro-batch 3 x DP 8" plan $M dgx-a100 --batch 64 --mbs 3
