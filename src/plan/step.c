@@ -310,8 +310,8 @@ static void data_parallel(const strata_plan_ctx_t *ctx, const strata_plan_config
                           &t_e, NULL);
     d->grads_total += t_e;
     d->exposed_grads = d->exposed;
-    if (c->zero >= 1) {
-        /* updated weights gathered after the step; with overlap, under
+    if (c->zero == 1 || c->zero == 2) {
+        /* updated weights gathered after the step (ZeRO-3 gathers per layer instead); with overlap, under
          * the first forward pass of the next step (--overlap-param-gather) */
         double ag = plan_coll_time(&g->dp, STRATA_COLL_ALLGATHER, d->gparams * w->weight_bytes,
                                    &d->pa) +
@@ -325,18 +325,23 @@ static void data_parallel(const strata_plan_ctx_t *ctx, const strata_plan_config
 
 /* ZeRO-3: each layer's weights gathered before its forward and its
  * backward, prefetched under the previous layer when overlap is on. */
-static double zero3(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
-                    const groups_t *g, const stages_t *s, int m, double *total_p)
+typedef struct z3 {
+    double bytes, calls, one, exposed;
+} z3_t;
+
+static void zero3(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
+                  const groups_t *g, const stages_t *s, int m, z3_t *z)
 {
-    if (c->zero < 3 || c->dp == 1) return *total_p = 0, 0;
+    memset(z, 0, sizeof(*z));
+    if (c->zero < 3 || c->dp == 1) return;
     int first, per;
     plan_stage_layers(&ctx->w, c, 0, &first, &per);
     per *= c->vpp;
-    double layer = plan_stage_params(ctx, c, 0) / per * ctx->w.weight_bytes;
-    double one = plan_coll_time(&g->dp, STRATA_COLL_ALLGATHER, layer, NULL);
+    z->bytes = plan_stage_params(ctx, c, 0) / per * ctx->w.weight_bytes;
+    z->one = plan_coll_time(&g->dp, STRATA_COLL_ALLGATHER, z->bytes, NULL);
     double compute = s->work / per / 2; /* one pass of one layer, on average */
-    *total_p = 2.0 * per * m * one;
-    return 2.0 * per * m * hidden_under(one, compute, c->overlap_dp);
+    z->calls = 2.0 * per * m;
+    z->exposed = z->calls * hidden_under(z->one, compute, c->overlap_dp);
 }
 
 static void flops_and_rates(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
@@ -361,7 +366,7 @@ static double optimizer_time(const strata_plan_ctx_t *ctx, const strata_plan_con
 
 static void fill_traffic(const strata_plan_config_t *c, const groups_t *g, const stages_t *s,
                          const layer_comm_t *kd, const dp_part_t *d, int m, double tx, double pp_exp,
-                         double z3, double z3_exp, strata_plan_result_t *r, const strata_plan_ctx_t *ctx)
+                         const z3_t *z, strata_plan_result_t *r, const strata_plan_ctx_t *ctx)
 {
     double T = (double)c->mbs * ctx->w.seq / c->cp, act = T * ctx->w.hidden * 2;
     double tp_calls = s->tp_calls * m;
@@ -388,11 +393,12 @@ static void fill_traffic(const strata_plan_config_t *c, const groups_t *g, const
     double gb = ctx->w.grad_bytes;
     traffic(r, "DP", strata_coll_name(d->gcoll), &g->dp, d->gparams * gb, 1, d->grads_total,
             d->exposed_grads, d->ga);
-    if (c->zero >= 1)
+    if (c->zero == 1 || c->zero == 2)
         traffic(r, "DP", "allgather", &g->dp, d->gparams * ctx->w.weight_bytes, 1,
                 d->params_total, d->exposed_params, d->pa);
     if (c->zero >= 3)
-        traffic(r, "DP", "allgather", &g->dp, 0, 1, z3, z3_exp, STRATA_ALGO_RING);
+        traffic(r, "DP", "allgather", &g->dp, z->bytes, z->calls, z->one, z->exposed,
+                STRATA_ALGO_RING);
 }
 
 strata_status_t plan_eval_core(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
@@ -414,16 +420,17 @@ strata_status_t plan_eval_core(const strata_plan_ctx_t *ctx, const strata_plan_c
     double t0 = pipe_time(c, &s, m, 0, false), t1 = pipe_time(c, &s, m, tx, !c->overlap_pp);
     dp_part_t d;
     data_parallel(ctx, c, &g, &s, &d);
-    double z3 = 0, z3e = zero3(ctx, c, &g, &s, m, &z3);
+    z3_t z;
+    zero3(ctx, c, &g, &s, m, &z);
     r->compute = (s.gemm + s.mem) * m, r->compute_gemm = s.gemm * m, r->compute_mem = s.mem * m;
     r->bubble = t0 - s.work * m;
     r->exposed[D_TP] = s.tp * m, r->exposed[D_CP] = s.cp * m, r->exposed[D_EP] = s.ep * m;
-    r->exposed[D_PP] = t1 - t0, r->exposed[D_DP] = d.exposed + z3e;
+    r->exposed[D_PP] = t1 - t0, r->exposed[D_DP] = d.exposed + z.exposed;
     r->optimizer = optimizer_time(ctx, c);
     r->step = t1 + r->exposed[D_DP] + r->optimizer;
     flops_and_rates(ctx, c, &s, m, r);
     plan_memory(ctx, c, m, r);
-    fill_traffic(c, &g, &s, &s.kd, &d, m, tx, r->exposed[D_PP], z3, z3e, r, ctx);
+    fill_traffic(c, &g, &s, &s.kd, &d, m, tx, r->exposed[D_PP], &z, r, ctx);
     util_free(s.tf), util_free(s.tb);
     if (t0 < 0 || t1 < 0)
         return strata_error_set(err, STRATA_ERR_INTERNAL, "plan: pipeline schedule failed");
