@@ -26,15 +26,12 @@ strata_status_t plan_group(const strata_plan_ctx_t *ctx, int n, int stride, plan
     if (n < 1 || (long)(n - 1) * stride >= ctx->gpus)
         return strata_error_set(err, STRATA_ERR_INVALID, "plan: group of %d ranks stride %d "
                                 "does not fit %d GPUs", n, stride, ctx->gpus);
-    int32_t ranks[4096];
-    uint32_t per = 0;
-    if (n <= 4096) {
-        for (int i = 0; i < n; i++)
-            ranks[i] = (int32_t)((long)i * stride);
-        per = strata_coll_ranks_per_server(ctx->topo, ranks, (uint32_t)n);
-    } else if (stride >= (int)ctx->m.per_server) {
-        per = 1;
-    }
+    int32_t *ranks = util_malloc((size_t)n * sizeof(int32_t));
+    if (!ranks) return strata_error_set(err, STRATA_ERR_NOMEM, "plan: out of memory");
+    for (int i = 0; i < n; i++)
+        ranks[i] = (int32_t)((long)i * stride);
+    uint32_t per = strata_coll_ranks_per_server(ctx->topo, ranks, (uint32_t)n);
+    util_free(ranks);
     if (per == 0) per = ctx->m.servers > 1 ? 1 : (uint32_t)n; /* not in runs: assume apart */
     strata_coll_machine_t *m = &g.m;
     m->nranks = (uint32_t)n;

@@ -89,6 +89,27 @@ static void test_executed_flops_sc21(void **state)
     fix_close(&f);
 }
 
+/* Parameter counts against the published ones (a second source: the
+ * papers' own totals): Mixtral 8x7B 46.7 B total, 12.9 B active (Jiang et
+ * al. 2024); Llama 2 7B 6.74 B (Touvron et al. 2023, model card); Llama 3
+ * 8B 8.03 B and 405B 405 B (Dubey et al. 2024); GPT-3 175B (Brown et al.
+ * 2020: 175.0 B, 174.6 B with its 50257-token vocabulary). */
+static void test_param_counts(void **state)
+{
+    static const struct { const char *m; double total, active, tol; } k[] = {
+        {"mixtral-8x7b", 46.7e9, 12.9e9, 0.01}, {"llama2-7b", 6.74e9, 6.74e9, 0.005},
+        {"llama3-8b", 8.03e9, 8.03e9, 0.005},   {"llama3-405b", 405e9, 405e9, 0.01},
+        {"gpt3-175b", 175e9, 175e9, 0.01},
+    };
+    for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+        strata_workload_t w;
+        strata_error_t err;
+        assert_int_equal(strata_workload_load(k[i].m, &w, &err), STRATA_OK);
+        assert_rel(strata_workload_params(&w), k[i].total, k[i].tol);
+        assert_rel(strata_workload_active_params(&w), k[i].active, k[i].tol);
+    }
+}
+
 /* ==== Memory ==== */
 
 /* Config A: GPT 1.7B, TP 1, PP 1, DP 8, micro-batch 1, ZeRO-0, full
@@ -285,6 +306,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_model_flops_closed_form),
         cmocka_unit_test(test_executed_flops_sc21),
+        cmocka_unit_test(test_param_counts),
         cmocka_unit_test(test_memory_gpt_dp),
         cmocka_unit_test(test_memory_llama_3d),
         cmocka_unit_test(test_pipeline_hand_drawn),

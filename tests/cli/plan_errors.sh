@@ -27,6 +27,8 @@ expect 2 "no accelerator with id 'x100'" plan $M ring:8 --accel x100
 expect 2 "EP 3 must divide the experts" plan mixtral-8x7b dgx-h100:2 --ep 3 --batch 48
 expect 1 "unknown cluster" plan $M nope:3
 expect 1 "no plan fits memory: the nearest" plan gpt-1t dgx-a100 --search
+expect 1 "the plan does not fit: .* \\(misses by" plan gpt-18.4b dgx-a100 --tp 1 --batch 64
+expect 0 "" plan gpt-1.7b dgx-a100,oversub=2 --gpus 16 --batch 64
 expect 0 "" plan $M dgx-a100 --batch 64
 expect 0 "" plan $M ring:8 --accel h100 --batch 64 --json
 expect 0 "" plan --list

@@ -151,15 +151,20 @@ static int load_cluster(const plan_args_t *a, const strata_link_catalog_t *cat,
     if (strata_topo_load_spec(a->cluster, cat, t_p, &err)) return cli_fail(&err);
     long n = strata_topo_endpoint_count(*t_p);
     if (!a->gpus || a->gpus == n) return CLI_OK;
-    bool preset = !strchr(a->cluster, ':') && !strchr(a->cluster, '.') && n > 0;
+    bool preset = !strchr(a->cluster, ':') && !strstr(a->cluster, ".json") &&
+                  !strstr(a->cluster, ".xml") && n > 0;
     strata_topo_destroy(*t_p);
     *t_p = NULL;
     if (!preset || a->gpus % n)
         return cli_usage_error("plan", "--gpus %ld does not match cluster '%s' (%ld GPUs%s)",
                                a->gpus, a->cluster, n,
                                preset ? " per server, which must divide it" : "");
-    char spec[256];
-    snprintf(spec, sizeof(spec), "%s:%ld", a->cluster, a->gpus / n);
+    /* NAME[,options] -> NAME:SERVERS[,options] */
+    char spec[512];
+    const char *comma = strchr(a->cluster, ',');
+    int name_len = comma ? (int)(comma - a->cluster) : (int)strlen(a->cluster);
+    snprintf(spec, sizeof(spec), "%.*s:%ld%s", name_len, a->cluster, a->gpus / n,
+             comma ? comma : "");
     if (strata_topo_load_spec(spec, cat, t_p, &err)) return cli_fail(&err);
     return CLI_OK;
 }
@@ -239,6 +244,12 @@ static int run(const plan_args_t *a, const strata_workload_t *w, strata_link_cat
             rc = cli_fail(&err);
         } else {
             strata_plan_print(ctx, &r, a->json, stdout);
+            if (!r.fits) {
+                fprintf(stderr, "strata plan: the plan does not fit: %.2f GB per GPU on a %.0f GB "
+                                "accelerator (misses by %.2f GB)\n", r.mem_total / 1e9,
+                        r.mem_capacity / 1e9, (r.mem_total - r.mem_capacity) / 1e9);
+                rc = CLI_FAIL;
+            }
         }
     }
     strata_plan_ctx_destroy(ctx);
