@@ -262,6 +262,35 @@ static void test_search_nothing_fits(void **state)
     fix_close(&f);
 }
 
+/* ==== Simulator beside the model ==== */
+
+/* Llama 3 8B on two DGX H100, TP 8, DP 2: eight DP groups, each a pair of
+ * GPUs on the same rail of the two servers. The model prices one group on
+ * its share of the server's NICs (8 NICs / 8 groups = 1 each); the
+ * simulator runs all eight at once on the real fabric. On a rail-optimised
+ * non-blocking fabric the share is exact: the two must agree. */
+static void test_sim_matches_share(void **state)
+{
+    fix_t f;
+    fix_open(&f, "llama3-8b", "dgx-h100:2");
+    strata_plan_config_t c = config(8, 1, 2, 1, 32);
+    c.zero = 0, c.overlap_dp = false;
+    strata_plan_result_t r;
+    strata_error_t err;
+    assert_int_equal(strata_plan_eval(f.ctx, &c, &r, &err), STRATA_OK);
+    assert_int_equal(strata_plan_simulate(f.ctx, &r, 64, &err), STRATA_OK);
+    int dp = -1;
+    for (int i = 0; i < r.ntraffic; i++)
+        if (!strcmp(r.traffic[i].dim, "DP")) dp = i;
+    assert_true(dp >= 0);
+    assert_int_equal(r.traffic[dp].group, 2);
+    assert_non_null(strstr(r.traffic[dp].tier, "scale-out"));
+    assert_rel(r.traffic[dp].sim_time, r.traffic[dp].time, 0.02);
+    /* a cluster past the bound is refused */
+    assert_int_equal(strata_plan_simulate(f.ctx, &r, 8, &err), STRATA_ERR_RANGE);
+    fix_close(&f);
+}
+
 /* ==== Bad input ==== */
 
 static void test_bad_plans(void **state)
@@ -313,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_uneven_stages),
         cmocka_unit_test(test_search_fits_and_covers),
         cmocka_unit_test(test_search_nothing_fits),
+        cmocka_unit_test(test_sim_matches_share),
         cmocka_unit_test(test_bad_plans),
         cmocka_unit_test(test_bad_workload_file),
     };

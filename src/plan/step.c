@@ -281,6 +281,9 @@ static double dp_sync(const plan_group_t *g, strata_coll_t coll, double params, 
 typedef struct dp_part {
     double exposed, grads_total, params_total;
     double exposed_grads, exposed_params; /* the parts of exposed */
+    double egrads_total, exposed_egrads;  /* expert gradients over the expert-DP group */
+    double eparams_total, exposed_eparams;
+    strata_algo_t ea, epa;
     strata_algo_t ga, pa;
     strata_coll_t gcoll;
     double gparams, eparams;
@@ -298,28 +301,32 @@ static void data_parallel(const strata_plan_ctx_t *ctx, const strata_plan_config
             if (strata_workload_is_moe_layer(w, i))
                 experts += (double)w->experts / c->ep * plan_ffn_params(w, w->moe_ffn) / c->tp;
     }
-    double window = 0, t_e = 0;
+    double window = 0;
     for (int k = 0; k < c->vpp; k++)
         window += s->tb[k * c->pp];
     memset(d, 0, sizeof(*d));
     d->gparams = all - experts, d->eparams = experts;
     d->gcoll = c->zero >= 1 ? STRATA_COLL_REDUCE_SCATTER : STRATA_COLL_ALLREDUCE;
-    d->exposed = dp_sync(&g->dp, d->gcoll, d->gparams, w->grad_bytes, window, c->overlap_dp,
-                         &d->grads_total, &d->ga);
-    d->exposed += dp_sync(&g->edp, d->gcoll, d->eparams, w->grad_bytes, window, c->overlap_dp,
-                          &t_e, NULL);
-    d->grads_total += t_e;
-    d->exposed_grads = d->exposed;
+    d->exposed_grads = dp_sync(&g->dp, d->gcoll, d->gparams, w->grad_bytes, window,
+                               c->overlap_dp, &d->grads_total, &d->ga);
+    d->exposed_egrads = dp_sync(&g->edp, d->gcoll, d->eparams, w->grad_bytes, window,
+                                c->overlap_dp, &d->egrads_total, &d->ea);
+    d->exposed = d->exposed_grads + d->exposed_egrads;
     if (c->zero == 1 || c->zero == 2) {
-        /* updated weights gathered after the step (ZeRO-3 gathers per layer instead); with overlap, under
-         * the first forward pass of the next step (--overlap-param-gather) */
-        double ag = plan_coll_time(&g->dp, STRATA_COLL_ALLGATHER, d->gparams * w->weight_bytes,
-                                   &d->pa) +
-                    plan_coll_time(&g->edp, STRATA_COLL_ALLGATHER, d->eparams * w->weight_bytes,
-                                   NULL);
-        d->params_total = ag;
-        d->exposed_params = hidden_under(ag, s->tf[0], c->overlap_dp);
-        d->exposed += d->exposed_params;
+        /* updated weights gathered after the step (ZeRO-3 gathers per
+         * layer instead); with overlap, under the first forward pass of
+         * the next step (--overlap-param-gather); the expert weights'
+         * gather runs after the dense one */
+        d->params_total = plan_coll_time(&g->dp, STRATA_COLL_ALLGATHER,
+                                         d->gparams * w->weight_bytes, &d->pa);
+        d->eparams_total = plan_coll_time(&g->edp, STRATA_COLL_ALLGATHER,
+                                          d->eparams * w->weight_bytes, &d->epa);
+        double ag = d->params_total + d->eparams_total;
+        double exposed = hidden_under(ag, s->tf[0], c->overlap_dp);
+        /* charged to the expert gather first: it is the later one */
+        d->exposed_eparams = exposed < d->eparams_total ? exposed : d->eparams_total;
+        d->exposed_params = exposed - d->exposed_eparams;
+        d->exposed += exposed;
     }
 }
 
@@ -393,9 +400,15 @@ static void fill_traffic(const strata_plan_config_t *c, const groups_t *g, const
     double gb = ctx->w.grad_bytes;
     traffic(r, "DP", strata_coll_name(d->gcoll), &g->dp, d->gparams * gb, 1, d->grads_total,
             d->exposed_grads, d->ga);
+    if (d->eparams > 0)
+        traffic(r, "EDP", strata_coll_name(d->gcoll), &g->edp, d->eparams * gb, 1,
+                d->egrads_total, d->exposed_egrads, d->ea);
     if (c->zero == 1 || c->zero == 2)
         traffic(r, "DP", "allgather", &g->dp, d->gparams * ctx->w.weight_bytes, 1,
                 d->params_total, d->exposed_params, d->pa);
+    if ((c->zero == 1 || c->zero == 2) && d->eparams > 0)
+        traffic(r, "EDP", "allgather", &g->edp, d->eparams * ctx->w.weight_bytes, 1,
+                d->eparams_total, d->exposed_eparams, d->epa);
     if (c->zero >= 3)
         traffic(r, "DP", "allgather", &g->dp, z->bytes, z->calls, z->one, z->exposed,
                 STRATA_ALGO_RING);

@@ -32,6 +32,8 @@ expect 0 "" plan gpt-1.7b dgx-a100,oversub=2 --gpus 16 --batch 64
 expect 0 "" plan $M dgx-a100 --batch 64
 expect 0 "" plan $M ring:8 --accel h100 --batch 64 --json
 expect 0 "" plan --list
+expect 0 "" plan mixtral-8x7b dgx-h100:4 --tp 2 --ep 8 --batch 64 --sim
+expect 1 "limited to 1024 GPUs" plan gpt-1.7b dgx-a100:256 --sim --batch 2048
 expect 0 "" plan --help
 # a bad workload file points at the line and column
 printf '{"name": "x", "source": "s", "layers": 2, "hidden": 64,\n "heads": 5, "ffn_hidden": 256, "vocab": 10, "seq": 8}\n' >"$tmp/bad.json"
