@@ -100,7 +100,21 @@ typedef struct strata_plan_config {
     bool overlap_dp; /* DP gradient sync bucketed under the backward pass */
     bool overlap_tp; /* TP/SP collectives hidden under GEMMs */
     bool overlap_pp; /* PP transfers asynchronous (not on the critical path) */
+    /* Rank order, fastest-varying first: a permutation of the
+     * STRATA_PLAN_DIM_* values; all zero = Megatron's tp-cp-ep-dp-pp. EP
+     * is always the fastest part of DP. */
+    uint8_t order[4];
 } strata_plan_config_t;
+
+enum { STRATA_PLAN_DIM_TP = 0, STRATA_PLAN_DIM_CP = 1, STRATA_PLAN_DIM_DP = 2,
+       STRATA_PLAN_DIM_PP = 3 };
+
+/* Parse an order like "tp-cp-ep-dp-pp" or "tp-pp-dp" (dimensions left
+ * out keep their default place after the named ones; "ep" may stand just
+ * before "dp"). 0 ok, -1 bad (unknown or repeated dimension). */
+STRATA_API int strata_plan_order_parse(const char *s, uint8_t order[4]);
+/* The order as text ("tp-cp-ep-dp-pp"), into buf; returns buf. */
+STRATA_API const char *strata_plan_order_str(const uint8_t order[4], char *buf, size_t len);
 
 /* Defaults: tp=pp=vpp=dp=ep=cp=1, mbs=1, zero=1, sp on, selective
  * recompute, flash on, overlap_dp and overlap_pp on, overlap_tp off. */

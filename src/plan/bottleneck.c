@@ -65,6 +65,7 @@ static bool change(int k, const strata_plan_config_t *base, strata_plan_config_t
     case 9: c->pp /= 2, c->dp *= 2, c->vpp = 1; snprintf(what, len, "PP %d, DP %d", c->pp, c->dp); return base->pp % 2 == 0;
     case 10: c->mbs *= 2; snprintf(what, len, "micro-batch %d", c->mbs); return true;
     case 11: c->zero = 1; snprintf(what, len, "distributed optimizer (ZeRO-1)"); return base->zero == 0 && c->dp > 1;
+    case 12: strata_plan_order_parse("tp-cp-pp-dp", c->order); snprintf(what, len, "rank order tp-cp-pp-dp (pipeline stages inside a server)"); return c->pp > 1 && !base->order[0] && !base->order[1];
     default: return false;
     }
 }
@@ -73,7 +74,7 @@ static void advise(const strata_plan_ctx_t *ctx, strata_plan_result_t *r)
 {
     double best = r->step;
     snprintf(r->advice, sizeof(r->advice), "no single change tried makes the step shorter");
-    for (int k = 0; k < 12; k++) {
+    for (int k = 0; k < 13; k++) {
         strata_plan_config_t c;
         strata_plan_result_t x;
         char what[80];

@@ -23,8 +23,10 @@ static void print_config(const strata_plan_result_t *r, FILE *out)
                  " %s attention%s\n",
             r->gpus, c->gbs, r->micro, c->mbs, c->zero, recomp_name(c->recompute),
             c->flash ? "flash" : "unfused", c->fp8 ? "; FP8 GEMMs" : "");
-    fprintf(out, "overlap: DP %s, TP %s, PP %s\n", c->overlap_dp ? "on" : "off",
-            c->overlap_tp ? "on" : "off", c->overlap_pp ? "on" : "off");
+    char ord[48];
+    fprintf(out, "overlap: DP %s, TP %s, PP %s; rank order %s\n", c->overlap_dp ? "on" : "off",
+            c->overlap_tp ? "on" : "off", c->overlap_pp ? "on" : "off",
+            strata_plan_order_str(c->order, ord, sizeof(ord)));
 }
 
 static void row(FILE *out, const char *what, double t, double step)
@@ -92,6 +94,7 @@ static void json_str(FILE *out, const char *s)
 static void print_json(const strata_plan_ctx_t *ctx, const strata_plan_result_t *r, FILE *out)
 {
     const strata_plan_config_t *c = &r->cfg;
+    char ord[48];
     fprintf(out, "{\n  \"model\": ");
     json_str(out, ctx->w.name);
     fprintf(out, ",\n  \"accelerator\": ");
@@ -100,11 +103,12 @@ static void print_json(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
                  "\"dp\": %d, \"ep\": %d, \"cp\": %d, \"micro_batch\": %d, \"global_batch\": %d, "
                  "\"micro_batches\": %d, \"zero\": %d, \"sp\": %s, \"recompute\": \"%s\", "
                  "\"flash\": %s, \"fp8\": %s, \"overlap_dp\": %s, \"overlap_tp\": %s, "
-                 "\"overlap_pp\": %s},\n",
+                 "\"overlap_pp\": %s, \"order\": \"%s\"},\n",
             r->gpus, c->tp, c->pp, c->vpp, c->dp, c->ep, c->cp, c->mbs, c->gbs, r->micro, c->zero,
             c->sp ? "true" : "false", recomp_name(c->recompute), c->flash ? "true" : "false",
             c->fp8 ? "true" : "false", c->overlap_dp ? "true" : "false",
-            c->overlap_tp ? "true" : "false", c->overlap_pp ? "true" : "false");
+            c->overlap_tp ? "true" : "false", c->overlap_pp ? "true" : "false",
+            strata_plan_order_str(c->order, ord, sizeof(ord)));
     fprintf(out, "  \"step_s\": %.6g,\n  \"breakdown_s\": {\"compute_gemm\": %.6g, "
                  "\"compute_memory\": %.6g, \"exposed_tp\": %.6g, \"exposed_pp\": %.6g, "
                  "\"exposed_dp\": %.6g, \"exposed_ep\": %.6g, \"exposed_cp\": %.6g, "

@@ -9,7 +9,7 @@
  * (cp_rank + cp * (dp_rank + dp * pp_rank)), the EP group being the first
  * ep ranks of the DP dimension. So a TP group is tp consecutive ranks, a
  * CP group stride tp, EP and DP groups stride tp cp, a PP neighbour
- * stride tp cp dp.
+ * stride tp cp dp. Another order (config.order) permutes the strides.
  */
 #include "plan.h"
 
@@ -34,6 +34,12 @@ static strata_status_t check(const strata_plan_ctx_t *ctx, const strata_plan_con
                              strata_error_t *err)
 {
     const strata_workload_t *w = &ctx->w;
+    unsigned mask = 0;
+    for (int i = 0; i < 4; i++)
+        mask |= c->order[i] < 4 ? 1u << c->order[i] : 16u;
+    if (mask != 15 && (c->order[0] | c->order[1] | c->order[2] | c->order[3]))
+        return invalid(err, "plan: the rank order must name tp, cp, dp and pp once each%.0d%.0d",
+                       0, 0);
     if (c->tp < 1 || c->pp < 1 || c->vpp < 1 || c->dp < 1 || c->ep < 1 || c->cp < 1 ||
         c->mbs < 1 || c->gbs < 1 || c->zero < 0 || c->zero > 3)
         return invalid(err, "plan: every size must be >= 1 (ZeRO 0-3)%.0d%.0d", 0, 0);
@@ -66,6 +72,50 @@ static strata_status_t check(const strata_plan_ctx_t *ctx, const strata_plan_con
         return invalid(err, "interleaving needs the %d micro-batches to be a multiple of PP %d",
                        m, c->pp);
     return STRATA_OK;
+}
+
+/* ==== Rank order ==== */
+
+static const char *const dim_names[4] = {"tp", "cp", "dp", "pp"};
+
+int strata_plan_order_parse(const char *s, uint8_t order[4])
+{
+    uint8_t o[4];
+    int n = 0;
+    bool seen[4] = {false};
+    char tok[8];
+    while (*s) {
+        size_t k = strcspn(s, "-,");
+        if (k == 0 || k >= sizeof(tok)) return -1;
+        memcpy(tok, s, k), tok[k] = 0;
+        s += k + (s[k] ? 1 : 0);
+        if (!strcmp(tok, "ep")) {
+            if (*s && strncmp(s, "dp", 2)) return -1; /* ep must stand before dp */
+            continue;
+        }
+        int d = 0;
+        while (d < 4 && strcmp(tok, dim_names[d])) d++;
+        if (d == 4 || seen[d]) return -1;
+        seen[d] = true, o[n++] = (uint8_t)d;
+    }
+    for (int d = 0; d < 4; d++)
+        if (!seen[d]) o[n++] = (uint8_t)d;
+    memcpy(order, o, 4);
+    return 0;
+}
+
+const char *strata_plan_order_str(const uint8_t order[4], char *buf, size_t len)
+{
+    uint8_t def[4] = {0, 1, 2, 3};
+    const uint8_t *o = order[0] || order[1] || order[2] || order[3] ? order : def;
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < 4 && o[i] < 4; i++) {
+        int k = snprintf(buf + used, len - used, "%s%s%s", i ? "-" : "",
+                         o[i] == STRATA_PLAN_DIM_DP ? "ep-" : "", dim_names[o[i]]);
+        if (k > 0 && (size_t)k < len - used) used += (size_t)k;
+    }
+    return buf;
 }
 
 /* ==== Traffic ==== */
@@ -154,18 +204,31 @@ typedef struct groups {
     plan_group_t tp, cp, ep, dp, edp, pp;
 } groups_t;
 
+/* Rank distance between neighbours of each dimension under c's order:
+ * the product of the sizes of the dimensions that vary faster. */
+static void strides(const strata_plan_config_t *c, long st[4])
+{
+    uint8_t def[4] = {0, 1, 2, 3};
+    const uint8_t *o = c->order[0] || c->order[1] || c->order[2] || c->order[3] ? c->order : def;
+    int size[4] = {c->tp, c->cp, c->dp, c->pp};
+    long run = 1;
+    for (int i = 0; i < 4; i++)
+        st[o[i]] = run, run *= size[o[i]];
+}
+
 static strata_status_t make_groups(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
                                    groups_t *g, strata_error_t *err)
 {
-    int tc = c->tp * c->cp;
-    strata_status_t st;
-    if ((st = plan_group(ctx, c->tp, 1, &g->tp, err)) ||
-        (st = plan_group(ctx, c->cp, c->tp, &g->cp, err)) ||
-        (st = plan_group(ctx, c->ep, tc, &g->ep, err)) ||
-        (st = plan_group(ctx, c->dp, tc, &g->dp, err)) ||
-        (st = plan_group(ctx, c->dp / c->ep, tc * c->ep, &g->edp, err)))
-        return st;
-    return plan_group(ctx, c->pp > 1 ? 2 : 1, tc * c->dp, &g->pp, err);
+    long st[4];
+    strata_status_t s;
+    strides(c, st);
+    if ((s = plan_group(ctx, c->tp, (int)st[0], &g->tp, err)) ||
+        (s = plan_group(ctx, c->cp, (int)st[1], &g->cp, err)) ||
+        (s = plan_group(ctx, c->ep, (int)st[2], &g->ep, err)) ||
+        (s = plan_group(ctx, c->dp, (int)st[2], &g->dp, err)) ||
+        (s = plan_group(ctx, c->dp / c->ep, (int)(st[2] * c->ep), &g->edp, err)))
+        return s;
+    return plan_group(ctx, c->pp > 1 ? 2 : 1, (int)st[3], &g->pp, err);
 }
 
 #define GM_COLS 8 /* per stage: GEMM, memory, TP, CP, EP seconds; TP, CP, EP calls */

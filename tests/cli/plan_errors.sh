@@ -21,6 +21,8 @@ expect 2 "--gpus 12 does not match cluster 'dgx-a100'" plan $M dgx-a100 --gpus 1
 expect 2 "--recompute expects none, selective or full" plan $M dgx-a100 --recompute some
 expect 2 "--zero must be at most 3" plan $M dgx-a100 --zero 4
 expect 2 "--tp needs a value" plan $M dgx-a100 --tp
+expect 2 "--order expects tp, cp, \\(ep-\\)dp and pp once each" plan $M dgx-a100 --order tp-tp-dp
+expect 2 "--order expects" plan $M dgx-a100 --order tp-xx
 expect 2 "unknown option '--bogus'" plan $M dgx-a100 --bogus
 expect 2 "records no accelerator memory" plan $M ring:8
 expect 2 "no accelerator with id 'x100'" plan $M ring:8 --accel x100

@@ -27,7 +27,8 @@ static void usage(FILE *out)
             "                   [--tp T] [--pp P] [--vpp V] [--cp C] [--ep E] [--mbs M]\n"
             "                   [--zero 0-3] [--recompute none|selective|full] [--no-sp]\n"
             "                   [--no-flash] [--fp8] [--overlap-tp] [--no-overlap-dp]\n"
-            "                   [--no-overlap-pp] [--search [--top K]] [--sim] [--accel ID]\n\n"
+            "                   [--no-overlap-pp] [--order O] [--search [--top K]] [--sim]\n"
+            "                   [--accel ID]\n\n"
             "Model one training step of MODEL on CLUSTER under a parallel plan: compute\n"
             "(roofline with tile/wave quantisation), every collective priced by the\n"
             "collective model on its group's real placement, pipeline schedule, memory per\n"
@@ -46,6 +47,9 @@ static void usage(FILE *out)
             "  --overlap-tp    hide TP collectives under GEMMs\n"
             "  --no-overlap-dp gradient sync after the backward pass, not under it\n"
             "  --no-overlap-pp blocking pipeline transfers\n"
+            "  --order O       rank order, fastest first (default tp-cp-ep-dp-pp: TP inside\n"
+            "                  a server, PP across); tp-cp-pp-dp puts pipeline stages inside\n"
+            "                  a server and DP across\n"
             "  --search        rank every valid plan (TP, PP, v, CP, EP, micro-batch, ZeRO,\n"
             "                  recompute) that fits memory; --top K shows K (default 5)\n"
             "  --sim           also time each traffic kind with the simulator, all groups of\n"
@@ -86,6 +90,12 @@ static int parse_value(const char *s, const char *v, plan_args_t *a)
     if (!strcmp(s, "--gpus")) return (rc = int_opt(s, v, 1, 1 << 24, &n)) ? rc : (a->gpus = n, 0);
     if (!strcmp(s, "--top")) return (rc = int_opt(s, v, 1, 100, &n)) ? rc : (a->top = n, 0);
     if (!strcmp(s, "--accel")) return a->accel = v, CLI_OK;
+    if (!strcmp(s, "--order")) {
+        if (strata_plan_order_parse(v, c->order))
+            return cli_usage_error("plan", "--order expects tp, cp, (ep-)dp and pp once each, "
+                                   "fastest first (e.g. tp-cp-ep-dp-pp), got '%s'", v);
+        return CLI_OK;
+    }
     if (!strcmp(s, "--recompute")) {
         if (!strcmp(v, "none")) c->recompute = STRATA_RECOMP_NONE;
         else if (!strcmp(v, "selective")) c->recompute = STRATA_RECOMP_SELECTIVE;
@@ -123,7 +133,7 @@ static int parse_args(int argc, char **argv, plan_args_t *a)
             if (!parse_flag(s, a)) continue;
             if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)) {
                 if (strstr(" --tp --pp --vpp --cp --ep --mbs --batch --zero --gpus --top --accel "
-                           "--recompute ", s) && strlen(s) > 2)
+                           "--recompute --order ", s) && strlen(s) > 2)
                     return cli_usage_error("plan", "%s needs a value", s);
                 return cli_usage_error("plan", "unknown option '%s'", s);
             }
