@@ -262,6 +262,37 @@ static void test_search_nothing_fits(void **state)
     fix_close(&f);
 }
 
+/* Rank order: GPT 1.7B on 4 DGX A100, TP 2, PP 4, DP 4. Default order
+ * tp-cp-dp-pp: a pipeline neighbour is TP x DP = 8 ranks away, on the
+ * next server (scale-out); tp-pp-dp: 2 ranks away, same server
+ * (scale-up), and the DP group (stride 8) now spans the servers. */
+static void test_rank_order_tiers(void **state)
+{
+    fix_t f;
+    fix_open(&f, "gpt-1.7b", "dgx-a100:4");
+    strata_plan_config_t c = config(2, 4, 4, 1, 64);
+    strata_plan_result_t r;
+    strata_error_t err;
+    const char *tier[2][2]; /* [order][PP, DP] */
+    char buf[2][2][48];
+    for (int o = 0; o < 2; o++) {
+        if (o) assert_int_equal(strata_plan_order_parse("tp-pp-dp", c.order), 0);
+        assert_int_equal(strata_plan_eval(f.ctx, &c, &r, &err), STRATA_OK);
+        for (int i = 0; i < r.ntraffic; i++) {
+            int k = !strcmp(r.traffic[i].dim, "PP") ? 0 : !strcmp(r.traffic[i].dim, "DP") ? 1 : -1;
+            if (k >= 0) snprintf(buf[o][k], 48, "%s", r.traffic[i].tier), tier[o][k] = buf[o][k];
+        }
+    }
+    assert_string_equal(tier[0][0], "scale-out ib-hdr");
+    assert_string_equal(tier[1][0], "scale-up nvlink3");
+    assert_string_equal(tier[1][1], "scale-out ib-hdr");
+    char s[48];
+    assert_string_equal(strata_plan_order_str(c.order, s, sizeof(s)), "tp-pp-ep-dp-cp");
+    assert_int_equal(strata_plan_order_parse("tp-dp-tp", c.order), -1);
+    assert_int_equal(strata_plan_order_parse("tp-ep-pp", c.order), -1);
+    fix_close(&f);
+}
+
 /* ==== Simulator beside the model ==== */
 
 /* Llama 3 8B on two DGX H100, TP 8, DP 2: eight DP groups, each a pair of
@@ -342,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_uneven_stages),
         cmocka_unit_test(test_search_fits_and_covers),
         cmocka_unit_test(test_search_nothing_fits),
+        cmocka_unit_test(test_rank_order_tiers),
         cmocka_unit_test(test_sim_matches_share),
         cmocka_unit_test(test_bad_plans),
         cmocka_unit_test(test_bad_workload_file),
