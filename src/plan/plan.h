@@ -18,7 +18,9 @@ struct strata_plan_ctx {
     int gpus;
 };
 
-/* workload.c */
+/* workload.c: a workload from JSON text (name labels errors). */
+strata_status_t plan_workload_parse_text(const char *text, size_t len, const char *name,
+                                         strata_workload_t *w_p, strata_error_t *err);
 int plan_moe_layers(const strata_workload_t *w);
 double plan_attn_params(const strata_workload_t *w);
 double plan_ffn_params(const strata_workload_t *w, double ffn);

@@ -63,7 +63,7 @@ static strata_status_t check(const strata_plan_ctx_t *ctx, const strata_plan_con
         return invalid(err, "EP %d must divide the experts (%d) and DP", c->ep, w->experts);
     if (w->seq % (2 * c->cp) && c->cp > 1)
         return invalid(err, "CP %d: 2 x CP must divide the sequence %d", c->cp, w->seq);
-    if (c->gbs % (c->mbs * c->dp))
+    if (c->gbs % ((long)c->mbs * c->dp))
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "batch %d is not divisible by micro-batch %d x DP %d", c->gbs,
                                 c->mbs, c->dp);

@@ -154,6 +154,18 @@ strata_status_t strata_workload_load(const char *name, strata_workload_t *w_p,
     return st;
 }
 
+strata_status_t plan_workload_parse_text(const char *text, size_t len, const char *name,
+                                         strata_workload_t *w_p, strata_error_t *err)
+{
+    util_json_doc_t *doc = NULL;
+    strata_workload_t w;
+    strata_status_t st = util_json_load_text(text, len, name, &doc, err);
+    if (!st) st = read_workload(doc, &w, err);
+    util_json_doc_destroy(doc);
+    if (!st) *w_p = w;
+    return st;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
