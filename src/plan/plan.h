@@ -78,4 +78,17 @@ void plan_finish_result(const strata_plan_ctx_t *ctx, strata_plan_result_t *r);
 strata_status_t plan_eval_core(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
                                strata_plan_result_t *r, strata_error_t *err);
 
+/* Pipeline makespans remembered across evaluations that differ only in
+ * the ZeRO stage (which changes no pass time): one entry per
+ * recomputation mode. Owned by one caller (the search). */
+typedef struct plan_pipe_cache {
+    bool valid[3];
+    strata_plan_config_t key[3];
+    double t0[3], t1[3];
+} plan_pipe_cache_t;
+
+strata_status_t plan_eval_cached(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
+                                 plan_pipe_cache_t *cache, strata_plan_result_t *r,
+                                 strata_error_t *err);
+
 #endif

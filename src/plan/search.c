@@ -11,7 +11,8 @@
  * Exact pruning, no heuristics: recomputation only adds work and
  * communication, so for each other choice the least recomputation that
  * fits memory is the fastest and the others are skipped; memory is
- * checked before the step is timed. The bottleneck and advice are computed
+ * checked before the step is timed, and the ZeRO stages of one plan share
+ * its pipeline schedule (ZeRO changes no pass time). The bottleneck and advice are computed
  * for the returned plans only.
  */
 #include "plan.h"
@@ -25,6 +26,7 @@ typedef struct best {
     long evaluated, nofit, valid;
     double nearest; /* smallest memory miss, bytes */
     strata_plan_config_t nearest_cfg;
+    plan_pipe_cache_t cache; /* the ZeRO stages of one plan share its schedule */
 } best_t;
 
 static void keep(best_t *b, const strata_plan_result_t *r)
@@ -61,7 +63,7 @@ static void try_config(const strata_plan_ctx_t *ctx, strata_plan_config_t *c, be
             continue;
         }
         b->evaluated++;
-        if (plan_eval_core(ctx, c, &r, NULL) == STRATA_OK) keep(b, &r);
+        if (plan_eval_cached(ctx, c, &b->cache, &r, NULL) == STRATA_OK) keep(b, &r);
         return;
     }
 }

@@ -477,8 +477,38 @@ static void fill_traffic(const strata_plan_config_t *c, const groups_t *g, const
                 STRATA_ALGO_RING);
 }
 
+/* Same pass times: every field but the ZeRO stage equal. */
+static bool same_passes(const strata_plan_config_t *a, const strata_plan_config_t *b)
+{
+    return a->tp == b->tp && a->pp == b->pp && a->vpp == b->vpp && a->dp == b->dp &&
+           a->ep == b->ep && a->cp == b->cp && a->mbs == b->mbs && a->gbs == b->gbs &&
+           a->sp == b->sp && a->recompute == b->recompute && a->flash == b->flash &&
+           a->fp8 == b->fp8 && a->overlap_dp == b->overlap_dp && a->overlap_tp == b->overlap_tp &&
+           a->overlap_pp == b->overlap_pp && !memcmp(a->order, b->order, sizeof(a->order));
+}
+
+static void pipe_times(const strata_plan_config_t *c, const stages_t *s, int m, double tx,
+                       plan_pipe_cache_t *cache, double *t0_p, double *t1_p)
+{
+    int k = c->recompute >= 0 && c->recompute < 3 ? (int)c->recompute : 0;
+    if (cache && cache->valid[k] && same_passes(&cache->key[k], c)) {
+        *t0_p = cache->t0[k], *t1_p = cache->t1[k];
+        return;
+    }
+    *t0_p = pipe_time(c, s, m, 0, false);
+    *t1_p = pipe_time(c, s, m, tx, !c->overlap_pp);
+    if (cache) cache->valid[k] = true, cache->key[k] = *c, cache->t0[k] = *t0_p, cache->t1[k] = *t1_p;
+}
+
 strata_status_t plan_eval_core(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
                                strata_plan_result_t *r, strata_error_t *err)
+{
+    return plan_eval_cached(ctx, c, NULL, r, err);
+}
+
+strata_status_t plan_eval_cached(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
+                                 plan_pipe_cache_t *cache, strata_plan_result_t *r,
+                                 strata_error_t *err)
 {
     strata_status_t st = check(ctx, c, err);
     if (st) return st;
@@ -493,7 +523,8 @@ strata_status_t plan_eval_core(const strata_plan_ctx_t *ctx, const strata_plan_c
     int m = r->micro = c->gbs / (c->mbs * c->dp);
     double act = (double)c->mbs * ctx->w.seq / c->cp * ctx->w.hidden * 2;
     double tx = plan_coll_time(&g.pp, STRATA_COLL_SENDRECV, act / (c->sp ? c->tp : 1), NULL);
-    double t0 = pipe_time(c, &s, m, 0, false), t1 = pipe_time(c, &s, m, tx, !c->overlap_pp);
+    double t0, t1;
+    pipe_times(c, &s, m, tx, cache, &t0, &t1);
     dp_part_t d;
     data_parallel(ctx, c, &g, &s, &d);
     z3_t z;
