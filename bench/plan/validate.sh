@@ -38,18 +38,25 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|"
 while IFS='|' read -r name model cluster tp pp batch pub era src; do
   flags=$OLD
   [ "$era" = NEW ] && flags=$NEW
-  out=$("$S" plan "$model" "$cluster" --tp "$tp" --pp "$pp" --batch "$batch" $flags --json 2>&1) || {
-    echo "| $name | | $tp | $pp | | $batch | $pub | not modelled: ${out//|/} | | | |"; continue; }
-  python3 - "$name" "$pub" <<PY "$out"
+  # a plan the memory model rejects still prints its step (exit 1): keep
+  # the figure and say so in the row
+  note=""
+  out=$("$S" plan "$model" "$cluster" --tp "$tp" --pp "$pp" --batch "$batch" $flags --json \
+        2>"${TMPDIR:-/tmp}/validate.err") || note=$(cat "${TMPDIR:-/tmp}/validate.err")
+  if [ -z "$out" ]; then
+    echo "| $name | | $tp | $pp | | $batch | $pub | not modelled: ${note//|/} | | | |"; continue
+  fi
+  python3 - "$name" "$pub" "${note#strata plan: }" <<PY "$out"
 import json, sys
-name, pub = sys.argv[1], float(sys.argv[2])
-d = json.loads(sys.argv[3])
+name, pub, note = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+d = json.loads(sys.argv[4])
 c = d["config"]
 # 2021 papers count executed FLOPs (the SC21 formula, recompute
 # included); Llama 3 counts model FLOPs
 p = d["executed_tflops_per_gpu"] if "SC21" in name or "MT-NLG" in name else d["tflops_per_gpu"]
+b = d["bottleneck"] + ("; " + note if note else "")
 print("| %s | %d | %d | %d | %d | %d | %.0f | %.1f | %+.1f %% | %.2f | %s |" % (
     name, d["gpus"], c["tp"], c["pp"], c["dp"], c["global_batch"], pub, p,
-    100 * (p / pub - 1), d["step_s"], d["bottleneck"]))
+    100 * (p / pub - 1), d["step_s"], b))
 PY
 done <<<"$rows"

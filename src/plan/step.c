@@ -38,11 +38,12 @@ static strata_status_t check(const strata_plan_ctx_t *ctx, const strata_plan_con
     for (int i = 0; i < 4; i++)
         mask |= c->order[i] < 4 ? 1u << c->order[i] : 16u;
     if (mask != 15 && (c->order[0] | c->order[1] | c->order[2] | c->order[3]))
-        return invalid(err, "plan: the rank order must name tp, cp, dp and pp once each%.0d%.0d",
-                       0, 0);
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "plan: the rank order must name tp, cp, dp and pp once each");
     if (c->tp < 1 || c->pp < 1 || c->vpp < 1 || c->dp < 1 || c->ep < 1 || c->cp < 1 ||
         c->mbs < 1 || c->gbs < 1 || c->zero < 0 || c->zero > 3)
-        return invalid(err, "plan: every size must be >= 1 (ZeRO 0-3)%.0d%.0d", 0, 0);
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "plan: every size must be >= 1 and ZeRO 0-3");
     if (w->heads % c->tp) return invalid(err, "TP %d does not divide the %d attention heads", c->tp, w->heads);
     if (w->kv_heads % c->tp && c->tp % w->kv_heads)
         return invalid(err, "TP %d and the %d KV heads do not divide one another", c->tp,
