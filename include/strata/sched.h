@@ -259,8 +259,9 @@ typedef struct strata_coll_machine {
     double bw_nic;       /* one rank to a rank on another server (one NIC) */
     double lat_intra;    /* one message inside a server, s (path latency) */
     double lat_inter;    /* one message between the farthest servers, s */
-    double eta_intra;    /* packet efficiency applied to bw_intra (1 = none;
-                            0 is taken as 1). innet and nvlstree also charge
+    double eta_intra;    /* packet efficiency of the scale-up link, already
+                            inside bw_intra (the link layer's figure; 1 =
+                            none, 0 is taken as 1). innet and nvlstree charge
                             the switch's read requests, (1 - eta_intra) per
                             byte it pulls, in the other direction */
     double reduce_bw;    /* local reduction rate, B/s of output; 0 = unknown
@@ -307,12 +308,10 @@ STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *to
  * "not known" when there is none. Static strings. */
 STRATA_API const char *strata_coll_memory_source(const strata_coll_machine_t *m);
 
-/* Share of a link kind's catalog bandwidth that carries data: NVLink's
- * packet overhead (128 B of payload per 160 B packet, cost.c) for "nvlink*"
- * kinds, whose catalog figure is the signalling rate; 1 for every other
- * kind (their figures already carry their packet overheads). The simulator
- * scales its link capacities by it, as the model scales bw_intra; 1 minus
- * it is what a switch's read request costs per pulled byte (NVLS). */
+/* NVLink's store-packet efficiency for "nvlink*" kinds, 1 for others
+ * (strata_link_store_eta). It is already inside every catalog bandwidth:
+ * use it only for what a switch's read request costs per pulled byte,
+ * 1 minus it (NVLS). */
 STRATA_API double strata_coll_link_efficiency(const char *kind);
 
 /* Ranks per server of a collective whose rank r runs on endpoint ranks[r]

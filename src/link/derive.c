@@ -264,3 +264,11 @@ strata_status_t link_derive_defaults(link_entry_t *e, strata_error_t *err)
     l->flow_basis = sp->flow_basis ? sp->flow_basis : "";
     return STRATA_OK;
 }
+
+/* ==== Store packets without a catalog ==== */
+
+double strata_link_store_eta(const char *kind)
+{
+    bool nvl = kind && (strncmp(kind, "nvlink", 6) == 0 || strncmp(kind, "nvswitch", 8) == 0);
+    return nvl ? STRATA_NVLINK_PAYLOAD / (STRATA_NVLINK_PAYLOAD + STRATA_NVLINK_OVERHEAD) : 1.0;
+}
