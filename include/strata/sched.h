@@ -374,6 +374,40 @@ STRATA_API size_t strata_coll_crossovers(const strata_coll_machine_t *m, strata_
                                          double lo, double hi, double *sizes_p,
                                          strata_algo_t *algos_p, size_t max);
 
+/* ==== What NCCL would pick (nccl.c) ==== */
+
+/* NCCL's algorithms (nccl_tuner.h order: Tree, Ring, CollNetDirect,
+ * CollNetChain, NVLS, NVLSTree, PAT) and protocols (LL, LL128, Simple). */
+#define STRATA_NCCL_ALGOS  7
+#define STRATA_NCCL_PROTOS 3
+
+typedef struct strata_nccl_choice {
+    int algo, proto;         /* indices: strata_nccl_algo_name / _proto_name */
+    double model_time;       /* NCCL's own estimate, s (its tuning model) */
+    double proto_eta;        /* payload share of the protocol's bytes */
+    strata_coll_cost_t cost; /* strata's price of the schedule NCCL runs
+                                (cost.algo) under that protocol */
+} strata_nccl_choice_t;
+
+/* The (algorithm, protocol) NCCL's public tuning model (src/graph/
+ * tuning.cc: per-architecture latency and bandwidth tables) picks for coll
+ * of `bytes` on m, with m's derived bandwidths standing in for NCCL's
+ * topology search, and strata's price of that schedule. ERR_UNSUPPORTED
+ * when NCCL implements none of it here (alltoall, sendrecv, barrier). */
+STRATA_API strata_status_t strata_coll_select_nccl(const strata_coll_machine_t *m,
+                                                   strata_coll_t coll, double bytes,
+                                                   strata_nccl_choice_t *out_p,
+                                                   strata_error_t *err);
+/* NCCL's estimate for one (algorithm, protocol), s; INFINITY when NCCL would
+ * not run it here. */
+STRATA_API double strata_nccl_model_time(const strata_coll_machine_t *m, strata_coll_t coll,
+                                         int algo, int proto, double bytes);
+STRATA_API const char *strata_nccl_algo_name(int algo);
+STRATA_API const char *strata_nccl_proto_name(int proto);
+/* Shipping libraries that implement algo ("NCCL, RCCL", ...), or NULL when
+ * none does (strata's own schedule). Static strings. */
+STRATA_API const char *strata_algo_libraries(strata_algo_t algo);
+
 #ifdef __cplusplus
 }
 #endif
