@@ -105,6 +105,22 @@ STRATA_API const strata_link_t *strata_link_find(const strata_link_catalog_t *ca
  * request traffic). */
 STRATA_API double strata_link_store_eta(const char *kind);
 
+/* ==== What a collective library's protocols leave of a link ==== */
+
+/* NCCL's protocols (shared/reference/nccl.md §2.5: src/device/prims_*.h,
+ * src/include/device.h), the last step of a collective's derivation: the
+ * share of the bytes a protocol moves that are data. Index = NCCL's
+ * protocol number: 0 LL, 1 LL128, 2 Simple. */
+typedef struct strata_link_protocol {
+    const char *name; /* "LL", "LL128", "Simple" */
+    double eta;       /* data bytes / bytes moved */
+    const char *how;  /* the arithmetic in words */
+} strata_link_protocol_t;
+
+#define STRATA_LINK_PROTOCOLS 3
+/* Protocol i (0 <= i < STRATA_LINK_PROTOCOLS), or NULL. Static storage. */
+STRATA_API const strata_link_protocol_t *strata_link_protocol(int i);
+
 /* ==== The latency hierarchy ==== */
 
 /* A typical one-way latency range from links.md "Latency hierarchy" and the

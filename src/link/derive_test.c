@@ -142,6 +142,13 @@ static void test_nvlink(void **state)
     assert_string_equal(get("nvlink4")->memory, "hbm-h100");
     assert_string_equal(get("nvlink3")->memory, "hbm-a100-80");
     assert_string_equal(get("ib-ndr")->memory, "");
+    /* NCCL's protocols: LL 8 of 16 B, LL128 120 of 128 B, Simple all data */
+    assert_string_equal(strata_link_protocol(0)->name, "LL");
+    assert_near(strata_link_protocol(0)->eta, 0.5, 0);
+    assert_near(strata_link_protocol(1)->eta, 0.9375, 0);
+    assert_near(strata_link_protocol(2)->eta, 1.0, 0);
+    assert_null(strata_link_protocol(3));
+    assert_null(strata_link_protocol(-1));
 }
 
 static void test_vendor_and_memory(void **state)

@@ -17,8 +17,8 @@
  * The model only chooses. What the choice gets is strata's price of the
  * schedule NCCL runs (ring, tree, innet for NVLS/CollNet, nvlstree, PAT ≈
  * bruck) with the protocol's payload efficiency applied to its bandwidth
- * term (LL: 8 data bytes in 16, LL128: 120 in 128, Simple: 1; nccl.md §2.5
- * and tuning.cc's 120/128). O(1) per call.
+ * term (strata_link_protocol: LL 8 data bytes in 16, LL128 120 in 128,
+ * Simple 1; nccl.md §2.5). O(1) per call.
  */
 #include "sched.h"
 
@@ -246,7 +246,6 @@ static strata_algo_t schedule_of(int a, strata_coll_t c)
     }
 }
 
-static const double proto_eta[3] = {8.0 / 16.0, 120.0 / 128.0, 1.0};
 
 const char *strata_nccl_algo_name(int algo)
 {
@@ -288,7 +287,7 @@ strata_status_t strata_coll_select_nccl(const strata_coll_machine_t *m, strata_c
     /* the protocol carries proto_eta of its bytes as payload: the bandwidth
      * term stretches by 1/eta, the rest of the schedule's price stays */
     strata_coll_cost_t *c = &best.cost;
-    best.proto_eta = proto_eta[best.proto];
+    best.proto_eta = strata_link_protocol(best.proto)->eta; /* the link layer's figure */
     c->beta /= best.proto_eta;
     c->time = c->alpha + fmax(c->beta, c->gamma);
     c->algbw = c->time > 0 ? bytes / c->time : 0;
