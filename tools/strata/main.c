@@ -21,6 +21,7 @@ const cli_command_t cli_commands[] = {
     {"sim", "simulate a collective on a cluster with congestion", cmd_sim},
     {"run", "start N local ranks of a program (rendezvous, token, signals)", cmd_run},
     {"bench", "run and time a collective on N local ranks (nccl-tests table + model)", cmd_bench},
+    {"probe", "measure this host (memory, coherence, shm, tcp, system) and calibrate", cmd_probe},
     {NULL, NULL, NULL},
 };
 

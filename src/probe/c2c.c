@@ -1,0 +1,139 @@
+/*
+ * c2c.c — coherence: the one-way latency of handing a cache line from one
+ * core to another, for every pair of the cores this process may use.
+ *
+ * Two threads, pinned to cores i and j, ping-pong a counter in one 64-byte
+ * line: i writes an odd value and waits for the next even one, j answers.
+ * Each hand-off moves the line (in Modified state) to the other core's
+ * cache, so a batch of N round trips takes 2N transfers; a sample is the
+ * batch time / 2N. The waits are bounded: a side that sees no progress for
+ * 50 ms gives up and the sample fails (a pinned peer that never runs).
+ * The matrix entry is the median over samples; c2c_all summarises every
+ * sample of every pair (the figure the model and the bottleneck use).
+ */
+#define _GNU_SOURCE
+#include "probe.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdalign.h>
+
+#define TRIPS     200
+#define STALL_S   0.05
+
+typedef struct pingpong {
+    alignas(64) _Atomic uint64_t line;
+    alignas(64) int cpu_a, cpu_b;
+    int samples;
+    double out[PROBE_MAX_REPS];
+    atomic_bool failed;
+} pingpong_t;
+
+/* Wait until *p reaches v; false when STALL_S passes without it. */
+static bool wait_for(_Atomic uint64_t *p, uint64_t v)
+{
+    for (unsigned spins = 0;; spins++) {
+        if (atomic_load_explicit(p, memory_order_acquire) >= v) return true;
+        if ((spins & 1023) == 1023) {
+            static _Thread_local double since;
+            if (spins == 1023) since = util_now();
+            else if (util_now() - since > STALL_S) return false;
+            sched_yield();
+        }
+    }
+}
+
+static void *side_b(void *arg)
+{
+    pingpong_t *pp = arg;
+    probe_pin(pp->cpu_b);
+    uint64_t total = (uint64_t)pp->samples * TRIPS;
+    for (uint64_t k = 1; k <= total && !atomic_load(&pp->failed); k++) {
+        if (!wait_for(&pp->line, 2 * k - 1)) {
+            atomic_store(&pp->failed, true);
+            break;
+        }
+        atomic_store_explicit(&pp->line, 2 * k, memory_order_release);
+    }
+    return NULL;
+}
+
+static void *side_a(void *arg)
+{
+    pingpong_t *pp = arg;
+    probe_pin(pp->cpu_a);
+    uint64_t k = 0;
+    for (int s = 0; s < pp->samples && !atomic_load(&pp->failed); s++) {
+        double t0 = util_now();
+        for (int i = 0; i < TRIPS; i++) {
+            k++;
+            atomic_store_explicit(&pp->line, 2 * k - 1, memory_order_release);
+            if (!wait_for(&pp->line, 2 * k)) {
+                atomic_store(&pp->failed, true);
+                return NULL;
+            }
+        }
+        pp->out[s] = (util_now() - t0) / (2.0 * TRIPS);
+    }
+    return NULL;
+}
+
+/* Median one-way latency between cpus a and b; samples appended to all. */
+static strata_status_t pair(int a, int b, int samples, double *all, int *nall, double *median,
+                            strata_error_t *err)
+{
+    static pingpong_t g_pp; /* static: aligned to its line (the probe runs on one thread) */
+    pingpong_t *pp = &g_pp;
+    pthread_t ta, tb;
+    *pp = (pingpong_t){.cpu_a = a, .cpu_b = b, .samples = samples};
+    atomic_init(&pp->line, 0);
+    strata_status_t st = STRATA_OK;
+    if (pthread_create(&tb, NULL, side_b, pp) != 0) {
+        return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: cannot start a thread");
+    }
+    if (pthread_create(&ta, NULL, side_a, pp) != 0) {
+        atomic_store(&pp->failed, true);
+        st = strata_error_set(err, STRATA_ERR_SYSTEM, "probe: cannot start a thread");
+    } else {
+        pthread_join(ta, NULL);
+    }
+    pthread_join(tb, NULL);
+    if (st == STRATA_OK && atomic_load(&pp->failed))
+        st = strata_error_set(err, STRATA_ERR_TIMEOUT,
+                              "probe: coherence: cpu %d or %d made no progress for %.0f ms "
+                              "(pinned thread not scheduled)",
+                              a, b, STALL_S * 1e3);
+    strata_probe_stat_t s;
+    if (st == STRATA_OK) st = strata_probe_stat(pp->out, (size_t)samples, &s, err);
+    if (st == STRATA_OK) {
+        *median = s.median;
+        for (int i = 0; i < samples && *nall < PROBE_MAX_REPS * 64; i++)
+            all[(*nall)++] = pp->out[i];
+    }
+    return st;
+}
+
+strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    int n = res->cores, pairs = n * (n - 1) / 2, done = 0, nall = 0;
+    if (pairs == 0) return STRATA_OK;
+    /* ~0.1 ms per round trip pair of samples on a quiet host; keep within budget */
+    int samples = (int)(budget / pairs / (TRIPS * 2 * 200e-9)) / 4;
+    if (samples < PROBE_MIN_REPS) samples = PROBE_MIN_REPS;
+    if (samples > 15) samples = 15;
+    double *all = util_malloc(sizeof(double) * PROBE_MAX_REPS * 64);
+    if (!all) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    strata_status_t st = STRATA_OK;
+    for (int i = 0; i < n && st == STRATA_OK; i++)
+        for (int j = i + 1; j < n && st == STRATA_OK; j++) {
+            double m = 0;
+            st = pair(res->cpus[i], res->cpus[j], samples, all, &nall, &m, err);
+            res->c2c[i][j] = res->c2c[j][i] = m;
+            probe_tick(x, budget, (double)++done / pairs);
+        }
+    if (st == STRATA_OK) st = strata_probe_stat(all, (size_t)nall, &res->c2c_all, err);
+    util_free(all);
+    return st;
+}

@@ -1,0 +1,330 @@
+/*
+ * calib.c — calibration: what the probe measured, written as a cluster
+ * file of this host and read back; the calibrated prediction of strata's
+ * own collectives; and the bottleneck the measurements name.
+ *
+ * Which measurement sets which parameter (docs/probe.md):
+ *   line_latency  coherence matrix, median over all pairs: the cost of one
+ *                 flag hand-off, i.e. of each synchronisation of the engine.
+ *   copy_bw(b), reduce_bw(b)  one core's memcpy and two-input fp32 sum on a
+ *                 buffer of b bytes (the curve), read at the collective's
+ *                 working set; capped by the all-core copy rate shared among
+ *                 the ranks once the working set leaves the private caches.
+ *   per_rank      barrier at 2 × cores ranks minus at cores ranks: the extra
+ *                 cost of a synchronisation per rank beyond the cores.
+ *   shm_alpha, shm_bw  strata send/recv ping-pong: the link α and β of the
+ *                 cluster file, and of the message-passing schedules.
+ * No allreduce (or other collective the model predicts) is timed to set
+ * any of them.
+ */
+#define _GNU_SOURCE
+#include "probe.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+json_t *probe_stat_json(const strata_probe_stat_t *s);
+
+/* ==== From a result ==== */
+
+void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    snprintf(c->date, sizeof(c->date), "%s", r->date);
+    c->cores = r->cores;
+    c->line_latency = r->c2c_all.median;
+    c->shm_alpha = r->shm_alpha.median;
+    c->shm_bw = r->shm_bw.median;
+    c->per_rank = r->per_rank.n ? r->per_rank.median : 0;
+    if (c->per_rank < 0) c->per_rank = 0; /* noise around a zero cost */
+    c->proc_switch = r->proc_switch.median;
+    c->mem_copy_all = r->numa_nodes ? r->numa[0].all[STRATA_PROBE_MEM_COPY].median : 0;
+    c->curve_n = r->curve_n;
+    for (int i = 0; i < r->curve_n; i++) {
+        c->curve_bytes[i] = r->curve_bytes[i];
+        c->copy_bw[i] = r->copy_curve[i].median;
+        c->reduce_bw[i] = r->reduce_curve[i].median;
+    }
+    c->tcp_alpha = r->tcp_alpha.median;
+    c->tcp_bw = r->tcp_bw.median;
+}
+
+/* ==== Saving ==== */
+
+static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_calib_t *c)
+{
+    json_t *curve = json_array();
+    for (int i = 0; i < c->curve_n; i++)
+        json_array_append_new(curve, json_pack("{s:o,s:o,s:o}", "bytes",
+                                               util_json_real(c->curve_bytes[i]), "copy_Bps",
+                                               util_json_real(c->copy_bw[i]), "reduce_Bps",
+                                               util_json_real(c->reduce_bw[i])));
+    return json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date", c->date,
+                     "by", "strata probe (docs/probe.md)", "cores", c->cores, "line_latency_s",
+                     util_json_real(c->line_latency), "shm_alpha_s", util_json_real(c->shm_alpha),
+                     "shm_bw_Bps", util_json_real(c->shm_bw), "per_rank_s",
+                     util_json_real(c->per_rank), "proc_switch_s",
+                     util_json_real(c->proc_switch), "mem_copy_all_Bps",
+                     util_json_real(c->mem_copy_all), "curve", curve, "tcp_alpha_s",
+                     util_json_real(c->tcp_alpha), "tcp_bw_Bps", util_json_real(c->tcp_bw),
+                     "spread", json_pack("{s:o,s:o,s:o,s:o}", "line_latency",
+                                         util_json_real(r->c2c_all.spread), "shm_alpha",
+                                         util_json_real(r->shm_alpha.spread), "shm_bw",
+                                         util_json_real(r->shm_bw.spread), "per_rank",
+                                         util_json_real(r->per_rank.spread)));
+}
+
+static json_t *server_json(const strata_probe_result_t *r, const strata_probe_calib_t *c)
+{
+    char info[160], model[96];
+    snprintf(model, sizeof(model), "%s", r->cpu_model[0] ? r->cpu_model : "unknown");
+    for (size_t n = strlen(model); n > 0 && model[n - 1] == ' ';)
+        model[--n] = 0;
+    snprintf(info, sizeof(info), "%d cpu(s) measured by strata probe on %s; one rank per core",
+             r->cores, r->date);
+    json_t *dev = json_pack("{s:s,s:s,s:i,s:s,s:s}", "name", "core", "kind", "cpu", "count",
+                            r->cores, "model", model, "info", info);
+    json_t *links = json_array();
+    if (r->cores > 1)
+        json_array_append_new(
+            links, json_pack("{s:s,s:s,s:{s:o,s:o,s:o,s:o,s:s,s:s}}", "mesh", "core", "link", "shm",
+                             "measured", "bw_Bps", util_json_real(c->shm_bw), "alpha_s",
+                             util_json_real(c->shm_alpha), "bw_spread",
+                             util_json_real(r->shm_bw.spread), "alpha_spread",
+                             util_json_real(r->shm_alpha.spread), "date", r->date, "method",
+                             "strata send/recv ping-pong between two ranks: alpha = 8 B one "
+                             "way, bw = bytes / (one way - alpha)"));
+    return json_pack("{s:[o],s:o}", "devices", dev, "links", links);
+}
+
+strata_status_t strata_probe_save(const strata_probe_result_t *r, const char *path,
+                                  strata_error_t *err)
+{
+    if (!r || !path) return strata_error_set(err, STRATA_ERR_INVALID, "probe: nothing to save");
+    strata_probe_calib_t c;
+    strata_probe_calib_from(r, &c);
+    char desc[256], src[128];
+    snprintf(desc, sizeof(desc),
+             "this host (%s) as strata probe measured it on %s: cores joined by strata's "
+             "shared-memory transport",
+             r->host, r->date);
+    snprintf(src, sizeof(src), "strata probe, %s (docs/probe.md)", r->date);
+    json_t *doc = json_pack("{s:s,s:s,s:[s],s:i,s:o,s:o}", "name", "local-measured",
+                            "description", desc, "sources", src, "servers", 1, "server",
+                            server_json(r, &c), "measured", calib_json(r, &c));
+    if (!doc) return strata_error_set(err, STRATA_ERR_NOMEM, "probe: cannot build the file");
+    FILE *f = fopen(path, "w");
+    int rc = f ? util_json_dump(doc, f) : -1;
+    if (f && (fputc('\n', f) == EOF || fclose(f) != 0)) rc = -1;
+    json_decref(doc);
+    if (rc != 0)
+        return strata_error_set(err, STRATA_ERR_IO, "%s: cannot write the cluster file", path);
+    return STRATA_OK;
+}
+
+/* ==== Loading ==== */
+
+static strata_status_t num(util_json_doc_t *d, json_t *m, const char *key, bool positive,
+                           double *out, strata_error_t *err)
+{
+    strata_status_t st = util_json_req_num(d, m, key, out, err);
+    if (st) return st;
+    if (!isfinite(*out) || *out < 0 || (positive && *out == 0))
+        return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE, "\"%s\" must be %s", key,
+                               positive ? "> 0" : ">= 0");
+    return STRATA_OK;
+}
+
+static strata_status_t read_curve(util_json_doc_t *d, json_t *m, strata_probe_calib_t *c,
+                                  strata_error_t *err)
+{
+    json_t *a, *p;
+    size_t i;
+    strata_status_t st = util_json_req_arr(d, m, "curve", &a, err);
+    if (st) return st;
+    if (json_array_size(a) < 1 || json_array_size(a) > STRATA_PROBE_CURVE_MAX)
+        return util_json_error(d, a, err, STRATA_ERR_PARSE, "\"curve\" needs 1 to %d points",
+                               STRATA_PROBE_CURVE_MAX);
+    json_array_foreach(a, i, p)
+    {
+        if (!json_is_object(p)) return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
+        if ((st = num(d, p, "bytes", true, &c->curve_bytes[i], err)) ||
+            (st = num(d, p, "copy_Bps", true, &c->copy_bw[i], err)) ||
+            (st = num(d, p, "reduce_Bps", true, &c->reduce_bw[i], err)))
+            return st;
+        if (i > 0 && c->curve_bytes[i] <= c->curve_bytes[i - 1])
+            return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
+                                   "curve sizes must increase");
+    }
+    c->curve_n = (int)json_array_size(a);
+    return STRATA_OK;
+}
+
+strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *c_p,
+                                        strata_error_t *err)
+{
+    util_json_doc_t *d;
+    strata_status_t st = util_json_load_file(path, &d, err);
+    if (st) return st;
+    json_t *root = util_json_root(d), *m = json_is_object(root) ? json_object_get(root, "measured")
+                                                                : NULL;
+    strata_probe_calib_t c = {0};
+    double cores = 0;
+    const char *date = NULL;
+    if (!m) {
+        st = strata_error_set_at(err, STRATA_ERR_NOT_FOUND, path, 0, 0,
+                                 "no \"measured\" object: not written by 'strata probe --save'");
+    } else if (!json_is_object(m)) {
+        st = util_json_error(d, m, err, STRATA_ERR_PARSE, "\"measured\" must be an object");
+    } else if (!(st = util_json_opt_str(d, m, "date", &date, err)) &&
+               !(st = num(d, m, "cores", true, &cores, err)) &&
+               !(st = num(d, m, "line_latency_s", true, &c.line_latency, err)) &&
+               !(st = num(d, m, "shm_alpha_s", true, &c.shm_alpha, err)) &&
+               !(st = num(d, m, "shm_bw_Bps", true, &c.shm_bw, err)) &&
+               !(st = num(d, m, "per_rank_s", false, &c.per_rank, err)) &&
+               !(st = num(d, m, "proc_switch_s", true, &c.proc_switch, err)) &&
+               !(st = num(d, m, "mem_copy_all_Bps", true, &c.mem_copy_all, err)) &&
+               !(st = num(d, m, "tcp_alpha_s", false, &c.tcp_alpha, err)) &&
+               !(st = num(d, m, "tcp_bw_Bps", false, &c.tcp_bw, err))) {
+        st = read_curve(d, m, &c, err);
+    }
+    if (st == STRATA_OK) {
+        c.cores = (int)cores;
+        snprintf(c.date, sizeof(c.date), "%s", date ? date : "");
+        *c_p = c;
+    }
+    util_json_doc_destroy(d);
+    return st;
+}
+
+/* ==== The calibrated model ==== */
+
+static double interp(const strata_probe_calib_t *c, const double *bw, double bytes)
+{
+    if (c->curve_n <= 0) return 0;
+    if (bytes <= c->curve_bytes[0]) return bw[0];
+    for (int i = 1; i < c->curve_n; i++)
+        if (bytes <= c->curve_bytes[i]) {
+            double f = log(bytes / c->curve_bytes[i - 1]) /
+                       log(c->curve_bytes[i] / c->curve_bytes[i - 1]);
+            return bw[i - 1] + f * (bw[i] - bw[i - 1]);
+        }
+    return bw[c->curve_n - 1];
+}
+
+double strata_probe_copy_bw(const strata_probe_calib_t *c, double bytes)
+{
+    return interp(c, c->copy_bw, bytes);
+}
+
+double strata_probe_reduce_bw(const strata_probe_calib_t *c, double bytes)
+{
+    return interp(c, c->reduce_bw, bytes);
+}
+
+#define TINY    56.0           /* engine: data beside a sequence number in one line */
+#define FLAT    2048.0         /* engine: flat allreduce up to here */
+#define PRIVATE (4.0 * 1048576) /* beyond this working set, ranks share the memory system */
+
+/* Rates for a collective whose ranks together touch ws bytes: the curve at
+ * ws, and once ws leaves the private caches no more than an even share of
+ * what all cores copy together. */
+static void rates(const strata_probe_calib_t *c, int P, double ws, double *copy, double *red)
+{
+    *copy = strata_probe_copy_bw(c, ws);
+    *red = strata_probe_reduce_bw(c, ws);
+    int sharing = P < c->cores ? P : c->cores;
+    if (ws > PRIVATE && c->mem_copy_all > 0 && sharing > 1) {
+        double share = c->mem_copy_all / sharing;
+        if (*copy > share) *red *= share / *copy, *copy = share;
+    }
+}
+
+/* One synchronisation: a line hand-off, plus the scheduler's cost per rank
+ * beyond the cores. */
+static double sync_cost(const strata_probe_calib_t *c, int P)
+{
+    double over = P > c->cores ? (double)(P - c->cores) : 0;
+    return c->line_latency + over * c->per_rank;
+}
+
+/* strata's engine (docs/runtime.md "Algorithms"): bytes each rank copies
+ * and reduces, at the rates of its working set; ranks beyond the cores
+ * serialise their data work on the shared cores. */
+static double predict_shm(const strata_probe_calib_t *c, strata_coll_t coll, int P, double S)
+{
+    double cp, rd, L = sync_cost(c, P), k = P > c->cores ? ceil((double)P / c->cores) : 1;
+    rates(c, P, S * P, &cp, &rd);
+    double f = (P - 1.0) / P;
+    switch (coll) {
+    case STRATA_COLL_ALLREDUCE:
+    case STRATA_COLL_REDUCE:
+        if (S <= TINY) return L;
+        if (S <= FLAT) return S / cp + L + (P - 1) * S / rd * k;
+        /* staged and reduced hand-offs; later chunks' overlap the data work */
+        return 2 * L + k * (f * S / cp + f * S / rd + S / cp);
+    case STRATA_COLL_REDUCE_SCATTER:
+        return L + k * (f * S / cp + f * S / rd);
+    case STRATA_COLL_ALLGATHER:
+    case STRATA_COLL_ALLTOALL:
+        return L + k * (S / P / cp + f * S / cp);
+    default: /* broadcast */
+        return L + k * S / cp;
+    }
+}
+
+/* Message passing over the channels: each step a send/recv of the
+ * measured α and β, reductions at the reduce rate. */
+static double predict_msg(const strata_probe_calib_t *c, strata_coll_t coll,
+                          strata_comm_algo_t algo, int P, double S)
+{
+    double cp, rd, a = c->shm_alpha + (P > c->cores ? (P - c->cores) * c->per_rank : 0);
+    rates(c, P, S * P, &cp, &rd);
+    double lg = ceil(log2(P)), f = (P - 1.0) / P, b = 1 / c->shm_bw;
+    bool reduces = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_REDUCE ||
+                   coll == STRATA_COLL_REDUCE_SCATTER;
+    double steps = algo == STRATA_COMM_RECDBL ? lg : (P - 1.0);
+    double moved = algo == STRATA_COMM_RECDBL ? lg * S : f * S; /* per phase */
+    double t = steps * a + moved * b + (reduces ? moved / rd : 0);
+    if (coll == STRATA_COLL_ALLREDUCE && algo == STRATA_COMM_RING) t += steps * a + f * S * b;
+    return t;
+}
+
+double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
+                            strata_comm_algo_t algo, int size, size_t bytes)
+{
+    if (!c || size < 1 || c->curve_n < 1 || c->cores < 1) return 0;
+    double S = (double)bytes;
+    if (size == 1) return S / strata_probe_copy_bw(c, S);
+    if ((algo == STRATA_COMM_RING || algo == STRATA_COMM_RECDBL) && c->shm_bw > 0)
+        return predict_msg(c, coll, algo, size, S);
+    return predict_shm(c, coll, size, S);
+}
+
+/* ==== The bottleneck ==== */
+
+const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int P, char *buf, size_t len)
+{
+    double big = 64.0 * 1048576, small = 8;
+    double t_small = strata_probe_predict(c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, P, 8);
+    double cp, rd;
+    rates(c, P, big * P, &cp, &rd);
+    int n = snprintf(buf, len,
+                     "At %d ranks on %d cores: a small allreduce is bound by %s (%.0f ns a "
+                     "hand-off%s); a 64 MiB one by the memory copy (%.2f GB/s per rank at that "
+                     "working set, %.2f GB/s for all cores together).",
+                     P, c->cores,
+                     P > c->cores ? "the scheduler (ranks outnumber cores)"
+                                  : "the coherence latency",
+                     c->line_latency * 1e9,
+                     P > c->cores ? ", plus the measured cost per rank beyond the cores" : "",
+                     cp / 1e9, c->mem_copy_all / 1e9);
+    if (n > 0 && (size_t)n < len && P > c->cores)
+        snprintf(buf + n, len - (size_t)n, " Predicted 8 B allreduce: %.2f us, of which %.2f us "
+                                           "the scheduler.",
+                 t_small * 1e6, (t_small - c->line_latency) * 1e6);
+    (void)small;
+    return buf;
+}

@@ -1,0 +1,6 @@
+/* placeholder replaced below */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+int main(void) { return 0; }
