@@ -144,6 +144,11 @@ typedef struct strata_probe_result {
      * ranks, over the added ranks); 0 samples when cores < 2 */
     strata_probe_stat_t shm_alpha, shm_bw;
     size_t shm_bw_bytes;
+    /* one-way send/recv time against the message size (shm_curve_bytes[0]
+     * is 8 B: shm_oneway[0] is shm_alpha) */
+    int shm_curve_n;
+    double shm_curve_bytes[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t shm_oneway[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t barrier_fit, barrier_over, per_rank;
     int ranks_fit, ranks_over;
 
@@ -197,6 +202,10 @@ typedef struct strata_probe_calib {
     double copy_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
     double reduce_bw[STRATA_PROBE_CURVE_MAX]; /* one core, by buffer size */
     double tcp_alpha, tcp_bw;
+    /* strata send/recv one-way time by message size (s) */
+    int shm_n;
+    double shm_bytes[STRATA_PROBE_CURVE_MAX];
+    double shm_oneway[STRATA_PROBE_CURVE_MAX];
 } strata_probe_calib_t;
 
 /* The calibration a result gives. */
@@ -217,6 +226,11 @@ STRATA_API strata_status_t strata_probe_calib_load(const char *path,
  * ends). */
 STRATA_API double strata_probe_copy_bw(const strata_probe_calib_t *c, double bytes);
 STRATA_API double strata_probe_reduce_bw(const strata_probe_calib_t *c, double bytes);
+
+/* Time (s) to move `bytes` from one core's cache to another's as strata's
+ * send/recv does, less its fixed α: interpolated in log(bytes) over the
+ * measured one-way curve, extrapolated at the largest size's rate. */
+STRATA_API double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes);
 
 /* Calibrated prediction (s) of one collective of `bytes` (the nccl-tests
  * size) on `size` local ranks with strata's engine (algo SHM/AUTO) or its

@@ -49,25 +49,36 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     }
     c->tcp_alpha = r->tcp_alpha.median;
     c->tcp_bw = r->tcp_bw.median;
+    c->shm_n = r->shm_curve_n;
+    for (int i = 0; i < r->shm_curve_n; i++) {
+        c->shm_bytes[i] = r->shm_curve_bytes[i];
+        c->shm_oneway[i] = r->shm_oneway[i].median;
+    }
 }
 
 /* ==== Saving ==== */
 
 static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_calib_t *c)
 {
-    json_t *curve = json_array();
+    json_t *curve = json_array(), *shm = json_array();
+    for (int i = 0; i < c->shm_n; i++)
+        json_array_append_new(shm, json_pack("{s:o,s:o,s:o}", "bytes",
+                                             util_json_real(c->shm_bytes[i]), "oneway_s",
+                                             util_json_real(c->shm_oneway[i]), "spread",
+                                             util_json_real(r->shm_oneway[i].spread)));
     for (int i = 0; i < c->curve_n; i++)
         json_array_append_new(curve, json_pack("{s:o,s:o,s:o}", "bytes",
                                                util_json_real(c->curve_bytes[i]), "copy_Bps",
                                                util_json_real(c->copy_bw[i]), "reduce_Bps",
                                                util_json_real(c->reduce_bw[i])));
-    return json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date", c->date,
+    return json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date", c->date,
                      "by", "strata probe (docs/probe.md)", "cores", c->cores, "line_latency_s",
                      util_json_real(c->line_latency), "shm_alpha_s", util_json_real(c->shm_alpha),
                      "shm_bw_Bps", util_json_real(c->shm_bw), "per_rank_s",
                      util_json_real(c->per_rank), "proc_switch_s",
                      util_json_real(c->proc_switch), "mem_copy_all_Bps",
-                     util_json_real(c->mem_copy_all), "curve", curve, "tcp_alpha_s",
+                     util_json_real(c->mem_copy_all), "curve", curve, "shm_curve", shm,
+                     "tcp_alpha_s",
                      util_json_real(c->tcp_alpha), "tcp_bw_Bps", util_json_real(c->tcp_bw),
                      "spread", json_pack("{s:o,s:o,s:o,s:o}", "line_latency",
                                          util_json_real(r->c2c_all.spread), "shm_alpha",
@@ -162,6 +173,31 @@ static strata_status_t read_curve(util_json_doc_t *d, json_t *m, strata_probe_ca
     return STRATA_OK;
 }
 
+static strata_status_t read_shm_curve(util_json_doc_t *d, json_t *m, strata_probe_calib_t *c,
+                                      strata_error_t *err)
+{
+    json_t *a, *p;
+    size_t i;
+    strata_status_t st = util_json_req_arr(d, m, "shm_curve", &a, err);
+    if (st) return st;
+    if (json_array_size(a) < 1 || json_array_size(a) > STRATA_PROBE_CURVE_MAX)
+        return util_json_error(d, a, err, STRATA_ERR_PARSE, "\"shm_curve\" needs 1 to %d points",
+                               STRATA_PROBE_CURVE_MAX);
+    json_array_foreach(a, i, p)
+    {
+        if (!json_is_object(p))
+            return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
+        if ((st = num(d, p, "bytes", true, &c->shm_bytes[i], err)) ||
+            (st = num(d, p, "oneway_s", true, &c->shm_oneway[i], err)))
+            return st;
+        if (i > 0 && c->shm_bytes[i] <= c->shm_bytes[i - 1])
+            return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
+                                   "curve sizes must increase");
+    }
+    c->shm_n = (int)json_array_size(a);
+    return STRATA_OK;
+}
+
 strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *c_p,
                                         strata_error_t *err)
 {
@@ -189,6 +225,7 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
                !(st = num(d, m, "tcp_alpha_s", false, &c.tcp_alpha, err)) &&
                !(st = num(d, m, "tcp_bw_Bps", false, &c.tcp_bw, err))) {
         st = read_curve(d, m, &c, err);
+        if (st == STRATA_OK) st = read_shm_curve(d, m, &c, err);
     }
     if (st == STRATA_OK) {
         c.cores = (int)cores;
@@ -224,23 +261,30 @@ double strata_probe_reduce_bw(const strata_probe_calib_t *c, double bytes)
     return interp(c, c->reduce_bw, bytes);
 }
 
-#define TINY    56.0           /* engine: data beside a sequence number in one line */
-#define FLAT    2048.0         /* engine: flat allreduce up to here */
-#define PRIVATE (4.0 * 1048576) /* beyond this working set, ranks share the memory system */
-
-/* Rates for a collective whose ranks together touch ws bytes: the curve at
- * ws, and once ws leaves the private caches no more than an even share of
- * what all cores copy together. */
-static void rates(const strata_probe_calib_t *c, int P, double ws, double *copy, double *red)
+double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes)
 {
-    *copy = strata_probe_copy_bw(c, ws);
-    *red = strata_probe_reduce_bw(c, ws);
-    int sharing = P < c->cores ? P : c->cores;
-    if (ws > PRIVATE && c->mem_copy_all > 0 && sharing > 1) {
-        double share = c->mem_copy_all / sharing;
-        if (*copy > share) *red *= share / *copy, *copy = share;
+    int n = c->shm_n;
+    if (n < 2 || bytes <= 0) return 0;
+    double a = c->shm_oneway[0];
+    /* the β part of the one-way time at the measured sizes */
+    if (bytes <= c->shm_bytes[1]) {
+        double m1 = c->shm_oneway[1] - a;
+        return m1 > 0 ? m1 * bytes / c->shm_bytes[1] : 0;
     }
+    for (int i = 2; i < n; i++)
+        if (bytes <= c->shm_bytes[i]) {
+            double f = log(bytes / c->shm_bytes[i - 1]) / log(c->shm_bytes[i] / c->shm_bytes[i - 1]);
+            double r0 = (c->shm_oneway[i - 1] - a) / c->shm_bytes[i - 1],
+                   r1 = (c->shm_oneway[i] - a) / c->shm_bytes[i];
+            double per_byte = r0 + f * (r1 - r0);
+            return per_byte > 0 ? per_byte * bytes : 0;
+        }
+    double last = (c->shm_oneway[n - 1] - a) / c->shm_bytes[n - 1];
+    return last > 0 ? last * bytes : 0;
 }
+
+#define TINY 56.0   /* engine: data beside a sequence number in one line */
+#define FLAT 2048.0 /* engine: flat allreduce up to here */
 
 /* One synchronisation: a line hand-off, plus the scheduler's cost per rank
  * beyond the cores. */
@@ -250,55 +294,65 @@ static double sync_cost(const strata_probe_calib_t *c, int P)
     return c->line_latency + over * c->per_rank;
 }
 
-/* strata's engine (docs/runtime.md "Algorithms"): bytes each rank copies
- * and reduces, at the rates of its working set; ranks beyond the cores
- * serialise their data work on the shared cores. */
+/* strata's engine (docs/runtime.md "Algorithms"). Each rank moves bytes of
+ * two kinds: local ones (its own input into its staging slot, its own
+ * slice to its output) at one core's copy rate for the working set, and
+ * bytes another core wrote (the peers' staged slices it reduces, the
+ * peers' reduced slices it gathers), at the rate strata's send/recv moves
+ * bytes between cores (strata_probe_shm_move). Ranks beyond the cores
+ * serialise their data work on the shared cores (× k). */
 static double predict_shm(const strata_probe_calib_t *c, strata_coll_t coll, int P, double S)
 {
-    double cp, rd, L = sync_cost(c, P), k = P > c->cores ? ceil((double)P / c->cores) : 1;
-    rates(c, P, S * P, &cp, &rd);
-    double f = (P - 1.0) / P;
+    double L = sync_cost(c, P), k = P > c->cores ? ceil((double)P / c->cores) : 1;
+    double cp = strata_probe_copy_bw(c, S), f = (P - 1.0) / P;
     switch (coll) {
     case STRATA_COLL_ALLREDUCE:
     case STRATA_COLL_REDUCE:
         if (S <= TINY) return L;
-        if (S <= FLAT) return S / cp + L + (P - 1) * S / rd * k;
-        /* staged and reduced hand-offs; later chunks' overlap the data work */
-        return 2 * L + k * (f * S / cp + f * S / rd + S / cp);
+        if (S <= FLAT) return L + k * (S / cp + strata_probe_shm_move(c, (P - 1) * S));
+        return 2 * L + k * (f * S / cp + 2 * strata_probe_shm_move(c, f * S) + S / P / cp);
     case STRATA_COLL_REDUCE_SCATTER:
-        return L + k * (f * S / cp + f * S / rd);
+        return L + k * (f * S / cp + strata_probe_shm_move(c, f * S));
     case STRATA_COLL_ALLGATHER:
     case STRATA_COLL_ALLTOALL:
-        return L + k * (S / P / cp + f * S / cp);
+        return L + k * (S / P / cp + strata_probe_shm_move(c, f * S));
     default: /* broadcast */
-        return L + k * S / cp;
+        return L + k * strata_probe_shm_move(c, S);
     }
 }
 
-/* Message passing over the channels: each step a send/recv of the
- * measured α and β, reductions at the reduce rate. */
+/* One-way send/recv time of n bytes: α plus the move. */
+static double msg(const strata_probe_calib_t *c, int P, double n)
+{
+    double over = P > c->cores ? (double)(P - c->cores) * c->per_rank : 0;
+    return c->shm_oneway[0] + over + strata_probe_shm_move(c, n);
+}
+
+/* Message passing over the channels (strata's ring and recursive-doubling
+ * schedules): every step is a send/recv at the measured one-way time of
+ * its size, plus reducing what arrived at one core's reduce rate. */
 static double predict_msg(const strata_probe_calib_t *c, strata_coll_t coll,
                           strata_comm_algo_t algo, int P, double S)
 {
-    double cp, rd, a = c->shm_alpha + (P > c->cores ? (P - c->cores) * c->per_rank : 0);
-    rates(c, P, S * P, &cp, &rd);
-    double lg = ceil(log2(P)), f = (P - 1.0) / P, b = 1 / c->shm_bw;
     bool reduces = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_REDUCE ||
                    coll == STRATA_COLL_REDUCE_SCATTER;
-    double steps = algo == STRATA_COMM_RECDBL ? lg : (P - 1.0);
-    double moved = algo == STRATA_COMM_RECDBL ? lg * S : f * S; /* per phase */
-    double t = steps * a + moved * b + (reduces ? moved / rd : 0);
-    if (coll == STRATA_COLL_ALLREDUCE && algo == STRATA_COMM_RING) t += steps * a + f * S * b;
+    double rd = strata_probe_reduce_bw(c, S);
+    if (algo == STRATA_COMM_RECDBL) {
+        double lg = ceil(log2(P));
+        return lg * (msg(c, P, S) + (reduces ? S / rd : 0));
+    }
+    double blk = S / P, t = (P - 1.0) * (msg(c, P, blk) + (reduces ? blk / rd : 0));
+    if (coll == STRATA_COLL_ALLREDUCE) t += (P - 1.0) * msg(c, P, blk);
     return t;
 }
 
 double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
                             strata_comm_algo_t algo, int size, size_t bytes)
 {
-    if (!c || size < 1 || c->curve_n < 1 || c->cores < 1) return 0;
+    if (!c || size < 1 || c->curve_n < 1 || c->cores < 1 || c->shm_n < 2) return 0;
     double S = (double)bytes;
     if (size == 1) return S / strata_probe_copy_bw(c, S);
-    if ((algo == STRATA_COMM_RING || algo == STRATA_COMM_RECDBL) && c->shm_bw > 0)
+    if (algo == STRATA_COMM_RING || algo == STRATA_COMM_RECDBL)
         return predict_msg(c, coll, algo, size, S);
     return predict_shm(c, coll, size, S);
 }
@@ -309,12 +363,11 @@ const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int P, char *
 {
     double big = 64.0 * 1048576, small = 8;
     double t_small = strata_probe_predict(c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, P, 8);
-    double cp, rd;
-    rates(c, P, big * P, &cp, &rd);
+    double cp = big / strata_probe_shm_move(c, big);
     int n = snprintf(buf, len,
                      "At %d ranks on %d cores: a small allreduce is bound by %s (%.0f ns a "
-                     "hand-off%s); a 64 MiB one by the memory copy (%.2f GB/s per rank at that "
-                     "working set, %.2f GB/s for all cores together).",
+                     "hand-off%s); a 64 MiB one by moving bytes between cores (%.2f GB/s, strata "
+                     "send/recv; all cores copying locally together reach %.2f GB/s).",
                      P, c->cores,
                      P > c->cores ? "the scheduler (ranks outnumber cores)"
                                   : "the coherence latency",

@@ -96,6 +96,8 @@ void probe_host_facts(strata_probe_result_t *res)
         hwloc_obj_t pkg = hwloc_get_obj_by_type(t, HWLOC_OBJ_PACKAGE, 0);
         const char *m = pkg ? hwloc_obj_get_info_by_name(pkg, "CPUModel") : NULL;
         if (m) snprintf(res->cpu_model, sizeof(res->cpu_model), "%s", m);
+        for (size_t n = strlen(res->cpu_model); n > 0 && res->cpu_model[n - 1] == ' ';)
+            res->cpu_model[--n] = 0;
         double bw = declared_bw(t);
         if (bw > 0) {
             res->bus_ceiling = bw;

@@ -130,16 +130,54 @@ static void *worker_main(void *arg)
         atomic_fetch_add(&w->go->arrived, 1);
         while (atomic_load(&w->go->round) <= r && !atomic_load(&w->go->cancel))
             sched_yield();
-        if (atomic_load(&w->go->cancel)) break;
+        if (atomic_load(&w->go->round) <= r) break; /* cancelled before release */
         w->out[r] = run_inner(w);
     }
     return NULL;
 }
 
 /* Bandwidth samples of `kind` on the cpus given, each with `bytes` of its
- * own; aggregate B/s per sample in out[0..rounds-1]. 0 ok, -1 failed. */
+ * own; aggregate B/s per sample in out[0..*rounds_p-1]: at most `rounds`,
+ * fewer once `budget` s passed (never fewer than PROBE_MIN_REPS). 0 ok,
+ * -1 failed. */
+/* Buffers reused by every measurement (a fresh mapping would pay a page
+ * fault per 4 KiB, which on a loaded VM costs more than the kernel timed):
+ * one source and one destination of `bytes` per cpu, first touched by the
+ * worker pinned to that cpu. */
+typedef struct pool {
+    int cpu[STRATA_PROBE_CORES_MAX];
+    unsigned char *src[STRATA_PROBE_CORES_MAX], *dst[STRATA_PROBE_CORES_MAX];
+    int n;
+    size_t bytes;
+} pool_t;
+
+static pool_t g_pool;
+
+static int pool_get(int cpu, unsigned char **src, unsigned char **dst)
+{
+    for (int i = 0; i < g_pool.n; i++)
+        if (g_pool.cpu[i] == cpu) return *src = g_pool.src[i], *dst = g_pool.dst[i], 0;
+    if (g_pool.n == STRATA_PROBE_CORES_MAX) return -1;
+    int i = g_pool.n;
+    g_pool.src[i] = util_malloc(g_pool.bytes + 64), g_pool.dst[i] = util_malloc(g_pool.bytes + 64);
+    if (!g_pool.src[i] || !g_pool.dst[i]) {
+        util_free(g_pool.src[i]), util_free(g_pool.dst[i]);
+        return -1;
+    }
+    g_pool.cpu[g_pool.n++] = cpu;
+    *src = g_pool.src[i], *dst = g_pool.dst[i];
+    return 0;
+}
+
+static void pool_free(void)
+{
+    for (int i = 0; i < g_pool.n; i++)
+        util_free(g_pool.src[i]), util_free(g_pool.dst[i]);
+    g_pool.n = 0;
+}
+
 static int run_group(const int *cpus, int n, size_t bytes, strata_probe_mem_kind_t kind,
-                     long inner, int rounds, double *out)
+                     long inner, int rounds, double budget, int *rounds_p, double *out)
 {
     worker_t w[STRATA_PROBE_CORES_MAX];
     double times[STRATA_PROBE_CORES_MAX][PROBE_MAX_REPS];
@@ -148,19 +186,26 @@ static int run_group(const int *cpus, int n, size_t bytes, strata_probe_mem_kind
     for (int i = 0; i < n; i++) {
         w[i] = (worker_t){.cpu = cpus[i], .bytes = bytes, .kind = kind, .inner = inner,
                           .go = &go, .rounds = rounds, .out = times[i]};
-        w[i].src = util_malloc(bytes + 64), w[i].dst = util_malloc(bytes + 64);
-        if (!w[i].src || !w[i].dst) rc = -1;
+        if (bytes > g_pool.bytes || pool_get(cpus[i], &w[i].src, &w[i].dst) != 0) rc = -1;
     }
     for (int i = 0; i < n && rc == 0; i++, started++)
         if (pthread_create(&w[i].th, NULL, worker_main, &w[i]) != 0) rc = -1;
-    for (int r = 0; r < rounds && rc == 0; r++) {
-        while (atomic_load(&go.arrived) < n * (r + 1))
+    /* release rounds while the budget lasts (at least PROBE_MIN_REPS) */
+    double t0 = util_now();
+    int done = 0;
+    for (; done < rounds && rc == 0; done++) {
+        while (atomic_load(&go.arrived) < n * (done + 1))
             sched_yield();
-        atomic_store(&go.round, r + 1);
+        if (done >= PROBE_MIN_REPS && util_now() - t0 > budget) break;
+        atomic_store(&go.round, done + 1);
     }
-    if (rc != 0) atomic_store(&go.cancel, true);
+    while (rc == 0 && atomic_load(&go.arrived) < n * (done + 1) && done < rounds)
+        sched_yield(); /* the last released round finished */
+    atomic_store(&go.cancel, true);
     for (int i = 0; i < started; i++)
         pthread_join(w[i].th, NULL);
+    *rounds_p = done;
+    rounds = done;
     for (int r = 0; r < rounds && rc == 0; r++) {
         double slow = 0;
         for (int i = 0; i < n; i++)
@@ -168,17 +213,14 @@ static int run_group(const int *cpus, int n, size_t bytes, strata_probe_mem_kind
         out[r] = strata_probe_bandwidth((double)bytes * (double)inner * n, slow);
         if (out[r] <= 0) rc = -1;
     }
-    for (int i = 0; i < n; i++)
-        util_free(w[i].src), util_free(w[i].dst);
     return rc;
 }
 
-/* How many kernel runs make one sample last MIN_SAMPLE_S on one core. */
-static long pick_inner(int cpu, size_t bytes, strata_probe_mem_kind_t kind)
+/* Kernel runs per sample: enough for MIN_SAMPLE_S at an assumed 20 GB/s
+ * (a sample's length only needs to dwarf the clock's resolution). */
+static long pick_inner(size_t bytes)
 {
-    double bw[1];
-    if (run_group(&cpu, 1, bytes, kind, 1, 1, bw) != 0) return 1;
-    long inner = (long)(MIN_SAMPLE_S * bw[0] / (double)bytes) + 1;
+    long inner = (long)(MIN_SAMPLE_S * 20e9 / (double)bytes) + 1;
     return inner > 100000 ? 100000 : inner;
 }
 
@@ -186,13 +228,9 @@ static strata_status_t measure(const int *cpus, int n, size_t bytes,
                                strata_probe_mem_kind_t kind, double budget,
                                strata_probe_stat_t *s, strata_error_t *err)
 {
-    long inner = pick_inner(cpus[0], bytes, kind);
-    double est = MIN_SAMPLE_S * (double)n; /* n threads share the memory system */
-    int rounds = (int)(budget / (est > 0 ? est : 1e-3));
-    if (rounds < PROBE_MIN_REPS) rounds = PROBE_MIN_REPS;
-    if (rounds > 15) rounds = 15;
     double out[PROBE_MAX_REPS];
-    if (run_group(cpus, n, bytes, kind, inner, rounds, out) != 0)
+    int rounds = 15;
+    if (run_group(cpus, n, bytes, kind, pick_inner(bytes), rounds, budget, &rounds, out) != 0)
         return strata_error_set(err, STRATA_ERR_NOMEM, "probe: memory: cannot allocate %zu bytes",
                                 bytes * 2);
     return strata_probe_stat(out, (size_t)rounds, s, err);
@@ -207,6 +245,8 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
                                    1048576, 4194304, 16777216, 67108864};
     int ncurve = x->opts->quick ? 6 : 8; /* quick stops at 4 MiB */
     res->big_bytes = x->opts->quick ? (size_t)16 << 20 : (size_t)64 << 20;
+    g_pool.bytes = res->big_bytes > (size_t)curve[ncurve - 1] ? res->big_bytes
+                                                               : (size_t)curve[ncurve - 1];
     int jobs = nn * STRATA_PROBE_MEM_KINDS * 2 + ncurve * 2, done = 0;
     double per = budget / jobs;
     strata_status_t st = STRATA_OK;
@@ -235,5 +275,6 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
         done += 2;
         probe_tick(x, budget, (double)done / jobs);
     }
+    pool_free();
     return st;
 }

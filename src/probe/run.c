@@ -51,7 +51,10 @@ strata_status_t strata_probe_run(const strata_probe_opts_t *opts, strata_probe_r
     for (size_t i = 0; i < NSECTIONS && st == STRATA_OK; i++) {
         double plan = opts->quick ? sections[i].plan_quick : sections[i].plan;
         x.bar.label = sections[i].name;
+        double t0 = util_now();
         st = sections[i].run(&x, plan, err);
+        strata_log(STRATA_LOG_INFO, "probe: %s: %.2f s (planned %.1f s)", sections[i].name,
+                   util_now() - t0, plan);
         x.done += plan;
     }
     probe_accel(&x, 0);
@@ -108,6 +111,10 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
         if (st == STRATA_OK) st = check_bw(what, &r->reduce_curve[c], 0, err);
     }
     if (st == STRATA_OK) st = check_lat("coherence (cache-line transfer)", &r->c2c_all, err);
+    for (int z = 0; z < r->shm_curve_n && st == STRATA_OK; z++) {
+        snprintf(what, sizeof(what), "shm one way at %.0f B", r->shm_curve_bytes[z]);
+        st = check_lat(what, &r->shm_oneway[z], err);
+    }
     if (st == STRATA_OK) st = check_lat("shm alpha", &r->shm_alpha, err);
     if (st == STRATA_OK) st = check_bw("shm bandwidth", &r->shm_bw, 0, err);
     if (st == STRATA_OK) st = check_lat("tcp alpha", &r->tcp_alpha, err);
@@ -182,6 +189,11 @@ void strata_probe_print(const strata_probe_result_t *r, FILE *out)
     char b[64];
     fprintf(out, "\nstrata shm transport (send/recv between ranks 0 and 1)\n");
     line_stat(out, "alpha (8 B one way)", &r->shm_alpha, 1e6, "us");
+    for (int z = 1; z < r->shm_curve_n; z++) {
+        char sz[32];
+        snprintf(b, sizeof(b), "one way, %s", util_fmt_bytes(r->shm_curve_bytes[z], sz, sizeof(sz)));
+        line_stat(out, b, &r->shm_oneway[z], 1e6, "us");
+    }
     snprintf(b, sizeof(b), "bandwidth (%zu KiB)", r->shm_bw_bytes >> 10);
     line_stat(out, b, &r->shm_bw, 1e-9, "GB/s");
     snprintf(b, sizeof(b), "barrier, %d ranks", r->ranks_fit);
@@ -252,7 +264,11 @@ static json_t *c2c_json(const strata_probe_result_t *r)
 strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *out,
                                         strata_error_t *err)
 {
-    json_t *shm = json_pack("{s:o,s:o,s:I,s:o,s:o,s:o,s:i,s:i}", "alpha_s",
+    json_t *curve = json_array();
+    for (int z = 0; z < r->shm_curve_n; z++)
+        json_array_append_new(curve, json_pack("{s:f,s:o}", "bytes", r->shm_curve_bytes[z],
+                                               "oneway_s", probe_stat_json(&r->shm_oneway[z])));
+    json_t *shm = json_pack("{s:o,s:o,s:o,s:I,s:o,s:o,s:o,s:i,s:i}", "oneway", curve, "alpha_s",
                             probe_stat_json(&r->shm_alpha), "bw_Bps", probe_stat_json(&r->shm_bw),
                             "bw_bytes", (json_int_t)r->shm_bw_bytes, "barrier_fit_s",
                             probe_stat_json(&r->barrier_fit), "barrier_over_s",

@@ -3,9 +3,11 @@
  * public comm API: ranks started by strata_launch_fn, as a user's program
  * would be.
  *
- *   alpha     ranks 0 and 1 ping-pong an 8-byte strata_comm_send/recv;
- *             a sample is a batch's time / (2 × round trips).
- *   bw        the same with shm_bw_bytes: bytes / (one-way time − alpha).
+ *   oneway    ranks 0 and 1 ping-pong strata_comm_send/recv messages of
+ *             8 B … 4 MiB (1 MiB with --quick); a sample is a batch's time
+ *             / (2 × round trips); alpha is the 8-byte figure.
+ *   bw        at the largest size: bytes / (one-way time − alpha), each
+ *             sample with the alpha of the same round.
  *   per_rank  barriers at `cores` ranks and at 2 × cores ranks (ranks
  *             outnumbering cores, the scheduler in the loop): the extra
  *             time per barrier per added rank.
@@ -20,12 +22,15 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#define NSIZES 6
+static const size_t sizes[NSIZES] = {8, 256, 4096, 65536, 1 << 20, 4 << 20};
+static const long trips_of[NSIZES] = {1000, 500, 300, 60, 6, 3};
+
 typedef struct shm_job {
-    int samples;
-    long trips_small, trips_big, barriers;
-    size_t big;
-    bool barrier_only;
-    double alpha[PROBE_MAX_REPS], oneway_big[PROBE_MAX_REPS], barrier[PROBE_MAX_REPS];
+    int samples, nsizes;
+    long barriers;
+    bool barrier_only, quick;
+    double oneway[NSIZES][PROBE_MAX_REPS], barrier[PROBE_MAX_REPS];
     char msg[STRATA_ERROR_MSG_MAX];
 } shm_job_t;
 
@@ -55,15 +60,17 @@ static int shm_rank(void *arg)
         return 1;
     }
     int r = strata_comm_rank(c);
-    unsigned char *buf = util_malloc(j->big ? j->big : 8);
+    size_t big = sizes[j->nsizes - 1];
+    unsigned char *buf = util_malloc(big);
     int rc = buf ? 0 : 1;
-    if (buf) memset(buf, r, j->big ? j->big : 8);
-    for (int s = 0; s < j->samples && rc == 0 && !j->barrier_only && r < 2; s++) {
-        double a = pingpong(c, buf, 8, j->trips_small);
-        double b = pingpong(c, buf, j->big, j->trips_big);
-        if (a <= 0 || b <= 0) rc = 1;
-        if (r == 0) j->alpha[s] = a, j->oneway_big[s] = b;
-    }
+    if (buf) memset(buf, r, big);
+    for (int s = 0; s < j->samples && rc == 0 && !j->barrier_only && r < 2; s++)
+        for (int z = 0; z < j->nsizes && rc == 0; z++) {
+            long trips = j->quick ? (trips_of[z] + 4) / 5 : trips_of[z];
+            double t = pingpong(c, buf, sizes[z], trips);
+            if (t <= 0) rc = 1;
+            if (r == 0) j->oneway[z][s] = t;
+        }
     if (rc == 0 && strata_comm_barrier(c, NULL) != STRATA_OK) rc = 1;
     for (int s = 0; s < j->samples && rc == 0 && j->barrier_only; s++) {
         double t0 = util_now();
@@ -116,19 +123,24 @@ strata_status_t probe_shm(probe_ctx_t *x, double budget, strata_error_t *err)
     if (j == MAP_FAILED) return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: mmap failed");
     bool quick = x->opts->quick;
     *j = (shm_job_t){.samples = quick ? 5 : 15,
-                     .trips_small = quick ? 200 : 1000,
-                     .trips_big = quick ? 4 : 10,
-                     .barriers = quick ? 300 : 2000,
-                     .big = quick ? (size_t)1 << 20 : (size_t)4 << 20};
-    res->shm_bw_bytes = j->big;
+                     .nsizes = quick ? NSIZES - 1 : NSIZES,
+                     .quick = quick,
+                     .barriers = quick ? 300 : 2000};
+    res->shm_bw_bytes = sizes[j->nsizes - 1];
     setenv("STRATA_TIMEOUT", "30", 0);
     strata_status_t st = launch(j, 2, err);
     probe_tick(x, budget, 0.4);
     double bw[PROBE_MAX_REPS];
-    if (st == STRATA_OK && (st = strata_probe_stat(j->alpha, (size_t)j->samples, &res->shm_alpha,
-                                                   err)) == STRATA_OK) {
+    res->shm_curve_n = j->nsizes;
+    for (int z = 0; z < j->nsizes && st == STRATA_OK; z++) {
+        res->shm_curve_bytes[z] = (double)sizes[z];
+        st = strata_probe_stat(j->oneway[z], (size_t)j->samples, &res->shm_oneway[z], err);
+    }
+    if (st == STRATA_OK) {
+        int z = j->nsizes - 1;
+        res->shm_alpha = res->shm_oneway[0];
         for (int s = 0; s < j->samples; s++) /* α of the same sample: both saw the same load */
-            bw[s] = strata_probe_bandwidth((double)j->big, j->oneway_big[s] - j->alpha[s]);
+            bw[s] = strata_probe_bandwidth((double)sizes[z], j->oneway[z][s] - j->oneway[0][s]);
         st = strata_probe_stat(bw, (size_t)j->samples, &res->shm_bw, err);
     }
     if (st == STRATA_OK) st = per_rank(x, j, err);

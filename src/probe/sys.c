@@ -28,9 +28,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SWITCH_ROUNDS 2000
-#define FUTEX_ROUNDS  1000
-#define DEADLINE_S    2.0
+#define MAX_ROUNDS 2000
+#define DEADLINE_S 2.0
+
+/* A sample's parameters: the cpus and how many rounds (or bytes). */
+typedef struct sys_arg {
+    int cpus[2];
+    uint64_t rounds;
+} sys_arg_t;
+
+/* Rounds that make one sample last about `secs` when one round took
+ * `each` s in a pilot; 50 .. MAX_ROUNDS. */
+static uint64_t rounds_for(double secs, double each)
+{
+    double r = each > 0 ? secs / each : MAX_ROUNDS;
+    return r < 50 ? 50 : r > MAX_ROUNDS ? MAX_ROUNDS : (uint64_t)r;
+}
 
 /* ==== Process switch ==== */
 
@@ -54,7 +67,9 @@ static bool take_turns(turn_t *t, uint64_t mine, uint64_t rounds, double deadlin
 
 static double switch_sample(void *arg)
 {
-    int cpu = *(int *)arg;
+    const sys_arg_t *a = arg;
+    int cpu = a->cpus[0];
+    uint64_t rounds = a->rounds;
     turn_t *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (t == MAP_FAILED) return -1;
     atomic_init(&t->next, 0);
@@ -63,12 +78,12 @@ static double switch_sample(void *arg)
     pid_t pid = fork();
     if (pid == 0) {
         probe_pin(cpu);
-        _exit(take_turns(t, 1, SWITCH_ROUNDS, deadline) ? 0 : 1);
+        _exit(take_turns(t, 1, rounds, deadline) ? 0 : 1);
     }
     if (pid > 0) {
         probe_pin(cpu);
         double t0 = util_now();
-        if (take_turns(t, 0, SWITCH_ROUNDS, deadline)) r = (util_now() - t0) / (2.0 * SWITCH_ROUNDS);
+        if (take_turns(t, 0, rounds, deadline)) r = (util_now() - t0) / (2.0 * (double)rounds);
         atomic_store(&t->stop, true);
         int status;
         waitpid(pid, &status, 0);
@@ -83,6 +98,7 @@ static double switch_sample(void *arg)
 typedef struct fx {
     _Atomic uint32_t word; /* even: main's turn, odd: helper's */
     int cpu;
+    uint32_t rounds;
     atomic_bool stop;
 } fx_t;
 
@@ -115,15 +131,16 @@ static void *fx_helper(void *arg)
     fx_t *f = arg;
     probe_pin(f->cpu);
     double deadline = util_now() + DEADLINE_S;
-    for (uint32_t k = 0; k < FUTEX_ROUNDS; k++)
+    for (uint32_t k = 0; k < f->rounds; k++)
         if (!fx_step(f, 2 * k + 1, deadline)) break;
     return NULL;
 }
 
 static double futex_sample(void *arg)
 {
-    const int *cpus = arg; /* [main cpu, helper cpu] */
-    fx_t f = {.cpu = cpus[1]};
+    const sys_arg_t *a = arg; /* cpus: [main, helper] */
+    fx_t f = {.cpu = a->cpus[1], .rounds = (uint32_t)a->rounds};
+    const int *cpus = a->cpus;
     pthread_t th;
     atomic_init(&f.word, 0);
     atomic_init(&f.stop, false);
@@ -131,11 +148,11 @@ static double futex_sample(void *arg)
     probe_pin(cpus[0]);
     double t0 = util_now(), deadline = t0 + DEADLINE_S, r = -1;
     uint32_t k;
-    for (k = 0; k < FUTEX_ROUNDS; k++)
+    for (k = 0; k < f.rounds; k++)
         if (!fx_step(&f, 2 * k, deadline)) break;
     /* the last post wakes the helper's final wait; wait for its answer */
-    if (k == FUTEX_ROUNDS && fx_step(&f, 2 * FUTEX_ROUNDS, deadline))
-        r = (util_now() - t0) / (2.0 * FUTEX_ROUNDS + 1);
+    if (k == f.rounds && fx_step(&f, 2 * f.rounds, deadline))
+        r = (util_now() - t0) / (2.0 * f.rounds + 1);
     atomic_store(&f.stop, true);
     fx_wake(&f.word);
     pthread_join(th, NULL);
@@ -146,7 +163,7 @@ static double futex_sample(void *arg)
 
 static double fault_sample(void *arg)
 {
-    size_t bytes = *(size_t *)arg, page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = ((const sys_arg_t *)arg)->rounds * page;
     unsigned char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return -1;
     double t0 = util_now();
@@ -157,19 +174,30 @@ static double fault_sample(void *arg)
     return r;
 }
 
+/* Sample fn with `rounds` sized by a 50-round pilot so that one sample
+ * takes about secs. */
+static strata_status_t sized(double (*fn)(void *), sys_arg_t *a, double budget,
+                             strata_probe_stat_t *stat_p, strata_error_t *err)
+{
+    a->rounds = 50;
+    double each = fn(a); /* per switch / wake / page: ~ per round / 2 */
+    if (!(each > 0)) return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: a measurement failed");
+    a->rounds = rounds_for(budget / (PROBE_MIN_REPS + 2), 2 * each);
+    return probe_sample(fn, a, budget, stat_p, err);
+}
+
 strata_status_t probe_sys(probe_ctx_t *x, double budget, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
-    int cpus[2] = {res->cpus[0], res->cores > 1 ? res->cpus[1] : res->cpus[0]};
-    size_t bytes = x->opts->quick ? (size_t)8 << 20 : (size_t)32 << 20;
+    sys_arg_t a = {.cpus = {res->cpus[0], res->cores > 1 ? res->cpus[1] : res->cpus[0]}};
     cpu_set_t saved;
     sched_getaffinity(0, sizeof(saved), &saved); /* the samples pin this thread */
-    strata_status_t st = probe_sample(switch_sample, &cpus[0], budget / 3, &res->proc_switch, err);
+    strata_status_t st = sized(switch_sample, &a, budget / 3, &res->proc_switch, err);
     probe_tick(x, budget, 1.0 / 3);
-    if (st == STRATA_OK) st = probe_sample(futex_sample, cpus, budget / 3, &res->futex_wake, err);
+    if (st == STRATA_OK) st = sized(futex_sample, &a, budget / 3, &res->futex_wake, err);
     probe_tick(x, budget, 2.0 / 3);
     sched_setaffinity(0, sizeof(saved), &saved);
-    if (st == STRATA_OK) st = probe_sample(fault_sample, &bytes, budget / 3, &res->page_fault, err);
+    if (st == STRATA_OK) st = sized(fault_sample, &a, budget / 3, &res->page_fault, err);
     probe_tick(x, budget, 1);
     if (st == STRATA_ERR_SYSTEM)
         strata_error_set(err, st, "probe: system costs: a switch or futex round stalled for %.0f s",
