@@ -19,7 +19,7 @@
 #include <stdatomic.h>
 #include <stdalign.h>
 
-#define TRIPS     1000
+#define TRIPS     100
 #define STALL_S   0.05
 
 typedef struct pingpong {
@@ -122,7 +122,7 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
     /* ~0.1 ms per round trip pair of samples on a quiet host; keep within budget */
     int samples = (int)(budget / pairs / (TRIPS * 2 * 200e-9)) / 4;
     if (samples < PROBE_MIN_REPS) samples = PROBE_MIN_REPS;
-    if (samples > 31) samples = 31;
+    if (samples > PROBE_MAX_REPS - 1) samples = PROBE_MAX_REPS - 1;
     double *all = util_malloc(sizeof(double) * PROBE_MAX_REPS * 64);
     if (!all) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     strata_status_t st = STRATA_OK;
