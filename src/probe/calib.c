@@ -128,7 +128,7 @@ strata_status_t strata_probe_save(const strata_probe_result_t *r, const char *pa
     if (!doc) return strata_error_set(err, STRATA_ERR_NOMEM, "probe: cannot build the file");
     FILE *f = fopen(path, "w");
     int rc = f ? util_json_dump(doc, f) : -1;
-    if (f && (fputc('\n', f) == EOF || fclose(f) != 0)) rc = -1;
+    if (f && fclose(f) != 0) rc = -1; /* as topo's export writes it: no final newline */
     json_decref(doc);
     if (rc != 0)
         return strata_error_set(err, STRATA_ERR_IO, "%s: cannot write the cluster file", path);
