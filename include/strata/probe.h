@@ -136,6 +136,12 @@ typedef struct strata_probe_result {
      * cpus[i] and cpus[j] (median; 0 on the diagonal), and over all pairs */
     double c2c[STRATA_PROBE_CORES_MAX][STRATA_PROBE_CORES_MAX];
     strata_probe_stat_t c2c_all;
+    /* hand-over bandwidth (B/s) by size: cpus[0] and cpus[1] each write
+     * bytes into lines the other holds, then copy out the other's, both at
+     * once; bytes / (write + copy) of the slower; 0 points when one cpu */
+    int remote_n;
+    double remote_bytes[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t remote_copy[STRATA_PROBE_CURVE_MAX];
 
     /* strata's shared-memory transport, ranks 0 and 1 (strata_comm_send/recv):
      * alpha = one-way time of an 8-byte message; bw = bytes / (one-way time
@@ -201,6 +207,9 @@ typedef struct strata_probe_calib {
     double curve_bytes[STRATA_PROBE_CURVE_MAX];
     double copy_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
     double reduce_bw[STRATA_PROBE_CURVE_MAX]; /* one core, by buffer size */
+    int remote_n; /* hand-over between cores, by size */
+    double remote_bytes[STRATA_PROBE_CURVE_MAX];
+    double remote_bw[STRATA_PROBE_CURVE_MAX];
     double tcp_alpha, tcp_bw;
     /* strata send/recv one-way time by message size (s) */
     int shm_n;
@@ -226,6 +235,10 @@ STRATA_API strata_status_t strata_probe_calib_load(const char *path,
  * ends). */
 STRATA_API double strata_probe_copy_bw(const strata_probe_calib_t *c, double bytes);
 STRATA_API double strata_probe_reduce_bw(const strata_probe_calib_t *c, double bytes);
+/* Hand-over bandwidth between cores for `bytes` (one writes, the other
+ * copies out), likewise; without that curve (one core) from the
+ * send/recv curve. */
+STRATA_API double strata_probe_remote_bw(const strata_probe_calib_t *c, double bytes);
 
 /* Time (s) to move `bytes` from one core's cache to another's as strata's
  * send/recv does, less its fixed α: interpolated in log(bytes) over the

@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdalign.h>
+#include <string.h>
 
 #define TRIPS     100
 #define STALL_S   0.05
@@ -135,5 +136,115 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
         }
     if (st == STRATA_OK) st = strata_probe_stat(all, (size_t)nall, &res->c2c_all, err);
     util_free(all);
+    return st;
+}
+
+/* ==== Bytes another core wrote ==== */
+
+/* Hand-over bandwidth: bytes one core writes into lines the other core
+ * holds (it read them last round) and the other core then copies out —
+ * what strata's engine does with every staged and reduced slice, both
+ * cores at once (every rank stages and pulls at the same time). In round
+ * k each of two threads (cpus a and b) writes `bytes` into its own shared
+ * buffer (timed: the stores must take the lines back from the peer's
+ * cache); once both posted, each copies the other's buffer into a private
+ * one (timed); a sample is bytes / the slower thread's write + copy. */
+typedef struct remote {
+    _Atomic uint64_t arrived; /* both threads add 1 per phase */
+    int cpu[2], rounds;
+    size_t bytes;
+    unsigned char *shared[2], *mine[2];
+    double t[2][PROBE_MAX_REPS];
+    atomic_bool failed;
+} remote_t;
+
+typedef struct remote_side {
+    remote_t *x;
+    int me;
+} remote_side_t;
+
+/* Arrive at phase p and wait for the other thread. */
+static bool phase(remote_t *x, uint64_t p)
+{
+    atomic_fetch_add(&x->arrived, 1);
+    if (wait_for(&x->arrived, 2 * (p + 1))) return true;
+    atomic_store(&x->failed, true);
+    return false;
+}
+
+static void *remote_side(void *arg)
+{
+    remote_side_t *sd = arg;
+    remote_t *x = sd->x;
+    int me = sd->me, other = 1 - me;
+    probe_pin(x->cpu[me]);
+    memset(x->mine[me], 0, x->bytes); /* own pages, in own cache */
+    for (int k = 0; k < x->rounds && !atomic_load(&x->failed); k++) {
+        double t0 = util_now();
+        memset(x->shared[me], k + 1, x->bytes);
+        double tw = util_now() - t0;
+        if (!phase(x, 2 * (uint64_t)k)) break;
+        t0 = util_now();
+        memcpy(x->mine[me], x->shared[other], x->bytes);
+        x->t[me][k] = tw + util_now() - t0;
+        if (!phase(x, 2 * (uint64_t)k + 1)) break;
+    }
+    return NULL;
+}
+
+static strata_status_t remote_size(int a, int b, size_t bytes, int rounds,
+                                   strata_probe_stat_t *s, strata_error_t *err)
+{
+    remote_t *x = util_malloc(sizeof(*x));
+    if (!x) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    *x = (remote_t){.cpu = {a, b}, .rounds = rounds, .bytes = bytes};
+    atomic_init(&x->arrived, 0);
+    atomic_init(&x->failed, false);
+    strata_status_t st = STRATA_OK;
+    for (int i = 0; i < 2; i++) {
+        x->shared[i] = util_malloc(bytes), x->mine[i] = util_malloc(bytes);
+        if (!x->shared[i] || !x->mine[i])
+            st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    }
+    remote_side_t sd[2] = {{x, 0}, {x, 1}};
+    pthread_t th[2];
+    int started = 0;
+    for (; started < 2 && st == STRATA_OK; started++)
+        if (pthread_create(&th[started], NULL, remote_side, &sd[started]) != 0) {
+            atomic_store(&x->failed, true);
+            st = strata_error_set(err, STRATA_ERR_SYSTEM, "probe: cannot start a thread");
+            break;
+        }
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    if (st == STRATA_OK && atomic_load(&x->failed))
+        st = strata_error_set(err, STRATA_ERR_TIMEOUT,
+                              "probe: coherence: cpu %d or %d made no progress for %.0f ms", a, b,
+                              STALL_S * 1e3);
+    double bw[PROBE_MAX_REPS];
+    for (int k = 1; k < rounds && st == STRATA_OK; k++) /* rounds 0 pays first touches */
+        bw[k - 1] = strata_probe_bandwidth((double)bytes, x->t[0][k] > x->t[1][k] ? x->t[0][k]
+                                                                                 : x->t[1][k]);
+    if (st == STRATA_OK) st = strata_probe_stat(bw, (size_t)rounds - 1, s, err);
+    for (int i = 0; i < 2; i++)
+        util_free(x->shared[i]), util_free(x->mine[i]);
+    util_free(x);
+    return st;
+}
+
+strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    static const double sizes[] = {4096, 16384, 65536, 262144, 1048576, 4194304, 16777216};
+    int n = x->opts->quick ? 5 : 7;
+    if (res->cores < 2) return STRATA_OK;
+    strata_status_t st = STRATA_OK;
+    res->remote_n = n;
+    for (int i = 0; i < n && st == STRATA_OK; i++) {
+        res->remote_bytes[i] = sizes[i];
+        st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], x->opts->quick ? 8 : 16,
+                         &res->remote_copy[i], err);
+        probe_tick(x, budget, (double)(i + 1) / n);
+    }
     return st;
 }

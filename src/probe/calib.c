@@ -49,6 +49,11 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     }
     c->tcp_alpha = r->tcp_alpha.median;
     c->tcp_bw = r->tcp_bw.median;
+    c->remote_n = r->remote_n;
+    for (int i = 0; i < r->remote_n; i++) {
+        c->remote_bytes[i] = r->remote_bytes[i];
+        c->remote_bw[i] = r->remote_copy[i].median;
+    }
     c->shm_n = r->shm_curve_n;
     for (int i = 0; i < r->shm_curve_n; i++) {
         c->shm_bytes[i] = r->shm_curve_bytes[i];
@@ -60,7 +65,12 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
 
 static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_calib_t *c)
 {
-    json_t *curve = json_array(), *shm = json_array();
+    json_t *curve = json_array(), *shm = json_array(), *remote = json_array();
+    for (int i = 0; i < c->remote_n; i++)
+        json_array_append_new(remote, json_pack("{s:o,s:o,s:o}", "bytes",
+                                                util_json_real(c->remote_bytes[i]), "handover_Bps",
+                                                util_json_real(c->remote_bw[i]), "spread",
+                                                util_json_real(r->remote_copy[i].spread)));
     for (int i = 0; i < c->shm_n; i++)
         json_array_append_new(shm, json_pack("{s:o,s:o,s:o}", "bytes",
                                              util_json_real(c->shm_bytes[i]), "oneway_s",
@@ -71,13 +81,15 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
                                                util_json_real(c->curve_bytes[i]), "copy_Bps",
                                                util_json_real(c->copy_bw[i]), "reduce_Bps",
                                                util_json_real(c->reduce_bw[i])));
-    return json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date", c->date,
+    return json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date",
+                     c->date,
                      "by", "strata probe (docs/probe.md)", "cores", c->cores, "line_latency_s",
                      util_json_real(c->line_latency), "shm_alpha_s", util_json_real(c->shm_alpha),
                      "shm_bw_Bps", util_json_real(c->shm_bw), "per_rank_s",
                      util_json_real(c->per_rank), "proc_switch_s",
                      util_json_real(c->proc_switch), "mem_copy_all_Bps",
-                     util_json_real(c->mem_copy_all), "curve", curve, "shm_curve", shm,
+                     util_json_real(c->mem_copy_all), "curve", curve, "handover_curve", remote,
+                     "shm_curve", shm,
                      "tcp_alpha_s",
                      util_json_real(c->tcp_alpha), "tcp_bw_Bps", util_json_real(c->tcp_bw),
                      "spread", json_pack("{s:o,s:o,s:o,s:o}", "line_latency",
@@ -173,6 +185,33 @@ static strata_status_t read_curve(util_json_doc_t *d, json_t *m, strata_probe_ca
     return STRATA_OK;
 }
 
+/* "handover_curve": [{"bytes", "copy_Bps"}...], optional (a one-core host has none). */
+static strata_status_t read_remote_curve(util_json_doc_t *d, json_t *m, strata_probe_calib_t *c,
+                                         strata_error_t *err)
+{
+    json_t *a = json_object_get(m, "handover_curve"), *p;
+    size_t i;
+    strata_status_t st;
+    if (!a) return STRATA_OK;
+    if (!json_is_array(a) || json_array_size(a) > STRATA_PROBE_CURVE_MAX)
+        return util_json_error(d, a, err, STRATA_ERR_PARSE,
+                               "\"handover_curve\" must be an array of at most %d points",
+                               STRATA_PROBE_CURVE_MAX);
+    json_array_foreach(a, i, p)
+    {
+        if (!json_is_object(p))
+            return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
+        if ((st = num(d, p, "bytes", true, &c->remote_bytes[i], err)) ||
+            (st = num(d, p, "handover_Bps", true, &c->remote_bw[i], err)))
+            return st;
+        if (i > 0 && c->remote_bytes[i] <= c->remote_bytes[i - 1])
+            return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
+                                   "curve sizes must increase");
+    }
+    c->remote_n = (int)json_array_size(a);
+    return STRATA_OK;
+}
+
 static strata_status_t read_shm_curve(util_json_doc_t *d, json_t *m, strata_probe_calib_t *c,
                                       strata_error_t *err)
 {
@@ -226,6 +265,7 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
                !(st = num(d, m, "tcp_bw_Bps", false, &c.tcp_bw, err))) {
         st = read_curve(d, m, &c, err);
         if (st == STRATA_OK) st = read_shm_curve(d, m, &c, err);
+        if (st == STRATA_OK) st = read_remote_curve(d, m, &c, err);
     }
     if (st == STRATA_OK) {
         c.cores = (int)cores;
@@ -238,27 +278,35 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
 
 /* ==== The calibrated model ==== */
 
-static double interp(const strata_probe_calib_t *c, const double *bw, double bytes)
+/* Linear in log(bytes) between the points xs[0..n-1], clamped at the ends. */
+static double interp(int n, const double *xs, const double *bw, double bytes)
 {
-    if (c->curve_n <= 0) return 0;
-    if (bytes <= c->curve_bytes[0]) return bw[0];
-    for (int i = 1; i < c->curve_n; i++)
-        if (bytes <= c->curve_bytes[i]) {
-            double f = log(bytes / c->curve_bytes[i - 1]) /
-                       log(c->curve_bytes[i] / c->curve_bytes[i - 1]);
+    if (n <= 0) return 0;
+    if (bytes <= xs[0]) return bw[0];
+    for (int i = 1; i < n; i++)
+        if (bytes <= xs[i]) {
+            double f = log(bytes / xs[i - 1]) / log(xs[i] / xs[i - 1]);
             return bw[i - 1] + f * (bw[i] - bw[i - 1]);
         }
-    return bw[c->curve_n - 1];
+    return bw[n - 1];
 }
 
 double strata_probe_copy_bw(const strata_probe_calib_t *c, double bytes)
 {
-    return interp(c, c->copy_bw, bytes);
+    return interp(c->curve_n, c->curve_bytes, c->copy_bw, bytes);
 }
 
 double strata_probe_reduce_bw(const strata_probe_calib_t *c, double bytes)
 {
-    return interp(c, c->reduce_bw, bytes);
+    return interp(c->curve_n, c->curve_bytes, c->reduce_bw, bytes);
+}
+
+/* Without a remote curve (one core), the send/recv curve stands in. */
+double strata_probe_remote_bw(const strata_probe_calib_t *c, double bytes)
+{
+    if (c->remote_n > 0) return interp(c->remote_n, c->remote_bytes, c->remote_bw, bytes);
+    double t = strata_probe_shm_move(c, bytes);
+    return t > 0 ? bytes / t : strata_probe_copy_bw(c, bytes);
 }
 
 double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes)
@@ -286,38 +334,58 @@ double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes)
 #define TINY 56.0   /* engine: data beside a sequence number in one line */
 #define FLAT 2048.0 /* engine: flat allreduce up to here */
 
-/* One synchronisation: a line hand-off, plus the scheduler's cost per rank
- * beyond the cores. */
-static double sync_cost(const strata_probe_calib_t *c, int P)
+/* The scheduler's cost per synchronisation when ranks outnumber cores. */
+static double over_cost(const strata_probe_calib_t *c, int P)
 {
-    double over = P > c->cores ? (double)(P - c->cores) : 0;
-    return c->line_latency + over * c->per_rank;
+    return P > c->cores ? (double)(P - c->cores) * c->per_rank : 0;
 }
 
-/* strata's engine (docs/runtime.md "Algorithms"). Each rank moves bytes of
- * two kinds: local ones (its own input into its staging slot, its own
- * slice to its output) at one core's copy rate for the working set, and
- * bytes another core wrote (the peers' staged slices it reduces, the
- * peers' reduced slices it gathers), at the rate strata's send/recv moves
- * bytes between cores (strata_probe_shm_move). Ranks beyond the cores
- * serialise their data work on the shared cores (× k). */
+/* A call's first synchronisation: entering a strata call and handing one
+ * flag to a peer costs what an 8-byte strata message costs one way (the
+ * same path: argument checks, one posted line, one line fetched). */
+static double call_cost(const strata_probe_calib_t *c, int P)
+{
+    return c->shm_alpha + over_cost(c, P);
+}
+
+/* Each further synchronisation inside the call: one line hand-off. */
+static double sync_cost(const strata_probe_calib_t *c, int P)
+{
+    return c->line_latency + over_cost(c, P);
+}
+
+/* strata's engine (docs/runtime.md "Algorithms"). Every byte that passes
+ * between ranks is handed over: its owner writes it into a slot the peers
+ * read last call and a peer copies (or reduces) it out — at the measured
+ * hand-over rate for the size of a slice of a pipeline chunk; a reduction
+ * runs at the slower of that and one core's reduce rate. Each rank also
+ * copies its own slice to its output at one core's copy rate for a buffer
+ * of S. Ranks beyond the cores serialise their data work on the shared
+ * cores (× k). */
+#define CHUNK 262144.0 /* engine: pipeline chunk */
+
 static double predict_shm(const strata_probe_calib_t *c, strata_coll_t coll, int P, double S)
 {
-    double L = sync_cost(c, P), k = P > c->cores ? ceil((double)P / c->cores) : 1;
+    double C = call_cost(c, P), L = sync_cost(c, P), k = P > c->cores ? ceil((double)P / c->cores) : 1;
     double cp = strata_probe_copy_bw(c, S), f = (P - 1.0) / P;
+    double slice = (S < CHUNK ? S : CHUNK) / P, rem = strata_probe_remote_bw(c, slice);
+    double red = strata_probe_reduce_bw(c, S), pull_red = rem < red ? rem : red;
     switch (coll) {
     case STRATA_COLL_ALLREDUCE:
     case STRATA_COLL_REDUCE:
-        if (S <= TINY) return L;
-        if (S <= FLAT) return L + k * (S / cp + strata_probe_shm_move(c, (P - 1) * S));
-        return 2 * L + k * (f * S / cp + 2 * strata_probe_shm_move(c, f * S) + S / P / cp);
+        if (S <= TINY) return C;
+        if (S <= FLAT) { /* stage the whole vector, reduce all P copies */
+            double r2 = strata_probe_remote_bw(c, S);
+            return C + k * (P - 1) * S / (r2 < red ? r2 : red);
+        }
+        return C + L + k * (f * S / pull_red + f * S / rem + S / P / cp);
     case STRATA_COLL_REDUCE_SCATTER:
-        return L + k * (f * S / cp + strata_probe_shm_move(c, f * S));
+        return C + k * f * S / pull_red;
     case STRATA_COLL_ALLGATHER:
     case STRATA_COLL_ALLTOALL:
-        return L + k * (S / P / cp + strata_probe_shm_move(c, f * S));
+        return C + k * (S / P / cp + f * S / rem);
     default: /* broadcast */
-        return L + k * strata_probe_shm_move(c, S);
+        return C + k * S / rem;
     }
 }
 
@@ -362,12 +430,13 @@ double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
 const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int P, char *buf, size_t len)
 {
     double big = 64.0 * 1048576, small = 8;
-    double t_small = strata_probe_predict(c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, P, 8);
-    double cp = big / strata_probe_shm_move(c, big);
+    double t_small = strata_probe_predict(c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, P, 8),
+           t_fit = c->shm_alpha;
+    double cp = strata_probe_remote_bw(c, (CHUNK < big ? CHUNK : big) / P);
     int n = snprintf(buf, len,
                      "At %d ranks on %d cores: a small allreduce is bound by %s (%.0f ns a "
-                     "hand-off%s); a 64 MiB one by moving bytes between cores (%.2f GB/s, strata "
-                     "send/recv; all cores copying locally together reach %.2f GB/s).",
+                     "cache-line hand-off%s); a 64 MiB one by copying what other cores wrote (%.2f GB/s per "
+                     "rank; all cores copying locally together reach %.2f GB/s).",
                      P, c->cores,
                      P > c->cores ? "the scheduler (ranks outnumber cores)"
                                   : "the coherence latency",
@@ -377,7 +446,7 @@ const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int P, char *
     if (n > 0 && (size_t)n < len && P > c->cores)
         snprintf(buf + n, len - (size_t)n, " Predicted 8 B allreduce: %.2f us, of which %.2f us "
                                            "the scheduler.",
-                 t_small * 1e6, (t_small - c->line_latency) * 1e6);
+                 t_small * 1e6, (t_small - t_fit) * 1e6);
     (void)small;
     return buf;
 }

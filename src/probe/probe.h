@@ -42,6 +42,7 @@ strata_status_t probe_sample(double (*fn)(void *), void *arg, double budget_s,
 /* Sections. Each returns STRATA_OK or an error with its message. */
 strata_status_t probe_mem(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_c2c(probe_ctx_t *x, double budget_s, strata_error_t *err);
+strata_status_t probe_remote(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_shm(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_net(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_sys(probe_ctx_t *x, double budget_s, strata_error_t *err);

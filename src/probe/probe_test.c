@@ -120,6 +120,9 @@ static void synthetic(strata_probe_result_t *r)
     r->reduce_curve[0] = one(20e9), r->reduce_curve[1] = one(5e9);
     r->c2c[0][1] = r->c2c[1][0] = 100e-9;
     r->c2c_all = one(100e-9);
+    r->remote_n = 2;
+    r->remote_bytes[0] = 4096, r->remote_bytes[1] = 1048576;
+    r->remote_copy[0] = one(8e9), r->remote_copy[1] = one(2e9);
     r->shm_curve_n = 2;
     r->shm_curve_bytes[0] = 8, r->shm_curve_bytes[1] = 1048576;
     r->shm_oneway[0] = one(1e-6);
@@ -183,6 +186,8 @@ static void test_save_load_roundtrip(void **state)
     NEAR(got.copy_bw[1], want.copy_bw[1], RT);
     NEAR(got.reduce_bw[0], 20e9, RT);
     assert_int_equal(got.shm_n, 2);
+    assert_int_equal(got.remote_n, 2);
+    NEAR(got.remote_bw[1], 2e9, RT);
     NEAR(got.shm_oneway[1], want.shm_oneway[1], RT);
 
     /* the topology loader takes it: 2 cpu endpoints joined by the measured link */
@@ -248,6 +253,7 @@ static void test_predict(void **state)
     synthetic(r);
     strata_probe_calib_t c;
     strata_probe_calib_from(r, &c);
+    c.remote_n = 0; /* first without the remote curve: send/recv stands in */
     /* copy curve: 40 GB/s at 4 KiB, 10 at 1 MiB; at 64 KiB (log-halfway:
      * log(16)/log(256) = 0.5) 25 GB/s */
     NEAR(strata_probe_copy_bw(&c, 65536), 25e9, 1e-12);
@@ -256,25 +262,37 @@ static void test_predict(void **state)
     /* moving 0.5 MiB: the one-way time less α scales linearly below the
      * second point: 1 MiB / 1e9 × 0.5 = 524.288 us */
     NEAR(strata_probe_shm_move(&c, 524288), 524.288e-6, 1e-9);
-    /* tiny allreduce: one hand-off, 100 ns */
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 8), 100e-9, 1e-9);
-    /* 1 MiB at 2 ranks: 2L + stage S/2 / cp + 2 moves of S/2 + own S/2 / cp
-     * = 0.2 + 52.4288 + 2 × 524.288 + 52.4288 us = 1153.6336 us */
+    /* tiny allreduce: the call and one hand-off, as an 8 B message: 1 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 8), 1e-6, 1e-9);
+    /* 1 MiB at 2 ranks: α + L + 2 hand-overs of S/2 (here at send/recv's
+     * 1 GB/s) + own S/2 / cp = 1 + 0.1 + 2 × 524.288 + 52.4288 us
+     * = 1102.1048 us */
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         1153.6336e-6, 1e-9);
-    /* 4 ranks on 2 cores, 8 B: L + 2 ranks × 2 us per rank beyond = 4.1 us */
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 4.1e-6, 1e-9);
+         1102.1048e-6, 1e-9);
+    /* 4 ranks on 2 cores, 8 B: α + 2 ranks × 2 us per rank beyond = 5 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 5e-6, 1e-9);
     /* ring allreduce of 1 MiB at 2 ranks: 2 steps of 512 KiB send/recv (α 1 us
      * + 524.288 us each) plus reducing 512 KiB at the reduce rate of the
      * 1 MiB working set (5 GB/s: 104.8576 us): 2 × 525.288 + 104.8576
      * = 1155.4336 us */
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_RING, 2, 1048576),
          1155.4336e-6, 1e-9);
+    /* with a hand-over curve (8 GB/s at 4 KiB, 2 GB/s at 1 MiB): the
+     * engine pulls 128 KiB slices (half a 256 KiB chunk) at
+     * log(32)/log(256) = 0.625 of the way: 4.25 GB/s (below the 5 GB/s
+     * reduce rate): 1.1 + 2 × 524288 / 4.25e9 s + 52.4288 us
+     * = 300.2525647 us */
+    c.remote_n = 2;
+    c.remote_bytes[0] = 4096, c.remote_bytes[1] = 1048576;
+    c.remote_bw[0] = 8e9, c.remote_bw[1] = 2e9;
+    NEAR(strata_probe_remote_bw(&c, 131072), 4.25e9, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         300.2525647e-6, 1e-9);
     char buf[512];
     strata_probe_bottleneck(&c, 4, buf, sizeof(buf));
     assert_non_null(strstr(buf, "the scheduler (ranks outnumber cores)"));
     strata_probe_bottleneck(&c, 2, buf, sizeof(buf));
-    assert_non_null(strstr(buf, "the coherence latency (100 ns a hand-off)"));
+    assert_non_null(strstr(buf, "the coherence latency (100 ns a cache-line hand-off)"));
     free(r);
 }
 

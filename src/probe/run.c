@@ -4,7 +4,8 @@
  * every figure passes before the result is returned; the text and JSON
  * renderings of a result.
  *
- * Budgets (s, default / --quick): memory 24 / 3, coherence 4 / 0.8, shm
+ * Budgets (s, default / --quick): memory 24 / 3, coherence 3 / 0.6,
+ * hand-over 2 / 0.4, shm
  * (fixed sample counts: about 6 / 1.5), TCP 3 / 0.6, system 6 / 1.5. A
  * loaded host takes fewer samples of each, not longer.
  */
@@ -22,7 +23,8 @@ typedef struct section {
 } section_t;
 
 static const section_t sections[] = {
-    {"memory", 24, 3, probe_mem},       {"coherence", 4, 0.8, probe_c2c},
+    {"memory", 24, 3, probe_mem},       {"coherence", 3, 0.6, probe_c2c},
+    {"hand-over", 2, 0.4, probe_remote},
     {"shm transport", 6, 1.5, probe_shm}, {"tcp", 3, 0.6, probe_net},
     {"system costs", 6, 1.5, probe_sys},
 };
@@ -111,6 +113,10 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
         if (st == STRATA_OK) st = check_bw(what, &r->reduce_curve[c], 0, err);
     }
     if (st == STRATA_OK) st = check_lat("coherence (cache-line transfer)", &r->c2c_all, err);
+    for (int i = 0; i < r->remote_n && st == STRATA_OK; i++) {
+        snprintf(what, sizeof(what), "hand-over at %.0f B", r->remote_bytes[i]);
+        st = check_bw(what, &r->remote_copy[i], 0, err);
+    }
     for (int z = 0; z < r->shm_curve_n && st == STRATA_OK; z++) {
         snprintf(what, sizeof(what), "shm one way at %.0f B", r->shm_curve_bytes[z]);
         st = check_lat(what, &r->shm_oneway[z], err);
@@ -177,6 +183,12 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
     }
     if (r->cores > n) fprintf(out, "  (first 16 of %d cpus shown; --json has all)\n", r->cores);
     line_stat(out, "all pairs", &r->c2c_all, 1e9, "ns");
+    if (r->remote_n) fprintf(out, "\nhand-over between cores: one writes, the other copies out, both at once (GB/s)\n");
+    for (int i = 0; i < r->remote_n; i++) {
+        char b[32], name[48];
+        snprintf(name, sizeof(name), "%s", util_fmt_bytes(r->remote_bytes[i], b, sizeof(b)));
+        line_stat(out, name, &r->remote_copy[i], 1e-9, "GB/s");
+    }
 }
 
 void strata_probe_print(const strata_probe_result_t *r, FILE *out)
@@ -249,7 +261,10 @@ static json_t *memory_json(const strata_probe_result_t *r)
 
 static json_t *c2c_json(const strata_probe_result_t *r)
 {
-    json_t *m = json_array(), *cpus = json_array();
+    json_t *m = json_array(), *cpus = json_array(), *remote = json_array();
+    for (int i = 0; i < r->remote_n; i++)
+        json_array_append_new(remote, json_pack("{s:f,s:o}", "bytes", r->remote_bytes[i],
+                                                "handover_Bps", probe_stat_json(&r->remote_copy[i])));
     for (int i = 0; i < r->cores; i++) {
         json_t *row = json_array();
         for (int j = 0; j < r->cores; j++)
@@ -257,8 +272,8 @@ static json_t *c2c_json(const strata_probe_result_t *r)
         json_array_append_new(m, row);
         json_array_append_new(cpus, json_integer(r->cpus[i]));
     }
-    return json_pack("{s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m, "all_pairs_s",
-                     probe_stat_json(&r->c2c_all));
+    return json_pack("{s:o,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m, "all_pairs_s",
+                     probe_stat_json(&r->c2c_all), "handover", remote);
 }
 
 strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *out,
