@@ -7,7 +7,7 @@
  * Each hand-off moves the line (in Modified state) to the other core's
  * cache, so a batch of N round trips takes 2N transfers; a sample is the
  * batch time / 2N. The waits are bounded: a side that sees no progress for
- * 50 ms gives up and the sample fails (a pinned peer that never runs).
+ * 1 s gives up and the section fails (a pinned peer that never runs).
  * The matrix entry is the median over samples; c2c_all summarises every
  * sample of every pair (the figure the model and the bottleneck use).
  */
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #define TRIPS     100
-#define STALL_S   0.05
+#define STALL_S   1.0
 
 typedef struct pingpong {
     alignas(64) _Atomic uint64_t line;

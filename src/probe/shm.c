@@ -4,13 +4,14 @@
  * would be.
  *
  *   oneway    ranks 0 and 1 ping-pong strata_comm_send/recv messages of
- *             8 B … 4 MiB (1 MiB with --quick); a sample is a batch's time
- *             / (2 × round trips); alpha is the 8-byte figure.
+ *             8 B … 4 MiB (1 MiB with --quick); a sample is the median
+ *             round trip of a batch / 2; alpha is the 8-byte figure.
  *   bw        at the largest size: bytes / (one-way time − alpha), each
  *             sample with the alpha of the same round.
  *   per_rank  barriers at `cores` ranks and at 2 × cores ranks (ranks
  *             outnumbering cores, the scheduler in the loop): the extra
- *             time per barrier per added rank.
+ *             time per barrier per added rank (median barrier of a batch,
+ *             as strata bench takes the median call).
  * No collective that the model later predicts (allreduce…) is timed here.
  * The ranks write their samples into an anonymous shared mapping made
  * before the fork.
@@ -34,11 +35,30 @@ typedef struct shm_job {
     char msg[STRATA_ERROR_MSG_MAX];
 } shm_job_t;
 
-/* One batch of round trips of `bytes` between ranks 0 and 1; s one way. */
+#define MAX_LAPS 2000
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of n laps (sorted in place). */
+static double median_lap(double *lap, long n)
+{
+    qsort(lap, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? lap[n / 2] : (lap[n / 2 - 1] + lap[n / 2]) / 2;
+}
+
+/* One batch of round trips of `bytes` between ranks 0 and 1, each timed
+ * on its own: the median round trip / 2 (s one way). Per-call medians, as
+ * strata bench reports, so a preemption by another process inflates
+ * neither. */
 static double pingpong(strata_comm_t *c, unsigned char *buf, size_t bytes, long trips)
 {
     int r = strata_comm_rank(c);
-    double t0 = util_now();
+    double lap[MAX_LAPS], prev = util_now();
+    if (trips > MAX_LAPS) trips = MAX_LAPS;
     for (long i = 0; i < trips; i++) {
         strata_status_t st = r == 0 ? strata_comm_send(c, buf, bytes, 1, NULL)
                                     : strata_comm_recv(c, buf, bytes, 0, NULL);
@@ -46,8 +66,10 @@ static double pingpong(strata_comm_t *c, unsigned char *buf, size_t bytes, long 
             st = r == 0 ? strata_comm_recv(c, buf, bytes, 1, NULL)
                         : strata_comm_send(c, buf, bytes, 0, NULL);
         if (st != STRATA_OK) return -1;
+        double t = util_now();
+        lap[i] = t - prev, prev = t;
     }
-    return (util_now() - t0) / (2.0 * (double)trips);
+    return median_lap(lap, trips) / 2;
 }
 
 static int shm_rank(void *arg)
@@ -73,10 +95,14 @@ static int shm_rank(void *arg)
         }
     if (rc == 0 && strata_comm_barrier(c, NULL) != STRATA_OK) rc = 1;
     for (int s = 0; s < j->samples && rc == 0 && j->barrier_only; s++) {
-        double t0 = util_now();
-        for (long i = 0; i < j->barriers && rc == 0; i++)
+        double lap[MAX_LAPS], prev = util_now();
+        long n = j->barriers < MAX_LAPS ? j->barriers : MAX_LAPS;
+        for (long i = 0; i < n && rc == 0; i++) {
             if (strata_comm_barrier(c, NULL) != STRATA_OK) rc = 1;
-        if (r == 0) j->barrier[s] = (util_now() - t0) / (double)j->barriers;
+            double t = util_now();
+            lap[i] = t - prev, prev = t;
+        }
+        if (r == 0 && rc == 0) j->barrier[s] = median_lap(lap, n);
     }
     if (rc != 0 && r == 0) snprintf(j->msg, sizeof(j->msg), "%s", strata_comm_errmsg(c));
     util_free(buf);
