@@ -330,6 +330,10 @@ static strata_status_t read_measured(reader_t *r, const json_t *l, topoio_conn_t
         return bad(r, json_object_get(m, "bw_Bps"), "\"bw_Bps\" must be > 0 (B/s)%s", "");
     if (!(k->meas_lat >= 0) || !isfinite(k->meas_lat))
         return bad(r, json_object_get(m, "alpha_s"), "\"alpha_s\" must be >= 0 (s)%s", "");
+    if (json_object_get(m, "bw_spread") && !(k->meas_bw_spread >= 0))
+        return bad(r, json_object_get(m, "bw_spread"), "\"bw_spread\" must be >= 0%s", "");
+    if (json_object_get(m, "alpha_spread") && !(k->meas_lat_spread >= 0))
+        return bad(r, json_object_get(m, "alpha_spread"), "\"alpha_spread\" must be >= 0%s", "");
     k->meas_date = topoio_str(r->c, date);
     k->meas_method = topoio_str(r->c, method);
     return STRATA_OK;
@@ -339,7 +343,7 @@ static strata_status_t read_link(reader_t *r, const json_t *l)
 {
     static const char *const keys[] = {"from", "to",    "mesh",     "link",
                                        "count", "map", "lanes", "measured", NULL};
-    topoio_conn_t k = {.count = 1};
+    topoio_conn_t k = {.count = 1, .meas_bw_spread = -1, .meas_lat_spread = -1};
     const char *id;
     strata_status_t st;
     if (!json_is_object(l)) return bad(r, l, "expected a link object%s", "");
@@ -616,8 +620,9 @@ static json_t *conn_json(const topoio_cluster_t *c, const topoio_conn_t *k)
     if (k->meas_bw > 0) {
         json_t *m = json_pack("{s:o,s:o}", "bw_Bps", util_json_real(k->meas_bw), "alpha_s",
                               util_json_real(k->meas_lat));
-        if (k->meas_bw_spread) json_object_set_new(m, "bw_spread", util_json_real(k->meas_bw_spread));
-        if (k->meas_lat_spread)
+        if (k->meas_bw_spread >= 0)
+            json_object_set_new(m, "bw_spread", util_json_real(k->meas_bw_spread));
+        if (k->meas_lat_spread >= 0)
             json_object_set_new(m, "alpha_spread", util_json_real(k->meas_lat_spread));
         set_str(m, "date", k->meas_date);
         set_str(m, "method", k->meas_method);

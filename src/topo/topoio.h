@@ -67,7 +67,7 @@ typedef struct topoio_conn {
     /* "measured" (strata probe, docs/probe.md): when meas_bw > 0 the link's
      * bandwidth per direction (B/s) and latency (s) are these, not the
      * catalog's; link then names the measured path and need not be a
-     * catalog id. Spreads are relative (IQR / median). */
+     * catalog id. Spreads are relative (IQR / median), -1 when absent. */
     double meas_bw, meas_lat, meas_bw_spread, meas_lat_spread;
     const char *meas_date, *meas_method;
 } topoio_conn_t;

@@ -24,6 +24,10 @@ grep -q '"measured"' "$tmp/local.json" || { echo "FAIL: saved file has no measur
 # every command takes the calibrated file
 expect 0 "" topo show "$tmp/local.json" --export "$tmp/again.json"
 cmp -s "$tmp/local.json" "$tmp/again.json" || { echo "FAIL: export is not a round trip"; diff "$tmp/local.json" "$tmp/again.json" | head; fail=1; }
+# a spread of exactly 0 (all samples equal) survives the round trip too
+sed 's/"bw_spread": [0-9.e+-]*/"bw_spread": 0.0/' "$tmp/local.json" >"$tmp/zero.json"
+expect 0 "" topo show "$tmp/zero.json" --export "$tmp/zero2.json"
+cmp -s "$tmp/zero.json" "$tmp/zero2.json" || { echo "FAIL: a zero spread is lost on export"; diff "$tmp/zero.json" "$tmp/zero2.json" | head; fail=1; }
 expect 0 "" coll "$tmp/local.json" --sizes 8:1M
 grep -q "scale-up shm" "$tmp/out" || { echo "FAIL: coll does not use the measured link"; cat "$tmp/out"; fail=1; }
 expect 0 "" report "$tmp/local.json" --section bottleneck
