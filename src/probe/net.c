@@ -164,12 +164,16 @@ strata_status_t strata_probe_serve(int port, double timeout_s, strata_error_t *e
         return strata_error_set(err, STRATA_ERR_INVALID, "probe: port %d out of 1..65535", port);
     int lfd = listen_on(INADDR_ANY, &port, err);
     if (lfd < 0) return STRATA_ERR_SYSTEM;
-    struct timeval tv = {.tv_sec = (long)timeout_s, .tv_usec = 0};
+    if (!(timeout_s > 0) || timeout_s > 86400)
+        timeout_s = 60; /* never unbounded: SO_RCVTIMEO 0 would wait forever */
+    struct timeval tv = {.tv_sec = (long)timeout_s,
+                         .tv_usec = (long)((timeout_s - (double)(long)timeout_s) * 1e6)};
+    if (tv.tv_sec == 0 && tv.tv_usec == 0) tv.tv_usec = 1;
     setsockopt(lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)); /* bounds accept() */
     int fd = accept(lfd, NULL, NULL);
     close(lfd);
     if (fd < 0)
-        return strata_error_set(err, STRATA_ERR_TIMEOUT, "probe: no peer connected within %.0f s",
+        return strata_error_set(err, STRATA_ERR_TIMEOUT, "probe: no peer connected within %g s",
                                 timeout_s);
     int rc = serve_fd(fd);
     close(fd);
