@@ -115,6 +115,8 @@ typedef struct strata_probe_result {
     char cpu_model[96]; /* hwloc's CPUModel, "" when unknown */
     int cores;          /* cores this process may use */
     int cpus[STRATA_PROBE_CORES_MAX]; /* their OS ids (the first `cores`, at most 64) */
+    int package[STRATA_PROBE_CORES_MAX]; /* socket (hwloc package) of each, 0 when unknown */
+    int packages;                        /* sockets among them (>= 1) */
     bool quick;
     double seconds; /* the probe's own run time */
 
@@ -136,6 +138,9 @@ typedef struct strata_probe_result {
      * cpus[i] and cpus[j] (median; 0 on the diagonal), and over all pairs */
     double c2c[STRATA_PROBE_CORES_MAX][STRATA_PROBE_CORES_MAX];
     strata_probe_stat_t c2c_all;
+    /* medians of the matrix within a socket and across sockets (0 samples
+     * when the cpus sit on one socket) */
+    strata_probe_stat_t c2c_within, c2c_across;
     /* hand-over bandwidth (B/s) by size: cpus[0] and cpus[1] each write
      * bytes into lines the other holds, then copy out the other's, both at
      * once; bytes / (write + copy) of the slower; 0 points when one cpu */

@@ -115,6 +115,27 @@ static strata_status_t pair(int a, int b, int samples, double *all, int *nall, d
     return st;
 }
 
+/* The matrix's pairs within a socket and across sockets, summarised. */
+strata_status_t probe_c2c_by_socket(strata_probe_result_t *res, strata_error_t *err)
+{
+    int n = res->cores, nw = 0, na = 0;
+    double *w = util_malloc(sizeof(double) * (size_t)(n * n)),
+           *a = util_malloc(sizeof(double) * (size_t)(n * n));
+    strata_status_t st = STRATA_OK;
+    if (!w || !a) st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n && st == STRATA_OK; i++)
+        for (int j = i + 1; j < n; j++) {
+            if (res->package[i] == res->package[j])
+                w[nw++] = res->c2c[i][j];
+            else
+                a[na++] = res->c2c[i][j];
+        }
+    if (st == STRATA_OK && nw) st = strata_probe_stat(w, (size_t)nw, &res->c2c_within, err);
+    if (st == STRATA_OK && na) st = strata_probe_stat(a, (size_t)na, &res->c2c_across, err);
+    util_free(w), util_free(a);
+    return st;
+}
+
 strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
@@ -135,6 +156,7 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
             probe_tick(x, budget, (double)++done / pairs);
         }
     if (st == STRATA_OK) st = strata_probe_stat(all, (size_t)nall, &res->c2c_all, err);
+    if (st == STRATA_OK && res->packages > 1) st = probe_c2c_by_socket(res, err);
     util_free(all);
     return st;
 }

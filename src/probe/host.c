@@ -88,6 +88,7 @@ void probe_host_facts(strata_probe_result_t *res)
     strftime(res->date, sizeof(res->date), "%Y-%m-%dT%H:%M:%SZ", &tm);
     if (gethostname(res->host, sizeof(res->host) - 1) != 0) snprintf(res->host, 8, "unknown");
     res->cores = probe_cpus(res->cpus, STRATA_PROBE_CORES_MAX);
+    res->packages = 1;
     snprintf(res->ceiling_source, sizeof(res->ceiling_source),
              "none: hwloc reports no memory bandwidth (no ACPI HMAT)");
     hwloc_topology_t t;
@@ -98,6 +99,13 @@ void probe_host_facts(strata_probe_result_t *res)
         if (m) snprintf(res->cpu_model, sizeof(res->cpu_model), "%s", m);
         for (size_t n = strlen(res->cpu_model); n > 0 && res->cpu_model[n - 1] == ' ';)
             res->cpu_model[--n] = 0;
+        res->packages = 1;
+        for (int i = 0; i < res->cores; i++) {
+            hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(t, (unsigned)res->cpus[i]);
+            hwloc_obj_t p = pu ? hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, pu) : NULL;
+            res->package[i] = p ? (int)p->logical_index : 0;
+            if (res->package[i] + 1 > res->packages) res->packages = res->package[i] + 1;
+        }
         double bw = declared_bw(t);
         if (bw > 0) {
             res->bus_ceiling = bw;

@@ -42,6 +42,8 @@ strata_status_t probe_sample(double (*fn)(void *), void *arg, double budget_s,
 /* Sections. Each returns STRATA_OK or an error with its message. */
 strata_status_t probe_mem(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_c2c(probe_ctx_t *x, double budget_s, strata_error_t *err);
+/* Summarise res->c2c by res->package: pairs within a socket, across. */
+strata_status_t probe_c2c_by_socket(strata_probe_result_t *res, strata_error_t *err);
 strata_status_t probe_remote(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_shm(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_net(probe_ctx_t *x, double budget_s, strata_error_t *err);

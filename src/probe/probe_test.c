@@ -155,6 +155,29 @@ static void test_validate(void **state)
     free(r);
 }
 
+static void test_sockets(void **state)
+{
+    (void)state;
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    synthetic(r);
+    /* cpus 0,1 on socket 0 and 2,3 on socket 1: within 50 and 60 ns
+     * (median 55); across 150, 160, 170, 180 ns (median 165) */
+    r->cores = 4, r->packages = 2;
+    int pkg[4] = {0, 0, 1, 1};
+    double m[4][4] = {{0, 50, 150, 160}, {50, 0, 170, 180}, {150, 170, 0, 60}, {160, 180, 60, 0}};
+    for (int i = 0; i < 4; i++) {
+        r->package[i] = pkg[i];
+        for (int j = 0; j < 4; j++)
+            r->c2c[i][j] = m[i][j] * 1e-9;
+    }
+    assert_int_equal(probe_c2c_by_socket(r, NULL), STRATA_OK);
+    NEAR(r->c2c_within.median, 55e-9, 1e-12);
+    assert_int_equal(r->c2c_within.n, 2);
+    NEAR(r->c2c_across.median, 165e-9, 1e-12);
+    assert_int_equal(r->c2c_across.n, 4);
+    free(r);
+}
+
 /* ==== Calibrated cluster file ==== */
 
 /* Files carry 6 significant digits (util_json_real): half a unit of the
@@ -303,7 +326,7 @@ int main(void)
         cmocka_unit_test(test_stat_rejects),   cmocka_unit_test(test_bandwidth),
         cmocka_unit_test(test_checks),         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_save_load_roundtrip), cmocka_unit_test(test_load_errors),
-        cmocka_unit_test(test_predict),
+        cmocka_unit_test(test_predict),        cmocka_unit_test(test_sockets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,6 +183,10 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
     }
     if (r->cores > n) fprintf(out, "  (first 16 of %d cpus shown; --json has all)\n", r->cores);
     line_stat(out, "all pairs", &r->c2c_all, 1e9, "ns");
+    if (r->packages > 1) {
+        line_stat(out, "pairs within a socket (medians)", &r->c2c_within, 1e9, "ns");
+        line_stat(out, "pairs across sockets (medians)", &r->c2c_across, 1e9, "ns");
+    }
     if (r->remote_n) fprintf(out, "\nhand-over between cores: one writes, the other copies out, both at once (GB/s)\n");
     for (int i = 0; i < r->remote_n; i++) {
         char b[32], name[48];
@@ -272,8 +276,10 @@ static json_t *c2c_json(const strata_probe_result_t *r)
         json_array_append_new(m, row);
         json_array_append_new(cpus, json_integer(r->cpus[i]));
     }
-    return json_pack("{s:o,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m, "all_pairs_s",
-                     probe_stat_json(&r->c2c_all), "handover", remote);
+    return json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m,
+                     "all_pairs_s", probe_stat_json(&r->c2c_all), "sockets", r->packages,
+                     "within_socket_s", probe_stat_json(&r->c2c_within), "across_sockets_s",
+                     probe_stat_json(&r->c2c_across), "handover", remote);
 }
 
 strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *out,
