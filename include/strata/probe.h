@@ -128,11 +128,12 @@ typedef struct strata_probe_result {
     size_t big_bytes; /* buffer of the per-node table */
     int numa_nodes;
     strata_probe_numa_t numa[STRATA_PROBE_NUMA_MAX];
-    /* one core of node 0: copy and reduce bandwidth against the buffer size */
+    /* one core of node 0: copy, reduce and read bandwidth against the buffer size */
     int curve_n;
     double curve_bytes[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t copy_curve[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t reduce_curve[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t read_curve[STRATA_PROBE_CURVE_MAX];
 
     /* coherence: one-way cache-line transfer latency, c2c[i][j] between
      * cpus[i] and cpus[j] (median; 0 on the diagonal), and over all pairs */
@@ -212,6 +213,7 @@ typedef struct strata_probe_calib {
     double curve_bytes[STRATA_PROBE_CURVE_MAX];
     double copy_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
     double reduce_bw[STRATA_PROBE_CURVE_MAX]; /* one core, by buffer size */
+    double read_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
     int remote_n; /* hand-over between cores, by size */
     double remote_bytes[STRATA_PROBE_CURVE_MAX];
     double remote_bw[STRATA_PROBE_CURVE_MAX];
@@ -240,6 +242,7 @@ STRATA_API strata_status_t strata_probe_calib_load(const char *path,
  * ends). */
 STRATA_API double strata_probe_copy_bw(const strata_probe_calib_t *c, double bytes);
 STRATA_API double strata_probe_reduce_bw(const strata_probe_calib_t *c, double bytes);
+STRATA_API double strata_probe_read_bw(const strata_probe_calib_t *c, double bytes);
 /* Hand-over bandwidth between cores for `bytes` (one writes, the other
  * copies out), likewise; without that curve (one core) from the
  * send/recv curve. */

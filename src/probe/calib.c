@@ -46,6 +46,7 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
         c->curve_bytes[i] = r->curve_bytes[i];
         c->copy_bw[i] = r->copy_curve[i].median;
         c->reduce_bw[i] = r->reduce_curve[i].median;
+        c->read_bw[i] = r->read_curve[i].median;
     }
     c->tcp_alpha = r->tcp_alpha.median;
     c->tcp_bw = r->tcp_bw.median;
@@ -77,10 +78,11 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
                                              util_json_real(c->shm_oneway[i]), "spread",
                                              util_json_real(r->shm_oneway[i].spread)));
     for (int i = 0; i < c->curve_n; i++)
-        json_array_append_new(curve, json_pack("{s:o,s:o,s:o}", "bytes",
+        json_array_append_new(curve, json_pack("{s:o,s:o,s:o,s:o}", "bytes",
                                                util_json_real(c->curve_bytes[i]), "copy_Bps",
                                                util_json_real(c->copy_bw[i]), "reduce_Bps",
-                                               util_json_real(c->reduce_bw[i])));
+                                               util_json_real(c->reduce_bw[i]), "read_Bps",
+                                               util_json_real(c->read_bw[i])));
     return json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date",
                      c->date,
                      "by", "strata probe (docs/probe.md)", "cores", c->cores, "line_latency_s",
@@ -175,7 +177,8 @@ static strata_status_t read_curve(util_json_doc_t *d, json_t *m, strata_probe_ca
         if (!json_is_object(p)) return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
         if ((st = num(d, p, "bytes", true, &c->curve_bytes[i], err)) ||
             (st = num(d, p, "copy_Bps", true, &c->copy_bw[i], err)) ||
-            (st = num(d, p, "reduce_Bps", true, &c->reduce_bw[i], err)))
+            (st = num(d, p, "reduce_Bps", true, &c->reduce_bw[i], err)) ||
+            (st = num(d, p, "read_Bps", true, &c->read_bw[i], err)))
             return st;
         if (i > 0 && c->curve_bytes[i] <= c->curve_bytes[i - 1])
             return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
@@ -301,6 +304,11 @@ double strata_probe_reduce_bw(const strata_probe_calib_t *c, double bytes)
     return interp(c->curve_n, c->curve_bytes, c->reduce_bw, bytes);
 }
 
+double strata_probe_read_bw(const strata_probe_calib_t *c, double bytes)
+{
+    return interp(c->curve_n, c->curve_bytes, c->read_bw, bytes);
+}
+
 /* Without a remote curve (one core), the send/recv curve stands in. */
 double strata_probe_remote_bw(const strata_probe_calib_t *c, double bytes)
 {
@@ -360,8 +368,10 @@ static double sync_cost(const strata_probe_calib_t *c, int P)
  * hand-over rate for the size of a slice of a pipeline chunk; a reduction
  * runs at the slower of that and one core's reduce rate. Each rank also
  * copies its own slice to its output at one core's copy rate for a buffer
- * of S. Ranks beyond the cores serialise their data work on the shared
- * cores (× k). */
+ * of S, and reads its own input (the part it stages, the part it reduces:
+ * S bytes) at one core's read rate for a buffer of S — the hand-over
+ * curve writes without reading. Ranks beyond the cores serialise their
+ * data work on the shared cores (× k). */
 #define CHUNK 262144.0 /* engine: pipeline chunk */
 
 static double predict_shm(const strata_probe_calib_t *c, strata_coll_t coll, int P, double S)
@@ -378,7 +388,8 @@ static double predict_shm(const strata_probe_calib_t *c, strata_coll_t coll, int
             double r2 = strata_probe_remote_bw(c, S);
             return C + k * (P - 1) * S / (r2 < red ? r2 : red);
         }
-        return C + L + k * (f * S / pull_red + f * S / rem + S / P / cp);
+        return C + L +
+               k * (S / strata_probe_read_bw(c, S) + f * S / pull_red + f * S / rem + S / P / cp);
     case STRATA_COLL_REDUCE_SCATTER:
         return C + k * f * S / pull_red;
     case STRATA_COLL_ALLGATHER:

@@ -118,6 +118,7 @@ static void synthetic(strata_probe_result_t *r)
     r->curve_bytes[0] = 4096, r->curve_bytes[1] = 1048576;
     r->copy_curve[0] = one(40e9), r->copy_curve[1] = one(10e9);
     r->reduce_curve[0] = one(20e9), r->reduce_curve[1] = one(5e9);
+    r->read_curve[0] = one(80e9), r->read_curve[1] = one(20e9);
     r->c2c[0][1] = r->c2c[1][0] = 100e-9;
     r->c2c_all = one(100e-9);
     r->remote_n = 2;
@@ -287,11 +288,11 @@ static void test_predict(void **state)
     NEAR(strata_probe_shm_move(&c, 524288), 524.288e-6, 1e-9);
     /* tiny allreduce: the call and one hand-off, as an 8 B message: 1 us */
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 8), 1e-6, 1e-9);
-    /* 1 MiB at 2 ranks: α + L + 2 hand-overs of S/2 (here at send/recv's
-     * 1 GB/s) + own S/2 / cp = 1 + 0.1 + 2 × 524.288 + 52.4288 us
-     * = 1102.1048 us */
+    /* 1 MiB at 2 ranks: α + L + reading its own S at 20 GB/s (52.4288 us)
+     * + 2 hand-overs of S/2 (here at send/recv's 1 GB/s) + own S/2 / cp
+     * = 1 + 0.1 + 52.4288 + 2 × 524.288 + 52.4288 us = 1154.5336 us */
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         1102.1048e-6, 1e-9);
+         1154.5336e-6, 1e-9);
     /* 4 ranks on 2 cores, 8 B: α + 2 ranks × 2 us per rank beyond = 5 us */
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 5e-6, 1e-9);
     /* ring allreduce of 1 MiB at 2 ranks: 2 steps of 512 KiB send/recv (α 1 us
@@ -303,14 +304,14 @@ static void test_predict(void **state)
     /* with a hand-over curve (8 GB/s at 4 KiB, 2 GB/s at 1 MiB): the
      * engine pulls 128 KiB slices (half a 256 KiB chunk) at
      * log(32)/log(256) = 0.625 of the way: 4.25 GB/s (below the 5 GB/s
-     * reduce rate): 1.1 + 2 × 524288 / 4.25e9 s + 52.4288 us
-     * = 300.2525647 us */
+     * reduce rate): 1.1 + 52.4288 + 2 × 524288 / 4.25e9 s + 52.4288 us
+     * = 352.6813647 us */
     c.remote_n = 2;
     c.remote_bytes[0] = 4096, c.remote_bytes[1] = 1048576;
     c.remote_bw[0] = 8e9, c.remote_bw[1] = 2e9;
     NEAR(strata_probe_remote_bw(&c, 131072), 4.25e9, 1e-12);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         300.2525647e-6, 1e-9);
+         352.6813647e-6, 1e-9);
     char buf[512];
     strata_probe_bottleneck(&c, 4, buf, sizeof(buf));
     assert_non_null(strstr(buf, "the scheduler (ranks outnumber cores)"));
