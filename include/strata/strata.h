@@ -12,5 +12,6 @@
 #include "strata/sim.h"
 #include "strata/comm.h"
 #include "strata/plan.h"
+#include "strata/probe.h"
 
 #endif

@@ -86,6 +86,11 @@ static strata_status_t link_spec(const builder_t *b, const topoio_conn_t *k,
                                  strata_topo_linkspec_t *spec)
 {
     *spec = strata_topo_linkspec_kind(k->link, (int32_t)k->count);
+    if (k->meas_bw > 0) { /* measured by strata probe: these figures, not the catalog's */
+        spec->bw_dir = k->meas_bw;
+        spec->latency = k->meas_lat;
+        return STRATA_OK;
+    }
     if (k->lanes == 0) return STRATA_OK;
     const strata_link_t *l = strata_link_find(b->cat, k->link);
     if (l == NULL)

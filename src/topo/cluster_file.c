@@ -14,6 +14,7 @@
 #include "topoio.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -306,16 +307,50 @@ static strata_status_t read_map(reader_t *r, const json_t *l, topoio_conn_t *k)
     return STRATA_OK;
 }
 
+/* A link's "measured" object: its bandwidth and latency as strata probe
+ * measured them (docs/probe.md), replacing the catalog's figures. */
+static strata_status_t read_measured(reader_t *r, const json_t *l, topoio_conn_t *k)
+{
+    static const char *const keys[] = {"bw_Bps", "alpha_s", "bw_spread", "alpha_spread",
+                                       "date",   "method",  NULL};
+    json_t *m = json_object_get(l, "measured");
+    const char *date = NULL, *method = NULL;
+    strata_status_t st;
+    if (m == NULL) return STRATA_OK;
+    if ((st = util_json_req_obj(r->doc, l, "measured", &m, r->err)) ||
+        (st = util_json_check_keys(r->doc, m, keys, r->err)) ||
+        (st = util_json_req_num(r->doc, m, "bw_Bps", &k->meas_bw, r->err)) ||
+        (st = util_json_req_num(r->doc, m, "alpha_s", &k->meas_lat, r->err)) ||
+        (st = util_json_opt_num(r->doc, m, "bw_spread", &k->meas_bw_spread, r->err)) ||
+        (st = util_json_opt_num(r->doc, m, "alpha_spread", &k->meas_lat_spread, r->err)) ||
+        (st = util_json_opt_str(r->doc, m, "date", &date, r->err)) ||
+        (st = util_json_opt_str(r->doc, m, "method", &method, r->err)))
+        return st;
+    if (!(k->meas_bw > 0) || !isfinite(k->meas_bw))
+        return bad(r, json_object_get(m, "bw_Bps"), "\"bw_Bps\" must be > 0 (B/s)%s", "");
+    if (!(k->meas_lat >= 0) || !isfinite(k->meas_lat))
+        return bad(r, json_object_get(m, "alpha_s"), "\"alpha_s\" must be >= 0 (s)%s", "");
+    if (json_object_get(m, "bw_spread") && !(k->meas_bw_spread >= 0))
+        return bad(r, json_object_get(m, "bw_spread"), "\"bw_spread\" must be >= 0%s", "");
+    if (json_object_get(m, "alpha_spread") && !(k->meas_lat_spread >= 0))
+        return bad(r, json_object_get(m, "alpha_spread"), "\"alpha_spread\" must be >= 0%s", "");
+    k->meas_date = topoio_str(r->c, date);
+    k->meas_method = topoio_str(r->c, method);
+    return STRATA_OK;
+}
+
 static strata_status_t read_link(reader_t *r, const json_t *l)
 {
-    static const char *const keys[] = {"from", "to", "mesh", "link", "count", "map", "lanes", NULL};
-    topoio_conn_t k = {.count = 1};
+    static const char *const keys[] = {"from", "to",    "mesh",     "link",
+                                       "count", "map", "lanes", "measured", NULL};
+    topoio_conn_t k = {.count = 1, .meas_bw_spread = -1, .meas_lat_spread = -1};
     const char *id;
     strata_status_t st;
     if (!json_is_object(l)) return bad(r, l, "expected a link object%s", "");
     if ((st = util_json_check_keys(r->doc, l, keys, r->err)) || (st = read_map(r, l, &k)) ||
         (st = util_json_req_str(r->doc, l, "link", &id, r->err)) ||
-        (st = check_link_id(r, json_object_get(l, "link"), id)) ||
+        (st = read_measured(r, l, &k)) ||
+        (k.meas_bw <= 0 && (st = check_link_id(r, json_object_get(l, "link"), id))) ||
         (st = opt_count(r, l, "count", &k.count)) || (st = opt_count(r, l, "lanes", &k.lanes)))
         return st;
     if (k.count == 0) return bad(r, json_object_get(l, "count"), "\"count\" must be >= 1%s", "");
@@ -449,8 +484,8 @@ static strata_status_t read_source(reader_t *r, const json_t *v)
 
 static strata_status_t read_root(reader_t *r)
 {
-    static const char *const keys[] = {"name",        "description", "sources", "servers",
-                                       "max_servers", "server",      "network", NULL};
+    static const char *const keys[] = {"name",   "description", "sources",  "servers",
+                                       "max_servers", "server", "network", "measured", NULL};
     const json_t *root = util_json_root(r->doc);
     const char *name = NULL, *desc = NULL;
     topoio_cluster_t *c = r->c;
@@ -464,6 +499,14 @@ static strata_status_t read_root(reader_t *r)
         (st = opt_count(r, root, "max_servers", &c->max_servers)) || (st = read_server(r, root)) ||
         (st = read_network(r, root)))
         return st;
+    json_t *meas = json_object_get(root, "measured");
+    if (meas && !json_is_object(meas))
+        return bad(r, meas, "\"measured\" must be an object (strata probe's figures)%s", "");
+    if (meas) {
+        char *text = json_dumps(meas, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+        c->measured = topoio_str(c, text);
+        free(text);
+    }
     if (c->servers == 0)
         return bad(r, json_object_get(root, "servers"), "\"servers\" must be >= 1%s", "");
     if (c->max_servers && c->servers > c->max_servers)
@@ -511,7 +554,7 @@ strata_status_t topoio_validate(const topoio_cluster_t *c, const strata_link_cat
                                 const char *where, strata_error_t *err)
 {
     for (size_t i = 0; i < c->conns.n; i++)
-        if (strata_link_find(cat, c->conns.v[i].link) == NULL)
+        if (c->conns.v[i].meas_bw <= 0 && strata_link_find(cat, c->conns.v[i].link) == NULL)
             return strata_error_set_at(err, STRATA_ERR_NOT_FOUND, where, 0, 0,
                                        "link id \"%s\" is not in the link catalog",
                                        c->conns.v[i].link);
@@ -574,6 +617,17 @@ static json_t *conn_json(const topoio_cluster_t *c, const topoio_conn_t *k)
     set_str(o, "link", k->link);
     if (k->count != 1) json_object_set_new(o, "count", json_integer(k->count));
     if (k->lanes) json_object_set_new(o, "lanes", json_integer(k->lanes));
+    if (k->meas_bw > 0) {
+        json_t *m = json_pack("{s:o,s:o}", "bw_Bps", util_json_real(k->meas_bw), "alpha_s",
+                              util_json_real(k->meas_lat));
+        if (k->meas_bw_spread >= 0)
+            json_object_set_new(m, "bw_spread", util_json_real(k->meas_bw_spread));
+        if (k->meas_lat_spread >= 0)
+            json_object_set_new(m, "alpha_spread", util_json_real(k->meas_lat_spread));
+        set_str(m, "date", k->meas_date);
+        set_str(m, "method", k->meas_method);
+        json_object_set_new(o, "measured", m);
+    }
     return o;
 }
 
@@ -623,6 +677,7 @@ static json_t *cluster_json(const topoio_cluster_t *c)
     json_object_set_new(server, "links", links);
     json_object_set_new(root, "server", server);
     if (c->net.builder) json_object_set_new(root, "network", net_json(&c->net));
+    if (c->measured) json_object_set_new(root, "measured", json_loads(c->measured, 0, NULL));
     return root;
 }
 

@@ -64,6 +64,12 @@ typedef struct topoio_conn {
     const char *link;
     long count;
     long lanes;
+    /* "measured" (strata probe, docs/probe.md): when meas_bw > 0 the link's
+     * bandwidth per direction (B/s) and latency (s) are these, not the
+     * catalog's; link then names the measured path and need not be a
+     * catalog id. Spreads are relative (IQR / median), -1 when absent. */
+    double meas_bw, meas_lat, meas_bw_spread, meas_lat_spread;
+    const char *meas_date, *meas_method;
 } topoio_conn_t;
 
 /* The network joining the servers. builder NULL means none (one server). */
@@ -90,6 +96,9 @@ typedef struct topoio_cluster {
     long servers;     /* default server count */
     long max_servers; /* 0 = unlimited */
     topoio_net_t net;
+    /* top-level "measured" object (strata probe's figures of this host),
+     * kept as compact JSON text so export writes it back; NULL = none */
+    const char *measured;
 } topoio_cluster_t;
 
 /* ==== Description (cluster_file.c) ==== */

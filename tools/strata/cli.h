@@ -45,6 +45,7 @@ extern const cli_command_t cli_commands[];
 #define CLI_DECLARE(name) int cmd_##name(int argc, char **argv)
 CLI_DECLARE(run);
 CLI_DECLARE(bench);
+CLI_DECLARE(probe);
 
 CLI_DECLARE(report);
 CLI_DECLARE(links);

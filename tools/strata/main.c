@@ -22,6 +22,7 @@ const cli_command_t cli_commands[] = {
     {"plan", "a training step under a parallel plan: time, traffic per tier, memory; search", cmd_plan},
     {"run", "start N local ranks of a program (rendezvous, token, signals)", cmd_run},
     {"bench", "run and time a collective on N local ranks (nccl-tests table + model)", cmd_bench},
+    {"probe", "measure this host (memory, coherence, shm, tcp, system) and calibrate", cmd_probe},
     {NULL, NULL, NULL},
 };
 
