@@ -75,6 +75,12 @@ typedef struct strata_link {
                                   generation the link belongs to ("hbm-h100" for
                                   nvlink4), what a model assumes when a cluster
                                   records no memory; "" for other kinds */
+    /* Latency split (issue 11, cause 3): `latency` is one hop over this
+     * link (cable, SerDes/PHY); a path adds `switch_lat` for each switch it
+     * crosses entering it over this link kind, and the largest `endpoint`
+     * of its links once per message (software, doorbell, DMA completion). */
+    double switch_lat; /* s, one traversal of a switch of this kind (0: none) */
+    double endpoint;   /* s, endpoints' overhead, counted once per message */
 } strata_link_t;
 
 /* Load a catalog. path NULL means <strata_data_dir()>/links.json. On error
@@ -120,6 +126,10 @@ typedef struct strata_link_protocol {
 #define STRATA_LINK_PROTOCOLS 3
 /* Protocol i (0 <= i < STRATA_LINK_PROTOCOLS), or NULL. Static storage. */
 STRATA_API const strata_link_protocol_t *strata_link_protocol(int i);
+
+/* One message's latency over `switches` switches of this kind: switches + 1
+ * hops, the traversals, and the endpoints' overhead once. */
+STRATA_API double strata_link_message_latency(const strata_link_t *l, int switches);
 
 /* ==== The latency hierarchy ==== */
 

@@ -284,6 +284,11 @@ typedef struct strata_coll_machine {
      * farther of server 0 -> 1 and server 0 -> the last (one rail of a
      * rail-optimised fabric; the tree's server edges). 0 = lat_inter. */
     double lat_rail;
+    /* One leg rank -> switch in the middle of its path, as one message (the
+     * endpoints' overhead once): inside a server (to the scale-up switch)
+     * and along lat_rail's path (to the rail's switch). innet and nvlstree
+     * send to the switch. 0 = half of lat_intra / lat_rail. */
+    double lat_leg_intra, lat_leg_rail;
     /* The accelerator memory reduce_bw comes from: catalog id ("hbm-h200";
      * "" = none known), and whether the cluster recorded it on rank 0's
      * accelerator (strata_topo_device_t.memory) or it is guessed from the

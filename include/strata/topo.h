@@ -371,8 +371,11 @@ STRATA_API strata_status_t strata_topo_path_hash(strata_topo_router_t *router, i
                                                  int32_t dst, uint64_t seed, int32_t *chans,
                                                  int32_t max, int32_t *n_p);
 
-/* Bottleneck bandwidth (min channel bw_dir, B/s) and total latency (sum of
- * link latencies, s) of a path given as channels. n == 0 gives +inf, 0. */
+/* Bottleneck bandwidth (min channel bw_dir, B/s) and latency of one message
+ * (s) over a path given as channels: the sum of its links' hop latencies,
+ * the traversal of each switch crossed (of the link kind entering it), and
+ * once the largest endpoint overhead of its link kinds (links.json
+ * latency_us, switch_us, endpoint_us). n == 0 gives +inf, 0. */
 STRATA_API void strata_topo_path_figures(const strata_topo_t *topo, const int32_t *chans, int32_t n,
                                          double *bw_p, double *latency_p);
 

@@ -262,6 +262,18 @@ static strata_status_t parse_misc(parse_ctx_t *c, const json_t *e, link_entry_t 
                             "latency_basis");
     }
     en->pub.latency = lat * 1e-6;
+    /* the split of a path's latency; covered by the same latency_basis */
+    static const char *const split[] = {"switch_us", "endpoint_us"};
+    double *dst[] = {&en->pub.switch_lat, &en->pub.endpoint};
+    for (int i = 0; i < 2; i++) {
+        double v = 0;
+        if (json_object_get(e, split[i]) == NULL) continue;
+        if (json_object_get(e, "latency_us") == NULL)
+            return link_bad(c, json_object_get(e, split[i]), "\"%s\" needs \"latency_us\"",
+                            split[i]);
+        TRY(link_req_num(c, e, split[i], 1, &v));
+        *dst[i] = v * 1e-6;
+    }
     return STRATA_OK;
 }
 
@@ -270,7 +282,8 @@ static strata_status_t parse_entry(parse_ctx_t *c, const json_t *e, link_entry_t
     static const char *const keys[] = {
         "id",     "category",   "name",          "confidence", "source",
         "signal", "line_code",  "links",         "packet",     "flow",
-        "duplex", "latency_us", "latency_basis", "note",       "memory", NULL};
+        "duplex", "latency_us", "latency_basis", "note",       "memory", "switch_us",
+        "endpoint_us", NULL};
     if (!json_is_object(e)) return link_bad(c, e, "%s entry must be an object", "links");
     TRY(util_json_check_keys(c->doc, e, keys, c->err));
     TRY(parse_strings(c, e, &en->pub));

@@ -71,3 +71,9 @@ const strata_latency_t *strata_link_latency_find(const strata_link_catalog_t *ca
         if (util_str_eq_nocase(cat->lat[i].id, id)) return &cat->lat[i];
     return NULL;
 }
+
+double strata_link_message_latency(const strata_link_t *l, int switches)
+{
+    if (l == NULL || switches < 0) return 0;
+    return (switches + 1) * l->latency + switches * l->switch_lat + l->endpoint;
+}

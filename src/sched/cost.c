@@ -48,9 +48,12 @@
 #define PAIR_MAX_PATHS 64
 #define PAIR_MAX_HOPS  16
 
-/* Bandwidth of all equal-cost paths a→b together, and one path's latency. */
-static strata_status_t pair_figures(strata_topo_router_t *rt, const strata_topo_t *t, int32_t a,
-                                    int32_t b, double *bw_p, double *lat_p, strata_error_t *err)
+/* Bandwidth of all equal-cost paths a→b together, and one path's latency;
+ * leg_p (may be NULL): the latency of its first half of hops, a to the
+ * switch in the middle, as one message (the endpoints' overhead in it). */
+static strata_status_t pair_leg(strata_topo_router_t *rt, const strata_topo_t *t, int32_t a,
+                                int32_t b, double *bw_p, double *lat_p, double *leg_p,
+                                strata_error_t *err)
 {
     int32_t chans[PAIR_MAX_PATHS][PAIR_MAX_HOPS], n = 0;
     double cnt = strata_topo_path_count(rt, a, b);
@@ -62,6 +65,7 @@ static strata_status_t pair_figures(strata_topo_router_t *rt, const strata_topo_
     }
     double bw = INFINITY, lat;
     strata_topo_path_figures(t, chans[0], n, &(double){0}, &lat);
+    if (leg_p) strata_topo_path_figures(t, chans[0], n > 1 ? n / 2 : n, &(double){0}, leg_p);
     for (int h = 0; h < n; h++) {
         double sum = 0;
         for (int i = 0; i < np; i++) {
@@ -74,6 +78,25 @@ static strata_status_t pair_figures(strata_topo_router_t *rt, const strata_topo_
     }
     *bw_p = bw, *lat_p = lat;
     return STRATA_OK;
+}
+
+static strata_status_t pair_figures(strata_topo_router_t *rt, const strata_topo_t *t, int32_t a,
+                                    int32_t b, double *bw_p, double *lat_p, strata_error_t *err)
+{
+    return pair_leg(rt, t, a, b, bw_p, lat_p, NULL, err);
+}
+
+/* One leg rank <-> switch (innet, nvlstree): the machine's figure, else
+ * half the rank-to-rank path (hand-built machines). */
+static double leg_intra(const strata_coll_machine_t *m)
+{
+    return m->lat_leg_intra > 0 ? m->lat_leg_intra : m->lat_intra / 2;
+}
+
+static double leg_rail(const strata_coll_machine_t *m)
+{
+    if (m->lat_leg_rail > 0) return m->lat_leg_rail;
+    return (m->lat_rail > 0 ? m->lat_rail : m->lat_inter) / 2;
 }
 
 /* Kind of the first link leaving device d toward a device of kind `to`
@@ -297,7 +320,8 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
     if (st) return st;
     int32_t e0 = strata_topo_endpoint(t, 0);
     if (m.nranks > 1) {
-        st = pair_figures(rt, t, e0, strata_topo_endpoint(t, 1), &m.bw_intra, &m.lat_intra, err);
+        st = pair_leg(rt, t, e0, strata_topo_endpoint(t, 1), &m.bw_intra, &m.lat_intra,
+                      &m.lat_leg_intra, err);
         /* the scale-up kind: links to switch chips, else to peers, else any */
         const char *k = link_kind_to(t, e0, STRATA_DEV_SCALEUP_SWITCH);
         if (!k[0]) k = link_kind_to(t, e0, STRATA_DEV_ACCEL);
@@ -314,17 +338,17 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
         /* the same local rank of the first and the last server: the farthest
          * pair of one rail (the tree's server edges join equal local ranks) */
         if (!st)
-            st = pair_figures(rt, t, e0,
-                              strata_topo_endpoint(t, (int32_t)((m.servers - 1) * m.per_server)),
-                              &(double){0}, &m.lat_rail, err);
-        if (m.lat_inter > m.lat_rail) m.lat_rail = m.lat_inter;
+            st = pair_leg(rt, t, e0,
+                          strata_topo_endpoint(t, (int32_t)((m.servers - 1) * m.per_server)),
+                          &(double){0}, &m.lat_rail, &m.lat_leg_rail, err);
+        if (m.lat_inter > m.lat_rail) m.lat_rail = m.lat_inter, m.lat_leg_rail = 0;
         if (lat_far > m.lat_inter) m.lat_inter = lat_far;
         int32_t nic = strata_topo_device(t, e0).nic;
         snprintf(m.inter_kind, sizeof(m.inter_kind), "%s",
                  nic >= 0 ? link_kind_to(t, nic, STRATA_DEV_NET_SWITCH) : "");
         if (m.nics == 0) m.nics = 1;
     }
-    if (m.per_server == 1) m.bw_intra = m.bw_nic, m.lat_intra = m.lat_inter;
+    if (m.per_server == 1) m.bw_intra = m.bw_nic, m.lat_intra = m.lat_inter, m.lat_leg_intra = 0;
     m.eta_intra = strata_link_store_eta(m.intra_kind);
     m.direct = strata_topo_device(t, e0).group < 0 && m.nranks > 1 &&
                !strcmp(link_kind_to(t, e0, STRATA_DEV_ACCEL), m.intra_kind);
@@ -601,7 +625,7 @@ static void tree_phase_cost(const strata_coll_machine_t *m, const tree_walk_t *w
     double le = m->lat_rail > 0 ? m->lat_rail : m->lat_inter;
     /* nvlstree's scale-up messages go between a rank and its switch: one
      * leg of a rank-to-rank path */
-    double li = w->nvls ? m->lat_intra / 2 : m->lat_intra;
+    double li = w->nvls ? leg_intra(m) : m->lat_intra;
     double tu = bu > 0 ? li + bu : 0, te = be > 0 ? le + be : 0;
     z->steps += times;
     if (te > tu)
@@ -898,7 +922,7 @@ static void innet_walk(const strata_coll_machine_t *m, double n, double C, acc_t
     double g = net ? m->per_server : m->nranks, r = pull_requests(m, 1);
     /* one leg of a path, rank <-> switch: half a scale-up path; through a
      * NIC half a rail's path (an owner's root is its rail's switch) */
-    double ai = m->lat_intra / 2, ae = (m->lat_rail > 0 ? m->lat_rail : m->lat_inter) / 2;
+    double ai = leg_intra(m), ae = leg_rail(m);
     int st = net ? 4 : 2; /* the phase of the owner's store */
     innet_stream_t s[] = {
         {0, 0, 1},
@@ -943,7 +967,7 @@ static void cost_innet(const strata_coll_machine_t *m, double n, acc_t *z, doubl
     bool net = multi(m);
     double g = net ? m->per_server : m->nranks, down = (1 + 1 / g) * n + pull_requests(m, n);
     double ti = down / m->bw_intra, te = net ? n / (m->nics * m->bw_nic) : 0;
-    double extra = net ? 5 : 3, a = (net ? m->lat_inter : m->lat_intra) / 2;
+    double extra = net ? 5 : 3, a = net ? leg_rail(m) : leg_intra(m);
     double C = pipe_chunks(extra, fmax(ti, te), a, n);
     *chunks = C;
     innet_walk(m, n, C, z);

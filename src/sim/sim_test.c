@@ -465,13 +465,15 @@ static void test_ring_channels_match_model(void **state)
 
 /* The preset dgx-h100:4 (32 H100s, 8 NDR NICs per server, catalog
  * figures: `strata coll dgx-h100:4` shows 49.7 GB/s per NIC, 360 GB/s of
- * NVLink per GPU after its packet overhead, 8 us between servers) with the
+ * NVLink per GPU after its packet overhead, 1.81 us between servers: 4
+ * PCIe5 hops 0.1 us and 4 NDR hops 0.015 us, two PCIe switches 0.1 us and
+ * three IB switches 0.15 us, the endpoints 0.7 us once) with the
  * ring over its servers: per NIC 2(P-1)/P n/g = 62/32 x 1 GiB / 8 in all,
  * 4 MiB per step: 4194304 / 49.7e9 = 84.4 us; per GPU 7/8 x 32 MiB =
- * 29.4 MB per step over NVLink: 81.6 us. The NICs set the pace: 62 x (8 + 84.4) us
- * = 5.73 ms, the α-β figure sched's model gives too (within 2 %). The
+ * 29.4 MB per step over NVLink: 81.6 us. The NICs set the pace: 62 x (1.81 +
+ * 84.4) us = 5.35 ms, the α-β figure sched's model gives too (within 2 %). The
  * single ring sends each step's whole 32 MiB block through one NIC per
- * server: 62 x (8 + 675.1) us = 42.4 ms. */
+ * server: 62 x (1.81 + 675.1) us = 42.0 ms. */
 static void test_ring_dgx_h100_preset(void **state)
 {
     (void)state;
@@ -487,11 +489,11 @@ static void test_ring_dgx_h100_preset(void **state)
     strata_sched_t *s = make_ring(STRATA_COLL_ALLREDUCE, 32, 1u << 28, g);
     run1(t, s, NULL, &o, &r);
     assert_rel(r.time, r.time_model, 0.02);
-    assert_rel(r.time, 62 * (8e-6 + 4194304 / 49.7e9), 0.02);
+    assert_rel(r.time, 62 * (1.81e-6 + 4194304 / 49.7e9), 0.02);
     strata_sched_destroy(s);
     s = make_ring(STRATA_COLL_ALLREDUCE, 32, 1u << 28, 1);
     run1(t, s, NULL, &o, &one);
-    assert_rel(one.time, 62 * (8e-6 + 33554432 / 49.7e9), 0.02);
+    assert_rel(one.time, 62 * (1.81e-6 + 33554432 / 49.7e9), 0.02);
     strata_sim_result_free(&r);
     strata_sim_result_free(&one);
     strata_sched_destroy(s);

@@ -98,7 +98,7 @@ static strata_status_t link_spec(const builder_t *b, const topoio_conn_t *k,
     /* Bandwidth scales with the lane count: BW_dir = lanes × lane rate × η / 8
      * (links.md "Formula used"); latency does not depend on width. */
     spec->bw_dir = l->bw_dir * (double)k->lanes / (double)(l->lanes > 0 ? l->lanes : 1);
-    spec->latency = l->latency;
+    /* latency (and its split) stays the catalog's: spec->latency < 0 */
     return STRATA_OK;
 }
 

@@ -279,6 +279,11 @@ strata_status_t strata_topo_add_link(strata_topo_t *t, int32_t a, int32_t b,
     l->kind = k;
     l->bw_dir = bw * mult;
     l->latency = lat;
+    l->sw_lat = l->endpoint = 0;
+    /* a catalog latency comes with its split; another (measured, custom)
+     * stands alone as the whole message's latency over this link */
+    const strata_link_t *cl = t->cat ? strata_link_find(t->cat, kind) : NULL;
+    if (cl && lat == cl->latency) l->sw_lat = cl->switch_lat, l->endpoint = cl->endpoint;
     if (id_p) *id_p = t->nlink;
     t->nlink++;
     return STRATA_OK;
@@ -689,12 +694,22 @@ int32_t strata_topo_chan_dst(const strata_topo_t *t, int32_t chan)
 void strata_topo_path_figures(const strata_topo_t *t, const int32_t *chans, int32_t n, double *bw_p,
                               double *latency_p)
 {
-    double bw = INFINITY, lat = 0;
+    /* per-hop latencies add up; a switch between two hops adds the traversal
+     * of the link kind entering it; the endpoints' overhead (the largest of
+     * the path's link kinds: an RDMA NIC's over the PCIe DMA leading to it)
+     * is paid once per message (issue 11, cause 3) */
+    double bw = INFINITY, lat = 0, ep = 0;
     for (int32_t i = 0; i < n; i++) {
         const topo_link_rec_t *l = &t->links[chans[i] >> 1];
         if (l->bw_dir < bw) bw = l->bw_dir;
         lat += l->latency;
+        uint8_t k = t->kind[strata_topo_chan_dst(t, chans[i])];
+        if (i + 1 < n && (k == STRATA_DEV_PCIE_SWITCH || k == STRATA_DEV_SCALEUP_SWITCH ||
+                          k == STRATA_DEV_NET_SWITCH))
+            lat += l->sw_lat;
+        if (l->endpoint > ep) ep = l->endpoint;
     }
+    lat += ep;
     if (bw_p) *bw_p = bw;
     if (latency_p) *latency_p = lat;
 }

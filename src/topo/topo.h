@@ -55,7 +55,9 @@ typedef struct topo_link_rec {
     int32_t tier;
     const char *kind;
     double bw_dir;
-    double latency;
+    double latency;  /* one hop (cable, PHY) */
+    double sw_lat;   /* a switch entered over this link: its traversal */
+    double endpoint; /* endpoints' overhead, once per message (path max) */
 } topo_link_rec_t;
 
 struct strata_topo {

@@ -161,7 +161,14 @@ static void print_result(const strata_link_t *l, const strata_link_derivation_t 
     else
         printf("  %-14s %d x %s = %s GB/s (shared)\n", "per device", l->links,
                report_gbs(d->bw_dir, a, 32), report_gbs(l->links * d->bw_dir, b, 32));
-    if (l->latency > 0)
+    if (l->latency > 0 && (l->switch_lat > 0 || l->endpoint > 0)) {
+        char e[32], m[32];
+        printf("  %-14s %s one hop + %s a switch + %s endpoints once = %s a message through "
+               "one switch\n  %-14s (%s)\n",
+               "latency", report_time(l->latency, c, 32), report_time(l->switch_lat, a, 32),
+               report_time(l->endpoint, e, 32),
+               report_time(strata_link_message_latency(l, 1), m, 32), "", l->latency_basis);
+    } else if (l->latency > 0)
         printf("  %-14s %s one hop (%s)\n", "latency", report_time(l->latency, c, 32),
                l->latency_basis);
     else
@@ -240,7 +247,7 @@ static void print_pfc(const link_args_t *a, const strata_link_t *l,
 {
     char t[32], g[32];
     const double drop = 1e-3; /* illustrative congestion drop rate, stated in the output */
-    double e2e = 2 * l->latency;
+    double e2e = 2 * strata_link_message_latency(l, 1); /* round trip through one switch */
     double n = strata_retx_window(d->line_dir, e2e, d->wire);
     double gbn = strata_retx_gbn(drop, n);
     printf("lossless Ethernet (PFC, IEEE 802.1Qbb)\n");
@@ -260,7 +267,7 @@ static void print_pfc(const link_args_t *a, const strata_link_t *l,
            "selective\n"
            "  %-14s repeat would keep %.1f %%. PFC turns drops into pauses; ECN/DCQCN keeps pauses "
            "rare.\n",
-           "without PFC", report_time(l->latency, t, 32), "", n, drop, 100 * gbn,
+           "without PFC", report_time(strata_link_message_latency(l, 1), t, 32), "", n, drop, 100 * gbn,
            report_gbs(d->bw_dir * gbn, g, 32), "", 100 * strata_retx_sr(drop));
 }
 
