@@ -280,10 +280,10 @@ static strata_status_t parse_misc(parse_ctx_t *c, const json_t *e, link_entry_t 
 static strata_status_t parse_entry(parse_ctx_t *c, const json_t *e, link_entry_t *en)
 {
     static const char *const keys[] = {
-        "id",     "category",   "name",          "confidence", "source",
-        "signal", "line_code",  "links",         "packet",     "flow",
-        "duplex", "latency_us", "latency_basis", "note",       "memory", "switch_us",
-        "endpoint_us", NULL};
+        "id",          "category",   "name",          "confidence", "source",
+        "signal",      "line_code",  "links",         "packet",     "flow",
+        "duplex",      "latency_us", "latency_basis", "note",       "memory",
+        "switch_us",   "endpoint_us", NULL};
     if (!json_is_object(e)) return link_bad(c, e, "%s entry must be an object", "links");
     TRY(util_json_check_keys(c->doc, e, keys, c->err));
     TRY(parse_strings(c, e, &en->pub));
@@ -333,8 +333,7 @@ static strata_status_t parse_root(parse_ctx_t *c, strata_link_catalog_t *cat)
         const strata_link_t *m = mem[0] ? strata_link_find(cat, mem) : NULL;
         if (mem[0] && (m == NULL || m->full_duplex))
             return link_bad(c, json_object_get(e, "memory"),
-                            "field \"%s\" must name a memory entry (duplex \"shared\")",
-                            "memory");
+                            "field \"%s\" must name a memory entry (duplex \"shared\")", "memory");
     }
     return link_latencies_parse(c, root, cat);
 }

@@ -142,8 +142,9 @@ static void test_bad_values(void **state)
 static void test_bad_memory(void **state)
 {
     (void)state;
-    expect_error(catalog_with(3, "   \"confidence\": \"H\", \"source\": \"hand\", \"memory\": \"x4\","),
-                 STRATA_ERR_PARSE, 3, 51, "must name a memory entry");
+    expect_error(
+        catalog_with(3, "   \"confidence\": \"H\", \"source\": \"hand\", \"memory\": \"x4\","),
+        STRATA_ERR_PARSE, 3, 51, "must name a memory entry");
 }
 
 static void test_duplicate_id(void **state)
@@ -178,6 +179,32 @@ static void test_bad_latency(void **state)
      */
     if (err.line != 8 || err.column != 51 || strstr(err.msg, "below low_us") == NULL)
         fail_msg("got %d:%d %s", err.line, err.column, err.msg);
+}
+
+/* The latency split: switch_us / endpoint_us need latency_us, must not be
+ * negative; a message through one switch is 2 hops + the switch + the
+ * endpoints (hand: 0.5 + 0.5 + 0.25 + 1.5 = 2.75 us). */
+static void test_latency_split(void **state)
+{
+    (void)state;
+    expect_error(
+        catalog_with(3, "   \"confidence\": \"H\", \"source\": \"hand\", \"switch_us\": 1,"),
+        STRATA_ERR_PARSE, 3, 54, "\"switch_us\" needs \"latency_us\"");
+    expect_error(catalog_with(3, "   \"confidence\": \"H\", \"source\": \"hand\", \"latency_us\": "
+                                 "1, \"latency_basis\": \"b\", \"endpoint_us\": -1,"),
+                 STRATA_ERR_PARSE, 3, 95, "\"endpoint_us\" must not be negative");
+    const char *path = catalog_with(3, "   \"confidence\": \"H\", \"source\": \"hand\", "
+                                       "\"latency_us\": 0.5, \"latency_basis\": \"b\", "
+                                       "\"switch_us\": 0.25, \"endpoint_us\": 1.5,");
+    strata_link_catalog_t *cat = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_link_catalog_load(path, &cat, &err), STRATA_OK);
+    const strata_link_t *l = strata_link_find(cat, "x4");
+    assert_non_null(l);
+    assert_true(fabs(strata_link_message_latency(l, 1) - 2.75e-6) < 1e-15);
+    assert_true(fabs(strata_link_message_latency(l, 0) - 2.0e-6) < 1e-15);
+    strata_link_catalog_destroy(cat);
+    remove(path);
 }
 
 static void test_missing_file(void **state)
@@ -293,14 +320,21 @@ static void test_mutations(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good_minimal),      cmocka_unit_test(test_malformed_json),
-        cmocka_unit_test(test_missing_field),     cmocka_unit_test(test_negative_lanes),
-        cmocka_unit_test(test_unknown_line_code), cmocka_unit_test(test_unknown_modulation_and_key),
-        cmocka_unit_test(test_bad_values),        cmocka_unit_test(test_duplicate_id),
+        cmocka_unit_test(test_good_minimal),
+        cmocka_unit_test(test_malformed_json),
+        cmocka_unit_test(test_missing_field),
+        cmocka_unit_test(test_negative_lanes),
+        cmocka_unit_test(test_unknown_line_code),
+        cmocka_unit_test(test_unknown_modulation_and_key),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_duplicate_id),
         cmocka_unit_test(test_bad_memory),
-        cmocka_unit_test(test_missing_file),      cmocka_unit_test(test_bad_latency),
-        cmocka_unit_test(test_shipped_catalog),   cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_bad_latency),
+        cmocka_unit_test(test_shipped_catalog),
+        cmocka_unit_test(test_oom),
         cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_latency_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

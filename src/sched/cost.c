@@ -134,10 +134,9 @@ static double pull_requests(const strata_coll_machine_t *m, double n)
 
 /* Which memory reduces: the HBM recorded for rank 0's accelerator in the
  * cluster, else the generation the scale-up link kind implies (the link
- * layer's "memory" of that kind, strata_link_t.memory); m->memory_kind and m->memory_recorded say which. The
- * rate is that memory's bandwidth over the passes a reduction makes. A
- * memory the catalog lacks gives 0: the reduction term is then not
- * modelled rather than guessed. */
+ * layer's "memory" of that kind, strata_link_t.memory); m->memory_kind and m->memory_recorded say
+ * which. The rate is that memory's bandwidth over the passes a reduction makes. A memory the
+ * catalog lacks gives 0: the reduction term is then not modelled rather than guessed. */
 static double reduce_rate(const strata_topo_t *t, const strata_link_catalog_t *cat,
                           strata_coll_machine_t *m)
 {

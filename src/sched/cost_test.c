@@ -611,6 +611,22 @@ static void test_a100_ring(void **state)
 
 /* 8 x H100 SXM, NVSwitch gen3: 18 NVLink4 per GPU, 5+5+4+4 over 4 chips
  * (the dgx-h100 preset). */
+/* Path latencies from the catalog's split (links.json): inside a DGX H100
+ * GPU -> NVSwitch -> GPU is 2 NVLink hops 0.1 us + the switch 0.1 us +
+ * the endpoints 0.7 us once = 1.0 us; the leg to the switch 0.1 + 0.7 =
+ * 0.8 us. Between servers of dgx-h100:4: 4 PCIe5 hops 0.1 + 4 NDR hops
+ * 0.015 + 2 PCIe switches 0.1 + 3 IB switches (leaf, spine, leaf) 0.15 +
+ * the endpoints 0.7 (the largest, PCIe's; IB's is 0.69) = 1.81 us. Charged
+ * per hop end to end, as before, the same path was 8 x 1 us. */
+static void test_path_latency(void **state)
+{
+    (void)state;
+    strata_coll_machine_t m = preset("dgx-h100:4");
+    assert_rel(m.lat_intra, 1.0e-6, 1e-9);
+    assert_rel(m.lat_leg_intra, 0.8e-6, 1e-9);
+    assert_rel(m.lat_inter, 1.81e-6, 1e-9);
+}
+
 static void test_h100_ring(void **state)
 {
     (void)state;
@@ -688,6 +704,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_reduction_memory),
         cmocka_unit_test(test_a100_ring),
         cmocka_unit_test(test_h100_ring),
+        cmocka_unit_test(test_path_latency),
         cmocka_unit_test(test_h100_nvls),
         cmocka_unit_test(test_h200_two_servers),
         cmocka_unit_test(test_h200_two_servers_ib),

@@ -267,8 +267,8 @@ static void print_pfc(const link_args_t *a, const strata_link_t *l,
            "selective\n"
            "  %-14s repeat would keep %.1f %%. PFC turns drops into pauses; ECN/DCQCN keeps pauses "
            "rare.\n",
-           "without PFC", report_time(strata_link_message_latency(l, 1), t, 32), "", n, drop, 100 * gbn,
-           report_gbs(d->bw_dir * gbn, g, 32), "", 100 * strata_retx_sr(drop));
+           "without PFC", report_time(strata_link_message_latency(l, 1), t, 32), "", n, drop,
+           100 * gbn, report_gbs(d->bw_dir * gbn, g, 32), "", 100 * strata_retx_sr(drop));
 }
 
 static void print_datalink(link_args_t *a, const strata_link_t *l,
