@@ -279,11 +279,24 @@ static strata_status_t parse_misc(parse_ctx_t *c, const json_t *e, link_entry_t 
 
 static strata_status_t parse_entry(parse_ctx_t *c, const json_t *e, link_entry_t *en)
 {
-    static const char *const keys[] = {
-        "id",          "category",   "name",          "confidence", "source",
-        "signal",      "line_code",  "links",         "packet",     "flow",
-        "duplex",      "latency_us", "latency_basis", "note",       "memory",
-        "switch_us",   "endpoint_us", NULL};
+    static const char *const keys[] = {"id",
+                                       "category",
+                                       "name",
+                                       "confidence",
+                                       "source",
+                                       "signal",
+                                       "line_code",
+                                       "links",
+                                       "packet",
+                                       "flow",
+                                       "duplex",
+                                       "latency_us",
+                                       "latency_basis",
+                                       "note",
+                                       "memory",
+                                       "switch_us",
+                                       "endpoint_us",
+                                       NULL};
     if (!json_is_object(e)) return link_bad(c, e, "%s entry must be an object", "links");
     TRY(util_json_check_keys(c->doc, e, keys, c->err));
     TRY(parse_strings(c, e, &en->pub));
