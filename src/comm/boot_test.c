@@ -528,7 +528,7 @@ static void test_local_rendezvous_without_token(void **state)
     pid_t pids[2];
     for (int r = 0; r < 2; r++)
         if ((pids[r] = fork()) == 0) {
-            char b[8];
+            char b[16];
             unsetenv("STRATA_TOKEN"), unsetenv("STRATA_ROOT");
             snprintf(b, sizeof(b), "%d", r);
             setenv("OMPI_COMM_WORLD_RANK", b, 1), setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
