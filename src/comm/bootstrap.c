@@ -791,7 +791,12 @@ static int handshake(strata_comm_t *c, int fd, const char *token, double deadlin
                      strata_error_t *err)
 {
     unsigned char chal[CHAL_LEN], hello[HELLO_LEN], proof[PROOF_LEN], want[MAC_LEN];
-    if (sock_io(fd, chal, CHAL_LEN, deadline, false, why)) return JOIN_RETRY;
+    if (sock_io(fd, chal, CHAL_LEN, deadline, false, why)) {
+        if (util_now() >= deadline)
+            *why = "connected, but no challenge came: whatever listens there is not this "
+                   "job's rank 0, or rank 0 is stuck";
+        return JOIN_RETRY;
+    }
     if (memcmp(chal, "STRC", 4) != 0 || get32(chal + 4) != PROTO_VER) {
         strata_error_set(err, STRATA_ERR_PROTOCOL,
                          "bootstrap: what listens at the rendezvous address is not a strata "
