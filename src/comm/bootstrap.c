@@ -734,17 +734,37 @@ out_free:
 
 enum { JOIN_OK = 0, JOIN_RETRY = 1, JOIN_FAIL = -1 };
 
-/* One connection attempt. JOIN_RETRY when rank 0 is not there yet. */
-static int dial(const boot_addr_t *a, int *fd_p, const char **why, strata_error_t *err)
+/* connect() bounded by deadline and 1 s (a full accept queue drops SYNs,
+ * and a blocking connect would then wait minutes). 0, or -1 with errno. */
+static int connect_by(int fd, const struct sockaddr *sa, socklen_t len, double deadline)
 {
-    int fd = socket(a->local ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (connect(fd, sa, len) == 0) return 0;
+    if (errno != EINPROGRESS) return -1;
+    double left = deadline - util_now();
+    struct pollfd pf = {.fd = fd, .events = POLLOUT};
+    int e = 0;
+    socklen_t elen = sizeof(e);
+    if (poll(&pf, 1, left <= 0 ? 0 : left > 1 ? 1000 : (int)(left * 1000) + 1) <= 0) {
+        errno = ETIMEDOUT;
+        return -1;
+    }
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) != 0) return -1;
+    errno = e;
+    return e == 0 ? 0 : -1;
+}
+
+/* One connection attempt. JOIN_RETRY when rank 0 is not there yet. */
+static int dial(const boot_addr_t *a, double deadline, int *fd_p, const char **why,
+                strata_error_t *err)
+{
+    int fd = socket(a->local ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         strata_error_set(err, STRATA_ERR_SYSTEM, "socket: %s", strerror(errno));
         return JOIN_FAIL;
     }
     socklen_t len;
     const struct sockaddr *sa = addr_of(a, &len);
-    if (connect(fd, sa, len) != 0) {
+    if (connect_by(fd, sa, len, deadline) != 0) {
         int e = errno;
         close(fd);
         if (a->local && e == EACCES) {
@@ -752,7 +772,9 @@ static int dial(const boot_addr_t *a, int *fd_p, const char **why, strata_error_
                              strerror(e));
             return JOIN_FAIL;
         }
-        *why = e == ENOENT || e == ECONNREFUSED ? "nobody listening yet" : strerror(e);
+        *why = e == ENOENT || e == ECONNREFUSED ? "nobody listening yet"
+               : e == EAGAIN                    ? "its queue is full"
+                                                : strerror(e);
         return JOIN_RETRY;
     }
     uid_t uid = a->local ? peer_uid(fd, NULL) : geteuid();
@@ -836,7 +858,7 @@ static strata_status_t connect_auth(strata_comm_t *c, const boot_addr_t *a, cons
     if (!err) err = &mine; /* the status is needed here */
     while (util_now() < deadline) {
         if (launch_exited(c, NULL) & 1) return exited_error(0, err);
-        int fd = -1, r = dial(a, &fd, &why, err);
+        int fd = -1, r = dial(a, deadline, &fd, &why, err);
         if (r == JOIN_OK) {
             r = handshake(c, fd, token, deadline, ns, nc, &why, err);
             if (r == JOIN_OK) {
