@@ -6,7 +6,8 @@
  * message whole, a rank that exits before joining is noticed at once, a
  * segment does not outlive a rank 0 killed during start-up, the launcher
  * waits only for its own children and its ranks die with it, and the
- * environment start refuses to guess a secret.
+ * environment start refuses to guess a secret and meets on a private local
+ * socket instead.
  *
  * Fake peers speak protocol 2 by hand here (frame layouts written out from
  * bootstrap.c's header comment), using comm_boot_mac for the HMACs.
@@ -519,6 +520,26 @@ static void test_env_refuses_guessable_secret(void **state)
     unsetenv("STRATA_RANK"), unsetenv("STRATA_SIZE");
 }
 
+/* The local socket's directory must be this user's and closed to others. */
+static void test_loose_socket_dir_refused(void **state)
+{
+    (void)state;
+    char base[] = "/tmp/boot-test-XXXXXX", dir[64], msg[512];
+    assert_non_null(mkdtemp(base)); /* 0700, ours: accepted as XDG_RUNTIME_DIR */
+    snprintf(dir, sizeof(dir), "%s/strata", base);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(chmod(dir, 0755), 0); /* others may enter: refused */
+    setenv("XDG_RUNTIME_DIR", base, 1);
+    strata_comm_t *c = NULL;
+    strata_error_t err = {0};
+    assert_int_equal(strata_comm_init(0, 2, "local", TOKEN, 1, &c, &err), STRATA_ERR_SYSTEM);
+    snprintf(msg, sizeof(msg), "%s", err.msg);
+    unsetenv("XDG_RUNTIME_DIR");
+    rmdir(dir), rmdir(base);
+    assert_non_null(strstr(msg, "is not a private directory"));
+    assert_non_null(strstr(msg, "mode 755"));
+}
+
 /* mpirun-style ranks (OMPI_COMM_WORLD_* only, siblings of one parent): no
  * secret needed, they meet on the private local socket. */
 static void test_local_rendezvous_without_token(void **state)
@@ -567,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_launcher_leaves_other_children),
         cmocka_unit_test(test_ranks_die_with_launcher),
         cmocka_unit_test(test_env_refuses_guessable_secret),
+        cmocka_unit_test(test_loose_socket_dir_refused),
         cmocka_unit_test(test_local_rendezvous_without_token),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

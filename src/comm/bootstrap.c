@@ -78,6 +78,9 @@
 #define PROOF_LEN      (4 + MAC_LEN)
 #define STATUS_MSG_MAX 255
 #define REC_LEN        (4 + HOST_LEN)
+#define LOCAL_HINT                                                                                 \
+    " (only this user's processes on this host meet there: ranks on other hosts or of other "    \
+    "users need the same STRATA_TOKEN and a TCP STRATA_ROOT)"
 
 /* ==== Framing ==== */
 
@@ -313,12 +316,13 @@ static int parse_local(const char *jobhash, boot_addr_t *a, strata_error_t *err)
     return 0;
 }
 
-static int parse_root(const char *root, const char *jobhash, boot_addr_t *a,
-                      strata_error_t *err)
+static strata_status_t parse_root(const char *root, const char *jobhash, boot_addr_t *a,
+                                  strata_error_t *err)
 {
     memset(a, 0, sizeof(*a));
-    if (root && strcmp(root, "local") == 0) return parse_local(jobhash, a, err);
-    return parse_tcp(root, a, err);
+    if (root && strcmp(root, "local") == 0)
+        return parse_local(jobhash, a, err) ? STRATA_ERR_SYSTEM : STRATA_OK;
+    return parse_tcp(root, a, err) ? STRATA_ERR_INVALID : STRATA_OK;
 }
 
 static const struct sockaddr *addr_of(const boot_addr_t *a, socklen_t *len)
@@ -503,10 +507,7 @@ static strata_status_t missing_error(boot_server_t *s, int missing, strata_error
     return strata_error_set(
         err, STRATA_ERR_TIMEOUT, "bootstrap: %d of %d ranks did not connect to %s in time%s",
         missing, s->c->size - 1, s->addr->desc,
-        s->addr->local ? " (only this user's processes on this host can reach it: ranks on "
-                         "other hosts or of other users need the same STRATA_TOKEN and a TCP "
-                         "STRATA_ROOT)"
-                       : "");
+        s->addr->local ? LOCAL_HINT : "");
 }
 
 /* One pass: fail on a rank that exited or the deadline, drop connections
@@ -872,7 +873,8 @@ static strata_status_t connect_auth(strata_comm_t *c, const boot_addr_t *a, cons
         nanosleep(&ts, NULL);
     }
     return strata_error_set(err, STRATA_ERR_TIMEOUT,
-                            "bootstrap: rank 0 at %s: %s (start-up deadline)", a->desc, why);
+                            "bootstrap: rank 0 at %s: %s (start-up deadline)%s", a->desc, why,
+                            a->local ? LOCAL_HINT : "");
 }
 
 /* Read the WELCOME (pids and the segment name) and check its MAC. */
@@ -963,6 +965,7 @@ strata_status_t comm_bootstrap(strata_comm_t *c, const char *root, const char *t
         return st;
     }
     boot_addr_t a;
-    if (parse_root(root, c->jobhash, &a, err)) return STRATA_ERR_INVALID;
+    strata_status_t st = parse_root(root, c->jobhash, &a, err);
+    if (st != STRATA_OK) return st;
     return c->rank == 0 ? serve(c, &a, token, deadline, err) : join(c, &a, token, deadline, err);
 }
