@@ -540,6 +540,59 @@ static void test_loose_socket_dir_refused(void **state)
     assert_non_null(strstr(msg, "mode 755"));
 }
 
+/* A live rank 0 keeps its local socket (a second one with the same job name
+ * is refused); a dead one's socket file is replaced. */
+static void test_local_socket_taken_or_stale(void **state)
+{
+    (void)state;
+    char base[] = "/tmp/boot-test-XXXXXX", path[128], hash[17], msg[512];
+    assert_non_null(mkdtemp(base));
+    setenv("XDG_RUNTIME_DIR", base, 1);
+    comm_job_hash(TOKEN, hash);
+    snprintf(path, sizeof(path), "%s/strata/%s.sock", base, hash); /* bootstrap.c's naming */
+    pid_t first = fork();
+    if (first == 0) {
+        strata_comm_t *c = NULL;
+        strata_comm_init(0, 2, "local", TOKEN, 20, &c, NULL); /* waits for a rank 1 */
+        _exit(0);
+    }
+    double end = util_now() + 10;
+    while (access(path, F_OK) != 0 && util_now() < end)
+        usleep(10000);
+    strata_comm_t *c = NULL;
+    strata_error_t err = {0};
+    strata_status_t st = strata_comm_init(0, 2, "local", TOKEN, 1, &c, &err);
+    snprintf(msg, sizeof(msg), "%s", err.msg);
+    kill(first, SIGKILL);
+    int code = wait_child(first, 5);
+    int stale = access(path, F_OK); /* SIGKILL left the socket file */
+    /* now a fresh job of that name starts over the stale file */
+    sh = fresh_shared();
+    pid_t pids[2];
+    for (int r = 0; r < 2; r++)
+        if ((pids[r] = fork()) == 0) {
+            strata_comm_t *cc = NULL;
+            sh->status[r] = strata_comm_init(r, 2, "local", TOKEN, 10, &cc, NULL);
+            strata_comm_destroy(cc);
+            _exit(0);
+        }
+    int c0 = wait_child(pids[0], 15), c1 = wait_child(pids[1], 15);
+    int left = access(path, F_OK);
+    unsetenv("XDG_RUNTIME_DIR");
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/strata", base);
+    rmdir(path), rmdir(base);
+    assert_int_equal(st, STRATA_ERR_SYSTEM);
+    assert_non_null(strstr(msg, "another rank 0 of this job already listens"));
+    assert_int_equal(code, 128 + SIGKILL);
+    assert_int_equal(stale, 0);
+    assert_int_equal(c0, 0), assert_int_equal(c1, 0);
+    assert_int_equal(sh->status[0], STRATA_OK);
+    assert_int_equal(sh->status[1], STRATA_OK);
+    assert_int_equal(left, -1); /* removed once everyone joined */
+    munmap(sh, sizeof(*sh));
+}
+
 /* mpirun-style ranks (OMPI_COMM_WORLD_* only, siblings of one parent): no
  * secret needed, they meet on the private local socket. */
 static void test_local_rendezvous_without_token(void **state)
@@ -589,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_ranks_die_with_launcher),
         cmocka_unit_test(test_env_refuses_guessable_secret),
         cmocka_unit_test(test_loose_socket_dir_refused),
+        cmocka_unit_test(test_local_socket_taken_or_stale),
         cmocka_unit_test(test_local_rendezvous_without_token),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

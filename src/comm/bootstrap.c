@@ -619,6 +619,26 @@ static strata_status_t wait_mapped(boot_server_t *s, strata_error_t *err)
     return STRATA_OK;
 }
 
+/* Before binding the local socket: a socket file nobody listens on is a
+ * dead rank 0's and is removed; a live one is another rank 0 with this job
+ * name, which is an error rather than a takeover. 0 or -1. */
+static int clear_stale(const boot_addr_t *a, strata_error_t *err)
+{
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (probe < 0) return 0;
+    int r = connect(probe, (const struct sockaddr *)&a->un, sizeof(a->un)), e = errno;
+    close(probe);
+    if (r == 0 || e == EAGAIN) {
+        strata_error_set(err, STRATA_ERR_SYSTEM,
+                         "bootstrap: another rank 0 of this job already listens at %s (two "
+                         "jobs with one name? give each its own STRATA_TOKEN)",
+                         a->desc);
+        return -1;
+    }
+    if (e == ECONNREFUSED) unlink(a->un.sun_path);
+    return 0;
+}
+
 static int listen_at(const boot_addr_t *a, strata_error_t *err)
 {
     int fd = socket(a->local ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -627,10 +647,11 @@ static int listen_at(const boot_addr_t *a, strata_error_t *err)
         strata_error_set(err, STRATA_ERR_SYSTEM, "socket: %s", strerror(errno));
         return -1;
     }
-    if (a->local)
-        unlink(a->un.sun_path); /* a stale socket of this job (our private directory) */
-    else
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (a->local && clear_stale(a, err) != 0) {
+        close(fd);
+        return -1;
+    }
+    if (!a->local) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     socklen_t len;
     const struct sockaddr *sa = addr_of(a, &len);
     if (bind(fd, sa, len) != 0 || listen(fd, 128) != 0) {
@@ -714,9 +735,12 @@ static strata_status_t serve(strata_comm_t *c, const boot_addr_t *a, const char 
     s.lfd = inherited_listener(a);
     if (s.lfd < 0) s.lfd = listen_at(a, err);
     if (s.lfd < 0) goto out_free;
+    struct stat mine = {0}, now;
+    if (a->local) stat(a->un.sun_path, &mine);
     st = accept_all(&s, err);
     close(s.lfd);
-    if (a->local) unlink(a->un.sun_path);
+    if (a->local && stat(a->un.sun_path, &now) == 0 && now.st_ino == mine.st_ino)
+        unlink(a->un.sun_path); /* ours, not a later job's */
     if (st != STRATA_OK) send_status(&s, "STRW", 1, err ? err->msg : "start-up failed");
     if (st == STRATA_OK) st = same_host(&s, err);
     if (st == STRATA_OK) st = share_segment(&s, err);
