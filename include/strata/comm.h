@@ -236,7 +236,12 @@ STRATA_API double strata_comm_predict(const strata_comm_model_t *model, strata_c
  * signal) terminate the others (SIGTERM, then SIGKILL after grace_s). Writes
  * the job's exit code to *exit_code_p: 0 when all succeeded, else the first
  * failing rank's code (128+signal for a signal). Removes any leftover
- * segment of the job from /dev/shm. */
+ * segment of the job from /dev/shm. Also sets STRATA_LAUNCH_FD (a socket on
+ * which ranks learn of ranks that exited, so a start-up fails at once when
+ * one ends before joining). Waits only for the ranks it forked (never
+ * waitpid(-1)): the caller's other children stay for it to reap. The ranks
+ * get SIGKILL if the calling thread dies (PR_SET_PDEATHSIG); the call blocks
+ * until the job ends, so that is the caller's death. */
 STRATA_API strata_status_t strata_launch(int n, char *const argv[], double grace_s,
                                          int *exit_code_p, strata_error_t *err);
 
