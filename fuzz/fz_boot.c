@@ -41,8 +41,8 @@ static void fuzz_hello(int size, bool fix, const uint8_t *d, size_t n)
 
 /* Give the WELCOME in buf (len bytes) its right MAC when its length fields
  * say where the MAC goes and the input reaches that far. */
-static void fix_welcome(int size, const unsigned char ns[NONCE_LEN], const unsigned char nc[NONCE_LEN],
-                        unsigned char *buf, size_t len)
+static void fix_welcome(int size, const unsigned char ns[NONCE_LEN],
+                        const unsigned char nc[NONCE_LEN], unsigned char *buf, size_t len)
 {
     size_t at = 12 + (size_t)size * REC_LEN;
     if (len < at + 4) return;

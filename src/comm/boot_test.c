@@ -102,7 +102,8 @@ static int listener(int *port_p)
 
 static int dial_port(int port)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     for (int tries = 0; tries < 250; tries++) {
         int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -203,7 +204,7 @@ static void test_token_not_on_wire(void **state)
     unsigned char want[32];
     comm_boot_mac(TOKEN, COMM_BOOT_LABEL_HELLO, ns, NULL, rx, T_BODY, want);
     assert_memory_equal(want, rx + T_BODY, 32);
-    assert_int_equal(get32(rx + 8), 1); /* rank */
+    assert_int_equal(get32(rx + 8), 1);  /* rank */
     assert_int_equal(get32(rx + 12), 2); /* size */
     assert_int_equal(sh->status[1], STRATA_ERR_PEER);
     assert_non_null(strstr(sh->msg[1], "cannot prove it knows the job token"));
@@ -424,7 +425,7 @@ static void test_segment_removed_when_rank0_dies(void **state)
     char path[200];
     snprintf(path, sizeof(path), "/dev/shm/%.*s", (int)nl - 1, (char *)w + 12 + 3 * 68 + 4 + 1);
     assert_int_equal(access(path, F_OK), 0); /* the segment exists, rank 0 waits for rank 2 */
-    usleep(200000);                           /* rank 1 has mapped it by now */
+    usleep(200000);                          /* rank 1 has mapped it by now */
     kill(p0, SIGKILL);
     assert_int_equal(wait_child(p0, 5), 128 + SIGKILL);
     assert_int_equal(wait_child(p1, 10), 0);

@@ -79,7 +79,7 @@
 #define STATUS_MSG_MAX 255
 #define REC_LEN        (4 + HOST_LEN)
 #define LOCAL_HINT                                                                                 \
-    " (only this user's processes on this host meet there: ranks on other hosts or of other "    \
+    " (only this user's processes on this host meet there: ranks on other hosts or of other "      \
     "users need the same STRATA_TOKEN and a TCP STRATA_ROOT)"
 
 /* ==== Framing ==== */
@@ -214,7 +214,7 @@ static uint64_t launch_exited(const strata_comm_t *c, int *fd_p)
     pthread_mutex_lock(&g_launch.mu);
     if (!g_launch.read_env) launch_open_locked();
     unsigned char b[8 * COMM_MAX_SIZE];
-    ssize_t n;
+    ssize_t n = -1;
     while (g_launch.fd >= 0 && (n = read(g_launch.fd, b, sizeof(b))) != 0) {
         if (n < 0) break; /* EAGAIN: drained */
         for (ssize_t i = 0; i + 8 <= n; i += 8) {
@@ -234,10 +234,9 @@ static uint64_t launch_exited(const strata_comm_t *c, int *fd_p)
 static strata_status_t exited_error(int rank, strata_error_t *err)
 {
     int s = g_launch.status[rank];
-    return strata_error_set(err, STRATA_ERR_PEER,
-                            "bootstrap: rank %d exited (%s %d) before joining the communicator",
-                            rank, WIFSIGNALED(s) ? "signal" : "code",
-                            WIFSIGNALED(s) ? WTERMSIG(s) : WEXITSTATUS(s));
+    return strata_error_set(
+        err, STRATA_ERR_PEER, "bootstrap: rank %d exited (%s %d) before joining the communicator",
+        rank, WIFSIGNALED(s) ? "signal" : "code", WIFSIGNALED(s) ? WTERMSIG(s) : WEXITSTATUS(s));
 }
 
 /* ==== Addresses ==== */
@@ -360,7 +359,7 @@ typedef struct boot_server {
     int *fds;
     char (*hosts)[HOST_LEN];
     unsigned char (*ns)[NONCE_LEN], (*nc)[NONCE_LEN]; /* per rank, for the WELCOME's MAC */
-    pending_t *pend; /* oldest first */
+    pending_t *pend;                                  /* oldest first */
     int npend, dropped;
     double deadline;
 } boot_server_t;
@@ -413,59 +412,77 @@ static int parse_hello(boot_server_t *s, const unsigned char ns[NONCE_LEN],
     return (int)rank;
 }
 
-/* Take every waiting connection: check a local peer's uid, send it a fresh
- * challenge, and track it with its own 2 s deadline. */
+/* "ip:port" or "uid U pid P" of a fresh connection, for the log; *uid_p is
+ * the peer's uid on a local socket (else this process's). */
+static void describe_peer(const boot_server_t *s, int fd, char peer[48], uid_t *uid_p)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    pid_t pid = 0;
+    *uid_p = s->addr->local ? peer_uid(fd, &pid) : geteuid();
+    if (s->addr->local) {
+        snprintf(peer, 48, "uid %u pid %ld", (unsigned)*uid_p, (long)pid);
+    } else if (getpeername(fd, (struct sockaddr *)&sa, &len) == 0) {
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+        snprintf(peer, 48, "%s:%u", ip, ntohs(sa.sin_port));
+    } else {
+        snprintf(peer, 48, "?");
+    }
+}
+
+/* Send a fresh connection its challenge and track it with its own 2 s
+ * deadline (dropping the oldest when PENDING_MAX are tracked). */
+static void track(boot_server_t *s, int fd, const char *peer)
+{
+    if (s->npend == PENDING_MAX)
+        drop_pending(s, 0, "evicted: too many connections without a hello");
+    pending_t *p = &s->pend[s->npend];
+    unsigned char chal[CHAL_LEN];
+    memcpy(chal, "STRC", 4);
+    put32(chal + 4, PROTO_VER);
+    if (nonce(p->ns) != 0) {
+        log_drop(s, peer, "getrandom failed");
+        close(fd);
+        return;
+    }
+    memcpy(chal + 8, p->ns, NONCE_LEN);
+    if (send(fd, chal, CHAL_LEN, MSG_NOSIGNAL | MSG_DONTWAIT) != CHAL_LEN) {
+        log_drop(s, peer, "cannot send the challenge");
+        close(fd);
+        return;
+    }
+    p->fd = fd, p->got = 0, p->until = util_now() + HELLO_WAIT_S;
+    snprintf(p->peer, sizeof(p->peer), "%s", peer);
+    s->npend++;
+}
+
+/* Take every waiting connection: a local peer must be this user. */
 static void accept_new(boot_server_t *s)
 {
     for (;;) {
         int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EINTR || errno == ECONNABORTED) continue;
-            if ((errno == EMFILE || errno == ENFILE) && s->npend > 0) {
+        if (fd < 0 && (errno == EINTR || errno == ECONNABORTED)) continue;
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+            if (s->npend > 0) {
                 drop_pending(s, 0, "evicted: out of file descriptors");
                 continue;
             }
-            return;
+            struct timespec ts = {0, 10 * 1000 * 1000}; /* not a busy loop meanwhile */
+            nanosleep(&ts, NULL);
         }
+        if (fd < 0) return;
         char peer[48];
-        struct sockaddr_in sa;
-        socklen_t len = sizeof(sa);
-        pid_t pid = 0;
-        uid_t uid = s->addr->local ? peer_uid(fd, &pid) : 0;
-        if (s->addr->local)
-            snprintf(peer, sizeof(peer), "uid %u pid %ld", (unsigned)uid, (long)pid);
-        else if (getpeername(fd, (struct sockaddr *)&sa, &len) == 0) {
-            char ip[INET_ADDRSTRLEN] = "?";
-            inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
-            snprintf(peer, sizeof(peer), "%s:%u", ip, ntohs(sa.sin_port));
-        } else
-            snprintf(peer, sizeof(peer), "?");
-        if (s->addr->local && uid != geteuid()) {
-            log_drop(s, peer, "another user's process (ranks of different users need "
-                              "STRATA_TOKEN and a TCP STRATA_ROOT)");
+        uid_t uid;
+        describe_peer(s, fd, peer, &uid);
+        if (uid != geteuid()) {
+            log_drop(s, peer,
+                     "another user's process (ranks of different users need "
+                     "STRATA_TOKEN and a TCP STRATA_ROOT)");
             close(fd);
             continue;
         }
-        if (s->npend == PENDING_MAX)
-            drop_pending(s, 0, "evicted: too many connections without a hello");
-        pending_t *p = &s->pend[s->npend];
-        unsigned char chal[CHAL_LEN];
-        memcpy(chal, "STRC", 4);
-        put32(chal + 4, PROTO_VER);
-        if (nonce(p->ns) != 0) {
-            log_drop(s, peer, "getrandom failed");
-            close(fd);
-            continue;
-        }
-        memcpy(chal + 8, p->ns, NONCE_LEN);
-        if (send(fd, chal, CHAL_LEN, MSG_NOSIGNAL | MSG_DONTWAIT) != CHAL_LEN) {
-            log_drop(s, peer, "cannot send the challenge");
-            close(fd);
-            continue;
-        }
-        p->fd = fd, p->got = 0, p->until = util_now() + HELLO_WAIT_S;
-        memcpy(p->peer, peer, sizeof(peer));
-        s->npend++;
+        track(s, fd, peer);
     }
 }
 
@@ -504,10 +521,9 @@ static int progress(boot_server_t *s, int i)
 
 static strata_status_t missing_error(boot_server_t *s, int missing, strata_error_t *err)
 {
-    return strata_error_set(
-        err, STRATA_ERR_TIMEOUT, "bootstrap: %d of %d ranks did not connect to %s in time%s",
-        missing, s->c->size - 1, s->addr->desc,
-        s->addr->local ? LOCAL_HINT : "");
+    return strata_error_set(err, STRATA_ERR_TIMEOUT,
+                            "bootstrap: %d of %d ranks did not connect to %s in time%s", missing,
+                            s->c->size - 1, s->addr->desc, s->addr->local ? LOCAL_HINT : "");
 }
 
 /* One pass: fail on a rank that exited or the deadline, drop connections
@@ -817,8 +833,9 @@ static int dial(const boot_addr_t *a, double deadline, int *fd_p, const char **w
     return JOIN_OK;
 }
 
-static void build_hello(const strata_comm_t *c, const char *token, const unsigned char ns[NONCE_LEN],
-                        const unsigned char nc[NONCE_LEN], unsigned char b[HELLO_LEN])
+static void build_hello(const strata_comm_t *c, const char *token,
+                        const unsigned char ns[NONCE_LEN], const unsigned char nc[NONCE_LEN],
+                        unsigned char b[HELLO_LEN])
 {
     memcpy(b, "STRH", 4);
     put32(b + 4, PROTO_VER);
@@ -904,8 +921,8 @@ static strata_status_t connect_auth(strata_comm_t *c, const boot_addr_t *a, cons
 /* Read the WELCOME (pids and the segment name) and check its MAC. */
 static strata_status_t read_welcome(strata_comm_t *c, int fd, double deadline, const char *token,
                                     const unsigned char ns[NONCE_LEN],
-                                    const unsigned char nc[NONCE_LEN], char *name,
-                                    size_t nlen_max, strata_error_t *err)
+                                    const unsigned char nc[NONCE_LEN], char *name, size_t nlen_max,
+                                    strata_error_t *err)
 {
     unsigned char h[12], mac[MAC_LEN], want[MAC_LEN];
     const char *why = "";

@@ -105,10 +105,10 @@ static void clean_shm(const char *jobhash)
 
 typedef struct job {
     int n;
-    pid_t *pids;   /* 0 once reaped */
-    int *pidfds;   /* -1: none (then polled every 5 ms) */
-    int (*ev)[2];  /* per rank: [0] the rank's end, [1] the launcher's (-1: closed) */
-    int code;      /* first failure's code, 0 so far */
+    pid_t *pids;  /* 0 once reaped */
+    int *pidfds;  /* -1: none (then polled every 5 ms) */
+    int (*ev)[2]; /* per rank: [0] the rank's end, [1] the launcher's (-1: closed) */
+    int code;     /* first failure's code, 0 so far */
     int alive;
     double kill_at; /* when to SIGKILL the rest (0: not yet) */
 } job_t;
@@ -196,7 +196,8 @@ static void notify_exit(job_t *j, int i, int status)
 {
     unsigned char b[8];
     for (int k = 0; k < 4; k++)
-        b[k] = (unsigned char)((unsigned)i >> 8 * k), b[4 + k] = (unsigned char)((unsigned)status >> 8 * k);
+        b[k] = (unsigned char)((unsigned)i >> 8 * k),
+        b[4 + k] = (unsigned char)((unsigned)status >> 8 * k);
     for (int k = 0; k < j->n; k++)
         if (k != i && j->pids[k] > 0 && j->ev[k][1] >= 0)
             send(j->ev[k][1], b, sizeof(b), MSG_NOSIGNAL | MSG_DONTWAIT);
