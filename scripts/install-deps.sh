@@ -3,9 +3,10 @@
 # Idempotent and silent when everything is present; says what it cannot do.
 set -euo pipefail
 
-# The main job and the test suite need only these.
+# The main job and the test suite need only these. nettle-dev: HMAC-SHA256 for the
+# runtime's start-up handshake (its library, libnettle8, is already on every Debian).
 pkgs=(cmake ninja-build pkg-config gcc make libjansson-dev libxml2-dev libhwloc-dev
-      libcmocka-dev graphviz iproute2)
+      libcmocka-dev graphviz iproute2 nettle-dev)
 # --bench adds the baseline tools of bench/ (MPI compilers with their headers).
 if [ "${1:-}" = "--bench" ]; then
     pkgs+=(openmpi-bin libopenmpi-dev mpich libmpich-dev)

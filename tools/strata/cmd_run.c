@@ -4,6 +4,7 @@
  *
  * Exit code: 0 when every rank succeeded, else the first failing rank's
  * code (128 + signal for a rank killed by a signal); 2 for usage errors.
+ * The ranks die with strata run (PR_SET_PDEATHSIG, launch.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
@@ -15,9 +16,11 @@ static void usage(FILE *out)
     fprintf(out, "usage: strata run -n N [--grace SECONDS] [--] PROGRAM [ARGS...]\n\n"
                  "Fork N ranks of PROGRAM on this host with STRATA_RANK, STRATA_SIZE,\n"
                  "STRATA_LOCAL_RANK, STRATA_ROOT (a free loopback port) and STRATA_TOKEN set,\n"
-                 "so that strata_comm_init_env() joins them. SIGINT/SIGTERM/SIGHUP are\n"
+                 "so that strata_comm_init_env() joins them (the token, 128 random bits, is\n"
+                 "never sent: ranks prove they know it). SIGINT/SIGTERM/SIGHUP are\n"
                  "forwarded; when one rank fails the others get SIGTERM, then SIGKILL after\n"
-                 "the grace period (default 2 s). Exits with the first failing rank's code.\n");
+                 "the grace period (default 2 s); if strata run itself dies, the ranks get\n"
+                 "SIGKILL. Exits with the first failing rank's code.\n");
 }
 
 int cmd_run(int argc, char **argv)
