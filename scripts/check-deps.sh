@@ -7,7 +7,9 @@
 # What is checked (BUILD_DIR defaults to build/release, configured and built):
 #   main  - every system header any object of BUILD_DIR was compiled against
 #           (ninja's record of the compiler's -MD output), every library file
-#           and -l library its link lines name, the compiler, ninja and cmake,
+#           and -l library its link lines name, the start files and runtimes
+#           the compiler driver adds (`cc -###` with the build's -fsanitize
+#           flags), the compiler, ninja and cmake,
 #           and every program in command position in the scripts of the build
 #           and tests (Makefile, .ci/run, scripts/, tests/, src/, fuzz/);
 #   bench - the programs of bench/ scripts, and the headers of the MPI
@@ -107,7 +109,17 @@ for b in "${builds[@]}"; do
         ! outside_tree "$f" || use main "library linked in $b" "$f"
     done
     cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$b/CMakeCache.txt")
-    for l in $(sed -n 's/^-l//p' "$tmp/words"); do
+    # What the driver adds to a link with this build's -fsanitize flags: start
+    # files, sanitizer and libFuzzer runtimes (clang's come from a package
+    # that clang only recommends).
+    # shellcheck disable=SC2046
+    (cd "$tmp" && "$cc" -### $(grep '^-fsanitize=' "$tmp/words" | sort -u) -x none /dev/null -o a.out 2>&1) |
+        tr ' ' '\n' | tr -d '"' >"$tmp/driver"
+    grep -E '^/.*\.(a|so|o)$' "$tmp/driver" | sort -u | while read -r f; do
+        use main "runtime the $cc driver links in $b" "$(realpath "$f")"
+    done
+    grep -E '^-l' "$tmp/driver" >>"$tmp/words" || true
+    for l in $(sed -n 's/^-l//p' "$tmp/words" | sort -u); do
         f=$("$cc" -print-file-name="lib$l.so")
         [ "$f" != "lib$l.so" ] || f=$("$cc" -print-file-name="lib$l.a")
         [ "${f#/}" = "$f" ] || use main "-l$l linked in $b" "$(realpath "$f")"

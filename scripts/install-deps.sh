@@ -17,8 +17,9 @@ for a in "$@"; do
 done
 
 # The main job and the test suite need only these (clang: the clang build
-# and the fuzz targets of .ci/run; jq and python3: the tests' JSON checks).
-pkgs=(cmake ninja-build pkg-config gcc clang make libjansson-dev libxml2-dev libhwloc-dev
+# and the fuzz targets of .ci/run, libclang-rt-dev: its sanitizer and libFuzzer
+# runtimes, which clang only recommends; jq and python3: the tests' JSON checks).
+pkgs=(cmake ninja-build pkg-config gcc clang libclang-rt-dev make libjansson-dev libxml2-dev libhwloc-dev
       libcmocka-dev graphviz iproute2 jq python3)
 # --bench adds the baseline tools of bench/ (MPI compilers with their headers)
 # and the load generator of bench/stress.
