@@ -88,10 +88,15 @@ double util_now(void); /* monotonic seconds */
 
 /* ==== Strings and numbers ==== */
 
-/* Parse sizes like "8", "64K", "1.5M", "8G" (binary multiples, optional
- * trailing B/iB). Returns 0 and writes *out, or -1. */
+/* Parse sizes like "8", "64K", "1.5M", "8G", "1e3" (decimal digits with an
+ * optional fraction and exponent; binary multiples K M G T with optional
+ * i and B). No sign, hex, "inf" or "nan"; the caller states the range.
+ * Returns 0 and writes *out, -1 when malformed, -2 when out of the range of
+ * a double (ERANGE, infinite). */
 int util_parse_size(const char *s, double *out);
-/* Parse a double / long with full-string validation. 0 ok, -1 bad. */
+/* Parse a decimal double / base-10 long, the whole string, no leading
+ * space. 0 ok, -1 malformed (hex, inf, nan, trailing text), -2 out of the
+ * type's range (ERANGE: overflow, or a double's underflow). */
 int util_parse_double(const char *s, double *out);
 int util_parse_long(const char *s, long *out);
 /* Format bytes as "64 MiB" / "512 B" into buf. */

@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+#define RUN_RANKS_MAX 64 /* strata_launch's limit: ranks of one host */
+
 static void usage(FILE *out)
 {
     fprintf(out, "usage: strata run -n N [--grace SECONDS] [--] PROGRAM [ARGS...]\n\n"
@@ -36,9 +38,9 @@ int cmd_run(int argc, char **argv)
             return CLI_OK;
         }
         if ((strcmp(a, "-n") == 0 || strcmp(a, "--np") == 0) && i + 1 < argc) {
-            if (cli_parse_int("run", a, argv[++i], 1, &n)) return CLI_USAGE;
+            if (cli_parse_int("run", a, argv[++i], 1, RUN_RANKS_MAX, &n)) return CLI_USAGE;
         } else if (strcmp(a, "--grace") == 0 && i + 1 < argc) {
-            if (cli_parse_double("run", a, argv[++i], 0, &grace)) return CLI_USAGE;
+            if (cli_parse_double("run", a, argv[++i], 0, 3600, &grace)) return CLI_USAGE;
         } else if (a[0] == '-') {
             return cli_usage_error("run", "unknown option '%s'", a);
         } else {
