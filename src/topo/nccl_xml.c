@@ -29,6 +29,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,26 +426,21 @@ static strata_status_t import_doc(xmlDocPtr doc, const char *file, const strata_
     return st;
 }
 
-static strata_status_t load(const char *path, const char *text, const char *name,
+/* Parse len bytes of text (name in messages) and import the document. */
+static strata_status_t load(const char *text, size_t len, const char *name,
                             const strata_link_catalog_t *cat, topoio_cluster_t **c_p,
                             strata_error_t *err)
 {
+    if (len > INT_MAX) return strata_error_set(err, STRATA_ERR_RANGE, "%s: too large", name);
     xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
     if (ctxt == NULL) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOBLANKS;
-    int len = text ? (int)strlen(text) : 0;
-    xmlDocPtr doc = path ? xmlCtxtReadFile(ctxt, path, NULL, opts)
-                         : xmlCtxtReadMemory(ctxt, text ? text : "", len, name, NULL, opts);
+    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)len, name, NULL, opts);
     strata_status_t st;
     if (doc == NULL) {
-        FILE *f = path ? fopen(path, "r") : NULL;
-        if (path && f == NULL)
-            st = strata_error_set_at(err, STRATA_ERR_IO, path, 0, 0, "cannot open the file");
-        else
-            st = xml_syntax_error(ctxt, path ? path : name, err);
-        if (f) fclose(f);
+        st = xml_syntax_error(ctxt, name, err);
     } else {
-        st = import_doc(doc, path ? path : name, cat, c_p, err);
+        st = import_doc(doc, name, cat, c_p, err);
         xmlFreeDoc(doc);
     }
     xmlFreeParserCtxt(ctxt);
@@ -454,12 +450,18 @@ static strata_status_t load(const char *path, const char *text, const char *name
 strata_status_t topoio_nccl_xml_load(const char *path, const strata_link_catalog_t *cat,
                                      topoio_cluster_t **c_p, strata_error_t *err)
 {
-    return load(path, NULL, NULL, cat, c_p, err);
+    char *text;
+    size_t len;
+    strata_status_t st = util_read_file(path, UTIL_FILE_MAX, &text, &len, err);
+    if (st) return st;
+    st = load(text, len, path, cat, c_p, err);
+    util_free(text);
+    return st;
 }
 
 strata_status_t topoio_nccl_xml_load_text(const char *text, const char *name,
                                           const strata_link_catalog_t *cat, topoio_cluster_t **c_p,
                                           strata_error_t *err)
 {
-    return load(NULL, text, name, cat, c_p, err);
+    return load(text ? text : "", text ? strlen(text) : 0, name, cat, c_p, err);
 }

@@ -105,6 +105,20 @@ const char *util_fmt_bytes(double bytes, char *buf, size_t len);
 const char *util_fmt_time(double seconds, char *buf, size_t len);
 bool util_str_eq_nocase(const char *a, const char *b);
 
+/* ==== Input files ==== */
+
+/* Cap on any input file strata reads: 64 MiB (a real cluster file, catalog
+ * or topology XML is at most a few MB). */
+#define UTIL_FILE_MAX ((size_t)64 << 20)
+
+/* Read the regular file path (at most max bytes) into a NUL-terminated
+ * buffer the caller frees with util_free; *len_p excludes the NUL. A
+ * device, FIFO or directory (STRATA_ERR_IO) or a larger file
+ * (STRATA_ERR_RANGE) is refused with a message naming path; never blocks
+ * on a FIFO. */
+strata_status_t util_read_file(const char *path, size_t max, char **buf_p, size_t *len_p,
+                               strata_error_t *err);
+
 /* ==== JSON documents with source positions ==== */
 
 /* A parsed JSON file. jansson holds the values; a side table maps every
@@ -112,8 +126,9 @@ bool util_str_eq_nocase(const char *a, const char *b);
  * must be positive") point into the file as precisely as syntax errors. */
 typedef struct util_json_doc util_json_doc_t;
 
-/* Parse a file (path) or a buffer (text, name used in messages). On error
- * fills err with file:line:col. Duplicate object keys are errors. */
+/* Parse a file (path, read by util_read_file with the UTIL_FILE_MAX cap)
+ * or a buffer (text, name used in messages). On error fills err with
+ * file:line:col. Duplicate object keys are errors. */
 strata_status_t util_json_load_file(const char *path, util_json_doc_t **doc_p, strata_error_t *err);
 strata_status_t util_json_load_text(const char *text, size_t len, const char *name,
                                     util_json_doc_t **doc_p, strata_error_t *err);

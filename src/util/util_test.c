@@ -6,6 +6,9 @@
 #include "test.h"
 #include "util.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 static void test_status_table(void **state)
 {
     (void)state;
@@ -120,6 +123,44 @@ static void test_parse_numbers(void **state)
     assert_true(d == 0.5);
 }
 
+/* util_read_file: devices and FIFOs are refused at once (no endless read
+ * of /dev/zero, no blocking open of a FIFO), and the cap holds whether the
+ * size comes from fstat or from reading (/proc files report 0). */
+static void test_read_file_bounds(void **state)
+{
+    (void)state;
+    char *buf = NULL, dir[] = "/tmp/strata-util-XXXXXX", path[64];
+    size_t len = 0;
+    strata_error_t e;
+    assert_int_equal(util_read_file("/dev/zero", 1024, &buf, &len, &e), STRATA_ERR_IO);
+    assert_non_null(strstr(e.msg, "not a regular file"));
+    assert_string_equal(e.file, "/dev/zero");
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/fifo.json", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(util_read_file(path, 1024, &buf, &len, &e), STRATA_ERR_IO);
+    unlink(path);
+    /* 10 bytes against caps of 9 and 10 */
+    snprintf(path, sizeof(path), "%s/ten", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("0123456789", f);
+    fclose(f);
+    assert_int_equal(util_read_file(path, 9, &buf, &len, &e), STRATA_ERR_RANGE);
+    assert_non_null(strstr(e.msg, "larger than the 9 B input limit"));
+    assert_int_equal(util_read_file(path, 10, &buf, &len, &e), STRATA_OK);
+    assert_int_equal(len, 10);
+    assert_string_equal(buf, "0123456789");
+    util_free(buf);
+    unlink(path);
+    rmdir(dir);
+    /* /proc/self/status: st_size 0, a few hundred bytes when read */
+    assert_int_equal(util_read_file("/proc/self/status", 16, &buf, &len, &e), STRATA_ERR_RANGE);
+    assert_int_equal(util_read_file("/proc/self/status", UTIL_FILE_MAX, &buf, &len, &e), STRATA_OK);
+    assert_true(len > 16 && strncmp(buf, "Name:", 5) == 0);
+    util_free(buf);
+}
+
 static void test_json_positions(void **state)
 {
     (void)state;
@@ -175,10 +216,11 @@ static void test_json_syntax_error(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_status_table),   cmocka_unit_test(test_error_render),
-        cmocka_unit_test(test_arena_and_vec),  cmocka_unit_test(test_alloc_failure),
-        cmocka_unit_test(test_parse_size),     cmocka_unit_test(test_parse_numbers),
-        cmocka_unit_test(test_json_positions), cmocka_unit_test(test_json_syntax_error),
+        cmocka_unit_test(test_status_table),     cmocka_unit_test(test_error_render),
+        cmocka_unit_test(test_arena_and_vec),    cmocka_unit_test(test_alloc_failure),
+        cmocka_unit_test(test_parse_size),       cmocka_unit_test(test_parse_numbers),
+        cmocka_unit_test(test_json_positions),   cmocka_unit_test(test_json_syntax_error),
+        cmocka_unit_test(test_read_file_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,4 +42,25 @@ expect 2 "--grace expects a number >= 0 and <= 3600 .*got 'nan'" run -n 1 --grac
 expect 2 "-f expects a number >= 1 and <= 1024 .*got '1e999': out of range" bench allreduce -n 2 -f 1e999
 expect 2 "--length expects a number >= 0 and <= 100000 .*got '0x1p4'" link ib-ndr --length 0x1p4
 
+# ---- files: capped, regular files only (exit 1, like any bad cluster) ----
+ln -s /dev/zero "$tmp/x.json"
+expect 1 "x.json: not a regular file" topo show "$tmp/x.json"
+mkfifo "$tmp/f.xml"
+expect 1 "f.xml: not a regular file" topo show "$tmp/f.xml"
+truncate -s 65M "$tmp/big.json"
+expect 1 "big.json: file larger than the 64 MiB input limit" topo show "$tmp/big.json"
+expect 1 "/dev/zero: not a regular file" links --catalog /dev/zero
+printf '{"server": {"devices": [{"name": "gpu", "kind": "gpu", "count": 4294967297}]}}' >"$tmp/c.json"
+expect 1 "c.json:1:65: \"count\" must be an integer from 1 to 4096, got 4294967297" topo show "$tmp/c.json"
+
+# ---- cluster sizes and options: refused before building ----
+expect 1 "2400000 NICs on the network exceed what 64-port switches join in 3 tier.s. .65536" \
+  topo show dgx-h100:300000
+expect 1 "16777216 NICs exceed what 64-port switches join in 3 tier" \
+  topo show railft:servers=1048576,gpus=16
+expect 1 "option oversub=1e308: expected ratios from 1 to 1e6" topo show dgx-h100,oversub=1e308
+expect 1 "option port=nvlink4: expected a network port id" topo show dgx-h100,port=nvlink4
+expect 1 "option servers=99999999999999999999: expected an integer from 1 to 1048576" \
+  topo show dgx-h100,servers=99999999999999999999
+
 exit $fail
