@@ -63,4 +63,9 @@ expect 1 "option port=nvlink4: expected a network port id" topo show dgx-h100,po
 expect 1 "option servers=99999999999999999999: expected an integer from 1 to 1048576" \
   topo show dgx-h100,servers=99999999999999999999
 
+# ---- untrusted hwloc XML: a libhwloc crash is an error, not a crash ----
+export STRATA_HWLOC_XML="$(dirname "$0")/../data/hwloc-crash.xml"
+expect 1 "hwloc crashed reading .*hwloc-crash.xml \(signal 11\)" topo local
+unset STRATA_HWLOC_XML
+
 exit $fail
