@@ -34,6 +34,9 @@ int cli_wants_help(int argc, char **argv);
  * the range, and return -1 (the caller exits CLI_USAGE). 0 ok. */
 /* A size with K/M/G/T suffix, 0 <= size <= max bytes. */
 int cli_parse_size(const char *cmd, const char *opt, const char *arg, double max, double *out);
+/* The value of a size string (tools/strata/size.c, strata_parse_size):
+ * 0 and *out written, -1 malformed, -2 out of range (nothing printed). */
+int cli_size_value(const char *arg, double *out);
 /* An integer, min <= v <= max. */
 int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long max, long *out);
 /* A finite number, min <= v <= max. */

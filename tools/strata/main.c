@@ -81,7 +81,7 @@ int cli_parse_size(const char *cmd, const char *opt, const char *arg, double max
 {
     double v = 0;
     char hi[32];
-    int rc = strata_parse_size(arg, &v);
+    int rc = cli_size_value(arg, &v);
     if (rc == 0 && v <= max) {
         *out = v;
         return 0;
