@@ -63,6 +63,11 @@ expect 1 "option port=nvlink4: expected a network port id" topo show dgx-h100,po
 expect 1 "option servers=99999999999999999999: expected an integer from 1 to 1048576" \
   topo show dgx-h100,servers=99999999999999999999
 
+# builder specs: no silent int32 truncation (k=2^32+2 used to build k=2)
+expect 1 "fattree:k=4294967298': expected a count from 0 to 1024, got '4294967298'" topo show fattree:k=4294967298
+expect 1 "expected a count from 0 to 4096, got '4294967297'" topo show ring:4,mult=4294967297
+expect 1 "expected a count from 0 to 16777216, got '0x10'" topo show ring:0x10
+
 # ---- untrusted hwloc XML: a libhwloc crash is an error, not a crash ----
 export STRATA_HWLOC_XML="$(dirname "$0")/../data/hwloc-crash.xml"
 expect 1 "hwloc crashed reading .*hwloc-crash.xml \(signal 11\)" topo local
