@@ -29,7 +29,9 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,8 +91,9 @@ static bool attr(xmlNodePtr n, const char *name, char *buf, size_t len)
     return true;
 }
 
-/* An integer attribute (decimal, or hex with 0x). Absent: *out untouched
- * unless required. */
+/* An integer attribute (decimal, or hex with 0x, as NCCL writes class
+ * ids) in [-1, 2^31 - 1]: anything larger (ERANGE included) is an error,
+ * never clamped or truncated. Absent: *out untouched unless required. */
 static strata_status_t attr_long(xml_reader_t *r, xmlNodePtr n, const char *name, bool required,
                                  long *out)
 {
@@ -100,9 +103,13 @@ static strata_status_t attr_long(xml_reader_t *r, xmlNodePtr n, const char *name
         return xerr(r, n, "<%s> needs attribute '%s'", (const char *)n->name, name);
     }
     char *end;
+    errno = 0;
     long v = strtol(buf, &end, 0);
     if (buf[0] == '\0' || *end != '\0')
         return xerr(r, n, "<%s> attribute '%s': expected an integer, got \"%s\"",
+                    (const char *)n->name, name, buf);
+    if (errno == ERANGE || v < -1 || v > INT32_MAX)
+        return xerr(r, n, "<%s> attribute '%s': %s is out of range (-1 to 2147483647)",
                     (const char *)n->name, name, buf);
     *out = v;
     return STRATA_OK;
@@ -208,7 +215,8 @@ static strata_status_t read_c2c(xml_reader_t *r, xmlNodePtr gpu, long g)
         if ((st = attr_long(r, n, "count", true, &count)) ||
             (st = attr_long(r, n, "bw", false, &bw)))
             return st;
-        if (count < 1) return xerr(r, n, "<c2c> attribute 'count' must be >= 1");
+        if (count < 1 || count > TOPOIO_COUNT_MAX)
+            return xerr(r, n, "<c2c> attribute 'count' must be from 1 to 4096");
         if (topoio_add_conn(r->c, g, -1, r->cpu, -1, "nvlink-c2c", count, 0)) return oom(r);
     }
     return STRATA_OK;
@@ -240,7 +248,8 @@ static strata_status_t read_gpu(xml_reader_t *r, xmlNodePtr gpu, const char *bus
         if ((st = attr_long(r, n, "count", true, &v.count)) ||
             (st = attr_long(r, n, "tclass", false, &v.tclass)))
             return st;
-        if (v.count < 1) return xerr(r, n, "<nvlink> attribute 'count' must be >= 1");
+        if (v.count < 1 || v.count > TOPOIO_COUNT_MAX)
+            return xerr(r, n, "<nvlink> attribute 'count' must be from 1 to 4096");
         if (UTIL_VEC_PUSH(&r->nvls, v)) return oom(r);
     }
     return read_c2c(r, gpu, g);

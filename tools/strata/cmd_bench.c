@@ -42,7 +42,9 @@ static void usage(FILE *out)
                  "prediction for this host beside the measurement. -b/-e: smallest and largest\n"
                  "size in bytes (K/M/G suffixes), -f: size factor, -d: data type (int8 uint8\n"
                  "int32 uint32 int64 uint64 half bfloat16 float double), -o: sum prod min max\n"
-                 "avg, -c 1: check results, -w/-i: warm-up and timed iterations, -r: root.\n");
+                 "avg, -c 1: check results, -w/-i: warm-up and timed iterations, -r: root.\n"
+                 "Ranges (decimal): -n 1..64, -b/-e 1..4G, -f 1..1024, -i 1..1000000,\n"
+                 "-w 0..1000000, -c 0..1, -r 0..N-1.\n");
 }
 
 static double now(void)

@@ -29,8 +29,9 @@ static void usage(FILE *out)
             "  --algo NAME     only this algorithm: ring, tree, binomial, recdbl,\n"
             "                  rabenseifner, bruck, pairwise, hier, torus2d, innet,\n"
             "                  nvlstree\n"
-            "  --sizes LO:HI   sizes in bytes (nccl-tests 'size'), doubling (default 8:8G)\n"
-            "  --explain SIZE  for one size: steps, bytes per tier, dominating term\n"
+            "  --sizes LO:HI   sizes in bytes (nccl-tests 'size'), doubling (default 8:8G;\n"
+            "                  1 <= LO <= HI <= 1024T = 2^50)\n"
+            "  --explain SIZE  for one size (up to 1024T): steps, bytes per tier, dominating term\n"
             "  --json          JSON instead of text\n"
             "  --catalog FILE  link catalog (default: <data dir>/links.json)\n\n"
             "CLUSTER: as for 'strata topo' (railft:servers=S,gpus=G, torus:AxB, presets, files)\n");

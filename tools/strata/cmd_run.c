@@ -14,7 +14,8 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: strata run -n N [--grace SECONDS] [--] PROGRAM [ARGS...]\n\n"
+    fprintf(out, "usage: strata run -n N [--grace SECONDS] [--] PROGRAM [ARGS...]\n"
+                 "       (N 1..64, SECONDS 0..3600)\n\n"
                  "Fork N ranks of PROGRAM on this host with STRATA_RANK, STRATA_SIZE,\n"
                  "STRATA_LOCAL_RANK, STRATA_ROOT (a free loopback port) and STRATA_TOKEN set,\n"
                  "so that strata_comm_init_env() joins them. SIGINT/SIGTERM/SIGHUP are\n"
