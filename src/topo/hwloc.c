@@ -43,6 +43,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -349,7 +350,24 @@ typedef struct source {
     size_t xml_len;
     const char *syn;
     const char *unreadable; /* why path could not be read, or NULL */
+    bool quiet;             /* silence stderr while libhwloc parses (the child) */
 } source_t;
+
+/* Point fd 2 at /dev/null (returns the saved fd) or back (saved >= 0).
+ * libhwloc's complaints about a crafted file, and a sanitizer's report of
+ * its memory errors, would otherwise bury the one-line error. */
+static int stderr_quiet(int saved)
+{
+    if (saved >= 0) {
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+        return -1;
+    }
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC), keep = dup(STDERR_FILENO);
+    if (null >= 0 && keep >= 0) dup2(null, STDERR_FILENO);
+    if (null >= 0) close(null);
+    return keep;
+}
 
 /* Load hwloc's view of src; NULL on failure (noted in h). */
 static hwloc_topology_t load_hwloc(host_t *h, const source_t *src)
@@ -368,12 +386,13 @@ static hwloc_topology_t load_hwloc(host_t *h, const source_t *src)
         return NULL;
     }
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    int rc = 0;
+    int rc = 0, saved = src->quiet ? stderr_quiet(-1) : -1;
     if (src->xml) /* hwloc counts the terminating NUL in the buffer size */
         rc = hwloc_topology_set_xmlbuffer(t, src->xml, (int)src->xml_len + 1);
     else if (src->syn)
         rc = hwloc_topology_set_synthetic(t, src->syn);
     if (rc == 0) rc = hwloc_topology_load(t);
+    if (saved >= 0) stderr_quiet(saved);
     if (rc != 0) {
         snprintf(msg, sizeof(msg),
                  "hwloc could not read the topology%s%s: CPU count from sysconf only",
@@ -418,8 +437,9 @@ static strata_status_t describe(const strata_link_catalog_t *cat, const source_t
 /* The child: describe src and write "J" + the cluster file, or "E" + the
  * error message, to fd; then _exit (no atexit handlers, no second flush
  * of the parent's stdio buffers). */
-static void child_run(const strata_link_catalog_t *cat, const source_t *src, int fd)
+static void child_run(const strata_link_catalog_t *cat, source_t *src, int fd)
 {
+    src->quiet = true;
     static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS};
     struct rlimit core = {0, 0};
     setrlimit(RLIMIT_CORE, &core);
@@ -525,7 +545,7 @@ static strata_status_t child_result(const strata_link_catalog_t *cat, const char
 }
 
 /* Describe src in a child process (the file header says why). */
-static strata_status_t describe_isolated(const strata_link_catalog_t *cat, const source_t *src,
+static strata_status_t describe_isolated(const strata_link_catalog_t *cat, source_t *src,
                                          const char *what, topoio_cluster_t **c_p,
                                          strata_error_t *err)
 {
