@@ -183,6 +183,32 @@ static int32_t tiers_for(long endpoints, long k)
     return 3;
 }
 
+/* The radix cannot hold the fabric: find the smallest power-of-two
+ * radix that can (building it, up to 1024 ports) and say exactly which
+ * option to add, rather than inventing a switch the preset does not name. */
+static strata_status_t suggest_radix(const builder_t *b, const strata_topo_server_t *srv,
+                                     const strata_topo_fattree_t *ft0, int32_t tiers)
+{
+    const topoio_net_t *n = &b->c->net;
+    strata_topo_fattree_t ft = *ft0;
+    strata_error_t ignored;
+    ft.tiers = tiers;
+    for (ft.k = ft0->k * 2; ft.k <= 1024; ft.k *= 2) {
+        strata_topo_t *fab = NULL;
+        strata_status_t st = strata_topo_build_cluster(
+            srv, (int32_t)b->c->servers, &ft, strcmp(n->builder, "rail-fat-tree") == 0, b->cat,
+            &fab, &ignored);
+        strata_topo_destroy(fab);
+        if (st == STRATA_OK)
+            return strata_error_set(b->err, STRATA_ERR_RANGE,
+                                    "%ld servers x %d NICs do not fit %d tiers of %d-port "
+                                    "switches; add radix=%d",
+                                    b->c->servers, (int)srv->nics, (int)tiers, (int)ft0->k,
+                                    (int)ft.k);
+    }
+    return STRATA_ERR_RANGE; /* the builder's own message stands */
+}
+
 static strata_status_t build_fabric(const builder_t *b, long nics, const char *port,
                                     strata_topo_t **fab_p)
 {
@@ -216,6 +242,7 @@ static strata_status_t build_fabric(const builder_t *b, long nics, const char *p
                                        b->err);
         if (st == STRATA_OK) break;
     }
+    if (st == STRATA_ERR_RANGE && !sw) st = suggest_radix(b, &srv, &ft, t1);
     return st;
 }
 
