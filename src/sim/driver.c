@@ -86,6 +86,7 @@ typedef struct drv {
     uint32_t pend_free;
     uint64_t open; /* unmatched arrivals + waiting receives */
     UTIL_VEC(done_ev_t) queue;
+    UTIL_VEC(strata_step_t) scratch; /* one agent's phase, as sched gives it */
     uint32_t agents_done;
     bool async; /* ASYNC asked for, or several jobs */
     strata_error_t *err;
@@ -332,8 +333,12 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
 {
     agent_t *a = &v->agents[g];
     const sim_job_t *job = &v->d->jobs[a->job];
-    uint32_t n = strata_sched_phase_nsteps(job->s, a->idx, p);
+    uint32_t n = strata_sched_phase_steps(job->s, a->idx, p, v->scratch.v, (uint32_t)v->scratch.cap);
     if (n >= (1u << TAG_STEP_BITS)) return fail(v, STRATA_ERR_RANGE, "too many steps in a phase");
+    if (n > v->scratch.cap) { /* one walk of the phase for all its steps */
+        if (UTIL_VEC_RESERVE(&v->scratch, n)) return oom(v);
+        strata_sched_phase_steps(job->s, a->idx, p, v->scratch.v, n);
+    }
     if (n > a->cap) {
         sstep_t *ns = util_realloc(a->steps, (size_t)n * sizeof(*ns));
         if (!ns) return oom(v);
@@ -345,7 +350,7 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
     a->ndone = a->prefix = a->min_after = 0;
     for (uint32_t i = 0; i < n; i++) {
         sstep_t *ss = &a->steps[i];
-        strata_sched_phase_step(job->s, a->idx, p, i, &ss->step);
+        ss->step = v->scratch.v[i];
         ss->state = ST_WAITING;
         ss->crit_set = false;
         ss->seq = 0;
@@ -639,6 +644,7 @@ static void drv_free(drv_t *v)
     util_free(v->pairs);
     UTIL_VEC_FREE(&v->pends);
     UTIL_VEC_FREE(&v->queue);
+    UTIL_VEC_FREE(&v->scratch);
 }
 
 strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err)
