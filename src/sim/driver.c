@@ -20,7 +20,8 @@
  * phase and lets each advance on its own; nothing is reused.
  *
  * Memory: O(agents × steps per phase) for the current steps, plus one entry
- * per communicating pair for message matching.
+ * per communicating pair for message matching (BARRIER: the pairs of the
+ * current phase only; ASYNC: every pair of the run).
  */
 #include "sim.h"
 
@@ -136,6 +137,19 @@ static pair_t *pair_get(drv_t *v, uint32_t src, uint32_t dst)
         v->pairs_n++;
     }
     return &v->pairs[i];
+}
+
+/* BARRIER: messages match inside a phase, so at a phase start no pair has
+ * anything pending and its sequence numbers can restart: the table then
+ * holds only the pairs of one phase (an all-to-all's P(P-1) pairs are never
+ * all kept; memory stays linear in the ranks). */
+static void pairs_clear(drv_t *v)
+{
+    if (v->pairs) memset(v->pairs, 0, v->pairs_cap * sizeof(*v->pairs));
+    v->pairs_n = 0;
+    v->pairs_gen++;
+    v->pends.n = 0;
+    v->pend_free = UINT32_MAX;
 }
 
 /* The pair of a step's message (src → dst), through its cached slot. */
@@ -498,6 +512,7 @@ static strata_status_t check_all_done(drv_t *v, const char *where)
 static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p)
 {
     if (sim_net_rewind(v->net)) return fail(v, STRATA_ERR_INTERNAL, "engine busy at phase start");
+    pairs_clear(v);
     v->agents_done = 0;
     for (uint32_t g = 0; g < v->nagents; g++) {
         chain_reset(&v->agents[g]);

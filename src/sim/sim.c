@@ -32,6 +32,16 @@ void sim_set_phase_limit(strata_sim_t *sim, uint32_t n)
     sim->phase_limit = n;
 }
 
+void sim_set_route_limit(strata_sim_t *sim, size_t n)
+{
+    sim_routes_set_limit(sim->routes, n);
+}
+
+uint64_t sim_route_flushes(const strata_sim_t *sim)
+{
+    return sim_routes_flushes(sim->routes);
+}
+
 strata_sim_opts_t strata_sim_opts_default(void)
 {
     strata_sim_opts_t o = {STRATA_SIM_SPREAD, STRATA_SIM_BARRIER, 1, 1, false, false, NULL, 8, 10};
