@@ -61,6 +61,17 @@ static strata_sched_t *make_ring(strata_coll_t coll, uint32_t P, uint64_t count,
     return s;
 }
 
+static strata_sched_t *make_algo(strata_coll_t coll, strata_algo_t algo, uint32_t P,
+                                 uint64_t count, uint32_t chunks)
+{
+    strata_sched_params_t p = {
+        .coll = coll, .algo = algo, .nranks = P, .count = count, .elem_size = 4, .chunks = chunks};
+    strata_sched_t *s = NULL;
+    strata_error_t err;
+    if (strata_sched_create(&p, &s, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    return s;
+}
+
 static strata_sched_t *make_sched(strata_coll_t coll, uint32_t P, uint64_t count)
 {
     return make_ring(coll, P, count, 0);
@@ -220,15 +231,7 @@ static void test_phase_reuse_identical(void **state)
 {
     (void)state;
     strata_topo_t *t = make_fattree(10 * GB, 0.7e-6, 2);
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
-                               .algo = STRATA_ALGO_RING,
-                               .nranks = 8,
-                               .count = 3 * 8 * 1000,
-                               .elem_size = 4,
-                               .chunks = 3};
-    strata_sched_t *s = NULL;
-    strata_error_t err;
-    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+    strata_sched_t *s = make_algo(STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 8, 3 * 8 * 1000, 3);
     int32_t place[] = {0, 5, 2, 7, 1, 4, 3, 6};
     for (int routing = 0; routing < 2; routing++) {
         strata_sim_opts_t o = strata_sim_opts_default();
@@ -263,15 +266,8 @@ static void test_alltoall_bounded_routes(void **state)
 {
     (void)state;
     strata_topo_t *t = make_fattree(10 * GB, 0.7e-6, 2);
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLTOALL,
-                               .algo = STRATA_ALGO_PAIRWISE,
-                               .nranks = 8,
-                               .count = 1000,
-                               .elem_size = 4,
-                               .chunks = 1};
-    strata_sched_t *s = NULL;
+    strata_sched_t *s = make_algo(STRATA_COLL_ALLTOALL, STRATA_ALGO_PAIRWISE, 8, 1000, 1);
     strata_error_t err;
-    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
     int32_t place[] = {0, 5, 2, 7, 1, 4, 3, 6};
     for (int k = 0; k < 4; k++) {
         strata_sim_opts_t o = strata_sim_opts_default();
