@@ -8,11 +8,16 @@
  * entries behind. Ties are broken by id so the order is deterministic.
  * Each entry carries its key, so a sift compares entries it already holds
  * (no second, randomly accessed key array: the heap was the engine's
- * largest cache-miss cost).
+ * largest cache-miss cost), and the heap is 4-ary: half the levels of a
+ * binary heap, the four children of a node in one cache line. (key, id) is
+ * a total order, so the pop sequence, and every result, is the binary
+ * heap's.
  */
 #include "engine.h"
 
 #include <string.h>
+
+#define SIM_HEAP_ARITY 4
 
 static inline int less(sim_hent_t a, sim_hent_t b)
 {
@@ -29,7 +34,7 @@ static void sift_up(sim_heap_t *h, uint32_t i)
 {
     sim_hent_t e = h->ent[i];
     while (i > 0) {
-        uint32_t parent = (i - 1) / 2;
+        uint32_t parent = (i - 1) / SIM_HEAP_ARITY;
         if (!less(e, h->ent[parent])) break;
         place(h, i, h->ent[parent]);
         i = parent;
@@ -41,9 +46,11 @@ static void sift_down(sim_heap_t *h, uint32_t i)
 {
     sim_hent_t e = h->ent[i];
     for (;;) {
-        uint32_t c = 2 * i + 1;
+        uint32_t c = SIM_HEAP_ARITY * i + 1;
         if (c >= h->n) break;
-        if (c + 1 < h->n && less(h->ent[c + 1], h->ent[c])) c++;
+        uint32_t end = c + SIM_HEAP_ARITY < h->n ? c + SIM_HEAP_ARITY : h->n;
+        for (uint32_t k = c + 1; k < end; k++)
+            if (less(h->ent[k], h->ent[c])) c = k;
         if (!less(h->ent[c], e)) break;
         place(h, i, h->ent[c]);
         i = c;
