@@ -655,8 +655,8 @@ static void test_tree_servers_hand(void **state)
  * `group` per server, 0: one), with the chunk count sched's model chooses
  * (as `strata sim` runs it), and check the simulated time against the
  * model's within tol. Returns the simulated time. */
-static double model_vs_sim(const char *spec, strata_algo_t a, uint32_t P, uint32_t group,
-                           double tol)
+static double model_vs_sim_coll(const char *spec, strata_coll_t coll, strata_algo_t a, uint32_t P,
+                                uint32_t group, double tol)
 {
     strata_link_catalog_t *cat = NULL;
     strata_topo_t *t = NULL;
@@ -667,11 +667,11 @@ static double model_vs_sim(const char *spec, strata_algo_t a, uint32_t P, uint32
     assert_int_equal(strata_coll_machine_from_topo(t, NULL, &m, &err), STRATA_OK);
     m.net_reduce = a == STRATA_ALGO_INNET; /* as simulated: the rails' switches reduce */
     strata_coll_cost_t c;
-    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, a, 1 << 28, &c, &err), STRATA_OK);
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+    assert_int_equal(strata_coll_cost(&m, coll, a, 1 << 28, &c, &err), STRATA_OK);
+    strata_sched_params_t p = {.coll = coll,
                                .algo = a,
                                .nranks = P,
-                               .count = 1 << 26,
+                               .count = coll == STRATA_COLL_ALLTOALL ? (1 << 26) / P : 1 << 26,
                                .elem_size = 4,
                                .chunks = c.chunks,
                                .group = group};
@@ -688,6 +688,28 @@ static double model_vs_sim(const char *spec, strata_algo_t a, uint32_t P, uint32
     strata_topo_destroy(t);
     strata_link_catalog_destroy(cat);
     return time;
+}
+
+static double model_vs_sim(const char *spec, strata_algo_t a, uint32_t P, uint32_t group,
+                           double tol)
+{
+    return model_vs_sim_coll(spec, STRATA_COLL_ALLREDUCE, a, P, group, tol);
+}
+
+/* Every algorithm on a symmetric cluster (dgx-h100:2, 16 GPUs, 256 MiB):
+ * the simulated time equals the collective layer's closed form (α + β)
+ * within 1 % — no contention, spread routing (docs/simulator.md). The
+ * model and the simulator are computed independently (cost.c's phase
+ * walk vs max-min flows on the routed topology). */
+static void test_every_algorithm_matches_model(void **state)
+{
+    (void)state;
+    model_vs_sim("dgx-h100:2", STRATA_ALGO_RING, 16, 8, 0.01);
+    model_vs_sim("dgx-h100:2", STRATA_ALGO_RECDBL, 16, 0, 0.01);
+    model_vs_sim("dgx-h100:2", STRATA_ALGO_RABENSEIFNER, 16, 0, 0.01);
+    model_vs_sim("dgx-h100:2", STRATA_ALGO_BINOMIAL, 16, 0, 0.01);
+    model_vs_sim_coll("dgx-h100:2", STRATA_COLL_ALLTOALL, STRATA_ALGO_PAIRWISE, 16, 0, 0.01);
+    model_vs_sim_coll("dgx-h100:2", STRATA_COLL_ALLTOALL, STRATA_ALGO_BRUCK, 16, 0, 0.01);
 }
 
 /* The pipelined algorithms over servers on dgx-h100:2: the model's
@@ -773,6 +795,7 @@ int main(void)
         cmocka_unit_test(test_ring_dgx_h100_preset),
         cmocka_unit_test(test_tree_servers_hand),
         cmocka_unit_test(test_node_pipelines_dgx_h100),
+        cmocka_unit_test(test_every_algorithm_matches_model),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_oom),
     };
