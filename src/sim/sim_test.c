@@ -704,12 +704,20 @@ static double model_vs_sim(const char *spec, strata_algo_t a, uint32_t P, uint32
 static void test_every_algorithm_matches_model(void **state)
 {
     (void)state;
-    model_vs_sim("dgx-h100:2", STRATA_ALGO_RING, 16, 8, 0.01);
-    model_vs_sim("dgx-h100:2", STRATA_ALGO_RECDBL, 16, 0, 0.01);
-    model_vs_sim("dgx-h100:2", STRATA_ALGO_RABENSEIFNER, 16, 0, 0.01);
-    model_vs_sim("dgx-h100:2", STRATA_ALGO_BINOMIAL, 16, 0, 0.01);
-    model_vs_sim_coll("dgx-h100:2", STRATA_COLL_ALLTOALL, STRATA_ALGO_PAIRWISE, 16, 0, 0.01);
-    model_vs_sim_coll("dgx-h100:2", STRATA_COLL_ALLTOALL, STRATA_ALGO_BRUCK, 16, 0, 0.01);
+    static const struct {
+        strata_coll_t coll;
+        strata_algo_t algo;
+        uint32_t group;
+    } cases[] = {
+        {STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 8},
+        {STRATA_COLL_ALLREDUCE, STRATA_ALGO_RECDBL, 0},
+        {STRATA_COLL_ALLREDUCE, STRATA_ALGO_RABENSEIFNER, 0},
+        {STRATA_COLL_ALLREDUCE, STRATA_ALGO_BINOMIAL, 0},
+        {STRATA_COLL_ALLTOALL, STRATA_ALGO_PAIRWISE, 0},
+        {STRATA_COLL_ALLTOALL, STRATA_ALGO_BRUCK, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        model_vs_sim_coll("dgx-h100:2", cases[i].coll, cases[i].algo, 16, cases[i].group, 0.01);
 }
 
 /* The pipelined algorithms over servers on dgx-h100:2: the model's
