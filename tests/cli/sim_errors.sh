@@ -68,4 +68,6 @@ expect 0 "" sim dgx-h100:4 --op alltoall --size 1M --also alltoall:1M:group=8
 # A preset too large for its switches names the option that fits (64-port
 # switches hold 64^3/4 = 65,536 NIC ports in 3 tiers; 100,000 need 128).
 expect 1 "12500 servers x 8 NICs do not fit 3 tiers of 64-port switches; add radix=128" sim dgx-h100:12500
+# Fat-trees have 1 to 3 tiers (docs/formats.md, docs/topology.md): tiers=4 is refused, naming the range.
+expect 1 "4 tiers \(1 to 3 allowed\)" sim dgx-h100:4,tiers=4
 exit $fail
