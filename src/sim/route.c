@@ -41,6 +41,10 @@
  * full it is emptied and refilled: memory stays linear in the GPU count. */
 #define SIM_ROUTES_PER_ENDPOINT 8
 #define SIM_ROUTES_MIN          4096
+/* ... and at most this many bytes of routes (a spread route between pods
+ * of a 3-tier fabric has hundreds of weighted channels). */
+#define SIM_ROUTE_BYTES_PER_ENDPOINT 4096
+#define SIM_ROUTE_BYTES_MIN          (64u << 20)
 
 static const char *const tier_names[] = {"server", "leaf", "spine", "core"};
 
@@ -119,6 +123,7 @@ struct sim_routes {
     sim_route_t **vals;
     size_t cap, n;
     size_t limit;    /* routes kept before the cache is emptied */
+    size_t limit_bytes; /* ... or bytes of routes */
     uint64_t flushes; /* times it was emptied */
     /* SPREAD scratch: weight per channel and the channels touched; the
      * paths of one pair with their bottleneck bandwidth and latency */
@@ -142,6 +147,8 @@ sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t 
     rt->arena = util_arena_create(1 << 20);
     rt->cap = 1024;
     rt->limit = (size_t)strata_topo_endpoint_count(topo) * SIM_ROUTES_PER_ENDPOINT + SIM_ROUTES_MIN;
+    rt->limit_bytes = (size_t)strata_topo_endpoint_count(topo) * SIM_ROUTE_BYTES_PER_ENDPOINT +
+                      SIM_ROUTE_BYTES_MIN;
     rt->keys = util_calloc(rt->cap, sizeof(uint64_t));
     rt->vals = util_calloc(rt->cap, sizeof(sim_route_t *));
     rt->w = util_calloc((size_t)strata_topo_link_count(topo) * 2 + 1, sizeof(double));
@@ -406,7 +413,7 @@ strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
         }
         i = (i + 1) & (rt->cap - 1);
     }
-    if (rt->n >= rt->limit) {
+    if (rt->n >= rt->limit || util_arena_used(rt->arena) >= rt->limit_bytes) {
         if (flush(rt)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
         i = util_hash_u64(key) & (rt->cap - 1);
     }

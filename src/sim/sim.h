@@ -41,7 +41,8 @@ strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
                                const sim_route_t **route_p, strata_error_t *err);
 size_t sim_routes_count(const sim_routes_t *rt);
 /* Times the cache was emptied because it held its limit of routes
- * (8 per endpoint + 4096); the limit can be lowered for tests. */
+ * (8 per endpoint + 4096, or 4 KiB of routes per endpoint + 64 MiB);
+ * the count limit can be lowered for tests. */
 uint64_t sim_routes_flushes(const sim_routes_t *rt);
 void sim_routes_set_limit(sim_routes_t *rt, size_t limit);
 /* A set of devices routed as one (spread evenly over its members); returns
