@@ -11,5 +11,6 @@
 #include "strata/sched.h"
 #include "strata/sim.h"
 #include "strata/comm.h"
+#include "strata/plan.h"
 
 #endif

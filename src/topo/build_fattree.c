@@ -53,6 +53,14 @@ static strata_status_t check_ft(const strata_topo_fattree_t *ft, strata_error_t 
         if (ft->oversub[t] < 0 || !isfinite(ft->oversub[t]))
             return strata_error_set(err, STRATA_ERR_INVALID,
                                     "fat-tree: oversubscription %g at tier %d", ft->oversub[t], t);
+    /* a ratio applies to the up-links of tiers 1 .. tiers-1; one beyond
+     * would be silently dropped (oversub=1:1:7 on 3 tiers) */
+    for (int t = ft->tiers; t < STRATA_TOPO_TIERS_MAX; t++)
+        if (ft->oversub[t] > 1)
+            return strata_error_set(err, STRATA_ERR_INVALID,
+                                    "fat-tree: oversubscription %g at tier %d, but a %d-tier tree "
+                                    "has up-links at tiers 1..%d only",
+                                    ft->oversub[t], t, (int)ft->tiers, (int)ft->tiers - 1);
     return STRATA_OK;
 }
 

@@ -233,6 +233,20 @@ static strata_status_t build_fabric(const builder_t *b, long nics, const char *p
     bool oversub = n->ntiers_oversub && n->oversub[0] > 1;
     bool rails = strcmp(n->builder, "rail-fat-tree") == 0 && b->c->servers > 1;
     if (!sw && !n->tiers && t0 < 2 && (oversub || rails)) t0 = 2;
+    /* ratio i (leaf tier first) needs a switch tier above tier i+1: a
+     * ratio beyond the last tier would be dropped, so refuse it, and let a
+     * ratio > 1 at tier 2 ask for the third tier */
+    int32_t need = 1;
+    for (int i = 0; i < n->ntiers_oversub; i++)
+        if (n->oversub[i] > 1) need = (int32_t)i + 2;
+    if (n->ntiers_oversub > 2 || (n->tiers && need > n->tiers) || (sw && need > 1))
+        return strata_error_set(b->err, STRATA_ERR_INVALID,
+                                "oversub: %d ratio%s, but this fabric has %d switch tier%s above "
+                                "its leaves (at most 2: oversub=R1:R2)",
+                                n->ntiers_oversub, n->ntiers_oversub > 1 ? "s" : "",
+                                (sw ? 1 : n->tiers ? (int)n->tiers : 3) - 1,
+                                (sw ? 1 : n->tiers ? (int)n->tiers : 3) - 1 == 1 ? "" : "s");
+    if (!sw && !n->tiers && t0 < need) t0 = need;
     int32_t t1 = sw || n->tiers ? t0 : 3;
     strata_status_t st = STRATA_ERR_INVALID;
     for (int32_t t = t0; t <= t1; t++) {

@@ -163,6 +163,10 @@ static strata_status_t build_railft(const spec_opts_t *o, const strata_link_cata
     int64_t leaves = (o->servers + net.k / 2 - 1) / (net.k / 2) * o->gpus;
     int64_t nics = o->servers * o->gpus;
     net.tiers = (int32_t)(o->tiers ? o->tiers : nics <= net.k ? 1 : leaves <= net.k ? 2 : 3);
+    /* a ratio > 1 at tier t asks for a switch tier above it (up to 3 tiers;
+     * beyond, the builder refuses the ratio rather than drop it) */
+    for (int32_t t = 1; t < 3 && !o->tiers; t++)
+        if (o->oversub[t] > 1 && net.tiers < t + 1) net.tiers = t + 1;
     return strata_topo_build_cluster(&sv, (int32_t)o->servers, &net, true, cat, topo_p, err);
 }
 

@@ -52,5 +52,6 @@ CLI_DECLARE(link);
 CLI_DECLARE(topo);
 CLI_DECLARE(coll);
 CLI_DECLARE(sim);
+CLI_DECLARE(plan);
 
 #endif

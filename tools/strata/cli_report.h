@@ -60,6 +60,7 @@ extern const report_section_t report_link_section;
 extern const report_section_t report_topo_section;
 extern const report_section_t report_sim_section;
 extern const report_section_t report_coll_section;
+extern const report_section_t report_plan_section;
 extern const report_section_t report_bottleneck_section;
 
 /* ==== Figures sections share (the bottleneck summary reads them) ==== */

@@ -169,6 +169,20 @@ static void print_result(const strata_link_t *l, const strata_link_derivation_t 
     if (*l->note) printf("  %-14s %s\n", "note", l->note);
 }
 
+/* What a collective library's protocols leave of the goodput, for the
+ * kinds collectives cross (not memories). */
+static void print_protocols(const strata_link_t *l, const strata_link_derivation_t *d)
+{
+    char a[32];
+    if (!l->full_duplex) return;
+    printf("collective protocols (NCCL, nccl.md 2.5; what a collective gets of the goodput)\n");
+    for (int i = 0; i < STRATA_LINK_PROTOCOLS; i++) {
+        const strata_link_protocol_t *p = strata_link_protocol(i);
+        printf("  %-14s x %.4g (%s) = %s GB/s\n", p->name, p->eta, p->how,
+               report_gbs(d->bw_dir * p->eta, a, 32));
+    }
+}
+
 /* ==== Data-link models ==== */
 
 static const char *size_str(double bytes, char *buf, size_t len)
@@ -306,6 +320,7 @@ int cmd_link(int argc, char **argv)
                l->confidence, l->source);
         print_steps(l, &d);
         print_result(l, &d);
+        print_protocols(l, &d);
         print_datalink(&a, l, &d);
     }
     strata_link_catalog_destroy(cat);

@@ -19,6 +19,7 @@ const cli_command_t cli_commands[] = {
     {"topo", "a cluster as a graph: summary, metrics, bisection, DOT drawing", cmd_topo},
     {"coll", "collective algorithms on a cluster: predicted time, busbw, choice", cmd_coll},
     {"sim", "simulate a collective on a cluster with congestion", cmd_sim},
+    {"plan", "a training step under a parallel plan: time, traffic per tier, memory; search", cmd_plan},
     {"run", "start N local ranks of a program (rendezvous, token, signals)", cmd_run},
     {"bench", "run and time a collective on N local ranks (nccl-tests table + model)", cmd_bench},
     {NULL, NULL, NULL},
