@@ -390,16 +390,16 @@ static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
         while (q < c->size && (q == c->rank || posted(c, q, par, s)))
             q++; /* ranks before q have posted s */
         if (q == c->size) return STRATA_OK;
-        if (missing_needs_cpu(c, q, par, s, &cpu)) {
-            comm_wait_step(c, &spins, c->spin_running, &cpu, true);
-            continue;
-        }
+        /* Every poll counts, the yielding ones too: a peer killed or
+         * stopped inside sched_yield leaves its off-CPU word set for ever,
+         * and only this check ends the wait then. */
+        bool yield_now = missing_needs_cpu(c, q, par, s, &cpu);
         for (int i = 0; i < 16 && !posted(c, q, par, s); i++) {
             if ((++polls & 63) == 0) {
                 strata_status_t st = comm_check(k, q);
                 if (st != STRATA_OK) return st;
             }
-            if (comm_wait_step(c, &spins, c->spin_running, &cpu, false)) break;
+            if (comm_wait_step(c, &spins, c->spin_running, &cpu, yield_now)) break;
         }
     }
 }

@@ -184,7 +184,7 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
     size_t left = n;
     for (size_t i = 0; i < n; i++)
         f[i] = (xfer_t){.total = st[i].count * st[i].nblk * x->es};
-    unsigned spins = 0;
+    unsigned spins = 0, polls = 0;
     while (left > 0) {
         bool moved = false;
         for (size_t i = 0; i < n; i++) {
@@ -202,7 +202,9 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
             if (f[i].fin) left--;
         }
         if (moved) continue;
-        if ((++spins & 63) == 0) {
+        /* its own counter: comm_relax advances `spins` too (sharing it kept
+         * the count odd here, so the check never ran) */
+        if ((++polls & 63) == 0) {
             strata_status_t s = comm_check(x->k, awaited(st, f, n));
             if (s != STRATA_OK) return s;
         }
