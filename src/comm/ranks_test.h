@@ -18,6 +18,7 @@ typedef struct ranks_report {
     int status[16];
     double elapsed[16];
     int done[16];
+    int after[16]; /* status of a follow-up call, where a test makes one */
     char msg[16][STRATA_ERROR_MSG_MAX];
 } ranks_report_t;
 

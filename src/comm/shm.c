@@ -218,6 +218,16 @@ void comm_mark_failed(strata_comm_t *c, int rank, unsigned reason)
     atomic_compare_exchange_strong(&c->hdr->failed, &expect, v);
 }
 
+strata_status_t comm_mismatch(comm_call_t *k, int peer, const comm_sig_t *theirs)
+{
+    char mine[96], other[96];
+    comm_sig_describe(&k->sig, mine, sizeof mine);
+    comm_sig_describe(theirs, other, sizeof other);
+    comm_mark_failed(k->c, k->c->rank, COMM_FAIL_MISMATCH);
+    return comm_fail(k, STRATA_ERR_MISMATCH, "%s: mismatched calls: rank %d called %s, rank %d %s",
+                     k->what, k->c->rank, mine, peer, other);
+}
+
 static strata_status_t failure_status(comm_call_t *k, uint64_t f)
 {
     int who = (int)(f & 0xffff) - 1;
@@ -226,6 +236,11 @@ static strata_status_t failure_status(comm_call_t *k, uint64_t f)
         return comm_fail(k, STRATA_ERR_ABORTED, "%s: aborted", k->what);
     if (reason == COMM_FAIL_TIMEOUT)
         return comm_fail(k, STRATA_ERR_TIMEOUT, "%s: rank %d timed out (communicator failed)",
+                         k->what, who);
+    if (reason == COMM_FAIL_MISMATCH)
+        return comm_fail(k, STRATA_ERR_MISMATCH,
+                         "%s: rank %d found ranks calling with different arguments "
+                         "(communicator failed)",
                          k->what, who);
     return comm_fail(k, STRATA_ERR_PEER, "%s: rank %d %s", k->what, who,
                      reason == COMM_FAIL_ABORTED ? "aborted" : "died");
