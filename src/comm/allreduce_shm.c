@@ -147,8 +147,8 @@ static strata_status_t wait_staged_one(eng_t *e, int q, size_t ch)
             return comm_mismatch(e->k, q, &theirs);
         }
         if ((++polls & 63) == 0) {
-            strata_status_t st = comm_check(e->k, q);
-            if (st == STRATA_OK) st = small_ahead(e->k, q);
+            strata_status_t st = small_ahead(e->k, q); /* first: as in wait_small */
+            if (st == STRATA_OK) st = comm_check(e->k, q);
             if (st != STRATA_OK) return st;
         }
         comm_wait_step(c, &spins, c->spin_limit, &cpu, comm_peer_needs_cpu(c, q, &cpu));
@@ -491,8 +491,10 @@ static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
         bool yield_now = missing_needs_cpu(c, q, par, s, &cpu);
         for (int i = 0; i < 16 && !posted(c, q, par, s); i++) {
             if ((++polls & 63) == 0) {
-                strata_status_t st = comm_check(k, q);
-                if (st == STRATA_OK) st = engine_ahead(k, q);
+                /* the peer's own words first: they name its call, which a
+                 * failure already marked by a rank that saw it would not */
+                strata_status_t st = engine_ahead(k, q);
+                if (st == STRATA_OK) st = comm_check(k, q);
                 if (st != STRATA_OK) return st;
             }
             if (comm_wait_step(c, &spins, c->spin_running, &cpu, yield_now)) break;

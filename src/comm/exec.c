@@ -252,8 +252,8 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
          * the count odd here, so the check never ran) */
         if ((++polls & 63) == 0) {
             int peer = awaited(st, f, n);
-            strata_status_t s = comm_check(x->k, peer);
-            if (s == STRATA_OK) s = blocked_elsewhere(x, peer);
+            strata_status_t s = blocked_elsewhere(x, peer); /* first: names the call */
+            if (s == STRATA_OK) s = comm_check(x->k, peer);
             if (s != STRATA_OK) return s;
         }
         comm_relax(x->k->c, &spins);
