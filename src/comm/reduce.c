@@ -87,6 +87,7 @@ static KATTR void f32_to_bf16(uint16_t *o, const float *s, size_t n)
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 /* F16C converts 8 halves per instruction, rounding to nearest even like the
  * scalar code (present on every x86-64 CPU with AVX2 in practice; checked
@@ -112,14 +113,34 @@ __attribute__((target("avx2,f16c"))) static void f32_to_f16_f16c(uint16_t *o, co
         o[i] = strata_fp32_to_fp16(s[i]);
 }
 
+/* F16C and AVX2 by CPUID, plus the OS saving YMM state (OSXSAVE, XCR0
+ * bits 1-2), so GCC and clang read it the same way: clang 14 knows no
+ * __builtin_cpu_supports("f16c"). Bits from the Intel SDM vol. 2A, CPUID:
+ * leaf 1 ECX bit 27 OSXSAVE, bit 29 F16C; leaf 7 EBX bit 5 AVX2. */
+static bool cpu_has_f16c_avx2(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_F16C))
+        return false;
+    unsigned xlo, xhi;
+    __asm__ volatile("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
+    if ((xlo & 0x6) != 0x6)
+        return false;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return false;
+    return (b & bit_AVX2) != 0;
+}
+
 static bool have_f16c(void)
 {
+    /* Relaxed atomics: racing first calls compute the same answer. */
     static int have = -1;
-    if (have < 0) {
-        __builtin_cpu_init();
-        have = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx2");
+    int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+    if (h < 0) {
+        h = cpu_has_f16c_avx2();
+        __atomic_store_n(&have, h, __ATOMIC_RELAXED);
     }
-    return have;
+    return h;
 }
 #else
 static bool have_f16c(void)

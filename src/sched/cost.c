@@ -336,7 +336,7 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
         snprintf(m.intra_kind, sizeof(m.intra_kind), "%s", k);
     }
     if (!st && m.servers > 1) {
-        double lat_far;
+        double lat_far = 0; /* read below even when a figure failed */
         st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)m.per_server), &m.bw_nic,
                           &m.lat_inter, err);
         if (!st)

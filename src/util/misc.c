@@ -136,7 +136,7 @@ int util_parse_size(const char *s, double *out)
     }
     if (mult > 1 && *end == 'i') end++;
     if (toupper((unsigned char)*end) == 'B') end++;
-    if (*end) return -1;
+    if (*end || !isfinite(v * mult)) return -1; /* 1e306T: finite number, infinite size */
     *out = v * mult;
     return 0;
 }

@@ -31,6 +31,9 @@ int cli_fail(const strata_error_t *err);
 int cli_wants_help(int argc, char **argv);
 /* Parse a size with K/M/G suffix or report a usage error; 0 ok, -1 bad. */
 int cli_parse_size(const char *cmd, const char *opt, const char *arg, double *out);
+/* The value of a size string (tools/strata/size.c): 0 and *out written, or
+ * -1 (nothing printed) when arg is not a finite non-negative size. */
+int cli_size_value(const char *arg, double *out);
 /* Parse a strictly positive integer (or >= min). 0 ok, -1 bad (message printed). */
 int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long *out);
 /* Parse a finite double >= min. 0 ok, -1 bad (message printed). */

@@ -66,43 +66,9 @@ int cli_wants_help(int argc, char **argv)
 
 int cli_parse_size(const char *cmd, const char *opt, const char *arg, double *out)
 {
-    char *end;
-    double v = strtod(arg, &end);
-    double mult = 1;
-    if (end != arg) {
-        switch (*end) {
-        case 'k':
-        case 'K':
-            mult = 1024.0;
-            end++;
-            break;
-        case 'm':
-        case 'M':
-            mult = 1048576.0;
-            end++;
-            break;
-        case 'g':
-        case 'G':
-            mult = 1073741824.0;
-            end++;
-            break;
-        case 't':
-        case 'T':
-            mult = 1099511627776.0;
-            end++;
-            break;
-        default:
-            break;
-        }
-        if (mult > 1 && *end == 'i') end++;
-        if (*end == 'B' || *end == 'b') end++;
-    }
-    if (end == arg || *end || !isfinite(v) || v < 0) {
-        cli_usage_error(cmd, "%s expects a size like 8, 64K, 1M or 8G, got '%s'", opt, arg);
-        return -1;
-    }
-    *out = v * mult;
-    return 0;
+    if (cli_size_value(arg, out) == 0) return 0;
+    cli_usage_error(cmd, "%s expects a size like 8, 64K, 1M or 8G, got '%s'", opt, arg);
+    return -1;
 }
 
 int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long *out)
