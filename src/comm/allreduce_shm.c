@@ -137,6 +137,7 @@ static strata_status_t wait_staged_one(eng_t *e, int q, size_t ch)
     uint32_t target = (uint32_t)(e->base + ch + 1), first = (uint32_t)(e->base + 1);
     unsigned spins = 0, polls = 0;
     int cpu = COMM_CPU_UNKNOWN;
+    bool yielded = false;
     for (;;) {
         uint64_t w = atomic_load_explicit(&l->v, memory_order_acquire);
         if ((int32_t)((uint32_t)w - target) >= 0) {
@@ -146,12 +147,12 @@ static strata_status_t wait_staged_one(eng_t *e, int q, size_t ch)
                 (uint32_t)(w >> 32), atomic_load_explicit(&l->count, memory_order_relaxed));
             return comm_mismatch(e->k, q, &theirs);
         }
-        if ((++polls & 63) == 0) {
+        if (comm_poll_due(&polls, yielded)) {
             strata_status_t st = small_ahead(e->k, q); /* first: as in wait_small */
             if (st == STRATA_OK) st = comm_check(e->k, q);
             if (st != STRATA_OK) return st;
         }
-        comm_wait_step(c, &spins, c->spin_limit, &cpu, comm_peer_needs_cpu(c, q, &cpu));
+        yielded = comm_wait_step(c, &spins, c->spin_limit, &cpu, comm_peer_needs_cpu(c, q, &cpu));
     }
 }
 
@@ -474,6 +475,7 @@ static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
     strata_comm_t *c = k->c;
     unsigned spins = 0, polls = 0;
     int cpu = COMM_CPU_UNKNOWN, q = 0;
+    bool yielded = false;
     for (;;) {
         for (; q < c->size; q++) { /* ranks before q have posted s, with our signature */
             if (q == c->rank) continue;
@@ -490,14 +492,14 @@ static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
          * and only this check ends the wait then. */
         bool yield_now = missing_needs_cpu(c, q, par, s, &cpu);
         for (int i = 0; i < 16 && !posted(c, q, par, s); i++) {
-            if ((++polls & 63) == 0) {
+            if (comm_poll_due(&polls, yielded)) {
                 /* the peer's own words first: they name its call, which a
                  * failure already marked by a rank that saw it would not */
                 strata_status_t st = engine_ahead(k, q);
                 if (st == STRATA_OK) st = comm_check(k, q);
                 if (st != STRATA_OK) return st;
             }
-            if (comm_wait_step(c, &spins, c->spin_running, &cpu, yield_now)) break;
+            if ((yielded = comm_wait_step(c, &spins, c->spin_running, &cpu, yield_now))) break;
         }
     }
 }

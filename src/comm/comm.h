@@ -267,8 +267,18 @@ strata_status_t comm_check_fast(comm_call_t *k);
 /* Poll once: OK, or the error that ends the call (failure/abort/deadline,
  * or the death of `peer` — of any peer when peer < 0). */
 strata_status_t comm_check(comm_call_t *k, int peer);
-/* Progress hint inside a polling loop: spins, then yields. */
-void comm_relax(strata_comm_t *c, unsigned *spins);
+/* Progress hint inside a polling loop: spins, then yields (returns true
+ * when it yielded). */
+bool comm_relax(strata_comm_t *c, unsigned *spins);
+/* Whether a wait runs its checks (comm_check) on this poll: every 64 polls
+ * while it spins, and after every yield — on a loaded host one yield can
+ * last a whole time slice (ms), and 64 of them overshot a 1 s deadline by
+ * more than a second (bench/README.md, soak). A clock read (~25 ns) is
+ * small beside a yield (~1.2 us). */
+static inline bool comm_poll_due(unsigned *polls, bool yielded)
+{
+    return (++*polls & 63) == 0 || yielded;
+}
 /* This rank's CPU (sched_getcpu), or -1. */
 int comm_this_cpu(void);
 /* CPUs this process may use (0 if unknown), and pinning it to the k-th of

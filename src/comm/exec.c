@@ -231,6 +231,7 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
     for (size_t i = 0; i < n; i++)
         f[i] = (xfer_t){.total = st[i].count * st[i].nblk * x->es};
     unsigned spins = 0, polls = 0;
+    bool yielded = false;
     while (left > 0) {
         bool moved = false;
         for (size_t i = 0; i < n; i++) {
@@ -250,13 +251,13 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
         if (moved) continue;
         /* its own counter: comm_relax advances `spins` too (sharing it kept
          * the count odd here, so the check never ran) */
-        if ((++polls & 63) == 0) {
+        if (comm_poll_due(&polls, yielded)) {
             int peer = awaited(st, f, n);
             strata_status_t s = blocked_elsewhere(x, peer); /* first: names the call */
             if (s == STRATA_OK) s = comm_check(x->k, peer);
             if (s != STRATA_OK) return s;
         }
-        comm_relax(x->k->c, &spins);
+        yielded = comm_relax(x->k->c, &spins);
     }
     return STRATA_OK;
 }
