@@ -33,7 +33,10 @@ for path in $paths; do
         sleep 0.02
       done
       if [ "$(grep -c '^ready' "$out")" -lt "$P" ]; then  # start-up failed (load): not a soak try
-        skip=$((skip + 1)); kill -KILL $L 2>/dev/null; wait $L 2>/dev/null; continue
+        # the ranks first: killed launchers leave them running (a healthy job
+        # that loops for ever and starves the later tries)
+        skip=$((skip + 1)); pkill -KILL -P $L 2>/dev/null; kill -KILL $L 2>/dev/null
+        wait $L 2>/dev/null; continue
       fi
       sleep "0.$(printf '%03d' $((RANDOM % 400)))"
       victim=$((RANDOM % P)); sig=$([ $((t % 2)) = 1 ] && echo KILL || echo STOP)
@@ -48,7 +51,7 @@ for path in $paths; do
           kill -KILL "$vpid" 2>/dev/null
         fi
         if later "$(now)" "$t_end"; then
-          hung=1; kill -KILL $L $(awk '$1 == "ready" { print $3 }' "$out") 2>/dev/null; break
+          hung=1; pkill -KILL -P $L 2>/dev/null; kill -KILL $L 2>/dev/null; break
         fi
         sleep 0.02
       done
