@@ -28,7 +28,7 @@ for path in $paths; do
       SOAK_PATH=$path SOAK_DEADLINE=$D STRATA_TIMEOUT=10 "$S" run -n "$P" --grace "$grace" "$PROG" \
         > "$out" 2> "$tmp/err" &
       L=$!
-      t_end=$(awk -v t="$(now)" 'BEGIN { print t + 20 }')
+      t_end=$(awk -v t="$(now)" 'BEGIN { printf "%.3f", t + 20 }')
       while [ "$(grep -c '^ready' "$out")" -lt "$P" ] && kill -0 $L 2>/dev/null && later "$t_end" "$(now)"; do
         sleep 0.02
       done
@@ -43,7 +43,7 @@ for path in $paths; do
       vpid=$(awk -v r="$victim" '$1 == "ready" && $2 == r { print $3 }' "$out")
       hash=$(awk '$1 == "ready" { print $4; exit }' "$out")
       kill -"$sig" "$vpid"
-      t_end=$(awk -v t="$(now)" -v b="$bound" 'BEGIN { print t + b }')
+      t_end=$(awk -v t="$(now)" -v b="$bound" 'BEGIN { printf "%.3f", t + b }')
       hung=0
       while kill -0 $L 2>/dev/null; do
         # survivors all reported: end a stopped victim instead of waiting for the grace period
