@@ -71,6 +71,10 @@ typedef struct strata_link {
     const char *signal_basis;  /* why a vendor figure / unpublished modulation is used, or "" */
     const char *packet_basis;  /* where the packet fields come from, or why there are none */
     const char *flow_basis;    /* where the flow-control share comes from, or "" */
+    const char *memory;        /* scale-up links: id of the memory of the accelerator
+                                  generation the link belongs to ("hbm-h100" for
+                                  nvlink4), what a model assumes when a cluster
+                                  records no memory; "" for other kinds */
 } strata_link_t;
 
 /* Load a catalog. path NULL means <strata_data_dir()>/links.json. On error
@@ -84,6 +88,38 @@ STRATA_API size_t strata_link_catalog_count(const strata_link_catalog_t *cat);
 STRATA_API const strata_link_t *strata_link_catalog_at(const strata_link_catalog_t *cat, size_t i);
 /* Entry with this id (exact, case-insensitive), or NULL. */
 STRATA_API const strata_link_t *strata_link_find(const strata_link_catalog_t *cat, const char *id);
+
+/* NVLink's store packet, the packet step of every NVLink / NVSwitch entry of
+ * data/links.json ("NVLink store packet"): 128 B of payload behind a header
+ * flit and an address/byte-enable flit. A read request is such a packet
+ * without payload, so pulling a 128-byte line costs STRATA_NVLINK_OVERHEAD
+ * bytes the other way. Sources in links.json; link_catalog_test checks the
+ * catalog's NVLink entries derive exactly this efficiency. */
+#define STRATA_NVLINK_PAYLOAD  128.0
+#define STRATA_NVLINK_OVERHEAD 32.0
+
+/* Packet efficiency of a link kind's catalog packet step without a catalog:
+ * STRATA_NVLINK_PAYLOAD / (PAYLOAD + OVERHEAD) for "nvlink*" and
+ * "nvswitch*" kinds, 1 for kinds whose packets the caller does not pull
+ * (the figure is already inside every catalog bw_dir; use it only for
+ * request traffic). */
+STRATA_API double strata_link_store_eta(const char *kind);
+
+/* ==== What a collective library's protocols leave of a link ==== */
+
+/* NCCL's protocols (shared/reference/nccl.md §2.5: src/device/prims_*.h,
+ * src/include/device.h), the last step of a collective's derivation: the
+ * share of the bytes a protocol moves that are data. Index = NCCL's
+ * protocol number: 0 LL, 1 LL128, 2 Simple. */
+typedef struct strata_link_protocol {
+    const char *name; /* "LL", "LL128", "Simple" */
+    double eta;       /* data bytes / bytes moved */
+    const char *how;  /* the arithmetic in words */
+} strata_link_protocol_t;
+
+#define STRATA_LINK_PROTOCOLS 3
+/* Protocol i (0 <= i < STRATA_LINK_PROTOCOLS), or NULL. Static storage. */
+STRATA_API const strata_link_protocol_t *strata_link_protocol(int i);
 
 /* ==== The latency hierarchy ==== */
 

@@ -259,8 +259,9 @@ typedef struct strata_coll_machine {
     double bw_nic;       /* one rank to a rank on another server (one NIC) */
     double lat_intra;    /* one message inside a server, s (path latency) */
     double lat_inter;    /* one message between the farthest servers, s */
-    double eta_intra;    /* packet efficiency applied to bw_intra (1 = none;
-                            0 is taken as 1). innet and nvlstree also charge
+    double eta_intra;    /* packet efficiency of the scale-up link, already
+                            inside bw_intra (the link layer's figure; 1 =
+                            none, 0 is taken as 1). innet and nvlstree charge
                             the switch's read requests, (1 - eta_intra) per
                             byte it pulls, in the other direction */
     double reduce_bw;    /* local reduction rate, B/s of output; 0 = unknown
@@ -307,12 +308,10 @@ STRATA_API strata_status_t strata_coll_machine_from_topo(const strata_topo_t *to
  * "not known" when there is none. Static strings. */
 STRATA_API const char *strata_coll_memory_source(const strata_coll_machine_t *m);
 
-/* Share of a link kind's catalog bandwidth that carries data: NVLink's
- * packet overhead (128 B of payload per 160 B packet, cost.c) for "nvlink*"
- * kinds, whose catalog figure is the signalling rate; 1 for every other
- * kind (their figures already carry their packet overheads). The simulator
- * scales its link capacities by it, as the model scales bw_intra; 1 minus
- * it is what a switch's read request costs per pulled byte (NVLS). */
+/* NVLink's store-packet efficiency for "nvlink*" kinds, 1 for others
+ * (strata_link_store_eta). It is already inside every catalog bandwidth:
+ * use it only for what a switch's read request costs per pulled byte,
+ * 1 minus it (NVLS). */
 STRATA_API double strata_coll_link_efficiency(const char *kind);
 
 /* Ranks per server of a collective whose rank r runs on endpoint ranks[r]
@@ -374,6 +373,40 @@ STRATA_API strata_status_t strata_coll_select(const strata_coll_machine_t *m, st
 STRATA_API size_t strata_coll_crossovers(const strata_coll_machine_t *m, strata_coll_t coll,
                                          double lo, double hi, double *sizes_p,
                                          strata_algo_t *algos_p, size_t max);
+
+/* ==== What NCCL would pick (nccl.c) ==== */
+
+/* NCCL's algorithms (nccl_tuner.h order: Tree, Ring, CollNetDirect,
+ * CollNetChain, NVLS, NVLSTree, PAT) and protocols (LL, LL128, Simple). */
+#define STRATA_NCCL_ALGOS  7
+#define STRATA_NCCL_PROTOS 3
+
+typedef struct strata_nccl_choice {
+    int algo, proto;         /* indices: strata_nccl_algo_name / _proto_name */
+    double model_time;       /* NCCL's own estimate, s (its tuning model) */
+    double proto_eta;        /* payload share of the protocol's bytes */
+    strata_coll_cost_t cost; /* strata's price of the schedule NCCL runs
+                                (cost.algo) under that protocol */
+} strata_nccl_choice_t;
+
+/* The (algorithm, protocol) NCCL's public tuning model (src/graph/
+ * tuning.cc: per-architecture latency and bandwidth tables) picks for coll
+ * of `bytes` on m, with m's derived bandwidths standing in for NCCL's
+ * topology search, and strata's price of that schedule. ERR_UNSUPPORTED
+ * when NCCL implements none of it here (alltoall, sendrecv, barrier). */
+STRATA_API strata_status_t strata_coll_select_nccl(const strata_coll_machine_t *m,
+                                                   strata_coll_t coll, double bytes,
+                                                   strata_nccl_choice_t *out_p,
+                                                   strata_error_t *err);
+/* NCCL's estimate for one (algorithm, protocol), s; INFINITY when NCCL would
+ * not run it here. */
+STRATA_API double strata_nccl_model_time(const strata_coll_machine_t *m, strata_coll_t coll,
+                                         int algo, int proto, double bytes);
+STRATA_API const char *strata_nccl_algo_name(int algo);
+STRATA_API const char *strata_nccl_proto_name(int proto);
+/* Shipping libraries that implement algo ("NCCL, RCCL", ...), or NULL when
+ * none does (strata's own schedule). Static strings. */
+STRATA_API const char *strata_algo_libraries(strata_algo_t algo);
 
 #ifdef __cplusplus
 }

@@ -11,5 +11,7 @@
 #include "strata/sched.h"
 #include "strata/sim.h"
 #include "strata/comm.h"
+#include "strata/plan.h"
+#include "strata/probe.h"
 
 #endif

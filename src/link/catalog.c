@@ -236,6 +236,7 @@ static strata_status_t parse_strings(parse_ctx_t *c, const json_t *e, strata_lin
             return link_bad(c, json_object_get(e, "id"),
                             "field \"%s\" must use only a-z, 0-9 and '-'", "id");
     TRY(opt_str(c, e, "note", &l->note));
+    TRY(opt_str(c, e, "memory", &l->memory));
     return opt_str(c, e, "latency_basis", &l->latency_basis);
 }
 
@@ -269,7 +270,7 @@ static strata_status_t parse_entry(parse_ctx_t *c, const json_t *e, link_entry_t
     static const char *const keys[] = {
         "id",     "category",   "name",          "confidence", "source",
         "signal", "line_code",  "links",         "packet",     "flow",
-        "duplex", "latency_us", "latency_basis", "note",       NULL};
+        "duplex", "latency_us", "latency_basis", "note",       "memory", NULL};
     if (!json_is_object(e)) return link_bad(c, e, "%s entry must be an object", "links");
     TRY(util_json_check_keys(c->doc, e, keys, c->err));
     TRY(parse_strings(c, e, &en->pub));
@@ -310,6 +311,17 @@ static strata_status_t parse_root(parse_ctx_t *c, strata_link_catalog_t *cat)
             return link_bad(c, json_object_get(e, "id"), "duplicate id \"%s\"",
                             cat->entry[i].pub.id);
         cat->n = i + 1;
+    }
+    /* a scale-up link's "memory" names the HBM of the accelerator
+     * generation it belongs to: another entry, of a shared bus */
+    json_array_foreach(arr, i, e)
+    {
+        const char *mem = cat->entry[i].pub.memory;
+        const strata_link_t *m = mem[0] ? strata_link_find(cat, mem) : NULL;
+        if (mem[0] && (m == NULL || m->full_duplex))
+            return link_bad(c, json_object_get(e, "memory"),
+                            "field \"%s\" must name a memory entry (duplex \"shared\")",
+                            "memory");
     }
     return link_latencies_parse(c, root, cat);
 }

@@ -136,6 +136,16 @@ static void test_bad_values(void **state)
                  STRATA_ERR_PARSE, 6, 39, "mtu_min..mtu_max");
 }
 
+/* A "memory" must name a memory entry: x4 names itself, a full-duplex PCIe
+ * entry. `   "confidence": "H", "source": "hand", "memory": "x4",`: the value
+ * "x4" starts at column 51 (Python's line.index('"x4"') + 1). */
+static void test_bad_memory(void **state)
+{
+    (void)state;
+    expect_error(catalog_with(3, "   \"confidence\": \"H\", \"source\": \"hand\", \"memory\": \"x4\","),
+                 STRATA_ERR_PARSE, 3, 51, "must name a memory entry");
+}
+
 static void test_duplicate_id(void **state)
 {
     (void)state;
@@ -287,6 +297,7 @@ int main(void)
         cmocka_unit_test(test_missing_field),     cmocka_unit_test(test_negative_lanes),
         cmocka_unit_test(test_unknown_line_code), cmocka_unit_test(test_unknown_modulation_and_key),
         cmocka_unit_test(test_bad_values),        cmocka_unit_test(test_duplicate_id),
+        cmocka_unit_test(test_bad_memory),
         cmocka_unit_test(test_missing_file),      cmocka_unit_test(test_bad_latency),
         cmocka_unit_test(test_shipped_catalog),   cmocka_unit_test(test_oom),
         cmocka_unit_test(test_mutations),

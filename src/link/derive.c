@@ -264,3 +264,27 @@ strata_status_t link_derive_defaults(link_entry_t *e, strata_error_t *err)
     l->flow_basis = sp->flow_basis ? sp->flow_basis : "";
     return STRATA_OK;
 }
+
+/* ==== Store packets without a catalog ==== */
+
+double strata_link_store_eta(const char *kind)
+{
+    bool nvl = kind && (strncmp(kind, "nvlink", 6) == 0 || strncmp(kind, "nvswitch", 8) == 0);
+    return nvl ? STRATA_NVLINK_PAYLOAD / (STRATA_NVLINK_PAYLOAD + STRATA_NVLINK_OVERHEAD) : 1.0;
+}
+
+/* ==== Collective protocols ==== */
+
+static const strata_link_protocol_t protocols[STRATA_LINK_PROTOCOLS] = {
+    /* LL: each 16 B line = 2 x (4 B data + 4 B flag), stored with one 8 B atomic */
+    {"LL", 8.0 / 16.0, "16 B lines carry 2 x 4 B of data and 2 x 4 B of flags: 8/16"},
+    /* LL128: 128 B lines, 120 B data + 8 B flag (NCCL_LL128_DATAELEMS 15 of 16 u64) */
+    {"LL128", 120.0 / 128.0, "128 B lines carry 120 B of data and an 8 B flag: 120/128"},
+    /* Simple: 4 MiB buffers in 8 steps, data only; one flag handshake per step */
+    {"Simple", 1.0, "data only, in steps of a 4 MiB buffer split 8 ways, one handshake each"},
+};
+
+const strata_link_protocol_t *strata_link_protocol(int i)
+{
+    return i >= 0 && i < STRATA_LINK_PROTOCOLS ? &protocols[i] : NULL;
+}

@@ -9,21 +9,12 @@
  * position the distinct links are summed and the smallest sum is the
  * bottleneck (a max-flow bound exact for the layered paths of switched
  * fabrics: 4 NVSwitch chips give 5+5+4+4 NVLinks, a NIC stays one NIC) —
- * and its latency is the sum of the link latencies of one path. NVLink's
- * packet format is not in the catalog (links.md: vendor figures are the
- * signalling rate), so the model applies NVLink's packet overhead here.
- * Data travels in 16-byte flits (Foley & Danskin, IEEE Micro 37(2), 2017);
- * a kernel's store is one packet of at most 128 bytes of payload (SMs are
- * limited to 128 B; copy engines use 256 B), and NVIDIA states that a
- * 25 GB/s NVLink "converts to ~20 GB/s effective bandwidth with a 128B
- * payload size" (S. Jeaugey, NCCL maintainer, nccl-tests issue #149, 2023),
- * i.e. 32 bytes — two flits: header and address/byte-enable — of overhead
- * per packet: η = 128 / (128 + 32) = 0.8, the same for every NVLink
- * generation. A read request is such a packet without payload: its 32
- * bytes cost a pulled 128-byte line 32/160 = 1 − η of the link's
- * payload-rate time in the other direction (NVLS, cost_innet).
- * Catalog figures of other kinds (InfiniBand, RoCE, PCIe) already carry
- * their packet overheads (strata_link_derive).
+ * and its latency is the sum of the link latencies of one path. Every
+ * bandwidth is the link layer's derived figure (strata_link_derive), NVLink's
+ * packet overhead included: the model applies no efficiency of its own.
+ * The one NVLink figure it uses beyond that is the size of a read request
+ * (strata_link_store_eta: a switch pulling a 128-byte line costs 32 bytes
+ * the other way, NVLS, cost_innet).
  *
  * Costs. Each algorithm's cost is the sum, over its sequential steps, of a
  * latency α (path latency of the tier the step crosses) and a bandwidth
@@ -46,10 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* NVLink packets from kernels: 128 B payload + 32 B overhead (file comment). */
-#define NVLINK_PAYLOAD  128.0
-#define NVLINK_OVERHEAD 32.0
-#define NVLINK_ETA      (NVLINK_PAYLOAD / (NVLINK_PAYLOAD + NVLINK_OVERHEAD))
 /* Reduction: 2 operands read + 1 result written per output byte. */
 #define REDUCE_HBM_PASSES 3.0
 /* Smallest pipeline chunk the model considers, bytes (a few 128 B lines;
@@ -101,14 +88,9 @@ static const char *link_kind_to(const strata_topo_t *t, int32_t d, int to)
     return "";
 }
 
-static bool is_nvlink(const char *kind)
-{
-    return strncmp(kind, "nvlink", 6) == 0;
-}
-
 double strata_coll_link_efficiency(const char *kind)
 {
-    return kind && is_nvlink(kind) ? NVLINK_ETA : 1.0;
+    return strata_link_store_eta(kind);
 }
 
 static int dbl_cmp(const void *a, const void *b)
@@ -127,25 +109,9 @@ static double pull_requests(const strata_coll_machine_t *m, double n)
     return (1 - eta) * n;
 }
 
-/* The HBM a scale-up link kind implies when the cluster records none: the
- * accelerator generation the link belongs to (links.md: NVLink3 = A100
- * 80GB as in DGX A100, NVLink4 = H100 (H200 shares NVLink4; its faster HBM
- * is not assumed), NVLink5 = B200, Infinity Fabric = MI300X, ICI v4 / v5p
- * = TPU v4 / v5p). NULL: no generation implied. */
-static const char *memory_guess(const char *intra_kind)
-{
-    static const char *const map[][2] = {
-        {"nvlink3", "hbm-a100-80"},  {"nvlink4", "hbm-h100"}, {"nvlink5", "hbm-b200"},
-        {"if-mi300x", "hbm-mi300x"}, {"ici-v4", "hbm-tpuv4"}, {"ici-v5p", "hbm-tpuv5p"},
-    };
-    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
-        if (strcmp(intra_kind, map[i][0]) == 0) return map[i][1];
-    return NULL;
-}
-
 /* Which memory reduces: the HBM recorded for rank 0's accelerator in the
- * cluster, else the generation the scale-up link kind implies
- * (memory_guess); m->memory_kind and m->memory_recorded say which. The
+ * cluster, else the generation the scale-up link kind implies (the link
+ * layer's "memory" of that kind, strata_link_t.memory); m->memory_kind and m->memory_recorded say which. The
  * rate is that memory's bandwidth over the passes a reduction makes. A
  * memory the catalog lacks gives 0: the reduction term is then not
  * modelled rather than guessed. */
@@ -154,7 +120,10 @@ static double reduce_rate(const strata_topo_t *t, const strata_link_catalog_t *c
 {
     const char *mem = strata_topo_device(t, strata_topo_endpoint(t, 0)).memory;
     m->memory_recorded = mem != NULL;
-    if (mem == NULL) mem = memory_guess(m->intra_kind);
+    if (mem == NULL) {
+        const strata_link_t *up = strata_link_find(cat, m->intra_kind);
+        mem = up && up->memory[0] ? up->memory : NULL;
+    }
     snprintf(m->memory_kind, sizeof(m->memory_kind), "%s", mem ? mem : "");
     const strata_link_t *l = strata_topo_memory_find(cat, mem);
     return l ? l->device_bw_dir / REDUCE_HBM_PASSES : 0;
@@ -294,14 +263,14 @@ static strata_status_t direct_patterns(strata_topo_router_t *rt, const strata_to
     double bw;
     strata_status_t st = STRATA_OK;
     for (uint32_t k = 0; k < 32 && (1u << k) < P && !st; k++) {
-        m->bw_dist[k] = pattern_bw(&p, P, 1u << k, false) * m->eta_intra;
+        m->bw_dist[k] = pattern_bw(&p, P, 1u << k, false);
         st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)(1u << k)), &bw,
                           &m->lat_dist[k], err);
     }
-    m->bw_ring = pattern_bw(&p, P, 1, true) * m->eta_intra;
+    m->bw_ring = pattern_bw(&p, P, 1, true);
     uint32_t g = torus_rows(m);
     if (g > 1 && g < P) {
-        m->bw_col = pattern_bw(&p, P, g, true) * m->eta_intra;
+        m->bw_col = pattern_bw(&p, P, g, true);
         m->col_disjoint = !rows_share_columns(&p, P, g);
         st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)g), &bw, &m->lat_col, err);
     }
@@ -356,13 +325,12 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
         if (m.nics == 0) m.nics = 1;
     }
     if (m.per_server == 1) m.bw_intra = m.bw_nic, m.lat_intra = m.lat_inter;
-    m.eta_intra = is_nvlink(m.intra_kind) ? NVLINK_ETA : 1.0;
+    m.eta_intra = strata_link_store_eta(m.intra_kind);
     m.direct = strata_topo_device(t, e0).group < 0 && m.nranks > 1 &&
                !strcmp(link_kind_to(t, e0, STRATA_DEV_ACCEL), m.intra_kind);
     if (!st) st = direct_patterns(rt, t, &m, err);
     strata_topo_router_destroy(rt);
     if (st) return st;
-    m.bw_intra *= m.eta_intra;
     if (m.per_server == 1) m.bw_nic = m.bw_intra;
     m.reduce_bw = reduce_rate(t, cat, &m);
     /* NVLink SHARP needs NVSwitch gen3+, i.e. NVLink4+ ports (links.md) */

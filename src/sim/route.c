@@ -2,9 +2,9 @@
  * route.c — from a topology to the engine's resources and flow paths.
  *
  * Every directed channel of the topology (2l: a→b, 2l+1: b→a of link l) is
- * one engine resource with the channel's capacity (after NVLink's packet
- * overhead, strata_coll_link_efficiency: the catalog gives NVLink's
- * signalling rate, as sched's model knows); its statistics class is
+ * one engine resource with the channel's capacity (the link layer's derived
+ * figure, NVLink's packet overhead included, the same figure sched's model
+ * and the class capacities use); its statistics class is
  * (tier, link kind). A route between two devices is computed once per
  * (src, dst) pair and cached in an open-addressing table:
  *  - SPREAD: the equal-cost paths of topo's router are enumerated (up to
@@ -75,8 +75,7 @@ strata_status_t sim_topo_init(sim_topo_t *st, const strata_topo_t *topo, strata_
             for (int d = 0; d < 2; d++) {
                 uint32_t ch = (uint32_t)(2 * l + d);
                 st->chan_class[ch] = (uint8_t)c;
-                sim_net_set_res(st->net, ch, lk.bw_dir * strata_coll_link_efficiency(lk.kind),
-                                (unsigned)c);
+                sim_net_set_res(st->net, ch, lk.bw_dir, (unsigned)c);
                 st->classes[c].capacity += lk.bw_dir;
             }
         }

@@ -53,7 +53,21 @@ static strata_status_t check_ft(const strata_topo_fattree_t *ft, strata_error_t 
         if (ft->oversub[t] < 0 || !isfinite(ft->oversub[t]))
             return strata_error_set(err, STRATA_ERR_INVALID,
                                     "fat-tree: oversubscription %g at tier %d", ft->oversub[t], t);
+    /* a ratio applies to the up-links of tiers 1 .. tiers-1; one beyond
+     * would be silently dropped (oversub=1:1:7 on 3 tiers) */
+    for (int t = ft->tiers; t < STRATA_TOPO_TIERS_MAX; t++)
+        if (ft->oversub[t] > 1)
+            return strata_error_set(err, STRATA_ERR_INVALID,
+                                    "fat-tree: oversubscription %g at tier %d, but a %d-tier tree "
+                                    "has up-links at tiers 1..%d only",
+                                    ft->oversub[t], t, (int)ft->tiers, (int)ft->tiers - 1);
     return STRATA_OK;
+}
+
+double topo_fattree_capacity(int32_t k, int32_t tiers)
+{
+    double kk = k;
+    return tiers <= 1 ? kk : tiers == 2 ? kk * kk / 2 : kk * kk * kk / 4;
 }
 
 /* Per-tier effective link specs: spec[t] joins tier t to tier t+1; the
@@ -424,6 +438,14 @@ strata_status_t strata_topo_build_cluster(const strata_topo_server_t *sv, int32_
     if (st) return st;
     if (!has_net && servers > 1)
         return strata_error_set(err, STRATA_ERR_INVALID, "%d servers need a network", (int)servers);
+    /* Before allocating: a fabric the radix cannot hold (railft with 2^20
+     * servers used to build 3 GB of servers before net_sizes refused). */
+    if (has_net && (double)servers * sv->nics > topo_fattree_capacity(net->k, net->tiers))
+        return strata_error_set(err, STRATA_ERR_RANGE,
+                                "fat-tree: %.0f NICs exceed what %d-port switches join in %d "
+                                "tier(s) (%.0f)",
+                                (double)servers * sv->nics, (int)net->k, (int)net->tiers,
+                                topo_fattree_capacity(net->k, net->tiers));
     if (has_net && (sv->nics == 0 || !spec_set(&sv->nic_net)))
         return strata_error_set(err, STRATA_ERR_INVALID, "%s: a network needs NICs and a NIC link",
                                 sv->name ? sv->name : "server");

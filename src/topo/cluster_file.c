@@ -14,6 +14,7 @@
 #include "topoio.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,15 +152,6 @@ static strata_status_t bad(reader_t *r, const json_t *v, const char *fmt, const 
     return util_json_error(r->doc, v, r->err, STRATA_ERR_PARSE, fmt, arg);
 }
 
-/* An optional non-negative integer field, with a default. */
-static strata_status_t opt_count(reader_t *r, const json_t *obj, const char *key, long *out)
-{
-    strata_status_t st = util_json_opt_int(r->doc, obj, key, out, r->err);
-    if (st) return st;
-    if (*out < 0) return bad(r, json_object_get(obj, key), "\"%s\" must be >= 0 (a count)", key);
-    return STRATA_OK;
-}
-
 static strata_status_t check_link_id(reader_t *r, const json_t *v, const char *id)
 {
     if (r->cat && strata_link_find(r->cat, id) == NULL)
@@ -168,6 +160,39 @@ static strata_status_t check_link_id(reader_t *r, const json_t *v, const char *i
                    "e.g. nvlink4, pcie5, ib-ndr)",
                    id);
     return STRATA_OK;
+}
+
+/* An optional integer field in [min, max], with a default; out of range
+ * (2^32 + 1 as well as -1) is an error at the value's position. */
+static strata_status_t opt_range(reader_t *r, const json_t *obj, const char *key, long min,
+                                 long max, long *out)
+{
+    long v = *out;
+    strata_status_t st = util_json_opt_int(r->doc, obj, key, &v, r->err);
+    if (st) return st;
+    if (v < min || v > max)
+        return util_json_error(r->doc, json_object_get(obj, key), r->err, STRATA_ERR_PARSE,
+                               "\"%s\" must be an integer from %ld to %ld, got %ld", key, min, max,
+                               v);
+    *out = v;
+    return STRATA_OK;
+}
+
+bool topoio_is_port_kind(const strata_link_t *l)
+{
+    static const char *const cats[] = {"InfiniBand", "RoCEv2", "Ethernet", NULL};
+    return l && l->category && in_list(cats, l->category);
+}
+
+/* A network port id: in the catalog and a scale-out kind. */
+static strata_status_t check_port_id(reader_t *r, const json_t *v, const char *id)
+{
+    strata_status_t st = check_link_id(r, v, id);
+    if (st || r->cat == NULL || topoio_is_port_kind(strata_link_find(r->cat, id))) return st;
+    return bad(r, v,
+               "\"%s\" is not a network port kind (expected an InfiniBand, RoCE or Ethernet "
+               "id, e.g. ib-ndr, roce-400g, eth-100g)",
+               id);
 }
 
 /* The accelerator memories of the catalog, comma-separated, for messages. */
@@ -220,7 +245,7 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
     if ((st = util_json_check_keys(r->doc, d, keys, r->err)) ||
         (st = util_json_req_str(r->doc, d, "name", &name, r->err)) ||
         (st = util_json_req_str(r->doc, d, "kind", &kind, r->err)) ||
-        (st = opt_count(r, d, "count", &count)) ||
+        (st = opt_range(r, d, "count", 1, TOPOIO_COUNT_MAX, &count)) ||
         (st = util_json_opt_str(r->doc, d, "model", &model, r->err)) ||
         (st = util_json_opt_str(r->doc, d, "port", &port, r->err)) ||
         (st = util_json_opt_str(r->doc, d, "info", &info, r->err)) ||
@@ -236,8 +261,7 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
                    "unknown device kind \"%s\" (expected gpu, npu, tpu, cpu, nvswitch, "
                    "pcie-switch or nic)",
                    kind);
-    if (count == 0) return bad(r, json_object_get(d, "count"), "\"count\" must be >= 1%s", "");
-    if (port && (st = check_link_id(r, json_object_get(d, "port"), port))) return st;
+    if (port && (st = check_port_id(r, json_object_get(d, "port"), port))) return st;
     if (memory && (st = check_memory(r, d, kind, memory))) return st;
     long g = topoio_add_group(r->c, name, kind, count);
     if (g < 0) return strata_error_set(r->err, STRATA_ERR_NOMEM, "out of memory");
@@ -306,19 +330,53 @@ static strata_status_t read_map(reader_t *r, const json_t *l, topoio_conn_t *k)
     return STRATA_OK;
 }
 
+/* A link's "measured" object: its bandwidth and latency as strata probe
+ * measured them (docs/probe.md), replacing the catalog's figures. */
+static strata_status_t read_measured(reader_t *r, const json_t *l, topoio_conn_t *k)
+{
+    static const char *const keys[] = {"bw_Bps", "alpha_s", "bw_spread", "alpha_spread",
+                                       "date",   "method",  NULL};
+    json_t *m = json_object_get(l, "measured");
+    const char *date = NULL, *method = NULL;
+    strata_status_t st;
+    if (m == NULL) return STRATA_OK;
+    if ((st = util_json_req_obj(r->doc, l, "measured", &m, r->err)) ||
+        (st = util_json_check_keys(r->doc, m, keys, r->err)) ||
+        (st = util_json_req_num(r->doc, m, "bw_Bps", &k->meas_bw, r->err)) ||
+        (st = util_json_req_num(r->doc, m, "alpha_s", &k->meas_lat, r->err)) ||
+        (st = util_json_opt_num(r->doc, m, "bw_spread", &k->meas_bw_spread, r->err)) ||
+        (st = util_json_opt_num(r->doc, m, "alpha_spread", &k->meas_lat_spread, r->err)) ||
+        (st = util_json_opt_str(r->doc, m, "date", &date, r->err)) ||
+        (st = util_json_opt_str(r->doc, m, "method", &method, r->err)))
+        return st;
+    if (!(k->meas_bw > 0) || !isfinite(k->meas_bw))
+        return bad(r, json_object_get(m, "bw_Bps"), "\"bw_Bps\" must be > 0 (B/s)%s", "");
+    if (!(k->meas_lat >= 0) || !isfinite(k->meas_lat))
+        return bad(r, json_object_get(m, "alpha_s"), "\"alpha_s\" must be >= 0 (s)%s", "");
+    if (json_object_get(m, "bw_spread") && !(k->meas_bw_spread >= 0))
+        return bad(r, json_object_get(m, "bw_spread"), "\"bw_spread\" must be >= 0%s", "");
+    if (json_object_get(m, "alpha_spread") && !(k->meas_lat_spread >= 0))
+        return bad(r, json_object_get(m, "alpha_spread"), "\"alpha_spread\" must be >= 0%s", "");
+    k->meas_date = topoio_str(r->c, date);
+    k->meas_method = topoio_str(r->c, method);
+    return STRATA_OK;
+}
+
 static strata_status_t read_link(reader_t *r, const json_t *l)
 {
-    static const char *const keys[] = {"from", "to", "mesh", "link", "count", "map", "lanes", NULL};
-    topoio_conn_t k = {.count = 1};
+    static const char *const keys[] = {"from", "to",    "mesh",     "link",
+                                       "count", "map", "lanes", "measured", NULL};
+    topoio_conn_t k = {.count = 1, .meas_bw_spread = -1, .meas_lat_spread = -1};
     const char *id;
     strata_status_t st;
     if (!json_is_object(l)) return bad(r, l, "expected a link object%s", "");
     if ((st = util_json_check_keys(r->doc, l, keys, r->err)) || (st = read_map(r, l, &k)) ||
         (st = util_json_req_str(r->doc, l, "link", &id, r->err)) ||
-        (st = check_link_id(r, json_object_get(l, "link"), id)) ||
-        (st = opt_count(r, l, "count", &k.count)) || (st = opt_count(r, l, "lanes", &k.lanes)))
+        (st = read_measured(r, l, &k)) ||
+        (k.meas_bw <= 0 && (st = check_link_id(r, json_object_get(l, "link"), id))) ||
+        (st = opt_range(r, l, "count", 1, TOPOIO_COUNT_MAX, &k.count)) ||
+        (st = opt_range(r, l, "lanes", 0, TOPOIO_LANES_MAX, &k.lanes)))
         return st;
-    if (k.count == 0) return bad(r, json_object_get(l, "count"), "\"count\" must be >= 1%s", "");
     k.link = topoio_str(r->c, id);
     if (UTIL_VEC_PUSH(&r->c->conns, k))
         return strata_error_set(r->err, STRATA_ERR_NOMEM, "out of memory");
@@ -380,8 +438,8 @@ static strata_status_t read_oversub(reader_t *r, const json_t *net)
                    "");
     }
     for (int i = 0; i < n->ntiers_oversub; i++)
-        if (!(n->oversub[i] >= 1))
-            return bad(r, v, "oversubscription must be >= 1 (1 = non-blocking)%s", "");
+        if (!(n->oversub[i] >= 1) || n->oversub[i] > TOPOIO_OVERSUB_MAX)
+            return bad(r, v, "oversubscription must be from 1 (non-blocking) to 1e6%s", "");
     return STRATA_OK;
 }
 
@@ -394,8 +452,9 @@ static strata_status_t read_dims(reader_t *r, const json_t *net)
         return bad(r, v, "\"dims\" expects an array of 1 to 3 positive integers%s", "");
     for (size_t i = 0; i < json_array_size(v); i++) {
         json_t *x = json_array_get(v, i);
-        if (!json_is_integer(x) || json_integer_value(x) < 1)
-            return bad(r, x, "expected a positive integer (torus dimension)%s", "");
+        if (!json_is_integer(x) || json_integer_value(x) < 1 ||
+            json_integer_value(x) > TOPOIO_DIM_MAX)
+            return bad(r, x, "expected an integer from 1 to 1048576 (torus dimension)%s", "");
         n->dims[i] = (long)json_integer_value(x);
     }
     n->ndims = (int)json_array_size(v);
@@ -416,20 +475,21 @@ static strata_status_t read_network(reader_t *r, const json_t *root)
         (st = util_json_req_str(r->doc, net, "builder", &builder, r->err)) ||
         (st = util_json_opt_str(r->doc, net, "port", &port, r->err)) ||
         (st = util_json_opt_str(r->doc, net, "link", &link, r->err)) ||
-        (st = opt_count(r, net, "nics", &n->nics)) ||
-        (st = opt_count(r, net, "tiers", &n->tiers)) ||
-        (st = opt_count(r, net, "radix", &n->radix)) || (st = read_oversub(r, net)) ||
-        (st = read_dims(r, net)))
+        (st = opt_range(r, net, "nics", 0, TOPOIO_COUNT_MAX, &n->nics)) ||
+        (st = opt_range(r, net, "tiers", 0, TOPOIO_SWITCH_TIERS, &n->tiers)) ||
+        (st = opt_range(r, net, "radix", 0, TOPOIO_RADIX_MAX, &n->radix)) ||
+        (st = read_oversub(r, net)) || (st = read_dims(r, net)))
         return st;
     if (!in_list(builders, builder))
         return bad(r, json_object_get(net, "builder"),
                    "unknown network builder \"%s\" (expected "
                    "rail-fat-tree, fat-tree, switch, torus or none)",
                    builder);
-    if (port && (st = check_link_id(r, json_object_get(net, "port"), port))) return st;
+    if (port && (st = check_port_id(r, json_object_get(net, "port"), port))) return st;
     if (link && (st = check_link_id(r, json_object_get(net, "link"), link))) return st;
-    if (n->tiers > TOPOIO_MAX_TIERS)
-        return bad(r, json_object_get(net, "tiers"), "at most 4 switch tiers%s", "");
+    if (n->radix % 2)
+        return bad(r, json_object_get(net, "radix"),
+                   "\"radix\" must be even (ports split down and up)%s", "");
     if (strcmp(builder, "torus") == 0 && (n->ndims == 0 || link == NULL))
         return bad(r, net, "a torus network needs \"dims\" and \"link\"%s", "");
     n->builder = strcmp(builder, "none") == 0 ? NULL : topoio_str(r->c, builder);
@@ -449,8 +509,8 @@ static strata_status_t read_source(reader_t *r, const json_t *v)
 
 static strata_status_t read_root(reader_t *r)
 {
-    static const char *const keys[] = {"name",        "description", "sources", "servers",
-                                       "max_servers", "server",      "network", NULL};
+    static const char *const keys[] = {"name",   "description", "sources",  "servers",
+                                       "max_servers", "server", "network", "measured", NULL};
     const json_t *root = util_json_root(r->doc);
     const char *name = NULL, *desc = NULL;
     topoio_cluster_t *c = r->c;
@@ -460,12 +520,18 @@ static strata_status_t read_root(reader_t *r)
         (st = util_json_opt_str(r->doc, root, "name", &name, r->err)) ||
         (st = util_json_opt_str(r->doc, root, "description", &desc, r->err)) ||
         (st = read_array(r, root, "sources", false, read_source)) ||
-        (st = opt_count(r, root, "servers", &c->servers)) ||
-        (st = opt_count(r, root, "max_servers", &c->max_servers)) || (st = read_server(r, root)) ||
-        (st = read_network(r, root)))
+        (st = opt_range(r, root, "servers", 1, TOPOIO_SERVERS_MAX, &c->servers)) ||
+        (st = opt_range(r, root, "max_servers", 0, TOPOIO_SERVERS_MAX, &c->max_servers)) ||
+        (st = read_server(r, root)) || (st = read_network(r, root)))
         return st;
-    if (c->servers == 0)
-        return bad(r, json_object_get(root, "servers"), "\"servers\" must be >= 1%s", "");
+    json_t *meas = json_object_get(root, "measured");
+    if (meas && !json_is_object(meas))
+        return bad(r, meas, "\"measured\" must be an object (strata probe's figures)%s", "");
+    if (meas) {
+        char *text = json_dumps(meas, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+        c->measured = topoio_str(c, text);
+        free(text);
+    }
     if (c->max_servers && c->servers > c->max_servers)
         return bad(r, json_object_get(root, "servers"), "\"servers\" exceeds \"max_servers\"%s",
                    "");
@@ -511,7 +577,7 @@ strata_status_t topoio_validate(const topoio_cluster_t *c, const strata_link_cat
                                 const char *where, strata_error_t *err)
 {
     for (size_t i = 0; i < c->conns.n; i++)
-        if (strata_link_find(cat, c->conns.v[i].link) == NULL)
+        if (c->conns.v[i].meas_bw <= 0 && strata_link_find(cat, c->conns.v[i].link) == NULL)
             return strata_error_set_at(err, STRATA_ERR_NOT_FOUND, where, 0, 0,
                                        "link id \"%s\" is not in the link catalog",
                                        c->conns.v[i].link);
@@ -574,6 +640,17 @@ static json_t *conn_json(const topoio_cluster_t *c, const topoio_conn_t *k)
     set_str(o, "link", k->link);
     if (k->count != 1) json_object_set_new(o, "count", json_integer(k->count));
     if (k->lanes) json_object_set_new(o, "lanes", json_integer(k->lanes));
+    if (k->meas_bw > 0) {
+        json_t *m = json_pack("{s:o,s:o}", "bw_Bps", util_json_real(k->meas_bw), "alpha_s",
+                              util_json_real(k->meas_lat));
+        if (k->meas_bw_spread >= 0)
+            json_object_set_new(m, "bw_spread", util_json_real(k->meas_bw_spread));
+        if (k->meas_lat_spread >= 0)
+            json_object_set_new(m, "alpha_spread", util_json_real(k->meas_lat_spread));
+        set_str(m, "date", k->meas_date);
+        set_str(m, "method", k->meas_method);
+        json_object_set_new(o, "measured", m);
+    }
     return o;
 }
 
@@ -623,6 +700,7 @@ static json_t *cluster_json(const topoio_cluster_t *c)
     json_object_set_new(server, "links", links);
     json_object_set_new(root, "server", server);
     if (c->net.builder) json_object_set_new(root, "network", net_json(&c->net));
+    if (c->measured) json_object_set_new(root, "measured", json_loads(c->measured, 0, NULL));
     return root;
 }
 

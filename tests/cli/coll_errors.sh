@@ -37,4 +37,14 @@ grep -q "^  hier          not applicable" "$tmp/x" || { echo "FAIL: --explain hi
 grep -q "^  nvlstree      not applicable" "$tmp/x" || { echo "FAIL: --explain nvlstree"; fail=1; }
 grep -q "double binary tree over 2 servers, a chain of 8" <("$S" coll dgx-h100:2 --explain 1G) ||
   { echo "FAIL: --explain tree form"; fail=1; }
+expect 2 "--select expects strata or nccl, got 'mpi'" coll dgx-h100 --select mpi
+expect 2 "--select needs a value" coll dgx-h100 --select
+# NCCL on one H100 board at 1 GiB: NVLS (in-switch reduction), priced as innet
+grep -q "^NCCL would run NVLS/Simple" <("$S" coll dgx-h100 --select nccl --explain 1G) ||
+  { echo "FAIL: --select nccl explain"; fail=1; }
+# strata's best on 8 A100 is rabenseifner, which no GPU library ships; NCCL runs its ring
+"$S" coll dgx-a100 --select nccl --explain 1G >"$tmp/x"
+grep -q "rabenseifner: MPICH, Open MPI (CPU); no GPU collective library" "$tmp/x" ||
+  { echo "FAIL: library label"; fail=1; }
+grep -q "^NCCL would run Ring/Simple" "$tmp/x" || { echo "FAIL: NCCL ring on A100"; fail=1; }
 exit $fail

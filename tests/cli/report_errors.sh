@@ -58,7 +58,7 @@ for c in dgx-a100:2 pcie-8gpu torus:4x4,bw=50 cpu-cluster; do
     { echo "FAIL: report $c --json does not parse:"; cat "$tmp/jerr"; fail=1; }
   if command -v jq >/dev/null; then
     keys=$(jq -c 'keys' "$tmp/r.json")
-    [ "$keys" = '["bottleneck","cluster","coll","links","sim","topology"]' ] ||
+    [ "$keys" = '["bottleneck","cluster","coll","links","sim","strategy","topology"]' ] ||
       { echo "FAIL: report $c --json keys: $keys"; fail=1; }
   fi
 done

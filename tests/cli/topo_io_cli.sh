@@ -21,6 +21,15 @@ for p in dgx-1v dgx-2 dgx-a100 dgx-h100 hgx-h200 gb200-nvl72 mi300x ascend-910b 
 done
 expect 0 "" topo show dgx-h100:16,oversub=4,nics=4
 has "endpoints  128"
+# a third ratio has no tier to apply to: refused, never dropped (issue 11, cause 9)
+expect 1 "3 ratios, but this fabric has 2 switch tiers" topo metrics dgx-h100:64,oversub=1:1:7
+expect 1 "oversubscription 7 at tier 3, but a 3-tier tree" topo metrics fattree:k=8,bw=50,oversub=1:1:7
+expect 1 "oversubscription 7 at tier 3, but a 2-tier tree" topo metrics railft:servers=64,gpus=8,oversub=1:1:7
+# a ratio at tier 2 asks for the third tier: 49.68 / 7 = 7.098 GB/s per GPU at tier 3
+expect 0 "" topo metrics railft:servers=64,gpus=8,oversub=1:7
+has "tier 3          7.098"
+expect 0 "" topo metrics dgx-h100:64,oversub=1:7
+has "oversubscription 7:1"
 expect 1 "unknown cluster 'dgx-h900' \(presets: ascend-910b, cpu-cluster, dgx-1v, dgx-2, dgx-a100" topo show dgx-h900
 expect 1 "option servers=0" topo show dgx-h100:0
 expect 1 "unknown cluster option 'speed'" topo show dgx-h100,speed=3
@@ -37,7 +46,7 @@ cat >"$tmp/bad.json" <<'J'
 J
 expect 1 "bad.json:4:39: unknown link id \"nvlink9\"" topo show "$tmp/bad.json"
 printf '{"server": {"devices": [{"name": "g", "kind": "gpu", "count": -1}]}}\n' >"$tmp/neg.json"
-expect 1 "neg.json:1:63: \"count\" must be >= 0" topo show "$tmp/neg.json"
+expect 1 "neg.json:1:63: \"count\" must be an integer from 1 to 4096, got -1" topo show "$tmp/neg.json"
 printf '{"server": {"devices": [' >"$tmp/cut.json"
 expect 1 "cut.json:1:" topo show "$tmp/cut.json"
 expect 1 "nothere.json" topo show "$tmp/nothere.json"

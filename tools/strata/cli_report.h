@@ -60,7 +60,12 @@ extern const report_section_t report_link_section;
 extern const report_section_t report_topo_section;
 extern const report_section_t report_sim_section;
 extern const report_section_t report_coll_section;
+extern const report_section_t report_plan_section;
 extern const report_section_t report_bottleneck_section;
+extern const report_section_t report_host_section;
+/* Whether the host section has anything to say (a measured cluster file,
+ * or `local`); otherwise the report leaves it out unless --section asks. */
+bool report_host_applies(const report_ctx_t *ctx);
 
 /* ==== Figures sections share (the bottleneck summary reads them) ==== */
 

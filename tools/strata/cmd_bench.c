@@ -30,19 +30,26 @@ typedef struct bench_opts {
     strata_op_t op;
     strata_comm_algo_t algo;
     int json;
+    const char *model_path;    /* --model FILE: the calibrated model of strata probe */
+    strata_probe_calib_t calib; /* loaded from it */
 } bench_opts_t;
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: strata bench OP -n N [-b 8] [-e 64M] [-f 2] [-d float] [-o sum]\n"
                  "                    [--algo auto|shm|ring|recdbl] [-c 1] [-w 5] [-i 20] [-r 0] "
-                 "[--json]\n\n"
+                 "[--json]\n                    [--model FILE]\n\n"
                  "OP: allreduce reduce_scatter allgather broadcast reduce alltoall.\n"
                  "Launches N local ranks and prints nccl-tests' table with the model's\n"
                  "prediction for this host beside the measurement. -b/-e: smallest and largest\n"
                  "size in bytes (K/M/G suffixes), -f: size factor, -d: data type (int8 uint8\n"
                  "int32 uint32 int64 uint64 half bfloat16 float double), -o: sum prod min max\n"
-                 "avg, -c 1: check results, -w/-i: warm-up and timed iterations, -r: root.\n");
+                 "avg, -c 1: check results, -w/-i: warm-up and timed iterations, -r: root.\n"
+                 "--model FILE: predict with the calibrated model of a cluster file written by\n"
+                 "'strata probe --save FILE' (default: a quick calibration measured now).\n"
+                 "err%% compares the model with the slowest rank's median out-of-place call.\n"
+                 "Ranges (decimal): -n 1..64, -b/-e 1..4G, -f 1..1024, -i 1..1000000,\n"
+                 "-w 0..1000000, -c 0..1, -r 0..N-1.\n");
 }
 
 static double now(void)
@@ -53,6 +60,9 @@ static double now(void)
 }
 
 /* ==== Reference data ==== */
+
+/* -b/-e bound: every rank allocates send and receive buffers of -e bytes. */
+#define BENCH_SIZE_MAX 4294967296.0 /* 4 GiB */
 
 #define put strata_dtype_set
 #define get strata_dtype_get
@@ -202,11 +212,32 @@ static long count_wrong(const bench_opts_t *o, int r, int P, const void *recv, s
 
 typedef struct row {
     double t[2];
+    double median; /* out of place: the slowest rank's median call */
     long wrong[2];
 } row_t;
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Time each call of the timed loop (lap[it]); returns the mean. */
+static double timed_loop(strata_comm_t *c, const bench_opts_t *o, const void *send, void *recv,
+                         size_t count, const strata_call_opts_t *co, double *lap,
+                         strata_status_t *st)
+{
+    double t0 = now(), prev = t0;
+    for (long it = 0; it < o->iters && *st == STRATA_OK; it++) {
+        *st = call(c, o, send, recv, count, co);
+        double t = now();
+        lap[it] = t - prev, prev = t;
+    }
+    return (prev - t0) / (double)o->iters;
+}
+
 static strata_status_t measure(strata_comm_t *c, const bench_opts_t *o, bufs_t *b, size_t count,
-                               row_t *row)
+                               double *lap, row_t *row)
 {
     int r = strata_comm_rank(c), P = strata_comm_size(c);
     strata_call_opts_t co = {.algo = o->algo};
@@ -219,11 +250,11 @@ static strata_status_t measure(strata_comm_t *c, const bench_opts_t *o, bufs_t *
         for (long w = 0; w < o->warmup && st == STRATA_OK; w++)
             st = call(c, o, send, b->recv, count, &co);
         if (st == STRATA_OK) st = strata_comm_barrier(c, NULL);
-        double t0 = now();
-        for (long it = 0; it < o->iters && st == STRATA_OK; it++)
-            st = call(c, o, send, b->recv, count, &co);
-        double t[1] = {(now() - t0) / (double)o->iters};
-        if (st == STRATA_OK) st = strata_comm_allreduce(c, t, t, 1, STRATA_FP64, STRATA_MAX, NULL);
+        double t[2] = {timed_loop(c, o, send, b->recv, count, &co, lap, &st), 0};
+        qsort(lap, (size_t)o->iters, sizeof(double), cmp_double);
+        t[1] = o->iters % 2 ? lap[o->iters / 2] : (lap[o->iters / 2 - 1] + lap[o->iters / 2]) / 2;
+        if (st == STRATA_OK) st = strata_comm_allreduce(c, t, t, 2, STRATA_FP64, STRATA_MAX, NULL);
+        if (ip == 0) row->median = t[1];
         long wrong[1] = {0};
         if (st == STRATA_OK && o->check) {
             fill_input(o, r, P, b->send, b->recv, count, ip);
@@ -240,6 +271,44 @@ static strata_status_t measure(strata_comm_t *c, const bench_opts_t *o, bufs_t *
 
 /* ==== Output ==== */
 
+/* Relative error of the model against the measured median. */
+static double model_err(double model, double measured)
+{
+    return measured > 0 ? (model - measured) / measured : 0;
+}
+
+/* The error summary over every row: median and largest |error|, and how
+ * many rows lie within 20 % (bench/README.md's target). */
+typedef struct err_sum {
+    double abs[64];
+    size_t size[64];
+    int n;
+} err_sum_t;
+
+static void summary(const bench_opts_t *o, err_sum_t *e)
+{
+    if (e->n == 0) return;
+    double sorted[64], worst = 0;
+    size_t at = 0;
+    int within = 0;
+    for (int i = 0; i < e->n; i++) {
+        sorted[i] = e->abs[i];
+        within += e->abs[i] <= 0.20;
+        if (e->abs[i] >= worst) worst = e->abs[i], at = e->size[i];
+    }
+    qsort(sorted, (size_t)e->n, sizeof(double), cmp_double);
+    double med = e->n % 2 ? sorted[e->n / 2] : (sorted[e->n / 2 - 1] + sorted[e->n / 2]) / 2;
+    if (o->json)
+        printf(",\n  \"model_error\": {\"median_abs_pct\": %.1f, \"max_abs_pct\": %.1f, "
+               "\"max_at\": %zu, \"within_20pct\": %d, \"rows\": %d}",
+               med * 100, worst * 100, at, within, e->n);
+    else
+        printf("# Model error (%s) vs median: median |err| %.0f%%, max %.0f%% at %zu B, "
+               "%d of %d rows within 20%%\n",
+               o->model_path ? "calibrated" : "measured now", med * 100, worst * 100, at, within,
+               e->n);
+}
+
 static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, strata_comm_t *c)
 {
     if (o->json) return;
@@ -248,15 +317,25 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
            strata_coll_name(o->coll), P,
            strata_comm_algo_name(strata_comm_algo_for(c, o->coll, (size_t)o->maxb, o->algo)),
            strata_dtype_name(o->dt), strata_op_name(o->op), o->warmup, o->iters, o->check);
-    printf("# model: alpha %.3f us (flag ping-pong), copy %.2f GB/s, reduce %.2f GB/s (one core,\n"
-           "#   measured now); model(us) = alpha-beta cost of the algorithm (docs/runtime.md)\n",
-           m->alpha_s * 1e6, m->copy_bw / 1e9, m->reduce_bw / 1e9);
+    if (o->model_path)
+        printf("# model: calibrated by strata probe on %s (%s): line hand-off %.3f us, shm "
+               "alpha %.3f us,\n#   beta %.2f GB/s, copy curve one core, %.2f GB/s all cores, "
+               "%.2f us per rank beyond %d cores (docs/probe.md)\n",
+               o->calib.date, o->model_path, o->calib.line_latency * 1e6, o->calib.shm_alpha * 1e6,
+               o->calib.shm_bw / 1e9, o->calib.mem_copy_all / 1e9, o->calib.per_rank * 1e6,
+               o->calib.cores);
+    else
+        printf("# model: alpha %.3f us (flag ping-pong), copy %.2f GB/s, reduce %.2f GB/s (one "
+               "core,\n#   measured now); model(us) = alpha-beta cost of the algorithm "
+               "(docs/runtime.md)\n",
+               m->alpha_s * 1e6, m->copy_bw / 1e9, m->reduce_bw / 1e9);
     printf("#\n#%61s%37s\n", "out-of-place", "in-place");
-    printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s %9s\n", "size", "count", "type",
-           "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong",
-           "model");
-    printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s %9s\n", "(B)", "(elements)", "",
-           "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)");
+    printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s %9s %9s %6s\n", "size", "count",
+           "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+           "#wrong", "median", "model", "err");
+    printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s %9s %9s %6s\n", "(B)",
+           "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "",
+           "(us)", "(us)", "(%)");
 }
 
 static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, const row_t *row,
@@ -271,17 +350,19 @@ static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, c
         printf("%s{\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", "
                "\"root\": %ld, \"oop\": {\"time_us\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f, "
                "\"wrong\": %ld}, \"ip\": {\"time_us\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f, "
-               "\"wrong\": %ld}, \"model_us\": %.3f}",
+               "\"wrong\": %ld}, \"median_us\": %.3f, \"model_us\": %.3f, \"err_pct\": %.1f}",
                first ? "" : ",\n    ", size, count, strata_dtype_name(o->dt),
                reducing ? strata_op_name(o->op) : "none", rooted ? o->root : -1, row->t[0] * 1e6,
                a0, a0 * bf, row->wrong[0], row->t[1] * 1e6, a1, a1 * bf, row->wrong[1],
-               model * 1e6);
+               row->median * 1e6, model * 1e6, model_err(model, row->median) * 100);
         return;
     }
-    printf("  %10zu %12zu %8s %6s %6ld %9.2f %7.2f %7.2f %6ld %9.2f %7.2f %7.2f %6ld %9.2f\n", size,
-           count, strata_dtype_name(o->dt), reducing ? strata_op_name(o->op) : "none",
+    printf("  %10zu %12zu %8s %6s %6ld %9.2f %7.2f %7.2f %6ld %9.2f %7.2f %7.2f %6ld %9.2f %9.2f "
+           "%+6.0f\n",
+           size, count, strata_dtype_name(o->dt), reducing ? strata_op_name(o->op) : "none",
            rooted ? o->root : -1L, row->t[0] * 1e6, a0, a0 * bf, o->check ? row->wrong[0] : -1L,
-           row->t[1] * 1e6, a1, a1 * bf, o->check ? row->wrong[1] : -1L, model * 1e6);
+           row->t[1] * 1e6, a1, a1 * bf, o->check ? row->wrong[1] : -1L, row->median * 1e6,
+           model * 1e6, model_err(model, row->median) * 100);
 }
 
 /* ==== Ranks ==== */
@@ -312,18 +393,25 @@ static int bench_rank(void *arg)
                strata_coll_name(o->coll), P,
                strata_comm_algo_name(strata_comm_algo_for(c, o->coll, (size_t)o->maxb, o->algo)),
                m.alpha_s * 1e6, m.copy_bw / 1e9, m.reduce_bw / 1e9);
-    double busbw_sum = 0;
+    double busbw_sum = 0, *lap = malloc((size_t)o->iters * sizeof(double));
+    err_sum_t errs = {.n = 0};
     int rows = 0;
+    if (!lap) st = STRATA_ERR_NOMEM;
     long wrong = 0;
     for (double size = o->minb; size <= o->maxb && st == STRATA_OK; size *= o->factor) {
         size_t count, ns, nr, sz;
         shape(o, P, (size_t)size, &count, &ns, &nr);
         sz = (o->coll == STRATA_COLL_REDUCE_SCATTER ? ns : nr) * es;
         row_t row = {0};
-        st = measure(c, o, &b, count, &row);
+        st = measure(c, o, &b, count, lap, &row);
         if (st != STRATA_OK) break;
-        double model =
-            strata_comm_predict(&m, o->coll, strata_comm_algo_for(c, o->coll, sz, o->algo), P, sz);
+        strata_comm_algo_t algo = strata_comm_algo_for(c, o->coll, sz, o->algo);
+        double model = o->model_path ? strata_probe_predict(&o->calib, o->coll, algo, P, sz)
+                                     : strata_comm_predict(&m, o->coll, algo, P, sz);
+        if (errs.n < 64) {
+            errs.abs[errs.n] = fabs(model_err(model, row.median));
+            errs.size[errs.n++] = sz;
+        }
         if (r == 0)
             print_row(o, P, sz, o->coll == STRATA_COLL_ALLGATHER ? nr : count, &row, model,
                       rows == 0);
@@ -334,13 +422,18 @@ static int bench_rank(void *arg)
     }
     if (st != STRATA_OK)
         fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));
-    else if (r == 0 && o->json)
-        printf("\n  ],\n  \"avg_busbw\": %.4f, \"wrong\": %ld}\n", rows ? busbw_sum / rows : 0,
+    else if (r == 0 && o->json) {
+        printf("\n  ],\n  \"avg_busbw\": %.4f, \"wrong\": %ld", rows ? busbw_sum / rows : 0,
                wrong);
-    else if (r == 0)
-        printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n#\n", wrong,
+        summary(o, &errs);
+        printf("}\n");
+    } else if (r == 0) {
+        printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n", wrong,
                wrong ? "FAILED" : "OK", rows ? busbw_sum / rows : 0);
-    free(b.send), free(b.recv);
+        summary(o, &errs);
+        printf("#\n");
+    }
+    free(b.send), free(b.recv), free(lap);
     strata_comm_destroy(c);
     return st != STRATA_OK ? 1 : wrong ? 1 : 0;
 }
@@ -372,27 +465,36 @@ static int parse(int argc, char **argv, bench_opts_t *o)
         i++;
         int bad = 0;
         if (strcmp(a, "-n") == 0)
-            bad = cli_parse_int("bench", a, v, 1, &o->n);
+            bad = cli_parse_int("bench", a, v, 1, 64, &o->n);
         else if (strcmp(a, "-b") == 0)
-            bad = cli_parse_size("bench", a, v, &o->minb);
+            bad = cli_parse_size("bench", a, v, BENCH_SIZE_MAX, &o->minb);
         else if (strcmp(a, "-e") == 0)
-            bad = cli_parse_size("bench", a, v, &o->maxb);
+            bad = cli_parse_size("bench", a, v, BENCH_SIZE_MAX, &o->maxb);
         else if (strcmp(a, "-f") == 0)
-            bad = cli_parse_double("bench", a, v, 1, &o->factor);
+            bad = cli_parse_double("bench", a, v, 1, 1024, &o->factor);
         else if (strcmp(a, "-i") == 0)
-            bad = cli_parse_int("bench", a, v, 1, &o->iters);
+            bad = cli_parse_int("bench", a, v, 1, 1000000, &o->iters);
         else if (strcmp(a, "-w") == 0)
-            bad = cli_parse_int("bench", a, v, 0, &o->warmup);
+            bad = cli_parse_int("bench", a, v, 0, 1000000, &o->warmup);
         else if (strcmp(a, "-c") == 0)
-            bad = cli_parse_int("bench", a, v, 0, &o->check);
+            bad = cli_parse_int("bench", a, v, 0, 1, &o->check);
         else if (strcmp(a, "-r") == 0)
-            bad = cli_parse_int("bench", a, v, 0, &o->root);
+            bad = cli_parse_int("bench", a, v, 0, 63, &o->root);
         else if (strcmp(a, "-d") == 0) {
             if (strata_dtype_parse(v, &o->dt))
                 return cli_usage_error("bench", "unknown data type '%s'", v);
         } else if (strcmp(a, "-o") == 0) {
             if (strata_op_parse(v, &o->op))
                 return cli_usage_error("bench", "unknown operator '%s'", v);
+        } else if (strcmp(a, "--model") == 0) {
+            strata_error_t err = {0};
+            o->model_path = v;
+            if (strata_probe_calib_load(v, &o->calib, &err) != STRATA_OK) {
+                char msg[STRATA_ERROR_MSG_MAX + STRATA_ERROR_FILE_MAX + 32];
+                fprintf(stderr, "strata bench: --model: %s\n",
+                        strata_error_str(&err, msg, sizeof(msg)));
+                return CLI_USAGE;
+            }
         } else if (strcmp(a, "--algo") == 0) {
             if (strata_comm_algo_parse(v, &o->algo))
                 return cli_usage_error("bench", "unknown algorithm '%s' (auto, shm, ring, recdbl)",
@@ -406,7 +508,6 @@ static int parse(int argc, char **argv, bench_opts_t *o)
         return cli_usage_error("bench", "-r %ld: root must be below -n %ld", o->root, o->n);
     if (o->minb < 1 || o->maxb < o->minb)
         return cli_usage_error("bench", "need 1 <= -b <= -e (got %g and %g)", o->minb, o->maxb);
-    if (o->maxb > 4.0 * 1073741824) return cli_usage_error("bench", "-e above 4G");
     if ((o->algo == STRATA_COMM_RING || o->algo == STRATA_COMM_RECDBL) && o->n > 1) {
         strata_sched_params_t sp = {.coll = o->coll,
                                     .nranks = (uint32_t)o->n,

@@ -21,7 +21,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: strata coll CLUSTER [--op OP] [--algo NAME] [--sizes LO:HI] [--json]\n"
-            "                   [--explain SIZE] [--catalog FILE]\n\n"
+            "                   [--explain SIZE] [--select strata|nccl] [--catalog FILE]\n\n"
             "Predict a collective on a cluster with every algorithm (alpha-beta-gamma model:\n"
             "link catalog -> topology routes -> algorithm) and mark the cheapest.\n\n"
             "  --op OP         allreduce (default), reducescatter, allgather, broadcast,\n"
@@ -29,8 +29,13 @@ static void usage(FILE *out)
             "  --algo NAME     only this algorithm: ring, tree, binomial, recdbl,\n"
             "                  rabenseifner, bruck, pairwise, hier, torus2d, innet,\n"
             "                  nvlstree\n"
-            "  --sizes LO:HI   sizes in bytes (nccl-tests 'size'), doubling (default 8:8G)\n"
-            "  --explain SIZE  for one size: steps, bytes per tier, dominating term\n"
+            "  --sizes LO:HI   sizes in bytes (nccl-tests 'size'), doubling (default 8:8G;\n"
+            "                  1 <= LO <= HI <= 1024T = 2^50)\n"
+            "  --explain SIZE  for one size (up to 1024T): steps, bytes per tier, dominating term\n"
+            "  --select nccl   also show what NCCL's own tuning model would run (algorithm\n"
+            "                  and protocol) and strata's price of it; the busbw columns\n"
+            "                  and * then follow NCCL's choice (default: strata, the\n"
+            "                  cheapest schedule strata knows)\n"
             "  --json          JSON instead of text\n"
             "  --catalog FILE  link catalog (default: <data dir>/links.json)\n\n"
             "CLUSTER: as for 'strata topo' (railft:servers=S,gpus=G, torus:AxB, presets, files)\n");
@@ -42,6 +47,7 @@ typedef struct coll_args {
     int algo; /* -1: all */
     double lo, hi, explain;
     int json;
+    int nccl; /* --select nccl */
 } coll_args_t;
 
 static int parse_sizes(const char *arg, coll_args_t *a)
@@ -52,8 +58,8 @@ static int parse_sizes(const char *arg, coll_args_t *a)
         return cli_usage_error("coll", "--sizes expects LO:HI like 8:8G, got '%s'", arg);
     memcpy(buf, arg, (size_t)(colon - arg));
     buf[colon - arg] = 0;
-    if (cli_parse_size("coll", "--sizes", buf, &a->lo) ||
-        cli_parse_size("coll", "--sizes", colon + 1, &a->hi))
+    if (cli_parse_size("coll", "--sizes", buf, CLI_SIZE_MAX, &a->lo) ||
+        cli_parse_size("coll", "--sizes", colon + 1, CLI_SIZE_MAX, &a->hi))
         return CLI_USAGE;
     if (a->lo < 1 || a->hi < a->lo)
         return cli_usage_error("coll", "--sizes needs 1 <= LO <= HI, got '%s'", arg);
@@ -73,9 +79,15 @@ static int parse_value(int argc, char **argv, int *i, coll_args_t *a)
         a->algo = (int)al;
     }
     if (!strcmp(s, "--sizes")) return parse_sizes(v, a);
-    if (!strcmp(s, "--explain") && cli_parse_size("coll", "--explain", v, &a->explain))
+    if (!strcmp(s, "--explain") &&
+        cli_parse_size("coll", "--explain", v, CLI_SIZE_MAX, &a->explain))
         return CLI_USAGE;
     if (!strcmp(s, "--catalog")) a->catalog = v;
+    if (!strcmp(s, "--select")) {
+        if (strcmp(v, "nccl") && strcmp(v, "strata"))
+            return cli_usage_error("coll", "--select expects strata or nccl, got '%s'", v);
+        a->nccl = !strcmp(v, "nccl");
+    }
     return CLI_OK;
 }
 
@@ -89,7 +101,8 @@ static int parse_args(int argc, char **argv, coll_args_t *a)
         if (!strcmp(s, "--json")) {
             a->json = 1;
         } else if (!strcmp(s, "--op") || !strcmp(s, "--algo") || !strcmp(s, "--sizes") ||
-                   !strcmp(s, "--explain") || !strcmp(s, "--catalog")) {
+                   !strcmp(s, "--explain") || !strcmp(s, "--catalog") ||
+                   !strcmp(s, "--select")) {
             int rc = parse_value(argc, argv, &i, a);
             if (rc) return rc;
         } else if (s[0] == '-' && s[1]) {
@@ -147,6 +160,13 @@ static void costs_at(const strata_coll_machine_t *m, const coll_args_t *a, doubl
                  strata_coll_cost(m, a->op, (strata_algo_t)al, size, &c[al], NULL) == STRATA_OK;
 }
 
+/* NCCL's choice at `size` into *n_p; false when NCCL runs nothing here. */
+static bool nccl_at(const strata_coll_machine_t *m, const coll_args_t *a, double size,
+                    strata_nccl_choice_t *n_p)
+{
+    return a->nccl && strata_coll_select_nccl(m, a->op, size, n_p, NULL) == STRATA_OK;
+}
+
 static int chosen(const strata_coll_cost_t *c, const bool *ok)
 {
     int best = -1;
@@ -165,15 +185,25 @@ static void print_table(FILE *out, const strata_coll_machine_t *m, const coll_ar
     fprintf(out, "%10s", "size");
     for (int al = 0; al < STRATA_ALGO_COUNT; al++)
         if (ok[al]) fprintf(out, " %13s", strata_algo_name((strata_algo_t)al));
-    fprintf(out, " %9s %9s\n", "algbw", "busbw");
+    fprintf(out, " %9s %9s%s\n", "algbw", "busbw", a->nccl ? "  NCCL runs (* = its schedule)" : "");
     for (double s = a->lo; s <= a->hi * 1.0000001; s *= 2) {
         char b[32];
+        strata_nccl_choice_t n;
         costs_at(m, a, s, c, ok);
         int best = chosen(c, ok);
+        bool nc = nccl_at(m, a, s, &n);
+        if (a->nccl) best = nc ? (int)n.cost.algo : -1;
         fprintf(out, "%10s", fmt_size(s, b, sizeof(b)));
         for (int al = 0; al < STRATA_ALGO_COUNT; al++)
             if (ok[al]) fprintf(out, " %12.4g%c", c[al].time * 1e6, al == best ? '*' : ' ');
-        if (best >= 0) fprintf(out, " %9.4g %9.4g\n", c[best].algbw / 1e9, c[best].busbw / 1e9);
+        if (nc)
+            fprintf(out, " %9.4g %9.4g  %s/%s\n", n.cost.algbw / 1e9, n.cost.busbw / 1e9,
+                    strata_nccl_algo_name(n.algo), strata_nccl_proto_name(n.proto));
+        else if (best >= 0)
+            fprintf(out, " %9.4g %9.4g%s\n", c[best].algbw / 1e9, c[best].busbw / 1e9,
+                    a->nccl ? "  (NCCL: none)" : "");
+        else
+            fprintf(out, "\n");
     }
 }
 
@@ -182,7 +212,7 @@ static void print_crossovers(FILE *out, const strata_coll_machine_t *m, const co
     double sizes[16];
     strata_algo_t algos[16];
     strata_coll_cost_t c;
-    if (a->algo >= 0 || strata_coll_select(m, a->op, a->lo, &c, NULL)) return;
+    if (a->algo >= 0 || a->nccl || strata_coll_select(m, a->op, a->lo, &c, NULL)) return;
     size_t n = strata_coll_crossovers(m, a->op, a->lo, a->hi, sizes, algos, 16);
     char b[32];
     fprintf(out, "\nchoice: %s from %s", strata_algo_name(c.algo), fmt_size(a->lo, b, sizeof(b)));
@@ -213,6 +243,29 @@ static void print_forms(FILE *out, const strata_coll_machine_t *m, const coll_ar
     }
 }
 
+/* --select nccl: NCCL's pick, its own estimate and strata's price of it. */
+static void print_nccl(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a,
+                       const strata_coll_cost_t *best)
+{
+    strata_nccl_choice_t n;
+    if (!a->nccl) return;
+    if (!nccl_at(m, a, a->explain, &n)) {
+        fprintf(out, "NCCL: implements no algorithm for %s here\n", strata_coll_name(a->op));
+        return;
+    }
+    fprintf(out,
+            "NCCL would run %s/%s (its tuning model: %.4g us); strata prices that schedule\n"
+            "  (%s, %s payload %.1f%%) at %.4g us: algbw %.4g, busbw %.4g GB/s",
+            strata_nccl_algo_name(n.algo), strata_nccl_proto_name(n.proto), n.model_time * 1e6,
+            strata_algo_name(n.cost.algo), strata_nccl_proto_name(n.proto), 100 * n.proto_eta,
+            n.cost.time * 1e6, n.cost.algbw / 1e9, n.cost.busbw / 1e9);
+    if (best && best->algo != n.cost.algo && best->time > 0)
+        fprintf(out, ";\n  strata's best schedule (%s) takes %.4g us, %.1f %% less",
+                strata_algo_name(best->algo), best->time * 1e6,
+                100 * (1 - best->time / n.cost.time));
+    fprintf(out, "\n");
+}
+
 static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)
 {
     strata_coll_cost_t c[STRATA_ALGO_COUNT];
@@ -233,9 +286,14 @@ static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_
                 k->steps, k->chunks, k->bytes_intra, k->bytes_inter, k->alpha * 1e6, k->beta * 1e6,
                 k->gamma * 1e6, k->bound);
     }
-    if (best >= 0)
+    if (best >= 0) {
+        const char *lib = strata_algo_libraries((strata_algo_t)best);
         fprintf(out, "bottleneck: %s with %s is %s-bound\n", strata_coll_name(a->op),
                 strata_algo_name((strata_algo_t)best), c[best].bound);
+        fprintf(out, "  %s: %s\n", strata_algo_name((strata_algo_t)best),
+                lib ? lib : "no shipping library implements it (strata's own schedule)");
+    }
+    print_nccl(out, m, a, best >= 0 ? &c[best] : NULL);
     print_forms(out, m, a, ok);
 }
 
@@ -271,7 +329,16 @@ static void print_json(FILE *out, const strata_coll_machine_t *m, const coll_arg
             json_cost(out, &c[al]);
             first = false;
         }
-        fprintf(out, "]}%s\n", s * 2 <= hi * 1.0000001 ? "," : "");
+        strata_nccl_choice_t n;
+        fprintf(out, "]");
+        if (nccl_at(m, a, s, &n)) {
+            fprintf(out, ", \"nccl\": {\"algo\": \"%s\", \"proto\": \"%s\", \"model_time_s\": %.6g, "
+                         "\"schedule\": ",
+                    strata_nccl_algo_name(n.algo), strata_nccl_proto_name(n.proto), n.model_time);
+            json_cost(out, &n.cost);
+            fprintf(out, "}");
+        }
+        fprintf(out, "}%s\n", s * 2 <= hi * 1.0000001 ? "," : "");
     }
     fprintf(out, "  ]\n}\n");
 }

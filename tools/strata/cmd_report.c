@@ -19,7 +19,8 @@
 /* The section table: one line per layer, in stack order. */
 static const report_section_t *const sections[] = {
     &report_link_section, &report_topo_section,       &report_coll_section,
-    &report_sim_section,  &report_bottleneck_section, NULL,
+    &report_sim_section,  &report_plan_section,       &report_bottleneck_section,
+    &report_host_section, NULL,
 };
 
 /* ==== Shared helpers ==== */
@@ -216,6 +217,7 @@ static int run_sections(const report_ctx_t *ctx, const char *only)
     header(ctx);
     for (size_t i = 0; sections[i]; i++) {
         if (only && strcmp(only, sections[i]->name) != 0) continue;
+        if (!only && sections[i] == &report_host_section && !report_host_applies(ctx)) continue;
         strata_error_t err;
         strata_error_clear(&err);
         if (ctx->json)

@@ -1,0 +1,16 @@
+/*
+ * accel_probe.c — run only the accelerator part of `strata probe`
+ * (src/probe/cuda.c): host<->device bandwidth pinned and pageable, peer
+ * copies, NCCL allreduce. Built with -DSTRATA_CUDA=ON and a CUDA toolkit.
+ */
+#include <stdio.h>
+
+void probe_accel_report(char *buf, size_t len); /* src/probe/cuda.c */
+
+int main(void)
+{
+    static char buf[4096];
+    probe_accel_report(buf, sizeof(buf));
+    fputs(buf, stdout);
+    return buf[0] ? 0 : 1;
+}

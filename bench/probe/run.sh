@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Calibrate, then predict against measured, side by side (bench/README.md,
+# "probe"): strata probe --save, then strata bench allreduce at 2 and 4
+# ranks with --model, 8 B to 64 MiB, and the load before and after.
+# usage: bash bench/probe/run.sh [BUILD_DIR] [--quick]
+set -eu
+build=${1:-build/release}
+quick=${2:-}
+S=$build/tools/strata/strata
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+echo "# $(date -u +%FT%TZ) $(uptime)"
+"$S" probe $quick --save "$out/local.json" | grep -E "all pairs|alpha|one way|per rank|^  +[0-9]+ [KM]iB|bottleneck"
+for n in 2 4; do
+  echo "# $(uptime)"
+  "$S" bench allreduce -n "$n" -b 8 -e 64M -f 2 -w 5 -i 40 -c 0 --model "$out/local.json" \
+    >"$out/bench.txt"
+  awk '/^#  *size|^#  *\(B\)/ || !/^#/ {print}' "$out/bench.txt" | cut -c1-22,101-
+  grep "Model error" "$out/bench.txt"
+done
+echo "# $(uptime)"

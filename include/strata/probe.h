@@ -1,0 +1,271 @@
+/*
+ * strata/probe.h — measure the machine strata runs on, and calibrate the
+ * model of it.
+ *
+ * strata_probe_run() measures, each figure as the median and spread of
+ * repeated timings: memory read/write/copy bandwidth per NUMA node
+ * (temporal and non-temporal stores, one core and all cores of the node),
+ * the core-to-core cache-line transfer latency matrix, the shared-memory
+ * transport's α and β between two ranks (strata's own send/recv, through
+ * the public comm API) and its cost per rank when ranks outnumber cores,
+ * TCP latency and bandwidth over loopback (or to a peer), and the system
+ * costs the runtime pays (a process switch, a futex wake, a first-touch
+ * page fault). Every measured figure is checked for physical sense before
+ * it is accepted (strata_probe_check_*).
+ *
+ * Calibration: strata_probe_save() writes a cluster file (docs/formats.md)
+ * of this host whose links carry the measured α and bandwidth ("measured":
+ * date, spread, method), plus a top-level "measured" object with the
+ * figures the runtime model needs; strata_probe_calib_load() reads them
+ * back, and strata_probe_predict() is the calibrated prediction of strata's
+ * own collectives on this host (docs/probe.md: which measurement sets
+ * which parameter; nothing is fitted to a collective's timing).
+ *
+ * Thread safety: strata_probe_run forks ranks and starts threads of its
+ * own; call it from one thread. Everything else is pure.
+ */
+#ifndef STRATA_PROBE_H
+#define STRATA_PROBE_H
+
+#include "strata/comm.h"
+#include "strata/common.h"
+#include "strata/sched.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== Statistics of repeated timings ==== */
+
+/* Median, extremes and spread of n samples. spread is the interquartile
+ * range over the median (0.1 = the middle half of the samples lies within
+ * ±5 % of the median); 0 for one sample. */
+typedef struct strata_probe_stat {
+    double median, min, max, spread;
+    int n; /* samples; 0 = not measured */
+} strata_probe_stat_t;
+
+/* Summarise n samples (not modified). Errors: n == 0, a NaN or infinite
+ * sample (STRATA_ERR_INVALID, message in err). */
+STRATA_API strata_status_t strata_probe_stat(const double *x, size_t n, strata_probe_stat_t *stat_p,
+                                             strata_error_t *err);
+/* Bytes per second for `bytes` moved in `seconds`; -1 when seconds <= 0 or
+ * bytes < 0 (no bandwidth can be derived). */
+STRATA_API double strata_probe_bandwidth(double bytes, double seconds);
+
+/* Physical sense. A latency must be finite and > 0; a bandwidth finite,
+ * > 0 and, when ceiling > 0, not above it (ceiling: the fastest the
+ * hardware can move bytes, e.g. the memory bus hwloc reports). On failure
+ * write "WHAT: ..." into err and return STRATA_ERR_RANGE. */
+STRATA_API strata_status_t strata_probe_check_latency(const char *what, double seconds,
+                                                      strata_error_t *err);
+STRATA_API strata_status_t strata_probe_check_bandwidth(const char *what, double bytes_per_s,
+                                                        double ceiling, strata_error_t *err);
+
+/* ==== Measuring ==== */
+
+#define STRATA_PROBE_NUMA_MAX  8
+#define STRATA_PROBE_CORES_MAX 64
+#define STRATA_PROBE_CURVE_MAX 12
+
+/* The memory kernels: read (sum of 64-bit words), write (memset-like
+ * stores), write with non-temporal stores, copy (memcpy), copy with
+ * non-temporal stores, and the fp32 sum of two vectors into a third
+ * (bytes counted: the output, as the engine's reduce_bw). */
+#define STRATA_PROBE_MEM_MAP(X)                                                                    \
+    X(READ, "read")                                                                                \
+    X(WRITE, "write")                                                                              \
+    X(WRITE_NT, "write-nt")                                                                        \
+    X(COPY, "copy")                                                                                \
+    X(COPY_NT, "copy-nt")                                                                          \
+    X(REDUCE, "reduce")
+
+typedef enum {
+#define STRATA_PROBE_MEM_ENUM(name, text) STRATA_PROBE_MEM_##name,
+    STRATA_PROBE_MEM_MAP(STRATA_PROBE_MEM_ENUM)
+#undef STRATA_PROBE_MEM_ENUM
+        STRATA_PROBE_MEM_KINDS
+} strata_probe_mem_kind_t;
+
+STRATA_API const char *strata_probe_mem_kind_name(strata_probe_mem_kind_t kind);
+
+/* One NUMA node: bandwidth (B/s) of each kernel on a buffer of
+ * strata_probe_result_t.big_bytes, with one core and with all the node's
+ * cores together (aggregate). */
+typedef struct strata_probe_numa {
+    int node;
+    int cores;
+    strata_probe_stat_t one[STRATA_PROBE_MEM_KINDS];
+    strata_probe_stat_t all[STRATA_PROBE_MEM_KINDS];
+} strata_probe_numa_t;
+
+typedef struct strata_probe_opts {
+    bool quick;       /* total under 10 s instead of under a minute */
+    bool progress;    /* draw a progress bar on stderr when it is a terminal */
+    const char *peer; /* "host:port" of a `strata probe --serve PORT`, or NULL: loopback */
+} strata_probe_opts_t;
+
+/* Everything one probe measured. Latencies in seconds, bandwidths in B/s. */
+typedef struct strata_probe_result {
+    char date[32];      /* UTC, ISO 8601 */
+    char host[64];      /* hostname */
+    char cpu_model[96]; /* hwloc's CPUModel, "" when unknown */
+    int cores;          /* cores this process may use */
+    int cpus[STRATA_PROBE_CORES_MAX]; /* their OS ids (the first `cores`, at most 64) */
+    int package[STRATA_PROBE_CORES_MAX]; /* socket (hwloc package) of each, 0 when unknown */
+    int packages;                        /* sockets among them (>= 1) */
+    bool quick;
+    double seconds; /* the probe's own run time */
+
+    /* the hardware ceiling bandwidths are checked against; 0 = none known */
+    double bus_ceiling;
+    char ceiling_source[96];
+
+    /* memory */
+    size_t big_bytes; /* buffer of the per-node table */
+    int numa_nodes;
+    strata_probe_numa_t numa[STRATA_PROBE_NUMA_MAX];
+    /* one core of node 0: copy, reduce and read bandwidth against the buffer size */
+    int curve_n;
+    double curve_bytes[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t copy_curve[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t reduce_curve[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t read_curve[STRATA_PROBE_CURVE_MAX];
+
+    /* coherence: one-way cache-line transfer latency, c2c[i][j] between
+     * cpus[i] and cpus[j] (median; 0 on the diagonal), and over all pairs */
+    double c2c[STRATA_PROBE_CORES_MAX][STRATA_PROBE_CORES_MAX];
+    strata_probe_stat_t c2c_all;
+    /* medians of the matrix within a socket and across sockets (0 samples
+     * when the cpus sit on one socket) */
+    strata_probe_stat_t c2c_within, c2c_across;
+    /* hand-over bandwidth (B/s) by size: cpus[0] and cpus[1] each write
+     * bytes into lines the other holds, then copy out the other's, both at
+     * once; bytes / (write + copy) of the slower; 0 points when one cpu */
+    int remote_n;
+    double remote_bytes[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t remote_copy[STRATA_PROBE_CURVE_MAX];
+
+    /* strata's shared-memory transport, ranks 0 and 1 (strata_comm_send/recv):
+     * alpha = one-way time of an 8-byte message; bw = bytes / (one-way time
+     * − alpha) for shm_bw_bytes; per_rank = the extra time of one barrier
+     * per rank beyond the cores (barrier at 2 × cores ranks minus at cores
+     * ranks, over the added ranks); 0 samples when cores < 2 */
+    strata_probe_stat_t shm_alpha, shm_bw;
+    size_t shm_bw_bytes;
+    /* one-way send/recv time against the message size (shm_curve_bytes[0]
+     * is 8 B: shm_oneway[0] is shm_alpha) */
+    int shm_curve_n;
+    double shm_curve_bytes[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t shm_oneway[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t barrier_fit, barrier_over, per_rank;
+    int ranks_fit, ranks_over;
+
+    /* TCP: one-way time of an 8-byte message, and streaming bandwidth */
+    strata_probe_stat_t tcp_alpha, tcp_bw;
+    char tcp_target[96]; /* "loopback" or the peer */
+
+    /* system costs */
+    strata_probe_stat_t proc_switch, futex_wake, page_fault;
+
+    /* accelerators: what the optional CUDA path says (never empty) */
+    char accel_note[1024];
+} strata_probe_result_t;
+
+/* Run every measurement. progress on a terminal; total under 60 s (10 s
+ * with quick) on an idle host. On success *res_p is owned by the caller
+ * (free with strata_probe_destroy). A figure that fails its sanity check
+ * fails the probe with the check's message (STRATA_ERR_RANGE). */
+STRATA_API strata_status_t strata_probe_run(const strata_probe_opts_t *opts,
+                                            strata_probe_result_t **res_p, strata_error_t *err);
+STRATA_API void strata_probe_destroy(strata_probe_result_t *res);
+
+/* Check every figure of res for physical sense (what strata_probe_run
+ * does before returning); the first failure is reported. */
+STRATA_API strata_status_t strata_probe_validate(const strata_probe_result_t *res,
+                                                 strata_error_t *err);
+
+/* Serve TCP probes on port (0.0.0.0) for a peer's `strata probe --peer`;
+ * answers one client, then returns. timeout_s bounds the wait. */
+STRATA_API strata_status_t strata_probe_serve(int port, double timeout_s, strata_error_t *err);
+
+/* ==== Output and calibration ==== */
+
+/* Human-readable table; JSON document (the same figures). */
+STRATA_API void strata_probe_print(const strata_probe_result_t *res, FILE *out);
+STRATA_API strata_status_t strata_probe_write_json(const strata_probe_result_t *res, FILE *out,
+                                                   strata_error_t *err);
+
+/* What the calibrated model of this host uses (docs/probe.md). */
+typedef struct strata_probe_calib {
+    char date[32];
+    int cores;
+    double line_latency;   /* s, one-way cache-line transfer (c2c median) */
+    double shm_alpha;      /* s, strata send/recv 8 B one way */
+    double shm_bw;         /* B/s, strata send/recv streaming */
+    double per_rank;       /* s per extra rank per synchronisation beyond the cores */
+    double proc_switch;    /* s */
+    double mem_copy_all;   /* B/s, all cores of node 0 copying together */
+    int curve_n;
+    double curve_bytes[STRATA_PROBE_CURVE_MAX];
+    double copy_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
+    double reduce_bw[STRATA_PROBE_CURVE_MAX]; /* one core, by buffer size */
+    double read_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
+    int remote_n; /* hand-over between cores, by size */
+    double remote_bytes[STRATA_PROBE_CURVE_MAX];
+    double remote_bw[STRATA_PROBE_CURVE_MAX];
+    double tcp_alpha, tcp_bw;
+    /* strata send/recv one-way time by message size (s) */
+    int shm_n;
+    double shm_bytes[STRATA_PROBE_CURVE_MAX];
+    double shm_oneway[STRATA_PROBE_CURVE_MAX];
+} strata_probe_calib_t;
+
+/* The calibration a result gives. */
+STRATA_API void strata_probe_calib_from(const strata_probe_result_t *res,
+                                        strata_probe_calib_t *calib_p);
+/* Write res as a cluster file of this host (docs/formats.md, docs/probe.md). */
+STRATA_API strata_status_t strata_probe_save(const strata_probe_result_t *res, const char *path,
+                                             strata_error_t *err);
+/* Read the calibration of a cluster file written by strata_probe_save.
+ * A file without "measured" is STRATA_ERR_NOT_FOUND; bad values give
+ * file:line:col. */
+STRATA_API strata_status_t strata_probe_calib_load(const char *path,
+                                                   strata_probe_calib_t *calib_p,
+                                                   strata_error_t *err);
+
+/* Copy and reduce bandwidth of one core for a working set of `bytes`,
+ * interpolated in log(bytes) over the measured curve (clamped at its
+ * ends). */
+STRATA_API double strata_probe_copy_bw(const strata_probe_calib_t *c, double bytes);
+STRATA_API double strata_probe_reduce_bw(const strata_probe_calib_t *c, double bytes);
+STRATA_API double strata_probe_read_bw(const strata_probe_calib_t *c, double bytes);
+/* Hand-over bandwidth between cores for `bytes` (one writes, the other
+ * copies out), likewise; without that curve (one core) from the
+ * send/recv curve. */
+STRATA_API double strata_probe_remote_bw(const strata_probe_calib_t *c, double bytes);
+
+/* Time (s) to move `bytes` from one core's cache to another's as strata's
+ * send/recv does, less its fixed α: interpolated in log(bytes) over the
+ * measured one-way curve, extrapolated at the largest size's rate. */
+STRATA_API double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes);
+
+/* Calibrated prediction (s) of one collective of `bytes` (the nccl-tests
+ * size) on `size` local ranks with strata's engine (algo SHM/AUTO) or its
+ * message-passing schedules (RING, RECDBL). docs/probe.md gives the terms. */
+STRATA_API double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
+                                       strata_comm_algo_t algo, int size, size_t bytes);
+
+/* One paragraph naming what bounds this host's collectives, from the
+ * measurements (memory copy bound, coherence latency, the scheduler when
+ * ranks outnumber cores). Writes into buf; returns buf. */
+STRATA_API const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int ranks,
+                                               char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* STRATA_PROBE_H */

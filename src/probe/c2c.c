@@ -1,0 +1,272 @@
+/*
+ * c2c.c — coherence: the one-way latency of handing a cache line from one
+ * core to another, for every pair of the cores this process may use.
+ *
+ * Two threads, pinned to cores i and j, ping-pong a counter in one 64-byte
+ * line: i writes an odd value and waits for the next even one, j answers.
+ * Each hand-off moves the line (in Modified state) to the other core's
+ * cache, so a batch of N round trips takes 2N transfers; a sample is the
+ * batch time / 2N. The waits are bounded: a side that sees no progress for
+ * 1 s gives up and the section fails (a pinned peer that never runs).
+ * The matrix entry is the median over samples; c2c_all summarises every
+ * sample of every pair (the figure the model and the bottleneck use).
+ */
+#define _GNU_SOURCE
+#include "probe.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdalign.h>
+#include <string.h>
+
+#define TRIPS     100
+#define STALL_S   1.0
+
+typedef struct pingpong {
+    alignas(64) _Atomic uint64_t line;
+    alignas(64) int cpu_a, cpu_b;
+    int samples;
+    double out[PROBE_MAX_REPS];
+    atomic_bool failed;
+} pingpong_t;
+
+/* Wait until *p reaches v; false when STALL_S passes without it. */
+static bool wait_for(_Atomic uint64_t *p, uint64_t v)
+{
+    for (unsigned spins = 0;; spins++) {
+        if (atomic_load_explicit(p, memory_order_acquire) >= v) return true;
+        if ((spins & 1023) == 1023) {
+            static _Thread_local double since;
+            if (spins == 1023) since = util_now();
+            else if (util_now() - since > STALL_S) return false;
+            sched_yield();
+        }
+    }
+}
+
+static void *side_b(void *arg)
+{
+    pingpong_t *pp = arg;
+    probe_pin(pp->cpu_b);
+    uint64_t total = (uint64_t)pp->samples * TRIPS;
+    for (uint64_t k = 1; k <= total && !atomic_load(&pp->failed); k++) {
+        if (!wait_for(&pp->line, 2 * k - 1)) {
+            atomic_store(&pp->failed, true);
+            break;
+        }
+        atomic_store_explicit(&pp->line, 2 * k, memory_order_release);
+    }
+    return NULL;
+}
+
+static void *side_a(void *arg)
+{
+    pingpong_t *pp = arg;
+    probe_pin(pp->cpu_a);
+    uint64_t k = 0;
+    for (int s = 0; s < pp->samples && !atomic_load(&pp->failed); s++) {
+        double t0 = util_now();
+        for (int i = 0; i < TRIPS; i++) {
+            k++;
+            atomic_store_explicit(&pp->line, 2 * k - 1, memory_order_release);
+            if (!wait_for(&pp->line, 2 * k)) {
+                atomic_store(&pp->failed, true);
+                return NULL;
+            }
+        }
+        pp->out[s] = (util_now() - t0) / (2.0 * TRIPS);
+    }
+    return NULL;
+}
+
+/* Median one-way latency between cpus a and b; samples appended to all. */
+static strata_status_t pair(int a, int b, int samples, double *all, int *nall, double *median,
+                            strata_error_t *err)
+{
+    static pingpong_t g_pp; /* static: aligned to its line (the probe runs on one thread) */
+    pingpong_t *pp = &g_pp;
+    pthread_t ta, tb;
+    *pp = (pingpong_t){.cpu_a = a, .cpu_b = b, .samples = samples};
+    atomic_init(&pp->line, 0);
+    strata_status_t st = STRATA_OK;
+    if (pthread_create(&tb, NULL, side_b, pp) != 0) {
+        return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: cannot start a thread");
+    }
+    if (pthread_create(&ta, NULL, side_a, pp) != 0) {
+        atomic_store(&pp->failed, true);
+        st = strata_error_set(err, STRATA_ERR_SYSTEM, "probe: cannot start a thread");
+    } else {
+        pthread_join(ta, NULL);
+    }
+    pthread_join(tb, NULL);
+    if (st == STRATA_OK && atomic_load(&pp->failed))
+        st = strata_error_set(err, STRATA_ERR_TIMEOUT,
+                              "probe: coherence: cpu %d or %d made no progress for %.0f ms "
+                              "(pinned thread not scheduled)",
+                              a, b, STALL_S * 1e3);
+    strata_probe_stat_t s;
+    if (st == STRATA_OK) st = strata_probe_stat(pp->out, (size_t)samples, &s, err);
+    if (st == STRATA_OK) {
+        *median = s.median;
+        for (int i = 0; i < samples && *nall < PROBE_MAX_REPS * 64; i++)
+            all[(*nall)++] = pp->out[i];
+    }
+    return st;
+}
+
+/* The matrix's pairs within a socket and across sockets, summarised. */
+strata_status_t probe_c2c_by_socket(strata_probe_result_t *res, strata_error_t *err)
+{
+    int n = res->cores, nw = 0, na = 0;
+    double *w = util_malloc(sizeof(double) * (size_t)(n * n)),
+           *a = util_malloc(sizeof(double) * (size_t)(n * n));
+    strata_status_t st = STRATA_OK;
+    if (!w || !a) st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n && st == STRATA_OK; i++)
+        for (int j = i + 1; j < n; j++) {
+            if (res->package[i] == res->package[j])
+                w[nw++] = res->c2c[i][j];
+            else
+                a[na++] = res->c2c[i][j];
+        }
+    if (st == STRATA_OK && nw) st = strata_probe_stat(w, (size_t)nw, &res->c2c_within, err);
+    if (st == STRATA_OK && na) st = strata_probe_stat(a, (size_t)na, &res->c2c_across, err);
+    util_free(w), util_free(a);
+    return st;
+}
+
+strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    int n = res->cores, pairs = n * (n - 1) / 2, done = 0, nall = 0;
+    if (pairs == 0) return STRATA_OK;
+    /* ~0.1 ms per round trip pair of samples on a quiet host; keep within budget */
+    int samples = (int)(budget / pairs / (TRIPS * 2 * 200e-9)) / 4;
+    if (samples < PROBE_MIN_REPS) samples = PROBE_MIN_REPS;
+    if (samples > PROBE_MAX_REPS - 1) samples = PROBE_MAX_REPS - 1;
+    double *all = util_malloc(sizeof(double) * PROBE_MAX_REPS * 64);
+    if (!all) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    strata_status_t st = STRATA_OK;
+    for (int i = 0; i < n && st == STRATA_OK; i++)
+        for (int j = i + 1; j < n && st == STRATA_OK; j++) {
+            double m = 0;
+            st = pair(res->cpus[i], res->cpus[j], samples, all, &nall, &m, err);
+            res->c2c[i][j] = res->c2c[j][i] = m;
+            probe_tick(x, budget, (double)++done / pairs);
+        }
+    if (st == STRATA_OK) st = strata_probe_stat(all, (size_t)nall, &res->c2c_all, err);
+    if (st == STRATA_OK && res->packages > 1) st = probe_c2c_by_socket(res, err);
+    util_free(all);
+    return st;
+}
+
+/* ==== Bytes another core wrote ==== */
+
+/* Hand-over bandwidth: bytes one core writes into lines the other core
+ * holds (it read them last round) and the other core then copies out —
+ * what strata's engine does with every staged and reduced slice, both
+ * cores at once (every rank stages and pulls at the same time). In round
+ * k each of two threads (cpus a and b) writes `bytes` into its own shared
+ * buffer (timed: the stores must take the lines back from the peer's
+ * cache); once both posted, each copies the other's buffer into a private
+ * one (timed); a sample is bytes / the slower thread's write + copy. */
+typedef struct remote {
+    _Atomic uint64_t arrived; /* both threads add 1 per phase */
+    int cpu[2], rounds;
+    size_t bytes;
+    unsigned char *shared[2], *mine[2];
+    double t[2][PROBE_MAX_REPS];
+    atomic_bool failed;
+} remote_t;
+
+typedef struct remote_side {
+    remote_t *x;
+    int me;
+} remote_side_t;
+
+/* Arrive at phase p and wait for the other thread. */
+static bool phase(remote_t *x, uint64_t p)
+{
+    atomic_fetch_add(&x->arrived, 1);
+    if (wait_for(&x->arrived, 2 * (p + 1))) return true;
+    atomic_store(&x->failed, true);
+    return false;
+}
+
+static void *remote_side(void *arg)
+{
+    remote_side_t *sd = arg;
+    remote_t *x = sd->x;
+    int me = sd->me, other = 1 - me;
+    probe_pin(x->cpu[me]);
+    memset(x->mine[me], 0, x->bytes); /* own pages, in own cache */
+    for (int k = 0; k < x->rounds && !atomic_load(&x->failed); k++) {
+        double t0 = util_now();
+        memset(x->shared[me], k + 1, x->bytes);
+        double tw = util_now() - t0;
+        if (!phase(x, 2 * (uint64_t)k)) break;
+        t0 = util_now();
+        memcpy(x->mine[me], x->shared[other], x->bytes);
+        x->t[me][k] = tw + util_now() - t0;
+        if (!phase(x, 2 * (uint64_t)k + 1)) break;
+    }
+    return NULL;
+}
+
+static strata_status_t remote_size(int a, int b, size_t bytes, int rounds,
+                                   strata_probe_stat_t *s, strata_error_t *err)
+{
+    remote_t *x = util_malloc(sizeof(*x));
+    if (!x) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    *x = (remote_t){.cpu = {a, b}, .rounds = rounds, .bytes = bytes};
+    atomic_init(&x->arrived, 0);
+    atomic_init(&x->failed, false);
+    strata_status_t st = STRATA_OK;
+    for (int i = 0; i < 2; i++) {
+        x->shared[i] = util_malloc(bytes), x->mine[i] = util_malloc(bytes);
+        if (!x->shared[i] || !x->mine[i])
+            st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    }
+    remote_side_t sd[2] = {{x, 0}, {x, 1}};
+    pthread_t th[2];
+    int started = 0;
+    for (; started < 2 && st == STRATA_OK; started++)
+        if (pthread_create(&th[started], NULL, remote_side, &sd[started]) != 0) {
+            atomic_store(&x->failed, true);
+            st = strata_error_set(err, STRATA_ERR_SYSTEM, "probe: cannot start a thread");
+            break;
+        }
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    if (st == STRATA_OK && atomic_load(&x->failed))
+        st = strata_error_set(err, STRATA_ERR_TIMEOUT,
+                              "probe: coherence: cpu %d or %d made no progress for %.0f ms", a, b,
+                              STALL_S * 1e3);
+    double bw[PROBE_MAX_REPS];
+    for (int k = 1; k < rounds && st == STRATA_OK; k++) /* rounds 0 pays first touches */
+        bw[k - 1] = strata_probe_bandwidth((double)bytes, x->t[0][k] > x->t[1][k] ? x->t[0][k]
+                                                                                 : x->t[1][k]);
+    if (st == STRATA_OK) st = strata_probe_stat(bw, (size_t)rounds - 1, s, err);
+    for (int i = 0; i < 2; i++)
+        util_free(x->shared[i]), util_free(x->mine[i]);
+    util_free(x);
+    return st;
+}
+
+strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    static const double sizes[] = {4096, 16384, 65536, 262144, 1048576, 4194304, 16777216};
+    int n = x->opts->quick ? 5 : 7;
+    if (res->cores < 2) return STRATA_OK;
+    strata_status_t st = STRATA_OK;
+    res->remote_n = n;
+    for (int i = 0; i < n && st == STRATA_OK; i++) {
+        res->remote_bytes[i] = sizes[i];
+        st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], x->opts->quick ? 8 : 16,
+                         &res->remote_copy[i], err);
+        probe_tick(x, budget, (double)(i + 1) / n);
+    }
+    return st;
+}

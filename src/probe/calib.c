@@ -1,0 +1,463 @@
+/*
+ * calib.c — calibration: what the probe measured, written as a cluster
+ * file of this host and read back; the calibrated prediction of strata's
+ * own collectives; and the bottleneck the measurements name.
+ *
+ * Which measurement sets which parameter (docs/probe.md):
+ *   line_latency  coherence matrix, median over all pairs: the cost of one
+ *                 flag hand-off, i.e. of each synchronisation of the engine.
+ *   copy_bw(b), reduce_bw(b)  one core's memcpy and two-input fp32 sum on a
+ *                 buffer of b bytes (the curve), read at the collective's
+ *                 working set; capped by the all-core copy rate shared among
+ *                 the ranks once the working set leaves the private caches.
+ *   per_rank      barrier at 2 × cores ranks minus at cores ranks: the extra
+ *                 cost of a synchronisation per rank beyond the cores.
+ *   shm_alpha, shm_bw  strata send/recv ping-pong: the link α and β of the
+ *                 cluster file, and of the message-passing schedules.
+ * No allreduce (or other collective the model predicts) is timed to set
+ * any of them.
+ */
+#define _GNU_SOURCE
+#include "probe.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+json_t *probe_stat_json(const strata_probe_stat_t *s);
+
+/* ==== From a result ==== */
+
+void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_t *c)
+{
+    memset(c, 0, sizeof(*c));
+    snprintf(c->date, sizeof(c->date), "%s", r->date);
+    c->cores = r->cores;
+    c->line_latency = r->c2c_all.median;
+    c->shm_alpha = r->shm_alpha.median;
+    c->shm_bw = r->shm_bw.median;
+    c->per_rank = r->per_rank.n ? r->per_rank.median : 0;
+    if (c->per_rank < 0) c->per_rank = 0; /* noise around a zero cost */
+    c->proc_switch = r->proc_switch.median;
+    c->mem_copy_all = r->numa_nodes ? r->numa[0].all[STRATA_PROBE_MEM_COPY].median : 0;
+    c->curve_n = r->curve_n;
+    for (int i = 0; i < r->curve_n; i++) {
+        c->curve_bytes[i] = r->curve_bytes[i];
+        c->copy_bw[i] = r->copy_curve[i].median;
+        c->reduce_bw[i] = r->reduce_curve[i].median;
+        c->read_bw[i] = r->read_curve[i].median;
+    }
+    c->tcp_alpha = r->tcp_alpha.median;
+    c->tcp_bw = r->tcp_bw.median;
+    c->remote_n = r->remote_n;
+    for (int i = 0; i < r->remote_n; i++) {
+        c->remote_bytes[i] = r->remote_bytes[i];
+        c->remote_bw[i] = r->remote_copy[i].median;
+    }
+    c->shm_n = r->shm_curve_n;
+    for (int i = 0; i < r->shm_curve_n; i++) {
+        c->shm_bytes[i] = r->shm_curve_bytes[i];
+        c->shm_oneway[i] = r->shm_oneway[i].median;
+    }
+}
+
+/* ==== Saving ==== */
+
+static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_calib_t *c)
+{
+    json_t *curve = json_array(), *shm = json_array(), *remote = json_array();
+    for (int i = 0; i < c->remote_n; i++)
+        json_array_append_new(remote, json_pack("{s:o,s:o,s:o}", "bytes",
+                                                util_json_real(c->remote_bytes[i]), "handover_Bps",
+                                                util_json_real(c->remote_bw[i]), "spread",
+                                                util_json_real(r->remote_copy[i].spread)));
+    for (int i = 0; i < c->shm_n; i++)
+        json_array_append_new(shm, json_pack("{s:o,s:o,s:o}", "bytes",
+                                             util_json_real(c->shm_bytes[i]), "oneway_s",
+                                             util_json_real(c->shm_oneway[i]), "spread",
+                                             util_json_real(r->shm_oneway[i].spread)));
+    for (int i = 0; i < c->curve_n; i++)
+        json_array_append_new(curve, json_pack("{s:o,s:o,s:o,s:o}", "bytes",
+                                               util_json_real(c->curve_bytes[i]), "copy_Bps",
+                                               util_json_real(c->copy_bw[i]), "reduce_Bps",
+                                               util_json_real(c->reduce_bw[i]), "read_Bps",
+                                               util_json_real(c->read_bw[i])));
+    return json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date",
+                     c->date,
+                     "by", "strata probe (docs/probe.md)", "cores", c->cores, "line_latency_s",
+                     util_json_real(c->line_latency), "shm_alpha_s", util_json_real(c->shm_alpha),
+                     "shm_bw_Bps", util_json_real(c->shm_bw), "per_rank_s",
+                     util_json_real(c->per_rank), "proc_switch_s",
+                     util_json_real(c->proc_switch), "mem_copy_all_Bps",
+                     util_json_real(c->mem_copy_all), "curve", curve, "handover_curve", remote,
+                     "shm_curve", shm,
+                     "tcp_alpha_s",
+                     util_json_real(c->tcp_alpha), "tcp_bw_Bps", util_json_real(c->tcp_bw),
+                     "spread", json_pack("{s:o,s:o,s:o,s:o}", "line_latency",
+                                         util_json_real(r->c2c_all.spread), "shm_alpha",
+                                         util_json_real(r->shm_alpha.spread), "shm_bw",
+                                         util_json_real(r->shm_bw.spread), "per_rank",
+                                         util_json_real(r->per_rank.spread)));
+}
+
+static json_t *server_json(const strata_probe_result_t *r, const strata_probe_calib_t *c)
+{
+    char info[160], model[96];
+    snprintf(model, sizeof(model), "%s", r->cpu_model[0] ? r->cpu_model : "unknown");
+    for (size_t n = strlen(model); n > 0 && model[n - 1] == ' ';)
+        model[--n] = 0;
+    snprintf(info, sizeof(info), "%d cpu(s) measured by strata probe on %s; one rank per core",
+             r->cores, r->date);
+    json_t *dev = json_pack("{s:s,s:s,s:i,s:s,s:s}", "name", "core", "kind", "cpu", "count",
+                            r->cores, "model", model, "info", info);
+    json_t *links = json_array();
+    if (r->cores > 1)
+        json_array_append_new(
+            links, json_pack("{s:s,s:s,s:{s:o,s:o,s:o,s:o,s:s,s:s}}", "mesh", "core", "link", "shm",
+                             "measured", "bw_Bps", util_json_real(c->shm_bw), "alpha_s",
+                             util_json_real(c->shm_alpha), "bw_spread",
+                             util_json_real(r->shm_bw.spread), "alpha_spread",
+                             util_json_real(r->shm_alpha.spread), "date", r->date, "method",
+                             "strata send/recv ping-pong between two ranks: alpha = 8 B one "
+                             "way, bw = bytes / (one way - alpha)"));
+    return json_pack("{s:[o],s:o}", "devices", dev, "links", links);
+}
+
+strata_status_t strata_probe_save(const strata_probe_result_t *r, const char *path,
+                                  strata_error_t *err)
+{
+    if (!r || !path) return strata_error_set(err, STRATA_ERR_INVALID, "probe: nothing to save");
+    strata_probe_calib_t c;
+    strata_probe_calib_from(r, &c);
+    char desc[256], src[128];
+    snprintf(desc, sizeof(desc),
+             "this host (%s) as strata probe measured it on %s: cores joined by strata's "
+             "shared-memory transport",
+             r->host, r->date);
+    snprintf(src, sizeof(src), "strata probe, %s (docs/probe.md)", r->date);
+    json_t *doc = json_pack("{s:s,s:s,s:[s],s:i,s:o,s:o}", "name", "local-measured",
+                            "description", desc, "sources", src, "servers", 1, "server",
+                            server_json(r, &c), "measured", calib_json(r, &c));
+    if (!doc) return strata_error_set(err, STRATA_ERR_NOMEM, "probe: cannot build the file");
+    FILE *f = fopen(path, "w");
+    int rc = f ? util_json_dump(doc, f) : -1;
+    if (f && fclose(f) != 0) rc = -1; /* as topo's export writes it: no final newline */
+    json_decref(doc);
+    if (rc != 0)
+        return strata_error_set(err, STRATA_ERR_IO, "%s: cannot write the cluster file", path);
+    return STRATA_OK;
+}
+
+/* ==== Loading ==== */
+
+static strata_status_t num(util_json_doc_t *d, json_t *m, const char *key, bool positive,
+                           double *out, strata_error_t *err)
+{
+    strata_status_t st = util_json_req_num(d, m, key, out, err);
+    if (st) return st;
+    if (!isfinite(*out) || *out < 0 || (positive && *out == 0))
+        return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE, "\"%s\" must be %s", key,
+                               positive ? "> 0" : ">= 0");
+    return STRATA_OK;
+}
+
+static strata_status_t read_curve(util_json_doc_t *d, json_t *m, strata_probe_calib_t *c,
+                                  strata_error_t *err)
+{
+    json_t *a, *p;
+    size_t i;
+    strata_status_t st = util_json_req_arr(d, m, "curve", &a, err);
+    if (st) return st;
+    if (json_array_size(a) < 1 || json_array_size(a) > STRATA_PROBE_CURVE_MAX)
+        return util_json_error(d, a, err, STRATA_ERR_PARSE, "\"curve\" needs 1 to %d points",
+                               STRATA_PROBE_CURVE_MAX);
+    json_array_foreach(a, i, p)
+    {
+        if (!json_is_object(p)) return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
+        if ((st = num(d, p, "bytes", true, &c->curve_bytes[i], err)) ||
+            (st = num(d, p, "copy_Bps", true, &c->copy_bw[i], err)) ||
+            (st = num(d, p, "reduce_Bps", true, &c->reduce_bw[i], err)) ||
+            (st = num(d, p, "read_Bps", true, &c->read_bw[i], err)))
+            return st;
+        if (i > 0 && c->curve_bytes[i] <= c->curve_bytes[i - 1])
+            return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
+                                   "curve sizes must increase");
+    }
+    c->curve_n = (int)json_array_size(a);
+    return STRATA_OK;
+}
+
+/* "handover_curve": [{"bytes", "copy_Bps"}...], optional (a one-core host has none). */
+static strata_status_t read_remote_curve(util_json_doc_t *d, json_t *m, strata_probe_calib_t *c,
+                                         strata_error_t *err)
+{
+    json_t *a = json_object_get(m, "handover_curve"), *p;
+    size_t i;
+    strata_status_t st;
+    if (!a) return STRATA_OK;
+    if (!json_is_array(a) || json_array_size(a) > STRATA_PROBE_CURVE_MAX)
+        return util_json_error(d, a, err, STRATA_ERR_PARSE,
+                               "\"handover_curve\" must be an array of at most %d points",
+                               STRATA_PROBE_CURVE_MAX);
+    json_array_foreach(a, i, p)
+    {
+        if (!json_is_object(p))
+            return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
+        if ((st = num(d, p, "bytes", true, &c->remote_bytes[i], err)) ||
+            (st = num(d, p, "handover_Bps", true, &c->remote_bw[i], err)))
+            return st;
+        if (i > 0 && c->remote_bytes[i] <= c->remote_bytes[i - 1])
+            return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
+                                   "curve sizes must increase");
+    }
+    c->remote_n = (int)json_array_size(a);
+    return STRATA_OK;
+}
+
+static strata_status_t read_shm_curve(util_json_doc_t *d, json_t *m, strata_probe_calib_t *c,
+                                      strata_error_t *err)
+{
+    json_t *a, *p;
+    size_t i;
+    strata_status_t st = util_json_req_arr(d, m, "shm_curve", &a, err);
+    if (st) return st;
+    if (json_array_size(a) < 1 || json_array_size(a) > STRATA_PROBE_CURVE_MAX)
+        return util_json_error(d, a, err, STRATA_ERR_PARSE, "\"shm_curve\" needs 1 to %d points",
+                               STRATA_PROBE_CURVE_MAX);
+    json_array_foreach(a, i, p)
+    {
+        if (!json_is_object(p))
+            return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
+        if ((st = num(d, p, "bytes", true, &c->shm_bytes[i], err)) ||
+            (st = num(d, p, "oneway_s", true, &c->shm_oneway[i], err)))
+            return st;
+        if (i > 0 && c->shm_bytes[i] <= c->shm_bytes[i - 1])
+            return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
+                                   "curve sizes must increase");
+    }
+    c->shm_n = (int)json_array_size(a);
+    return STRATA_OK;
+}
+
+strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *c_p,
+                                        strata_error_t *err)
+{
+    util_json_doc_t *d;
+    strata_status_t st = util_json_load_file(path, &d, err);
+    if (st) return st;
+    json_t *root = util_json_root(d), *m = json_is_object(root) ? json_object_get(root, "measured")
+                                                                : NULL;
+    strata_probe_calib_t c = {0};
+    double cores = 0;
+    const char *date = NULL;
+    if (!m) {
+        st = strata_error_set_at(err, STRATA_ERR_NOT_FOUND, path, 0, 0,
+                                 "no \"measured\" object: not written by 'strata probe --save'");
+    } else if (!json_is_object(m)) {
+        st = util_json_error(d, m, err, STRATA_ERR_PARSE, "\"measured\" must be an object");
+    } else if (!(st = util_json_opt_str(d, m, "date", &date, err)) &&
+               !(st = num(d, m, "cores", true, &cores, err)) &&
+               !(st = num(d, m, "line_latency_s", true, &c.line_latency, err)) &&
+               !(st = num(d, m, "shm_alpha_s", true, &c.shm_alpha, err)) &&
+               !(st = num(d, m, "shm_bw_Bps", true, &c.shm_bw, err)) &&
+               !(st = num(d, m, "per_rank_s", false, &c.per_rank, err)) &&
+               !(st = num(d, m, "proc_switch_s", true, &c.proc_switch, err)) &&
+               !(st = num(d, m, "mem_copy_all_Bps", true, &c.mem_copy_all, err)) &&
+               !(st = num(d, m, "tcp_alpha_s", false, &c.tcp_alpha, err)) &&
+               !(st = num(d, m, "tcp_bw_Bps", false, &c.tcp_bw, err))) {
+        st = read_curve(d, m, &c, err);
+        if (st == STRATA_OK) st = read_shm_curve(d, m, &c, err);
+        if (st == STRATA_OK) st = read_remote_curve(d, m, &c, err);
+    }
+    if (st == STRATA_OK) {
+        c.cores = (int)cores;
+        snprintf(c.date, sizeof(c.date), "%s", date ? date : "");
+        *c_p = c;
+    }
+    util_json_doc_destroy(d);
+    return st;
+}
+
+/* ==== The calibrated model ==== */
+
+/* Linear in log(bytes) between the points xs[0..n-1], clamped at the ends. */
+static double interp(int n, const double *xs, const double *bw, double bytes)
+{
+    if (n <= 0) return 0;
+    if (bytes <= xs[0]) return bw[0];
+    for (int i = 1; i < n; i++)
+        if (bytes <= xs[i]) {
+            double f = log(bytes / xs[i - 1]) / log(xs[i] / xs[i - 1]);
+            return bw[i - 1] + f * (bw[i] - bw[i - 1]);
+        }
+    return bw[n - 1];
+}
+
+double strata_probe_copy_bw(const strata_probe_calib_t *c, double bytes)
+{
+    return interp(c->curve_n, c->curve_bytes, c->copy_bw, bytes);
+}
+
+double strata_probe_reduce_bw(const strata_probe_calib_t *c, double bytes)
+{
+    return interp(c->curve_n, c->curve_bytes, c->reduce_bw, bytes);
+}
+
+double strata_probe_read_bw(const strata_probe_calib_t *c, double bytes)
+{
+    return interp(c->curve_n, c->curve_bytes, c->read_bw, bytes);
+}
+
+/* Without a remote curve (one core), the send/recv curve stands in. */
+double strata_probe_remote_bw(const strata_probe_calib_t *c, double bytes)
+{
+    if (c->remote_n > 0) return interp(c->remote_n, c->remote_bytes, c->remote_bw, bytes);
+    double t = strata_probe_shm_move(c, bytes);
+    return t > 0 ? bytes / t : strata_probe_copy_bw(c, bytes);
+}
+
+double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes)
+{
+    int n = c->shm_n;
+    if (n < 2 || bytes <= 0) return 0;
+    double a = c->shm_oneway[0];
+    /* the β part of the one-way time at the measured sizes */
+    if (bytes <= c->shm_bytes[1]) {
+        double m1 = c->shm_oneway[1] - a;
+        return m1 > 0 ? m1 * bytes / c->shm_bytes[1] : 0;
+    }
+    for (int i = 2; i < n; i++)
+        if (bytes <= c->shm_bytes[i]) {
+            double f = log(bytes / c->shm_bytes[i - 1]) / log(c->shm_bytes[i] / c->shm_bytes[i - 1]);
+            double r0 = (c->shm_oneway[i - 1] - a) / c->shm_bytes[i - 1],
+                   r1 = (c->shm_oneway[i] - a) / c->shm_bytes[i];
+            double per_byte = r0 + f * (r1 - r0);
+            return per_byte > 0 ? per_byte * bytes : 0;
+        }
+    double last = (c->shm_oneway[n - 1] - a) / c->shm_bytes[n - 1];
+    return last > 0 ? last * bytes : 0;
+}
+
+#define TINY 56.0   /* engine: data beside a sequence number in one line */
+#define FLAT 2048.0 /* engine: flat allreduce up to here */
+
+/* The scheduler's cost per synchronisation when ranks outnumber cores. */
+static double over_cost(const strata_probe_calib_t *c, int P)
+{
+    return P > c->cores ? (double)(P - c->cores) * c->per_rank : 0;
+}
+
+/* A call's first synchronisation: entering a strata call and handing one
+ * flag to a peer costs what an 8-byte strata message costs one way (the
+ * same path: argument checks, one posted line, one line fetched). */
+static double call_cost(const strata_probe_calib_t *c, int P)
+{
+    return c->shm_alpha + over_cost(c, P);
+}
+
+/* Each further synchronisation inside the call: one line hand-off. */
+static double sync_cost(const strata_probe_calib_t *c, int P)
+{
+    return c->line_latency + over_cost(c, P);
+}
+
+/* strata's engine (docs/runtime.md "Algorithms"). Every byte that passes
+ * between ranks is handed over: its owner writes it into a slot the peers
+ * read last call and a peer copies (or reduces) it out — at the measured
+ * hand-over rate for the size of a slice of a pipeline chunk; a reduction
+ * runs at the slower of that and one core's reduce rate. Each rank also
+ * copies its own slice to its output at one core's copy rate for a buffer
+ * of S, and reads its own input (the part it stages, the part it reduces:
+ * S bytes) at one core's read rate for a buffer of S — the hand-over
+ * curve writes without reading. Ranks beyond the cores serialise their
+ * data work on the shared cores (× k). */
+#define CHUNK 262144.0 /* engine: pipeline chunk */
+
+static double predict_shm(const strata_probe_calib_t *c, strata_coll_t coll, int P, double S)
+{
+    double C = call_cost(c, P), L = sync_cost(c, P), k = P > c->cores ? ceil((double)P / c->cores) : 1;
+    double cp = strata_probe_copy_bw(c, S), f = (P - 1.0) / P;
+    double slice = (S < CHUNK ? S : CHUNK) / P, rem = strata_probe_remote_bw(c, slice);
+    double red = strata_probe_reduce_bw(c, S), pull_red = rem < red ? rem : red;
+    switch (coll) {
+    case STRATA_COLL_ALLREDUCE:
+    case STRATA_COLL_REDUCE:
+        if (S <= TINY) return C;
+        if (S <= FLAT) { /* stage the whole vector, reduce all P copies */
+            double r2 = strata_probe_remote_bw(c, S);
+            return C + k * (P - 1) * S / (r2 < red ? r2 : red);
+        }
+        return C + L +
+               k * (S / strata_probe_read_bw(c, S) + f * S / pull_red + f * S / rem + S / P / cp);
+    case STRATA_COLL_REDUCE_SCATTER:
+        return C + k * f * S / pull_red;
+    case STRATA_COLL_ALLGATHER:
+    case STRATA_COLL_ALLTOALL:
+        return C + k * (S / P / cp + f * S / rem);
+    default: /* broadcast */
+        return C + k * S / rem;
+    }
+}
+
+/* One-way send/recv time of n bytes: α plus the move. */
+static double msg(const strata_probe_calib_t *c, int P, double n)
+{
+    double over = P > c->cores ? (double)(P - c->cores) * c->per_rank : 0;
+    return c->shm_oneway[0] + over + strata_probe_shm_move(c, n);
+}
+
+/* Message passing over the channels (strata's ring and recursive-doubling
+ * schedules): every step is a send/recv at the measured one-way time of
+ * its size, plus reducing what arrived at one core's reduce rate. */
+static double predict_msg(const strata_probe_calib_t *c, strata_coll_t coll,
+                          strata_comm_algo_t algo, int P, double S)
+{
+    bool reduces = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_REDUCE ||
+                   coll == STRATA_COLL_REDUCE_SCATTER;
+    double rd = strata_probe_reduce_bw(c, S);
+    if (algo == STRATA_COMM_RECDBL) {
+        double lg = ceil(log2(P));
+        return lg * (msg(c, P, S) + (reduces ? S / rd : 0));
+    }
+    double blk = S / P, t = (P - 1.0) * (msg(c, P, blk) + (reduces ? blk / rd : 0));
+    if (coll == STRATA_COLL_ALLREDUCE) t += (P - 1.0) * msg(c, P, blk);
+    return t;
+}
+
+double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
+                            strata_comm_algo_t algo, int size, size_t bytes)
+{
+    if (!c || size < 1 || c->curve_n < 1 || c->cores < 1 || c->shm_n < 2) return 0;
+    double S = (double)bytes;
+    if (size == 1) return S / strata_probe_copy_bw(c, S);
+    if (algo == STRATA_COMM_RING || algo == STRATA_COMM_RECDBL)
+        return predict_msg(c, coll, algo, size, S);
+    return predict_shm(c, coll, size, S);
+}
+
+/* ==== The bottleneck ==== */
+
+const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int P, char *buf, size_t len)
+{
+    double big = 64.0 * 1048576, small = 8;
+    double t_small = strata_probe_predict(c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, P, 8),
+           t_fit = c->shm_alpha;
+    double cp = strata_probe_remote_bw(c, (CHUNK < big ? CHUNK : big) / P);
+    int n = snprintf(buf, len,
+                     "At %d ranks on %d cores: a small allreduce is bound by %s (%.0f ns a "
+                     "cache-line hand-off%s); a 64 MiB one by copying what other cores wrote (%.2f GB/s per "
+                     "rank; all cores copying locally together reach %.2f GB/s).",
+                     P, c->cores,
+                     P > c->cores ? "the scheduler (ranks outnumber cores)"
+                                  : "the coherence latency",
+                     c->line_latency * 1e9,
+                     P > c->cores ? ", plus the measured cost per rank beyond the cores" : "",
+                     cp / 1e9, c->mem_copy_all / 1e9);
+    if (n > 0 && (size_t)n < len && P > c->cores)
+        snprintf(buf + n, len - (size_t)n, " Predicted 8 B allreduce: %.2f us, of which %.2f us "
+                                           "the scheduler.",
+                 t_small * 1e6, (t_small - t_fit) * 1e6);
+    (void)small;
+    return buf;
+}

@@ -1,0 +1,64 @@
+/*
+ * probe.h — internal header of the probe module: the measurement sections
+ * share a time budget, a progress bar, CPU pinning and sample loops.
+ *
+ * Design. Each section (mem.c, c2c.c, shm.c, net.c, sys.c) fills its part
+ * of strata_probe_result_t. A section is given a wall-clock budget and
+ * takes repeated samples until it has PROBE_MIN_REPS of them and the
+ * budget is spent, or PROBE_MAX_REPS — so a loaded host gives fewer
+ * samples, never a longer run. The statistics are in stats.c.
+ */
+#ifndef STRATA_PROBE_INT_H
+#define STRATA_PROBE_INT_H
+
+#include "strata/probe.h"
+#include "util.h"
+
+#define PROBE_MIN_REPS 3
+#define PROBE_MAX_REPS 64
+
+typedef struct probe_ctx {
+    const strata_probe_opts_t *opts;
+    strata_probe_result_t *res;
+    util_progress_t bar;
+    double t0, total; /* start and planned total (s) */
+    double done;      /* planned seconds of the finished sections */
+} probe_ctx_t;
+
+/* Redraw the bar for `frac` (0..1) of a section planned at `plan` s. */
+void probe_tick(probe_ctx_t *x, double plan, double frac);
+
+/* Pin the calling thread to OS cpu `cpu`; 0 ok, -1 failed. */
+int probe_pin(int cpu);
+/* The OS ids of the CPUs this process may use (at most max); count. */
+int probe_cpus(int *cpus, int max);
+
+/* A sample loop: fn(arg) returns one sample (> 0) or <= 0 on failure.
+ * Takes samples until budget_s passed and PROBE_MIN_REPS were taken, or
+ * PROBE_MAX_REPS; summarises them. Returns the samples' status. */
+strata_status_t probe_sample(double (*fn)(void *), void *arg, double budget_s,
+                             strata_probe_stat_t *stat_p, strata_error_t *err);
+
+/* Sections. Each returns STRATA_OK or an error with its message. */
+strata_status_t probe_mem(probe_ctx_t *x, double budget_s, strata_error_t *err);
+strata_status_t probe_c2c(probe_ctx_t *x, double budget_s, strata_error_t *err);
+/* Summarise res->c2c by res->package: pairs within a socket, across. */
+strata_status_t probe_c2c_by_socket(strata_probe_result_t *res, strata_error_t *err);
+strata_status_t probe_remote(probe_ctx_t *x, double budget_s, strata_error_t *err);
+strata_status_t probe_shm(probe_ctx_t *x, double budget_s, strata_error_t *err);
+strata_status_t probe_net(probe_ctx_t *x, double budget_s, strata_error_t *err);
+strata_status_t probe_sys(probe_ctx_t *x, double budget_s, strata_error_t *err);
+/* Accelerators: fills res->accel_note (cuda.c, or the reason it is absent). */
+void probe_accel(probe_ctx_t *x, double budget_s);
+
+/* hwloc facts: NUMA nodes with their cpus, memory ceiling (stats of the
+ * host), CPU model. */
+typedef struct probe_numa_cpus {
+    int node;
+    int n;
+    int cpus[STRATA_PROBE_CORES_MAX];
+} probe_numa_cpus_t;
+int probe_numa_layout(probe_numa_cpus_t *nodes, int max, const int *allowed, int nallowed);
+void probe_host_facts(strata_probe_result_t *res);
+
+#endif

@@ -1,0 +1,333 @@
+/*
+ * probe_test.c — the probe's arithmetic on synthetic timings, its sanity
+ * checks, the calibrated cluster file (write, load, round trip through the
+ * topology loader) and the calibrated model's terms, each against values
+ * derived by hand in the comments. Nothing here measures the host: the
+ * measuring path runs in tests/cli/probe_cli.sh with --quick.
+ */
+#define _GNU_SOURCE
+#include "probe.h"
+#include "strata/topo.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define NEAR(a, b, rel) assert_true(fabs((double)(a) - (double)(b)) <= (rel) * fabs((double)(b)) + 1e-30)
+
+/* ==== Statistics ==== */
+
+static void test_stat_odd(void **state)
+{
+    (void)state;
+    /* sorted 1 2 3 4 5: median 3; type-7 quartiles at h = 1 and 3: 2 and 4;
+     * spread = (4 - 2) / 3 */
+    double x[] = {5, 1, 3, 2, 4};
+    strata_probe_stat_t s;
+    assert_int_equal(strata_probe_stat(x, 5, &s, NULL), STRATA_OK);
+    NEAR(s.median, 3, 1e-12);
+    NEAR(s.min, 1, 1e-12);
+    NEAR(s.max, 5, 1e-12);
+    NEAR(s.spread, 2.0 / 3.0, 1e-12);
+    assert_int_equal(s.n, 5);
+    assert_true(x[0] == 5); /* input not reordered */
+}
+
+static void test_stat_even(void **state)
+{
+    (void)state;
+    /* 1 2 3 4: median 2.5; q1 at h = 0.75: 1.75; q3 at h = 2.25: 3.25;
+     * spread = 1.5 / 2.5 = 0.6 */
+    double x[] = {4, 3, 2, 1};
+    strata_probe_stat_t s;
+    assert_int_equal(strata_probe_stat(x, 4, &s, NULL), STRATA_OK);
+    NEAR(s.median, 2.5, 1e-12);
+    NEAR(s.spread, 0.6, 1e-12);
+    /* one sample: no spread */
+    assert_int_equal(strata_probe_stat(x, 1, &s, NULL), STRATA_OK);
+    NEAR(s.median, 4, 1e-12);
+    assert_true(s.spread == 0);
+}
+
+static void test_stat_rejects(void **state)
+{
+    (void)state;
+    double x[] = {1, NAN, 3};
+    strata_probe_stat_t s = {.n = 7};
+    strata_error_t err = {0};
+    assert_int_equal(strata_probe_stat(x, 0, &s, &err), STRATA_ERR_INVALID);
+    assert_int_equal(strata_probe_stat(x, 3, &s, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "sample 1 is not a number"));
+    assert_int_equal(s.n, 7); /* untouched on error */
+}
+
+static void test_bandwidth(void **state)
+{
+    (void)state;
+    /* 64 MiB in 10 ms: 67108864 / 0.01 = 6.7108864e9 B/s */
+    NEAR(strata_probe_bandwidth(67108864.0, 0.01), 6.7108864e9, 1e-12);
+    assert_true(strata_probe_bandwidth(100, 0) < 0);
+    assert_true(strata_probe_bandwidth(100, -1e-6) < 0);
+    assert_true(strata_probe_bandwidth(-1, 1) < 0);
+}
+
+/* ==== Physical sense ==== */
+
+static void test_checks(void **state)
+{
+    (void)state;
+    strata_error_t err = {0};
+    assert_int_equal(strata_probe_check_latency("x", 50e-9, &err), STRATA_OK);
+    assert_int_equal(strata_probe_check_latency("shm alpha", -3e-9, &err), STRATA_ERR_RANGE);
+    assert_non_null(strstr(err.msg, "shm alpha: measured latency -3e-09 s is not physical"));
+    assert_int_equal(strata_probe_check_latency("x", 0, &err), STRATA_ERR_RANGE);
+    assert_int_equal(strata_probe_check_bandwidth("x", 5e9, 0, &err), STRATA_OK);
+    assert_int_equal(strata_probe_check_bandwidth("x", 5e9, 1e10, &err), STRATA_OK);
+    /* 250 GB/s through a 102.4 GB/s bus (8 × DDR5-6400 channels of 12.8) */
+    assert_int_equal(strata_probe_check_bandwidth("memory copy", 250e9, 102.4e9, &err),
+                     STRATA_ERR_RANGE);
+    assert_non_null(strstr(err.msg, "memory copy: measured 250 GB/s is faster than the hardware "
+                                    "allows (102 GB/s)"));
+    assert_int_equal(strata_probe_check_bandwidth("x", -1, 0, &err), STRATA_ERR_RANGE);
+}
+
+static strata_probe_stat_t one(double v)
+{
+    return (strata_probe_stat_t){.median = v, .min = v, .max = v, .n = 1};
+}
+
+/* A plausible result of a 2-core host, every figure chosen by hand. */
+static void synthetic(strata_probe_result_t *r)
+{
+    memset(r, 0, sizeof(*r));
+    snprintf(r->date, sizeof(r->date), "2026-12-01T00:00:00Z");
+    snprintf(r->host, sizeof(r->host), "testhost");
+    snprintf(r->cpu_model, sizeof(r->cpu_model), "Test CPU");
+    r->cores = 2, r->cpus[0] = 0, r->cpus[1] = 1;
+    r->numa_nodes = 1, r->numa[0].cores = 2, r->big_bytes = 64 << 20;
+    for (int k = 0; k < STRATA_PROBE_MEM_KINDS; k++)
+        r->numa[0].one[k] = one(10e9), r->numa[0].all[k] = one(16e9);
+    r->curve_n = 2;
+    r->curve_bytes[0] = 4096, r->curve_bytes[1] = 1048576;
+    r->copy_curve[0] = one(40e9), r->copy_curve[1] = one(10e9);
+    r->reduce_curve[0] = one(20e9), r->reduce_curve[1] = one(5e9);
+    r->read_curve[0] = one(80e9), r->read_curve[1] = one(20e9);
+    r->c2c[0][1] = r->c2c[1][0] = 100e-9;
+    r->c2c_all = one(100e-9);
+    r->remote_n = 2;
+    r->remote_bytes[0] = 4096, r->remote_bytes[1] = 1048576;
+    r->remote_copy[0] = one(8e9), r->remote_copy[1] = one(2e9);
+    r->shm_curve_n = 2;
+    r->shm_curve_bytes[0] = 8, r->shm_curve_bytes[1] = 1048576;
+    r->shm_oneway[0] = one(1e-6);
+    r->shm_oneway[1] = one(1e-6 + 1048576 / 1e9); /* β = 1 GB/s */
+    r->shm_alpha = r->shm_oneway[0];
+    r->shm_bw = one(1e9);
+    r->shm_bw_bytes = 1048576;
+    r->barrier_fit = one(1e-6), r->barrier_over = one(5e-6), r->per_rank = one(2e-6);
+    r->ranks_fit = 2, r->ranks_over = 4;
+    r->tcp_alpha = one(10e-6), r->tcp_bw = one(2e9);
+    r->proc_switch = one(1.2e-6), r->futex_wake = one(5e-6), r->page_fault = one(0.5e-6);
+}
+
+static void test_validate(void **state)
+{
+    (void)state;
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    strata_error_t err = {0};
+    synthetic(r);
+    assert_int_equal(strata_probe_validate(r, &err), STRATA_OK);
+    /* a declared 12 GB/s bus: the one-core 10 GB/s passes, 16 GB/s on all cores does not */
+    r->bus_ceiling = 12e9;
+    assert_int_equal(strata_probe_validate(r, &err), STRATA_ERR_RANGE);
+    assert_non_null(strstr(err.msg, "memory read, node 0, all cores: measured 16 GB/s is faster "
+                                    "than the hardware allows (12 GB/s)"));
+    r->bus_ceiling = 0;
+    r->c2c_all.min = -2e-9; /* a clock that ran backwards */
+    assert_int_equal(strata_probe_validate(r, &err), STRATA_ERR_RANGE);
+    assert_non_null(strstr(err.msg, "coherence (cache-line transfer): measured latency"));
+    free(r);
+}
+
+static void test_sockets(void **state)
+{
+    (void)state;
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    synthetic(r);
+    /* cpus 0,1 on socket 0 and 2,3 on socket 1: within 50 and 60 ns
+     * (median 55); across 150, 160, 170, 180 ns (median 165) */
+    r->cores = 4, r->packages = 2;
+    int pkg[4] = {0, 0, 1, 1};
+    double m[4][4] = {{0, 50, 150, 160}, {50, 0, 170, 180}, {150, 170, 0, 60}, {160, 180, 60, 0}};
+    for (int i = 0; i < 4; i++) {
+        r->package[i] = pkg[i];
+        for (int j = 0; j < 4; j++)
+            r->c2c[i][j] = m[i][j] * 1e-9;
+    }
+    assert_int_equal(probe_c2c_by_socket(r, NULL), STRATA_OK);
+    NEAR(r->c2c_within.median, 55e-9, 1e-12);
+    assert_int_equal(r->c2c_within.n, 2);
+    NEAR(r->c2c_across.median, 165e-9, 1e-12);
+    assert_int_equal(r->c2c_across.n, 4);
+    free(r);
+}
+
+/* ==== Calibrated cluster file ==== */
+
+/* Files carry 6 significant digits (util_json_real): half a unit of the
+ * 6th digit is at most 5e-6 relative. */
+#define RT 5e-6
+
+static void test_save_load_roundtrip(void **state)
+{
+    (void)state;
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    synthetic(r);
+    char path[] = "/tmp/strata_probe_testXXXXXX.json", back[64];
+    int fd = mkstemps(path, 5); /* cluster files are told by their .json */
+    assert_true(fd >= 0);
+    close(fd);
+    strata_error_t err = {0};
+    assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
+    strata_probe_calib_t want, got;
+    strata_probe_calib_from(r, &want);
+    assert_int_equal(strata_probe_calib_load(path, &got, &err), STRATA_OK);
+    assert_string_equal(got.date, "2026-12-01T00:00:00Z");
+    assert_int_equal(got.cores, 2);
+    NEAR(got.line_latency, 100e-9, RT);
+    NEAR(got.shm_alpha, 1e-6, RT);
+    NEAR(got.shm_bw, 1e9, RT);
+    NEAR(got.per_rank, 2e-6, RT);
+    NEAR(got.mem_copy_all, 16e9, RT);
+    assert_int_equal(got.curve_n, 2);
+    NEAR(got.copy_bw[1], want.copy_bw[1], RT);
+    NEAR(got.reduce_bw[0], 20e9, RT);
+    assert_int_equal(got.shm_n, 2);
+    assert_int_equal(got.remote_n, 2);
+    NEAR(got.remote_bw[1], 2e9, RT);
+    NEAR(got.shm_oneway[1], want.shm_oneway[1], RT);
+
+    /* the topology loader takes it: 2 cpu endpoints joined by the measured link */
+    strata_link_catalog_t *cat = NULL;
+    strata_topo_t *t = NULL;
+    assert_int_equal(strata_link_catalog_load(NULL, &cat, &err), STRATA_OK);
+    assert_int_equal(strata_topo_load_spec(path, cat, &t, &err), STRATA_OK);
+    assert_int_equal(strata_topo_endpoint_count(t), 2);
+    assert_int_equal(strata_topo_link_count(t), 1);
+    strata_topo_link_t l = strata_topo_link(t, 0);
+    assert_string_equal(l.kind, "shm");
+    NEAR(l.bw_dir, 1e9, RT);     /* measured β, not a catalog figure */
+    NEAR(l.latency, 1e-6, RT);   /* measured α */
+    strata_topo_destroy(t);
+
+    /* a second save of the loaded calibration's source gives the same bytes */
+    snprintf(back, sizeof(back), "%s.2", path);
+    assert_int_equal(strata_probe_save(r, back, &err), STRATA_OK);
+    char cmd[200];
+    snprintf(cmd, sizeof(cmd), "cmp -s %s %s", path, back);
+    assert_int_equal(system(cmd), 0);
+    strata_link_catalog_destroy(cat);
+    unlink(path), unlink(back);
+    free(r);
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_load_errors(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/strata_probe_badXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    strata_probe_calib_t c;
+    strata_error_t err = {0};
+    char buf[800];
+    write_file(path, "{\"server\": {\"devices\": [{\"name\": \"c\", \"kind\": \"cpu\"}]}}");
+    assert_int_equal(strata_probe_calib_load(path, &c, &err), STRATA_ERR_NOT_FOUND);
+    assert_non_null(strstr(err.msg, "no \"measured\" object"));
+    write_file(path, "{\"measured\": {\"cores\": 2,\n"
+                     "  \"line_latency_s\": -1e-7}}");
+    assert_int_equal(strata_probe_calib_load(path, &c, &err), STRATA_ERR_PARSE);
+    strata_error_str(&err, buf, sizeof(buf));
+    /* the value -1e-7 starts on line 2, column 21 */
+    assert_non_null(strstr(buf, ":2:21: \"line_latency_s\" must be > 0"));
+    unlink(path);
+}
+
+/* ==== The calibrated model ==== */
+
+static void test_predict(void **state)
+{
+    (void)state;
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    synthetic(r);
+    strata_probe_calib_t c;
+    strata_probe_calib_from(r, &c);
+    c.remote_n = 0; /* first without the remote curve: send/recv stands in */
+    /* copy curve: 40 GB/s at 4 KiB, 10 at 1 MiB; at 64 KiB (log-halfway:
+     * log(16)/log(256) = 0.5) 25 GB/s */
+    NEAR(strata_probe_copy_bw(&c, 65536), 25e9, 1e-12);
+    NEAR(strata_probe_copy_bw(&c, 1), 40e9, 1e-12);
+    NEAR(strata_probe_copy_bw(&c, 1e12), 10e9, 1e-12);
+    /* moving 0.5 MiB: the one-way time less α scales linearly below the
+     * second point: 1 MiB / 1e9 × 0.5 = 524.288 us */
+    NEAR(strata_probe_shm_move(&c, 524288), 524.288e-6, 1e-9);
+    /* tiny allreduce: the call and one hand-off, as an 8 B message: 1 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 8), 1e-6, 1e-9);
+    /* 1 MiB at 2 ranks: α + L + reading its own S at 20 GB/s (52.4288 us)
+     * + 2 hand-overs of S/2 (here at send/recv's 1 GB/s) + own S/2 / cp
+     * = 1 + 0.1 + 52.4288 + 2 × 524.288 + 52.4288 us = 1154.5336 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         1154.5336e-6, 1e-9);
+    /* 4 ranks on 2 cores, 8 B: α + 2 ranks × 2 us per rank beyond = 5 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 5e-6, 1e-9);
+    /* ring allreduce of 1 MiB at 2 ranks: 2 steps of 512 KiB send/recv (α 1 us
+     * + 524.288 us each) plus reducing 512 KiB at the reduce rate of the
+     * 1 MiB working set (5 GB/s: 104.8576 us): 2 × 525.288 + 104.8576
+     * = 1155.4336 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_RING, 2, 1048576),
+         1155.4336e-6, 1e-9);
+    /* with a hand-over curve (8 GB/s at 4 KiB, 2 GB/s at 1 MiB): the
+     * engine pulls 128 KiB slices (half a 256 KiB chunk) at
+     * log(32)/log(256) = 0.625 of the way: 4.25 GB/s (below the 5 GB/s
+     * reduce rate): 1.1 + 52.4288 + 2 × 524288 / 4.25e9 s + 52.4288 us
+     * = 352.6813647 us */
+    c.remote_n = 2;
+    c.remote_bytes[0] = 4096, c.remote_bytes[1] = 1048576;
+    c.remote_bw[0] = 8e9, c.remote_bw[1] = 2e9;
+    NEAR(strata_probe_remote_bw(&c, 131072), 4.25e9, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         352.6813647e-6, 1e-9);
+    char buf[512];
+    strata_probe_bottleneck(&c, 4, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "the scheduler (ranks outnumber cores)"));
+    strata_probe_bottleneck(&c, 2, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "the coherence latency (100 ns a cache-line hand-off)"));
+    free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stat_odd),       cmocka_unit_test(test_stat_even),
+        cmocka_unit_test(test_stat_rejects),   cmocka_unit_test(test_bandwidth),
+        cmocka_unit_test(test_checks),         cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_save_load_roundtrip), cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_predict),        cmocka_unit_test(test_sockets),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

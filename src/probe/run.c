@@ -1,0 +1,313 @@
+/*
+ * run.c — strata_probe_run: the sections in order, each with its share of
+ * the time budget, a progress bar over the whole, and the sanity checks
+ * every figure passes before the result is returned; the text and JSON
+ * renderings of a result.
+ *
+ * Budgets (s, default / --quick): memory 24 / 3, coherence 3 / 0.6,
+ * hand-over 2 / 0.4, shm
+ * (fixed sample counts: about 6 / 1.5), TCP 3 / 0.6, system 6 / 1.5. A
+ * loaded host takes fewer samples of each, not longer.
+ */
+#define _GNU_SOURCE
+#include "probe.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+
+typedef struct section {
+    const char *name;
+    double plan, plan_quick;
+    strata_status_t (*run)(probe_ctx_t *, double, strata_error_t *);
+} section_t;
+
+static const section_t sections[] = {
+    {"memory", 24, 3, probe_mem},       {"coherence", 3, 0.6, probe_c2c},
+    {"hand-over", 2, 0.4, probe_remote},
+    {"shm transport", 6, 1.5, probe_shm}, {"tcp", 3, 0.6, probe_net},
+    {"system costs", 6, 1.5, probe_sys},
+};
+#define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
+
+strata_status_t strata_probe_run(const strata_probe_opts_t *opts, strata_probe_result_t **res_p,
+                                 strata_error_t *err)
+{
+    strata_probe_opts_t none = {0};
+    if (!opts) opts = &none;
+    if (!res_p) return strata_error_set(err, STRATA_ERR_INVALID, "probe: no result pointer");
+    strata_probe_result_t *res = util_malloc(sizeof(*res));
+    if (!res) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    memset(res, 0, sizeof(*res));
+    res->quick = opts->quick;
+    probe_host_facts(res);
+    if (res->cores < 1) {
+        util_free(res);
+        return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: no cpu is available");
+    }
+    probe_ctx_t x = {.opts = opts, .res = res, .t0 = util_now()};
+    for (size_t i = 0; i < NSECTIONS; i++)
+        x.total += opts->quick ? sections[i].plan_quick : sections[i].plan;
+    if (opts->progress) util_progress_begin(&x.bar, "strata probe", x.total);
+    strata_status_t st = STRATA_OK;
+    for (size_t i = 0; i < NSECTIONS && st == STRATA_OK; i++) {
+        double plan = opts->quick ? sections[i].plan_quick : sections[i].plan;
+        x.bar.label = sections[i].name;
+        double t0 = util_now();
+        st = sections[i].run(&x, plan, err);
+        strata_log(STRATA_LOG_INFO, "probe: %s: %.2f s (planned %.1f s)", sections[i].name,
+                   util_now() - t0, plan);
+        x.done += plan;
+    }
+    probe_accel(&x, 0);
+    if (opts->progress) util_progress_end(&x.bar);
+    res->seconds = util_now() - x.t0;
+    if (st == STRATA_OK) st = strata_probe_validate(res, err);
+    if (st != STRATA_OK) {
+        util_free(res);
+        return st;
+    }
+    *res_p = res;
+    return STRATA_OK;
+}
+
+void strata_probe_destroy(strata_probe_result_t *res)
+{
+    util_free(res);
+}
+
+/* ==== Sanity ==== */
+
+static strata_status_t check_lat(const char *what, const strata_probe_stat_t *s,
+                                 strata_error_t *err)
+{
+    if (s->n == 0) return STRATA_OK; /* not measured */
+    strata_status_t st = strata_probe_check_latency(what, s->median, err);
+    return st ? st : strata_probe_check_latency(what, s->min, err);
+}
+
+static strata_status_t check_bw(const char *what, const strata_probe_stat_t *s, double ceiling,
+                                strata_error_t *err)
+{
+    if (s->n == 0) return STRATA_OK;
+    return strata_probe_check_bandwidth(what, s->median, ceiling, err);
+}
+
+strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_error_t *err)
+{
+    strata_status_t st = STRATA_OK;
+    char what[96];
+    /* the declared bus bounds only what comes from DRAM: the big buffer */
+    for (int i = 0; i < r->numa_nodes && st == STRATA_OK; i++)
+        for (int k = 0; k < STRATA_PROBE_MEM_KINDS && st == STRATA_OK; k++) {
+            snprintf(what, sizeof(what), "memory %s, node %d, one core",
+                     strata_probe_mem_kind_name(k), r->numa[i].node);
+            st = check_bw(what, &r->numa[i].one[k], r->bus_ceiling, err);
+            snprintf(what, sizeof(what), "memory %s, node %d, all cores",
+                     strata_probe_mem_kind_name(k), r->numa[i].node);
+            if (st == STRATA_OK) st = check_bw(what, &r->numa[i].all[k], r->bus_ceiling, err);
+        }
+    for (int c = 0; c < r->curve_n && st == STRATA_OK; c++) {
+        snprintf(what, sizeof(what), "memory copy at %.0f B", r->curve_bytes[c]);
+        st = check_bw(what, &r->copy_curve[c], 0, err);
+        if (st == STRATA_OK) st = check_bw(what, &r->reduce_curve[c], 0, err);
+        if (st == STRATA_OK) st = check_bw(what, &r->read_curve[c], 0, err);
+    }
+    if (st == STRATA_OK) st = check_lat("coherence (cache-line transfer)", &r->c2c_all, err);
+    for (int i = 0; i < r->remote_n && st == STRATA_OK; i++) {
+        snprintf(what, sizeof(what), "hand-over at %.0f B", r->remote_bytes[i]);
+        st = check_bw(what, &r->remote_copy[i], 0, err);
+    }
+    for (int z = 0; z < r->shm_curve_n && st == STRATA_OK; z++) {
+        snprintf(what, sizeof(what), "shm one way at %.0f B", r->shm_curve_bytes[z]);
+        st = check_lat(what, &r->shm_oneway[z], err);
+    }
+    if (st == STRATA_OK) st = check_lat("shm alpha", &r->shm_alpha, err);
+    if (st == STRATA_OK) st = check_bw("shm bandwidth", &r->shm_bw, 0, err);
+    if (st == STRATA_OK) st = check_lat("tcp alpha", &r->tcp_alpha, err);
+    if (st == STRATA_OK) st = check_bw("tcp bandwidth", &r->tcp_bw, 0, err);
+    if (st == STRATA_OK) st = check_lat("process switch", &r->proc_switch, err);
+    if (st == STRATA_OK) st = check_lat("futex wake", &r->futex_wake, err);
+    if (st == STRATA_OK) st = check_lat("page fault", &r->page_fault, err);
+    if (st == STRATA_OK) st = check_lat("barrier", &r->barrier_fit, err);
+    return st;
+}
+
+/* ==== Text ==== */
+
+static void line_stat(FILE *out, const char *name, const strata_probe_stat_t *s, double scale,
+                      const char *unit)
+{
+    if (s->n == 0) {
+        fprintf(out, "  %-34s %12s\n", name, "-");
+        return;
+    }
+    fprintf(out, "  %-34s %12.3f %-5s ±%4.1f%%  [%.3f .. %.3f]  n=%d\n", name, s->median * scale,
+            unit, s->spread * 50, s->min * scale, s->max * scale, s->n);
+}
+
+static void print_memory(const strata_probe_result_t *r, FILE *out)
+{
+    char b[32];
+    fprintf(out, "\nmemory bandwidth, %s buffers (GB/s; median ±half the IQR; [min .. max])\n",
+            util_fmt_bytes((double)r->big_bytes, b, sizeof(b)));
+    for (int i = 0; i < r->numa_nodes; i++)
+        for (int k = 0; k < STRATA_PROBE_MEM_KINDS; k++) {
+            char name[64];
+            snprintf(name, sizeof(name), "node %d %-8s one core", r->numa[i].node,
+                     strata_probe_mem_kind_name(k));
+            line_stat(out, name, &r->numa[i].one[k], 1e-9, "GB/s");
+            snprintf(name, sizeof(name), "node %d %-8s %d cores", r->numa[i].node,
+                     strata_probe_mem_kind_name(k), r->numa[i].cores);
+            line_stat(out, name, &r->numa[i].all[k], 1e-9, "GB/s");
+        }
+    fprintf(out, "\none core, by buffer size (GB/s)\n  %10s %10s %10s %10s\n", "buffer", "copy",
+            "reduce", "read");
+    for (int c = 0; c < r->curve_n; c++)
+        fprintf(out, "  %10s %10.2f %10.2f %10.2f\n",
+                util_fmt_bytes(r->curve_bytes[c], b, sizeof(b)), r->copy_curve[c].median / 1e9,
+                r->reduce_curve[c].median / 1e9, r->read_curve[c].median / 1e9);
+    fprintf(out, "  bus ceiling: %s\n", r->ceiling_source);
+}
+
+static void print_c2c(const strata_probe_result_t *r, FILE *out)
+{
+    fprintf(out, "\ncache-line transfer, one way (ns), cpu by cpu\n      ");
+    int n = r->cores > 16 ? 16 : r->cores;
+    for (int j = 0; j < n; j++)
+        fprintf(out, " %6d", r->cpus[j]);
+    fprintf(out, "\n");
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "  %4d", r->cpus[i]);
+        for (int j = 0; j < n; j++)
+            fprintf(out, " %6.0f", r->c2c[i][j] * 1e9);
+        fprintf(out, "\n");
+    }
+    if (r->cores > n) fprintf(out, "  (first 16 of %d cpus shown; --json has all)\n", r->cores);
+    line_stat(out, "all pairs", &r->c2c_all, 1e9, "ns");
+    if (r->packages > 1) {
+        line_stat(out, "pairs within a socket (medians)", &r->c2c_within, 1e9, "ns");
+        line_stat(out, "pairs across sockets (medians)", &r->c2c_across, 1e9, "ns");
+    }
+    if (r->remote_n) fprintf(out, "\nhand-over between cores: one writes, the other copies out, both at once (GB/s)\n");
+    for (int i = 0; i < r->remote_n; i++) {
+        char b[32], name[48];
+        snprintf(name, sizeof(name), "%s", util_fmt_bytes(r->remote_bytes[i], b, sizeof(b)));
+        line_stat(out, name, &r->remote_copy[i], 1e-9, "GB/s");
+    }
+}
+
+void strata_probe_print(const strata_probe_result_t *r, FILE *out)
+{
+    fprintf(out, "# strata probe: %s, %s, %d cpus, %s%s (%.1f s)\n", r->host,
+            r->cpu_model[0] ? r->cpu_model : "cpu model unknown", r->cores, r->date,
+            r->quick ? ", quick" : "", r->seconds);
+    print_memory(r, out);
+    print_c2c(r, out);
+    char b[64];
+    fprintf(out, "\nstrata shm transport (send/recv between ranks 0 and 1)\n");
+    line_stat(out, "alpha (8 B one way)", &r->shm_alpha, 1e6, "us");
+    for (int z = 1; z < r->shm_curve_n; z++) {
+        char sz[32];
+        snprintf(b, sizeof(b), "one way, %s", util_fmt_bytes(r->shm_curve_bytes[z], sz, sizeof(sz)));
+        line_stat(out, b, &r->shm_oneway[z], 1e6, "us");
+    }
+    snprintf(b, sizeof(b), "bandwidth (%zu KiB)", r->shm_bw_bytes >> 10);
+    line_stat(out, b, &r->shm_bw, 1e-9, "GB/s");
+    snprintf(b, sizeof(b), "barrier, %d ranks", r->ranks_fit);
+    line_stat(out, b, &r->barrier_fit, 1e6, "us");
+    snprintf(b, sizeof(b), "barrier, %d ranks", r->ranks_over);
+    line_stat(out, b, &r->barrier_over, 1e6, "us");
+    line_stat(out, "per rank beyond the cores", &r->per_rank, 1e6, "us");
+    fprintf(out, "\ntcp (%s)\n", r->tcp_target);
+    line_stat(out, "latency (8 B one way)", &r->tcp_alpha, 1e6, "us");
+    line_stat(out, "bandwidth", &r->tcp_bw, 1e-9, "GB/s");
+    fprintf(out, "\nsystem costs\n");
+    line_stat(out, "process switch (sched_yield)", &r->proc_switch, 1e6, "us");
+    line_stat(out, "futex wake to running", &r->futex_wake, 1e6, "us");
+    line_stat(out, "first-touch page fault", &r->page_fault, 1e6, "us");
+    fprintf(out, "\naccelerators: %s\n", r->accel_note);
+}
+
+/* ==== JSON ==== */
+
+json_t *probe_stat_json(const strata_probe_stat_t *s);
+json_t *probe_stat_json(const strata_probe_stat_t *s)
+{
+    if (s->n == 0) return json_null();
+    return json_pack("{s:o,s:o,s:o,s:o,s:i}", "median", util_json_real(s->median), "min",
+                     util_json_real(s->min), "max", util_json_real(s->max), "spread",
+                     util_json_real(s->spread), "n", s->n);
+}
+
+static json_t *memory_json(const strata_probe_result_t *r)
+{
+    json_t *nodes = json_array(), *curve = json_array();
+    for (int i = 0; i < r->numa_nodes; i++) {
+        json_t *one = json_object(), *all = json_object();
+        for (int k = 0; k < STRATA_PROBE_MEM_KINDS; k++) {
+            json_object_set_new(one, strata_probe_mem_kind_name(k),
+                                probe_stat_json(&r->numa[i].one[k]));
+            json_object_set_new(all, strata_probe_mem_kind_name(k),
+                                probe_stat_json(&r->numa[i].all[k]));
+        }
+        json_array_append_new(nodes, json_pack("{s:i,s:i,s:o,s:o}", "node", r->numa[i].node,
+                                               "cores", r->numa[i].cores, "one_core_Bps", one,
+                                               "all_cores_Bps", all));
+    }
+    for (int c = 0; c < r->curve_n; c++)
+        json_array_append_new(curve, json_pack("{s:f,s:o,s:o,s:o}", "bytes", r->curve_bytes[c],
+                                               "copy_Bps", probe_stat_json(&r->copy_curve[c]),
+                                               "reduce_Bps", probe_stat_json(&r->reduce_curve[c]),
+                                               "read_Bps", probe_stat_json(&r->read_curve[c])));
+    return json_pack("{s:I,s:o,s:o,s:f,s:s}", "buffer_bytes", (json_int_t)r->big_bytes, "nodes",
+                     nodes, "curve", curve, "bus_ceiling_Bps", r->bus_ceiling, "ceiling_source",
+                     r->ceiling_source);
+}
+
+static json_t *c2c_json(const strata_probe_result_t *r)
+{
+    json_t *m = json_array(), *cpus = json_array(), *remote = json_array();
+    for (int i = 0; i < r->remote_n; i++)
+        json_array_append_new(remote, json_pack("{s:f,s:o}", "bytes", r->remote_bytes[i],
+                                                "handover_Bps", probe_stat_json(&r->remote_copy[i])));
+    for (int i = 0; i < r->cores; i++) {
+        json_t *row = json_array();
+        for (int j = 0; j < r->cores; j++)
+            json_array_append_new(row, util_json_real(r->c2c[i][j]));
+        json_array_append_new(m, row);
+        json_array_append_new(cpus, json_integer(r->cpus[i]));
+    }
+    return json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m,
+                     "all_pairs_s", probe_stat_json(&r->c2c_all), "sockets", r->packages,
+                     "within_socket_s", probe_stat_json(&r->c2c_within), "across_sockets_s",
+                     probe_stat_json(&r->c2c_across), "handover", remote);
+}
+
+strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *out,
+                                        strata_error_t *err)
+{
+    json_t *curve = json_array();
+    for (int z = 0; z < r->shm_curve_n; z++)
+        json_array_append_new(curve, json_pack("{s:f,s:o}", "bytes", r->shm_curve_bytes[z],
+                                               "oneway_s", probe_stat_json(&r->shm_oneway[z])));
+    json_t *shm = json_pack("{s:o,s:o,s:o,s:I,s:o,s:o,s:o,s:i,s:i}", "oneway", curve, "alpha_s",
+                            probe_stat_json(&r->shm_alpha), "bw_Bps", probe_stat_json(&r->shm_bw),
+                            "bw_bytes", (json_int_t)r->shm_bw_bytes, "barrier_fit_s",
+                            probe_stat_json(&r->barrier_fit), "barrier_over_s",
+                            probe_stat_json(&r->barrier_over), "per_rank_s",
+                            probe_stat_json(&r->per_rank), "ranks_fit", r->ranks_fit, "ranks_over",
+                            r->ranks_over);
+    json_t *doc = json_pack(
+        "{s:s,s:s,s:s,s:i,s:b,s:f,s:o,s:o,s:o,s:{s:s,s:o,s:o},s:{s:o,s:o,s:o},s:s}", "date",
+        r->date, "host", r->host, "cpu_model", r->cpu_model, "cpus", r->cores, "quick", r->quick,
+        "seconds", r->seconds, "memory", memory_json(r), "coherence", c2c_json(r), "shm", shm,
+        "tcp", "target", r->tcp_target, "alpha_s", probe_stat_json(&r->tcp_alpha), "bw_Bps",
+        probe_stat_json(&r->tcp_bw), "system", "proc_switch_s", probe_stat_json(&r->proc_switch),
+        "futex_wake_s", probe_stat_json(&r->futex_wake), "page_fault_s",
+        probe_stat_json(&r->page_fault), "accelerators", r->accel_note);
+    if (!doc) return strata_error_set(err, STRATA_ERR_NOMEM, "probe: cannot build JSON");
+    int rc = util_json_dump(doc, out);
+    json_decref(doc);
+    return rc == 0 ? STRATA_OK : strata_error_set(err, STRATA_ERR_IO, "probe: write failed");
+}

@@ -1,0 +1,176 @@
+/*
+ * shm.c — strata's own shared-memory transport, measured through the
+ * public comm API: ranks started by strata_launch_fn, as a user's program
+ * would be.
+ *
+ *   oneway    ranks 0 and 1 ping-pong strata_comm_send/recv messages of
+ *             8 B … 4 MiB (1 MiB with --quick); a sample is the median
+ *             round trip of a batch / 2; alpha is the 8-byte figure.
+ *   bw        at the largest size: bytes / (one-way time − alpha), each
+ *             sample with the alpha of the same round.
+ *   per_rank  barriers at `cores` ranks and at 2 × cores ranks (ranks
+ *             outnumbering cores, the scheduler in the loop): the extra
+ *             time per barrier per added rank (median barrier of a batch,
+ *             as strata bench takes the median call).
+ * No collective that the model later predicts (allreduce…) is timed here.
+ * The ranks write their samples into an anonymous shared mapping made
+ * before the fork.
+ */
+#define _GNU_SOURCE
+#include "probe.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define NSIZES 6
+static const size_t sizes[NSIZES] = {8, 256, 4096, 65536, 1 << 20, 4 << 20};
+static const long trips_of[NSIZES] = {1000, 500, 300, 60, 6, 3};
+
+typedef struct shm_job {
+    int samples, nsizes;
+    long barriers;
+    bool barrier_only, quick;
+    double oneway[NSIZES][PROBE_MAX_REPS], barrier[PROBE_MAX_REPS];
+    char msg[STRATA_ERROR_MSG_MAX];
+} shm_job_t;
+
+#define MAX_LAPS 2000
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of n laps (sorted in place). */
+static double median_lap(double *lap, long n)
+{
+    qsort(lap, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? lap[n / 2] : (lap[n / 2 - 1] + lap[n / 2]) / 2;
+}
+
+/* One batch of round trips of `bytes` between ranks 0 and 1, each timed
+ * on its own: the median round trip / 2 (s one way). Per-call medians, as
+ * strata bench reports, so a preemption by another process inflates
+ * neither. */
+static double pingpong(strata_comm_t *c, unsigned char *buf, size_t bytes, long trips)
+{
+    int r = strata_comm_rank(c);
+    double lap[MAX_LAPS], prev = util_now();
+    if (trips > MAX_LAPS) trips = MAX_LAPS;
+    for (long i = 0; i < trips; i++) {
+        strata_status_t st = r == 0 ? strata_comm_send(c, buf, bytes, 1, NULL)
+                                    : strata_comm_recv(c, buf, bytes, 0, NULL);
+        if (st == STRATA_OK)
+            st = r == 0 ? strata_comm_recv(c, buf, bytes, 1, NULL)
+                        : strata_comm_send(c, buf, bytes, 0, NULL);
+        if (st != STRATA_OK) return -1;
+        double t = util_now();
+        lap[i] = t - prev, prev = t;
+    }
+    return median_lap(lap, trips) / 2;
+}
+
+static int shm_rank(void *arg)
+{
+    shm_job_t *j = arg;
+    strata_comm_t *c = NULL;
+    strata_error_t err = {0};
+    if (strata_comm_init_env(&c, &err) != STRATA_OK) {
+        snprintf(j->msg, sizeof(j->msg), "%s", err.msg);
+        return 1;
+    }
+    int r = strata_comm_rank(c);
+    size_t big = sizes[j->nsizes - 1];
+    unsigned char *buf = util_malloc(big);
+    int rc = buf ? 0 : 1;
+    if (buf) memset(buf, r, big);
+    for (int s = 0; s < j->samples && rc == 0 && !j->barrier_only && r < 2; s++)
+        for (int z = 0; z < j->nsizes && rc == 0; z++) {
+            long trips = j->quick ? (trips_of[z] + 4) / 5 : trips_of[z];
+            double t = pingpong(c, buf, sizes[z], trips);
+            if (t <= 0) rc = 1;
+            if (r == 0) j->oneway[z][s] = t;
+        }
+    if (rc == 0 && strata_comm_barrier(c, NULL) != STRATA_OK) rc = 1;
+    for (int s = 0; s < j->samples && rc == 0 && j->barrier_only; s++) {
+        double lap[MAX_LAPS], prev = util_now();
+        long n = j->barriers < MAX_LAPS ? j->barriers : MAX_LAPS;
+        for (long i = 0; i < n && rc == 0; i++) {
+            if (strata_comm_barrier(c, NULL) != STRATA_OK) rc = 1;
+            double t = util_now();
+            lap[i] = t - prev, prev = t;
+        }
+        if (r == 0 && rc == 0) j->barrier[s] = median_lap(lap, n);
+    }
+    if (rc != 0 && r == 0) snprintf(j->msg, sizeof(j->msg), "%s", strata_comm_errmsg(c));
+    util_free(buf);
+    strata_comm_destroy(c);
+    return rc;
+}
+
+static strata_status_t launch(shm_job_t *j, int ranks, strata_error_t *err)
+{
+    int code = 1;
+    strata_status_t st = strata_launch_fn(ranks, shm_rank, j, 1.0, &code, err);
+    if (st != STRATA_OK) return st;
+    if (code != 0)
+        return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: shm: %d ranks failed: %s", ranks,
+                                j->msg[0] ? j->msg : "no message");
+    return STRATA_OK;
+}
+
+static strata_status_t per_rank(probe_ctx_t *x, shm_job_t *j, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    double fit[PROBE_MAX_REPS], d[PROBE_MAX_REPS];
+    res->ranks_fit = res->cores < 2 ? 2 : res->cores;
+    res->ranks_over = 2 * res->ranks_fit;
+    if (res->ranks_over > 64) return STRATA_OK; /* launcher limit; not measured */
+    j->barrier_only = true;
+    strata_status_t st = launch(j, res->ranks_fit, err);
+    if (st != STRATA_OK) return st;
+    memcpy(fit, j->barrier, sizeof(fit));
+    if ((st = launch(j, res->ranks_over, err)) != STRATA_OK) return st;
+    double added = res->ranks_over - res->ranks_fit;
+    for (int s = 0; s < j->samples; s++)
+        d[s] = (j->barrier[s] - fit[s]) / added;
+    if ((st = strata_probe_stat(fit, (size_t)j->samples, &res->barrier_fit, err)) ||
+        (st = strata_probe_stat(j->barrier, (size_t)j->samples, &res->barrier_over, err)))
+        return st;
+    return strata_probe_stat(d, (size_t)j->samples, &res->per_rank, err);
+}
+
+strata_status_t probe_shm(probe_ctx_t *x, double budget, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    shm_job_t *j = mmap(NULL, sizeof(*j), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (j == MAP_FAILED) return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: mmap failed");
+    bool quick = x->opts->quick;
+    *j = (shm_job_t){.samples = quick ? 5 : 15,
+                     .nsizes = quick ? NSIZES - 1 : NSIZES,
+                     .quick = quick,
+                     .barriers = quick ? 300 : 2000};
+    res->shm_bw_bytes = sizes[j->nsizes - 1];
+    setenv("STRATA_TIMEOUT", "30", 0);
+    strata_status_t st = launch(j, 2, err);
+    probe_tick(x, budget, 0.4);
+    double bw[PROBE_MAX_REPS];
+    res->shm_curve_n = j->nsizes;
+    for (int z = 0; z < j->nsizes && st == STRATA_OK; z++) {
+        res->shm_curve_bytes[z] = (double)sizes[z];
+        st = strata_probe_stat(j->oneway[z], (size_t)j->samples, &res->shm_oneway[z], err);
+    }
+    if (st == STRATA_OK) {
+        int z = j->nsizes - 1;
+        res->shm_alpha = res->shm_oneway[0];
+        for (int s = 0; s < j->samples; s++) /* α of the same sample: both saw the same load */
+            bw[s] = strata_probe_bandwidth((double)sizes[z], j->oneway[z][s] - j->oneway[0][s]);
+        st = strata_probe_stat(bw, (size_t)j->samples, &res->shm_bw, err);
+    }
+    if (st == STRATA_OK) st = per_rank(x, j, err);
+    probe_tick(x, budget, 1);
+    munmap(j, sizeof(*j));
+    return st;
+}

@@ -1,0 +1,206 @@
+/*
+ * sys.c — what the operating system charges the runtime:
+ *
+ *   proc_switch  two processes pinned to one cpu hand a turn back and forth
+ *                with sched_yield (the runtime's way to give up a shared
+ *                core): a round is two switches; sample = batch / switches.
+ *   futex_wake   two threads on different cpus (one cpu when only one)
+ *                wake each other with FUTEX_WAKE, each waiting in
+ *                FUTEX_WAIT: time from a wake to the woken thread running,
+ *                = round / 2.
+ *   page_fault   first touch of each 4 KiB page of a fresh anonymous
+ *                mapping (the kernel zeroes and maps a page): batch / pages.
+ * Every wait is bounded (yield loops check a deadline; FUTEX_WAIT has a
+ * timeout); a child process is always reaped.
+ */
+#define _GNU_SOURCE
+#include "probe.h"
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ROUNDS 2000
+#define DEADLINE_S 2.0
+
+/* A sample's parameters: the cpus and how many rounds (or bytes). */
+typedef struct sys_arg {
+    int cpus[2];
+    uint64_t rounds;
+} sys_arg_t;
+
+/* Rounds that make one sample last about `secs` when one round took
+ * `each` s in a pilot; 50 .. MAX_ROUNDS. */
+static uint64_t rounds_for(double secs, double each)
+{
+    double r = each > 0 ? secs / each : MAX_ROUNDS;
+    return r < 50 ? 50 : r > MAX_ROUNDS ? MAX_ROUNDS : (uint64_t)r;
+}
+
+/* ==== Process switch ==== */
+
+typedef struct turn {
+    _Atomic uint64_t next; /* even: parent's turn, odd: child's */
+    atomic_bool stop;
+} turn_t;
+
+static bool take_turns(turn_t *t, uint64_t mine, uint64_t rounds, double deadline)
+{
+    for (uint64_t k = 0; k < rounds; k++) {
+        uint64_t want = 2 * k + mine;
+        while (atomic_load(&t->next) != want) {
+            if (atomic_load(&t->stop) || util_now() > deadline) return false;
+            sched_yield();
+        }
+        atomic_store(&t->next, want + 1);
+    }
+    return true;
+}
+
+static double switch_sample(void *arg)
+{
+    const sys_arg_t *a = arg;
+    int cpu = a->cpus[0];
+    uint64_t rounds = a->rounds;
+    turn_t *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (t == MAP_FAILED) return -1;
+    atomic_init(&t->next, 0);
+    atomic_init(&t->stop, false);
+    double deadline = util_now() + DEADLINE_S, r = -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        probe_pin(cpu);
+        _exit(take_turns(t, 1, rounds, deadline) ? 0 : 1);
+    }
+    if (pid > 0) {
+        probe_pin(cpu);
+        double t0 = util_now();
+        if (take_turns(t, 0, rounds, deadline)) r = (util_now() - t0) / (2.0 * (double)rounds);
+        atomic_store(&t->stop, true);
+        int status;
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) r = -1;
+    }
+    munmap(t, sizeof(*t));
+    return r;
+}
+
+/* ==== Futex wake ==== */
+
+typedef struct fx {
+    _Atomic uint32_t word; /* even: main's turn, odd: helper's */
+    int cpu;
+    uint32_t rounds;
+    atomic_bool stop;
+} fx_t;
+
+static void fx_wait(_Atomic uint32_t *w, uint32_t seen)
+{
+    struct timespec ts = {.tv_nsec = 50 * 1000 * 1000};
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
+
+static void fx_wake(_Atomic uint32_t *w)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Wait for `want` (sleeping in the kernel), then post want + 1. */
+static bool fx_step(fx_t *f, uint32_t want, double deadline)
+{
+    uint32_t v;
+    while ((v = atomic_load(&f->word)) != want) {
+        if (atomic_load(&f->stop) || util_now() > deadline) return false;
+        fx_wait(&f->word, v);
+    }
+    atomic_store(&f->word, want + 1);
+    fx_wake(&f->word);
+    return true;
+}
+
+static void *fx_helper(void *arg)
+{
+    fx_t *f = arg;
+    probe_pin(f->cpu);
+    double deadline = util_now() + DEADLINE_S;
+    for (uint32_t k = 0; k < f->rounds; k++)
+        if (!fx_step(f, 2 * k + 1, deadline)) break;
+    return NULL;
+}
+
+static double futex_sample(void *arg)
+{
+    const sys_arg_t *a = arg; /* cpus: [main, helper] */
+    fx_t f = {.cpu = a->cpus[1], .rounds = (uint32_t)a->rounds};
+    const int *cpus = a->cpus;
+    pthread_t th;
+    atomic_init(&f.word, 0);
+    atomic_init(&f.stop, false);
+    if (pthread_create(&th, NULL, fx_helper, &f) != 0) return -1;
+    probe_pin(cpus[0]);
+    double t0 = util_now(), deadline = t0 + DEADLINE_S, r = -1;
+    uint32_t k;
+    for (k = 0; k < f.rounds; k++)
+        if (!fx_step(&f, 2 * k, deadline)) break;
+    /* the last post wakes the helper's final wait; wait for its answer */
+    if (k == f.rounds && fx_step(&f, 2 * f.rounds, deadline))
+        r = (util_now() - t0) / (2.0 * f.rounds + 1);
+    atomic_store(&f.stop, true);
+    fx_wake(&f.word);
+    pthread_join(th, NULL);
+    return r;
+}
+
+/* ==== First-touch page fault ==== */
+
+static double fault_sample(void *arg)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = ((const sys_arg_t *)arg)->rounds * page;
+    unsigned char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return -1;
+    double t0 = util_now();
+    for (size_t i = 0; i < bytes; i += page)
+        p[i] = 1;
+    double r = (util_now() - t0) / (double)(bytes / page);
+    munmap(p, bytes);
+    return r;
+}
+
+/* Sample fn with `rounds` sized by a 50-round pilot so that one sample
+ * takes about secs. */
+static strata_status_t sized(double (*fn)(void *), sys_arg_t *a, double budget,
+                             strata_probe_stat_t *stat_p, strata_error_t *err)
+{
+    a->rounds = 50;
+    double each = fn(a); /* per switch / wake / page: ~ per round / 2 */
+    if (!(each > 0)) return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: a measurement failed");
+    a->rounds = rounds_for(budget / (PROBE_MIN_REPS + 2), 2 * each);
+    return probe_sample(fn, a, budget, stat_p, err);
+}
+
+strata_status_t probe_sys(probe_ctx_t *x, double budget, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    sys_arg_t a = {.cpus = {res->cpus[0], res->cores > 1 ? res->cpus[1] : res->cpus[0]}};
+    cpu_set_t saved;
+    sched_getaffinity(0, sizeof(saved), &saved); /* the samples pin this thread */
+    strata_status_t st = sized(switch_sample, &a, budget / 3, &res->proc_switch, err);
+    probe_tick(x, budget, 1.0 / 3);
+    if (st == STRATA_OK) st = sized(futex_sample, &a, budget / 3, &res->futex_wake, err);
+    probe_tick(x, budget, 2.0 / 3);
+    sched_setaffinity(0, sizeof(saved), &saved);
+    if (st == STRATA_OK) st = sized(fault_sample, &a, budget / 3, &res->page_fault, err);
+    probe_tick(x, budget, 1);
+    if (st == STRATA_ERR_SYSTEM)
+        strata_error_set(err, st, "probe: system costs: a switch or futex round stalled for %.0f s",
+                         DEADLINE_S);
+    return st;
+}

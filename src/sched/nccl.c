@@ -1,0 +1,317 @@
+/*
+ * nccl.c — what NCCL would pick (`strata coll --select nccl`): its
+ * algorithm and protocol, chosen by NCCL's public tuning model
+ * (src/graph/tuning.cc; constants transcribed in shared/reference/nccl.md
+ * §2.2-2.4, NCCL ~2.30), beside strata's own best.
+ *
+ * NCCL predicts time = latency + bytes / (1000 × algorithm bandwidth) for
+ * every enabled (algorithm, protocol) and runs the cheapest. Its inputs are
+ * per-architecture latency tables (base + per-hop by hardware class:
+ * NVLink, PCI, network) and bandwidths its topology search finds. Here the
+ * search's result is replaced by strata's derived machine: the per-GPU
+ * scale-up bandwidth (bw_intra) and the server's NIC share (min(NICs,
+ * ranks per server) × bw_nic), which is what the search's channels add up
+ * to (nChannels × per-channel speed). NVLS's per-channel speed is
+ * quantised to the search's speed array, as the search does.
+ *
+ * The model only chooses. What the choice gets is strata's price of the
+ * schedule NCCL runs (ring, tree, innet for NVLS/CollNet, nvlstree, PAT ≈
+ * bruck) with the protocol's payload efficiency applied to its bandwidth
+ * term (strata_link_protocol: LL 8 data bytes in 16, LL128 120 in 128,
+ * Simple 1; nccl.md §2.5). O(1) per call.
+ */
+#include "sched.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { NA_TREE, NA_RING, NA_COLLNET_DIRECT, NA_COLLNET_CHAIN, NA_NVLS, NA_NVLS_TREE, NA_PAT };
+enum { NP_LL, NP_LL128, NP_SIMPLE };
+enum { HW_NVLINK, HW_PCI, HW_NET };
+enum { CC_VOLTA, CC_AMPERE, CC_HOPPER, CC_BLACKWELL };
+
+static const char *const algo_names[STRATA_NCCL_ALGOS] = {
+    "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
+static const char *const proto_names[STRATA_NCCL_PROTOS] = {"LL", "LL128", "Simple"};
+
+/* ==== NCCL's constants (nccl.md §2.3, §2.4; tuning.cc) ==== */
+
+/* baseLatencies[algo][proto], us */
+static const double base_lat[STRATA_NCCL_ALGOS][3] = {
+    {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {8.0, 8.0, 8.0}};
+/* hwLatencies[hw][algo][proto], us */
+static const double hw_lat[3][STRATA_NCCL_ALGOS][3] = {
+    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}},
+    {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},
+    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}}};
+/* [compcap][nodes scale: 1, 2, >2 nodes], GB/s */
+static const double ll_max_bw[4][3] = {
+    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282, 90, 70}};
+static const double per_ch_ring_ll128[4][3] = {
+    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
+static const double per_ch_tree_ll128[4][3] = {
+    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+static const double per_ch_tree[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+static const double per_ch_nvls_tree[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
+static const double nvls_eff[4] = {0, 0, 0.85, 0.74};
+/* Tree AllReduce bandwidth correction per log2(bytes / 64), 64 B .. 256 MiB */
+static const double tree_corr[3][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0,
+     1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0,
+     1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9,
+     .9}};
+/* The search's per-channel speeds, intra-server, GB/s (search.cc; nccl.md §2.5) */
+static const double speeds_generic[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
+static const double speeds_sm90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
+static const double speeds_sm100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
+/* NVLS channels NCCL opens on NVSwitch systems (NCCL_NVLS_NCHANNELS default) */
+#define NVLS_CHANNELS 16.0
+/* Host network overhead per message, us (getNetOverhead: x86 Intel 1.0, x3 for Simple) */
+#define NET_OVERHEAD_US 1.0
+
+/* ==== Inputs ==== */
+
+typedef struct nccl_in {
+    int cc, scale;       /* compcap index, node-scale index */
+    int intra_hw;        /* HW_NVLINK or HW_PCI */
+    double P, N, ppn;    /* ranks, nodes, ranks per node */
+    double up, net;      /* GB/s: per-GPU scale-up, per-GPU share of the NICs */
+    bool nvls, collnet;  /* NVLink SHARP, network SHARP */
+    bool ll128;          /* LL128 enabled by default */
+} nccl_in_t;
+
+static int compcap_of(const char *kind)
+{
+    if (!strcmp(kind, "nvlink1") || !strcmp(kind, "nvlink2")) return CC_VOLTA;
+    if (!strcmp(kind, "nvlink4")) return CC_HOPPER;
+    if (!strcmp(kind, "nvlink5")) return CC_BLACKWELL;
+    return CC_AMPERE; /* nvlink3, PCIe boxes (Ampere/Ada), other vendors' links */
+}
+
+static nccl_in_t inputs(const strata_coll_machine_t *m)
+{
+    nccl_in_t in = {.P = m->nranks, .N = m->servers > 1 ? m->servers : 1};
+    in.ppn = in.P / in.N;
+    in.cc = compcap_of(m->intra_kind);
+    in.scale = in.N <= 1 ? 0 : in.N <= 2 ? 1 : 2;
+    in.intra_hw = strncmp(m->intra_kind, "nvlink", 6) ? HW_PCI : HW_NVLINK;
+    in.up = m->bw_intra / 1e9;
+    double K = m->nics < m->per_server ? m->nics : m->per_server;
+    in.net = in.N > 1 ? K * m->bw_nic / 1e9 : INFINITY;
+    in.nvls = m->switch_reduce && in.cc >= CC_HOPPER;
+    in.collnet = m->net_reduce && in.N > 1;
+    /* LL128 on by default with NVLink inside (and a NIC behind a PCIe
+     * switch across), Volta/Ampere/Hopper+ (nccl.md §2.4) */
+    in.ll128 = in.intra_hw == HW_NVLINK;
+    return in;
+}
+
+/* The largest speed of the search's array not above bw (the search tries
+ * them top down until its channels fit). */
+static double quantise(const nccl_in_t *in, double bw)
+{
+    const double *s = in->cc == CC_HOPPER ? speeds_sm90
+                      : in->cc == CC_BLACKWELL ? speeds_sm100
+                                               : speeds_generic;
+    size_t n = in->cc == CC_HOPPER      ? sizeof(speeds_sm90) / sizeof(double)
+               : in->cc == CC_BLACKWELL ? sizeof(speeds_sm100) / sizeof(double)
+                                        : sizeof(speeds_generic) / sizeof(double);
+    for (size_t i = 0; i < n; i++)
+        if (s[i] <= bw) return s[i];
+    return s[n - 1];
+}
+
+/* ==== Bandwidth (GB/s of algorithm bandwidth, 0: not available) ==== */
+
+static bool algo_applies(const nccl_in_t *in, strata_coll_t c, int a)
+{
+    bool ar = c == STRATA_COLL_ALLREDUCE, agrs = c == STRATA_COLL_ALLGATHER ||
+                                                 c == STRATA_COLL_REDUCE_SCATTER;
+    switch (a) {
+    case NA_RING: return ar || agrs || c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE;
+    case NA_TREE: return ar;
+    case NA_COLLNET_DIRECT: return in->collnet && in->nvls && (ar || agrs);
+    case NA_COLLNET_CHAIN: return in->collnet && ar;
+    case NA_NVLS: return in->nvls && (ar || agrs);
+    case NA_NVLS_TREE: return in->nvls && in->N > 1 && ar;
+    case NA_PAT: return agrs && in->ppn == 1 && in->N > 1;
+    default: return false;
+    }
+}
+
+static double bus_bw(const nccl_in_t *in, strata_coll_t c, int a, int p)
+{
+    double base = fmin(in->up, in->net), nch = 2 * ceil(base / quantise(in, 1e9));
+    if (nch < 2) nch = 2;
+    double bw = base;
+    if (a == NA_NVLS || a == NA_NVLS_TREE) {
+        if (p != NP_SIMPLE) return 0;
+        double ch = quantise(in, in->up / NVLS_CHANNELS);
+        double intra = ch * nvls_eff[in->cc] * (NVLS_CHANNELS - 1) / NVLS_CHANNELS * NVLS_CHANNELS;
+        intra *= c == STRATA_COLL_ALLREDUCE ? 2 : (in->ppn - 1) / in->ppn;
+        double inter = in->net * (a == NA_NVLS_TREE && in->N <= 2 ? 2 : 1);
+        bw = fmin(intra, inter);
+        if (a == NA_NVLS_TREE) bw = fmin(bw, NVLS_CHANNELS * per_ch_nvls_tree[in->cc][in->scale]);
+        return bw;
+    }
+    if (a == NA_COLLNET_DIRECT || a == NA_COLLNET_CHAIN)
+        return p == NP_SIMPLE ? fmin(in->up, in->net * 0.9) : 0;
+    if (a == NA_RING && p == NP_LL) bw = fmin(ll_max_bw[in->cc][in->scale], bw * 0.5);
+    if (a == NA_RING && p == NP_LL128) bw = fmin(bw * 0.92, nch * per_ch_ring_ll128[in->cc][in->scale]);
+    if (a == NA_TREE) bw = fmin(bw * 0.92, nch * per_ch_tree[in->cc][in->scale]);
+    if (a == NA_TREE && p == NP_LL) bw = fmin(bw / 3.8, ll_max_bw[in->cc][in->scale]);
+    if (a == NA_TREE && p == NP_LL128)
+        bw = fmin(bw * (in->N == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                  nch * per_ch_tree_ll128[in->cc][in->scale]);
+    if (a == NA_PAT) bw *= 0.75;
+    return bw;
+}
+
+/* busBw -> algBw: ring-like ratio nRanks/nsteps, tree and CollNet 0.5. */
+static double alg_bw(const nccl_in_t *in, strata_coll_t c, int a, int p)
+{
+    if ((p == NP_LL128 && !in->ll128) || !algo_applies(in, c, a)) return 0;
+    double bus = bus_bw(in, c, a, p);
+    bool agrs = c == STRATA_COLL_ALLGATHER || c == STRATA_COLL_REDUCE_SCATTER;
+    if (a == NA_PAT || ((a == NA_COLLNET_DIRECT || a == NA_NVLS) && agrs)) return bus;
+    double nsteps = c == STRATA_COLL_ALLREDUCE ? 2 * (in->P - 1) : agrs ? in->P - 1 : in->P;
+    bool ringlike = a == NA_RING || a == NA_NVLS || a == NA_NVLS_TREE;
+    return bus * (ringlike ? in->P / nsteps : 0.5);
+}
+
+/* ==== Latency, us ==== */
+
+static double latency(const nccl_in_t *in, strata_coll_t c, int a, int p)
+{
+    bool agrs = c == STRATA_COLL_ALLGATHER || c == STRATA_COLL_REDUCE_SCATTER;
+    double nsteps = c == STRATA_COLL_ALLREDUCE ? 2 * (in->P - 1) : agrs ? in->P - 1 : in->P;
+    double intra = hw_lat[in->intra_hw][a][p];
+    double inter = hw_lat[HW_NET][in->ppn == 1 ? NA_TREE : a][p];
+    double lat = base_lat[a][p], log2n = floor(log2(in->N));
+    switch (a) {
+    case NA_RING:
+        if (c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE)
+            return lat + hw_lat[in->N > 1 ? HW_NET : in->intra_hw][a][p];
+        if (in->N > 1) intra = fmax(intra, NET_OVERHEAD_US * (p == NP_SIMPLE ? 3 : 1));
+        {
+            double ninter = in->N <= 1 ? 0 : c == STRATA_COLL_ALLREDUCE ? 2 * (in->N - 1) : in->N - 1;
+            return lat + (nsteps - ninter) * intra + ninter * inter;
+        }
+    case NA_TREE: return lat + 2 * ((in->ppn - 1) * intra + log2n * inter);
+    case NA_COLLNET_DIRECT:
+        return lat + 2 * (fmin(1, in->ppn - 1) * intra + (in->ppn - 1) * 0.4) + inter;
+    case NA_COLLNET_CHAIN: return lat + 2 * (in->ppn - 1) * intra + inter;
+    case NA_NVLS: return intra + (in->N > 1 ? inter : 0);
+    case NA_NVLS_TREE: return lat + intra + 2 * log2n * inter;
+    case NA_PAT: return lat + log2n * (inter / 3.5) + in->P * 2.8;
+    default: return INFINITY;
+    }
+}
+
+/* NCCL's predicted time, s; INFINITY when not available. */
+static double nccl_time(const nccl_in_t *in, strata_coll_t c, int a, int p, double bytes)
+{
+    double bw = alg_bw(in, c, a, p);
+    if (!(bw > 0)) return INFINITY;
+    double lat = latency(in, c, a, p);
+    if (a == NA_TREE && c == STRATA_COLL_ALLREDUCE) {
+        double b64 = bytes / 64;
+        int lg = b64 >= 1 ? (int)floor(log2(b64)) : 0;
+        if (lg < 24) bw *= tree_corr[p][lg];
+    }
+    if (a == NA_RING && p == NP_SIMPLE && in->N > 1 && c == STRATA_COLL_ALLREDUCE &&
+        bytes / (in->P * 2) >= 64) /* "plateau effect of ring" (nChannels ~ 2 per rank) */
+        lat *= in->cc >= CC_AMPERE ? 1.4 : 1.9;
+    return lat * 1e-6 + bytes / (1e9 * bw);
+}
+
+/* ==== The choice, priced by strata ==== */
+
+/* The schedule strata prices for NCCL's algorithm a. */
+static strata_algo_t schedule_of(int a, strata_coll_t c)
+{
+    switch (a) {
+    case NA_TREE: return STRATA_ALGO_TREE;
+    case NA_NVLS_TREE: return STRATA_ALGO_NVLSTREE;
+    case NA_NVLS:
+    case NA_COLLNET_DIRECT:
+    case NA_COLLNET_CHAIN: return STRATA_ALGO_INNET;
+    case NA_PAT: return sched_algo_supports(c, STRATA_ALGO_BRUCK) ? STRATA_ALGO_BRUCK
+                                                                   : STRATA_ALGO_RING;
+    default: return STRATA_ALGO_RING;
+    }
+}
+
+
+const char *strata_nccl_algo_name(int algo)
+{
+    return algo >= 0 && algo < STRATA_NCCL_ALGOS ? algo_names[algo] : "?";
+}
+
+const char *strata_nccl_proto_name(int proto)
+{
+    return proto >= 0 && proto < STRATA_NCCL_PROTOS ? proto_names[proto] : "?";
+}
+
+double strata_nccl_model_time(const strata_coll_machine_t *m, strata_coll_t coll, int algo,
+                              int proto, double bytes)
+{
+    if (!m || algo < 0 || algo >= STRATA_NCCL_ALGOS || proto < 0 || proto >= STRATA_NCCL_PROTOS ||
+        m->nranks < 2)
+        return INFINITY;
+    nccl_in_t in = inputs(m);
+    return nccl_time(&in, coll, algo, proto, bytes);
+}
+
+strata_status_t strata_coll_select_nccl(const strata_coll_machine_t *m, strata_coll_t coll,
+                                        double bytes, strata_nccl_choice_t *out_p,
+                                        strata_error_t *err)
+{
+    strata_nccl_choice_t best = {.algo = -1, .model_time = INFINITY};
+    for (int a = 0; a < STRATA_NCCL_ALGOS; a++)
+        for (int p = 0; p < STRATA_NCCL_PROTOS; p++) {
+            double t = strata_nccl_model_time(m, coll, a, p, bytes);
+            strata_coll_cost_t c;
+            if (!(t < best.model_time) ||
+                strata_coll_cost(m, coll, schedule_of(a, coll), bytes, &c, NULL))
+                continue;
+            best.algo = a, best.proto = p, best.model_time = t, best.cost = c;
+        }
+    if (best.algo < 0)
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "NCCL implements no algorithm for %s here", strata_coll_name(coll));
+    /* the protocol carries proto_eta of its bytes as payload: the bandwidth
+     * term stretches by 1/eta, the rest of the schedule's price stays */
+    strata_coll_cost_t *c = &best.cost;
+    best.proto_eta = strata_link_protocol(best.proto)->eta; /* the link layer's figure */
+    c->beta /= best.proto_eta;
+    c->time = c->alpha + fmax(c->beta, c->gamma);
+    c->algbw = c->time > 0 ? bytes / c->time : 0;
+    c->busbw = c->algbw * strata_coll_busbw_factor(coll, m->nranks);
+    *out_p = best;
+    return STRATA_OK;
+}
+
+/* Which shipping libraries implement a strata algorithm (GPU collective
+ * libraries first), or NULL when none does: the label an explanation
+ * prints beside a choice. */
+const char *strata_algo_libraries(strata_algo_t algo)
+{
+    switch (algo) {
+    case STRATA_ALGO_RING: return "NCCL, RCCL, MPICH, Open MPI";
+    case STRATA_ALGO_TREE: return "NCCL, RCCL";
+    case STRATA_ALGO_INNET: return "NCCL (NVLS, CollNet/SHARP)";
+    case STRATA_ALGO_NVLSTREE: return "NCCL (NVLSTree)";
+    case STRATA_ALGO_BINOMIAL:
+    case STRATA_ALGO_RECDBL:
+    case STRATA_ALGO_RABENSEIFNER:
+    case STRATA_ALGO_BRUCK:
+    case STRATA_ALGO_PAIRWISE: return "MPICH, Open MPI (CPU); no GPU collective library";
+    case STRATA_ALGO_HIER: return "Horovod hierarchical allreduce (NCCL + MPI)";
+    default: return NULL;
+    }
+}

@@ -1,0 +1,234 @@
+/*
+ * nccl_test.c — NCCL's selection (nccl.c): its tuning model's latencies
+ * checked against the worked examples of shared/reference/nccl.md §2.6
+ * (arithmetic from NCCL's published constants, done by hand there), its
+ * bandwidths derived by hand below, the choices it makes, and strata's
+ * price of a choice under a protocol.
+ */
+#define _GNU_SOURCE
+#include "test.h"
+#include "sched.h"
+
+#include <math.h>
+
+/* One server of P NVLink4 (Hopper) ranks at `up` B/s per GPU. */
+static strata_coll_machine_t hopper(uint32_t P, uint32_t servers, double up, bool nvls)
+{
+    strata_coll_machine_t m = {.nranks = P * servers,
+                               .per_server = P,
+                               .servers = servers,
+                               .nics = P,
+                               .bw_intra = up,
+                               .bw_nic = 49.7e9,
+                               .lat_intra = 2e-6,
+                               .lat_inter = 6e-6,
+                               .eta_intra = 0.8,
+                               .reduce_bw = 1e30,
+                               .switch_reduce = nvls};
+    snprintf(m.intra_kind, sizeof(m.intra_kind), "nvlink4");
+    snprintf(m.inter_kind, sizeof(m.inter_kind), "ib-ndr");
+    return m;
+}
+
+enum { TREE, RING, CN_DIRECT, CN_CHAIN, NVLS, NVLS_TREE, PAT };
+enum { LL, LL128, SIMPLE };
+
+static double us(const strata_coll_machine_t *m, int a, int p, double bytes)
+{
+    return strata_nccl_model_time(m, STRATA_COLL_ALLREDUCE, a, p, bytes) * 1e6;
+}
+
+/* nccl.md §2.6: latencies at 0 bytes. */
+static void test_latency_examples(void **state)
+{
+    (void)state;
+    strata_coll_machine_t one = hopper(8, 1, 360e9, false);
+    /* 8 GPUs, 1 node, Ring: LL 6.6 + 14 x 0.6 = 15.0; LL128 14.0 + 14 x 1.9 = 40.6;
+     * Simple 8.4 + 14 x 3.4 = 56.0 */
+    assert_rel(us(&one, RING, LL, 0), 15.0, 1e-9);
+    assert_rel(us(&one, RING, LL128, 0), 40.6, 1e-9);
+    assert_rel(us(&one, RING, SIMPLE, 0), 56.0, 1e-9);
+    /* Tree Simple 8.4 + 2 x 7 x 4.0 = 64.4; LL 6.8 + 2 x 7 x 0.6 = 15.2 */
+    assert_rel(us(&one, TREE, SIMPLE, 0), 64.4, 1e-9);
+    assert_rel(us(&one, TREE, LL, 0), 15.2, 1e-9);
+    /* 16 nodes x 8: Ring LL 6.6 + 224 x max(0.6, 1.0 net overhead) + 30 x 2.7 = 311.6;
+     * Tree LL 6.8 + 2 x (7 x 0.6 + 4 x 5.0) = 55.2 */
+    strata_coll_machine_t big = hopper(8, 16, 360e9, false);
+    assert_rel(us(&big, RING, LL, 0), 311.6, 1e-9);
+    assert_rel(us(&big, TREE, LL, 0), 55.2, 1e-9);
+    /* NVLS needs NVLink SHARP; NVLSTree more than one node */
+    assert_true(isinf(us(&one, NVLS, SIMPLE, 0)));
+    strata_coll_machine_t sharp = hopper(8, 1, 360e9, true);
+    assert_true(isinf(us(&sharp, NVLS_TREE, SIMPLE, 0)));
+    assert_rel(us(&sharp, NVLS, SIMPLE, 0), 25.0, 1e-9); /* NVLINK NVLS Simple 25 us */
+}
+
+/* Bandwidths by hand at 1 GiB, one H100 server (360 GB/s per GPU):
+ * Ring Simple busBw 360 -> algBw 360 x 8/14 = 205.71 GB/s;
+ * NVLS: 16 channels of 360/16 = 22.5 -> the SM90 search speed 20; x 0.85 x
+ * 15/16 x 2 (allreduce) x 16 = 510 -> algBw 510 x 8/14 = 291.43 GB/s. */
+static void test_bandwidth_by_hand(void **state)
+{
+    (void)state;
+    strata_coll_machine_t m = hopper(8, 1, 360e9, true);
+    double n = 1 << 30;
+    assert_rel(us(&m, RING, SIMPLE, n), 56.0 + n / (360e3 * 8 / 14), 1e-9);
+    assert_rel(us(&m, NVLS, SIMPLE, n), 25.0 + n / (510e3 * 8 / 14), 1e-9);
+    /* Ring LL128: busBw min(360 x 0.92, nCh x 36.7) with nCh = 2 x ceil(360/60) = 12:
+     * 331.2 -> algBw 189.26 */
+    assert_rel(us(&m, RING, LL128, n), 40.6 + n / (331.2e3 * 8 / 14), 1e-9);
+    /* Tree Simple: min(360 x 0.92, 12 x 38.7) = 331.2, ratio 0.5, x the 1 GiB
+     * correction (log2(2^30/64) = 24: past the table, 1) */
+    assert_rel(us(&m, TREE, SIMPLE, n), 64.4 + n / (331.2e3 * 0.5), 1e-9);
+}
+
+/* The choices: small messages Ring/LL (15.0 us beats Tree/LL's 15.2), large
+ * ones NVLS/Simple with NVLink SHARP, Ring/Simple without. */
+static void test_choices(void **state)
+{
+    (void)state;
+    strata_nccl_choice_t c;
+    strata_coll_machine_t m = hopper(8, 1, 360e9, true), plain = hopper(8, 1, 360e9, false);
+    assert_int_equal(strata_coll_select_nccl(&m, STRATA_COLL_ALLREDUCE, 8, &c, NULL), STRATA_OK);
+    assert_string_equal(strata_nccl_algo_name(c.algo), "Ring");
+    assert_string_equal(strata_nccl_proto_name(c.proto), "LL");
+    assert_int_equal(c.cost.algo, STRATA_ALGO_RING);
+    assert_int_equal(strata_coll_select_nccl(&m, STRATA_COLL_ALLREDUCE, 1 << 30, &c, NULL),
+                     STRATA_OK);
+    assert_string_equal(strata_nccl_algo_name(c.algo), "NVLS");
+    assert_int_equal(c.cost.algo, STRATA_ALGO_INNET);
+    assert_int_equal(strata_coll_select_nccl(&plain, STRATA_COLL_ALLREDUCE, 1 << 30, &c, NULL),
+                     STRATA_OK);
+    assert_string_equal(strata_nccl_algo_name(c.algo), "Ring");
+    assert_string_equal(strata_nccl_proto_name(c.proto), "Simple");
+    /* 16 servers, small: Tree/LL (55.2 us) beats Ring/LL (311.6 us) */
+    strata_coll_machine_t big = hopper(8, 16, 360e9, false);
+    assert_int_equal(strata_coll_select_nccl(&big, STRATA_COLL_ALLREDUCE, 8, &c, NULL), STRATA_OK);
+    assert_string_equal(strata_nccl_algo_name(c.algo), "Tree");
+    assert_int_equal(c.cost.algo, STRATA_ALGO_TREE);
+    /* alltoall: no NCCL collective algorithm */
+    assert_int_equal(strata_coll_select_nccl(&m, STRATA_COLL_ALLTOALL, 1 << 20, &c, NULL),
+                     STRATA_ERR_UNSUPPORTED);
+}
+
+/* strata's price of a choice under LL: the bandwidth term of the same
+ * schedule doubled (8 of 16 bytes carry data), latency unchanged. */
+static void test_protocol_price(void **state)
+{
+    (void)state;
+    strata_coll_machine_t m = hopper(8, 1, 360e9, false);
+    strata_nccl_choice_t c;
+    strata_coll_cost_t ring;
+    assert_int_equal(strata_coll_select_nccl(&m, STRATA_COLL_ALLREDUCE, 4096, &c, NULL),
+                     STRATA_OK);
+    assert_string_equal(strata_nccl_proto_name(c.proto), "LL");
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 4096, &ring,
+                                      NULL),
+                     STRATA_OK);
+    assert_rel(c.proto_eta, 0.5, 0);
+    assert_rel(c.cost.beta, 2 * ring.beta, 1e-12);
+    assert_rel(c.cost.alpha, ring.alpha, 1e-12);
+    assert_rel(c.cost.time, ring.alpha + fmax(2 * ring.beta, ring.gamma), 1e-12);
+}
+
+static void test_library_labels(void **state)
+{
+    (void)state;
+    assert_null(strata_algo_libraries(STRATA_ALGO_TORUS2D));
+    assert_non_null(strstr(strata_algo_libraries(STRATA_ALGO_RABENSEIFNER), "no GPU"));
+    assert_non_null(strstr(strata_algo_libraries(STRATA_ALGO_RING), "NCCL"));
+    assert_string_equal(strata_nccl_algo_name(7), "?");
+}
+
+/* ==== Public multi-node measurements (docs/validation.md, "Collectives") ==== */
+
+static strata_link_catalog_t *cat;
+
+/* NCCL's choice on a preset at `bytes`, priced by strata: its busbw. */
+static double nccl_busbw(const char *spec, double bytes, strata_nccl_choice_t *c)
+{
+    strata_topo_t *t;
+    strata_error_t err;
+    strata_coll_machine_t m;
+    if (strata_topo_load_spec(spec, cat, &t, &err)) fail_msg("%s", err.msg);
+    if (strata_coll_machine_from_topo(t, cat, &m, &err)) fail_msg("%s", err.msg);
+    strata_topo_destroy(t);
+    if (strata_coll_select_nccl(&m, STRATA_COLL_ALLREDUCE, bytes, c, &err)) fail_msg("%s", err.msg);
+    return c->cost.busbw;
+}
+
+typedef struct vcase {
+    const char *what, *spec, *algo; /* NCCL's algorithm expected */
+    double bytes, measured;         /* nccl-tests size, busbw GB/s */
+    double lo, hi;                  /* accepted predicted/measured */
+} vcase_t;
+
+/* In tolerance (10 %): the row is a prediction. Outside: the bounds pin
+ * the known miss and its cause (docs/validation.md), so a fix of the cause
+ * shows here and the row moves into tolerance. */
+static const vcase_t vcases[] = {
+    /* NVIDIA (nccl#812, quoted in nccl#1576): DGX A100, 8 x HDR, multi-node ring */
+    {"DGX A100 x4, 8xHDR", "dgx-a100:4", "Ring", 8.0 * (1 << 30), 192, 0.90, 1.10},
+    /* nccl-tests#290: 8 x H100, NVLS, single node */
+    {"DGX H100 NVLS", "dgx-h100", "NVLS", 8.0 * (1 << 30), 476, 0.90, 1.10},
+    /* validation.md A rows, now with NCCL's choice */
+    {"8xA100 ring", "dgx-a100", "Ring", 8.0 * (1 << 30), 232.5, 0.90, 1.10},
+    {"8xH200", "hgx-h200", "NVLS", 4.0 * (1 << 30), 475, 0.90, 1.10},
+    {"2x8 H200 1 GiB", "hgx-h200:2", "NVLSTree", 1.0 * (1 << 30), 458.7, 0.90, 1.10},
+    {"2x8 H200 3 GiB", "hgx-h200:2", "NVLSTree", 3.0 * (1 << 30), 483.8, 0.90, 1.10},
+    /* misses: 2 x 8 A100, 4 x HDR (nccl-tests#175): the NICs' ring ceiling
+     * 4 x 24.7 = 99 GB/s vs 86 measured, below what NVIDIA expects (96) */
+    {"2x8 A100, 4xHDR", "dgx-a100:2,nics=4", "Ring", 4.0 * (1 << 30), 86, 1.10, 1.20},
+    /* 3 x 8 A100, 4 x HDR at 128 MiB (nccl-tests#119): ring latency charged
+     * 8 us per step (end-to-end figures per hop, issue 11 cause 3) */
+    {"3x8 A100, 4xHDR, 128 MiB", "dgx-a100:3,nics=4", "Ring", 128.0 * (1 << 20), 96, 0.80, 0.90},
+    /* DGX-1 V100, 4 x EDR (nccl-tests#29, maintainer: 48 GB/s): one ring over
+     * the cube-mesh's single NVLinks where NCCL runs several (cause 6) */
+    {"DGX-1 x2, 4xEDR", "dgx-1v:2", "Ring", 1.0 * (1 << 30), 48, 0.40, 0.55},
+};
+
+static void test_public_measurements(void **state)
+{
+    (void)state;
+    double sum = 0;
+    int in = 0;
+    for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++) {
+        const vcase_t *v = &vcases[i];
+        strata_nccl_choice_t c;
+        double r = nccl_busbw(v->spec, v->bytes, &c) / (v->measured * 1e9);
+        print_message("%-26s NCCL %s/%s: predicted %6.1f GB/s, measured %6.1f: %+5.1f %%\n",
+                      v->what, strata_nccl_algo_name(c.algo), strata_nccl_proto_name(c.proto),
+                      r * v->measured, v->measured, 100 * (r - 1));
+        assert_string_equal(strata_nccl_algo_name(c.algo), v->algo);
+        if (!(r >= v->lo && r <= v->hi))
+            fail_msg("%s: predicted/measured %.3f outside [%.2f, %.2f]", v->what, r, v->lo, v->hi);
+        if (v->lo >= 0.9 && v->hi <= 1.1) sum += fabs(r - 1), in++;
+    }
+    /* the cases in tolerance: mean |error| within 5 % */
+    assert_true(sum / in <= 0.05);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    strata_error_t err;
+    return strata_link_catalog_load(NULL, &cat, &err) ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    strata_link_catalog_destroy(cat);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_latency_examples), cmocka_unit_test(test_bandwidth_by_hand),
+        cmocka_unit_test(test_choices),          cmocka_unit_test(test_protocol_price),
+        cmocka_unit_test(test_library_labels),   cmocka_unit_test(test_public_measurements),
+    };
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# strata probe: the quick probe (the only one the default suite runs: its
+# budget is 10 s on an idle host), the calibrated cluster file it saves and
+# the commands that accept it, and one-line errors with exit 2 on bad input.
+set -u
+CLI_TIMEOUT=60
+# shellcheck source=../cli_lib.sh
+. "$(dirname "$0")/../cli_lib.sh" "$1"
+
+expect 2 "unknown option '--bogus'" probe --bogus
+expect 2 "option '--save' needs a value" probe --save
+expect 2 "--peer 'nohost': expected HOST:PORT" probe --peer nohost
+expect 2 "--serve expects an integer >= 1 and <= 65535" probe --serve 70000
+expect 0 "" probe --help
+expect 1 "no peer connected within 0.5 s" probe --serve 29733 --timeout 0.5
+
+# the quick probe, saved, as JSON
+expect 0 "" probe --quick --json --save "$tmp/local.json"
+cp "$tmp/out" "$tmp/probe.json"
+for key in '"memory"' '"coherence"' '"shm"' '"tcp"' '"system"' '"accelerators"'; do
+  grep -q "$key" "$tmp/probe.json" || { echo "FAIL: probe --json lacks $key"; fail=1; }
+done
+grep -q '"measured"' "$tmp/local.json" || { echo "FAIL: saved file has no measured figures"; fail=1; }
+
+# every command takes the calibrated file
+expect 0 "" topo show "$tmp/local.json" --export "$tmp/again.json"
+cmp -s "$tmp/local.json" "$tmp/again.json" || { echo "FAIL: export is not a round trip"; diff "$tmp/local.json" "$tmp/again.json" | head; fail=1; }
+# a spread of exactly 0 (all samples equal) survives the round trip too
+sed 's/"bw_spread": [0-9.e+-]*/"bw_spread": 0.0/' "$tmp/local.json" >"$tmp/zero.json"
+expect 0 "" topo show "$tmp/zero.json" --export "$tmp/zero2.json"
+cmp -s "$tmp/zero.json" "$tmp/zero2.json" || { echo "FAIL: a zero spread is lost on export"; diff "$tmp/zero.json" "$tmp/zero2.json" | head; fail=1; }
+expect 0 "" coll "$tmp/local.json" --sizes 8:1M
+grep -q "scale-up shm" "$tmp/out" || { echo "FAIL: coll does not use the measured link"; cat "$tmp/out"; fail=1; }
+expect 0 "" report "$tmp/local.json" --section bottleneck
+expect 0 "" bench allreduce -n 2 -b 8 -e 64K -f 8 -w 1 -i 3 --model "$tmp/local.json"
+grep -q "^# Model error (calibrated) vs median: " "$tmp/out" || { echo "FAIL: bench prints no error summary"; cat "$tmp/out"; fail=1; }
+grep -q "calibrated by strata probe" "$tmp/out" || { echo "FAIL: bench header"; fail=1; }
+
+# bad calibration files: exit 2, file:line:col
+printf '{"measured": {"cores": 2,\n  "line_latency_s": -1e-7}}\n' >"$tmp/neg.json"
+expect 2 "neg.json:2:21: \"line_latency_s\" must be > 0" bench allreduce -n 2 --model "$tmp/neg.json"
+expect 2 "no \"measured\" object" bench allreduce -n 2 --model "$STRATA_SOURCE_DIR/data/presets/dgx-h100.json"
+expect 2 "cannot open|No such file" bench allreduce -n 2 --model "$tmp/none.json"
+sed 's/"bw_Bps": [0-9.e+-]*/"bw_Bps": -5/' "$tmp/local.json" >"$tmp/negbw.json"
+expect 1 "\"bw_Bps\" must be > 0" coll "$tmp/negbw.json"
+exit $fail
