@@ -47,7 +47,8 @@ extern "C" {
     X(ERR_RANGE, -11, "value out of range")                                                        \
     X(ERR_ABORTED, -12, "aborted")                                                                 \
     X(ERR_SYSTEM, -13, "system call failed")                                                       \
-    X(ERR_INTERNAL, -14, "internal error")
+    X(ERR_INTERNAL, -14, "internal error")                                                         \
+    X(ERR_MISMATCH, -15, "mismatched calls")
 
 typedef enum {
 #define STRATA_STATUS_ENUM(name, value, text) STRATA_##name = value,
@@ -105,6 +106,16 @@ STRATA_API const char *strata_version(void);
  * else the source tree's data/ when running from a build tree, else the
  * installed share/strata. */
 STRATA_API const char *strata_data_dir(void);
+
+/* Strict number parsing for command lines and option strings: the whole
+ * string, decimal only (no leading space, hex, "inf" or "nan").
+ * strata_parse_size takes "8", "64K", "1.5MiB", "8G", "1e3" (binary
+ * multiples K M G T, optional i and B; no sign). Each returns 0 and writes
+ * *out, -1 when malformed, -2 when the value is outside the type's range
+ * (ERANGE). The caller checks its own bounds. */
+STRATA_API int strata_parse_size(const char *s, double *out);
+STRATA_API int strata_parse_double(const char *s, double *out);
+STRATA_API int strata_parse_long(const char *s, long *out);
 
 #ifdef __cplusplus
 }

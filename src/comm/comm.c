@@ -22,13 +22,7 @@
 #include <unistd.h>
 
 #define DEFAULT_TIMEOUT_S 60.0
-#define DEFAULT_PORT_BASE 20000 /* derived ports: 20000 + hash % 20000 */
-
-void comm_job_hash(const char *token, char out[17])
-{
-    snprintf(out, 17, "%016llx",
-             (unsigned long long)util_hash64(token, strlen(token), 0x5354524154414a42ULL));
-}
+#define DEFAULT_PORT_BASE 20000 /* derived ports: 20000 + HMAC(token) % 20000 */
 
 static strata_comm_t *comm_alloc(int rank, int size, double timeout)
 {
@@ -104,9 +98,11 @@ static int env_int(const char *const *names, long *out)
     return v && util_parse_long(v, out) == 0 ? 0 : -1;
 }
 
-/* Token when STRATA_TOKEN is unset: the launcher's job identity, which every
- * rank of one job sees alike, or the common parent (mpirun's daemon). */
-static void default_token(char *buf, size_t len)
+/* Name of the job when STRATA_TOKEN is unset: the launcher's job identity,
+ * which every rank of one job sees alike, or the common parent (mpirun's
+ * daemon). Not a secret: it only names the local rendezvous socket, which
+ * only this user's processes can reach. */
+static void job_name(char *buf, size_t len)
 {
     static const char *const ids[] = {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID",
                                       "PMI_KVSNAME", NULL};
@@ -115,6 +111,56 @@ static void default_token(char *buf, size_t len)
         snprintf(buf, len, "job:%s:%s", id, getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "");
     else
         snprintf(buf, len, "ppid:%ld", (long)getppid());
+}
+
+/* Whether the launcher says this job has ranks on more than one host. */
+static bool job_spans_hosts(long size)
+{
+    static const char *const local_v[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                                          "PMIX_LOCAL_SIZE", NULL};
+    static const char *const nodes_v[] = {"SLURM_STEP_NUM_NODES", "SLURM_NNODES", NULL};
+    long local, nodes;
+    if (env_int(local_v, &local) == 0 && local < size) return true;
+    return env_int(nodes_v, &nodes) == 0 && nodes > 1;
+}
+
+#define TOKEN_HINT                                                                               \
+    "set STRATA_TOKEN to the same secret in every rank, e.g. STRATA_TOKEN=$(od -An -N16 -tx1 "   \
+    "/dev/urandom | tr -d ' \\n')"
+
+/* Token and rendezvous address from the environment. With STRATA_TOKEN: TCP
+ * at STRATA_ROOT (default: a loopback port derived from the token by HMAC).
+ * Without: a same-host, same-user job only, over the local socket; a job
+ * that names a TCP address or spans hosts is refused (no guessable secret). */
+static strata_status_t env_rendezvous(long size, char token[300], char root[300],
+                                      strata_error_t *err)
+{
+    const char *t = getenv("STRATA_TOKEN"), *r = getenv("STRATA_ROOT");
+    if (t && *t) {
+        snprintf(token, 300, "%s", t);
+        if (r && *r) {
+            snprintf(root, 300, "%s", r);
+        } else {
+            unsigned char m[COMM_BOOT_MAC];
+            comm_boot_mac(token, COMM_BOOT_LABEL_PORT, NULL, NULL, NULL, 0, m);
+            uint32_t h = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16;
+            snprintf(root, 300, "127.0.0.1:%u", DEFAULT_PORT_BASE + h % 20000u);
+        }
+        return STRATA_OK;
+    }
+    if (r && *r)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "STRATA_ROOT=%s without STRATA_TOKEN: a TCP rendezvous needs a "
+                                "shared secret; " TOKEN_HINT,
+                                r);
+    if (job_spans_hosts(size))
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "this job spans several hosts and STRATA_TOKEN is unset: ranks "
+                                "on different hosts need a shared secret; " TOKEN_HINT
+                                ", and STRATA_ROOT=<rank 0 host>:<port>");
+    job_name(token, 300);
+    snprintf(root, 300, "local");
+    return STRATA_OK;
 }
 
 strata_status_t strata_comm_init_env(strata_comm_t **comm_p, strata_error_t *err)
@@ -129,17 +175,8 @@ strata_status_t strata_comm_init_env(strata_comm_t **comm_p, strata_error_t *err
                                 "rank and size not found in the environment (STRATA_RANK/"
                                 "STRATA_SIZE, OMPI_COMM_WORLD_*, PMI_*, SLURM_*)");
     char token[300], root[300];
-    const char *t = getenv("STRATA_TOKEN");
-    if (t && *t)
-        snprintf(token, sizeof(token), "%s", t);
-    else
-        default_token(token, sizeof(token));
-    const char *r = getenv("STRATA_ROOT");
-    if (r && *r)
-        snprintf(root, sizeof(root), "%s", r);
-    else
-        snprintf(root, sizeof(root), "127.0.0.1:%u",
-                 DEFAULT_PORT_BASE + (unsigned)(util_hash64(token, strlen(token), 1) % 20000));
+    strata_status_t st = env_rendezvous(size, token, root, err);
+    if (st != STRATA_OK) return st;
     double timeout = 0;
     const char *to = getenv("STRATA_TIMEOUT");
     if (to && *to && (util_parse_double(to, &timeout) || timeout <= 0))
@@ -179,6 +216,73 @@ void strata_comm_abort(strata_comm_t *c)
         uint64_t expect = 0, v = (uint64_t)(c->rank + 1) | (uint64_t)COMM_FAIL_ABORTED << 16;
         atomic_compare_exchange_strong(&c->hdr->failed, &expect, v);
     }
+}
+
+/* ==== Call signatures ==== */
+
+static uint32_t count_field(uint64_t n)
+{
+    return n < 0x8000 ? (uint32_t)n : 0x8000u | (uint32_t)(util_hash64(&n, sizeof n, 0) & 0x7fff);
+}
+
+uint32_t comm_sig_word(const comm_sig_t *s)
+{
+    return (uint32_t)(s->coll & 7u) | (uint32_t)(s->dtype & 15u) << 3 | (uint32_t)(s->op & 7u) << 7 |
+           (uint32_t)(s->root & 63u) << 10 | count_field(s->count) << 16;
+}
+
+comm_sig_t comm_sig_from_word(uint32_t w, uint64_t count)
+{
+    uint32_t n = w >> 16;
+    return (comm_sig_t){.coll = (uint8_t)(w & 7u),
+                        .dtype = (uint8_t)(w >> 3 & 15u),
+                        .op = (uint8_t)(w >> 7 & 7u),
+                        .root = (uint8_t)(w >> 10 & 63u),
+                        .count = n < 0x8000 ? n : count};
+}
+
+void comm_sig_describe(const comm_sig_t *s, char *buf, size_t len)
+{
+    static const char *const names[] = {"barrier",        "allreduce", "reduce",
+                                        "broadcast",      "reduce_scatter",
+                                        "allgather",      "alltoall",  "send/recv"};
+    const char *name = names[s->coll & 7u];
+    const char *dt = s->dtype < STRATA_DTYPE_COUNT ? strata_dtype_name(s->dtype) : "?";
+    const char *op = s->op < STRATA_OP_COUNT ? strata_op_name(s->op) : "?";
+    unsigned long long n = (unsigned long long)s->count;
+    switch ((comm_sig_coll_t)s->coll) {
+    case COMM_SIG_BARRIER:
+        snprintf(buf, len, "barrier()");
+        break;
+    case COMM_SIG_P2P:
+        snprintf(buf, len, "send/recv(%llu bytes)", n);
+        break;
+    case COMM_SIG_ALLREDUCE:
+    case COMM_SIG_REDUCE_SCATTER:
+        snprintf(buf, len, "%s(count %llu, %s, %s)", name, n, dt, op);
+        break;
+    case COMM_SIG_REDUCE:
+        snprintf(buf, len, "reduce(count %llu, %s, %s, root %u)", n, dt, op, s->root);
+        break;
+    case COMM_SIG_BROADCAST:
+        snprintf(buf, len, "broadcast(count %llu, %s, root %u)", n, dt, s->root);
+        break;
+    default:
+        snprintf(buf, len, "%s(count %llu, %s)", name, n, dt);
+        break;
+    }
+}
+
+/* Record this rank's arguments in the call (they travel with its data). */
+static void sign(comm_call_t *k, comm_sig_coll_t coll, size_t count, strata_dtype_t dt,
+                 strata_op_t op, int root)
+{
+    k->sig = (comm_sig_t){.coll = (uint8_t)coll,
+                          .dtype = (uint8_t)dt,
+                          .op = (uint8_t)op,
+                          .root = (uint8_t)(root < 0 ? 0 : root),
+                          .count = count};
+    k->sigword = comm_sig_word(&k->sig);
 }
 
 /* ==== Calls ==== */
@@ -260,6 +364,7 @@ strata_status_t strata_comm_allreduce(strata_comm_t *c, const void *sendbuf, voi
     if (!src) return bad(c, k.what, "NULL send buffer");
     size_t bytes = count * strata_dtype_size(dt);
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    sign(&k, COMM_SIG_ALLREDUCE, count, dt, op, -1);
     return DISPATCH(&k, STRATA_COLL_ALLREDUCE, bytes,
                     comm_shm_allreduce(&k, src, recvbuf, count, dt, op, -1), src, recvbuf, count,
                     dt, op, -1);
@@ -281,6 +386,7 @@ strata_status_t strata_comm_reduce(strata_comm_t *c, const void *sendbuf, void *
     const void *src = me && in_place(sendbuf, recvbuf) ? recvbuf : sendbuf;
     size_t bytes = count * strata_dtype_size(dt);
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    sign(&k, COMM_SIG_REDUCE, count, dt, op, root);
     return DISPATCH(&k, STRATA_COLL_REDUCE, bytes,
                     comm_shm_allreduce(&k, src, recvbuf, count, dt, op, root), src, recvbuf, count,
                     dt, op, root);
@@ -298,6 +404,7 @@ strata_status_t strata_comm_reduce_scatter(strata_comm_t *c, const void *sendbuf
     const void *src = in_place(sendbuf, recvbuf) ? recvbuf : sendbuf;
     size_t bytes = count * strata_dtype_size(dt);
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    sign(&k, COMM_SIG_REDUCE_SCATTER, count, dt, op, -1);
     return DISPATCH(&k, STRATA_COLL_REDUCE_SCATTER, bytes * (size_t)c->size,
                     comm_shm_reduce_scatter(&k, src, recvbuf, count, dt, op), src, recvbuf, count,
                     dt, op, -1);
@@ -316,6 +423,7 @@ strata_status_t strata_comm_allgather(strata_comm_t *c, const void *sendbuf, voi
     const void *src =
         sendbuf == STRATA_IN_PLACE ? (unsigned char *)recvbuf + (size_t)c->rank * bytes : sendbuf;
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    sign(&k, COMM_SIG_ALLGATHER, count, dt, STRATA_SUM, -1);
     return DISPATCH(&k, STRATA_COLL_ALLGATHER, bytes * (size_t)c->size,
                     comm_shm_allgather(&k, src, recvbuf, bytes), src, recvbuf, count, dt,
                     STRATA_SUM, -1);
@@ -333,6 +441,7 @@ strata_status_t strata_comm_alltoall(strata_comm_t *c, const void *sendbuf, void
     size_t bytes = count * strata_dtype_size(dt);
     const void *src = in_place(sendbuf, recvbuf) ? recvbuf : sendbuf;
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    sign(&k, COMM_SIG_ALLTOALL, count, dt, STRATA_SUM, -1);
     return DISPATCH(&k, STRATA_COLL_ALLTOALL, bytes * (size_t)c->size,
                     comm_shm_alltoall(&k, src, recvbuf, bytes), src, recvbuf, count, dt, STRATA_SUM,
                     -1);
@@ -349,6 +458,7 @@ strata_status_t strata_comm_broadcast(strata_comm_t *c, void *buf, size_t count,
     st = check_types(c, k.what, dt, STRATA_SUM, count, buf);
     if (st != STRATA_OK || count == 0 || c->size == 1) return st;
     size_t bytes = count * strata_dtype_size(dt);
+    sign(&k, COMM_SIG_BROADCAST, count, dt, STRATA_SUM, root);
     return DISPATCH(&k, STRATA_COLL_BROADCAST, bytes, comm_shm_broadcast(&k, buf, bytes, root), buf,
                     buf, count, dt, STRATA_SUM, root);
 }
@@ -359,6 +469,7 @@ strata_status_t strata_comm_barrier(strata_comm_t *c, const strata_call_opts_t *
     if (!c) return STRATA_ERR_INVALID;
     strata_status_t st = begin(c, "barrier", opts, &k);
     if (st != STRATA_OK || c->size == 1) return st;
+    sign(&k, COMM_SIG_BARRIER, 0, STRATA_INT8, STRATA_SUM, -1);
     return comm_shm_barrier(&k);
 }
 
@@ -370,6 +481,7 @@ static strata_status_t p2p_begin(strata_comm_t *c, const char *what, const void 
     if (peer < 0 || peer >= c->size || peer == c->rank)
         return bad(c, what, "peer %d is not another rank of 0..%d", peer, c->size - 1);
     if (bytes > 0 && !buf) return bad(c, what, "NULL buffer");
+    sign(k, COMM_SIG_P2P, bytes, STRATA_UINT8, STRATA_SUM, -1);
     return STRATA_OK;
 }
 

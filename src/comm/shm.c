@@ -14,8 +14,8 @@
  * for; MPICH nemesis likewise yields after 1000 polls). A rank inside
  * sched_yield shows it in its off-CPU word (its CPU + 1): a waiter whose
  * awaited peer is yielding on the waiter's own CPU yields at once, since the
- * peer cannot post before it gets this CPU back. Every 64 polls it
- * checks the call's deadline, the local abort flag and the segment's
+ * peer cannot post before it gets this CPU back. Every 64 polls and after
+ * every yield it checks the call's deadline, the local abort flag and the segment's
  * failure word, and every ~5 ms polls the peers' pidfds: a peer that has
  * exited (even if not yet reaped) ends the wait with STRATA_ERR_PEER, and
  * the failure is written to the segment so every other rank stops too.
@@ -71,14 +71,15 @@ static void seg_bind(strata_comm_t *c, unsigned char *base)
 strata_status_t comm_seg_create(strata_comm_t *c, const char *name, strata_error_t *err)
 {
     comm_layout_compute(c->size, &c->lay);
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return strata_error_set(err, STRATA_ERR_SYSTEM, "shm_open %s: %s", name, strerror(errno));
-    if (ftruncate(fd, (off_t)c->lay.bytes) != 0) {
+    /* Exactly 0600 whatever the umask: the other ranks refuse any other mode. */
+    if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)c->lay.bytes) != 0) {
         int e = errno;
         close(fd);
         shm_unlink(name);
-        return strata_error_set(err, STRATA_ERR_SYSTEM, "ftruncate %s to %zu bytes: %s", name,
+        return strata_error_set(err, STRATA_ERR_SYSTEM, "setting up %s (%zu bytes): %s", name,
                                 c->lay.bytes, strerror(e));
     }
     void *p = mmap(NULL, c->lay.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -97,18 +98,53 @@ strata_status_t comm_seg_create(strata_comm_t *c, const char *name, strata_error
     return STRATA_OK;
 }
 
+/* Open an existing segment only if it is what this job's rank 0 made: a
+ * /strata-* name, not a symbolic link, a regular file owned by this user
+ * with mode exactly 0600 and the layout's size. Anything else may be
+ * another user's file, whose owner could read or write the job's data. */
+static int seg_open_checked(const char *name, size_t bytes, strata_error_t *err)
+{
+    if (strncmp(name, "/strata-", 8) != 0 || strchr(name + 1, '/')) {
+        strata_error_set(err, STRATA_ERR_PROTOCOL, "segment name '%s' is not /strata-*", name);
+        return -1;
+    }
+    int fd = shm_open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0) {
+        strata_error_set(err, STRATA_ERR_SYSTEM, "shm_open %s: %s", name,
+                         errno == ELOOP ? "a symbolic link (refused)" : strerror(errno));
+        return -1;
+    }
+    struct stat st = {0};
+    const char *bad = NULL;
+    if (fstat(fd, &st) != 0)
+        bad = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        bad = "not a regular file";
+    else if (st.st_uid != geteuid())
+        bad = "owned by another user";
+    else if ((st.st_mode & 07777) != 0600)
+        bad = "mode is not 0600";
+    else if ((size_t)st.st_size != bytes)
+        bad = "size does not match the layout";
+    if (bad) {
+        strata_error_set(err, STRATA_ERR_PROTOCOL,
+                         "segment %s refused: %s (owner uid %u, mode %04o, %lld bytes; expected "
+                         "uid %u, 0600, %zu bytes)",
+                         name, bad, (unsigned)st.st_uid, (unsigned)st.st_mode & 07777,
+                         (long long)st.st_size, (unsigned)geteuid(), bytes);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 strata_status_t comm_seg_attach(strata_comm_t *c, const char *name, strata_error_t *err)
 {
     comm_layout_compute(c->size, &c->lay);
-    int fd = shm_open(name, O_RDWR, 0);
-    if (fd < 0)
-        return strata_error_set(err, STRATA_ERR_SYSTEM, "shm_open %s: %s", name, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size != c->lay.bytes) {
-        close(fd);
-        return strata_error_set(err, STRATA_ERR_PROTOCOL, "segment %s has %lld bytes, expected %zu",
-                                name, (long long)st.st_size, c->lay.bytes);
-    }
+    strata_error_t mine;
+    if (!err) err = &mine;
+    int fd = seg_open_checked(name, c->lay.bytes, err);
+    if (fd < 0) return err->status;
     void *p = mmap(NULL, c->lay.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int e = errno;
     close(fd);
@@ -218,6 +254,16 @@ void comm_mark_failed(strata_comm_t *c, int rank, unsigned reason)
     atomic_compare_exchange_strong(&c->hdr->failed, &expect, v);
 }
 
+strata_status_t comm_mismatch(comm_call_t *k, int peer, const comm_sig_t *theirs)
+{
+    char mine[96], other[96];
+    comm_sig_describe(&k->sig, mine, sizeof mine);
+    comm_sig_describe(theirs, other, sizeof other);
+    comm_mark_failed(k->c, k->c->rank, COMM_FAIL_MISMATCH);
+    return comm_fail(k, STRATA_ERR_MISMATCH, "%s: mismatched calls: rank %d called %s, rank %d %s",
+                     k->what, k->c->rank, mine, peer, other);
+}
+
 static strata_status_t failure_status(comm_call_t *k, uint64_t f)
 {
     int who = (int)(f & 0xffff) - 1;
@@ -226,6 +272,11 @@ static strata_status_t failure_status(comm_call_t *k, uint64_t f)
         return comm_fail(k, STRATA_ERR_ABORTED, "%s: aborted", k->what);
     if (reason == COMM_FAIL_TIMEOUT)
         return comm_fail(k, STRATA_ERR_TIMEOUT, "%s: rank %d timed out (communicator failed)",
+                         k->what, who);
+    if (reason == COMM_FAIL_MISMATCH)
+        return comm_fail(k, STRATA_ERR_MISMATCH,
+                         "%s: rank %d found ranks calling with different arguments "
+                         "(communicator failed)",
                          k->what, who);
     return comm_fail(k, STRATA_ERR_PEER, "%s: rank %d %s", k->what, who,
                      reason == COMM_FAIL_ABORTED ? "aborted" : "died");
@@ -305,15 +356,16 @@ void comm_yield(strata_comm_t *c)
     atomic_store_explicit(off, 0, memory_order_relaxed);
 }
 
-void comm_relax(strata_comm_t *c, unsigned *spins)
+bool comm_relax(strata_comm_t *c, unsigned *spins)
 {
     if (++*spins < c->spin_limit) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
-    } else {
-        comm_yield(c);
+        return false;
     }
+    comm_yield(c);
+    return true;
 }
 
 strata_status_t comm_wait_ge(comm_call_t *k, _Atomic uint64_t *flag, uint64_t target, int peer)
@@ -321,16 +373,17 @@ strata_status_t comm_wait_ge(comm_call_t *k, _Atomic uint64_t *flag, uint64_t ta
     strata_comm_t *c = k->c;
     unsigned spins = 0, polls = 0;
     int cpu = COMM_CPU_UNKNOWN;
+    bool yielded = false;
     for (;;) {
         if (atomic_load_explicit(flag, memory_order_acquire) >= target) return STRATA_OK;
-        if ((++polls & 63) == 0) {
+        if (comm_poll_due(&polls, yielded)) {
             strata_status_t st = comm_check(k, peer);
             if (st != STRATA_OK) return st;
         }
         /* Engine waits keep the blind limit: the awaited peer may be in
          * a long copy or waiting itself (spinning on it while it runs cost
          * 64 KiB / 256 KiB with 4 ranks on 2 cores 40% / 25%). */
-        comm_wait_step(c, &spins, c->spin_limit, &cpu,
-                       peer >= 0 && comm_peer_needs_cpu(c, peer, &cpu));
+        yielded = comm_wait_step(c, &spins, c->spin_limit, &cpu,
+                                 peer >= 0 && comm_peer_needs_cpu(c, peer, &cpu));
     }
 }

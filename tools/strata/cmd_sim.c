@@ -8,6 +8,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,13 +27,16 @@ static void usage(FILE *out)
                  "options:\n"
                  "  --op OP            allreduce, reducescatter, allgather, broadcast, reduce,\n"
                  "                     alltoall, sendrecv, barrier (default allreduce)\n"
-                 "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G);\n"
-                 "                     rounded down (by under 1 %%) to equal blocks per rank\n"
-                 "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring)\n"
+                 "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G,\n"
+                 "                     at most 1024T = 2^50 B); rounded down (by under 1 %%)\n"
+                 "                     to equal blocks per rank\n"
+                 "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring, or\n"
+                 "                     where the ring does not implement OP the algorithm\n"
+                 "                     `strata coll` chooses for it)\n"
                  "  --chunks N         pipeline chunks (default: the count the collective\n"
                  "                     layer's cost model chooses for this algorithm, size\n"
-                 "                     and cluster, as `strata coll --explain` shows; 1 for\n"
-                 "                     a collective on a subset of the ranks)\n"
+                 "                     and cluster, as `strata coll --explain` shows, at most\n"
+                 "                     16384; 1 for a collective on a subset of the ranks)\n"
                  "  --group N          run it in every group of N consecutive ranks at once\n"
                  "                     (tensor-parallel style)\n"
                  "  --stride N         run it in every group of ranks r, r+N, r+2N ... at once\n"
@@ -43,13 +48,14 @@ static void usage(FILE *out)
                  "                     ecmp (one hashed path per pair)\n"
                  "  --seed N           ECMP hash seed (default 1)\n"
                  "  --qps N            ECMP: connections per rank pair, each hashed on its own\n"
-                 "                     (like NCCL_IB_QPS_PER_CONNECTION; default 1)\n"
+                 "                     (like NCCL_IB_QPS_PER_CONNECTION; 1 to 64, default 1)\n"
                  "  --mode M           barrier (phases in lockstep, repeated phases reused;\n"
                  "                     default) or async (per-rank dependencies only)\n"
                  "  --no-reuse         simulate every phase (for checks and benchmarks)\n"
-                 "  --top N            most loaded links to list (default 10)\n"
+                 "  --top N            most loaded links to list, 0 to 1000 (default 10)\n"
                  "  --trace FILE       write a Chrome trace (Perfetto, chrome://tracing)\n"
-                 "  --trace-links N    busiest links given a track in the trace (default 8)\n"
+                 "  --trace-links N    busiest links given a track in the trace, 0 to 1000\n"
+                 "                     (default 8)\n"
                  "  --json             one JSON object instead of text\n");
 }
 
@@ -83,9 +89,11 @@ typedef struct coll_set {
     double size;
     long group;  /* N consecutive ranks per group, 0 = all */
     long stride; /* ranks r, r+N, ... per group, 0 = none */
+    bool algo_given; /* --algo / :ALGO named; else the op's default (op_default_algo) */
 } coll_set_t;
 
-#define SIM_SETS_MAX 8
+#define SIM_SETS_MAX  8
+#define SIM_RANKS_MAX (1L << 24) /* --group, --stride: the largest cluster a spec builds */
 
 typedef struct sim_args {
     const char *cluster;
@@ -118,7 +126,10 @@ static int parse_algo(const char *arg, strata_algo_t *a)
 static int parse_choice(const char *opt, const char *arg, sim_args_t *a)
 {
     if (strcmp(opt, "--op") == 0) return parse_coll(arg, &a->sets[0].coll);
-    if (strcmp(opt, "--algo") == 0) return parse_algo(arg, &a->sets[0].algo);
+    if (strcmp(opt, "--algo") == 0) {
+        a->sets[0].algo_given = true;
+        return parse_algo(arg, &a->sets[0].algo);
+    }
     if (strcmp(opt, "--routing") == 0) {
         if (strcmp(arg, "spread") == 0)
             a->opts.routing = STRATA_SIM_SPREAD;
@@ -143,21 +154,25 @@ static int parse_also(const char *arg, sim_args_t *a)
     if (a->nsets == SIM_SETS_MAX)
         return cli_usage_error(NAME, "at most %d --also collectives", SIM_SETS_MAX - 1), -1;
     coll_set_t *c = &a->sets[a->nsets];
-    *c = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 0, 0, 0};
+    *c = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 0, 0, 0, false};
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", arg);
     char *save = NULL, *tok = strtok_r(buf, ":", &save);
     if (!tok || parse_coll(tok, &c->coll)) return -1;
     tok = strtok_r(NULL, ":", &save);
     if (!tok) return cli_usage_error(NAME, "--also expects OP:SIZE[...], got '%s'", arg), -1;
-    if (cli_parse_size(NAME, "--also", tok, &c->size)) return -1;
+    if (cli_parse_size(NAME, "--also", tok, CLI_SIZE_MAX, &c->size)) return -1;
     while ((tok = strtok_r(NULL, ":", &save))) {
         if (strncmp(tok, "group=", 6) == 0) {
-            if (cli_parse_int(NAME, "--also group=", tok + 6, 1, &c->group)) return -1;
+            if (cli_parse_int(NAME, "--also group=", tok + 6, 1, SIM_RANKS_MAX, &c->group))
+                return -1;
         } else if (strncmp(tok, "stride=", 7) == 0) {
-            if (cli_parse_int(NAME, "--also stride=", tok + 7, 1, &c->stride)) return -1;
+            if (cli_parse_int(NAME, "--also stride=", tok + 7, 1, SIM_RANKS_MAX, &c->stride))
+                return -1;
         } else if (parse_algo(tok, &c->algo)) {
             return -1;
+        } else {
+            c->algo_given = true;
         }
     }
     a->nsets++;
@@ -167,27 +182,32 @@ static int parse_also(const char *arg, sim_args_t *a)
 static int parse_value(const char *opt, const char *arg, sim_args_t *a)
 {
     long v;
-    if (strcmp(opt, "--size") == 0) return cli_parse_size(NAME, opt, arg, &a->sets[0].size);
-    if (strcmp(opt, "--chunks") == 0) return cli_parse_int(NAME, opt, arg, 1, &a->chunks);
-    if (strcmp(opt, "--group") == 0) return cli_parse_int(NAME, opt, arg, 1, &a->sets[0].group);
-    if (strcmp(opt, "--stride") == 0) return cli_parse_int(NAME, opt, arg, 1, &a->sets[0].stride);
+    if (strcmp(opt, "--size") == 0)
+        return cli_parse_size(NAME, opt, arg, CLI_SIZE_MAX, &a->sets[0].size);
+    if (strcmp(opt, "--chunks") == 0)
+        return cli_parse_int(NAME, opt, arg, 1, STRATA_SIM_CHUNKS_MAX, &a->chunks);
+    if (strcmp(opt, "--group") == 0)
+        return cli_parse_int(NAME, opt, arg, 1, SIM_RANKS_MAX, &a->sets[0].group);
+    if (strcmp(opt, "--stride") == 0)
+        return cli_parse_int(NAME, opt, arg, 1, SIM_RANKS_MAX, &a->sets[0].stride);
     if (strcmp(opt, "--also") == 0) return parse_also(arg, a);
     if (strcmp(opt, "--trace") == 0) {
         a->opts.trace_path = arg;
         return 0;
     }
     if (strcmp(opt, "--qps") == 0) {
-        if (cli_parse_int(NAME, opt, arg, 1, &v)) return -1;
-        a->opts.conns = (uint32_t)(v > 64 ? 64 : v);
+        if (cli_parse_int(NAME, opt, arg, 1, 64, &v)) return -1;
+        a->opts.conns = (uint32_t)v;
         return 0;
     }
-    if (cli_parse_int(NAME, opt, arg, 0, &v)) return -1;
-    if (strcmp(opt, "--seed") == 0)
+    bool seed = strcmp(opt, "--seed") == 0;
+    if (cli_parse_int(NAME, opt, arg, 0, seed ? LONG_MAX : 1000, &v)) return -1;
+    if (seed)
         a->opts.seed = (uint64_t)v;
     else if (strcmp(opt, "--top") == 0)
-        a->opts.top_links = (int)(v > 1000 ? 1000 : v);
+        a->opts.top_links = (int)v;
     else
-        a->opts.trace_links = (int)(v > 1000 ? 1000 : v);
+        a->opts.trace_links = (int)v;
     return 0;
 }
 
@@ -310,16 +330,42 @@ static uint32_t set_chunks(const sim_args_t *a, const coll_set_t *c, const strat
     if (size != P || strata_coll_machine_from_topo(topo, NULL, &m, &ignored) != STRATA_OK) return 1;
     if (c->algo == STRATA_ALGO_INNET && m.servers > 1) m.net_reduce = true; /* as simulated */
     if (strata_coll_cost(&m, c->coll, c->algo, c->size, &cost, &ignored) != STRATA_OK) return 1;
+    if (cost.chunks > STRATA_SIM_CHUNKS_MAX) return STRATA_SIM_CHUNKS_MAX; /* huge sizes */
     return cost.chunks > 0 ? cost.chunks : 1;
 }
 
-static strata_status_t make_scheds(const sim_args_t *a, const strata_topo_t *topo, uint32_t P,
+/* The algorithm of a set given no --algo: the ring where the ring
+ * implements the collective, else the one `strata coll` chooses for it
+ * (the cheapest the cost model prices on this cluster, strata_coll_select),
+ * else the first whose schedule builds. */
+static strata_algo_t op_default_algo(const coll_set_t *c, const strata_topo_t *topo, uint32_t size)
+{
+    strata_sched_params_t p = {.coll = c->coll, .nranks = size, .count = size, .elem_size = 4};
+    strata_error_t ignored;
+    p.algo = STRATA_ALGO_RING;
+    if (strata_sched_check(&p, &ignored) == STRATA_OK) return STRATA_ALGO_RING;
+    strata_coll_machine_t m;
+    strata_coll_cost_t best;
+    if (strata_coll_machine_from_topo(topo, NULL, &m, &ignored) == STRATA_OK &&
+        strata_coll_select(&m, c->coll, c->size, &best, &ignored) == STRATA_OK) {
+        p.algo = best.algo;
+        if (strata_sched_check(&p, &ignored) == STRATA_OK) return best.algo;
+    }
+    for (int al = 0; al < STRATA_ALGO_COUNT; al++) {
+        p.algo = (strata_algo_t)al;
+        if (strata_sched_check(&p, &ignored) == STRATA_OK) return p.algo;
+    }
+    return STRATA_ALGO_RING; /* sched_create then names what is wrong */
+}
+
+static strata_status_t make_scheds(sim_args_t *a, const strata_topo_t *topo, uint32_t P,
                                    run_state_t *st, strata_error_t *err)
 {
     for (int k = 0; k < a->nsets; k++) {
-        const coll_set_t *c = &a->sets[k];
+        coll_set_t *c = &a->sets[k];
         strata_status_t rc = set_shape(c, P, &st->size[k], &st->groups[k], err);
         if (rc != STRATA_OK) return rc;
+        if (!c->algo_given) c->algo = op_default_algo(c, topo, st->size[k]);
         strata_sched_params_t p = {0};
         p.coll = c->coll;
         p.algo = c->algo;
@@ -386,7 +432,7 @@ static strata_status_t print_sets(const sim_args_t *a, const strata_topo_t *topo
     return STRATA_OK;
 }
 
-static int simulate(const sim_args_t *a, const strata_topo_t *topo, strata_error_t *err)
+static int simulate(sim_args_t *a, const strata_topo_t *topo, strata_error_t *err)
 {
     run_state_t st = {0};
     strata_sim_result_t res = {0};
@@ -410,7 +456,7 @@ int cmd_sim(int argc, char **argv)
         return CLI_OK;
     }
     sim_args_t a = {0};
-    a.sets[0] = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 1073741824.0, 0, 0};
+    a.sets[0] = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 1073741824.0, 0, 0, false};
     a.nsets = 1;
     a.opts = strata_sim_opts_default();
     a.opts.progress = true;
