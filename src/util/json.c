@@ -150,6 +150,7 @@ static void w_string(walker_t *w, char *out)
             continue;
         }
         w_adv(w);
+        if (w->i >= w->n) break; /* a lone backslash at the end */
         char e = w->s[w->i];
         w_adv(w);
         if (e == 'u') {
@@ -233,6 +234,7 @@ static int w_array(walker_t *w, const json_t *v)
 
 static int w_value(walker_t *w, const json_t *v)
 {
+    if (w->i >= w->n) return -1; /* the text ended where jansson saw a value */
     pos_put(w->doc, v, w->line, w->col);
     char c = w->s[w->i];
     if (c == '{') return w_object(w, v);
@@ -241,7 +243,7 @@ static int w_value(walker_t *w, const json_t *v)
         w_string(w, NULL);
         return 0;
     }
-    while (w->i < w->n && !strchr(",]} \t\r\n", w->s[w->i]))
+    while (w->i < w->n && w->s[w->i] != '\0' && !strchr(",]} \t\r\n", w->s[w->i]))
         w_adv(w);
     return 0;
 }
