@@ -130,6 +130,21 @@ STRATA_API strata_status_t strata_plan_ctx_create(const strata_workload_t *w,
                                                   const strata_link_catalog_t *cat,
                                                   strata_plan_ctx_t **ctx_p, strata_error_t *err);
 STRATA_API void strata_plan_ctx_destroy(strata_plan_ctx_t *ctx);
+
+/* What-ifs on communication (strata wall). Defaults (create): 1, 1, 0. */
+typedef struct strata_plan_comm_opts {
+    double nic_scale; /* scale-out bandwidth per NIC x this */
+    double dp_ratio;  /* DP gradient bytes on the wire / gradient bytes (compression
+                         ratio x communicated precision / stored precision), (0, 1] */
+    double codec_bw;  /* B/s of gradient bytes one GPU compresses (and decompresses)
+                         per second; 0 = no codec charged */
+} strata_plan_comm_opts_t;
+
+/* Set the what-ifs; call before any evaluation (the context is shared
+ * read-only afterwards). INVALID when a figure is out of range. */
+STRATA_API strata_status_t strata_plan_ctx_set_comm(strata_plan_ctx_t *ctx,
+                                                    const strata_plan_comm_opts_t *o,
+                                                    strata_error_t *err);
 STRATA_API int strata_plan_ctx_gpus(const strata_plan_ctx_t *ctx);
 
 #define STRATA_PLAN_MAX_TRAFFIC 16
@@ -209,6 +224,62 @@ STRATA_API void strata_plan_print(const strata_plan_ctx_t *ctx, const strata_pla
  * Returns the time, or a negative value for an invalid or deadlocked
  * schedule. */
 STRATA_API double strata_plan_pipeline_time(int p, int v, int m, double tf, double tb, double tx);
+
+
+/* ==== The fabric's physical limits (fabric.c, docs/wall.md) ==== */
+
+#define STRATA_FABRIC_MAX_PARTS 16
+
+typedef struct strata_fabric_part {
+    char id[32], name[96];
+    double gbps;   /* optics: module rate; switch: port rate */
+    double watts;  /* optics: one module; switch: system (or ASIC) */
+    int ports;     /* switch radix (0 for optics) */
+    double hop_ns; /* switch port-to-port */
+} strata_fabric_part_t;
+
+typedef struct strata_fabric_catalog {
+    int noptics, nswitches;
+    strata_fabric_part_t optics[STRATA_FABRIC_MAX_PARTS], switches[STRATA_FABRIC_MAX_PARTS];
+    double copper_w, copper_ns_m, copper_m; /* per end; ns per metre; run length */
+    double fiber_ns_m, fiber_m;
+    double cpo_pj_bit; /* co-packaged optics energy per bit */
+} strata_fabric_catalog_t;
+
+/* Load path (NULL: <data dir>/fabric.json). Errors carry file:line:col. */
+STRATA_API strata_status_t strata_fabric_catalog_load(const char *path,
+                                                      strata_fabric_catalog_t *c,
+                                                      strata_error_t *err);
+
+/* One tier of links: tier 1 joins endpoints to leaves (copper, in the
+ * rack), tier 2 leaves to spines, tier 3 spines (aggregation) to cores. */
+typedef struct strata_fabric_tier {
+    long switches;     /* switches at the top of this tier's links */
+    long links, transceivers, cables;
+    bool optical;
+    double watts;      /* transceivers (or copper ends) of this tier */
+} strata_fabric_tier_t;
+
+typedef struct strata_fabric {
+    long endpoints;
+    int radix, tiers; /* tiers of switches (1-3) */
+    double port_gbps;
+    long switches;
+    strata_fabric_tier_t tier[3];
+    double switch_w, optics_w, total_w, w_per_endpoint;
+    double cpo_w_per_endpoint; /* optics priced at the co-packaged pJ/bit */
+    int diameter;     /* switches on the longest shortest path */
+    double latency_ns; /* hops + propagation across the diameter */
+    char switch_id[32], optic_id[32];
+} strata_fabric_t;
+
+/* Size a non-blocking folded-Clos (k-ary fat-tree) of switch `sw` (an id
+ * of c->switches) for n endpoints: 1 tier up to k, 2 up to k^2/2, 3 up to
+ * k^3/4; ERR_RANGE beyond. */
+STRATA_API strata_status_t strata_fabric_size(const strata_fabric_catalog_t *c, const char *sw,
+                                              long n, strata_fabric_t *f, strata_error_t *err);
+/* The id of the first switch whose port rate is at least gbps, or NULL. */
+STRATA_API const char *strata_fabric_switch_for(const strata_fabric_catalog_t *c, double gbps);
 
 #ifdef __cplusplus
 }
