@@ -281,6 +281,63 @@ STRATA_API strata_status_t strata_fabric_size(const strata_fabric_catalog_t *c, 
 /* The id of the first switch whose port rate is at least gbps, or NULL. */
 STRATA_API const char *strata_fabric_switch_for(const strata_fabric_catalog_t *c, double gbps);
 
+/* ==== The communication wall (wall.c, docs/wall.md) ==== */
+
+typedef enum {
+    STRATA_WALL_BEST = 0, /* the planner's search at every size */
+    STRATA_WALL_DP = 1,   /* pure data parallelism (ZeRO as fits) */
+    STRATA_WALL_DPTP = 2, /* TP = the server's GPUs, DP across */
+    STRATA_WALL_3D = 3,   /* TP = the server, PP 8 (or the most that divides), DP across */
+} strata_wall_strategy_t;
+
+#define STRATA_WALL_MAX_POINTS 24
+
+typedef struct strata_wall_point {
+    int gpus, gbs;
+    bool ok;                 /* a plan exists and fits; else why says */
+    char why[160];
+    strata_plan_result_t r;
+    double comm_total[6];    /* s per step per dimension (TP, PP, DP, EP, CP), all traffic */
+    double exposed_comm;     /* s: sum of r.exposed */
+    double exposed_share;    /* exposed_comm / step */
+    double efficiency;       /* tokens/s per GPU over the first point's */
+    char tier[48];           /* tier of the traffic with the most exposed time */
+    char tier_dim[8];
+    int fabric_tiers;        /* switch tiers of the scale-out fat-tree, 0 = none/unknown */
+    double fabric_w_per_gpu, fabric_cpo_w_per_gpu, fabric_latency_ns;
+} strata_wall_point_t;
+
+typedef struct strata_wall_opts {
+    const char *family;      /* cluster preset name ("dgx-h100") */
+    const char *accel;       /* NULL: the one the cluster's memory names */
+    int gpus_min, gpus_max;  /* doubling from min while <= max; 0: the server's
+                                GPUs, the most of them up to 100,000 */
+    bool strong;             /* fixed global batch gbs; else batch_per_gpu x GPUs */
+    int gbs, batch_per_gpu;
+    strata_wall_strategy_t strategy;
+    strata_plan_config_t base; /* switches: overlap, flash, fp8 */
+    strata_plan_comm_opts_t comm;
+    double share;            /* the wall: exposed communication > share of the step */
+} strata_wall_opts_t;
+
+typedef struct strata_wall {
+    int npoints, wall_index; /* wall_index -1: no wall in the range */
+    int per_server;
+    strata_wall_point_t points[STRATA_WALL_MAX_POINTS];
+} strata_wall_t;
+
+/* Sweep o->family from gpus_min to gpus_max (doubling) under one strategy,
+ * every point priced by strata_plan_eval / strata_plan_search. INVALID for
+ * a range that does not fit the family (a count not a multiple of the
+ * server) or bad options. w: the workload; cat: the link catalog; fab:
+ * the fabric catalog (NULL: no fabric columns). */
+STRATA_API strata_status_t strata_wall_run(const strata_workload_t *w,
+                                           const strata_link_catalog_t *cat,
+                                           const strata_fabric_catalog_t *fab,
+                                           const strata_wall_opts_t *o, strata_wall_t *out,
+                                           strata_error_t *err);
+STRATA_API const char *strata_wall_strategy_name(strata_wall_strategy_t s);
+
 #ifdef __cplusplus
 }
 #endif
