@@ -86,8 +86,11 @@ static int parse_value(const char *s, const char *v, wall_args_t *a)
         return CLI_OK;
     }
     if (!strcmp(s, "--precision")) {
-        if (parse_choice(s, v, precisions, 4, &k) || !*v) return cli_usage_error("wall",
-            "--precision expects fp32, bf16 or fp8, got '%s'", v);
+        k = -1;
+        for (int i = 0; i < 4 && *v; i++)
+            if (!strcmp(v, precisions[i])) k = i;
+        if (k < 0)
+            return cli_usage_error("wall", "--precision expects fp32, bf16 or fp8, got '%s'", v);
         a->precision = k + 1, a->whatif = 1;
         return CLI_OK;
     }
