@@ -221,9 +221,10 @@ static void print_delta(const strata_wall_t *b, const strata_wall_t *w)
         if (b->points[i].ok && w->points[i].ok)
             printf(" %d:%+.1f%%", b->points[i].gpus,
                    (w->points[i].r.step / b->points[i].r.step - 1) * 100);
-    int bw = b->wall_index < 0 ? 0 : b->points[b->wall_index].gpus;
-    int ww = w->wall_index < 0 ? 0 : w->points[w->wall_index].gpus;
-    printf("\nwhat-if: wall %s%d -> %s%d GPUs\n", bw ? "" : "none, ", bw, ww ? "" : "none, ", ww);
+    char from[32] = "none in the range", to[32] = "none in the range";
+    if (b->wall_index >= 0) snprintf(from, sizeof(from), "%d GPUs", b->points[b->wall_index].gpus);
+    if (w->wall_index >= 0) snprintf(to, sizeof(to), "%d GPUs", w->points[w->wall_index].gpus);
+    printf("\nwhat-if: wall %s -> %s\n", from, to);
 }
 
 static int run_one(const wall_args_t *a, const strata_workload_t *w,
