@@ -3,12 +3,34 @@
 # Idempotent and silent when everything is present; says what it cannot do.
 set -euo pipefail
 
-# The main job and the test suite need only these.
-pkgs=(cmake ninja-build pkg-config gcc make libjansson-dev libxml2-dev libhwloc-dev
-      libcmocka-dev graphviz iproute2)
-# --bench adds the baseline tools of bench/ (MPI compilers with their headers).
-if [ "${1:-}" = "--bench" ]; then
-    pkgs+=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
+# Usage: install-deps.sh [--bench] [--list]
+#   --bench  also what bench/ needs; --list  print the packages, install nothing.
+# scripts/check-deps.sh checks that these cover every header, library and
+# program the build, tests (and, with --bench, the benches) use.
+bench=0 list=0
+for a in "$@"; do
+    case $a in
+    --bench) bench=1 ;;
+    --list) list=1 ;;
+    *) echo "install-deps: unknown option '$a' (use --bench, --list)" >&2; exit 2 ;;
+    esac
+done
+
+# The main job and the test suite need only these (clang: the clang build
+# and the fuzz targets of .ci/run, libclang-rt-dev: its sanitizer and libFuzzer
+# runtimes, which clang only recommends; jq and python3: the tests' JSON checks;
+# nettle-dev: HMAC-SHA256 for the runtime's start-up handshake, its library libnettle8
+# is already on every Debian).
+pkgs=(cmake ninja-build pkg-config gcc clang libclang-rt-dev make libjansson-dev libxml2-dev libhwloc-dev
+      libcmocka-dev graphviz iproute2 jq python3 nettle-dev)
+# --bench adds the baseline tools of bench/ (MPI compilers with their headers)
+# and the load generator of bench/stress.
+if [ $bench = 1 ]; then
+    pkgs+=(openmpi-bin libopenmpi-dev mpich libmpich-dev stress-ng)
+fi
+if [ $list = 1 ]; then
+    echo "${pkgs[*]}"
+    exit 0
 fi
 
 missing=()

@@ -3,13 +3,16 @@
  * collectives, the local launcher and the collective benchmark.
  *
  * A communicator joins `size` processes numbered 0..size-1. Rank 0 listens at
- * a rendezvous address (host:port); every other rank connects there and
- * presents the job token first; ranks exchange host identity and pids. Ranks
- * sharing a host then map one POSIX shared-memory segment per communicator,
- * which is unlinked as soon as every rank has mapped it, so a crash leaves
- * nothing in /dev/shm. The TCP sockets are closed after start-up: intra-host
- * traffic goes through the segment only (a TCP transport between hosts is a
- * later addition; transports are tables of functions inside the library).
+ * a rendezvous address (host:port, or "local": a unix socket in a directory
+ * only this user can enter); every other rank connects there, and both sides
+ * prove they know the job token (HMAC-SHA256 over nonces from both; the
+ * token is never sent); ranks exchange host identity and pids. Ranks
+ * sharing a host then map one POSIX shared-memory segment per communicator
+ * (owned by the user, mode 0600, checked before mapping), which is unlinked
+ * as soon as every rank has mapped it, so a crash leaves nothing in
+ * /dev/shm. The sockets are closed after start-up: intra-host traffic goes
+ * through the segment only (a TCP transport between hosts is a later
+ * addition; transports are tables of functions inside the library).
  *
  * Every collective is blocking, has a deadline (the communicator default,
  * overridable per call through strata_call_opts_t), returns a typed status and
@@ -93,11 +96,15 @@ typedef struct strata_call_opts {
 /* ==== Life cycle ==== */
 
 /* Join a communicator with explicit parameters. root is "host:port" (rank 0
- * listens there, IPv4 or a resolvable name), token the job secret (any
- * non-empty string up to 255 bytes), timeout_s the default deadline of every
- * call, also used for start-up (0: 60 s). On success *comm_p owns the
- * communicator. Errors: STRATA_ERR_INVALID (bad arguments), STRATA_ERR_TIMEOUT
- * (a rank did not arrive), STRATA_ERR_SYSTEM, STRATA_ERR_UNSUPPORTED (ranks on
+ * listens there, IPv4 or a resolvable name; token must then be a secret
+ * shared by the ranks only) or "local" (same host and user only: a unix
+ * socket named after the token in $XDG_RUNTIME_DIR/strata or
+ * /tmp/strata-<uid>; the token need not be secret), token any non-empty
+ * string up to 255 bytes, timeout_s the default deadline of every call, also
+ * used for start-up (0: 60 s). On success *comm_p owns the communicator.
+ * Errors: STRATA_ERR_INVALID (bad arguments), STRATA_ERR_TIMEOUT (a rank did
+ * not arrive), STRATA_ERR_PEER (a peer could not prove the token, or exited
+ * before joining), STRATA_ERR_SYSTEM, STRATA_ERR_UNSUPPORTED (ranks on
  * different hosts: the TCP transport is not part of this build). */
 STRATA_API strata_status_t strata_comm_init(int rank, int size, const char *root, const char *token,
                                             double timeout_s, strata_comm_t **comm_p,
@@ -105,10 +112,13 @@ STRATA_API strata_status_t strata_comm_init(int rank, int size, const char *root
 
 /* Join from the environment: rank and size from STRATA_RANK/STRATA_SIZE, else
  * OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE, SLURM_PROCID/SLURM_NTASKS;
- * rendezvous from STRATA_ROOT (default 127.0.0.1:29517), token from
- * STRATA_TOKEN (default: derived from the launcher's job id variables when
- * running under mpirun/srun, else an error), default deadline from
- * STRATA_TIMEOUT (seconds, default 60). */
+ * default deadline from STRATA_TIMEOUT (seconds, default 60). With
+ * STRATA_TOKEN: rendezvous at STRATA_ROOT (default a loopback port derived
+ * from the token). Without: the "local" rendezvous, named by the launcher's
+ * job id (PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, SLURM_JOB_ID + step,
+ * PMI_KVSNAME) or the common parent pid; STRATA_ROOT without STRATA_TOKEN,
+ * or a job the launcher says spans hosts, is STRATA_ERR_INVALID with a
+ * message saying how to set STRATA_TOKEN. */
 STRATA_API strata_status_t strata_comm_init_env(strata_comm_t **comm_p, strata_error_t *err);
 
 /* A new communicator over the same ranks with its own segment (collective:
@@ -226,7 +236,12 @@ STRATA_API double strata_comm_predict(const strata_comm_model_t *model, strata_c
  * signal) terminate the others (SIGTERM, then SIGKILL after grace_s). Writes
  * the job's exit code to *exit_code_p: 0 when all succeeded, else the first
  * failing rank's code (128+signal for a signal). Removes any leftover
- * segment of the job from /dev/shm. */
+ * segment of the job from /dev/shm. Also sets STRATA_LAUNCH_FD (a socket on
+ * which ranks learn of ranks that exited, so a start-up fails at once when
+ * one ends before joining). Waits only for the ranks it forked (never
+ * waitpid(-1)): the caller's other children stay for it to reap. The ranks
+ * get SIGKILL if the calling thread dies (PR_SET_PDEATHSIG); the call blocks
+ * until the job ends, so that is the caller's death. */
 STRATA_API strata_status_t strata_launch(int n, char *const argv[], double grace_s,
                                          int *exit_code_p, strata_error_t *err);
 

@@ -106,6 +106,16 @@ STRATA_API const char *strata_version(void);
  * installed share/strata. */
 STRATA_API const char *strata_data_dir(void);
 
+/* Strict number parsing for command lines and option strings: the whole
+ * string, decimal only (no leading space, hex, "inf" or "nan").
+ * strata_parse_size takes "8", "64K", "1.5MiB", "8G", "1e3" (binary
+ * multiples K M G T, optional i and B; no sign). Each returns 0 and writes
+ * *out, -1 when malformed, -2 when the value is outside the type's range
+ * (ERANGE). The caller checks its own bounds. */
+STRATA_API int strata_parse_size(const char *s, double *out);
+STRATA_API int strata_parse_double(const char *s, double *out);
+STRATA_API int strata_parse_long(const char *s, long *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -79,6 +79,12 @@ STRATA_API strata_sim_opts_t strata_sim_opts_default(void);
 
 typedef struct strata_sim strata_sim_t;
 
+/* Most pipeline chunks a simulated schedule may have (strata_sim_add
+ * refuses more with STRATA_ERR_RANGE): simulation time grows with the
+ * chunk count (16384 chunks of a tree allreduce on 8 ranks: about 2 s),
+ * and the cost model picks far fewer (2630 for 64 GiB on 8 ranks). */
+#define STRATA_SIM_CHUNKS_MAX 16384
+
 /* A simulator for one finished topology (which must outlive it). The caller
  * owns *sim_p; strata_sim_destroy(NULL) is a no-op. */
 STRATA_API strata_status_t strata_sim_create(const strata_topo_t *topo,
@@ -90,7 +96,8 @@ STRATA_API void strata_sim_destroy(strata_sim_t *sim);
  * (a rank) on endpoint rank ranks[r] of the topology; ranks NULL means
  * agent r on endpoint r. innet's switch agents go on the scale-up
  * switches of their ranks' server, else on the switch joining their ranks
- * (docs/simulator.md). Errors name the bad rank. */
+ * (docs/simulator.md). Errors name the bad rank; a schedule of more
+ * than STRATA_SIM_CHUNKS_MAX chunks is STRATA_ERR_RANGE. */
 STRATA_API strata_status_t strata_sim_add(strata_sim_t *sim, const strata_sched_t *s,
                                           const int32_t *ranks, strata_error_t *err);
 

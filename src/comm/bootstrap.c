@@ -1,22 +1,41 @@
 /*
- * bootstrap.c — rendezvous of a communicator's ranks over TCP, identity
- * exchange and shared-memory segment set-up.
+ * bootstrap.c — rendezvous of a communicator's ranks, mutual proof of the
+ * job token, identity exchange and shared-memory segment set-up.
  *
- * Protocol (all integers little-endian u32; every frame length-checked):
- *   rank r>0 -> 0   HELLO  "STRH" ver=1 toklen token rank size pid host[64]
- *   0 -> r          WELCOME "STRW" status; if 0: size × (pid host[64]),
- *                   namelen name (the segment); else msglen msg
- *   r -> 0          MAPPED "STRM" status
- *   0 -> r          GO     "STRG" status  (0 once every rank mapped and
- *                   the segment is unlinked)
- * Rank 0 listens at the root address and accepts connections one at a time;
- * the first bytes of each must be a HELLO with the job token, read within
- * 2 s: anything else (no token, a wrong one, garbage, silence) is closed and
- * logged, and accepting continues, so a stray connection cannot stop the
- * job. Other ranks retry connecting until the deadline (rank 0 may start
- * later). Every socket operation waits with poll() bounded by the call's
- * deadline. The sockets are closed once the segment is shared: intra-host
- * collectives need nothing else, and peer death is then seen through pids.
+ * Protocol version 2 (integers little-endian u32; every frame has a fixed
+ * or length-checked size; K = the job token, used as an HMAC-SHA256 key):
+ *   0 -> r  CHALLENGE "STRC" ver Ns[32]                 on accept
+ *   r -> 0  HELLO     "STRH" ver rank size pid host[64] Nc[32] mac[32]
+ *                     mac = HMAC(K, "strata-v2 hello" Ns | bytes before mac)
+ *   0 -> r  PROOF     "STRP" HMAC(K, "strata-v2 proof" Ns | hello before mac)
+ *   0 -> r  WELCOME   "STRW" 0 size × (pid host[64]) namelen name mac[32]
+ *                     mac = HMAC(K, "strata-v2 welcome" Ns Nc | frame before mac)
+ *           or        "STRW" status msglen msg (start-up failed: why)
+ *   r -> 0  MAPPED    "STRM" status
+ *   0 -> r  GO        "STRG" status (0 once every rank mapped the segment
+ *                     and it is unlinked)
+ * The token itself never travels: each side proves it knows K over the
+ * other side's fresh nonce (getrandom), so a listener that took the
+ * rendezvous address learns nothing it could replay, and a rank refuses a
+ * rank 0 that cannot prove K. MACs are compared in constant time.
+ *
+ * Rendezvous addresses: "host:port" (TCP; the token must be a secret), or
+ * "local": a unix socket named after the job in a directory only this user
+ * can enter ($XDG_RUNTIME_DIR/strata, else /tmp/strata-<uid>, created 0700
+ * and checked), whose peers' uid is checked with SO_PEERCRED both ways. The
+ * second needs no secret (strata_comm_init_env uses it under mpirun/srun
+ * without STRATA_TOKEN): only processes of this user reach the socket.
+ *
+ * Rank 0 handles every unauthenticated connection at once (poll over up to
+ * PENDING_MAX of them; beyond that the oldest is dropped), each with its own
+ * 2 s deadline for a valid HELLO, so silent or slow strangers cannot delay
+ * the job. Other ranks retry connecting until the deadline (rank 0 may
+ * start later); a connection closed before the PROOF is retried too (rank
+ * 0 may have dropped it). Under `strata run` the launcher reports ranks that
+ * exited (STRATA_LAUNCH_FD), so a rank that ends before joining fails the
+ * start-up at once instead of at the deadline. After the WELCOME, a rank
+ * that sees rank 0 vanish removes the segment itself (rank 0 may have died
+ * before unlinking it). Sockets are closed once the segment is shared.
  *
  * Workload: once per communicator; correctness and bounded time matter, not
  * speed.
@@ -30,18 +49,38 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <nettle/hmac.h>
+#include <nettle/memops.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define HELLO_WAIT_S 2.0
-#define TOKEN_MAX    255
-#define HOST_LEN     64
+#define PROTO_VER      2
+#define HELLO_WAIT_S   2.0 /* a stranger's connection may cost this much, concurrently */
+#define PENDING_MAX    256 /* unauthenticated connections handled at once */
+#define DROP_LOG_MAX   10  /* dropped connections logged per start-up */
+#define HOST_LEN       64
+#define NONCE_LEN      COMM_BOOT_NONCE
+#define MAC_LEN        COMM_BOOT_MAC
+#define CHAL_LEN       (8 + NONCE_LEN)
+#define HELLO_BODY     (20 + HOST_LEN + NONCE_LEN) /* magic ver rank size pid host Nc */
+#define HELLO_LEN      (HELLO_BODY + MAC_LEN)
+#define PROOF_LEN      (4 + MAC_LEN)
+#define STATUS_MSG_MAX 255
+#define REC_LEN        (4 + HOST_LEN)
+#define LOCAL_HINT                                                                                 \
+    " (only this user's processes on this host meet there: ranks on other hosts or of other "      \
+    "users need the same STRATA_TOKEN and a TCP STRATA_ROOT)"
 
 /* ==== Framing ==== */
 
@@ -68,7 +107,6 @@ static int sock_io(int fd, void *buf, size_t len, double deadline, bool wr, cons
         }
         struct pollfd pf = {.fd = fd, .events = wr ? POLLOUT : POLLIN};
         int r = poll(&pf, 1, (int)(left * 1000) + 1);
-        if (r < 0 && errno == EINTR) continue;
         if (r <= 0) continue;
         ssize_t n = wr ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
         if (n == 0) {
@@ -85,32 +123,47 @@ static int sock_io(int fd, void *buf, size_t len, double deadline, bool wr, cons
     return 0;
 }
 
-static int parse_root(const char *root, struct sockaddr_in *sa, strata_error_t *err)
+/* ==== Proofs ==== */
+
+void comm_boot_mac(const char *key, const char *label, const unsigned char *na,
+                   const unsigned char *nb, const void *body, size_t blen,
+                   unsigned char out[COMM_BOOT_MAC])
 {
-    char host[256];
-    const char *colon = root ? strrchr(root, ':') : NULL;
-    if (!colon || colon == root || (size_t)(colon - root) >= sizeof(host) || !colon[1]) {
-        strata_error_set(err, STRATA_ERR_INVALID, "rendezvous address '%s' is not host:port",
-                         root ? root : "(null)");
-        return -1;
+    struct hmac_sha256_ctx h;
+    hmac_sha256_set_key(&h, strlen(key), (const uint8_t *)key);
+    hmac_sha256_update(&h, strlen(label) + 1, (const uint8_t *)label); /* NUL ends the label */
+    if (na) hmac_sha256_update(&h, NONCE_LEN, na);
+    if (nb) hmac_sha256_update(&h, NONCE_LEN, nb);
+    if (blen) hmac_sha256_update(&h, blen, body);
+    hmac_sha256_digest(&h, MAC_LEN, out);
+    explicit_bzero(&h, sizeof(h));
+}
+
+static bool mac_ok(const unsigned char *want, const unsigned char *got)
+{
+    return memeql_sec(want, got, MAC_LEN) != 0; /* constant time */
+}
+
+static int nonce(unsigned char out[NONCE_LEN])
+{
+    size_t got = 0;
+    while (got < NONCE_LEN) {
+        ssize_t n = getrandom(out + got, NONCE_LEN - got, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        got += (size_t)n;
     }
-    memcpy(host, root, (size_t)(colon - root));
-    host[colon - root] = 0;
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (*end || port <= 0 || port > 65535) {
-        strata_error_set(err, STRATA_ERR_INVALID, "rendezvous port in '%s' is not 1..65535", root);
-        return -1;
-    }
-    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
-    if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res) {
-        strata_error_set(err, STRATA_ERR_INVALID, "cannot resolve rendezvous host '%s'", host);
-        return -1;
-    }
-    memcpy(sa, res->ai_addr, sizeof(*sa));
-    sa->sin_port = htons((uint16_t)port);
-    freeaddrinfo(res);
     return 0;
+}
+
+/* Segment names reveal the job hash to every local user, so it is a keyed
+ * hash of the token (HMAC), not a plain one: it tells nothing about it. */
+void comm_job_hash(const char *token, char out[17])
+{
+    unsigned char m[MAC_LEN];
+    comm_boot_mac(token, COMM_BOOT_LABEL_JOB, NULL, NULL, NULL, 0, m);
+    for (int i = 0; i < 8; i++)
+        snprintf(out + 2 * i, 3, "%02x", m[i]);
 }
 
 void comm_host_id(char out[64])
@@ -127,45 +180,222 @@ void comm_host_id(char out[64])
     snprintf(out, 64, "%.31s/%.31s", host, boot);
 }
 
-static bool token_eq(const char *a, size_t alen, const char *b, size_t blen)
+/* ==== Launcher events ==== */
+
+/* `strata run` hands each rank one end of a socket pair (STRATA_LAUNCH_FD =
+ * "fd:rank:size") on which it sends (rank, wait status) whenever a rank
+ * exits, one datagram each. Drained into a process-wide table; they describe the launch's world
+ * communicator only. */
+static struct {
+    pthread_mutex_t mu;
+    bool read_env;
+    int fd, rank, size;
+    uint64_t exited; /* bit r: rank r exited (COMM_MAX_SIZE == 64) */
+    int status[COMM_MAX_SIZE];
+} g_launch = {.mu = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .rank = -1};
+
+static void launch_open_locked(void)
 {
-    unsigned char d = alen != blen;
-    for (size_t i = 0; i < alen && i < blen; i++)
-        d |= (unsigned char)(a[i] ^ b[i]);
-    return d == 0;
+    g_launch.read_env = true;
+    const char *env = getenv("STRATA_LAUNCH_FD");
+    int fd, rank, size;
+    struct stat st;
+    if (!env || sscanf(env, "%d:%d:%d", &fd, &rank, &size) != 3) return;
+    unsetenv("STRATA_LAUNCH_FD");
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return;
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    g_launch.fd = fd, g_launch.rank = rank, g_launch.size = size;
+}
+
+/* Ranks of c the launcher reported as exited (0 when c is not its world). */
+static uint64_t launch_exited(const strata_comm_t *c, int *fd_p)
+{
+    pthread_mutex_lock(&g_launch.mu);
+    if (!g_launch.read_env) launch_open_locked();
+    unsigned char b[8 * COMM_MAX_SIZE];
+    ssize_t n = -1;
+    while (g_launch.fd >= 0 && (n = read(g_launch.fd, b, sizeof(b))) != 0) {
+        if (n < 0) break; /* EAGAIN: drained */
+        for (ssize_t i = 0; i + 8 <= n; i += 8) {
+            uint32_t r = get32(b + i);
+            if (r < COMM_MAX_SIZE)
+                g_launch.exited |= 1ull << r, g_launch.status[r] = (int)get32(b + i + 4);
+        }
+    }
+    if (g_launch.fd >= 0 && n == 0) close(g_launch.fd), g_launch.fd = -1; /* launcher gone */
+    bool world = c->rank == g_launch.rank && c->size == g_launch.size;
+    uint64_t ex = world ? g_launch.exited : 0;
+    if (fd_p) *fd_p = world ? g_launch.fd : -1;
+    pthread_mutex_unlock(&g_launch.mu);
+    return ex;
+}
+
+static strata_status_t exited_error(int rank, strata_error_t *err)
+{
+    int s = g_launch.status[rank];
+    return strata_error_set(
+        err, STRATA_ERR_PEER, "bootstrap: rank %d exited (%s %d) before joining the communicator",
+        rank, WIFSIGNALED(s) ? "signal" : "code", WIFSIGNALED(s) ? WTERMSIG(s) : WEXITSTATUS(s));
+}
+
+/* ==== Addresses ==== */
+
+typedef struct boot_addr {
+    bool local; /* unix socket in a private directory, else TCP */
+    struct sockaddr_in in;
+    struct sockaddr_un un;
+    char desc[sizeof(((struct sockaddr_un *)0)->sun_path) + 16];
+} boot_addr_t;
+
+static int parse_tcp(const char *root, boot_addr_t *a, strata_error_t *err)
+{
+    char host[256];
+    const char *colon = root ? strrchr(root, ':') : NULL;
+    if (!colon || colon == root || (size_t)(colon - root) >= sizeof(host) || !colon[1]) {
+        strata_error_set(err, STRATA_ERR_INVALID,
+                         "rendezvous address '%s' is not host:port or \"local\"",
+                         root ? root : "(null)");
+        return -1;
+    }
+    memcpy(host, root, (size_t)(colon - root));
+    host[colon - root] = 0;
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port <= 0 || port > 65535) {
+        strata_error_set(err, STRATA_ERR_INVALID, "rendezvous port in '%s' is not 1..65535", root);
+        return -1;
+    }
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res) {
+        strata_error_set(err, STRATA_ERR_INVALID, "cannot resolve rendezvous host '%s'", host);
+        return -1;
+    }
+    memcpy(&a->in, res->ai_addr, sizeof(a->in));
+    a->in.sin_port = htons((uint16_t)port);
+    freeaddrinfo(res);
+    snprintf(a->desc, sizeof(a->desc), "%s", root);
+    return 0;
+}
+
+static bool private_dir(const char *path, struct stat *st)
+{
+    return lstat(path, st) == 0 && S_ISDIR(st->st_mode) && st->st_uid == geteuid() &&
+           (st->st_mode & 077) == 0;
+}
+
+/* The local rendezvous socket: <dir>/<jobhash>.sock where dir is a
+ * directory of this user that nobody else may enter. */
+static int parse_local(const char *jobhash, boot_addr_t *a, strata_error_t *err)
+{
+    char dir[80]; /* + "/<jobhash>.sock" fits sun_path (108) */
+    struct stat st;
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    if (xdg && xdg[0] == '/' && strlen(xdg) < 64 && private_dir(xdg, &st))
+        snprintf(dir, sizeof(dir), "%s/strata", xdg);
+    else
+        snprintf(dir, sizeof(dir), "/tmp/strata-%u", (unsigned)geteuid());
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        strata_error_set(err, STRATA_ERR_SYSTEM, "bootstrap: cannot create %s: %s", dir,
+                         strerror(errno));
+        return -1;
+    }
+    if (!private_dir(dir, &st)) {
+        strata_error_set(err, STRATA_ERR_SYSTEM,
+                         "bootstrap: %s is not a private directory of uid %u (owner %u, mode "
+                         "%03o): remove it, or set XDG_RUNTIME_DIR to one",
+                         dir, (unsigned)geteuid(), (unsigned)st.st_uid,
+                         (unsigned)st.st_mode & 0777);
+        return -1;
+    }
+    a->local = true;
+    a->un.sun_family = AF_UNIX;
+    snprintf(a->un.sun_path, sizeof(a->un.sun_path), "%s/%s.sock", dir, jobhash);
+    snprintf(a->desc, sizeof(a->desc), "%s", a->un.sun_path);
+    return 0;
+}
+
+static strata_status_t parse_root(const char *root, const char *jobhash, boot_addr_t *a,
+                                  strata_error_t *err)
+{
+    memset(a, 0, sizeof(*a));
+    if (root && strcmp(root, "local") == 0)
+        return parse_local(jobhash, a, err) ? STRATA_ERR_SYSTEM : STRATA_OK;
+    return parse_tcp(root, a, err) ? STRATA_ERR_INVALID : STRATA_OK;
+}
+
+static const struct sockaddr *addr_of(const boot_addr_t *a, socklen_t *len)
+{
+    *len = a->local ? (socklen_t)sizeof(a->un) : (socklen_t)sizeof(a->in);
+    return a->local ? (const struct sockaddr *)&a->un : (const struct sockaddr *)&a->in;
+}
+
+/* uid of a unix socket's peer, or (uid_t)-1. */
+static uid_t peer_uid(int fd, pid_t *pid_p)
+{
+    struct ucred cr;
+    socklen_t len = sizeof(cr);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0) return (uid_t)-1;
+    if (pid_p) *pid_p = cr.pid;
+    return cr.uid;
 }
 
 /* ==== Rank 0 ==== */
 
+typedef struct pending { /* an accepted connection that has not proven the token yet */
+    int fd;
+    double until; /* its own deadline for a valid HELLO */
+    size_t got;
+    unsigned char ns[NONCE_LEN];
+    unsigned char buf[HELLO_LEN];
+    char peer[48];
+} pending_t;
+
 typedef struct boot_server {
     strata_comm_t *c;
     const char *token;
+    const boot_addr_t *addr;
     int lfd;
     int *fds;
     char (*hosts)[HOST_LEN];
+    unsigned char (*ns)[NONCE_LEN], (*nc)[NONCE_LEN]; /* per rank, for the WELCOME's MAC */
+    pending_t *pend;                                  /* oldest first */
+    int npend, dropped;
     double deadline;
 } boot_server_t;
 
-/* Read and check one HELLO on a fresh connection. Returns the rank, or -1
- * with *why set. */
-static int read_hello(boot_server_t *s, int fd, const char **why)
+static void log_drop(boot_server_t *s, const char *peer, const char *why)
 {
-    double dl = util_now() + HELLO_WAIT_S;
-    if (dl > s->deadline) dl = s->deadline;
-    unsigned char h[12], tok[TOKEN_MAX], tail[12 + HOST_LEN];
-    if (sock_io(fd, h, 12, dl, false, why)) return -1;
-    uint32_t toklen = get32(h + 8);
-    if (memcmp(h, "STRH", 4) != 0 || get32(h + 4) != 1 || toklen == 0 || toklen > TOKEN_MAX) {
-        *why = "not a strata hello";
+    if (s->dropped++ < DROP_LOG_MAX)
+        strata_log(STRATA_LOG_WARN, "bootstrap: dropped connection from %s: %s", peer, why);
+    else if (s->dropped == DROP_LOG_MAX + 1)
+        strata_log(STRATA_LOG_WARN, "bootstrap: further dropped connections are not logged");
+}
+
+static void drop_pending(boot_server_t *s, int i, const char *why)
+{
+    if (why) log_drop(s, s->pend[i].peer, why);
+    close(s->pend[i].fd);
+    memmove(&s->pend[i], &s->pend[i + 1], (size_t)(s->npend - i - 1) * sizeof(pending_t));
+    s->npend--;
+}
+
+/* Check one complete HELLO read on a connection that was sent nonce ns.
+ * Returns the rank (and records its pid, host and nonces), or -1 with *why. */
+static int parse_hello(boot_server_t *s, const unsigned char ns[NONCE_LEN],
+                       const unsigned char b[HELLO_LEN], const char **why)
+{
+    unsigned char mac[MAC_LEN];
+    if (memcmp(b, "STRH", 4) != 0 || get32(b + 4) != PROTO_VER) {
+        *why = "not a strata hello (version 2)";
         return -1;
     }
-    if (sock_io(fd, tok, toklen, dl, false, why) || sock_io(fd, tail, sizeof(tail), dl, false, why))
-        return -1;
-    if (!token_eq((char *)tok, toklen, s->token, strlen(s->token))) {
-        *why = "wrong job token";
+    comm_boot_mac(s->token, COMM_BOOT_LABEL_HELLO, ns, NULL, b, HELLO_BODY, mac);
+    if (!mac_ok(mac, b + HELLO_BODY)) {
+        *why = "wrong job token (its proof does not match)";
         return -1;
     }
-    uint32_t rank = get32(tail), size = get32(tail + 4);
+    uint32_t rank = get32(b + 8), size = get32(b + 12);
     if (size != (uint32_t)s->c->size || rank == 0 || rank >= size) {
         *why = "rank or size does not match this job";
         return -1;
@@ -174,67 +404,207 @@ static int read_hello(boot_server_t *s, int fd, const char **why)
         *why = "rank already connected";
         return -1;
     }
-    s->c->pids[rank] = (int32_t)get32(tail + 8);
-    memcpy(s->hosts[rank], tail + 12, HOST_LEN);
+    s->c->pids[rank] = (int32_t)get32(b + 16);
+    memcpy(s->hosts[rank], b + 20, HOST_LEN);
     s->hosts[rank][HOST_LEN - 1] = 0;
+    memcpy(s->nc[rank], b + 20 + HOST_LEN, NONCE_LEN);
+    memcpy(s->ns[rank], ns, NONCE_LEN);
     return (int)rank;
+}
+
+/* "ip:port" or "uid U pid P" of a fresh connection, for the log; *uid_p is
+ * the peer's uid on a local socket (else this process's). */
+static void describe_peer(const boot_server_t *s, int fd, char peer[48], uid_t *uid_p)
+{
+    struct sockaddr_in sa;
+    socklen_t len = sizeof(sa);
+    pid_t pid = 0;
+    *uid_p = s->addr->local ? peer_uid(fd, &pid) : geteuid();
+    if (s->addr->local) {
+        snprintf(peer, 48, "uid %u pid %ld", (unsigned)*uid_p, (long)pid);
+    } else if (getpeername(fd, (struct sockaddr *)&sa, &len) == 0) {
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
+        snprintf(peer, 48, "%s:%u", ip, ntohs(sa.sin_port));
+    } else {
+        snprintf(peer, 48, "?");
+    }
+}
+
+/* Send a fresh connection its challenge and track it with its own 2 s
+ * deadline (dropping the oldest when PENDING_MAX are tracked). */
+static void track(boot_server_t *s, int fd, const char *peer)
+{
+    if (s->npend == PENDING_MAX)
+        drop_pending(s, 0, "evicted: too many connections without a hello");
+    pending_t *p = &s->pend[s->npend];
+    unsigned char chal[CHAL_LEN];
+    memcpy(chal, "STRC", 4);
+    put32(chal + 4, PROTO_VER);
+    if (nonce(p->ns) != 0) {
+        log_drop(s, peer, "getrandom failed");
+        close(fd);
+        return;
+    }
+    memcpy(chal + 8, p->ns, NONCE_LEN);
+    if (send(fd, chal, CHAL_LEN, MSG_NOSIGNAL | MSG_DONTWAIT) != CHAL_LEN) {
+        log_drop(s, peer, "cannot send the challenge");
+        close(fd);
+        return;
+    }
+    p->fd = fd, p->got = 0, p->until = util_now() + HELLO_WAIT_S;
+    snprintf(p->peer, sizeof(p->peer), "%s", peer);
+    s->npend++;
+}
+
+/* Take every waiting connection: a local peer must be this user. */
+static void accept_new(boot_server_t *s)
+{
+    for (;;) {
+        int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0 && (errno == EINTR || errno == ECONNABORTED)) continue;
+        if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+            if (s->npend > 0) {
+                drop_pending(s, 0, "evicted: out of file descriptors");
+                continue;
+            }
+            struct timespec ts = {0, 10 * 1000 * 1000}; /* not a busy loop meanwhile */
+            nanosleep(&ts, NULL);
+        }
+        if (fd < 0) return;
+        char peer[48];
+        uid_t uid;
+        describe_peer(s, fd, peer, &uid);
+        if (uid != geteuid()) {
+            log_drop(s, peer,
+                     "another user's process (ranks of different users need "
+                     "STRATA_TOKEN and a TCP STRATA_ROOT)");
+            close(fd);
+            continue;
+        }
+        track(s, fd, peer);
+    }
+}
+
+/* Read what pending connection i sent; on a complete valid HELLO answer
+ * with the PROOF and make it rank r's connection. Returns 1 when a rank
+ * joined, else 0. */
+static int progress(boot_server_t *s, int i)
+{
+    pending_t *p = &s->pend[i];
+    ssize_t n = recv(p->fd, p->buf + p->got, HELLO_LEN - p->got, MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (n <= 0) {
+        drop_pending(s, i, n == 0 ? "closed before a complete hello" : strerror(errno));
+        return 0;
+    }
+    p->got += (size_t)n;
+    if (p->got < HELLO_LEN) return 0;
+    const char *why = "";
+    int r = parse_hello(s, p->ns, p->buf, &why);
+    if (r < 0) {
+        drop_pending(s, i, why);
+        return 0;
+    }
+    unsigned char proof[PROOF_LEN];
+    memcpy(proof, "STRP", 4);
+    comm_boot_mac(s->token, COMM_BOOT_LABEL_PROOF, p->ns, NULL, p->buf, HELLO_BODY, proof + 4);
+    if (send(p->fd, proof, PROOF_LEN, MSG_NOSIGNAL | MSG_DONTWAIT) != PROOF_LEN) {
+        drop_pending(s, i, "cannot send the proof");
+        return 0;
+    }
+    s->fds[r] = p->fd;
+    memmove(&s->pend[i], &s->pend[i + 1], (size_t)(s->npend - i - 1) * sizeof(pending_t));
+    s->npend--;
+    return 1;
+}
+
+static strata_status_t missing_error(boot_server_t *s, int missing, strata_error_t *err)
+{
+    return strata_error_set(err, STRATA_ERR_TIMEOUT,
+                            "bootstrap: %d of %d ranks did not connect to %s in time%s", missing,
+                            s->c->size - 1, s->addr->desc, s->addr->local ? LOCAL_HINT : "");
+}
+
+/* One pass: fail on a rank that exited or the deadline, drop connections
+ * past their own deadline, then wait for any event. */
+static strata_status_t accept_step(boot_server_t *s, struct pollfd *pf, int *missing,
+                                   strata_error_t *err)
+{
+    int lafd;
+    uint64_t gone = launch_exited(s->c, &lafd);
+    for (int r = 1; r < s->c->size; r++)
+        if (s->fds[r] < 0 && (gone >> r & 1)) return exited_error(r, err);
+    double now = util_now(), wake = s->deadline;
+    if (now >= s->deadline) return missing_error(s, *missing, err);
+    for (int i = s->npend - 1; i >= 0; i--)
+        if (s->pend[i].until <= now) drop_pending(s, i, "no valid hello within 2 s");
+    for (int i = 0; i < s->npend; i++)
+        if (s->pend[i].until < wake) wake = s->pend[i].until;
+    int n = 0, base;
+    pf[n++] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
+    if (lafd >= 0) pf[n++] = (struct pollfd){.fd = lafd, .events = POLLIN};
+    base = n;
+    for (int i = 0; i < s->npend; i++)
+        pf[n++] = (struct pollfd){.fd = s->pend[i].fd, .events = POLLIN};
+    if (poll(pf, (nfds_t)n, (int)((wake - now) * 1000) + 1) <= 0) return STRATA_OK;
+    for (int i = s->npend - 1; i >= 0; i--) /* backwards: progress may remove entry i */
+        if (pf[base + i].revents) *missing -= progress(s, i);
+    if (pf[0].revents) accept_new(s);
+    return STRATA_OK;
 }
 
 static strata_status_t accept_all(boot_server_t *s, strata_error_t *err)
 {
     int missing = s->c->size - 1;
-    while (missing > 0) {
-        double left = s->deadline - util_now();
-        if (left <= 0)
-            return strata_error_set(err, STRATA_ERR_TIMEOUT,
-                                    "bootstrap: %d of %d ranks did not connect in time", missing,
-                                    s->c->size - 1);
-        struct pollfd pf = {.fd = s->lfd, .events = POLLIN};
-        if (poll(&pf, 1, (int)(left * 1000) + 1) <= 0) continue;
-        struct sockaddr_in peer;
-        socklen_t plen = sizeof(peer);
-        int fd = accept(s->lfd, (struct sockaddr *)&peer, &plen);
-        if (fd < 0) continue;
-        const char *why = "";
-        int r = read_hello(s, fd, &why);
-        if (r < 0) {
-            char ip[INET_ADDRSTRLEN] = "?";
-            inet_ntop(AF_INET, &peer.sin_addr, ip, sizeof(ip));
-            strata_log(STRATA_LOG_WARN, "bootstrap: dropped connection from %s:%u: %s", ip,
-                       ntohs(peer.sin_port), why);
-            close(fd);
-            continue;
-        }
-        s->fds[r] = fd;
-        missing--;
+    struct pollfd *pf = util_malloc((PENDING_MAX + 2) * sizeof(*pf));
+    s->pend = util_malloc(PENDING_MAX * sizeof(pending_t));
+    if (!pf || !s->pend) {
+        util_free(pf);
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     }
-    return STRATA_OK;
+    strata_status_t st = STRATA_OK;
+    while (missing > 0 && st == STRATA_OK)
+        st = accept_step(s, pf, &missing, err);
+    if (s->npend > 0)
+        strata_log(STRATA_LOG_INFO, "bootstrap: closed %d connections that sent no hello",
+                   s->npend);
+    while (s->npend > 0)
+        drop_pending(s, s->npend - 1, NULL);
+    util_free(pf);
+    return st;
+}
+
+int comm_boot_send_status(int fd, const char *magic, uint32_t status, const char *msg,
+                          double deadline)
+{
+    unsigned char b[12 + STATUS_MSG_MAX];
+    size_t mlen = msg ? strnlen(msg, STATUS_MSG_MAX) : 0, len = 8;
+    memcpy(b, magic, 4);
+    put32(b + 4, status);
+    if (msg) put32(b + 8, (uint32_t)mlen), memcpy(b + 12, msg, mlen), len = 12 + mlen;
+    const char *why;
+    return sock_io(fd, b, len, deadline, true, &why);
 }
 
 static void send_status(boot_server_t *s, const char *magic, uint32_t status, const char *msg)
 {
-    unsigned char b[8 + 256];
-    size_t mlen = msg ? strlen(msg) : 0;
-    if (mlen > 255) mlen = 255;
-    memcpy(b, magic, 4);
-    put32(b + 4, status);
-    if (msg) put32(b + 8, (uint32_t)mlen), memcpy(b + 12, msg, mlen);
-    const char *why;
     for (int r = 1; r < s->c->size; r++)
-        if (s->fds[r] >= 0) sock_io(s->fds[r], b, msg ? 12 + mlen : 8, s->deadline, true, &why);
+        if (s->fds[r] >= 0) comm_boot_send_status(s->fds[r], magic, status, msg, s->deadline);
 }
 
+/* WELCOME to each rank, its MAC bound to that rank's two nonces. */
 static strata_status_t send_welcome(boot_server_t *s, const char *name, strata_error_t *err)
 {
     size_t n = (size_t)s->c->size, nlen = strlen(name);
-    size_t len = 12 + n * (4 + HOST_LEN) + 4 + nlen;
-    unsigned char *b = util_calloc(1, len);
+    size_t len = 12 + n * REC_LEN + 4 + nlen;
+    unsigned char *b = util_calloc(1, len + MAC_LEN);
     if (!b) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     memcpy(b, "STRW", 4);
     put32(b + 4, 0);
     put32(b + 8, (uint32_t)n);
     unsigned char *p = b + 12;
-    for (size_t i = 0; i < n; i++, p += 4 + HOST_LEN) {
+    for (size_t i = 0; i < n; i++, p += REC_LEN) {
         put32(p, (uint32_t)s->c->pids[i]);
         memcpy(p + 4, s->hosts[i], HOST_LEN);
     }
@@ -242,9 +612,11 @@ static strata_status_t send_welcome(boot_server_t *s, const char *name, strata_e
     memcpy(p + 4, name, nlen);
     strata_status_t st = STRATA_OK;
     const char *why = "";
-    for (int r = 1; r < s->c->size && st == STRATA_OK; r++)
-        if (sock_io(s->fds[r], b, len, s->deadline, true, &why))
+    for (int r = 1; r < s->c->size && st == STRATA_OK; r++) {
+        comm_boot_mac(s->token, COMM_BOOT_LABEL_WELCOME, s->ns[r], s->nc[r], b, len, b + len);
+        if (sock_io(s->fds[r], b, len + MAC_LEN, s->deadline, true, &why))
             st = strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank %d: %s", r, why);
+    }
     util_free(b);
     return st;
 }
@@ -263,17 +635,44 @@ static strata_status_t wait_mapped(boot_server_t *s, strata_error_t *err)
     return STRATA_OK;
 }
 
-static int listen_at(const struct sockaddr_in *sa, strata_error_t *err)
+/* Before binding the local socket: a socket file nobody listens on is a
+ * dead rank 0's and is removed; a live one is another rank 0 with this job
+ * name, which is an error rather than a takeover. 0 or -1. */
+static int clear_stale(const boot_addr_t *a, strata_error_t *err)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (probe < 0) return 0;
+    int r = connect(probe, (const struct sockaddr *)&a->un, sizeof(a->un)), e = errno;
+    close(probe);
+    if (r == 0 || e == EAGAIN) {
+        strata_error_set(err, STRATA_ERR_SYSTEM,
+                         "bootstrap: another rank 0 of this job already listens at %s (two "
+                         "jobs with one name? give each its own STRATA_TOKEN)",
+                         a->desc);
+        return -1;
+    }
+    if (e == ECONNREFUSED) unlink(a->un.sun_path);
+    return 0;
+}
+
+static int listen_at(const boot_addr_t *a, strata_error_t *err)
+{
+    int fd = socket(a->local ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int one = 1;
     if (fd < 0) {
         strata_error_set(err, STRATA_ERR_SYSTEM, "socket: %s", strerror(errno));
         return -1;
     }
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, (const struct sockaddr *)sa, sizeof(*sa)) != 0 || listen(fd, 128) != 0) {
-        strata_error_set(err, STRATA_ERR_SYSTEM, "bootstrap: cannot listen on port %u: %s",
-                         ntohs(sa->sin_port), strerror(errno));
+    if (a->local && clear_stale(a, err) != 0) {
+        close(fd);
+        return -1;
+    }
+    if (!a->local) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    socklen_t len;
+    const struct sockaddr *sa = addr_of(a, &len);
+    if (bind(fd, sa, len) != 0 || listen(fd, 128) != 0) {
+        strata_error_set(err, STRATA_ERR_SYSTEM, "bootstrap: cannot listen at %s: %s", a->desc,
+                         strerror(errno));
         close(fd);
         return -1;
     }
@@ -282,165 +681,313 @@ static int listen_at(const struct sockaddr_in *sa, strata_error_t *err)
 
 /* The listening socket `strata run` made for rank 0 (STRATA_ROOT_FD), if it
  * is a socket bound to the rendezvous port; used once. */
-static int inherited_listener(const struct sockaddr_in *sa)
+static int inherited_listener(const boot_addr_t *a)
 {
     const char *env = getenv("STRATA_ROOT_FD");
-    if (!env || !*env) return -1;
+    if (a->local || !env || !*env) return -1;
     char *end;
     long fd = strtol(env, &end, 10);
     struct sockaddr_in got;
     socklen_t len = sizeof(got);
     if (*end || fd < 0 || fd > 65535 || getsockname((int)fd, (struct sockaddr *)&got, &len) != 0 ||
-        got.sin_family != AF_INET || got.sin_port != sa->sin_port)
+        got.sin_family != AF_INET || got.sin_port != a->in.sin_port)
         return -1;
     unsetenv("STRATA_ROOT_FD");
     fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+    fcntl((int)fd, F_SETFL, fcntl((int)fd, F_GETFL) | O_NONBLOCK);
     return (int)fd;
 }
 
-static strata_status_t serve(strata_comm_t *c, const struct sockaddr_in *sa, const char *token,
+static strata_status_t same_host(boot_server_t *s, strata_error_t *err)
+{
+    for (int r = 1; r < s->c->size; r++)
+        if (strcmp(s->hosts[r], s->hosts[0]) != 0) {
+            strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                             "bootstrap: rank %d is on host %s, rank 0 on %s: ranks on "
+                             "different hosts need the TCP transport (not in this build)",
+                             r, s->hosts[r], s->hosts[0]);
+            send_status(s, "STRW", 1, err ? err->msg : "different hosts");
+            return STRATA_ERR_UNSUPPORTED;
+        }
+    return STRATA_OK;
+}
+
+/* Segment, WELCOME, MAPPED, unlink, GO: once every rank proved the token. */
+static strata_status_t share_segment(boot_server_t *s, strata_error_t *err)
+{
+    char name[128];
+    comm_seg_name(s->c, name, sizeof(name));
+    strata_status_t st = comm_seg_create(s->c, name, err);
+    if (st != STRATA_OK) {
+        send_status(s, "STRW", 1, err ? err->msg : "segment");
+        return st;
+    }
+    st = send_welcome(s, name, err);
+    if (st == STRATA_OK) st = wait_mapped(s, err);
+    shm_unlink(name); /* every rank has mapped it, or the job failed */
+    send_status(s, "STRG", st == STRATA_OK ? 0 : 1, NULL);
+    if (st != STRATA_OK) comm_seg_unmap(s->c);
+    return st;
+}
+
+static strata_status_t serve(strata_comm_t *c, const boot_addr_t *a, const char *token,
                              double deadline, strata_error_t *err)
 {
-    boot_server_t s = {.c = c, .token = token, .deadline = deadline};
-    s.fds = util_malloc((size_t)c->size * sizeof(int));
-    s.hosts = util_calloc((size_t)c->size, HOST_LEN);
-    if (!s.fds || !s.hosts) {
-        util_free(s.fds);
-        util_free(s.hosts);
-        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    size_t n = (size_t)c->size;
+    boot_server_t s = {.c = c, .token = token, .addr = a, .deadline = deadline};
+    s.fds = util_malloc(n * sizeof(int));
+    s.hosts = util_calloc(n, HOST_LEN);
+    s.ns = util_calloc(n, NONCE_LEN);
+    s.nc = util_calloc(n, NONCE_LEN);
+    strata_status_t st = STRATA_ERR_NOMEM;
+    if (!s.fds || !s.hosts || !s.ns || !s.nc) {
+        strata_error_set(err, st, "out of memory");
+        goto out_free;
     }
     comm_host_id(s.hosts[0]);
-    for (int i = 0; i < c->size; i++)
+    for (size_t i = 0; i < n; i++)
         s.fds[i] = -1;
-    char name[128];
-    bool created = false;
-    strata_status_t st = STRATA_ERR_SYSTEM;
-    s.lfd = inherited_listener(sa);
-    if (s.lfd < 0) s.lfd = listen_at(sa, err);
-    if (s.lfd < 0) goto out;
+    st = STRATA_ERR_SYSTEM;
+    s.lfd = inherited_listener(a);
+    if (s.lfd < 0) s.lfd = listen_at(a, err);
+    if (s.lfd < 0) goto out_free;
+    struct stat mine = {0}, now;
+    if (a->local) stat(a->un.sun_path, &mine);
     st = accept_all(&s, err);
     close(s.lfd);
-    if (st != STRATA_OK) goto out;
-    for (int r = 1; r < c->size; r++)
-        if (strcmp(s.hosts[r], s.hosts[0]) != 0) {
-            st = strata_error_set(err, STRATA_ERR_UNSUPPORTED,
-                                  "bootstrap: rank %d is on host %s, rank 0 on %s: ranks on "
-                                  "different hosts need the TCP transport (not in this build)",
-                                  r, s.hosts[r], s.hosts[0]);
-            send_status(&s, "STRW", 1, err ? err->msg : "different hosts");
-            goto out;
-        }
-    comm_seg_name(c, name, sizeof(name));
-    st = comm_seg_create(c, name, err);
-    if (st != STRATA_OK) {
-        send_status(&s, "STRW", 1, err ? err->msg : "segment");
-        goto out;
-    }
-    created = true;
-    st = send_welcome(&s, name, err);
-    if (st == STRATA_OK) st = wait_mapped(&s, err);
-    shm_unlink(name); /* every rank has mapped it, or the job failed */
-    send_status(&s, "STRG", st == STRATA_OK ? 0 : 1, NULL);
-out:
-    if (st != STRATA_OK && created) comm_seg_unmap(c);
-    for (int i = 0; i < c->size; i++)
+    if (a->local && stat(a->un.sun_path, &now) == 0 && now.st_ino == mine.st_ino)
+        unlink(a->un.sun_path); /* ours, not a later job's */
+    if (st != STRATA_OK) send_status(&s, "STRW", 1, err ? err->msg : "start-up failed");
+    if (st == STRATA_OK) st = same_host(&s, err);
+    if (st == STRATA_OK) st = share_segment(&s, err);
+    for (size_t i = 0; i < n; i++)
         if (s.fds[i] >= 0) close(s.fds[i]);
+out_free:
+    util_free(s.pend);
     util_free(s.fds);
     util_free(s.hosts);
+    util_free(s.ns);
+    util_free(s.nc);
     return st;
 }
 
 /* ==== Ranks > 0 ==== */
 
-static int connect_by(const struct sockaddr_in *sa, double deadline, strata_error_t *err)
+enum { JOIN_OK = 0, JOIN_RETRY = 1, JOIN_FAIL = -1 };
+
+/* connect() bounded by deadline and 1 s (a full accept queue drops SYNs,
+ * and a blocking connect would then wait minutes). 0, or -1 with errno. */
+static int connect_by(int fd, const struct sockaddr *sa, socklen_t len, double deadline)
 {
-    while (util_now() < deadline) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) break;
-        if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0) {
-            int one = 1;
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-            return fd;
-        }
+    if (connect(fd, sa, len) == 0) return 0;
+    if (errno != EINPROGRESS) return -1;
+    double left = deadline - util_now();
+    struct pollfd pf = {.fd = fd, .events = POLLOUT};
+    int e = 0;
+    socklen_t elen = sizeof(e);
+    if (poll(&pf, 1, left <= 0 ? 0 : left > 1 ? 1000 : (int)(left * 1000) + 1) <= 0) {
+        errno = ETIMEDOUT;
+        return -1;
+    }
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) != 0) return -1;
+    errno = e;
+    return e == 0 ? 0 : -1;
+}
+
+/* One connection attempt. JOIN_RETRY when rank 0 is not there yet. */
+static int dial(const boot_addr_t *a, double deadline, int *fd_p, const char **why,
+                strata_error_t *err)
+{
+    int fd = socket(a->local ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        strata_error_set(err, STRATA_ERR_SYSTEM, "socket: %s", strerror(errno));
+        return JOIN_FAIL;
+    }
+    socklen_t len;
+    const struct sockaddr *sa = addr_of(a, &len);
+    if (connect_by(fd, sa, len, deadline) != 0) {
+        int e = errno;
         close(fd);
+        if (a->local && e == EACCES) {
+            strata_error_set(err, STRATA_ERR_SYSTEM, "bootstrap: cannot reach %s: %s", a->desc,
+                             strerror(e));
+            return JOIN_FAIL;
+        }
+        *why = e == ENOENT || e == ECONNREFUSED ? "nobody listening yet"
+               : e == EAGAIN                    ? "its queue is full"
+                                                : strerror(e);
+        return JOIN_RETRY;
+    }
+    uid_t uid = a->local ? peer_uid(fd, NULL) : geteuid();
+    if (uid != geteuid()) {
+        close(fd);
+        strata_error_set(err, STRATA_ERR_PEER, "bootstrap: %s belongs to uid %u, not to uid %u",
+                         a->desc, (unsigned)uid, (unsigned)geteuid());
+        return JOIN_FAIL;
+    }
+    if (!a->local) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+    *fd_p = fd;
+    return JOIN_OK;
+}
+
+static void build_hello(const strata_comm_t *c, const char *token,
+                        const unsigned char ns[NONCE_LEN], const unsigned char nc[NONCE_LEN],
+                        unsigned char b[HELLO_LEN])
+{
+    memcpy(b, "STRH", 4);
+    put32(b + 4, PROTO_VER);
+    put32(b + 8, (uint32_t)c->rank);
+    put32(b + 12, (uint32_t)c->size);
+    put32(b + 16, (uint32_t)getpid());
+    comm_host_id((char *)b + 20);
+    memcpy(b + 20 + HOST_LEN, nc, NONCE_LEN);
+    comm_boot_mac(token, COMM_BOOT_LABEL_HELLO, ns, NULL, b, HELLO_BODY, b + HELLO_BODY);
+}
+
+/* CHALLENGE, HELLO, PROOF on a fresh connection. JOIN_RETRY when rank 0
+ * closed it before proving itself (it drops connections it cannot serve,
+ * and a rank with a wrong token: the deadline then ends the retries). */
+static int handshake(strata_comm_t *c, int fd, const char *token, double deadline,
+                     unsigned char ns[NONCE_LEN], unsigned char nc[NONCE_LEN], const char **why,
+                     strata_error_t *err)
+{
+    unsigned char chal[CHAL_LEN], hello[HELLO_LEN], proof[PROOF_LEN], want[MAC_LEN];
+    if (sock_io(fd, chal, CHAL_LEN, deadline, false, why)) {
+        if (util_now() >= deadline)
+            *why = "connected, but no challenge came: whatever listens there is not this "
+                   "job's rank 0, or rank 0 is stuck";
+        return JOIN_RETRY;
+    }
+    if (memcmp(chal, "STRC", 4) != 0 || get32(chal + 4) != PROTO_VER) {
+        strata_error_set(err, STRATA_ERR_PROTOCOL,
+                         "bootstrap: what listens at the rendezvous address is not a strata "
+                         "rank 0 speaking protocol 2");
+        return JOIN_FAIL;
+    }
+    memcpy(ns, chal + 8, NONCE_LEN);
+    if (nonce(nc) != 0) {
+        strata_error_set(err, STRATA_ERR_SYSTEM, "bootstrap: getrandom: %s", strerror(errno));
+        return JOIN_FAIL;
+    }
+    build_hello(c, token, ns, nc, hello);
+    if (sock_io(fd, hello, HELLO_LEN, deadline, true, why) ||
+        sock_io(fd, proof, PROOF_LEN, deadline, false, why)) {
+        *why = "rank 0 closed the connection without proving the job token (a wrong "
+               "STRATA_TOKEN on this rank?)";
+        return JOIN_RETRY;
+    }
+    comm_boot_mac(token, COMM_BOOT_LABEL_PROOF, ns, NULL, hello, HELLO_BODY, want);
+    if (memcmp(proof, "STRP", 4) != 0 || !mac_ok(want, proof + 4)) {
+        strata_error_set(err, STRATA_ERR_PEER,
+                         "bootstrap: the process at the rendezvous address cannot prove it "
+                         "knows the job token: not this job's rank 0 (a different "
+                         "STRATA_TOKEN, or another process took the address)");
+        return JOIN_FAIL;
+    }
+    return JOIN_OK;
+}
+
+/* Connect and authenticate both ways, retrying until the deadline. */
+static strata_status_t connect_auth(strata_comm_t *c, const boot_addr_t *a, const char *token,
+                                    double deadline, unsigned char ns[NONCE_LEN],
+                                    unsigned char nc[NONCE_LEN], int *fd_p, strata_error_t *err)
+{
+    const char *why = "nobody listening";
+    strata_error_t mine;
+    if (!err) err = &mine; /* the status is needed here */
+    while (util_now() < deadline) {
+        if (launch_exited(c, NULL) & 1) return exited_error(0, err);
+        int fd = -1, r = dial(a, deadline, &fd, &why, err);
+        if (r == JOIN_OK) {
+            r = handshake(c, fd, token, deadline, ns, nc, &why, err);
+            if (r == JOIN_OK) {
+                *fd_p = fd;
+                return STRATA_OK;
+            }
+            close(fd);
+        }
+        if (r == JOIN_FAIL) return err->status;
         struct timespec ts = {0, 20 * 1000 * 1000}; /* 20 ms between attempts */
         nanosleep(&ts, NULL);
     }
-    strata_error_set(err, STRATA_ERR_TIMEOUT, "bootstrap: cannot reach rank 0 at port %u in time",
-                     ntohs(sa->sin_port));
-    return -1;
+    return strata_error_set(err, STRATA_ERR_TIMEOUT,
+                            "bootstrap: rank 0 at %s: %s (start-up deadline)%s", a->desc, why,
+                            a->local ? LOCAL_HINT : "");
 }
 
-static strata_status_t send_hello(strata_comm_t *c, int fd, const char *token, double deadline,
-                                  strata_error_t *err)
+/* Read the WELCOME (pids and the segment name) and check its MAC. */
+static strata_status_t read_welcome(strata_comm_t *c, int fd, double deadline, const char *token,
+                                    const unsigned char ns[NONCE_LEN],
+                                    const unsigned char nc[NONCE_LEN], char *name, size_t nlen_max,
+                                    strata_error_t *err)
 {
-    size_t tl = strlen(token);
-    unsigned char b[12 + TOKEN_MAX + 12 + HOST_LEN];
-    memcpy(b, "STRH", 4);
-    put32(b + 4, 1);
-    put32(b + 8, (uint32_t)tl);
-    memcpy(b + 12, token, tl);
-    unsigned char *p = b + 12 + tl;
-    put32(p, (uint32_t)c->rank);
-    put32(p + 4, (uint32_t)c->size);
-    put32(p + 8, (uint32_t)getpid());
-    comm_host_id((char *)p + 12);
-    const char *why = "";
-    if (sock_io(fd, b, 12 + tl + 12 + HOST_LEN, deadline, true, &why))
-        return strata_error_set(err, STRATA_ERR_PEER, "bootstrap: sending hello: %s", why);
-    return STRATA_OK;
-}
-
-/* Read WELCOME: pids and the segment name. */
-static strata_status_t read_welcome(strata_comm_t *c, int fd, double deadline, char *name,
-                                    size_t nlen_max, strata_error_t *err)
-{
-    unsigned char h[12], rec[4 + HOST_LEN], nl[4];
+    unsigned char h[12], mac[MAC_LEN], want[MAC_LEN];
     const char *why = "";
     if (sock_io(fd, h, 12, deadline, false, &why))
         return strata_error_set(err, STRATA_ERR_PEER, "bootstrap: waiting for rank 0: %s", why);
     if (memcmp(h, "STRW", 4) != 0)
         return strata_error_set(err, STRATA_ERR_PROTOCOL, "bootstrap: bad frame from rank 0");
     if (get32(h + 4) != 0) {
-        char msg[256] = "";
+        char msg[STATUS_MSG_MAX + 1] = "";
         uint32_t ml = get32(h + 8);
-        if (ml < sizeof(msg) && sock_io(fd, msg, ml, deadline, false, &why) == 0) msg[ml] = 0;
+        if (ml <= STATUS_MSG_MAX && sock_io(fd, msg, ml, deadline, false, &why) == 0) msg[ml] = 0;
         return strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank 0 failed: %s", msg);
     }
     if (get32(h + 8) != (uint32_t)c->size)
         return strata_error_set(err, STRATA_ERR_PROTOCOL, "bootstrap: size mismatch with rank 0");
-    for (int i = 0; i < c->size; i++) {
-        if (sock_io(fd, rec, sizeof(rec), deadline, false, &why))
-            return strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank 0: %s", why);
-        c->pids[i] = (int32_t)get32(rec);
+    size_t recs = (size_t)c->size * REC_LEN, len = 12 + recs + 4;
+    unsigned char *b = util_malloc(len + nlen_max);
+    if (!b) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    memcpy(b, h, 12);
+    uint32_t nl = 0;
+    strata_status_t st = STRATA_OK;
+    if (sock_io(fd, b + 12, recs + 4, deadline, false, &why) || (nl = get32(b + 12 + recs)) == 0 ||
+        nl >= nlen_max || sock_io(fd, b + len, nl, deadline, false, &why) ||
+        sock_io(fd, mac, MAC_LEN, deadline, false, &why))
+        st = strata_error_set(err, STRATA_ERR_PROTOCOL, "bootstrap: bad welcome frame");
+    if (st == STRATA_OK) {
+        comm_boot_mac(token, COMM_BOOT_LABEL_WELCOME, ns, nc, b, len + nl, want);
+        if (!mac_ok(want, mac))
+            st = strata_error_set(err, STRATA_ERR_PROTOCOL,
+                                  "bootstrap: the welcome frame's MAC does not match");
     }
-    if (sock_io(fd, nl, 4, deadline, false, &why) || get32(nl) == 0 || get32(nl) >= nlen_max ||
-        sock_io(fd, name, get32(nl), deadline, false, &why))
-        return strata_error_set(err, STRATA_ERR_PROTOCOL, "bootstrap: bad segment name frame");
-    name[get32(nl)] = 0;
-    return STRATA_OK;
+    if (st == STRATA_OK) {
+        for (int i = 0; i < c->size; i++)
+            c->pids[i] = (int32_t)get32(b + 12 + (size_t)i * REC_LEN);
+        memcpy(name, b + len, nl);
+        name[nl] = 0;
+    }
+    util_free(b);
+    return st;
 }
 
-static strata_status_t join(strata_comm_t *c, const struct sockaddr_in *sa, const char *token,
+static strata_status_t join(strata_comm_t *c, const boot_addr_t *a, const char *token,
                             double deadline, strata_error_t *err)
 {
-    int fd = connect_by(sa, deadline, err);
-    if (fd < 0) return STRATA_ERR_TIMEOUT;
+    unsigned char ns[NONCE_LEN], nc[NONCE_LEN], b[8];
+    int fd = -1;
+    strata_status_t st = connect_auth(c, a, token, deadline, ns, nc, &fd, err);
+    if (st != STRATA_OK) return st;
     char name[128];
-    unsigned char b[8];
     const char *why = "";
-    strata_status_t st = send_hello(c, fd, token, deadline, err);
-    if (st == STRATA_OK) st = read_welcome(c, fd, deadline, name, sizeof(name), err);
+    st = read_welcome(c, fd, deadline, token, ns, nc, name, sizeof(name), err);
     if (st == STRATA_OK) {
         st = comm_seg_attach(c, name, err);
         memcpy(b, "STRM", 4);
         put32(b + 4, st == STRATA_OK ? 0 : 1);
         if (sock_io(fd, b, 8, deadline, true, &why) && st == STRATA_OK)
             st = strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank 0: %s", why);
+        if (st == STRATA_OK &&
+            (sock_io(fd, b, 8, deadline, false, &why) || memcmp(b, "STRG", 4) || get32(b + 4))) {
+            /* Rank 0 failed or died before unlinking: the name is this job's. */
+            shm_unlink(name);
+            st = strata_error_set(err, STRATA_ERR_PEER,
+                                  "bootstrap: rank 0 did not confirm start-up");
+        }
     }
-    if (st == STRATA_OK &&
-        (sock_io(fd, b, 8, deadline, false, &why) || memcmp(b, "STRG", 4) || get32(b + 4)))
-        st = strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank 0 did not confirm start-up");
     if (st != STRATA_OK && c->seg) comm_seg_unmap(c);
     close(fd);
     return st;
@@ -458,7 +1005,8 @@ strata_status_t comm_bootstrap(strata_comm_t *c, const char *root, const char *t
         shm_unlink(name);
         return st;
     }
-    struct sockaddr_in sa;
-    if (parse_root(root, &sa, err)) return STRATA_ERR_INVALID;
-    return c->rank == 0 ? serve(c, &sa, token, deadline, err) : join(c, &sa, token, deadline, err);
+    boot_addr_t a;
+    strata_status_t st = parse_root(root, c->jobhash, &a, err);
+    if (st != STRATA_OK) return st;
+    return c->rank == 0 ? serve(c, &a, token, deadline, err) : join(c, &a, token, deadline, err);
 }

@@ -22,13 +22,7 @@
 #include <unistd.h>
 
 #define DEFAULT_TIMEOUT_S 60.0
-#define DEFAULT_PORT_BASE 20000 /* derived ports: 20000 + hash % 20000 */
-
-void comm_job_hash(const char *token, char out[17])
-{
-    snprintf(out, 17, "%016llx",
-             (unsigned long long)util_hash64(token, strlen(token), 0x5354524154414a42ULL));
-}
+#define DEFAULT_PORT_BASE 20000 /* derived ports: 20000 + HMAC(token) % 20000 */
 
 static strata_comm_t *comm_alloc(int rank, int size, double timeout)
 {
@@ -104,9 +98,11 @@ static int env_int(const char *const *names, long *out)
     return v && util_parse_long(v, out) == 0 ? 0 : -1;
 }
 
-/* Token when STRATA_TOKEN is unset: the launcher's job identity, which every
- * rank of one job sees alike, or the common parent (mpirun's daemon). */
-static void default_token(char *buf, size_t len)
+/* Name of the job when STRATA_TOKEN is unset: the launcher's job identity,
+ * which every rank of one job sees alike, or the common parent (mpirun's
+ * daemon). Not a secret: it only names the local rendezvous socket, which
+ * only this user's processes can reach. */
+static void job_name(char *buf, size_t len)
 {
     static const char *const ids[] = {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID",
                                       "PMI_KVSNAME", NULL};
@@ -115,6 +111,56 @@ static void default_token(char *buf, size_t len)
         snprintf(buf, len, "job:%s:%s", id, getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "");
     else
         snprintf(buf, len, "ppid:%ld", (long)getppid());
+}
+
+/* Whether the launcher says this job has ranks on more than one host. */
+static bool job_spans_hosts(long size)
+{
+    static const char *const local_v[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                                          "PMIX_LOCAL_SIZE", NULL};
+    static const char *const nodes_v[] = {"SLURM_STEP_NUM_NODES", "SLURM_NNODES", NULL};
+    long local, nodes;
+    if (env_int(local_v, &local) == 0 && local < size) return true;
+    return env_int(nodes_v, &nodes) == 0 && nodes > 1;
+}
+
+#define TOKEN_HINT                                                                               \
+    "set STRATA_TOKEN to the same secret in every rank, e.g. STRATA_TOKEN=$(od -An -N16 -tx1 "   \
+    "/dev/urandom | tr -d ' \\n')"
+
+/* Token and rendezvous address from the environment. With STRATA_TOKEN: TCP
+ * at STRATA_ROOT (default: a loopback port derived from the token by HMAC).
+ * Without: a same-host, same-user job only, over the local socket; a job
+ * that names a TCP address or spans hosts is refused (no guessable secret). */
+static strata_status_t env_rendezvous(long size, char token[300], char root[300],
+                                      strata_error_t *err)
+{
+    const char *t = getenv("STRATA_TOKEN"), *r = getenv("STRATA_ROOT");
+    if (t && *t) {
+        snprintf(token, 300, "%s", t);
+        if (r && *r) {
+            snprintf(root, 300, "%s", r);
+        } else {
+            unsigned char m[COMM_BOOT_MAC];
+            comm_boot_mac(token, COMM_BOOT_LABEL_PORT, NULL, NULL, NULL, 0, m);
+            uint32_t h = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16;
+            snprintf(root, 300, "127.0.0.1:%u", DEFAULT_PORT_BASE + h % 20000u);
+        }
+        return STRATA_OK;
+    }
+    if (r && *r)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "STRATA_ROOT=%s without STRATA_TOKEN: a TCP rendezvous needs a "
+                                "shared secret; " TOKEN_HINT,
+                                r);
+    if (job_spans_hosts(size))
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "this job spans several hosts and STRATA_TOKEN is unset: ranks "
+                                "on different hosts need a shared secret; " TOKEN_HINT
+                                ", and STRATA_ROOT=<rank 0 host>:<port>");
+    job_name(token, 300);
+    snprintf(root, 300, "local");
+    return STRATA_OK;
 }
 
 strata_status_t strata_comm_init_env(strata_comm_t **comm_p, strata_error_t *err)
@@ -129,17 +175,8 @@ strata_status_t strata_comm_init_env(strata_comm_t **comm_p, strata_error_t *err
                                 "rank and size not found in the environment (STRATA_RANK/"
                                 "STRATA_SIZE, OMPI_COMM_WORLD_*, PMI_*, SLURM_*)");
     char token[300], root[300];
-    const char *t = getenv("STRATA_TOKEN");
-    if (t && *t)
-        snprintf(token, sizeof(token), "%s", t);
-    else
-        default_token(token, sizeof(token));
-    const char *r = getenv("STRATA_ROOT");
-    if (r && *r)
-        snprintf(root, sizeof(root), "%s", r);
-    else
-        snprintf(root, sizeof(root), "127.0.0.1:%u",
-                 DEFAULT_PORT_BASE + (unsigned)(util_hash64(token, strlen(token), 1) % 20000));
+    strata_status_t st = env_rendezvous(size, token, root, err);
+    if (st != STRATA_OK) return st;
     double timeout = 0;
     const char *to = getenv("STRATA_TIMEOUT");
     if (to && *to && (util_parse_double(to, &timeout) || timeout <= 0))

@@ -270,8 +270,28 @@ typedef struct comm_peer_info {
 /* Rendezvous, identity exchange and segment setup for rank/size at root. */
 strata_status_t comm_bootstrap(strata_comm_t *c, const char *root, const char *token,
                                strata_error_t *err);
-/* 16 hex digits naming the job in segment names (hash of its token). */
+/* 16 hex digits naming the job in segment names: a keyed hash (HMAC) of
+ * its token, which tells nothing about the token. */
 void comm_job_hash(const char *token, char out[17]);
+
+/* The bootstrap's proofs (bootstrap.c; protocol in its header comment). */
+#define COMM_BOOT_NONCE         32
+#define COMM_BOOT_MAC           32 /* HMAC-SHA256 */
+#define COMM_BOOT_LABEL_HELLO   "strata-v2 hello"
+#define COMM_BOOT_LABEL_PROOF   "strata-v2 proof"
+#define COMM_BOOT_LABEL_WELCOME "strata-v2 welcome"
+#define COMM_BOOT_LABEL_JOB     "strata-v2 job"
+#define COMM_BOOT_LABEL_PORT    "strata-v2 port"
+/* out = HMAC-SHA256(key, label NUL | na | nb | body); na, nb (COMM_BOOT_NONCE
+ * bytes each) may be NULL. */
+void comm_boot_mac(const char *key, const char *label, const unsigned char *na,
+                   const unsigned char *nb, const void *body, size_t blen,
+                   unsigned char out[COMM_BOOT_MAC]);
+/* Send a status frame: magic status [msglen msg] (msg truncated to 255
+ * bytes; NULL: no message part). 0, or -1 when it could not be sent by
+ * deadline. */
+int comm_boot_send_status(int fd, const char *magic, uint32_t status, const char *msg,
+                          double deadline);
 /* Host identity: hostname + boot id. */
 void comm_host_id(char out[64]);
 

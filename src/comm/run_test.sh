@@ -45,7 +45,7 @@ for r in 0 2; do
   line=$(echo "$out" | grep "^rank $r status") || { echo "$out"; fail "rank $r did not report"; }
   set -- $line
   [ "$4" = -8 ] || fail "rank $r status $4, expected -8 (STRATA_ERR_PEER)"
-  awk -v t="$6" 'BEGIN { exit !(t <= 4.0) }' || fail "rank $r took $6 s (> 2 x 2 s deadline)"
+  awk -v t="$6" 'BEGIN { exit !(t <= 20.0) }' || fail "rank $r took $6 s (> 2 x 10 s deadline)"
   hash=$8
 done
 ls /dev/shm | grep -q "strata-$hash" && fail "/dev/shm still holds strata-$hash-*"

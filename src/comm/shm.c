@@ -71,14 +71,15 @@ static void seg_bind(strata_comm_t *c, unsigned char *base)
 strata_status_t comm_seg_create(strata_comm_t *c, const char *name, strata_error_t *err)
 {
     comm_layout_compute(c->size, &c->lay);
-    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return strata_error_set(err, STRATA_ERR_SYSTEM, "shm_open %s: %s", name, strerror(errno));
-    if (ftruncate(fd, (off_t)c->lay.bytes) != 0) {
+    /* Exactly 0600 whatever the umask: the other ranks refuse any other mode. */
+    if (fchmod(fd, 0600) != 0 || ftruncate(fd, (off_t)c->lay.bytes) != 0) {
         int e = errno;
         close(fd);
         shm_unlink(name);
-        return strata_error_set(err, STRATA_ERR_SYSTEM, "ftruncate %s to %zu bytes: %s", name,
+        return strata_error_set(err, STRATA_ERR_SYSTEM, "setting up %s (%zu bytes): %s", name,
                                 c->lay.bytes, strerror(e));
     }
     void *p = mmap(NULL, c->lay.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -97,18 +98,53 @@ strata_status_t comm_seg_create(strata_comm_t *c, const char *name, strata_error
     return STRATA_OK;
 }
 
+/* Open an existing segment only if it is what this job's rank 0 made: a
+ * /strata-* name, not a symbolic link, a regular file owned by this user
+ * with mode exactly 0600 and the layout's size. Anything else may be
+ * another user's file, whose owner could read or write the job's data. */
+static int seg_open_checked(const char *name, size_t bytes, strata_error_t *err)
+{
+    if (strncmp(name, "/strata-", 8) != 0 || strchr(name + 1, '/')) {
+        strata_error_set(err, STRATA_ERR_PROTOCOL, "segment name '%s' is not /strata-*", name);
+        return -1;
+    }
+    int fd = shm_open(name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0) {
+        strata_error_set(err, STRATA_ERR_SYSTEM, "shm_open %s: %s", name,
+                         errno == ELOOP ? "a symbolic link (refused)" : strerror(errno));
+        return -1;
+    }
+    struct stat st = {0};
+    const char *bad = NULL;
+    if (fstat(fd, &st) != 0)
+        bad = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        bad = "not a regular file";
+    else if (st.st_uid != geteuid())
+        bad = "owned by another user";
+    else if ((st.st_mode & 07777) != 0600)
+        bad = "mode is not 0600";
+    else if ((size_t)st.st_size != bytes)
+        bad = "size does not match the layout";
+    if (bad) {
+        strata_error_set(err, STRATA_ERR_PROTOCOL,
+                         "segment %s refused: %s (owner uid %u, mode %04o, %lld bytes; expected "
+                         "uid %u, 0600, %zu bytes)",
+                         name, bad, (unsigned)st.st_uid, (unsigned)st.st_mode & 07777,
+                         (long long)st.st_size, (unsigned)geteuid(), bytes);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 strata_status_t comm_seg_attach(strata_comm_t *c, const char *name, strata_error_t *err)
 {
     comm_layout_compute(c->size, &c->lay);
-    int fd = shm_open(name, O_RDWR, 0);
-    if (fd < 0)
-        return strata_error_set(err, STRATA_ERR_SYSTEM, "shm_open %s: %s", name, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || (size_t)st.st_size != c->lay.bytes) {
-        close(fd);
-        return strata_error_set(err, STRATA_ERR_PROTOCOL, "segment %s has %lld bytes, expected %zu",
-                                name, (long long)st.st_size, c->lay.bytes);
-    }
+    strata_error_t mine;
+    if (!err) err = &mine;
+    int fd = seg_open_checked(name, c->lay.bytes, err);
+    if (fd < 0) return err->status;
     void *p = mmap(NULL, c->lay.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int e = errno;
     close(fd);

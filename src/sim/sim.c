@@ -163,6 +163,9 @@ strata_status_t strata_sim_add(strata_sim_t *sim, const strata_sched_t *s, const
 {
     uint32_t P = strata_sched_params(s)->nranks, na = strata_sched_nagents(s);
     int32_t nep = strata_topo_endpoint_count(sim->topo);
+    if (strata_sched_params(s)->chunks > STRATA_SIM_CHUNKS_MAX)
+        return strata_error_set(err, STRATA_ERR_RANGE, "%u pipeline chunks: at most %d simulated",
+                                strata_sched_params(s)->chunks, STRATA_SIM_CHUNKS_MAX);
     sim_job_t job = {s, na, strata_sched_nphases(s), sim->nagents, NULL};
     job.dev = util_calloc(na ? na : 1, sizeof(int32_t));
     if (!job.dev) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");

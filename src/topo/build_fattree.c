@@ -64,6 +64,12 @@ static strata_status_t check_ft(const strata_topo_fattree_t *ft, strata_error_t 
     return STRATA_OK;
 }
 
+double topo_fattree_capacity(int32_t k, int32_t tiers)
+{
+    double kk = k;
+    return tiers <= 1 ? kk : tiers == 2 ? kk * kk / 2 : kk * kk * kk / 4;
+}
+
 /* Per-tier effective link specs: spec[t] joins tier t to tier t+1; the
  * cumulative oversubscription of tiers 1..t divides its bandwidth. The
  * catalog figure is resolved here so the division applies to it. */
@@ -432,6 +438,14 @@ strata_status_t strata_topo_build_cluster(const strata_topo_server_t *sv, int32_
     if (st) return st;
     if (!has_net && servers > 1)
         return strata_error_set(err, STRATA_ERR_INVALID, "%d servers need a network", (int)servers);
+    /* Before allocating: a fabric the radix cannot hold (railft with 2^20
+     * servers used to build 3 GB of servers before net_sizes refused). */
+    if (has_net && (double)servers * sv->nics > topo_fattree_capacity(net->k, net->tiers))
+        return strata_error_set(err, STRATA_ERR_RANGE,
+                                "fat-tree: %.0f NICs exceed what %d-port switches join in %d "
+                                "tier(s) (%.0f)",
+                                (double)servers * sv->nics, (int)net->k, (int)net->tiers,
+                                topo_fattree_capacity(net->k, net->tiers));
     if (has_net && (sv->nics == 0 || !spec_set(&sv->nic_net)))
         return strata_error_set(err, STRATA_ERR_INVALID, "%s: a network needs NICs and a NIC link",
                                 sv->name ? sv->name : "server");

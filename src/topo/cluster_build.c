@@ -153,17 +153,17 @@ static strata_status_t add_servers(builder_t *b)
 /* ==== Network graft ==== */
 
 /* NICs of one server that join the fabric, in group order; first net.nics. */
-static long fabric_nics(const builder_t *b, const char **port_p)
+static long fabric_nics(const topoio_cluster_t *c, const char **port_p)
 {
     long n = 0;
-    *port_p = b->c->net.port;
-    for (size_t g = 0; g < b->c->groups.n; g++) {
-        const topoio_group_t *gr = &b->c->groups.v[g];
+    *port_p = c->net.port;
+    for (size_t g = 0; g < c->groups.n; g++) {
+        const topoio_group_t *gr = &c->groups.v[g];
         if (strcmp(gr->kind, "nic") != 0) continue;
         if (*port_p == NULL) *port_p = gr->port;
         n += gr->count;
     }
-    if (b->c->net.nics > 0 && b->c->net.nics < n) n = b->c->net.nics;
+    if (c->net.nics > 0 && c->net.nics < n) n = c->net.nics;
     return n;
 }
 
@@ -268,7 +268,7 @@ static strata_status_t graft(builder_t *b, const strata_topo_t *fab, long nics)
 static strata_status_t add_network(builder_t *b)
 {
     const char *port;
-    long nics = fabric_nics(b, &port);
+    long nics = fabric_nics(b->c, &port);
     if (nics == 0) {
         if (b->c->servers == 1) return STRATA_OK;
         return strata_error_set(b->err, STRATA_ERR_INVALID,
@@ -406,6 +406,27 @@ static double conn_pairs(const topoio_cluster_t *c, const topoio_conn_t *k)
     return k->map == TOPOIO_MAP_BLOCK ? (na > nb ? na : nb) : na * nb;
 }
 
+/* A fat-tree network the switches cannot hold, refused before any server
+ * is built (dgx-h100:300000 used to build 1.4 GB of servers first): the
+ * fabric's NICs against k, k²/2 or k³/4 (tiers as asked, else up to 3;
+ * a single switch grows to the NIC count, up to the radix bound). */
+static strata_status_t check_fabric(const topoio_cluster_t *c, strata_error_t *err)
+{
+    const char *port;
+    const topoio_net_t *n = &c->net;
+    if (n->builder == NULL || strcmp(n->builder, "torus") == 0) return STRATA_OK;
+    double nics = (double)fabric_nics(c, &port) * (double)c->servers;
+    bool sw = strcmp(n->builder, "switch") == 0;
+    long k = sw ? TOPOIO_RADIX_MAX : n->radix ? n->radix : 64; /* default: Quantum-2, 64 ports */
+    long tiers = sw ? 1 : n->tiers ? n->tiers : TOPOIO_SWITCH_TIERS;
+    double cap = topo_fattree_capacity((int32_t)k, (int32_t)tiers);
+    if (nics <= cap) return STRATA_OK;
+    return strata_error_set(err, STRATA_ERR_RANGE,
+                            "%s: %.0f NICs on the network exceed what %ld-port switches join in "
+                            "%ld tier(s) (%.0f; set radix= or fewer servers)",
+                            c->name ? c->name : "cluster", nics, k, tiers, cap);
+}
+
 static strata_status_t check_size(const topoio_cluster_t *c, strata_error_t *err)
 {
     double dev = 0, links = 0;
@@ -413,6 +434,9 @@ static strata_status_t check_size(const topoio_cluster_t *c, strata_error_t *err
         dev += (double)c->groups.v[g].count;
     for (size_t k = 0; k < c->conns.n; k++)
         links += conn_pairs(c, &c->conns.v[k]);
+    if (c->servers < 1 || c->servers > TOPOIO_SERVERS_MAX)
+        return strata_error_set(err, STRATA_ERR_RANGE, "%s: %ld servers (1 to %ld)",
+                                c->name ? c->name : "cluster", c->servers, TOPOIO_SERVERS_MAX);
     if (dev * (double)c->servers > (double)MAX_ELEMENTS ||
         links * (double)c->servers > (double)MAX_ELEMENTS)
         return strata_error_set(err, STRATA_ERR_RANGE,
@@ -420,7 +444,7 @@ static strata_status_t check_size(const topoio_cluster_t *c, strata_error_t *err
                                 "(%ld of each)",
                                 c->name ? c->name : "cluster", dev * (double)c->servers,
                                 links * (double)c->servers, MAX_ELEMENTS);
-    return STRATA_OK;
+    return check_fabric(c, err);
 }
 
 strata_status_t topoio_instantiate(const topoio_cluster_t *c, const strata_link_catalog_t *cat,

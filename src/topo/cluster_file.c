@@ -152,15 +152,6 @@ static strata_status_t bad(reader_t *r, const json_t *v, const char *fmt, const 
     return util_json_error(r->doc, v, r->err, STRATA_ERR_PARSE, fmt, arg);
 }
 
-/* An optional non-negative integer field, with a default. */
-static strata_status_t opt_count(reader_t *r, const json_t *obj, const char *key, long *out)
-{
-    strata_status_t st = util_json_opt_int(r->doc, obj, key, out, r->err);
-    if (st) return st;
-    if (*out < 0) return bad(r, json_object_get(obj, key), "\"%s\" must be >= 0 (a count)", key);
-    return STRATA_OK;
-}
-
 static strata_status_t check_link_id(reader_t *r, const json_t *v, const char *id)
 {
     if (r->cat && strata_link_find(r->cat, id) == NULL)
@@ -169,6 +160,39 @@ static strata_status_t check_link_id(reader_t *r, const json_t *v, const char *i
                    "e.g. nvlink4, pcie5, ib-ndr)",
                    id);
     return STRATA_OK;
+}
+
+/* An optional integer field in [min, max], with a default; out of range
+ * (2^32 + 1 as well as -1) is an error at the value's position. */
+static strata_status_t opt_range(reader_t *r, const json_t *obj, const char *key, long min,
+                                 long max, long *out)
+{
+    long v = *out;
+    strata_status_t st = util_json_opt_int(r->doc, obj, key, &v, r->err);
+    if (st) return st;
+    if (v < min || v > max)
+        return util_json_error(r->doc, json_object_get(obj, key), r->err, STRATA_ERR_PARSE,
+                               "\"%s\" must be an integer from %ld to %ld, got %ld", key, min, max,
+                               v);
+    *out = v;
+    return STRATA_OK;
+}
+
+bool topoio_is_port_kind(const strata_link_t *l)
+{
+    static const char *const cats[] = {"InfiniBand", "RoCEv2", "Ethernet", NULL};
+    return l && l->category && in_list(cats, l->category);
+}
+
+/* A network port id: in the catalog and a scale-out kind. */
+static strata_status_t check_port_id(reader_t *r, const json_t *v, const char *id)
+{
+    strata_status_t st = check_link_id(r, v, id);
+    if (st || r->cat == NULL || topoio_is_port_kind(strata_link_find(r->cat, id))) return st;
+    return bad(r, v,
+               "\"%s\" is not a network port kind (expected an InfiniBand, RoCE or Ethernet "
+               "id, e.g. ib-ndr, roce-400g, eth-100g)",
+               id);
 }
 
 /* The accelerator memories of the catalog, comma-separated, for messages. */
@@ -221,7 +245,7 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
     if ((st = util_json_check_keys(r->doc, d, keys, r->err)) ||
         (st = util_json_req_str(r->doc, d, "name", &name, r->err)) ||
         (st = util_json_req_str(r->doc, d, "kind", &kind, r->err)) ||
-        (st = opt_count(r, d, "count", &count)) ||
+        (st = opt_range(r, d, "count", 1, TOPOIO_COUNT_MAX, &count)) ||
         (st = util_json_opt_str(r->doc, d, "model", &model, r->err)) ||
         (st = util_json_opt_str(r->doc, d, "port", &port, r->err)) ||
         (st = util_json_opt_str(r->doc, d, "info", &info, r->err)) ||
@@ -237,8 +261,7 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
                    "unknown device kind \"%s\" (expected gpu, npu, tpu, cpu, nvswitch, "
                    "pcie-switch or nic)",
                    kind);
-    if (count == 0) return bad(r, json_object_get(d, "count"), "\"count\" must be >= 1%s", "");
-    if (port && (st = check_link_id(r, json_object_get(d, "port"), port))) return st;
+    if (port && (st = check_port_id(r, json_object_get(d, "port"), port))) return st;
     if (memory && (st = check_memory(r, d, kind, memory))) return st;
     long g = topoio_add_group(r->c, name, kind, count);
     if (g < 0) return strata_error_set(r->err, STRATA_ERR_NOMEM, "out of memory");
@@ -351,9 +374,9 @@ static strata_status_t read_link(reader_t *r, const json_t *l)
         (st = util_json_req_str(r->doc, l, "link", &id, r->err)) ||
         (st = read_measured(r, l, &k)) ||
         (k.meas_bw <= 0 && (st = check_link_id(r, json_object_get(l, "link"), id))) ||
-        (st = opt_count(r, l, "count", &k.count)) || (st = opt_count(r, l, "lanes", &k.lanes)))
+        (st = opt_range(r, l, "count", 1, TOPOIO_COUNT_MAX, &k.count)) ||
+        (st = opt_range(r, l, "lanes", 0, TOPOIO_LANES_MAX, &k.lanes)))
         return st;
-    if (k.count == 0) return bad(r, json_object_get(l, "count"), "\"count\" must be >= 1%s", "");
     k.link = topoio_str(r->c, id);
     if (UTIL_VEC_PUSH(&r->c->conns, k))
         return strata_error_set(r->err, STRATA_ERR_NOMEM, "out of memory");
@@ -415,8 +438,8 @@ static strata_status_t read_oversub(reader_t *r, const json_t *net)
                    "");
     }
     for (int i = 0; i < n->ntiers_oversub; i++)
-        if (!(n->oversub[i] >= 1))
-            return bad(r, v, "oversubscription must be >= 1 (1 = non-blocking)%s", "");
+        if (!(n->oversub[i] >= 1) || n->oversub[i] > TOPOIO_OVERSUB_MAX)
+            return bad(r, v, "oversubscription must be from 1 (non-blocking) to 1e6%s", "");
     return STRATA_OK;
 }
 
@@ -429,8 +452,9 @@ static strata_status_t read_dims(reader_t *r, const json_t *net)
         return bad(r, v, "\"dims\" expects an array of 1 to 3 positive integers%s", "");
     for (size_t i = 0; i < json_array_size(v); i++) {
         json_t *x = json_array_get(v, i);
-        if (!json_is_integer(x) || json_integer_value(x) < 1)
-            return bad(r, x, "expected a positive integer (torus dimension)%s", "");
+        if (!json_is_integer(x) || json_integer_value(x) < 1 ||
+            json_integer_value(x) > TOPOIO_DIM_MAX)
+            return bad(r, x, "expected an integer from 1 to 1048576 (torus dimension)%s", "");
         n->dims[i] = (long)json_integer_value(x);
     }
     n->ndims = (int)json_array_size(v);
@@ -451,20 +475,21 @@ static strata_status_t read_network(reader_t *r, const json_t *root)
         (st = util_json_req_str(r->doc, net, "builder", &builder, r->err)) ||
         (st = util_json_opt_str(r->doc, net, "port", &port, r->err)) ||
         (st = util_json_opt_str(r->doc, net, "link", &link, r->err)) ||
-        (st = opt_count(r, net, "nics", &n->nics)) ||
-        (st = opt_count(r, net, "tiers", &n->tiers)) ||
-        (st = opt_count(r, net, "radix", &n->radix)) || (st = read_oversub(r, net)) ||
-        (st = read_dims(r, net)))
+        (st = opt_range(r, net, "nics", 0, TOPOIO_COUNT_MAX, &n->nics)) ||
+        (st = opt_range(r, net, "tiers", 0, TOPOIO_SWITCH_TIERS, &n->tiers)) ||
+        (st = opt_range(r, net, "radix", 0, TOPOIO_RADIX_MAX, &n->radix)) ||
+        (st = read_oversub(r, net)) || (st = read_dims(r, net)))
         return st;
     if (!in_list(builders, builder))
         return bad(r, json_object_get(net, "builder"),
                    "unknown network builder \"%s\" (expected "
                    "rail-fat-tree, fat-tree, switch, torus or none)",
                    builder);
-    if (port && (st = check_link_id(r, json_object_get(net, "port"), port))) return st;
+    if (port && (st = check_port_id(r, json_object_get(net, "port"), port))) return st;
     if (link && (st = check_link_id(r, json_object_get(net, "link"), link))) return st;
-    if (n->tiers > TOPOIO_MAX_TIERS)
-        return bad(r, json_object_get(net, "tiers"), "at most 4 switch tiers%s", "");
+    if (n->radix % 2)
+        return bad(r, json_object_get(net, "radix"),
+                   "\"radix\" must be even (ports split down and up)%s", "");
     if (strcmp(builder, "torus") == 0 && (n->ndims == 0 || link == NULL))
         return bad(r, net, "a torus network needs \"dims\" and \"link\"%s", "");
     n->builder = strcmp(builder, "none") == 0 ? NULL : topoio_str(r->c, builder);
@@ -495,9 +520,9 @@ static strata_status_t read_root(reader_t *r)
         (st = util_json_opt_str(r->doc, root, "name", &name, r->err)) ||
         (st = util_json_opt_str(r->doc, root, "description", &desc, r->err)) ||
         (st = read_array(r, root, "sources", false, read_source)) ||
-        (st = opt_count(r, root, "servers", &c->servers)) ||
-        (st = opt_count(r, root, "max_servers", &c->max_servers)) || (st = read_server(r, root)) ||
-        (st = read_network(r, root)))
+        (st = opt_range(r, root, "servers", 1, TOPOIO_SERVERS_MAX, &c->servers)) ||
+        (st = opt_range(r, root, "max_servers", 0, TOPOIO_SERVERS_MAX, &c->max_servers)) ||
+        (st = read_server(r, root)) || (st = read_network(r, root)))
         return st;
     json_t *meas = json_object_get(root, "measured");
     if (meas && !json_is_object(meas))
@@ -507,8 +532,6 @@ static strata_status_t read_root(reader_t *r)
         c->measured = topoio_str(c, text);
         free(text);
     }
-    if (c->servers == 0)
-        return bad(r, json_object_get(root, "servers"), "\"servers\" must be >= 1%s", "");
     if (c->max_servers && c->servers > c->max_servers)
         return bad(r, json_object_get(root, "servers"), "\"servers\" exceeds \"max_servers\"%s",
                    "");

@@ -178,11 +178,11 @@ static void test_spec_errors(void **state)
     (void)state;
     /* The list of presets is named in the message. */
     expect_spec_error("dgx-h900", "presets: ascend-910b, cpu-cluster, dgx-1v, dgx-2");
-    expect_spec_error("dgx-h100:0", "servers=0: expected an integer >= 1");
+    expect_spec_error("dgx-h100:0", "servers=0: expected an integer from 1 to 1048576");
     expect_spec_error("dgx-h100:x", "servers=x");
     expect_spec_error("dgx-h100,oversub=0.5", "oversub=0.5");
     expect_spec_error("dgx-h100,nics=9", "nics=9 but a server has 8 NICs");
-    expect_spec_error("dgx-h100,port=ib-zdr", "port=ib-zdr: expected a link catalog id");
+    expect_spec_error("dgx-h100,port=ib-zdr", "port=ib-zdr: expected a network port id");
     expect_spec_error("dgx-h100,speed=3", "unknown cluster option 'speed'");
     expect_spec_error("dgx-h100,nics", "not key=value");
     expect_spec_error("dgx-h100,memory=ddr5-4800",
@@ -227,7 +227,8 @@ static void test_file_errors(void **state)
     expect_error(mutate("\"count\": 4", "\"cuont\": 4"), "c.json:5:47: unknown field \"cuont\"");
     expect_error(mutate("\"count\": 4", "\"count\": \"4\""), "c.json:5:47:");
     expect_error(mutate("\"count\": 4", "\"count\": \"4\""), "integer");
-    expect_error(mutate("\"count\": 4", "\"count\": -4"), "c.json:5:47: \"count\" must be >= 0");
+    expect_error(mutate("\"count\": 4", "\"count\": -4"),
+                 "c.json:5:47: \"count\" must be an integer from 1 to 4096, got -4");
     expect_error(mutate("nvlink4", "nvlink9"), "c.json:8:51: unknown link id \"nvlink9\"");
     expect_error(mutate("\"to\": \"sw\"", "\"to\": \"sw2\""),
                  "c.json:8:37: device \"sw2\" is not defined");
@@ -249,7 +250,73 @@ static void test_file_errors(void **state)
                  "unknown network builder \"clos\"");
     expect_error("{\"server\": {\"devices\": [{\"name\": \"g\", \"kind\": \"gpu\"}]},"
                  " \"network\": {\"builder\": \"fat-tree\", \"oversubscription\": [1, 0.5]}}",
-                 "oversubscription must be >= 1");
+                 "oversubscription must be from 1 (non-blocking) to 1e6");
+}
+
+/* Every integer of a cluster file is range-checked where it stands: 2^32 + 1
+ * used to be truncated to 1 (an int32_t count), -1 to wrap. Columns: the
+ * link rule's "count" value on line 8 opens at column 71 (4 spaces, then
+ * {"links": [{"from": "gpu", "to": "sw", "link": "nvlink4", "count": ),
+ * the device count at 47 (test_file_errors). */
+static void test_file_bounds(void **state)
+{
+    (void)state;
+    expect_error(mutate("\"count\": 4", "\"count\": 4294967297"),
+                 "c.json:5:47: \"count\" must be an integer from 1 to 4096, got 4294967297");
+    expect_error(mutate("\"count\": 3", "\"count\": 4294967297"),
+                 "c.json:8:71: \"count\" must be an integer from 1 to 4096, got 4294967297");
+    expect_error(mutate("\"count\": 3", "\"count\": 3, \"lanes\": 1025"),
+                 "\"lanes\" must be an integer from 0 to 1024, got 1025");
+    /* 2^63 does not fit jansson's integer: its own positioned parse error */
+    expect_error(mutate("\"count\": 4", "\"count\": 9223372036854775808"), "c.json:5:");
+    /* top level: "servers": 1048577 replaces line 2's "name": "t", its value
+     * at column 3 + strlen("\"servers\": ") = 14 */
+    expect_error(mutate("\"name\": \"t\"", "\"servers\": 1048577"),
+                 "c.json:2:14: \"servers\" must be an integer from 1 to 1048576, got 1048577");
+    const char *net = "{\"server\": {\"devices\": [{\"name\": \"g\", \"kind\": \"gpu\"}]},"
+                      " \"network\": {\"builder\": \"fat-tree\", %s}}";
+    char buf[512];
+    snprintf(buf, sizeof(buf), net, "\"radix\": 63");
+    expect_error(buf, "\"radix\" must be even");
+    snprintf(buf, sizeof(buf), net, "\"radix\": 2048");
+    expect_error(buf, "\"radix\" must be an integer from 0 to 1024, got 2048");
+    snprintf(buf, sizeof(buf), net, "\"tiers\": 4");
+    expect_error(buf, "\"tiers\" must be an integer from 0 to 3, got 4");
+    snprintf(buf, sizeof(buf), net, "\"oversubscription\": 1e308");
+    expect_error(buf, "oversubscription must be from 1 (non-blocking) to 1e6");
+    snprintf(buf, sizeof(buf), net, "\"port\": \"nvlink4\"");
+    expect_error(buf, "\"nvlink4\" is not a network port kind");
+    snprintf(buf, sizeof(buf), net, "\"dims\": [2097152], \"link\": \"ici-v4\"");
+    expect_error(buf, "expected an integer from 1 to 1048576 (torus dimension)");
+}
+
+/* Options and sizes are refused before anything is allocated, each with
+ * its documented bound. dgx-h100 has 8 fabric NICs: 300000 servers are
+ * 2.4e6 NICs, and 64-port switches join at most 64^3/4 = 65536 in three
+ * tiers. railft servers=2^20, gpus=16: 2^24 NICs, same bound. */
+static void test_limits_before_building(void **state)
+{
+    (void)state;
+    expect_spec_error("dgx-h100,oversub=1e308", "oversub=1e308: expected ratios from 1 to 1e6");
+    expect_spec_error("dgx-h100,port=nvlink4", "port=nvlink4: expected a network port id");
+    expect_spec_error("dgx-h100,radix=2048", "radix=2048: expected an integer from 2 to 1024");
+    expect_spec_error("dgx-h100,radix=63", "radix=63: expected an even port count");
+    expect_spec_error("dgx-h100,tiers=4", "tiers=4: expected an integer from 1 to 3");
+    expect_spec_error("dgx-h100:1048577", "servers=1048577: expected an integer from 1 to 1048576");
+    expect_spec_error("dgx-h100:99999999999999999999", "servers=99999999999999999999");
+
+    topoio_cluster_t *c = load_preset("dgx-h100:300000");
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    assert_int_equal(topoio_instantiate(c, cat, &t, &err), STRATA_ERR_RANGE);
+    assert_non_null(strstr(err.msg, "2400000 NICs on the network exceed what 64-port switches "
+                                    "join in 3 tier(s) (65536"));
+    assert_null(t);
+    topoio_cluster_destroy(c);
+    assert_int_equal(strata_topo_load_spec("railft:servers=1048576,gpus=16", cat, &t, &err),
+                     STRATA_ERR_RANGE);
+    assert_non_null(strstr(err.msg, "16777216 NICs exceed what 64-port switches join in 3"));
+    assert_null(t);
 }
 
 /* "memory": an accelerator's memory, by catalog id of an HBM row. Line 5
@@ -512,10 +579,11 @@ static void test_too_large(void **state)
     topoio_cluster_t *c = NULL;
     strata_topo_t *t = NULL;
     strata_error_t err;
-    /* A full mesh of 100,000 GPUs: 100000·99999/2 ≈ 5e9 links. */
+    /* A full mesh of 4096 GPUs (the group bound) in each of 4 servers:
+     * 4·4096·4095/2 ≈ 3.4e7 links > 2^24. */
     const char *mesh =
-        "{\"server\": {\"devices\": [{\"name\": \"g\", \"kind\": \"gpu\","
-        " \"count\": 100000}], \"links\": [{\"mesh\": \"g\", \"link\": \"nvlink4\"}]}}";
+        "{\"servers\": 4, \"server\": {\"devices\": [{\"name\": \"g\", \"kind\": \"gpu\","
+        " \"count\": 4096}], \"links\": [{\"mesh\": \"g\", \"link\": \"nvlink4\"}]}}";
     must(topoio_load_json_text(mesh, "m.json", cat, &c, &err), &err);
     assert_int_equal(topoio_instantiate(c, cat, &t, &err), STRATA_ERR_RANGE);
     assert_non_null(strstr(err.msg, "beyond what strata builds"));
@@ -557,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),      cmocka_unit_test(test_lanes_scale_bandwidth),
         cmocka_unit_test(test_rail_network),    cmocka_unit_test(test_oversub_and_nics),
         cmocka_unit_test(test_torus_shapes),    cmocka_unit_test(test_too_large),
+        cmocka_unit_test(test_file_bounds),     cmocka_unit_test(test_limits_before_building),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

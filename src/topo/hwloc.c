@@ -20,7 +20,21 @@
  * replace this host by an hwloc XML export or a synthetic topology, and
  * STRATA_SYSFS_NET=DIR the /sys/class/net directory (tests).
  *
- * Workload: one hwloc discovery (tens of milliseconds).
+ * Untrusted input: an hwloc XML file (STRATA_HWLOC_XML) or synthetic
+ * description is parsed by libhwloc, which a crafted file can crash
+ * (hwloc 2.9, lstopo too). Those two are therefore read in a forked child
+ * process — core dumps off, address space capped at 4 GiB (not under
+ * ASan/TSan, whose shadow memory needs more), stopped after 20 s — which
+ * sends the description back over a pipe as a cluster file (the format
+ * topoio_export_json writes; strings reduced to printable ASCII), and the
+ * parent reads that back with the ordinary, bounded JSON reader. A crash
+ * becomes the error "hwloc crashed reading FILE (signal N)". The live
+ * machine (no override) is trusted and read in-process: no fork, no cost.
+ * The child is a fork of the caller: call this from a single-threaded
+ * program or before starting threads (the strata command does).
+ *
+ * Workload: one hwloc discovery (tens of milliseconds), plus a fork and a
+ * small JSON round trip for the overrides.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "topoio.h"
@@ -28,9 +42,29 @@
 #include <hwloc.h>
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#define HWLOC_CHILD_TIMEOUT_S 20                 /* a 64 MiB XML parses in a few seconds */
+#define HWLOC_CHILD_AS_MAX    ((rlim_t)4 << 30)  /* address space of the child */
+#define HWLOC_RESULT_MAX      ((size_t)16 << 20) /* the description sent back */
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HWLOC_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||                         \
+    __has_feature(memory_sanitizer)
+#define HWLOC_SANITIZED 1
+#endif
+#endif
 
 typedef struct switch_map {
     hwloc_obj_t obj;
@@ -44,6 +78,19 @@ typedef struct host {
     long ngpu, nnic, nother;
     char notes[512]; /* what could not be found, for the description */
 } host_t;
+
+/* An arena copy of s reduced to printable ASCII (other bytes become '?')
+ * and at most 200 bytes: names from an XML file are untrusted text. */
+static const char *clean_str(topoio_cluster_t *c, const char *s)
+{
+    char buf[201];
+    size_t n = 0;
+    if (s == NULL) return NULL;
+    for (; s[n] && n < sizeof(buf) - 1; n++)
+        buf[n] = s[n] >= 0x20 && s[n] < 0x7f ? s[n] : '?';
+    buf[n] = '\0';
+    return topoio_str(c, buf);
+}
 
 static void note(host_t *h, const char *s)
 {
@@ -98,7 +145,7 @@ static strata_status_t add_cpu(host_t *h, hwloc_topology_t t, strata_error_t *er
         cpu_info(t, info, sizeof(info));
     else
         snprintf(info, sizeof(info), "%ld PU(s) online (sysconf)", sysconf(_SC_NPROCESSORS_ONLN));
-    h->c->groups.v[h->cpu].model = topoio_str(h->c, model);
+    h->c->groups.v[h->cpu].model = clean_str(h->c, model);
     h->c->groups.v[h->cpu].info = topoio_str(h->c, info);
     return STRATA_OK;
 }
@@ -271,7 +318,7 @@ static strata_status_t add_pci(host_t *h, hwloc_obj_t o, strata_error_t *err)
     topoio_group_t *gr = &h->c->groups.v[g];
     char ids[32];
     snprintf(ids, sizeof(ids), "PCI device %04x:%04x", p->vendor_id, p->device_id);
-    gr->model = topoio_str(h->c, o->name ? o->name : ids);
+    gr->model = clean_str(h->c, o->name ? o->name : ids);
     gr->info = topoio_str(h->c, info);
     if (nic && speed > 0)
         gr->port = topoio_str(h->c, topoio_port_kind(speed, p->class_id == 0x0207, verbs));
@@ -293,29 +340,63 @@ static strata_status_t add_pcis(host_t *h, hwloc_topology_t t, strata_error_t *e
     return st;
 }
 
-/* ==== Entry ==== */
+/* ==== Reading hwloc (in this process) ==== */
 
-/* Load hwloc's view (this host, or the test overrides); NULL on failure. */
-static hwloc_topology_t load_hwloc(host_t *h)
+/* What to read: this host (xml and syn NULL), an XML export already in
+ * memory (xml, xml_len; path names it) or a synthetic description. */
+typedef struct source {
+    const char *path;
+    const char *xml;
+    size_t xml_len;
+    const char *syn;
+    const char *unreadable; /* why path could not be read, or NULL */
+    bool quiet;             /* silence stderr while libhwloc parses (the child) */
+} source_t;
+
+/* Point fd 2 at /dev/null (returns the saved fd) or back (saved >= 0).
+ * libhwloc's complaints about a crafted file, and a sanitizer's report of
+ * its memory errors, would otherwise bury the one-line error. */
+static int stderr_quiet(int saved)
+{
+    if (saved >= 0) {
+        dup2(saved, STDERR_FILENO);
+        close(saved);
+        return -1;
+    }
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC), keep = dup(STDERR_FILENO);
+    if (null >= 0 && keep >= 0) dup2(null, STDERR_FILENO);
+    if (null >= 0) close(null);
+    return keep;
+}
+
+/* Load hwloc's view of src; NULL on failure (noted in h). */
+static hwloc_topology_t load_hwloc(host_t *h, const source_t *src)
 {
     hwloc_topology_t t;
-    const char *xml = getenv("STRATA_HWLOC_XML"), *syn = getenv("STRATA_HWLOC_SYNTHETIC");
+    char msg[400];
+    if (src->unreadable) {
+        snprintf(msg, sizeof(msg),
+                 "hwloc could not read the topology from %s (%s): CPU count from sysconf only",
+                 src->path, src->unreadable);
+        note(h, msg);
+        return NULL;
+    }
     if (hwloc_topology_init(&t) != 0) {
         note(h, "hwloc could not initialise");
         return NULL;
     }
     hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    int rc = 0;
-    if (xml && *xml)
-        rc = hwloc_topology_set_xml(t, xml);
-    else if (syn && *syn)
-        rc = hwloc_topology_set_synthetic(t, syn);
+    int rc = 0, saved = src->quiet ? stderr_quiet(-1) : -1;
+    if (src->xml) /* hwloc counts the terminating NUL in the buffer size */
+        rc = hwloc_topology_set_xmlbuffer(t, src->xml, (int)src->xml_len + 1);
+    else if (src->syn)
+        rc = hwloc_topology_set_synthetic(t, src->syn);
     if (rc == 0) rc = hwloc_topology_load(t);
+    if (saved >= 0) stderr_quiet(saved);
     if (rc != 0) {
-        char msg[300];
         snprintf(msg, sizeof(msg),
                  "hwloc could not read the topology%s%s: CPU count from sysconf only",
-                 xml && *xml ? " from " : "", xml && *xml ? xml : "");
+                 src->path ? " from " : "", src->path ? src->path : "");
         note(h, msg);
         hwloc_topology_destroy(t);
         return NULL;
@@ -323,12 +404,13 @@ static hwloc_topology_t load_hwloc(host_t *h)
     return t;
 }
 
-strata_status_t topoio_hwloc_load(const strata_link_catalog_t *cat, topoio_cluster_t **c_p,
-                                  strata_error_t *err)
+/* Describe src (the whole importer, in the calling process). */
+static strata_status_t describe(const strata_link_catalog_t *cat, const source_t *src,
+                                topoio_cluster_t **c_p, strata_error_t *err)
 {
     host_t h = {.c = topoio_cluster_create()};
     if (h.c == NULL) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
-    hwloc_topology_t t = load_hwloc(&h);
+    hwloc_topology_t t = load_hwloc(&h, src);
     strata_status_t st = add_cpu(&h, t, err);
     if (st == STRATA_OK && t) st = add_pcis(&h, t, err);
     if (t) hwloc_topology_destroy(t);
@@ -348,4 +430,174 @@ strata_status_t topoio_hwloc_load(const strata_link_catalog_t *cat, topoio_clust
     h.c->description = topoio_str(h.c, desc);
     *c_p = h.c;
     return STRATA_OK;
+}
+
+/* ==== Reading untrusted input in a child process ==== */
+
+/* The child: describe src and write "J" + the cluster file, or "E" + the
+ * error message, to fd; then _exit (no atexit handlers, no second flush
+ * of the parent's stdio buffers). */
+static void child_run(const strata_link_catalog_t *cat, source_t *src, int fd)
+{
+    src->quiet = true;
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS};
+    struct rlimit core = {0, 0};
+    setrlimit(RLIMIT_CORE, &core);
+#ifndef HWLOC_SANITIZED
+    struct rlimit as = {HWLOC_CHILD_AS_MAX, HWLOC_CHILD_AS_MAX};
+    setrlimit(RLIMIT_AS, &as);
+#endif
+    /* a crash kills the child by its signal, whatever handlers the host
+     * program (or a sanitizer runtime) installed */
+    for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+        signal(fatal[i], SIG_DFL);
+    FILE *out = fdopen(fd, "w");
+    topoio_cluster_t *c = NULL;
+    strata_error_t err;
+    int ok = 0;
+    if (out && describe(cat, src, &c, &err) == STRATA_OK) {
+        fputc('J', out);
+        ok = topoio_export_json(c, out, &err) == STRATA_OK;
+    } else if (out) {
+        char buf[1024];
+        fprintf(out, "E%s", strata_error_str(&err, buf, sizeof(buf)));
+        ok = 1;
+    }
+    ok = out && fclose(out) == 0 && ok;
+    _exit(ok ? 0 : 3);
+}
+
+/* Milliseconds left until t0 + HWLOC_CHILD_TIMEOUT_S. */
+static long ms_left(const struct timespec *t0)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return HWLOC_CHILD_TIMEOUT_S * 1000L - (now.tv_sec - t0->tv_sec) * 1000L -
+           (now.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
+/* Read the child's reply: everything until EOF, at most HWLOC_RESULT_MAX
+ * bytes, within the deadline. 0 ok, -1 timed out, -2 too large, -3 OOM. */
+static int read_reply(int fd, char **buf_p, size_t *len_p)
+{
+    UTIL_VEC(char) b = {0};
+    struct timespec t0;
+    int rc = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        long left = ms_left(&t0);
+        if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+            rc = -1;
+            break;
+        }
+        if (UTIL_VEC_RESERVE(&b, b.n + 65537)) {
+            rc = -3;
+            break;
+        }
+        ssize_t got = read(fd, b.v + b.n, 65536);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (got <= 0) break;
+        b.n += (size_t)got;
+        if (b.n > HWLOC_RESULT_MAX) {
+            rc = -2;
+            break;
+        }
+    }
+    if (rc == 0 && UTIL_VEC_RESERVE(&b, b.n + 1)) rc = -3;
+    if (rc != 0) {
+        UTIL_VEC_FREE(&b);
+        return rc;
+    }
+    b.v[b.n] = '\0';
+    *buf_p = b.v;
+    *len_p = b.n;
+    return 0;
+}
+
+/* Turn the child's fate and reply into the description or an error. */
+static strata_status_t child_result(const strata_link_catalog_t *cat, const char *what, int rr,
+                                    int status, char *reply, size_t len, topoio_cluster_t **c_p,
+                                    strata_error_t *err)
+{
+    if (rr == -1)
+        return strata_error_set(err, STRATA_ERR_TIMEOUT,
+                                "hwloc took longer than %d s reading %s (stopped)",
+                                HWLOC_CHILD_TIMEOUT_S, what);
+    if (rr == -2)
+        return strata_error_set(err, STRATA_ERR_RANGE, "hwloc's description of %s is too large",
+                                what);
+    if (rr == -3) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    if (WIFSIGNALED(status))
+        return strata_error_set(err, STRATA_ERR_PARSE, "hwloc crashed reading %s (signal %d)", what,
+                                WTERMSIG(status));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || len == 0)
+        return strata_error_set(err, STRATA_ERR_PARSE, "hwloc failed reading %s (exit status %d)",
+                                what, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    if (reply[0] == 'E') return strata_error_set(err, STRATA_ERR_PARSE, "%s", reply + 1);
+    strata_status_t st = reply[0] == 'J' ? topoio_load_json_text(reply + 1, "local", cat, c_p, err)
+                                         : STRATA_ERR_PARSE;
+    if (st != STRATA_OK) /* our own writer's output: never expected */
+        strata_log(STRATA_LOG_ERROR, "hwloc reader of %s sent a malformed description", what);
+    return st == STRATA_ERR_PARSE && reply[0] != 'J'
+               ? strata_error_set(err, st, "hwloc reader of %s sent a malformed description", what)
+               : st;
+}
+
+/* Describe src in a child process (the file header says why). */
+static strata_status_t describe_isolated(const strata_link_catalog_t *cat, source_t *src,
+                                         const char *what, topoio_cluster_t **c_p,
+                                         strata_error_t *err)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return strata_error_set(err, STRATA_ERR_IO, "cannot start the hwloc reader: %s",
+                                strerror(errno));
+    fflush(NULL); /* nothing buffered is written twice */
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        child_run(cat, src, fds[1]);
+    }
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return strata_error_set(err, STRATA_ERR_IO, "cannot start the hwloc reader: %s",
+                                strerror(errno));
+    }
+    char *reply = NULL;
+    size_t len = 0;
+    int status = 0, rr = read_reply(fds[0], &reply, &len);
+    close(fds[0]);
+    if (rr != 0) kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    strata_status_t st = child_result(cat, what, rr, status, reply, len, c_p, err);
+    util_free(reply);
+    return st;
+}
+
+/* ==== Entry ==== */
+
+strata_status_t topoio_hwloc_load(const strata_link_catalog_t *cat, topoio_cluster_t **c_p,
+                                  strata_error_t *err)
+{
+    const char *xml = getenv("STRATA_HWLOC_XML"), *syn = getenv("STRATA_HWLOC_SYNTHETIC");
+    source_t src = {0};
+    if (!(xml && *xml) && !(syn && *syn)) return describe(cat, &src, c_p, err); /* this host */
+    char *text = NULL;
+    strata_error_t rerr;
+    if (xml && *xml) {
+        src.path = xml;
+        if (util_read_file(xml, UTIL_FILE_MAX, &text, &src.xml_len, &rerr) == STRATA_OK)
+            src.xml = text;
+        else
+            src.unreadable = rerr.msg;
+    } else {
+        src.syn = syn;
+    }
+    strata_status_t st =
+        describe_isolated(cat, &src, xml && *xml ? xml : "the synthetic topology", c_p, err);
+    util_free(text);
+    return st;
 }

@@ -8,6 +8,7 @@
 #include "topoio_test.h"
 
 #include <pthread.h> /* pthread_getaffinity_np, CPU_COUNT */
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -226,6 +227,73 @@ static void test_pcie_switch(void **state)
     topoio_cluster_destroy(c);
 }
 
+/* A crafted XML (tests/data/hwloc-crash.xml, from the hardening issue)
+ * crashes libhwloc 2.9 with SIGSEGV: read in a child process, it becomes
+ * an error naming the file and the signal, and this process lives on. */
+static void test_crash_isolated(void **state)
+{
+    (void)state;
+    const char *path = STRATA_SOURCE_DIR "/tests/data/hwloc-crash.xml";
+    topoio_cluster_t *c = NULL;
+    strata_error_t err;
+    char want[512];
+    setenv("STRATA_HWLOC_XML", path, 1);
+    strata_status_t st = topoio_hwloc_load(cat, &c, &err);
+    unsetenv("STRATA_HWLOC_XML");
+    if (st == STRATA_OK) { /* an hwloc that rejects the file cleanly degrades instead */
+        assert_non_null(strstr(c->description, "hwloc could not read the topology"));
+        topoio_cluster_destroy(c);
+        return;
+    }
+    assert_int_equal(st, STRATA_ERR_PARSE);
+#if defined(__SANITIZE_ADDRESS__)
+    /* ASan sees libhwloc's double free first and ends the child: exit 1 */
+    snprintf(want, sizeof(want), "hwloc failed reading %s (exit status 1)", path);
+#else
+#if defined(__SANITIZE_ADDRESS__)
+    /* ASan sees libhwloc's double free first and ends the child: exit 1 */
+    snprintf(want, sizeof(want), "hwloc failed reading %s (exit status 1)", path);
+#else
+    snprintf(want, sizeof(want), "hwloc crashed reading %s (signal %d)", path, SIGSEGV);
+#endif
+#endif
+    assert_string_equal(err.msg, want);
+    assert_null(c);
+}
+
+/* Untrusted files that are not regular (a FIFO would block hwloc's own
+ * reader) or text that is not printable: refused or cleaned, never kept. */
+static void test_untrusted_text(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/strata-hwloc-XXXXXX", fifo[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof(fifo), "%s/t.xml", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    setenv("STRATA_HWLOC_XML", fifo, 1);
+    topoio_cluster_t *c = load_local();
+    unsetenv("STRATA_HWLOC_XML");
+    unlink(fifo);
+    rmdir(dir);
+    assert_non_null(strstr(c->description, "not a regular file"));
+    topoio_cluster_destroy(c);
+    /* the GPU's PCI name with a tab (XML attribute normalisation makes it a
+     * space) and a UTF-8 e-acute (2 bytes, not ASCII: '?' each) */
+    char text[8192];
+    const char *gpu = strstr(xml, "pci_type=\"0302");
+    assert_non_null(gpu);
+    snprintf(text, sizeof(text), "%.*sname=\"H\tX\xc3\xa9\" %s", (int)(gpu - xml), xml, gpu);
+    const char *path = test_write_tmp(".xml", text);
+    setenv("STRATA_HWLOC_XML", path, 1);
+    c = load_local();
+    unsetenv("STRATA_HWLOC_XML");
+    remove(path);
+    long g = topoio_find_group(c, "gpu0");
+    assert_true(g >= 0);
+    assert_string_equal(c->groups.v[g].model, "H X??");
+    topoio_cluster_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +303,8 @@ int main(void)
         cmocka_unit_test(test_xml_with_pci),
         cmocka_unit_test(test_nic_speed_from_sysfs),
         cmocka_unit_test(test_pcie_switch),
+        cmocka_unit_test(test_crash_isolated),
+        cmocka_unit_test(test_untrusted_text),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

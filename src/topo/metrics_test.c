@@ -138,7 +138,7 @@ static void test_spec_errors(void **state)
         strata_status_t st;
     } bad[] = {
         {"ring:", "expected a size", STRATA_ERR_INVALID},
-        {"ring:x", "expected a count, got 'x'", STRATA_ERR_INVALID},
+        {"ring:x", "expected a count from 0 to 16777216, got 'x'", STRATA_ERR_INVALID},
         {"ring:2,bw=10", "ring: 2 accelerators", STRATA_ERR_INVALID},
         {"torus:4x4y,bw=10", "expected dimensions like 4x4x4, got '4x4y'", STRATA_ERR_INVALID},
         {"torus:4x4x4x4,bw=10", "expected dimensions", STRATA_ERR_INVALID},

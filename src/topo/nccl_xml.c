@@ -29,6 +29,9 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,8 +91,9 @@ static bool attr(xmlNodePtr n, const char *name, char *buf, size_t len)
     return true;
 }
 
-/* An integer attribute (decimal, or hex with 0x). Absent: *out untouched
- * unless required. */
+/* An integer attribute (decimal, or hex with 0x, as NCCL writes class
+ * ids) in [-1, 2^31 - 1]: anything larger (ERANGE included) is an error,
+ * never clamped or truncated. Absent: *out untouched unless required. */
 static strata_status_t attr_long(xml_reader_t *r, xmlNodePtr n, const char *name, bool required,
                                  long *out)
 {
@@ -99,9 +103,13 @@ static strata_status_t attr_long(xml_reader_t *r, xmlNodePtr n, const char *name
         return xerr(r, n, "<%s> needs attribute '%s'", (const char *)n->name, name);
     }
     char *end;
+    errno = 0;
     long v = strtol(buf, &end, 0);
     if (buf[0] == '\0' || *end != '\0')
         return xerr(r, n, "<%s> attribute '%s': expected an integer, got \"%s\"",
+                    (const char *)n->name, name, buf);
+    if (errno == ERANGE || v < -1 || v > INT32_MAX)
+        return xerr(r, n, "<%s> attribute '%s': %s is out of range (-1 to 2147483647)",
                     (const char *)n->name, name, buf);
     *out = v;
     return STRATA_OK;
@@ -207,7 +215,8 @@ static strata_status_t read_c2c(xml_reader_t *r, xmlNodePtr gpu, long g)
         if ((st = attr_long(r, n, "count", true, &count)) ||
             (st = attr_long(r, n, "bw", false, &bw)))
             return st;
-        if (count < 1) return xerr(r, n, "<c2c> attribute 'count' must be >= 1");
+        if (count < 1 || count > TOPOIO_COUNT_MAX)
+            return xerr(r, n, "<c2c> attribute 'count' must be from 1 to 4096");
         if (topoio_add_conn(r->c, g, -1, r->cpu, -1, "nvlink-c2c", count, 0)) return oom(r);
     }
     return STRATA_OK;
@@ -239,7 +248,8 @@ static strata_status_t read_gpu(xml_reader_t *r, xmlNodePtr gpu, const char *bus
         if ((st = attr_long(r, n, "count", true, &v.count)) ||
             (st = attr_long(r, n, "tclass", false, &v.tclass)))
             return st;
-        if (v.count < 1) return xerr(r, n, "<nvlink> attribute 'count' must be >= 1");
+        if (v.count < 1 || v.count > TOPOIO_COUNT_MAX)
+            return xerr(r, n, "<nvlink> attribute 'count' must be from 1 to 4096");
         if (UTIL_VEC_PUSH(&r->nvls, v)) return oom(r);
     }
     return read_c2c(r, gpu, g);
@@ -425,26 +435,21 @@ static strata_status_t import_doc(xmlDocPtr doc, const char *file, const strata_
     return st;
 }
 
-static strata_status_t load(const char *path, const char *text, const char *name,
+/* Parse len bytes of text (name in messages) and import the document. */
+static strata_status_t load(const char *text, size_t len, const char *name,
                             const strata_link_catalog_t *cat, topoio_cluster_t **c_p,
                             strata_error_t *err)
 {
+    if (len > INT_MAX) return strata_error_set(err, STRATA_ERR_RANGE, "%s: too large", name);
     xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
     if (ctxt == NULL) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     int opts = XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOBLANKS;
-    int len = text ? (int)strlen(text) : 0;
-    xmlDocPtr doc = path ? xmlCtxtReadFile(ctxt, path, NULL, opts)
-                         : xmlCtxtReadMemory(ctxt, text ? text : "", len, name, NULL, opts);
+    xmlDocPtr doc = xmlCtxtReadMemory(ctxt, text, (int)len, name, NULL, opts);
     strata_status_t st;
     if (doc == NULL) {
-        FILE *f = path ? fopen(path, "r") : NULL;
-        if (path && f == NULL)
-            st = strata_error_set_at(err, STRATA_ERR_IO, path, 0, 0, "cannot open the file");
-        else
-            st = xml_syntax_error(ctxt, path ? path : name, err);
-        if (f) fclose(f);
+        st = xml_syntax_error(ctxt, name, err);
     } else {
-        st = import_doc(doc, path ? path : name, cat, c_p, err);
+        st = import_doc(doc, name, cat, c_p, err);
         xmlFreeDoc(doc);
     }
     xmlFreeParserCtxt(ctxt);
@@ -454,12 +459,18 @@ static strata_status_t load(const char *path, const char *text, const char *name
 strata_status_t topoio_nccl_xml_load(const char *path, const strata_link_catalog_t *cat,
                                      topoio_cluster_t **c_p, strata_error_t *err)
 {
-    return load(path, NULL, NULL, cat, c_p, err);
+    char *text;
+    size_t len;
+    strata_status_t st = util_read_file(path, UTIL_FILE_MAX, &text, &len, err);
+    if (st) return st;
+    st = load(text, len, path, cat, c_p, err);
+    util_free(text);
+    return st;
 }
 
 strata_status_t topoio_nccl_xml_load_text(const char *text, const char *name,
                                           const strata_link_catalog_t *cat, topoio_cluster_t **c_p,
                                           strata_error_t *err)
 {
-    return load(NULL, text, name, cat, c_p, err);
+    return load(text ? text : "", text ? strlen(text) : 0, name, cat, c_p, err);
 }

@@ -193,6 +193,14 @@ static void test_errors(void **state)
     expect_error(mutate("</gpu>", "</gpx>"), "x.xml:4:");
     expect_error("<topology/>", "x.xml:1:0: expected <system version=\"1\">");
     expect_error("", "malformed XML");
+    /* Bounds: strtol's ERANGE (2^64) and int32 overflow (2^32 + 12) are errors,
+     * not LONG_MAX or a truncated 12; a link count above the 4096 bound too. */
+    expect_error(mutate("count=\"12\"", "count=\"18446744073709551616\""),
+                 "x.xml:4:0: <nvlink> attribute 'count': 18446744073709551616 is out of range");
+    expect_error(mutate("count=\"12\"", "count=\"4294967308\""),
+                 "x.xml:4:0: <nvlink> attribute 'count': 4294967308 is out of range");
+    expect_error(mutate("count=\"12\"", "count=\"5000\""),
+                 "x.xml:4:0: <nvlink> attribute 'count' must be from 1 to 4096");
 }
 
 static void test_missing_file(void **state)
@@ -202,6 +210,10 @@ static void test_missing_file(void **state)
     strata_error_t err;
     assert_int_equal(topoio_nccl_xml_load("/nonexistent/t.xml", cat, &c, &err), STRATA_ERR_IO);
     assert_string_equal(err.file, "/nonexistent/t.xml");
+    /* a device is refused at once (it used to be handed to libxml2 whole) */
+    assert_int_equal(topoio_nccl_xml_load("/dev/zero", cat, &c, &err), STRATA_ERR_IO);
+    assert_non_null(strstr(err.msg, "not a regular file"));
+    assert_null(c);
 }
 
 int main(void)

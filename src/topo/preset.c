@@ -66,13 +66,13 @@ static strata_status_t opt_error(strata_error_t *err, const char *key, const cha
                             expected);
 }
 
-static strata_status_t opt_long(const char *key, const char *val, long min, long *out,
+static strata_status_t opt_long(const char *key, const char *val, long min, long max, long *out,
                                 strata_error_t *err)
 {
     long v;
-    if (util_parse_long(val, &v) != 0 || v < min) {
+    if (util_parse_long(val, &v) != 0 || v < min || v > max) {
         char what[64];
-        snprintf(what, sizeof(what), "an integer >= %ld", min);
+        snprintf(what, sizeof(what), "an integer from %ld to %ld", min, max);
         return opt_error(err, key, val, what);
     }
     *out = v;
@@ -88,8 +88,10 @@ static strata_status_t opt_oversub(topoio_net_t *n, const char *val, strata_erro
     for (char *save = NULL, *tok = strtok_r(buf, ":", &save); tok;
          tok = strtok_r(NULL, ":", &save)) {
         double x;
-        if (k == TOPOIO_MAX_TIERS || util_parse_double(tok, &x) != 0 || !(x >= 1))
-            return opt_error(err, "oversub", val, "ratios >= 1, leaf tier first (4 or 1:2)");
+        if (k == TOPOIO_MAX_TIERS || util_parse_double(tok, &x) != 0 || !(x >= 1) ||
+            x > TOPOIO_OVERSUB_MAX)
+            return opt_error(err, "oversub", val,
+                             "ratios from 1 to 1e6, leaf tier first (4 or 1:2)");
         n->oversub[k++] = x;
     }
     if (k == 0) return opt_error(err, "oversub", val, "a ratio >= 1");
@@ -101,8 +103,10 @@ static strata_status_t opt_link(topoio_cluster_t *c, const strata_link_catalog_t
                                 const char *key, const char *val, const char **out,
                                 strata_error_t *err)
 {
-    if (cat && strata_link_find(cat, val) == NULL)
-        return opt_error(err, key, val, "a link catalog id (e.g. ib-ndr, roce-400g, eth-100g)");
+    if (cat && !topoio_is_port_kind(strata_link_find(cat, val)))
+        return opt_error(err, key, val,
+                         "a network port id of the link catalog (InfiniBand, RoCE or Ethernet, "
+                         "e.g. ib-ndr, roce-400g, eth-100g)");
     *out = topoio_str(c, val);
     return STRATA_OK;
 }
@@ -140,12 +144,17 @@ static strata_status_t apply_one(topoio_cluster_t *c, const char *key, const cha
                                  const strata_link_catalog_t *cat, strata_error_t *err)
 {
     topoio_net_t *n = &c->net;
-    if (strcmp(key, "servers") == 0) return opt_long(key, val, 1, &c->servers, err);
+    if (strcmp(key, "servers") == 0)
+        return opt_long(key, val, 1, TOPOIO_SERVERS_MAX, &c->servers, err);
     if (strcmp(key, "net") == 0) return opt_builder(c, val, err);
     if (strcmp(key, "oversub") == 0) return opt_oversub(n, val, err);
-    if (strcmp(key, "nics") == 0) return opt_long(key, val, 1, &n->nics, err);
-    if (strcmp(key, "tiers") == 0) return opt_long(key, val, 1, &n->tiers, err);
-    if (strcmp(key, "radix") == 0) return opt_long(key, val, 2, &n->radix, err);
+    if (strcmp(key, "nics") == 0) return opt_long(key, val, 1, TOPOIO_COUNT_MAX, &n->nics, err);
+    if (strcmp(key, "tiers") == 0)
+        return opt_long(key, val, 1, TOPOIO_SWITCH_TIERS, &n->tiers, err);
+    if (strcmp(key, "radix") == 0) {
+        strata_status_t st = opt_long(key, val, 2, TOPOIO_RADIX_MAX, &n->radix, err);
+        return st || n->radix % 2 == 0 ? st : opt_error(err, key, val, "an even port count");
+    }
     if (strcmp(key, "port") == 0) return opt_link(c, cat, key, val, &n->port, err);
     if (strcmp(key, "memory") == 0) return opt_memory(c, cat, val, err);
     return strata_error_set(err, STRATA_ERR_INVALID,
@@ -222,8 +231,8 @@ strata_status_t topoio_preset_load(const char *spec, const strata_link_catalog_t
         char num[32];
         size_t m = strcspn(rest + 1, ",");
         snprintf(num, sizeof(num), "%.*s", (int)(m < 31 ? m : 31), rest + 1);
-        if (m >= 31 || (st = opt_long("servers", num, 1, &c->servers, err))) {
-            if (m >= 31) st = opt_error(err, "servers", num, "an integer >= 1");
+        if (m >= 31 || (st = opt_long("servers", num, 1, TOPOIO_SERVERS_MAX, &c->servers, err))) {
+            if (m >= 31) st = opt_error(err, "servers", num, "an integer from 1 to 1048576");
             topoio_cluster_destroy(c);
             return st;
         }

@@ -30,6 +30,13 @@
 
 #define SPEC_MAX 512
 
+/* Option bounds, checked as parsed (docs/topology.md, "Limits"). */
+#define SPEC_SIZE_MAX    (1L << 24) /* ring:N, full:N, switch:N, fattree n= */
+#define SPEC_SERVERS_MAX (1L << 20) /* railft servers= */
+#define SPEC_GPUS_MAX    4096L      /* railft gpus= (accelerators per server) */
+#define SPEC_RADIX_MAX   1024L      /* k= (the fat-tree builder's bound) */
+#define SPEC_MULT_MAX    4096L      /* mult= parallel links */
+
 typedef struct spec_opts {
     const char *spec; /* whole spec, for messages */
     const char *link; /* link=ID */
@@ -46,10 +53,18 @@ static strata_status_t bad(const spec_opts_t *o, strata_error_t *err, const char
                             tok);
 }
 
-static strata_status_t parse_long(const spec_opts_t *o, const char *v, long *out,
+/* A count 0..max (decimal; a larger value is an error, never truncated to
+ * the int32_t the builders take). */
+static strata_status_t parse_long(const spec_opts_t *o, const char *v, long max, long *out,
                                   strata_error_t *err)
 {
-    if (util_parse_long(v, out) || *out < 0) return bad(o, err, "expected a count, got", v);
+    long x;
+    if (util_parse_long(v, &x) || x < 0 || x > max) {
+        char what[64];
+        snprintf(what, sizeof(what), "expected a count from 0 to %ld, got", max);
+        return bad(o, err, what, v);
+    }
+    *out = x;
     return STRATA_OK;
 }
 
@@ -89,17 +104,17 @@ static strata_status_t parse_opt(spec_opts_t *o, char *tok, strata_error_t *err)
             return bad(o, err, "lat expects microseconds, got", v);
         o->lat = d * 1e-6;
     } else if (strcmp(k, "mult") == 0)
-        return parse_long(o, v, &o->mult, err);
+        return parse_long(o, v, SPEC_MULT_MAX, &o->mult, err);
     else if (strcmp(k, "k") == 0)
-        return parse_long(o, v, &o->k, err);
+        return parse_long(o, v, SPEC_RADIX_MAX, &o->k, err);
     else if (strcmp(k, "tiers") == 0)
-        return parse_long(o, v, &o->tiers, err);
+        return parse_long(o, v, 3, &o->tiers, err);
     else if (strcmp(k, "n") == 0)
-        return parse_long(o, v, &o->n, err);
+        return parse_long(o, v, SPEC_SIZE_MAX, &o->n, err);
     else if (strcmp(k, "servers") == 0)
-        return parse_long(o, v, &o->servers, err);
+        return parse_long(o, v, SPEC_SERVERS_MAX, &o->servers, err);
     else if (strcmp(k, "gpus") == 0)
-        return parse_long(o, v, &o->gpus, err);
+        return parse_long(o, v, SPEC_GPUS_MAX, &o->gpus, err);
     else if (strcmp(k, "oversub") == 0)
         return parse_oversub(o, v, err);
     else
@@ -144,8 +159,6 @@ static strata_status_t build_railft(const spec_opts_t *o, const strata_link_cata
     if (o->servers < 1 || o->gpus < 1)
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "cluster spec '%s': railft needs servers=S and gpus=G", o->spec);
-    if (o->servers > 1 << 20 || o->gpus > 4096)
-        return strata_error_set(err, STRATA_ERR_RANGE, "cluster spec '%s': too large", o->spec);
     /* each GPU's NVLink count is the catalog's links-per-device */
     const strata_link_t *nvl = cat ? strata_link_find(cat, "nvlink4") : NULL;
     strata_topo_server_t sv = {
@@ -191,11 +204,11 @@ static strata_status_t build_from(const char *kind, char *arg, spec_opts_t *o,
     strata_topo_linkspec_t l = opts_link(o, direct ? "nvlink4" : "ib-ndr");
     int32_t dims[3];
     long n = 0;
-    if (first && strcmp(kind, "mesh") && strcmp(kind, "torus") && parse_long(o, first, &n, err))
+    if (first && strcmp(kind, "mesh") && strcmp(kind, "torus") &&
+        parse_long(o, first, SPEC_SIZE_MAX, &n, err))
         return STRATA_ERR_INVALID;
     if (!strcmp(kind, "ring") || !strcmp(kind, "full") || !strcmp(kind, "switch")) {
         if (!first) return bad(o, err, "expected a size after", kind);
-        if (n > 1 << 24) return bad(o, err, "size too large:", first);
         if (!strcmp(kind, "ring")) return strata_topo_build_ring((int32_t)n, &l, cat, topo_p, err);
         if (!strcmp(kind, "full")) return strata_topo_build_full((int32_t)n, &l, cat, topo_p, err);
         return strata_topo_build_switch((int32_t)n, &l, cat, topo_p, err);

@@ -99,6 +99,10 @@ strata_status_t topo_record_memory(strata_topo_t *t, int32_t dev, const char *me
                                    const strata_link_catalog_t *cat, strata_error_t *err);
 
 /* Growth of device/link arrays (graph.c). */
+/* Endpoints a fat-tree of radix k holds in `tiers` tiers: k (one switch),
+ * k²/2 (leaf-spine), k³/4 (three tiers; Al-Fares et al. 2008). Checked
+ * before anything is allocated. */
+double topo_fattree_capacity(int32_t k, int32_t tiers);
 strata_status_t topo_reserve_devices(strata_topo_t *t, int32_t n, strata_error_t *err);
 strata_status_t topo_reserve_links(strata_topo_t *t, int32_t n, strata_error_t *err);
 

@@ -31,6 +31,17 @@
 #define TOPOIO_MAX_TIERS 4
 #define TOPOIO_MAX_DIMS  3
 
+/* Limits of a description (docs/formats.md "Limits"), checked where each
+ * value is read (cluster files with file:line:col, preset options) and
+ * again, with the fabric's capacity, before anything is allocated. */
+#define TOPOIO_COUNT_MAX    4096L      /* devices in a group, links of a rule, fabric NICs */
+#define TOPOIO_LANES_MAX    1024L      /* lanes of a link (as strata link --lanes) */
+#define TOPOIO_SERVERS_MAX  (1L << 20) /* servers (as railft:servers=) */
+#define TOPOIO_SWITCH_TIERS 3L         /* switch tiers of the fat-tree builders */
+#define TOPOIO_RADIX_MAX    1024L      /* switch ports, even (the fat-tree builder's bound) */
+#define TOPOIO_OVERSUB_MAX  1e6        /* down:up ratio of a tier (as oversub= of specs) */
+#define TOPOIO_DIM_MAX      (1L << 20) /* a torus dimension (as torus:AxB) */
+
 /* How a link rule maps the members of its two endpoint groups. */
 typedef enum {
     TOPOIO_MAP_ALL = 0, /* every member of "from" to every member of "to" */
@@ -121,6 +132,10 @@ long topoio_count_kind(const topoio_cluster_t *c, const char *kind);
 /* Whether a group kind is an accelerator (gpu, npu, tpu): the endpoints,
  * and the only kinds that may record a memory. */
 bool topoio_is_accel_kind(const char *kind);
+
+/* Whether l can be a network (scale-out) port: InfiniBand, RoCE or
+ * Ethernet — not a scale-up link, bus or memory. */
+bool topoio_is_port_kind(const strata_link_t *l);
 
 /* Catalog id of a network port of mbps Mb/s: the fastest kind not above it
  * (InfiniBand when ib, RoCE when verbs, else Ethernet TCP); NULL below 10G. */

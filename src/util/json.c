@@ -281,30 +281,12 @@ nomem_root:
 
 strata_status_t util_json_load_file(const char *path, util_json_doc_t **doc_p, strata_error_t *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return strata_error_set_at(err, STRATA_ERR_IO, path, 0, 0, "cannot open: %s",
-                                   strerror(errno));
-    UTIL_VEC(char) buf = {0};
-    char chunk[65536];
-    size_t got;
-    strata_status_t st = STRATA_OK;
-    while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-        if (UTIL_VEC_RESERVE(&buf, buf.n + got + 1)) {
-            st = strata_error_set(err, STRATA_ERR_NOMEM, "%s: out of memory", path);
-            goto out;
-        }
-        memcpy(buf.v + buf.n, chunk, got);
-        buf.n += got;
-    }
-    if (ferror(f)) {
-        st = strata_error_set_at(err, STRATA_ERR_IO, path, 0, 0, "read error");
-        goto out;
-    }
-    st = util_json_load_text(buf.v ? buf.v : "", buf.n, path, doc_p, err);
-out:
-    UTIL_VEC_FREE(&buf);
-    fclose(f);
+    char *text;
+    size_t len;
+    strata_status_t st = util_read_file(path, UTIL_FILE_MAX, &text, &len, err);
+    if (st) return st;
+    st = util_json_load_text(text, len, path, doc_p, err);
+    util_free(text);
     return st;
 }
 

@@ -84,61 +84,108 @@ void util_progress_end(util_progress_t *p)
 
 /* ==== Strings and numbers ==== */
 
+/* Length of the decimal number at the start of s: [+-]digits[.digits]
+ * [(e|E)[+-]digits], or 0 when s does not start with one. Stricter than
+ * strtod, which also takes leading spaces, hex ("0x10"), "inf" and "nan":
+ * a number a user types is decimal. */
+static size_t decimal_len(const char *s, bool sign)
+{
+    size_t i = 0, digits = 0;
+    if (sign && (s[i] == '+' || s[i] == '-')) i++;
+    while (isdigit((unsigned char)s[i]))
+        i++, digits++;
+    if (s[i] == '.') {
+        i++;
+        while (isdigit((unsigned char)s[i]))
+            i++, digits++;
+    }
+    if (digits == 0) return 0;
+    if (s[i] == 'e' || s[i] == 'E') {
+        size_t j = i + 1;
+        if (s[j] == '+' || s[j] == '-') j++;
+        if (isdigit((unsigned char)s[j])) {
+            while (isdigit((unsigned char)s[j]))
+                j++;
+            i = j;
+        }
+    }
+    return i;
+}
+
 int util_parse_double(const char *s, double *out)
 {
-    if (s == NULL || *s == 0) return -1;
-    char *end;
+    if (s == NULL) return -1;
+    size_t n = decimal_len(s, true);
+    if (n == 0 || s[n]) return -1;
     errno = 0;
-    double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v)) return -1;
+    double v = strtod(s, NULL);
+    /* ERANGE on underflow too: a denormal is no sensible input either */
+    if (errno == ERANGE || !isfinite(v)) return -2;
     *out = v;
     return 0;
 }
 
 int util_parse_long(const char *s, long *out)
 {
-    if (s == NULL || *s == 0) return -1;
+    if (s == NULL) return -1;
+    size_t i = (s[0] == '+' || s[0] == '-') ? 1 : 0;
+    if (!isdigit((unsigned char)s[i])) return -1;
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || *end) return -1;
+    if (*end) return -1;
+    if (errno == ERANGE) return -2;
     *out = v;
     return 0;
 }
 
 int util_parse_size(const char *s, double *out)
 {
-    if (s == NULL || *s == 0) return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || !isfinite(v) || v < 0) return -1;
+    if (s == NULL) return -1;
+    size_t n = decimal_len(s, false);
+    if (n == 0) return -1;
+    const char *end = s + n;
     double mult = 1;
     switch (toupper((unsigned char)*end)) {
     case 'K':
         mult = 1024.0;
-        end++;
         break;
     case 'M':
         mult = 1024.0 * 1024;
-        end++;
         break;
     case 'G':
         mult = 1024.0 * 1024 * 1024;
-        end++;
         break;
     case 'T':
         mult = 1024.0 * 1024 * 1024 * 1024;
-        end++;
         break;
     default:
         break;
     }
+    if (mult > 1) end++;
     if (mult > 1 && *end == 'i') end++;
     if (toupper((unsigned char)*end) == 'B') end++;
-    if (*end || !isfinite(v * mult)) return -1; /* 1e306T: finite number, infinite size */
+    if (*end) return -1;
+    errno = 0;
+    double v = strtod(s, NULL);
+    if ((errno == ERANGE && v != 0) || !isfinite(v * mult)) return -2;
     *out = v * mult;
     return 0;
+}
+
+int strata_parse_size(const char *s, double *out)
+{
+    return util_parse_size(s, out);
+}
+
+int strata_parse_double(const char *s, double *out)
+{
+    return util_parse_double(s, out);
+}
+
+int strata_parse_long(const char *s, long *out)
+{
+    return util_parse_long(s, out);
 }
 
 const char *util_fmt_bytes(double b, char *buf, size_t len)

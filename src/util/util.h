@@ -88,10 +88,15 @@ double util_now(void); /* monotonic seconds */
 
 /* ==== Strings and numbers ==== */
 
-/* Parse sizes like "8", "64K", "1.5M", "8G" (binary multiples, optional
- * trailing B/iB). Returns 0 and writes *out, or -1. */
+/* Parse sizes like "8", "64K", "1.5M", "8G", "1e3" (decimal digits with an
+ * optional fraction and exponent; binary multiples K M G T with optional
+ * i and B). No sign, hex, "inf" or "nan"; the caller states the range.
+ * Returns 0 and writes *out, -1 when malformed, -2 when out of the range of
+ * a double (ERANGE, infinite). */
 int util_parse_size(const char *s, double *out);
-/* Parse a double / long with full-string validation. 0 ok, -1 bad. */
+/* Parse a decimal double / base-10 long, the whole string, no leading
+ * space. 0 ok, -1 malformed (hex, inf, nan, trailing text), -2 out of the
+ * type's range (ERANGE: overflow, or a double's underflow). */
 int util_parse_double(const char *s, double *out);
 int util_parse_long(const char *s, long *out);
 /* Format bytes as "64 MiB" / "512 B" into buf. */
@@ -100,6 +105,20 @@ const char *util_fmt_bytes(double bytes, char *buf, size_t len);
 const char *util_fmt_time(double seconds, char *buf, size_t len);
 bool util_str_eq_nocase(const char *a, const char *b);
 
+/* ==== Input files ==== */
+
+/* Cap on any input file strata reads: 64 MiB (a real cluster file, catalog
+ * or topology XML is at most a few MB). */
+#define UTIL_FILE_MAX ((size_t)64 << 20)
+
+/* Read the regular file path (at most max bytes) into a NUL-terminated
+ * buffer the caller frees with util_free; *len_p excludes the NUL. A
+ * device, FIFO or directory (STRATA_ERR_IO) or a larger file
+ * (STRATA_ERR_RANGE) is refused with a message naming path; never blocks
+ * on a FIFO. */
+strata_status_t util_read_file(const char *path, size_t max, char **buf_p, size_t *len_p,
+                               strata_error_t *err);
+
 /* ==== JSON documents with source positions ==== */
 
 /* A parsed JSON file. jansson holds the values; a side table maps every
@@ -107,8 +126,9 @@ bool util_str_eq_nocase(const char *a, const char *b);
  * must be positive") point into the file as precisely as syntax errors. */
 typedef struct util_json_doc util_json_doc_t;
 
-/* Parse a file (path) or a buffer (text, name used in messages). On error
- * fills err with file:line:col. Duplicate object keys are errors. */
+/* Parse a file (path, read by util_read_file with the UTIL_FILE_MAX cap)
+ * or a buffer (text, name used in messages). On error fills err with
+ * file:line:col. Duplicate object keys are errors. */
 strata_status_t util_json_load_file(const char *path, util_json_doc_t **doc_p, strata_error_t *err);
 strata_status_t util_json_load_text(const char *text, size_t len, const char *name,
                                     util_json_doc_t **doc_p, strata_error_t *err);

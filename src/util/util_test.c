@@ -6,6 +6,9 @@
 #include "test.h"
 #include "util.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 static void test_status_table(void **state)
 {
     (void)state;
@@ -79,6 +82,83 @@ static void test_parse_size(void **state)
     assert_int_equal(util_parse_size("8X", &v), -1);
     assert_int_equal(util_parse_size("-1", &v), -1);
     assert_int_equal(util_parse_size("", &v), -1);
+    /* hardening: decimal only, and no silent infinity or zero */
+    assert_int_equal(util_parse_size("0x10", &v), -1); /* strtod would read 16 */
+    assert_int_equal(util_parse_size("inf", &v), -1);
+    assert_int_equal(util_parse_size("nan", &v), -1);
+    assert_int_equal(util_parse_size(" 8", &v), -1);
+    assert_int_equal(util_parse_size("1e306T", &v), -2); /* 1e306 x 2^40 > DBL_MAX (1.8e308) */
+    assert_int_equal(util_parse_size("1e400", &v), -2);  /* ERANGE */
+    assert_int_equal(util_parse_size("1e3K", &v), 0);
+    assert_true(v == 1024000);
+    v = -1;
+    assert_int_equal(util_parse_size("8e", &v), -1); /* exponent without digits */
+    assert_true(v == -1);                            /* untouched on error */
+}
+
+static void test_parse_numbers(void **state)
+{
+    (void)state;
+    long l = 7;
+    double d = 7;
+    assert_int_equal(util_parse_long("-12", &l), 0);
+    assert_int_equal(l, -12);
+    assert_int_equal(util_parse_long("99999999999999999999999", &l), -2); /* > 2^63: ERANGE */
+    assert_int_equal(util_parse_long("9223372036854775807", &l), 0);      /* 2^63 - 1 */
+    assert_true(l == 9223372036854775807L);
+    assert_int_equal(util_parse_long("0x10", &l), -1);
+    assert_int_equal(util_parse_long(" 1", &l), -1);
+    assert_int_equal(util_parse_long("1.0", &l), -1);
+    assert_int_equal(util_parse_long("", &l), -1);
+    assert_int_equal(util_parse_double("2.5e-3", &d), 0);
+    assert_true(d == 0.0025);
+    assert_int_equal(util_parse_double("1e308", &d), 0);
+    assert_int_equal(util_parse_double("1e309", &d), -2);  /* overflow: ERANGE */
+    assert_int_equal(util_parse_double("1e-400", &d), -2); /* underflow: ERANGE */
+    assert_int_equal(util_parse_double("0x1p4", &d), -1);
+    assert_int_equal(util_parse_double("infinity", &d), -1);
+    assert_int_equal(util_parse_double("-nan", &d), -1);
+    assert_int_equal(util_parse_double(".", &d), -1);
+    assert_int_equal(util_parse_double(".5", &d), 0);
+    assert_true(d == 0.5);
+}
+
+/* util_read_file: devices and FIFOs are refused at once (no endless read
+ * of /dev/zero, no blocking open of a FIFO), and the cap holds whether the
+ * size comes from fstat or from reading (/proc files report 0). */
+static void test_read_file_bounds(void **state)
+{
+    (void)state;
+    char *buf = NULL, dir[] = "/tmp/strata-util-XXXXXX", path[64];
+    size_t len = 0;
+    strata_error_t e;
+    assert_int_equal(util_read_file("/dev/zero", 1024, &buf, &len, &e), STRATA_ERR_IO);
+    assert_non_null(strstr(e.msg, "not a regular file"));
+    assert_string_equal(e.file, "/dev/zero");
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/fifo.json", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    assert_int_equal(util_read_file(path, 1024, &buf, &len, &e), STRATA_ERR_IO);
+    unlink(path);
+    /* 10 bytes against caps of 9 and 10 */
+    snprintf(path, sizeof(path), "%s/ten", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("0123456789", f);
+    fclose(f);
+    assert_int_equal(util_read_file(path, 9, &buf, &len, &e), STRATA_ERR_RANGE);
+    assert_non_null(strstr(e.msg, "larger than the 9 B input limit"));
+    assert_int_equal(util_read_file(path, 10, &buf, &len, &e), STRATA_OK);
+    assert_int_equal(len, 10);
+    assert_string_equal(buf, "0123456789");
+    util_free(buf);
+    unlink(path);
+    rmdir(dir);
+    /* /proc/self/status: st_size 0, a few hundred bytes when read */
+    assert_int_equal(util_read_file("/proc/self/status", 16, &buf, &len, &e), STRATA_ERR_RANGE);
+    assert_int_equal(util_read_file("/proc/self/status", UTIL_FILE_MAX, &buf, &len, &e), STRATA_OK);
+    assert_true(len > 16 && strncmp(buf, "Name:", 5) == 0);
+    util_free(buf);
 }
 
 static void test_json_positions(void **state)
@@ -136,10 +216,11 @@ static void test_json_syntax_error(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_status_table),      cmocka_unit_test(test_error_render),
-        cmocka_unit_test(test_arena_and_vec),     cmocka_unit_test(test_alloc_failure),
-        cmocka_unit_test(test_parse_size),        cmocka_unit_test(test_json_positions),
-        cmocka_unit_test(test_json_syntax_error),
+        cmocka_unit_test(test_status_table),     cmocka_unit_test(test_error_render),
+        cmocka_unit_test(test_arena_and_vec),    cmocka_unit_test(test_alloc_failure),
+        cmocka_unit_test(test_parse_size),       cmocka_unit_test(test_parse_numbers),
+        cmocka_unit_test(test_json_positions),   cmocka_unit_test(test_json_syntax_error),
+        cmocka_unit_test(test_read_file_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,7 +40,8 @@ expect 1 "unknown link 'pcie8' \(close: .*pcie5" link pcie8
 expect 2 "missing link NAME" link
 expect 2 "--lanes expects an integer >= 1" link pcie5 --lanes 0
 expect 2 "--lanes" link pcie5 --lanes -3
-expect 2 "--ber is a bit-error rate" link pcie5 --ber 2
+expect 2 "--ber expects a number >= 0 and <= 1 .decimal., got .2.: out of range" link pcie5 --ber 2
+expect 2 "--ber is a bit-error rate" link pcie5 --ber 1
 expect 2 "--ber expects a number" link pcie5 --ber abc
 expect 2 "allows MTU 256..4096" link roce-100g --mtu 10
 expect 2 "allows MTU 576..9216" link eth-100g --mtu 65536

@@ -19,7 +19,7 @@ expect 2 "interleaving \\(2 chunks\\) needs PP > 1" plan $M dgx-a100 --vpp 2
 expect 2 "needs the 2 micro-batches to be a multiple of PP 4" plan $M dgx-a100 --pp 4 --vpp 2 --batch 4
 expect 2 "--gpus 12 does not match cluster 'dgx-a100'" plan $M dgx-a100 --gpus 12
 expect 2 "--recompute expects none, selective or full" plan $M dgx-a100 --recompute some
-expect 2 "--zero must be at most 3" plan $M dgx-a100 --zero 4
+expect 2 "--zero expects an integer >= 0 and <= 3 .decimal., got .4." plan $M dgx-a100 --zero 4
 expect 2 "--tp needs a value" plan $M dgx-a100 --tp
 expect 2 "--order expects tp, cp, \\(ep-\\)dp and pp once each" plan $M dgx-a100 --order tp-tp-dp
 expect 2 "--order expects" plan $M dgx-a100 --order tp-xx

@@ -10,7 +10,7 @@ CLI_TIMEOUT=60
 expect 2 "unknown option '--bogus'" probe --bogus
 expect 2 "option '--save' needs a value" probe --save
 expect 2 "--peer 'nohost': expected HOST:PORT" probe --peer nohost
-expect 2 "--serve 70000: not a port" probe --serve 70000
+expect 2 "--serve expects an integer >= 1 and <= 65535" probe --serve 70000
 expect 0 "" probe --help
 expect 1 "no peer connected within 0.5 s" probe --serve 29733 --timeout 0.5
 

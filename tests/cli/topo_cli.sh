@@ -17,7 +17,7 @@ expect 1 "unknown option 'zz'" topo metrics fattree:k=8,zz=1
 expect 1 "radix k=9 must be even" topo metrics fattree:k=9
 expect 1 "unknown link kind 'nvlink99'" topo show ring:8,link=nvlink99
 expect 1 "100 endpoints \(1 to 8 for k=4, 2 tiers\)" topo show fattree:k=4,tiers=2,n=100
-expect 1 "exceed one switch of 64 ports" topo show railft:servers=9,gpus=8,tiers=1
+expect 1 "72 NICs exceed what 64-port switches join in 1 tier" topo show railft:servers=9,gpus=8,tiers=1
 # good ones
 expect 0 "" topo show torus:4x4x4
 expect 0 "" topo metrics fattree:k=8,bw=50 --json

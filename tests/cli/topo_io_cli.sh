@@ -46,7 +46,7 @@ cat >"$tmp/bad.json" <<'J'
 J
 expect 1 "bad.json:4:39: unknown link id \"nvlink9\"" topo show "$tmp/bad.json"
 printf '{"server": {"devices": [{"name": "g", "kind": "gpu", "count": -1}]}}\n' >"$tmp/neg.json"
-expect 1 "neg.json:1:63: \"count\" must be >= 0" topo show "$tmp/neg.json"
+expect 1 "neg.json:1:63: \"count\" must be an integer from 1 to 4096, got -1" topo show "$tmp/neg.json"
 printf '{"server": {"devices": [' >"$tmp/cut.json"
 expect 1 "cut.json:1:" topo show "$tmp/cut.json"
 expect 1 "nothere.json" topo show "$tmp/nothere.json"

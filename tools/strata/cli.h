@@ -29,15 +29,24 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) STRATA_PRINTF(2, 3);
 int cli_fail(const strata_error_t *err);
 /* True if argv holds -h/--help before any "--". */
 int cli_wants_help(int argc, char **argv);
-/* Parse a size with K/M/G suffix or report a usage error; 0 ok, -1 bad. */
-int cli_parse_size(const char *cmd, const char *opt, const char *arg, double *out);
-/* The value of a size string (tools/strata/size.c): 0 and *out written, or
- * -1 (nothing printed) when arg is not a finite non-negative size. */
+/* Numeric flags (strata_parse_*: decimal only, ERANGE reported) within a
+ * stated range; otherwise print one line naming the flag, the value and
+ * the range, and return -1 (the caller exits CLI_USAGE). 0 ok. */
+/* A size with K/M/G/T suffix, 0 <= size <= max bytes. */
+int cli_parse_size(const char *cmd, const char *opt, const char *arg, double max, double *out);
+/* The value of a size string (tools/strata/size.c, strata_parse_size):
+ * 0 and *out written, -1 malformed, -2 out of range (nothing printed). */
 int cli_size_value(const char *arg, double *out);
-/* Parse a strictly positive integer (or >= min). 0 ok, -1 bad (message printed). */
-int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long *out);
-/* Parse a finite double >= min. 0 ok, -1 bad (message printed). */
-int cli_parse_double(const char *cmd, const char *opt, const char *arg, double min, double *out);
+/* An integer, min <= v <= max. */
+int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long max, long *out);
+/* A finite number, min <= v <= max. */
+int cli_parse_double(const char *cmd, const char *opt, const char *arg, double min, double max,
+                     double *out);
+
+/* Largest collective size a command models or simulates: 2^50 B = 1 PiB,
+ * far beyond any training step, and exact in a double (element counts stay
+ * below 2^53). */
+#define CLI_SIZE_MAX 1125899906842624.0
 
 /* The command table, defined in main.c. */
 extern const cli_command_t cli_commands[];

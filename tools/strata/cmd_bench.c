@@ -47,7 +47,9 @@ static void usage(FILE *out)
                  "avg, -c 1: check results, -w/-i: warm-up and timed iterations, -r: root.\n"
                  "--model FILE: predict with the calibrated model of a cluster file written by\n"
                  "'strata probe --save FILE' (default: a quick calibration measured now).\n"
-                 "err%% compares the model with the slowest rank's median out-of-place call.\n");
+                 "err%% compares the model with the slowest rank's median out-of-place call.\n"
+                 "Ranges (decimal): -n 1..64, -b/-e 1..4G, -f 1..1024, -i 1..1000000,\n"
+                 "-w 0..1000000, -c 0..1, -r 0..N-1.\n");
 }
 
 static double now(void)
@@ -58,6 +60,9 @@ static double now(void)
 }
 
 /* ==== Reference data ==== */
+
+/* -b/-e bound: every rank allocates send and receive buffers of -e bytes. */
+#define BENCH_SIZE_MAX 4294967296.0 /* 4 GiB */
 
 #define put strata_dtype_set
 #define get strata_dtype_get
@@ -460,21 +465,21 @@ static int parse(int argc, char **argv, bench_opts_t *o)
         i++;
         int bad = 0;
         if (strcmp(a, "-n") == 0)
-            bad = cli_parse_int("bench", a, v, 1, &o->n);
+            bad = cli_parse_int("bench", a, v, 1, 64, &o->n);
         else if (strcmp(a, "-b") == 0)
-            bad = cli_parse_size("bench", a, v, &o->minb);
+            bad = cli_parse_size("bench", a, v, BENCH_SIZE_MAX, &o->minb);
         else if (strcmp(a, "-e") == 0)
-            bad = cli_parse_size("bench", a, v, &o->maxb);
+            bad = cli_parse_size("bench", a, v, BENCH_SIZE_MAX, &o->maxb);
         else if (strcmp(a, "-f") == 0)
-            bad = cli_parse_double("bench", a, v, 1, &o->factor);
+            bad = cli_parse_double("bench", a, v, 1, 1024, &o->factor);
         else if (strcmp(a, "-i") == 0)
-            bad = cli_parse_int("bench", a, v, 1, &o->iters);
+            bad = cli_parse_int("bench", a, v, 1, 1000000, &o->iters);
         else if (strcmp(a, "-w") == 0)
-            bad = cli_parse_int("bench", a, v, 0, &o->warmup);
+            bad = cli_parse_int("bench", a, v, 0, 1000000, &o->warmup);
         else if (strcmp(a, "-c") == 0)
-            bad = cli_parse_int("bench", a, v, 0, &o->check);
+            bad = cli_parse_int("bench", a, v, 0, 1, &o->check);
         else if (strcmp(a, "-r") == 0)
-            bad = cli_parse_int("bench", a, v, 0, &o->root);
+            bad = cli_parse_int("bench", a, v, 0, 63, &o->root);
         else if (strcmp(a, "-d") == 0) {
             if (strata_dtype_parse(v, &o->dt))
                 return cli_usage_error("bench", "unknown data type '%s'", v);
@@ -503,7 +508,6 @@ static int parse(int argc, char **argv, bench_opts_t *o)
         return cli_usage_error("bench", "-r %ld: root must be below -n %ld", o->root, o->n);
     if (o->minb < 1 || o->maxb < o->minb)
         return cli_usage_error("bench", "need 1 <= -b <= -e (got %g and %g)", o->minb, o->maxb);
-    if (o->maxb > 4.0 * 1073741824) return cli_usage_error("bench", "-e above 4G");
     if ((o->algo == STRATA_COMM_RING || o->algo == STRATA_COMM_RECDBL) && o->n > 1) {
         strata_sched_params_t sp = {.coll = o->coll,
                                     .nranks = (uint32_t)o->n,

@@ -29,8 +29,9 @@ static void usage(FILE *out)
             "  --algo NAME     only this algorithm: ring, tree, binomial, recdbl,\n"
             "                  rabenseifner, bruck, pairwise, hier, torus2d, innet,\n"
             "                  nvlstree\n"
-            "  --sizes LO:HI   sizes in bytes (nccl-tests 'size'), doubling (default 8:8G)\n"
-            "  --explain SIZE  for one size: steps, bytes per tier, dominating term\n"
+            "  --sizes LO:HI   sizes in bytes (nccl-tests 'size'), doubling (default 8:8G;\n"
+            "                  1 <= LO <= HI <= 1024T = 2^50)\n"
+            "  --explain SIZE  for one size (up to 1024T): steps, bytes per tier, dominating term\n"
             "  --select nccl   also show what NCCL's own tuning model would run (algorithm\n"
             "                  and protocol) and strata's price of it; the busbw columns\n"
             "                  and * then follow NCCL's choice (default: strata, the\n"
@@ -57,8 +58,8 @@ static int parse_sizes(const char *arg, coll_args_t *a)
         return cli_usage_error("coll", "--sizes expects LO:HI like 8:8G, got '%s'", arg);
     memcpy(buf, arg, (size_t)(colon - arg));
     buf[colon - arg] = 0;
-    if (cli_parse_size("coll", "--sizes", buf, &a->lo) ||
-        cli_parse_size("coll", "--sizes", colon + 1, &a->hi))
+    if (cli_parse_size("coll", "--sizes", buf, CLI_SIZE_MAX, &a->lo) ||
+        cli_parse_size("coll", "--sizes", colon + 1, CLI_SIZE_MAX, &a->hi))
         return CLI_USAGE;
     if (a->lo < 1 || a->hi < a->lo)
         return cli_usage_error("coll", "--sizes needs 1 <= LO <= HI, got '%s'", arg);
@@ -78,7 +79,8 @@ static int parse_value(int argc, char **argv, int *i, coll_args_t *a)
         a->algo = (int)al;
     }
     if (!strcmp(s, "--sizes")) return parse_sizes(v, a);
-    if (!strcmp(s, "--explain") && cli_parse_size("coll", "--explain", v, &a->explain))
+    if (!strcmp(s, "--explain") &&
+        cli_parse_size("coll", "--explain", v, CLI_SIZE_MAX, &a->explain))
         return CLI_USAGE;
     if (!strcmp(s, "--catalog")) a->catalog = v;
     if (!strcmp(s, "--select")) {

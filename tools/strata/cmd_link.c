@@ -10,6 +10,12 @@
 #include <math.h>
 #include <string.h>
 
+/* Flag bounds, far above any real link: packets (--payload, --mtu) up to
+ * 1 GiB, credit buffers (--buffer) up to 1 TiB; the link layer then checks
+ * each link's own MTU range. */
+#define LINK_PACKET_MAX 1073741824.0
+#define LINK_BUFFER_MAX 1099511627776.0
+
 typedef struct link_args {
     const char *name, *catalog;
     strata_link_opts_t opts;
@@ -25,13 +31,17 @@ static void usage(FILE *out)
                  "framing -> flow control -> goodput, then the data-link models. NAME is a\n"
                  "catalog id (see `strata links`), e.g. pcie5, nvlink4, ib-ndr, roce-400g.\n\n"
                  "options:\n"
-                 "  --lanes N      lanes per link (e.g. 4 for a PCIe x4 slot; default: catalog)\n"
-                 "  --payload B    payload bytes per packet (PCIe: MPS; sizes like 4K accepted)\n"
-                 "  --mtu B        MTU: IP MTU for TCP, path MTU for IB/RoCE, MPS for PCIe\n"
+                 "  --lanes N      lanes per link, 1..1024 (e.g. 4 for a PCIe x4 slot; default:\n"
+                 "                 catalog)\n"
+                 "  --payload B    payload bytes per packet (PCIe: MPS; sizes like 4K accepted;\n"
+                 "                 at most 1G)\n"
+                 "  --mtu B        MTU: IP MTU for TCP, path MTU for IB/RoCE, MPS for PCIe (at\n"
+                 "                 most 1G)\n"
                  "  --ber X        bit-error rate for the CRC/retransmission model, 0 <= X < 1\n"
                  "                 (default 1e-12, the usual PCIe/Ethernet/IB target)\n"
                  "  --length M     cable length in metres (default 30 for network ports, else 1)\n"
-                 "  --buffer B     receive buffer (credits) for the credit model (default 64K)\n"
+                 "  --buffer B     receive buffer (credits) for the credit model (default 64K,\n"
+                 "                 at most 1T)\n"
                  "  --catalog FILE catalog file (default: <data dir>/links.json)\n"
                  "  -h, --help     this help\n\n"
                  "exit: 0 ok, 1 unknown link or bad catalog, 2 bad option\n");
@@ -60,23 +70,21 @@ static int parse_opt(int argc, char **argv, int *i, link_args_t *a)
     long n = 0;
     switch (k) {
     case 0:
-        if (cli_parse_int("link", o, v, 1, &n)) return -1;
-        if (n > 1024) return opt_error("--lanes must be 1..1024, got '%s'", v);
+        if (cli_parse_int("link", o, v, 1, 1024, &n)) return -1;
         a->opts.lanes = (int)n;
         return 0;
     case 1:
-        return cli_parse_size("link", o, v, &a->opts.payload);
+        return cli_parse_size("link", o, v, LINK_PACKET_MAX, &a->opts.payload);
     case 2:
-        return cli_parse_size("link", o, v, &a->opts.mtu);
+        return cli_parse_size("link", o, v, LINK_PACKET_MAX, &a->opts.mtu);
     case 3:
-        if (cli_parse_double("link", o, v, 0, &a->ber)) return -1;
+        if (cli_parse_double("link", o, v, 0, 1, &a->ber)) return -1;
         return a->ber < 1 ? 0 : opt_error("--ber is a bit-error rate in [0, 1), got '%s'", v);
     case 4:
         a->have_length = 1;
-        if (cli_parse_double("link", o, v, 0, &a->length)) return -1;
-        return a->length <= 1e5 ? 0 : opt_error("--length is metres, at most 1e5, got '%s'", v);
+        return cli_parse_double("link", o, v, 0, 1e5, &a->length);
     case 5:
-        return cli_parse_size("link", o, v, &a->buffer);
+        return cli_parse_size("link", o, v, LINK_BUFFER_MAX, &a->buffer);
     default:
         a->catalog = v;
         return 0;

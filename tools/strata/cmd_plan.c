@@ -69,8 +69,7 @@ typedef struct plan_args {
 static int int_opt(const char *opt, const char *v, long min, long max, int *out)
 {
     long x;
-    if (cli_parse_int("plan", opt, v, min, &x)) return CLI_USAGE;
-    if (x > max) return cli_usage_error("plan", "%s must be at most %ld, got %ld", opt, max, x);
+    if (cli_parse_int("plan", opt, v, min, max, &x)) return CLI_USAGE;
     *out = (int)x;
     return CLI_OK;
 }

@@ -59,12 +59,11 @@ static int parse(int argc, char **argv, probe_args_t *a)
             a->save = v;
         else if (strcmp(o, "--peer") == 0)
             a->opts.peer = v;
-        else if (strcmp(o, "--serve") == 0 && cli_parse_int("probe", o, v, 1, &a->serve))
+        else if (strcmp(o, "--serve") == 0 && cli_parse_int("probe", o, v, 1, 65535, &a->serve))
             return CLI_USAGE;
-        else if (strcmp(o, "--timeout") == 0 && cli_parse_double("probe", o, v, 0.001, &a->timeout))
+        else if (strcmp(o, "--timeout") == 0 && cli_parse_double("probe", o, v, 0.001, 3600, &a->timeout))
             return CLI_USAGE;
     }
-    if (a->serve > 65535) return cli_usage_error("probe", "--serve %ld: not a port", a->serve);
     if (a->opts.peer && !strchr(a->opts.peer, ':'))
         return cli_usage_error("probe", "--peer '%s': expected HOST:PORT", a->opts.peer);
     return CLI_OK;

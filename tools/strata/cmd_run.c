@@ -4,20 +4,26 @@
  *
  * Exit code: 0 when every rank succeeded, else the first failing rank's
  * code (128 + signal for a rank killed by a signal); 2 for usage errors.
+ * The ranks die with strata run (PR_SET_PDEATHSIG, launch.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
 #include <string.h>
 
+#define RUN_RANKS_MAX 64 /* strata_launch's limit: ranks of one host */
+
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: strata run -n N [--grace SECONDS] [--] PROGRAM [ARGS...]\n\n"
+    fprintf(out, "usage: strata run -n N [--grace SECONDS] [--] PROGRAM [ARGS...]\n"
+                 "       (N 1..64, SECONDS 0..3600)\n\n"
                  "Fork N ranks of PROGRAM on this host with STRATA_RANK, STRATA_SIZE,\n"
                  "STRATA_LOCAL_RANK, STRATA_ROOT (a free loopback port) and STRATA_TOKEN set,\n"
-                 "so that strata_comm_init_env() joins them. SIGINT/SIGTERM/SIGHUP are\n"
+                 "so that strata_comm_init_env() joins them (the token, 128 random bits, is\n"
+                 "never sent: ranks prove they know it). SIGINT/SIGTERM/SIGHUP are\n"
                  "forwarded; when one rank fails the others get SIGTERM, then SIGKILL after\n"
-                 "the grace period (default 2 s). Exits with the first failing rank's code.\n");
+                 "the grace period (default 2 s); if strata run itself dies, the ranks get\n"
+                 "SIGKILL. Exits with the first failing rank's code.\n");
 }
 
 int cmd_run(int argc, char **argv)
@@ -36,9 +42,9 @@ int cmd_run(int argc, char **argv)
             return CLI_OK;
         }
         if ((strcmp(a, "-n") == 0 || strcmp(a, "--np") == 0) && i + 1 < argc) {
-            if (cli_parse_int("run", a, argv[++i], 1, &n)) return CLI_USAGE;
+            if (cli_parse_int("run", a, argv[++i], 1, RUN_RANKS_MAX, &n)) return CLI_USAGE;
         } else if (strcmp(a, "--grace") == 0 && i + 1 < argc) {
-            if (cli_parse_double("run", a, argv[++i], 0, &grace)) return CLI_USAGE;
+            if (cli_parse_double("run", a, argv[++i], 0, 3600, &grace)) return CLI_USAGE;
         } else if (a[0] == '-') {
             return cli_usage_error("run", "unknown option '%s'", a);
         } else {

@@ -8,6 +8,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,13 +27,14 @@ static void usage(FILE *out)
                  "options:\n"
                  "  --op OP            allreduce, reducescatter, allgather, broadcast, reduce,\n"
                  "                     alltoall, sendrecv, barrier (default allreduce)\n"
-                 "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G);\n"
-                 "                     rounded down (by under 1 %%) to equal blocks per rank\n"
+                 "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G,\n"
+                 "                     at most 1024T = 2^50 B); rounded down (by under 1 %%)\n"
+                 "                     to equal blocks per rank\n"
                  "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring)\n"
                  "  --chunks N         pipeline chunks (default: the count the collective\n"
                  "                     layer's cost model chooses for this algorithm, size\n"
-                 "                     and cluster, as `strata coll --explain` shows; 1 for\n"
-                 "                     a collective on a subset of the ranks)\n"
+                 "                     and cluster, as `strata coll --explain` shows, at most\n"
+                 "                     16384; 1 for a collective on a subset of the ranks)\n"
                  "  --group N          run it in every group of N consecutive ranks at once\n"
                  "                     (tensor-parallel style)\n"
                  "  --stride N         run it in every group of ranks r, r+N, r+2N ... at once\n"
@@ -43,13 +46,14 @@ static void usage(FILE *out)
                  "                     ecmp (one hashed path per pair)\n"
                  "  --seed N           ECMP hash seed (default 1)\n"
                  "  --qps N            ECMP: connections per rank pair, each hashed on its own\n"
-                 "                     (like NCCL_IB_QPS_PER_CONNECTION; default 1)\n"
+                 "                     (like NCCL_IB_QPS_PER_CONNECTION; 1 to 64, default 1)\n"
                  "  --mode M           barrier (phases in lockstep, repeated phases reused;\n"
                  "                     default) or async (per-rank dependencies only)\n"
                  "  --no-reuse         simulate every phase (for checks and benchmarks)\n"
-                 "  --top N            most loaded links to list (default 10)\n"
+                 "  --top N            most loaded links to list, 0 to 1000 (default 10)\n"
                  "  --trace FILE       write a Chrome trace (Perfetto, chrome://tracing)\n"
-                 "  --trace-links N    busiest links given a track in the trace (default 8)\n"
+                 "  --trace-links N    busiest links given a track in the trace, 0 to 1000\n"
+                 "                     (default 8)\n"
                  "  --json             one JSON object instead of text\n");
 }
 
@@ -85,7 +89,8 @@ typedef struct coll_set {
     long stride; /* ranks r, r+N, ... per group, 0 = none */
 } coll_set_t;
 
-#define SIM_SETS_MAX 8
+#define SIM_SETS_MAX  8
+#define SIM_RANKS_MAX (1L << 24) /* --group, --stride: the largest cluster a spec builds */
 
 typedef struct sim_args {
     const char *cluster;
@@ -150,12 +155,14 @@ static int parse_also(const char *arg, sim_args_t *a)
     if (!tok || parse_coll(tok, &c->coll)) return -1;
     tok = strtok_r(NULL, ":", &save);
     if (!tok) return cli_usage_error(NAME, "--also expects OP:SIZE[...], got '%s'", arg), -1;
-    if (cli_parse_size(NAME, "--also", tok, &c->size)) return -1;
+    if (cli_parse_size(NAME, "--also", tok, CLI_SIZE_MAX, &c->size)) return -1;
     while ((tok = strtok_r(NULL, ":", &save))) {
         if (strncmp(tok, "group=", 6) == 0) {
-            if (cli_parse_int(NAME, "--also group=", tok + 6, 1, &c->group)) return -1;
+            if (cli_parse_int(NAME, "--also group=", tok + 6, 1, SIM_RANKS_MAX, &c->group))
+                return -1;
         } else if (strncmp(tok, "stride=", 7) == 0) {
-            if (cli_parse_int(NAME, "--also stride=", tok + 7, 1, &c->stride)) return -1;
+            if (cli_parse_int(NAME, "--also stride=", tok + 7, 1, SIM_RANKS_MAX, &c->stride))
+                return -1;
         } else if (parse_algo(tok, &c->algo)) {
             return -1;
         }
@@ -167,27 +174,32 @@ static int parse_also(const char *arg, sim_args_t *a)
 static int parse_value(const char *opt, const char *arg, sim_args_t *a)
 {
     long v;
-    if (strcmp(opt, "--size") == 0) return cli_parse_size(NAME, opt, arg, &a->sets[0].size);
-    if (strcmp(opt, "--chunks") == 0) return cli_parse_int(NAME, opt, arg, 1, &a->chunks);
-    if (strcmp(opt, "--group") == 0) return cli_parse_int(NAME, opt, arg, 1, &a->sets[0].group);
-    if (strcmp(opt, "--stride") == 0) return cli_parse_int(NAME, opt, arg, 1, &a->sets[0].stride);
+    if (strcmp(opt, "--size") == 0)
+        return cli_parse_size(NAME, opt, arg, CLI_SIZE_MAX, &a->sets[0].size);
+    if (strcmp(opt, "--chunks") == 0)
+        return cli_parse_int(NAME, opt, arg, 1, STRATA_SIM_CHUNKS_MAX, &a->chunks);
+    if (strcmp(opt, "--group") == 0)
+        return cli_parse_int(NAME, opt, arg, 1, SIM_RANKS_MAX, &a->sets[0].group);
+    if (strcmp(opt, "--stride") == 0)
+        return cli_parse_int(NAME, opt, arg, 1, SIM_RANKS_MAX, &a->sets[0].stride);
     if (strcmp(opt, "--also") == 0) return parse_also(arg, a);
     if (strcmp(opt, "--trace") == 0) {
         a->opts.trace_path = arg;
         return 0;
     }
     if (strcmp(opt, "--qps") == 0) {
-        if (cli_parse_int(NAME, opt, arg, 1, &v)) return -1;
-        a->opts.conns = (uint32_t)(v > 64 ? 64 : v);
+        if (cli_parse_int(NAME, opt, arg, 1, 64, &v)) return -1;
+        a->opts.conns = (uint32_t)v;
         return 0;
     }
-    if (cli_parse_int(NAME, opt, arg, 0, &v)) return -1;
-    if (strcmp(opt, "--seed") == 0)
+    bool seed = strcmp(opt, "--seed") == 0;
+    if (cli_parse_int(NAME, opt, arg, 0, seed ? LONG_MAX : 1000, &v)) return -1;
+    if (seed)
         a->opts.seed = (uint64_t)v;
     else if (strcmp(opt, "--top") == 0)
-        a->opts.top_links = (int)(v > 1000 ? 1000 : v);
+        a->opts.top_links = (int)v;
     else
-        a->opts.trace_links = (int)(v > 1000 ? 1000 : v);
+        a->opts.trace_links = (int)v;
     return 0;
 }
 
@@ -310,6 +322,7 @@ static uint32_t set_chunks(const sim_args_t *a, const coll_set_t *c, const strat
     if (size != P || strata_coll_machine_from_topo(topo, NULL, &m, &ignored) != STRATA_OK) return 1;
     if (c->algo == STRATA_ALGO_INNET && m.servers > 1) m.net_reduce = true; /* as simulated */
     if (strata_coll_cost(&m, c->coll, c->algo, c->size, &cost, &ignored) != STRATA_OK) return 1;
+    if (cost.chunks > STRATA_SIM_CHUNKS_MAX) return STRATA_SIM_CHUNKS_MAX; /* huge sizes */
     return cost.chunks > 0 ? cost.chunks : 1;
 }
 

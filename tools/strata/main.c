@@ -68,35 +68,58 @@ int cli_wants_help(int argc, char **argv)
     return 0;
 }
 
-int cli_parse_size(const char *cmd, const char *opt, const char *arg, double *out)
+/* Bounds in messages: integers as such, sizes in binary units ("1 PiB"). */
+static const char *fmt_size(double b, char *buf, size_t len)
 {
-    if (cli_size_value(arg, out) == 0) return 0;
-    cli_usage_error(cmd, "%s expects a size like 8, 64K, 1M or 8G, got '%s'", opt, arg);
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (b >= 1024 && u < 5 && fmod(b, 1024) == 0)
+        b /= 1024, u++;
+    snprintf(buf, len, "%.15g %s", b, unit[u]);
+    return buf;
+}
+
+/* The strict parsers live in util (decimal only, ERANGE reported); this
+ * file adds the range and the one-line message naming the flag. */
+int cli_parse_size(const char *cmd, const char *opt, const char *arg, double max, double *out)
+{
+    double v = 0;
+    char hi[32];
+    int rc = cli_size_value(arg, &v);
+    if (rc == 0 && v <= max) {
+        *out = v;
+        return 0;
+    }
+    cli_usage_error(cmd, "%s expects a size like 8, 64K, 1M or 8G (decimal, 0 to %s), got '%s'%s",
+                    opt, fmt_size(max, hi, sizeof(hi)), arg, rc == -1 ? "" : ": out of range");
     return -1;
 }
 
-int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long *out)
+int cli_parse_int(const char *cmd, const char *opt, const char *arg, long min, long max, long *out)
 {
-    char *end;
-    long v = strtol(arg, &end, 10);
-    if (end == arg || *end || v < min) {
-        cli_usage_error(cmd, "%s expects an integer >= %ld, got '%s'", opt, min, arg);
-        return -1;
+    long v = 0;
+    int rc = strata_parse_long(arg, &v);
+    if (rc == 0 && v >= min && v <= max) {
+        *out = v;
+        return 0;
     }
-    *out = v;
-    return 0;
+    cli_usage_error(cmd, "%s expects an integer >= %ld and <= %ld (decimal), got '%s'%s", opt, min,
+                    max, arg, rc == -1 ? "" : ": out of range");
+    return -1;
 }
 
-int cli_parse_double(const char *cmd, const char *opt, const char *arg, double min, double *out)
+int cli_parse_double(const char *cmd, const char *opt, const char *arg, double min, double max,
+                     double *out)
 {
-    char *end;
-    double v = strtod(arg, &end);
-    if (end == arg || *end || !isfinite(v) || v < min) {
-        cli_usage_error(cmd, "%s expects a number >= %g, got '%s'", opt, min, arg);
-        return -1;
+    double v = 0;
+    int rc = strata_parse_double(arg, &v);
+    if (rc == 0 && v >= min && v <= max) {
+        *out = v;
+        return 0;
     }
-    *out = v;
-    return 0;
+    cli_usage_error(cmd, "%s expects a number >= %g and <= %g (decimal), got '%s'%s", opt, min, max,
+                    arg, rc == -1 ? "" : ": out of range");
+    return -1;
 }
 
 int main(int argc, char **argv)
