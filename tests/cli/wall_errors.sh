@@ -31,7 +31,7 @@ expect 2 "--switch: no switch 'x' in data/fabric.json" fabric dgx-h100 --gpus 64
 expect 2 "--gpus 12 does not fit cluster 'dgx-h100'" fabric dgx-h100 --gpus 12
 expect 2 "is one server" fabric dgx-h100
 # past k^3/4 the cluster itself cannot be built (topo's error, exit 1)
-expect 1 "at most k\\^3/4 endpoints" fabric dgx-h100 --gpus 131072
+expect 1 "exceed what 64-port switches join in 3 tier" fabric dgx-h100 --gpus 131072
 expect 0 "" fabric dgx-h100 --gpus 4096 --json
 # --json parses; the what-if run follows its base run
 "$S" wall $M dgx-h100 --gpus 8:32 --strategy dp --compress 0.25 --json | python3 -c '

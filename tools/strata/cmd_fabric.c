@@ -123,7 +123,7 @@ int cmd_fabric(int argc, char **argv)
         const char *s = argv[i];
         if (!strcmp(s, "--json")) json = true;
         else if (!strcmp(s, "--gpus") && i + 1 < argc) {
-            if (cli_parse_int("fabric", s, argv[++i], 1, &gpus)) return CLI_USAGE;
+            if (cli_parse_int("fabric", s, argv[++i], 1, 1 << 24, &gpus)) return CLI_USAGE;
         } else if (!strcmp(s, "--switch") && i + 1 < argc) sw = argv[++i];
         else if (s[0] == '-') return cli_usage_error("fabric", "unknown option or missing value '%s'", s);
         else if (!cluster) cluster = s;

@@ -74,8 +74,7 @@ static int parse_value(const char *s, const char *v, wall_args_t *a)
     if (!strcmp(s, "--gpus")) return parse_range(v, &a->o);
     if (!strcmp(s, "--accel")) return a->accel = v, CLI_OK;
     if (!strcmp(s, "--batch") || !strcmp(s, "--per-gpu")) {
-        if (cli_parse_int("wall", s, v, 1, &n)) return CLI_USAGE;
-        if (n > 1 << 24) return cli_usage_error("wall", "%s too large: %ld", s, n);
+        if (cli_parse_int("wall", s, v, 1, 1 << 24, &n)) return CLI_USAGE;
         *(s[2] == 'b' ? &a->o.gbs : &a->o.batch_per_gpu) = (int)n;
         return CLI_OK;
     }
@@ -97,7 +96,7 @@ static int parse_value(const char *s, const char *v, wall_args_t *a)
     double x;
     if (!strcmp(s, "--share") || !strcmp(s, "--compress") || !strcmp(s, "--codec-gbs") ||
         !strcmp(s, "--nic-x")) {
-        if (cli_parse_double("wall", s, v, 0, &x)) return CLI_USAGE;
+        if (cli_parse_double("wall", s, v, 0, 1e9, &x)) return CLI_USAGE;
         if (!strcmp(s, "--share")) {
             if (x <= 0 || x >= 1) return cli_usage_error("wall", "--share must be in (0, 1), got %g", x);
             a->o.share = x;
