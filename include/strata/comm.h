@@ -141,7 +141,15 @@ STRATA_API const char *strata_comm_errmsg(const strata_comm_t *comm);
 /* Change the default deadline (seconds > 0). */
 STRATA_API void strata_comm_set_timeout(strata_comm_t *comm, double timeout_s);
 
-/* ==== Collectives (blocking; every rank calls with matching arguments) ==== */
+/* ==== Collectives (blocking; every rank calls with matching arguments) ====
+ *
+ * Every call returns within its deadline (opts->timeout_s, else the
+ * communicator's): STRATA_ERR_TIMEOUT, STRATA_ERR_PEER (a rank died or
+ * aborted), STRATA_ERR_ABORTED (this rank aborted). Ranks that call with a
+ * different collective, root, operator, count or type get
+ * STRATA_ERR_MISMATCH, the message naming both calls (a rank that only sends
+ * in the call, such as a broadcast root on the ring schedule, may return OK
+ * and get it from its next call); the communicator is then failed. */
 
 STRATA_API strata_status_t strata_comm_allreduce(strata_comm_t *comm, const void *sendbuf,
                                                  void *recvbuf, size_t count, strata_dtype_t dt,

@@ -47,7 +47,8 @@ extern "C" {
     X(ERR_RANGE, -11, "value out of range")                                                        \
     X(ERR_ABORTED, -12, "aborted")                                                                 \
     X(ERR_SYSTEM, -13, "system call failed")                                                       \
-    X(ERR_INTERNAL, -14, "internal error")
+    X(ERR_INTERNAL, -14, "internal error")                                                         \
+    X(ERR_MISMATCH, -15, "mismatched calls")
 
 typedef enum {
 #define STRATA_STATUS_ENUM(name, value, text) STRATA_##name = value,

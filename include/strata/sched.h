@@ -218,6 +218,11 @@ STRATA_API uint32_t strata_sched_phase_nsteps(const strata_sched_t *s, uint32_t 
                                               uint32_t phase);
 STRATA_API void strata_sched_phase_step(const strata_sched_t *s, uint32_t agent, uint32_t phase,
                                         uint32_t i, strata_step_t *step_p);
+/* All steps of `agent` in `phase` in one walk (strata_sched_phase_step
+ * walks the phase once per step): the first min(n, cap) go to steps[];
+ * returns n. */
+STRATA_API uint32_t strata_sched_phase_steps(const strata_sched_t *s, uint32_t agent,
+                                             uint32_t phase, strata_step_t *steps, uint32_t cap);
 /* Pattern class of a phase (see header comment). */
 STRATA_API uint32_t strata_sched_phase_class(const strata_sched_t *s, uint32_t phase);
 

@@ -150,6 +150,10 @@ typedef struct strata_sim_result {
 STRATA_API strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res,
                                           strata_error_t *err);
 STRATA_API void strata_sim_result_free(strata_sim_result_t *res);
+/* A deep copy of src into *dst (free it with strata_sim_result_free). */
+STRATA_API strata_status_t strata_sim_result_copy(strata_sim_result_t *dst,
+                                                  const strata_sim_result_t *src,
+                                                  strata_error_t *err);
 
 /* Print a result as text (a summary and tables) or as one JSON object. */
 STRATA_API strata_status_t strata_sim_result_print(const strata_sim_result_t *res, bool json,

@@ -102,6 +102,71 @@ static void publish(eng_t *e, size_t field, uint64_t v)
     atomic_store_explicit(f, v, memory_order_release);
 }
 
+/* Publish chunk sequence s as staged, with this call's signature (and its
+ * full count beside it, for messages). */
+static void publish_staged(eng_t *e, uint64_t s)
+{
+    comm_staged_t *me = &e->c->lines[e->c->rank].staged;
+    atomic_store_explicit(&me->count, e->k->sig.count, memory_order_relaxed);
+    atomic_store_explicit(&me->v, (uint64_t)e->k->sigword << 32 | (uint32_t)(s + 1),
+                          memory_order_release);
+}
+
+/* Whether rank q, which has not staged what this engine call waits for, is
+ * in a small call (56 bytes or less) this rank has not made. */
+static strata_status_t small_ahead(comm_call_t *k, int q)
+{
+    strata_comm_t *c = k->c;
+    for (int par = 0; par < 2; par++) {
+        uint64_t w = atomic_load_explicit(&c->lines[q].small[par].seq, memory_order_acquire);
+        if ((int32_t)((uint32_t)w - (uint32_t)c->sseq) > 0) {
+            comm_sig_t theirs = comm_sig_from_word((uint32_t)(w >> 32), 0);
+            return comm_mismatch(k, q, &theirs);
+        }
+    }
+    return STRATA_OK;
+}
+
+/* Wait until rank q has staged chunk ch of this call (or later), and check
+ * its signature while the word is one of this call's chunks: a peer whose
+ * word shows a later sequence has finished the call, so it matched. */
+static strata_status_t wait_staged_one(eng_t *e, int q, size_t ch)
+{
+    strata_comm_t *c = e->c;
+    const comm_staged_t *l = &c->lines[q].staged;
+    uint32_t target = (uint32_t)(e->base + ch + 1), first = (uint32_t)(e->base + 1);
+    unsigned spins = 0, polls = 0;
+    int cpu = COMM_CPU_UNKNOWN;
+    bool yielded = false;
+    for (;;) {
+        uint64_t w = atomic_load_explicit(&l->v, memory_order_acquire);
+        if ((int32_t)((uint32_t)w - target) >= 0) {
+            if ((uint32_t)w - first >= e->nchunks || (uint32_t)(w >> 32) == e->k->sigword)
+                return STRATA_OK;
+            comm_sig_t theirs = comm_sig_from_word(
+                (uint32_t)(w >> 32), atomic_load_explicit(&l->count, memory_order_relaxed));
+            return comm_mismatch(e->k, q, &theirs);
+        }
+        if (comm_poll_due(&polls, yielded)) {
+            strata_status_t st = small_ahead(e->k, q); /* first: as in wait_small */
+            if (st == STRATA_OK) st = comm_check(e->k, q);
+            if (st != STRATA_OK) return st;
+        }
+        yielded = comm_wait_step(c, &spins, c->spin_limit, &cpu, comm_peer_needs_cpu(c, q, &cpu));
+    }
+}
+
+/* wait_staged_one for every other rank. */
+static strata_status_t wait_staged(eng_t *e, size_t ch)
+{
+    for (int q = 0; q < e->c->size; q++) {
+        if (q == e->c->rank) continue;
+        strata_status_t st = wait_staged_one(e, q, ch);
+        if (st != STRATA_OK) return st;
+    }
+    return STRATA_OK;
+}
+
 #define F_STAGED  offsetof(comm_rank_lines_t, staged)
 #define F_REDUCED offsetof(comm_rank_lines_t, reduced)
 #define F_DONE    offsetof(comm_rank_lines_t, done)
@@ -146,7 +211,7 @@ static strata_status_t stage(eng_t *e, size_t c)
         break;
     }
     }
-    publish(e, F_STAGED, s + 1);
+    publish_staged(e, s);
     return STRATA_OK;
 }
 
@@ -154,7 +219,7 @@ static strata_status_t reduce(eng_t *e, size_t c)
 {
     uint64_t s = e->base + c;
     int r = e->c->rank, P = e->c->size;
-    strata_status_t st = wait_all(e, F_STAGED, s + 1);
+    strata_status_t st = wait_staged(e, c);
     if (st != STRATA_OK) return st;
     const void *srcs[COMM_MAX_SIZE];
     size_t off, n;
@@ -174,9 +239,8 @@ static strata_status_t reduce(eng_t *e, size_t c)
 
 static strata_status_t flat(eng_t *e, size_t c)
 {
-    uint64_t s = e->base + c;
     int r = e->c->rank, P = e->c->size;
-    strata_status_t st = wait_all(e, F_STAGED, s + 1);
+    strata_status_t st = wait_staged(e, c);
     if (st != STRATA_OK) return st;
     if (e->root >= 0 && r != e->root) return STRATA_OK;
     size_t lo = c * e->per, len = e->count - lo < e->per ? e->count - lo : e->per;
@@ -205,7 +269,7 @@ static strata_status_t gather(eng_t *e, size_t c)
         break;
     case ENG_AG:
     case ENG_A2A:
-        st = wait_all(e, F_STAGED, s + 1);
+        st = wait_staged(e, c);
         for (int q = 0; q < P && st == STRATA_OK; q++) {
             slice(e, c, q, &off, &n);
             unsigned char *d = e->dst + ((size_t)q * e->count + off) * es;
@@ -216,8 +280,12 @@ static strata_status_t gather(eng_t *e, size_t c)
         }
         break;
     case ENG_BCAST:
+        /* Chunk 0: every rank's word, the root's too, so that ranks naming
+         * different roots see each other (a root waits for the others to
+         * enter the call, nothing more). */
+        if (c == 0) st = wait_staged(e, 0);
         if (r == e->root) break;
-        st = comm_wait_ge(e->k, &e->c->lines[e->root].staged.v, s + 1, e->root);
+        if (c > 0) st = wait_staged_one(e, e->root, c);
         for (int q = 0; q < P && st == STRATA_OK; q++)
             slice(e, c, q, &off, &n),
                 comm_copy(e->dst + off * es, pos(e, e->root, c, q), n * es, e->stream);
@@ -360,10 +428,31 @@ strata_status_t comm_shm_broadcast(comm_call_t *k, void *buf, size_t bytes, int 
 
 /* ==== Line slots ==== */
 
-/* Whether rank q's line of parity par holds sequence s (or later). */
+/* Rank q's small-slot word of parity par: (signature << 32) | sequence. */
+static uint64_t small_word(strata_comm_t *c, int q, int par)
+{
+    return atomic_load_explicit(&c->lines[q].small[par].seq, memory_order_acquire);
+}
+
+/* Whether rank q's line of parity par holds sequence s. It holds s or s - 2
+ * (a rank posts s + 2 there only after reading every line of s + 1), so the
+ * low 32 bits tell, and wrapping is harmless. */
 static bool posted(strata_comm_t *c, int q, int par, uint64_t s)
 {
-    return atomic_load_explicit(&c->lines[q].small[par].seq, memory_order_acquire) >= s;
+    return (uint32_t)small_word(c, q, par) == (uint32_t)s;
+}
+
+/* Whether rank q, which has not posted this small call, has staged an engine
+ * chunk this rank has not: it is in an engine call (more than 56 bytes)
+ * where this rank made a small one. Checked when polling slowly. */
+static strata_status_t engine_ahead(comm_call_t *k, int q)
+{
+    strata_comm_t *c = k->c;
+    uint64_t w = atomic_load_explicit(&c->lines[q].staged.v, memory_order_acquire);
+    if ((int32_t)((uint32_t)w - (uint32_t)(c->cseq + 1)) < 0) return STRATA_OK;
+    uint64_t n = atomic_load_explicit(&c->lines[q].staged.count, memory_order_relaxed);
+    comm_sig_t theirs = comm_sig_from_word((uint32_t)(w >> 32), n);
+    return comm_mismatch(k, q, &theirs);
 }
 
 /* Whether a rank from q on that has not posted s is yielding on this CPU. */
@@ -386,20 +475,31 @@ static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
     strata_comm_t *c = k->c;
     unsigned spins = 0, polls = 0;
     int cpu = COMM_CPU_UNKNOWN, q = 0;
+    bool yielded = false;
     for (;;) {
-        while (q < c->size && (q == c->rank || posted(c, q, par, s)))
-            q++; /* ranks before q have posted s */
-        if (q == c->size) return STRATA_OK;
-        if (missing_needs_cpu(c, q, par, s, &cpu)) {
-            comm_wait_step(c, &spins, c->spin_running, &cpu, true);
-            continue;
+        for (; q < c->size; q++) { /* ranks before q have posted s, with our signature */
+            if (q == c->rank) continue;
+            uint64_t w = small_word(c, q, par);
+            if ((uint32_t)w != (uint32_t)s) break;
+            if ((uint32_t)(w >> 32) != k->sigword) {
+                comm_sig_t theirs = comm_sig_from_word((uint32_t)(w >> 32), 0);
+                return comm_mismatch(k, q, &theirs);
+            }
         }
+        if (q == c->size) return STRATA_OK;
+        /* Every poll counts, the yielding ones too: a peer killed or
+         * stopped inside sched_yield leaves its off-CPU word set for ever,
+         * and only this check ends the wait then. */
+        bool yield_now = missing_needs_cpu(c, q, par, s, &cpu);
         for (int i = 0; i < 16 && !posted(c, q, par, s); i++) {
-            if ((++polls & 63) == 0) {
-                strata_status_t st = comm_check(k, q);
+            if (comm_poll_due(&polls, yielded)) {
+                /* the peer's own words first: they name its call, which a
+                 * failure already marked by a rank that saw it would not */
+                strata_status_t st = engine_ahead(k, q);
+                if (st == STRATA_OK) st = comm_check(k, q);
                 if (st != STRATA_OK) return st;
             }
-            if (comm_wait_step(c, &spins, c->spin_running, &cpu, false)) break;
+            if ((yielded = comm_wait_step(c, &spins, c->spin_running, &cpu, yield_now))) break;
         }
     }
 }
@@ -418,7 +518,8 @@ strata_status_t comm_small_exchange(comm_call_t *k, const void *mine, size_t byt
     int par = (int)(s & 1);
     comm_small_t *me = &c->lines[c->rank].small[par];
     if (bytes) memcpy(me->data, mine, bytes);
-    atomic_store_explicit(&me->seq, s, memory_order_release);
+    atomic_store_explicit(&me->seq, (uint64_t)k->sigword << 32 | (uint32_t)s,
+                          memory_order_release);
     strata_status_t st = wait_small(k, par, s);
     if (st == STRATA_OK) *lines_p = c->lines[0].small[par].data;
     return st;

@@ -218,6 +218,73 @@ void strata_comm_abort(strata_comm_t *c)
     }
 }
 
+/* ==== Call signatures ==== */
+
+static uint32_t count_field(uint64_t n)
+{
+    return n < 0x8000 ? (uint32_t)n : 0x8000u | (uint32_t)(util_hash64(&n, sizeof n, 0) & 0x7fff);
+}
+
+uint32_t comm_sig_word(const comm_sig_t *s)
+{
+    return (uint32_t)(s->coll & 7u) | (uint32_t)(s->dtype & 15u) << 3 | (uint32_t)(s->op & 7u) << 7 |
+           (uint32_t)(s->root & 63u) << 10 | count_field(s->count) << 16;
+}
+
+comm_sig_t comm_sig_from_word(uint32_t w, uint64_t count)
+{
+    uint32_t n = w >> 16;
+    return (comm_sig_t){.coll = (uint8_t)(w & 7u),
+                        .dtype = (uint8_t)(w >> 3 & 15u),
+                        .op = (uint8_t)(w >> 7 & 7u),
+                        .root = (uint8_t)(w >> 10 & 63u),
+                        .count = n < 0x8000 ? n : count};
+}
+
+void comm_sig_describe(const comm_sig_t *s, char *buf, size_t len)
+{
+    static const char *const names[] = {"barrier",        "allreduce", "reduce",
+                                        "broadcast",      "reduce_scatter",
+                                        "allgather",      "alltoall",  "send/recv"};
+    const char *name = names[s->coll & 7u];
+    const char *dt = s->dtype < STRATA_DTYPE_COUNT ? strata_dtype_name(s->dtype) : "?";
+    const char *op = s->op < STRATA_OP_COUNT ? strata_op_name(s->op) : "?";
+    unsigned long long n = (unsigned long long)s->count;
+    switch ((comm_sig_coll_t)s->coll) {
+    case COMM_SIG_BARRIER:
+        snprintf(buf, len, "barrier()");
+        break;
+    case COMM_SIG_P2P:
+        snprintf(buf, len, "send/recv(%llu bytes)", n);
+        break;
+    case COMM_SIG_ALLREDUCE:
+    case COMM_SIG_REDUCE_SCATTER:
+        snprintf(buf, len, "%s(count %llu, %s, %s)", name, n, dt, op);
+        break;
+    case COMM_SIG_REDUCE:
+        snprintf(buf, len, "reduce(count %llu, %s, %s, root %u)", n, dt, op, s->root);
+        break;
+    case COMM_SIG_BROADCAST:
+        snprintf(buf, len, "broadcast(count %llu, %s, root %u)", n, dt, s->root);
+        break;
+    default:
+        snprintf(buf, len, "%s(count %llu, %s)", name, n, dt);
+        break;
+    }
+}
+
+/* Record this rank's arguments in the call (they travel with its data). */
+static void sign(comm_call_t *k, comm_sig_coll_t coll, size_t count, strata_dtype_t dt,
+                 strata_op_t op, int root)
+{
+    k->sig = (comm_sig_t){.coll = (uint8_t)coll,
+                          .dtype = (uint8_t)dt,
+                          .op = (uint8_t)op,
+                          .root = (uint8_t)(root < 0 ? 0 : root),
+                          .count = count};
+    k->sigword = comm_sig_word(&k->sig);
+}
+
 /* ==== Calls ==== */
 
 static strata_status_t bad(strata_comm_t *c, const char *what, const char *fmt, ...)
@@ -297,6 +364,7 @@ strata_status_t strata_comm_allreduce(strata_comm_t *c, const void *sendbuf, voi
     if (!src) return bad(c, k.what, "NULL send buffer");
     size_t bytes = count * strata_dtype_size(dt);
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    sign(&k, COMM_SIG_ALLREDUCE, count, dt, op, -1);
     return DISPATCH(&k, STRATA_COLL_ALLREDUCE, bytes,
                     comm_shm_allreduce(&k, src, recvbuf, count, dt, op, -1), src, recvbuf, count,
                     dt, op, -1);
@@ -318,6 +386,7 @@ strata_status_t strata_comm_reduce(strata_comm_t *c, const void *sendbuf, void *
     const void *src = me && in_place(sendbuf, recvbuf) ? recvbuf : sendbuf;
     size_t bytes = count * strata_dtype_size(dt);
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    sign(&k, COMM_SIG_REDUCE, count, dt, op, root);
     return DISPATCH(&k, STRATA_COLL_REDUCE, bytes,
                     comm_shm_allreduce(&k, src, recvbuf, count, dt, op, root), src, recvbuf, count,
                     dt, op, root);
@@ -335,6 +404,7 @@ strata_status_t strata_comm_reduce_scatter(strata_comm_t *c, const void *sendbuf
     const void *src = in_place(sendbuf, recvbuf) ? recvbuf : sendbuf;
     size_t bytes = count * strata_dtype_size(dt);
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    sign(&k, COMM_SIG_REDUCE_SCATTER, count, dt, op, -1);
     return DISPATCH(&k, STRATA_COLL_REDUCE_SCATTER, bytes * (size_t)c->size,
                     comm_shm_reduce_scatter(&k, src, recvbuf, count, dt, op), src, recvbuf, count,
                     dt, op, -1);
@@ -353,6 +423,7 @@ strata_status_t strata_comm_allgather(strata_comm_t *c, const void *sendbuf, voi
     const void *src =
         sendbuf == STRATA_IN_PLACE ? (unsigned char *)recvbuf + (size_t)c->rank * bytes : sendbuf;
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    sign(&k, COMM_SIG_ALLGATHER, count, dt, STRATA_SUM, -1);
     return DISPATCH(&k, STRATA_COLL_ALLGATHER, bytes * (size_t)c->size,
                     comm_shm_allgather(&k, src, recvbuf, bytes), src, recvbuf, count, dt,
                     STRATA_SUM, -1);
@@ -370,6 +441,7 @@ strata_status_t strata_comm_alltoall(strata_comm_t *c, const void *sendbuf, void
     size_t bytes = count * strata_dtype_size(dt);
     const void *src = in_place(sendbuf, recvbuf) ? recvbuf : sendbuf;
     if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    sign(&k, COMM_SIG_ALLTOALL, count, dt, STRATA_SUM, -1);
     return DISPATCH(&k, STRATA_COLL_ALLTOALL, bytes * (size_t)c->size,
                     comm_shm_alltoall(&k, src, recvbuf, bytes), src, recvbuf, count, dt, STRATA_SUM,
                     -1);
@@ -386,6 +458,7 @@ strata_status_t strata_comm_broadcast(strata_comm_t *c, void *buf, size_t count,
     st = check_types(c, k.what, dt, STRATA_SUM, count, buf);
     if (st != STRATA_OK || count == 0 || c->size == 1) return st;
     size_t bytes = count * strata_dtype_size(dt);
+    sign(&k, COMM_SIG_BROADCAST, count, dt, STRATA_SUM, root);
     return DISPATCH(&k, STRATA_COLL_BROADCAST, bytes, comm_shm_broadcast(&k, buf, bytes, root), buf,
                     buf, count, dt, STRATA_SUM, root);
 }
@@ -396,6 +469,7 @@ strata_status_t strata_comm_barrier(strata_comm_t *c, const strata_call_opts_t *
     if (!c) return STRATA_ERR_INVALID;
     strata_status_t st = begin(c, "barrier", opts, &k);
     if (st != STRATA_OK || c->size == 1) return st;
+    sign(&k, COMM_SIG_BARRIER, 0, STRATA_INT8, STRATA_SUM, -1);
     return comm_shm_barrier(&k);
 }
 
@@ -407,6 +481,7 @@ static strata_status_t p2p_begin(strata_comm_t *c, const char *what, const void 
     if (peer < 0 || peer >= c->size || peer == c->rank)
         return bad(c, what, "peer %d is not another rank of 0..%d", peer, c->size - 1);
     if (bytes > 0 && !buf) return bad(c, what, "NULL buffer");
+    sign(k, COMM_SIG_P2P, bytes, STRATA_UINT8, STRATA_SUM, -1);
     return STRATA_OK;
 }
 

@@ -66,13 +66,28 @@ typedef struct comm_small {
 typedef struct comm_misc {
     _Atomic uint64_t ping;
     _Atomic uint64_t off;
-    char pad[COMM_LINE - 2 * sizeof(uint64_t)];
+    /* Written only while blocked in the schedule executor (every 64 polls):
+     * (signature word << 32) | call number mod 2^32, and the call's count,
+     * so that ranks waiting on each other in different collectives see it. */
+    _Atomic uint64_t xcall;
+    _Atomic uint64_t xcount;
+    char pad[COMM_LINE - 4 * sizeof(uint64_t)];
 } comm_misc_t;
 
-/* Lines one rank writes (and everyone reads). */
+/* The engine's staged word: (call signature word << 32) | (chunk sequence
+ * + 1) mod 2^32, and beside it, in the same line, the call's full count
+ * (read only to name it in a mismatch message). */
+typedef struct comm_staged {
+    _Atomic uint64_t v;
+    _Atomic uint64_t count;
+    char pad[COMM_LINE - 2 * sizeof(uint64_t)];
+} comm_staged_t;
+
+/* Lines one rank writes (and everyone reads). The small slots' seq word is
+ * (call signature word << 32) | sequence mod 2^32. */
 typedef struct comm_rank_lines {
     comm_small_t small[2]; /* parity of the small-call sequence */
-    comm_line_t staged;    /* A: chunk sequence staged (copied in) */
+    comm_staged_t staged;  /* A: chunk sequence staged (copied in) + signature */
     comm_line_t reduced;   /* B: chunk sequence whose own slice is reduced */
     comm_line_t done;      /* C: chunk sequence fully consumed */
     comm_misc_t misc;      /* calibration ping-pong; off-CPU word */
@@ -93,11 +108,57 @@ typedef struct comm_seg_header {
 #define COMM_FAIL_DIED    1u
 #define COMM_FAIL_ABORTED 2u
 #define COMM_FAIL_TIMEOUT 3u
+#define COMM_FAIL_MISMATCH 4u
+
+/* ==== Call signatures ==== */
+
+/* What a rank called, compactly: carried with data that moves anyway (the
+ * small slots' and the engine's staged words, the channel slots' headers),
+ * so ranks that called with a different collective, root, operator, count or
+ * type get STRATA_ERR_MISMATCH instead of wrong data, at no extra
+ * synchronisation. */
+typedef enum {
+    COMM_SIG_BARRIER,
+    COMM_SIG_ALLREDUCE,
+    COMM_SIG_REDUCE,
+    COMM_SIG_BROADCAST,
+    COMM_SIG_REDUCE_SCATTER,
+    COMM_SIG_ALLGATHER,
+    COMM_SIG_ALLTOALL,
+    COMM_SIG_P2P
+} comm_sig_coll_t;
+
+typedef struct comm_sig {
+    uint8_t coll;   /* comm_sig_coll_t */
+    uint8_t dtype;  /* strata_dtype_t */
+    uint8_t op;     /* strata_op_t (SUM where the collective has none) */
+    uint8_t root;   /* 0 where the collective has none */
+    uint32_t pad;
+    uint64_t count; /* as passed (send/recv: bytes) */
+} comm_sig_t;
+
+/* 32-bit word: coll 3 | dtype 4 | op 3 | root 6 bits, then the count when
+ * below 2^15, else 2^15 | 15 bits of its hash (a count mismatch between two
+ * counts of 32 Ki or more escapes with probability 2^-15). */
+uint32_t comm_sig_word(const comm_sig_t *s);
+/* The signature a word encodes; count = the word's count field when it is
+ * exact, else `count` (the full value published elsewhere). */
+comm_sig_t comm_sig_from_word(uint32_t w, uint64_t count);
+/* "allreduce(count 4, float, sum)", "broadcast(count 3, int32, root 1)". */
+void comm_sig_describe(const comm_sig_t *s, char *buf, size_t len);
+
+/* A message's tag in a channel slot: the sender's call and its number
+ * (collectives on the executor count from 1; send/recv: 0). */
+typedef struct comm_tag {
+    comm_sig_t sig;
+    uint64_t call;
+} comm_tag_t;
 
 typedef struct comm_chan_slot {
     uint64_t msg_bytes; /* total bytes of the message this slot belongs to */
     uint64_t len;       /* payload bytes in this slot */
-    char pad[COMM_LINE - 16];
+    comm_tag_t tag;     /* the sender's call */
+    char pad[COMM_LINE - 16 - sizeof(comm_tag_t)];
     unsigned char data[COMM_CH_BYTES];
 } comm_chan_slot_t;
 
@@ -140,6 +201,7 @@ struct strata_comm {
     uint64_t cseq;     /* engine chunks staged so far */
     uint64_t sseq;     /* small calls so far */
     uint64_t pseq;     /* ping-pong rounds */
+    uint64_t xseq;     /* collectives run by the schedule executor */
     uint64_t *ch_sent; /* per peer: slots sent on chan (rank -> peer) */
     uint64_t *ch_recv; /* per peer: slots consumed on chan (peer -> rank) */
     /* waiting policy: polls before yielding when the awaited peer is
@@ -161,6 +223,8 @@ typedef struct comm_call {
     double timeout;
     const char *what;
     strata_comm_algo_t algo;
+    comm_sig_t sig;   /* this rank's arguments */
+    uint32_t sigword; /* comm_sig_word(&sig) */
 } comm_call_t;
 
 /* A transport moves messages between two ranks as a stream of slots
@@ -173,11 +237,13 @@ struct comm_transport {
     /* A free slot towards peer and its capacity, or NULL when full. */
     void *(*send_slot)(strata_comm_t *c, int peer, size_t *cap_p);
     /* Publish the slot got from send_slot: len bytes of a message of
-     * msg_bytes in all. */
-    void (*send_commit)(strata_comm_t *c, int peer, uint64_t msg_bytes, size_t len);
-    /* The next filled slot from peer (its message's total and this slot's
-     * length), or NULL when none has arrived. */
-    const void *(*recv_slot)(strata_comm_t *c, int peer, uint64_t *msg_bytes_p, size_t *len_p);
+     * msg_bytes in all, sent by the call `tag`. */
+    void (*send_commit)(strata_comm_t *c, int peer, const comm_tag_t *tag, uint64_t msg_bytes,
+                        size_t len);
+    /* The next filled slot from peer (its sender's tag, its message's total
+     * and this slot's length), or NULL when none has arrived. */
+    const void *(*recv_slot)(strata_comm_t *c, int peer, comm_tag_t *tag_p, uint64_t *msg_bytes_p,
+                             size_t *len_p);
     /* Hand the slot got from recv_slot back to the sender. */
     void (*recv_release)(strata_comm_t *c, int peer);
 };
@@ -193,13 +259,26 @@ strata_status_t comm_fail(comm_call_t *k, strata_status_t st, const char *fmt, .
  * deadline, the sticky failure word and the peers' liveness. `peer` names
  * the rank awaited in messages. */
 strata_status_t comm_wait_ge(comm_call_t *k, _Atomic uint64_t *flag, uint64_t target, int peer);
+/* Rank `peer` called `theirs` where this rank called k->sig: record both
+ * in the message, mark the communicator failed, return STRATA_ERR_MISMATCH. */
+strata_status_t comm_mismatch(comm_call_t *k, int peer, const comm_sig_t *theirs);
 /* Only the abort flag and the segment's failure word (no clock, no syscall). */
 strata_status_t comm_check_fast(comm_call_t *k);
 /* Poll once: OK, or the error that ends the call (failure/abort/deadline,
  * or the death of `peer` — of any peer when peer < 0). */
 strata_status_t comm_check(comm_call_t *k, int peer);
-/* Progress hint inside a polling loop: spins, then yields. */
-void comm_relax(strata_comm_t *c, unsigned *spins);
+/* Progress hint inside a polling loop: spins, then yields (returns true
+ * when it yielded). */
+bool comm_relax(strata_comm_t *c, unsigned *spins);
+/* Whether a wait runs its checks (comm_check) on this poll: every 64 polls
+ * while it spins, and after every yield — on a loaded host one yield can
+ * last a whole time slice (ms), and 64 of them overshot a 1 s deadline by
+ * more than a second (bench/README.md, soak). A clock read (~25 ns) is
+ * small beside a yield (~1.2 us). */
+static inline bool comm_poll_due(unsigned *polls, bool yielded)
+{
+    return (++*polls & 63) == 0 || yielded;
+}
 /* This rank's CPU (sched_getcpu), or -1. */
 int comm_this_cpu(void);
 /* CPUs this process may use (0 if unknown), and pinning it to the k-th of

@@ -21,6 +21,7 @@
  */
 #include "comm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,7 @@ void comm_exec_free(strata_comm_t *c)
 
 typedef struct xctx {
     comm_call_t *k;
+    comm_tag_t tag; /* this call's, sent with every slot */
     unsigned char *buf[STRATA_BUF_COUNT];
     size_t es;
     strata_dtype_t dt;
@@ -125,7 +127,7 @@ static bool push(const xctx_t *x, const strata_step_t *st, xfer_t *f)
         if (!slot) break;
         size_t n = f->total - f->done < cap ? (size_t)(f->total - f->done) : cap;
         msg_gather(x, st, f->done, slot, n);
-        c->tp->send_commit(c, st->peer, f->total, n);
+        c->tp->send_commit(c, st->peer, &x->tag, f->total, n);
         f->done += n;
         f->fin = f->done == f->total;
         moved = true;
@@ -133,7 +135,29 @@ static bool push(const xctx_t *x, const strata_step_t *st, xfer_t *f)
     return moved;
 }
 
-/* Drain what has arrived for a receive. <0: protocol error. */
+/* Whether a message from peer belongs to another call than this one (then
+ * the call fails with STRATA_ERR_MISMATCH naming both). A message of an
+ * earlier call is one a rank sent while its peers called something that
+ * did not receive it (e.g. two ranks each naming itself a broadcast's root). */
+static bool mismatched(const xctx_t *x, int peer, const comm_tag_t *tag)
+{
+    const comm_sig_t *a = &x->tag.sig, *b = &tag->sig;
+    if (a->coll == b->coll && a->dtype == b->dtype && a->op == b->op && a->root == b->root &&
+        a->count == b->count && x->tag.call == tag->call)
+        return false;
+    if (a->coll == COMM_SIG_P2P && b->coll == COMM_SIG_P2P) return false; /* sizes: pull() */
+    comm_mismatch(x->k, peer, b);
+    if (x->tag.call != tag->call) {
+        size_t n = strlen(x->k->c->errmsg);
+        snprintf(x->k->c->errmsg + n, sizeof(x->k->c->errmsg) - n,
+                 " (its message of call #%llu arrived in call #%llu)",
+                 (unsigned long long)tag->call, (unsigned long long)x->tag.call);
+    }
+    return true;
+}
+
+/* Drain what has arrived for a receive. -1: protocol error, -2: mismatch
+ * (the message is in errmsg). */
 static int pull(const xctx_t *x, const strata_step_t *st, xfer_t *f)
 {
     strata_comm_t *c = x->k->c;
@@ -141,8 +165,10 @@ static int pull(const xctx_t *x, const strata_step_t *st, xfer_t *f)
     while (!f->fin) {
         uint64_t mb;
         size_t len;
-        const unsigned char *slot = c->tp->recv_slot(c, st->peer, &mb, &len);
+        comm_tag_t tag;
+        const unsigned char *slot = c->tp->recv_slot(c, st->peer, &tag, &mb, &len);
         if (!slot) break;
+        if (mismatched(x, st->peer, &tag)) return -2;
         if (mb != f->total || len > f->total - f->done || len > COMM_CH_BYTES || len % x->es) {
             comm_fail(x->k, STRATA_ERR_PROTOCOL,
                       "%s: rank %d sent a %llu-byte message, expected %llu bytes", x->k->what,
@@ -179,12 +205,33 @@ static int awaited(const strata_step_t *st, const xfer_t *f, size_t n)
     return -1;
 }
 
+/* Slow path of a blocked executor call: show which call this rank is blocked
+ * in, and fail if the awaited peer is blocked in the same call number with
+ * other arguments — ranks in different collectives may each wait to receive
+ * first, so no message would ever show the difference. */
+static strata_status_t blocked_elsewhere(const xctx_t *x, int peer)
+{
+    strata_comm_t *c = x->k->c;
+    if (x->tag.call == 0 || peer < 0) return STRATA_OK; /* send/recv: sizes are checked */
+    comm_misc_t *me = &c->lines[c->rank].misc, *them = &c->lines[peer].misc;
+    atomic_store_explicit(&me->xcount, x->tag.sig.count, memory_order_relaxed);
+    atomic_store_explicit(&me->xcall, (uint64_t)x->k->sigword << 32 | (uint32_t)x->tag.call,
+                          memory_order_release);
+    uint64_t w = atomic_load_explicit(&them->xcall, memory_order_acquire);
+    if ((uint32_t)w != (uint32_t)x->tag.call || (uint32_t)(w >> 32) == x->k->sigword)
+        return STRATA_OK;
+    comm_sig_t theirs = comm_sig_from_word(
+        (uint32_t)(w >> 32), atomic_load_explicit(&them->xcount, memory_order_relaxed));
+    return comm_mismatch(x->k, peer, &theirs);
+}
+
 static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_t n, xfer_t *f)
 {
     size_t left = n;
     for (size_t i = 0; i < n; i++)
         f[i] = (xfer_t){.total = st[i].count * st[i].nblk * x->es};
-    unsigned spins = 0;
+    unsigned spins = 0, polls = 0;
+    bool yielded = false;
     while (left > 0) {
         bool moved = false;
         for (size_t i = 0; i < n; i++) {
@@ -193,7 +240,7 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
                 moved |= push(x, &st[i], &f[i]);
             } else if (st[i].op == STRATA_STEP_RECV || st[i].op == STRATA_STEP_RECV_REDUCE) {
                 int r = pull(x, &st[i], &f[i]);
-                if (r < 0) return STRATA_ERR_PROTOCOL;
+                if (r < 0) return r == -2 ? STRATA_ERR_MISMATCH : STRATA_ERR_PROTOCOL;
                 moved |= r > 0;
             } else {
                 local_step(x, &st[i]);
@@ -202,11 +249,15 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
             if (f[i].fin) left--;
         }
         if (moved) continue;
-        if ((++spins & 63) == 0) {
-            strata_status_t s = comm_check(x->k, awaited(st, f, n));
+        /* its own counter: comm_relax advances `spins` too (sharing it kept
+         * the count odd here, so the check never ran) */
+        if (comm_poll_due(&polls, yielded)) {
+            int peer = awaited(st, f, n);
+            strata_status_t s = blocked_elsewhere(x, peer); /* first: names the call */
+            if (s == STRATA_OK) s = comm_check(x->k, peer);
             if (s != STRATA_OK) return s;
         }
-        comm_relax(x->k->c, &spins);
+        yielded = comm_relax(x->k->c, &spins);
     }
     return STRATA_OK;
 }
@@ -296,7 +347,11 @@ strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo
     exec_cache_t *x = NULL;
     strata_status_t st = load(k, &p, &x);
     if (st != STRATA_OK) return st;
-    xctx_t xc = {.k = k, .es = p.elem_size, .dt = dt, .op = op == STRATA_AVG ? STRATA_SUM : op};
+    xctx_t xc = {.k = k,
+                 .tag = {.sig = k->sig, .call = ++c->xseq},
+                 .es = p.elem_size,
+                 .dt = dt,
+                 .op = op == STRATA_AVG ? STRATA_SUM : op};
     xc.buf[STRATA_BUF_INPUT] = (unsigned char *)(uintptr_t)src;
     /* a reduce's non-root may pass no output: give the schedule a private one */
     xc.buf[STRATA_BUF_OUTPUT] = dst ? dst : x->output;
@@ -323,7 +378,7 @@ static strata_status_t p2p(comm_call_t *k, int peer, void *buf, size_t bytes, bo
                         .nblk = 1,
                         .src_buf = STRATA_BUF_INPUT,
                         .dst_buf = STRATA_BUF_OUTPUT};
-    xctx_t x = {.k = k, .es = 1, .dt = STRATA_UINT8, .op = STRATA_SUM};
+    xctx_t x = {.k = k, .tag = {.sig = k->sig}, .es = 1, .dt = STRATA_UINT8, .op = STRATA_SUM};
     x.buf[STRATA_BUF_INPUT] = x.buf[STRATA_BUF_OUTPUT] = buf;
     xfer_t f;
     return run_phase(&x, &st, 1, &f);

@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include "test.h"
 
-#include "comm.h"
+#include "ranks_test.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -29,17 +29,6 @@ typedef struct report {
 } report_t;
 
 static report_t *rep;
-
-static strata_comm_t *join(void)
-{
-    strata_comm_t *c = NULL;
-    strata_error_t err = {0};
-    if (strata_comm_init_env(&c, &err) != STRATA_OK) {
-        fprintf(stderr, "init: %s\n", err.msg);
-        _exit(3);
-    }
-    return c;
-}
 
 static void record(strata_comm_t *c, strata_status_t st, double t0)
 {
@@ -74,7 +63,7 @@ static int run(int n, int (*fn)(void *))
 static int silent_rank(void *arg)
 {
     (void)arg;
-    strata_comm_t *c = join();
+    strata_comm_t *c = ranks_join();
     float x = 1, y = 0;
     if (strata_comm_rank(c) == 2) {
         sleep(4); /* never calls the collective */
@@ -122,7 +111,7 @@ static int killed_rank(void *arg)
 {
     (void)arg;
     signal(SIGTERM, SIG_IGN); /* survive the launcher's SIGTERM long enough to report */
-    strata_comm_t *c = join();
+    strata_comm_t *c = ranks_join();
     if (strata_comm_rank(c) == 0) comm_job_hash(getenv("STRATA_TOKEN"), rep->jobhash);
     float *a = calloc(BIG, sizeof(float)), *b = calloc(BIG, sizeof(float));
     strata_call_opts_t o = {.timeout_s = KILL_DEADLINE};
@@ -185,7 +174,7 @@ static void on_alarm(int sig)
 static int aborting_rank(void *arg)
 {
     (void)arg;
-    strata_comm_t *c = g_comm = join();
+    strata_comm_t *c = g_comm = ranks_join();
     int x = 1, y = 0;
     strata_call_opts_t o = {.timeout_s = 10};
     double t0 = util_now();
@@ -245,14 +234,14 @@ static int stranger_rank(void *arg)
         ignored += write(w, hello, sizeof(hello));
         (void)ignored;
         close(g), close(w);
-        strata_comm_t *c = join();
+        strata_comm_t *c = ranks_join();
         close(s);
         int x = 2, y = 0;
         strata_status_t st = strata_comm_allreduce(c, &x, &y, 1, STRATA_INT32, STRATA_SUM, NULL);
         strata_comm_destroy(c);
         return st == STRATA_OK && y == 6 ? 0 : 1; /* 2 + 2 + 2 */
     }
-    strata_comm_t *c = join();
+    strata_comm_t *c = ranks_join();
     int x = 2, y = 0;
     strata_status_t st = strata_comm_allreduce(c, &x, &y, 1, STRATA_INT32, STRATA_SUM, NULL);
     strata_comm_destroy(c);
@@ -270,7 +259,7 @@ static void test_strangers_rejected(void **state)
 static int two_comms_rank(void *arg)
 {
     (void)arg;
-    strata_comm_t *a = join(), *b = NULL;
+    strata_comm_t *a = ranks_join(), *b = NULL;
     strata_error_t err = {0};
     if (strata_comm_dup(a, &b, &err) != STRATA_OK) return 4;
     int r = strata_comm_rank(a), P = strata_comm_size(a), bad = 0;
@@ -303,7 +292,7 @@ static void test_two_communicators(void **state)
 static int p2p_rank(void *arg)
 {
     (void)arg;
-    strata_comm_t *c = join();
+    strata_comm_t *c = ranks_join();
     int r = strata_comm_rank(c), bad = 0;
     enum { P2P_BIG = (1 << 20) + 7 }; /* several channel slots, odd tail */
     static unsigned char buf[P2P_BIG];

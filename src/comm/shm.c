@@ -14,8 +14,8 @@
  * for; MPICH nemesis likewise yields after 1000 polls). A rank inside
  * sched_yield shows it in its off-CPU word (its CPU + 1): a waiter whose
  * awaited peer is yielding on the waiter's own CPU yields at once, since the
- * peer cannot post before it gets this CPU back. Every 64 polls it
- * checks the call's deadline, the local abort flag and the segment's
+ * peer cannot post before it gets this CPU back. Every 64 polls and after
+ * every yield it checks the call's deadline, the local abort flag and the segment's
  * failure word, and every ~5 ms polls the peers' pidfds: a peer that has
  * exited (even if not yet reaped) ends the wait with STRATA_ERR_PEER, and
  * the failure is written to the segment so every other rank stops too.
@@ -254,6 +254,16 @@ void comm_mark_failed(strata_comm_t *c, int rank, unsigned reason)
     atomic_compare_exchange_strong(&c->hdr->failed, &expect, v);
 }
 
+strata_status_t comm_mismatch(comm_call_t *k, int peer, const comm_sig_t *theirs)
+{
+    char mine[96], other[96];
+    comm_sig_describe(&k->sig, mine, sizeof mine);
+    comm_sig_describe(theirs, other, sizeof other);
+    comm_mark_failed(k->c, k->c->rank, COMM_FAIL_MISMATCH);
+    return comm_fail(k, STRATA_ERR_MISMATCH, "%s: mismatched calls: rank %d called %s, rank %d %s",
+                     k->what, k->c->rank, mine, peer, other);
+}
+
 static strata_status_t failure_status(comm_call_t *k, uint64_t f)
 {
     int who = (int)(f & 0xffff) - 1;
@@ -262,6 +272,11 @@ static strata_status_t failure_status(comm_call_t *k, uint64_t f)
         return comm_fail(k, STRATA_ERR_ABORTED, "%s: aborted", k->what);
     if (reason == COMM_FAIL_TIMEOUT)
         return comm_fail(k, STRATA_ERR_TIMEOUT, "%s: rank %d timed out (communicator failed)",
+                         k->what, who);
+    if (reason == COMM_FAIL_MISMATCH)
+        return comm_fail(k, STRATA_ERR_MISMATCH,
+                         "%s: rank %d found ranks calling with different arguments "
+                         "(communicator failed)",
                          k->what, who);
     return comm_fail(k, STRATA_ERR_PEER, "%s: rank %d %s", k->what, who,
                      reason == COMM_FAIL_ABORTED ? "aborted" : "died");
@@ -341,15 +356,16 @@ void comm_yield(strata_comm_t *c)
     atomic_store_explicit(off, 0, memory_order_relaxed);
 }
 
-void comm_relax(strata_comm_t *c, unsigned *spins)
+bool comm_relax(strata_comm_t *c, unsigned *spins)
 {
     if (++*spins < c->spin_limit) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
-    } else {
-        comm_yield(c);
+        return false;
     }
+    comm_yield(c);
+    return true;
 }
 
 strata_status_t comm_wait_ge(comm_call_t *k, _Atomic uint64_t *flag, uint64_t target, int peer)
@@ -357,16 +373,17 @@ strata_status_t comm_wait_ge(comm_call_t *k, _Atomic uint64_t *flag, uint64_t ta
     strata_comm_t *c = k->c;
     unsigned spins = 0, polls = 0;
     int cpu = COMM_CPU_UNKNOWN;
+    bool yielded = false;
     for (;;) {
         if (atomic_load_explicit(flag, memory_order_acquire) >= target) return STRATA_OK;
-        if ((++polls & 63) == 0) {
+        if (comm_poll_due(&polls, yielded)) {
             strata_status_t st = comm_check(k, peer);
             if (st != STRATA_OK) return st;
         }
         /* Engine waits keep the blind limit: the awaited peer may be in
          * a long copy or waiting itself (spinning on it while it runs cost
          * 64 KiB / 256 KiB with 4 ranks on 2 cores 40% / 25%). */
-        comm_wait_step(c, &spins, c->spin_limit, &cpu,
-                       peer >= 0 && comm_peer_needs_cpu(c, peer, &cpu));
+        yielded = comm_wait_step(c, &spins, c->spin_limit, &cpu,
+                                 peer >= 0 && comm_peer_needs_cpu(c, peer, &cpu));
     }
 }

@@ -228,6 +228,14 @@ void strata_sched_phase_step(const strata_sched_t *s, uint32_t agent, uint32_t p
     *step_p = st;
 }
 
+uint32_t strata_sched_phase_steps(const strata_sched_t *s, uint32_t agent, uint32_t phase,
+                                  strata_step_t *steps, uint32_t cap)
+{
+    sched_sink_t k = {.phase = phase, .want = UINT32_MAX, .all = steps, .cap = steps ? cap : 0};
+    enumerate(s, agent, &k);
+    return k.n;
+}
+
 uint32_t strata_sched_phase_class(const strata_sched_t *s, uint32_t phase)
 {
     if (!trivial(s) && s->algo->phase_class) return s->algo->phase_class(s, phase);
@@ -275,10 +283,11 @@ strata_status_t strata_sched_materialise(const strata_sched_t *s, uint32_t agent
 
 void sched_emit(sched_sink_t *k, const strata_step_t *st)
 {
-    if (k->n == k->want && k->out) {
-        *k->out = *st;
-        k->out->phase = k->phase;
-        if (k->out->nblk == 0) k->out->nblk = 1;
+    strata_step_t *o = k->n == k->want ? k->out : k->all && k->n < k->cap ? &k->all[k->n] : NULL;
+    if (o) {
+        *o = *st;
+        o->phase = k->phase;
+        if (o->nblk == 0) o->nblk = 1;
     }
     k->n++;
 }
@@ -286,7 +295,7 @@ void sched_emit(sched_sink_t *k, const strata_step_t *st)
 static void emit(sched_sink_t *k, int op, uint32_t after, int32_t peer, int sbuf, uint64_t soff,
                  int dbuf, uint64_t doff, uint64_t count)
 {
-    if (k->n != k->want) {
+    if (k->n != k->want && !k->all) {
         k->n++;
         return;
     }

@@ -22,6 +22,8 @@ typedef struct sched_sink {
     uint32_t want;      /* index to keep; UINT32_MAX: count only */
     uint32_t n;         /* steps emitted so far */
     strata_step_t *out; /* where the wanted step goes */
+    strata_step_t *all; /* or: every step, up to `cap` of them (strata_sched_phase_steps) */
+    uint32_t cap;
 } sched_sink_t;
 
 typedef struct sched_algo sched_algo_t;

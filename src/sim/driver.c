@@ -20,7 +20,8 @@
  * phase and lets each advance on its own; nothing is reused.
  *
  * Memory: O(agents × steps per phase) for the current steps, plus one entry
- * per communicating pair for message matching.
+ * per communicating pair for message matching (BARRIER: the pairs of the
+ * current phase only; ASYNC: every pair of the run).
  */
 #include "sim.h"
 
@@ -86,6 +87,8 @@ typedef struct drv {
     uint32_t pend_free;
     uint64_t open; /* unmatched arrivals + waiting receives */
     UTIL_VEC(done_ev_t) queue;
+    UTIL_VEC(strata_step_t) scratch; /* one agent's phase, as sched gives it */
+    UTIL_VEC(strata_step_t) scratch2; /* a second one, to compare phases */
     uint32_t agents_done;
     bool async; /* ASYNC asked for, or several jobs */
     strata_error_t *err;
@@ -135,6 +138,19 @@ static pair_t *pair_get(drv_t *v, uint32_t src, uint32_t dst)
         v->pairs_n++;
     }
     return &v->pairs[i];
+}
+
+/* BARRIER: messages match inside a phase, so at a phase start no pair has
+ * anything pending and its sequence numbers can restart: the table then
+ * holds only the pairs of one phase (an all-to-all's P(P-1) pairs are never
+ * all kept; memory stays linear in the ranks). */
+static void pairs_clear(drv_t *v)
+{
+    if (v->pairs) memset(v->pairs, 0, v->pairs_cap * sizeof(*v->pairs));
+    v->pairs_n = 0;
+    v->pairs_gen++;
+    v->pends.n = 0;
+    v->pend_free = UINT32_MAX;
 }
 
 /* The pair of a step's message (src → dst), through its cached slot. */
@@ -332,8 +348,12 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
 {
     agent_t *a = &v->agents[g];
     const sim_job_t *job = &v->d->jobs[a->job];
-    uint32_t n = strata_sched_phase_nsteps(job->s, a->idx, p);
+    uint32_t n = strata_sched_phase_steps(job->s, a->idx, p, v->scratch.v, (uint32_t)v->scratch.cap);
     if (n >= (1u << TAG_STEP_BITS)) return fail(v, STRATA_ERR_RANGE, "too many steps in a phase");
+    if (n > v->scratch.cap) { /* one walk of the phase for all its steps */
+        if (UTIL_VEC_RESERVE(&v->scratch, n)) return oom(v);
+        strata_sched_phase_steps(job->s, a->idx, p, v->scratch.v, n);
+    }
     if (n > a->cap) {
         sstep_t *ns = util_realloc(a->steps, (size_t)n * sizeof(*ns));
         if (!ns) return oom(v);
@@ -345,7 +365,7 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
     a->ndone = a->prefix = a->min_after = 0;
     for (uint32_t i = 0; i < n; i++) {
         sstep_t *ss = &a->steps[i];
-        strata_sched_phase_step(job->s, a->idx, p, i, &ss->step);
+        ss->step = v->scratch.v[i];
         ss->state = ST_WAITING;
         ss->crit_set = false;
         ss->seq = 0;
@@ -493,6 +513,7 @@ static strata_status_t check_all_done(drv_t *v, const char *where)
 static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p)
 {
     if (sim_net_rewind(v->net)) return fail(v, STRATA_ERR_INTERNAL, "engine busy at phase start");
+    pairs_clear(v);
     v->agents_done = 0;
     for (uint32_t g = 0; g < v->nagents; g++) {
         chain_reset(&v->agents[g]);
@@ -553,14 +574,145 @@ static void replay_trace(sim_trace_t *tr, const cls_ent_t *c, double t)
     }
 }
 
+/* ==== Pattern classes found by the simulator ====
+ * A schedule whose generator names no phase classes (every phase its own
+ * class: tree, nvlstree, innet, recursive doubling, all-to-all ...) can
+ * still repeat itself: a pipeline's steady-state phases move other chunks
+ * (other offsets) between the same ranks in the same order. A phase's
+ * simulation reads, per agent and step, only the op, peer, `after`, bytes
+ * and source buffer (the pull of an NVLS switch), never offsets, and each
+ * phase runs on a rewound engine; so two phases whose agents have equal
+ * step lists in those fields take bit-identical times. Phases are hashed
+ * on those fields and a hit is confirmed by comparing both phases step by
+ * step (no reliance on the hash): exact. */
+
+static uint64_t step_key(const strata_step_t *st)
+{
+    uint64_t h = util_hash_u64(((uint64_t)st->op << 56) ^ ((uint64_t)st->src_buf << 48) ^
+                               ((uint64_t)(uint32_t)st->peer << 16) ^ st->after);
+    return util_hash_u64(h ^ (st->count * (uint64_t)st->nblk));
+}
+
+static bool step_same(const strata_step_t *a, const strata_step_t *b)
+{
+    return a->op == b->op && a->src_buf == b->src_buf && a->peer == b->peer &&
+           a->after == b->after && a->count * (uint64_t)a->nblk == b->count * (uint64_t)b->nblk;
+}
+
+/* An agent's steps of phase p into *buf (grown as needed); how many, or -1. */
+static int64_t phase_steps(const sim_job_t *job, uint32_t agent, uint32_t p, strata_step_t **buf,
+                           size_t *cap)
+{
+    uint32_t n = strata_sched_phase_steps(job->s, agent, p, *buf, (uint32_t)*cap);
+    if (n > *cap) {
+        strata_step_t *nb = util_realloc(*buf, (size_t)n * sizeof(*nb));
+        if (!nb) return -1;
+        *buf = nb;
+        *cap = n;
+        strata_sched_phase_steps(job->s, agent, p, *buf, n);
+    }
+    return n;
+}
+
+static uint64_t phase_hash(drv_t *v, const sim_job_t *job, uint32_t p, bool *oom_p)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (uint32_t g = 0; g < job->nagents; g++) {
+        int64_t n = phase_steps(job, g, p, &v->scratch.v, &v->scratch.cap);
+        if (n < 0) {
+            *oom_p = true;
+            return 0;
+        }
+        h = util_hash_u64(h ^ (uint64_t)n);
+        for (int64_t i = 0; i < n; i++)
+            h = util_hash_u64(h ^ step_key(&v->scratch.v[i]));
+    }
+    return h;
+}
+
+static bool phases_same(drv_t *v, const sim_job_t *job, uint32_t p, uint32_t q, bool *oom_p)
+{
+    for (uint32_t g = 0; g < job->nagents; g++) {
+        int64_t n = phase_steps(job, g, p, &v->scratch.v, &v->scratch.cap);
+        int64_t m = phase_steps(job, g, q, &v->scratch2.v, &v->scratch2.cap);
+        if (n < 0 || m < 0) {
+            *oom_p = true;
+            return false;
+        }
+        if (n != m) return false;
+        for (int64_t i = 0; i < n; i++)
+            if (!step_same(&v->scratch.v[i], &v->scratch2.v[i])) return false;
+    }
+    return true;
+}
+
+/* cls[p] for p < np: the first phase with the same pattern. Open hashing
+ * on the phase hash; a hit counts only when the phases compare equal. */
+static strata_status_t pattern_classes(drv_t *v, const sim_job_t *job, uint32_t np,
+                                       uint32_t *cls)
+{
+    size_t cap = 16;
+    while (cap < (size_t)np * 2)
+        cap *= 2;
+    uint64_t *keys = util_calloc(cap, sizeof(uint64_t));
+    uint32_t *reps = util_calloc(cap, sizeof(uint32_t));
+    bool nomem = !keys || !reps;
+    for (uint32_t p = 0; p < np && !nomem; p++) {
+        uint64_t h = phase_hash(v, job, p, &nomem) | 1; /* 0 marks an empty slot */
+        size_t i = util_hash_u64(h) & (cap - 1);
+        cls[p] = p;
+        while (!nomem && keys[i]) {
+            if (keys[i] == h && phases_same(v, job, p, reps[i], &nomem)) {
+                cls[p] = reps[i];
+                break;
+            }
+            i = (i + 1) & (cap - 1);
+        }
+        if (cls[p] == p && !keys[i]) {
+            keys[i] = h;
+            reps[i] = p;
+        }
+    }
+    util_free(keys);
+    util_free(reps);
+    return nomem ? oom(v) : STRATA_OK;
+}
+
+/* Whether the schedule's generator names few enough phase classes (at
+ * most a quarter of the phases: a ring's two); else the simulator looks
+ * for repeats itself. */
+static bool sched_classes_enough(const sim_job_t *job, uint32_t np)
+{
+    uint32_t seen[64], nseen = 0;
+    for (uint32_t p = 0; p < np; p++) {
+        uint32_t c = strata_sched_phase_class(job->s, p), k = 0;
+        while (k < nseen && seen[k] != c)
+            k++;
+        if (k < nseen) continue;
+        if (nseen == 64 || (nseen + 1) * 4 > np) return false;
+        seen[nseen++] = c;
+    }
+    return true;
+}
+
 static strata_status_t run_barrier(drv_t *v)
 {
     const sim_job_t *job = &v->d->jobs[0];
     uint32_t np = job->nphases;
     if (v->d->phase_limit && v->d->phase_limit < np) np = v->d->phase_limit;
+    uint32_t *pcls = NULL;
+    if (v->d->reuse && np > 1 && !sched_classes_enough(job, np)) {
+        pcls = util_malloc((size_t)np * sizeof(uint32_t));
+        if (!pcls) return oom(v);
+        if (pattern_classes(v, job, np, pcls) != STRATA_OK) {
+            util_free(pcls);
+            return v->rc;
+        }
+    }
+#define PHASE_CLASS(p) (pcls ? pcls[p] : strata_sched_phase_class(job->s, (p)))
     UTIL_VEC(cls_ent_t) cls = {0};
     for (uint32_t p = 0; p < np; p++) {
-        uint32_t c = strata_sched_phase_class(job->s, p);
+        uint32_t c = PHASE_CLASS(p);
         cls_ent_t *e = cls_find(cls.v, cls.n, c);
         if (e)
             e->count++;
@@ -570,7 +722,7 @@ static strata_status_t run_barrier(drv_t *v)
     sim_trace_t *tr = v->d->trace;
     double total = 0;
     for (uint32_t p = 0; p < np && v->rc == STRATA_OK; p++) {
-        cls_ent_t *e = cls_find(cls.v, cls.n, strata_sched_phase_class(job->s, p));
+        cls_ent_t *e = cls_find(cls.v, cls.n, PHASE_CLASS(p));
         v->d->phases++;
         if (v->d->progress) util_progress_update(v->d->progress, p);
         if (v->d->reuse && e->timed) {
@@ -594,7 +746,9 @@ static strata_status_t run_barrier(drv_t *v)
         }
         total += dur;
     }
+#undef PHASE_CLASS
     UTIL_VEC_FREE(&cls);
+    util_free(pcls);
     sim_net_set_weight(v->net, 1);
     v->d->time = total;
     if (v->d->job_end) v->d->job_end[0] = total;
@@ -602,6 +756,7 @@ static strata_status_t run_barrier(drv_t *v)
     return v->rc;
 nomem:
     UTIL_VEC_FREE(&cls);
+    util_free(pcls);
     return oom(v);
 }
 
@@ -639,6 +794,8 @@ static void drv_free(drv_t *v)
     util_free(v->pairs);
     UTIL_VEC_FREE(&v->pends);
     UTIL_VEC_FREE(&v->queue);
+    UTIL_VEC_FREE(&v->scratch);
+    UTIL_VEC_FREE(&v->scratch2);
 }
 
 strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err)

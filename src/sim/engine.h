@@ -117,12 +117,17 @@ void sim_net_set_load_observer(sim_net_t *net, sim_load_fn fn, void *ctx);
 
 /* ==== Internals shared by engine files ==== */
 
-/* Indexed binary min-heap of ids (flow slots) keyed by time. */
+/* Indexed binary min-heap of ids (flow slots) keyed by time. Keys live
+ * beside the ids in heap order, so sifting reads one array. */
+typedef struct sim_hent {
+    double key;
+    uint32_t id;
+} sim_hent_t;
+
 typedef struct sim_heap {
-    uint32_t *ids; /* heap order */
-    uint32_t *pos; /* pos[id] = index in ids, UINT32_MAX if absent */
-    double *key;   /* key[id] */
-    uint32_t n, cap_ids, cap_pos;
+    sim_hent_t *ent; /* heap order */
+    uint32_t *pos;   /* pos[id] = index in ent, UINT32_MAX if absent */
+    uint32_t n, cap_pos;
 } sim_heap_t;
 
 int sim_heap_reserve(sim_heap_t *h, uint32_t max_id);
@@ -131,7 +136,7 @@ void sim_heap_remove(sim_heap_t *h, uint32_t id);
 uint32_t sim_heap_pop(sim_heap_t *h);
 static inline double sim_heap_top_key(const sim_heap_t *h)
 {
-    return h->key[h->ids[0]];
+    return h->ent[0].key;
 }
 void sim_heap_free(sim_heap_t *h);
 

@@ -51,17 +51,26 @@ typedef struct sim_share {
     uint32_t res;
 } sim_share_t;
 
+/* Per-resource state the rate computation reads together, in one record
+ * (one cache line) rather than one array each: a flow's hops are
+ * scattered over the resources, and each array was a cache miss. */
+typedef struct sim_rstate {
+    double cap;
+    double rem, wsum; /* progressive-filling scratch */
+    double maxrate;   /* highest rate fixed on it during filling */
+    uint32_t nun;     /* unfixed flows crossing it during filling */
+    uint32_t mark;    /* BFS epoch */
+    uint32_t tmark;   /* == tepoch: already in `touched` for this batch */
+    uint8_t tier;
+} sim_rstate_t;
+
 struct sim_net {
     uint32_t n_res;
-    double *cap;
-    uint8_t *tier;
+    sim_rstate_t *rs;
     double *bytes;      /* carried, for statistics */
     double *load;       /* Σ rate × w of active flows (kept only with an observer) */
     sim_rlist_t *lists; /* active flows crossing each resource */
-    uint32_t *mark;     /* BFS epoch per resource */
-    double *rem, *wsum; /* progressive-filling scratch */
-    uint32_t *nun;      /* unfixed flows per resource during filling */
-    double *maxrate;    /* highest rate fixed on each resource during filling */
+    uint32_t tepoch;
 
     sim_flow_t *flows;
     uint32_t n_slots, cap_slots;
@@ -85,6 +94,12 @@ struct sim_net {
     bool ideal;
     double done_tb[SIM_MAX_TIERS + 1]; /* breakdown of the flow being completed */
 };
+
+/* UTIL_VEC_PUSH with the common case (room left) inline: the engine pushes
+ * once per flow hop per event, and the out-of-line reserve call was 7 % of
+ * an event-by-event run (bench/README.md, profile). */
+#define SIM_PUSH(vec, x)                                                                           \
+    ((vec)->n < (vec)->cap ? ((vec)->v[(vec)->n++] = (x), 0) : UTIL_VEC_PUSH(vec, x))
 
 /* Recompute max-min fair rates for the component of the touched resources
  * and reschedule its flows' completions. Returns 0 or -1 on OOM. */

@@ -26,18 +26,12 @@ sim_net_t *sim_net_create(uint32_t n_res)
     if (!net) return NULL;
     net->n_res = n_res;
     size_t n = n_res ? n_res : 1;
-    net->cap = util_calloc(n, sizeof(double));
-    net->tier = util_calloc(n, 1);
+    net->rs = util_calloc(n, sizeof(sim_rstate_t));
     net->bytes = util_calloc(n, sizeof(double));
     net->load = util_calloc(n, sizeof(double));
     net->lists = util_calloc(n, sizeof(sim_rlist_t));
-    net->mark = util_calloc(n, sizeof(uint32_t));
-    net->rem = util_calloc(n, sizeof(double));
-    net->wsum = util_calloc(n, sizeof(double));
-    net->nun = util_calloc(n, sizeof(uint32_t));
-    net->maxrate = util_calloc(n, sizeof(double));
-    if (!net->maxrate || !net->cap || !net->tier || !net->bytes || !net->load || !net->lists ||
-        !net->mark || !net->rem || !net->wsum || !net->nun) {
+    net->tepoch = 1;
+    if (!net->rs || !net->bytes || !net->load || !net->lists) {
         sim_net_destroy(net);
         return NULL;
     }
@@ -53,16 +47,10 @@ void sim_net_destroy(sim_net_t *net)
     for (uint32_t i = 0; i < net->n_slots; i++)
         util_free(net->flows[i].hops);
     util_free(net->flows);
-    util_free(net->cap);
-    util_free(net->tier);
+    util_free(net->rs);
     util_free(net->bytes);
     util_free(net->load);
     util_free(net->lists);
-    util_free(net->mark);
-    util_free(net->rem);
-    util_free(net->wsum);
-    util_free(net->nun);
-    util_free(net->maxrate);
     UTIL_VEC_FREE(&net->free_slots);
     UTIL_VEC_FREE(&net->touched);
     UTIL_VEC_FREE(&net->comp_res);
@@ -76,8 +64,8 @@ void sim_net_destroy(sim_net_t *net)
 void sim_net_set_res(sim_net_t *net, uint32_t r, double cap, unsigned tier)
 {
     if (r >= net->n_res) return;
-    net->cap[r] = cap;
-    net->tier[r] = (uint8_t)(tier < SIM_MAX_TIERS ? tier : SIM_MAX_TIERS - 1);
+    net->rs[r].cap = cap;
+    net->rs[r].tier = (uint8_t)(tier < SIM_MAX_TIERS ? tier : SIM_MAX_TIERS - 1);
 }
 
 uint32_t sim_net_res_count(const sim_net_t *net)
@@ -98,11 +86,11 @@ double sim_net_res_bytes(const sim_net_t *net, uint32_t r)
 }
 double sim_net_res_cap(const sim_net_t *net, uint32_t r)
 {
-    return net->cap[r];
+    return net->rs[r].cap;
 }
 unsigned sim_net_res_tier(const sim_net_t *net, uint32_t r)
 {
-    return net->tier[r];
+    return net->rs[r].tier;
 }
 void sim_net_get_stats(const sim_net_t *net, sim_net_stats_t *out)
 {
@@ -172,7 +160,7 @@ int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
 {
     if (!(t_start >= net->now) || !(latency >= 0) || !(bytes >= 0) || !isfinite(bytes)) return -1;
     for (uint32_t h = 0; h < n_hops; h++)
-        if (hops[h].res >= net->n_res || !(hops[h].w > 0) || !(net->cap[hops[h].res] > 0))
+        if (hops[h].res >= net->n_res || !(hops[h].w > 0) || !(net->rs[hops[h].res].cap > 0))
             return -1;
     uint32_t id;
     if (new_slot(net, &id)) return -1;
@@ -180,7 +168,7 @@ int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
     if (n_hops > f->cap_hops) {
         sim_fhop_t *nh = util_realloc(f->hops, (size_t)n_hops * sizeof(*nh));
         if (!nh) {
-            UTIL_VEC_PUSH(&net->free_slots, id);
+            SIM_PUSH(&net->free_slots, id);
             return -1;
         }
         f->hops = nh;
@@ -202,9 +190,12 @@ int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
     return 0;
 }
 
+/* Each resource enters a batch's touched list once. */
 static int touch(sim_net_t *net, uint32_t r)
 {
-    return UTIL_VEC_PUSH(&net->touched, r);
+    if (net->rs[r].tmark == net->tepoch) return 0;
+    net->rs[r].tmark = net->tepoch;
+    return SIM_PUSH(&net->touched, r);
 }
 
 static int activate(sim_net_t *net, uint32_t id)
@@ -220,7 +211,7 @@ static int activate(sim_net_t *net, uint32_t id)
     for (uint32_t h = 0; h < f->n_hops; h++) {
         sim_rlist_t *l = &net->lists[f->hops[h].res];
         sim_rentry_t e = {id, h};
-        if (UTIL_VEC_PUSH(l, e) || touch(net, f->hops[h].res)) return -1;
+        if (SIM_PUSH(l, e) || touch(net, f->hops[h].res)) return -1;
         f->hops[h].pos = (uint32_t)(l->n - 1);
     }
     /* No rate yet: it gets one (and its completion event) at the batch's
@@ -256,7 +247,7 @@ static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
     memcpy(net->done_tb, f->tb, sizeof(f->tb));
     f->state = FLOW_FREE;
     net->pending--;
-    if (UTIL_VEC_PUSH(&net->free_slots, id)) return -1;
+    if (SIM_PUSH(&net->free_slots, id)) return -1;
     if (done) done(ctx, tag, net->now);
     return 0;
 }

@@ -24,7 +24,7 @@
 static int share_push(sim_net_t *net, double share, uint32_t res)
 {
     sim_share_t e = {share, res};
-    if (UTIL_VEC_PUSH(&net->shares, e)) return -1;
+    if (SIM_PUSH(&net->shares, e)) return -1;
     sim_share_t *v = net->shares.v;
     size_t i = net->shares.n - 1;
     while (i > 0) {
@@ -58,17 +58,17 @@ static sim_share_t share_pop(sim_net_t *net)
 
 static double share_of(const sim_net_t *net, uint32_t r)
 {
-    double rem = net->rem[r] > 0 ? net->rem[r] : 0;
-    return rem / net->wsum[r];
+    double rem = net->rs[r].rem > 0 ? net->rs[r].rem : 0;
+    return rem / net->rs[r].wsum;
 }
 
 /* ==== Component search ==== */
 
 static int add_res(sim_net_t *net, uint32_t r)
 {
-    if (net->mark[r] == net->epoch) return 0;
-    net->mark[r] = net->epoch;
-    return UTIL_VEC_PUSH(&net->comp_res, r);
+    if (net->rs[r].mark == net->epoch) return 0;
+    net->rs[r].mark = net->epoch;
+    return SIM_PUSH(&net->comp_res, r);
 }
 
 static int find_component(sim_net_t *net)
@@ -83,7 +83,7 @@ static int find_component(sim_net_t *net)
             sim_flow_t *f = &net->flows[l->v[j].flow];
             if (f->mark == net->epoch) continue;
             f->mark = net->epoch;
-            if (UTIL_VEC_PUSH(&net->comp_flow, l->v[j].flow)) return -1;
+            if (SIM_PUSH(&net->comp_flow, l->v[j].flow)) return -1;
             for (uint32_t h = 0; h < f->n_hops; h++)
                 if (add_res(net, f->hops[h].res)) return -1;
         }
@@ -97,17 +97,17 @@ static void fill_init(sim_net_t *net)
 {
     for (size_t i = 0; i < net->comp_res.n; i++) {
         uint32_t r = net->comp_res.v[i];
-        net->rem[r] = net->cap[r];
-        net->wsum[r] = 0;
-        net->nun[r] = 0;
-        net->maxrate[r] = 0;
+        net->rs[r].rem = net->rs[r].cap;
+        net->rs[r].wsum = 0;
+        net->rs[r].nun = 0;
+        net->rs[r].maxrate = 0;
     }
     for (size_t i = 0; i < net->comp_flow.n; i++) {
         sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
         f->fixed = 0;
         for (uint32_t h = 0; h < f->n_hops; h++) {
-            net->wsum[f->hops[h].res] += f->hops[h].w;
-            net->nun[f->hops[h].res]++;
+            net->rs[f->hops[h].res].wsum += f->hops[h].w;
+            net->rs[f->hops[h].res].nun++;
         }
     }
 }
@@ -121,10 +121,10 @@ static int fix_flow(sim_net_t *net, sim_flow_t *f, double x, uint32_t b, bool pu
     f->bott = b;
     for (uint32_t h = 0; h < f->n_hops; h++) {
         uint32_t r = f->hops[h].res;
-        net->rem[r] -= x * f->hops[h].w;
-        net->wsum[r] -= f->hops[h].w;
-        if (x > net->maxrate[r]) net->maxrate[r] = x;
-        if (--net->nun[r] > 0 && push && r != b && share_push(net, share_of(net, r), r)) return -1;
+        net->rs[r].rem -= x * f->hops[h].w;
+        net->rs[r].wsum -= f->hops[h].w;
+        if (x > net->rs[r].maxrate) net->rs[r].maxrate = x;
+        if (--net->rs[r].nun > 0 && push && r != b && share_push(net, share_of(net, r), r)) return -1;
     }
     return 0;
 }
@@ -146,13 +146,13 @@ static int level_rounds(sim_net_t *net, size_t *left_p)
         double s = INFINITY;
         for (size_t i = 0; i < net->comp_res.n; i++) {
             uint32_t r = net->comp_res.v[i];
-            if (net->nun[r] && share_of(net, r) < s) s = share_of(net, r);
+            if (net->rs[r].nun && share_of(net, r) < s) s = share_of(net, r);
         }
         double lim = s * (1 + 1e-12);
         net->level.n = 0;
         for (size_t i = 0; i < net->comp_res.n; i++) {
             uint32_t r = net->comp_res.v[i];
-            if (net->nun[r] && share_of(net, r) <= lim && UTIL_VEC_PUSH(&net->level, r)) return -1;
+            if (net->rs[r].nun && share_of(net, r) <= lim && SIM_PUSH(&net->level, r)) return -1;
         }
         for (size_t i = 0; i < net->level.n; i++) {
             const sim_rlist_t *l = &net->lists[net->level.v[i]];
@@ -179,12 +179,12 @@ static int fill(sim_net_t *net)
     net->shares.n = 0;
     for (size_t i = 0; i < net->comp_res.n; i++) {
         uint32_t r = net->comp_res.v[i];
-        if (net->nun[r] && share_push(net, share_of(net, r), r)) return -1;
+        if (net->rs[r].nun && share_push(net, share_of(net, r), r)) return -1;
     }
     while (net->shares.n) {
         sim_share_t e = share_pop(net);
         uint32_t r = e.res;
-        if (net->nun[r] == 0 || e.share != share_of(net, r)) continue; /* stale */
+        if (net->rs[r].nun == 0 || e.share != share_of(net, r)) continue; /* stale */
         const sim_rlist_t *l = &net->lists[r];
         for (size_t j = 0; j < l->n; j++) {
             sim_flow_t *f = &net->flows[l->v[j].flow];
@@ -209,8 +209,8 @@ static void attribute_ties(sim_net_t *net)
         sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
         for (uint32_t h = 0; h < f->n_hops; h++) {
             uint32_t r = f->hops[h].res;
-            if (net->tier[r] < net->tier[f->bott] && net->rem[r] <= net->cap[r] * 1e-9 &&
-                f->next_rate >= net->maxrate[r] * (1 - 1e-9))
+            if (net->rs[r].tier < net->rs[f->bott].tier && net->rs[r].rem <= net->rs[r].cap * 1e-9 &&
+                f->next_rate >= net->rs[r].maxrate * (1 - 1e-9))
                 f->bott = r;
         }
     }
@@ -223,7 +223,7 @@ static void fill_ideal(sim_net_t *net)
         sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
         double best = INFINITY;
         for (uint32_t h = 0; h < f->n_hops; h++) {
-            double x = net->cap[f->hops[h].res] / f->hops[h].w;
+            double x = net->rs[f->hops[h].res].cap / f->hops[h].w;
             if (x < best) {
                 best = x;
                 f->bott = f->hops[h].res;
@@ -233,11 +233,11 @@ static void fill_ideal(sim_net_t *net)
     }
     /* Loads for the observer: Σ rate × w, as rem = cap - load. */
     for (size_t i = 0; i < net->comp_res.n; i++)
-        net->rem[net->comp_res.v[i]] = net->cap[net->comp_res.v[i]];
+        net->rs[net->comp_res.v[i]].rem = net->rs[net->comp_res.v[i]].cap;
     for (size_t i = 0; i < net->comp_flow.n; i++) {
         sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
         for (uint32_t h = 0; h < f->n_hops; h++)
-            net->rem[f->hops[h].res] -= f->next_rate * f->hops[h].w;
+            net->rs[f->hops[h].res].rem -= f->next_rate * f->hops[h].w;
     }
 }
 
@@ -253,8 +253,8 @@ void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
     }
     double seg = net->now - f->t_seg;
     if (seg > 0 && f->bott != UINT32_MAX) {
-        net->stats.tier_bound[net->tier[f->bott]] += seg * net->weight;
-        f->tb[net->tier[f->bott]] += seg;
+        net->stats.tier_bound[net->rs[f->bott].tier] += seg * net->weight;
+        f->tb[net->rs[f->bott].tier] += seg;
     }
     f->t_seg = net->now;
 }
@@ -264,7 +264,7 @@ static void notify_loads(sim_net_t *net)
     if (!net->observer) return;
     for (size_t i = 0; i < net->comp_res.n; i++) {
         uint32_t r = net->comp_res.v[i];
-        double used = net->lists[r].n ? net->cap[r] - (net->rem[r] > 0 ? net->rem[r] : 0) : 0;
+        double used = net->lists[r].n ? net->rs[r].cap - (net->rs[r].rem > 0 ? net->rs[r].rem : 0) : 0;
         if (used != net->load[r]) {
             net->load[r] = used;
             net->observer(net->observer_ctx, r, net->now, used);
@@ -290,6 +290,11 @@ int sim_flow_recompute(sim_net_t *net)
     if (net->touched.n == 0) return 0;
     if (find_component(net)) return -1;
     net->touched.n = 0;
+    if (++net->tepoch == 0) { /* wrapped: forget every old mark */
+        for (uint32_t r = 0; r < net->n_res; r++)
+            net->rs[r].tmark = 0;
+        net->tepoch = 1;
+    }
     if (net->comp_flow.n == 0) {
         notify_loads(net);
         return 0;

@@ -6,47 +6,56 @@
  * predicted completion), so the queue holds one entry per flow and a rate
  * change moves the entry in place (O(log n)) instead of leaving stale
  * entries behind. Ties are broken by id so the order is deterministic.
+ * Each entry carries its key, so a sift compares entries it already holds
+ * (no second, randomly accessed key array: the heap was the engine's
+ * largest cache-miss cost), and the heap is 4-ary: half the levels of a
+ * binary heap, the four children of a node in one cache line. (key, id) is
+ * a total order, so the pop sequence, and every result, is the binary
+ * heap's.
  */
 #include "engine.h"
 
 #include <string.h>
 
-static int less(const sim_heap_t *h, uint32_t a, uint32_t b)
+#define SIM_HEAP_ARITY 4
+
+static inline int less(sim_hent_t a, sim_hent_t b)
 {
-    double ka = h->key[a], kb = h->key[b];
-    return ka < kb || (ka == kb && a < b);
+    return a.key < b.key || (a.key == b.key && a.id < b.id);
 }
 
-static void place(sim_heap_t *h, uint32_t i, uint32_t id)
+static inline void place(sim_heap_t *h, uint32_t i, sim_hent_t e)
 {
-    h->ids[i] = id;
-    h->pos[id] = i;
+    h->ent[i] = e;
+    h->pos[e.id] = i;
 }
 
 static void sift_up(sim_heap_t *h, uint32_t i)
 {
-    uint32_t id = h->ids[i];
+    sim_hent_t e = h->ent[i];
     while (i > 0) {
-        uint32_t parent = (i - 1) / 2;
-        if (!less(h, id, h->ids[parent])) break;
-        place(h, i, h->ids[parent]);
+        uint32_t parent = (i - 1) / SIM_HEAP_ARITY;
+        if (!less(e, h->ent[parent])) break;
+        place(h, i, h->ent[parent]);
         i = parent;
     }
-    place(h, i, id);
+    place(h, i, e);
 }
 
 static void sift_down(sim_heap_t *h, uint32_t i)
 {
-    uint32_t id = h->ids[i];
+    sim_hent_t e = h->ent[i];
     for (;;) {
-        uint32_t c = 2 * i + 1;
+        uint32_t c = SIM_HEAP_ARITY * i + 1;
         if (c >= h->n) break;
-        if (c + 1 < h->n && less(h, h->ids[c + 1], h->ids[c])) c++;
-        if (!less(h, h->ids[c], id)) break;
-        place(h, i, h->ids[c]);
+        uint32_t end = c + SIM_HEAP_ARITY < h->n ? c + SIM_HEAP_ARITY : h->n;
+        for (uint32_t k = c + 1; k < end; k++)
+            if (less(h->ent[k], h->ent[c])) c = k;
+        if (!less(h->ent[c], e)) break;
+        place(h, i, h->ent[c]);
         i = c;
     }
-    place(h, i, id);
+    place(h, i, e);
 }
 
 /* Make room for ids 0..max_id. */
@@ -57,17 +66,14 @@ int sim_heap_reserve(sim_heap_t *h, uint32_t max_id)
     uint32_t cap = h->cap_pos ? h->cap_pos : 64;
     while (cap < need)
         cap *= 2;
-    uint32_t *ids = util_realloc(h->ids, (size_t)cap * sizeof(*ids));
-    if (!ids) return -1;
-    h->ids = ids;
+    sim_hent_t *ent = util_realloc(h->ent, (size_t)cap * sizeof(*ent));
+    if (!ent) return -1;
+    h->ent = ent;
     uint32_t *pos = util_realloc(h->pos, (size_t)cap * sizeof(*pos));
     if (!pos) return -1;
     h->pos = pos;
-    double *key = util_realloc(h->key, (size_t)cap * sizeof(*key));
-    if (!key) return -1;
-    h->key = key;
     memset(h->pos + h->cap_pos, 0xff, (size_t)(cap - h->cap_pos) * sizeof(*pos));
-    h->cap_pos = h->cap_ids = cap;
+    h->cap_pos = cap;
     return 0;
 }
 
@@ -75,17 +81,17 @@ int sim_heap_reserve(sim_heap_t *h, uint32_t max_id)
 void sim_heap_set(sim_heap_t *h, uint32_t id, double key)
 {
     uint32_t i = h->pos[id];
+    sim_hent_t e = {key, id};
     if (i == UINT32_MAX) {
-        h->key[id] = key;
-        place(h, h->n++, id);
+        place(h, h->n++, e);
         sift_up(h, h->n - 1);
         return;
     }
-    double old = h->key[id];
-    h->key[id] = key;
+    double old = h->ent[i].key;
+    h->ent[i].key = key;
     if (key < old)
         sift_up(h, i);
-    else
+    else if (key > old)
         sift_down(h, i);
 }
 
@@ -94,25 +100,29 @@ void sim_heap_remove(sim_heap_t *h, uint32_t id)
     uint32_t i = h->pos[id];
     if (i == UINT32_MAX) return;
     h->pos[id] = UINT32_MAX;
-    uint32_t last = h->ids[--h->n];
+    sim_hent_t last = h->ent[--h->n];
     if (i == h->n) return;
     place(h, i, last);
     sift_up(h, i);
-    sift_down(h, h->pos[last]);
+    sift_down(h, h->pos[last.id]);
 }
 
 /* Remove and return the id with the smallest key; heap must be non-empty. */
 uint32_t sim_heap_pop(sim_heap_t *h)
 {
-    uint32_t id = h->ids[0];
-    sim_heap_remove(h, id);
+    uint32_t id = h->ent[0].id;
+    h->pos[id] = UINT32_MAX;
+    sim_hent_t last = h->ent[--h->n];
+    if (h->n) {
+        place(h, 0, last);
+        sift_down(h, 0);
+    }
     return id;
 }
 
 void sim_heap_free(sim_heap_t *h)
 {
-    util_free(h->ids);
+    util_free(h->ent);
     util_free(h->pos);
-    util_free(h->key);
     memset(h, 0, sizeof(*h));
 }

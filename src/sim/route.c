@@ -34,6 +34,18 @@
 #define SIM_SPREAD_PATHS   1024
 #define SIM_PATH_HOPS_INIT 64 /* grown for long paths (rings, tori) */
 
+/* The cache holds at most this many routes per endpoint (plus a floor):
+ * enough for every pair a ring, tree or hierarchical schedule uses (a few
+ * peers per rank) and for concurrent groups, while an all-to-all, whose
+ * P(P-1) pairs are each used once, does not keep O(P^2) routes. When it is
+ * full it is emptied and refilled: memory stays linear in the GPU count. */
+#define SIM_ROUTES_PER_ENDPOINT 8
+#define SIM_ROUTES_MIN          4096
+/* ... and at most this many bytes of routes (a spread route between pods
+ * of a 3-tier fabric has hundreds of weighted channels). */
+#define SIM_ROUTE_BYTES_PER_ENDPOINT 4096
+#define SIM_ROUTE_BYTES_MIN          (64u << 20)
+
 static const char *const tier_names[] = {"server", "leaf", "spine", "core"};
 
 /* ==== Classes ==== */
@@ -109,6 +121,9 @@ struct sim_routes {
     uint64_t *keys;
     sim_route_t **vals;
     size_t cap, n;
+    size_t limit;    /* routes kept before the cache is emptied */
+    size_t limit_bytes; /* ... or bytes of routes */
+    uint64_t flushes; /* times it was emptied */
     /* SPREAD scratch: weight per channel and the channels touched; the
      * paths of one pair with their bottleneck bandwidth and latency */
     double *w;
@@ -130,6 +145,9 @@ sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t 
     rt->conns = conns ? conns : 1;
     rt->arena = util_arena_create(1 << 20);
     rt->cap = 1024;
+    rt->limit = (size_t)strata_topo_endpoint_count(topo) * SIM_ROUTES_PER_ENDPOINT + SIM_ROUTES_MIN;
+    rt->limit_bytes = (size_t)strata_topo_endpoint_count(topo) * SIM_ROUTE_BYTES_PER_ENDPOINT +
+                      SIM_ROUTE_BYTES_MIN;
     rt->keys = util_calloc(rt->cap, sizeof(uint64_t));
     rt->vals = util_calloc(rt->cap, sizeof(sim_route_t *));
     rt->w = util_calloc((size_t)strata_topo_link_count(topo) * 2 + 1, sizeof(double));
@@ -368,7 +386,20 @@ int32_t sim_routes_add_set(sim_routes_t *rt, const int32_t *devs, uint32_t n)
     return rt->ndev + (int32_t)(rt->sets.n - 1);
 }
 
-/* The cached route from device src to dst (computing it on first use). */
+static int flush(sim_routes_t *rt)
+{
+    util_arena_t *a = util_arena_create(1 << 20);
+    if (!a) return -1;
+    util_arena_destroy(rt->arena);
+    rt->arena = a;
+    memset(rt->keys, 0, rt->cap * sizeof(uint64_t));
+    rt->n = 0;
+    rt->flushes++;
+    return 0;
+}
+
+/* The cached route from device src to dst (computing it on first use).
+ * The route stays valid until the next call. */
 strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
                                const sim_route_t **route_p, strata_error_t *err)
 {
@@ -380,6 +411,10 @@ strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
             return STRATA_OK;
         }
         i = (i + 1) & (rt->cap - 1);
+    }
+    if (rt->n >= rt->limit || util_arena_used(rt->arena) >= rt->limit_bytes) {
+        if (flush(rt)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+        i = util_hash_u64(key) & (rt->cap - 1);
     }
     sim_route_t *r = NULL;
     strata_status_t rc = compute(rt, src, dst, &r, err);
@@ -400,4 +435,14 @@ strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
 size_t sim_routes_count(const sim_routes_t *rt)
 {
     return rt->n;
+}
+
+uint64_t sim_routes_flushes(const sim_routes_t *rt)
+{
+    return rt->flushes;
+}
+
+void sim_routes_set_limit(sim_routes_t *rt, size_t limit)
+{
+    rt->limit = limit ? limit : 1;
 }

@@ -32,6 +32,16 @@ void sim_set_phase_limit(strata_sim_t *sim, uint32_t n)
     sim->phase_limit = n;
 }
 
+void sim_set_route_limit(strata_sim_t *sim, size_t n)
+{
+    sim_routes_set_limit(sim->routes, n);
+}
+
+uint64_t sim_route_flushes(const strata_sim_t *sim)
+{
+    return sim_routes_flushes(sim->routes);
+}
+
 strata_sim_opts_t strata_sim_opts_default(void)
 {
     strata_sim_opts_t o = {STRATA_SIM_SPREAD, STRATA_SIM_BARRIER, 1, 1, false, false, NULL, 8, 10};
@@ -429,4 +439,25 @@ void strata_sim_result_free(strata_sim_result_t *res)
     res->job_time = NULL;
     res->nlinks = 0;
     res->njobs = 0;
+}
+
+strata_status_t strata_sim_result_copy(strata_sim_result_t *dst, const strata_sim_result_t *src,
+                                       strata_error_t *err)
+{
+    *dst = *src;
+    dst->links = NULL;
+    dst->job_time = NULL;
+    if (src->nlinks > 0) {
+        dst->links = util_malloc((size_t)src->nlinks * sizeof(*dst->links));
+        if (dst->links) memcpy(dst->links, src->links, (size_t)src->nlinks * sizeof(*dst->links));
+    }
+    if (src->njobs > 0) {
+        dst->job_time = util_malloc((size_t)src->njobs * sizeof(double));
+        if (dst->job_time) memcpy(dst->job_time, src->job_time, (size_t)src->njobs * sizeof(double));
+    }
+    if ((src->nlinks > 0 && !dst->links) || (src->njobs > 0 && !dst->job_time)) {
+        strata_sim_result_free(dst);
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory copying a result");
+    }
+    return STRATA_OK;
 }

@@ -36,9 +36,15 @@ typedef struct sim_routes sim_routes_t;
 sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t routing,
                                 uint64_t seed, uint32_t conns, strata_error_t *err);
 void sim_routes_destroy(sim_routes_t *rt);
+/* The route is valid until the next call. */
 strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
                                const sim_route_t **route_p, strata_error_t *err);
 size_t sim_routes_count(const sim_routes_t *rt);
+/* Times the cache was emptied because it held its limit of routes
+ * (8 per endpoint + 4096, or 4 KiB of routes per endpoint + 64 MiB);
+ * the count limit can be lowered for tests. */
+uint64_t sim_routes_flushes(const sim_routes_t *rt);
+void sim_routes_set_limit(sim_routes_t *rt, size_t limit);
 /* A set of devices routed as one (spread evenly over its members); returns
  * its id for sim_routes_get, or -1 on OOM. */
 int32_t sim_routes_add_set(sim_routes_t *rt, const int32_t *devs, uint32_t n);
@@ -114,5 +120,9 @@ strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err);
 /* BARRIER: simulate only the first n phases (0 = all), to time the
  * event-by-event run of a huge case on a prefix and extrapolate. */
 void sim_set_phase_limit(strata_sim_t *sim, uint32_t n);
+/* Tests: the route cache's limit (routes kept before it is emptied), and
+ * how many times it was emptied. */
+void sim_set_route_limit(strata_sim_t *sim, size_t n);
+uint64_t sim_route_flushes(const strata_sim_t *sim);
 
 #endif

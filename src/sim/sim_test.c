@@ -61,6 +61,17 @@ static strata_sched_t *make_ring(strata_coll_t coll, uint32_t P, uint64_t count,
     return s;
 }
 
+static strata_sched_t *make_algo(strata_coll_t coll, strata_algo_t algo, uint32_t P,
+                                 uint64_t count, uint32_t chunks)
+{
+    strata_sched_params_t p = {
+        .coll = coll, .algo = algo, .nranks = P, .count = count, .elem_size = 4, .chunks = chunks};
+    strata_sched_t *s = NULL;
+    strata_error_t err;
+    if (strata_sched_create(&p, &s, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    return s;
+}
+
 static strata_sched_t *make_sched(strata_coll_t coll, uint32_t P, uint64_t count)
 {
     return make_ring(coll, P, count, 0);
@@ -215,20 +226,13 @@ static void test_ecmp_collisions(void **state)
 
 /* Phase reuse against the event-by-event run on a contended, asymmetric
  * case (ECMP on the fat-tree with latency, 8 ranks, allreduce, 3 chunks):
- * identical totals, and the same bytes per link class. */
-static void test_phase_reuse_identical(void **state)
+ * identical totals, and the same bytes per link class. The ring's phase
+ * classes come from its generator; the pipelined tree's (16 chunks) are
+ * found by the simulator (steady-state phases with equal step patterns,
+ * driver.c): both must be bit-identical to simulating every phase. */
+static void check_reuse_identical(const strata_topo_t *t, const strata_sched_t *s,
+                                  uint64_t nphases)
 {
-    (void)state;
-    strata_topo_t *t = make_fattree(10 * GB, 0.7e-6, 2);
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
-                               .algo = STRATA_ALGO_RING,
-                               .nranks = 8,
-                               .count = 3 * 8 * 1000,
-                               .elem_size = 4,
-                               .chunks = 3};
-    strata_sched_t *s = NULL;
-    strata_error_t err;
-    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
     int32_t place[] = {0, 5, 2, 7, 1, 4, 3, 6};
     for (int routing = 0; routing < 2; routing++) {
         strata_sim_opts_t o = strata_sim_opts_default();
@@ -238,8 +242,8 @@ static void test_phase_reuse_identical(void **state)
         run1(t, s, place, &o, &a);
         o.no_reuse = true;
         run1(t, s, place, &o, &b);
-        assert_int_equal(a.phases, 3 * 14);
-        assert_int_equal(b.phases_simulated, 3 * 14);
+        assert_int_equal(a.phases, nphases);
+        assert_int_equal(b.phases_simulated, nphases);
         assert_true(a.phases_simulated < a.phases);
         assert_true(a.time == b.time); /* bit-identical */
         assert_true(a.time_ab == b.time_ab);
@@ -249,6 +253,58 @@ static void test_phase_reuse_identical(void **state)
         }
         strata_sim_result_free(&a);
         strata_sim_result_free(&b);
+    }
+}
+
+static void test_phase_reuse_identical(void **state)
+{
+    (void)state;
+    strata_topo_t *t = make_fattree(10 * GB, 0.7e-6, 2);
+    strata_sched_t *s = make_algo(STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 8, 3 * 8 * 1000, 3);
+    check_reuse_identical(t, s, 3 * 14);
+    strata_sched_destroy(s);
+    s = make_algo(STRATA_COLL_ALLREDUCE, STRATA_ALGO_TREE, 8, 16 * 1000, 16);
+    check_reuse_identical(t, s, strata_sched_nphases(s));
+    assert_true(strata_sched_nphases(s) > 16);
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+}
+
+/* All-to-all memory stays linear (issue 14): the route cache is emptied
+ * when full and the pair table holds one phase's pairs. A pairwise
+ * all-to-all on the 8-host fat-tree (56 pairs, each routed once) with a
+ * cache of 3 routes, emptied many times, gives bit-identical times to the
+ * unbounded run, with both routings and in both modes. */
+static void test_alltoall_bounded_routes(void **state)
+{
+    (void)state;
+    strata_topo_t *t = make_fattree(10 * GB, 0.7e-6, 2);
+    strata_sched_t *s = make_algo(STRATA_COLL_ALLTOALL, STRATA_ALGO_PAIRWISE, 8, 1000, 1);
+    strata_error_t err;
+    int32_t place[] = {0, 5, 2, 7, 1, 4, 3, 6};
+    for (int k = 0; k < 4; k++) {
+        strata_sim_opts_t o = strata_sim_opts_default();
+        o.routing = k & 1 ? STRATA_SIM_ECMP : STRATA_SIM_SPREAD;
+        o.mode = k & 2 ? STRATA_SIM_ASYNC : STRATA_SIM_BARRIER;
+        strata_sim_result_t r[2];
+        uint64_t flushes[2];
+        for (int lim = 0; lim < 2; lim++) {
+            strata_sim_t *sim = NULL;
+            assert_int_equal(strata_sim_create(t, &o, &sim, &err), STRATA_OK);
+            if (lim) sim_set_route_limit(sim, 3);
+            assert_int_equal(strata_sim_add(sim, s, place, &err), STRATA_OK);
+            assert_int_equal(strata_sim_run(sim, &r[lim], &err), STRATA_OK);
+            flushes[lim] = sim_route_flushes(sim);
+            strata_sim_destroy(sim);
+        }
+        assert_int_equal(flushes[0], 0);
+        /* 56 routes per pass, 3 kept: emptied at least 56 / 3 times a pass. */
+        assert_true(flushes[1] >= 18);
+        assert_true(r[0].time == r[1].time);
+        assert_true(r[0].time_ab == r[1].time_ab);
+        assert_true(r[0].time > 0);
+        strata_sim_result_free(&r[0]);
+        strata_sim_result_free(&r[1]);
     }
     strata_sched_destroy(s);
     strata_topo_destroy(t);
@@ -612,8 +668,8 @@ static void test_tree_servers_hand(void **state)
  * `group` per server, 0: one), with the chunk count sched's model chooses
  * (as `strata sim` runs it), and check the simulated time against the
  * model's within tol. Returns the simulated time. */
-static double model_vs_sim(const char *spec, strata_algo_t a, uint32_t P, uint32_t group,
-                           double tol)
+static double model_vs_sim_coll(const char *spec, strata_coll_t coll, strata_algo_t a, uint32_t P,
+                                uint32_t group, double tol)
 {
     strata_link_catalog_t *cat = NULL;
     strata_topo_t *t = NULL;
@@ -624,11 +680,11 @@ static double model_vs_sim(const char *spec, strata_algo_t a, uint32_t P, uint32
     assert_int_equal(strata_coll_machine_from_topo(t, NULL, &m, &err), STRATA_OK);
     m.net_reduce = a == STRATA_ALGO_INNET; /* as simulated: the rails' switches reduce */
     strata_coll_cost_t c;
-    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, a, 1 << 28, &c, &err), STRATA_OK);
-    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+    assert_int_equal(strata_coll_cost(&m, coll, a, 1 << 28, &c, &err), STRATA_OK);
+    strata_sched_params_t p = {.coll = coll,
                                .algo = a,
                                .nranks = P,
-                               .count = 1 << 26,
+                               .count = coll == STRATA_COLL_ALLTOALL ? (1 << 26) / P : 1 << 26,
                                .elem_size = 4,
                                .chunks = c.chunks,
                                .group = group};
@@ -645,6 +701,36 @@ static double model_vs_sim(const char *spec, strata_algo_t a, uint32_t P, uint32
     strata_topo_destroy(t);
     strata_link_catalog_destroy(cat);
     return time;
+}
+
+static double model_vs_sim(const char *spec, strata_algo_t a, uint32_t P, uint32_t group,
+                           double tol)
+{
+    return model_vs_sim_coll(spec, STRATA_COLL_ALLREDUCE, a, P, group, tol);
+}
+
+/* Every algorithm on a symmetric cluster (dgx-h100:2, 16 GPUs, 256 MiB):
+ * the simulated time equals the collective layer's closed form (α + β)
+ * within 1 % — no contention, spread routing (docs/simulator.md). The
+ * model and the simulator are computed independently (cost.c's phase
+ * walk vs max-min flows on the routed topology). */
+static void test_every_algorithm_matches_model(void **state)
+{
+    (void)state;
+    static const struct {
+        strata_coll_t coll;
+        strata_algo_t algo;
+        uint32_t group;
+    } cases[] = {
+        {STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 8},
+        {STRATA_COLL_ALLREDUCE, STRATA_ALGO_RECDBL, 0},
+        {STRATA_COLL_ALLREDUCE, STRATA_ALGO_RABENSEIFNER, 0},
+        {STRATA_COLL_ALLREDUCE, STRATA_ALGO_BINOMIAL, 0},
+        {STRATA_COLL_ALLTOALL, STRATA_ALGO_PAIRWISE, 0},
+        {STRATA_COLL_ALLTOALL, STRATA_ALGO_BRUCK, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        model_vs_sim_coll("dgx-h100:2", cases[i].coll, cases[i].algo, 16, cases[i].group, 0.01);
 }
 
 /* The pipelined algorithms over servers on dgx-h100:2: the model's
@@ -722,6 +808,7 @@ int main(void)
         cmocka_unit_test(test_ecmp_collisions),
         cmocka_unit_test(test_phase_reuse_identical),
         cmocka_unit_test(test_concurrent_collectives),
+        cmocka_unit_test(test_alltoall_bounded_routes),
         cmocka_unit_test(test_trace),
         cmocka_unit_test(test_innet),
         cmocka_unit_test(test_nvls_requests_dgx_h100),
@@ -729,6 +816,7 @@ int main(void)
         cmocka_unit_test(test_ring_dgx_h100_preset),
         cmocka_unit_test(test_tree_servers_hand),
         cmocka_unit_test(test_node_pipelines_dgx_h100),
+        cmocka_unit_test(test_every_algorithm_matches_model),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_oom),
     };

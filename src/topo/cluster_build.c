@@ -188,6 +188,32 @@ static int32_t tiers_for(long endpoints, long k)
     return 3;
 }
 
+/* The radix cannot hold the fabric: find the smallest power-of-two
+ * radix that can (building it, up to 1024 ports) and say exactly which
+ * option to add, rather than inventing a switch the preset does not name. */
+static strata_status_t suggest_radix(const builder_t *b, const strata_topo_server_t *srv,
+                                     const strata_topo_fattree_t *ft0, int32_t tiers)
+{
+    const topoio_net_t *n = &b->c->net;
+    strata_topo_fattree_t ft = *ft0;
+    strata_error_t ignored;
+    ft.tiers = tiers;
+    for (ft.k = ft0->k * 2; ft.k <= 1024; ft.k *= 2) {
+        strata_topo_t *fab = NULL;
+        strata_status_t st = strata_topo_build_cluster(
+            srv, (int32_t)b->c->servers, &ft, strcmp(n->builder, "rail-fat-tree") == 0, b->cat,
+            &fab, &ignored);
+        strata_topo_destroy(fab);
+        if (st == STRATA_OK)
+            return strata_error_set(b->err, STRATA_ERR_RANGE,
+                                    "%ld servers x %d NICs do not fit %d tiers of %d-port "
+                                    "switches; add radix=%d",
+                                    b->c->servers, (int)srv->nics, (int)tiers, (int)ft0->k,
+                                    (int)ft.k);
+    }
+    return STRATA_ERR_RANGE; /* the builder's own message stands */
+}
+
 static strata_status_t build_fabric(const builder_t *b, long nics, const char *port,
                                     strata_topo_t **fab_p)
 {
@@ -235,6 +261,7 @@ static strata_status_t build_fabric(const builder_t *b, long nics, const char *p
                                        b->err);
         if (st == STRATA_OK) break;
     }
+    if (st == STRATA_ERR_RANGE && !sw) st = suggest_radix(b, &srv, &ft, t1);
     return st;
 }
 
@@ -421,9 +448,17 @@ static strata_status_t check_fabric(const topoio_cluster_t *c, strata_error_t *e
     long tiers = sw ? 1 : n->tiers ? n->tiers : TOPOIO_SWITCH_TIERS;
     double cap = topo_fattree_capacity((int32_t)k, (int32_t)tiers);
     if (nics <= cap) return STRATA_OK;
+    long k2 = k; /* the smallest power-of-two radix that would hold it, if any */
+    while (k2 < TOPOIO_RADIX_MAX && topo_fattree_capacity((int32_t)k2, (int32_t)tiers) < nics)
+        k2 *= 2;
+    if (!sw && k2 > k && topo_fattree_capacity((int32_t)k2, (int32_t)tiers) >= nics)
+        return strata_error_set(err, STRATA_ERR_RANGE,
+                                "%s: %.0f NICs on the network exceed what %ld-port switches join "
+                                "in %ld tier(s) (%.0f); add radix=%ld",
+                                c->name ? c->name : "cluster", nics, k, tiers, cap, k2);
     return strata_error_set(err, STRATA_ERR_RANGE,
                             "%s: %.0f NICs on the network exceed what %ld-port switches join in "
-                            "%ld tier(s) (%.0f; set radix= or fewer servers)",
+                            "%ld tier(s) (%.0f; use fewer servers)",
                             c->name ? c->name : "cluster", nics, k, tiers, cap);
 }
 

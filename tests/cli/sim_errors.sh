@@ -55,4 +55,19 @@ t1=$("$S" sim $C --size 1M --json | grep '"time_s"')
 t2=$("$S" sim $C --size 1M --json --no-reuse | grep '"time_s"')
 t3=$("$S" sim $C --size 1M --json --mode async | grep '"time_s"')
 [ "$t1" = "$t2" ] && [ "$t1" = "$t3" ] || { echo "FAIL: times differ: $t1 / $t2 / $t3"; fail=1; }
+# No --algo: the ring where it implements the op, else the algorithm
+# `strata coll` chooses for that op, size and cluster (issue 14): alltoall on
+# dgx-h100:4 is Bruck at 8 KiB and pairwise at 64 MiB in `strata coll`.
+for sz in 8K 64M; do
+  want=$("$S" coll dgx-h100:4 --op alltoall --sizes $sz:$sz | sed -n 's/^choice: \([a-z0-9]*\) from.*/\1/p')
+  got=$("$S" sim dgx-h100:4 --op alltoall --size $sz | sed -n 's/^simulated: alltoall \([a-z0-9]*\) .*/\1/p')
+  [ -n "$want" ] && [ "$want" = "$got" ] || { echo "FAIL: sim alltoall $sz default '$got', coll chooses '$want'"; fail=1; }
+done
+[ "$want" = pairwise ] || { echo "FAIL: coll's choice at 64M is '$want', want pairwise"; fail=1; }
+expect 0 "" sim dgx-h100:4 --op alltoall --size 1M --also alltoall:1M:group=8
+# A preset too large for its switches names the option that fits (64-port
+# switches hold 64^3/4 = 65,536 NIC ports in 3 tiers; 100,000 need 128).
+expect 1 "100000 NICs on the network exceed what 64-port switches join in 3 tier\(s\) \(65536\); add radix=128" sim dgx-h100:12500
+# Fat-trees have 1 to 3 tiers (docs/formats.md, docs/topology.md): tiers=4 is refused, naming the range.
+expect 1 "tiers=4: expected an integer from 1 to 3" sim dgx-h100:4,tiers=4
 exit $fail

@@ -30,7 +30,9 @@ static void usage(FILE *out)
                  "  --size SIZE        bytes as nccl-tests counts them, e.g. 1G (default 1G,\n"
                  "                     at most 1024T = 2^50 B); rounded down (by under 1 %%)\n"
                  "                     to equal blocks per rank\n"
-                 "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring)\n"
+                 "  --algo NAME        ring, tree, recdbl, rabenseifner, ... (default ring, or\n"
+                 "                     where the ring does not implement OP the algorithm\n"
+                 "                     `strata coll` chooses for it)\n"
                  "  --chunks N         pipeline chunks (default: the count the collective\n"
                  "                     layer's cost model chooses for this algorithm, size\n"
                  "                     and cluster, as `strata coll --explain` shows, at most\n"
@@ -87,6 +89,7 @@ typedef struct coll_set {
     double size;
     long group;  /* N consecutive ranks per group, 0 = all */
     long stride; /* ranks r, r+N, ... per group, 0 = none */
+    bool algo_given; /* --algo / :ALGO named; else the op's default (op_default_algo) */
 } coll_set_t;
 
 #define SIM_SETS_MAX  8
@@ -123,7 +126,10 @@ static int parse_algo(const char *arg, strata_algo_t *a)
 static int parse_choice(const char *opt, const char *arg, sim_args_t *a)
 {
     if (strcmp(opt, "--op") == 0) return parse_coll(arg, &a->sets[0].coll);
-    if (strcmp(opt, "--algo") == 0) return parse_algo(arg, &a->sets[0].algo);
+    if (strcmp(opt, "--algo") == 0) {
+        a->sets[0].algo_given = true;
+        return parse_algo(arg, &a->sets[0].algo);
+    }
     if (strcmp(opt, "--routing") == 0) {
         if (strcmp(arg, "spread") == 0)
             a->opts.routing = STRATA_SIM_SPREAD;
@@ -148,7 +154,7 @@ static int parse_also(const char *arg, sim_args_t *a)
     if (a->nsets == SIM_SETS_MAX)
         return cli_usage_error(NAME, "at most %d --also collectives", SIM_SETS_MAX - 1), -1;
     coll_set_t *c = &a->sets[a->nsets];
-    *c = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 0, 0, 0};
+    *c = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 0, 0, 0, false};
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", arg);
     char *save = NULL, *tok = strtok_r(buf, ":", &save);
@@ -165,6 +171,8 @@ static int parse_also(const char *arg, sim_args_t *a)
                 return -1;
         } else if (parse_algo(tok, &c->algo)) {
             return -1;
+        } else {
+            c->algo_given = true;
         }
     }
     a->nsets++;
@@ -326,13 +334,38 @@ static uint32_t set_chunks(const sim_args_t *a, const coll_set_t *c, const strat
     return cost.chunks > 0 ? cost.chunks : 1;
 }
 
-static strata_status_t make_scheds(const sim_args_t *a, const strata_topo_t *topo, uint32_t P,
+/* The algorithm of a set given no --algo: the ring where the ring
+ * implements the collective, else the one `strata coll` chooses for it
+ * (the cheapest the cost model prices on this cluster, strata_coll_select),
+ * else the first whose schedule builds. */
+static strata_algo_t op_default_algo(const coll_set_t *c, const strata_topo_t *topo, uint32_t size)
+{
+    strata_sched_params_t p = {.coll = c->coll, .nranks = size, .count = size, .elem_size = 4};
+    strata_error_t ignored;
+    p.algo = STRATA_ALGO_RING;
+    if (strata_sched_check(&p, &ignored) == STRATA_OK) return STRATA_ALGO_RING;
+    strata_coll_machine_t m;
+    strata_coll_cost_t best;
+    if (strata_coll_machine_from_topo(topo, NULL, &m, &ignored) == STRATA_OK &&
+        strata_coll_select(&m, c->coll, c->size, &best, &ignored) == STRATA_OK) {
+        p.algo = best.algo;
+        if (strata_sched_check(&p, &ignored) == STRATA_OK) return best.algo;
+    }
+    for (int al = 0; al < STRATA_ALGO_COUNT; al++) {
+        p.algo = (strata_algo_t)al;
+        if (strata_sched_check(&p, &ignored) == STRATA_OK) return p.algo;
+    }
+    return STRATA_ALGO_RING; /* sched_create then names what is wrong */
+}
+
+static strata_status_t make_scheds(sim_args_t *a, const strata_topo_t *topo, uint32_t P,
                                    run_state_t *st, strata_error_t *err)
 {
     for (int k = 0; k < a->nsets; k++) {
-        const coll_set_t *c = &a->sets[k];
+        coll_set_t *c = &a->sets[k];
         strata_status_t rc = set_shape(c, P, &st->size[k], &st->groups[k], err);
         if (rc != STRATA_OK) return rc;
+        if (!c->algo_given) c->algo = op_default_algo(c, topo, st->size[k]);
         strata_sched_params_t p = {0};
         p.coll = c->coll;
         p.algo = c->algo;
@@ -399,7 +432,7 @@ static strata_status_t print_sets(const sim_args_t *a, const strata_topo_t *topo
     return STRATA_OK;
 }
 
-static int simulate(const sim_args_t *a, const strata_topo_t *topo, strata_error_t *err)
+static int simulate(sim_args_t *a, const strata_topo_t *topo, strata_error_t *err)
 {
     run_state_t st = {0};
     strata_sim_result_t res = {0};
@@ -423,7 +456,7 @@ int cmd_sim(int argc, char **argv)
         return CLI_OK;
     }
     sim_args_t a = {0};
-    a.sets[0] = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 1073741824.0, 0, 0};
+    a.sets[0] = (coll_set_t){STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 1073741824.0, 0, 0, false};
     a.nsets = 1;
     a.opts = strata_sim_opts_default();
     a.opts.progress = true;

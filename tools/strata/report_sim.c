@@ -51,9 +51,19 @@ static strata_status_t simulate(const strata_topo_t *topo, strata_sim_routing_t 
     return rc;
 }
 
+/* The report cluster's spread ring, kept from the simulated section for
+ * the bottleneck section (report_sim_ring), which would otherwise simulate
+ * the same ring again. Only the report's own topology is kept (it lives
+ * for the whole report). */
+static struct {
+    const strata_topo_t *topo;
+    strata_sim_result_t res;
+} spread_kept;
+
 strata_status_t report_sim_ring(const strata_topo_t *topo, strata_sim_result_t *res,
                                 strata_error_t *err)
 {
+    if (spread_kept.topo == topo && topo) return strata_sim_result_copy(res, &spread_kept.res, err);
     return simulate(topo, STRATA_SIM_SPREAD, 1, res, err);
 }
 
@@ -159,6 +169,9 @@ static strata_status_t block(const report_ctx_t *ctx, const char *key, const str
     block_t b;
     memset(&b, 0, sizeof(b));
     strata_status_t rc = simulate(topo, STRATA_SIM_SPREAD, 1, &b.spread, err);
+    if (rc == STRATA_OK && topo == ctx->topo && !spread_kept.topo &&
+        strata_sim_result_copy(&spread_kept.res, &b.spread, NULL) == STRATA_OK)
+        spread_kept.topo = topo;
     if (rc == STRATA_OK) rc = simulate(topo, STRATA_SIM_ECMP, 1, &b.ecmp, err);
     if (rc == STRATA_OK) rc = simulate(topo, STRATA_SIM_ECMP, REPORT_SIM_QPS, &b.qps, err);
     if (rc == STRATA_OK) print_block(ctx, key, spec, strata_topo_endpoint_count(topo), &b);

@@ -1,0 +1,68 @@
+/*
+ * ranks_test.h — helpers for tests that fork real ranks (strata_launch_fn):
+ * a MAP_SHARED report page each rank writes its status and timing into
+ * (the launcher's exit code carries only the first failure), joining from
+ * the environment, and launching. Header-only; include after test.h.
+ */
+#ifndef STRATA_COMM_RANKS_TEST_H
+#define STRATA_COMM_RANKS_TEST_H
+
+#include "comm.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef struct ranks_report {
+    int status[16];
+    double elapsed[16];
+    int done[16];
+    int after[16]; /* status of a follow-up call, where a test makes one */
+    char msg[16][STRATA_ERROR_MSG_MAX];
+} ranks_report_t;
+
+static ranks_report_t *rrep;
+
+/* init_env or exit 3 (the launcher then fails the job). */
+static inline strata_comm_t *ranks_join(void)
+{
+    strata_comm_t *c = NULL;
+    strata_error_t err = {0};
+    if (strata_comm_init_env(&c, &err) != STRATA_OK) {
+        fprintf(stderr, "init: %s\n", err.msg);
+        _exit(3);
+    }
+    return c;
+}
+
+/* Record this rank's status, the time since t0 and the error message. */
+static inline void ranks_record(strata_comm_t *c, strata_status_t st, double t0)
+{
+    int r = strata_comm_rank(c);
+    rrep->status[r] = st;
+    rrep->elapsed[r] = util_now() - t0;
+    snprintf(rrep->msg[r], sizeof(rrep->msg[r]), "%s", strata_comm_errmsg(c));
+    rrep->done[r] = 1;
+    if (st != STRATA_OK) fprintf(stderr, "rank %d: %s\n", r, strata_comm_errmsg(c));
+}
+
+/* A zeroed report page shared with the ranks about to be forked. */
+static inline void ranks_fresh(void)
+{
+    if (rrep) munmap(rrep, sizeof(*rrep));
+    rrep = mmap(NULL, sizeof(*rrep), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(rrep != MAP_FAILED);
+    memset(rrep, 0, sizeof(*rrep));
+}
+
+/* Run fn on n forked ranks (grace 2 s); the launcher's exit code. */
+static inline int ranks_run(int n, int (*fn)(void *))
+{
+    int code = -1;
+    strata_error_t err = {0};
+    assert_int_equal(strata_launch_fn(n, fn, NULL, 2.0, &code, &err), STRATA_OK);
+    return code;
+}
+
+#endif
