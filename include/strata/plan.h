@@ -130,6 +130,21 @@ STRATA_API strata_status_t strata_plan_ctx_create(const strata_workload_t *w,
                                                   const strata_link_catalog_t *cat,
                                                   strata_plan_ctx_t **ctx_p, strata_error_t *err);
 STRATA_API void strata_plan_ctx_destroy(strata_plan_ctx_t *ctx);
+
+/* What-ifs on communication (strata wall). Defaults (create): 1, 1, 0. */
+typedef struct strata_plan_comm_opts {
+    double nic_scale; /* scale-out bandwidth per NIC x this */
+    double dp_ratio;  /* DP gradient bytes on the wire / gradient bytes (compression
+                         ratio x communicated precision / stored precision), (0, 1] */
+    double codec_bw;  /* B/s of gradient bytes one GPU compresses (and decompresses)
+                         per second; 0 = no codec charged */
+} strata_plan_comm_opts_t;
+
+/* Set the what-ifs; call before any evaluation (the context is shared
+ * read-only afterwards). INVALID when a figure is out of range. */
+STRATA_API strata_status_t strata_plan_ctx_set_comm(strata_plan_ctx_t *ctx,
+                                                    const strata_plan_comm_opts_t *o,
+                                                    strata_error_t *err);
 STRATA_API int strata_plan_ctx_gpus(const strata_plan_ctx_t *ctx);
 
 #define STRATA_PLAN_MAX_TRAFFIC 16
@@ -209,6 +224,119 @@ STRATA_API void strata_plan_print(const strata_plan_ctx_t *ctx, const strata_pla
  * Returns the time, or a negative value for an invalid or deadlocked
  * schedule. */
 STRATA_API double strata_plan_pipeline_time(int p, int v, int m, double tf, double tb, double tx);
+
+
+/* ==== The fabric's physical limits (fabric.c, docs/wall.md) ==== */
+
+#define STRATA_FABRIC_MAX_PARTS 16
+
+typedef struct strata_fabric_part {
+    char id[32], name[96];
+    double gbps;   /* optics: module rate; switch: port rate */
+    double watts;  /* optics: one module; switch: system (or ASIC) */
+    int ports;     /* switch radix (0 for optics) */
+    double hop_ns; /* switch port-to-port */
+} strata_fabric_part_t;
+
+typedef struct strata_fabric_catalog {
+    int noptics, nswitches;
+    strata_fabric_part_t optics[STRATA_FABRIC_MAX_PARTS], switches[STRATA_FABRIC_MAX_PARTS];
+    double copper_w, copper_ns_m, copper_m; /* per end; ns per metre; run length */
+    double fiber_ns_m, fiber_m;
+    double cpo_pj_bit; /* co-packaged optics energy per bit */
+} strata_fabric_catalog_t;
+
+/* Load path (NULL: <data dir>/fabric.json). Errors carry file:line:col. */
+STRATA_API strata_status_t strata_fabric_catalog_load(const char *path,
+                                                      strata_fabric_catalog_t *c,
+                                                      strata_error_t *err);
+
+/* One tier of links: tier 1 joins endpoints to leaves (copper, in the
+ * rack), tier 2 leaves to spines, tier 3 spines (aggregation) to cores. */
+typedef struct strata_fabric_tier {
+    long switches;     /* switches at the top of this tier's links */
+    long links, transceivers, cables;
+    bool optical;
+    double watts;      /* transceivers (or copper ends) of this tier */
+} strata_fabric_tier_t;
+
+typedef struct strata_fabric {
+    long endpoints;
+    int radix, tiers; /* tiers of switches (1-3) */
+    double port_gbps;
+    long switches;
+    strata_fabric_tier_t tier[3];
+    double switch_w, optics_w, total_w, w_per_endpoint;
+    double cpo_w_per_endpoint; /* optics priced at the co-packaged pJ/bit */
+    int diameter;     /* switches on the longest shortest path */
+    double latency_ns; /* hops + propagation across the diameter */
+    char switch_id[32], optic_id[32];
+} strata_fabric_t;
+
+/* Size a non-blocking folded-Clos (k-ary fat-tree) of switch `sw` (an id
+ * of c->switches) for n endpoints: 1 tier up to k, 2 up to k^2/2, 3 up to
+ * k^3/4; ERR_RANGE beyond. */
+STRATA_API strata_status_t strata_fabric_size(const strata_fabric_catalog_t *c, const char *sw,
+                                              long n, strata_fabric_t *f, strata_error_t *err);
+/* The id of the first switch whose port rate is at least gbps, or NULL. */
+STRATA_API const char *strata_fabric_switch_for(const strata_fabric_catalog_t *c, double gbps);
+
+/* ==== The communication wall (wall.c, docs/wall.md) ==== */
+
+typedef enum {
+    STRATA_WALL_BEST = 0, /* the planner's search at every size */
+    STRATA_WALL_DP = 1,   /* pure data parallelism (ZeRO as fits) */
+    STRATA_WALL_DPTP = 2, /* TP = the server's GPUs, DP across */
+    STRATA_WALL_3D = 3,   /* TP = the server, PP 8 (or the most that divides), DP across */
+} strata_wall_strategy_t;
+
+#define STRATA_WALL_MAX_POINTS 24
+
+typedef struct strata_wall_point {
+    int gpus, gbs;
+    bool ok;                 /* a plan exists and fits; else why says */
+    char why[160];
+    strata_plan_result_t r;
+    double comm_total[6];    /* s per step per dimension (TP, PP, DP, EP, CP), all traffic */
+    double exposed_comm;     /* s: sum of r.exposed */
+    double exposed_share;    /* exposed_comm / step */
+    double efficiency;       /* tokens/s per GPU over the first point's */
+    char tier[48];           /* tier of the traffic with the most exposed time */
+    char tier_dim[8];
+    int fabric_tiers;        /* switch tiers of the scale-out fat-tree, 0 = none/unknown */
+    double fabric_w_per_gpu, fabric_cpo_w_per_gpu, fabric_latency_ns;
+} strata_wall_point_t;
+
+typedef struct strata_wall_opts {
+    const char *family;      /* cluster preset name ("dgx-h100") */
+    const char *accel;       /* NULL: the one the cluster's memory names */
+    int gpus_min, gpus_max;  /* doubling from min while <= max; 0: the server's
+                                GPUs, the most of them up to 100,000 */
+    bool strong;             /* fixed global batch gbs; else batch_per_gpu x GPUs */
+    int gbs, batch_per_gpu;
+    strata_wall_strategy_t strategy;
+    strata_plan_config_t base; /* switches: overlap, flash, fp8 */
+    strata_plan_comm_opts_t comm;
+    double share;            /* the wall: exposed communication > share of the step */
+} strata_wall_opts_t;
+
+typedef struct strata_wall {
+    int npoints, wall_index; /* wall_index -1: no wall in the range */
+    int per_server;
+    strata_wall_point_t points[STRATA_WALL_MAX_POINTS];
+} strata_wall_t;
+
+/* Sweep o->family from gpus_min to gpus_max (doubling) under one strategy,
+ * every point priced by strata_plan_eval / strata_plan_search. INVALID for
+ * a range that does not fit the family (a count not a multiple of the
+ * server) or bad options. w: the workload; cat: the link catalog; fab:
+ * the fabric catalog (NULL: no fabric columns). */
+STRATA_API strata_status_t strata_wall_run(const strata_workload_t *w,
+                                           const strata_link_catalog_t *cat,
+                                           const strata_fabric_catalog_t *fab,
+                                           const strata_wall_opts_t *o, strata_wall_t *out,
+                                           strata_error_t *err);
+STRATA_API const char *strata_wall_strategy_name(strata_wall_strategy_t s);
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,7 @@ strata_status_t strata_plan_ctx_create(const strata_workload_t *w, const strata_
         util_free(ctx);
         return st;
     }
+    ctx->comm = (strata_plan_comm_opts_t){.nic_scale = 1, .dp_ratio = 1};
     *ctx_p = ctx;
     return STRATA_OK;
 }
@@ -31,4 +32,16 @@ void strata_plan_ctx_destroy(strata_plan_ctx_t *ctx)
 int strata_plan_ctx_gpus(const strata_plan_ctx_t *ctx)
 {
     return ctx->gpus;
+}
+
+strata_status_t strata_plan_ctx_set_comm(strata_plan_ctx_t *ctx, const strata_plan_comm_opts_t *o,
+                                         strata_error_t *err)
+{
+    if (!(o->nic_scale > 0) || !(o->dp_ratio > 0 && o->dp_ratio <= 4) || !(o->codec_bw >= 0))
+        return strata_error_set(err, STRATA_ERR_INVALID, "plan: what-if out of range (NIC x%g, "
+                                "DP wire ratio %g, codec %g B/s)", o->nic_scale, o->dp_ratio,
+                                o->codec_bw);
+    ctx->m.bw_nic *= o->nic_scale / ctx->comm.nic_scale;
+    ctx->comm = *o;
+    return STRATA_OK;
 }

@@ -16,6 +16,7 @@ struct strata_plan_ctx {
     const strata_topo_t *topo;
     strata_coll_machine_t m; /* the whole cluster, read once */
     int gpus;
+    strata_plan_comm_opts_t comm; /* what-ifs on communication (wall.c) */
 };
 
 /* workload.c: a workload from JSON text (name labels errors). */

@@ -319,18 +319,24 @@ static double pipe_time(const strata_plan_config_t *c, const stages_t *s, int m,
  * ready one after another across the window (the last micro-batch's
  * backward on stage 0) and reduce one at a time; what runs past the
  * window is exposed. */
-static double dp_sync(const plan_group_t *g, strata_coll_t coll, double params, double bytes_per,
-                      double window, bool overlap, double *total_p, strata_algo_t *algo_p)
+static double dp_sync(const strata_plan_ctx_t *ctx, const plan_group_t *g, strata_coll_t coll,
+                      double params, double window, bool overlap, double *total_p,
+                      strata_algo_t *algo_p)
 {
+    /* What-ifs (strata_plan_ctx_set_comm): dp_ratio of the gradient bytes
+     * travel; a codec encodes before and decodes after, 2 passes over the
+     * gradient bytes at codec_bw, in series with the collective. */
+    double bytes_per = ctx->w.grad_bytes * ctx->comm.dp_ratio;
+    double codec = ctx->comm.codec_bw > 0 ? 2.0 * ctx->w.grad_bytes / ctx->comm.codec_bw : 0;
     if (g->n <= 1 || params <= 0) return *total_p = 0, 0;
     if (!overlap) {
-        *total_p = plan_coll_time(g, coll, params * bytes_per, algo_p);
+        *total_p = plan_coll_time(g, coll, params * bytes_per, algo_p) + params * codec;
         return *total_p;
     }
     double bucket = fmax(40e6, 1e6 * g->n), nb = ceil(params / bucket);
     double last = params - (nb - 1) * bucket;
-    double one = plan_coll_time(g, coll, bucket * bytes_per, algo_p);
-    double tail = plan_coll_time(g, coll, last * bytes_per, NULL);
+    double one = plan_coll_time(g, coll, bucket * bytes_per, algo_p) + bucket * codec;
+    double tail = plan_coll_time(g, coll, last * bytes_per, NULL) + last * codec;
     double finish = 0;
     for (double i = 1; i <= nb; i++) {
         double arrive = window * i / nb;
@@ -371,10 +377,10 @@ static void data_parallel(const strata_plan_ctx_t *ctx, const strata_plan_config
     memset(d, 0, sizeof(*d));
     d->gparams = all - experts, d->eparams = experts;
     d->gcoll = c->zero >= 1 ? STRATA_COLL_REDUCE_SCATTER : STRATA_COLL_ALLREDUCE;
-    d->exposed_grads = dp_sync(&g->dp, d->gcoll, d->gparams, w->grad_bytes, window,
-                               c->overlap_dp, &d->grads_total, &d->ga);
-    d->exposed_egrads = dp_sync(&g->edp, d->gcoll, d->eparams, w->grad_bytes, window,
-                                c->overlap_dp, &d->egrads_total, &d->ea);
+    d->exposed_grads = dp_sync(ctx, &g->dp, d->gcoll, d->gparams, window, c->overlap_dp,
+                               &d->grads_total, &d->ga);
+    d->exposed_egrads = dp_sync(ctx, &g->edp, d->gcoll, d->eparams, window, c->overlap_dp,
+                                &d->egrads_total, &d->ea);
     d->exposed = d->exposed_grads + d->exposed_egrads;
     if (c->zero == 1 || c->zero == 2) {
         /* updated weights gathered after the step (ZeRO-3 gathers per
@@ -461,7 +467,7 @@ static void fill_traffic(const strata_plan_config_t *c, const groups_t *g, const
     double pp_bytes = act / (c->sp ? c->tp : 1);
     double pp_calls = 2.0 * m * c->vpp;
     traffic(r, "PP", "send/recv", &g->pp, pp_bytes, pp_calls, tx, pp_exp, STRATA_ALGO_PAIRWISE);
-    double gb = ctx->w.grad_bytes;
+    double gb = ctx->w.grad_bytes * ctx->comm.dp_ratio;
     traffic(r, "DP", strata_coll_name(d->gcoll), &g->dp, d->gparams * gb, 1, d->grads_total,
             d->exposed_grads, d->ga);
     if (d->eparams > 0)

@@ -55,6 +55,8 @@ extern const cli_command_t cli_commands[];
 CLI_DECLARE(run);
 CLI_DECLARE(bench);
 CLI_DECLARE(probe);
+CLI_DECLARE(wall);
+CLI_DECLARE(fabric);
 
 CLI_DECLARE(report);
 CLI_DECLARE(links);

@@ -22,6 +22,8 @@ const cli_command_t cli_commands[] = {
     {"plan", "a training step under a parallel plan: time, traffic per tier, memory; search", cmd_plan},
     {"run", "start N local ranks of a program (rendezvous, token, signals)", cmd_run},
     {"bench", "run and time a collective on N local ranks (nccl-tests table + model)", cmd_bench},
+    {"wall", "the communication wall: step time, exposed comm, fabric vs GPUs; what-ifs", cmd_wall},
+    {"fabric", "a fat-tree for the cluster: tiers, switches, optics, watts per GPU, latency", cmd_fabric},
     {"probe", "measure this host (memory, coherence, shm, tcp, system) and calibrate", cmd_probe},
     {NULL, NULL, NULL},
 };
