@@ -12,7 +12,8 @@
 static int small_cluster(const topoio_cluster_t *c)
 {
     long total = 0;
-    for (size_t i = 0; i < c->groups.n; i++) total += c->groups.v[i].count;
+    for (size_t i = 0; i < c->groups.n; i++)
+        total += c->groups.v[i].count;
     return c->servers <= 64 && total <= 4096 && c->servers * total <= 20000;
 }
 
@@ -34,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         strata_status_t st = topoio_export_json(c, f, &err);
         fclose(f);
         topoio_cluster_t *again = NULL;
-        if (st == STRATA_OK && topoio_load_json_text(out, "export.json", cat, &again, &err) != STRATA_OK)
+        if (st == STRATA_OK &&
+            topoio_load_json_text(out, "export.json", cat, &again, &err) != STRATA_OK)
             fuzz_fail("the export of a loaded cluster file does not load: %s\n%s", err.msg, out);
         topoio_cluster_destroy(again);
         free(out);

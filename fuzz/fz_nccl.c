@@ -13,7 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     strata_error_t err;
     if (topoio_nccl_xml_load_text(text, "f.xml", cat, &c, &err) == STRATA_OK) {
         long total = 0;
-        for (size_t i = 0; i < c->groups.n; i++) total += c->groups.v[i].count;
+        for (size_t i = 0; i < c->groups.n; i++)
+            total += c->groups.v[i].count;
         if (total <= 4096) {
             strata_topo_t *t = NULL;
             if (topoio_instantiate(c, cat, &t, &err) == STRATA_OK) strata_topo_destroy(t);

@@ -34,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int lib_ok = util_parse_size(s, &lib) == 0, cli_ok = cli_size_value(s, &cli) == 0;
     if (lib_ok) check_size("util_parse_size", s, lib);
     if (cli_ok) check_size("cli_size_value", s, cli);
-    if (lib_ok && cli_ok && lib != cli) fuzz_fail("\"%s\": library %.17g, command %.17g", s, lib, cli);
+    if (lib_ok && cli_ok && lib != cli)
+        fuzz_fail("\"%s\": library %.17g, command %.17g", s, lib, cli);
     free(s);
     return 0;
 }

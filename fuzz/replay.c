@@ -80,7 +80,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         struct stat st;
         long ran = stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode) ? replay_dir(argv[i])
-                                                                   : replay_file(argv[i]) + 1;
+                                                                  : replay_file(argv[i]) + 1;
         if (ran <= 0) {
             fprintf(stderr, "replay: nothing replayed from %s\n", argv[i]);
             return 1;

@@ -32,11 +32,11 @@ int main(int argc, char **argv)
     strata_plan_ctx_t *ctx = NULL;
     double t0 = now();
     if (strata_link_catalog_load(NULL, &cat, &err) ||
-        strata_topo_load_spec(cluster, cat, &topo, &err) ||
-        strata_workload_load(model, &w, &err) ||
-        strata_accel_for_memory(NULL, strata_topo_device(topo, strata_topo_endpoint(topo, 0)).memory
-                                          ? strata_topo_device(topo, strata_topo_endpoint(topo, 0)).memory
-                                          : "hbm-a100-80",
+        strata_topo_load_spec(cluster, cat, &topo, &err) || strata_workload_load(model, &w, &err) ||
+        strata_accel_for_memory(NULL,
+                                strata_topo_device(topo, strata_topo_endpoint(topo, 0)).memory
+                                    ? strata_topo_device(topo, strata_topo_endpoint(topo, 0)).memory
+                                    : "hbm-a100-80",
                                 &a, &err) ||
         strata_plan_ctx_create(&w, &a, topo, cat, &ctx, &err)) {
         fprintf(stderr, "bench_plan: %s\n", err.msg);
@@ -61,14 +61,15 @@ int main(int argc, char **argv)
         lo = times[i] < lo ? times[i] : lo, hi = times[i] > hi ? times[i] : hi;
     printf("%s on %s (%d GPUs), batch %d: setup (cluster + machine) %.3f s\n", model, cluster,
            strata_plan_ctx_gpus(ctx), batch, setup);
-    printf("search: median %.3f s over %d runs (%.3f-%.3f s), %ld plans considered (target < 2 s)\n",
-           median(times, rounds), rounds, lo, hi, evaluated);
+    printf(
+        "search: median %.3f s over %d runs (%.3f-%.3f s), %ld plans considered (target < 2 s)\n",
+        median(times, rounds), rounds, lo, hi, evaluated);
     if (n) {
         const strata_plan_config_t *c = &best[0].cfg;
         printf("best: TP %d PP %d v %d DP %d CP %d mbs %d ZeRO-%d recompute %d: step %.3f s, "
                "%.1f TFLOP/s per GPU (MFU %.1f %%)\n",
-               c->tp, c->pp, c->vpp, c->dp, c->cp, c->mbs, c->zero, (int)c->recompute,
-               best[0].step, best[0].tflops_model, 100 * best[0].mfu);
+               c->tp, c->pp, c->vpp, c->dp, c->cp, c->mbs, c->zero, (int)c->recompute, best[0].step,
+               best[0].tflops_model, 100 * best[0].mfu);
     }
     strata_plan_ctx_destroy(ctx);
     strata_topo_destroy(topo);

@@ -30,8 +30,8 @@ int main(int argc, char **argv)
     strata_link_catalog_t *cat = NULL;
     strata_fabric_catalog_t fab;
     strata_workload_t w;
-    if (strata_link_catalog_load(NULL, &cat, &err) || strata_fabric_catalog_load(NULL, &fab, &err) ||
-        strata_workload_load(model, &w, &err)) {
+    if (strata_link_catalog_load(NULL, &cat, &err) ||
+        strata_fabric_catalog_load(NULL, &fab, &err) || strata_workload_load(model, &w, &err)) {
         fprintf(stderr, "bench_wall: %s\n", err.msg);
         return 1;
     }
@@ -41,8 +41,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < rounds; i++) {
         double t0 = now();
         for (int s = 0; s < 4; s++) {
-            strata_wall_opts_t o = {.family = family, .gpus_min = lo, .gpus_max = hi,
-                                    .batch_per_gpu = 1, .strategy = (strata_wall_strategy_t)s,
+            strata_wall_opts_t o = {.family = family,
+                                    .gpus_min = lo,
+                                    .gpus_max = hi,
+                                    .batch_per_gpu = 1,
+                                    .strategy = (strata_wall_strategy_t)s,
                                     .share = 0.5};
             strata_plan_config_default(&o.base);
             o.comm = (strata_plan_comm_opts_t){.nic_scale = 1, .dp_ratio = 1};

@@ -41,8 +41,8 @@ typedef struct strata_workload {
     char description[256];
     char source[512];
     int layers, hidden, heads, kv_heads, ffn, vocab, seq;
-    bool gated; /* SwiGLU/GeGLU: three FFN matrices instead of two */
-    bool tied;  /* input and output embeddings share one matrix */
+    bool gated;   /* SwiGLU/GeGLU: three FFN matrices instead of two */
+    bool tied;    /* input and output embeddings share one matrix */
     bool dropout; /* trained with dropout (masks stored, dropout kernels run) */
     int weight_bytes, grad_bytes, optim_bytes; /* per element: 2, 4, 4 */
     /* Mixture of experts (experts == 0: dense). Layer i is MoE when
@@ -74,8 +74,8 @@ typedef struct strata_accel {
 } strata_accel_t;
 
 /* Load accelerator `id` from path (NULL: <data dir>/accelerators.json). */
-STRATA_API strata_status_t strata_accel_load(const char *path, const char *id,
-                                             strata_accel_t *a_p, strata_error_t *err);
+STRATA_API strata_status_t strata_accel_load(const char *path, const char *id, strata_accel_t *a_p,
+                                             strata_error_t *err);
 /* The accelerator whose memory is `memory` (a links.json HBM id). */
 STRATA_API strata_status_t strata_accel_for_memory(const char *path, const char *memory,
                                                    strata_accel_t *a_p, strata_error_t *err);
@@ -106,8 +106,12 @@ typedef struct strata_plan_config {
     uint8_t order[4];
 } strata_plan_config_t;
 
-enum { STRATA_PLAN_DIM_TP = 0, STRATA_PLAN_DIM_CP = 1, STRATA_PLAN_DIM_DP = 2,
-       STRATA_PLAN_DIM_PP = 3 };
+enum {
+    STRATA_PLAN_DIM_TP = 0,
+    STRATA_PLAN_DIM_CP = 1,
+    STRATA_PLAN_DIM_DP = 2,
+    STRATA_PLAN_DIM_PP = 3
+};
 
 /* Parse an order like "tp-cp-ep-dp-pp" or "tp-pp-dp" (dimensions left
  * out keep their default place after the named ones; "ep" may stand just
@@ -151,30 +155,30 @@ STRATA_API int strata_plan_ctx_gpus(const strata_plan_ctx_t *ctx);
 
 /* One kind of communication in a step. */
 typedef struct strata_plan_traffic {
-    char dim[8];       /* "TP", "SP", "PP", "DP", "EP", "CP" */
-    char op[16];       /* collective name, "send/recv" */
-    char tier[48];     /* "scale-up nvlink3", "scale-out ib-hdr x1" */
-    char algo[16];     /* chosen algorithm */
-    int group;         /* ranks in the group */
-    int stride;        /* rank distance between its members (rank order tp-cp-ep-dp-pp) */
-    double bytes;      /* per call (nccl-tests size) */
-    double calls;      /* per step, per GPU */
-    double time;       /* s per step (calls x one call) */
-    double exposed;    /* s per step on the critical path */
-    double sim_time;   /* s per step by the simulator, 0 = not simulated */
+    char dim[8];     /* "TP", "SP", "PP", "DP", "EP", "CP" */
+    char op[16];     /* collective name, "send/recv" */
+    char tier[48];   /* "scale-up nvlink3", "scale-out ib-hdr x1" */
+    char algo[16];   /* chosen algorithm */
+    int group;       /* ranks in the group */
+    int stride;      /* rank distance between its members (rank order tp-cp-ep-dp-pp) */
+    double bytes;    /* per call (nccl-tests size) */
+    double calls;    /* per step, per GPU */
+    double time;     /* s per step (calls x one call) */
+    double exposed;  /* s per step on the critical path */
+    double sim_time; /* s per step by the simulator, 0 = not simulated */
 } strata_plan_traffic_t;
 
 typedef struct strata_plan_result {
     strata_plan_config_t cfg;
-    int gpus, micro;         /* micro-batches per step per DP replica */
-    double step;             /* s */
-    double compute;          /* s: forward + backward (+ recompute) on the busiest stage */
+    int gpus, micro;                  /* micro-batches per step per DP replica */
+    double step;                      /* s */
+    double compute;                   /* s: forward + backward (+ recompute) on the busiest stage */
     double compute_gemm, compute_mem; /* of compute: GEMM time, memory-bound time */
-    double bubble;           /* s: pipeline idle on the busiest stage */
-    double optimizer;        /* s */
-    double exposed[6];       /* s per dimension TP, PP, DP, EP, CP, (unused) */
-    double model_flops;      /* per step, Megatron convention (causal, no recompute) */
-    double hw_flops;         /* per step, as executed (recompute, masked attention) */
+    double bubble;                    /* s: pipeline idle on the busiest stage */
+    double optimizer;                 /* s */
+    double exposed[6];                /* s per dimension TP, PP, DP, EP, CP, (unused) */
+    double model_flops;               /* per step, Megatron convention (causal, no recompute) */
+    double hw_flops;                  /* per step, as executed (recompute, masked attention) */
     double tflops_model, tflops_hw, mfu, tokens_per_s;
     /* Memory per GPU (most loaded stage), bytes */
     double mem_weights, mem_grads, mem_optim, mem_act, mem_buffers, mem_total, mem_capacity;
@@ -225,7 +229,6 @@ STRATA_API void strata_plan_print(const strata_plan_ctx_t *ctx, const strata_pla
  * schedule. */
 STRATA_API double strata_plan_pipeline_time(int p, int v, int m, double tf, double tb, double tx);
 
-
 /* ==== The fabric's physical limits (fabric.c, docs/wall.md) ==== */
 
 #define STRATA_FABRIC_MAX_PARTS 16
@@ -247,17 +250,16 @@ typedef struct strata_fabric_catalog {
 } strata_fabric_catalog_t;
 
 /* Load path (NULL: <data dir>/fabric.json). Errors carry file:line:col. */
-STRATA_API strata_status_t strata_fabric_catalog_load(const char *path,
-                                                      strata_fabric_catalog_t *c,
+STRATA_API strata_status_t strata_fabric_catalog_load(const char *path, strata_fabric_catalog_t *c,
                                                       strata_error_t *err);
 
 /* One tier of links: tier 1 joins endpoints to leaves (copper, in the
  * rack), tier 2 leaves to spines, tier 3 spines (aggregation) to cores. */
 typedef struct strata_fabric_tier {
-    long switches;     /* switches at the top of this tier's links */
+    long switches; /* switches at the top of this tier's links */
     long links, transceivers, cables;
     bool optical;
-    double watts;      /* transceivers (or copper ends) of this tier */
+    double watts; /* transceivers (or copper ends) of this tier */
 } strata_fabric_tier_t;
 
 typedef struct strata_fabric {
@@ -268,8 +270,8 @@ typedef struct strata_fabric {
     strata_fabric_tier_t tier[3];
     double switch_w, optics_w, total_w, w_per_endpoint;
     double cpo_w_per_endpoint; /* optics priced at the co-packaged pJ/bit */
-    int diameter;     /* switches on the longest shortest path */
-    double latency_ns; /* hops + propagation across the diameter */
+    int diameter;              /* switches on the longest shortest path */
+    double latency_ns;         /* hops + propagation across the diameter */
     char switch_id[32], optic_id[32];
 } strata_fabric_t;
 
@@ -294,30 +296,30 @@ typedef enum {
 
 typedef struct strata_wall_point {
     int gpus, gbs;
-    bool ok;                 /* a plan exists and fits; else why says */
+    bool ok; /* a plan exists and fits; else why says */
     char why[160];
     strata_plan_result_t r;
-    double comm_total[6];    /* s per step per dimension (TP, PP, DP, EP, CP), all traffic */
-    double exposed_comm;     /* s: sum of r.exposed */
-    double exposed_share;    /* exposed_comm / step */
-    double efficiency;       /* tokens/s per GPU over the first point's */
-    char tier[48];           /* tier of the traffic with the most exposed time */
+    double comm_total[6]; /* s per step per dimension (TP, PP, DP, EP, CP), all traffic */
+    double exposed_comm;  /* s: sum of r.exposed */
+    double exposed_share; /* exposed_comm / step */
+    double efficiency;    /* tokens/s per GPU over the first point's */
+    char tier[48];        /* tier of the traffic with the most exposed time */
     char tier_dim[8];
-    int fabric_tiers;        /* switch tiers of the scale-out fat-tree, 0 = none/unknown */
+    int fabric_tiers; /* switch tiers of the scale-out fat-tree, 0 = none/unknown */
     double fabric_w_per_gpu, fabric_cpo_w_per_gpu, fabric_latency_ns;
 } strata_wall_point_t;
 
 typedef struct strata_wall_opts {
-    const char *family;      /* cluster preset name ("dgx-h100") */
-    const char *accel;       /* NULL: the one the cluster's memory names */
-    int gpus_min, gpus_max;  /* doubling from min while <= max; 0: the server's
-                                GPUs, the most of them up to 100,000 */
-    bool strong;             /* fixed global batch gbs; else batch_per_gpu x GPUs */
+    const char *family;     /* cluster preset name ("dgx-h100") */
+    const char *accel;      /* NULL: the one the cluster's memory names */
+    int gpus_min, gpus_max; /* doubling from min while <= max; 0: the server's
+                               GPUs, the most of them up to 100,000 */
+    bool strong;            /* fixed global batch gbs; else batch_per_gpu x GPUs */
     int gbs, batch_per_gpu;
     strata_wall_strategy_t strategy;
     strata_plan_config_t base; /* switches: overlap, flash, fp8 */
     strata_plan_comm_opts_t comm;
-    double share;            /* the wall: exposed communication > share of the step */
+    double share; /* the wall: exposed communication > share of the step */
 } strata_wall_opts_t;
 
 typedef struct strata_wall {

@@ -110,11 +110,11 @@ typedef struct strata_probe_opts {
 
 /* Everything one probe measured. Latencies in seconds, bandwidths in B/s. */
 typedef struct strata_probe_result {
-    char date[32];      /* UTC, ISO 8601 */
-    char host[64];      /* hostname */
-    char cpu_model[96]; /* hwloc's CPUModel, "" when unknown */
-    int cores;          /* cores this process may use */
-    int cpus[STRATA_PROBE_CORES_MAX]; /* their OS ids (the first `cores`, at most 64) */
+    char date[32];                       /* UTC, ISO 8601 */
+    char host[64];                       /* hostname */
+    char cpu_model[96];                  /* hwloc's CPUModel, "" when unknown */
+    int cores;                           /* cores this process may use */
+    int cpus[STRATA_PROBE_CORES_MAX];    /* their OS ids (the first `cores`, at most 64) */
     int package[STRATA_PROBE_CORES_MAX]; /* socket (hwloc package) of each, 0 when unknown */
     int packages;                        /* sockets among them (>= 1) */
     bool quick;
@@ -203,18 +203,18 @@ STRATA_API strata_status_t strata_probe_write_json(const strata_probe_result_t *
 typedef struct strata_probe_calib {
     char date[32];
     int cores;
-    double line_latency;   /* s, one-way cache-line transfer (c2c median) */
-    double shm_alpha;      /* s, strata send/recv 8 B one way */
-    double shm_bw;         /* B/s, strata send/recv streaming */
-    double per_rank;       /* s per extra rank per synchronisation beyond the cores */
-    double proc_switch;    /* s */
-    double mem_copy_all;   /* B/s, all cores of node 0 copying together */
+    double line_latency; /* s, one-way cache-line transfer (c2c median) */
+    double shm_alpha;    /* s, strata send/recv 8 B one way */
+    double shm_bw;       /* B/s, strata send/recv streaming */
+    double per_rank;     /* s per extra rank per synchronisation beyond the cores */
+    double proc_switch;  /* s */
+    double mem_copy_all; /* B/s, all cores of node 0 copying together */
     int curve_n;
     double curve_bytes[STRATA_PROBE_CURVE_MAX];
     double copy_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
     double reduce_bw[STRATA_PROBE_CURVE_MAX]; /* one core, by buffer size */
     double read_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
-    int remote_n; /* hand-over between cores, by size */
+    int remote_n;                             /* hand-over between cores, by size */
     double remote_bytes[STRATA_PROBE_CURVE_MAX];
     double remote_bw[STRATA_PROBE_CURVE_MAX];
     double tcp_alpha, tcp_bw;
@@ -233,8 +233,7 @@ STRATA_API strata_status_t strata_probe_save(const strata_probe_result_t *res, c
 /* Read the calibration of a cluster file written by strata_probe_save.
  * A file without "measured" is STRATA_ERR_NOT_FOUND; bad values give
  * file:line:col. */
-STRATA_API strata_status_t strata_probe_calib_load(const char *path,
-                                                   strata_probe_calib_t *calib_p,
+STRATA_API strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *calib_p,
                                                    strata_error_t *err);
 
 /* Copy and reduce bandwidth of one core for a working set of `bytes`,
@@ -262,8 +261,8 @@ STRATA_API double strata_probe_predict(const strata_probe_calib_t *c, strata_col
 /* One paragraph naming what bounds this host's collectives, from the
  * measurements (memory copy bound, coherence latency, the scheduler when
  * ranks outnumber cores). Writes into buf; returns buf. */
-STRATA_API const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int ranks,
-                                               char *buf, size_t len);
+STRATA_API const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int ranks, char *buf,
+                                               size_t len);
 
 #ifdef __cplusplus
 }

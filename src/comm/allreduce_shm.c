@@ -518,8 +518,7 @@ strata_status_t comm_small_exchange(comm_call_t *k, const void *mine, size_t byt
     int par = (int)(s & 1);
     comm_small_t *me = &c->lines[c->rank].small[par];
     if (bytes) memcpy(me->data, mine, bytes);
-    atomic_store_explicit(&me->seq, (uint64_t)k->sigword << 32 | (uint32_t)s,
-                          memory_order_release);
+    atomic_store_explicit(&me->seq, (uint64_t)k->sigword << 32 | (uint32_t)s, memory_order_release);
     strata_status_t st = wait_small(k, par, s);
     if (st == STRATA_OK) *lines_p = c->lines[0].small[par].data;
     return st;

@@ -124,8 +124,8 @@ static bool job_spans_hosts(long size)
     return env_int(nodes_v, &nodes) == 0 && nodes > 1;
 }
 
-#define TOKEN_HINT                                                                               \
-    "set STRATA_TOKEN to the same secret in every rank, e.g. STRATA_TOKEN=$(od -An -N16 -tx1 "   \
+#define TOKEN_HINT                                                                                 \
+    "set STRATA_TOKEN to the same secret in every rank, e.g. STRATA_TOKEN=$(od -An -N16 -tx1 "     \
     "/dev/urandom | tr -d ' \\n')"
 
 /* Token and rendezvous address from the environment. With STRATA_TOKEN: TCP
@@ -227,8 +227,9 @@ static uint32_t count_field(uint64_t n)
 
 uint32_t comm_sig_word(const comm_sig_t *s)
 {
-    return (uint32_t)(s->coll & 7u) | (uint32_t)(s->dtype & 15u) << 3 | (uint32_t)(s->op & 7u) << 7 |
-           (uint32_t)(s->root & 63u) << 10 | count_field(s->count) << 16;
+    return (uint32_t)(s->coll & 7u) | (uint32_t)(s->dtype & 15u) << 3 |
+           (uint32_t)(s->op & 7u) << 7 | (uint32_t)(s->root & 63u) << 10 |
+           count_field(s->count) << 16;
 }
 
 comm_sig_t comm_sig_from_word(uint32_t w, uint64_t count)
@@ -243,9 +244,8 @@ comm_sig_t comm_sig_from_word(uint32_t w, uint64_t count)
 
 void comm_sig_describe(const comm_sig_t *s, char *buf, size_t len)
 {
-    static const char *const names[] = {"barrier",        "allreduce", "reduce",
-                                        "broadcast",      "reduce_scatter",
-                                        "allgather",      "alltoall",  "send/recv"};
+    static const char *const names[] = {"barrier",        "allreduce", "reduce",   "broadcast",
+                                        "reduce_scatter", "allgather", "alltoall", "send/recv"};
     const char *name = names[s->coll & 7u];
     const char *dt = s->dtype < STRATA_DTYPE_COUNT ? strata_dtype_name(s->dtype) : "?";
     const char *op = s->op < STRATA_OP_COUNT ? strata_op_name(s->op) : "?";

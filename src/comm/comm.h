@@ -104,10 +104,10 @@ typedef struct comm_seg_header {
     char pad1[COMM_LINE - sizeof(uint64_t)];
 } comm_seg_header_t;
 
-#define COMM_SEG_MAGIC    0x5354524154415347ULL /* "STRATASG" */
-#define COMM_FAIL_DIED    1u
-#define COMM_FAIL_ABORTED 2u
-#define COMM_FAIL_TIMEOUT 3u
+#define COMM_SEG_MAGIC     0x5354524154415347ULL /* "STRATASG" */
+#define COMM_FAIL_DIED     1u
+#define COMM_FAIL_ABORTED  2u
+#define COMM_FAIL_TIMEOUT  3u
 #define COMM_FAIL_MISMATCH 4u
 
 /* ==== Call signatures ==== */
@@ -129,10 +129,10 @@ typedef enum {
 } comm_sig_coll_t;
 
 typedef struct comm_sig {
-    uint8_t coll;   /* comm_sig_coll_t */
-    uint8_t dtype;  /* strata_dtype_t */
-    uint8_t op;     /* strata_op_t (SUM where the collective has none) */
-    uint8_t root;   /* 0 where the collective has none */
+    uint8_t coll;  /* comm_sig_coll_t */
+    uint8_t dtype; /* strata_dtype_t */
+    uint8_t op;    /* strata_op_t (SUM where the collective has none) */
+    uint8_t root;  /* 0 where the collective has none */
     uint32_t pad;
     uint64_t count; /* as passed (send/recv: bytes) */
 } comm_sig_t;

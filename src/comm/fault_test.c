@@ -105,7 +105,7 @@ static void test_silent_rank_times_out(void **state)
 #else
 #define KILL_DEADLINE 10.0
 #endif
-#define BIG           (8u << 20) /* floats: 32 MiB, several ms per call */
+#define BIG (8u << 20) /* floats: 32 MiB, several ms per call */
 
 static int killed_rank(void *arg)
 {

@@ -75,8 +75,8 @@ static void expect(int n, gone_t gone, bool in_yield, strata_status_t want, doub
                      strata_status_str((strata_status_t)rrep->status[r]), rrep->msg[r],
                      strata_status_str(want));
         if (!(rrep->elapsed[r] <= 2 * DEADLINE && rrep->elapsed[r] >= lo))
-            fail_msg("rank %d returned after %.3f s, expected (%.2f, %.2f]", r, rrep->elapsed[r], lo,
-                     2 * DEADLINE);
+            fail_msg("rank %d returned after %.3f s, expected (%.2f, %.2f]", r, rrep->elapsed[r],
+                     lo, 2 * DEADLINE);
     }
 }
 
@@ -208,10 +208,14 @@ static void test_engine_stopped_in_yield(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_recv_silent_peer),       cmocka_unit_test(test_send_full_channel),
-        cmocka_unit_test(test_recv_abort),             cmocka_unit_test(test_executor_peer_killed),
-        cmocka_unit_test(test_executor_peer_stopped),  cmocka_unit_test(test_small_killed_in_yield),
-        cmocka_unit_test(test_small_stopped_in_yield), cmocka_unit_test(test_engine_stopped_in_yield),
+        cmocka_unit_test(test_recv_silent_peer),
+        cmocka_unit_test(test_send_full_channel),
+        cmocka_unit_test(test_recv_abort),
+        cmocka_unit_test(test_executor_peer_killed),
+        cmocka_unit_test(test_executor_peer_stopped),
+        cmocka_unit_test(test_small_killed_in_yield),
+        cmocka_unit_test(test_small_stopped_in_yield),
+        cmocka_unit_test(test_engine_stopped_in_yield),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,8 +79,11 @@ static void expect_mismatch(int P, kind_t kind, size_t count, strata_comm_algo_t
         if (st == STRATA_ERR_MISMATCH && strstr(rrep->msg[r], "mismatched calls")) {
             direct++;
             /* the message names the deviating call and a conforming one */
-            bool names_odd = strstr(rrep->msg[r], "rank 1 called") || strstr(rrep->msg[r], ", rank 1 ");
-            if (!names_odd) fail_msg("%s: rank %d: '%s' does not name rank 1", kind_names[kind], r, rrep->msg[r]);
+            bool names_odd =
+                strstr(rrep->msg[r], "rank 1 called") || strstr(rrep->msg[r], ", rank 1 ");
+            if (!names_odd)
+                fail_msg("%s: rank %d: '%s' does not name rank 1", kind_names[kind], r,
+                         rrep->msg[r]);
         }
         if (st == STRATA_OK && !strict && rrep->after[r] == STRATA_ERR_MISMATCH) continue;
         if (st != STRATA_ERR_MISMATCH)
@@ -145,10 +148,13 @@ static int matching_rank(void *arg)
     const size_t counts[] = {SMALL, 100, BIG};
     for (int a = 0; a < 3; a++)
         for (int i = 0; i < 3; i++) {
-            strata_call_opts_t o = {.algo = a == 0 ? STRATA_COMM_SHM : a == 1 ? STRATA_COMM_RING : STRATA_COMM_RECDBL};
+            strata_call_opts_t o = {.algo = a == 0   ? STRATA_COMM_SHM
+                                            : a == 1 ? STRATA_COMM_RING
+                                                     : STRATA_COMM_RECDBL};
             for (size_t j = 0; j < counts[i]; j++)
                 g_a[j] = (float)(r + 1);
-            bad += strata_comm_allreduce(c, g_a, g_b, counts[i], STRATA_FP32, STRATA_SUM, &o) != STRATA_OK;
+            bad += strata_comm_allreduce(c, g_a, g_b, counts[i], STRATA_FP32, STRATA_SUM, &o) !=
+                   STRATA_OK;
             for (size_t j = 0; j < counts[i]; j++)
                 bad += g_b[j] != 6.0f;
         }

@@ -120,14 +120,11 @@ __attribute__((target("avx2,f16c"))) static void f32_to_f16_f16c(uint16_t *o, co
 static bool cpu_has_f16c_avx2(void)
 {
     unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_F16C))
-        return false;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_F16C)) return false;
     unsigned xlo, xhi;
     __asm__ volatile("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
-    if ((xlo & 0x6) != 0x6)
-        return false;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-        return false;
+    if ((xlo & 0x6) != 0x6) return false;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
     return (b & bit_AVX2) != 0;
 }
 

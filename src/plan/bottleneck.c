@@ -26,7 +26,10 @@ static const char *tier_layer(const char *tier, char *buf, size_t len)
 
 static void bottleneck(strata_plan_result_t *r)
 {
-    struct { char name[64]; double t; } part[8];
+    struct {
+        char name[64];
+        double t;
+    } part[8];
     int n = 0;
     snprintf(part[n].name, 64, "compute (tensor cores)"), part[n++].t = r->compute_gemm;
     snprintf(part[n].name, 64, "HBM (memory-bound operators)");
@@ -36,7 +39,8 @@ static void bottleneck(strata_plan_result_t *r)
         char b[64];
         const char *layer = tier_layer(r->traffic[i].tier, b, sizeof(b));
         int j = 3;
-        while (j < n && strcmp(part[j].name, layer)) j++;
+        while (j < n && strcmp(part[j].name, layer))
+            j++;
         if (j == n && n < 8) snprintf(part[n].name, 64, "%s", layer), part[n++].t = 0;
         if (j < n) part[j].t += r->traffic[i].exposed;
     }
@@ -53,20 +57,60 @@ static bool change(int k, const strata_plan_config_t *base, strata_plan_config_t
 {
     *c = *base;
     switch (k) {
-    case 0: c->overlap_dp = !c->overlap_dp; snprintf(what, len, "DP overlap %s", c->overlap_dp ? "on" : "off"); return c->overlap_dp;
-    case 1: c->overlap_tp = true; snprintf(what, len, "TP overlap on"); return !base->overlap_tp && c->tp > 1;
-    case 2: c->flash = true; snprintf(what, len, "flash attention"); return !base->flash;
-    case 3: c->sp = true; snprintf(what, len, "sequence parallelism"); return !base->sp && c->tp > 1;
-    case 4: c->recompute = STRATA_RECOMP_SELECTIVE; snprintf(what, len, "selective instead of full recompute"); return base->recompute == STRATA_RECOMP_FULL;
-    case 5: c->vpp *= 2; snprintf(what, len, "interleave %d chunks per stage", c->vpp); return c->pp > 1;
-    case 6: c->tp /= 2, c->dp *= 2; snprintf(what, len, "TP %d, DP %d", c->tp, c->dp); return base->tp % 2 == 0;
-    case 7: c->tp *= 2, c->dp /= 2; snprintf(what, len, "TP %d, DP %d", c->tp, c->dp); return base->dp % 2 == 0;
-    case 8: c->pp *= 2, c->dp /= 2, c->vpp = 1; snprintf(what, len, "PP %d, DP %d", c->pp, c->dp); return base->dp % 2 == 0;
-    case 9: c->pp /= 2, c->dp *= 2, c->vpp = 1; snprintf(what, len, "PP %d, DP %d", c->pp, c->dp); return base->pp % 2 == 0;
-    case 10: c->mbs *= 2; snprintf(what, len, "micro-batch %d", c->mbs); return true;
-    case 11: c->zero = 1; snprintf(what, len, "distributed optimizer (ZeRO-1)"); return base->zero == 0 && c->dp > 1;
-    case 12: strata_plan_order_parse("tp-cp-pp-dp", c->order); snprintf(what, len, "rank order tp-cp-pp-dp (pipeline stages inside a server)"); return c->pp > 1 && !base->order[0] && !base->order[1];
-    default: return false;
+    case 0:
+        c->overlap_dp = !c->overlap_dp;
+        snprintf(what, len, "DP overlap %s", c->overlap_dp ? "on" : "off");
+        return c->overlap_dp;
+    case 1:
+        c->overlap_tp = true;
+        snprintf(what, len, "TP overlap on");
+        return !base->overlap_tp && c->tp > 1;
+    case 2:
+        c->flash = true;
+        snprintf(what, len, "flash attention");
+        return !base->flash;
+    case 3:
+        c->sp = true;
+        snprintf(what, len, "sequence parallelism");
+        return !base->sp && c->tp > 1;
+    case 4:
+        c->recompute = STRATA_RECOMP_SELECTIVE;
+        snprintf(what, len, "selective instead of full recompute");
+        return base->recompute == STRATA_RECOMP_FULL;
+    case 5:
+        c->vpp *= 2;
+        snprintf(what, len, "interleave %d chunks per stage", c->vpp);
+        return c->pp > 1;
+    case 6:
+        c->tp /= 2, c->dp *= 2;
+        snprintf(what, len, "TP %d, DP %d", c->tp, c->dp);
+        return base->tp % 2 == 0;
+    case 7:
+        c->tp *= 2, c->dp /= 2;
+        snprintf(what, len, "TP %d, DP %d", c->tp, c->dp);
+        return base->dp % 2 == 0;
+    case 8:
+        c->pp *= 2, c->dp /= 2, c->vpp = 1;
+        snprintf(what, len, "PP %d, DP %d", c->pp, c->dp);
+        return base->dp % 2 == 0;
+    case 9:
+        c->pp /= 2, c->dp *= 2, c->vpp = 1;
+        snprintf(what, len, "PP %d, DP %d", c->pp, c->dp);
+        return base->pp % 2 == 0;
+    case 10:
+        c->mbs *= 2;
+        snprintf(what, len, "micro-batch %d", c->mbs);
+        return true;
+    case 11:
+        c->zero = 1;
+        snprintf(what, len, "distributed optimizer (ZeRO-1)");
+        return base->zero == 0 && c->dp > 1;
+    case 12:
+        strata_plan_order_parse("tp-cp-pp-dp", c->order);
+        snprintf(what, len, "rank order tp-cp-pp-dp (pipeline stages inside a server)");
+        return c->pp > 1 && !base->order[0] && !base->order[1];
+    default:
+        return false;
     }
 }
 

@@ -24,8 +24,10 @@ strata_status_t plan_group(const strata_plan_ctx_t *ctx, int n, int stride, plan
 {
     plan_group_t g = {.m = ctx->m, .n = n, .stride = stride};
     if (n < 1 || (long)(n - 1) * stride >= ctx->gpus)
-        return strata_error_set(err, STRATA_ERR_INVALID, "plan: group of %d ranks stride %d "
-                                "does not fit %d GPUs", n, stride, ctx->gpus);
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "plan: group of %d ranks stride %d "
+                                "does not fit %d GPUs",
+                                n, stride, ctx->gpus);
     int32_t *ranks = util_malloc((size_t)n * sizeof(int32_t));
     if (!ranks) return strata_error_set(err, STRATA_ERR_NOMEM, "plan: out of memory");
     for (int i = 0; i < n; i++)

@@ -46,12 +46,13 @@ double plan_gemm_time(const strata_accel_t *a, double peak, double batch, double
 
 /* A weight GEMM Y[M x N] = X[M x K] W[K x N] in forward, and its two
  * backward GEMMs (dgrad M x K by N, wgrad K x N by M). */
-static void weight_gemm(const strata_plan_ctx_t *ctx, double peak, double batch, double M,
-                        double N, double K, plan_layer_time_t *t)
+static void weight_gemm(const strata_plan_ctx_t *ctx, double peak, double batch, double M, double N,
+                        double K, plan_layer_time_t *t)
 {
     const strata_accel_t *a = &ctx->a;
     t->fwd_gemm += plan_gemm_time(a, peak, batch, M, N, K);
-    t->bwd_gemm += plan_gemm_time(a, peak, batch, M, K, N) + plan_gemm_time(a, peak, batch, K, N, M);
+    t->bwd_gemm +=
+        plan_gemm_time(a, peak, batch, M, K, N) + plan_gemm_time(a, peak, batch, K, N, M);
     t->fwd_flops += 2 * batch * M * N * K;
     t->bwd_flops += 4 * batch * M * N * K;
 }
@@ -105,14 +106,14 @@ static double elementwise_bytes(const strata_plan_ctx_t *ctx, const strata_plan_
     const strata_workload_t *w = &ctx->w;
     double T = (double)c->mbs * w->seq / c->cp, th = T * w->hidden / (c->sp ? c->tp : 1);
     double drop = w->dropout ? 1 : 0;
-    double norms = 2 * (2 * ACT_BYTES) * th;                      /* read x, write y, twice */
-    double residual = 2 * (3 * ACT_BYTES + drop) * th;            /* (dropout+) residual, twice */
+    double norms = 2 * (2 * ACT_BYTES) * th;                        /* read x, write y, twice */
+    double residual = 2 * (3 * ACT_BYTES + drop) * th;              /* (dropout+) residual, twice */
     double act = (w->gated ? 3 : 2) * ACT_BYTES * ffn_tokens_width; /* GeLU / SwiGLU */
     return norms + residual + act;
 }
 
-static void mlp(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, double peak,
-                bool moe, plan_layer_time_t *t)
+static void mlp(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, double peak, bool moe,
+                plan_layer_time_t *t)
 {
     const strata_workload_t *w = &ctx->w;
     double T = (double)c->mbs * w->seq / c->cp, h = w->hidden, up = w->gated ? 2 : 1;

@@ -6,8 +6,7 @@
 #include "plan.h"
 
 strata_status_t strata_plan_ctx_create(const strata_workload_t *w, const strata_accel_t *a,
-                                       const strata_topo_t *topo,
-                                       const strata_link_catalog_t *cat,
+                                       const strata_topo_t *topo, const strata_link_catalog_t *cat,
                                        strata_plan_ctx_t **ctx_p, strata_error_t *err)
 {
     strata_plan_ctx_t *ctx = util_calloc(1, sizeof(*ctx));
@@ -38,9 +37,10 @@ strata_status_t strata_plan_ctx_set_comm(strata_plan_ctx_t *ctx, const strata_pl
                                          strata_error_t *err)
 {
     if (!(o->nic_scale > 0) || !(o->dp_ratio > 0 && o->dp_ratio <= 4) || !(o->codec_bw >= 0))
-        return strata_error_set(err, STRATA_ERR_INVALID, "plan: what-if out of range (NIC x%g, "
-                                "DP wire ratio %g, codec %g B/s)", o->nic_scale, o->dp_ratio,
-                                o->codec_bw);
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "plan: what-if out of range (NIC x%g, "
+                                "DP wire ratio %g, codec %g B/s)",
+                                o->nic_scale, o->dp_ratio, o->codec_bw);
     ctx->m.bw_nic *= o->nic_scale / ctx->comm.nic_scale;
     ctx->comm = *o;
     return STRATA_OK;

@@ -27,14 +27,15 @@ static strata_status_t read_part(const util_json_doc_t *d, const json_t *o, bool
                                  strata_fabric_part_t *p, strata_error_t *err)
 {
     static const char *const okeys[] = {"id", "gbps", "watts", "conf", "source", NULL};
-    static const char *const skeys[] = {"id", "name", "ports", "port_gbps", "watts", "asic",
-                                        "hop_ns", "conf", "source", NULL};
+    static const char *const skeys[] = {"id",   "name",   "ports", "port_gbps", "watts",
+                                        "asic", "hop_ns", "conf",  "source",    NULL};
     const char *id = NULL, *name = "", *src = NULL;
     long ports = 0;
     bool asic = false;
     strata_status_t st;
     memset(p, 0, sizeof(*p));
-    if (!json_is_object(o)) return util_json_error(d, o, err, STRATA_ERR_PARSE, "expected an object");
+    if (!json_is_object(o))
+        return util_json_error(d, o, err, STRATA_ERR_PARSE, "expected an object");
     if ((st = util_json_check_keys(d, o, sw ? skeys : okeys, err)) ||
         (st = util_json_req_str(d, o, "id", &id, err)) ||
         (st = util_json_req_str(d, o, "source", &src, err)) ||
@@ -48,7 +49,8 @@ static strata_status_t read_part(const util_json_doc_t *d, const json_t *o, bool
         return st;
     if (!sw && (st = util_json_req_num(d, o, "gbps", &p->gbps, err))) return st;
     if (p->watts <= 0 || p->gbps <= 0)
-        return util_json_error(d, o, err, STRATA_ERR_PARSE, "'%s': watts and rate must be positive", id);
+        return util_json_error(d, o, err, STRATA_ERR_PARSE, "'%s': watts and rate must be positive",
+                               id);
     if (sw && (ports < 2 || ports > 4096 || ports % 2 || p->hop_ns < 0))
         return util_json_error(d, json_object_get(o, "ports"), err, STRATA_ERR_PARSE,
                                "'%s': ports must be even, 2 to 4096, got %ld", id, ports);
@@ -76,8 +78,8 @@ static strata_status_t read_parts(const util_json_doc_t *d, const json_t *root, 
 static strata_status_t read_catalog(const util_json_doc_t *d, strata_fabric_catalog_t *c,
                                     strata_error_t *err)
 {
-    static const char *const keys[] = {"format", "version", "about", "optics", "copper", "fiber",
-                                       "cpo", "switches", NULL};
+    static const char *const keys[] = {"format", "version", "about",    "optics", "copper",
+                                       "fiber",  "cpo",     "switches", NULL};
     const json_t *root = util_json_root(d);
     json_t *cu, *fi, *cpo;
     strata_status_t st;
@@ -144,16 +146,21 @@ strata_status_t strata_fabric_size(const strata_fabric_catalog_t *c, const char 
 {
     const strata_fabric_part_t *s = find(c->switches, c->nswitches, sw);
     memset(f, 0, sizeof(*f));
-    if (!s) return strata_error_set(err, STRATA_ERR_INVALID, "fabric: no switch '%s' in the catalog", sw);
+    if (!s)
+        return strata_error_set(err, STRATA_ERR_INVALID, "fabric: no switch '%s' in the catalog",
+                                sw);
     const strata_fabric_part_t *o = NULL;
     for (int i = 0; i < c->noptics && !o; i++)
         if (c->optics[i].gbps >= s->gbps * 0.999) o = &c->optics[i];
-    if (!o) return strata_error_set(err, STRATA_ERR_INVALID,
-                                    "fabric: no transceiver of %.0f Gb/s in the catalog", s->gbps);
+    if (!o)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "fabric: no transceiver of %.0f Gb/s in the catalog", s->gbps);
     long k = s->ports, h = k / 2;
     if (n < 1 || n > k * k * k / 4)
-        return strata_error_set(err, STRATA_ERR_RANGE, "fabric: %ld endpoints need more than 3 "
-                                "tiers of radix-%ld switches (at most %ld)", n, k, k * k * k / 4);
+        return strata_error_set(err, STRATA_ERR_RANGE,
+                                "fabric: %ld endpoints need more than 3 "
+                                "tiers of radix-%ld switches (at most %ld)",
+                                n, k, k * k * k / 4);
     f->endpoints = n, f->radix = (int)k, f->port_gbps = s->gbps;
     snprintf(f->switch_id, sizeof(f->switch_id), "%s", s->id);
     snprintf(f->optic_id, sizeof(f->optic_id), "%s", o->id);

@@ -99,10 +99,11 @@ static void test_bad_catalog(void **state)
     (void)state;
     strata_fabric_catalog_t c;
     strata_error_t err;
-    const char *p = test_write_tmp(".json", "{\"optics\": [],\n \"switches\": [{\"id\": \"s\", "
-                                   "\"name\": \"n\", \"ports\": 7, \"port_gbps\": 400, \"watts\": 1, "
-                                   "\"hop_ns\": 1, \"source\": \"x\"}], \"copper\": {}, "
-                                   "\"fiber\": {}, \"cpo\": {}}");
+    const char *p =
+        test_write_tmp(".json", "{\"optics\": [],\n \"switches\": [{\"id\": \"s\", "
+                                "\"name\": \"n\", \"ports\": 7, \"port_gbps\": 400, \"watts\": 1, "
+                                "\"hop_ns\": 1, \"source\": \"x\"}], \"copper\": {}, "
+                                "\"fiber\": {}, \"cpo\": {}}");
     assert_int_equal(strata_fabric_catalog_load(p, &c, &err), STRATA_ERR_PARSE);
     assert_int_equal(err.line, 2);
     assert_non_null(strstr(err.msg, "even"));

@@ -69,8 +69,8 @@ double plan_layer_params(const strata_plan_ctx_t *ctx, const strata_plan_config_
     for (int i = first; i < first + n; i++) {
         p += (plan_attn_params(w) + 2 * h) / c->tp;
         if (strata_workload_is_moe_layer(w, i))
-            p += ((double)w->experts / c->ep + w->shared_experts) *
-                     plan_ffn_params(w, w->moe_ffn) / c->tp +
+            p += ((double)w->experts / c->ep + w->shared_experts) * plan_ffn_params(w, w->moe_ffn) /
+                     c->tp +
                  h * w->experts;
         else
             p += plan_ffn_params(w, w->ffn) / c->tp;
@@ -85,8 +85,7 @@ static double act_per_layer(const strata_plan_ctx_t *ctx, const strata_plan_conf
     double sbh = s * b * h, base = 18 + 4.0 * w->ffn / h;
     if (c->recompute == STRATA_RECOMP_FULL) return 2 * sbh / (c->sp ? t : 1);
     double a = c->sp ? sbh * base / t : sbh * (10 + (base - 10) / t);
-    if (c->recompute == STRATA_RECOMP_NONE && !c->flash)
-        a += 5.0 * w->heads * s * w->seq * b / t;
+    if (c->recompute == STRATA_RECOMP_NONE && !c->flash) a += 5.0 * w->heads * s * w->seq * b / t;
     return a;
 }
 

@@ -29,10 +29,10 @@ double plan_embed_params(const strata_workload_t *w);
 
 /* compute.c: seconds of one micro-batch through one layer on one GPU. */
 typedef struct plan_layer_time {
-    double fwd_gemm, fwd_mem; /* forward */
-    double bwd_gemm, bwd_mem; /* backward incl. recompute */
-    double attn_core;         /* forward attention core (CP overlap window) */
-    double attn_gemm, attn_mem; /* its GEMM and memory-bound parts */
+    double fwd_gemm, fwd_mem;    /* forward */
+    double bwd_gemm, bwd_mem;    /* backward incl. recompute */
+    double attn_core;            /* forward attention core (CP overlap window) */
+    double attn_gemm, attn_mem;  /* its GEMM and memory-bound parts */
     double fwd_flops, bwd_flops; /* executed, incl. recompute */
 } plan_layer_time_t;
 

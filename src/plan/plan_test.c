@@ -57,7 +57,8 @@ static strata_plan_config_t config(int tp, int pp, int dp, int mbs, int gbs)
  *   F = 1,097,859,072. */
 static void test_model_flops_closed_form(void **state)
 {
-    const char *path = test_write_tmp(".json",
+    const char *path = test_write_tmp(
+        ".json",
         "{\"name\": \"tiny\", \"source\": \"test\", \"layers\": 2, \"hidden\": 64, \"heads\": 4,"
         " \"ffn_hidden\": 256, \"vocab\": 1000, \"seq\": 128, \"tied_embeddings\": true}");
     strata_workload_t w;
@@ -96,7 +97,10 @@ static void test_executed_flops_sc21(void **state)
  * 2020: 175.0 B, 174.6 B with its 50257-token vocabulary). */
 static void test_param_counts(void **state)
 {
-    static const struct { const char *m; double total, active, tol; } k[] = {
+    static const struct {
+        const char *m;
+        double total, active, tol;
+    } k[] = {
         {"mixtral-8x7b", 46.7e9, 12.9e9, 0.01}, {"llama2-7b", 6.74e9, 6.74e9, 0.005},
         {"llama3-8b", 8.03e9, 8.03e9, 0.005},   {"llama3-405b", 405e9, 405e9, 0.01},
         {"gpt3-175b", 175e9, 175e9, 0.01},
@@ -347,9 +351,9 @@ static void test_bad_workload_file(void **state)
 {
     strata_workload_t w;
     strata_error_t err;
-    const char *p = test_write_tmp(".json",
-        "{\"name\": \"x\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64,\n"
-        " \"heads\": 5, \"ffn_hidden\": 256, \"vocab\": 10, \"seq\": 8}");
+    const char *p = test_write_tmp(
+        ".json", "{\"name\": \"x\", \"source\": \"s\", \"layers\": 2, \"hidden\": 64,\n"
+                 " \"heads\": 5, \"ffn_hidden\": 256, \"vocab\": 10, \"seq\": 8}");
     assert_int_equal(strata_workload_load(p, &w, &err), STRATA_ERR_PARSE);
     assert_int_equal(err.line, 2);
     assert_non_null(strstr(err.msg, "does not divide"));

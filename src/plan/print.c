@@ -19,8 +19,9 @@ static void print_config(const strata_plan_result_t *r, FILE *out)
     fprintf(out, " x DP %d", c->dp);
     if (c->ep > 1) fprintf(out, " (EP %d)", c->ep);
     if (c->cp > 1) fprintf(out, " x CP %d", c->cp);
-    fprintf(out, " = %d GPUs; batch %d = %d micro-batches of %d x DP; ZeRO-%d; recompute %s;"
-                 " %s attention%s\n",
+    fprintf(out,
+            " = %d GPUs; batch %d = %d micro-batches of %d x DP; ZeRO-%d; recompute %s;"
+            " %s attention%s\n",
             r->gpus, c->gbs, r->micro, c->mbs, c->zero, recomp_name(c->recompute),
             c->flash ? "flash" : "unfused", c->fp8 ? "; FP8 GEMMs" : "");
     char ord[48];
@@ -50,9 +51,10 @@ static void print_text(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
     }
     row(out, "pipeline bubble", r->bubble, r->step);
     row(out, "optimizer step", r->optimizer, r->step);
-    fprintf(out, "throughput: %.1f TFLOP/s per GPU model FLOPs (Megatron count: causal attention, "
-                 "no recompute), MFU %.1f %%; %.1f TFLOP/s executed (recompute and masked "
-                 "attention included); %.4g tokens/s\n",
+    fprintf(out,
+            "throughput: %.1f TFLOP/s per GPU model FLOPs (Megatron count: causal attention, "
+            "no recompute), MFU %.1f %%; %.1f TFLOP/s executed (recompute and masked "
+            "attention included); %.4g tokens/s\n",
             r->tflops_model, 100 * r->mfu, r->tflops_hw, r->tokens_per_s);
     bool sim = false;
     for (int i = 0; i < r->ntraffic; i++)
@@ -71,13 +73,13 @@ static void print_text(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
     if (sim)
         fprintf(out, "  (time: collective model, one group on its share of the links; sim s: "
                      "simulator, all groups of the dimension at once)\n");
-    fprintf(out, "\nmemory per GPU (stage 0): weights %.2f GB, gradients %.2f GB, optimizer "
-                 "%.2f GB, activations %.2f GB, buffers %.2f GB = %.2f GB of %.0f GB%s\n",
+    fprintf(out,
+            "\nmemory per GPU (stage 0): weights %.2f GB, gradients %.2f GB, optimizer "
+            "%.2f GB, activations %.2f GB, buffers %.2f GB = %.2f GB of %.0f GB%s\n",
             r->mem_weights / 1e9, r->mem_grads / 1e9, r->mem_optim / 1e9, r->mem_act / 1e9,
             r->mem_buffers / 1e9, r->mem_total / 1e9, r->mem_capacity / 1e9,
             r->fits ? "" : " -- DOES NOT FIT");
-    if (!r->fits)
-        fprintf(out, "  misses by %.2f GB\n", (r->mem_total - r->mem_capacity) / 1e9);
+    if (!r->fits) fprintf(out, "  misses by %.2f GB\n", (r->mem_total - r->mem_capacity) / 1e9);
     fprintf(out, "\nbottleneck: %s\nbest single change: %s\n", r->bottleneck, r->advice);
 }
 
@@ -99,42 +101,47 @@ static void print_json(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
     json_str(out, ctx->w.name);
     fprintf(out, ",\n  \"accelerator\": ");
     json_str(out, ctx->a.id);
-    fprintf(out, ",\n  \"gpus\": %d,\n  \"config\": {\"tp\": %d, \"pp\": %d, \"vpp\": %d, "
-                 "\"dp\": %d, \"ep\": %d, \"cp\": %d, \"micro_batch\": %d, \"global_batch\": %d, "
-                 "\"micro_batches\": %d, \"zero\": %d, \"sp\": %s, \"recompute\": \"%s\", "
-                 "\"flash\": %s, \"fp8\": %s, \"overlap_dp\": %s, \"overlap_tp\": %s, "
-                 "\"overlap_pp\": %s, \"order\": \"%s\"},\n",
+    fprintf(out,
+            ",\n  \"gpus\": %d,\n  \"config\": {\"tp\": %d, \"pp\": %d, \"vpp\": %d, "
+            "\"dp\": %d, \"ep\": %d, \"cp\": %d, \"micro_batch\": %d, \"global_batch\": %d, "
+            "\"micro_batches\": %d, \"zero\": %d, \"sp\": %s, \"recompute\": \"%s\", "
+            "\"flash\": %s, \"fp8\": %s, \"overlap_dp\": %s, \"overlap_tp\": %s, "
+            "\"overlap_pp\": %s, \"order\": \"%s\"},\n",
             r->gpus, c->tp, c->pp, c->vpp, c->dp, c->ep, c->cp, c->mbs, c->gbs, r->micro, c->zero,
             c->sp ? "true" : "false", recomp_name(c->recompute), c->flash ? "true" : "false",
             c->fp8 ? "true" : "false", c->overlap_dp ? "true" : "false",
             c->overlap_tp ? "true" : "false", c->overlap_pp ? "true" : "false",
             strata_plan_order_str(c->order, ord, sizeof(ord)));
-    fprintf(out, "  \"step_s\": %.6g,\n  \"breakdown_s\": {\"compute_gemm\": %.6g, "
-                 "\"compute_memory\": %.6g, \"exposed_tp\": %.6g, \"exposed_pp\": %.6g, "
-                 "\"exposed_dp\": %.6g, \"exposed_ep\": %.6g, \"exposed_cp\": %.6g, "
-                 "\"bubble\": %.6g, \"optimizer\": %.6g},\n",
+    fprintf(out,
+            "  \"step_s\": %.6g,\n  \"breakdown_s\": {\"compute_gemm\": %.6g, "
+            "\"compute_memory\": %.6g, \"exposed_tp\": %.6g, \"exposed_pp\": %.6g, "
+            "\"exposed_dp\": %.6g, \"exposed_ep\": %.6g, \"exposed_cp\": %.6g, "
+            "\"bubble\": %.6g, \"optimizer\": %.6g},\n",
             r->step, r->compute_gemm, r->compute_mem, r->exposed[0], r->exposed[1], r->exposed[2],
             r->exposed[3], r->exposed[4], r->bubble, r->optimizer);
-    fprintf(out, "  \"flops_convention\": \"model FLOPs: Megatron count, causal attention halved, "
-                 "no recompute\",\n  \"model_flops\": %.6g,\n  \"executed_flops\": %.6g,\n"
-                 "  \"tflops_per_gpu\": %.6g,\n  \"executed_tflops_per_gpu\": %.6g,\n"
-                 "  \"mfu\": %.6g,\n  \"tokens_per_s\": %.6g,\n",
+    fprintf(out,
+            "  \"flops_convention\": \"model FLOPs: Megatron count, causal attention halved, "
+            "no recompute\",\n  \"model_flops\": %.6g,\n  \"executed_flops\": %.6g,\n"
+            "  \"tflops_per_gpu\": %.6g,\n  \"executed_tflops_per_gpu\": %.6g,\n"
+            "  \"mfu\": %.6g,\n  \"tokens_per_s\": %.6g,\n",
             r->model_flops, r->hw_flops, r->tflops_model, r->tflops_hw, r->mfu, r->tokens_per_s);
     fprintf(out, "  \"traffic\": [");
     for (int i = 0; i < r->ntraffic; i++) {
         const strata_plan_traffic_t *t = &r->traffic[i];
-        fprintf(out, "%s\n    {\"dim\": \"%s\", \"op\": \"%s\", \"group\": %d, \"bytes\": %.6g, "
-                     "\"calls\": %.6g, \"tier\": ",
+        fprintf(out,
+                "%s\n    {\"dim\": \"%s\", \"op\": \"%s\", \"group\": %d, \"bytes\": %.6g, "
+                "\"calls\": %.6g, \"tier\": ",
                 i ? "," : "", t->dim, t->op, t->group, t->bytes, t->calls);
         json_str(out, t->tier);
-        fprintf(out, ", \"algo\": \"%s\", \"time_s\": %.6g, \"exposed_s\": %.6g", t->algo,
-                t->time, t->exposed);
+        fprintf(out, ", \"algo\": \"%s\", \"time_s\": %.6g, \"exposed_s\": %.6g", t->algo, t->time,
+                t->exposed);
         if (t->sim_time > 0) fprintf(out, ", \"sim_time_s\": %.6g", t->sim_time);
         fputc('}', out);
     }
-    fprintf(out, "\n  ],\n  \"memory_bytes\": {\"weights\": %.6g, \"gradients\": %.6g, "
-                 "\"optimizer\": %.6g, \"activations\": %.6g, \"buffers\": %.6g, \"total\": %.6g, "
-                 "\"capacity\": %.6g, \"fits\": %s},\n  \"bottleneck\": ",
+    fprintf(out,
+            "\n  ],\n  \"memory_bytes\": {\"weights\": %.6g, \"gradients\": %.6g, "
+            "\"optimizer\": %.6g, \"activations\": %.6g, \"buffers\": %.6g, \"total\": %.6g, "
+            "\"capacity\": %.6g, \"fits\": %s},\n  \"bottleneck\": ",
             r->mem_weights, r->mem_grads, r->mem_optim, r->mem_act, r->mem_buffers, r->mem_total,
             r->mem_capacity, r->fits ? "true" : "false");
     json_str(out, r->bottleneck);

@@ -123,7 +123,8 @@ strata_status_t strata_plan_search(const strata_plan_ctx_t *ctx, const strata_pl
         if (b.nearest < 0)
             return strata_error_set(err, STRATA_ERR_RANGE,
                                     "no plan: no factorisation of %d GPUs fits the model's heads "
-                                    "(%d), layers (%d) and batch %d", G, w->heads, w->layers, gbs);
+                                    "(%d), layers (%d) and batch %d",
+                                    G, w->heads, w->layers, gbs);
         const strata_plan_config_t *n = &b.nearest_cfg;
         return strata_error_set(err, STRATA_ERR_RANGE,
                                 "no plan fits memory: the nearest (TP %d, PP %d, DP %d, "

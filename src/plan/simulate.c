@@ -22,8 +22,10 @@
 static void sched_params(const strata_plan_traffic_t *t, uint32_t per, strata_sched_params_t *p)
 {
     memset(p, 0, sizeof(*p));
-    if (!strcmp(t->op, "send/recv")) p->coll = STRATA_COLL_SENDRECV;
-    else if (strata_coll_parse(t->op, &p->coll)) p->coll = STRATA_COLL_ALLREDUCE;
+    if (!strcmp(t->op, "send/recv"))
+        p->coll = STRATA_COLL_SENDRECV;
+    else if (strata_coll_parse(t->op, &p->coll))
+        p->coll = STRATA_COLL_ALLREDUCE;
     if (strata_algo_parse(t->algo, &p->algo)) p->algo = STRATA_ALGO_RING;
     p->nranks = (uint32_t)t->group, p->elem_size = ELEM;
     double n = t->bytes / ELEM;
@@ -43,8 +45,8 @@ static strata_status_t make_sched(const strata_plan_traffic_t *t, uint32_t per,
     strata_sched_params_t p;
     sched_params(t, per, &p);
     if (strata_sched_create(&p, s_p, NULL) == STRATA_OK) return STRATA_OK;
-    p.algo = p.coll == STRATA_COLL_ALLTOALL || p.coll == STRATA_COLL_SENDRECV
-                 ? STRATA_ALGO_PAIRWISE : STRATA_ALGO_RING;
+    p.algo = p.coll == STRATA_COLL_ALLTOALL || p.coll == STRATA_COLL_SENDRECV ? STRATA_ALGO_PAIRWISE
+                                                                              : STRATA_ALGO_RING;
     p.group = 0;
     return strata_sched_create(&p, s_p, err);
 }

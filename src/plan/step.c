@@ -20,9 +20,19 @@ enum { D_TP, D_PP, D_DP, D_EP, D_CP };
 
 void strata_plan_config_default(strata_plan_config_t *c)
 {
-    *c = (strata_plan_config_t){.tp = 1, .pp = 1, .vpp = 1, .dp = 1, .ep = 1, .cp = 1, .mbs = 1,
-                                .zero = 1, .sp = true, .recompute = STRATA_RECOMP_SELECTIVE,
-                                .flash = true, .overlap_dp = true, .overlap_pp = true};
+    *c = (strata_plan_config_t){.tp = 1,
+                                .pp = 1,
+                                .vpp = 1,
+                                .dp = 1,
+                                .ep = 1,
+                                .cp = 1,
+                                .mbs = 1,
+                                .zero = 1,
+                                .sp = true,
+                                .recompute = STRATA_RECOMP_SELECTIVE,
+                                .flash = true,
+                                .overlap_dp = true,
+                                .overlap_pp = true};
 }
 
 static strata_status_t invalid(strata_error_t *err, const char *fmt, int a, int b)
@@ -40,19 +50,20 @@ static strata_status_t check(const strata_plan_ctx_t *ctx, const strata_plan_con
     if (mask != 15 && (c->order[0] | c->order[1] | c->order[2] | c->order[3]))
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "plan: the rank order must name tp, cp, dp and pp once each");
-    if (c->tp < 1 || c->pp < 1 || c->vpp < 1 || c->dp < 1 || c->ep < 1 || c->cp < 1 ||
-        c->mbs < 1 || c->gbs < 1 || c->zero < 0 || c->zero > 3)
+    if (c->tp < 1 || c->pp < 1 || c->vpp < 1 || c->dp < 1 || c->ep < 1 || c->cp < 1 || c->mbs < 1 ||
+        c->gbs < 1 || c->zero < 0 || c->zero > 3)
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "plan: every size must be >= 1 and ZeRO 0-3");
-    if (w->heads % c->tp) return invalid(err, "TP %d does not divide the %d attention heads", c->tp, w->heads);
+    if (w->heads % c->tp)
+        return invalid(err, "TP %d does not divide the %d attention heads", c->tp, w->heads);
     if (w->kv_heads % c->tp && c->tp % w->kv_heads)
         return invalid(err, "TP %d and the %d KV heads do not divide one another", c->tp,
                        w->kv_heads);
     if (!plan_layers_split(w, c))
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "PP %d x %d chunks does not divide the %d layers (nor the %d of "
-                                "one fewer on the first and last stage)", c->pp, c->vpp,
-                                w->layers, w->layers + 2);
+                                "one fewer on the first and last stage)",
+                                c->pp, c->vpp, w->layers, w->layers + 2);
     if (c->vpp > 1 && c->pp == 1)
         return invalid(err, "interleaving (%d chunks) needs PP > 1, got PP %d", c->vpp, c->pp);
     long prod = (long)c->tp * c->pp * c->dp * c->cp;
@@ -70,8 +81,8 @@ static strata_status_t check(const strata_plan_ctx_t *ctx, const strata_plan_con
                                 c->mbs, c->dp);
     int m = c->gbs / (c->mbs * c->dp);
     if (c->vpp > 1 && m % c->pp)
-        return invalid(err, "interleaving needs the %d micro-batches to be a multiple of PP %d",
-                       m, c->pp);
+        return invalid(err, "interleaving needs the %d micro-batches to be a multiple of PP %d", m,
+                       c->pp);
     return STRATA_OK;
 }
 
@@ -95,7 +106,8 @@ int strata_plan_order_parse(const char *s, uint8_t order[4])
             continue;
         }
         int d = 0;
-        while (d < 4 && strcmp(tok, dim_names[d])) d++;
+        while (d < 4 && strcmp(tok, dim_names[d]))
+            d++;
         if (d == 4 || seen[d]) return -1;
         seen[d] = true, o[n++] = (uint8_t)d;
     }
@@ -121,9 +133,8 @@ const char *strata_plan_order_str(const uint8_t order[4], char *buf, size_t len)
 
 /* ==== Traffic ==== */
 
-static void traffic(strata_plan_result_t *r, const char *dim, const char *op,
-                    const plan_group_t *g, double bytes, double calls, double one,
-                    double exposed, strata_algo_t algo)
+static void traffic(strata_plan_result_t *r, const char *dim, const char *op, const plan_group_t *g,
+                    double bytes, double calls, double one, double exposed, strata_algo_t algo)
 {
     if (r->ntraffic >= STRATA_PLAN_MAX_TRAFFIC || calls <= 0 || g->n <= 1) return;
     strata_plan_traffic_t *t = &r->traffic[r->ntraffic++];
@@ -132,14 +143,15 @@ static void traffic(strata_plan_result_t *r, const char *dim, const char *op,
     snprintf(t->op, sizeof(t->op), "%s", op);
     snprintf(t->tier, sizeof(t->tier), "%s", g->tier);
     snprintf(t->algo, sizeof(t->algo), "%s", strata_algo_name(algo));
-    t->group = g->n, t->stride = g->stride, t->bytes = bytes, t->calls = calls, t->time = calls * one;
+    t->group = g->n, t->stride = g->stride, t->bytes = bytes, t->calls = calls,
+    t->time = calls * one;
     t->exposed = exposed;
 }
 
 /* ==== Per-layer communication ==== */
 
 typedef struct layer_comm {
-    double tp_f, tp_b;     /* exposed TP/SP per layer and micro-batch */
+    double tp_f, tp_b; /* exposed TP/SP per layer and micro-batch */
     double cp_f, cp_b, ep_f, ep_b;
     double tp_one, cp_one, ep_one; /* one call */
     strata_algo_t tp_algo, cp_algo, ep_algo;
@@ -192,13 +204,13 @@ static void layer_comm(const strata_plan_ctx_t *ctx, const strata_plan_config_t 
 
 typedef struct stages {
     int nv;
-    double *tf, *tb;                 /* per virtual stage, one micro-batch */
-    double gemm, mem, tp, cp, ep;    /* per micro-batch on the busiest stage */
-    double work;                     /* max over stages of sum of tf + tb */
+    double *tf, *tb;              /* per virtual stage, one micro-batch */
+    double gemm, mem, tp, cp, ep; /* per micro-batch on the busiest stage */
+    double work;                  /* max over stages of sum of tf + tb */
     int busiest;
     double tp_calls, ep_calls, cp_calls; /* per micro-batch, busiest stage */
-    double flops;                    /* executed per micro-batch, all layers, one GPU of a TP group */
-    layer_comm_t kd;                 /* a dense layer's communication */
+    double flops;    /* executed per micro-batch, all layers, one GPU of a TP group */
+    layer_comm_t kd; /* a dense layer's communication */
 } stages_t;
 
 typedef struct groups {
@@ -377,8 +389,8 @@ static void data_parallel(const strata_plan_ctx_t *ctx, const strata_plan_config
     memset(d, 0, sizeof(*d));
     d->gparams = all - experts, d->eparams = experts;
     d->gcoll = c->zero >= 1 ? STRATA_COLL_REDUCE_SCATTER : STRATA_COLL_ALLREDUCE;
-    d->exposed_grads = dp_sync(ctx, &g->dp, d->gcoll, d->gparams, window, c->overlap_dp,
-                               &d->grads_total, &d->ga);
+    d->exposed_grads =
+        dp_sync(ctx, &g->dp, d->gcoll, d->gparams, window, c->overlap_dp, &d->grads_total, &d->ga);
     d->exposed_egrads = dp_sync(ctx, &g->edp, d->gcoll, d->eparams, window, c->overlap_dp,
                                 &d->egrads_total, &d->ea);
     d->exposed = d->exposed_grads + d->exposed_egrads;
@@ -387,10 +399,10 @@ static void data_parallel(const strata_plan_ctx_t *ctx, const strata_plan_config
          * layer instead); with overlap, under the first forward pass of
          * the next step (--overlap-param-gather); the expert weights'
          * gather runs after the dense one */
-        d->params_total = plan_coll_time(&g->dp, STRATA_COLL_ALLGATHER,
-                                         d->gparams * w->weight_bytes, &d->pa);
-        d->eparams_total = plan_coll_time(&g->edp, STRATA_COLL_ALLGATHER,
-                                          d->eparams * w->weight_bytes, &d->epa);
+        d->params_total =
+            plan_coll_time(&g->dp, STRATA_COLL_ALLGATHER, d->gparams * w->weight_bytes, &d->pa);
+        d->eparams_total =
+            plan_coll_time(&g->edp, STRATA_COLL_ALLGATHER, d->eparams * w->weight_bytes, &d->epa);
         double ag = d->params_total + d->eparams_total;
         double exposed = hidden_under(ag, s->tf[0], c->overlap_dp);
         /* charged to the expert gather first: it is the later one */
@@ -406,8 +418,8 @@ typedef struct z3 {
     double bytes, calls, one, exposed;
 } z3_t;
 
-static void zero3(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
-                  const groups_t *g, const stages_t *s, int m, z3_t *z)
+static void zero3(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, const groups_t *g,
+                  const stages_t *s, int m, z3_t *z)
 {
     memset(z, 0, sizeof(*z));
     if (c->zero < 3 || c->dp == 1) return;
@@ -442,20 +454,24 @@ static double optimizer_time(const strata_plan_ctx_t *ctx, const strata_plan_con
 }
 
 static void fill_traffic(const strata_plan_config_t *c, const groups_t *g, const stages_t *s,
-                         const layer_comm_t *kd, const dp_part_t *d, int m, double tx, double pp_exp,
-                         const z3_t *z, strata_plan_result_t *r, const strata_plan_ctx_t *ctx)
+                         const layer_comm_t *kd, const dp_part_t *d, int m, double tx,
+                         double pp_exp, const z3_t *z, strata_plan_result_t *r,
+                         const strata_plan_ctx_t *ctx)
 {
     double T = (double)c->mbs * ctx->w.seq / c->cp, act = T * ctx->w.hidden * 2;
     double tp_calls = s->tp_calls * m;
     if (c->sp) {
-        traffic(r, "SP", "allgather", &g->tp, act, tp_calls / 2, kd->tp_one, s->tp * m / 2, kd->tp_algo);
-        traffic(r, "SP", "reducescatter", &g->tp, act, tp_calls / 2, kd->tp_one, s->tp * m / 2, kd->tp_algo);
+        traffic(r, "SP", "allgather", &g->tp, act, tp_calls / 2, kd->tp_one, s->tp * m / 2,
+                kd->tp_algo);
+        traffic(r, "SP", "reducescatter", &g->tp, act, tp_calls / 2, kd->tp_one, s->tp * m / 2,
+                kd->tp_algo);
     } else {
         traffic(r, "TP", "allreduce", &g->tp, act, tp_calls, kd->tp_one, s->tp * m, kd->tp_algo);
     }
     traffic(r, "CP", "allgather", &g->cp, 0, s->cp_calls * m, kd->cp_one, s->cp * m, kd->cp_algo);
     if (r->ntraffic && !strcmp(r->traffic[r->ntraffic - 1].dim, "CP"))
-        r->traffic[r->ntraffic - 1].bytes = 2 * T * ctx->w.hidden * ctx->w.kv_heads / ctx->w.heads / c->tp * 2 * c->cp;
+        r->traffic[r->ntraffic - 1].bytes =
+            2 * T * ctx->w.hidden * ctx->w.kv_heads / ctx->w.heads / c->tp * 2 * c->cp;
     if (s->ep_calls > 0) {
         layer_comm_t km;
         plan_layer_time_t lt;
@@ -471,11 +487,11 @@ static void fill_traffic(const strata_plan_config_t *c, const groups_t *g, const
     traffic(r, "DP", strata_coll_name(d->gcoll), &g->dp, d->gparams * gb, 1, d->grads_total,
             d->exposed_grads, d->ga);
     if (d->eparams > 0)
-        traffic(r, "EDP", strata_coll_name(d->gcoll), &g->edp, d->eparams * gb, 1,
-                d->egrads_total, d->exposed_egrads, d->ea);
+        traffic(r, "EDP", strata_coll_name(d->gcoll), &g->edp, d->eparams * gb, 1, d->egrads_total,
+                d->exposed_egrads, d->ea);
     if (c->zero == 1 || c->zero == 2)
-        traffic(r, "DP", "allgather", &g->dp, d->gparams * ctx->w.weight_bytes, 1,
-                d->params_total, d->exposed_params, d->pa);
+        traffic(r, "DP", "allgather", &g->dp, d->gparams * ctx->w.weight_bytes, 1, d->params_total,
+                d->exposed_params, d->pa);
     if ((c->zero == 1 || c->zero == 2) && d->eparams > 0)
         traffic(r, "EDP", "allgather", &g->edp, d->eparams * ctx->w.weight_bytes, 1,
                 d->eparams_total, d->exposed_eparams, d->epa);
@@ -504,7 +520,8 @@ static void pipe_times(const strata_plan_config_t *c, const stages_t *s, int m, 
     }
     *t0_p = pipe_time(c, s, m, 0, false);
     *t1_p = pipe_time(c, s, m, tx, !c->overlap_pp);
-    if (cache) cache->valid[k] = true, cache->key[k] = *c, cache->t0[k] = *t0_p, cache->t1[k] = *t1_p;
+    if (cache)
+        cache->valid[k] = true, cache->key[k] = *c, cache->t0[k] = *t0_p, cache->t1[k] = *t1_p;
 }
 
 strata_status_t plan_eval_core(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,

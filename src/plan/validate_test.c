@@ -31,8 +31,8 @@ typedef struct row {
 } row_t;
 
 static const row_t rows[] = {
-    {"gpt-1.7b", 2304, 24, 1, 1, 32, 512, 137},   {"gpt-3.6b", 3072, 30, 2, 1, 64, 512, 138},
-    {"gpt-7.5b", 4096, 36, 4, 1, 128, 512, 142},  {"gpt-18.4b", 6144, 40, 8, 1, 256, 1024, 135},
+    {"gpt-1.7b", 2304, 24, 1, 1, 32, 512, 137},    {"gpt-3.6b", 3072, 30, 2, 1, 64, 512, 138},
+    {"gpt-7.5b", 4096, 36, 4, 1, 128, 512, 142},   {"gpt-18.4b", 6144, 40, 8, 1, 256, 1024, 135},
     {"gpt-39.1b", 8192, 48, 8, 2, 512, 1536, 138},
 };
 
@@ -73,9 +73,10 @@ static void test_megatron_sc21_rows(void **state)
     assert_int_equal(strata_link_catalog_load(NULL, &cat, &err), STRATA_OK);
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         double p = predict(&rows[i], cat);
-        print_message("%-10s TP %d PP %d %4d GPUs: predicted %.1f, published %.0f TFLOP/s (%+.1f %%)\n",
-                      rows[i].model, rows[i].tp, rows[i].pp, rows[i].gpus, p, rows[i].published,
-                      100 * (p / rows[i].published - 1));
+        print_message(
+            "%-10s TP %d PP %d %4d GPUs: predicted %.1f, published %.0f TFLOP/s (%+.1f %%)\n",
+            rows[i].model, rows[i].tp, rows[i].pp, rows[i].gpus, p, rows[i].published,
+            100 * (p / rows[i].published - 1));
         assert_rel(p, rows[i].published, 0.10);
     }
     strata_link_catalog_destroy(cat);

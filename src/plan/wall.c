@@ -27,7 +27,8 @@ static void fixed_sizes(const strata_workload_t *w, strata_wall_strategy_t s, in
     c->tp = c->pp = c->cp = c->ep = c->vpp = 1;
     if (s != STRATA_WALL_DP) {
         c->tp = g;
-        while (c->tp > 1 && (w->heads % c->tp || G % c->tp)) c->tp /= 2;
+        while (c->tp > 1 && (w->heads % c->tp || G % c->tp))
+            c->tp /= 2;
     }
     if (s == STRATA_WALL_3D)
         for (c->pp = 8; c->pp > 1; c->pp /= 2)
@@ -37,8 +38,8 @@ static void fixed_sizes(const strata_workload_t *w, strata_wall_strategy_t s, in
 
 /* A fixed strategy: micro-batch 1, the fastest ZeRO stage and the least
  * recomputation that fit (the search's rule, on fixed sizes). */
-static strata_status_t eval_fixed(const strata_plan_ctx_t *ctx, const strata_wall_opts_t *o,
-                                  int g, int gbs, strata_wall_point_t *p, strata_error_t *err)
+static strata_status_t eval_fixed(const strata_plan_ctx_t *ctx, const strata_wall_opts_t *o, int g,
+                                  int gbs, strata_wall_point_t *p, strata_error_t *err)
 {
     static const strata_recompute_t rc[] = {STRATA_RECOMP_NONE, STRATA_RECOMP_SELECTIVE,
                                             STRATA_RECOMP_FULL};
@@ -66,8 +67,9 @@ static strata_status_t eval_fixed(const strata_plan_ctx_t *ctx, const strata_wal
         }
     p->ok = any;
     if (!any)
-        snprintf(p->why, sizeof(p->why), "TP %d PP %d DP %d does not fit memory (misses by %.1f GB)",
-                 c.tp, c.pp, c.dp, miss / 1e9);
+        snprintf(p->why, sizeof(p->why),
+                 "TP %d PP %d DP %d does not fit memory (misses by %.1f GB)", c.tp, c.pp, c.dp,
+                 miss / 1e9);
     return STRATA_OK;
 }
 
@@ -145,7 +147,8 @@ static strata_status_t check_opts(strata_wall_opts_t *o, int g, strata_error_t *
         return strata_error_set(err, STRATA_ERR_INVALID, "wall: GPU range %d:%d is empty",
                                 o->gpus_min, o->gpus_max);
     if (o->gpus_min % g || o->gpus_max % g)
-        return strata_error_set(err, STRATA_ERR_INVALID, "wall: GPU range %d:%d does not fit "
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "wall: GPU range %d:%d does not fit "
                                 "family '%s' (%d GPUs per server must divide both ends)",
                                 o->gpus_min, o->gpus_max, o->family, g);
     if (!(o->share > 0 && o->share < 1))
@@ -170,10 +173,15 @@ strata_status_t strata_wall_run(const strata_workload_t *w, const strata_link_ca
     if (st) return st;
     int g = (int)strata_topo_endpoint_count(t);
     const char *mem = strata_topo_device(t, strata_topo_endpoint(t, 0)).memory;
-    if (o->accel) st = strata_accel_load(NULL, o->accel, &a, err);
-    else if (mem) st = strata_accel_for_memory(NULL, mem, &a, err);
-    else st = strata_error_set(err, STRATA_ERR_INVALID, "wall: family '%s' records no "
-                               "accelerator memory: give an accelerator", o->family);
+    if (o->accel)
+        st = strata_accel_load(NULL, o->accel, &a, err);
+    else if (mem)
+        st = strata_accel_for_memory(NULL, mem, &a, err);
+    else
+        st = strata_error_set(err, STRATA_ERR_INVALID,
+                              "wall: family '%s' records no "
+                              "accelerator memory: give an accelerator",
+                              o->family);
     strata_topo_destroy(t);
     strata_wall_opts_t oo = *o;
     if (st || (st = check_opts(&oo, g, err))) return st;

@@ -24,8 +24,8 @@ static void open_ctx(fix_t *f, const char *cluster)
     assert_int_equal(strata_link_catalog_load(NULL, &f->cat, &err), STRATA_OK);
     assert_int_equal(strata_topo_load_spec(cluster, f->cat, &f->topo, &err), STRATA_OK);
     assert_int_equal(strata_workload_load("gpt-1.7b", &f->w, &err), STRATA_OK);
-    assert_int_equal(strata_accel_load(NULL, strstr(cluster, "a100") ? "a100-80" : "h100", &a, &err),
-                     STRATA_OK);
+    assert_int_equal(
+        strata_accel_load(NULL, strstr(cluster, "a100") ? "a100-80" : "h100", &a, &err), STRATA_OK);
     assert_int_equal(strata_plan_ctx_create(&f->w, &a, f->topo, f->cat, &f->ctx, &err), STRATA_OK);
 }
 
@@ -150,8 +150,8 @@ static void test_wall_bad_range(void **state)
     strata_link_catalog_t *cat;
     strata_workload_t w;
     strata_error_t err;
-    strata_wall_opts_t o = {.family = "dgx-h100", .gpus_min = 12, .gpus_max = 64,
-                            .batch_per_gpu = 1, .share = 0.5};
+    strata_wall_opts_t o = {
+        .family = "dgx-h100", .gpus_min = 12, .gpus_max = 64, .batch_per_gpu = 1, .share = 0.5};
     strata_wall_t *wl = malloc(sizeof(*wl));
     assert_non_null(wl);
     strata_plan_config_default(&o.base);

@@ -22,8 +22,10 @@ static strata_status_t dtype_bytes(const util_json_doc_t *d, const json_t *obj, 
     const char *s = NULL;
     strata_status_t st = util_json_opt_str(d, obj, key, &s, err);
     if (st || !s) return st;
-    static const struct { const char *n; int b; } t[] = {
-        {"fp32", 4}, {"bf16", 2}, {"fp16", 2}, {"fp8", 1}};
+    static const struct {
+        const char *n;
+        int b;
+    } t[] = {{"fp32", 4}, {"bf16", 2}, {"fp16", 2}, {"fp8", 1}};
     for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
         if (!strcmp(s, t[i].n)) return *out = t[i].b, STRATA_OK;
     return util_json_error(d, json_object_get(obj, key), err, STRATA_ERR_PARSE,
@@ -47,8 +49,8 @@ static strata_status_t positive(const util_json_doc_t *d, const json_t *obj, con
 static strata_status_t read_moe(const util_json_doc_t *d, const json_t *m, strata_workload_t *w,
                                 strata_error_t *err)
 {
-    static const char *const keys[] = {"experts", "top_k", "shared_experts", "ffn_hidden",
-                                       "first", "every", NULL};
+    static const char *const keys[] = {"experts", "top_k", "shared_experts", "ffn_hidden", "first",
+                                       "every",   NULL};
     strata_status_t st;
     if (!json_is_object(m))
         return util_json_error(d, m, err, STRATA_ERR_PARSE, "\"moe\" must be an object");
@@ -84,10 +86,10 @@ static strata_status_t check_shape(const util_json_doc_t *d, const json_t *root,
 static strata_status_t read_workload(const util_json_doc_t *d, strata_workload_t *w,
                                      strata_error_t *err)
 {
-    static const char *const keys[] = {"format", "version", "name", "description", "source",
-                                       "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
-                                       "gated", "vocab", "seq", "tied_embeddings", "dropout", "dtype",
-                                       "moe", NULL};
+    static const char *const keys[] = {
+        "format", "version",         "name",     "description", "source", "layers",
+        "hidden", "heads",           "kv_heads", "ffn_hidden",  "gated",  "vocab",
+        "seq",    "tied_embeddings", "dropout",  "dtype",       "moe",    NULL};
     static const char *const dkeys[] = {"weights", "grads", "optimizer", NULL};
     const json_t *root = util_json_root(d);
     const char *name = NULL, *desc = "", *src = NULL;
@@ -127,8 +129,7 @@ static strata_status_t read_workload(const util_json_doc_t *d, strata_workload_t
     return STRATA_OK;
 }
 
-strata_status_t strata_workload_load(const char *name, strata_workload_t *w_p,
-                                     strata_error_t *err)
+strata_status_t strata_workload_load(const char *name, strata_workload_t *w_p, strata_error_t *err)
 {
     char path[1024];
     size_t n = strlen(name);
@@ -239,8 +240,8 @@ double strata_workload_active_params(const strata_workload_t *w)
     int moe = plan_moe_layers(w), dense = w->layers - moe;
     double h = w->hidden, active = w->topk + w->shared_experts;
     return w->layers * (plan_attn_params(w) + 2 * h) + dense * plan_ffn_params(w, w->ffn) +
-           moe * (active * plan_ffn_params(w, w->moe_ffn) + h * w->experts) +
-           plan_embed_params(w) + h;
+           moe * (active * plan_ffn_params(w, w->moe_ffn) + h * w->experts) + plan_embed_params(w) +
+           h;
 }
 
 /* ==== Accelerators ==== */
@@ -275,9 +276,9 @@ static strata_status_t read_accel(const util_json_doc_t *d, const json_t *a,
                                   const strata_link_catalog_t *cat, strata_accel_t *x,
                                   strata_error_t *err)
 {
-    static const char *const keys[] = {"id", "name", "memory", "hbm_gbs", "hbm_gb", "tflops",
-                                       "units", "tile", "gemm_eff", "gemm_eff_source", "hbm_eff",
-                                       "hbm_eff_source", "source", NULL};
+    static const char *const keys[] = {
+        "id",   "name",     "memory",          "hbm_gbs", "hbm_gb",         "tflops", "units",
+        "tile", "gemm_eff", "gemm_eff_source", "hbm_eff", "hbm_eff_source", "source", NULL};
     const char *id, *name, *mem = NULL, *src, *esrc;
     double gb, gbs = 0;
     json_t *tf;
@@ -356,8 +357,8 @@ static strata_status_t accel_find(const char *path, const char *field, const cha
     util_json_doc_destroy(doc);
     strata_link_catalog_destroy(cat);
     if (!st && !found)
-        st = strata_error_set(err, STRATA_ERR_NOT_FOUND, "no accelerator with %s '%s' in %s",
-                              field, want, path);
+        st = strata_error_set(err, STRATA_ERR_NOT_FOUND, "no accelerator with %s '%s' in %s", field,
+                              want, path);
     return st;
 }
 
@@ -367,8 +368,8 @@ strata_status_t strata_accel_load(const char *path, const char *id, strata_accel
     return accel_find(path, "id", id, a_p, err);
 }
 
-strata_status_t strata_accel_for_memory(const char *path, const char *memory,
-                                        strata_accel_t *a_p, strata_error_t *err)
+strata_status_t strata_accel_for_memory(const char *path, const char *memory, strata_accel_t *a_p,
+                                        strata_error_t *err)
 {
     return accel_find(path, "memory", memory, a_p, err);
 }

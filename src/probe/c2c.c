@@ -20,8 +20,8 @@
 #include <stdalign.h>
 #include <string.h>
 
-#define TRIPS     100
-#define STALL_S   1.0
+#define TRIPS   100
+#define STALL_S 1.0
 
 typedef struct pingpong {
     alignas(64) _Atomic uint64_t line;
@@ -38,8 +38,10 @@ static bool wait_for(_Atomic uint64_t *p, uint64_t v)
         if (atomic_load_explicit(p, memory_order_acquire) >= v) return true;
         if ((spins & 1023) == 1023) {
             static _Thread_local double since;
-            if (spins == 1023) since = util_now();
-            else if (util_now() - since > STALL_S) return false;
+            if (spins == 1023)
+                since = util_now();
+            else if (util_now() - since > STALL_S)
+                return false;
             sched_yield();
         }
     }
@@ -214,8 +216,8 @@ static void *remote_side(void *arg)
     return NULL;
 }
 
-static strata_status_t remote_size(int a, int b, size_t bytes, int rounds,
-                                   strata_probe_stat_t *s, strata_error_t *err)
+static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, strata_probe_stat_t *s,
+                                   strata_error_t *err)
 {
     remote_t *x = util_malloc(sizeof(*x));
     if (!x) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
@@ -245,8 +247,8 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds,
                               STALL_S * 1e3);
     double bw[PROBE_MAX_REPS];
     for (int k = 1; k < rounds && st == STRATA_OK; k++) /* rounds 0 pays first touches */
-        bw[k - 1] = strata_probe_bandwidth((double)bytes, x->t[0][k] > x->t[1][k] ? x->t[0][k]
-                                                                                 : x->t[1][k]);
+        bw[k - 1] = strata_probe_bandwidth((double)bytes,
+                                           x->t[0][k] > x->t[1][k] ? x->t[0][k] : x->t[1][k]);
     if (st == STRATA_OK) st = strata_probe_stat(bw, (size_t)rounds - 1, s, err);
     for (int i = 0; i < 2; i++)
         util_free(x->shared[i]), util_free(x->mine[i]);

@@ -73,32 +73,28 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
                                                 util_json_real(c->remote_bw[i]), "spread",
                                                 util_json_real(r->remote_copy[i].spread)));
     for (int i = 0; i < c->shm_n; i++)
-        json_array_append_new(shm, json_pack("{s:o,s:o,s:o}", "bytes",
-                                             util_json_real(c->shm_bytes[i]), "oneway_s",
-                                             util_json_real(c->shm_oneway[i]), "spread",
-                                             util_json_real(r->shm_oneway[i].spread)));
+        json_array_append_new(shm,
+                              json_pack("{s:o,s:o,s:o}", "bytes", util_json_real(c->shm_bytes[i]),
+                                        "oneway_s", util_json_real(c->shm_oneway[i]), "spread",
+                                        util_json_real(r->shm_oneway[i].spread)));
     for (int i = 0; i < c->curve_n; i++)
         json_array_append_new(curve, json_pack("{s:o,s:o,s:o,s:o}", "bytes",
                                                util_json_real(c->curve_bytes[i]), "copy_Bps",
                                                util_json_real(c->copy_bw[i]), "reduce_Bps",
                                                util_json_real(c->reduce_bw[i]), "read_Bps",
                                                util_json_real(c->read_bw[i])));
-    return json_pack("{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date",
-                     c->date,
-                     "by", "strata probe (docs/probe.md)", "cores", c->cores, "line_latency_s",
-                     util_json_real(c->line_latency), "shm_alpha_s", util_json_real(c->shm_alpha),
-                     "shm_bw_Bps", util_json_real(c->shm_bw), "per_rank_s",
-                     util_json_real(c->per_rank), "proc_switch_s",
-                     util_json_real(c->proc_switch), "mem_copy_all_Bps",
-                     util_json_real(c->mem_copy_all), "curve", curve, "handover_curve", remote,
-                     "shm_curve", shm,
-                     "tcp_alpha_s",
-                     util_json_real(c->tcp_alpha), "tcp_bw_Bps", util_json_real(c->tcp_bw),
-                     "spread", json_pack("{s:o,s:o,s:o,s:o}", "line_latency",
-                                         util_json_real(r->c2c_all.spread), "shm_alpha",
-                                         util_json_real(r->shm_alpha.spread), "shm_bw",
-                                         util_json_real(r->shm_bw.spread), "per_rank",
-                                         util_json_real(r->per_rank.spread)));
+    return json_pack(
+        "{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date", c->date, "by",
+        "strata probe (docs/probe.md)", "cores", c->cores, "line_latency_s",
+        util_json_real(c->line_latency), "shm_alpha_s", util_json_real(c->shm_alpha), "shm_bw_Bps",
+        util_json_real(c->shm_bw), "per_rank_s", util_json_real(c->per_rank), "proc_switch_s",
+        util_json_real(c->proc_switch), "mem_copy_all_Bps", util_json_real(c->mem_copy_all),
+        "curve", curve, "handover_curve", remote, "shm_curve", shm, "tcp_alpha_s",
+        util_json_real(c->tcp_alpha), "tcp_bw_Bps", util_json_real(c->tcp_bw), "spread",
+        json_pack("{s:o,s:o,s:o,s:o}", "line_latency", util_json_real(r->c2c_all.spread),
+                  "shm_alpha", util_json_real(r->shm_alpha.spread), "shm_bw",
+                  util_json_real(r->shm_bw.spread), "per_rank",
+                  util_json_real(r->per_rank.spread)));
 }
 
 static json_t *server_json(const strata_probe_result_t *r, const strata_probe_calib_t *c)
@@ -136,9 +132,9 @@ strata_status_t strata_probe_save(const strata_probe_result_t *r, const char *pa
              "shared-memory transport",
              r->host, r->date);
     snprintf(src, sizeof(src), "strata probe, %s (docs/probe.md)", r->date);
-    json_t *doc = json_pack("{s:s,s:s,s:[s],s:i,s:o,s:o}", "name", "local-measured",
-                            "description", desc, "sources", src, "servers", 1, "server",
-                            server_json(r, &c), "measured", calib_json(r, &c));
+    json_t *doc = json_pack("{s:s,s:s,s:[s],s:i,s:o,s:o}", "name", "local-measured", "description",
+                            desc, "sources", src, "servers", 1, "server", server_json(r, &c),
+                            "measured", calib_json(r, &c));
     if (!doc) return strata_error_set(err, STRATA_ERR_NOMEM, "probe: cannot build the file");
     FILE *f = fopen(path, "w");
     int rc = f ? util_json_dump(doc, f) : -1;
@@ -157,8 +153,8 @@ static strata_status_t num(util_json_doc_t *d, json_t *m, const char *key, bool 
     strata_status_t st = util_json_req_num(d, m, key, out, err);
     if (st) return st;
     if (!isfinite(*out) || *out < 0 || (positive && *out == 0))
-        return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE, "\"%s\" must be %s", key,
-                               positive ? "> 0" : ">= 0");
+        return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE,
+                               "\"%s\" must be %s", key, positive ? "> 0" : ">= 0");
     return STRATA_OK;
 }
 
@@ -174,7 +170,8 @@ static strata_status_t read_curve(util_json_doc_t *d, json_t *m, strata_probe_ca
                                STRATA_PROBE_CURVE_MAX);
     json_array_foreach(a, i, p)
     {
-        if (!json_is_object(p)) return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
+        if (!json_is_object(p))
+            return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
         if ((st = num(d, p, "bytes", true, &c->curve_bytes[i], err)) ||
             (st = num(d, p, "copy_Bps", true, &c->copy_bw[i], err)) ||
             (st = num(d, p, "reduce_Bps", true, &c->reduce_bw[i], err)) ||
@@ -246,8 +243,8 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
     util_json_doc_t *d;
     strata_status_t st = util_json_load_file(path, &d, err);
     if (st) return st;
-    json_t *root = util_json_root(d), *m = json_is_object(root) ? json_object_get(root, "measured")
-                                                                : NULL;
+    json_t *root = util_json_root(d),
+           *m = json_is_object(root) ? json_object_get(root, "measured") : NULL;
     strata_probe_calib_t c = {0};
     double cores = 0;
     const char *date = NULL;
@@ -329,7 +326,8 @@ double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes)
     }
     for (int i = 2; i < n; i++)
         if (bytes <= c->shm_bytes[i]) {
-            double f = log(bytes / c->shm_bytes[i - 1]) / log(c->shm_bytes[i] / c->shm_bytes[i - 1]);
+            double f =
+                log(bytes / c->shm_bytes[i - 1]) / log(c->shm_bytes[i] / c->shm_bytes[i - 1]);
             double r0 = (c->shm_oneway[i - 1] - a) / c->shm_bytes[i - 1],
                    r1 = (c->shm_oneway[i] - a) / c->shm_bytes[i];
             double per_byte = r0 + f * (r1 - r0);
@@ -376,7 +374,8 @@ static double sync_cost(const strata_probe_calib_t *c, int P)
 
 static double predict_shm(const strata_probe_calib_t *c, strata_coll_t coll, int P, double S)
 {
-    double C = call_cost(c, P), L = sync_cost(c, P), k = P > c->cores ? ceil((double)P / c->cores) : 1;
+    double C = call_cost(c, P), L = sync_cost(c, P),
+           k = P > c->cores ? ceil((double)P / c->cores) : 1;
     double cp = strata_probe_copy_bw(c, S), f = (P - 1.0) / P;
     double slice = (S < CHUNK ? S : CHUNK) / P, rem = strata_probe_remote_bw(c, slice);
     double red = strata_probe_reduce_bw(c, S), pull_red = rem < red ? rem : red;
@@ -444,19 +443,20 @@ const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int P, char *
     double t_small = strata_probe_predict(c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, P, 8),
            t_fit = c->shm_alpha;
     double cp = strata_probe_remote_bw(c, (CHUNK < big ? CHUNK : big) / P);
-    int n = snprintf(buf, len,
-                     "At %d ranks on %d cores: a small allreduce is bound by %s (%.0f ns a "
-                     "cache-line hand-off%s); a 64 MiB one by copying what other cores wrote (%.2f GB/s per "
-                     "rank; all cores copying locally together reach %.2f GB/s).",
-                     P, c->cores,
-                     P > c->cores ? "the scheduler (ranks outnumber cores)"
-                                  : "the coherence latency",
-                     c->line_latency * 1e9,
-                     P > c->cores ? ", plus the measured cost per rank beyond the cores" : "",
-                     cp / 1e9, c->mem_copy_all / 1e9);
+    int n = snprintf(
+        buf, len,
+        "At %d ranks on %d cores: a small allreduce is bound by %s (%.0f ns a "
+        "cache-line hand-off%s); a 64 MiB one by copying what other cores wrote (%.2f GB/s per "
+        "rank; all cores copying locally together reach %.2f GB/s).",
+        P, c->cores,
+        P > c->cores ? "the scheduler (ranks outnumber cores)" : "the coherence latency",
+        c->line_latency * 1e9,
+        P > c->cores ? ", plus the measured cost per rank beyond the cores" : "", cp / 1e9,
+        c->mem_copy_all / 1e9);
     if (n > 0 && (size_t)n < len && P > c->cores)
-        snprintf(buf + n, len - (size_t)n, " Predicted 8 B allreduce: %.2f us, of which %.2f us "
-                                           "the scheduler.",
+        snprintf(buf + n, len - (size_t)n,
+                 " Predicted 8 B allreduce: %.2f us, of which %.2f us "
+                 "the scheduler.",
                  t_small * 1e6, (t_small - t_fit) * 1e6);
     (void)small;
     return buf;

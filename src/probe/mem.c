@@ -86,7 +86,7 @@ static void k_reduce(unsigned char *dst, const unsigned char *src, size_t n)
 }
 
 typedef void (*kernel_fn)(unsigned char *, const unsigned char *, size_t);
-static const kernel_fn kernels[STRATA_PROBE_MEM_KINDS] = {k_read, k_write, k_write_nt,
+static const kernel_fn kernels[STRATA_PROBE_MEM_KINDS] = {k_read, k_write,   k_write_nt,
                                                           k_copy, k_copy_nt, k_reduce};
 
 /* ==== Workers ==== */
@@ -176,16 +176,21 @@ static void pool_free(void)
     g_pool.n = 0;
 }
 
-static int run_group(const int *cpus, int n, size_t bytes, strata_probe_mem_kind_t kind,
-                     long inner, int rounds, double budget, int *rounds_p, double *out)
+static int run_group(const int *cpus, int n, size_t bytes, strata_probe_mem_kind_t kind, long inner,
+                     int rounds, double budget, int *rounds_p, double *out)
 {
     worker_t w[STRATA_PROBE_CORES_MAX];
     double times[STRATA_PROBE_CORES_MAX][PROBE_MAX_REPS];
     start_t go = {0};
     int rc = 0, started = 0;
     for (int i = 0; i < n; i++) {
-        w[i] = (worker_t){.cpu = cpus[i], .bytes = bytes, .kind = kind, .inner = inner,
-                          .go = &go, .rounds = rounds, .out = times[i]};
+        w[i] = (worker_t){.cpu = cpus[i],
+                          .bytes = bytes,
+                          .kind = kind,
+                          .inner = inner,
+                          .go = &go,
+                          .rounds = rounds,
+                          .out = times[i]};
         if (bytes > g_pool.bytes || pool_get(cpus[i], &w[i].src, &w[i].dst) != 0) rc = -1;
     }
     for (int i = 0; i < n && rc == 0; i++, started++)
@@ -224,9 +229,8 @@ static long pick_inner(size_t bytes)
     return inner > 100000 ? 100000 : inner;
 }
 
-static strata_status_t measure(const int *cpus, int n, size_t bytes,
-                               strata_probe_mem_kind_t kind, double budget,
-                               strata_probe_stat_t *s, strata_error_t *err)
+static strata_status_t measure(const int *cpus, int n, size_t bytes, strata_probe_mem_kind_t kind,
+                               double budget, strata_probe_stat_t *s, strata_error_t *err)
 {
     double out[PROBE_MAX_REPS];
     int rounds = 15;
@@ -241,12 +245,12 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
     strata_probe_result_t *res = x->res;
     probe_numa_cpus_t nodes[STRATA_PROBE_NUMA_MAX];
     int nn = probe_numa_layout(nodes, STRATA_PROBE_NUMA_MAX, res->cpus, res->cores);
-    static const double curve[] = {4096,    16384,    65536,    262144,
+    static const double curve[] = {4096,    16384,   65536,    262144,
                                    1048576, 4194304, 16777216, 67108864};
     int ncurve = x->opts->quick ? 6 : 8; /* quick stops at 4 MiB */
     res->big_bytes = x->opts->quick ? (size_t)16 << 20 : (size_t)64 << 20;
-    g_pool.bytes = res->big_bytes > (size_t)curve[ncurve - 1] ? res->big_bytes
-                                                               : (size_t)curve[ncurve - 1];
+    g_pool.bytes =
+        res->big_bytes > (size_t)curve[ncurve - 1] ? res->big_bytes : (size_t)curve[ncurve - 1];
     int jobs = nn * STRATA_PROBE_MEM_KINDS * 2 + ncurve * 3, done = 0;
     double per = budget / jobs;
     strata_status_t st = STRATA_OK;

@@ -143,8 +143,8 @@ static int connect_to(const char *peer, strata_error_t *err)
 static int listen_on(uint32_t addr, int *port, strata_error_t *err)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(addr),
-                             .sin_port = htons((uint16_t)*port)};
+    struct sockaddr_in sa = {
+        .sin_family = AF_INET, .sin_addr.s_addr = htonl(addr), .sin_port = htons((uint16_t)*port)};
     socklen_t len = sizeof(sa);
     if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 4) != 0 ||
@@ -185,7 +185,8 @@ strata_status_t probe_net(probe_ctx_t *x, double budget, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
     const char *peer = x->opts->peer;
-    tcp_run_t t = {.samples = x->opts->quick ? 5 : 11, .trips = x->opts->quick ? 100 : 500,
+    tcp_run_t t = {.samples = x->opts->quick ? 5 : 11,
+                   .trips = x->opts->quick ? 100 : 500,
                    .bytes = x->opts->quick ? (uint64_t)4 << 20 : (uint64_t)32 << 20};
     pthread_t th;
     int lfd = -1, port = 0;
@@ -212,10 +213,10 @@ strata_status_t probe_net(probe_ctx_t *x, double budget, strata_error_t *err)
     }
     probe_tick(x, budget, 1);
     if (rc != 0)
-        return err && err->status ? err->status
-                                  : strata_error_set(err, STRATA_ERR_IO,
-                                                     "probe: tcp: the exchange with %s failed",
-                                                     res->tcp_target);
+        return err && err->status
+                   ? err->status
+                   : strata_error_set(err, STRATA_ERR_IO, "probe: tcp: the exchange with %s failed",
+                                      res->tcp_target);
     strata_status_t st = strata_probe_stat(t.lat, (size_t)t.samples, &res->tcp_alpha, err);
     return st ? st : strata_probe_stat(t.bw, (size_t)t.samples, &res->tcp_bw, err);
 }

@@ -20,7 +20,8 @@
 
 #include <cmocka.h>
 
-#define NEAR(a, b, rel) assert_true(fabs((double)(a) - (double)(b)) <= (rel) * fabs((double)(b)) + 1e-30)
+#define NEAR(a, b, rel)                                                                            \
+    assert_true(fabs((double)(a) - (double)(b)) <= (rel)*fabs((double)(b)) + 1e-30)
 
 /* ==== Statistics ==== */
 
@@ -223,8 +224,8 @@ static void test_save_load_roundtrip(void **state)
     assert_int_equal(strata_topo_link_count(t), 1);
     strata_topo_link_t l = strata_topo_link(t, 0);
     assert_string_equal(l.kind, "shm");
-    NEAR(l.bw_dir, 1e9, RT);     /* measured β, not a catalog figure */
-    NEAR(l.latency, 1e-6, RT);   /* measured α */
+    NEAR(l.bw_dir, 1e9, RT);   /* measured β, not a catalog figure */
+    NEAR(l.latency, 1e-6, RT); /* measured α */
     strata_topo_destroy(t);
 
     /* a second save of the loaded calibration's source gives the same bytes */
@@ -291,8 +292,8 @@ static void test_predict(void **state)
     /* 1 MiB at 2 ranks: α + L + reading its own S at 20 GB/s (52.4288 us)
      * + 2 hand-overs of S/2 (here at send/recv's 1 GB/s) + own S/2 / cp
      * = 1 + 0.1 + 52.4288 + 2 × 524.288 + 52.4288 us = 1154.5336 us */
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         1154.5336e-6, 1e-9);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576), 1154.5336e-6,
+         1e-9);
     /* 4 ranks on 2 cores, 8 B: α + 2 ranks × 2 us per rank beyond = 5 us */
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 5e-6, 1e-9);
     /* ring allreduce of 1 MiB at 2 ranks: 2 steps of 512 KiB send/recv (α 1 us
@@ -323,11 +324,16 @@ static void test_predict(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stat_odd),       cmocka_unit_test(test_stat_even),
-        cmocka_unit_test(test_stat_rejects),   cmocka_unit_test(test_bandwidth),
-        cmocka_unit_test(test_checks),         cmocka_unit_test(test_validate),
-        cmocka_unit_test(test_save_load_roundtrip), cmocka_unit_test(test_load_errors),
-        cmocka_unit_test(test_predict),        cmocka_unit_test(test_sockets),
+        cmocka_unit_test(test_stat_odd),
+        cmocka_unit_test(test_stat_even),
+        cmocka_unit_test(test_stat_rejects),
+        cmocka_unit_test(test_bandwidth),
+        cmocka_unit_test(test_checks),
+        cmocka_unit_test(test_validate),
+        cmocka_unit_test(test_save_load_roundtrip),
+        cmocka_unit_test(test_load_errors),
+        cmocka_unit_test(test_predict),
+        cmocka_unit_test(test_sockets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

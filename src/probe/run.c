@@ -23,10 +23,9 @@ typedef struct section {
 } section_t;
 
 static const section_t sections[] = {
-    {"memory", 24, 3, probe_mem},       {"coherence", 3, 0.6, probe_c2c},
-    {"hand-over", 2, 0.4, probe_remote},
-    {"shm transport", 6, 1.5, probe_shm}, {"tcp", 3, 0.6, probe_net},
-    {"system costs", 6, 1.5, probe_sys},
+    {"memory", 24, 3, probe_mem},        {"coherence", 3, 0.6, probe_c2c},
+    {"hand-over", 2, 0.4, probe_remote}, {"shm transport", 6, 1.5, probe_shm},
+    {"tcp", 3, 0.6, probe_net},          {"system costs", 6, 1.5, probe_sys},
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
@@ -189,7 +188,10 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
         line_stat(out, "pairs within a socket (medians)", &r->c2c_within, 1e9, "ns");
         line_stat(out, "pairs across sockets (medians)", &r->c2c_across, 1e9, "ns");
     }
-    if (r->remote_n) fprintf(out, "\nhand-over between cores: one writes, the other copies out, both at once (GB/s)\n");
+    if (r->remote_n)
+        fprintf(
+            out,
+            "\nhand-over between cores: one writes, the other copies out, both at once (GB/s)\n");
     for (int i = 0; i < r->remote_n; i++) {
         char b[32], name[48];
         snprintf(name, sizeof(name), "%s", util_fmt_bytes(r->remote_bytes[i], b, sizeof(b)));
@@ -209,7 +211,8 @@ void strata_probe_print(const strata_probe_result_t *r, FILE *out)
     line_stat(out, "alpha (8 B one way)", &r->shm_alpha, 1e6, "us");
     for (int z = 1; z < r->shm_curve_n; z++) {
         char sz[32];
-        snprintf(b, sizeof(b), "one way, %s", util_fmt_bytes(r->shm_curve_bytes[z], sz, sizeof(sz)));
+        snprintf(b, sizeof(b), "one way, %s",
+                 util_fmt_bytes(r->shm_curve_bytes[z], sz, sizeof(sz)));
         line_stat(out, b, &r->shm_oneway[z], 1e6, "us");
     }
     snprintf(b, sizeof(b), "bandwidth (%zu KiB)", r->shm_bw_bytes >> 10);
@@ -269,8 +272,9 @@ static json_t *c2c_json(const strata_probe_result_t *r)
 {
     json_t *m = json_array(), *cpus = json_array(), *remote = json_array();
     for (int i = 0; i < r->remote_n; i++)
-        json_array_append_new(remote, json_pack("{s:f,s:o}", "bytes", r->remote_bytes[i],
-                                                "handover_Bps", probe_stat_json(&r->remote_copy[i])));
+        json_array_append_new(remote,
+                              json_pack("{s:f,s:o}", "bytes", r->remote_bytes[i], "handover_Bps",
+                                        probe_stat_json(&r->remote_copy[i])));
     for (int i = 0; i < r->cores; i++) {
         json_t *row = json_array();
         for (int j = 0; j < r->cores; j++)
@@ -278,9 +282,9 @@ static json_t *c2c_json(const strata_probe_result_t *r)
         json_array_append_new(m, row);
         json_array_append_new(cpus, json_integer(r->cpus[i]));
     }
-    return json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m,
-                     "all_pairs_s", probe_stat_json(&r->c2c_all), "sockets", r->packages,
-                     "within_socket_s", probe_stat_json(&r->c2c_within), "across_sockets_s",
+    return json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m, "all_pairs_s",
+                     probe_stat_json(&r->c2c_all), "sockets", r->packages, "within_socket_s",
+                     probe_stat_json(&r->c2c_within), "across_sockets_s",
                      probe_stat_json(&r->c2c_across), "handover", remote);
 }
 
@@ -291,13 +295,12 @@ strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *ou
     for (int z = 0; z < r->shm_curve_n; z++)
         json_array_append_new(curve, json_pack("{s:f,s:o}", "bytes", r->shm_curve_bytes[z],
                                                "oneway_s", probe_stat_json(&r->shm_oneway[z])));
-    json_t *shm = json_pack("{s:o,s:o,s:o,s:I,s:o,s:o,s:o,s:i,s:i}", "oneway", curve, "alpha_s",
-                            probe_stat_json(&r->shm_alpha), "bw_Bps", probe_stat_json(&r->shm_bw),
-                            "bw_bytes", (json_int_t)r->shm_bw_bytes, "barrier_fit_s",
-                            probe_stat_json(&r->barrier_fit), "barrier_over_s",
-                            probe_stat_json(&r->barrier_over), "per_rank_s",
-                            probe_stat_json(&r->per_rank), "ranks_fit", r->ranks_fit, "ranks_over",
-                            r->ranks_over);
+    json_t *shm = json_pack(
+        "{s:o,s:o,s:o,s:I,s:o,s:o,s:o,s:i,s:i}", "oneway", curve, "alpha_s",
+        probe_stat_json(&r->shm_alpha), "bw_Bps", probe_stat_json(&r->shm_bw), "bw_bytes",
+        (json_int_t)r->shm_bw_bytes, "barrier_fit_s", probe_stat_json(&r->barrier_fit),
+        "barrier_over_s", probe_stat_json(&r->barrier_over), "per_rank_s",
+        probe_stat_json(&r->per_rank), "ranks_fit", r->ranks_fit, "ranks_over", r->ranks_over);
     json_t *doc = json_pack(
         "{s:s,s:s,s:s,s:i,s:b,s:f,s:o,s:o,s:o,s:{s:s,s:o,s:o},s:{s:o,s:o,s:o},s:s}", "date",
         r->date, "host", r->host, "cpu_model", r->cpu_model, "cpus", r->cores, "quick", r->quick,

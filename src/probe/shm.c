@@ -145,7 +145,8 @@ static strata_status_t per_rank(probe_ctx_t *x, shm_job_t *j, strata_error_t *er
 strata_status_t probe_shm(probe_ctx_t *x, double budget, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
-    shm_job_t *j = mmap(NULL, sizeof(*j), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    shm_job_t *j =
+        mmap(NULL, sizeof(*j), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (j == MAP_FAILED) return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: mmap failed");
     bool quick = x->opts->quick;
     *j = (shm_job_t){.samples = quick ? 5 : 15,

@@ -42,8 +42,8 @@ strata_status_t strata_probe_stat(const double *x, size_t n, strata_probe_stat_t
     if (!v) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     memcpy(v, x, n * sizeof(*v));
     qsort(v, n, sizeof(*v), cmp_double);
-    strata_probe_stat_t s = {.median = quantile(v, n, 0.5), .min = v[0], .max = v[n - 1],
-                             .n = (int)n};
+    strata_probe_stat_t s = {
+        .median = quantile(v, n, 0.5), .min = v[0], .max = v[n - 1], .n = (int)n};
     double iqr = quantile(v, n, 0.75) - quantile(v, n, 0.25);
     s.spread = s.median != 0 ? iqr / fabs(s.median) : 0;
     util_free(v);
@@ -70,8 +70,8 @@ strata_status_t strata_probe_check_bandwidth(const char *what, double bw, double
 {
     if (!isfinite(bw) || bw <= 0)
         return strata_error_set(err, STRATA_ERR_RANGE,
-                                "%s: measured bandwidth %g B/s is not physical (must be > 0)",
-                                what, bw);
+                                "%s: measured bandwidth %g B/s is not physical (must be > 0)", what,
+                                bw);
     if (ceiling > 0 && bw > ceiling)
         return strata_error_set(err, STRATA_ERR_RANGE,
                                 "%s: measured %.3g GB/s is faster than the hardware allows "

@@ -164,7 +164,8 @@ static double futex_sample(void *arg)
 static double fault_sample(void *arg)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = ((const sys_arg_t *)arg)->rounds * page;
-    unsigned char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    unsigned char *p =
+        mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return -1;
     double t0 = util_now();
     for (size_t i = 0; i < bytes; i += page)

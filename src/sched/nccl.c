@@ -37,13 +37,26 @@ static const char *const proto_names[STRATA_NCCL_PROTOS] = {"LL", "LL128", "Simp
 /* ==== NCCL's constants (nccl.md §2.3, §2.4; tuning.cc) ==== */
 
 /* baseLatencies[algo][proto], us */
-static const double base_lat[STRATA_NCCL_ALGOS][3] = {
-    {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {8.0, 8.0, 8.0}};
+static const double base_lat[STRATA_NCCL_ALGOS][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0},
+                                                      {0, 0, 0},        {0, 0, 0},        {0, 0, 0},
+                                                      {8.0, 8.0, 8.0}};
 /* hwLatencies[hw][algo][proto], us */
 static const double hw_lat[3][STRATA_NCCL_ALGOS][3] = {
-    {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}},
+    {{0.6, 1.25, 4.0},
+     {0.6, 1.9, 3.4},
+     {0, 0, 3.7},
+     {0, 0, 2.8},
+     {0, 0, 25},
+     {0, 0, 25},
+     {0, 0, 4.0}},
     {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},
-    {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}}};
+    {{5.0, 8.5, 14},
+     {2.7, 4.0, 14.0},
+     {0, 0, 31},
+     {0, 0, 30},
+     {0, 0, 18},
+     {0, 0, 20.9},
+     {0, 0, 14}}};
 /* [compcap][nodes scale: 1, 2, >2 nodes], GB/s */
 static const double ll_max_bw[4][3] = {
     {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282, 90, 70}};
@@ -57,13 +70,12 @@ static const double per_ch_nvls_tree[4][3] = {
     {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
 static const double nvls_eff[4] = {0, 0, 0.85, 0.74};
 /* Tree AllReduce bandwidth correction per log2(bytes / 64), 64 B .. 256 MiB */
-static const double tree_corr[3][24] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0,
-     1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0,
-     1.0, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9,
-     .9}};
+static const double tree_corr[3][24] = {{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
+                                         .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+                                        {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
+                                         .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
+                                        {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+                                         .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
 /* The search's per-channel speeds, intra-server, GB/s (search.cc; nccl.md §2.5) */
 static const double speeds_generic[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
 static const double speeds_sm90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
@@ -76,12 +88,12 @@ static const double speeds_sm100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19
 /* ==== Inputs ==== */
 
 typedef struct nccl_in {
-    int cc, scale;       /* compcap index, node-scale index */
-    int intra_hw;        /* HW_NVLINK or HW_PCI */
-    double P, N, ppn;    /* ranks, nodes, ranks per node */
-    double up, net;      /* GB/s: per-GPU scale-up, per-GPU share of the NICs */
-    bool nvls, collnet;  /* NVLink SHARP, network SHARP */
-    bool ll128;          /* LL128 enabled by default */
+    int cc, scale;      /* compcap index, node-scale index */
+    int intra_hw;       /* HW_NVLINK or HW_PCI */
+    double P, N, ppn;   /* ranks, nodes, ranks per node */
+    double up, net;     /* GB/s: per-GPU scale-up, per-GPU share of the NICs */
+    bool nvls, collnet; /* NVLink SHARP, network SHARP */
+    bool ll128;         /* LL128 enabled by default */
 } nccl_in_t;
 
 static int compcap_of(const char *kind)
@@ -114,7 +126,7 @@ static nccl_in_t inputs(const strata_coll_machine_t *m)
  * them top down until its channels fit). */
 static double quantise(const nccl_in_t *in, double bw)
 {
-    const double *s = in->cc == CC_HOPPER ? speeds_sm90
+    const double *s = in->cc == CC_HOPPER      ? speeds_sm90
                       : in->cc == CC_BLACKWELL ? speeds_sm100
                                                : speeds_generic;
     size_t n = in->cc == CC_HOPPER      ? sizeof(speeds_sm90) / sizeof(double)
@@ -129,17 +141,25 @@ static double quantise(const nccl_in_t *in, double bw)
 
 static bool algo_applies(const nccl_in_t *in, strata_coll_t c, int a)
 {
-    bool ar = c == STRATA_COLL_ALLREDUCE, agrs = c == STRATA_COLL_ALLGATHER ||
-                                                 c == STRATA_COLL_REDUCE_SCATTER;
+    bool ar = c == STRATA_COLL_ALLREDUCE,
+         agrs = c == STRATA_COLL_ALLGATHER || c == STRATA_COLL_REDUCE_SCATTER;
     switch (a) {
-    case NA_RING: return ar || agrs || c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE;
-    case NA_TREE: return ar;
-    case NA_COLLNET_DIRECT: return in->collnet && in->nvls && (ar || agrs);
-    case NA_COLLNET_CHAIN: return in->collnet && ar;
-    case NA_NVLS: return in->nvls && (ar || agrs);
-    case NA_NVLS_TREE: return in->nvls && in->N > 1 && ar;
-    case NA_PAT: return agrs && in->ppn == 1 && in->N > 1;
-    default: return false;
+    case NA_RING:
+        return ar || agrs || c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE;
+    case NA_TREE:
+        return ar;
+    case NA_COLLNET_DIRECT:
+        return in->collnet && in->nvls && (ar || agrs);
+    case NA_COLLNET_CHAIN:
+        return in->collnet && ar;
+    case NA_NVLS:
+        return in->nvls && (ar || agrs);
+    case NA_NVLS_TREE:
+        return in->nvls && in->N > 1 && ar;
+    case NA_PAT:
+        return agrs && in->ppn == 1 && in->N > 1;
+    default:
+        return false;
     }
 }
 
@@ -161,7 +181,8 @@ static double bus_bw(const nccl_in_t *in, strata_coll_t c, int a, int p)
     if (a == NA_COLLNET_DIRECT || a == NA_COLLNET_CHAIN)
         return p == NP_SIMPLE ? fmin(in->up, in->net * 0.9) : 0;
     if (a == NA_RING && p == NP_LL) bw = fmin(ll_max_bw[in->cc][in->scale], bw * 0.5);
-    if (a == NA_RING && p == NP_LL128) bw = fmin(bw * 0.92, nch * per_ch_ring_ll128[in->cc][in->scale]);
+    if (a == NA_RING && p == NP_LL128)
+        bw = fmin(bw * 0.92, nch * per_ch_ring_ll128[in->cc][in->scale]);
     if (a == NA_TREE) bw = fmin(bw * 0.92, nch * per_ch_tree[in->cc][in->scale]);
     if (a == NA_TREE && p == NP_LL) bw = fmin(bw / 3.8, ll_max_bw[in->cc][in->scale]);
     if (a == NA_TREE && p == NP_LL128)
@@ -198,17 +219,25 @@ static double latency(const nccl_in_t *in, strata_coll_t c, int a, int p)
             return lat + hw_lat[in->N > 1 ? HW_NET : in->intra_hw][a][p];
         if (in->N > 1) intra = fmax(intra, NET_OVERHEAD_US * (p == NP_SIMPLE ? 3 : 1));
         {
-            double ninter = in->N <= 1 ? 0 : c == STRATA_COLL_ALLREDUCE ? 2 * (in->N - 1) : in->N - 1;
+            double ninter = in->N <= 1                   ? 0
+                            : c == STRATA_COLL_ALLREDUCE ? 2 * (in->N - 1)
+                                                         : in->N - 1;
             return lat + (nsteps - ninter) * intra + ninter * inter;
         }
-    case NA_TREE: return lat + 2 * ((in->ppn - 1) * intra + log2n * inter);
+    case NA_TREE:
+        return lat + 2 * ((in->ppn - 1) * intra + log2n * inter);
     case NA_COLLNET_DIRECT:
         return lat + 2 * (fmin(1, in->ppn - 1) * intra + (in->ppn - 1) * 0.4) + inter;
-    case NA_COLLNET_CHAIN: return lat + 2 * (in->ppn - 1) * intra + inter;
-    case NA_NVLS: return intra + (in->N > 1 ? inter : 0);
-    case NA_NVLS_TREE: return lat + intra + 2 * log2n * inter;
-    case NA_PAT: return lat + log2n * (inter / 3.5) + in->P * 2.8;
-    default: return INFINITY;
+    case NA_COLLNET_CHAIN:
+        return lat + 2 * (in->ppn - 1) * intra + inter;
+    case NA_NVLS:
+        return intra + (in->N > 1 ? inter : 0);
+    case NA_NVLS_TREE:
+        return lat + intra + 2 * log2n * inter;
+    case NA_PAT:
+        return lat + log2n * (inter / 3.5) + in->P * 2.8;
+    default:
+        return INFINITY;
     }
 }
 
@@ -235,17 +264,20 @@ static double nccl_time(const nccl_in_t *in, strata_coll_t c, int a, int p, doub
 static strata_algo_t schedule_of(int a, strata_coll_t c)
 {
     switch (a) {
-    case NA_TREE: return STRATA_ALGO_TREE;
-    case NA_NVLS_TREE: return STRATA_ALGO_NVLSTREE;
+    case NA_TREE:
+        return STRATA_ALGO_TREE;
+    case NA_NVLS_TREE:
+        return STRATA_ALGO_NVLSTREE;
     case NA_NVLS:
     case NA_COLLNET_DIRECT:
-    case NA_COLLNET_CHAIN: return STRATA_ALGO_INNET;
-    case NA_PAT: return sched_algo_supports(c, STRATA_ALGO_BRUCK) ? STRATA_ALGO_BRUCK
-                                                                   : STRATA_ALGO_RING;
-    default: return STRATA_ALGO_RING;
+    case NA_COLLNET_CHAIN:
+        return STRATA_ALGO_INNET;
+    case NA_PAT:
+        return sched_algo_supports(c, STRATA_ALGO_BRUCK) ? STRATA_ALGO_BRUCK : STRATA_ALGO_RING;
+    default:
+        return STRATA_ALGO_RING;
     }
 }
-
 
 const char *strata_nccl_algo_name(int algo)
 {
@@ -302,16 +334,23 @@ strata_status_t strata_coll_select_nccl(const strata_coll_machine_t *m, strata_c
 const char *strata_algo_libraries(strata_algo_t algo)
 {
     switch (algo) {
-    case STRATA_ALGO_RING: return "NCCL, RCCL, MPICH, Open MPI";
-    case STRATA_ALGO_TREE: return "NCCL, RCCL";
-    case STRATA_ALGO_INNET: return "NCCL (NVLS, CollNet/SHARP)";
-    case STRATA_ALGO_NVLSTREE: return "NCCL (NVLSTree)";
+    case STRATA_ALGO_RING:
+        return "NCCL, RCCL, MPICH, Open MPI";
+    case STRATA_ALGO_TREE:
+        return "NCCL, RCCL";
+    case STRATA_ALGO_INNET:
+        return "NCCL (NVLS, CollNet/SHARP)";
+    case STRATA_ALGO_NVLSTREE:
+        return "NCCL (NVLSTree)";
     case STRATA_ALGO_BINOMIAL:
     case STRATA_ALGO_RECDBL:
     case STRATA_ALGO_RABENSEIFNER:
     case STRATA_ALGO_BRUCK:
-    case STRATA_ALGO_PAIRWISE: return "MPICH, Open MPI (CPU); no GPU collective library";
-    case STRATA_ALGO_HIER: return "Horovod hierarchical allreduce (NCCL + MPI)";
-    default: return NULL;
+    case STRATA_ALGO_PAIRWISE:
+        return "MPICH, Open MPI (CPU); no GPU collective library";
+    case STRATA_ALGO_HIER:
+        return "Horovod hierarchical allreduce (NCCL + MPI)";
+    default:
+        return NULL;
     }
 }

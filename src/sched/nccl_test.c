@@ -119,12 +119,11 @@ static void test_protocol_price(void **state)
     strata_coll_machine_t m = hopper(8, 1, 360e9, false);
     strata_nccl_choice_t c;
     strata_coll_cost_t ring;
-    assert_int_equal(strata_coll_select_nccl(&m, STRATA_COLL_ALLREDUCE, 4096, &c, NULL),
-                     STRATA_OK);
+    assert_int_equal(strata_coll_select_nccl(&m, STRATA_COLL_ALLREDUCE, 4096, &c, NULL), STRATA_OK);
     assert_string_equal(strata_nccl_proto_name(c.proto), "LL");
-    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 4096, &ring,
-                                      NULL),
-                     STRATA_OK);
+    assert_int_equal(
+        strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 4096, &ring, NULL),
+        STRATA_OK);
     assert_rel(c.proto_eta, 0.5, 0);
     assert_rel(c.cost.beta, 2 * ring.beta, 1e-12);
     assert_rel(c.cost.alpha, ring.alpha, 1e-12);

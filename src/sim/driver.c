@@ -87,7 +87,7 @@ typedef struct drv {
     uint32_t pend_free;
     uint64_t open; /* unmatched arrivals + waiting receives */
     UTIL_VEC(done_ev_t) queue;
-    UTIL_VEC(strata_step_t) scratch; /* one agent's phase, as sched gives it */
+    UTIL_VEC(strata_step_t) scratch;  /* one agent's phase, as sched gives it */
     UTIL_VEC(strata_step_t) scratch2; /* a second one, to compare phases */
     uint32_t agents_done;
     bool async; /* ASYNC asked for, or several jobs */
@@ -348,7 +348,8 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
 {
     agent_t *a = &v->agents[g];
     const sim_job_t *job = &v->d->jobs[a->job];
-    uint32_t n = strata_sched_phase_steps(job->s, a->idx, p, v->scratch.v, (uint32_t)v->scratch.cap);
+    uint32_t n =
+        strata_sched_phase_steps(job->s, a->idx, p, v->scratch.v, (uint32_t)v->scratch.cap);
     if (n >= (1u << TAG_STEP_BITS)) return fail(v, STRATA_ERR_RANGE, "too many steps in a phase");
     if (n > v->scratch.cap) { /* one walk of the phase for all its steps */
         if (UTIL_VEC_RESERVE(&v->scratch, n)) return oom(v);
@@ -648,8 +649,7 @@ static bool phases_same(drv_t *v, const sim_job_t *job, uint32_t p, uint32_t q, 
 
 /* cls[p] for p < np: the first phase with the same pattern. Open hashing
  * on the phase hash; a hit counts only when the phases compare equal. */
-static strata_status_t pattern_classes(drv_t *v, const sim_job_t *job, uint32_t np,
-                                       uint32_t *cls)
+static strata_status_t pattern_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t *cls)
 {
     size_t cap = 16;
     while (cap < (size_t)np * 2)

@@ -124,7 +124,8 @@ static int fix_flow(sim_net_t *net, sim_flow_t *f, double x, uint32_t b, bool pu
         net->rs[r].rem -= x * f->hops[h].w;
         net->rs[r].wsum -= f->hops[h].w;
         if (x > net->rs[r].maxrate) net->rs[r].maxrate = x;
-        if (--net->rs[r].nun > 0 && push && r != b && share_push(net, share_of(net, r), r)) return -1;
+        if (--net->rs[r].nun > 0 && push && r != b && share_push(net, share_of(net, r), r))
+            return -1;
     }
     return 0;
 }
@@ -209,7 +210,8 @@ static void attribute_ties(sim_net_t *net)
         sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
         for (uint32_t h = 0; h < f->n_hops; h++) {
             uint32_t r = f->hops[h].res;
-            if (net->rs[r].tier < net->rs[f->bott].tier && net->rs[r].rem <= net->rs[r].cap * 1e-9 &&
+            if (net->rs[r].tier < net->rs[f->bott].tier &&
+                net->rs[r].rem <= net->rs[r].cap * 1e-9 &&
                 f->next_rate >= net->rs[r].maxrate * (1 - 1e-9))
                 f->bott = r;
         }
@@ -264,7 +266,8 @@ static void notify_loads(sim_net_t *net)
     if (!net->observer) return;
     for (size_t i = 0; i < net->comp_res.n; i++) {
         uint32_t r = net->comp_res.v[i];
-        double used = net->lists[r].n ? net->rs[r].cap - (net->rs[r].rem > 0 ? net->rs[r].rem : 0) : 0;
+        double used =
+            net->lists[r].n ? net->rs[r].cap - (net->rs[r].rem > 0 ? net->rs[r].rem : 0) : 0;
         if (used != net->load[r]) {
             net->load[r] = used;
             net->observer(net->observer_ctx, r, net->now, used);

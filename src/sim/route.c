@@ -121,9 +121,9 @@ struct sim_routes {
     uint64_t *keys;
     sim_route_t **vals;
     size_t cap, n;
-    size_t limit;    /* routes kept before the cache is emptied */
+    size_t limit;       /* routes kept before the cache is emptied */
     size_t limit_bytes; /* ... or bytes of routes */
-    uint64_t flushes; /* times it was emptied */
+    uint64_t flushes;   /* times it was emptied */
     /* SPREAD scratch: weight per channel and the channels touched; the
      * paths of one pair with their bottleneck bandwidth and latency */
     double *w;

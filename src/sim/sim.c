@@ -453,7 +453,8 @@ strata_status_t strata_sim_result_copy(strata_sim_result_t *dst, const strata_si
     }
     if (src->njobs > 0) {
         dst->job_time = util_malloc((size_t)src->njobs * sizeof(double));
-        if (dst->job_time) memcpy(dst->job_time, src->job_time, (size_t)src->njobs * sizeof(double));
+        if (dst->job_time)
+            memcpy(dst->job_time, src->job_time, (size_t)src->njobs * sizeof(double));
     }
     if ((src->nlinks > 0 && !dst->links) || (src->njobs > 0 && !dst->job_time)) {
         strata_sim_result_free(dst);

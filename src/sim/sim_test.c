@@ -61,8 +61,8 @@ static strata_sched_t *make_ring(strata_coll_t coll, uint32_t P, uint64_t count,
     return s;
 }
 
-static strata_sched_t *make_algo(strata_coll_t coll, strata_algo_t algo, uint32_t P,
-                                 uint64_t count, uint32_t chunks)
+static strata_sched_t *make_algo(strata_coll_t coll, strata_algo_t algo, uint32_t P, uint64_t count,
+                                 uint32_t chunks)
 {
     strata_sched_params_t p = {
         .coll = coll, .algo = algo, .nranks = P, .count = count, .elem_size = 4, .chunks = chunks};
@@ -230,8 +230,7 @@ static void test_ecmp_collisions(void **state)
  * classes come from its generator; the pipelined tree's (16 chunks) are
  * found by the simulator (steady-state phases with equal step patterns,
  * driver.c): both must be bit-identical to simulating every phase. */
-static void check_reuse_identical(const strata_topo_t *t, const strata_sched_t *s,
-                                  uint64_t nphases)
+static void check_reuse_identical(const strata_topo_t *t, const strata_sched_t *s, uint64_t nphases)
 {
     int32_t place[] = {0, 5, 2, 7, 1, 4, 3, 6};
     for (int routing = 0; routing < 2; routing++) {

@@ -200,9 +200,9 @@ static strata_status_t suggest_radix(const builder_t *b, const strata_topo_serve
     ft.tiers = tiers;
     for (ft.k = ft0->k * 2; ft.k <= 1024; ft.k *= 2) {
         strata_topo_t *fab = NULL;
-        strata_status_t st = strata_topo_build_cluster(
-            srv, (int32_t)b->c->servers, &ft, strcmp(n->builder, "rail-fat-tree") == 0, b->cat,
-            &fab, &ignored);
+        strata_status_t st = strata_topo_build_cluster(srv, (int32_t)b->c->servers, &ft,
+                                                       strcmp(n->builder, "rail-fat-tree") == 0,
+                                                       b->cat, &fab, &ignored);
         strata_topo_destroy(fab);
         if (st == STRATA_OK)
             return strata_error_set(b->err, STRATA_ERR_RANGE,
@@ -249,8 +249,17 @@ static strata_status_t build_fabric(const builder_t *b, long nics, const char *p
                                 "oversub: %d ratio%s, but this fabric has %d switch tier%s above "
                                 "its leaves (at most 2: oversub=R1:R2)",
                                 n->ntiers_oversub, n->ntiers_oversub > 1 ? "s" : "",
-                                (sw ? 1 : n->tiers ? (int)n->tiers : 3) - 1,
-                                (sw ? 1 : n->tiers ? (int)n->tiers : 3) - 1 == 1 ? "" : "s");
+                                (sw         ? 1
+                                 : n->tiers ? (int)n->tiers
+                                            : 3) -
+                                    1,
+                                (sw ? 1
+                                 : n->tiers
+                                     ? (int)n->tiers
+                                     : 3) - 1 ==
+                                        1
+                                    ? ""
+                                    : "s");
     if (!sw && !n->tiers && t0 < need) t0 = need;
     int32_t t1 = sw || n->tiers ? t0 : 3;
     strata_status_t st = STRATA_ERR_INVALID;

@@ -364,8 +364,8 @@ static strata_status_t read_measured(reader_t *r, const json_t *l, topoio_conn_t
 
 static strata_status_t read_link(reader_t *r, const json_t *l)
 {
-    static const char *const keys[] = {"from", "to",    "mesh",     "link",
-                                       "count", "map", "lanes", "measured", NULL};
+    static const char *const keys[] = {"from", "to",    "mesh",     "link", "count",
+                                       "map",  "lanes", "measured", NULL};
     topoio_conn_t k = {.count = 1, .meas_bw_spread = -1, .meas_lat_spread = -1};
     const char *id;
     strata_status_t st;
@@ -509,8 +509,9 @@ static strata_status_t read_source(reader_t *r, const json_t *v)
 
 static strata_status_t read_root(reader_t *r)
 {
-    static const char *const keys[] = {"name",   "description", "sources",  "servers",
-                                       "max_servers", "server", "network", "measured", NULL};
+    static const char *const keys[] = {"name",    "description", "sources",
+                                       "servers", "max_servers", "server",
+                                       "network", "measured",    NULL};
     const json_t *root = util_json_root(r->doc);
     const char *name = NULL, *desc = NULL;
     topoio_cluster_t *c = r->c;

@@ -60,7 +60,7 @@ static strata_status_t read_all(int fd, const char *path, size_t max, size_t hin
                                 size_t *len_p, strata_error_t *err)
 {
     size_t cap = hint < 4095 ? 4096 : hint + 1, len = 0; /* cap counts the NUL */
-    if (cap > max + 2) cap = max + 2; /* room for one byte past max, to see it */
+    if (cap > max + 2) cap = max + 2;                    /* room for one byte past max, to see it */
     char *buf = util_malloc(cap);
     strata_status_t st = STRATA_OK;
     while (buf && st == STRATA_OK) {

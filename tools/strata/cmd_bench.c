@@ -30,7 +30,7 @@ typedef struct bench_opts {
     strata_op_t op;
     strata_comm_algo_t algo;
     int json;
-    const char *model_path;    /* --model FILE: the calibrated model of strata probe */
+    const char *model_path;     /* --model FILE: the calibrated model of strata probe */
     strata_probe_calib_t calib; /* loaded from it */
 } bench_opts_t;
 
@@ -423,8 +423,7 @@ static int bench_rank(void *arg)
     if (st != STRATA_OK)
         fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));
     else if (r == 0 && o->json) {
-        printf("\n  ],\n  \"avg_busbw\": %.4f, \"wrong\": %ld", rows ? busbw_sum / rows : 0,
-               wrong);
+        printf("\n  ],\n  \"avg_busbw\": %.4f, \"wrong\": %ld", rows ? busbw_sum / rows : 0, wrong);
         summary(o, &errs);
         printf("}\n");
     } else if (r == 0) {

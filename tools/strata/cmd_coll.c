@@ -101,8 +101,7 @@ static int parse_args(int argc, char **argv, coll_args_t *a)
         if (!strcmp(s, "--json")) {
             a->json = 1;
         } else if (!strcmp(s, "--op") || !strcmp(s, "--algo") || !strcmp(s, "--sizes") ||
-                   !strcmp(s, "--explain") || !strcmp(s, "--catalog") ||
-                   !strcmp(s, "--select")) {
+                   !strcmp(s, "--explain") || !strcmp(s, "--catalog") || !strcmp(s, "--select")) {
             int rc = parse_value(argc, argv, &i, a);
             if (rc) return rc;
         } else if (s[0] == '-' && s[1]) {
@@ -332,8 +331,9 @@ static void print_json(FILE *out, const strata_coll_machine_t *m, const coll_arg
         strata_nccl_choice_t n;
         fprintf(out, "]");
         if (nccl_at(m, a, s, &n)) {
-            fprintf(out, ", \"nccl\": {\"algo\": \"%s\", \"proto\": \"%s\", \"model_time_s\": %.6g, "
-                         "\"schedule\": ",
+            fprintf(out,
+                    ", \"nccl\": {\"algo\": \"%s\", \"proto\": \"%s\", \"model_time_s\": %.6g, "
+                    "\"schedule\": ",
                     strata_nccl_algo_name(n.algo), strata_nccl_proto_name(n.proto), n.model_time);
             json_cost(out, &n.cost);
             fprintf(out, "}");

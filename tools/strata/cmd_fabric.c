@@ -30,30 +30,34 @@ static void usage(FILE *out)
 static void print_fabric(const strata_fabric_t *f, long gpus, bool json)
 {
     if (json) {
-        printf("{\"endpoints\": %ld, \"gpus\": %ld, \"switch\": \"%s\", \"radix\": %d, "
-               "\"port_gbps\": %g, \"optic\": \"%s\", \"tiers\": %d, \"switches\": %ld, \"links\": [",
-               f->endpoints, gpus, f->switch_id, f->radix, f->port_gbps, f->optic_id, f->tiers,
-               f->switches);
+        printf(
+            "{\"endpoints\": %ld, \"gpus\": %ld, \"switch\": \"%s\", \"radix\": %d, "
+            "\"port_gbps\": %g, \"optic\": \"%s\", \"tiers\": %d, \"switches\": %ld, \"links\": [",
+            f->endpoints, gpus, f->switch_id, f->radix, f->port_gbps, f->optic_id, f->tiers,
+            f->switches);
         for (int i = 0; i < f->tiers; i++)
             printf("%s{\"tier\": %d, \"switches\": %ld, \"links\": %ld, \"transceivers\": %ld, "
-                   "\"optical\": %s, \"watts\": %.6g}", i ? ", " : "", i + 1, f->tier[i].switches,
-                   f->tier[i].links, f->tier[i].transceivers, f->tier[i].optical ? "true" : "false",
+                   "\"optical\": %s, \"watts\": %.6g}",
+                   i ? ", " : "", i + 1, f->tier[i].switches, f->tier[i].links,
+                   f->tier[i].transceivers, f->tier[i].optical ? "true" : "false",
                    f->tier[i].watts);
         printf("], \"switch_w\": %.6g, \"optics_w\": %.6g, \"w_per_gpu\": %.6g, "
-               "\"cpo_w_per_gpu\": %.6g, \"diameter\": %d, \"latency_ns\": %.6g}\n", f->switch_w,
-               f->optics_w, f->total_w / gpus, f->cpo_w_per_endpoint * f->endpoints / gpus,
-               f->diameter, f->latency_ns);
+               "\"cpo_w_per_gpu\": %.6g, \"diameter\": %d, \"latency_ns\": %.6g}\n",
+               f->switch_w, f->optics_w, f->total_w / gpus,
+               f->cpo_w_per_endpoint * f->endpoints / gpus, f->diameter, f->latency_ns);
         return;
     }
     printf("fabric: %ld endpoints (%ld GPUs) on %s (radix %d, %g Gb/s ports), %s modules\n",
            f->endpoints, gpus, f->switch_id, f->radix, f->port_gbps, f->optic_id);
-    printf("%4s %9s %9s %12s %8s %10s\n", "tier", "switches", "links", "transceivers", "medium", "watts");
+    printf("%4s %9s %9s %12s %8s %10s\n", "tier", "switches", "links", "transceivers", "medium",
+           "watts");
     for (int i = 0; i < f->tiers; i++)
         printf("%4d %9ld %9ld %12ld %8s %10.0f\n", i + 1, f->tier[i].switches, f->tier[i].links,
                f->tier[i].transceivers, f->tier[i].optical ? "optics" : "copper", f->tier[i].watts);
     printf("switches %ld: %.0f W; links %.0f W; total %.0f W = %.1f W per GPU "
-           "(co-packaged optics: %.1f)\n", f->switches, f->switch_w, f->optics_w, f->total_w,
-           f->total_w / gpus, f->cpo_w_per_endpoint * f->endpoints / gpus);
+           "(co-packaged optics: %.1f)\n",
+           f->switches, f->switch_w, f->optics_w, f->total_w, f->total_w / gpus,
+           f->cpo_w_per_endpoint * f->endpoints / gpus);
     printf("diameter %d switches, %.0f ns across (hops + cable)\n", f->diameter, f->latency_ns);
 }
 
@@ -68,8 +72,10 @@ static int load(const char *cluster, long gpus, const strata_link_catalog_t *cat
     strata_topo_destroy(*t_p);
     *t_p = NULL;
     if (strchr(cluster, ':') || strstr(cluster, ".json") || gpus % n)
-        return cli_usage_error("fabric", "--gpus %ld does not fit cluster '%s' (%ld GPUs, a preset "
-                               "name whose server size divides N is needed)", gpus, cluster, n);
+        return cli_usage_error("fabric",
+                               "--gpus %ld does not fit cluster '%s' (%ld GPUs, a preset "
+                               "name whose server size divides N is needed)",
+                               gpus, cluster, n);
     char spec[512];
     snprintf(spec, sizeof(spec), "%s:%ld", cluster, gpus / n);
     if (strata_topo_load_spec(spec, cat, t_p, &err)) return cli_fail(&err);
@@ -91,12 +97,17 @@ static int run(const char *cluster, long gpus, const char *sw, bool json,
     strata_topo_destroy(t);
     if (rc) return rc;
     if (!sw && !(sw = strata_fabric_switch_for(fab, m.bw_nic * 8 / 1e9)))
-        return cli_usage_error("fabric", "no switch in data/fabric.json as fast as the NIC "
-                               "(%.0f Gb/s)", m.bw_nic * 8 / 1e9);
+        return cli_usage_error("fabric",
+                               "no switch in data/fabric.json as fast as the NIC "
+                               "(%.0f Gb/s)",
+                               m.bw_nic * 8 / 1e9);
     long n = m.servers > 1 ? (long)m.nics * m.servers : 0;
-    if (n == 0) return cli_usage_error("fabric", "cluster '%s' is one server: no scale-out fabric", cluster);
+    if (n == 0)
+        return cli_usage_error("fabric", "cluster '%s' is one server: no scale-out fabric",
+                               cluster);
     if (strata_fabric_size(fab, sw, n, &f, &err))
-        return err.status == STRATA_ERR_RANGE ? cli_usage_error("fabric", "%s", err.msg) : cli_fail(&err);
+        return err.status == STRATA_ERR_RANGE ? cli_usage_error("fabric", "%s", err.msg)
+                                              : cli_fail(&err);
     print_fabric(&f, gpus, json);
     if (json) return CLI_OK;
     printf("\ngrowth (same NICs per GPU):\n%9s %5s %9s %12s %8s %8s %8s\n", "endpoints", "tiers",
@@ -106,7 +117,8 @@ static int run(const char *cluster, long gpus, const char *sw, bool json,
         strata_fabric_t g;
         if (strata_fabric_size(fab, sw, e, &g, &err)) break;
         long tx = 0;
-        for (int i = 0; i < g.tiers; i++) tx += g.tier[i].transceivers;
+        for (int i = 0; i < g.tiers; i++)
+            tx += g.tier[i].transceivers;
         printf("%9ld %5d %9ld %12ld %8.1f %8.1f %8.0f\n", e, g.tiers, g.switches, tx,
                g.w_per_endpoint / per, g.cpo_w_per_endpoint / per, g.latency_ns);
     }
@@ -121,13 +133,18 @@ int cmd_fabric(int argc, char **argv)
     bool json = false;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
-        if (!strcmp(s, "--json")) json = true;
+        if (!strcmp(s, "--json"))
+            json = true;
         else if (!strcmp(s, "--gpus") && i + 1 < argc) {
             if (cli_parse_int("fabric", s, argv[++i], 1, 1 << 24, &gpus)) return CLI_USAGE;
-        } else if (!strcmp(s, "--switch") && i + 1 < argc) sw = argv[++i];
-        else if (s[0] == '-') return cli_usage_error("fabric", "unknown option or missing value '%s'", s);
-        else if (!cluster) cluster = s;
-        else return cli_usage_error("fabric", "unexpected argument '%s'", s);
+        } else if (!strcmp(s, "--switch") && i + 1 < argc)
+            sw = argv[++i];
+        else if (s[0] == '-')
+            return cli_usage_error("fabric", "unknown option or missing value '%s'", s);
+        else if (!cluster)
+            cluster = s;
+        else
+            return cli_usage_error("fabric", "unexpected argument '%s'", s);
     }
     if (!cluster) return cli_usage_error("fabric", "missing CLUSTER (e.g. dgx-h100 --gpus 4096)");
     strata_fabric_catalog_t fab;
@@ -135,8 +152,10 @@ int cmd_fabric(int argc, char **argv)
     strata_error_clear(&err);
     if (strata_fabric_catalog_load(NULL, &fab, &err)) return cli_fail(&err);
     bool known = !sw;
-    for (int i = 0; sw && i < fab.nswitches; i++) known |= !strcmp(fab.switches[i].id, sw);
-    if (!known) return cli_usage_error("fabric", "--switch: no switch '%s' in data/fabric.json", sw);
+    for (int i = 0; sw && i < fab.nswitches; i++)
+        known |= !strcmp(fab.switches[i].id, sw);
+    if (!known)
+        return cli_usage_error("fabric", "--switch: no switch '%s' in data/fabric.json", sw);
     strata_link_catalog_t *cat = NULL;
     int rc = report_load_links(NULL, &cat);
     if (rc) return rc;

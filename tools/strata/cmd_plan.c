@@ -22,41 +22,40 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: strata plan MODEL CLUSTER [--gpus N] [--batch B] [--json]\n"
-            "                   [--tp T] [--pp P] [--vpp V] [--cp C] [--ep E] [--mbs M]\n"
-            "                   [--zero 0-3] [--recompute none|selective|full] [--no-sp]\n"
-            "                   [--no-flash] [--fp8] [--overlap-tp] [--no-overlap-dp]\n"
-            "                   [--no-overlap-pp] [--order O] [--search [--top K]] [--sim]\n"
-            "                   [--accel ID]\n\n"
-            "Model one training step of MODEL on CLUSTER under a parallel plan: compute\n"
-            "(roofline with tile/wave quantisation), every collective priced by the\n"
-            "collective model on its group's real placement, pipeline schedule, memory per\n"
-            "GPU, the bottleneck layer. DP = GPUs / (TP x PP x CP).\n\n"
-            "  --gpus N        GPUs (a preset name gets N / per-server servers)\n"
-            "  --batch B       global batch in sequences (default 512)\n"
-            "  --tp/--pp/--cp  tensor, pipeline, context parallel sizes (default 1)\n"
-            "  --vpp V         model chunks per pipeline stage (interleaved 1F1B)\n"
-            "  --ep E          expert parallel size (MoE; divides DP)\n"
-            "  --mbs M         micro-batch size (default 1)\n"
-            "  --zero Z        0 none, 1 distributed optimizer (default), 2 + grads, 3 FSDP\n"
-            "  --recompute R   none, selective (default), full\n"
-            "  --no-sp         TP without sequence parallelism\n"
-            "  --no-flash      unfused attention (s x s scores in HBM)\n"
-            "  --fp8           GEMMs at the FP8 peak\n"
-            "  --overlap-tp    hide TP collectives under GEMMs\n"
-            "  --no-overlap-dp gradient sync after the backward pass, not under it\n"
-            "  --no-overlap-pp blocking pipeline transfers\n"
-            "  --order O       rank order, fastest first (default tp-cp-ep-dp-pp: TP inside\n"
-            "                  a server, PP across); tp-cp-pp-dp puts pipeline stages inside\n"
-            "                  a server and DP across\n"
-            "  --search        rank every valid plan (TP, PP, v, CP, EP, micro-batch, ZeRO,\n"
-            "                  recompute) that fits memory; --top K shows K (default 5)\n"
-            "  --sim           also time each traffic kind with the simulator, all groups of\n"
-            "                  its dimension at once (up to 1024 GPUs)\n"
-            "  --accel ID      accelerator of data/accelerators.json\n"
-            "  --json          JSON instead of text\n\n"
-            "Models: strata plan --list\n");
+    fprintf(out, "usage: strata plan MODEL CLUSTER [--gpus N] [--batch B] [--json]\n"
+                 "                   [--tp T] [--pp P] [--vpp V] [--cp C] [--ep E] [--mbs M]\n"
+                 "                   [--zero 0-3] [--recompute none|selective|full] [--no-sp]\n"
+                 "                   [--no-flash] [--fp8] [--overlap-tp] [--no-overlap-dp]\n"
+                 "                   [--no-overlap-pp] [--order O] [--search [--top K]] [--sim]\n"
+                 "                   [--accel ID]\n\n"
+                 "Model one training step of MODEL on CLUSTER under a parallel plan: compute\n"
+                 "(roofline with tile/wave quantisation), every collective priced by the\n"
+                 "collective model on its group's real placement, pipeline schedule, memory per\n"
+                 "GPU, the bottleneck layer. DP = GPUs / (TP x PP x CP).\n\n"
+                 "  --gpus N        GPUs (a preset name gets N / per-server servers)\n"
+                 "  --batch B       global batch in sequences (default 512)\n"
+                 "  --tp/--pp/--cp  tensor, pipeline, context parallel sizes (default 1)\n"
+                 "  --vpp V         model chunks per pipeline stage (interleaved 1F1B)\n"
+                 "  --ep E          expert parallel size (MoE; divides DP)\n"
+                 "  --mbs M         micro-batch size (default 1)\n"
+                 "  --zero Z        0 none, 1 distributed optimizer (default), 2 + grads, 3 FSDP\n"
+                 "  --recompute R   none, selective (default), full\n"
+                 "  --no-sp         TP without sequence parallelism\n"
+                 "  --no-flash      unfused attention (s x s scores in HBM)\n"
+                 "  --fp8           GEMMs at the FP8 peak\n"
+                 "  --overlap-tp    hide TP collectives under GEMMs\n"
+                 "  --no-overlap-dp gradient sync after the backward pass, not under it\n"
+                 "  --no-overlap-pp blocking pipeline transfers\n"
+                 "  --order O       rank order, fastest first (default tp-cp-ep-dp-pp: TP inside\n"
+                 "                  a server, PP across); tp-cp-pp-dp puts pipeline stages inside\n"
+                 "                  a server and DP across\n"
+                 "  --search        rank every valid plan (TP, PP, v, CP, EP, micro-batch, ZeRO,\n"
+                 "                  recompute) that fits memory; --top K shows K (default 5)\n"
+                 "  --sim           also time each traffic kind with the simulator, all groups of\n"
+                 "                  its dimension at once (up to 1024 GPUs)\n"
+                 "  --accel ID      accelerator of data/accelerators.json\n"
+                 "  --json          JSON instead of text\n\n"
+                 "Models: strata plan --list\n");
 }
 
 typedef struct plan_args {
@@ -91,15 +90,22 @@ static int parse_value(const char *s, const char *v, plan_args_t *a)
     if (!strcmp(s, "--accel")) return a->accel = v, CLI_OK;
     if (!strcmp(s, "--order")) {
         if (strata_plan_order_parse(v, c->order))
-            return cli_usage_error("plan", "--order expects tp, cp, (ep-)dp and pp once each, "
-                                   "fastest first (e.g. tp-cp-ep-dp-pp), got '%s'", v);
+            return cli_usage_error("plan",
+                                   "--order expects tp, cp, (ep-)dp and pp once each, "
+                                   "fastest first (e.g. tp-cp-ep-dp-pp), got '%s'",
+                                   v);
         return CLI_OK;
     }
     if (!strcmp(s, "--recompute")) {
-        if (!strcmp(v, "none")) c->recompute = STRATA_RECOMP_NONE;
-        else if (!strcmp(v, "selective")) c->recompute = STRATA_RECOMP_SELECTIVE;
-        else if (!strcmp(v, "full")) c->recompute = STRATA_RECOMP_FULL;
-        else return cli_usage_error("plan", "--recompute expects none, selective or full, got '%s'", v);
+        if (!strcmp(v, "none"))
+            c->recompute = STRATA_RECOMP_NONE;
+        else if (!strcmp(v, "selective"))
+            c->recompute = STRATA_RECOMP_SELECTIVE;
+        else if (!strcmp(v, "full"))
+            c->recompute = STRATA_RECOMP_FULL;
+        else
+            return cli_usage_error("plan", "--recompute expects none, selective or full, got '%s'",
+                                   v);
         return CLI_OK;
     }
     return cli_usage_error("plan", "unknown option '%s'", s);
@@ -108,16 +114,26 @@ static int parse_value(const char *s, const char *v, plan_args_t *a)
 static int parse_flag(const char *s, plan_args_t *a)
 {
     strata_plan_config_t *c = &a->cfg;
-    if (!strcmp(s, "--json")) a->json = 1;
-    else if (!strcmp(s, "--search")) a->search = 1;
-    else if (!strcmp(s, "--sim")) a->sim = 1;
-    else if (!strcmp(s, "--no-sp")) c->sp = false;
-    else if (!strcmp(s, "--no-flash")) c->flash = false;
-    else if (!strcmp(s, "--fp8")) c->fp8 = true;
-    else if (!strcmp(s, "--overlap-tp")) c->overlap_tp = true;
-    else if (!strcmp(s, "--no-overlap-dp")) c->overlap_dp = false;
-    else if (!strcmp(s, "--no-overlap-pp")) c->overlap_pp = false;
-    else return -1;
+    if (!strcmp(s, "--json"))
+        a->json = 1;
+    else if (!strcmp(s, "--search"))
+        a->search = 1;
+    else if (!strcmp(s, "--sim"))
+        a->sim = 1;
+    else if (!strcmp(s, "--no-sp"))
+        c->sp = false;
+    else if (!strcmp(s, "--no-flash"))
+        c->flash = false;
+    else if (!strcmp(s, "--fp8"))
+        c->fp8 = true;
+    else if (!strcmp(s, "--overlap-tp"))
+        c->overlap_tp = true;
+    else if (!strcmp(s, "--no-overlap-dp"))
+        c->overlap_dp = false;
+    else if (!strcmp(s, "--no-overlap-pp"))
+        c->overlap_pp = false;
+    else
+        return -1;
     return 0;
 }
 
@@ -132,7 +148,9 @@ static int parse_args(int argc, char **argv, plan_args_t *a)
             if (!parse_flag(s, a)) continue;
             if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)) {
                 if (strstr(" --tp --pp --vpp --cp --ep --mbs --batch --zero --gpus --top --accel "
-                           "--recompute --order ", s) && strlen(s) > 2)
+                           "--recompute --order ",
+                           s) &&
+                    strlen(s) > 2)
                     return cli_usage_error("plan", "%s needs a value", s);
                 return cli_usage_error("plan", "unknown option '%s'", s);
             }
@@ -152,8 +170,7 @@ static int parse_args(int argc, char **argv, plan_args_t *a)
 }
 
 /* The cluster: with --gpus on a preset name, N / per-server servers. */
-static int load_cluster(const plan_args_t *a, const strata_link_catalog_t *cat,
-                        strata_topo_t **t_p)
+static int load_cluster(const plan_args_t *a, const strata_link_catalog_t *cat, strata_topo_t **t_p)
 {
     strata_error_t err;
     strata_error_clear(&err);
@@ -191,8 +208,10 @@ static int find_accel(const plan_args_t *a, const strata_topo_t *t, strata_accel
     }
     const char *mem = strata_topo_device(t, strata_topo_endpoint(t, 0)).memory;
     if (!mem)
-        return cli_usage_error("plan", "cluster '%s' records no accelerator memory: give --accel "
-                               "ID (data/accelerators.json)", a->cluster);
+        return cli_usage_error("plan",
+                               "cluster '%s' records no accelerator memory: give --accel "
+                               "ID (data/accelerators.json)",
+                               a->cluster);
     if (strata_accel_for_memory(NULL, mem, x, &err)) {
         fprintf(stderr, "strata plan: %s; give --accel ID\n", err.msg);
         return CLI_USAGE;
@@ -208,15 +227,17 @@ static int run_search(const plan_args_t *a, const strata_plan_ctx_t *ctx)
     strata_error_t err;
     strata_error_clear(&err);
     if (!res) return CLI_FAIL;
-    strata_status_t st = strata_plan_search(ctx, &a->cfg, a->cfg.gbs, res, (int)a->top, &n,
-                                            &evaluated, &err);
+    strata_status_t st =
+        strata_plan_search(ctx, &a->cfg, a->cfg.gbs, res, (int)a->top, &n, &evaluated, &err);
     if (st) {
         free(res);
         fprintf(stderr, "strata plan: %s\n", err.msg);
         return CLI_FAIL;
     }
-    if (a->json) printf("{\"evaluated\": %ld, \"plans\": [\n", evaluated);
-    else printf("search: %ld plans considered; the best %d:\n", evaluated, n);
+    if (a->json)
+        printf("{\"evaluated\": %ld, \"plans\": [\n", evaluated);
+    else
+        printf("search: %ld plans considered; the best %d:\n", evaluated, n);
     for (int i = 0; i < n; i++) {
         if (!a->json) printf("\n#%d ", i + 1);
         strata_plan_print(ctx, &res[i], a->json, stdout);
@@ -254,9 +275,11 @@ static int run(const plan_args_t *a, const strata_workload_t *w, strata_link_cat
         } else {
             strata_plan_print(ctx, &r, a->json, stdout);
             if (!r.fits) {
-                fprintf(stderr, "strata plan: the plan does not fit: %.2f GB per GPU on a %.0f GB "
-                                "accelerator (misses by %.2f GB)\n", r.mem_total / 1e9,
-                        r.mem_capacity / 1e9, (r.mem_total - r.mem_capacity) / 1e9);
+                fprintf(stderr,
+                        "strata plan: the plan does not fit: %.2f GB per GPU on a %.0f GB "
+                        "accelerator (misses by %.2f GB)\n",
+                        r.mem_total / 1e9, r.mem_capacity / 1e9,
+                        (r.mem_total - r.mem_capacity) / 1e9);
                 rc = CLI_FAIL;
             }
         }

@@ -61,7 +61,8 @@ static int parse(int argc, char **argv, probe_args_t *a)
             a->opts.peer = v;
         else if (strcmp(o, "--serve") == 0 && cli_parse_int("probe", o, v, 1, 65535, &a->serve))
             return CLI_USAGE;
-        else if (strcmp(o, "--timeout") == 0 && cli_parse_double("probe", o, v, 0.001, 3600, &a->timeout))
+        else if (strcmp(o, "--timeout") == 0 &&
+                 cli_parse_double("probe", o, v, 0.001, 3600, &a->timeout))
             return CLI_USAGE;
     }
     if (a->opts.peer && !strchr(a->opts.peer, ':'))

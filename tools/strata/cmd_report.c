@@ -18,9 +18,8 @@
 
 /* The section table: one line per layer, in stack order. */
 static const report_section_t *const sections[] = {
-    &report_link_section, &report_topo_section,       &report_coll_section,
-    &report_sim_section,  &report_plan_section,       &report_bottleneck_section,
-    &report_host_section, NULL,
+    &report_link_section, &report_topo_section,       &report_coll_section, &report_sim_section,
+    &report_plan_section, &report_bottleneck_section, &report_host_section, NULL,
 };
 
 /* ==== Shared helpers ==== */

@@ -87,8 +87,8 @@ typedef struct coll_set {
     strata_coll_t coll;
     strata_algo_t algo;
     double size;
-    long group;  /* N consecutive ranks per group, 0 = all */
-    long stride; /* ranks r, r+N, ... per group, 0 = none */
+    long group;      /* N consecutive ranks per group, 0 = all */
+    long stride;     /* ranks r, r+N, ... per group, 0 = none */
     bool algo_given; /* --algo / :ALGO named; else the op's default (op_default_algo) */
 } coll_set_t;
 

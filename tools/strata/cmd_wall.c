@@ -98,7 +98,8 @@ static int parse_value(const char *s, const char *v, wall_args_t *a)
         !strcmp(s, "--nic-x")) {
         if (cli_parse_double("wall", s, v, 0, 1e9, &x)) return CLI_USAGE;
         if (!strcmp(s, "--share")) {
-            if (x <= 0 || x >= 1) return cli_usage_error("wall", "--share must be in (0, 1), got %g", x);
+            if (x <= 0 || x >= 1)
+                return cli_usage_error("wall", "--share must be in (0, 1), got %g", x);
             a->o.share = x;
         } else if (!strcmp(s, "--compress")) {
             if (x <= 0 || x > 1)
@@ -108,7 +109,8 @@ static int parse_value(const char *s, const char *v, wall_args_t *a)
             if (x <= 0) return cli_usage_error("wall", "--codec-gbs must be positive, got %g", x);
             a->codec_gbs = x;
         } else {
-            if (x <= 0 || x > 1000) return cli_usage_error("wall", "--nic-x must be in (0, 1000], got %g", x);
+            if (x <= 0 || x > 1000)
+                return cli_usage_error("wall", "--nic-x must be in (0, 1000], got %g", x);
             a->what.comm.nic_scale = x, a->whatif = 1;
         }
         return CLI_OK;
@@ -127,20 +129,28 @@ static int parse_args(int argc, char **argv, wall_args_t *a)
     int no_overlap = 0;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
-        if (!strcmp(s, "--json")) a->json = 1;
-        else if (!strcmp(s, "--weak")) a->o.strong = false;
-        else if (!strcmp(s, "--strong")) a->o.strong = true;
-        else if (!strcmp(s, "--no-overlap")) no_overlap = 1, a->whatif = 1;
+        if (!strcmp(s, "--json"))
+            a->json = 1;
+        else if (!strcmp(s, "--weak"))
+            a->o.strong = false;
+        else if (!strcmp(s, "--strong"))
+            a->o.strong = true;
+        else if (!strcmp(s, "--no-overlap"))
+            no_overlap = 1, a->whatif = 1;
         else if (s[0] == '-' && s[1]) {
             if (i + 1 >= argc) return cli_usage_error("wall", "%s needs a value or is unknown", s);
             int rc = parse_value(s, argv[++i], a);
             if (rc) return rc;
-        } else if (!a->model) a->model = s;
-        else if (!a->family) a->family = s;
-        else return cli_usage_error("wall", "unexpected argument '%s'", s);
+        } else if (!a->model)
+            a->model = s;
+        else if (!a->family)
+            a->family = s;
+        else
+            return cli_usage_error("wall", "unexpected argument '%s'", s);
     }
     if (!a->model) return cli_usage_error("wall", "missing MODEL (e.g. gpt3-175b)");
-    if (!a->family) return cli_usage_error("wall", "missing FAMILY (a cluster preset, e.g. dgx-h100)");
+    if (!a->family)
+        return cli_usage_error("wall", "missing FAMILY (a cluster preset, e.g. dgx-h100)");
     a->o.family = a->family, a->o.accel = a->accel;
     strata_wall_opts_t *w = &a->what;
     strata_plan_comm_opts_t comm = w->comm;
@@ -168,9 +178,10 @@ static void print_text(const strata_wall_t *wl, const strata_wall_opts_t *o)
         snprintf(plan, sizeof(plan), "%d/%d/%d z%d m%d", r->cfg.tp, r->cfg.pp, r->cfg.dp,
                  r->cfg.zero, r->cfg.mbs);
         printf("%7d %6d %-17s %8.3f %7.3f %8.3f %8.3f %8.3f %7.3f %5.1f%% %5.2f %4.1f%% %3d %6.1f "
-               "%6.0f%s\n", p->gpus, p->gbs, plan, r->compute, r->bubble, p->comm_total[0],
-               p->comm_total[2], p->exposed_comm, r->step, p->exposed_share * 100, p->efficiency,
-               r->mfu * 100, p->fabric_tiers, p->fabric_w_per_gpu, p->fabric_latency_ns,
+               "%6.0f%s\n",
+               p->gpus, p->gbs, plan, r->compute, r->bubble, p->comm_total[0], p->comm_total[2],
+               p->exposed_comm, r->step, p->exposed_share * 100, p->efficiency, r->mfu * 100,
+               p->fabric_tiers, p->fabric_w_per_gpu, p->fabric_latency_ns,
                i == wl->wall_index ? "  <- wall" : "");
     }
     if (wl->wall_index < 0) {
@@ -186,20 +197,23 @@ static void print_text(const strata_wall_t *wl, const strata_wall_opts_t *o)
 static void print_json_point(const strata_wall_point_t *p, int last)
 {
     const strata_plan_result_t *r = &p->r;
-    printf("    {\"gpus\": %d, \"batch\": %d, \"ok\": %s", p->gpus, p->gbs, p->ok ? "true" : "false");
+    printf("    {\"gpus\": %d, \"batch\": %d, \"ok\": %s", p->gpus, p->gbs,
+           p->ok ? "true" : "false");
     if (p->ok)
-        printf(", \"tp\": %d, \"pp\": %d, \"dp\": %d, \"zero\": %d, \"mbs\": %d, \"compute\": %.6g, "
-               "\"bubble\": %.6g, \"comm\": {\"tp\": %.6g, \"pp\": %.6g, \"dp\": %.6g, \"ep\": %.6g, "
-               "\"cp\": %.6g}, \"exposed\": {\"tp\": %.6g, \"pp\": %.6g, \"dp\": %.6g, \"ep\": %.6g, "
-               "\"cp\": %.6g}, \"step\": %.6g, \"exposed_share\": %.6g, \"efficiency\": %.6g, "
-               "\"mfu\": %.6g, \"tier\": \"%s\"", r->cfg.tp, r->cfg.pp, r->cfg.dp, r->cfg.zero,
-               r->cfg.mbs, r->compute, r->bubble, p->comm_total[0], p->comm_total[1],
-               p->comm_total[2], p->comm_total[3], p->comm_total[4], r->exposed[0], r->exposed[1],
-               r->exposed[2], r->exposed[3], r->exposed[4], r->step, p->exposed_share,
-               p->efficiency, r->mfu, p->tier);
+        printf(
+            ", \"tp\": %d, \"pp\": %d, \"dp\": %d, \"zero\": %d, \"mbs\": %d, \"compute\": %.6g, "
+            "\"bubble\": %.6g, \"comm\": {\"tp\": %.6g, \"pp\": %.6g, \"dp\": %.6g, \"ep\": %.6g, "
+            "\"cp\": %.6g}, \"exposed\": {\"tp\": %.6g, \"pp\": %.6g, \"dp\": %.6g, \"ep\": %.6g, "
+            "\"cp\": %.6g}, \"step\": %.6g, \"exposed_share\": %.6g, \"efficiency\": %.6g, "
+            "\"mfu\": %.6g, \"tier\": \"%s\"",
+            r->cfg.tp, r->cfg.pp, r->cfg.dp, r->cfg.zero, r->cfg.mbs, r->compute, r->bubble,
+            p->comm_total[0], p->comm_total[1], p->comm_total[2], p->comm_total[3],
+            p->comm_total[4], r->exposed[0], r->exposed[1], r->exposed[2], r->exposed[3],
+            r->exposed[4], r->step, p->exposed_share, p->efficiency, r->mfu, p->tier);
     printf(", \"fabric_tiers\": %d, \"fabric_w_per_gpu\": %.6g, \"fabric_cpo_w_per_gpu\": %.6g, "
-           "\"fabric_latency_ns\": %.6g}%s\n", p->fabric_tiers, p->fabric_w_per_gpu,
-           p->fabric_cpo_w_per_gpu, p->fabric_latency_ns, last ? "" : ",");
+           "\"fabric_latency_ns\": %.6g}%s\n",
+           p->fabric_tiers, p->fabric_w_per_gpu, p->fabric_cpo_w_per_gpu, p->fabric_latency_ns,
+           last ? "" : ",");
 }
 
 static void print_json(const strata_wall_t *wl, const strata_wall_opts_t *o, const char *key)
@@ -236,10 +250,12 @@ static int run_one(const wall_args_t *a, const strata_workload_t *w,
     strata_error_clear(&err);
     int rc = CLI_OK;
     o.strategy = ow.strategy = s;
-    if (!b || (a->whatif && !x)) rc = CLI_FAIL;
+    if (!b || (a->whatif && !x))
+        rc = CLI_FAIL;
     else if (strata_wall_run(w, cat, fab, &o, b, &err) ||
              (x && strata_wall_run(w, cat, fab, &ow, x, &err)))
-        rc = err.status == STRATA_ERR_INVALID ? cli_usage_error("wall", "%s", err.msg) : cli_fail(&err);
+        rc = err.status == STRATA_ERR_INVALID ? cli_usage_error("wall", "%s", err.msg)
+                                              : cli_fail(&err);
     if (!rc && a->json) {
         printf("%s", first ? "" : ",\n");
         print_json(b, &o, "base");
@@ -270,8 +286,8 @@ int cmd_wall(int argc, char **argv)
         return CLI_USAGE;
     }
     /* precision: bytes per communicated element (fp8 1, bf16 2, fp32 4) */
-    double ratio = (a.compress > 0 ? a.compress : 1) *
-                   (a.precision > 0 ? a.precision / w.grad_bytes : 1);
+    double ratio =
+        (a.compress > 0 ? a.compress : 1) * (a.precision > 0 ? a.precision / w.grad_bytes : 1);
     a.what.comm.dp_ratio = ratio;
     if (a.compress > 0) a.what.comm.codec_bw = a.codec_gbs * 1e9;
     if (strata_fabric_catalog_load(NULL, &fab, &err)) return cli_fail(&err);
@@ -280,7 +296,8 @@ int cmd_wall(int argc, char **argv)
     if (rc) return rc;
     if (a.json) printf("{\"model\": \"%s\", \"family\": \"%s\", \"runs\": [\n", w.name, a.family);
     for (int s = a.all ? 0 : (int)a.o.strategy; !rc && s <= (a.all ? 3 : (int)a.o.strategy); s++)
-        rc = run_one(&a, &w, cat, &fab, (strata_wall_strategy_t)s, s == (a.all ? 0 : (int)a.o.strategy));
+        rc = run_one(&a, &w, cat, &fab, (strata_wall_strategy_t)s,
+                     s == (a.all ? 0 : (int)a.o.strategy));
     if (a.json && !rc) printf("\n]}\n");
     strata_link_catalog_destroy(cat);
     return rc;

@@ -12,9 +12,9 @@
 
 #include <string.h>
 
-#define REPORT_PLAN_MODEL        "llama3-8b"
-#define REPORT_PLAN_SEQ_PER_GPU  16
-#define REPORT_PLAN_SEARCH_GPUS  4096
+#define REPORT_PLAN_MODEL       "llama3-8b"
+#define REPORT_PLAN_SEQ_PER_GPU 16
+#define REPORT_PLAN_SEARCH_GPUS 4096
 
 static strata_status_t plan_best(const strata_plan_ctx_t *ctx, strata_plan_result_t *r,
                                  strata_error_t *err)
@@ -26,7 +26,8 @@ static strata_status_t plan_best(const strata_plan_ctx_t *ctx, strata_plan_resul
     if (gpus <= REPORT_PLAN_SEARCH_GPUS)
         return strata_plan_search(ctx, &c, c.gbs, r, 1, &n, NULL, err);
     c.tp = 8;
-    while (gpus % c.tp) c.tp /= 2;
+    while (gpus % c.tp)
+        c.tp /= 2;
     c.dp = gpus / c.tp;
     return strata_plan_eval(ctx, &c, r, err);
 }
@@ -67,8 +68,9 @@ static void text_result(FILE *out, const char *spec, const strata_workload_t *w,
     fprintf(out, " x DP %d", c->dp);
     if (c->cp > 1) fprintf(out, " x CP %d", c->cp);
     fprintf(out, ", micro-batch %d, ZeRO-%d\n", c->mbs, c->zero);
-    fprintf(out, "  step %.3f s: compute %.0f %%, exposed communication %.0f %%, bubble %.0f %%; "
-                 "MFU %.1f %%; memory %.1f of %.0f GB\n",
+    fprintf(out,
+            "  step %.3f s: compute %.0f %%, exposed communication %.0f %%, bubble %.0f %%; "
+            "MFU %.1f %%; memory %.1f of %.0f GB\n",
             r->step, 100 * r->compute / r->step,
             100 * (r->exposed[0] + r->exposed[1] + r->exposed[2] + r->exposed[3] + r->exposed[4]) /
                 r->step,
@@ -89,9 +91,11 @@ static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
     strata_plan_ctx_t *pc = NULL;
     strata_plan_result_t r;
     if (!mem || strata_accel_for_memory(NULL, mem, &a, NULL)) {
-        if (ctx->json) rj_str(ctx->json, "skipped", "no accelerator memory recorded");
-        else fprintf(ctx->out, "  the cluster records no accelerator (memory) to plan on; "
-                               "'strata plan MODEL CLUSTER --accel ID' names one\n");
+        if (ctx->json)
+            rj_str(ctx->json, "skipped", "no accelerator memory recorded");
+        else
+            fprintf(ctx->out, "  the cluster records no accelerator (memory) to plan on; "
+                              "'strata plan MODEL CLUSTER --accel ID' names one\n");
         return STRATA_OK;
     }
     strata_status_t st = strata_workload_load(REPORT_PLAN_MODEL, &w, err);
@@ -101,8 +105,10 @@ static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
     if (!st && !ctx->json) text_result(ctx->out, ctx->spec, &w, &r);
     if (st == STRATA_ERR_RANGE || st == STRATA_ERR_INVALID) {
         /* too small a cluster for the model: say so, not a failure */
-        if (ctx->json) rj_str(ctx->json, "skipped", err->msg);
-        else fprintf(ctx->out, "  %s: %s\n", REPORT_PLAN_MODEL, err->msg);
+        if (ctx->json)
+            rj_str(ctx->json, "skipped", err->msg);
+        else
+            fprintf(ctx->out, "  %s: %s\n", REPORT_PLAN_MODEL, err->msg);
         st = STRATA_OK;
     }
     strata_plan_ctx_destroy(pc);
