@@ -56,14 +56,12 @@ int main(int argc, char **argv)
         }
         times[i] = now() - t0;
     }
-    double lo = times[0], hi = times[0];
-    for (int i = 1; i < rounds; i++)
-        lo = times[i] < lo ? times[i] : lo, hi = times[i] > hi ? times[i] : hi;
+    double lo, hi, med = median_range(times, rounds, &lo, &hi);
     printf("%s on %s (%d GPUs), batch %d: setup (cluster + machine) %.3f s\n", model, cluster,
            strata_plan_ctx_gpus(ctx), batch, setup);
     printf(
         "search: median %.3f s over %d runs (%.3f-%.3f s), %ld plans considered (target < 2 s)\n",
-        median(times, rounds), rounds, lo, hi, evaluated);
+        med, rounds, lo, hi, evaluated);
     if (n) {
         const strata_plan_config_t *c = &best[0].cfg;
         printf("best: TP %d PP %d v %d DP %d CP %d mbs %d ZeRO-%d recompute %d: step %.3f s, "

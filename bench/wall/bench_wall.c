@@ -56,13 +56,11 @@ int main(int argc, char **argv)
         }
         times[i] = now() - t0;
     }
-    double mn = times[0], mx = times[0];
-    for (int i = 1; i < rounds; i++)
-        mn = times[i] < mn ? times[i] : mn, mx = times[i] > mx ? times[i] : mx;
+    double mn, mx, med = median_range(times, rounds, &mn, &mx);
     printf("%s on %s, %d to %d GPUs (%d sizes) x 4 strategies, weak scaling\n", model, family, lo,
            hi, wl[0].npoints);
-    printf("sweep: median %.2f s over %d runs (%.2f-%.2f s) (target < 10 s)\n",
-           median(times, rounds), rounds, mn, mx);
+    printf("sweep: median %.2f s over %d runs (%.2f-%.2f s) (target < 10 s)\n", med, rounds, mn,
+           mx);
     for (int s = 0; s < 4; s++) {
         const strata_wall_t *x = &wl[s];
         const strata_wall_point_t *last = &x->points[x->npoints - 1];

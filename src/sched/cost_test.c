@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "test.h"
+#include "test_catalog.h"
 #include "sched.h"
 
 static const double ALPHA = 2e-6, BW = 100e9;
@@ -464,21 +465,6 @@ static void test_cost_edges(void **state)
 }
 
 /* ==== Published measurements (validation.md §A) ==== */
-
-static strata_link_catalog_t *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    strata_error_t err;
-    return strata_link_catalog_load(NULL, &cat, &err) ? -1 : 0;
-}
-static int teardown(void **state)
-{
-    (void)state;
-    strata_link_catalog_destroy(cat);
-    return 0;
-}
 
 /* One HGX board: 8 GPUs, `chips` NVSwitch chips, `links` NVLinks per chip,
  * the GPUs' memory recorded as `memory` (NULL: none). */

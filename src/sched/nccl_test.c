@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "test.h"
+#include "test_catalog.h"
 #include "sched.h"
 
 #include <math.h>
@@ -141,8 +142,6 @@ static void test_library_labels(void **state)
 
 /* ==== Public multi-node measurements (docs/validation.md, "Collectives") ==== */
 
-static strata_link_catalog_t *cat;
-
 /* NCCL's choice on a preset at `bytes`, priced by strata: its busbw. */
 static double nccl_busbw(const char *spec, double bytes, strata_nccl_choice_t *c)
 {
@@ -206,20 +205,6 @@ static void test_public_measurements(void **state)
     }
     /* the cases in tolerance: mean |error| within 5 % */
     assert_true(sum / in <= 0.05);
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    strata_error_t err;
-    return strata_link_catalog_load(NULL, &cat, &err) ? -1 : 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    strata_link_catalog_destroy(cat);
-    return 0;
 }
 
 int main(int argc, char **argv)

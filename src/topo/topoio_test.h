@@ -8,23 +8,8 @@
 #define STRATA_TOPOIO_TEST_H
 
 #include "test.h"
+#include "test_catalog.h"
 #include "topoio.h"
-
-static strata_link_catalog_t *cat;
-
-static int setup(void **state)
-{
-    (void)state;
-    strata_error_t err;
-    return strata_link_catalog_load(NULL, &cat, &err) == STRATA_OK ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    strata_link_catalog_destroy(cat);
-    return 0;
-}
 
 /* Fail the test with the rendered error unless st is OK. */
 static inline void must(strata_status_t st, const strata_error_t *err)
