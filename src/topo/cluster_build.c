@@ -244,22 +244,13 @@ static strata_status_t build_fabric(const builder_t *b, long nics, const char *p
     int32_t need = 1;
     for (int i = 0; i < n->ntiers_oversub; i++)
         if (n->oversub[i] > 1) need = (int32_t)i + 2;
+    int above = (sw ? 1 : n->tiers ? (int)n->tiers : 3) - 1; /* switch tiers above the leaves */
     if (n->ntiers_oversub > 2 || (n->tiers && need > n->tiers) || (sw && need > 1))
         return strata_error_set(b->err, STRATA_ERR_INVALID,
                                 "oversub: %d ratio%s, but this fabric has %d switch tier%s above "
                                 "its leaves (at most 2: oversub=R1:R2)",
-                                n->ntiers_oversub, n->ntiers_oversub > 1 ? "s" : "",
-                                (sw         ? 1
-                                 : n->tiers ? (int)n->tiers
-                                            : 3) -
-                                    1,
-                                (sw ? 1
-                                 : n->tiers
-                                     ? (int)n->tiers
-                                     : 3) - 1 ==
-                                        1
-                                    ? ""
-                                    : "s");
+                                n->ntiers_oversub, n->ntiers_oversub > 1 ? "s" : "", above,
+                                above == 1 ? "" : "s");
     if (!sw && !n->tiers && t0 < need) t0 = need;
     int32_t t1 = sw || n->tiers ? t0 : 3;
     strata_status_t st = STRATA_ERR_INVALID;
