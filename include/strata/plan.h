@@ -137,11 +137,21 @@ STRATA_API void strata_plan_ctx_destroy(strata_plan_ctx_t *ctx);
 
 /* What-ifs on communication (strata wall). Defaults (create): 1, 1, 0. */
 typedef struct strata_plan_comm_opts {
-    double nic_scale; /* scale-out bandwidth per NIC x this */
-    double dp_ratio;  /* DP gradient bytes on the wire / gradient bytes (compression
-                         ratio x communicated precision / stored precision), (0, 1] */
-    double codec_bw;  /* B/s of gradient bytes one GPU compresses (and decompresses)
-                         per second; 0 = no codec charged */
+    double nic_scale;     /* scale-out bandwidth per NIC x this */
+    double dp_ratio;      /* DP gradient bytes on the wire / gradient bytes (compression
+                             ratio x communicated precision / stored precision), (0, 1] */
+    double codec_bw;      /* B/s of gradient bytes one GPU compresses (and decompresses)
+                             per second; 0 = no codec charged */
+    double act_ratio;     /* activation bytes on the wire (TP, SP, CP, EP, PP) / their BF16
+                             bytes: 2 = FP32, 0.5 = FP8; 0 = 1 */
+    double scaleup_scale; /* scale-up bandwidth per rank x this; 0 = 1 */
+    int scaleup_size;     /* GPUs per scale-up domain (a multiple of the server's GPUs
+                             dividing every count priced; NICs per GPU kept); 0 = the server */
+    bool flat;            /* topology-unaware: every group spanning scale-up domains runs
+                             a flat ring whose neighbours sit in other domains (rank order
+                             blind to the topology), at the NIC share of one rank */
+    double flat_ecmp;     /* flat: bandwidth kept under ECMP hash collisions, (0, 1]; 0 = 1
+                             (strata_wall_run measures it with the simulator) */
 } strata_plan_comm_opts_t;
 
 /* Set the what-ifs; call before any evaluation (the context is shared
@@ -307,6 +317,12 @@ typedef struct strata_wall_point {
     char tier_dim[8];
     int fabric_tiers; /* switch tiers of the scale-out fat-tree, 0 = none/unknown */
     double fabric_w_per_gpu, fabric_cpo_w_per_gpu, fabric_latency_ns;
+    /* comm.flat: the bandwidth share the flat rings keep under ECMP collisions
+     * (comm.flat_ecmp when given; else simulated at this count when it has two
+     * servers and at most 512 GPUs — a ring allreduce in a shuffled rank order,
+     * spread / ECMP routing time — and the last simulated one beyond) */
+    double ecmp_eff;
+    bool ecmp_simulated;
 } strata_wall_point_t;
 
 typedef struct strata_wall_opts {
@@ -325,6 +341,7 @@ typedef struct strata_wall_opts {
 typedef struct strata_wall {
     int npoints, wall_index; /* wall_index -1: no wall in the range */
     int per_server;
+
     strata_wall_point_t points[STRATA_WALL_MAX_POINTS];
 } strata_wall_t;
 

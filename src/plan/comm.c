@@ -35,6 +35,13 @@ strata_status_t plan_group(const strata_plan_ctx_t *ctx, int n, int stride, plan
     uint32_t per = strata_coll_ranks_per_server(ctx->topo, ranks, (uint32_t)n);
     util_free(ranks);
     if (per == 0) per = ctx->m.servers > 1 ? 1 : (uint32_t)n; /* not in runs: assume apart */
+    if (ctx->m.per_server != ctx->m0.per_server) {
+        /* a larger scale-up domain (what-if): ranks 0, s, 2s, ... in domains of
+         * D consecutive GPUs (D a multiple of s when s < D: powers of two) */
+        uint32_t D = ctx->m.per_server;
+        per = (uint32_t)stride >= D ? 1 : D / (uint32_t)stride;
+        if (per > (uint32_t)n) per = (uint32_t)n;
+    }
     strata_coll_machine_t *m = &g.m;
     m->nranks = (uint32_t)n;
     m->per_server = per;
@@ -49,6 +56,22 @@ strata_status_t plan_group(const strata_plan_ctx_t *ctx, int n, int stride, plan
         if (per == 1) m->bw_intra = m->bw_nic, m->lat_intra = m->lat_inter;
         g.network = true;
         snprintf(g.tier, sizeof(g.tier), "scale-out %s", m->inter_kind);
+        if (ctx->comm.flat) {
+            /* Topology-unaware: a flat ring whose every neighbour sits in another
+             * domain, so every step crosses the network at the farthest latency;
+             * each rank gets its share of its server's NICs (all of them send at
+             * once), less what ECMP collisions take. */
+            double nic = ctx->m.nics * ctx->m.bw_nic / ctx->m.per_server;
+            if (nic > ctx->m.bw_nic) nic = ctx->m.bw_nic;
+            nic *= ctx->comm.flat_ecmp > 0 ? ctx->comm.flat_ecmp : 1;
+            m->per_server = 1, m->servers = (uint32_t)n, m->nics = 1;
+            m->bw_nic = m->bw_intra = nic;
+            m->lat_intra = m->lat_rail = m->lat_inter;
+            m->lat_leg_intra = m->lat_leg_rail = 0;
+            m->switch_reduce = m->net_reduce = false;
+            g.flat = true;
+            snprintf(g.tier, sizeof(g.tier), "scale-out %.24s flat", m->inter_kind);
+        }
     } else {
         snprintf(g.tier, sizeof(g.tier), "scale-up %s", m->intra_kind);
         if (ctx->m.servers <= 1 && ctx->m.per_server == 1) g.network = true;
@@ -67,7 +90,11 @@ double plan_coll_time(const plan_group_t *g, strata_coll_t coll, double bytes,
 {
     if (g->n <= 1 || bytes <= 0) return 0;
     strata_coll_cost_t c;
-    if (strata_coll_select(&g->m, coll, bytes, &c, NULL)) return INFINITY;
+    if (g->flat && coll != STRATA_COLL_SENDRECV && coll != STRATA_COLL_ALLTOALL) {
+        if (strata_coll_cost(&g->m, coll, STRATA_ALGO_RING, bytes, &c, NULL)) return INFINITY;
+    } else if (strata_coll_select(&g->m, coll, bytes, &c, NULL)) {
+        return INFINITY;
+    }
     if (algo_p) *algo_p = c.algo;
     return c.time;
 }

@@ -14,10 +14,14 @@ struct strata_plan_ctx {
     strata_workload_t w;
     strata_accel_t a;
     const strata_topo_t *topo;
-    strata_coll_machine_t m; /* the whole cluster, read once */
+    strata_coll_machine_t m;  /* the whole cluster under the what-ifs */
+    strata_coll_machine_t m0; /* the whole cluster, read once */
     int gpus;
     strata_plan_comm_opts_t comm; /* what-ifs on communication (wall.c) */
 };
+
+/* ctx.c: bytes per activation element on the wire (BF16 x the what-if). */
+double plan_act_bytes(const strata_plan_ctx_t *ctx);
 
 /* workload.c: a workload from JSON text (name labels errors). */
 strata_status_t plan_workload_parse_text(const char *text, size_t len, const char *name,
@@ -61,6 +65,7 @@ typedef struct plan_group {
     int n, stride;
     char tier[48];
     bool network; /* crosses the scale-out network */
+    bool flat;    /* comm.flat what-if: a flat ring only */
 } plan_group_t;
 
 strata_status_t plan_group(const strata_plan_ctx_t *ctx, int n, int stride, plan_group_t *g_p,

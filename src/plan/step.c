@@ -169,7 +169,7 @@ static void layer_comm(const strata_plan_ctx_t *ctx, const strata_plan_config_t 
                        const plan_layer_time_t *lt, bool moe, layer_comm_t *k)
 {
     const strata_workload_t *w = &ctx->w;
-    double T = (double)c->mbs * w->seq / c->cp, act = T * w->hidden * 2;
+    double T = (double)c->mbs * w->seq / c->cp, ab = plan_act_bytes(ctx), act = T * w->hidden * ab;
     bool full = c->recompute == STRATA_RECOMP_FULL;
     memset(k, 0, sizeof(*k));
     /* Megatron TP: 2 collectives per layer forward, 2 backward; SP turns
@@ -188,13 +188,13 @@ static void layer_comm(const strata_plan_ctx_t *ctx, const strata_plan_config_t 
     /* CP (ring attention): K and V blocks gathered around the ring in
      * forward, again in backward with dK/dV reduce-scattered; overlapped
      * with the attention core as the ring kernels do */
-    double kv = 2 * T * ((double)w->hidden * w->kv_heads / w->heads) / c->tp * 2;
+    double kv = 2 * T * ((double)w->hidden * w->kv_heads / w->heads) / c->tp * ab;
     k->cp_one = plan_coll_time(cp, STRATA_COLL_ALLGATHER, kv * c->cp, &k->cp_algo);
     k->cp_f = hidden_under(k->cp_one, lt->attn_core, true);
     k->cp_b = hidden_under(2 * k->cp_one, 2 * lt->attn_core, true);
     /* EP: all-to-all dispatch and combine, forward and backward */
     if (moe) {
-        double a2a = T * w->topk * w->hidden * 2.0 / c->tp;
+        double a2a = T * w->topk * w->hidden * ab / c->tp;
         k->ep_one = plan_coll_time(ep, STRATA_COLL_ALLTOALL, a2a, &k->ep_algo);
         k->ep_f = 2 * k->ep_one, k->ep_b = (full ? 4 : 2) * k->ep_one;
     }
@@ -458,7 +458,7 @@ static void fill_traffic(const strata_plan_config_t *c, const groups_t *g, const
                          double pp_exp, const z3_t *z, strata_plan_result_t *r,
                          const strata_plan_ctx_t *ctx)
 {
-    double T = (double)c->mbs * ctx->w.seq / c->cp, act = T * ctx->w.hidden * 2;
+    double T = (double)c->mbs * ctx->w.seq / c->cp, act = T * ctx->w.hidden * plan_act_bytes(ctx);
     double tp_calls = s->tp_calls * m;
     if (c->sp) {
         traffic(r, "SP", "allgather", &g->tp, act, tp_calls / 2, kd->tp_one, s->tp * m / 2,
@@ -470,15 +470,16 @@ static void fill_traffic(const strata_plan_config_t *c, const groups_t *g, const
     }
     traffic(r, "CP", "allgather", &g->cp, 0, s->cp_calls * m, kd->cp_one, s->cp * m, kd->cp_algo);
     if (r->ntraffic && !strcmp(r->traffic[r->ntraffic - 1].dim, "CP"))
-        r->traffic[r->ntraffic - 1].bytes =
-            2 * T * ctx->w.hidden * ctx->w.kv_heads / ctx->w.heads / c->tp * 2 * c->cp;
+        r->traffic[r->ntraffic - 1].bytes = 2 * T * ctx->w.hidden * ctx->w.kv_heads / ctx->w.heads /
+                                            c->tp * plan_act_bytes(ctx) * c->cp;
     if (s->ep_calls > 0) {
         layer_comm_t km;
         plan_layer_time_t lt;
         plan_layer_time(ctx, c, true, &lt);
         layer_comm(ctx, c, &g->tp, &g->cp, &g->ep, &lt, true, &km);
-        traffic(r, "EP", "alltoall", &g->ep, T * ctx->w.topk * ctx->w.hidden * 2.0 / c->tp,
-                s->ep_calls * m, km.ep_one, s->ep * m, km.ep_algo);
+        traffic(r, "EP", "alltoall", &g->ep,
+                T * ctx->w.topk * ctx->w.hidden * plan_act_bytes(ctx) / c->tp, s->ep_calls * m,
+                km.ep_one, s->ep * m, km.ep_algo);
     }
     double pp_bytes = act / (c->sp ? c->tp : 1);
     double pp_calls = 2.0 * m * c->vpp;
@@ -545,7 +546,7 @@ strata_status_t plan_eval_cached(const strata_plan_ctx_t *ctx, const strata_plan
     memset(r, 0, sizeof(*r));
     r->cfg = *c, r->gpus = ctx->gpus;
     int m = r->micro = c->gbs / (c->mbs * c->dp);
-    double act = (double)c->mbs * ctx->w.seq / c->cp * ctx->w.hidden * 2;
+    double act = (double)c->mbs * ctx->w.seq / c->cp * ctx->w.hidden * plan_act_bytes(ctx);
     double tx = plan_coll_time(&g.pp, STRATA_COLL_SENDRECV, act / (c->sp ? c->tp : 1), NULL);
     double t0, t1;
     pipe_times(c, &s, m, tx, cache, &t0, &t1);

@@ -9,8 +9,10 @@
  * step; the traffic with the most exposed time there names the tier.
  */
 #include "plan.h"
+#include "strata/sim.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const names[] = {"best", "dp", "dp+tp", "3d"};
@@ -114,6 +116,11 @@ static strata_status_t one_point(const strata_workload_t *w, const strata_link_c
                                  const strata_accel_t *a, int g, strata_wall_point_t *p,
                                  strata_error_t *err)
 {
+    strata_wall_opts_t oo;
+    if (o->comm.flat && p->ecmp_eff > 0) {
+        oo = *o, oo.comm.flat_ecmp = p->ecmp_eff;
+        o = &oo;
+    }
     char spec[160];
     strata_topo_t *t = NULL;
     strata_plan_ctx_t *ctx = NULL;
@@ -161,6 +168,62 @@ static strata_status_t check_opts(strata_wall_opts_t *o, int g, strata_error_t *
     return STRATA_OK;
 }
 
+/* Largest count the flat ring's ECMP efficiency is simulated at (a 512-rank
+ * ring allreduce simulates in well under a second: every phase is one
+ * pattern class, timed once); larger counts reuse the last one simulated. */
+#define ECMP_SIM_GPUS 512
+
+/* comm.flat's ECMP efficiency on FAMILY:n/g, simulated: a ring allreduce
+ * (16 MiB blocks, so bandwidth dominates) in a rank order shuffled with a
+ * fixed seed (blind to servers and rails), timed with ECMP routing (one
+ * hashed path per rank pair, seed 1) and with ideal spreading over every
+ * equal-cost path; their ratio is the bandwidth ECMP collisions leave. */
+static strata_status_t flat_ecmp(const strata_link_catalog_t *cat, const strata_wall_opts_t *o,
+                                 int n, int g, double *eff_p, strata_error_t *err)
+{
+    char spec[160];
+    snprintf(spec, sizeof(spec), "%s:%d", o->family, n / g);
+    strata_topo_t *t = NULL;
+    strata_sched_t *s = NULL;
+    int32_t *ranks = util_malloc((size_t)n * sizeof(int32_t));
+    if (!ranks) return strata_error_set(err, STRATA_ERR_NOMEM, "wall: out of memory");
+    uint64_t x = 0x9e3779b97f4a7c15u; /* xorshift64, fixed seed: a reproducible shuffle */
+    for (int i = 0; i < n; i++)
+        ranks[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int j = (int)(x % (uint64_t)(i + 1)), tmp = ranks[i];
+        ranks[i] = ranks[j], ranks[j] = tmp;
+    }
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = (uint32_t)n,
+                               .count = (uint64_t)n << 22,
+                               .elem_size = 4,
+                               .chunks = 1,
+                               .group = 1};
+    double time[2] = {0, 0};
+    strata_status_t st = strata_topo_load_spec(spec, cat, &t, err);
+    if (!st) st = strata_sched_create(&p, &s, err);
+    for (int r = 0; r < 2 && !st; r++) {
+        strata_sim_opts_t so = strata_sim_opts_default();
+        so.routing = r ? STRATA_SIM_ECMP : STRATA_SIM_SPREAD;
+        strata_sim_t *sim = NULL;
+        strata_sim_result_t res;
+        st = strata_sim_create(t, &so, &sim, err);
+        if (!st) st = strata_sim_add(sim, s, ranks, err);
+        if (!st) st = strata_sim_run(sim, &res, err);
+        if (!st) time[r] = res.time, strata_sim_result_free(&res);
+        strata_sim_destroy(sim);
+    }
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+    util_free(ranks);
+    if (st) return st;
+    *eff_p = time[1] > 0 ? fmin(1, time[0] / time[1]) : 1;
+    return STRATA_OK;
+}
+
 strata_status_t strata_wall_run(const strata_workload_t *w, const strata_link_catalog_t *cat,
                                 const strata_fabric_catalog_t *fab, const strata_wall_opts_t *o,
                                 strata_wall_t *out, strata_error_t *err)
@@ -187,10 +250,19 @@ strata_status_t strata_wall_run(const strata_workload_t *w, const strata_link_ca
     if (st || (st = check_opts(&oo, g, err))) return st;
     o = &oo;
     out->per_server = g;
+    double eff = 1; /* comm.flat: the last simulated ECMP efficiency */
     for (long n = o->gpus_min; n <= o->gpus_max && out->npoints < STRATA_WALL_MAX_POINTS; n *= 2) {
         strata_wall_point_t *p = &out->points[out->npoints++];
         p->gpus = (int)n;
         p->gbs = o->strong ? o->gbs : (int)(n * o->batch_per_gpu);
+        if (o->comm.flat && o->comm.flat_ecmp > 0) {
+            p->ecmp_eff = o->comm.flat_ecmp;
+        } else if (o->comm.flat && n >= 2 * g && n <= ECMP_SIM_GPUS) {
+            if ((st = flat_ecmp(cat, o, (int)n, g, &eff, err))) return st;
+            p->ecmp_eff = eff, p->ecmp_simulated = true;
+        } else if (o->comm.flat) {
+            p->ecmp_eff = eff; /* one server: unused; beyond: the last simulated */
+        }
         if ((st = one_point(w, cat, fab, o, &a, g, p, err))) return st;
     }
     const strata_wall_point_t *first = NULL;

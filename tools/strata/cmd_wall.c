@@ -17,34 +17,46 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: strata wall MODEL FAMILY [--gpus LO:HI] [--weak [--per-gpu S] |\n"
-            "                   --strong --batch B] [--strategy best|dp|dp+tp|3d|all]\n"
-            "                   [--share F] [--no-overlap] [--compress R [--codec-gbs X]]\n"
-            "                   [--precision fp32|bf16|fp8] [--nic-x K] [--accel ID] [--json]\n\n"
-            "The communication wall of MODEL on clusters FAMILY:N/(GPUs per server) for N\n"
-            "doubling from LO to HI (default: one server to 100,000 GPUs). Every point is\n"
-            "priced by the planner (strata plan): best = its search, dp = pure data\n"
-            "parallelism, dp+tp = TP over the server's GPUs, 3d = TP in the server, PP 8.\n"
-            "The wall: the first N whose exposed communication exceeds F of the step.\n\n"
-            "  --weak          global batch = S sequences x GPUs (default, S = 1)\n"
-            "  --strong        fixed global batch B (default 1536)\n"
-            "  --share F       wall threshold, 0 < F < 1 (default 0.5)\n"
-            "What-ifs (the sweep runs twice; the change in step time and wall is shown):\n"
-            "  --no-overlap    DP gradient sync and PP transfers not overlapped\n"
-            "  --compress R    DP gradients compressed to R of their bytes (0 < R <= 1),\n"
-            "                  encoded and decoded at --codec-gbs X GB/s per GPU (default 100,\n"
-            "                  an assumption: state your codec's rate)\n"
-            "  --precision P   DP gradients communicated in fp32, bf16 or fp8\n"
-            "  --nic-x K       scale-out bandwidth per NIC x K (e.g. 2, 4)\n"
-            "  --json          JSON instead of text\n");
+    fprintf(
+        out,
+        "usage: strata wall MODEL FAMILY [--gpus LO:HI] [--weak [--per-gpu S] |\n"
+        "                   --strong --batch B] [--strategy best|dp|dp+tp|3d|all]\n"
+        "                   [--share F] [--no-overlap] [--compress R [--codec-gbs X]]\n"
+        "                   [--precision fp32|bf16|fp8] [--act-precision P] [--nic-x K]\n"
+        "                   [--scaleup-x K] [--scaleup-size D] [--flat] [--accel ID] [--json]\n\n"
+        "The communication wall of MODEL on clusters FAMILY:N/(GPUs per server) for N\n"
+        "doubling from LO to HI (default: one server to 100,000 GPUs). Every point is\n"
+        "priced by the planner (strata plan): best = its search, dp = pure data\n"
+        "parallelism, dp+tp = TP over the server's GPUs, 3d = TP in the server, PP 8.\n"
+        "The wall: the first N whose exposed communication exceeds F of the step.\n\n"
+        "  --weak          global batch = S sequences x GPUs (default, S = 1)\n"
+        "  --strong        fixed global batch B (default 1536)\n"
+        "  --share F       wall threshold, 0 < F < 1 (default 0.5)\n"
+        "What-ifs (the sweep runs twice; the change in step time and wall is shown):\n"
+        "  --no-overlap    DP gradient sync and PP transfers not overlapped\n"
+        "  --compress R    DP gradients compressed to R of their bytes (0 < R <= 1),\n"
+        "                  encoded and decoded at --codec-gbs X GB/s per GPU (default 100,\n"
+        "                  an assumption: state your codec's rate)\n"
+        "  --precision P   DP gradients communicated in fp32, bf16 or fp8\n"
+        "  --act-precision P  activations (TP, SP, CP, EP, PP traffic) communicated in\n"
+        "                  fp32, bf16 or fp8 (default bf16)\n"
+        "  --nic-x K       scale-out bandwidth per NIC x K (e.g. 2, 4)\n"
+        "  --scaleup-x K   scale-up bandwidth per GPU x K (a faster NVLink generation)\n"
+        "  --scaleup-size D  scale-up domains of D GPUs (NVL72-class: 64 for 8-GPU\n"
+        "                  servers; a multiple of the server dividing every count),\n"
+        "                  same scale-up link per GPU, same NICs per GPU\n"
+        "  --flat          topology-unaware communication: every group that spans\n"
+        "                  servers runs a flat ring in a rank order blind to servers\n"
+        "                  and rails, at its NIC share, with the ECMP collisions the\n"
+        "                  simulator finds for that ring (shuffled order, <= 512 GPUs)\n"
+        "  --json          JSON instead of text\n");
 }
 
 typedef struct wall_args {
     const char *model, *family, *accel;
     strata_wall_opts_t o, what;
     int json, all, whatif;
-    double compress, codec_gbs, precision;
+    double compress, codec_gbs, precision, act_precision;
 } wall_args_t;
 
 static int parse_range(const char *v, strata_wall_opts_t *o)
@@ -84,18 +96,22 @@ static int parse_value(const char *s, const char *v, wall_args_t *a)
         a->o.strategy = k == 4 ? STRATA_WALL_BEST : (strata_wall_strategy_t)k;
         return CLI_OK;
     }
-    if (!strcmp(s, "--precision")) {
+    if (!strcmp(s, "--precision") || !strcmp(s, "--act-precision")) {
         k = -1;
         for (int i = 0; i < 4 && *v; i++)
             if (!strcmp(v, precisions[i])) k = i;
-        if (k < 0)
-            return cli_usage_error("wall", "--precision expects fp32, bf16 or fp8, got '%s'", v);
-        a->precision = k + 1, a->whatif = 1;
+        if (k < 0) return cli_usage_error("wall", "%s expects fp32, bf16 or fp8, got '%s'", s, v);
+        *(s[2] == 'p' ? &a->precision : &a->act_precision) = k + 1, a->whatif = 1;
+        return CLI_OK;
+    }
+    if (!strcmp(s, "--scaleup-size")) {
+        if (cli_parse_int("wall", s, v, 1, 1 << 24, &n)) return CLI_USAGE;
+        a->what.comm.scaleup_size = (int)n, a->whatif = 1;
         return CLI_OK;
     }
     double x;
     if (!strcmp(s, "--share") || !strcmp(s, "--compress") || !strcmp(s, "--codec-gbs") ||
-        !strcmp(s, "--nic-x")) {
+        !strcmp(s, "--nic-x") || !strcmp(s, "--scaleup-x")) {
         if (cli_parse_double("wall", s, v, 0, 1e9, &x)) return CLI_USAGE;
         if (!strcmp(s, "--share")) {
             if (x <= 0 || x >= 1)
@@ -110,8 +126,9 @@ static int parse_value(const char *s, const char *v, wall_args_t *a)
             a->codec_gbs = x;
         } else {
             if (x <= 0 || x > 1000)
-                return cli_usage_error("wall", "--nic-x must be in (0, 1000], got %g", x);
-            a->what.comm.nic_scale = x, a->whatif = 1;
+                return cli_usage_error("wall", "%s must be in (0, 1000], got %g", s, x);
+            *(s[2] == 'n' ? &a->what.comm.nic_scale : &a->what.comm.scaleup_scale) = x;
+            a->whatif = 1;
         }
         return CLI_OK;
     }
@@ -137,6 +154,8 @@ static int parse_args(int argc, char **argv, wall_args_t *a)
             a->o.strong = true;
         else if (!strcmp(s, "--no-overlap"))
             no_overlap = 1, a->whatif = 1;
+        else if (!strcmp(s, "--flat"))
+            a->what.comm.flat = true, a->whatif = 1;
         else if (s[0] == '-' && s[1]) {
             if (i + 1 >= argc) return cli_usage_error("wall", "%s needs a value or is unknown", s);
             int rc = parse_value(s, argv[++i], a);
@@ -192,6 +211,16 @@ static void print_text(const strata_wall_t *wl, const strata_wall_opts_t *o)
                p->gpus, p->exposed_share * 100, p->tier_dim, p->tier);
     }
     printf("(plan = TP/PP/DP zero-stage micro-batch; times in s per step; fab = switch tiers)\n");
+    if (o->comm.flat) {
+        printf("flat rings keep this share of their NIC bandwidth under ECMP collisions (a ring\n"
+               "allreduce in a shuffled rank order, spread / ECMP routing time; * simulated at\n"
+               "that count, else the last simulated):");
+        for (int i = 0; i < wl->npoints; i++)
+            if (wl->points[i].gpus > wl->per_server)
+                printf(" %d:%.0f%%%s", wl->points[i].gpus, wl->points[i].ecmp_eff * 100,
+                       wl->points[i].ecmp_simulated ? "*" : "");
+        printf("\n");
+    }
 }
 
 static void print_json_point(const strata_wall_point_t *p, int last)
@@ -210,6 +239,9 @@ static void print_json_point(const strata_wall_point_t *p, int last)
             p->comm_total[0], p->comm_total[1], p->comm_total[2], p->comm_total[3],
             p->comm_total[4], r->exposed[0], r->exposed[1], r->exposed[2], r->exposed[3],
             r->exposed[4], r->step, p->exposed_share, p->efficiency, r->mfu, p->tier);
+    if (p->ecmp_eff > 0)
+        printf(", \"ecmp_eff\": %.6g, \"ecmp_simulated\": %s", p->ecmp_eff,
+               p->ecmp_simulated ? "true" : "false");
     printf(", \"fabric_tiers\": %d, \"fabric_w_per_gpu\": %.6g, \"fabric_cpo_w_per_gpu\": %.6g, "
            "\"fabric_latency_ns\": %.6g}%s\n",
            p->fabric_tiers, p->fabric_w_per_gpu, p->fabric_cpo_w_per_gpu, p->fabric_latency_ns,
@@ -218,9 +250,10 @@ static void print_json_point(const strata_wall_point_t *p, int last)
 
 static void print_json(const strata_wall_t *wl, const strata_wall_opts_t *o, const char *key)
 {
-    printf("  {\"strategy\": \"%s\", \"run\": \"%s\", \"wall\": %d, \"points\": [\n",
+    printf("  {\"strategy\": \"%s\", \"run\": \"%s\", \"wall\": %d, ",
            strata_wall_strategy_name(o->strategy), key,
            wl->wall_index < 0 ? 0 : wl->points[wl->wall_index].gpus);
+    printf("\"points\": [\n");
     for (int i = 0; i < wl->npoints; i++)
         print_json_point(&wl->points[i], i + 1 == wl->npoints);
     printf("  ]}");
@@ -289,6 +322,8 @@ int cmd_wall(int argc, char **argv)
     double ratio =
         (a.compress > 0 ? a.compress : 1) * (a.precision > 0 ? a.precision / w.grad_bytes : 1);
     a.what.comm.dp_ratio = ratio;
+    /* activations are BF16 (2 bytes) in the planner: the wire ratio is bytes / 2 */
+    if (a.act_precision > 0) a.what.comm.act_ratio = a.act_precision / 2;
     if (a.compress > 0) a.what.comm.codec_bw = a.codec_gbs * 1e9;
     if (strata_fabric_catalog_load(NULL, &fab, &err)) return cli_fail(&err);
     strata_link_catalog_t *cat = NULL;
