@@ -132,11 +132,14 @@ use main "the build" "$(realpath "$(command -v cmake)")"
 # Programs in command position of shell code: at a line's start or after
 # ; | & ( ` { $( then do else ! -- or `-c "`, skipping VAR=value words and
 # prefixes (env, exec, timeout N, command, xargs, nohup, sudo). A word found
-# on PATH that is a file, not a shell builtin or keyword, is a program.
+# on PATH that is a file, not a shell builtin or keyword, is a program. A
+# '(' right after a word is a call in quoted code (python3 -c '...open(f)'),
+# not a subshell: `open` there is not xdg-utils' program.
 commands_of() {
     sed -e 's/^[[:space:]]*#.*//' -e 's/[[:space:]]#.*//' -e 's/^\t[@-]*/\t/' "$@" | awk '
         {
             line = $0
+            gsub(/[A-Za-z0-9_.]\(/, "_ ", line) # a call in code quoted for python3 -c, not a subshell
             gsub(/\$\(|`|\|\||&&|[;|&({!]|[[:space:]](then|do|else|--)[[:space:]]|-c[[:space:]]+["'"'"']/, "\n", line)
             n = split(line, parts, "\n")
             for (i = 1; i <= n; i++) {
