@@ -341,6 +341,34 @@ static void test_wall_flat_simulates_ecmp(void **state)
     strata_link_catalog_destroy(cat);
 }
 
+/* Gradient precision (--precision bf16): the DP all-reduce carries 2 B per
+ * gradient instead of the stored 4 (dp_ratio 0.5), so its row's bytes halve
+ * exactly; overlap off (--no-overlap): nothing hides the DP sync, so its
+ * exposed time equals its whole time, while with overlap on some of it
+ * hides behind the backward pass. gpt-1.7b pure DP on 2 DGX H100. */
+static void test_precision_and_overlap_by_hand(void **state)
+{
+    (void)state;
+    fix_t f;
+    strata_plan_config_t c;
+    open_ctx(&f, "dgx-h100:2");
+    strata_plan_config_default(&c);
+    c.dp = 16, c.gbs = 16, c.zero = 0, c.overlap_dp = true;
+    strata_plan_comm_opts_t o = {.nic_scale = 1, .dp_ratio = 1};
+    strata_plan_traffic_t fp32 = row(&f, &c, &o, "DP");
+    o.dp_ratio = 2.0 / f.w.grad_bytes;
+    strata_plan_traffic_t bf16 = row(&f, &c, &o, "DP");
+    assert_int_equal(f.w.grad_bytes, 4);
+    assert_float_equal(bf16.bytes, fp32.bytes / 2, fp32.bytes * 1e-12);
+    assert_true(bf16.time < fp32.time);
+    assert_true(fp32.exposed < fp32.time); /* overlapped: partly hidden */
+    c.overlap_dp = false;
+    o.dp_ratio = 1;
+    strata_plan_traffic_t serial = row(&f, &c, &o, "DP");
+    assert_float_equal(serial.exposed, serial.time, serial.time * 1e-12);
+    close_ctx(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +381,7 @@ int main(void)
         cmocka_unit_test(test_scaleup_domain),
         cmocka_unit_test(test_flat_ring_by_hand),
         cmocka_unit_test(test_wall_flat_simulates_ecmp),
+        cmocka_unit_test(test_precision_and_overlap_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
