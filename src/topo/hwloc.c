@@ -80,14 +80,20 @@ typedef struct host {
 } host_t;
 
 /* An arena copy of s reduced to printable ASCII (other bytes become '?')
- * and at most 200 bytes: names from an XML file are untrusted text. */
+ * and at most 200 bytes: names from an XML file are untrusted text. Tab,
+ * CR and LF become a space, as XML attribute-value normalisation does
+ * (XML 1.0 sec. 3.3.3): libxml2's reader normalises them, hwloc's own
+ * minimal parser (used when libhwloc-plugins is absent) does not, and the
+ * name must not depend on which one read the file. */
 static const char *clean_str(topoio_cluster_t *c, const char *s)
 {
     char buf[201];
     size_t n = 0;
     if (s == NULL) return NULL;
     for (; s[n] && n < sizeof(buf) - 1; n++)
-        buf[n] = s[n] >= 0x20 && s[n] < 0x7f ? s[n] : '?';
+        buf[n] = s[n] == '\t' || s[n] == '\n' || s[n] == '\r' ? ' '
+                 : s[n] >= 0x20 && s[n] < 0x7f                ? s[n]
+                                                              : '?';
     buf[n] = '\0';
     return topoio_str(c, buf);
 }
