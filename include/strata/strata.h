@@ -13,5 +13,6 @@
 #include "strata/comm.h"
 #include "strata/plan.h"
 #include "strata/probe.h"
+#include "strata/report.h"
 
 #endif
