@@ -27,6 +27,8 @@
 #define STRATA_REPORT_H
 
 #include "strata/common.h"
+#include "strata/plan.h"
+#include "strata/verdict.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -49,6 +51,13 @@ STRATA_API void strata_html_escape(FILE *out, const char *s);
  * Three significant digits, trailing zeros dropped. Returns buf. */
 STRATA_API const char *strata_report_value(double v, const char *unit, bool binary, char *buf,
                                            size_t len);
+
+/* The formats of strata's text output, one owner for every command:
+ * GB/s (1e9 B/s, nccl-tests' unit) without the unit, 3-4 significant
+ * digits ("56.0", "4.50", "0.125"); a time as "210 ns", "1.5 us", "8 ms"
+ * ("-" for 0 or less). Return buf. */
+STRATA_API const char *strata_fmt_gbs(double Bps, char *buf, size_t len);
+STRATA_API const char *strata_fmt_time(double s, char *buf, size_t len);
 
 /* ==== Axes ==== */
 
@@ -150,6 +159,28 @@ STRATA_API int strata_graph_edge(strata_graph_t *g, int a, int b, const char *la
  * drawing and a table of the edges. */
 STRATA_API strata_status_t strata_graph_render(const strata_graph_t *g, FILE *out, int width,
                                                int height);
+
+/* ==== The verdict (strata/verdict.h) ==== */
+
+/* The bottleneck summary as text, as `strata report` prints it: the best
+ * algorithm, the flat ring (model and simulated), the bounding layer and
+ * the reasoning. spec names the cluster in the text. */
+STRATA_API void strata_verdict_print_text(const strata_verdict_t *v, const char *spec, FILE *out);
+
+/* The verdict's charts as HTML sections (headings, figures with their
+ * tables): the tier staircase, AllReduce bus bandwidth of every algorithm
+ * against size, the simulated links' utilisation and where the ring's time
+ * went, a drawing of the topology (every device up to 96 of them, else one
+ * node per kind and tier), and with a plan its step-time stack and memory. */
+STRATA_API strata_status_t strata_verdict_print_html(const strata_verdict_t *v, const char *spec,
+                                                     FILE *out);
+
+/* The communication wall (strata/plan.h strata_wall_run) as HTML charts:
+ * the step-time stack against GPUs (doubling, so evenly spaced = log),
+ * the exposed-communication share with its threshold, and fabric watts
+ * per GPU. */
+STRATA_API strata_status_t strata_wall_print_html(const strata_wall_t *w, const char *model,
+                                                  const char *family, double share, FILE *out);
 
 /* ==== Pages ==== */
 

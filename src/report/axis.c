@@ -126,3 +126,25 @@ void strata_axis_nice(strata_axis_scale_t scale, bool binary, double *lo, double
     }
     *lo = l, *hi = h;
 }
+
+/* ==== Text formats ==== */
+
+const char *strata_fmt_gbs(double Bps, char *buf, size_t len)
+{
+    double g = Bps / 1e9;
+    snprintf(buf, len, g >= 10 ? "%.1f" : g >= 1 ? "%.2f" : "%.3f", g);
+    return buf;
+}
+
+const char *strata_fmt_time(double s, char *buf, size_t len)
+{
+    if (s <= 0)
+        snprintf(buf, len, "-");
+    else if (s < 1e-6)
+        snprintf(buf, len, "%.0f ns", s * 1e9);
+    else if (s < 1e-3)
+        snprintf(buf, len, "%.3g us", s * 1e6);
+    else
+        snprintf(buf, len, "%.3g ms", s * 1e3);
+    return buf;
+}

@@ -46,6 +46,8 @@ static const char css[] =
     "margin-top:1.6em}\n"
     "figure.strata-chart{margin:1em 0;padding:.5em;border:1px solid #e4e4e4;"
     "break-inside:avoid;page-break-inside:avoid}\n"
+    "div.row{display:flex;flex-wrap:wrap;gap:10px;align-items:flex-start}\n"
+    "div.row figure.strata-chart{flex:1 1 420px;margin:.5em 0}\n"
     "figcaption{font-weight:bold;margin-bottom:.3em}\n"
     "p.note{font-size:.9em;color:#555;margin:.2em 0 .5em}\n"
     "svg{display:block;max-width:100%;height:auto}\n"
