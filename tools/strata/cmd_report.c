@@ -24,26 +24,6 @@ static const report_section_t *const sections[] = {
 
 /* ==== Shared helpers ==== */
 
-const char *report_gbs(double Bps, char *buf, size_t len)
-{
-    double g = Bps / 1e9;
-    snprintf(buf, len, g >= 10 ? "%.1f" : g >= 1 ? "%.2f" : "%.3f", g);
-    return buf;
-}
-
-const char *report_time(double s, char *buf, size_t len)
-{
-    if (s <= 0)
-        snprintf(buf, len, "-");
-    else if (s < 1e-6)
-        snprintf(buf, len, "%.0f ns", s * 1e9);
-    else if (s < 1e-3)
-        snprintf(buf, len, "%.3g us", s * 1e6);
-    else
-        snprintf(buf, len, "%.3g ms", s * 1e3);
-    return buf;
-}
-
 int report_load_links(const char *path, strata_link_catalog_t **cat_p)
 {
     strata_error_t err;
