@@ -126,6 +126,7 @@ typedef struct strata_verdict {
     /* The workload (opts.workload): planned when have_plan; else a reason
      * in plan_skip ("" when no workload was asked for). */
     bool have_plan;
+    bool plan_no_memory; /* not planned: the cluster records no accelerator memory */
     strata_workload_t workload;
     strata_plan_result_t plan;
     char plan_skip[STRATA_ERROR_MSG_MAX];

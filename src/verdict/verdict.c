@@ -137,6 +137,7 @@ static strata_status_t plan(strata_verdict_t *v, const strata_link_catalog_t *ca
     strata_accel_t a;
     if (!mem || strata_accel_for_memory(NULL, mem, &a, NULL)) {
         snprintf(v->plan_skip, sizeof(v->plan_skip), "no accelerator memory recorded");
+        v->plan_no_memory = true;
         return STRATA_OK;
     }
     strata_plan_ctx_t *pc = NULL;

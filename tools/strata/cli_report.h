@@ -22,6 +22,9 @@
  * the preset of data/presets/dgx-h100.json. */
 #define REPORT_DEFAULT_CLUSTER "dgx-h100:4"
 
+/* The workload the strategy section plans without --model (Llama 3 8B). */
+#define REPORT_PLAN_MODEL "llama3-8b"
+
 /* A tiny JSON writer: one value per line, indented, commas handled. */
 typedef struct report_json {
     FILE *out;
@@ -45,7 +48,21 @@ typedef struct report_ctx {
     const char *spec;    /* the cluster as given, e.g. "dgx-a100:2" */
     const strata_topo_t *topo;
     const strata_link_catalog_t *links;
+    const char *model; /* --model: the workload of the strategy section (NULL: its default) */
 } report_ctx_t;
+
+/* The command's arguments (cmd_report.c). */
+typedef struct report_args {
+    const char *cluster, *only, *catalog, *model, *html;
+    bool json;
+} report_args_t;
+
+/* Print the header and every section (only: just that one) to ctx->out;
+ * CLI_OK or the failing section's exit code (its error printed). */
+int report_run_sections(const report_ctx_t *ctx, const char *only);
+/* `strata report --html FILE` (report_html.c): the page, written to a->html. */
+int report_html(const report_args_t *a, const strata_link_catalog_t *cat,
+                const strata_topo_t *topo);
 
 typedef struct report_section {
     const char *name;  /* for `strata report --section NAME` and the JSON key */
