@@ -243,9 +243,13 @@ static void axis_title(FILE *out, const frame_t *f, const axis_spec_t *ax, bool 
 {
     char buf[256];
     const char *u = ax->unit && ax->unit[0] ? ax->unit : NULL;
-    snprintf(buf, sizeof(buf), "%s%s%s%s%s", ax->label ? ax->label : "", u ? " (" : "",
-             u ? (ax->binary && strcmp(u, "B") == 0 ? "bytes" : u) : "", u ? ")" : "",
-             ax->scale == STRATA_AXIS_LOG ? ", log scale" : "");
+    int n = snprintf(buf, sizeof(buf), "%s%s%s%s", ax->label ? ax->label : "", u ? " (" : "",
+                     u ? (ax->binary && strcmp(u, "B") == 0 ? "bytes" : u) : "", u ? ")" : "");
+    /* about 6.6 px a character at 12 px: say "log scale" where it fits */
+    double room = y ? f->bottom - f->top : f->right - f->left;
+    if (ax->scale == STRATA_AXIS_LOG && n > 0 && (size_t)n + 11 < sizeof(buf) &&
+        6.6 * (n + 11) < room)
+        snprintf(buf + n, sizeof(buf) - (size_t)n, ", log scale");
     if (!y) {
         text(out, (f->left + f->right) / 2, f->height - 6, "middle", "axis-title", buf);
         return;
@@ -291,9 +295,7 @@ static void legend(FILE *out, const strata_chart_t *c, const frame_t *f, bool ba
                     "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                     "stroke-width=\"%s\"%s/>\n",
                     x, x + 16, y - 3, y - 3, colour(i), s->emph ? "4" : "2", dash(i));
-        char buf[160];
-        snprintf(buf, sizeof(buf), "%s%s", s->name, s->emph ? " (chosen)" : "");
-        text(out, x + 20, y, "start", s->emph ? "legend emph" : "legend", buf);
+        text(out, x + 20, y, "start", s->emph ? "legend emph" : "legend", s->name);
     }
 }
 
@@ -396,8 +398,10 @@ static void line_svg(FILE *out, const strata_chart_t *c, const frame_t *f)
 {
     y_axis(out, f, &c->ay);
     line_x_axis(out, f, &c->ax);
-    for (int i = 0; i < c->nseries; i++)
-        line_series(out, f, &c->series[i], i);
+    /* emphasised series last, on top of the others */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < c->nseries; i++)
+            if (c->series[i].emph == (pass == 1)) line_series(out, f, &c->series[i], i);
     line_marks(out, c, f);
     legend(out, c, f, false);
 }
@@ -524,9 +528,29 @@ static void line_table(FILE *out, const strata_chart_t *c)
     util_free(xs);
 }
 
+/* Rows: the categories, a column per series (and the stack's total); a
+ * single category reads better transposed, a row per series. */
 static void bars_table(FILE *out, const strata_chart_t *c)
 {
     bool stacked = c->kind == STRATA_CHART_STACKED;
+    if (c->ncat == 1) {
+        fputs("<thead><tr><th></th>", out);
+        cell(out, "th", c->cats[0]);
+        fputs("</tr></thead>\n<tbody>\n", out);
+        for (int i = 0; i < c->nseries; i++) {
+            fputs("<tr>", out);
+            cell(out, "td", c->series[i].name);
+            cell_value(out, c->series[i].y[0], &c->ay);
+            fputs("</tr>\n", out);
+        }
+        if (stacked && c->nseries > 1) {
+            fputs("<tr><td>total</td>", out);
+            cell_value(out, bar_total(c, 0), &c->ay);
+            fputs("</tr>\n", out);
+        }
+        fputs("</tbody>\n", out);
+        return;
+    }
     fputs("<thead><tr>", out);
     cell(out, "th", c->ax.label && c->ax.label[0] ? c->ax.label : "");
     for (int i = 0; i < c->nseries; i++)
@@ -604,6 +628,9 @@ static bool has_data(const strata_chart_t *c, frame_t *f)
                 if (usable(&probe, v)) lo = fmin(lo, v), hi = fmax(hi, v);
             }
         if (!(lo <= hi)) return false;
+        /* bars on a log axis rise from the axis: start a step below the
+         * smallest so it has a height */
+        if (c->ay.scale == STRATA_AXIS_LOG) lo /= c->ay.binary ? 2 : 10;
     }
     strata_axis_nice(c->ay.scale, c->ay.binary, &lo, &hi);
     f->y = (strata_axis_t){c->ay.scale, lo, hi, f->bottom, f->top, c->ay.binary};

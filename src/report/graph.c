@@ -190,20 +190,49 @@ static void draw_legend(FILE *out, const strata_graph_t *g)
     }
 }
 
+static void cell(FILE *out, const char *s)
+{
+    fputs("<td>", out);
+    strata_html_escape(out, s);
+    fputs("</td>", out);
+}
+
+/* Every edge up to EDGE_ROWS_MAX of them; beyond, one row per (kind,
+ * kind, label) with its count, so a drawing of thousands of links keeps a
+ * readable table. */
+#define EDGE_ROWS_MAX 40
+
+static bool same_class(const strata_graph_t *g, const gedge_t *x, const gedge_t *y)
+{
+    const char *lx = x->label ? x->label : "", *ly = y->label ? y->label : "";
+    return strcmp(g->nodes.v[x->a].kind, g->nodes.v[y->a].kind) == 0 &&
+           strcmp(g->nodes.v[x->b].kind, g->nodes.v[y->b].kind) == 0 && strcmp(lx, ly) == 0;
+}
+
 static void edge_table(FILE *out, const strata_graph_t *g)
 {
-    fputs("<table class=\"strata-data\">\n<thead><tr><th>from</th><th>to</th><th>link</th>"
-          "</tr></thead>\n<tbody>\n",
-          out);
+    bool all = g->edges.n <= EDGE_ROWS_MAX;
+    fprintf(out,
+            "<table class=\"strata-data\">\n<thead><tr><th>from</th><th>to</th><th>link</th>%s"
+            "</tr></thead>\n<tbody>\n",
+            all ? "" : "<th>links</th>");
     for (size_t i = 0; i < g->edges.n; i++) {
         const gedge_t *e = &g->edges.v[i];
-        fputs("<tr><td>", out);
-        strata_html_escape(out, g->nodes.v[e->a].label);
-        fputs("</td><td>", out);
-        strata_html_escape(out, g->nodes.v[e->b].label);
-        fputs("</td><td>", out);
-        strata_html_escape(out, e->label ? e->label : "");
-        fputs("</td></tr>\n", out);
+        size_t n = 1;
+        if (!all) {
+            bool first = true;
+            for (size_t j = 0; j < i && first; j++)
+                first = !same_class(g, &g->edges.v[j], e);
+            if (!first) continue;
+            for (size_t j = i + 1; j < g->edges.n; j++)
+                n += same_class(g, &g->edges.v[j], e);
+        }
+        fputs("<tr>", out);
+        cell(out, all ? g->nodes.v[e->a].label : g->nodes.v[e->a].kind);
+        cell(out, all ? g->nodes.v[e->b].label : g->nodes.v[e->b].kind);
+        cell(out, e->label ? e->label : "");
+        if (!all) fprintf(out, "<td>%zu</td>", n);
+        fputs("</tr>\n", out);
     }
     fputs("</tbody>\n</table>\n", out);
 }

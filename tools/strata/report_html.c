@@ -17,6 +17,8 @@
 
 /* The wall's threshold, as `strata wall` defaults it (--share 0.5). */
 #define REPORT_WALL_SHARE 0.5
+/* Most loaded links of the simulated ring the page charts. */
+#define REPORT_HTML_TOP_LINKS 12
 
 /* The preset family of a spec: "dgx-h100" of "dgx-h100:4,oversub=2". */
 static void family_of(const char *spec, char *buf, size_t len)
@@ -109,12 +111,14 @@ static int build_page(const report_args_t *a, const strata_link_catalog_t *cat,
         fprintf(stderr, "strata report: out of memory\n");
         return CLI_FAIL;
     }
-    report_ctx_t ctx = {out, NULL, a->cluster, topo, cat, a->model};
     strata_error_t err;
     strata_error_clear(&err);
     strata_verdict_t *v = NULL;
     page_head(a, topo, out);
-    strata_status_t st = report_verdict(&ctx, a->model ? a->model : REPORT_PLAN_MODEL, &v, &err);
+    /* the verdict's own ring, with the most loaded links the charts show */
+    strata_verdict_opts_t vo = {.workload = a->model ? a->model : REPORT_PLAN_MODEL,
+                                .top_links = REPORT_HTML_TOP_LINKS};
+    strata_status_t st = strata_verdict_create(topo, cat, &vo, &v, &err);
     if (!st) st = strata_verdict_print_html(v, a->cluster, out);
     if (!st && a->model) st = wall_section(a, cat, out, &err);
     strata_verdict_destroy(v);
