@@ -48,7 +48,8 @@ STRATA_API void strata_html_escape(FILE *out, const char *s);
 /* A value with an SI prefix (k M G T P; m u n p below 1) or, binary true,
  * a 1024-based one (Ki Mi Gi Ti Pi; for bytes), and unit appended:
  * "1 KiB", "400 GB/s", "2.5 us", "12 %"-style ("%" takes no prefix).
- * Three significant digits, trailing zeros dropped. Returns buf. */
+ * Three significant digits, trailing zeros dropped; a whole number
+ * without a unit below 10^7 (a count) prints every digit. Returns buf. */
 STRATA_API const char *strata_report_value(double v, const char *unit, bool binary, char *buf,
                                            size_t len);
 

@@ -27,6 +27,11 @@ const char *strata_report_value(double v, const char *unit, bool binary, char *b
         snprintf(buf, len, "-");
         return buf;
     }
+    /* counts (no unit) that are whole numbers: every digit, "65536" */
+    if (!unit[0] && v == floor(v) && fabs(v) < 1e7) {
+        snprintf(buf, len, "%.0f", v);
+        return buf;
+    }
     if (v == 0 || strcmp(unit, "%") == 0) {
         snprintf(buf, len, "%.3g%s%s", v, unit[0] && strcmp(unit, "%") ? " " : "", unit);
         return buf;

@@ -331,7 +331,7 @@ static void frame_init(const strata_chart_t *c, int width, int height, frame_t *
 {
     size_t lw = 0;
     for (int i = 0; i < c->nseries; i++)
-        lw = strlen(c->series[i].name) + 9 > lw ? strlen(c->series[i].name) + 9 : lw;
+        lw = strlen(c->series[i].name) + 2 > lw ? strlen(c->series[i].name) + 2 : lw;
     double legend_w = c->nseries > 1 || (c->nseries == 1 && c->kind != STRATA_CHART_BARS)
                           ? fmin(220, 30 + 6.2 * (double)lw)
                           : 10;

@@ -122,6 +122,7 @@ static void test_values(void **state)
     assert_string_equal(strata_report_value(12.5, "%", false, b, 64), "12.5%");
     assert_string_equal(strata_report_value(0, "s", false, b, 64), "0 s");
     assert_string_equal(strata_report_value(3, "", false, b, 64), "3");
+    assert_string_equal(strata_report_value(65536, "", false, b, 64), "65536"); /* a count */
     assert_string_equal(strata_report_value(NAN, "s", false, b, 64), "-");
 }
 
@@ -161,12 +162,12 @@ static void test_line_chart(void **state)
     assert_int_equal(count(s, "<polyline"), 2);
     assert_int_equal(count(s, "class=\"series s0 emph\""), 1);
     /* Layout by hand: legend width = 30 + 6.2 x (strlen("ring") + 9) = 110.6,
-     * so the plot runs x 78 .. 700 - 110.6 = 589.4 and y 256 (300 - 44) .. 14.
-     * x 1e3..1e9 (already whole decades): 1e6 at (78 + 589.4) / 2 = 333.7;
+     * so the plot runs x 78 .. 700 - 67.2 = 632.8 and y 256 (300 - 44) .. 14.
+     * x 1e3..1e9 (already whole decades): 1e6 at (78 + 632.8) / 2 = 355.4;
      * y 1e9..1e11: 1e10 at (256 + 14) / 2 = 135. */
-    assert_non_null(strstr(s, "78.0,256.0 333.7,135.0 589.4,14.0"));
+    assert_non_null(strstr(s, "78.0,256.0 355.4,135.0 632.8,14.0"));
     /* tree's NaN point is left out of its curve: two points */
-    assert_non_null(strstr(s, "points=\"78.0,219.6 589.4,50.4 \""));
+    assert_non_null(strstr(s, "points=\"78.0,219.6 632.8,50.4 \""));
     assert_non_null(strstr(s, "ring &amp; tree"));
     /* table: header, then a row per x; tree's missing point is "-" */
     assert_non_null(strstr(s, "<th>size</th><th>ring</th><th>tree</th>"));

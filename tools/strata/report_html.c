@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* The wall's threshold, as `strata wall` defaults it (--share 0.5). */
 #define REPORT_WALL_SHARE 0.5
@@ -25,6 +27,29 @@ static void family_of(const char *spec, char *buf, size_t len)
 {
     size_t n = strcspn(spec, ":,");
     snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), spec);
+}
+
+/* strata_wall_run from the family's server to 100,000 GPUs; where the
+ * family's fabric cannot be built that large (ERR_RANGE: too many NICs for
+ * its switches), again to half the largest count, until it runs. first
+ * keeps the first such error, for the page to say where the sweep ends. */
+static strata_status_t sweep(const strata_workload_t *w, const strata_link_catalog_t *cat,
+                             const strata_fabric_catalog_t *fab, strata_wall_opts_t *o,
+                             strata_wall_t *wl, strata_error_t *e, strata_error_t *first)
+{
+    strata_status_t st = strata_wall_run(w, cat, fab, o, wl, e);
+    int g = wl->per_server > 0 ? wl->per_server : 1;
+    long max = g;
+    while (max * 2 <= 100000)
+        max *= 2;
+    while (st == STRATA_ERR_RANGE && max / 2 >= 2L * g) {
+        if (!first->msg[0]) *first = *e;
+        max /= 2;
+        o->gpus_min = 0, o->gpus_max = (int)max;
+        strata_error_clear(e);
+        st = strata_wall_run(w, cat, fab, o, wl, e);
+    }
+    return st;
 }
 
 /* The wall of model on the cluster's family: `strata wall MODEL FAMILY
@@ -49,12 +74,18 @@ static strata_status_t wall_section(const report_args_t *a, const strata_link_ca
     o.comm = (strata_plan_comm_opts_t){.nic_scale = 1, .dp_ratio = 1};
     strata_wall_t *wl = malloc(sizeof(*wl));
     if (!wl) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
-    strata_error_t e;
+    strata_error_t e, first;
     strata_error_clear(&e);
-    st = strata_wall_run(&w, cat, have_fab ? &fab : NULL, &o, wl, &e);
+    strata_error_clear(&first);
+    st = sweep(&w, cat, have_fab ? &fab : NULL, &o, wl, &e, &first);
     if (st == STRATA_OK) {
         st = strata_wall_print_html(wl, a->model, family, REPORT_WALL_SHARE, out);
-    } else if (st == STRATA_ERR_INVALID || st == STRATA_ERR_NOT_FOUND) {
+        if (!st && first.msg[0]) {
+            snprintf(line, sizeof(line), "The sweep stops at %d GPUs: beyond, %s.",
+                     wl->npoints ? wl->points[wl->npoints - 1].gpus : 0, first.msg);
+            strata_html_para(out, line);
+        }
+    } else if (st == STRATA_ERR_INVALID || st == STRATA_ERR_NOT_FOUND || st == STRATA_ERR_RANGE) {
         strata_html_heading(out, "wall", "The communication wall");
         snprintf(line, sizeof(line), "No wall for %s: %s ('strata wall' sweeps a preset family).",
                  a->cluster, e.msg);
