@@ -20,9 +20,9 @@ done
 # and the fuzz targets of .ci/run, libclang-rt-dev: its sanitizer and libFuzzer
 # runtimes, which clang only recommends; jq and python3: the tests' JSON checks;
 # nettle-dev: HMAC-SHA256 for the runtime's start-up handshake, its library libnettle8
-# is already on every Debian).
+# is already on every Debian; chromium: the browser test of `strata report --html`).
 pkgs=(cmake ninja-build pkg-config gcc clang libclang-rt-dev make libjansson-dev libxml2-dev libhwloc-dev
-      libcmocka-dev graphviz iproute2 jq python3 nettle-dev)
+      libcmocka-dev graphviz iproute2 jq python3 nettle-dev chromium)
 # --bench adds the baseline tools of bench/ (MPI compilers with their headers)
 # and the load generator of bench/stress.
 if [ $bench = 1 ]; then
