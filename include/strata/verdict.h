@@ -149,6 +149,19 @@ STRATA_API void strata_verdict_destroy(strata_verdict_t *v);
 STRATA_API const char *strata_verdict_class_layer(const strata_verdict_t *v,
                                                   const strata_sim_class_t *c);
 
+/* The ring the verdict simulates: a STRATA_VERDICT_BIG_BYTES allreduce
+ * over every accelerator of topo, the ring's channels over servers as
+ * sched's model prices it, timed by the flow simulator under routing with
+ * conns connections per rank pair (ECMP queue pairs; 0 = 1) and the
+ * top_links most loaded links kept. Free res with strata_sim_result_free. */
+STRATA_API strata_status_t strata_verdict_sim_ring(const strata_topo_t *topo,
+                                                   strata_sim_routing_t routing, uint32_t conns,
+                                                   int top_links, strata_sim_result_t *res,
+                                                   strata_error_t *err);
+/* Index into r->classes of the class that bounded r longest, or -1 when
+ * path latency and waits did (latency_share above every class's share). */
+STRATA_API int strata_verdict_top_class(const strata_sim_result_t *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,8 +7,9 @@
  */
 #include "verdict.h"
 
-strata_status_t verdict_sim_ring(const strata_topo_t *topo, int top_links, strata_sim_result_t *res,
-                                 strata_error_t *err)
+strata_status_t strata_verdict_sim_ring(const strata_topo_t *topo, strata_sim_routing_t routing,
+                                        uint32_t conns, int top_links, strata_sim_result_t *res,
+                                        strata_error_t *err)
 {
     strata_sched_params_t p = {0};
     p.coll = STRATA_COLL_ALLREDUCE;
@@ -25,8 +26,8 @@ strata_status_t verdict_sim_ring(const strata_topo_t *topo, int top_links, strat
     p.elem_size = 4;
     p.chunks = 1;
     strata_sim_opts_t o = strata_sim_opts_default();
-    o.routing = STRATA_SIM_SPREAD;
-    o.conns = 1;
+    o.routing = routing;
+    o.conns = conns ? conns : 1;
     o.top_links = top_links;
     strata_sched_t *s = NULL;
     strata_sim_t *sim = NULL;
@@ -37,4 +38,13 @@ strata_status_t verdict_sim_ring(const strata_topo_t *topo, int top_links, strat
     strata_sim_destroy(sim);
     strata_sched_destroy(s);
     return rc;
+}
+
+int strata_verdict_top_class(const strata_sim_result_t *r)
+{
+    int best = -1;
+    for (int c = 0; c < r->nclasses; c++)
+        if (best < 0 || r->classes[c].bound_share > r->classes[best].bound_share) best = c;
+    if (best >= 0 && r->classes[best].bound_share < r->latency_share) return -1;
+    return best;
 }

@@ -103,15 +103,6 @@ static void conclude(strata_verdict_t *v)
     v->best_over_sim = v->sim.busbw > 0 ? b->busbw / v->sim.busbw : 0;
 }
 
-static int top_class(const strata_sim_result_t *r)
-{
-    int best = -1;
-    for (int c = 0; c < r->nclasses; c++)
-        if (best < 0 || r->classes[c].bound_share > r->classes[best].bound_share) best = c;
-    if (best >= 0 && r->classes[best].bound_share < r->latency_share) return -1;
-    return best;
-}
-
 /* The planner's best plan, as `strata report`'s strategy section plans it. */
 static strata_status_t plan_best(const strata_plan_ctx_t *ctx, int seq_per_gpu,
                                  strata_plan_result_t *r, strata_error_t *err)
@@ -175,11 +166,12 @@ static strata_status_t analyse(strata_verdict_t *v, const strata_link_catalog_t 
     v->sim_top = -1;
     if (v->gpus >= 2) {
         st = o->sim ? strata_sim_result_copy(&v->sim, o->sim, err)
-                    : verdict_sim_ring(v->topo, o->top_links > 0 ? o->top_links : VERDICT_TOP_LINKS,
-                                       &v->sim, err);
+                    : strata_verdict_sim_ring(v->topo, STRATA_SIM_SPREAD, 1,
+                                              o->top_links > 0 ? o->top_links : VERDICT_TOP_LINKS,
+                                              &v->sim, err);
         if (st) return st;
         v->have_sim = true;
-        v->sim_top = top_class(&v->sim);
+        v->sim_top = strata_verdict_top_class(&v->sim);
     }
     if (v->have_best && v->gpus >= 2) conclude(v);
     if (o->workload) return plan(v, cat, o, err);
