@@ -168,6 +168,12 @@ STRATA_API strata_status_t strata_graph_render(const strata_graph_t *g, FILE *ou
  * the reasoning. spec names the cluster in the text. */
 STRATA_API void strata_verdict_print_text(const strata_verdict_t *v, const char *spec, FILE *out);
 
+/* The collective table as text, as `strata report`'s coll section prints
+ * it: the model's machine, the selected algorithm and busbw of AllReduce,
+ * AllGather and AlltoAll from 1 KiB to 2 GiB, and where the choice changes. */
+STRATA_API void strata_verdict_print_coll_text(const strata_verdict_t *v, const char *spec,
+                                               FILE *out);
+
 /* The verdict's charts as HTML sections (headings, figures with their
  * tables): the tier staircase, AllReduce bus bandwidth of every algorithm
  * against size, the simulated links' utilisation and where the ring's time

@@ -9,7 +9,9 @@
  *     kind, and the latency of one message across it;
  *   - the collective model (strata/sched.h) on the cluster: AllReduce bus
  *     bandwidth of every algorithm across message sizes, the one chosen at
- *     each size and the sizes where the choice changes;
+ *     each size and the sizes where the choice changes; the collective
+ *     table (AllReduce, AllGather, AlltoAll: the selected algorithm and its
+ *     busbw from 1 KiB to 2 GiB, and each one's choices from 8 B to 8 GiB);
  *   - a 1 GiB allreduce: the best algorithm's cost and bound, the flat
  *     ring's, and the ring simulated with congestion (strata/sim.h, spread
  *     routing) with the link class that bounded it longest;
@@ -18,8 +20,8 @@
  *     simulated ring falls below the best algorithm;
  *   - with a workload: the planner's best plan on the cluster (step-time
  *     parts, memory, traffic per tier, its bottleneck).
- * Renderers (strata/report.h: strata_verdict_print_text, _html) format a
- * verdict; they compute nothing.
+ * Renderers (strata/report.h: strata_verdict_print_text, _print_coll_text,
+ * _print_html) format a verdict; they compute nothing.
  *
  * Cost: one collective model, one simulated ring over every GPU (about
  * 0.01 s at 32 GPUs, 0.3 s at 1,000 in a release build), and with a
@@ -79,6 +81,19 @@ typedef struct strata_verdict_tiers {
 /* The tier figures alone (one pass over the links, no routing). */
 STRATA_API void strata_verdict_tiers(const strata_topo_t *topo, strata_verdict_tiers_t *t_p);
 
+/* The collective table: AllReduce, AllGather, AlltoAll at 1 KiB, 8 KiB ...
+ * 2 GiB (x8), the algorithm the model selects at each and its busbw. */
+#define STRATA_VERDICT_TABLE_OPS   3
+#define STRATA_VERDICT_TABLE_SIZES 8
+
+typedef struct strata_verdict_choice {
+    bool ok;                   /* the model prices this collective here */
+    strata_coll_cost_t lo, hi; /* selected at 8 B and at 8 GiB */
+    size_t ncross;             /* the selection changes above sizes[i] to algos[i] */
+    double sizes[STRATA_VERDICT_CROSS];
+    strata_algo_t algos[STRATA_VERDICT_CROSS];
+} strata_verdict_choice_t;
+
 typedef struct strata_verdict_opts {
     /* A workload to plan on the cluster (a data/models name or a .json
      * path), or NULL for none. */
@@ -90,6 +105,8 @@ typedef struct strata_verdict_opts {
     const strata_sim_result_t *sim;
     /* Most loaded links kept in sim (0: 10). */
     int top_links;
+    /* Leave the ring unsimulated (have_sim false): the model's figures only. */
+    bool no_sim;
 } strata_verdict_opts_t;
 
 typedef struct strata_verdict {
@@ -106,6 +123,13 @@ typedef struct strata_verdict {
     size_t ncross; /* the selected algorithm changes above cross_sizes[i] */
     double cross_sizes[STRATA_VERDICT_CROSS];
     strata_algo_t cross_algos[STRATA_VERDICT_CROSS];
+
+    /* The collective table and each collective's choices from 8 B to 8 GiB. */
+    strata_coll_t table_ops[STRATA_VERDICT_TABLE_OPS];
+    double table_sizes[STRATA_VERDICT_TABLE_SIZES];
+    bool table_ok[STRATA_VERDICT_TABLE_OPS][STRATA_VERDICT_TABLE_SIZES];
+    strata_coll_cost_t table[STRATA_VERDICT_TABLE_OPS][STRATA_VERDICT_TABLE_SIZES];
+    strata_verdict_choice_t choices[STRATA_VERDICT_TABLE_OPS];
 
     /* The 1 GiB allreduce (gpus >= 2). */
     bool have_best, have_ring, have_sim;

@@ -99,8 +99,8 @@ static strata_status_t busbw_chart(const strata_verdict_t *v, FILE *out)
     double sel[STRATA_VERDICT_SIZES];
     for (int i = 0; i < STRATA_VERDICT_SIZES; i++)
         sel[i] = v->chosen[i] >= 0 ? v->busbw[v->chosen[i]][i] : NAN;
-    strata_chart_emphasise(c,
-                           strata_chart_line(c, "selected (cheapest)", STRATA_VERDICT_SIZES, v->sizes, sel));
+    strata_chart_emphasise(
+        c, strata_chart_line(c, "selected (cheapest)", STRATA_VERDICT_SIZES, v->sizes, sel));
     for (int a = 0; a < STRATA_ALGO_COUNT; a++) {
         double y[STRATA_VERDICT_SIZES];
         bool any = false;

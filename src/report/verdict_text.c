@@ -80,3 +80,72 @@ void strata_verdict_print_text(const strata_verdict_t *v, const char *spec, FILE
     }
     if (v->have_best) text_conclusion(out, v);
 }
+
+/* ==== The collective section ==== */
+
+static const char *table_size(double s, char *buf, size_t len)
+{
+    double v = s;
+    const char *u = "B";
+    if (v >= 1 << 30)
+        v /= 1 << 30, u = "GiB";
+    else if (v >= 1 << 20)
+        v /= 1 << 20, u = "MiB";
+    else if (v >= 1 << 10)
+        v /= 1 << 10, u = "KiB";
+    snprintf(buf, len, "%.0f %s", v, u);
+    return buf;
+}
+
+static void coll_rows(const strata_verdict_t *v, FILE *out)
+{
+    fprintf(out, "  %10s", "size");
+    for (int i = 0; i < STRATA_VERDICT_TABLE_OPS; i++)
+        fprintf(out, "  %-24s", strata_coll_name(v->table_ops[i]));
+    fprintf(out, "\n  %10s", "");
+    for (int i = 0; i < STRATA_VERDICT_TABLE_OPS; i++)
+        fprintf(out, "  %-24s", "busbw GB/s  algorithm");
+    fprintf(out, "\n");
+    for (int k = 0; k < STRATA_VERDICT_TABLE_SIZES; k++) {
+        char b[32];
+        fprintf(out, "  %10s", table_size(v->table_sizes[k], b, sizeof(b)));
+        for (int i = 0; i < STRATA_VERDICT_TABLE_OPS; i++) {
+            const strata_coll_cost_t *c = &v->table[i][k];
+            if (v->table_ok[i][k])
+                fprintf(out, "  %10.4g  %-12s", c->busbw / 1e9, strata_algo_name(c->algo));
+            else
+                fprintf(out, "  %-24s", "-");
+        }
+        fprintf(out, "\n");
+    }
+}
+
+static void coll_choices(const strata_verdict_t *v, FILE *out)
+{
+    for (int i = 0; i < STRATA_VERDICT_TABLE_OPS; i++) {
+        const strata_verdict_choice_t *c = &v->choices[i];
+        if (!c->ok) continue;
+        fprintf(out, "  %s: %s from 8 B", strata_coll_name(v->table_ops[i]),
+                strata_algo_name(c->lo.algo));
+        for (size_t k = 0; k < c->ncross; k++)
+            fprintf(out, ", %s from %.3g MiB", strata_algo_name(c->algos[k]),
+                    c->sizes[k] / (1 << 20));
+        fprintf(out, "; at 8 GiB %s-bound\n", c->hi.bound);
+    }
+}
+
+void strata_verdict_print_coll_text(const strata_verdict_t *v, const char *spec, FILE *out)
+{
+    const strata_coll_machine_t *m = &v->machine;
+    char a[32], b[32];
+    fprintf(out, "  %u GPUs = %u server%s x %u; scale-up %s GB/s per GPU pair", m->nranks,
+            m->servers, m->servers == 1 ? "" : "s", m->per_server,
+            strata_fmt_gbs(m->bw_intra, a, sizeof(a)));
+    if (m->servers > 1)
+        fprintf(out, ", network %s GB/s\n  per NIC x %u per server",
+                strata_fmt_gbs(m->bw_nic, b, 32), m->nics);
+    fprintf(out, "\n  (alpha-beta-gamma model; 'strata coll %s' for detail)\n\n", spec);
+    coll_rows(v, out);
+    fprintf(out, "\n  choices and bottlenecks:\n");
+    coll_choices(v, out);
+}

@@ -89,6 +89,29 @@ static void curves(strata_verdict_t *v)
                                        v->cross_algos, STRATA_VERDICT_CROSS);
 }
 
+/* The table `strata report`'s collective section prints, and where the
+ * selection changes between 8 B and 8 GiB. */
+static void table(strata_verdict_t *v)
+{
+    static const strata_coll_t ops[STRATA_VERDICT_TABLE_OPS] = {
+        STRATA_COLL_ALLREDUCE, STRATA_COLL_ALLGATHER, STRATA_COLL_ALLTOALL};
+    const strata_coll_machine_t *m = &v->machine;
+    const double lo = 8, hi = 8.0 * (1 << 30);
+    for (int i = 0; i < STRATA_VERDICT_TABLE_OPS; i++) {
+        v->table_ops[i] = ops[i];
+        for (int k = 0; k < STRATA_VERDICT_TABLE_SIZES; k++) {
+            double s = v->table_sizes[k] = 1024.0 * (double)(1ull << (3 * k));
+            v->table_ok[i][k] = strata_coll_select(m, ops[i], s, &v->table[i][k], NULL) == 0;
+        }
+        strata_verdict_choice_t *c = &v->choices[i];
+        c->ok = strata_coll_select(m, ops[i], lo, &c->lo, NULL) == STRATA_OK &&
+                strata_coll_select(m, ops[i], hi, &c->hi, NULL) == STRATA_OK;
+        if (c->ok)
+            c->ncross =
+                strata_coll_crossovers(m, ops[i], lo, hi, c->sizes, c->algos, STRATA_VERDICT_CROSS);
+    }
+}
+
 static void conclude(strata_verdict_t *v)
 {
     const strata_coll_cost_t *b = &v->best;
@@ -159,12 +182,13 @@ static strata_status_t analyse(strata_verdict_t *v, const strata_link_catalog_t 
     v->tiers.latency[STRATA_TIER_UP] = v->tiers.bw[STRATA_TIER_UP] > 0 ? v->machine.lat_intra : 0;
     v->tiers.latency[STRATA_TIER_NET] = v->tiers.bw[STRATA_TIER_NET] > 0 ? v->machine.lat_inter : 0;
     curves(v);
+    table(v);
     v->have_best = strata_coll_select(&v->machine, STRATA_COLL_ALLREDUCE, STRATA_VERDICT_BIG_BYTES,
                                       &v->best, NULL) == STRATA_OK;
     v->have_ring = strata_coll_cost(&v->machine, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING,
                                     STRATA_VERDICT_BIG_BYTES, &v->ring, NULL) == STRATA_OK;
     v->sim_top = -1;
-    if (v->gpus >= 2) {
+    if (v->gpus >= 2 && !o->no_sim) {
         st = o->sim ? strata_sim_result_copy(&v->sim, o->sim, err)
                     : strata_verdict_sim_ring(v->topo, STRATA_SIM_SPREAD, 1,
                                               o->top_links > 0 ? o->top_links : VERDICT_TOP_LINKS,

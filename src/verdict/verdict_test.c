@@ -62,6 +62,17 @@ static void test_torus_tiers(void **state)
         strata_coll_cost(&v->machine, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 65536, &ring, NULL),
         STRATA_OK);
     assert_rel(v->busbw[STRATA_ALGO_RING][6], ring.busbw, 1e-12); /* 1024 x 2^6 = 64 KiB */
+    /* the collective table: 1 KiB x 8^k, k = 0..7 (1 KiB .. 2 GiB); its
+     * AlltoAll at 2 GiB is the model's selection called directly */
+    assert_near(v->table_sizes[0], 1024, 0);
+    assert_near(v->table_sizes[7], 2147483648.0, 0);
+    assert_int_equal(v->table_ops[2], STRATA_COLL_ALLTOALL);
+    strata_coll_cost_t a2a;
+    assert_int_equal(
+        strata_coll_select(&v->machine, STRATA_COLL_ALLTOALL, 2147483648.0, &a2a, NULL), STRATA_OK);
+    assert_true(v->table_ok[2][7]);
+    assert_int_equal(v->table[2][7].algo, a2a.algo);
+    assert_rel(v->table[2][7].busbw, a2a.busbw, 1e-12);
     /* shares of the best algorithm's time add up to its time */
     assert_true(v->have_sim);
     assert_true(v->lat_share >= 0 && v->lat_share <= 1);
@@ -105,6 +116,21 @@ static void test_dgx_a100(void **state)
     strata_topo_destroy(t);
 }
 
+/* no_sim: the model's figures, no simulated ring */
+static void test_no_sim(void **state)
+{
+    (void)state;
+    strata_topo_t *t = load("torus:4x4,bw=50");
+    strata_verdict_t *v = NULL;
+    strata_verdict_opts_t o = {.no_sim = true};
+    assert_int_equal(strata_verdict_create(t, cat, &o, &v, NULL), STRATA_OK);
+    assert_false(v->have_sim);
+    assert_int_equal(v->sim_top, -1);
+    assert_true(v->have_best);
+    strata_verdict_destroy(v);
+    strata_topo_destroy(t);
+}
+
 static void test_workload(void **state)
 {
     (void)state;
@@ -132,6 +158,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_torus_tiers),
         cmocka_unit_test(test_dgx_a100),
+        cmocka_unit_test(test_no_sim),
         cmocka_unit_test(test_workload),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
