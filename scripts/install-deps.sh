@@ -22,9 +22,10 @@ done
 # nettle-dev: HMAC-SHA256 for the runtime's start-up handshake, its library libnettle8
 # is already on every Debian; libhwloc-plugins: hwloc's libxml2 XML reader,
 # which libhwloc15 only recommends — without it hwloc falls back to its own
-# minimal parser and reads topology XML (STRATA_HWLOC_XML) differently).
+# minimal parser and reads topology XML (STRATA_HWLOC_XML) differently;
+# chromium: the browser test of `strata report --html`).
 pkgs=(cmake ninja-build pkg-config gcc clang libclang-rt-dev make libjansson-dev libxml2-dev libhwloc-dev
-      libhwloc-plugins libcmocka-dev graphviz iproute2 jq python3 nettle-dev)
+      libhwloc-plugins libcmocka-dev graphviz iproute2 jq python3 nettle-dev chromium)
 # --bench adds the baseline tools of bench/ (MPI compilers with their headers)
 # and the load generator of bench/stress.
 if [ $bench = 1 ]; then

@@ -3,7 +3,7 @@
 # (DESIGN.md), and tools/ only public headers. Fails naming the offending line.
 set -u
 root=$1
-order=(util link topo sched sim comm plan probe report)
+order=(util link topo sched sim comm plan probe verdict report)
 # Allowed lower modules per module (beyond itself).
 declare -A allowed=(
   [util]=""
@@ -14,7 +14,8 @@ declare -A allowed=(
   [comm]="util link topo sched"
   [plan]="util link topo sched sim"
   [probe]="util link topo sched comm"
-  [report]="util link topo sched sim comm plan probe"
+  [verdict]="util link topo sched sim plan"
+  [report]="util link topo sched sim comm plan probe verdict"
 )
 bad=0
 for m in "${order[@]}"; do
@@ -27,7 +28,7 @@ for m in "${order[@]}"; do
     if [ -n "$hits" ]; then echo "layering: $m must not include $other:"; echo "$hits"; bad=1; fi
   done
 done
-hits=$(grep -nE '#include +"(util|link|topo|sched|sim|comm|plan|probe|report)\.h"' "$root"/tools/strata/*.c 2>/dev/null)
+hits=$(grep -nE '#include +"(util|link|topo|sched|sim|comm|plan|probe|verdict|report)\.h"' "$root"/tools/strata/*.c 2>/dev/null)
 if [ -n "$hits" ]; then echo "layering: tools/strata must use public headers only:"; echo "$hits"; bad=1; fi
 [ $bad -eq 0 ] && echo "layering ok"
 exit $bad

@@ -13,5 +13,7 @@
 #include "strata/comm.h"
 #include "strata/plan.h"
 #include "strata/probe.h"
+#include "strata/verdict.h"
+#include "strata/report.h"
 
 #endif

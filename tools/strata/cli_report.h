@@ -22,6 +22,9 @@
  * the preset of data/presets/dgx-h100.json. */
 #define REPORT_DEFAULT_CLUSTER "dgx-h100:4"
 
+/* The workload the strategy section plans without --model (Llama 3 8B). */
+#define REPORT_PLAN_MODEL "llama3-8b"
+
 /* A tiny JSON writer: one value per line, indented, commas handled. */
 typedef struct report_json {
     FILE *out;
@@ -45,7 +48,21 @@ typedef struct report_ctx {
     const char *spec;    /* the cluster as given, e.g. "dgx-a100:2" */
     const strata_topo_t *topo;
     const strata_link_catalog_t *links;
+    const char *model; /* --model: the workload of the strategy section (NULL: its default) */
 } report_ctx_t;
+
+/* The command's arguments (cmd_report.c). */
+typedef struct report_args {
+    const char *cluster, *only, *catalog, *model, *html;
+    bool json;
+} report_args_t;
+
+/* Print the header and every section (only: just that one) to ctx->out;
+ * CLI_OK or the failing section's exit code (its error printed). */
+int report_run_sections(const report_ctx_t *ctx, const char *only);
+/* `strata report --html FILE` (report_html.c): the page, written to a->html. */
+int report_html(const report_args_t *a, const strata_link_catalog_t *cat,
+                const strata_topo_t *topo);
 
 typedef struct report_section {
     const char *name;  /* for `strata report --section NAME` and the JSON key */
@@ -81,7 +98,12 @@ void report_link_tiers(const strata_topo_t *topo, report_tiers_t *t_p);
 
 /* The allreduce message the report studies: 1 GiB, nccl-tests' usual
  * large message, where bandwidth dominates. */
-#define REPORT_BIG_BYTES 1073741824.0
+#define REPORT_BIG_BYTES STRATA_VERDICT_BIG_BYTES
+
+/* The library's verdict on the report's cluster (with workload, or NULL),
+ * reusing the ring the simulated section ran (report_bottleneck.c). */
+strata_status_t report_verdict(const report_ctx_t *ctx, const char *workload,
+                               strata_verdict_t **v_p, strata_error_t *err);
 
 /* A ring allreduce of REPORT_BIG_BYTES over every accelerator of topo,
  * simulated with spread routing (report_sim.c); free res with
@@ -93,10 +115,9 @@ const strata_sim_class_t *report_sim_top_class(const strata_sim_result_t *r);
 
 /* ==== Helpers shared by report, links and link ==== */
 
-/* "56.0" style GB/s (1e9 B/s) with 3-4 significant digits. */
-const char *report_gbs(double Bps, char *buf, size_t len);
-/* "1 us", "210 ns", "—" for 0. */
-const char *report_time(double s, char *buf, size_t len);
+/* The library's text formats (strata_fmt_gbs, strata_fmt_time). */
+#define report_gbs  strata_fmt_gbs
+#define report_time strata_fmt_time
 /* Load the catalog (path NULL: data dir); on failure print the positioned
  * error and return CLI_FAIL, else CLI_OK. */
 int report_load_links(const char *path, strata_link_catalog_t **cat_p);

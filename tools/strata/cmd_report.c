@@ -24,26 +24,6 @@ static const report_section_t *const sections[] = {
 
 /* ==== Shared helpers ==== */
 
-const char *report_gbs(double Bps, char *buf, size_t len)
-{
-    double g = Bps / 1e9;
-    snprintf(buf, len, g >= 10 ? "%.1f" : g >= 1 ? "%.2f" : "%.3f", g);
-    return buf;
-}
-
-const char *report_time(double s, char *buf, size_t len)
-{
-    if (s <= 0)
-        snprintf(buf, len, "-");
-    else if (s < 1e-6)
-        snprintf(buf, len, "%.0f ns", s * 1e9);
-    else if (s < 1e-3)
-        snprintf(buf, len, "%.3g us", s * 1e6);
-    else
-        snprintf(buf, len, "%.3g ms", s * 1e3);
-    return buf;
-}
-
 int report_load_links(const char *path, strata_link_catalog_t **cat_p)
 {
     strata_error_t err;
@@ -142,7 +122,8 @@ void rj_bool(report_json_t *j, const char *key, bool v)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: strata report [CLUSTER] [--section NAME] [--json] [--catalog FILE]\n\n"
+            "usage: strata report [CLUSTER] [--section NAME] [--json] [--model NAME]\n"
+            "                     [--html FILE] [--catalog FILE]\n\n"
             "The main job: every layer of the communication stack of one cluster, and\n"
             "where its bottleneck is.\n\n"
             "CLUSTER   a preset (dgx-h100, dgx-a100:16, dgx-h100:8,oversub=4 ...), a builder\n"
@@ -154,14 +135,15 @@ static void usage(FILE *out)
     for (size_t i = 0; sections[i]; i++)
         fprintf(out, " %s", sections[i]->name);
     fprintf(out, "\n  --json           one JSON document, a key per section with its figures\n"
+                 "  --model NAME     the workload the strategy section plans (a data/models\n"
+                 "                   name such as gpt3-175b, or a .json; default llama3-8b);\n"
+                 "                   with --html also the communication wall of the\n"
+                 "                   cluster's preset family for it (strata wall NAME FAMILY)\n"
+                 "  --html FILE      write the whole report as one self-contained HTML page\n"
+                 "                   with charts (inline SVG, no scripts) to FILE\n"
                  "  --catalog FILE   link catalog (default: <data dir>/links.json)\n"
                  "  -h, --help       this help\n");
 }
-
-typedef struct report_args {
-    const char *cluster, *only, *catalog;
-    bool json;
-} report_args_t;
 
 static int parse_args(int argc, char **argv, report_args_t *a)
 {
@@ -172,9 +154,15 @@ static int parse_args(int argc, char **argv, report_args_t *a)
         const char *o = argv[i];
         if (strcmp(o, "--json") == 0) {
             a->json = true;
-        } else if (strcmp(o, "--section") == 0 || strcmp(o, "--catalog") == 0) {
-            if (i + 1 >= argc) return cli_usage_error("report", "%s needs a value", o);
-            *(o[2] == 's' ? &a->only : &a->catalog) = argv[++i];
+        } else if (strcmp(o, "--section") == 0 || strcmp(o, "--catalog") == 0 ||
+                   strcmp(o, "--model") == 0 || strcmp(o, "--html") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0])
+                return cli_usage_error("report", "%s needs a value", o);
+            const char **dst = o[2] == 's'   ? &a->only
+                               : o[2] == 'c' ? &a->catalog
+                               : o[2] == 'm' ? &a->model
+                                             : &a->html;
+            *dst = argv[++i];
         } else if (o[0] == '-' && o[1] != '\0') {
             return cli_usage_error("report", "unknown option '%s'", o);
         } else if (have_cluster) {
@@ -184,6 +172,9 @@ static int parse_args(int argc, char **argv, report_args_t *a)
             have_cluster = true;
         }
     }
+    if (a->html && (a->json || a->only))
+        return cli_usage_error("report", "--html writes the whole report; drop %s",
+                               a->json ? "--json" : "--section");
     if (!a->only) return CLI_OK;
     for (size_t i = 0; sections[i]; i++)
         if (strcmp(a->only, sections[i]->name) == 0) return CLI_OK;
@@ -205,13 +196,13 @@ static void header(const report_ctx_t *ctx)
         rj_close(ctx->json, '}');
         return;
     }
-    printf("strata report: %s (%s: %d GPU%s", ctx->spec, strata_topo_name(t), (int)n,
-           n == 1 ? "" : "s");
-    if (g > 0) printf(" in %d server%s of %d", (int)g, g == 1 ? "" : "s", (int)(n / g));
-    printf(")\nGB/s = 1e9 B/s; figures per direction unless marked bidi.\n");
+    fprintf(ctx->out, "strata report: %s (%s: %d GPU%s", ctx->spec, strata_topo_name(t), (int)n,
+            n == 1 ? "" : "s");
+    if (g > 0) fprintf(ctx->out, " in %d server%s of %d", (int)g, g == 1 ? "" : "s", (int)(n / g));
+    fprintf(ctx->out, ")\nGB/s = 1e9 B/s; figures per direction unless marked bidi.\n");
 }
 
-static int run_sections(const report_ctx_t *ctx, const char *only)
+int report_run_sections(const report_ctx_t *ctx, const char *only)
 {
     header(ctx);
     for (size_t i = 0; sections[i]; i++) {
@@ -242,9 +233,9 @@ static int report(const report_args_t *a, const strata_link_catalog_t *cat,
         return CLI_FAIL;
     }
     report_json_t j = {.out = mem};
-    report_ctx_t ctx = {mem, a->json ? &j : NULL, a->cluster, topo, cat};
+    report_ctx_t ctx = {mem, a->json ? &j : NULL, a->cluster, topo, cat, a->model};
     if (a->json) rj_open(&j, NULL, '{');
-    int rc = run_sections(&ctx, a->only);
+    int rc = report_run_sections(&ctx, a->only);
     if (a->json && rc == CLI_OK) rj_close(&j, '{');
     fclose(mem);
     if (rc == CLI_OK) fwrite(buf, 1, len, stdout);
@@ -269,6 +260,8 @@ int cmd_report(int argc, char **argv)
     strata_error_clear(&err);
     if (strata_topo_load_spec(a.cluster, cat, &topo, &err) != STRATA_OK)
         rc = cli_fail(&err);
+    else if (a.html)
+        rc = report_html(&a, cat, topo);
     else
         rc = report(&a, cat, topo);
     strata_topo_destroy(topo);

@@ -110,36 +110,17 @@ static int collect(const strata_topo_t *t, row_t *rows)
 
 /* ==== Per-accelerator tier figures (shared with the bottleneck summary) ==== */
 
-static void add_tier(double *sum, char *kind, double *best, const strata_topo_link_t *l)
-{
-    *sum += l->bw_dir;
-    if (l->bw_dir > *best) {
-        *best = l->bw_dir;
-        snprintf(kind, 32, "%s", l->kind);
-    }
-}
-
+/* The library's tiers (strata_verdict_tiers), in the section's shape. */
 void report_link_tiers(const strata_topo_t *t, report_tiers_t *out)
 {
+    strata_verdict_tiers_t v;
+    strata_verdict_tiers(t, &v);
     report_tiers_t r;
     memset(&r, 0, sizeof(r));
-    double best[CLS_COUNT] = {0};
-    for (int32_t i = 0; i < strata_topo_link_count(t); i++) {
-        strata_topo_link_t l = strata_topo_link(t, i);
-        strata_topo_device_t a = strata_topo_device(t, l.a), b = strata_topo_device(t, l.b);
-        cls_t c = classify(&a, &b);
-        /* count the link once per accelerator end (an accelerator-accelerator
-         * link serves both); network tier: the links that leave the servers */
-        int ends = (a.kind == STRATA_DEV_ACCEL) + (b.kind == STRATA_DEV_ACCEL);
-        bool edge =
-            c == CLS_NET && (a.kind != STRATA_DEV_NET_SWITCH || b.kind != STRATA_DEV_NET_SWITCH);
-        for (int e = 0; e < ends && c == CLS_UP; e++)
-            add_tier(&r.up, r.up_kind, &best[CLS_UP], &l);
-        if (c == CLS_HOST && ends) add_tier(&r.host, r.host_kind, &best[CLS_HOST], &l);
-        if (edge) add_tier(&r.net, r.net_kind, &best[CLS_NET], &l);
-    }
-    double n = strata_topo_endpoint_count(t);
-    r.up /= n, r.host /= n, r.net /= n;
+    r.up = v.bw[STRATA_TIER_UP], r.host = v.bw[STRATA_TIER_HOST], r.net = v.bw[STRATA_TIER_NET];
+    snprintf(r.up_kind, sizeof(r.up_kind), "%s", v.kind[STRATA_TIER_UP]);
+    snprintf(r.host_kind, sizeof(r.host_kind), "%s", v.kind[STRATA_TIER_HOST]);
+    snprintf(r.net_kind, sizeof(r.net_kind), "%s", v.kind[STRATA_TIER_NET]);
     *out = r;
 }
 

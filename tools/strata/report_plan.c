@@ -1,7 +1,8 @@
 /*
  * report_plan.c — the strategy section of `strata report`: the top layer.
- * A default workload (Llama 3 8B, 8,192-token sequences, 16 sequences per
- * GPU per step) planned on the report's cluster by `strata plan --search`:
+ * A workload (--model; by default Llama 3 8B, 8,192-token sequences, 16
+ * sequences per GPU per step) planned on the report's cluster by the
+ * library's verdict (strata_verdict_create), as `strata plan --search` plans:
  * the best plan, where its step goes, its traffic per tier of the stack,
  * its memory, and the layer that bounds it. Clusters of more than 4,096
  * GPUs get the plan TP = GPUs per server (at most 8) instead of a search,
@@ -11,26 +12,6 @@
 #include "cli_report.h"
 
 #include <string.h>
-
-#define REPORT_PLAN_MODEL       "llama3-8b"
-#define REPORT_PLAN_SEQ_PER_GPU 16
-#define REPORT_PLAN_SEARCH_GPUS 4096
-
-static strata_status_t plan_best(const strata_plan_ctx_t *ctx, strata_plan_result_t *r,
-                                 strata_error_t *err)
-{
-    strata_plan_config_t c;
-    strata_plan_config_default(&c);
-    int gpus = strata_plan_ctx_gpus(ctx), n = 0;
-    c.gbs = REPORT_PLAN_SEQ_PER_GPU * gpus;
-    if (gpus <= REPORT_PLAN_SEARCH_GPUS)
-        return strata_plan_search(ctx, &c, c.gbs, r, 1, &n, NULL, err);
-    c.tp = 8;
-    while (gpus % c.tp)
-        c.tp /= 2;
-    c.dp = gpus / c.tp;
-    return strata_plan_eval(ctx, &c, r, err);
-}
 
 static void json_result(report_json_t *j, const strata_workload_t *w, const strata_plan_result_t *r)
 {
@@ -58,7 +39,7 @@ static void json_result(report_json_t *j, const strata_workload_t *w, const stra
     rj_close(j, ']');
 }
 
-static void text_result(FILE *out, const char *spec, const strata_workload_t *w,
+static void text_result(FILE *out, const char *spec, const char *model, const strata_workload_t *w,
                         const strata_plan_result_t *r)
 {
     const strata_plan_config_t *c = &r->cfg;
@@ -79,40 +60,25 @@ static void text_result(FILE *out, const char *spec, const strata_workload_t *w,
         fprintf(out, "  %-4s %-14s on %-22s %9.4f s, %9.4f s exposed\n", r->traffic[i].dim,
                 r->traffic[i].op, r->traffic[i].tier, r->traffic[i].time, r->traffic[i].exposed);
     fprintf(out, "  bound by %s; best single change: %s\n", r->bottleneck, r->advice);
-    fprintf(out, "  ('strata plan %s %s --batch %d --search' for detail)\n", REPORT_PLAN_MODEL,
-            spec, c->gbs);
+    fprintf(out, "  ('strata plan %s %s --batch %d --search' for detail)\n", model, spec, c->gbs);
 }
 
 static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
 {
-    const char *mem = strata_topo_device(ctx->topo, strata_topo_endpoint(ctx->topo, 0)).memory;
-    strata_workload_t w;
-    strata_accel_t a;
-    strata_plan_ctx_t *pc = NULL;
-    strata_plan_result_t r;
-    if (!mem || strata_accel_for_memory(NULL, mem, &a, NULL)) {
-        if (ctx->json)
-            rj_str(ctx->json, "skipped", "no accelerator memory recorded");
-        else
-            fprintf(ctx->out, "  the cluster records no accelerator (memory) to plan on; "
-                              "'strata plan MODEL CLUSTER --accel ID' names one\n");
-        return STRATA_OK;
-    }
-    strata_status_t st = strata_workload_load(REPORT_PLAN_MODEL, &w, err);
-    if (!st) st = strata_plan_ctx_create(&w, &a, ctx->topo, ctx->links, &pc, err);
-    if (!st) st = plan_best(pc, &r, err);
-    if (!st && ctx->json) json_result(ctx->json, &w, &r);
-    if (!st && !ctx->json) text_result(ctx->out, ctx->spec, &w, &r);
-    if (st == STRATA_ERR_RANGE || st == STRATA_ERR_INVALID) {
-        /* too small a cluster for the model: say so, not a failure */
-        if (ctx->json)
-            rj_str(ctx->json, "skipped", err->msg);
-        else
-            fprintf(ctx->out, "  %s: %s\n", REPORT_PLAN_MODEL, err->msg);
-        st = STRATA_OK;
-    }
-    strata_plan_ctx_destroy(pc);
-    return st;
+    const char *model = ctx->model ? ctx->model : REPORT_PLAN_MODEL;
+    strata_verdict_t *v = NULL;
+    strata_status_t st = report_verdict(ctx, model, &v, err);
+    if (st) return st;
+    if (v->have_plan && ctx->json) json_result(ctx->json, &v->workload, &v->plan);
+    if (v->have_plan && !ctx->json) text_result(ctx->out, ctx->spec, model, &v->workload, &v->plan);
+    if (!v->have_plan && ctx->json) rj_str(ctx->json, "skipped", v->plan_skip);
+    if (!v->have_plan && !ctx->json && v->plan_no_memory)
+        fprintf(ctx->out, "  the cluster records no accelerator (memory) to plan on; "
+                          "'strata plan MODEL CLUSTER --accel ID' names one\n");
+    else if (!v->have_plan && !ctx->json)
+        fprintf(ctx->out, "  %s: %s\n", model, v->plan_skip);
+    strata_verdict_destroy(v);
+    return STRATA_OK;
 }
 
 const report_section_t report_plan_section = {

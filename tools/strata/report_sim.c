@@ -18,37 +18,12 @@
  * to spread one connection's traffic over ECMP paths. */
 #define REPORT_SIM_QPS 8
 
+/* The report's ring (the library's: strata_verdict_sim_ring), the most
+ * loaded link kept. */
 static strata_status_t simulate(const strata_topo_t *topo, strata_sim_routing_t routing,
                                 uint32_t qps, strata_sim_result_t *res, strata_error_t *err)
 {
-    strata_sched_params_t p = {0};
-    p.coll = STRATA_COLL_ALLREDUCE;
-    p.algo = STRATA_ALGO_RING;
-    p.nranks = (uint32_t)strata_topo_endpoint_count(topo);
-    /* the ring's channels over servers, as sched's model prices it */
-    uint32_t g = strata_coll_ranks_per_server(topo, NULL, p.nranks);
-    p.group = g > 1 && g < p.nranks ? g : 0;
-    /* 4-byte elements, rounded down to a multiple of ranks x channels as
-     * `strata sim` does (cmd_sim.c count_for): equal blocks make every ring
-     * phase alike, so it is timed once, not 2(P-1) times (under 0.01 % off) */
-    uint64_t count = (uint64_t)(REPORT_BIG_BYTES / 4);
-    uint64_t unit = (uint64_t)p.nranks * (p.group ? p.group : 1);
-    p.count = count >= unit ? count - count % unit : count;
-    p.elem_size = 4;
-    p.chunks = 1;
-    strata_sim_opts_t o = strata_sim_opts_default();
-    o.routing = routing;
-    o.conns = qps;
-    o.top_links = 1;
-    strata_sched_t *s = NULL;
-    strata_sim_t *sim = NULL;
-    strata_status_t rc = strata_sched_create(&p, &s, err);
-    if (rc == STRATA_OK) rc = strata_sim_create(topo, &o, &sim, err);
-    if (rc == STRATA_OK) rc = strata_sim_add(sim, s, NULL, err);
-    if (rc == STRATA_OK) rc = strata_sim_run(sim, res, err);
-    strata_sim_destroy(sim);
-    strata_sched_destroy(s);
-    return rc;
+    return strata_verdict_sim_ring(topo, routing, qps, 1, res, err);
 }
 
 /* The report cluster's spread ring, kept from the simulated section for
@@ -69,11 +44,8 @@ strata_status_t report_sim_ring(const strata_topo_t *topo, strata_sim_result_t *
 
 const strata_sim_class_t *report_sim_top_class(const strata_sim_result_t *r)
 {
-    const strata_sim_class_t *best = NULL;
-    for (int c = 0; c < r->nclasses; c++)
-        if (!best || r->classes[c].bound_share > best->bound_share) best = &r->classes[c];
-    if (best && best->bound_share < r->latency_share) return NULL;
-    return best;
+    int k = strata_verdict_top_class(r);
+    return k >= 0 ? &r->classes[k] : NULL;
 }
 
 static void print_row(FILE *out, const char *name, const strata_sim_result_t *r)

@@ -1,0 +1,165 @@
+/*
+ * verdict_test.c — the verdict's figures against values derived by hand
+ * (a torus's tiers) and against the layers' own APIs called directly (the
+ * model's selection, the crossovers), its conclusion on a server cluster,
+ * and its errors.
+ */
+#define _GNU_SOURCE /* mkstemps, fdopen in test.h */
+#include "test.h"
+#include "verdict.h"
+
+static strata_link_catalog_t *cat;
+
+static int setup(void **state)
+{
+    (void)state;
+    return strata_link_catalog_load(NULL, &cat, NULL) == STRATA_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    strata_link_catalog_destroy(cat);
+    return 0;
+}
+
+static strata_topo_t *load(const char *spec)
+{
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    if (strata_topo_load_spec(spec, cat, &t, &err) != STRATA_OK) fail_msg("%s: %s", spec, err.msg);
+    return t;
+}
+
+/* torus:4x4,bw=50: every GPU has 4 links (two per dimension, wrapping) of
+ * 50 GB/s per direction, all scale-up: 4 x 50 = 200 GB/s per GPU; no host
+ * or network tier. */
+static void test_torus_tiers(void **state)
+{
+    (void)state;
+    strata_topo_t *t = load("torus:4x4,bw=50");
+    strata_verdict_t *v = NULL;
+    assert_int_equal(strata_verdict_create(t, cat, NULL, &v, NULL), STRATA_OK);
+    assert_int_equal(v->gpus, 16);
+    assert_rel(v->tiers.bw[STRATA_TIER_UP], 200e9, 1e-9);
+    assert_near(v->tiers.bw[STRATA_TIER_HOST], 0, 0);
+    assert_near(v->tiers.bw[STRATA_TIER_NET], 0, 0);
+    assert_near(v->tiers.latency[STRATA_TIER_NET], 0, 0);
+    /* curves: 1 KiB doubling to 8 GiB */
+    assert_near(v->sizes[0], 1024, 0);
+    assert_near(v->sizes[STRATA_VERDICT_SIZES - 1], 8589934592.0, 0);
+    /* the selection at 1 GiB is the model's own, called directly */
+    strata_coll_cost_t best;
+    assert_int_equal(
+        strata_coll_select(&v->machine, STRATA_COLL_ALLREDUCE, 1073741824.0, &best, NULL),
+        STRATA_OK);
+    assert_int_equal(v->best.algo, best.algo);
+    assert_rel(v->best.busbw, best.busbw, 1e-12);
+    assert_int_equal(v->chosen[20], (int)best.algo); /* 1024 x 2^20 = 1 GiB */
+    /* the busbw table is strata_coll_cost's, algorithm by algorithm */
+    strata_coll_cost_t ring;
+    assert_int_equal(
+        strata_coll_cost(&v->machine, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 65536, &ring, NULL),
+        STRATA_OK);
+    assert_rel(v->busbw[STRATA_ALGO_RING][6], ring.busbw, 1e-12); /* 1024 x 2^6 = 64 KiB */
+    /* the collective table: 1 KiB x 8^k, k = 0..7 (1 KiB .. 2 GiB); its
+     * AlltoAll at 2 GiB is the model's selection called directly */
+    assert_near(v->table_sizes[0], 1024, 0);
+    assert_near(v->table_sizes[7], 2147483648.0, 0);
+    assert_int_equal(v->table_ops[2], STRATA_COLL_ALLTOALL);
+    strata_coll_cost_t a2a;
+    assert_int_equal(
+        strata_coll_select(&v->machine, STRATA_COLL_ALLTOALL, 2147483648.0, &a2a, NULL), STRATA_OK);
+    assert_true(v->table_ok[2][7]);
+    assert_int_equal(v->table[2][7].algo, a2a.algo);
+    assert_rel(v->table[2][7].busbw, a2a.busbw, 1e-12);
+    /* shares of the best algorithm's time add up to its time */
+    assert_true(v->have_sim);
+    assert_true(v->lat_share >= 0 && v->lat_share <= 1);
+    strata_verdict_destroy(v);
+    strata_topo_destroy(t);
+}
+
+/* dgx-a100:2: 16 A100 on NVLink3 (12 links x 25 GB/s per direction raw per
+ * GPU) and 8 HDR NICs per server, one per GPU: the scale-out tier per GPU
+ * is one NIC's goodput, the widest link kinds nvlink3 and ib-hdr; the
+ * bounding layer of the chosen algorithm is the tier its model bound names. */
+static void test_dgx_a100(void **state)
+{
+    (void)state;
+    strata_topo_t *t = load("dgx-a100:2");
+    strata_verdict_t *v = NULL;
+    assert_int_equal(strata_verdict_create(t, cat, NULL, &v, NULL), STRATA_OK);
+    assert_int_equal(v->servers, 2);
+    assert_string_equal(v->tiers.kind[STRATA_TIER_UP], "nvlink3");
+    assert_string_equal(v->tiers.kind[STRATA_TIER_NET], "ib-hdr");
+    /* one NIC per GPU: the net tier per GPU is the bandwidth of one nic-leaf link */
+    double nic = 0;
+    for (int32_t i = 0; i < strata_topo_link_count(t); i++) {
+        strata_topo_link_t l = strata_topo_link(t, i);
+        if (strcmp(l.kind, "ib-hdr") == 0) nic = l.bw_dir > nic ? l.bw_dir : nic;
+    }
+    assert_rel(v->tiers.bw[STRATA_TIER_NET], nic, 1e-9);
+    assert_true(v->have_best);
+    if (strcmp(v->best.bound, "scale-up bandwidth") == 0) {
+        assert_string_equal(v->layer, "scale-up");
+        assert_rel(v->layer_bw, v->tiers.bw[STRATA_TIER_UP], 1e-12);
+    } else if (strcmp(v->best.bound, "network bandwidth") == 0) {
+        assert_string_equal(v->layer, "scale-out network");
+    }
+    /* the simulated ring's bound is a scale-out class (the ring crosses the
+     * network once per server boundary at one NIC's rate) */
+    assert_true(v->sim_top >= 0);
+    assert_string_equal(v->sim_layer, "scale-out network");
+    assert_rel(v->best_over_sim, v->best.busbw / v->sim.busbw, 1e-12);
+    strata_verdict_destroy(v);
+    strata_topo_destroy(t);
+}
+
+/* no_sim: the model's figures, no simulated ring */
+static void test_no_sim(void **state)
+{
+    (void)state;
+    strata_topo_t *t = load("torus:4x4,bw=50");
+    strata_verdict_t *v = NULL;
+    strata_verdict_opts_t o = {.no_sim = true};
+    assert_int_equal(strata_verdict_create(t, cat, &o, &v, NULL), STRATA_OK);
+    assert_false(v->have_sim);
+    assert_int_equal(v->sim_top, -1);
+    assert_true(v->have_best);
+    strata_verdict_destroy(v);
+    strata_topo_destroy(t);
+}
+
+static void test_workload(void **state)
+{
+    (void)state;
+    strata_topo_t *t = load("torus:4x4,bw=50");
+    strata_verdict_t *v = NULL;
+    strata_error_t err;
+    /* a builder spec records no accelerator memory: not planned, said why */
+    strata_verdict_opts_t o = {.workload = "llama3-8b"};
+    assert_int_equal(strata_verdict_create(t, cat, &o, &v, &err), STRATA_OK);
+    assert_false(v->have_plan);
+    assert_string_equal(v->plan_skip, "no accelerator memory recorded");
+    strata_verdict_destroy(v);
+    v = NULL;
+    o.workload = "no-such-model";
+    assert_int_not_equal(strata_verdict_create(t, cat, &o, &v, &err), STRATA_OK);
+    assert_null(v);
+    assert_non_null(strstr(err.msg, "no-such-model"));
+    assert_int_equal(strata_verdict_create(NULL, cat, NULL, &v, &err), STRATA_ERR_INVALID);
+    strata_verdict_destroy(NULL);
+    strata_topo_destroy(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_torus_tiers),
+        cmocka_unit_test(test_dgx_a100),
+        cmocka_unit_test(test_no_sim),
+        cmocka_unit_test(test_workload),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
