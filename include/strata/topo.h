@@ -5,7 +5,8 @@
  *
  * Model. A device is an accelerator (GPU/TPU/NPU), a CPU socket, a NIC, a PCIe
  * switch, a scale-up switch (NVSwitch and kin) or a network switch of some
- * tier. A link joins two devices, is full duplex, has a catalog kind (ids of
+ * tier, or a host memory (the DRAM of a CPU socket, joined to it by its
+ * memory channels). A link joins two devices, is full duplex, has a catalog kind (ids of
  * strata/link.h: "nvlink4", "ib-ndr" ...) and a multiplicity (e.g. 18 NVLink4
  * links between a GPU and its switch fabric); its bandwidth is per direction
  * and already multiplied: bw_dir = mult × per-link bw_dir. Parallel links are
@@ -68,7 +69,8 @@ typedef struct strata_topo strata_topo_t;
     X(NIC, "nic")                                                                                  \
     X(PCIE_SWITCH, "pcie-switch")                                                                  \
     X(SCALEUP_SWITCH, "scaleup-switch")                                                            \
-    X(NET_SWITCH, "switch")
+    X(NET_SWITCH, "switch")                                                                        \
+    X(MEMORY, "memory")
 
 typedef enum {
 #define STRATA_DEV_KIND_ENUM(name, text) STRATA_DEV_##name,
@@ -102,7 +104,11 @@ typedef struct strata_topo_device {
 } strata_topo_device_t;
 
 /* How to make a link: a catalog kind and/or explicit figures. bw_dir and
- * latency are for ONE link; the link added carries mult × bw_dir.
+ * latency are for ONE link; the link added carries mult × bw_dir. A
+ * catalog kind that is a shared bus (full_duplex 0: DDR channels) gives
+ * each direction half its bandwidth — reads and writes share the bus, and
+ * the split is exact for traffic that writes each byte once and reads it
+ * once (a staging buffer), the traffic host memory carries here.
  * bw_dir <= 0 means "take bw_dir from the catalog entry of kind", latency
  * < 0 means "take it from the catalog" (0 is a valid explicit latency).
  * kind may be NULL only when bw_dir > 0 and latency >= 0 (then the link's
@@ -173,6 +179,24 @@ STRATA_API strata_status_t strata_topo_set_memory(strata_topo_t *topo, int32_t a
  * for cluster files, builders and the cost model. */
 STRATA_API const strata_link_t *strata_topo_memory_find(const strata_link_catalog_t *cat,
                                                         const char *id);
+/* GPU peer-to-peer on (the default) or off for the whole topology, set
+ * before strata_topo_finish. With it off (NCCL_P2P_DISABLE, GeForce-class
+ * GPUs, some cloud VMs) accelerators of one server cannot read or write
+ * each other: a message is written by the sender's DMA into host memory
+ * and read from there by the receiver's, so the router sends every
+ * accelerator-to-accelerator path inside a server through the host memory
+ * nearest the sender (fewest hops, then lowest id): up the PCIe tree, into
+ * and out of the memory, across the socket link when the receiver sits on
+ * the other socket, and down. strata_topo_finish fails when an
+ * accelerator has no host memory (a device of kind MEMORY) in its server.
+ * Paths that leave the server are unchanged (through the NIC). Errors on
+ * a finished topology. */
+STRATA_API strata_status_t strata_topo_set_p2p(strata_topo_t *topo, bool on, strata_error_t *err);
+/* Whether peer-to-peer is on (see strata_topo_set_p2p). */
+STRATA_API bool strata_topo_p2p(const strata_topo_t *topo);
+/* The host memory accelerator dev stages through when P2P is off: a
+ * device id of kind MEMORY, or -1 (P2P on, not an accelerator, none). */
+STRATA_API int32_t strata_topo_staging_memory(const strata_topo_t *topo, int32_t dev);
 /* Freeze: build adjacency, assign ranks and NICs, check the graph is
  * connected and has at least one accelerator. After this the topology is
  * read-only. */

@@ -92,6 +92,12 @@ struct strata_topo {
     int32_t max_tier;
 
     topo_shape_t shape;
+
+    /* Host data paths: P2P off sends accelerator pairs of a server through
+     * host memory; stage[v] is the memory accelerator v stages through
+     * (ndev entries, built by finish when p2p_off, else NULL). */
+    bool p2p_off;
+    int32_t *stage;
 };
 
 /* Record memory id `memory` on accelerator dev, finished or not, checked
