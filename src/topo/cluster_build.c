@@ -42,6 +42,7 @@ static strata_dev_kind_t dev_kind(const builder_t *b, const char *k)
     if (strcmp(k, "nvswitch") == 0) return STRATA_DEV_SCALEUP_SWITCH;
     if (strcmp(k, "pcie-switch") == 0) return STRATA_DEV_PCIE_SWITCH;
     if (strcmp(k, "memory") == 0) return STRATA_DEV_MEMORY;
+    if (strcmp(k, "storage") == 0) return STRATA_DEV_STORAGE;
     return STRATA_DEV_NIC;
 }
 

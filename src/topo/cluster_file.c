@@ -89,7 +89,7 @@ bool topoio_is_accel_kind(const char *k)
 }
 
 static const char *const device_kinds[] = {"gpu",         "npu", "tpu",    "cpu", "nvswitch",
-                                           "pcie-switch", "nic", "memory", NULL};
+                                           "pcie-switch", "nic", "memory", "storage", NULL};
 static const char *const builders[] = {"rail-fat-tree", "fat-tree", "switch",
                                        "torus",         "none",     NULL};
 static const char *const map_names[] = {"all", "block", "mesh", NULL};
@@ -259,7 +259,7 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
     if (!in_list(device_kinds, kind))
         return bad(r, json_object_get(d, "kind"),
                    "unknown device kind \"%s\" (expected gpu, npu, tpu, cpu, nvswitch, "
-                   "pcie-switch, nic or memory)",
+                   "pcie-switch, nic, memory or storage)",
                    kind);
     if (port && (st = check_port_id(r, json_object_get(d, "port"), port))) return st;
     if (memory && (st = check_memory(r, d, kind, memory))) return st;

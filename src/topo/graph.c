@@ -574,7 +574,7 @@ int32_t strata_topo_staging_memory(const strata_topo_t *t, int32_t dev)
 /* Nearest host memory of accelerator s inside its server (BFS in creation
  * order, so ties go to the lower id), or -1. dist is all -1 on entry and
  * on return (only the visited entries are reset). */
-static int32_t nearest_memory(const strata_topo_t *t, int32_t s, int32_t *dist, int32_t *queue)
+int32_t topo_nearest_memory(const strata_topo_t *t, int32_t s, int32_t *dist, int32_t *queue)
 {
     int32_t head = 0, tail = 0, best = -1, g = t->group[s];
     dist[s] = 0;
@@ -610,7 +610,7 @@ static strata_status_t assign_staging(strata_topo_t *t, strata_error_t *err)
         dist[v] = -1, t->stage[v] = -1;
     for (int32_t v = 0; v < t->ndev && !st; v++) {
         if (t->kind[v] != STRATA_DEV_ACCEL) continue;
-        if (t->group[v] >= 0) t->stage[v] = nearest_memory(t, v, dist, queue);
+        if (t->group[v] >= 0) t->stage[v] = topo_nearest_memory(t, v, dist, queue);
         if (t->stage[v] < 0)
             st = strata_error_set(err, STRATA_ERR_INVALID,
                                   "p2p=off: accelerator '%s' has no host memory in its server to "

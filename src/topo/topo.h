@@ -106,6 +106,12 @@ struct strata_topo {
 strata_status_t topo_record_memory(strata_topo_t *t, int32_t dev, const char *memory,
                                    const strata_link_catalog_t *cat, strata_error_t *err);
 
+/* Nearest host memory (kind MEMORY) of device s inside its server: fewest
+ * hops, then the lower id; -1 when none. dist (ndev entries) must be all
+ * -1 on entry and is again on return; queue (ndev entries) is scratch.
+ * (graph.c) */
+int32_t topo_nearest_memory(const strata_topo_t *t, int32_t s, int32_t *dist, int32_t *queue);
+
 /* Growth of device/link arrays (graph.c). */
 /* Endpoints a fat-tree of radix k holds in `tiers` tiers: k (one switch),
  * k²/2 (leaf-spine), k³/4 (three tiers; Al-Fares et al. 2008). Checked
