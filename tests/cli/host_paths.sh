@@ -47,4 +47,39 @@ t, m = d["time_s"], d["time_model_s"]
 assert abs(t / m - 1) < 0.02, (t, m)
 assert abs(t - 2 * 7 / 8 * 2**30 / (28.01e9 / 2)) / t < 0.01, t
 PY
+
+# strata path: bad flags exit 2, unknown devices and impossible paths 1.
+expect 2 "--mode expects auto, direct, staged, pinned or pageable, got 'dma'" path pcie-8gpu-2s gpu0 gpu1 --mode dma
+expect 2 "missing B" path pcie-8gpu-2s gpu0
+expect 2 "unknown option '--bogus'" path pcie-8gpu-2s gpu0 gpu1 --bogus
+expect 2 "--cpu-copy" path pcie-8gpu-2s dram0 gpu0 --cpu-copy 0
+expect 1 "no device 'gpu9' in cluster 'pcie-8gpu-2s'" path pcie-8gpu-2s gpu0 gpu9
+expect 1 "mode pinned does not apply from accel 'gpu0' to accel 'gpu1'" path pcie-8gpu-2s gpu0 gpu1 --mode pinned
+expect 1 "GPU peer-to-peer is off on this cluster" path pcie-8gpu-2s,p2p=off gpu0 gpu1 --mode direct
+expect 1 "crosses the socket link" path pcie-8gpu-2s nic2 gpu0
+expect 1 "not in one server" path pcie-8gpu-2s:2 s0.gpu0 s1.gpu0
+
+# Pageable against pinned, 1 GiB dram0 -> gpu0 (hostpath_test.c derives
+# it): pinned one DMA at 28.01 GB/s + 1.1 us; pageable adds the CPU copy
+# at 8 x 38.4 / 2 = 153.6 GB/s (+0.2 us): 2 copies, 45.3 ms vs 38.3 ms.
+# GPUDirect Storage: 1 copy at the drive's 7.0 GB/s; through the page
+# cache 3 copies.
+for m in pinned pageable; do
+  "$S" path pcie-8gpu-2s dram0 gpu0 --mode $m --json >"$tmp/$m.json" || fail=1
+done
+"$S" path pcie-8gpu-2s nvme0 gpu1 --json >"$tmp/gds.json" || fail=1
+"$S" path pcie-8gpu-2s nvme0 gpu1 --mode staged --json >"$tmp/bounce.json" || fail=1
+python3 - "$tmp" <<'PY' || fail=1
+import json, sys
+d = {k: json.load(open(f"{sys.argv[1]}/{k}.json")) for k in ("pinned", "pageable", "gds", "bounce")}
+n, pcie, mem = 2**30, 28.01e9, 153.6e9
+p, g = d["pinned"], d["pageable"]
+assert p["copies"] == 1 and g["copies"] == 2, (p["copies"], g["copies"])
+assert abs(p["time_s"] - (1.1e-6 + n / pcie)) / p["time_s"] < 1e-3, p["time_s"]
+assert g["stages"][0]["mover"] == "CPU (memcpy)", g["stages"][0]
+assert abs(g["time_s"] - (0.2e-6 + n / mem + p["time_s"])) / g["time_s"] < 1e-3, g["time_s"]
+assert [h["layer"] for h in p["stages"][0]["hops"]] == ["Memory", "PCIe", "PCIe"]
+assert d["gds"]["copies"] == 1 and d["bounce"]["copies"] == 3
+assert abs(d["gds"]["bw_Bps"] / (pcie / 4) - 1) < 0.01, d["gds"]["bw_Bps"]
+PY
 exit $fail
