@@ -18,6 +18,8 @@ const cli_command_t cli_commands[] = {
     {"link", "one link's derivation, layer by layer (physical, data link)", cmd_link},
     {"topo", "a cluster as a graph: summary, metrics, bisection, DOT drawing", cmd_topo},
     {"path", "a host data path hop by hop: DMA, CPU copies, GPUDirect, P2P off", cmd_path},
+    {"coherence", "CXL.io/.mem/.cache flits, memory tiers, line ping-pong; measured locally",
+     cmd_coherence},
     {"coll", "collective algorithms on a cluster: predicted time, busbw, choice", cmd_coll},
     {"sim", "simulate a collective on a cluster with congestion", cmd_sim},
     {"plan", "a training step under a parallel plan: time, traffic per tier, memory; search",
