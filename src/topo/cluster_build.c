@@ -41,7 +41,7 @@ static strata_dev_kind_t dev_kind(const builder_t *b, const char *k)
     if (strcmp(k, "cpu") == 0) return b->cpu_endpoint ? STRATA_DEV_ACCEL : STRATA_DEV_CPU;
     if (strcmp(k, "nvswitch") == 0) return STRATA_DEV_SCALEUP_SWITCH;
     if (strcmp(k, "pcie-switch") == 0) return STRATA_DEV_PCIE_SWITCH;
-    if (strcmp(k, "memory") == 0) return STRATA_DEV_MEMORY;
+    if (strcmp(k, "memory") == 0 || strcmp(k, "cxl-memory") == 0) return STRATA_DEV_MEMORY;
     if (strcmp(k, "storage") == 0) return STRATA_DEV_STORAGE;
     return STRATA_DEV_NIC;
 }

@@ -88,8 +88,9 @@ bool topoio_is_accel_kind(const char *k)
     return strcmp(k, "gpu") == 0 || strcmp(k, "npu") == 0 || strcmp(k, "tpu") == 0;
 }
 
-static const char *const device_kinds[] = {"gpu",         "npu", "tpu",    "cpu", "nvswitch",
-                                           "pcie-switch", "nic", "memory", "storage", NULL};
+static const char *const device_kinds[] = {"gpu",        "npu",         "tpu", "cpu",
+                                           "nvswitch",   "pcie-switch", "nic", "memory",
+                                           "cxl-memory", "storage",     NULL};
 static const char *const builders[] = {"rail-fat-tree", "fat-tree", "switch",
                                        "torus",         "none",     NULL};
 static const char *const map_names[] = {"all", "block", "mesh", NULL};
@@ -259,7 +260,7 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
     if (!in_list(device_kinds, kind))
         return bad(r, json_object_get(d, "kind"),
                    "unknown device kind \"%s\" (expected gpu, npu, tpu, cpu, nvswitch, "
-                   "pcie-switch, nic, memory or storage)",
+                   "pcie-switch, nic, memory, cxl-memory or storage)",
                    kind);
     if (port && (st = check_port_id(r, json_object_get(d, "port"), port))) return st;
     if (memory && (st = check_memory(r, d, kind, memory))) return st;
@@ -387,6 +388,23 @@ static strata_status_t check_socket_link(reader_t *r, const json_t *l, const top
     return STRATA_OK;
 }
 
+/* A CXL memory expander (kind cxl-memory) hangs on a CXL-capable link. */
+static strata_status_t check_cxl_link(reader_t *r, const json_t *l, const topoio_conn_t *k,
+                                      const char *id)
+{
+    const strata_link_t *cl = r->cat ? strata_link_find(r->cat, id) : NULL;
+    const topoio_group_t *ga = &r->c->groups.v[k->a.group];
+    const topoio_group_t *gb = &r->c->groups.v[k->map == TOPOIO_MAP_MESH ? k->a.group : k->b.group];
+    const topoio_group_t *m = strcmp(ga->kind, "cxl-memory") == 0   ? ga
+                              : strcmp(gb->kind, "cxl-memory") == 0 ? gb
+                                                                    : NULL;
+    if (!cl || !m || (cl->category && strcmp(cl->category, "CXL") == 0)) return STRATA_OK;
+    return util_json_error(r->doc, json_object_get(l, "link"), r->err, STRATA_ERR_PARSE,
+                           "\"%s\" joins CXL memory \"%s\" but is not a CXL-capable link "
+                           "(category %s; expected cxl1, cxl2 or cxl3)",
+                           id, m->name, cl->category);
+}
+
 /* "p2p": "on" (default) or "off" (strata_topo_set_p2p). */
 static strata_status_t read_p2p(reader_t *r, const json_t *root)
 {
@@ -415,7 +433,7 @@ static strata_status_t read_link(reader_t *r, const json_t *l)
         (st = opt_range(r, l, "count", 1, TOPOIO_COUNT_MAX, &k.count)) ||
         (st = opt_range(r, l, "lanes", 0, TOPOIO_LANES_MAX, &k.lanes)))
         return st;
-    if ((st = check_socket_link(r, l, &k, id))) return st;
+    if ((st = check_socket_link(r, l, &k, id)) || (st = check_cxl_link(r, l, &k, id))) return st;
     k.link = topoio_str(r->c, id);
     if (UTIL_VEC_PUSH(&r->c->conns, k))
         return strata_error_set(r->err, STRATA_ERR_NOMEM, "out of memory");

@@ -27,6 +27,14 @@ cat >"$tmp/sock.json" <<'JSON'
            {"from": "gpu", "to": "cpu[0]", "link": "upi2"}]}}
 JSON
 expect 1 "\"upi2\" is a socket-to-socket link: it joins cpu devices, not \"gpu\" and \"cpu\"" topo show "$tmp/sock.json"
+cat >"$tmp/cxl.json" <<'JSON'
+{"name": "cxl", "server": {"devices": [
+  {"name": "cpu", "kind": "cpu"}, {"name": "cxlmem", "kind": "cxl-memory"},
+  {"name": "gpu", "kind": "gpu"}],
+ "links": [{"from": "gpu", "to": "cpu", "link": "pcie5"},
+           {"from": "cxlmem", "to": "cpu", "link": "pcie5"}]}}
+JSON
+expect 1 "cxl.json:5:52: \"pcie5\" joins CXL memory \"cxlmem\" but is not a CXL-capable link \(category PCIe" topo show "$tmp/cxl.json"
 
 # The staged path, hop by hop, and the export keeps p2p off.
 expect 0 "" topo show pcie-8gpu-2s,p2p=off
