@@ -51,6 +51,14 @@ static void print_text(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
     }
     row(out, "pipeline bubble", r->bubble, r->step);
     row(out, "optimizer step", r->optimizer, r->step);
+    if (r->cfg.offload) {
+        row(out, "offload transfers (PCIe/CXL)", r->offload, r->step);
+        fprintf(out,
+                "  offload to %s: %.4g GB/s per GPU on its path, CPU Adam at %.4g GB/s of the "
+                "tier's memory per GPU\n",
+                r->cfg.offload == STRATA_PLAN_OFFLOAD_CXL ? "CXL memory" : "host DRAM",
+                r->offload_xfer_bw / 1e9, r->offload_mem_bw / 1e9);
+    }
     fprintf(out,
             "throughput: %.1f TFLOP/s per GPU model FLOPs (Megatron count: causal attention, "
             "no recompute), MFU %.1f %%; %.1f TFLOP/s executed (recompute and masked "

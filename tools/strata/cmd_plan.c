@@ -40,6 +40,11 @@ static void usage(FILE *out)
                  "  --mbs M         micro-batch size (default 1)\n"
                  "  --zero Z        0 none, 1 distributed optimizer (default), 2 + grads, 3 FSDP\n"
                  "  --recompute R   none, selective (default), full\n"
+                 "  --offload T     optimizer states in HBM (none, default), host DRAM (host)\n"
+                 "                  or CXL memory (cxl), ZeRO-Offload style: the CPU runs Adam\n"
+                 "                  and each step moves gradients down and weights up over\n"
+                 "                  the routed PCIe/CXL path (needs memory devices: e.g.\n"
+                 "                  pcie-8gpu-2s)\n"
                  "  --no-sp         TP without sequence parallelism\n"
                  "  --no-flash      unfused attention (s x s scores in HBM)\n"
                  "  --fp8           GEMMs at the FP8 peak\n"
@@ -108,6 +113,12 @@ static int parse_value(const char *s, const char *v, plan_args_t *a)
                                    v);
         return CLI_OK;
     }
+    if (!strcmp(s, "--offload")) {
+        static const char *const tiers[] = {"none", "host", "cxl"};
+        for (int k = 0; k < 3; k++)
+            if (!strcmp(v, tiers[k])) return c->offload = k, CLI_OK;
+        return cli_usage_error("plan", "--offload expects none, host or cxl, got '%s'", v);
+    }
     return cli_usage_error("plan", "unknown option '%s'", s);
 }
 
@@ -148,7 +159,7 @@ static int parse_args(int argc, char **argv, plan_args_t *a)
             if (!parse_flag(s, a)) continue;
             if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)) {
                 if (strstr(" --tp --pp --vpp --cp --ep --mbs --batch --zero --gpus --top --accel "
-                           "--recompute --order ",
+                           "--recompute --order --offload ",
                            s) &&
                     strlen(s) > 2)
                     return cli_usage_error("plan", "%s needs a value", s);
