@@ -90,4 +90,10 @@ assert [h["layer"] for h in p["stages"][0]["hops"]] == ["Memory", "PCIe", "PCIe"
 assert d["gds"]["copies"] == 1 and d["bounce"]["copies"] == 3
 assert abs(d["gds"]["bw_Bps"] / (pcie / 4) - 1) < 0.01, d["gds"]["bw_Bps"]
 PY
+
+# strata plan --offload: bad value exit 2; a cluster without host memory.
+expect 2 "--offload expects none, host or cxl, got 'disk'" plan gpt-1.7b dgx-h100 --offload disk
+expect 2 "offload=host: 'gpu0' has no host memory in its server" plan gpt-1.7b dgx-h100 --offload host
+expect 0 "" plan gpt-1.7b pcie-8gpu-2s --accel a100-80 --offload cxl
+grep -q "offload to CXL memory" "$tmp/out" || { echo "FAIL: plan offload line"; fail=1; }
 exit $fail
