@@ -55,6 +55,11 @@ t, m = d["time_s"], d["time_model_s"]
 assert abs(t / m - 1) < 0.02, (t, m)
 assert abs(t - 2 * 7 / 8 * 2**30 / (28.01e9 / 2)) / t < 0.01, t
 PY
+# The other schedules on the same P2P-off box agree too (within 2 %).
+for a in rabenseifner recdbl tree; do
+  "$S" sim pcie-8gpu-2s,p2p=off --op allreduce --size 1G --algo $a --json >"$tmp/sim.json" || fail=1
+  python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); t, m = d["time_s"], d["time_model_s"]; assert abs(t / m - 1) < 0.02, (sys.argv[2], t, m)' "$tmp/sim.json" $a || fail=1
+done
 
 # strata path: bad flags exit 2, unknown devices and impossible paths 1.
 expect 2 "--mode expects auto, direct, staged, pinned or pageable, got 'dma'" path pcie-8gpu-2s gpu0 gpu1 --mode dma
