@@ -110,7 +110,9 @@ typedef struct strata_plan_config {
      * of the cluster). Offloaded, the fp32 master weights and Adam moments
      * leave HBM, the CPU runs Adam at the tier's memory bandwidth, and
      * every step pays the gradients down and the updated weights up over
-     * the routed PCIe/CXL path (docs/plan.md, "Memory tiers"). */
+     * the routed PCIe/CXL path (docs/plan.md, "Memory tiers"). In the
+     * base of strata_plan_search, -1 lets the search choose among none
+     * and the tiers the cluster has. */
     int offload;
 } strata_plan_config_t;
 

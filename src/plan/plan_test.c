@@ -408,10 +408,40 @@ static void test_offload_tiers(void **state)
     fix_close(&f);
 }
 
+/* The search may choose the tier: gpt-39.1b with a batch of 64 fits no
+ * plan of pcie-8gpu-2s (8 x A100 80 GB) with every state in HBM — the
+ * nearest, TP 8 with ZeRO-0 and full recompute, misses by 8.3 GB, its
+ * Adam states alone 12 B x 39.1e9 / 8 = 58.7 GB per GPU — and with the
+ * offload tiers allowed its best plan keeps the optimizer states in host
+ * DRAM (faster than the CXL tier: 14.0 vs 3.7 GB/s per GPU on the path,
+ * test_offload_tiers). */
+static void test_search_offload(void **state)
+{
+    (void)state;
+    fix_t f;
+    fix_open(&f, "gpt-39.1b", "pcie-8gpu-2s");
+    strata_plan_config_t base;
+    strata_plan_config_default(&base);
+    strata_plan_result_t r[2];
+    int n = 0;
+    long evaluated = 0;
+    strata_error_t err;
+    assert_int_equal(strata_plan_search(f.ctx, &base, 64, r, 2, &n, &evaluated, &err),
+                     STRATA_ERR_RANGE);
+    assert_non_null(strstr(err.msg, "no plan fits memory"));
+    base.offload = -1;
+    assert_int_equal(strata_plan_search(f.ctx, &base, 64, r, 2, &n, &evaluated, &err), STRATA_OK);
+    assert_true(n >= 1);
+    assert_int_equal(r[0].cfg.offload, STRATA_PLAN_OFFLOAD_HOST);
+    assert_true(r[0].fits && r[0].mem_optim == 0);
+    fix_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_offload_tiers),
+        cmocka_unit_test(test_search_offload),
         cmocka_unit_test(test_model_flops_closed_form),
         cmocka_unit_test(test_executed_flops_sc21),
         cmocka_unit_test(test_param_counts),

@@ -21,9 +21,12 @@ static void print_config(const strata_plan_result_t *r, FILE *out)
     if (c->cp > 1) fprintf(out, " x CP %d", c->cp);
     fprintf(out,
             " = %d GPUs; batch %d = %d micro-batches of %d x DP; ZeRO-%d; recompute %s;"
-            " %s attention%s\n",
+            " %s attention%s%s\n",
             r->gpus, c->gbs, r->micro, c->mbs, c->zero, recomp_name(c->recompute),
-            c->flash ? "flash" : "unfused", c->fp8 ? "; FP8 GEMMs" : "");
+            c->flash ? "flash" : "unfused", c->fp8 ? "; FP8 GEMMs" : "",
+            c->offload == STRATA_PLAN_OFFLOAD_HOST  ? "; optimizer states in host DRAM"
+            : c->offload == STRATA_PLAN_OFFLOAD_CXL ? "; optimizer states in CXL memory"
+                                                    : "");
     char ord[48];
     fprintf(out, "overlap: DP %s, TP %s, PP %s; rank order %s\n", c->overlap_dp ? "on" : "off",
             c->overlap_tp ? "on" : "off", c->overlap_pp ? "on" : "off",

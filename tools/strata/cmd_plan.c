@@ -55,7 +55,9 @@ static void usage(FILE *out)
                  "                  a server, PP across); tp-cp-pp-dp puts pipeline stages inside\n"
                  "                  a server and DP across\n"
                  "  --search        rank every valid plan (TP, PP, v, CP, EP, micro-batch, ZeRO,\n"
-                 "                  recompute) that fits memory; --top K shows K (default 5)\n"
+                 "                  recompute, and the offload tier when the cluster has host\n"
+                 "                  or CXL memory and --offload is not given) that fits\n"
+                 "                  memory; --top K shows K (default 5)\n"
                  "  --sim           also time each traffic kind with the simulator, all groups of\n"
                  "                  its dimension at once (up to 1024 GPUs)\n"
                  "  --accel ID      accelerator of data/accelerators.json\n"
@@ -152,6 +154,7 @@ static int parse_args(int argc, char **argv, plan_args_t *a)
 {
     memset(a, 0, sizeof(*a));
     strata_plan_config_default(&a->cfg);
+    a->cfg.offload = -1; /* not given: none for one plan, the search chooses */
     a->cfg.gbs = 512, a->top = 5;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
@@ -273,6 +276,7 @@ static int run(const plan_args_t *a, const strata_workload_t *w, strata_link_cat
         rc = run_search(a, ctx);
     } else if (!rc) {
         strata_plan_config_t c = a->cfg;
+        if (c.offload < 0) c.offload = STRATA_PLAN_OFFLOAD_NONE;
         long rest = (long)c.tp * c.pp * c.cp;
         c.dp = (int)(strata_plan_ctx_gpus(ctx) / rest);
         strata_plan_result_t r;
