@@ -104,7 +104,19 @@ typedef struct strata_plan_config {
      * STRATA_PLAN_DIM_* values; all zero = Megatron's tp-cp-ep-dp-pp. EP
      * is always the fastest part of DP. */
     uint8_t order[4];
+    /* Where the optimizer states live (ZeRO-Offload, Ren et al., USENIX
+     * ATC'21): STRATA_PLAN_OFFLOAD_NONE in HBM; HOST in the host DRAM
+     * nearest each GPU, CXL in a CXL memory expander (a cxl-memory device
+     * of the cluster). Offloaded, the fp32 master weights and Adam moments
+     * leave HBM, the CPU runs Adam at the tier's memory bandwidth, and
+     * every step pays the gradients down and the updated weights up over
+     * the routed PCIe/CXL path (docs/plan.md, "Memory tiers"). In the
+     * base of strata_plan_search, -1 lets the search choose among none
+     * and the tiers the cluster has. */
+    int offload;
 } strata_plan_config_t;
+
+enum { STRATA_PLAN_OFFLOAD_NONE = 0, STRATA_PLAN_OFFLOAD_HOST = 1, STRATA_PLAN_OFFLOAD_CXL = 2 };
 
 enum {
     STRATA_PLAN_DIM_TP = 0,
@@ -197,6 +209,10 @@ typedef struct strata_plan_result {
     strata_plan_traffic_t traffic[STRATA_PLAN_MAX_TRAFFIC];
     char bottleneck[64]; /* the layer that bounds the step */
     char advice[160];    /* the one change that would move it most */
+    /* offload (cfg.offload != NONE): s per step moving gradients to the
+     * tier and weights back (in step), and the figures that priced it:
+     * the worst GPU's share of the routed path and of the tier's memory */
+    double offload, offload_xfer_bw, offload_mem_bw;
 } strata_plan_result_t;
 
 /* Evaluate cfg. INVALID (with the reason in err) when sizes do not divide

@@ -103,9 +103,11 @@ typedef struct strata_probe_numa {
 } strata_probe_numa_t;
 
 typedef struct strata_probe_opts {
-    bool quick;       /* total under 10 s instead of under a minute */
-    bool progress;    /* draw a progress bar on stderr when it is a terminal */
-    const char *peer; /* "host:port" of a `strata probe --serve PORT`, or NULL: loopback */
+    bool quick;          /* total under 10 s instead of under a minute */
+    bool progress;       /* draw a progress bar on stderr when it is a terminal */
+    const char *peer;    /* "host:port" of a `strata probe --serve PORT`, or NULL: loopback */
+    bool coherence_only; /* memory and coherence (cache-line transfer) sections only, as
+                            `strata coherence local` needs; the rest stays unmeasured */
 } strata_probe_opts_t;
 
 /* Everything one probe measured. Latencies in seconds, bandwidths in B/s. */

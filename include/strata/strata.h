@@ -7,6 +7,7 @@
 
 #include "strata/common.h"
 #include "strata/link.h"
+#include "strata/coherence.h"
 #include "strata/topo.h"
 #include "strata/sched.h"
 #include "strata/sim.h"

@@ -5,11 +5,12 @@
  *
  * Model. A device is an accelerator (GPU/TPU/NPU), a CPU socket, a NIC, a PCIe
  * switch, a scale-up switch (NVSwitch and kin) or a network switch of some
- * tier. A link joins two devices, is full duplex, has a catalog kind (ids of
- * strata/link.h: "nvlink4", "ib-ndr" ...) and a multiplicity (e.g. 18 NVLink4
- * links between a GPU and its switch fabric); its bandwidth is per direction
- * and already multiplied: bw_dir = mult × per-link bw_dir. Parallel links are
- * one link of higher multiplicity, never several paths.
+ * tier, or a host memory (the DRAM of a CPU socket, joined to it by its
+ * memory channels) or a storage device (an NVMe drive on PCIe). A link joins two devices, is full
+ * duplex, has a catalog kind (ids of strata/link.h: "nvlink4", "ib-ndr" ...) and a multiplicity
+ * (e.g. 18 NVLink4 links between a GPU and its switch fabric); its bandwidth is per direction and
+ * already multiplied: bw_dir = mult × per-link bw_dir. Parallel links are one link of higher
+ * multiplicity, never several paths.
  *
  * Ids. Devices and links are numbered 0..n-1 as int32_t in creation order.
  * Each link l is two directed channels: 2l carries a→b, 2l+1 carries b→a,
@@ -68,7 +69,9 @@ typedef struct strata_topo strata_topo_t;
     X(NIC, "nic")                                                                                  \
     X(PCIE_SWITCH, "pcie-switch")                                                                  \
     X(SCALEUP_SWITCH, "scaleup-switch")                                                            \
-    X(NET_SWITCH, "switch")
+    X(NET_SWITCH, "switch")                                                                        \
+    X(MEMORY, "memory")                                                                            \
+    X(STORAGE, "storage")
 
 typedef enum {
 #define STRATA_DEV_KIND_ENUM(name, text) STRATA_DEV_##name,
@@ -102,7 +105,11 @@ typedef struct strata_topo_device {
 } strata_topo_device_t;
 
 /* How to make a link: a catalog kind and/or explicit figures. bw_dir and
- * latency are for ONE link; the link added carries mult × bw_dir.
+ * latency are for ONE link; the link added carries mult × bw_dir. A
+ * catalog kind that is a shared bus (full_duplex 0: DDR channels) gives
+ * each direction half its bandwidth — reads and writes share the bus, and
+ * the split is exact for traffic that writes each byte once and reads it
+ * once (a staging buffer), the traffic host memory carries here.
  * bw_dir <= 0 means "take bw_dir from the catalog entry of kind", latency
  * < 0 means "take it from the catalog" (0 is a valid explicit latency).
  * kind may be NULL only when bw_dir > 0 and latency >= 0 (then the link's
@@ -173,6 +180,24 @@ STRATA_API strata_status_t strata_topo_set_memory(strata_topo_t *topo, int32_t a
  * for cluster files, builders and the cost model. */
 STRATA_API const strata_link_t *strata_topo_memory_find(const strata_link_catalog_t *cat,
                                                         const char *id);
+/* GPU peer-to-peer on (the default) or off for the whole topology, set
+ * before strata_topo_finish. With it off (NCCL_P2P_DISABLE, GeForce-class
+ * GPUs, some cloud VMs) accelerators of one server cannot read or write
+ * each other: a message is written by the sender's DMA into host memory
+ * and read from there by the receiver's, so the router sends every
+ * accelerator-to-accelerator path inside a server through the host memory
+ * nearest the sender (fewest hops, then lowest id): up the PCIe tree, into
+ * and out of the memory, across the socket link when the receiver sits on
+ * the other socket, and down. strata_topo_finish fails when an
+ * accelerator has no host memory (a device of kind MEMORY) in its server.
+ * Paths that leave the server are unchanged (through the NIC). Errors on
+ * a finished topology. */
+STRATA_API strata_status_t strata_topo_set_p2p(strata_topo_t *topo, bool on, strata_error_t *err);
+/* Whether peer-to-peer is on (see strata_topo_set_p2p). */
+STRATA_API bool strata_topo_p2p(const strata_topo_t *topo);
+/* The host memory accelerator dev stages through when P2P is off: a
+ * device id of kind MEMORY, or -1 (P2P on, not an accelerator, none). */
+STRATA_API int32_t strata_topo_staging_memory(const strata_topo_t *topo, int32_t dev);
 /* Freeze: build adjacency, assign ranks and NICs, check the graph is
  * connected and has at least one accelerator. After this the topology is
  * read-only. */
@@ -378,6 +403,91 @@ STRATA_API strata_status_t strata_topo_path_hash(strata_topo_router_t *router, i
  * latency_us, switch_us, endpoint_us). n == 0 gives +inf, 0. */
 STRATA_API void strata_topo_path_figures(const strata_topo_t *topo, const int32_t *chans, int32_t n,
                                          double *bw_p, double *latency_p);
+
+/* ==== Host data paths: who moves the data, and how many copies ====
+ *
+ * A transfer between two devices of a server walks one or more stages;
+ * each stage is one agent moving the bytes from one memory to another
+ * over a routed path: a DMA engine (a GPU's copy engine, a NIC, an NVMe
+ * drive) or the CPU (memcpy). Stages run one after the other on the whole
+ * message (store and forward through the bounce buffer; the pipelining a
+ * driver may do in chunks is not modelled, so a staged time is an upper
+ * bound on it). Modes:
+ *   DIRECT   one DMA, no host memory: GPU peer-to-peer (NVLink or PCIe),
+ *            GPUDirect RDMA (NIC <-> GPU through the PCIe switch),
+ *            GPUDirect Storage (NVMe <-> GPU); refused when P2P is off, or
+ *            for a NIC or drive whose path to the GPU crosses a socket link
+ *            (GPUDirect needs one root complex: CUDA "GPUDirect RDMA" §1);
+ *   STAGED   through a bounce buffer in host memory: two DMAs (GPU -> host
+ *            -> GPU, NIC -> host -> GPU); for storage the bounce through the
+ *            page cache: the drive's DMA into the page cache, the CPU's copy
+ *            into a pinned user buffer, the GPU's DMA from it (3 copies);
+ *   PINNED   host memory <-> GPU from pinned memory: one DMA;
+ *   PAGEABLE host memory <-> GPU from pageable memory: the CPU copies into
+ *            a pinned bounce buffer, then the DMA (CUDA Driver API "API
+ *            synchronization behavior", fabric-host.md B2);
+ *   AUTO     DIRECT (STAGED when P2P is off) between devices, PINNED from
+ *            or to host memory.
+ * The CPU copy reads and writes the same memory channels: its rate is the
+ * memory's per-direction share (half the bus), capped at cpu_copy_Bps when
+ * that is > 0 (one core's memcpy rate, e.g. as strata probe measures it). */
+typedef enum {
+    STRATA_XFER_AUTO = 0,
+    STRATA_XFER_DIRECT,
+    STRATA_XFER_STAGED,
+    STRATA_XFER_PINNED,
+    STRATA_XFER_PAGEABLE,
+} strata_xfer_mode_t;
+
+#define STRATA_XFER_MAX_STAGES 3
+#define STRATA_XFER_MAX_HOPS   48
+
+typedef struct strata_xfer_hop {
+    int32_t chan;   /* directed channel (strata_topo_chan_src/dst) */
+    int32_t stage;  /* index of the stage that crosses it */
+    double bw;      /* B/s per direction of the link */
+    double latency; /* s, the link's one-hop latency */
+} strata_xfer_hop_t;
+
+typedef struct strata_xfer_stage {
+    int32_t from, to; /* devices: where the bytes are read and written */
+    char mover[64];   /* "DMA engine of gpu0", "CPU (memcpy)", "NIC nic0" ... */
+    char what[64];    /* "P2P write", "D2H into a bounce buffer" ... */
+    int32_t first, n; /* its hops: hop[first .. first+n) */
+    double bw;        /* bottleneck, B/s */
+    double latency;   /* one message over the stage's path (strata_topo_path_figures) */
+    double time;      /* latency + bytes / bw */
+} strata_xfer_stage_t;
+
+typedef struct strata_xfer {
+    strata_xfer_mode_t mode; /* resolved (never AUTO) */
+    int nstages;
+    strata_xfer_stage_t stage[STRATA_XFER_MAX_STAGES];
+    int32_t nhops;
+    strata_xfer_hop_t hop[STRATA_XFER_MAX_HOPS];
+    int copies;   /* times the bytes are written into a memory, the destination's included */
+    double bytes; /* message size */
+    double time;  /* sum of the stages' times */
+    double bw;    /* bytes / time */
+} strata_xfer_t;
+
+/* Mode names: "auto", "direct", "staged", "pinned", "pageable"; parse
+ * returns 0 and writes *mode_p, or -1. */
+STRATA_API const char *strata_xfer_mode_str(strata_xfer_mode_t mode);
+STRATA_API int strata_xfer_mode_parse(const char *s, strata_xfer_mode_t *mode_p);
+
+/* Explain moving `bytes` from device src to device dst of one server under
+ * `mode` into *out. src and dst: accelerators, host memories (kind
+ * MEMORY), NICs, storage; at least one is an accelerator, or src is
+ * storage or a NIC and dst host memory. ERR_INVALID for devices of
+ * different servers, a pair or mode that does not apply (PINNED between
+ * two GPUs), ERR_UNSUPPORTED for a DIRECT path the hardware cannot take
+ * (P2P off, a socket link in a GPUDirect path); the message says which.
+ * Thread safety: read-only on topo. */
+STRATA_API strata_status_t strata_topo_xfer(const strata_topo_t *topo, int32_t src, int32_t dst,
+                                            strata_xfer_mode_t mode, double bytes,
+                                            double cpu_copy_Bps, strata_xfer_t *out,
+                                            strata_error_t *err);
 
 /* ==== Metrics and bisection ==== */
 

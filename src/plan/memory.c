@@ -100,6 +100,7 @@ static void stage_memory(const strata_plan_ctx_t *ctx, const strata_plan_config_
     r->mem_weights = P * w->weight_bytes / (c->zero >= 3 ? d : 1);
     r->mem_grads = P * w->grad_bytes / (c->zero >= 2 ? d : 1);
     r->mem_optim = P * (master + 2.0 * w->optim_bytes) / (c->zero >= 1 ? d : 1);
+    if (c->offload) r->mem_optim = 0; /* master and moments live in the offload tier */
     double layers = (double)nl * c->vpp, depth = c->pp - stage;
     double inflight = micro < depth ? micro : depth;
     if (c->vpp > 1) inflight *= 1 + (c->pp - 1.0) / (c->pp * c->vpp);

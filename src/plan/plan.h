@@ -56,6 +56,13 @@ void plan_stage_layers(const strata_workload_t *w, const strata_plan_config_t *c
 double plan_layer_params(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, int first,
                          int n);
 double plan_stage_params(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, int stage);
+
+/* offload.c: the tier `kind` (STRATA_PLAN_OFFLOAD_HOST or _CXL) of the
+ * first server: the worst GPU's share of its routed path to the tier
+ * memory (B/s per direction) and of the tier memory's bandwidth (B/s, both
+ * directions). ERR_INVALID when a GPU has no memory of that tier. */
+strata_status_t plan_offload_tier(const strata_plan_ctx_t *ctx, int kind, double *xfer_bw_p,
+                                  double *mem_bw_p, strata_error_t *err);
 void plan_memory(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, int micro,
                  strata_plan_result_t *r);
 

@@ -365,9 +365,83 @@ static void test_bad_workload_file(void **state)
     assert_non_null(strstr(err.msg, "gpt3-175b"));
 }
 
+/* ==== Memory tiers: offload ==== */
+
+/* gpt-7.5b (P parameters, strata_workload_params) on pcie-8gpu-2s, DP 8,
+ * ZeRO-1: each GPU updates p = P/8 parameters.
+ * host: gpu0 and gpu1 share pcisw0's uplink: 28.01/2 = 14.0 GB/s each;
+ *   dram0 serves gpu0..3: 2 x 153.6 / 4 = 76.8 GB/s each (the DDR bus
+ *   307.2 GB/s shared by 4). Adam: 30 B x p / 76.8 GB/s; transfers: (4 B
+ *   fp32 gradient down + 2 B bf16 weight up) x p / 14.0 GB/s.
+ * cxl: one x8 CXL 2.0 expander on socket 0 serves all 8 GPUs: its link,
+ *   59.3 x 8/16 = 29.65 GB/s per direction, gives 29.65/8 = 3.71 GB/s each
+ *   (socket 1's GPUs cross UPI, 128 GB/s, not the bottleneck); Adam at
+ *   2 x 29.65 / 8 = 7.41 GB/s.
+ * The optimizer states leave HBM: mem_optim = 0. */
+static void test_offload_tiers(void **state)
+{
+    (void)state;
+    fix_t f;
+    fix_open(&f, "gpt-7.5b", "pcie-8gpu-2s");
+    strata_plan_config_t c = config(1, 1, 8, 1, 64);
+    strata_plan_result_t r0, rh, rc;
+    strata_error_t err;
+    assert_int_equal(strata_plan_eval(f.ctx, &c, &r0, &err), STRATA_OK);
+    c.offload = STRATA_PLAN_OFFLOAD_HOST;
+    assert_int_equal(strata_plan_eval(f.ctx, &c, &rh, &err), STRATA_OK);
+    c.offload = STRATA_PLAN_OFFLOAD_CXL;
+    assert_int_equal(strata_plan_eval(f.ctx, &c, &rc, &err), STRATA_OK);
+    double p = strata_workload_params(&f.ctx->w) / 8;
+    double pcie = strata_link_find(f.cat, "pcie4")->bw_dir;
+    double cxl8 = strata_link_find(f.cat, "cxl2")->bw_dir / 2;
+    assert_rel(rh.offload_xfer_bw, pcie / 2, 1e-12);
+    assert_rel(rh.offload_mem_bw, 2 * 153.6e9 / 4, 1e-12);
+    /* p: within 1e-5 of the stage-0 count the planner uses (PP 1) */
+    assert_rel(rh.optimizer, 30 * p / 76.8e9, 1e-5);
+    assert_rel(rh.offload, 6 * p / (pcie / 2), 1e-5);
+    assert_rel(rc.offload_xfer_bw, cxl8 / 8, 1e-12);
+    assert_rel(rc.offload_mem_bw, 2 * cxl8 / 8, 1e-12);
+    assert_true(r0.mem_optim > 0);
+    assert_rel(rh.mem_optim, 0, 0);
+    assert_rel(rh.mem_total, r0.mem_total - r0.mem_optim, 1e-12);
+    assert_rel(rh.step - r0.step, rh.offload + rh.optimizer - r0.optimizer, 1e-9);
+    fix_close(&f);
+}
+
+/* The search may choose the tier: gpt-39.1b with a batch of 64 fits no
+ * plan of pcie-8gpu-2s (8 x A100 80 GB) with every state in HBM — the
+ * nearest, TP 8 with ZeRO-0 and full recompute, misses by 8.3 GB, its
+ * Adam states alone 12 B x 39.1e9 / 8 = 58.7 GB per GPU — and with the
+ * offload tiers allowed its best plan keeps the optimizer states in host
+ * DRAM (faster than the CXL tier: 14.0 vs 3.7 GB/s per GPU on the path,
+ * test_offload_tiers). */
+static void test_search_offload(void **state)
+{
+    (void)state;
+    fix_t f;
+    fix_open(&f, "gpt-39.1b", "pcie-8gpu-2s");
+    strata_plan_config_t base;
+    strata_plan_config_default(&base);
+    strata_plan_result_t r[2];
+    int n = 0;
+    long evaluated = 0;
+    strata_error_t err;
+    assert_int_equal(strata_plan_search(f.ctx, &base, 64, r, 2, &n, &evaluated, &err),
+                     STRATA_ERR_RANGE);
+    assert_non_null(strstr(err.msg, "no plan fits memory"));
+    base.offload = -1;
+    assert_int_equal(strata_plan_search(f.ctx, &base, 64, r, 2, &n, &evaluated, &err), STRATA_OK);
+    assert_true(n >= 1);
+    assert_int_equal(r[0].cfg.offload, STRATA_PLAN_OFFLOAD_HOST);
+    assert_true(r[0].fits && r[0].mem_optim == 0);
+    fix_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_offload_tiers),
+        cmocka_unit_test(test_search_offload),
         cmocka_unit_test(test_model_flops_closed_form),
         cmocka_unit_test(test_executed_flops_sc21),
         cmocka_unit_test(test_param_counts),

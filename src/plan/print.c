@@ -21,9 +21,12 @@ static void print_config(const strata_plan_result_t *r, FILE *out)
     if (c->cp > 1) fprintf(out, " x CP %d", c->cp);
     fprintf(out,
             " = %d GPUs; batch %d = %d micro-batches of %d x DP; ZeRO-%d; recompute %s;"
-            " %s attention%s\n",
+            " %s attention%s%s\n",
             r->gpus, c->gbs, r->micro, c->mbs, c->zero, recomp_name(c->recompute),
-            c->flash ? "flash" : "unfused", c->fp8 ? "; FP8 GEMMs" : "");
+            c->flash ? "flash" : "unfused", c->fp8 ? "; FP8 GEMMs" : "",
+            c->offload == STRATA_PLAN_OFFLOAD_HOST  ? "; optimizer states in host DRAM"
+            : c->offload == STRATA_PLAN_OFFLOAD_CXL ? "; optimizer states in CXL memory"
+                                                    : "");
     char ord[48];
     fprintf(out, "overlap: DP %s, TP %s, PP %s; rank order %s\n", c->overlap_dp ? "on" : "off",
             c->overlap_tp ? "on" : "off", c->overlap_pp ? "on" : "off",
@@ -51,6 +54,14 @@ static void print_text(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
     }
     row(out, "pipeline bubble", r->bubble, r->step);
     row(out, "optimizer step", r->optimizer, r->step);
+    if (r->cfg.offload) {
+        row(out, "offload transfers (PCIe/CXL)", r->offload, r->step);
+        fprintf(out,
+                "  offload to %s: %.4g GB/s per GPU on its path, CPU Adam at %.4g GB/s of the "
+                "tier's memory per GPU\n",
+                r->cfg.offload == STRATA_PLAN_OFFLOAD_CXL ? "CXL memory" : "host DRAM",
+                r->offload_xfer_bw / 1e9, r->offload_mem_bw / 1e9);
+    }
     fprintf(out,
             "throughput: %.1f TFLOP/s per GPU model FLOPs (Megatron count: causal attention, "
             "no recompute), MFU %.1f %%; %.1f TFLOP/s executed (recompute and masked "

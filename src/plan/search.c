@@ -27,6 +27,7 @@ typedef struct best {
     double nearest; /* smallest memory miss, bytes */
     strata_plan_config_t nearest_cfg;
     plan_pipe_cache_t cache; /* the ZeRO stages of one plan share its schedule */
+    int tiers[3], ntiers;    /* the offload tiers tried (offload_tiers) */
 } best_t;
 
 static void keep(best_t *b, const strata_plan_result_t *r)
@@ -78,6 +79,22 @@ static bool valid_sizes(const strata_plan_ctx_t *ctx, const strata_plan_config_t
     return !(c->vpp > 1 && m % c->pp);
 }
 
+/* The offload tiers a search tries: the base's when it names one (>= 0),
+ * else none plus every tier the cluster has (plan_offload_tier finds its
+ * memory devices). */
+static int offload_tiers(const strata_plan_ctx_t *ctx, int base, int *tiers)
+{
+    if (base >= 0) return tiers[0] = base, 1;
+    int n = 0;
+    tiers[n++] = STRATA_PLAN_OFFLOAD_NONE;
+    for (int k = STRATA_PLAN_OFFLOAD_HOST; k <= STRATA_PLAN_OFFLOAD_CXL; k++) {
+        double x, m;
+        strata_error_t ignored;
+        if (plan_offload_tier(ctx, k, &x, &m, &ignored) == STRATA_OK) tiers[n++] = k;
+    }
+    return n;
+}
+
 static void inner(const strata_plan_ctx_t *ctx, strata_plan_config_t *c, best_t *b)
 {
     int local = c->gbs / c->dp;
@@ -86,7 +103,8 @@ static void inner(const strata_plan_ctx_t *ctx, strata_plan_config_t *c, best_t 
         for (c->vpp = 1; c->vpp <= ctx->w.layers / c->pp; c->vpp++) {
             if (!valid_sizes(ctx, c)) continue;
             for (c->zero = 0; c->zero <= 3; c->zero++)
-                if (c->dp > 1 || c->zero == 0) try_config(ctx, c, b);
+                for (int t = 0; t < b->ntiers; t++)
+                    if (c->dp > 1 || c->zero == 0) c->offload = b->tiers[t], try_config(ctx, c, b);
         }
     }
 }
@@ -98,6 +116,7 @@ strata_status_t strata_plan_search(const strata_plan_ctx_t *ctx, const strata_pl
     const strata_workload_t *w = &ctx->w;
     int G = ctx->gpus;
     best_t b = {.out = out, .max = max, .nearest = -1};
+    b.ntiers = offload_tiers(ctx, base->offload, b.tiers);
     strata_plan_config_t c = *base;
     c.gbs = gbs;
     for (c.tp = 1; c.tp <= G && c.tp <= w->heads; c.tp++) {

@@ -453,6 +453,24 @@ static double optimizer_time(const strata_plan_ctx_t *ctx, const strata_plan_con
     return p * 30 / (ctx->a.hbm_bw * ctx->a.hbm_eff);
 }
 
+/* Offloaded optimizer (offload.c): the CPU's Adam moves the same 30 bytes
+ * per local parameter through the tier's memory; the gradients go down
+ * and the updated 16-bit weights come back over the routed path. */
+static strata_status_t offload_step(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c,
+                                    strata_plan_result_t *r, strata_error_t *err)
+{
+    if (c->offload != STRATA_PLAN_OFFLOAD_HOST && c->offload != STRATA_PLAN_OFFLOAD_CXL)
+        return strata_error_set(err, STRATA_ERR_INVALID, "plan: offload %d unknown", c->offload);
+    double xbw, mbw;
+    strata_status_t st = plan_offload_tier(ctx, c->offload, &xbw, &mbw, err);
+    if (st) return st;
+    double p = plan_stage_params(ctx, c, 0) / (c->zero >= 1 ? c->dp : 1);
+    r->optimizer = p * 30 / mbw;
+    r->offload = p * (ctx->w.grad_bytes + ctx->w.weight_bytes) / xbw;
+    r->offload_xfer_bw = xbw, r->offload_mem_bw = mbw;
+    return STRATA_OK;
+}
+
 static void fill_traffic(const strata_plan_config_t *c, const groups_t *g, const stages_t *s,
                          const layer_comm_t *kd, const dp_part_t *d, int m, double tx,
                          double pp_exp, const z3_t *z, strata_plan_result_t *r,
@@ -559,7 +577,11 @@ strata_status_t plan_eval_cached(const strata_plan_ctx_t *ctx, const strata_plan
     r->exposed[D_TP] = s.tp * m, r->exposed[D_CP] = s.cp * m, r->exposed[D_EP] = s.ep * m;
     r->exposed[D_PP] = t1 - t0, r->exposed[D_DP] = d.exposed + z.exposed;
     r->optimizer = optimizer_time(ctx, c);
-    r->step = t1 + r->exposed[D_DP] + r->optimizer;
+    if (c->offload && (st = offload_step(ctx, c, r, err))) {
+        util_free(s.tf), util_free(s.tb);
+        return st;
+    }
+    r->step = t1 + r->exposed[D_DP] + r->optimizer + r->offload;
     flops_and_rates(ctx, c, &s, m, r);
     plan_memory(ctx, c, m, r);
     fill_traffic(c, &g, &s, &s.kd, &d, m, tx, r->exposed[D_PP], &z, r, ctx);

@@ -45,11 +45,13 @@ strata_status_t strata_probe_run(const strata_probe_opts_t *opts, strata_probe_r
         return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: no cpu is available");
     }
     probe_ctx_t x = {.opts = opts, .res = res, .t0 = util_now()};
-    for (size_t i = 0; i < NSECTIONS; i++)
+    /* memory and coherence come first in sections[] */
+    size_t nsec = opts->coherence_only ? 2 : NSECTIONS;
+    for (size_t i = 0; i < nsec; i++)
         x.total += opts->quick ? sections[i].plan_quick : sections[i].plan;
     if (opts->progress) util_progress_begin(&x.bar, "strata probe", x.total);
     strata_status_t st = STRATA_OK;
-    for (size_t i = 0; i < NSECTIONS && st == STRATA_OK; i++) {
+    for (size_t i = 0; i < nsec && st == STRATA_OK; i++) {
         double plan = opts->quick ? sections[i].plan_quick : sections[i].plan;
         x.bar.label = sections[i].name;
         double t0 = util_now();
@@ -58,7 +60,7 @@ strata_status_t strata_probe_run(const strata_probe_opts_t *opts, strata_probe_r
                    util_now() - t0, plan);
         x.done += plan;
     }
-    probe_accel(&x, 0);
+    if (!opts->coherence_only) probe_accel(&x, 0);
     if (opts->progress) util_progress_end(&x.bar);
     res->seconds = util_now() - x.t0;
     if (st == STRATA_OK) st = strata_probe_validate(res, err);

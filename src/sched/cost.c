@@ -307,6 +307,28 @@ static strata_status_t direct_patterns(strata_topo_router_t *rt, const strata_to
     return st;
 }
 
+/* P2P off (strata_topo_set_p2p): every transfer between two ranks of a
+ * server is a DMA write into host memory and a DMA read out of it, so the
+ * ranks of a server share their PCIe switch uplinks, the memory channels
+ * and the socket link even in a ring, where each rank sends to one peer.
+ * The intra-server bandwidth is then what the worst flow gets when every
+ * rank of the first server sends to the next at once (the ring pattern
+ * routed through the staging memory, each channel shared evenly) — the
+ * max-min share the simulator finds for the same flows. */
+static strata_status_t staged_intra(strata_topo_router_t *rt, const strata_topo_t *t,
+                                    strata_coll_machine_t *m, strata_error_t *err)
+{
+    if (strata_topo_p2p(t) || m->per_server < 2 || m->per_server > PATTERN_MAX_RANKS)
+        return STRATA_OK;
+    pattern_t p = {.rt = rt, .t = t, .nchan = 2 * (size_t)strata_topo_link_count(t)};
+    p.load = util_calloc(p.nchan, sizeof(*p.load));
+    if (!p.load) return strata_error_set(err, STRATA_ERR_NOMEM, "cost: out of memory");
+    double bw = pattern_bw_row(&p, m->per_server, 0, true, m->per_server);
+    if (bw > 0 && bw < m->bw_intra) m->bw_intra = bw;
+    util_free(p.load);
+    return STRATA_OK;
+}
+
 strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
                                               const strata_link_catalog_t *cat,
                                               strata_coll_machine_t *m_p, strata_error_t *err)
@@ -347,6 +369,7 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
                  nic >= 0 ? link_kind_to(t, nic, STRATA_DEV_NET_SWITCH) : "");
         if (m.nics == 0) m.nics = 1;
     }
+    if (!st) st = staged_intra(rt, t, &m, err);
     if (m.per_server == 1) m.bw_intra = m.bw_nic, m.lat_intra = m.lat_inter, m.lat_leg_intra = 0;
     m.eta_intra = strata_link_store_eta(m.intra_kind);
     m.direct = strata_topo_device(t, e0).group < 0 && m.nranks > 1 &&

@@ -10,6 +10,10 @@
 #include "test_catalog.h"
 #include "sched.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 static const double ALPHA = 2e-6, BW = 100e9;
 
 /* One server of P ranks, bandwidth BW and latency ALPHA per message, and a
@@ -538,6 +542,67 @@ static void test_machine_from_topo(void **state)
     assert_true(m.lat_inter > m.lat_intra);
 }
 
+/* P2P off on the 2-socket 8-GPU PCIe box (data/presets/pcie-8gpu-2s.json):
+ * every ring hop g -> g+1 is a DMA write from g up to the host memory of
+ * its socket and a DMA read down to g+1:
+ *   gpu0 > pcisw0 > cpu0 > dram0 > cpu0 > pcisw0 > gpu1      (same switch)
+ *   gpu3 > pcisw1 > cpu0 > dram0 > cpu0 > upi > cpu1 > pcisw2 > gpu4
+ *   gpu7 > pcisw3 > cpu1 > dram1 > cpu1 > upi > cpu0 > pcisw0 > gpu0.
+ * Flows per channel, with all 8 hops at once:
+ *   pcisw0 -> cpu0: gpu0's and gpu1's sends            2 flows: 28.01/2 = 14.0 GB/s
+ *   cpu0 -> dram0 (writes), dram0 -> cpu0 (reads): the sends of gpu0..3, 4 flows
+ *     on 8 x DDR5-4800 = 8 x 38.4 = 307.2 GB/s shared, 153.6 each way: 38.4 GB/s
+ *   cpu0 -> cpu1 (UPI 4 x 32 GB/s = 128): gpu3 -> gpu4 only, 1 flow: 128 GB/s
+ *   gpu -> pcisw: 1 flow, 28.01 GB/s.
+ * The switch uplink binds: 14.0 GB/s, half the 28.0 GB/s of P2P on (where
+ * gpu0 -> gpu1 stays below pcisw0 and a ring hop between switches uses each
+ * uplink once per direction). A 1 GiB ring allreduce then takes
+ * 2 x 7/8 x 2^30 B / 14.0 GB/s = 134 ms and its busbw is 14.0 GB/s. */
+static void test_p2p_off_ring(void **state)
+{
+    (void)state;
+    double pcie4 = strata_link_find(cat, "pcie4")->bw_dir;
+    strata_coll_machine_t on = preset("pcie-8gpu-2s"), off = preset("pcie-8gpu-2s,p2p=off");
+    assert_rel(on.bw_intra, pcie4, 1e-12);
+    assert_rel(off.bw_intra, pcie4 / 2, 1e-12);
+    assert_rel(8 * strata_link_find(cat, "ddr5-4800")->bw_dir / 2 / 4, 38.4e9, 1e-12);
+    assert_rel(4 * strata_link_find(cat, "upi2")->bw_dir, 128e9, 1e-12);
+    double n = 1073741824.0;
+    strata_coll_cost_t k = cost(&off, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, n);
+    assert_rel(k.busbw, pcie4 / 2, 1e-3);
+    assert_rel(k.time, 2 * 7.0 / 8 * n / (pcie4 / 2), 1e-3);
+}
+
+/* P2P off where host memory binds: 4 GPUs straight on root ports (no PCIe
+ * switch), 2 per socket, each socket with 2 channels of DDR4-3200
+ * (2 x 25.6 = 51.2 GB/s shared, 25.6 each way), sockets joined by 1 UPI.
+ * Ring hops 0>1 and 1>2 stage in dram0 (gpu1 -> gpu2 then crosses UPI),
+ * 2>3 and 3>0 in dram1: 2 flows on each memory direction, 12.8 GB/s each;
+ * the GPU root-port links carry 1 flow (28.0) and UPI 1 flow each way
+ * (32.0). The ring runs at 12.8 GB/s, the memory's share. */
+static void test_p2p_off_memory_bound(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"name\": \"rootport\", \"p2p\": \"off\", \"server\": {\"devices\": ["
+        "{\"name\": \"cpu\", \"kind\": \"cpu\", \"count\": 2},"
+        "{\"name\": \"dram\", \"kind\": \"memory\", \"count\": 2},"
+        "{\"name\": \"gpu\", \"kind\": \"gpu\", \"count\": 4}], \"links\": ["
+        "{\"from\": \"gpu\", \"to\": \"cpu\", \"map\": \"block\", \"link\": \"pcie4\"},"
+        "{\"from\": \"dram\", \"to\": \"cpu\", \"map\": \"block\", \"link\": "
+        "\"ddr4-3200\", \"count\": 2},"
+        "{\"mesh\": \"cpu\", \"link\": \"upi2\"}]}}";
+    char path[] = "/tmp/strata-p2p-XXXXXX.json";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    strata_coll_machine_t m = preset(path);
+    unlink(path);
+    assert_rel(m.bw_intra, 2 * 25.6e9 / 2 / 2, 1e-12);
+}
+
 /* Which memory reduces. Figures from links.md "Memory ceiling" row (HBM
  * per GPU), over the 3 passes of a reduction (2 operands in, 1 out). */
 static void test_reduction_memory(void **state)
@@ -688,6 +753,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_machine_from_topo),
         cmocka_unit_test(test_dark_nics),
         cmocka_unit_test(test_reduction_memory),
+        cmocka_unit_test(test_p2p_off_ring),
+        cmocka_unit_test(test_p2p_off_memory_bound),
         cmocka_unit_test(test_a100_ring),
         cmocka_unit_test(test_h100_ring),
         cmocka_unit_test(test_path_latency),

@@ -41,6 +41,8 @@ static strata_dev_kind_t dev_kind(const builder_t *b, const char *k)
     if (strcmp(k, "cpu") == 0) return b->cpu_endpoint ? STRATA_DEV_ACCEL : STRATA_DEV_CPU;
     if (strcmp(k, "nvswitch") == 0) return STRATA_DEV_SCALEUP_SWITCH;
     if (strcmp(k, "pcie-switch") == 0) return STRATA_DEV_PCIE_SWITCH;
+    if (strcmp(k, "memory") == 0 || strcmp(k, "cxl-memory") == 0) return STRATA_DEV_MEMORY;
+    if (strcmp(k, "storage") == 0) return STRATA_DEV_STORAGE;
     return STRATA_DEV_NIC;
 }
 
@@ -490,8 +492,14 @@ strata_status_t topoio_instantiate(const topoio_cluster_t *c, const strata_link_
                                 c->name ? c->name : "cluster", c->max_servers, c->servers);
     strata_status_t st0 = check_size(c, err);
     if (st0) return st0;
-    if (c->net.builder && strcmp(c->net.builder, "torus") == 0)
+    if (c->net.builder && strcmp(c->net.builder, "torus") == 0) {
+        if (c->p2p_off)
+            return strata_error_set(err, STRATA_ERR_INVALID,
+                                    "%s: p2p=off applies to servers whose accelerators stage "
+                                    "through host memory, not to a torus of chips",
+                                    c->name ? c->name : "cluster");
         return build_torus(c, cat, topo_p, err);
+    }
     builder_t b = {.c = c, .cat = cat, .err = err};
     b.offset = util_calloc(c->groups.n + 1, sizeof(long));
     if (b.offset == NULL) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
@@ -503,6 +511,7 @@ strata_status_t topoio_instantiate(const topoio_cluster_t *c, const strata_link_
         0;
     b.per_server = b.offset[c->groups.n];
     strata_status_t st = strata_topo_create(c->name ? c->name : "cluster", cat, &b.t, err);
+    if (st == STRATA_OK && c->p2p_off) st = strata_topo_set_p2p(b.t, false, err);
     if (st == STRATA_OK) st = add_servers(&b);
     if (st == STRATA_OK && c->net.builder) st = add_network(&b);
     if (st == STRATA_OK) st = strata_topo_finish(b.t, err);

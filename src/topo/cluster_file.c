@@ -88,8 +88,9 @@ bool topoio_is_accel_kind(const char *k)
     return strcmp(k, "gpu") == 0 || strcmp(k, "npu") == 0 || strcmp(k, "tpu") == 0;
 }
 
-static const char *const device_kinds[] = {"gpu",      "npu",         "tpu", "cpu",
-                                           "nvswitch", "pcie-switch", "nic", NULL};
+static const char *const device_kinds[] = {"gpu",        "npu",         "tpu", "cpu",
+                                           "nvswitch",   "pcie-switch", "nic", "memory",
+                                           "cxl-memory", "storage",     NULL};
 static const char *const builders[] = {"rail-fat-tree", "fat-tree", "switch",
                                        "torus",         "none",     NULL};
 static const char *const map_names[] = {"all", "block", "mesh", NULL};
@@ -259,7 +260,7 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
     if (!in_list(device_kinds, kind))
         return bad(r, json_object_get(d, "kind"),
                    "unknown device kind \"%s\" (expected gpu, npu, tpu, cpu, nvswitch, "
-                   "pcie-switch or nic)",
+                   "pcie-switch, nic, memory, cxl-memory or storage)",
                    kind);
     if (port && (st = check_port_id(r, json_object_get(d, "port"), port))) return st;
     if (memory && (st = check_memory(r, d, kind, memory))) return st;
@@ -362,6 +363,61 @@ static strata_status_t read_measured(reader_t *r, const json_t *l, topoio_conn_t
     return STRATA_OK;
 }
 
+/* A socket link (catalog category "Socket": UPI, xGMI) joins two CPU
+ * sockets of the server: both ends are cpu groups, and the server has at
+ * least two sockets. */
+static strata_status_t check_socket_link(reader_t *r, const json_t *l, const topoio_conn_t *k,
+                                         const char *id)
+{
+    const strata_link_t *cl = r->cat ? strata_link_find(r->cat, id) : NULL;
+    if (!cl || !cl->category || strcmp(cl->category, "Socket") != 0) return STRATA_OK;
+    const json_t *at = json_object_get(l, "link");
+    long cpus = topoio_count_kind(r->c, "cpu");
+    if (cpus < 2)
+        return util_json_error(r->doc, at, r->err, STRATA_ERR_PARSE,
+                               "\"%s\" is a socket-to-socket link, but this server has %ld CPU "
+                               "socket(s): it needs two",
+                               id, cpus);
+    const topoio_group_t *ga = &r->c->groups.v[k->a.group];
+    const topoio_group_t *gb = &r->c->groups.v[k->map == TOPOIO_MAP_MESH ? k->a.group : k->b.group];
+    if (strcmp(ga->kind, "cpu") != 0 || strcmp(gb->kind, "cpu") != 0)
+        return util_json_error(r->doc, at, r->err, STRATA_ERR_PARSE,
+                               "\"%s\" is a socket-to-socket link: it joins cpu devices, not "
+                               "\"%s\" and \"%s\"",
+                               id, ga->name, gb->name);
+    return STRATA_OK;
+}
+
+/* A CXL memory expander (kind cxl-memory) hangs on a CXL-capable link. */
+static strata_status_t check_cxl_link(reader_t *r, const json_t *l, const topoio_conn_t *k,
+                                      const char *id)
+{
+    const strata_link_t *cl = r->cat ? strata_link_find(r->cat, id) : NULL;
+    const topoio_group_t *ga = &r->c->groups.v[k->a.group];
+    const topoio_group_t *gb = &r->c->groups.v[k->map == TOPOIO_MAP_MESH ? k->a.group : k->b.group];
+    const topoio_group_t *m = strcmp(ga->kind, "cxl-memory") == 0   ? ga
+                              : strcmp(gb->kind, "cxl-memory") == 0 ? gb
+                                                                    : NULL;
+    if (!cl || !m || (cl->category && strcmp(cl->category, "CXL") == 0)) return STRATA_OK;
+    return util_json_error(r->doc, json_object_get(l, "link"), r->err, STRATA_ERR_PARSE,
+                           "\"%s\" joins CXL memory \"%s\" but is not a CXL-capable link "
+                           "(category %s; expected cxl1, cxl2 or cxl3)",
+                           id, m->name, cl->category);
+}
+
+/* "p2p": "on" (default) or "off" (strata_topo_set_p2p). */
+static strata_status_t read_p2p(reader_t *r, const json_t *root)
+{
+    const char *v = NULL;
+    strata_status_t st = util_json_opt_str(r->doc, root, "p2p", &v, r->err);
+    if (st || v == NULL) return st;
+    if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+        return bad(r, json_object_get(root, "p2p"),
+                   "unknown \"p2p\" value \"%s\" (expected on or off)", v);
+    r->c->p2p_off = strcmp(v, "off") == 0;
+    return STRATA_OK;
+}
+
 static strata_status_t read_link(reader_t *r, const json_t *l)
 {
     static const char *const keys[] = {"from", "to",    "mesh",     "link", "count",
@@ -377,6 +433,7 @@ static strata_status_t read_link(reader_t *r, const json_t *l)
         (st = opt_range(r, l, "count", 1, TOPOIO_COUNT_MAX, &k.count)) ||
         (st = opt_range(r, l, "lanes", 0, TOPOIO_LANES_MAX, &k.lanes)))
         return st;
+    if ((st = check_socket_link(r, l, &k, id)) || (st = check_cxl_link(r, l, &k, id))) return st;
     k.link = topoio_str(r->c, id);
     if (UTIL_VEC_PUSH(&r->c->conns, k))
         return strata_error_set(r->err, STRATA_ERR_NOMEM, "out of memory");
@@ -509,9 +566,9 @@ static strata_status_t read_source(reader_t *r, const json_t *v)
 
 static strata_status_t read_root(reader_t *r)
 {
-    static const char *const keys[] = {"name",    "description", "sources",
-                                       "servers", "max_servers", "server",
-                                       "network", "measured",    NULL};
+    static const char *const keys[] = {"name",        "description", "sources", "servers",
+                                       "max_servers", "server",      "network", "measured",
+                                       "p2p",         NULL};
     const json_t *root = util_json_root(r->doc);
     const char *name = NULL, *desc = NULL;
     topoio_cluster_t *c = r->c;
@@ -523,7 +580,7 @@ static strata_status_t read_root(reader_t *r)
         (st = read_array(r, root, "sources", false, read_source)) ||
         (st = opt_range(r, root, "servers", 1, TOPOIO_SERVERS_MAX, &c->servers)) ||
         (st = opt_range(r, root, "max_servers", 0, TOPOIO_SERVERS_MAX, &c->max_servers)) ||
-        (st = read_server(r, root)) || (st = read_network(r, root)))
+        (st = read_server(r, root)) || (st = read_network(r, root)) || (st = read_p2p(r, root)))
         return st;
     json_t *meas = json_object_get(root, "measured");
     if (meas && !json_is_object(meas))
@@ -693,6 +750,7 @@ static json_t *cluster_json(const topoio_cluster_t *c)
     }
     json_object_set_new(root, "servers", json_integer(c->servers));
     if (c->max_servers) json_object_set_new(root, "max_servers", json_integer(c->max_servers));
+    if (c->p2p_off) json_object_set_new(root, "p2p", json_string("off"));
     for (size_t i = 0; i < c->groups.n; i++)
         json_array_append_new(devs, group_json(&c->groups.v[i]));
     for (size_t i = 0; i < c->conns.n; i++)

@@ -135,6 +135,7 @@ void strata_topo_destroy(strata_topo_t *t)
     util_free(t->adj_same);
     util_free(t->adj_up);
     util_free(t->ep);
+    util_free(t->stage);
     util_free(t->local_next);
     util_arena_destroy(t->arena);
     util_free(t);
@@ -283,6 +284,9 @@ strata_status_t strata_topo_add_link(strata_topo_t *t, int32_t a, int32_t b,
     /* a catalog latency comes with its split; another (measured, custom)
      * stands alone as the whole message's latency over this link */
     const strata_link_t *cl = t->cat ? strata_link_find(t->cat, kind) : NULL;
+    /* a shared bus (DDR): reads and writes share it, half each way
+     * (strata_topo_linkspec_t) */
+    if (cl && !cl->full_duplex && !(spec->bw_dir > 0)) l->bw_dir /= 2;
     if (cl && lat == cl->latency) l->sw_lat = cl->switch_lat, l->endpoint = cl->endpoint;
     if (id_p) *id_p = t->nlink;
     t->nlink++;
@@ -545,6 +549,81 @@ static strata_status_t check_connected(strata_topo_t *t, strata_error_t *err)
     return st;
 }
 
+/* ==== Host data paths: P2P off ==== */
+
+strata_status_t strata_topo_set_p2p(strata_topo_t *t, bool on, strata_error_t *err)
+{
+    if (t->finished)
+        return strata_error_set(err, STRATA_ERR_INVALID, "set_p2p: topology '%s' is finished",
+                                t->name);
+    t->p2p_off = !on;
+    return STRATA_OK;
+}
+
+bool strata_topo_p2p(const strata_topo_t *t)
+{
+    return !t->p2p_off;
+}
+
+int32_t strata_topo_staging_memory(const strata_topo_t *t, int32_t dev)
+{
+    if (!t->stage || dev < 0 || dev >= t->ndev) return -1;
+    return t->stage[dev];
+}
+
+/* Nearest host memory of accelerator s inside its server (BFS in creation
+ * order, so ties go to the lower id), or -1. dist is all -1 on entry and
+ * on return (only the visited entries are reset). */
+int32_t topo_nearest_memory(const strata_topo_t *t, int32_t s, int32_t *dist, int32_t *queue)
+{
+    int32_t head = 0, tail = 0, best = -1, g = t->group[s];
+    dist[s] = 0;
+    queue[tail++] = s;
+    while (head < tail && best < 0) {
+        int32_t u = queue[head++];
+        for (int32_t i = t->adj_off[u]; i < t->adj_off[u + 1] && best < 0; i++) {
+            int32_t w = t->adj_nbr[i];
+            if (dist[w] >= 0 || t->group[w] != g) continue;
+            if (t->kind[w] == STRATA_DEV_MEMORY) best = w;
+            dist[w] = dist[u] + 1;
+            queue[tail++] = w;
+        }
+    }
+    for (int32_t i = 0; i < tail; i++)
+        dist[queue[i]] = -1;
+    return best;
+}
+
+/* With P2P off, every accelerator of a server needs a host memory to
+ * stage through (strata_topo_set_p2p). */
+static strata_status_t assign_staging(strata_topo_t *t, strata_error_t *err)
+{
+    t->stage = util_malloc((size_t)t->ndev * sizeof(int32_t));
+    int32_t *dist = util_malloc((size_t)t->ndev * sizeof(int32_t));
+    int32_t *queue = util_malloc((size_t)t->ndev * sizeof(int32_t));
+    strata_status_t st = STRATA_OK;
+    if (!t->stage || !dist || !queue) {
+        st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for staging memories");
+        goto out;
+    }
+    for (int32_t v = 0; v < t->ndev; v++)
+        dist[v] = -1, t->stage[v] = -1;
+    for (int32_t v = 0; v < t->ndev && !st; v++) {
+        if (t->kind[v] != STRATA_DEV_ACCEL) continue;
+        if (t->group[v] >= 0) t->stage[v] = topo_nearest_memory(t, v, dist, queue);
+        if (t->stage[v] < 0)
+            st = strata_error_set(err, STRATA_ERR_INVALID,
+                                  "p2p=off: accelerator '%s' has no host memory in its server to "
+                                  "stage through (add a device of kind memory joined to its CPU "
+                                  "socket by its DDR channels)",
+                                  t->dname[v]);
+    }
+out:
+    util_free(dist);
+    util_free(queue);
+    return st;
+}
+
 strata_status_t strata_topo_finish(strata_topo_t *t, strata_error_t *err)
 {
     if (t->finished) return STRATA_OK;
@@ -568,6 +647,7 @@ strata_status_t strata_topo_finish(strata_topo_t *t, strata_error_t *err)
     if ((st = build_adjacency(t, err))) return st;
     if ((st = check_connected(t, err))) return st;
     if ((st = assign_nics(t, err))) return st;
+    if (t->p2p_off && (st = assign_staging(t, err))) return st;
     util_free(t->local_next);
     t->local_next = NULL;
     t->local_cap = 0;

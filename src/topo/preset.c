@@ -11,8 +11,9 @@
  * network: servers, net (builder), oversub (leaf tier, or R1:R2:.. leaf
  * first), nics (NICs per server on the fabric), port (catalog id of the
  * fabric ports), tiers, radix; memory (catalog HBM id) replaces what the
- * accelerators record. The same options may follow a cluster file path. An unknown preset is an
- * error that lists the available ones.
+ * accelerators record; p2p=off turns GPU peer-to-peer off (traffic between
+ * the GPUs of a server then stages through host memory). The same options may follow a cluster file
+ * path. An unknown preset is an error that lists the available ones.
  *
  * Workload: one small file read per command.
  */
@@ -157,9 +158,15 @@ static strata_status_t apply_one(topoio_cluster_t *c, const char *key, const cha
     }
     if (strcmp(key, "port") == 0) return opt_link(c, cat, key, val, &n->port, err);
     if (strcmp(key, "memory") == 0) return opt_memory(c, cat, val, err);
+    if (strcmp(key, "p2p") == 0) {
+        if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
+            return opt_error(err, key, val, "on or off (GPU peer-to-peer)");
+        c->p2p_off = strcmp(val, "off") == 0;
+        return STRATA_OK;
+    }
     return strata_error_set(err, STRATA_ERR_INVALID,
                             "unknown cluster option '%s' (expected "
-                            "servers, net, oversub, nics, port, tiers, radix or memory)",
+                            "servers, net, oversub, nics, port, tiers, radix, memory or p2p)",
                             key);
 }
 

@@ -12,6 +12,9 @@
  *    lowest common tier; path counts are carried per ancestor, so counting
  *    costs O(ancestors visited) — about 2·(k/2 + 1) nodes between pods of
  *    a k-ary fat-tree below the core, ~(k/2)² at the core;
+ *  - P2P off (strata_topo_set_p2p): accelerators of one server meet in the
+ *    host memory the sender stages through — shortest paths to it, then
+ *    from it to the receiver (two BFS segments);
  *  - otherwise (and as the fallback when the structure does not apply):
  *    breadth-first search with shortest-path counting; the k-th path is read
  *    back from the destination by choosing predecessors by cumulative count.
@@ -443,6 +446,12 @@ static bool plan_tiered(strata_topo_router_t *r, plan_t *p, int32_t src, int32_t
     const strata_topo_t *t = r->t;
     int32_t g = t->group[src];
     bool accels = t->kind[src] == STRATA_DEV_ACCEL && t->kind[dst] == STRATA_DEV_ACCEL;
+    /* P2P off: the sender's DMA writes into host memory, the receiver's
+     * reads from there (strata_topo_set_p2p) — two in-server segments */
+    if (accels && t->p2p_off && g >= 0 && g == t->group[dst]) {
+        int32_t m = t->stage[src];
+        return seg_bfs(r, p, src, m, g, false) && seg_bfs(r, p, m, dst, g, false);
+    }
     if (g >= 0 && g == t->group[dst] &&
         ((accels && seg_bfs(r, p, src, dst, g, true)) || seg_bfs(r, p, src, dst, g, false)))
         return true;

@@ -92,6 +92,12 @@ struct strata_topo {
     int32_t max_tier;
 
     topo_shape_t shape;
+
+    /* Host data paths: P2P off sends accelerator pairs of a server through
+     * host memory; stage[v] is the memory accelerator v stages through
+     * (ndev entries, built by finish when p2p_off, else NULL). */
+    bool p2p_off;
+    int32_t *stage;
 };
 
 /* Record memory id `memory` on accelerator dev, finished or not, checked
@@ -99,6 +105,12 @@ struct strata_topo {
  * builders of finished topologies such as the torus call it). (graph.c) */
 strata_status_t topo_record_memory(strata_topo_t *t, int32_t dev, const char *memory,
                                    const strata_link_catalog_t *cat, strata_error_t *err);
+
+/* Nearest host memory (kind MEMORY) of device s inside its server: fewest
+ * hops, then the lower id; -1 when none. dist (ndev entries) must be all
+ * -1 on entry and is again on return; queue (ndev entries) is scratch.
+ * (graph.c) */
+int32_t topo_nearest_memory(const strata_topo_t *t, int32_t s, int32_t *dist, int32_t *queue);
 
 /* Growth of device/link arrays (graph.c). */
 /* Endpoints a fat-tree of radix k holds in `tiers` tiers: k (one switch),

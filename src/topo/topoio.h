@@ -53,7 +53,7 @@ typedef enum {
  * gpu0..gpu7 (a group of one keeps its bare name). */
 typedef struct topoio_group {
     const char *name;
-    const char *kind;  /* gpu npu tpu cpu nvswitch pcie-switch nic */
+    const char *kind;  /* gpu npu tpu cpu nvswitch pcie-switch nic memory */
     const char *model; /* may be NULL */
     const char *port;  /* NICs: catalog id of the network port, may be NULL */
     const char *info;  /* free text for display (caches, "speed unknown"), may be NULL */
@@ -110,6 +110,8 @@ typedef struct topoio_cluster {
     /* top-level "measured" object (strata probe's figures of this host),
      * kept as compact JSON text so export writes it back; NULL = none */
     const char *measured;
+    /* "p2p": "off" — GPU peer-to-peer disabled (strata_topo_set_p2p) */
+    bool p2p_off;
 } topoio_cluster_t;
 
 /* ==== Description (cluster_file.c) ==== */

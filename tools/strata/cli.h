@@ -62,6 +62,8 @@ CLI_DECLARE(report);
 CLI_DECLARE(links);
 CLI_DECLARE(link);
 CLI_DECLARE(topo);
+CLI_DECLARE(path);
+CLI_DECLARE(coherence);
 CLI_DECLARE(coll);
 CLI_DECLARE(sim);
 CLI_DECLARE(plan);

@@ -40,6 +40,11 @@ static void usage(FILE *out)
                  "  --mbs M         micro-batch size (default 1)\n"
                  "  --zero Z        0 none, 1 distributed optimizer (default), 2 + grads, 3 FSDP\n"
                  "  --recompute R   none, selective (default), full\n"
+                 "  --offload T     optimizer states in HBM (none, default), host DRAM (host)\n"
+                 "                  or CXL memory (cxl), ZeRO-Offload style: the CPU runs Adam\n"
+                 "                  and each step moves gradients down and weights up over\n"
+                 "                  the routed PCIe/CXL path (needs memory devices: e.g.\n"
+                 "                  pcie-8gpu-2s)\n"
                  "  --no-sp         TP without sequence parallelism\n"
                  "  --no-flash      unfused attention (s x s scores in HBM)\n"
                  "  --fp8           GEMMs at the FP8 peak\n"
@@ -50,7 +55,9 @@ static void usage(FILE *out)
                  "                  a server, PP across); tp-cp-pp-dp puts pipeline stages inside\n"
                  "                  a server and DP across\n"
                  "  --search        rank every valid plan (TP, PP, v, CP, EP, micro-batch, ZeRO,\n"
-                 "                  recompute) that fits memory; --top K shows K (default 5)\n"
+                 "                  recompute, and the offload tier when the cluster has host\n"
+                 "                  or CXL memory and --offload is not given) that fits\n"
+                 "                  memory; --top K shows K (default 5)\n"
                  "  --sim           also time each traffic kind with the simulator, all groups of\n"
                  "                  its dimension at once (up to 1024 GPUs)\n"
                  "  --accel ID      accelerator of data/accelerators.json\n"
@@ -108,6 +115,12 @@ static int parse_value(const char *s, const char *v, plan_args_t *a)
                                    v);
         return CLI_OK;
     }
+    if (!strcmp(s, "--offload")) {
+        static const char *const tiers[] = {"none", "host", "cxl"};
+        for (int k = 0; k < 3; k++)
+            if (!strcmp(v, tiers[k])) return c->offload = k, CLI_OK;
+        return cli_usage_error("plan", "--offload expects none, host or cxl, got '%s'", v);
+    }
     return cli_usage_error("plan", "unknown option '%s'", s);
 }
 
@@ -141,6 +154,7 @@ static int parse_args(int argc, char **argv, plan_args_t *a)
 {
     memset(a, 0, sizeof(*a));
     strata_plan_config_default(&a->cfg);
+    a->cfg.offload = -1; /* not given: none for one plan, the search chooses */
     a->cfg.gbs = 512, a->top = 5;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
@@ -148,7 +162,7 @@ static int parse_args(int argc, char **argv, plan_args_t *a)
             if (!parse_flag(s, a)) continue;
             if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)) {
                 if (strstr(" --tp --pp --vpp --cp --ep --mbs --batch --zero --gpus --top --accel "
-                           "--recompute --order ",
+                           "--recompute --order --offload ",
                            s) &&
                     strlen(s) > 2)
                     return cli_usage_error("plan", "%s needs a value", s);
@@ -262,6 +276,7 @@ static int run(const plan_args_t *a, const strata_workload_t *w, strata_link_cat
         rc = run_search(a, ctx);
     } else if (!rc) {
         strata_plan_config_t c = a->cfg;
+        if (c.offload < 0) c.offload = STRATA_PLAN_OFFLOAD_NONE;
         long rest = (long)c.tp * c.pp * c.cp;
         c.dp = (int)(strata_plan_ctx_gpus(ctx) / rest);
         strata_plan_result_t r;

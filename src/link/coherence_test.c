@@ -1,0 +1,116 @@
+/*
+ * coherence_test.c — CXL flit efficiency and the tier figures, by hand.
+ */
+#define _GNU_SOURCE
+#include "test.h"
+#include "test_catalog.h"
+#include "strata/coherence.h"
+
+static strata_cxl_msg_t msg(const char *id, strata_cxl_class_t c, double bytes)
+{
+    strata_cxl_msg_t m;
+    strata_error_t err;
+    if (strata_cxl_message(strata_link_find(cat, id), c, bytes, &m, &err)) fail_msg("%s", err.msg);
+    return m;
+}
+
+/* 68 B flit (CXL 2.0 x16): 4 slots of 16 B per 68 B, 17 B a slot.
+ * 64 B read: the host sends MemRd, 1 slot = 17 B; the device answers
+ * with a data header slot and 4 data slots = 5 x 17 = 85 B: 64/85 =
+ * 75.3 % of the 63.015 GB/s line rate (32 GT/s x 16 x 128/130 / 8) =
+ * 47.4 GB/s of reads. 64 B write: header + 4 data = 85 B from the host,
+ * 1 slot (Cmp) back: the same 75.3 %. CXL.io, one 64 B TLP: 64 + 24 =
+ * 88 B = 5.5 slots, 6 slots = 102 B: 62.7 %. 256 B flit (CXL 3.x x16):
+ * 15 slots per 256 B, 17.07 B each; a read answer 5 slots = 85.3 B:
+ * 75.0 % of the 128 GB/s raw rate (64 GT/s PAM4 x 16 / 8) = 96 GB/s. */
+static void test_flit_efficiency(void **state)
+{
+    (void)state;
+    strata_cxl_msg_t r = msg("cxl2", STRATA_CXL_MEM_READ, 64);
+    assert_int_equal(r.flit_bytes, 68);
+    assert_int_equal(r.req_slots, 1);
+    assert_int_equal(r.rsp_slots, 5);
+    assert_rel(r.req_wire, 17, 1e-12);
+    assert_rel(r.rsp_wire, 85, 1e-12);
+    assert_rel(r.efficiency, 64.0 / 85, 1e-12);
+    assert_rel(r.data_bw_dir, 32e9 * 16 * 128 / 130 / 8 * 64 / 85, 1e-9);
+    strata_cxl_msg_t w = msg("cxl2", STRATA_CXL_MEM_WRITE, 64);
+    assert_int_equal(w.req_slots, 5);
+    assert_int_equal(w.rsp_slots, 1);
+    assert_rel(w.efficiency, 64.0 / 85, 1e-12);
+    strata_cxl_msg_t io = msg("cxl2", STRATA_CXL_IO_DMA, 64);
+    assert_int_equal(io.req_slots, 6);
+    assert_rel(io.efficiency, 64.0 / 102, 1e-12);
+    strata_cxl_msg_t r3 = msg("cxl3", STRATA_CXL_MEM_READ, 64);
+    assert_int_equal(r3.flit_bytes, 256);
+    assert_rel(r3.efficiency, 64 / (5 * 256.0 / 15), 1e-12);
+    assert_rel(r3.data_bw_dir, 128e9 * 0.75, 1e-9);
+    strata_cxl_msg_t r4 = msg("cxl2", STRATA_CXL_MEM_READ, 4096); /* 64 lines: same ratio */
+    assert_rel(r4.efficiency, 64.0 / 85, 1e-12);
+}
+
+static void test_not_cxl(void **state)
+{
+    (void)state;
+    strata_cxl_msg_t m;
+    strata_error_t err;
+    assert_int_equal(
+        strata_cxl_message(strata_link_find(cat, "pcie5"), STRATA_CXL_MEM_READ, 64, &m, &err),
+        STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "'pcie5' is not a CXL link (category PCIe)"));
+    assert_int_equal(
+        strata_cxl_message(strata_link_find(cat, "cxl2"), STRATA_CXL_MEM_READ, 65, &m, &err),
+        STRATA_ERR_INVALID);
+}
+
+/* Tiers of a 2-socket Sapphire Rapids server (8 x DDR5-4800, 4 UPI 2.0)
+ * with a CXL 2.0 x8 expander:
+ *   local: 100 ns (ddr5-4800), 8 x 38.4 = 307.2 GB/s;
+ *   remote socket: 100 + 50 (upi2) = 150 ns, min(307.2, 4 x 32) = 128 GB/s;
+ *   CXL expander: 210 ns (catalog cxl2: a CXL.mem load), reads at
+ *     47.45 x 8/16 = 23.7 GB/s;
+ *   behind 3 switch levels: 210 + 3 x 70 = 420 ns;
+ *   ping-pong host / CXL.cache device: (210 - 100) + 60 = 170 ns a
+ *     transfer, one 64 B line each: 0.376 GB/s. */
+static void test_tiers(void **state)
+{
+    (void)state;
+    strata_coh_server_t s = {.dram = strata_link_find(cat, "ddr5-4800"),
+                             .channels = 8,
+                             .socket = strata_link_find(cat, "upi2"),
+                             .socket_links = 4,
+                             .cxl = strata_link_find(cat, "cxl2"),
+                             .cxl_lanes = 8,
+                             .switches = 3};
+    strata_coh_figures_t f;
+    strata_error_t err;
+    assert_int_equal(strata_coh_tier(&s, STRATA_COH_LOCAL, &f, &err), STRATA_OK);
+    assert_rel(f.load_s, 100e-9, 1e-9);
+    assert_rel(f.read_bw, 307.2e9, 1e-9);
+    assert_int_equal(strata_coh_tier(&s, STRATA_COH_REMOTE_SOCKET, &f, &err), STRATA_OK);
+    assert_rel(f.load_s, 150e-9, 1e-9);
+    assert_rel(f.read_bw, 128e9, 1e-9);
+    assert_int_equal(strata_coh_tier(&s, STRATA_COH_CXL_EXPANDER, &f, &err), STRATA_OK);
+    assert_rel(f.load_s, 210e-9, 1e-9);
+    assert_rel(f.read_bw, 63.015e9 * 64 / 85 / 2, 1e-4);
+    assert_int_equal(strata_coh_tier(&s, STRATA_COH_CXL_POOL, &f, &err), STRATA_OK);
+    assert_rel(f.load_s, 420e-9, 1e-9);
+    assert_int_equal(strata_coh_tier(&s, STRATA_COH_PINGPONG_CXL, &f, &err), STRATA_OK);
+    assert_rel(f.own_s, 170e-9, 1e-9);
+    assert_rel(f.read_bw, 64 / 170e-9, 1e-9);
+    s.socket = NULL;
+    assert_int_equal(strata_coh_tier(&s, STRATA_COH_REMOTE_SOCKET, &f, &err), STRATA_ERR_INVALID);
+    s.cxl = strata_link_find(cat, "pcie5");
+    assert_int_equal(strata_coh_tier(&s, STRATA_COH_CXL_EXPANDER, &f, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "not a CXL link"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_flit_efficiency),
+        cmocka_unit_test(test_not_cxl),
+        cmocka_unit_test(test_tiers),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

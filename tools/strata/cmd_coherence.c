@@ -1,0 +1,256 @@
+/*
+ * cmd_coherence.c — `strata coherence [model|local]`: the coherence layer.
+ * model (default): CXL.io / .mem / .cache messages on a CXL link (flit
+ * slots, wire bytes, efficiency, data bandwidth) and the load, store and
+ * ownership-transfer figures of each memory tier of a described server
+ * (strata/coherence.h). local: this machine's cache-line transfer latency
+ * between two cores and its memory bandwidth, measured by strata probe's
+ * memory and coherence sections, beside what the model predicts for it.
+ */
+#include "cli_report.h"
+
+#include <string.h>
+
+typedef struct coh_args {
+    bool local;
+    const char *link, *dram, *socket, *catalog;
+    long lanes, channels, socket_links, switches;
+    double bytes;
+} coh_args_t;
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: strata coherence [model] [--link ID] [--lanes N] [--size B] [--dram ID]\n"
+                 "                        [--channels N] [--socket ID|none] [--socket-links N]\n"
+                 "                        [--switches N] [--catalog FILE]\n"
+                 "       strata coherence local [--dram ID] [--channels N]\n\n"
+                 "model: CXL.io, CXL.mem and CXL.cache messages on a CXL link (68 B or 256 B\n"
+                 "flits: slots, wire bytes, efficiency, data bandwidth), then what a load, a\n"
+                 "store and a cache-line ownership transfer cost on each memory tier of the\n"
+                 "server: local DRAM, the remote socket, a CXL expander, a CXL pool behind\n"
+                 "switches, and a line two agents write in turn (ping-pong).\n"
+                 "local: measure this machine (a cache-line transfer between two cores, memory\n"
+                 "bandwidth; a few seconds) and print the model's prediction beside it.\n\n"
+                 "options:\n"
+                 "  --link ID         CXL link of the expander (default cxl2; cxl1, cxl3)\n"
+                 "  --lanes N         its lanes, 1..16 (default: the catalog's x16)\n"
+                 "  --size B          message size, 64 B lines, 64..1M (default 64)\n"
+                 "  --dram ID         memory channel kind (default ddr5-4800)\n"
+                 "  --channels N      channels per socket, 1..24 (default 8)\n"
+                 "  --socket ID|none  socket link (default upi2; xgmi-genoa; none: 1 socket)\n"
+                 "  --socket-links N  links between the sockets, 1..8 (default 4)\n"
+                 "  --switches N      CXL switch levels in front of the pool, 1..8 (default 1)\n"
+                 "  --catalog FILE    link catalog (default: <data dir>/links.json)\n"
+                 "  -h, --help        this help\n\n"
+                 "exit: 0 ok, 1 a link that does not fit its role or a failed measurement,\n"
+                 "2 bad option\n");
+}
+
+static int parse_opt(int argc, char **argv, int *i, coh_args_t *a)
+{
+    static const char *const known[] = {"--link",         "--lanes",  "--size",    "--dram",
+                                        "--channels",     "--socket", "--catalog", "--switches",
+                                        "--socket-links", NULL};
+    const char *o = argv[*i];
+    int k = 0;
+    while (known[k] && strcmp(o, known[k]) != 0)
+        k++;
+    if (!known[k]) return cli_usage_error("coherence", "unknown option '%s'", o);
+    if (*i + 1 >= argc) return cli_usage_error("coherence", "%s needs a value", o);
+    const char *v = argv[++*i];
+    switch (k) {
+    case 0:
+        a->link = v;
+        return 0;
+    case 1:
+        return cli_parse_int("coherence", o, v, 1, 16, &a->lanes) ? CLI_USAGE : 0;
+    case 2:
+        return cli_parse_size("coherence", o, v, 1048576, &a->bytes) ? CLI_USAGE : 0;
+    case 3:
+        a->dram = v;
+        return 0;
+    case 4:
+        return cli_parse_int("coherence", o, v, 1, 24, &a->channels) ? CLI_USAGE : 0;
+    case 5:
+        a->socket = v;
+        return 0;
+    case 6:
+        a->catalog = v;
+        return 0;
+    case 7:
+        return cli_parse_int("coherence", o, v, 1, 8, &a->switches) ? CLI_USAGE : 0;
+    default:
+        return cli_parse_int("coherence", o, v, 1, 8, &a->socket_links) ? CLI_USAGE : 0;
+    }
+}
+
+static int parse_args(int argc, char **argv, coh_args_t *a)
+{
+    *a = (coh_args_t){.link = "cxl2",
+                      .dram = "ddr5-4800",
+                      .socket = "upi2",
+                      .channels = 8,
+                      .socket_links = 4,
+                      .switches = 1,
+                      .bytes = 64};
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1]) {
+            if (parse_opt(argc, argv, &i, a)) return CLI_USAGE;
+        } else if (i == 1 && (strcmp(argv[i], "model") == 0 || strcmp(argv[i], "local") == 0)) {
+            a->local = strcmp(argv[i], "local") == 0;
+        } else {
+            return cli_usage_error("coherence", "unexpected argument '%s' (model or local)",
+                                   argv[i]);
+        }
+    }
+    if ((long)a->bytes % 64 != 0 || a->bytes < 64)
+        return cli_usage_error("coherence", "--size must be a multiple of 64 B lines");
+    return CLI_OK;
+}
+
+/* ==== Model ==== */
+
+static int find_link(const strata_link_catalog_t *cat, const char *id, const char *role,
+                     const strata_link_t **l_p)
+{
+    *l_p = strata_link_find(cat, id);
+    if (*l_p) return 0;
+    fprintf(stderr, "strata: coherence: unknown %s link '%s' (see strata links)\n", role, id);
+    return -1;
+}
+
+static int server_of(const strata_link_catalog_t *cat, const coh_args_t *a, strata_coh_server_t *s)
+{
+    *s = (strata_coh_server_t){.channels = (int)a->channels,
+                               .socket_links = (int)a->socket_links,
+                               .cxl_lanes = (int)a->lanes,
+                               .switches = (int)a->switches};
+    if (find_link(cat, a->dram, "memory", &s->dram) || find_link(cat, a->link, "CXL", &s->cxl))
+        return -1;
+    if (strcmp(s->dram->category, "Memory") != 0) {
+        fprintf(stderr, "strata: coherence: '%s' is not a memory channel (category %s)\n", a->dram,
+                s->dram->category);
+        return -1;
+    }
+    if (strcmp(a->socket, "none") == 0) return 0;
+    if (find_link(cat, a->socket, "socket", &s->socket)) return -1;
+    if (strcmp(s->socket->category, "Socket") != 0) {
+        fprintf(stderr,
+                "strata: coherence: '%s' is not a socket-to-socket link (category %s; upi2, "
+                "xgmi-genoa)\n",
+                a->socket, s->socket->category);
+        return -1;
+    }
+    return 0;
+}
+
+static int print_flits(const strata_coh_server_t *s, const coh_args_t *a)
+{
+    strata_error_t err;
+    char b1[32];
+    printf("CXL messages on %s x%d, %.0f B each\n", s->cxl->id,
+           s->cxl_lanes ? s->cxl_lanes : s->cxl->lanes, a->bytes);
+    printf("  %-42s %5s %9s %9s %6s %6s %8s %10s\n", "class", "flit", "req slots", "rsp slots",
+           "req B", "rsp B", "eff", "data GB/s");
+    for (int c = 0; c < STRATA_CXL_CLASS_COUNT; c++) {
+        strata_cxl_msg_t m;
+        if (strata_cxl_message(s->cxl, (strata_cxl_class_t)c, a->bytes, &m, &err))
+            return cli_fail(&err);
+        double width = s->cxl_lanes ? (double)s->cxl_lanes / s->cxl->lanes : 1;
+        printf("  %-42s %4dB %9d %9d %6.0f %6.0f %7.1f%% %10s\n",
+               strata_cxl_class_str((strata_cxl_class_t)c), m.flit_bytes, m.req_slots, m.rsp_slots,
+               m.req_wire, m.rsp_wire, 100 * m.efficiency,
+               report_gbs(m.data_bw_dir * width, b1, sizeof(b1)));
+    }
+    return CLI_OK;
+}
+
+static int print_tiers(const strata_coh_server_t *s)
+{
+    char b[4][32];
+    printf("memory tiers (%d x %s per socket, %s, %s, %d CXL switch level%s)\n", s->channels,
+           s->dram->id, s->socket ? s->socket->id : "one socket", s->cxl->id, s->switches,
+           s->switches == 1 ? "" : "s");
+    printf("  %-48s %8s %8s %9s %10s  %s\n", "tier", "load", "store", "ownership", "read GB/s",
+           "how");
+    for (int t = 0; t < STRATA_COH_TIER_COUNT; t++) {
+        strata_coh_figures_t f;
+        strata_error_t err;
+        if (strata_coh_tier(s, (strata_coh_tier_t)t, &f, &err)) continue; /* absent tier */
+        printf("  %-48s %8s %8s %9s %10s  %s\n", strata_coh_tier_str((strata_coh_tier_t)t),
+               report_time(f.load_s, b[0], 32), report_time(f.store_s, b[1], 32),
+               report_time(f.own_s, b[2], 32), report_gbs(f.read_bw, b[3], 32), f.how);
+    }
+    return CLI_OK;
+}
+
+/* ==== Local ==== */
+
+static int run_local(const strata_coh_server_t *s)
+{
+    strata_probe_opts_t o = {.quick = true, .coherence_only = true};
+    strata_probe_result_t *r = NULL;
+    strata_error_t err;
+    if (strata_probe_run(&o, &r, &err)) return cli_fail(&err);
+    strata_coh_figures_t loc, rem = {0};
+    int rc = CLI_OK;
+    if (strata_coh_tier(s, STRATA_COH_LOCAL, &loc, &err)) {
+        strata_probe_destroy(r);
+        return cli_fail(&err);
+    }
+    bool two = r->packages > 1 && s->socket &&
+               strata_coh_tier(s, STRATA_COH_PINGPONG_REMOTE, &rem, &err) == STRATA_OK;
+    char b[3][32];
+    printf("this host: %s, %d cores on %d socket%s (probe, quick; medians)\n",
+           r->cpu_model[0] ? r->cpu_model : "cpu model unknown", r->cores, r->packages,
+           r->packages == 1 ? "" : "s");
+    printf("  %-44s %10s %10s %8s\n", "figure", "measured", "model", "ratio");
+    double c2c = r->c2c_within.n ? r->c2c_within.median : r->c2c_all.median;
+    if (r->cores > 1 && c2c > 0)
+        printf("  %-44s %10s %10s %7.2fx\n", "cache-line transfer, two cores of one socket",
+               report_time(c2c, b[0], 32), report_time(loc.own_s, b[1], 32), c2c / loc.own_s);
+    else
+        printf("  %-44s %10s\n", "cache-line transfer, two cores", "one core: not measured");
+    if (two && r->c2c_across.n)
+        printf("  %-44s %10s %10s %7.2fx\n", "cache-line transfer, two sockets",
+               report_time(r->c2c_across.median, b[0], 32), report_time(rem.own_s, b[1], 32),
+               r->c2c_across.median / rem.own_s);
+    double one = r->numa[0].one[STRATA_PROBE_MEM_READ].median,
+           all = r->numa[0].all[STRATA_PROBE_MEM_READ].median;
+    double model = r->bus_ceiling > 0 ? r->bus_ceiling : loc.read_bw;
+    printf("  %-44s %10s %10s %7.2fx\n", "memory read bandwidth, all cores of node 0",
+           report_gbs(all, b[0], 32), report_gbs(model, b[1], 32), all / model);
+    printf("  %-44s %10s\n", "memory read bandwidth, one core", report_gbs(one, b[0], 32));
+    printf("model: transfer %s (%s); bandwidth %s\n",
+           "60 ns within a socket, 150 ns across (Sapphire Rapids class, chipsandcheese, L)",
+           "src/link/coherence.c",
+           r->bus_ceiling > 0 ? r->ceiling_source : "--channels x --dram (no HMAT figure)");
+    strata_probe_destroy(r);
+    return rc;
+}
+
+int cmd_coherence(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    coh_args_t a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc;
+    strata_link_catalog_t *cat = NULL;
+    strata_error_t err;
+    if (strata_link_catalog_load(a.catalog, &cat, &err)) return cli_fail(&err);
+    strata_coh_server_t s;
+    strata_cxl_msg_t m;
+    if (server_of(cat, &a, &s))
+        rc = CLI_FAIL;
+    else if (strata_cxl_message(s.cxl, STRATA_CXL_MEM_READ, 64, &m, &err)) /* a CXL link? */
+        rc = cli_fail(&err);
+    else if (a.local)
+        rc = run_local(&s);
+    else if (!(rc = print_flits(&s, &a)))
+        rc = print_tiers(&s);
+    strata_link_catalog_destroy(cat);
+    return rc;
+}
