@@ -154,6 +154,7 @@ static void usage(FILE *out)
     for (size_t i = 0; sections[i]; i++)
         fprintf(out, " %s", sections[i]->name);
     fprintf(out, "\n  --json           one JSON document, a key per section with its figures\n"
+                 "  -o FILE          write the output to FILE (also --output FILE)\n"
                  "  --catalog FILE   link catalog (default: <data dir>/links.json)\n"
                  "  -h, --help       this help\n");
 }
@@ -176,7 +177,7 @@ static int parse_args(int argc, char **argv, report_args_t *a)
             if (i + 1 >= argc) return cli_usage_error("report", "%s needs a value", o);
             *(o[2] == 's' ? &a->only : &a->catalog) = argv[++i];
         } else if (o[0] == '-' && o[1] != '\0') {
-            return cli_usage_error("report", "unknown option '%s'", o);
+            return cli_unknown_option("report", o);
         } else if (have_cluster) {
             return cli_usage_error("report", "unexpected argument '%s'", o);
         } else {
