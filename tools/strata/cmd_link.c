@@ -328,23 +328,24 @@ static void json_steps(const strata_link_derivation_t *d)
         printf("%s\n    {", i ? "," : "");
         json_key_str("what", s->what, ", ");
         json_key_str("how", s->how, ", ");
-        printf("\"eta\": %.6g, \"bw_dir_Bps\": %.6g}", s->eta, s->bw_dir);
+        printf("\"eta\": %.12g, \"bw_dir_Bps\": %.12g}", s->eta, s->bw_dir);
     }
     printf("\n  ],\n");
 }
 
 static void json_result(const strata_link_t *l, const strata_link_derivation_t *d)
 {
-    printf("  \"lanes\": %d, \"full_duplex\": %s, \"raw_dir_Bps\": %.6g, \"line_dir_Bps\": "
-           "%.6g, \"bw_dir_Bps\": %.6g, \"bw_bidi_Bps\": %.6g,\n",
+    printf("  \"lanes\": %d, \"full_duplex\": %s, \"raw_dir_Bps\": %.12g, \"line_dir_Bps\": "
+           "%.12g, \"bw_dir_Bps\": %.12g, \"bw_bidi_Bps\": %.12g,\n",
            d->lanes, l->full_duplex ? "true" : "false", d->raw_dir, d->line_dir, d->bw_dir,
            l->full_duplex ? 2 * d->bw_dir : d->bw_dir);
-    printf("  \"packet\": {\"mtu_bytes\": %.6g, \"payload_bytes\": %.6g, \"wire_bytes\": %.6g},\n",
-           d->mtu, d->payload, d->wire);
-    printf("  \"links_per_device\": %d, \"device_bw_dir_Bps\": %.6g,\n", l->links,
+    printf(
+        "  \"packet\": {\"mtu_bytes\": %.12g, \"payload_bytes\": %.12g, \"wire_bytes\": %.12g},\n",
+        d->mtu, d->payload, d->wire);
+    printf("  \"links_per_device\": %d, \"device_bw_dir_Bps\": %.12g,\n", l->links,
            l->links * d->bw_dir);
-    printf("  \"latency\": {\"hop_s\": %.6g, \"switch_s\": %.6g, \"endpoint_s\": %.6g, "
-           "\"message_one_switch_s\": %.6g},\n",
+    printf("  \"latency\": {\"hop_s\": %.12g, \"switch_s\": %.12g, \"endpoint_s\": %.12g, "
+           "\"message_one_switch_s\": %.12g},\n",
            l->latency, l->switch_lat, l->endpoint,
            l->latency > 0 ? strata_link_message_latency(l, 1) : 0);
     printf("  \"protocols\": [");
@@ -352,7 +353,7 @@ static void json_result(const strata_link_t *l, const strata_link_derivation_t *
         const strata_link_protocol_t *p = strata_link_protocol(i);
         printf("%s\n    {", i ? "," : "");
         json_key_str("name", p->name, ", ");
-        printf("\"eta\": %.6g, \"bw_dir_Bps\": %.6g}", p->eta, d->bw_dir * p->eta);
+        printf("\"eta\": %.12g, \"bw_dir_Bps\": %.12g}", p->eta, d->bw_dir * p->eta);
     }
     printf("%s],\n", l->full_duplex ? "\n  " : "");
 }
@@ -366,23 +367,24 @@ static void json_datalink(const link_args_t *a, const strata_link_t *l,
         return;
     }
     double rtt = strata_link_rtt(d->line_dir, a->length, d->wire);
-    printf("  \"datalink\": {\"length_m\": %.6g, \"buffer_bytes\": %.6g, \"ber\": %.6g, "
-           "\"rtt_s\": %.6g",
+    printf("  \"datalink\": {\"length_m\": %.12g, \"buffer_bytes\": %.12g, \"ber\": %.12g, "
+           "\"rtt_s\": %.12g",
            a->length, a->buffer, a->ber, rtt);
     if (!is_ethernet(l))
-        printf(",\n    \"credits\": {\"buffer_needed_bytes\": %.6g, \"wire_rate_Bps\": %.6g}",
+        printf(",\n    \"credits\": {\"buffer_needed_bytes\": %.12g, \"wire_rate_Bps\": %.12g}",
                strata_credit_buffer(d->line_dir, rtt),
                strata_credit_rate(d->line_dir, a->buffer, rtt));
     if (d->wire > 0) {
         double p = strata_retx_per(a->ber, d->wire);
         double n = strata_retx_window(d->line_dir, rtt, d->wire);
-        printf(",\n    \"retx\": {\"packet_error\": %.6g, \"gbn_window\": %.6g, \"gbn_eta\": %.6g, "
-               "\"sr_eta\": %.6g, \"gbn_Bps\": %.6g, \"sr_Bps\": %.6g}",
-               p, n, strata_retx_gbn(p, n), strata_retx_sr(p), d->bw_dir * strata_retx_gbn(p, n),
-               d->bw_dir * strata_retx_sr(p));
+        printf(
+            ",\n    \"retx\": {\"packet_error\": %.12g, \"gbn_window\": %.12g, \"gbn_eta\": %.12g, "
+            "\"sr_eta\": %.12g, \"gbn_Bps\": %.12g, \"sr_Bps\": %.12g}",
+            p, n, strata_retx_gbn(p, n), strata_retx_sr(p), d->bw_dir * strata_retx_gbn(p, n),
+            d->bw_dir * strata_retx_sr(p));
     }
     if (!strcmp(l->category, "RoCEv2") || !strcmp(l->category, "Gaudi"))
-        printf(",\n    \"pfc\": {\"pause_s\": %.6g, \"headroom_bytes\": %.6g}",
+        printf(",\n    \"pfc\": {\"pause_s\": %.12g, \"headroom_bytes\": %.12g}",
                strata_pfc_pause_time(d->line_dir, 65535),
                strata_pfc_headroom(d->line_dir, a->length, d->wire));
     printf("}\n");
