@@ -77,6 +77,24 @@ assert [s["what"] for s in j["steps"]][:2] == ["signalling", "line code"], j["st
 assert j["datalink"]["length_m"] == 1 and j["datalink"]["ber"] == 1e-12, j["datalink"]
 PY
 
+# ---- device kinds: the words topo prints are the words a cluster file takes ----
+# dgx-h100 exported (gpu, nvswitch ...), then with every kind word replaced
+# by the one topo prints for it: the same devices line.
+expect 0 "" topo show dgx-h100 --export "$tmp/v.json"
+sed 's/"kind": "gpu"/"kind": "accel"/; s/"kind": "nvswitch"/"kind": "scaleup-switch"/' "$tmp/v.json" >"$tmp/p.json"
+grep -q '"kind": "scaleup-switch"' "$tmp/p.json" && grep -q '"kind": "accel"' "$tmp/p.json" ||
+  { echo "FAIL: dgx-h100's export has no gpu/nvswitch kind to replace"; fail=1; }
+"$S" topo show "$tmp/v.json" | grep '^devices' >"$tmp/dv"
+"$S" topo show "$tmp/p.json" | grep '^devices' >"$tmp/dp"
+cmp -s "$tmp/dv" "$tmp/dp" || { echo "FAIL: printed kind words build another server"; cat "$tmp/dv" "$tmp/dp"; fail=1; }
+for k in $(sed 's/^devices *[0-9]*://' "$tmp/dv" | tr ' ' '\n' | grep -v '^[0-9]*$'); do
+  [ "$k" = switch ] && continue # network switches: built by "network", refused with a reason
+  grep -q "\"kind\": \"$k\"" "$tmp/p.json" "$tmp/v.json" ||
+    { echo "FAIL: printed kind '$k' is not a cluster-file kind word here"; fail=1; }
+done
+sed 's/"kind": "nvswitch"/"kind": "switch"/' "$tmp/v.json" >"$tmp/s.json"
+expect 1 "device kind \"switch\" is a network switch" topo show "$tmp/s.json"
+
 # ---- strata bench: nccl-tests' flags ----
 sizes() { grep -v '^#' "$tmp/out" | awk '{printf "%s ", $1}'; }
 col() { grep -v '^#' "$tmp/out" | awk -v c="$1" '{printf "%s ", $c}'; }
