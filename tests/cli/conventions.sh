@@ -97,7 +97,7 @@ expect 1 "device kind \"switch\" is a network switch" topo show "$tmp/s.json"
 
 # ---- strata bench: nccl-tests' flags ----
 sizes() { grep -v '^#' "$tmp/out" | awk '{printf "%s ", $1}'; }
-col() { grep -v '^#' "$tmp/out" | awk -v c="$1" '{printf "%s ", $c}'; }
+field() { grep -v '^#' "$tmp/out" | awk -v c="$1" '{printf "%s ", $c}'; }
 B="bench allreduce -P 2 -n 2 -w 0"
 expect 0 "" $B -b 1K -e 4K -i 1K                   # -i alone: increments of 1 KiB
 [ "$(sizes)" = "1024 2048 3072 4096 " ] || { echo "FAIL: -i 1K sizes: $(sizes)"; fail=1; }
@@ -107,18 +107,18 @@ expect 0 "" $B -b 1K -e 16K -i 1K -f 4             # a factor > 1 wins, as in nc
 expect 0 "" bench allreduce --ranks=2 --minbytes=8 --maxbytes 64 --stepfactor=2 --iters 3 --warmup_iters=0 --check 2
 [ "$(sizes)" = "8 16 32 64 " ] || { echo "FAIL: long options sizes: $(sizes)"; fail=1; }
 grep -q "warmup iters: 0 iters: 3 validation: 2" "$tmp/out" || { echo "FAIL: -n/-w/-c in the header"; fail=1; }
-[ "$(col 9)" = "0 0 0 0 " ] || { echo "FAIL: -c 2 #wrong: $(col 9)"; fail=1; }
+[ "$(field 9)" = "0 0 0 0 " ] || { echo "FAIL: -c 2 #wrong: $(field 9)"; fail=1; }
 expect 0 "" $B -b8 -e8 -d all                      # joined values; every type, nccl-tests' names
-[ "$(col 3)" = "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double " ] ||
-  { echo "FAIL: -d all types: $(col 3)"; fail=1; }
-[ "$(col 2)" = "8 8 2 2 1 1 4 4 2 1 " ] || { echo "FAIL: -d all counts of 8 B: $(col 2)"; fail=1; }
+[ "$(field 3)" = "int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double " ] ||
+  { echo "FAIL: -d all types: $(field 3)"; fail=1; }
+[ "$(field 2)" = "8 8 2 2 1 1 4 4 2 1 " ] || { echo "FAIL: -d all counts of 8 B: $(field 2)"; fail=1; }
 expect 0 "" $B -b 64 -e 64 -o all
-[ "$(col 4)" = "sum prod min max avg " ] || { echo "FAIL: -o all ops: $(col 4)"; fail=1; }
+[ "$(field 4)" = "sum prod min max avg " ] || { echo "FAIL: -o all ops: $(field 4)"; fail=1; }
 grep -q "Out of bounds values : 0 OK" "$tmp/out" || { echo "FAIL: -o all found wrong values"; fail=1; }
 expect 0 "" $B -b 64 -e 64 -c 0
-[ "$(col 9) $(col 13)" = "-1  -1 " ] || { echo "FAIL: -c 0 #wrong: $(col 9) $(col 13)"; fail=1; }
+[ "$(field 9) $(field 13)" = "-1  -1 " ] || { echo "FAIL: -c 0 #wrong: $(field 9) $(field 13)"; fail=1; }
 expect 0 "" bench broadcast -P 2 -n 2 -w 0 -b 64 -e 64 -r 1
-[ "$(col 5)" = "1 " ] || { echo "FAIL: -r 1 root column: $(col 5)"; fail=1; }
+[ "$(field 5)" = "1 " ] || { echo "FAIL: -r 1 root column: $(field 5)"; fail=1; }
 expect 0 "" $B -b 1K -e 2K -J "$tmp/b.json"         # JSON to FILE, the table on stdout
 [ "$(sizes)" = "1024 2048 " ] || { echo "FAIL: -J: table on stdout: $(sizes)"; fail=1; }
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); r=j["rows"]; assert [x["size"] for x in r]==[1024,2048] and r[0]["out_of_place"]["wrong"]==0 and j["iters"]==2, j' "$tmp/b.json" ||
