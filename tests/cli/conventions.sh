@@ -64,6 +64,7 @@ wall wall $M dgx-h100 --gpus 8:16
 fabric fabric dgx-h100 --gpus 64
 EOT
 expect 1 "cannot write '/nonexistent/f'" links -o /nonexistent/f
+expect 2 "--json applies to show, metrics and describe" topo dot ring:4 --json
 # link --json: the figures the text derives. pcie5 x16: 16 lanes x 32 GBd
 # = 64 GB/s raw; 128b/130b line code -> 63.0 GB/s (links.md)
 expect 0 "" link pcie5 --json

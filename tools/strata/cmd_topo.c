@@ -85,6 +85,9 @@ static int parse_args(int argc, char **argv, topo_args_t *a)
                                a->action);
     }
     if (!a->cluster) return cli_usage_error("topo", "missing CLUSTER");
+    if (a->json && !strcmp(a->action, "dot"))
+        return cli_usage_error("topo", "--json applies to show, metrics and describe (dot writes "
+                                       "DOT; --export writes the cluster as JSON)");
     return CLI_OK;
 }
 
