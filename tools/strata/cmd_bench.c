@@ -549,6 +549,13 @@ static int bench_rank(void *arg)
             st = STRATA_ERR_IO;
         }
     }
+    /* Every rank learns whether rank 0 could open the JSON file, so none
+     * waits in a collective rank 0 never joins. */
+    long failed[1] = {st != STRATA_OK};
+    strata_status_t agree =
+        strata_comm_allreduce(c, failed, failed, 1, STRATA_INT64, STRATA_MAX, NULL);
+    if (st == STRATA_OK && agree != STRATA_OK) st = agree;
+    if (st == STRATA_OK && failed[0]) st = STRATA_ERR_IO; /* another rank's; it said why */
     if (r == 0 && st == STRATA_OK) header(&o, P, &m, c);
     if (st == STRATA_OK) st = run_all(c, &o, &b, &m, lap, &t);
     if (st != STRATA_OK && st != STRATA_ERR_IO)
