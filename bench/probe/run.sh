@@ -13,7 +13,7 @@ echo "# $(date -u +%FT%TZ) $(uptime)"
 "$S" probe $quick --save "$out/local.json" | grep -E "all pairs|alpha|one way|per rank|^  +[0-9]+ [KM]iB|bottleneck"
 for n in 2 4; do
   echo "# $(uptime)"
-  "$S" bench allreduce -n "$n" -b 8 -e 64M -f 2 -w 5 -i 40 -c 0 --model "$out/local.json" \
+  "$S" bench allreduce -P "$n" -b 8 -e 64M -f 2 -w 5 -n 40 -c 0 --model "$out/local.json" \
     >"$out/bench.txt"
   awk '/^#  *size|^#  *\(B\)/ || !/^#/ {print}' "$out/bench.txt" | cut -c1-22,101-
   grep "Model error" "$out/bench.txt"

@@ -82,8 +82,9 @@ typedef enum {
 
 /* Text of a kind ("accel", "switch" ...); "?" when out of range. */
 STRATA_API const char *strata_dev_kind_str(strata_dev_kind_t kind);
-/* Parse the text of a kind (case-insensitive; "gpu" is accepted for accel,
- * "nvswitch" for scaleup-switch). Returns 0 and writes *kind_p, or -1. */
+/* Parse the text of a kind (case-insensitive; "gpu", "npu" and "tpu" are
+ * accepted for accel, "nvswitch" for scaleup-switch, as in cluster files:
+ * docs/formats.md "Device kinds"). Returns 0 and writes *kind_p, or -1. */
 STRATA_API int strata_dev_kind_parse(const char *s, strata_dev_kind_t *kind_p);
 
 /* Deepest tier: 0 (in-server / direct) .. STRATA_TOPO_TIERS_MAX-1 (core). */

@@ -18,12 +18,12 @@ expect_rc 2 "$strata" run -n 2
 expect_rc 2 "$strata" run -n x -- true
 expect_rc 2 "$strata" run -n 2 --bogus -- true
 expect_rc 2 "$strata" bench
-expect_rc 2 "$strata" bench allfoo -n 2
+expect_rc 2 "$strata" bench allfoo -P 2
 expect_rc 2 "$strata" bench allreduce -d quad
 expect_rc 2 "$strata" bench allreduce -o xor
 expect_rc 2 "$strata" bench allreduce --algo magic
 expect_rc 2 "$strata" bench allreduce -b 1M -e 8
-expect_rc 2 "$strata" bench broadcast -n 2 -r 5
+expect_rc 2 "$strata" bench broadcast -P 2 -r 5
 grep -q "unknown collective 'allfoo'" <("$strata" bench allfoo 2>&1) || fail "no message for a bad collective"
 
 # the environment each rank gets; success and the first failure's code
@@ -51,10 +51,10 @@ done
 ls /dev/shm | grep -q "strata-$hash" && fail "/dev/shm still holds strata-$hash-*"
 
 # bench: a small checked run in both semantics, JSON output parses
-out=$("$strata" bench allreduce -n 2 -b 8 -e 64K -f 16 -c 1) || fail "bench failed: $out"
+out=$("$strata" bench allreduce -P 2 -b 8 -e 64K -f 16 -c 1) || fail "bench failed: $out"
 echo "$out" | grep -q "# Avg bus bandwidth" || fail "no average line"
 echo "$out" | grep -q "Out of bounds values : 0 OK" || fail "bench found wrong values: $out"
-"$strata" bench allgather -n 3 -b 1K -e 64K -f 8 --algo ring -c 1 >/dev/null || fail "ring allgather bench"
-"$strata" bench alltoall -n 2 -b 1K -e 1M -f 32 -d int8 --json | python3 -m json.tool >/dev/null || fail "bench --json is not JSON"
+"$strata" bench allgather -P 3 -b 1K -e 64K -f 8 --algo ring -c 1 >/dev/null || fail "ring allgather bench"
+"$strata" bench alltoall -P 2 -b 1K -e 1M -f 32 -d int8 --json | python3 -m json.tool >/dev/null || fail "bench --json is not JSON"
 rm -f /tmp/strata-run-test.$$
 echo "run_test ok"

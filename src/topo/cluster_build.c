@@ -37,13 +37,9 @@ typedef struct builder {
 
 static strata_dev_kind_t dev_kind(const builder_t *b, const char *k)
 {
-    if (topoio_is_accel_kind(k)) return STRATA_DEV_ACCEL;
-    if (strcmp(k, "cpu") == 0) return b->cpu_endpoint ? STRATA_DEV_ACCEL : STRATA_DEV_CPU;
-    if (strcmp(k, "nvswitch") == 0) return STRATA_DEV_SCALEUP_SWITCH;
-    if (strcmp(k, "pcie-switch") == 0) return STRATA_DEV_PCIE_SWITCH;
-    if (strcmp(k, "memory") == 0 || strcmp(k, "cxl-memory") == 0) return STRATA_DEV_MEMORY;
-    if (strcmp(k, "storage") == 0) return STRATA_DEV_STORAGE;
-    return STRATA_DEV_NIC;
+    strata_dev_kind_t kind = STRATA_DEV_NIC;
+    topoio_kind_of(k, &kind); /* the reader admitted only kind words */
+    return kind == STRATA_DEV_CPU && b->cpu_endpoint ? STRATA_DEV_ACCEL : kind;
 }
 
 /* Device id of member m of group g in server s (devices are created
@@ -395,8 +391,7 @@ static strata_status_t build_torus(const topoio_cluster_t *c, const strata_link_
     long per = 1;
     for (int i = 0; i < c->net.ndims; i++)
         per *= c->net.dims[i];
-    long acc =
-        topoio_count_kind(c, "tpu") + topoio_count_kind(c, "gpu") + topoio_count_kind(c, "npu");
+    long acc = topoio_count_devkind(c, STRATA_DEV_ACCEL);
     if (acc != per || c->conns.n)
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "torus network: the server must hold exactly the %ld accelerators "
@@ -506,9 +501,7 @@ strata_status_t topoio_instantiate(const topoio_cluster_t *c, const strata_link_
     for (size_t g = 0; g < c->groups.n; g++) {
         b.offset[g + 1] = b.offset[g] + c->groups.v[g].count;
     }
-    b.cpu_endpoint =
-        topoio_count_kind(c, "gpu") + topoio_count_kind(c, "npu") + topoio_count_kind(c, "tpu") ==
-        0;
+    b.cpu_endpoint = topoio_count_devkind(c, STRATA_DEV_ACCEL) == 0;
     b.per_server = b.offset[c->groups.n];
     strata_status_t st = strata_topo_create(c->name ? c->name : "cluster", cat, &b.t, err);
     if (st == STRATA_OK && c->p2p_off) st = strata_topo_set_p2p(b.t, false, err);

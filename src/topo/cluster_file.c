@@ -83,14 +83,57 @@ long topoio_count_kind(const topoio_cluster_t *c, const char *kind)
     return n;
 }
 
-bool topoio_is_accel_kind(const char *k)
+/* The device kinds of a cluster file: the words strata prints for them
+ * (strata_dev_kind_str: accel, cpu, nic, pcie-switch, scaleup-switch,
+ * memory, storage), the vendors' names (gpu, npu, tpu; nvswitch) and
+ * cxl-memory (a memory whose link must be CXL-capable) — one table, the one of
+ * docs/formats.md "Device kinds". "switch", a network switch, is printed
+ * but is no server's device: the network builders make switches. */
+static const struct {
+    const char *word;
+    strata_dev_kind_t kind;
+} kind_words[] = {
+    {"accel", STRATA_DEV_ACCEL},
+    {"gpu", STRATA_DEV_ACCEL},
+    {"npu", STRATA_DEV_ACCEL},
+    {"tpu", STRATA_DEV_ACCEL},
+    {"cpu", STRATA_DEV_CPU},
+    {"nic", STRATA_DEV_NIC},
+    {"pcie-switch", STRATA_DEV_PCIE_SWITCH},
+    {"scaleup-switch", STRATA_DEV_SCALEUP_SWITCH},
+    {"nvswitch", STRATA_DEV_SCALEUP_SWITCH},
+    {"memory", STRATA_DEV_MEMORY},
+    {"cxl-memory", STRATA_DEV_MEMORY}, /* a host memory behind a CXL link */
+    {"storage", STRATA_DEV_STORAGE},
+};
+#define KIND_WORDS                                                                                 \
+    "accel (or gpu, npu, tpu), cpu, nic, pcie-switch, scaleup-switch (or nvswitch), memory, "      \
+    "cxl-memory or storage"
+
+int topoio_kind_of(const char *word, strata_dev_kind_t *kind_p)
 {
-    return strcmp(k, "gpu") == 0 || strcmp(k, "npu") == 0 || strcmp(k, "tpu") == 0;
+    for (size_t i = 0; word && i < sizeof(kind_words) / sizeof(kind_words[0]); i++)
+        if (strcmp(word, kind_words[i].word) == 0) {
+            *kind_p = kind_words[i].kind;
+            return 0;
+        }
+    return -1;
 }
 
-static const char *const device_kinds[] = {"gpu",        "npu",         "tpu", "cpu",
-                                           "nvswitch",   "pcie-switch", "nic", "memory",
-                                           "cxl-memory", "storage",     NULL};
+bool topoio_is_accel_kind(const char *k)
+{
+    strata_dev_kind_t kind;
+    return topoio_kind_of(k, &kind) == 0 && kind == STRATA_DEV_ACCEL;
+}
+
+long topoio_count_devkind(const topoio_cluster_t *c, strata_dev_kind_t kind)
+{
+    long n = 0;
+    strata_dev_kind_t k;
+    for (size_t i = 0; i < c->groups.n; i++)
+        if (topoio_kind_of(c->groups.v[i].kind, &k) == 0 && k == kind) n += c->groups.v[i].count;
+    return n;
+}
 static const char *const builders[] = {"rail-fat-tree", "fat-tree", "switch",
                                        "torus",         "none",     NULL};
 static const char *const map_names[] = {"all", "block", "mesh", NULL};
@@ -219,7 +262,7 @@ static strata_status_t check_memory(reader_t *r, const json_t *d, const char *ki
     char ids[512];
     if (!topoio_is_accel_kind(kind))
         return bad(r, v,
-                   "\"memory\" is recorded on accelerators only (kind gpu, npu or tpu), not "
+                   "\"memory\" is recorded on accelerators only (kind accel, gpu, npu or tpu), not "
                    "on kind \"%s\"",
                    kind);
     if (r->cat == NULL) return STRATA_OK;
@@ -257,11 +300,15 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
                    "device name \"%s\" must be letters, digits, '_', '.', ':' or '-'", name);
     if (topoio_find_group(r->c, name) >= 0)
         return bad(r, json_object_get(d, "name"), "device \"%s\" is defined twice", name);
-    if (!in_list(device_kinds, kind))
+    strata_dev_kind_t dk;
+    if (strcmp(kind, "switch") == 0)
         return bad(r, json_object_get(d, "kind"),
-                   "unknown device kind \"%s\" (expected gpu, npu, tpu, cpu, nvswitch, "
-                   "pcie-switch, nic, memory, cxl-memory or storage)",
+                   "device kind \"%s\" is a network switch, which \"network\" builds; a "
+                   "server's devices are " KIND_WORDS,
                    kind);
+    if (topoio_kind_of(kind, &dk) != 0)
+        return bad(r, json_object_get(d, "kind"),
+                   "unknown device kind \"%s\" (expected " KIND_WORDS ")", kind);
     if (port && (st = check_port_id(r, json_object_get(d, "port"), port))) return st;
     if (memory && (st = check_memory(r, d, kind, memory))) return st;
     long g = topoio_add_group(r->c, name, kind, count);

@@ -216,6 +216,61 @@ static const char *mutate(const char *from, const char *to)
     return mutate_text(good, from, to);
 }
 
+/* The words strata prints for device kinds are the words a cluster file
+ * takes: every kind strata_dev_kind_str names but the network switch reads
+ * back as itself, and the file with the printed words (accel,
+ * scaleup-switch) builds the same server as with the vendors' (gpu,
+ * nvswitch): 4 GPUs + 1 switch = 5 devices, 4 groups of 3 NVLink4 links. */
+static void fingerprint(topoio_cluster_t *c, int *dev, int *links, double *bw);
+
+static void test_kind_words(void **state)
+{
+    (void)state;
+    for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++) {
+        strata_dev_kind_t got = STRATA_DEV_KIND_COUNT, pub = STRATA_DEV_KIND_COUNT;
+        const char *word = strata_dev_kind_str((strata_dev_kind_t)k);
+        assert_int_equal(strata_dev_kind_parse(word, &pub), 0);
+        assert_int_equal(pub, k);
+        if (k == STRATA_DEV_NET_SWITCH) {
+            assert_int_equal(topoio_kind_of(word, &got), -1);
+            continue;
+        }
+        assert_int_equal(topoio_kind_of(word, &got), 0);
+        assert_int_equal(got, k);
+    }
+    const char *aliases[][2] = {
+        {"gpu", "accel"}, {"npu", "accel"}, {"tpu", "accel"}, {"nvswitch", "scaleup-switch"}};
+    for (size_t i = 0; i < 4; i++) {
+        strata_dev_kind_t a, b, pub;
+        assert_int_equal(topoio_kind_of(aliases[i][0], &a), 0);
+        assert_int_equal(topoio_kind_of(aliases[i][1], &b), 0);
+        assert_int_equal(a, b);
+        assert_int_equal(strata_dev_kind_parse(aliases[i][0], &pub), 0);
+        assert_int_equal(pub, a);
+    }
+    char *printed = strdup(mutate_text(good, "\"kind\": \"gpu\"", "\"kind\": \"accel\""));
+    const char *both =
+        mutate_text(printed, "\"kind\": \"nvswitch\"", "\"kind\": \"scaleup-switch\"");
+    topoio_cluster_t *c1 = NULL, *c2 = NULL;
+    strata_error_t err;
+    assert_int_equal(topoio_load_json_text(good, "c.json", cat, &c1, &err), STRATA_OK);
+    assert_int_equal(topoio_load_json_text(both, "c.json", cat, &c2, &err), STRATA_OK);
+    free(printed);
+    int d1, l1, d2, l2;
+    double b1, b2;
+    fingerprint(c1, &d1, &l1, &b1);
+    fingerprint(c2, &d2, &l2, &b2);
+    assert_int_equal(d1, 5);
+    assert_int_equal(d2, 5);
+    assert_int_equal(l1, l2);
+    assert_rel(b1, b2, 1e-12);
+    assert_int_equal(topoio_count_devkind(c2, STRATA_DEV_ACCEL), 4);
+    topoio_cluster_destroy(c1);
+    topoio_cluster_destroy(c2);
+    expect_error(mutate("\"kind\": \"nvswitch\"", "\"kind\": \"switch\""),
+                 "c.json:6:30: device kind \"switch\" is a network switch");
+}
+
 static void test_file_errors(void **state)
 {
     (void)state;
@@ -347,8 +402,8 @@ static void test_memory_errors(void **state)
                  "c.json:5:60: \"ddr5-4800\" is not an accelerator memory");
     expect_error(mutate("\"count\": 4", "\"count\": 4, \"memory\": 80"), "c.json:5:60:");
     expect_error(mutate("\"kind\": \"nvswitch\"", "\"kind\": \"nic\", \"memory\": \"hbm-h100\""),
-                 "c.json:6:47: \"memory\" is recorded on accelerators only (kind gpu, npu or "
-                 "tpu), not on kind \"nic\"");
+                 "c.json:6:47: \"memory\" is recorded on accelerators only (kind accel, gpu, "
+                 "npu or tpu), not on kind \"nic\"");
 }
 
 /* Presets record their accelerators' memory where the catalog has it
@@ -617,15 +672,25 @@ static void test_torus_shapes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dgx_h100_server), cmocka_unit_test(test_dgx1_cube_mesh),
-        cmocka_unit_test(test_other_servers),   cmocka_unit_test(test_cpu_cluster_endpoint),
-        cmocka_unit_test(test_spec_options),    cmocka_unit_test(test_spec_errors),
-        cmocka_unit_test(test_file_errors),     cmocka_unit_test(test_memory_errors),
-        cmocka_unit_test(test_preset_memory),   cmocka_unit_test(test_set_memory),
-        cmocka_unit_test(test_round_trip),      cmocka_unit_test(test_lanes_scale_bandwidth),
-        cmocka_unit_test(test_rail_network),    cmocka_unit_test(test_oversub_and_nics),
-        cmocka_unit_test(test_torus_shapes),    cmocka_unit_test(test_too_large),
-        cmocka_unit_test(test_file_bounds),     cmocka_unit_test(test_limits_before_building),
+        cmocka_unit_test(test_dgx_h100_server),
+        cmocka_unit_test(test_dgx1_cube_mesh),
+        cmocka_unit_test(test_other_servers),
+        cmocka_unit_test(test_cpu_cluster_endpoint),
+        cmocka_unit_test(test_spec_options),
+        cmocka_unit_test(test_spec_errors),
+        cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_kind_words),
+        cmocka_unit_test(test_memory_errors),
+        cmocka_unit_test(test_preset_memory),
+        cmocka_unit_test(test_set_memory),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_lanes_scale_bandwidth),
+        cmocka_unit_test(test_rail_network),
+        cmocka_unit_test(test_oversub_and_nics),
+        cmocka_unit_test(test_torus_shapes),
+        cmocka_unit_test(test_too_large),
+        cmocka_unit_test(test_file_bounds),
+        cmocka_unit_test(test_limits_before_building),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

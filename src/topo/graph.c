@@ -41,7 +41,8 @@ int strata_dev_kind_parse(const char *s, strata_dev_kind_t *kind_p)
             *kind_p = (strata_dev_kind_t)k;
             return 0;
         }
-    if (util_str_eq_nocase(s, "gpu")) {
+    if (util_str_eq_nocase(s, "gpu") || util_str_eq_nocase(s, "npu") ||
+        util_str_eq_nocase(s, "tpu")) {
         *kind_p = STRATA_DEV_ACCEL;
         return 0;
     }

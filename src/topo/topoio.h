@@ -131,9 +131,14 @@ int topoio_add_conn(topoio_cluster_t *c, long ga, long ia, long gb, long ib, con
 long topoio_find_group(const topoio_cluster_t *c, const char *name);
 /* Total devices of a given kind in one server. */
 long topoio_count_kind(const topoio_cluster_t *c, const char *kind);
-/* Whether a group kind is an accelerator (gpu, npu, tpu): the endpoints,
- * and the only kinds that may record a memory. */
+/* Whether a group kind is an accelerator (accel, gpu, npu, tpu): the
+ * endpoints, and the only kinds that may record a memory. */
 bool topoio_is_accel_kind(const char *kind);
+/* The device kind of a cluster file's kind word (the words strata prints,
+ * strata_dev_kind_str, and gpu/npu/tpu/nvswitch): 0 and *kind_p, or -1. */
+int topoio_kind_of(const char *word, strata_dev_kind_t *kind_p);
+/* Total devices of one device kind in one server, whatever word names it. */
+long topoio_count_devkind(const topoio_cluster_t *c, strata_dev_kind_t kind);
 
 /* Whether l can be a network (scale-out) port: InfiniBand, RoCE or
  * Ethernet — not a scale-up link, bus or memory. */

@@ -137,6 +137,11 @@ static int file_exists(const char *dir, const char *name)
     return n > 0 && (size_t)n < sizeof(path) && stat(path, &st) == 0;
 }
 
+#ifndef STRATA_DATA_FROM_LIBDIR /* set by cmake/strata.cmake */
+#define STRATA_DATA_FROM_LIBDIR "../share/strata"
+#define STRATA_DATA_FROM_BINDIR "../share/strata"
+#endif
+
 /* The file holding this code: the shared library, or the executable that
  * linked the static one. */
 static const char self_anchor = 0;
@@ -170,9 +175,16 @@ const char *strata_data_dir(void)
         if (strncmp(self, STRATA_BUILD_TREE, nb) == 0 && self[nb] == '/' &&
             file_exists(STRATA_DATA_DIR_BUILD, "links.json"))
             return STRATA_DATA_DIR_BUILD;
-        char *dir = dirname(self); /* <prefix>/lib or <prefix>/bin */
-        int n = snprintf(found, sizeof(found), "%s/../share/strata", dir);
-        if (n > 0 && (size_t)n < sizeof(found) && file_exists(found, "links.json")) return found;
+        char *dir = dirname(self); /* <libdir> or <bindir> */
+        /* The way from the library's or the command's directory to the
+         * data, worked out by CMake for this LIBDIR (lib/x86_64-linux-gnu
+         * is two levels below the prefix). */
+        const char *const rel[] = {STRATA_DATA_FROM_LIBDIR, STRATA_DATA_FROM_BINDIR};
+        for (int i = 0; i < 2; i++) {
+            int n = snprintf(found, sizeof(found), "%s/%s", dir, rel[i]);
+            if (n > 0 && (size_t)n < sizeof(found) && file_exists(found, "links.json"))
+                return found;
+        }
         found[0] = 0;
     }
     if (file_exists(STRATA_DATA_DIR_INSTALL, "links.json")) return STRATA_DATA_DIR_INSTALL;

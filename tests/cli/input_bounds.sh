@@ -19,8 +19,8 @@ expect 2 "--size expects a size .*got ' 8'" sim $C --size " 8"
 expect 2 "--size expects a size .*got '-8'" sim $C --size -8
 expect 0 "" coll $C --explain 1024T   # the bound itself: 2^50 B
 expect 0 "" sim $C --size 64T         # 2^44 floats on 8 ranks: inside sched's 2^50 elements
-expect 2 "-b expects a size .*0 to 4 GiB.*got '0x10'" bench allreduce -n 2 -b 0x10
-expect 2 "-e expects a size .*got '8G'" bench allreduce -n 2 -e 8G
+expect 2 "-b expects a size .*0 to 4 GiB.*got '0x10'" bench allreduce -P 2 -b 0x10
+expect 2 "-e expects a size .*got '8G'" bench allreduce -P 2 -e 8G
 expect 2 "--sizes expects a size .*got '2000T'" coll $C --sizes 8:2000T
 expect 2 "--explain expects a size .*got '1e400'" coll $C --explain 1e400
 expect 2 "--also expects a size .*got '1e25'" sim $C --also allreduce:1e25
@@ -28,9 +28,10 @@ expect 2 "--buffer expects a size .*0 to 1 TiB" link ib-ndr --buffer 2T
 expect 2 "--payload expects a size .*0 to 1 GiB" link pcie5 --payload 4G
 
 # ---- integers: ERANGE, hex, ranges ----
-expect 2 "-n expects an integer >= 1 and <= 64 .*got '99999999999999999999999': out of range" \
-  bench allreduce -n 99999999999999999999999
-expect 2 "-n expects an integer .*got '0x10'" bench allreduce -n 0x10
+expect 2 "-P expects an integer >= 1 and <= 64 .*got '99999999999999999999999': out of range" \
+  bench allreduce -P 99999999999999999999999
+expect 2 "--ranks expects an integer .*got '0x10'" bench allreduce --ranks 0x10
+expect 2 "-n expects an integer >= 1 and <= 1000000 .*got '0'" bench allreduce -n 0
 expect 2 "--chunks expects an integer >= 1 and <= 16384 .*got '100000000'" sim $C --chunks 100000000
 expect 2 "--qps expects an integer >= 1 and <= 64 .*got '65'" sim $C --qps 65
 expect 2 "--top expects an integer >= 0 and <= 1000 .*got '1001'" sim $C --top 1001
@@ -39,7 +40,7 @@ expect 2 "--group expects an integer .*got '1e3'" sim $C --group 1e3
 expect 2 "--lanes expects an integer >= 1 and <= 1024 .*got '2048'" link pcie5 --lanes 2048
 expect 2 "-n expects an integer >= 1 and <= 64 .*got '65'" run -n 65 true
 expect 2 "--grace expects a number >= 0 and <= 3600 .*got 'nan'" run -n 1 --grace nan true
-expect 2 "-f expects a number >= 1 and <= 1024 .*got '1e999': out of range" bench allreduce -n 2 -f 1e999
+expect 2 "-f expects a number >= 1 and <= 1024 .*got '1e999': out of range" bench allreduce -P 2 -f 1e999
 expect 2 "--length expects a number >= 0 and <= 100000 .*got '0x1p4'" link ib-ndr --length 0x1p4
 
 # ---- files: capped, regular files only (exit 1, like any bad cluster) ----

@@ -32,15 +32,15 @@ cmp -s "$tmp/zero.json" "$tmp/zero2.json" || { echo "FAIL: a zero spread is lost
 expect 0 "" coll "$tmp/local.json" --sizes 8:1M
 grep -q "scale-up shm" "$tmp/out" || { echo "FAIL: coll does not use the measured link"; cat "$tmp/out"; fail=1; }
 expect 0 "" report "$tmp/local.json" --section bottleneck
-expect 0 "" bench allreduce -n 2 -b 8 -e 64K -f 8 -w 1 -i 3 --model "$tmp/local.json"
+expect 0 "" bench allreduce -P 2 -b 8 -e 64K -f 8 -w 1 -n 3 --model "$tmp/local.json"
 grep -q "^# Model error (calibrated) vs median: " "$tmp/out" || { echo "FAIL: bench prints no error summary"; cat "$tmp/out"; fail=1; }
 grep -q "calibrated by strata probe" "$tmp/out" || { echo "FAIL: bench header"; fail=1; }
 
 # bad calibration files: exit 2, file:line:col
 printf '{"measured": {"cores": 2,\n  "line_latency_s": -1e-7}}\n' >"$tmp/neg.json"
-expect 2 "neg.json:2:21: \"line_latency_s\" must be > 0" bench allreduce -n 2 --model "$tmp/neg.json"
-expect 2 "no \"measured\" object" bench allreduce -n 2 --model "$STRATA_SOURCE_DIR/data/presets/dgx-h100.json"
-expect 2 "cannot open|No such file" bench allreduce -n 2 --model "$tmp/none.json"
+expect 2 "neg.json:2:21: \"line_latency_s\" must be > 0" bench allreduce -P 2 --model "$tmp/neg.json"
+expect 2 "no \"measured\" object" bench allreduce -P 2 --model "$STRATA_SOURCE_DIR/data/presets/dgx-h100.json"
+expect 2 "cannot open|No such file" bench allreduce -P 2 --model "$tmp/none.json"
 sed 's/"bw_Bps": [0-9.e+-]*/"bw_Bps": -5/' "$tmp/local.json" >"$tmp/negbw.json"
 expect 1 "\"bw_Bps\" must be > 0" coll "$tmp/negbw.json"
 exit $fail

@@ -8,7 +8,13 @@ set -u
 expect 2 "missing action" topo
 expect 2 "unknown option '--bogus'" topo show ring:8 --bogus
 expect 2 "missing CLUSTER" topo metrics
-expect 2 "-o applies to dot only" topo show ring:8 -o "$tmp/x"
+# -o FILE (and --output FILE) take what stdout would show, for every action
+expect 0 "" topo show ring:8 -o "$tmp/x"
+[ ! -s "$tmp/out" ] && [ -s "$tmp/x" ] || { echo "FAIL: topo show -o wrote stdout"; fail=1; }
+"$S" topo show ring:8 >"$tmp/y" && cmp -s "$tmp/x" "$tmp/y" || { echo "FAIL: topo show -o FILE differs from stdout"; fail=1; }
+expect 0 "" topo metrics ring:8 --json --output "$tmp/m.json"
+python3 -m json.tool "$tmp/m.json" >/dev/null || { echo "FAIL: topo metrics --json --output"; fail=1; }
+expect 1 "cannot write '/nonexistent/x'" topo show ring:8 -o /nonexistent/x
 expect 2 "unexpected argument" topo show ring:8 ring:9
 # bad clusters: exit 1, one line naming the problem
 expect 1 "ring: 2 accelerators" topo show ring:2

@@ -57,7 +57,7 @@ expect 1 "mem.json:1:64: unknown memory id \"hbm-h900\" \(expected an accelerato
 printf '{"server": {"devices": [{"name": "g", "kind": "gpu", "memory": "ddr5-4800"}]}}\n' >"$tmp/ddr.json"
 expect 1 "ddr.json:1:64: \"ddr5-4800\" is not an accelerator memory" topo show "$tmp/ddr.json"
 printf '{"server": {"devices": [{"name": "n", "kind": "nic", "memory": "hbm-h100"}]}}\n' >"$tmp/nicmem.json"
-expect 1 "nicmem.json:1:64: \"memory\" is recorded on accelerators only \(kind gpu, npu or tpu\), not on kind \"nic\"" topo show "$tmp/nicmem.json"
+expect 1 "nicmem.json:1:64: \"memory\" is recorded on accelerators only \(kind accel, gpu, npu or tpu\), not on kind \"nic\"" topo show "$tmp/nicmem.json"
 
 # ---- export round trips: preset → file → same topology ----
 expect 0 "" topo show dgx-h100:4,oversub=2 --export "$tmp/h100.json"

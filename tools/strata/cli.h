@@ -50,6 +50,25 @@ int cli_parse_double(const char *cmd, const char *opt, const char *arg, double m
 
 /* The command table, defined in main.c. */
 extern const cli_command_t cli_commands[];
+/* The command of this name, or NULL. */
+const cli_command_t *cli_find(const char *name);
+/* `strata --help`: the commands and what every command shares. */
+void cli_usage_main(FILE *out);
+/* `strata help ...` (argv[0] = "help"; help.c). */
+int cli_help(int argc, char **argv);
+/* What `strata NAME --help` prints (NULL: `strata --help`), malloc'd, or
+ * NULL for an unknown command. */
+char *cli_help_text(const char *name);
+/* The word of words[0..n) nearest to w by edit distance when it is near
+ * (at most a third of w's letters changed), else NULL. */
+const char *cli_nearest(const char *w, const char *const *words, size_t n);
+/* "strata CMD: unknown option 'X' (did you mean 'Y'?)", the nearest of the
+ * options CMD's --help names; returns CLI_USAGE. */
+int cli_unknown_option(const char *cmd, const char *opt);
+/* The same for a command name, against the command table. */
+int cli_unknown_command(const char *name);
+/* Point stdout at path (-o FILE); CLI_FAIL after a message. */
+int cli_redirect_stdout(const char *cmd, const char *path);
 
 #define CLI_DECLARE(name) int cmd_##name(int argc, char **argv)
 CLI_DECLARE(run);

@@ -1,18 +1,30 @@
 /*
- * cmd_bench.c — `strata bench OP -n N …`: launch N local ranks, time one
- * collective over a range of sizes and print nccl-tests' table (size,
- * count, type, redop, root, time, algbw, busbw, #wrong; out of place and in
- * place; "# Avg bus bandwidth"), plus the model's prediction for this host.
+ * cmd_bench.c — `strata bench OP [-P RANKS] [nccl-tests flags]`: launch
+ * RANKS local ranks, time one collective over a range of sizes and print
+ * nccl-tests' table (size, count, type, redop, root, time, algbw, busbw,
+ * #wrong; out of place and in place; "# Avg bus bandwidth"), plus the
+ * model's prediction for this host.
+ *
+ * The flags are nccl-tests' with their meanings (nccl-tests README and
+ * common.cu's getopt table; shared/reference/nccl.md 1.2): -b/-e smallest
+ * and largest size, -i increment (stepbytes), -f factor (stepfactor; a
+ * factor > 1 wins over -i, as there), -n timed iterations, -w warm-up
+ * iterations, -c check iterations, -d data type or all, -o reduction or
+ * all, -r root, -J FILE for JSON, and the same long names (--minbytes …
+ * --output_file). nccl-tests counts ranks as MPI processes × -t threads ×
+ * -g GPUs; strata forks its ranks itself, so the rank count is its own
+ * flag, -P/--ranks.
  *
  * Timing follows nccl-tests: per size, `warmup` calls, then `iters` calls
  * timed together on each rank; the row shows the slowest rank's mean.
  * algbw = size / time; busbw = algbw × the collective's bus factor
  * (allreduce 2(P-1)/P; reduce-scatter, allgather, alltoall (P-1)/P;
- * broadcast, reduce 1), as in nccl-tests' PERFORMANCE.md. With -c 1 each
- * size is also checked once against a reference (#wrong = wrong elements,
- * summed over ranks). The model column comes from strata_comm_calibrate()
- * (flag ping-pong α, one-core copy and reduce bandwidth) and
- * strata_comm_predict() (α-β per algorithm; docs/runtime.md).
+ * broadcast, reduce 1), as in nccl-tests' PERFORMANCE.md. With -c N each
+ * size is also checked N times against a reference (#wrong = wrong
+ * elements, summed over ranks and checks). The model column comes from
+ * strata_comm_calibrate() (flag ping-pong α, one-core copy and reduce
+ * bandwidth) and strata_comm_predict() (α-β per algorithm;
+ * docs/runtime.md).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
@@ -21,35 +33,64 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct bench_opts {
     strata_coll_t coll;
-    long n, iters, warmup, check, root;
-    double minb, maxb, factor;
-    strata_dtype_t dt;
+    long ranks, iters, warmup, check, root;
+    double minb, maxb, factor, step;
+    strata_dtype_t dt; /* the type and operator being run */
     strata_op_t op;
+    bool all_dt, all_op; /* -d all, -o all */
     strata_comm_algo_t algo;
-    int json;
+    int json;                   /* --json: JSON on stdout instead of the table */
+    const char *jpath;          /* -J FILE: JSON to FILE, the table on stdout */
+    FILE *jf;                   /* rank 0: where JSON goes (NULL: none) */
+    long nsizes;                /* sizes per (type, operator) */
     const char *model_path;     /* --model FILE: the calibrated model of strata probe */
     strata_probe_calib_t calib; /* loaded from it */
 } bench_opts_t;
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: strata bench OP -n N [-b 8] [-e 64M] [-f 2] [-d float] [-o sum]\n"
-                 "                    [--algo auto|shm|ring|recdbl] [-c 1] [-w 5] [-i 20] [-r 0] "
-                 "[--json]\n                    [--model FILE]\n\n"
-                 "OP: allreduce reduce_scatter allgather broadcast reduce alltoall.\n"
-                 "Launches N local ranks and prints nccl-tests' table with the model's\n"
-                 "prediction for this host beside the measurement. -b/-e: smallest and largest\n"
-                 "size in bytes (K/M/G suffixes), -f: size factor, -d: data type (int8 uint8\n"
-                 "int32 uint32 int64 uint64 half bfloat16 float double), -o: sum prod min max\n"
-                 "avg, -c 1: check results, -w/-i: warm-up and timed iterations, -r: root.\n"
-                 "--model FILE: predict with the calibrated model of a cluster file written by\n"
-                 "'strata probe --save FILE' (default: a quick calibration measured now).\n"
-                 "err%% compares the model with the slowest rank's median out-of-place call.\n"
-                 "Ranges (decimal): -n 1..64, -b/-e 1..4G, -f 1..1024, -i 1..1000000,\n"
-                 "-w 0..1000000, -c 0..1, -r 0..N-1.\n");
+    fprintf(out,
+            "usage: strata bench OP [-P RANKS] [-b 8] [-e 64M] [-f 2 | -i BYTES] [-n 20] [-w 5]\n"
+            "                       [-c 1] [-d float|all] [-o sum|all] [-r 0] [-J FILE]\n"
+            "                       [--algo auto|shm|ring|recdbl] [--model FILE] [--json]\n\n"
+            "OP: allreduce reduce_scatter allgather broadcast reduce alltoall.\n"
+            "Launches RANKS local ranks and prints nccl-tests' table with the model's\n"
+            "prediction for this host beside the measurement. The flags are nccl-tests':\n\n"
+            "  -P, --ranks N          local ranks (processes), 1..64 (default 2); more ranks\n"
+            "                         than CPUs warns (they share cores). strata's own flag:\n"
+            "                         nccl-tests' ranks are MPI processes x -t x -g. Earlier\n"
+            "                         strata bench took the ranks as -n; -n is now the\n"
+            "                         iteration count, as in nccl-tests\n"
+            "  -b, --minbytes SIZE    smallest size in bytes, K/M/G suffixes (default 8)\n"
+            "  -e, --maxbytes SIZE    largest size (default 64M, at most 4G)\n"
+            "  -f, --stepfactor F     multiply the size by F, 1..1024 (default 2)\n"
+            "  -i, --stepbytes SIZE   add SIZE instead (default 1M); used when -f is not\n"
+            "                         given or is 1 (a factor > 1 wins, as in nccl-tests)\n"
+            "  -n, --iters N          timed iterations per size, 1..1000000 (default 20)\n"
+            "  -w, --warmup_iters N   warm-up iterations, 0..1000000 (default 5)\n"
+            "  -c, --check N          check the result N times per size, 0..1000 (default 1;\n"
+            "                         0: no check, #wrong prints -1)\n"
+            "  -d, --datatype T       int8 uint8 int32 uint32 int64 uint64 half bfloat16\n"
+            "                         float double, or all (default float)\n"
+            "  -o, --op OP            sum prod min max avg, or all (default sum)\n"
+            "  -r, --root R           root of broadcast and reduce, 0..RANKS-1 (default 0)\n"
+            "  -J, --output_file FILE write the results as JSON to FILE (the table still\n"
+            "                         goes to stdout)\n"
+            "      --json             JSON on stdout instead of the table\n"
+            "      --output FILE      write what stdout would show to FILE (-o is the op)\n"
+            "      --algo A           auto, shm (memory semantics), ring or recdbl (the\n"
+            "                         collective layer's schedules as message passing)\n"
+            "      --model FILE       predict with the calibrated model in FILE, a cluster\n"
+            "                         file strata probe saved (docs/probe.md; default: a\n"
+            "                         quick calibration measured now)\n"
+            "  -h, --help             this help\n\n"
+            "err%% compares the model with the slowest rank's median out-of-place call.\n"
+            "At most 1024 sizes per type and operator. Exit: 0 ok, 1 a wrong value or a\n"
+            "failed rank, 2 bad option.\n");
 }
 
 static double now(void)
@@ -256,13 +297,13 @@ static strata_status_t measure(strata_comm_t *c, const bench_opts_t *o, bufs_t *
         if (st == STRATA_OK) st = strata_comm_allreduce(c, t, t, 2, STRATA_FP64, STRATA_MAX, NULL);
         if (ip == 0) row->median = t[1];
         long wrong[1] = {0};
-        if (st == STRATA_OK && o->check) {
+        for (long k = 0; k < o->check && st == STRATA_OK; k++) { /* -c N: N checked calls */
             fill_input(o, r, P, b->send, b->recv, count, ip);
             st = call(c, o, send, b->recv, count, &co);
-            wrong[0] = count_wrong(o, r, P, b->recv, count);
-            if (st == STRATA_OK)
-                st = strata_comm_allreduce(c, wrong, wrong, 1, STRATA_INT64, STRATA_SUM, NULL);
+            wrong[0] += count_wrong(o, r, P, b->recv, count);
         }
+        if (st == STRATA_OK && o->check)
+            st = strata_comm_allreduce(c, wrong, wrong, 1, STRATA_INT64, STRATA_SUM, NULL);
         if (st != STRATA_OK) return st;
         row->t[ip] = t[0], row->wrong[ip] = wrong[0];
     }
@@ -277,46 +318,78 @@ static double model_err(double model, double measured)
     return measured > 0 ? (model - measured) / measured : 0;
 }
 
-/* The error summary over every row: median and largest |error|, and how
- * many rows lie within 20 % (bench/README.md's target). */
-typedef struct err_sum {
-    double abs[64];
-    size_t size[64];
-    int n;
-} err_sum_t;
+/* What the rows add up to over every type and operator: the average busbw
+ * (the mean over the out-of-place rows; nccl-tests averages both), the wrong
+ * elements, and the model's error per row for the summary (median and
+ * largest |error|, and how many rows lie within 20 %, bench/README.md's
+ * target). */
+typedef struct totals {
+    double busbw_sum;
+    long wrong;
+    int rows, cap;
+    double *abs;
+    size_t *size;
+} totals_t;
 
-static void summary(const bench_opts_t *o, err_sum_t *e)
+static void summary(const bench_opts_t *o, const totals_t *e)
 {
-    if (e->n == 0) return;
-    double sorted[64], worst = 0;
+    if (e->rows == 0) return;
+    double *sorted = malloc((size_t)e->rows * sizeof(double)), worst = 0;
+    if (!sorted) return;
     size_t at = 0;
     int within = 0;
-    for (int i = 0; i < e->n; i++) {
+    for (int i = 0; i < e->rows; i++) {
         sorted[i] = e->abs[i];
         within += e->abs[i] <= 0.20;
         if (e->abs[i] >= worst) worst = e->abs[i], at = e->size[i];
     }
-    qsort(sorted, (size_t)e->n, sizeof(double), cmp_double);
-    double med = e->n % 2 ? sorted[e->n / 2] : (sorted[e->n / 2 - 1] + sorted[e->n / 2]) / 2;
-    if (o->json)
-        printf(",\n  \"model_error\": {\"median_abs_pct\": %.1f, \"max_abs_pct\": %.1f, "
-               "\"max_at\": %zu, \"within_20pct\": %d, \"rows\": %d}",
-               med * 100, worst * 100, at, within, e->n);
-    else
+    qsort(sorted, (size_t)e->rows, sizeof(double), cmp_double);
+    int n = e->rows;
+    double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    free(sorted);
+    if (o->jf)
+        fprintf(o->jf,
+                ",\n  \"model_error\": {\"median_abs_pct\": %.1f, \"max_abs_pct\": %.1f, "
+                "\"max_at\": %zu, \"within_20pct\": %d, \"rows\": %d}",
+                med * 100, worst * 100, at, within, n);
+    if (!o->json)
         printf("# Model error (%s) vs median: median |err| %.0f%%, max %.0f%% at %zu B, "
                "%d of %d rows within 20%%\n",
                o->model_path ? "calibrated" : "measured now", med * 100, worst * 100, at, within,
-               e->n);
+               n);
+}
+
+static const char *dtype_label(const bench_opts_t *o)
+{
+    return o->all_dt ? "all types" : strata_dtype_name(o->dt);
+}
+
+static const char *op_label(const bench_opts_t *o)
+{
+    return o->all_op ? "all ops" : strata_op_name(o->op);
 }
 
 static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, strata_comm_t *c)
 {
+    strata_comm_algo_t algo = strata_comm_algo_for(c, o->coll, (size_t)o->maxb, o->algo);
+    if (o->jf)
+        fprintf(o->jf,
+                "{\"op\": \"%s\", \"ranks\": %d, \"algo\": \"%s\", \"datatype\": \"%s\", "
+                "\"redop\": \"%s\", \"iters\": %ld, \"warmup_iters\": %ld, \"check\": %ld,\n"
+                "  \"model\": {\"alpha_us\": %.4f, \"copy_GBps\": %.3f, \"reduce_GBps\": %.3f},\n"
+                "  \"rows\": [\n    ",
+                strata_coll_name(o->coll), P, strata_comm_algo_name(algo),
+                o->all_dt ? "all" : strata_dtype_name(o->dt),
+                o->all_op ? "all" : strata_op_name(o->op), o->iters, o->warmup, o->check,
+                m->alpha_s * 1e6, m->copy_bw / 1e9, m->reduce_bw / 1e9);
     if (o->json) return;
-    printf("# strata bench %s: %d local ranks, algo %s, %s %s, warmup %ld iters %ld, "
-           "validation %ld\n",
-           strata_coll_name(o->coll), P,
-           strata_comm_algo_name(strata_comm_algo_for(c, o->coll, (size_t)o->maxb, o->algo)),
-           strata_dtype_name(o->dt), strata_op_name(o->op), o->warmup, o->iters, o->check);
+    printf("# strata bench %s: %d local ranks, algo %s, %s %s, ", strata_coll_name(o->coll), P,
+           strata_comm_algo_name(algo), dtype_label(o), op_label(o));
+    if (o->factor > 1)
+        printf("step: %g(factor), ", o->factor);
+    else
+        printf("step: %.0f(bytes), ", o->step);
+    printf("warmup iters: %ld iters: %ld validation: %ld\n", o->warmup, o->iters, o->check);
     if (o->model_path)
         printf("# model: calibrated by strata probe on %s (%s): line hand-off %.3f us, shm "
                "alpha %.3f us,\n#   beta %.2f GB/s, copy curve one core, %.2f GB/s all cores, "
@@ -346,17 +419,21 @@ static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, c
     bool rooted = o->coll == STRATA_COLL_BROADCAST || o->coll == STRATA_COLL_REDUCE;
     bool reducing = o->coll == STRATA_COLL_ALLREDUCE || o->coll == STRATA_COLL_REDUCE ||
                     o->coll == STRATA_COLL_REDUCE_SCATTER;
-    if (o->json) {
-        printf("%s{\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", "
-               "\"root\": %ld, \"oop\": {\"time_us\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f, "
-               "\"wrong\": %ld}, \"ip\": {\"time_us\": %.3f, \"algbw\": %.4f, \"busbw\": %.4f, "
-               "\"wrong\": %ld}, \"median_us\": %.3f, \"model_us\": %.3f, \"err_pct\": %.1f}",
-               first ? "" : ",\n    ", size, count, strata_dtype_name(o->dt),
-               reducing ? strata_op_name(o->op) : "none", rooted ? o->root : -1, row->t[0] * 1e6,
-               a0, a0 * bf, row->wrong[0], row->t[1] * 1e6, a1, a1 * bf, row->wrong[1],
-               row->median * 1e6, model * 1e6, model_err(model, row->median) * 100);
-        return;
-    }
+    /* nccl-tests' -J row: out_of_place/in_place with time (us), alg_bw and
+     * bus_bw (GB/s) and the wrong count; then strata's median and model. */
+    if (o->jf)
+        fprintf(o->jf,
+                "%s{\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", "
+                "\"root\": %ld, \"out_of_place\": {\"time\": %.3f, \"alg_bw\": %.4f, "
+                "\"bus_bw\": %.4f, \"wrong\": %ld}, \"in_place\": {\"time\": %.3f, "
+                "\"alg_bw\": %.4f, \"bus_bw\": %.4f, \"wrong\": %ld}, \"median_us\": %.3f, "
+                "\"model_us\": %.3f, \"err_pct\": %.1f}",
+                first ? "" : ",\n    ", size, count, strata_dtype_name(o->dt),
+                reducing ? strata_op_name(o->op) : "none", rooted ? o->root : -1, row->t[0] * 1e6,
+                a0, a0 * bf, o->check ? row->wrong[0] : -1L, row->t[1] * 1e6, a1, a1 * bf,
+                o->check ? row->wrong[1] : -1L, row->median * 1e6, model * 1e6,
+                model_err(model, row->median) * 100);
+    if (o->json) return;
     printf("  %10zu %12zu %8s %6s %6ld %9.2f %7.2f %7.2f %6ld %9.2f %7.2f %7.2f %6ld %9.2f %9.2f "
            "%+6.0f\n",
            size, count, strata_dtype_name(o->dt), reducing ? strata_op_name(o->op) : "none",
@@ -365,11 +442,84 @@ static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, c
            model * 1e6, model_err(model, row->median) * 100);
 }
 
+static void footer(const bench_opts_t *o, const totals_t *t)
+{
+    double avg = t->rows ? t->busbw_sum / t->rows : 0;
+    if (o->jf)
+        fprintf(o->jf, "\n  ],\n  \"average_bus_bandwidth\": %.4f, \"wrong\": %ld", avg, t->wrong);
+    if (!o->json)
+        printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n", t->wrong,
+               t->wrong ? "FAILED" : "OK", avg);
+    summary(o, t);
+    if (o->jf) fprintf(o->jf, "}\n");
+    if (!o->json) printf("#\n");
+}
+
 /* ==== Ranks ==== */
+
+static double next_size(const bench_opts_t *o, double size)
+{
+    return o->factor > 1 ? size * o->factor : size + o->step;
+}
+
+/* Every size of one type and operator, rows appended to t. */
+static strata_status_t run_sizes(strata_comm_t *c, const bench_opts_t *o, bufs_t *b,
+                                 const strata_comm_model_t *m, double *lap, totals_t *t)
+{
+    int r = strata_comm_rank(c), P = strata_comm_size(c);
+    size_t es = strata_dtype_size(o->dt);
+    for (double size = o->minb; size <= o->maxb; size = next_size(o, size)) {
+        size_t count, ns, nr, sz;
+        shape(o, P, (size_t)size, &count, &ns, &nr);
+        sz = (o->coll == STRATA_COLL_REDUCE_SCATTER ? ns : nr) * es;
+        row_t row = {0};
+        strata_status_t st = measure(c, o, b, count, lap, &row);
+        if (st != STRATA_OK) return st;
+        strata_comm_algo_t algo = strata_comm_algo_for(c, o->coll, sz, o->algo);
+        double model = o->model_path ? strata_probe_predict(&o->calib, o->coll, algo, P, sz)
+                                     : strata_comm_predict(m, o->coll, algo, P, sz);
+        if (t->rows < t->cap) {
+            t->abs[t->rows] = fabs(model_err(model, row.median));
+            t->size[t->rows] = sz;
+        }
+        if (r == 0)
+            print_row(o, P, sz, o->coll == STRATA_COLL_ALLGATHER ? nr : count, &row, model,
+                      t->rows == 0);
+        t->busbw_sum +=
+            (double)sz / row.t[0] / 1e9 * strata_coll_busbw_factor(o->coll, (uint32_t)P);
+        t->wrong += row.wrong[0] + row.wrong[1];
+        t->rows++;
+    }
+    return STRATA_OK;
+}
+
+static bool reducing_coll(strata_coll_t coll)
+{
+    return coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_REDUCE ||
+           coll == STRATA_COLL_REDUCE_SCATTER;
+}
+
+/* -d all and -o all: every type, every operator (operators only for the
+ * reducing collectives), one table. */
+static strata_status_t run_all(strata_comm_t *c, const bench_opts_t *o, bufs_t *b,
+                               const strata_comm_model_t *m, double *lap, totals_t *t)
+{
+    int ndt = o->all_dt ? STRATA_DTYPE_COUNT : 1;
+    int nop = o->all_op && reducing_coll(o->coll) ? STRATA_OP_COUNT : 1;
+    strata_status_t st = STRATA_OK;
+    for (int d = 0; d < ndt && st == STRATA_OK; d++)
+        for (int k = 0; k < nop && st == STRATA_OK; k++) {
+            bench_opts_t cur = *o;
+            if (o->all_dt) cur.dt = (strata_dtype_t)d;
+            if (o->all_op) cur.op = (strata_op_t)k;
+            st = run_sizes(c, &cur, b, m, lap, t);
+        }
+    return st;
+}
 
 static int bench_rank(void *arg)
 {
-    const bench_opts_t *o = arg;
+    bench_opts_t o = *(const bench_opts_t *)arg;
     strata_comm_t *c = NULL;
     strata_error_t err = {0};
     if (strata_comm_init_env(&c, &err) != STRATA_OK) {
@@ -377,149 +527,287 @@ static int bench_rank(void *arg)
         return 1;
     }
     int r = strata_comm_rank(c), P = strata_comm_size(c);
-    size_t es = strata_dtype_size(o->dt), maxn = (size_t)o->maxb / es + (size_t)P;
-    bufs_t b = {malloc(maxn * es), malloc(maxn * es)};
+    /* Every type: -e bytes plus one element per rank of the widest (8 B). */
+    size_t bytes = (size_t)o.maxb + (size_t)P * 8;
+    bufs_t b = {malloc(bytes), malloc(bytes)};
     if (b.send && b.recv) { /* own the pages (not the shared zero page) before timing */
-        memset(b.send, 1, maxn * es);
-        memset(b.recv, 0, maxn * es);
+        memset(b.send, 1, bytes);
+        memset(b.recv, 0, bytes);
     }
+    int nruns = (o.all_dt ? STRATA_DTYPE_COUNT : 1) * (o.all_op ? STRATA_OP_COUNT : 1);
+    totals_t t = {.cap = (int)o.nsizes * nruns};
+    t.abs = malloc((size_t)t.cap * sizeof(double));
+    t.size = malloc((size_t)t.cap * sizeof(size_t));
+    double *lap = malloc((size_t)o.iters * sizeof(double));
     strata_comm_model_t m = {0};
-    strata_status_t st =
-        b.send && b.recv ? strata_comm_calibrate(c, (size_t)o->maxb, &m) : STRATA_ERR_NOMEM;
-    if (r == 0 && st == STRATA_OK) header(o, P, &m, c);
-    if (r == 0 && o->json)
-        printf("{\"op\": \"%s\", \"ranks\": %d, \"algo\": \"%s\", \"model\": {\"alpha_us\": %.4f, "
-               "\"copy_GBps\": %.3f, \"reduce_GBps\": %.3f},\n  \"rows\": [\n    ",
-               strata_coll_name(o->coll), P,
-               strata_comm_algo_name(strata_comm_algo_for(c, o->coll, (size_t)o->maxb, o->algo)),
-               m.alpha_s * 1e6, m.copy_bw / 1e9, m.reduce_bw / 1e9);
-    double busbw_sum = 0, *lap = malloc((size_t)o->iters * sizeof(double));
-    err_sum_t errs = {.n = 0};
-    int rows = 0;
-    if (!lap) st = STRATA_ERR_NOMEM;
-    long wrong = 0;
-    for (double size = o->minb; size <= o->maxb && st == STRATA_OK; size *= o->factor) {
-        size_t count, ns, nr, sz;
-        shape(o, P, (size_t)size, &count, &ns, &nr);
-        sz = (o->coll == STRATA_COLL_REDUCE_SCATTER ? ns : nr) * es;
-        row_t row = {0};
-        st = measure(c, o, &b, count, lap, &row);
-        if (st != STRATA_OK) break;
-        strata_comm_algo_t algo = strata_comm_algo_for(c, o->coll, sz, o->algo);
-        double model = o->model_path ? strata_probe_predict(&o->calib, o->coll, algo, P, sz)
-                                     : strata_comm_predict(&m, o->coll, algo, P, sz);
-        if (errs.n < 64) {
-            errs.abs[errs.n] = fabs(model_err(model, row.median));
-            errs.size[errs.n++] = sz;
+    strata_status_t st = b.send && b.recv && lap && t.abs && t.size
+                             ? strata_comm_calibrate(c, (size_t)o.maxb, &m)
+                             : STRATA_ERR_NOMEM;
+    o.jf = NULL;
+    if (r == 0 && st == STRATA_OK && (o.json || o.jpath)) {
+        o.jf = o.json ? stdout : fopen(o.jpath, "w");
+        if (!o.jf) {
+            fprintf(stderr, "strata bench: -J: cannot write '%s'\n", o.jpath);
+            st = STRATA_ERR_IO;
         }
-        if (r == 0)
-            print_row(o, P, sz, o->coll == STRATA_COLL_ALLGATHER ? nr : count, &row, model,
-                      rows == 0);
-        busbw_sum += (double)sz / row.t[0] / 1e9 * strata_coll_busbw_factor(o->coll, (uint32_t)P);
-        wrong += row.wrong[0] + row.wrong[1];
-        rows++;
-        if (o->factor <= 1) break;
     }
-    if (st != STRATA_OK)
+    /* Every rank learns whether rank 0 could open the JSON file, so none
+     * waits in a collective rank 0 never joins. */
+    long failed[1] = {st != STRATA_OK};
+    strata_status_t agree =
+        strata_comm_allreduce(c, failed, failed, 1, STRATA_INT64, STRATA_MAX, NULL);
+    if (st == STRATA_OK && agree != STRATA_OK) st = agree;
+    if (st == STRATA_OK && failed[0]) st = STRATA_ERR_IO; /* another rank's; it said why */
+    if (r == 0 && st == STRATA_OK) header(&o, P, &m, c);
+    if (st == STRATA_OK) st = run_all(c, &o, &b, &m, lap, &t);
+    if (st != STRATA_OK && st != STRATA_ERR_IO)
         fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));
-    else if (r == 0 && o->json) {
-        printf("\n  ],\n  \"avg_busbw\": %.4f, \"wrong\": %ld", rows ? busbw_sum / rows : 0, wrong);
-        summary(o, &errs);
-        printf("}\n");
-    } else if (r == 0) {
-        printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n", wrong,
-               wrong ? "FAILED" : "OK", rows ? busbw_sum / rows : 0);
-        summary(o, &errs);
-        printf("#\n");
+    else if (r == 0 && st == STRATA_OK)
+        footer(&o, &t);
+    if (o.jf && o.jf != stdout && fclose(o.jf) != 0) {
+        fprintf(stderr, "strata bench: -J: cannot write '%s'\n", o.jpath);
+        st = STRATA_ERR_IO;
     }
-    free(b.send), free(b.recv), free(lap);
+    free(b.send), free(b.recv), free(lap), free(t.abs), free(t.size);
     strata_comm_destroy(c);
-    return st != STRATA_OK ? 1 : wrong ? 1 : 0;
+    return st != STRATA_OK ? 1 : t.wrong ? 1 : 0;
 }
 
 /* ==== Options ==== */
 
+/* nccl-tests' flags (short and long, common.cu's getopt table), strata's
+ * own after them. A value follows as the next word, joined to a short flag
+ * (-b8) or after '=' on a long one (--minbytes=8). */
+typedef enum {
+    BK_RANKS,
+    BK_MINB,
+    BK_MAXB,
+    BK_STEP,
+    BK_FACTOR,
+    BK_ITERS,
+    BK_WARMUP,
+    BK_CHECK,
+    BK_DTYPE,
+    BK_OP,
+    BK_ROOT,
+    BK_JFILE,
+    BK_ALGO,
+    BK_MODEL,
+    BK_JSON
+} bench_key_t;
+
+static const struct bench_flag {
+    char s;
+    const char *l;
+    bench_key_t k;
+} bench_flags[] = {
+    {'P', "ranks", BK_RANKS},
+    {'b', "minbytes", BK_MINB},
+    {'e', "maxbytes", BK_MAXB},
+    {'i', "stepbytes", BK_STEP},
+    {'f', "stepfactor", BK_FACTOR},
+    {'n', "iters", BK_ITERS},
+    {'w', "warmup_iters", BK_WARMUP},
+    {'c', "check", BK_CHECK},
+    {'d', "datatype", BK_DTYPE},
+    {'o', "op", BK_OP},
+    {'r', "root", BK_ROOT},
+    {'J', "output_file", BK_JFILE},
+    {0, "algo", BK_ALGO},
+    {0, "model", BK_MODEL},
+    {0, "json", BK_JSON},
+};
+#define BENCH_NFLAGS    (sizeof(bench_flags) / sizeof(bench_flags[0]))
+#define BENCH_SIZES_MAX 1024 /* sizes per type and operator */
+
+/* The flag of argv[*i] and its value (NULL for --json); NULL flag after
+ * printing a usage error. */
+static const struct bench_flag *flag_of(int argc, char **argv, int *i, const char **v)
+{
+    const char *a = argv[*i], *eq = NULL;
+    const struct bench_flag *f = NULL;
+    size_t n = 0;
+    if (a[0] == '-' && a[1] == '-') {
+        eq = strchr(a, '=');
+        n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+    }
+    for (size_t k = 0; k < BENCH_NFLAGS && !f; k++) {
+        const struct bench_flag *g = &bench_flags[k];
+        if (n ? strlen(g->l) == n && !strncmp(a + 2, g->l, n) : g->s && a[1] == g->s && a[0] == '-')
+            f = g;
+    }
+    if (!f || (!n && a[1] == '-')) {
+        cli_unknown_option("bench", a);
+        return NULL;
+    }
+    *v = NULL;
+    if (f->k == BK_JSON) {
+        if (eq || (!n && a[2])) {
+            cli_usage_error("bench", "--json takes no value");
+            return NULL;
+        }
+        return f;
+    }
+    if (n && eq)
+        *v = eq + 1;
+    else if (!n && a[2])
+        *v = a + 2;
+    else if (*i + 1 < argc)
+        *v = argv[++*i];
+    else {
+        cli_usage_error("bench", "option '%s' needs a value", a);
+        return NULL;
+    }
+    return f;
+}
+
+static int parse_model(bench_opts_t *o, const char *v)
+{
+    strata_error_t err = {0};
+    o->model_path = v;
+    if (strata_probe_calib_load(v, &o->calib, &err) == STRATA_OK) return 0;
+    char msg[STRATA_ERROR_MSG_MAX + STRATA_ERROR_FILE_MAX + 32];
+    fprintf(stderr, "strata bench: --model: %s\n", strata_error_str(&err, msg, sizeof(msg)));
+    return -1;
+}
+
+/* One flag's value into o; -1 after printing a usage error. */
+static int parse_value(bench_opts_t *o, const struct bench_flag *f, const char *a, const char *v,
+                       bool *have_factor, bool *have_step)
+{
+    switch (f->k) {
+    case BK_RANKS:
+        return cli_parse_int("bench", a, v, 1, 64, &o->ranks);
+    case BK_MINB:
+        return cli_parse_size("bench", a, v, BENCH_SIZE_MAX, &o->minb);
+    case BK_MAXB:
+        return cli_parse_size("bench", a, v, BENCH_SIZE_MAX, &o->maxb);
+    case BK_STEP:
+        *have_step = true;
+        if (cli_parse_size("bench", a, v, BENCH_SIZE_MAX, &o->step)) return -1;
+        return o->step >= 1 ? 0 : (cli_usage_error("bench", "%s must be at least 1 byte", a), -1);
+    case BK_FACTOR:
+        *have_factor = true;
+        return cli_parse_double("bench", a, v, 1, 1024, &o->factor);
+    case BK_ITERS:
+        return cli_parse_int("bench", a, v, 1, 1000000, &o->iters);
+    case BK_WARMUP:
+        return cli_parse_int("bench", a, v, 0, 1000000, &o->warmup);
+    case BK_CHECK:
+        return cli_parse_int("bench", a, v, 0, 1000, &o->check);
+    case BK_ROOT:
+        return cli_parse_int("bench", a, v, 0, 63, &o->root);
+    case BK_JFILE:
+        o->jpath = v;
+        return 0;
+    case BK_MODEL:
+        return parse_model(o, v);
+    case BK_DTYPE:
+        if ((o->all_dt = !strcmp(v, "all")) || !strata_dtype_parse(v, &o->dt)) return 0;
+        return cli_usage_error("bench",
+                               "%s: unknown data type '%s' (int8 uint8 int32 uint32 "
+                               "int64 uint64 half bfloat16 float double, or all)",
+                               a, v),
+               -1;
+    case BK_OP:
+        if ((o->all_op = !strcmp(v, "all")) || !strata_op_parse(v, &o->op)) return 0;
+        return cli_usage_error("bench", "%s: unknown operator '%s' (sum prod min max avg, or all)",
+                               a, v),
+               -1;
+    case BK_ALGO:
+        if (!strata_comm_algo_parse(v, &o->algo)) return 0;
+        return cli_usage_error("bench", "unknown algorithm '%s' (auto, shm, ring, recdbl)", v), -1;
+    default:
+        o->json = 1;
+        return 0;
+    }
+}
+
+/* How many sizes -b/-e/-f/-i give (nccl-tests' loop), capped just above
+ * BENCH_SIZES_MAX so an increment of a few bytes over gigabytes is refused
+ * before it runs for days. */
+static long count_sizes(const bench_opts_t *o)
+{
+    long n = 0;
+    for (double s = o->minb; s <= o->maxb && n <= BENCH_SIZES_MAX; s = next_size(o, s))
+        n++;
+    return n;
+}
+
+static int check_sched(const bench_opts_t *o)
+{
+    if ((o->algo != STRATA_COMM_RING && o->algo != STRATA_COMM_RECDBL) || o->ranks < 2) return 0;
+    strata_sched_params_t sp = {.coll = o->coll,
+                                .nranks = (uint32_t)o->ranks,
+                                .count = 1024,
+                                .elem_size = (uint32_t)strata_dtype_size(o->dt),
+                                .algo = o->algo == STRATA_COMM_RING ? STRATA_ALGO_RING
+                                                                    : STRATA_ALGO_RECDBL};
+    strata_error_t err = {0};
+    if (strata_sched_check(&sp, &err) == STRATA_OK) return 0;
+    return cli_usage_error("bench", "--algo %s: %s", strata_comm_algo_name(o->algo), err.msg), -1;
+}
+
+/* Cross-flag checks once every flag is read. */
+static int check_opts(bench_opts_t *o, bool have_factor, bool have_step)
+{
+    if (have_step && !have_factor) o->factor = 1; /* -i alone: increments */
+    if (o->root >= o->ranks)
+        return cli_usage_error("bench", "-r %ld: root must be below -P %ld", o->root, o->ranks);
+    if (o->minb < 1 || o->maxb < o->minb)
+        return cli_usage_error("bench", "need 1 <= -b <= -e (got %g and %g)", o->minb, o->maxb);
+    if (o->json && o->jpath)
+        return cli_usage_error("bench", "give --json (stdout) or -J FILE, not both");
+    if ((o->nsizes = count_sizes(o)) > BENCH_SIZES_MAX)
+        return cli_usage_error("bench",
+                               "-b %.0f -e %.0f with %s %g gives more than %d sizes (raise -i or "
+                               "use -f)",
+                               o->minb, o->maxb, o->factor > 1 ? "-f" : "-i",
+                               o->factor > 1 ? o->factor : o->step, BENCH_SIZES_MAX);
+    if (o->jpath) { /* fail now, not after the run */
+        FILE *f = fopen(o->jpath, "w");
+        if (!f) return cli_usage_error("bench", "-J: cannot write '%s'", o->jpath);
+        fclose(f);
+    }
+    return check_sched(o) ? CLI_USAGE : CLI_OK;
+}
+
 static int parse(int argc, char **argv, bench_opts_t *o)
 {
-    *o = (bench_opts_t){.n = 2,
+    *o = (bench_opts_t){.ranks = 2,
                         .iters = 20,
                         .warmup = 5,
                         .check = 1,
                         .minb = 8,
                         .maxb = 64.0 * 1048576,
                         .factor = 2,
+                        .step = 1048576,
                         .dt = STRATA_FP32,
                         .op = STRATA_SUM};
     if (argc < 2 || argv[1][0] == '-')
         return cli_usage_error("bench", "name the collective (e.g. allreduce)");
     if (strata_coll_parse(argv[1], &o->coll) != 0 || o->coll >= STRATA_COLL_SENDRECV)
         return cli_usage_error("bench", "unknown collective '%s'", argv[1]);
+    bool have_factor = false, have_step = false;
     for (int i = 2; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--json") == 0) {
-            o->json = 1;
-            continue;
-        }
-        if (!v) return cli_usage_error("bench", "option '%s' needs a value", a);
-        i++;
-        int bad = 0;
-        if (strcmp(a, "-n") == 0)
-            bad = cli_parse_int("bench", a, v, 1, 64, &o->n);
-        else if (strcmp(a, "-b") == 0)
-            bad = cli_parse_size("bench", a, v, BENCH_SIZE_MAX, &o->minb);
-        else if (strcmp(a, "-e") == 0)
-            bad = cli_parse_size("bench", a, v, BENCH_SIZE_MAX, &o->maxb);
-        else if (strcmp(a, "-f") == 0)
-            bad = cli_parse_double("bench", a, v, 1, 1024, &o->factor);
-        else if (strcmp(a, "-i") == 0)
-            bad = cli_parse_int("bench", a, v, 1, 1000000, &o->iters);
-        else if (strcmp(a, "-w") == 0)
-            bad = cli_parse_int("bench", a, v, 0, 1000000, &o->warmup);
-        else if (strcmp(a, "-c") == 0)
-            bad = cli_parse_int("bench", a, v, 0, 1, &o->check);
-        else if (strcmp(a, "-r") == 0)
-            bad = cli_parse_int("bench", a, v, 0, 63, &o->root);
-        else if (strcmp(a, "-d") == 0) {
-            if (strata_dtype_parse(v, &o->dt))
-                return cli_usage_error("bench", "unknown data type '%s'", v);
-        } else if (strcmp(a, "-o") == 0) {
-            if (strata_op_parse(v, &o->op))
-                return cli_usage_error("bench", "unknown operator '%s'", v);
-        } else if (strcmp(a, "--model") == 0) {
-            strata_error_t err = {0};
-            o->model_path = v;
-            if (strata_probe_calib_load(v, &o->calib, &err) != STRATA_OK) {
-                char msg[STRATA_ERROR_MSG_MAX + STRATA_ERROR_FILE_MAX + 32];
-                fprintf(stderr, "strata bench: --model: %s\n",
-                        strata_error_str(&err, msg, sizeof(msg)));
-                return CLI_USAGE;
-            }
-        } else if (strcmp(a, "--algo") == 0) {
-            if (strata_comm_algo_parse(v, &o->algo))
-                return cli_usage_error("bench", "unknown algorithm '%s' (auto, shm, ring, recdbl)",
-                                       v);
-        } else
-            return cli_usage_error("bench", "unknown option '%s'", a);
-        if (bad) return CLI_USAGE;
+        const char *a = argv[i], *v = NULL;
+        if (a[0] != '-' || !a[1]) return cli_usage_error("bench", "unexpected argument '%s'", a);
+        const struct bench_flag *f = flag_of(argc, argv, &i, &v);
+        if (!f || parse_value(o, f, a, v, &have_factor, &have_step)) return CLI_USAGE;
     }
-    if (o->n > 64) return cli_usage_error("bench", "-n %ld: at most 64 local ranks", o->n);
-    if (o->root >= o->n)
-        return cli_usage_error("bench", "-r %ld: root must be below -n %ld", o->root, o->n);
-    if (o->minb < 1 || o->maxb < o->minb)
-        return cli_usage_error("bench", "need 1 <= -b <= -e (got %g and %g)", o->minb, o->maxb);
-    if ((o->algo == STRATA_COMM_RING || o->algo == STRATA_COMM_RECDBL) && o->n > 1) {
-        strata_sched_params_t sp = {.coll = o->coll,
-                                    .nranks = (uint32_t)o->n,
-                                    .count = 1024,
-                                    .elem_size = (uint32_t)strata_dtype_size(o->dt),
-                                    .algo = o->algo == STRATA_COMM_RING ? STRATA_ALGO_RING
-                                                                        : STRATA_ALGO_RECDBL};
-        strata_error_t err = {0};
-        if (strata_sched_check(&sp, &err) != STRATA_OK)
-            return cli_usage_error("bench", "--algo %s: %s", strata_comm_algo_name(o->algo),
-                                   err.msg);
-    }
-    return CLI_OK;
+    return check_opts(o, have_factor, have_step);
+}
+
+/* Ranks beyond the CPUs time-share cores: every call then includes the
+ * scheduler's hand-overs (docs/runtime.md), so say so before the table. */
+static void warn_oversubscribed(const bench_opts_t *o)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus > 0 && o->ranks > cpus)
+        fprintf(stderr,
+                "strata bench: warning: %ld ranks on %ld CPUs: ranks share cores, so the times "
+                "include the scheduler's switches\n",
+                o->ranks, cpus);
 }
 
 int cmd_bench(int argc, char **argv)
@@ -531,9 +819,11 @@ int cmd_bench(int argc, char **argv)
     bench_opts_t o;
     int rc = parse(argc, argv, &o);
     if (rc != CLI_OK) return rc;
+    warn_oversubscribed(&o);
     int code = 1;
     strata_error_t err = {0};
-    if (strata_launch_fn((int)o.n, bench_rank, &o, 2.0, &code, &err) != STRATA_OK)
+    fflush(stdout); /* the ranks inherit stdout: nothing buffered twice */
+    if (strata_launch_fn((int)o.ranks, bench_rank, &o, 2.0, &code, &err) != STRATA_OK)
         return cli_fail(&err);
     return code ? CLI_FAIL : CLI_OK;
 }

@@ -37,6 +37,7 @@ static void usage(FILE *out)
             "                  and * then follow NCCL's choice (default: strata, the\n"
             "                  cheapest schedule strata knows)\n"
             "  --json          JSON instead of text\n"
+            "  -o FILE         write the output to FILE (also --output FILE)\n"
             "  --catalog FILE  link catalog (default: <data dir>/links.json)\n\n"
             "CLUSTER: as for 'strata topo' (railft:servers=S,gpus=G, torus:AxB, presets, files)\n");
 }
@@ -105,7 +106,7 @@ static int parse_args(int argc, char **argv, coll_args_t *a)
             int rc = parse_value(argc, argv, &i, a);
             if (rc) return rc;
         } else if (s[0] == '-' && s[1]) {
-            return cli_usage_error("coll", "unknown option '%s'", s);
+            return cli_unknown_option("coll", s);
         } else if (!a->cluster) {
             a->cluster = s;
         } else {

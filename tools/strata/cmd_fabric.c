@@ -24,7 +24,8 @@ static void usage(FILE *out)
             "diameter (switch hops) and latency; then the same as the fabric doubles.\n\n"
             "  --gpus N     N GPUs of a preset (N / GPUs per server servers)\n"
             "  --switch ID  a switch of data/fabric.json (default: ports as fast as the NIC)\n"
-            "  --json       JSON instead of text\n");
+            "  --json       JSON instead of text\n"
+            "  -o FILE      write the output to FILE (also --output FILE)\n");
 }
 
 static void print_fabric(const strata_fabric_t *f, long gpus, bool json)
@@ -139,8 +140,10 @@ int cmd_fabric(int argc, char **argv)
             if (cli_parse_int("fabric", s, argv[++i], 1, 1 << 24, &gpus)) return CLI_USAGE;
         } else if (!strcmp(s, "--switch") && i + 1 < argc)
             sw = argv[++i];
+        else if ((!strcmp(s, "--gpus") || !strcmp(s, "--switch")) && i + 1 >= argc)
+            return cli_usage_error("fabric", "%s needs a value", s);
         else if (s[0] == '-')
-            return cli_usage_error("fabric", "unknown option or missing value '%s'", s);
+            return cli_unknown_option("fabric", s);
         else if (!cluster)
             cluster = s;
         else

@@ -20,7 +20,7 @@ typedef struct link_args {
     const char *name, *catalog;
     strata_link_opts_t opts;
     double ber, length, buffer;
-    int have_length;
+    int have_length, json;
 } link_args_t;
 
 static void usage(FILE *out)
@@ -43,6 +43,8 @@ static void usage(FILE *out)
                  "  --buffer B     receive buffer (credits) for the credit model (default 64K,\n"
                  "                 at most 1T)\n"
                  "  --catalog FILE catalog file (default: <data dir>/links.json)\n"
+                 "  --json         JSON instead of text (bytes, seconds, B/s)\n"
+                 "  -o FILE        write the output to FILE (also --output FILE)\n"
                  "  -h, --help     this help\n\n"
                  "exit: 0 ok, 1 unknown link or bad catalog, 2 bad option\n");
 }
@@ -64,7 +66,8 @@ static int parse_opt(int argc, char **argv, int *i, link_args_t *a)
     int k = 0;
     while (known[k] && strcmp(o, known[k]) != 0)
         k++;
-    if (known[k] == NULL) return opt_error("unknown option '%s'", o);
+    if (known[k] == NULL && strcmp(o, "--json") == 0) return a->json = 1, 0;
+    if (known[k] == NULL) return cli_unknown_option("link", o), -1;
     if (*i + 1 >= argc) return opt_error("%s needs a value", o);
     const char *v = argv[++*i];
     long n = 0;
@@ -287,7 +290,6 @@ static void print_datalink(link_args_t *a, const strata_link_t *l,
         printf("\ndata-link models: none for a memory bus\n");
         return;
     }
-    if (!a->have_length) a->length = is_port(l) ? 30 : 1;
     printf("\ndata-link models (--length %g m, --buffer %s, --ber %g)\n", a->length,
            size_str(a->buffer, b, 32), a->ber);
     double rtt = strata_link_rtt(d->line_dir, a->length, d->wire);
@@ -307,6 +309,100 @@ static void print_datalink(link_args_t *a, const strata_link_t *l,
         printf("  %-14s TCP recovers loss end to end with SACK (selective repeat), so plain\n"
                "  %-14s Ethernet needs no PFC; RoCE does (see `strata link roce-...`)\n",
                "loss", "");
+}
+
+/* ==== JSON ==== */
+
+static void json_key_str(const char *key, const char *v, const char *sep)
+{
+    printf("\"%s\": ", key);
+    report_json_str(stdout, v);
+    printf("%s", sep);
+}
+
+static void json_steps(const strata_link_derivation_t *d)
+{
+    printf("  \"steps\": [");
+    for (size_t i = 0; i < d->nsteps; i++) {
+        const strata_link_step_t *s = &d->step[i];
+        printf("%s\n    {", i ? "," : "");
+        json_key_str("what", s->what, ", ");
+        json_key_str("how", s->how, ", ");
+        printf("\"eta\": %.12g, \"bw_dir_Bps\": %.12g}", s->eta, s->bw_dir);
+    }
+    printf("\n  ],\n");
+}
+
+static void json_result(const strata_link_t *l, const strata_link_derivation_t *d)
+{
+    printf("  \"lanes\": %d, \"full_duplex\": %s, \"raw_dir_Bps\": %.12g, \"line_dir_Bps\": "
+           "%.12g, \"bw_dir_Bps\": %.12g, \"bw_bidi_Bps\": %.12g,\n",
+           d->lanes, l->full_duplex ? "true" : "false", d->raw_dir, d->line_dir, d->bw_dir,
+           l->full_duplex ? 2 * d->bw_dir : d->bw_dir);
+    printf(
+        "  \"packet\": {\"mtu_bytes\": %.12g, \"payload_bytes\": %.12g, \"wire_bytes\": %.12g},\n",
+        d->mtu, d->payload, d->wire);
+    printf("  \"links_per_device\": %d, \"device_bw_dir_Bps\": %.12g,\n", l->links,
+           l->links * d->bw_dir);
+    printf("  \"latency\": {\"hop_s\": %.12g, \"switch_s\": %.12g, \"endpoint_s\": %.12g, "
+           "\"message_one_switch_s\": %.12g},\n",
+           l->latency, l->switch_lat, l->endpoint,
+           l->latency > 0 ? strata_link_message_latency(l, 1) : 0);
+    printf("  \"protocols\": [");
+    for (int i = 0; l->full_duplex && i < STRATA_LINK_PROTOCOLS; i++) {
+        const strata_link_protocol_t *p = strata_link_protocol(i);
+        printf("%s\n    {", i ? "," : "");
+        json_key_str("name", p->name, ", ");
+        printf("\"eta\": %.12g, \"bw_dir_Bps\": %.12g}", p->eta, d->bw_dir * p->eta);
+    }
+    printf("%s],\n", l->full_duplex ? "\n  " : "");
+}
+
+/* The data-link models' figures, the same functions the text calls. */
+static void json_datalink(const link_args_t *a, const strata_link_t *l,
+                          const strata_link_derivation_t *d)
+{
+    if (!l->full_duplex) {
+        printf("  \"datalink\": null\n");
+        return;
+    }
+    double rtt = strata_link_rtt(d->line_dir, a->length, d->wire);
+    printf("  \"datalink\": {\"length_m\": %.12g, \"buffer_bytes\": %.12g, \"ber\": %.12g, "
+           "\"rtt_s\": %.12g",
+           a->length, a->buffer, a->ber, rtt);
+    if (!is_ethernet(l))
+        printf(",\n    \"credits\": {\"buffer_needed_bytes\": %.12g, \"wire_rate_Bps\": %.12g}",
+               strata_credit_buffer(d->line_dir, rtt),
+               strata_credit_rate(d->line_dir, a->buffer, rtt));
+    if (d->wire > 0) {
+        double p = strata_retx_per(a->ber, d->wire);
+        double n = strata_retx_window(d->line_dir, rtt, d->wire);
+        printf(
+            ",\n    \"retx\": {\"packet_error\": %.12g, \"gbn_window\": %.12g, \"gbn_eta\": %.12g, "
+            "\"sr_eta\": %.12g, \"gbn_Bps\": %.12g, \"sr_Bps\": %.12g}",
+            p, n, strata_retx_gbn(p, n), strata_retx_sr(p), d->bw_dir * strata_retx_gbn(p, n),
+            d->bw_dir * strata_retx_sr(p));
+    }
+    if (!strcmp(l->category, "RoCEv2") || !strcmp(l->category, "Gaudi"))
+        printf(",\n    \"pfc\": {\"pause_s\": %.12g, \"headroom_bytes\": %.12g}",
+               strata_pfc_pause_time(d->line_dir, 65535),
+               strata_pfc_headroom(d->line_dir, a->length, d->wire));
+    printf("}\n");
+}
+
+static void print_json(const link_args_t *a, const strata_link_t *l,
+                       const strata_link_derivation_t *d)
+{
+    printf("{\n  ");
+    json_key_str("id", l->id, ", ");
+    json_key_str("name", l->name, ", ");
+    json_key_str("category", l->category, ", ");
+    json_key_str("confidence", l->confidence, ",\n  ");
+    json_key_str("source", l->source, ",\n");
+    json_steps(d);
+    json_result(l, d);
+    json_datalink(a, l, d);
+    printf("}\n");
 }
 
 /* ==== The command ==== */
@@ -330,7 +426,10 @@ int cmd_link(int argc, char **argv)
         rc = CLI_FAIL;
     else if (strata_link_derive(l, &a.opts, &d, &err) != STRATA_OK)
         rc = cli_usage_error("link", "%s: %s", l->id, err.msg);
-    if (rc == CLI_OK) {
+    if (rc == CLI_OK && !a.have_length) a.length = is_port(l) ? 30 : 1;
+    if (rc == CLI_OK && a.json) {
+        print_json(&a, l, &d);
+    } else if (rc == CLI_OK) {
         printf("%s: %s  [%s, confidence %s]\nsource: %s\n", l->id, l->name, l->category,
                l->confidence, l->source);
         print_steps(l, &d);

@@ -25,6 +25,7 @@ static void usage(FILE *out)
                  "full-duplex links; device = links per device x per direction.\n\n"
                  "options:\n"
                  "  --json            every field of every entry, with its source\n"
+                 "  -o FILE           write the output to FILE (also --output FILE)\n"
                  "  --category NAME   only this category (PCIe, NVLink, InfiniBand, ...)\n"
                  "  --catalog FILE    catalog file (default: <data dir>/links.json)\n"
                  "  -h, --help        this help\n\n"
@@ -164,6 +165,8 @@ int cmd_links(int argc, char **argv)
         int valued = strcmp(o, "--catalog") == 0 || strcmp(o, "--category") == 0;
         if (strcmp(o, "--json") == 0)
             json = 1;
+        else if (!valued && o[0] == '-' && o[1])
+            return cli_unknown_option("links", o);
         else if (!valued)
             return cli_usage_error("links", "unexpected argument '%s'", o);
         else if (i + 1 >= argc)

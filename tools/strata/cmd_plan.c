@@ -61,7 +61,8 @@ static void usage(FILE *out)
                  "  --sim           also time each traffic kind with the simulator, all groups of\n"
                  "                  its dimension at once (up to 1024 GPUs)\n"
                  "  --accel ID      accelerator of data/accelerators.json\n"
-                 "  --json          JSON instead of text\n\n"
+                 "  --json          JSON instead of text\n"
+                 "  -o FILE         write the output to FILE (also --output FILE)\n\n"
                  "Models: strata plan --list\n");
 }
 
@@ -121,7 +122,7 @@ static int parse_value(const char *s, const char *v, plan_args_t *a)
             if (!strcmp(v, tiers[k])) return c->offload = k, CLI_OK;
         return cli_usage_error("plan", "--offload expects none, host or cxl, got '%s'", v);
     }
-    return cli_usage_error("plan", "unknown option '%s'", s);
+    return cli_unknown_option("plan", s);
 }
 
 static int parse_flag(const char *s, plan_args_t *a)
@@ -166,7 +167,7 @@ static int parse_args(int argc, char **argv, plan_args_t *a)
                            s) &&
                     strlen(s) > 2)
                     return cli_usage_error("plan", "%s needs a value", s);
-                return cli_usage_error("plan", "unknown option '%s'", s);
+                return cli_unknown_option("plan", s);
             }
             int rc = parse_value(s, argv[++i], a);
             if (rc) return rc;

@@ -24,6 +24,7 @@ static void usage(FILE *out)
             "  --save FILE    write a cluster file of this host whose links carry the\n"
             "                 measured alpha/beta: strata coll FILE, strata bench --model FILE\n"
             "  --json         the figures as JSON instead of the table\n"
+            "  -o FILE        write the output to FILE (also --output FILE)\n"
             "  --peer H:P     TCP to a peer running 'strata probe --serve P' (default: loopback)\n"
             "  --serve P      answer one peer's TCP probe on port P, then exit\n"
             "  --timeout S    --serve: give up after S seconds without a peer (default 60)\n");
@@ -52,7 +53,7 @@ static int parse(int argc, char **argv, probe_args_t *a)
         }
         if (strcmp(o, "--save") && strcmp(o, "--peer") && strcmp(o, "--serve") &&
             strcmp(o, "--timeout"))
-            return cli_usage_error("probe", "unknown option '%s'", o);
+            return cli_unknown_option("probe", o);
         if (!v) return cli_usage_error("probe", "option '%s' needs a value", o);
         i++;
         if (strcmp(o, "--save") == 0)

@@ -141,6 +141,7 @@ static void usage(FILE *out)
                  "                   cluster's preset family for it (strata wall NAME FAMILY)\n"
                  "  --html FILE      write the whole report as one self-contained HTML page\n"
                  "                   with charts (inline SVG, no scripts) to FILE\n"
+                 "  -o FILE          write the output to FILE (also --output FILE)\n"
                  "  --catalog FILE   link catalog (default: <data dir>/links.json)\n"
                  "  -h, --help       this help\n");
 }
@@ -164,7 +165,7 @@ static int parse_args(int argc, char **argv, report_args_t *a)
                                              : &a->html;
             *dst = argv[++i];
         } else if (o[0] == '-' && o[1] != '\0') {
-            return cli_usage_error("report", "unknown option '%s'", o);
+            return cli_unknown_option("report", o);
         } else if (have_cluster) {
             return cli_usage_error("report", "unexpected argument '%s'", o);
         } else {

@@ -46,7 +46,7 @@ int cmd_run(int argc, char **argv)
         } else if (strcmp(a, "--grace") == 0 && i + 1 < argc) {
             if (cli_parse_double("run", a, argv[++i], 0, 3600, &grace)) return CLI_USAGE;
         } else if (a[0] == '-') {
-            return cli_usage_error("run", "unknown option '%s'", a);
+            return cli_unknown_option("run", a);
         } else {
             break;
         }

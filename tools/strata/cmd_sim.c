@@ -56,7 +56,8 @@ static void usage(FILE *out)
                  "  --trace FILE       write a Chrome trace (Perfetto, chrome://tracing)\n"
                  "  --trace-links N    busiest links given a track in the trace, 0 to 1000\n"
                  "                     (default 8)\n"
-                 "  --json             one JSON object instead of text\n");
+                 "  --json             one JSON object instead of text\n"
+                 "  -o FILE            write the output to FILE (also --output FILE)\n");
 }
 
 static const char *fmt_size(double b, char *buf, size_t len)
@@ -236,7 +237,7 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
         else if (strcmp(o, "--no-reuse") == 0)
             a->opts.no_reuse = true;
         else if (o[0] == '-')
-            return cli_usage_error(NAME, "unknown option '%s'", o), -1;
+            return cli_unknown_option(NAME, o), -1;
         else if (!a->cluster)
             a->cluster = o;
         else

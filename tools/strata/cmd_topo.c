@@ -19,29 +19,29 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: strata topo show|metrics|dot|describe CLUSTER [--json] [-o FILE]\n"
-            "                   [--export FILE] [--catalog FILE]\n"
-            "       strata topo CLUSTER      (describe: e.g. strata topo local)\n\n"
-            "A cluster as a graph of devices and links: its summary (show), its metrics\n"
-            "(diameter, hops, injection and oversubscription per tier, bisection) or\n"
-            "its Graphviz drawing (dot); describe adds, for presets, files and local, the\n"
-            "devices with their details, the intra-server links and the sources.\n\n"
-            "CLUSTER:\n"
-            "  ring:N  mesh:AxB[xC]  torus:AxB[xC]  full:N  switch:N\n"
-            "  fattree:k=K[,tiers=T][,n=ENDPOINTS][,oversub=R1:R2]\n"
-            "  railft:servers=S,gpus=G[,k=K][,tiers=T][,oversub=R1:R2]\n"
-            "    any of them with ,link=ID (catalog kind) ,mult=M ,bw=GB/s ,lat=us\n"
-            "  a preset NAME[:SERVERS][,opts] (dgx-h100:16,oversub=4,nics=4), a cluster\n"
-            "  file (.json[,opts]), an NCCL topology (.xml[,opts]), or local (hwloc);\n"
-            "  opts: servers= net=rail-fat-tree|fat-tree|switch|none oversub=R[:R2]\n"
-            "  nics= port=ID tiers= radix=   (docs/formats.md)\n\n"
-            "options:\n"
-            "  --json          JSON instead of text (show, metrics)\n"
-            "  -o FILE         dot: write DOT to FILE, and FILE.svg when Graphviz is installed\n"
-            "  --export FILE   also write the cluster as a cluster file (JSON; - = stdout)\n"
-            "  --catalog FILE  link catalog (default: <data dir>/links.json)\n"
-            "  -h, --help      this help\n");
+    fprintf(out, "usage: strata topo show|metrics|dot|describe CLUSTER [--json] [-o FILE]\n"
+                 "                   [--export FILE] [--catalog FILE]\n"
+                 "       strata topo CLUSTER      (describe: e.g. strata topo local)\n\n"
+                 "A cluster as a graph of devices and links: its summary (show), its metrics\n"
+                 "(diameter, hops, injection and oversubscription per tier, bisection) or\n"
+                 "its Graphviz drawing (dot); describe adds, for presets, files and local, the\n"
+                 "devices with their details, the intra-server links and the sources.\n\n"
+                 "CLUSTER:\n"
+                 "  ring:N  mesh:AxB[xC]  torus:AxB[xC]  full:N  switch:N\n"
+                 "  fattree:k=K[,tiers=T][,n=ENDPOINTS][,oversub=R1:R2]\n"
+                 "  railft:servers=S,gpus=G[,k=K][,tiers=T][,oversub=R1:R2]\n"
+                 "    any of them with ,link=ID (catalog kind) ,mult=M ,bw=GB/s ,lat=us\n"
+                 "  a preset NAME[:SERVERS][,opts] (dgx-h100:16,oversub=4,nics=4), a cluster\n"
+                 "  file (.json[,opts]), an NCCL topology (.xml[,opts]), or local (hwloc);\n"
+                 "  opts: servers= net=rail-fat-tree|fat-tree|switch|none oversub=R[:R2]\n"
+                 "  nics= port=ID tiers= radix=   (docs/formats.md)\n\n"
+                 "options:\n"
+                 "  --json          JSON instead of text (show, metrics)\n"
+                 "  -o FILE         write the output to FILE (also --output FILE); dot: the DOT,\n"
+                 "                  and FILE.svg beside it when Graphviz is installed\n"
+                 "  --export FILE   also write the cluster as a cluster file (JSON; - = stdout)\n"
+                 "  --catalog FILE  link catalog (default: <data dir>/links.json)\n"
+                 "  -h, --help      this help\n");
 }
 
 typedef struct topo_args {
@@ -66,7 +66,7 @@ static int parse_args(int argc, char **argv, topo_args_t *a)
             if (i + 1 >= argc) return cli_usage_error("topo", "--export needs a file name");
             a->export_to = argv[++i];
         } else if (s[0] == '-' && s[1])
-            return cli_usage_error("topo", "unknown option '%s'", s);
+            return cli_unknown_option("topo", s);
         else if (!a->action)
             a->action = s;
         else if (!a->cluster)
@@ -85,8 +85,9 @@ static int parse_args(int argc, char **argv, topo_args_t *a)
                                a->action);
     }
     if (!a->cluster) return cli_usage_error("topo", "missing CLUSTER");
-    if (a->out && strcmp(a->action, "dot"))
-        return cli_usage_error("topo", "-o applies to dot only");
+    if (a->json && !strcmp(a->action, "dot"))
+        return cli_usage_error("topo", "--json applies to show, metrics and describe (dot writes "
+                                       "DOT; --export writes the cluster as JSON)");
     return CLI_OK;
 }
 
@@ -177,6 +178,11 @@ int cmd_topo(int argc, char **argv)
     if (strata_link_catalog_load(a.catalog, &cat, &err)) return cli_fail(&err);
     strata_status_t st = strata_topo_load_spec(a.cluster, cat, &t, &err);
     if (!st && a.export_to) st = export_cluster(&a, cat, &err);
+    if (!st && a.out && strcmp(a.action, "dot") && cli_redirect_stdout("topo", a.out)) {
+        strata_topo_destroy(t);
+        strata_link_catalog_destroy(cat);
+        return CLI_FAIL;
+    }
     if (!st) st = run_action(&a, t, cat, &err);
     strata_topo_destroy(t);
     strata_link_catalog_destroy(cat);

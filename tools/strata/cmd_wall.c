@@ -49,7 +49,8 @@ static void usage(FILE *out)
         "                  servers runs a flat ring in a rank order blind to servers\n"
         "                  and rails, at its NIC share, with the ECMP collisions the\n"
         "                  simulator finds for that ring (shuffled order, <= 512 GPUs)\n"
-        "  --json          JSON instead of text\n");
+        "  --json          JSON instead of text\n"
+        "  -o FILE         write the output to FILE (also --output FILE)\n");
 }
 
 typedef struct wall_args {
@@ -132,7 +133,7 @@ static int parse_value(const char *s, const char *v, wall_args_t *a)
         }
         return CLI_OK;
     }
-    return cli_usage_error("wall", "unknown option '%s'", s);
+    return cli_unknown_option("wall", s);
 }
 
 static int parse_args(int argc, char **argv, wall_args_t *a)

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ const cli_command_t cli_commands[] = {
     {NULL, NULL, NULL},
 };
 
-static void usage(FILE *out)
+void cli_usage_main(FILE *out)
 {
     fprintf(out, "usage: strata [COMMAND] [OPTIONS]\n\n"
                  "Model, simulate, run and measure the communication stack of distributed\n"
@@ -41,8 +42,11 @@ static void usage(FILE *out)
                  "commands:\n");
     for (const cli_command_t *c = cli_commands; c->name; c++)
         fprintf(out, "  %-8s %s\n", c->name, c->summary);
-    fprintf(out, "\n  strata COMMAND --help   options of one command\n"
+    fprintf(out, "\n  strata help COMMAND     options of one command (= strata COMMAND --help)\n"
                  "  strata --version        print the version\n\n"
+                 "Every command that prints results takes --json (JSON instead of text) and\n"
+                 "-o FILE / --output FILE (write them to FILE instead of stdout); in bench\n"
+                 "-o is the reduction operator, as in nccl-tests, so there only --output.\n\n"
                  "environment: STRATA_LOG=error|warn|info|debug, STRATA_DATA_DIR=DIR\n");
 }
 
@@ -127,26 +131,86 @@ int cli_parse_double(const char *cmd, const char *opt, const char *arg, double m
     return -1;
 }
 
+int cli_redirect_stdout(const char *cmd, const char *path)
+{
+    fflush(stdout);
+    if (freopen(path, "w", stdout)) return CLI_OK;
+    fprintf(stderr, "strata %s: cannot write '%s': %s\n", cmd, path, strerror(errno));
+    return CLI_FAIL;
+}
+
+/* -o FILE, --output FILE, --output=FILE: taken out of a command's argv
+ * before it parses the rest (up to "--"). Not for run, whose arguments
+ * are the program's; in bench -o is nccl-tests' operator and in topo -o is
+ * topo's own (dot also writes FILE.svg), so there only --output. Returns
+ * the file (NULL: none) in *path_p; CLI_USAGE after a message. */
+static int take_output(const char *cmd, int *argc, char **argv, const char **path_p)
+{
+    bool dash_o = strcmp(cmd, "bench") && strcmp(cmd, "topo");
+    *path_p = NULL;
+    if (!strcmp(cmd, "run")) return CLI_OK;
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (!strcmp(a, "--")) {
+            while (i < *argc)
+                argv[out++] = argv[i++];
+            break;
+        }
+        if (!strncmp(a, "--output=", 9)) {
+            v = a + 9;
+        } else if (!strcmp(a, "--output") || (dash_o && !strcmp(a, "-o"))) {
+            if (i + 1 >= *argc) return cli_usage_error(cmd, "%s needs a file name", a);
+            v = argv[++i];
+        } else {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (*path_p) return cli_usage_error(cmd, "-o/--output given twice");
+        if (!*v) return cli_usage_error(cmd, "%s needs a file name", a);
+        *path_p = v;
+    }
+    argv[out] = NULL;
+    *argc = out;
+    return CLI_OK;
+}
+
+static int run_command(const cli_command_t *c, int argc, char **argv)
+{
+    const char *path = NULL;
+    int rc = take_output(c->name, &argc, argv, &path);
+    if (rc != CLI_OK) return rc;
+    if (path && !cli_wants_help(argc, argv) && (rc = cli_redirect_stdout(c->name, path))) return rc;
+    rc = c->run(argc, argv);
+    if (path && (fflush(stdout) != 0 || ferror(stdout))) {
+        fprintf(stderr, "strata %s: cannot write '%s'\n", c->name, path);
+        return CLI_FAIL;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    /* No command: the main job. */
+    /* No command, or options only: the main job. */
     const char *name = argc < 2 ? "report" : argv[1];
-    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
-        usage(stdout);
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        cli_usage_main(stdout);
         return CLI_OK;
     }
+    if (strcmp(name, "help") == 0) return cli_help(argc - 1, argv + 1);
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
         printf("strata %s\ndata %s\n", strata_version(), strata_data_dir());
         return CLI_OK;
     }
-    for (const cli_command_t *c = cli_commands; c->name; c++)
-        if (strcmp(c->name, name) == 0) {
-            if (argc < 2) {
-                char *def[] = {(char *)c->name, NULL};
-                return c->run(1, def);
-            }
-            return c->run(argc - 1, argv + 1);
-        }
-    fprintf(stderr, "strata: unknown command '%s' (see 'strata --help')\n", name);
-    return CLI_USAGE;
+    const cli_command_t *c = cli_find(name);
+    if (!c && name[0] == '-' && name[1]) { /* `strata --json`: options of the main job */
+        argv[0] = "report";
+        return run_command(cli_find("report"), argc, argv);
+    }
+    if (!c) return cli_unknown_command(name);
+    if (argc < 2) {
+        char *def[] = {(char *)c->name, NULL};
+        return run_command(c, 1, def);
+    }
+    return run_command(c, argc - 1, argv + 1);
 }
