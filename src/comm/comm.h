@@ -216,11 +216,9 @@ struct strata_comm {
     unsigned spin_limit;
     unsigned spin_running;
     bool offcpu_hint;
-    /* Sleeping waits: whether this rank's posts need a full fence before
-     * they read their wmask (no membarrier registration; shm.c), and how
-     * many more blocked steps sleep at once without trying sched_yield
-     * (set when a yield lasted long: a CPU hog had the CPU). */
-    bool post_fence;
+    /* Sleeping waits: how many more blocking steps sleep at once without
+     * trying sched_yield (set when a yield lasted long: a CPU hog had the
+     * CPU; shm.c). */
     unsigned sleep_credit;
     strata_comm_algo_t env_algo; /* $STRATA_ALGO at start-up, AUTO if unset */
     char jobhash[17];
@@ -345,13 +343,10 @@ void comm_wake_slow(strata_comm_t *c);
 static inline void comm_posted(strata_comm_t *c)
 {
     /* The publishing store must be visible before wmask is read, or a
-     * waiter that announced itself just then would sleep through it. A
-     * waiter's membarrier orders this side when every rank registered for
-     * it; else a full fence here. */
-    if (c->post_fence)
-        atomic_thread_fence(memory_order_seq_cst);
-    else
-        atomic_signal_fence(memory_order_seq_cst);
+     * waiter that announced itself just then would sleep through it (the
+     * waiter fences between its announcement and its last poll). Measured:
+     * no cost beyond noise on the 2-rank 8 B allreduce (bench/README.md). */
+    atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&c->lines[c->rank].misc.wmask, memory_order_relaxed))
         comm_wake_slow(c);
 }

@@ -27,18 +27,15 @@
  *
  * Sleeping (non-private futexes: the words live in the shared segment). A
  * waiter r first reads its own `bell`, sets bit r in the `wmask` of every
- * peer whose post it waits for, orders that before its next read (a fence,
- * and membarrier(GLOBAL_EXPEDITED) so that the posters need none), then
- * polls its words once more and only then sleeps: FUTEX_WAIT on its bell
- * with the value it read, for at most COMM_SLEEP_MAX and never past the
- * call's deadline. A poster, after every publishing store, reads its own
- * wmask (comm_posted: one load of a line it owns, the whole fast-path
- * cost); when it is non-zero it takes the mask, bumps each waiter's bell
- * and FUTEX_WAKEs it. Either the poster sees the waiter's bit, or (by the
- * two fences) the waiter's last poll sees the post; a bell bumped after
- * the waiter read it makes FUTEX_WAIT return at once. A rank that failed to
- * register for membarrier fences its posts itself; a waiter whose
- * membarrier call fails may miss a wake, which costs at most one sleep.
+ * peer whose post it waits for, fences, polls its words once more and only
+ * then sleeps: FUTEX_WAIT on its bell with the value it read, for at most
+ * COMM_SLEEP_MAX and never past the call's deadline. A poster, after every
+ * publishing store, fences and reads its own wmask (comm_posted: a fence
+ * and one load of a line it owns, the whole fast-path cost); when it is
+ * non-zero it takes the mask, bumps each waiter's bell and FUTEX_WAKEs it.
+ * By the two fences, either the poster sees the waiter's bit or the
+ * waiter's last poll sees the post; a bell bumped after the waiter read it
+ * makes FUTEX_WAIT return at once, so no wake is lost.
  * Marking the communicator failed wakes every rank.
  *
  * Every 64 polls and after every blocking step a wait checks the call's
@@ -56,7 +53,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <linux/membarrier.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -69,6 +65,22 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Sleep at most this long per step (s): short enough that a sleeper still
+ * sees abort, the failure word and peer death within milliseconds when no
+ * post wakes it, long enough that a stopped peer costs few wake-ups (500
+ * a second). */
+#define COMM_SLEEP_MAX 0.002
+/* Yields one wait makes before it sleeps: enough for a round of hand-offs
+ * among the job's own ranks on one CPU (5 ranks: 4), with room. */
+#define COMM_YIELDS 16
+/* A yield longer than this (s) gave the CPU to something that ran until its
+ * slice ended (EEVDF's base slice is 0.75 ms and more): the next
+ * COMM_SLEEP_CREDIT blocking steps sleep at once. A hand-off among the
+ * job's own ranks takes microseconds (bench/README.md: 1.4-4.3 us a call
+ * with 4 ranks on 1-2 cores). */
+#define COMM_YIELD_SLOW   100e-6
+#define COMM_SLEEP_CREDIT 256u
 
 /* ==== Layout ==== */
 
@@ -246,22 +258,6 @@ static unsigned default_spin_limit(int size)
  * running peer for up to 256 polls (~6 us, as above; STRATA_SPIN_RUNNING):
  * there the peer has every input it needs and posts within ~0.1-0.5 us.
  * Engine waits keep spin_limit (the peer may be copying for microseconds). */
-/* Register this process for membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), so
- * that a sleeping waiter in another rank can order this rank's posts
- * against its announcement (shm.c header, "Sleeping"). Per process and
- * idempotent; a forked child registers again. False when the kernel (before
- * 4.16) or a seccomp policy refuses: this rank's posts then fence. */
-static bool membarrier_register(void)
-{
-#ifdef SYS_membarrier
-    long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-    if (q < 0 || !(q & MEMBARRIER_CMD_GLOBAL_EXPEDITED)) return false;
-    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
-#else
-    return false;
-#endif
-}
-
 static void set_wait_policy(strata_comm_t *c)
 {
     c->spin_limit = default_spin_limit(c->size);
@@ -282,7 +278,6 @@ strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err)
     for (int i = 0; i < c->size; i++)
         c->pidfds[i] = i == c->rank ? -1 : open_pidfd(c->pids[i]);
     set_wait_policy(c);
-    c->post_fence = !membarrier_register();
     return STRATA_OK;
 }
 
@@ -298,22 +293,6 @@ strata_status_t comm_fail(comm_call_t *k, strata_status_t st, const char *fmt, .
 }
 
 /* ==== Sleeping waits ==== */
-
-/* Sleep at most this long per step (s): short enough that a sleeper still
- * sees abort, the failure word and peer death within milliseconds when no
- * post wakes it, long enough that a stopped peer costs few wake-ups (500
- * a second). */
-#define COMM_SLEEP_MAX 0.002
-/* Yields one wait makes before it sleeps: enough for a round of hand-offs
- * among the job's own ranks on one CPU (5 ranks: 4), with room. */
-#define COMM_YIELDS 16
-/* A yield longer than this (s) gave the CPU to something that ran until its
- * slice ended (EEVDF's base slice is 0.75 ms and more): the next
- * COMM_SLEEP_CREDIT blocking steps sleep at once. A hand-off among the
- * job's own ranks takes microseconds (bench/README.md: 1.4-4.3 us a call
- * with 4 ranks on 1-2 cores). */
-#define COMM_YIELD_SLOW   100e-6
-#define COMM_SLEEP_CREDIT 256u
 
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
@@ -345,10 +324,7 @@ static void wait_arm(strata_comm_t *c, comm_wait_t *w, uint64_t peers)
     for (int p = 0; p < c->size; p++)
         if (peers >> p & 1)
             atomic_fetch_or_explicit(&c->lines[p].misc.wmask, bit, memory_order_seq_cst);
-    atomic_thread_fence(memory_order_seq_cst);
-#ifdef SYS_membarrier
-    syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
-#endif
+    atomic_thread_fence(memory_order_seq_cst); /* pairs with comm_posted's */
     w->armed = true;
 }
 
