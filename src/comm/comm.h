@@ -79,6 +79,7 @@ typedef struct comm_misc {
     _Atomic uint32_t bell;
     char pad[COMM_LINE - 5 * sizeof(uint64_t) - sizeof(uint32_t)];
 } comm_misc_t;
+_Static_assert(sizeof(comm_misc_t) == COMM_LINE, "comm_misc_t is one cache line");
 
 /* The engine's staged word: (call signature word << 32) | (chunk sequence
  * + 1) mod 2^32, and beside it, in the same line, the call's full count
