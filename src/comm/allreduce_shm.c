@@ -100,6 +100,7 @@ static void publish(eng_t *e, size_t field, uint64_t v)
 {
     _Atomic uint64_t *f = (_Atomic uint64_t *)((unsigned char *)&e->c->lines[e->c->rank] + field);
     atomic_store_explicit(f, v, memory_order_release);
+    comm_posted(e->c);
 }
 
 /* Publish chunk sequence s as staged, with this call's signature (and its
@@ -110,6 +111,7 @@ static void publish_staged(eng_t *e, uint64_t s)
     atomic_store_explicit(&me->count, e->k->sig.count, memory_order_relaxed);
     atomic_store_explicit(&me->v, (uint64_t)e->k->sigword << 32 | (uint32_t)(s + 1),
                           memory_order_release);
+    comm_posted(e->c);
 }
 
 /* Whether rank q, which has not staged what this engine call waits for, is
@@ -135,9 +137,8 @@ static strata_status_t wait_staged_one(eng_t *e, int q, size_t ch)
     strata_comm_t *c = e->c;
     const comm_staged_t *l = &c->lines[q].staged;
     uint32_t target = (uint32_t)(e->base + ch + 1), first = (uint32_t)(e->base + 1);
-    unsigned spins = 0, polls = 0;
-    int cpu = COMM_CPU_UNKNOWN;
-    bool yielded = false;
+    comm_wait_t wt = COMM_WAIT_INIT;
+    bool blocked = false;
     for (;;) {
         uint64_t w = atomic_load_explicit(&l->v, memory_order_acquire);
         if ((int32_t)((uint32_t)w - target) >= 0) {
@@ -147,12 +148,13 @@ static strata_status_t wait_staged_one(eng_t *e, int q, size_t ch)
                 (uint32_t)(w >> 32), atomic_load_explicit(&l->count, memory_order_relaxed));
             return comm_mismatch(e->k, q, &theirs);
         }
-        if (comm_poll_due(&polls, yielded)) {
+        if (comm_poll_due(&wt.polls, blocked)) {
             strata_status_t st = small_ahead(e->k, q); /* first: as in wait_small */
             if (st == STRATA_OK) st = comm_check(e->k, q);
             if (st != STRATA_OK) return st;
         }
-        yielded = comm_wait_step(c, &spins, c->spin_limit, &cpu, comm_peer_needs_cpu(c, q, &cpu));
+        blocked = comm_wait_step(e->k, &wt, c->spin_limit, comm_peer_needs_cpu(c, q, &wt.cpu),
+                                 (uint64_t)1 << q);
     }
 }
 
@@ -464,7 +466,8 @@ static bool missing_needs_cpu(strata_comm_t *c, int q, int par, uint64_t s, int 
 }
 
 /* Wait until every rank's line of parity par holds sequence s. Yields at
- * once while some rank still missing is inside sched_yield on this CPU (it
+ * (yields, later sleeps: shm.c) at once while some rank still missing is
+ * inside sched_yield on this CPU (it
  * needs this CPU to post), else spins: a missing rank that is running has
  * every input of the previous call, so it posts within a few hundred ns.
  * The off-CPU words are read when scanning: on the first poll and after
@@ -473,9 +476,9 @@ static bool missing_needs_cpu(strata_comm_t *c, int q, int par, uint64_t s, int 
 static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
 {
     strata_comm_t *c = k->c;
-    unsigned spins = 0, polls = 0;
-    int cpu = COMM_CPU_UNKNOWN, q = 0;
-    bool yielded = false;
+    comm_wait_t wt = COMM_WAIT_INIT;
+    int q = 0;
+    bool blocked = false;
     for (;;) {
         for (; q < c->size; q++) { /* ranks before q have posted s, with our signature */
             if (q == c->rank) continue;
@@ -490,16 +493,19 @@ static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
         /* Every poll counts, the yielding ones too: a peer killed or
          * stopped inside sched_yield leaves its off-CPU word set for ever,
          * and only this check ends the wait then. */
-        bool yield_now = missing_needs_cpu(c, q, par, s, &cpu);
+        bool yield_now = missing_needs_cpu(c, q, par, s, &wt.cpu);
         for (int i = 0; i < 16 && !posted(c, q, par, s); i++) {
-            if (comm_poll_due(&polls, yielded)) {
+            if (comm_poll_due(&wt.polls, blocked)) {
                 /* the peer's own words first: they name its call, which a
                  * failure already marked by a rank that saw it would not */
                 strata_status_t st = engine_ahead(k, q);
                 if (st == STRATA_OK) st = comm_check(k, q);
                 if (st != STRATA_OK) return st;
             }
-            if ((yielded = comm_wait_step(c, &spins, c->spin_running, &cpu, yield_now))) break;
+            /* a sleep waits for q's post (any missing rank's would do, but
+             * q is the one this loop polls) */
+            if ((blocked = comm_wait_step(k, &wt, c->spin_running, yield_now, (uint64_t)1 << q)))
+                break;
         }
     }
 }
@@ -519,6 +525,7 @@ strata_status_t comm_small_exchange(comm_call_t *k, const void *mine, size_t byt
     comm_small_t *me = &c->lines[c->rank].small[par];
     if (bytes) memcpy(me->data, mine, bytes);
     atomic_store_explicit(&me->seq, (uint64_t)k->sigword << 32 | (uint32_t)s, memory_order_release);
+    comm_posted(c);
     strata_status_t st = wait_small(k, par, s);
     if (st == STRATA_OK) *lines_p = c->lines[0].small[par].data;
     return st;

@@ -71,8 +71,15 @@ typedef struct comm_misc {
      * so that ranks waiting on each other in different collectives see it. */
     _Atomic uint64_t xcall;
     _Atomic uint64_t xcount;
-    char pad[COMM_LINE - 4 * sizeof(uint64_t)];
+    /* Sleeping waits (shm.c, "Waiting"): bit r set by rank r before it
+     * sleeps until this rank posts; cleared by this rank when it wakes
+     * them. Read by this rank after every post (one load of its own line). */
+    _Atomic uint64_t wmask;
+    /* The futex word rank r sleeps on: bumped by whoever wakes it. */
+    _Atomic uint32_t bell;
+    char pad[COMM_LINE - 5 * sizeof(uint64_t) - sizeof(uint32_t)];
 } comm_misc_t;
+_Static_assert(sizeof(comm_misc_t) == COMM_LINE, "comm_misc_t is one cache line");
 
 /* The engine's staged word: (call signature word << 32) | (chunk sequence
  * + 1) mod 2^32, and beside it, in the same line, the call's full count
@@ -210,6 +217,10 @@ struct strata_comm {
     unsigned spin_limit;
     unsigned spin_running;
     bool offcpu_hint;
+    /* Sleeping waits: how many more blocking steps sleep at once without
+     * trying sched_yield (set when a yield lasted long: a CPU hog had the
+     * CPU; shm.c). */
+    unsigned sleep_credit;
     strata_comm_algo_t env_algo; /* $STRATA_ALGO at start-up, AUTO if unset */
     char jobhash[17];
     unsigned dup_count;
@@ -267,9 +278,6 @@ strata_status_t comm_check_fast(comm_call_t *k);
 /* Poll once: OK, or the error that ends the call (failure/abort/deadline,
  * or the death of `peer` — of any peer when peer < 0). */
 strata_status_t comm_check(comm_call_t *k, int peer);
-/* Progress hint inside a polling loop: spins, then yields (returns true
- * when it yielded). */
-bool comm_relax(strata_comm_t *c, unsigned *spins);
 /* Whether a wait runs its checks (comm_check) on this poll: every 64 polls
  * while it spins, and after every yield — on a loaded host one yield can
  * last a whole time slice (ms), and 64 of them overshot a 1 s deadline by
@@ -299,20 +307,49 @@ static inline bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int *cpu)
     if (*cpu == COMM_CPU_UNKNOWN) *cpu = comm_this_cpu();
     return v == UINT64_MAX || *cpu < 0 || v == (uint64_t)*cpu + 1;
 }
-/* One step of a wait: yield if asked or once `limit` pauses are spent
- * (then forget *cpu and return true), else pause. */
-static inline bool comm_wait_step(strata_comm_t *c, unsigned *spins, unsigned limit, int *cpu,
-                                  bool yield_now)
-{
-    if (yield_now || ++*spins >= limit) {
-        comm_yield(c);
-        *cpu = COMM_CPU_UNKNOWN; /* the scheduler may have moved us */
-        return true;
+/* The state of one wait (a loop polling some words until they show what it
+ * waits for). Start it with COMM_WAIT_INIT. */
+typedef struct comm_wait {
+    unsigned spins;  /* pauses so far */
+    unsigned polls;  /* for comm_poll_due */
+    unsigned yields; /* sched_yield calls so far */
+    int cpu;         /* for comm_peer_needs_cpu */
+    bool armed;      /* announced to peers; `bell` is the value to sleep on */
+    uint32_t bell;
+} comm_wait_t;
+#define COMM_WAIT_INIT                                                                             \
+    {                                                                                              \
+        .cpu = COMM_CPU_UNKNOWN                                                                    \
     }
+/* Blocking step of a wait (shm.c): yield, or (after COMM_YIELDS yields, or
+ * at once while yields are slow) announce this rank to `peers` (bit per
+ * rank) and, on the next step, sleep on this rank's bell until one of them
+ * posts or COMM_SLEEP_MAX s pass (never past the call's deadline). Returns
+ * true: the caller runs its checks (comm_poll_due) and polls again. */
+bool comm_wait_block(comm_call_t *k, comm_wait_t *w, uint64_t peers);
+/* One step of a wait: block (above) if asked or once `limit` pauses are
+ * spent (then forget w->cpu and return true), else pause. */
+static inline bool comm_wait_step(comm_call_t *k, comm_wait_t *w, unsigned limit, bool yield_now,
+                                  uint64_t peers)
+{
+    if (yield_now || ++w->spins >= limit) return comm_wait_block(k, w, peers);
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
     return false;
+}
+/* After publishing a word other ranks may wait on: wake those that sleep
+ * on this rank (the fast path is one load of this rank's own line). */
+void comm_wake_slow(strata_comm_t *c);
+static inline void comm_posted(strata_comm_t *c)
+{
+    /* The publishing store must be visible before wmask is read, or a
+     * waiter that announced itself just then would sleep through it (the
+     * waiter fences between its announcement and its last poll). Measured:
+     * no cost beyond noise on the 2-rank 8 B allreduce (bench/README.md). */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&c->lines[c->rank].misc.wmask, memory_order_relaxed))
+        comm_wake_slow(c);
 }
 /* CPUs this process may run on (-1 unknown). */
 long comm_cpus_allowed(void);

@@ -205,6 +205,16 @@ static int awaited(const strata_step_t *st, const xfer_t *f, size_t n)
     return -1;
 }
 
+/* The peers of the unfinished transfers, one bit each: their posts (a slot
+ * filled, a slot freed) are what can unblock this phase. */
+static uint64_t pending_peers(const strata_step_t *st, const xfer_t *f, size_t n)
+{
+    uint64_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!f[i].fin && st[i].peer >= 0) m |= (uint64_t)1 << st[i].peer;
+    return m;
+}
+
 /* Slow path of a blocked executor call: show which call this rank is blocked
  * in, and fail if the awaited peer is blocked in the same call number with
  * other arguments — ranks in different collectives may each wait to receive
@@ -230,8 +240,8 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
     size_t left = n;
     for (size_t i = 0; i < n; i++)
         f[i] = (xfer_t){.total = st[i].count * st[i].nblk * x->es};
-    unsigned spins = 0, polls = 0;
-    bool yielded = false;
+    comm_wait_t w = COMM_WAIT_INIT;
+    bool waited = false;
     while (left > 0) {
         bool moved = false;
         for (size_t i = 0; i < n; i++) {
@@ -249,15 +259,16 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
             if (f[i].fin) left--;
         }
         if (moved) continue;
-        /* its own counter: comm_relax advances `spins` too (sharing it kept
-         * the count odd here, so the check never ran) */
-        if (comm_poll_due(&polls, yielded)) {
+        /* polls has its own counter: the wait's spins advance on every
+         * step (sharing one kept the count odd here, so the check never ran) */
+        if (comm_poll_due(&w.polls, waited)) {
             int peer = awaited(st, f, n);
             strata_status_t s = blocked_elsewhere(x, peer); /* first: names the call */
             if (s == STRATA_OK) s = comm_check(x->k, peer);
             if (s != STRATA_OK) return s;
         }
-        yielded = comm_relax(x->k->c, &spins);
+        /* a sleep ends on a post by any peer this phase still waits for */
+        waited = comm_wait_step(x->k, &w, x->k->c->spin_limit, false, pending_peers(st, f, n));
     }
     return STRATA_OK;
 }

@@ -44,8 +44,10 @@ static double ping_batch(comm_call_t *k)
     double t0 = util_now();
     for (uint64_t i = 1; i <= PINGS; i++) {
         if (c->rank == 0) atomic_store_explicit(mine, base + i, memory_order_release);
+        if (c->rank == 0) comm_posted(c);
         if (comm_wait_ge(k, theirs, base + i, 1 - c->rank) != STRATA_OK) return 0;
         if (c->rank == 1) atomic_store_explicit(mine, base + i, memory_order_release);
+        if (c->rank == 1) comm_posted(c);
     }
     return (util_now() - t0) / (2.0 * PINGS);
 }

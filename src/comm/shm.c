@@ -3,28 +3,57 @@
  *
  * The segment (one per communicator and host) holds, in order: a header
  * with the sticky failure word; one block of cache lines per rank (small
- * slots, stage/reduce/done epochs, ping, off-CPU word); the engine's staging regions
+ * slots, stage/reduce/done epochs, ping, off-CPU word, sleepers' mask and
+ * bell); the engine's staging regions
  * (per rank, COMM_DEPTH × COMM_REGION bytes); the per-pair channels. Rank 0
  * creates it with shm_open(O_EXCL, 0600); the bootstrap unlinks it as soon
  * as every rank has mapped it, so nothing survives the job in /dev/shm.
  *
  * Waiting: a waiter spins on a counter with a pause instruction, and after
- * `spin_limit` polls yields the CPU on every poll (a rank that keeps
- * spinning on an oversubscribed core would starve the very peer it waits
- * for; MPICH nemesis likewise yields after 1000 polls). A rank inside
- * sched_yield shows it in its off-CPU word (its CPU + 1): a waiter whose
- * awaited peer is yielding on the waiter's own CPU yields at once, since the
- * peer cannot post before it gets this CPU back. Every 64 polls and after
- * every yield it checks the call's deadline, the local abort flag and the segment's
- * failure word, and every ~5 ms polls the peers' pidfds: a peer that has
- * exited (even if not yet reaped) ends the wait with STRATA_ERR_PEER, and
- * the failure is written to the segment so every other rank stops too.
+ * `spin_limit` polls blocks on every poll (a rank that keeps spinning on an
+ * oversubscribed core would starve the very peer it waits for; MPICH
+ * nemesis likewise yields after 1000 polls). Blocking is first
+ * sched_yield — the cheapest hand-off when the CPU is shared only with the
+ * job's own ranks, which yield back within microseconds — and after
+ * COMM_YIELDS yields in one wait, or at once while recent yields were slow
+ * (one lasted over COMM_YIELD_SLOW: a process that does not yield, such as
+ * a CPU hog, had the CPU for its whole time slice), a sleep on a futex. A
+ * yielder stays runnable and the scheduler treats it as CPU-bound (EEVDF
+ * even pushes its deadline back), so beside hogs it runs again only after
+ * their slices; a woken sleeper is runnable with the lag it kept while
+ * asleep and gets the CPU ahead of the hog's next slice (comm_hog_test: 2
+ * ranks and a hog on one CPU, 58-132 us a call against 1.1-3.6 ms). A rank inside sched_yield shows
+ * it in its off-CPU word (its CPU + 1): a waiter whose awaited peer is yielding on the waiter's own
+ * CPU blocks at once, since the peer cannot post before it gets this CPU back.
+ *
+ * Sleeping (non-private futexes: the words live in the shared segment). A
+ * waiter r first reads its own `bell`, sets bit r in the `wmask` of every
+ * peer whose post it waits for, fences, polls its words once more and only
+ * then sleeps: FUTEX_WAIT on its bell with the value it read, for at most
+ * COMM_SLEEP_MAX and never past the call's deadline. A poster, after every
+ * publishing store, fences and reads its own wmask (comm_posted: a fence
+ * and one load of a line it owns, the whole fast-path cost); when it is
+ * non-zero it takes the mask, bumps each waiter's bell and FUTEX_WAKEs it.
+ * By the two fences, either the poster sees the waiter's bit or the
+ * waiter's last poll sees the post; a bell bumped after the waiter read it
+ * makes FUTEX_WAIT return at once, so no wake is lost.
+ * Marking the communicator failed wakes every rank.
+ *
+ * Every 64 polls and after every blocking step a wait checks the call's
+ * deadline, the local abort flag and the segment's failure word, and every
+ * ~5 ms polls the peers' pidfds: a peer that has exited (even if not yet
+ * reaped) ends the wait with STRATA_ERR_PEER, and the failure is written to
+ * the segment so every other rank stops too. A sleep ends within
+ * COMM_SLEEP_MAX, so a stopped or killed peer, which never posts, delays
+ * these checks by at most that.
  */
 #define _GNU_SOURCE
 #include "comm.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -35,7 +64,24 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Sleep at most this long per step (s): short enough that a sleeper still
+ * sees abort, the failure word and peer death within milliseconds when no
+ * post wakes it, long enough that a stopped peer costs few wake-ups (500
+ * a second). */
+#define COMM_SLEEP_MAX 0.002
+/* Yields one wait makes before it sleeps: enough for a round of hand-offs
+ * among the job's own ranks on one CPU (5 ranks: 4), with room. */
+#define COMM_YIELDS 16
+/* A yield longer than this (s) gave the CPU to something that ran until its
+ * slice ended (EEVDF's base slice is 0.75 ms and more): the next
+ * COMM_SLEEP_CREDIT blocking steps sleep at once. A hand-off among the
+ * job's own ranks takes microseconds (bench/README.md: 1.4-4.3 us a call
+ * with 4 ranks on 1-2 cores). */
+#define COMM_YIELD_SLOW   100e-6
+#define COMM_SLEEP_CREDIT 256u
 
 /* ==== Layout ==== */
 
@@ -247,11 +293,84 @@ strata_status_t comm_fail(comm_call_t *k, strata_status_t st, const char *fmt, .
     return st;
 }
 
+/* ==== Sleeping waits ==== */
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+    /* Non-private: the word is in a MAP_SHARED segment other processes map. */
+    return syscall(SYS_futex, (uint32_t *)word, op, val, ts, NULL, 0);
+}
+
+static void bell_ring(strata_comm_t *c, int p)
+{
+    _Atomic uint32_t *bell = &c->lines[p].misc.bell;
+    atomic_fetch_add_explicit(bell, 1, memory_order_release);
+    futex(bell, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+void comm_wake_slow(strata_comm_t *c)
+{
+    uint64_t m = atomic_exchange_explicit(&c->lines[c->rank].misc.wmask, 0, memory_order_acq_rel);
+    for (int p = 0; m; p++, m >>= 1)
+        if (m & 1) bell_ring(c, p);
+}
+
+/* Announce rank r to `peers` (their wmask) and remember r's bell. */
+static void wait_arm(strata_comm_t *c, comm_wait_t *w, uint64_t peers)
+{
+    uint64_t bit = (uint64_t)1 << c->rank;
+    w->bell = atomic_load_explicit(&c->lines[c->rank].misc.bell, memory_order_acquire);
+    peers &= ~bit;
+    if (!peers) peers = ~bit & (c->size < 64 ? ((uint64_t)1 << c->size) - 1 : ~(uint64_t)0);
+    for (int p = 0; p < c->size; p++)
+        if (peers >> p & 1)
+            atomic_fetch_or_explicit(&c->lines[p].misc.wmask, bit, memory_order_seq_cst);
+    atomic_thread_fence(memory_order_seq_cst); /* pairs with comm_posted's */
+    w->armed = true;
+}
+
+/* Sleep on this rank's bell while it holds w->bell, at most COMM_SLEEP_MAX
+ * and not past the deadline (once it is known: comm_check sets it). */
+static void wait_sleep(comm_call_t *k, comm_wait_t *w)
+{
+    double t = COMM_SLEEP_MAX;
+    if (k->deadline > 0) {
+        double left = k->deadline - util_now();
+        if (left < t) t = left;
+    }
+    w->armed = false;
+    if (t <= 0) return;
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(t * 1e9) + 1};
+    futex(&k->c->lines[k->c->rank].misc.bell, FUTEX_WAIT, w->bell, &ts);
+    if (k->c->sleep_credit) k->c->sleep_credit--;
+}
+
+bool comm_wait_block(comm_call_t *k, comm_wait_t *w, uint64_t peers)
+{
+    strata_comm_t *c = k->c;
+    w->cpu = COMM_CPU_UNKNOWN; /* the scheduler may move us */
+    if (w->yields < COMM_YIELDS && c->sleep_credit == 0) {
+        double t0 = util_now();
+        comm_yield(c);
+        w->yields++;
+        if (util_now() - t0 > COMM_YIELD_SLOW) c->sleep_credit = COMM_SLEEP_CREDIT;
+        return true;
+    }
+    if (!w->armed)
+        wait_arm(c, w, peers); /* the caller polls once more, then sleeps */
+    else
+        wait_sleep(k, w);
+    return true;
+}
+
 void comm_mark_failed(strata_comm_t *c, int rank, unsigned reason)
 {
     if (!c->hdr) return;
     uint64_t expect = 0, v = (uint64_t)(rank + 1) | (uint64_t)reason << 16;
-    atomic_compare_exchange_strong(&c->hdr->failed, &expect, v);
+    if (!atomic_compare_exchange_strong(&c->hdr->failed, &expect, v)) return;
+    /* Every sleeper is waiting for something that will not come now. */
+    for (int p = 0; p < c->size; p++)
+        if (p != c->rank) bell_ring(c, p);
 }
 
 strata_status_t comm_mismatch(comm_call_t *k, int peer, const comm_sig_t *theirs)
@@ -356,34 +475,22 @@ void comm_yield(strata_comm_t *c)
     atomic_store_explicit(off, 0, memory_order_relaxed);
 }
 
-bool comm_relax(strata_comm_t *c, unsigned *spins)
-{
-    if (++*spins < c->spin_limit) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-        return false;
-    }
-    comm_yield(c);
-    return true;
-}
-
 strata_status_t comm_wait_ge(comm_call_t *k, _Atomic uint64_t *flag, uint64_t target, int peer)
 {
     strata_comm_t *c = k->c;
-    unsigned spins = 0, polls = 0;
-    int cpu = COMM_CPU_UNKNOWN;
-    bool yielded = false;
+    comm_wait_t w = COMM_WAIT_INIT;
+    bool blocked = false;
     for (;;) {
         if (atomic_load_explicit(flag, memory_order_acquire) >= target) return STRATA_OK;
-        if (comm_poll_due(&polls, yielded)) {
+        if (comm_poll_due(&w.polls, blocked)) {
             strata_status_t st = comm_check(k, peer);
             if (st != STRATA_OK) return st;
         }
         /* Engine waits keep the blind limit: the awaited peer may be in
          * a long copy or waiting itself (spinning on it while it runs cost
          * 64 KiB / 256 KiB with 4 ranks on 2 cores 40% / 25%). */
-        yielded = comm_wait_step(c, &spins, c->spin_limit, &cpu,
-                                 peer >= 0 && comm_peer_needs_cpu(c, peer, &cpu));
+        blocked =
+            comm_wait_step(k, &w, c->spin_limit, peer >= 0 && comm_peer_needs_cpu(c, peer, &w.cpu),
+                           peer >= 0 ? (uint64_t)1 << peer : 0);
     }
 }

@@ -40,6 +40,7 @@ static void shm_send_commit(strata_comm_t *c, int peer, const comm_tag_t *tag, u
     sl->len = len;
     c->ch_sent[peer] = head + 1;
     atomic_store_explicit(&ch->head.v, head + 1, memory_order_release);
+    comm_posted(c);
 }
 
 static const void *shm_recv_slot(strata_comm_t *c, int peer, comm_tag_t *tag_p,
@@ -60,6 +61,7 @@ static void shm_recv_release(strata_comm_t *c, int peer)
     comm_chan_t *ch = comm_chan(c, peer, c->rank);
     c->ch_recv[peer]++;
     atomic_store_explicit(&ch->tail.v, c->ch_recv[peer], memory_order_release);
+    comm_posted(c);
 }
 
 const comm_transport_t comm_shm_transport = {
