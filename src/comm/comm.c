@@ -46,6 +46,8 @@ void strata_comm_destroy(strata_comm_t *c)
 {
     if (!c) return;
     comm_exec_free(c);
+    comm_tcp_destroy(c);
+    util_free(c->remote);
     comm_seg_unmap(c);
     if (c->pidfds)
         for (int i = 0; i < c->size; i++)
@@ -315,13 +317,32 @@ static strata_status_t begin(strata_comm_t *c, const char *what, const strata_ca
     return comm_check_fast(k);
 }
 
+/* The schedule for a communicator spanning hosts. Allreduce on P ranks:
+ * ring takes 2(P-1) steps of S/P bytes, recursive doubling log2 P steps of
+ * S bytes (strata_coll_cost's α-β forms), so ring is the cheaper once
+ * S·β·(log2 P - 2(P-1)/P) > α·(2(P-1) - log2 P): never at P = 2, above
+ * S = 8α/β at P = 4 and 8.8α/β at P = 8. Taking α = 50 µs (a small message
+ * through two hosts' TCP stacks; assumed, not measured here) and β = 8 ns/B
+ * (1 Gbit/s) puts the switch near 50 KB for P >= 4; 64 KiB is used, and
+ * allgather follows allreduce. Recursive doubling implements allreduce and
+ * allgather only; the others run on the ring (alltoall on pairwise
+ * exchange, see sched_algo). STRATA_ALGO or the call's algo overrides. */
+static strata_comm_algo_t cross_algo(const strata_comm_t *c, strata_coll_t coll, size_t bytes)
+{
+    bool dbl = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_ALLGATHER;
+    return dbl && (c->size == 2 || bytes <= 65536) ? STRATA_COMM_RECDBL : STRATA_COMM_RING;
+}
+
 strata_comm_algo_t strata_comm_algo_for(const strata_comm_t *c, strata_coll_t coll, size_t bytes,
                                         strata_comm_algo_t requested)
 {
-    (void)coll, (void)bytes;
-    if (requested != STRATA_COMM_AUTO) return requested;
-    if (c && c->env_algo != STRATA_COMM_AUTO) return c->env_algo;
-    return STRATA_COMM_SHM;
+    strata_comm_algo_t a = requested != STRATA_COMM_AUTO          ? requested
+                           : c && c->env_algo != STRATA_COMM_AUTO ? c->env_algo
+                                                                  : STRATA_COMM_SHM;
+    /* Across hosts the memory-semantic engine cannot run (no segment
+     * spans them): the collective layer's schedules over TCP do. */
+    if (a == STRATA_COMM_SHM && c && c->remote) a = cross_algo(c, coll, bytes);
+    return a;
 }
 
 static strata_status_t check_types(strata_comm_t *c, const char *what, strata_dtype_t dt,
@@ -339,8 +360,12 @@ static bool in_place(const void *send, const void *recv)
     return send == STRATA_IN_PLACE || send == recv;
 }
 
-static strata_algo_t sched_algo(strata_comm_algo_t a)
+/* The collective layer's algorithm for a message-passing call. Alltoall
+ * has neither a ring nor a recursive-doubling schedule: it runs on pairwise
+ * exchange (each rank sends block q straight to rank q). */
+static strata_algo_t sched_algo(strata_coll_t coll, strata_comm_algo_t a)
 {
+    if (coll == STRATA_COLL_ALLTOALL) return STRATA_ALGO_PAIRWISE;
     return a == STRATA_COMM_RECDBL ? STRATA_ALGO_RECDBL : STRATA_ALGO_RING;
 }
 
@@ -348,8 +373,9 @@ static strata_algo_t sched_algo(strata_comm_algo_t a)
 #define DISPATCH(k, coll, bytes, engine_call, src, dst, count, dt, op, root)                       \
     (strata_comm_algo_for((k)->c, coll, bytes, (k)->algo) == STRATA_COMM_SHM                       \
          ? (engine_call)                                                                           \
-         : comm_exec(k, coll, sched_algo(strata_comm_algo_for((k)->c, coll, bytes, (k)->algo)),    \
-                     src, dst, count, dt, op, root))
+         : comm_exec(k, coll,                                                                      \
+                     sched_algo(coll, strata_comm_algo_for((k)->c, coll, bytes, (k)->algo)), src,  \
+                     dst, count, dt, op, root))
 
 strata_status_t strata_comm_allreduce(strata_comm_t *c, const void *sendbuf, void *recvbuf,
                                       size_t count, strata_dtype_t dt, strata_op_t op,
@@ -470,6 +496,11 @@ strata_status_t strata_comm_barrier(strata_comm_t *c, const strata_call_opts_t *
     strata_status_t st = begin(c, "barrier", opts, &k);
     if (st != STRATA_OK || c->size == 1) return st;
     sign(&k, COMM_SIG_BARRIER, 0, STRATA_INT8, STRATA_SUM, -1);
+    if (c->remote) { /* across hosts: a one-byte allreduce on the schedules */
+        unsigned char one = 1, got = 0;
+        return comm_exec(&k, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RECDBL, &one, &got, 1, STRATA_UINT8,
+                         STRATA_SUM, -1);
+    }
     return comm_shm_barrier(&k);
 }
 
@@ -508,6 +539,12 @@ strata_status_t strata_comm_recv(strata_comm_t *c, void *buf, size_t bytes, int 
 strata_status_t strata_comm_dup(strata_comm_t *c, strata_comm_t **comm_p, strata_error_t *err)
 {
     if (!c || !comm_p) return strata_error_set(err, STRATA_ERR_INVALID, "NULL communicator");
+    if (c->remote)
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "strata_comm_dup: the communicator spans hosts (%d); duplicating "
+                                "one is not supported yet: create a second one with "
+                                "strata_comm_init",
+                                c->nhosts);
     strata_comm_t *n = comm_alloc(c->rank, c->size, c->timeout);
     if (!n) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     memcpy(n->pids, c->pids, (size_t)c->size * sizeof(int32_t));

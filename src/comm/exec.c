@@ -169,7 +169,8 @@ static int pull(const xctx_t *x, const strata_step_t *st, xfer_t *f)
         const unsigned char *slot = c->tp->recv_slot(c, st->peer, &tag, &mb, &len);
         if (!slot) break;
         if (mismatched(x, st->peer, &tag)) return -2;
-        if (mb != f->total || len > f->total - f->done || len > COMM_CH_BYTES || len % x->es) {
+        size_t cap = c->remote && c->remote[st->peer] ? COMM_TCP_FRAME : COMM_CH_BYTES;
+        if (mb != f->total || len > f->total - f->done || len > cap || len % x->es) {
             comm_fail(x->k, STRATA_ERR_PROTOCOL,
                       "%s: rank %d sent a %llu-byte message, expected %llu bytes", x->k->what,
                       st->peer, (unsigned long long)mb, (unsigned long long)f->total);
@@ -225,7 +226,20 @@ static strata_status_t blocked_elsewhere(const xctx_t *x, int peer)
     return comm_mismatch(x->k, peer, &theirs);
 }
 
+static strata_status_t run_phase_once(const xctx_t *x, const strata_step_t *st, size_t n,
+                                      xfer_t *f);
+
+/* A failed call on a communicator with TCP peers closes its connections:
+ * ranks on other hosts see the close at once (the segment's failure word
+ * tells only this host's ranks). */
 static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_t n, xfer_t *f)
+{
+    strata_status_t s = run_phase_once(x, st, n, f);
+    if (s != STRATA_OK && x->k->c->tcp) comm_tcp_shutdown(x->k->c);
+    return s;
+}
+
+static strata_status_t run_phase_once(const xctx_t *x, const strata_step_t *st, size_t n, xfer_t *f)
 {
     size_t left = n;
     for (size_t i = 0; i < n; i++)
@@ -255,9 +269,11 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
             int peer = awaited(st, f, n);
             strata_status_t s = blocked_elsewhere(x, peer); /* first: names the call */
             if (s == STRATA_OK) s = comm_check(x->k, peer);
+            if (s == STRATA_OK && x->k->c->tp->status) s = x->k->c->tp->status(x->k);
             if (s != STRATA_OK) return s;
         }
-        yielded = comm_relax(x->k->c, &spins);
+        yielded =
+            x->k->c->tp->idle ? x->k->c->tp->idle(x->k->c, &spins) : comm_relax(x->k->c, &spins);
     }
     return STRATA_OK;
 }
