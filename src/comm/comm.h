@@ -259,6 +259,10 @@ struct comm_transport {
     /* A transport failure (a peer closed or sent garbage) as the call's
      * status and message; NULL: none. */
     strata_status_t (*status)(comm_call_t *k);
+    /* Before a call returns: wait (bounded by its deadline) until what it
+     * sent is out of this process (a rank may exit right after). NULL: the
+     * slots are already the peer's. */
+    strata_status_t (*drain)(comm_call_t *k);
 };
 
 extern const comm_transport_t comm_shm_transport;

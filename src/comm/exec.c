@@ -345,6 +345,7 @@ static strata_status_t run_steps(const xctx_t *x, const strata_step_t *steps, si
         st = run_phase(x, steps + i, j - i, f + i);
         i = j;
     }
+    if (st == STRATA_OK && x->k->c->tp->drain) st = x->k->c->tp->drain(x->k);
     util_free(f);
     return st;
 }
@@ -397,7 +398,9 @@ static strata_status_t p2p(comm_call_t *k, int peer, void *buf, size_t bytes, bo
     xctx_t x = {.k = k, .tag = {.sig = k->sig}, .es = 1, .dt = STRATA_UINT8, .op = STRATA_SUM};
     x.buf[STRATA_BUF_INPUT] = x.buf[STRATA_BUF_OUTPUT] = buf;
     xfer_t f;
-    return run_phase(&x, &st, 1, &f);
+    strata_status_t s = run_phase(&x, &st, 1, &f);
+    if (s == STRATA_OK && is_send && k->c->tp->drain) s = k->c->tp->drain(k);
+    return s;
 }
 
 strata_status_t comm_p2p_send(comm_call_t *k, int peer, const void *buf, size_t bytes)

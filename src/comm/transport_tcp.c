@@ -154,6 +154,7 @@ typedef struct tcp_stream {
     uint64_t rseq;   /* next frame number expected on this stream */
     tcp_buf_t *rx;   /* frame being received, or NULL */
     uint32_t events; /* current epoll interest */
+    bool eof;        /* the peer closed this stream (its frames so far are all here) */
 } tcp_stream_t;
 
 typedef struct tcp_peer {
@@ -268,6 +269,7 @@ static int pump_in(strata_comm_t *c, int p, int j)
     tcp_stream_t *s = &q->s[j];
     int depth = recv_depth(t);
     for (;;) {
+        if (s->eof) return 0;
         if (!s->rx) {
             if (s->rseq >= q->r_tail + (uint64_t)depth) return 0; /* no free buffer */
             s->rx = &q->rq[s->rseq % (uint64_t)depth];
@@ -286,9 +288,16 @@ static int pump_in(strata_comm_t *c, int p, int j)
                      MSG_DONTWAIT);
         }
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
+        if (n == 0 && b->off == 0) {
+            /* A rank that finished its part may exit: only a frame that
+             * is then still awaited from it is an error (tcp_recv_slot). */
+            s->eof = true;
+            s->rx = NULL;
+            return 0;
+        }
         if (n <= 0) {
             tcp_fail(c, p, STRATA_ERR_PEER,
-                     n == 0 ? "closed its connection (it exited or failed)" : strerror(errno));
+                     n == 0 ? "closed its connection in the middle of a frame" : strerror(errno));
             return -1;
         }
         b->off += (size_t)n;
@@ -314,12 +323,17 @@ static void set_interest(comm_tcp_t *t, int p, int j)
     tcp_peer_t *q = &t->peer[p];
     tcp_stream_t *s = &q->s[j];
     uint32_t ev = 0;
-    if (s->rx || s->rseq < q->r_tail + (uint64_t)recv_depth(t)) ev |= EPOLLIN;
+    if (!s->eof && (s->rx || s->rseq < q->r_tail + (uint64_t)recv_depth(t))) ev |= EPOLLIN;
     if (tx_frame(t, q, j)) ev |= EPOLLOUT;
     if (ev == s->events) return;
     struct epoll_event e = {.events = ev, .data.u64 = (uint64_t)p << 8 | (uint64_t)j};
-    epoll_ctl(t->ep, EPOLL_CTL_MOD, s->fd, &e);
-    s->events = ev;
+    /* a closed stream leaves the set: EPOLLHUP is reported whatever the
+     * interest, and would turn every wait into a busy loop */
+    if (ev == 0 && s->eof)
+        epoll_ctl(t->ep, EPOLL_CTL_DEL, s->fd, NULL);
+    else
+        epoll_ctl(t->ep, s->events == UINT32_MAX ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s->fd, &e);
+    s->events = ev == 0 && s->eof ? UINT32_MAX : ev;
 }
 
 static void pump(strata_comm_t *c, int p, int j)
@@ -388,7 +402,10 @@ static const void *tcp_recv_slot(strata_comm_t *c, int peer, comm_tag_t *tag_p,
     int depth = recv_depth(t);
     tcp_buf_t *b = &q->rq[q->r_tail % (uint64_t)depth];
     if (t->st != STRATA_OK) return NULL;
-    if (!b->done) pump(c, peer, (int)(q->r_tail % (uint64_t)t->nstreams));
+    int j = (int)(q->r_tail % (uint64_t)t->nstreams);
+    if (!b->done) pump(c, peer, j);
+    if (!b->done && q->s[j].eof && t->st == STRATA_OK)
+        tcp_fail(c, peer, STRATA_ERR_PEER, "closed its connection (it exited or failed)");
     if (t->st != STRATA_OK || !b->done) return NULL;
     *tag_p = b->f.tag;
     *msg_bytes_p = b->f.msg_bytes;
@@ -428,6 +445,34 @@ static strata_status_t tcp_status(comm_call_t *k)
     return comm_fail(k, t->st, "%s: %s", k->what, t->msg);
 }
 
+static bool unsent(const strata_comm_t *c)
+{
+    for (int p = 0; p < c->size; p++)
+        if (c->remote[p] && c->tcp->peer[p].s_tail < c->tcp->peer[p].s_head) return true;
+    return false;
+}
+
+/* Frames still queued here when a call ends (its last sends) would be lost
+ * if the rank then exits: write them out first. */
+static strata_status_t tcp_drain(comm_call_t *k)
+{
+    strata_comm_t *c = k->c;
+    while (unsent(c)) {
+        for (int p = 0; p < c->size; p++)
+            for (int j = 0; c->remote[p] && j < c->tcp->nstreams; j++)
+                pump(c, p, j);
+        if (!unsent(c)) break;
+        strata_status_t st = tcp_status(k);
+        if (st == STRATA_OK) st = comm_check(k, -1);
+        if (st != STRATA_OK) {
+            comm_tcp_shutdown(c);
+            return st;
+        }
+        progress(c, TCP_WAIT_MS);
+    }
+    return tcp_status(k);
+}
+
 const comm_transport_t comm_tcp_transport = {
     .name = "tcp",
     .send_slot = tcp_send_slot,
@@ -436,6 +481,7 @@ const comm_transport_t comm_tcp_transport = {
     .recv_release = tcp_recv_release,
     .idle = tcp_idle,
     .status = tcp_status,
+    .drain = tcp_drain,
 };
 
 /* ==== Addresses ==== */
