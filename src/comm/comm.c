@@ -107,7 +107,7 @@ static int env_int(const char *const *names, long *out)
 static void job_name(char *buf, size_t len)
 {
     static const char *const ids[] = {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID",
-                                      "PMI_KVSNAME", NULL};
+                                      "PMI_KVSNAME",    "TORCHELASTIC_RUN_ID",     NULL};
     const char *id = env_first(ids);
     if (id)
         snprintf(buf, len, "job:%s:%s", id, getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "");
@@ -119,7 +119,7 @@ static void job_name(char *buf, size_t len)
 static bool job_spans_hosts(long size)
 {
     static const char *const local_v[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
-                                          "PMIX_LOCAL_SIZE", NULL};
+                                          "PMIX_LOCAL_SIZE", "LOCAL_WORLD_SIZE", NULL};
     static const char *const nodes_v[] = {"SLURM_STEP_NUM_NODES", "SLURM_NNODES", NULL};
     long local, nodes;
     if (env_int(local_v, &local) == 0 && local < size) return true;
@@ -131,7 +131,8 @@ static bool job_spans_hosts(long size)
     "/dev/urandom | tr -d ' \\n')"
 
 /* Token and rendezvous address from the environment. With STRATA_TOKEN: TCP
- * at STRATA_ROOT (default: a loopback port derived from the token by HMAC).
+ * at STRATA_ROOT (default: a port derived from the token by HMAC, on
+ * MASTER_ADDR when torchrun set it, else on the loopback address).
  * Without: a same-host, same-user job only, over the local socket; a job
  * that names a TCP address or spans hosts is refused (no guessable secret). */
 static strata_status_t env_rendezvous(long size, char token[300], char root[300],
@@ -146,7 +147,10 @@ static strata_status_t env_rendezvous(long size, char token[300], char root[300]
             unsigned char m[COMM_BOOT_MAC];
             comm_boot_mac(token, COMM_BOOT_LABEL_PORT, NULL, NULL, NULL, 0, m);
             uint32_t h = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16;
-            snprintf(root, 300, "127.0.0.1:%u", DEFAULT_PORT_BASE + h % 20000u);
+            const char *ma = getenv("MASTER_ADDR");
+            bool v6 = ma && strchr(ma, ':') && ma[0] != '[';
+            snprintf(root, 300, v6 ? "[%s]:%u" : "%s:%u", ma && *ma ? ma : "127.0.0.1",
+                     DEFAULT_PORT_BASE + h % 20000u);
         }
         return STRATA_OK;
     }
@@ -167,15 +171,16 @@ static strata_status_t env_rendezvous(long size, char token[300], char root[300]
 
 strata_status_t strata_comm_init_env(strata_comm_t **comm_p, strata_error_t *err)
 {
-    static const char *const rank_v[] = {"STRATA_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                         "SLURM_PROCID", NULL};
-    static const char *const size_v[] = {"STRATA_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                         "SLURM_NTASKS", NULL};
+    /* strata run, mpirun (Open MPI, then PMI: MPICH/Hydra), srun, torchrun */
+    static const char *const rank_v[] = {
+        "STRATA_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK", NULL};
+    static const char *const size_v[] = {"STRATA_SIZE",  "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                         "SLURM_NTASKS", "WORLD_SIZE",           NULL};
     long rank, size;
     if (env_int(rank_v, &rank) || env_int(size_v, &size))
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "rank and size not found in the environment (STRATA_RANK/"
-                                "STRATA_SIZE, OMPI_COMM_WORLD_*, PMI_*, SLURM_*)");
+                                "STRATA_SIZE, OMPI_COMM_WORLD_*, PMI_*, SLURM_*, RANK/WORLD_SIZE)");
     char token[300], root[300];
     strata_status_t st = env_rendezvous(size, token, root, err);
     if (st != STRATA_OK) return st;

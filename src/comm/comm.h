@@ -314,6 +314,8 @@ strata_status_t comm_tcp_connect(strata_comm_t *c, const char *token,
 /* Shut every connection down (peers see the close at once); free all. */
 void comm_tcp_shutdown(strata_comm_t *c);
 void comm_tcp_destroy(strata_comm_t *c);
+/* The socket of stream `stream` to `peer`, or -1 (tests inject faults). */
+int comm_tcp_test_fd(const strata_comm_t *c, int peer, int stream);
 
 /* ==== Errors and waiting (shm.c) ==== */
 

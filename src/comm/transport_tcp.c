@@ -775,3 +775,11 @@ strata_status_t comm_tcp_connect(strata_comm_t *c, const char *token,
     c->tp = &comm_tcp_transport;
     return STRATA_OK;
 }
+
+int comm_tcp_test_fd(const strata_comm_t *c, int peer, int stream)
+{
+    if (!c->tcp || peer < 0 || peer >= c->size || !c->remote[peer] || stream < 0 ||
+        stream >= c->tcp->nstreams)
+        return -1;
+    return c->tcp->peer[peer].s[stream].fd;
+}
