@@ -276,8 +276,39 @@ static void test_torchrun_env(void **state)
         assert_int_equal(rrep->status[r], STRATA_OK);
 }
 
+/* One rank of a job started elsewhere (tests/netns/netns_test.sh): join,
+ * then allreduce 16 MiB with a deadline of TCP_TEST_RANK seconds until a
+ * call fails (or 2000 calls pass), and print the outcome on one line:
+ * "rank R call N STATUS SECONDS message" (STATUS the strata_status_t number,
+ * SECONDS the last call's), or "init STATUS SECONDS message". */
+static int external_rank(double deadline)
+{
+    strata_comm_t *c = NULL;
+    strata_error_t err = {0};
+    double t0 = util_now();
+    strata_status_t st = strata_comm_init_env(&c, &err);
+    if (st != STRATA_OK) {
+        printf("init %d %.3f %s\n", (int)st, util_now() - t0, err.msg);
+        return 3;
+    }
+    float *x = calloc(BIG, sizeof(float));
+    strata_call_opts_t o = {.timeout_s = deadline};
+    int calls = 0;
+    for (; calls < 2000 && st == STRATA_OK && x; calls++) {
+        t0 = util_now();
+        st = strata_comm_allreduce(c, STRATA_IN_PLACE, x, BIG, STRATA_FP32, STRATA_SUM, &o);
+    }
+    printf("rank %d call %d %d %.3f %s\n", strata_comm_rank(c), calls, (int)st, util_now() - t0,
+           strata_comm_errmsg(c));
+    free(x);
+    strata_comm_destroy(c);
+    return 0;
+}
+
 int main(void)
 {
+    const char *ext = getenv("TCP_TEST_RANK");
+    if (ext) return external_rank(atof(ext));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frame_roundtrip), cmocka_unit_test(test_frame_refusals),
         cmocka_unit_test(test_exact),           cmocka_unit_test(test_ipv6),

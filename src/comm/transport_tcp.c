@@ -172,6 +172,7 @@ struct comm_tcp {
     tcp_peer_t *peer; /* [size]; used for remote ranks only */
     bool has_local;   /* shared-memory peers too */
     strata_status_t st;
+    int failed_peer;
     char msg[STRATA_ERROR_MSG_MAX - 64];
 };
 
@@ -180,6 +181,7 @@ static void tcp_fail(strata_comm_t *c, int peer, strata_status_t st, const char 
     comm_tcp_t *t = c->tcp;
     if (t->st != STRATA_OK) return;
     t->st = st;
+    t->failed_peer = peer;
     snprintf(t->msg, sizeof(t->msg), "rank %d (pid %ld on another host): %s", peer,
              (long)c->pids[peer], why);
     comm_tcp_shutdown(c);
@@ -441,7 +443,8 @@ static strata_status_t tcp_status(comm_call_t *k)
 {
     comm_tcp_t *t = k->c->tcp;
     if (t->st == STRATA_OK) return STRATA_OK;
-    comm_mark_failed(k->c, k->c->rank, COMM_FAIL_DIED);
+    /* this host's other ranks stop too, naming the remote rank */
+    comm_mark_failed(k->c, t->failed_peer, COMM_FAIL_DIED);
     return comm_fail(k, t->st, "%s: %s", k->what, t->msg);
 }
 
