@@ -752,6 +752,13 @@ strata_status_t comm_tcp_connect(strata_comm_t *c, const char *token,
             t->peer[p].s[j] = (tcp_stream_t){.fd = -1, .rseq = (uint64_t)j};
         if (p != c->rank && !c->remote[p]) t->has_local = true;
     }
+    /* Test hook: wait this many seconds before dialing, so a test can meet
+     * the other ranks' data listeners open (tests/netns/netns_test.sh). */
+    const char *delay = getenv("STRATA_TEST_DIAL_DELAY");
+    if (delay && atof(delay) > 0 && atof(delay) < 30) {
+        struct timespec ts = {(time_t)atof(delay), 0};
+        nanosleep(&ts, NULL);
+    }
     int want = 0;
     for (int p = 0; p < c->size; p++) {
         if (!c->remote[p]) continue;
