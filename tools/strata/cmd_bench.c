@@ -30,6 +30,7 @@ typedef struct bench_opts {
     strata_op_t op;
     strata_comm_algo_t algo;
     int json;
+    int join;                   /* --join: one rank of a job launched elsewhere */
     const char *model_path;     /* --model FILE: the calibrated model of strata probe */
     strata_probe_calib_t calib; /* loaded from it */
 } bench_opts_t;
@@ -38,7 +39,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: strata bench OP -n N [-b 8] [-e 64M] [-f 2] [-d float] [-o sum]\n"
                  "                    [--algo auto|shm|ring|recdbl] [-c 1] [-w 5] [-i 20] [-r 0] "
-                 "[--json]\n                    [--model FILE]\n\n"
+                 "[--json]\n                    [--model FILE] [--join]\n\n"
                  "OP: allreduce reduce_scatter allgather broadcast reduce alltoall.\n"
                  "Launches N local ranks and prints nccl-tests' table with the model's\n"
                  "prediction for this host beside the measurement. -b/-e: smallest and largest\n"
@@ -47,6 +48,8 @@ static void usage(FILE *out)
                  "avg, -c 1: check results, -w/-i: warm-up and timed iterations, -r: root.\n"
                  "--model FILE: predict with the calibrated model of a cluster file written by\n"
                  "'strata probe --save FILE' (default: a quick calibration measured now).\n"
+                 "--join: instead of launching -n ranks, be one rank of a job started by\n"
+                 "mpirun, srun, torchrun or strata run (strata_comm_init_env; rank 0 prints).\n"
                  "err%% compares the model with the slowest rank's median out-of-place call.\n"
                  "Ranges (decimal): -n 1..64, -b/-e 1..4G, -f 1..1024, -i 1..1000000,\n"
                  "-w 0..1000000, -c 0..1, -r 0..N-1.\n");
@@ -312,9 +315,9 @@ static void summary(const bench_opts_t *o, err_sum_t *e)
 static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, strata_comm_t *c)
 {
     if (o->json) return;
-    printf("# strata bench %s: %d local ranks, algo %s, %s %s, warmup %ld iters %ld, "
+    printf("# strata bench %s: %d %s, algo %s, %s %s, warmup %ld iters %ld, "
            "validation %ld\n",
-           strata_coll_name(o->coll), P,
+           strata_coll_name(o->coll), P, o->join ? "ranks of a launched job" : "local ranks",
            strata_comm_algo_name(strata_comm_algo_for(c, o->coll, (size_t)o->maxb, o->algo)),
            strata_dtype_name(o->dt), strata_op_name(o->op), o->warmup, o->iters, o->check);
     if (o->model_path)
@@ -460,6 +463,10 @@ static int parse(int argc, char **argv, bench_opts_t *o)
             o->json = 1;
             continue;
         }
+        if (strcmp(a, "--join") == 0) {
+            o->join = 1;
+            continue;
+        }
         if (!v) return cli_usage_error("bench", "option '%s' needs a value", a);
         i++;
         int bad = 0;
@@ -503,6 +510,7 @@ static int parse(int argc, char **argv, bench_opts_t *o)
         if (bad) return CLI_USAGE;
     }
     if (o->n > 64) return cli_usage_error("bench", "-n %ld: at most 64 local ranks", o->n);
+    if (o->join) return CLI_OK; /* rank count and root are the job's: checked by each call */
     if (o->root >= o->n)
         return cli_usage_error("bench", "-r %ld: root must be below -n %ld", o->root, o->n);
     if (o->minb < 1 || o->maxb < o->minb)
@@ -533,6 +541,7 @@ int cmd_bench(int argc, char **argv)
     if (rc != CLI_OK) return rc;
     int code = 1;
     strata_error_t err = {0};
+    if (o.join) return bench_rank(&o) ? CLI_FAIL : CLI_OK; /* one rank of a launched job */
     if (strata_launch_fn((int)o.n, bench_rank, &o, 2.0, &code, &err) != STRATA_OK)
         return cli_fail(&err);
     return code ? CLI_FAIL : CLI_OK;
