@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # netns_test.sh — the runtime across "hosts" made of network namespaces.
 #
-# Usage: netns_test.sh COLL_TEST TCP_TEST [CASE...]
-#   cases: coll2x2 coll4x1 ipv6 killhost linkdown nojoin stranger (default: all)
+# Usage: netns_test.sh COLL_TEST TCP_TEST STRATA [CASE...]
+#   cases: coll2x2 coll4x1 ipv6 killhost linkdown nojoin stranger hosts
+#   (default: all but coll2x2, whose 2 x 2 matrix stranger and hosts run too)
 #
 # Builds 4 namespaces strata-<pid>-h0..h3 ("hosts"), each with one veth
 # (eth0, 10.231.<k>.<i+1>/24 and fd53:5452::<i+1>/64) whose peer sits in a
@@ -27,16 +28,19 @@
 #                      rank ends with a typed error within 2 x the deadline;
 #   nojoin             h1's ranks never start: h0's ranks fail start-up with
 #                      STRATA_ERR_TIMEOUT within 2 x the deadline;
+#   hosts              `strata run --hosts h0:2,h1:2 --rsh "ip netns exec"`
+#                      starts the 2 x 2 quick matrix; it passes exactly;
 #   stranger           garbage sent to every TCP port h0 listens on while h1's
 #                      ranks are late to dial (STRATA_TEST_DIAL_DELAY): dropped
 #                      and logged, and the job then completes exactly.
 # After each case: no process left in the namespaces, no strata segment
 # left in /dev/shm.
 set -u
-COLL=${1:?usage: netns_test.sh COLL_TEST TCP_TEST [CASE...]}
+COLL=${1:?usage: netns_test.sh COLL_TEST TCP_TEST STRATA [CASE...]}
 TCPT=${2:?usage}
-shift 2
-CASES=${*:-coll2x2 coll4x1 ipv6 killhost linkdown nojoin stranger}
+STRATA=${3:?usage}
+shift 3
+CASES=${*:-coll4x1 ipv6 killhost linkdown nojoin stranger hosts}
 
 if [ "$(id -u)" != 0 ]; then
     echo "skipped: network namespaces need root (uid $(id -u))"
@@ -226,6 +230,17 @@ stranger() {
     check_clean stranger
 }
 
+hosts_case() {
+    if ! COLL_TEST_RANK_MODE=1 COLL_TEST_QUICK=1 COLL_TEST_EXPECT_HOSTS=2 STRATA_TIMEOUT=60 \
+        timeout 150 "$STRATA" run --hosts "${NS[0]}:2,${NS[1]}:2" --rsh "ip netns exec" \
+        --root "$NET.1:29414" -- "$COLL" >"$TMP/hosts.log" 2>&1; then
+        fail "hosts: strata run --hosts failed: $(tail -5 "$TMP/hosts.log")"
+    fi
+    grep "calls checked" "$TMP/hosts.log" | sed 's/^/hosts: /'
+    grep -q " 0 errors" "$TMP/hosts.log" || fail "hosts: $(tail -3 "$TMP/hosts.log")"
+    check_clean hosts
+}
+
 setup || {
     echo "FAIL: could not build the namespaces"
     exit 1
@@ -239,6 +254,7 @@ for c in $CASES; do
     linkdown) fault linkdown "ip -n $SW link set vh1 down" ;;
     nojoin) nojoin ;;
     stranger) stranger ;;
+    hosts) hosts_case ;;
     *) fail "unknown case $c" ;;
     esac
 done
