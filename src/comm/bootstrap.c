@@ -847,6 +847,10 @@ static strata_status_t set_remote(strata_comm_t *c, const int *host_of, int nhos
     for (int r = 0; r < c->size; r++)
         c->remote[r] = host_of[r] != host_of[c->rank];
     c->nhosts = nhosts;
+    int g = c->size % nhosts == 0 ? c->size / nhosts : 0;
+    for (int r = 0; r < c->size && g > 0; r++)
+        if (host_of[r] != r / g) g = 0; /* not consecutive: no two-level shape */
+    c->host_group = g;
     return STRATA_OK;
 }
 

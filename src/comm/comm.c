@@ -318,6 +318,7 @@ static strata_status_t begin(strata_comm_t *c, const char *what, const strata_ca
     k->timeout = o && o->timeout_s > 0 ? o->timeout_s : c->timeout;
     k->deadline = 0; /* set at the first slow check: no clock read on the fast path */
     k->algo = o ? o->algo : STRATA_COMM_AUTO;
+    k->group = 0;
     if ((unsigned)k->algo >= STRATA_COMM_ALGO_COUNT) return bad(c, what, "unknown algorithm");
     return comm_check_fast(k);
 }
@@ -365,12 +366,29 @@ static bool in_place(const void *send, const void *recv)
     return send == STRATA_IN_PLACE || send == recv;
 }
 
-/* The collective layer's algorithm for a message-passing call. Alltoall
- * has neither a ring nor a recursive-doubling schedule: it runs on pairwise
- * exchange (each rank sends block q straight to rank q). */
-static strata_algo_t sched_algo(strata_coll_t coll, strata_comm_algo_t a)
+/* The collective layer's algorithm for a message-passing call (and, for
+ * the two-level one, k->group). Alltoall has neither a ring nor a
+ * recursive-doubling schedule: it runs on pairwise exchange (each rank sends
+ * block q straight to rank q). An allreduce above 64 KiB across hosts that
+ * each hold g > 1 consecutive ranks, when the choice is strata's (auto or
+ * shm), runs the two-level schedule (sched's HIER: ring reduce-scatter inside
+ * each host over shared memory, ring allreduce of each 1/g block between the
+ * N hosts' ranks of one local index over TCP, ring allgather inside): by
+ * counting, each host's network link then carries 2(N-1)/N·S bytes against
+ * the flat ring's 2(P-1)/P·S, in 2(g-1) + 2(N-1) phases against 2(P-1), so
+ * it is the cheaper of the two in both α and β terms whenever g > 1. */
+static strata_algo_t exec_algo(comm_call_t *k, strata_coll_t coll, size_t bytes)
 {
+    strata_comm_t *c = k->c;
+    strata_comm_algo_t req = k->algo != STRATA_COMM_AUTO ? k->algo : c->env_algo;
+    strata_comm_algo_t a = strata_comm_algo_for(c, coll, bytes, k->algo);
+    k->group = 0;
     if (coll == STRATA_COLL_ALLTOALL) return STRATA_ALGO_PAIRWISE;
+    if ((req == STRATA_COMM_AUTO || req == STRATA_COMM_SHM) && c->remote && c->host_group > 1 &&
+        coll == STRATA_COLL_ALLREDUCE && bytes > 65536) {
+        k->group = (uint32_t)c->host_group;
+        return STRATA_ALGO_HIER;
+    }
     return a == STRATA_COMM_RECDBL ? STRATA_ALGO_RECDBL : STRATA_ALGO_RING;
 }
 
@@ -378,9 +396,7 @@ static strata_algo_t sched_algo(strata_coll_t coll, strata_comm_algo_t a)
 #define DISPATCH(k, coll, bytes, engine_call, src, dst, count, dt, op, root)                       \
     (strata_comm_algo_for((k)->c, coll, bytes, (k)->algo) == STRATA_COMM_SHM                       \
          ? (engine_call)                                                                           \
-         : comm_exec(k, coll,                                                                      \
-                     sched_algo(coll, strata_comm_algo_for((k)->c, coll, bytes, (k)->algo)), src,  \
-                     dst, count, dt, op, root))
+         : comm_exec(k, coll, exec_algo(k, coll, bytes), src, dst, count, dt, op, root))
 
 strata_status_t strata_comm_allreduce(strata_comm_t *c, const void *sendbuf, void *recvbuf,
                                       size_t count, strata_dtype_t dt, strata_op_t op,

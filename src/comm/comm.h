@@ -219,6 +219,8 @@ struct strata_comm {
      * over TCP; NULL when every rank shares this host */
     bool *remote;
     int nhosts;
+    int host_group;  /* ranks per host when every host holds that many
+                        consecutive ranks (the two-level schedules' shape), else 0 */
     comm_tcp_t *tcp; /* transport_tcp.c, when remote ranks exist */
 };
 
@@ -229,6 +231,7 @@ typedef struct comm_call {
     double timeout;
     const char *what;
     strata_comm_algo_t algo;
+    uint32_t group;   /* schedules' ranks per node (hierarchical), 0: none */
     comm_sig_t sig;   /* this rank's arguments */
     uint32_t sigword; /* comm_sig_word(&sig) */
 } comm_call_t;

@@ -283,7 +283,8 @@ static strata_status_t run_phase_once(const xctx_t *x, const strata_step_t *st, 
 static bool same_key(const strata_sched_params_t *a, const strata_sched_params_t *b)
 {
     return a->coll == b->coll && a->algo == b->algo && a->nranks == b->nranks &&
-           a->count == b->count && a->elem_size == b->elem_size && a->root == b->root;
+           a->count == b->count && a->elem_size == b->elem_size && a->root == b->root &&
+           a->group == b->group;
 }
 
 static strata_status_t grow(unsigned char **p, size_t *have, size_t need)
@@ -360,7 +361,8 @@ strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo
                                .count = count,
                                .elem_size = (uint32_t)strata_dtype_size(dt),
                                .root = root < 0 ? 0 : (uint32_t)root,
-                               .chunks = 1};
+                               .chunks = 1,
+                               .group = k->group};
     exec_cache_t *x = NULL;
     strata_status_t st = load(k, &p, &x);
     if (st != STRATA_OK) return st;
