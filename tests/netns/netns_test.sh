@@ -30,8 +30,8 @@
 #                      STRATA_ERR_TIMEOUT within 2 x the deadline;
 #   hosts              `strata run --hosts h0:2,h1:2 --rsh "ip netns exec"`
 #                      starts the 2 x 2 quick matrix; it passes exactly;
-#   stranger           garbage sent to every TCP port h0 listens on while h1's
-#                      ranks are late to dial (STRATA_TEST_DIAL_DELAY): dropped
+#   stranger           garbage sent to h0's data listeners while h1's ranks are
+#                      late to dial (STRATA_TEST_DIAL_DELAY=5): dropped
 #                      and logged, and the job then completes exactly.
 # After each case: no process left in the namespaces, no strata segment
 # left in /dev/shm.
@@ -209,17 +209,21 @@ stranger() {
     new_job 4 "$NET.1:29413"
     for r in 0 1 2 3; do # h1's ranks wait 2 s before dialing h0's data listeners
         start $r "${NS[$((r / 2))]}" "$TMP/stranger.$r" "$COLL" COLL_TEST_RANK_MODE=1 \
-            COLL_TEST_EXPECT_HOSTS=2 COLL_TEST_QUICK=1 $([ $r -ge 2 ] && echo STRATA_TEST_DIAL_DELAY=2)
+            COLL_TEST_EXPECT_HOSTS=2 COLL_TEST_QUICK=1 $([ $r -ge 2 ] && echo STRATA_TEST_DIAL_DELAY=5)
         pids+=($!)
     done
-    sleep 1.2
-    local ports
-    ports=$(ip netns exec "${NS[0]}" ss -Hltn | awk '{n=split($4,a,":"); print a[n]}' | sort -u)
+    local ports t
+    for t in $(seq 40); do # until both h0 ranks' data listeners are open (not the rendezvous)
+        sleep 0.1
+        ports=$(ip netns exec "${NS[0]}" ss -Hltn | awk '{n=split($4,a,":"); print a[n]}' |
+            grep -vx 29413 | sort -u)
+        [ "$(echo $ports | wc -w)" -ge 2 ] && break
+    done
     for port in $ports; do # garbage from "host" 2, which runs no rank
         ip netns exec "${NS[2]}" bash -c "exec 3<>/dev/tcp/$NET.1/$port && printf 'GET / HTTP/1.0\r\n\r\n%0300d' 0 >&3" 2>/dev/null
     done
     echo "stranger: sent garbage to h0's listening ports: $(echo $ports)"
-    # ranks 0 and 1 each listen for h1's streams (the rendezvous is closed by now)
+    # ranks 0 and 1 each listen for h1's streams
     [ "$(echo $ports | wc -w)" -ge 2 ] || fail "stranger: expected 2 data listeners in h0, saw: $ports"
     for i in "${!pids[@]}"; do
         wait "${pids[$i]}" || fail "stranger: rank $i exited $?: $(tail -3 "$TMP/stranger.$i")"
@@ -251,7 +255,10 @@ for c in $CASES; do
     coll4x1) QUICK=COLL_TEST_QUICK=1 coll 4 1 "$NET.1:29402" coll4x1 ;;
     ipv6) QUICK=COLL_TEST_QUICK=1 coll 2 1 "[fd53:5452::1]:29403" ipv6 ;;
     killhost) fault killhost kill_host1 ;;
-    linkdown) fault linkdown "ip -n $SW link set vh1 down" ;;
+    linkdown)
+        fault linkdown "ip -n $SW link set vh1 down"
+        ip -n "$SW" link set vh1 up # the later cases need h1 again
+        ;;
     nojoin) nojoin ;;
     stranger) stranger ;;
     hosts) hosts_case ;;
