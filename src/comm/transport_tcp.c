@@ -630,8 +630,9 @@ static int dial(strata_comm_t *c, const char *token, const unsigned char *id,
             double left = deadline - util_now();
             int e = 0;
             socklen_t el = sizeof e;
-            r = poll(&pf, 1, left > 1 ? 1000 : (int)(left * 1000) + 1) == 1 &&
-                        getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0 && e == 0
+            int ms = left > 1 ? 1000 : left > 0 ? (int)(left * 1000) + 1 : 0; /* never -1 */
+            r = poll(&pf, 1, ms) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) == 0 &&
+                        e == 0
                     ? 0
                     : -1;
             errno = e ? e : ETIMEDOUT;
