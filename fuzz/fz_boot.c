@@ -78,8 +78,12 @@ static void fuzz_welcome(int size, bool fix, const uint8_t *d, size_t n)
     int32_t pids[8] = {0};
     c.pids = pids;
     char name[128];
+    unsigned char h[12];
+    const char *why = "";
     strata_status_t st =
-        read_welcome(&c, sv[1], util_now() + 5, KEY, ns, nc, name, sizeof(name), NULL);
+        sock_io(sv[1], h, 12, util_now() + 5, false, &why)
+            ? STRATA_ERR_PEER
+            : read_welcome(&c, sv[1], h, util_now() + 5, KEY, ns, nc, name, sizeof(name), NULL);
     close(sv[0]), close(sv[1]);
     if (st != STRATA_OK) return;
     if (!fix) fuzz_fail("a WELCOME with an unchecked MAC was accepted");

@@ -11,8 +11,10 @@
  * (owned by the user, mode 0600, checked before mapping), which is unlinked
  * as soon as every rank has mapped it, so a crash leaves nothing in
  * /dev/shm. The sockets are closed after start-up: intra-host traffic goes
- * through the segment only (a TCP transport between hosts is a later
- * addition; transports are tables of functions inside the library).
+ * through the segment only. Ranks on different hosts (host name, boot id,
+ * network namespace) each get their host's segment and talk TCP to the
+ * others: authenticated streams per pair, framed and checked
+ * (docs/runtime.md, "Across hosts").
  *
  * Every collective is blocking, has a deadline (the communicator default,
  * overridable per call through strata_call_opts_t), returns a typed status and
@@ -105,18 +107,19 @@ typedef struct strata_call_opts {
  * Errors: STRATA_ERR_INVALID (bad arguments), STRATA_ERR_TIMEOUT (a rank did
  * not arrive), STRATA_ERR_PEER (a peer could not prove the token, or exited
  * before joining), STRATA_ERR_SYSTEM, STRATA_ERR_UNSUPPORTED (ranks on
- * different hosts: the TCP transport is not part of this build). */
+ * different hosts meeting at a "local" rendezvous). */
 STRATA_API strata_status_t strata_comm_init(int rank, int size, const char *root, const char *token,
                                             double timeout_s, strata_comm_t **comm_p,
                                             strata_error_t *err);
 
 /* Join from the environment: rank and size from STRATA_RANK/STRATA_SIZE, else
- * OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE, SLURM_PROCID/SLURM_NTASKS;
- * default deadline from STRATA_TIMEOUT (seconds, default 60). With
- * STRATA_TOKEN: rendezvous at STRATA_ROOT (default a loopback port derived
- * from the token). Without: the "local" rendezvous, named by the launcher's
- * job id (PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, SLURM_JOB_ID + step,
- * PMI_KVSNAME) or the common parent pid; STRATA_ROOT without STRATA_TOKEN,
+ * OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE, SLURM_PROCID/SLURM_NTASKS,
+ * RANK/WORLD_SIZE (torchrun); default deadline from STRATA_TIMEOUT (seconds,
+ * default 60). With STRATA_TOKEN: rendezvous at STRATA_ROOT (default a port
+ * derived from the token on MASTER_ADDR, else on the loopback address).
+ * Without: the "local" rendezvous, named by the launcher's job id
+ * (PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, SLURM_JOB_ID + step,
+ * PMI_KVSNAME, TORCHELASTIC_RUN_ID) or the common parent pid; STRATA_ROOT without STRATA_TOKEN,
  * or a job the launcher says spans hosts, is STRATA_ERR_INVALID with a
  * message saying how to set STRATA_TOKEN. */
 STRATA_API strata_status_t strata_comm_init_env(strata_comm_t **comm_p, strata_error_t *err);

@@ -166,9 +166,16 @@ void comm_job_hash(const char *token, char out[17])
         snprintf(out + 2 * i, 3, "%02x", m[i]);
 }
 
+/* Ranks with the same host identity share memory; others use TCP. It is
+ * the host name, the boot id and the network namespace: processes in two
+ * network namespaces (containers, the namespace tests' "hosts") are treated
+ * as two hosts, since they usually do not share /dev/shm either.
+ * STRATA_TRANSPORT=tcp makes every process its own host (TCP between all
+ * ranks, for tests and comparisons); STRATA_HOST=<name> replaces the
+ * namespace part (ranks naming the same host share memory). */
 void comm_host_id(char out[64])
 {
-    char host[40] = "", boot[40] = "";
+    char host[40] = "", boot[40] = "", ns[64] = "";
     gethostname(host, sizeof(host) - 1);
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
     if (f) {
@@ -176,8 +183,18 @@ void comm_host_id(char out[64])
         fclose(f);
         boot[strcspn(boot, "\n")] = 0;
     }
+    const char *tr = getenv("STRATA_TRANSPORT"), *name = getenv("STRATA_HOST");
+    if (tr && strcmp(tr, "tcp") == 0) {
+        snprintf(ns, sizeof ns, "pid:%ld", (long)getpid());
+    } else if (name && *name) {
+        snprintf(ns, sizeof ns, "h:%.8s", name);
+    } else {
+        struct stat st;
+        if (stat("/proc/self/ns/net", &st) == 0)
+            snprintf(ns, sizeof ns, "n:%lu", (unsigned long)st.st_ino);
+    }
     memset(out, 0, 64);
-    snprintf(out, 64, "%.31s/%.31s", host, boot);
+    snprintf(out, 64, "%.16s/%.31s/%.14s", host, boot, ns);
 }
 
 /* ==== Launcher events ==== */
@@ -242,8 +259,9 @@ static strata_status_t exited_error(int rank, strata_error_t *err)
 /* ==== Addresses ==== */
 
 typedef struct boot_addr {
-    bool local; /* unix socket in a private directory, else TCP */
-    struct sockaddr_in in;
+    bool local;                 /* unix socket in a private directory, else TCP */
+    struct sockaddr_storage in; /* IPv4 or IPv6 */
+    socklen_t inlen;
     struct sockaddr_un un;
     char desc[sizeof(((struct sockaddr_un *)0)->sun_path) + 16];
 } boot_addr_t;
@@ -252,6 +270,7 @@ static int parse_tcp(const char *root, boot_addr_t *a, strata_error_t *err)
 {
     char host[256];
     const char *colon = root ? strrchr(root, ':') : NULL;
+    if (colon && root[0] == '[' && colon > root && colon[-1] != ']') colon = NULL; /* [v6] */
     if (!colon || colon == root || (size_t)(colon - root) >= sizeof(host) || !colon[1]) {
         strata_error_set(err, STRATA_ERR_INVALID,
                          "rendezvous address '%s' is not host:port or \"local\"",
@@ -260,19 +279,28 @@ static int parse_tcp(const char *root, boot_addr_t *a, strata_error_t *err)
     }
     memcpy(host, root, (size_t)(colon - root));
     host[colon - root] = 0;
+    if (host[0] == '[') { /* "[2001:db8::1]:port" */
+        size_t hl = strlen(host);
+        memmove(host, host + 1, hl - 2);
+        host[hl - 2] = 0;
+    }
     char *end;
     long port = strtol(colon + 1, &end, 10);
     if (*end || port <= 0 || port > 65535) {
         strata_error_set(err, STRATA_ERR_INVALID, "rendezvous port in '%s' is not 1..65535", root);
         return -1;
     }
-    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res = NULL;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
     if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res) {
         strata_error_set(err, STRATA_ERR_INVALID, "cannot resolve rendezvous host '%s'", host);
         return -1;
     }
-    memcpy(&a->in, res->ai_addr, sizeof(a->in));
-    a->in.sin_port = htons((uint16_t)port);
+    memcpy(&a->in, res->ai_addr, res->ai_addrlen);
+    a->inlen = res->ai_addrlen;
+    if (a->in.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&a->in)->sin6_port = htons((uint16_t)port);
+    else
+        ((struct sockaddr_in *)&a->in)->sin_port = htons((uint16_t)port);
     freeaddrinfo(res);
     snprintf(a->desc, sizeof(a->desc), "%s", root);
     return 0;
@@ -326,7 +354,7 @@ static strata_status_t parse_root(const char *root, const char *jobhash, boot_ad
 
 static const struct sockaddr *addr_of(const boot_addr_t *a, socklen_t *len)
 {
-    *len = a->local ? (socklen_t)sizeof(a->un) : (socklen_t)sizeof(a->in);
+    *len = a->local ? (socklen_t)sizeof(a->un) : a->inlen;
     return a->local ? (const struct sockaddr *)&a->un : (const struct sockaddr *)&a->in;
 }
 
@@ -416,16 +444,16 @@ static int parse_hello(boot_server_t *s, const unsigned char ns[NONCE_LEN],
  * the peer's uid on a local socket (else this process's). */
 static void describe_peer(const boot_server_t *s, int fd, char peer[48], uid_t *uid_p)
 {
-    struct sockaddr_in sa;
+    struct sockaddr_storage sa;
     socklen_t len = sizeof(sa);
     pid_t pid = 0;
     *uid_p = s->addr->local ? peer_uid(fd, &pid) : geteuid();
     if (s->addr->local) {
         snprintf(peer, 48, "uid %u pid %ld", (unsigned)*uid_p, (long)pid);
     } else if (getpeername(fd, (struct sockaddr *)&sa, &len) == 0) {
-        char ip[INET_ADDRSTRLEN] = "?";
-        inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
-        snprintf(peer, 48, "%s:%u", ip, ntohs(sa.sin_port));
+        comm_net_addr_t na;
+        comm_net_from_sockaddr(&sa, &na);
+        comm_net_describe(&na, peer, 48);
     } else {
         snprintf(peer, 48, "?");
     }
@@ -657,7 +685,8 @@ static int clear_stale(const boot_addr_t *a, strata_error_t *err)
 
 static int listen_at(const boot_addr_t *a, strata_error_t *err)
 {
-    int fd = socket(a->local ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int fd =
+        socket(a->local ? AF_UNIX : a->in.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
     if (fd < 0) {
         strata_error_set(err, STRATA_ERR_SYSTEM, "socket: %s", strerror(errno));
@@ -687,10 +716,13 @@ static int inherited_listener(const boot_addr_t *a)
     if (a->local || !env || !*env) return -1;
     char *end;
     long fd = strtol(env, &end, 10);
-    struct sockaddr_in got;
+    struct sockaddr_storage got;
     socklen_t len = sizeof(got);
+    comm_net_addr_t want, have;
+    comm_net_from_sockaddr(&a->in, &want);
     if (*end || fd < 0 || fd > 65535 || getsockname((int)fd, (struct sockaddr *)&got, &len) != 0 ||
-        got.sin_family != AF_INET || got.sin_port != a->in.sin_port)
+        got.ss_family != a->in.ss_family ||
+        (comm_net_from_sockaddr(&got, &have), have.port) != want.port)
         return -1;
     unsetenv("STRATA_ROOT_FD");
     fcntl((int)fd, F_SETFD, FD_CLOEXEC);
@@ -704,7 +736,8 @@ static strata_status_t same_host(boot_server_t *s, strata_error_t *err)
         if (strcmp(s->hosts[r], s->hosts[0]) != 0) {
             strata_error_set(err, STRATA_ERR_UNSUPPORTED,
                              "bootstrap: rank %d is on host %s, rank 0 on %s: ranks on "
-                             "different hosts need the TCP transport (not in this build)",
+                             "different hosts (or network namespaces) meet at a TCP "
+                             "rendezvous, not \"local\": set STRATA_TOKEN and STRATA_ROOT",
                              r, s->hosts[r], s->hosts[0]);
             send_status(s, "STRW", 1, err ? err->msg : "different hosts");
             return STRATA_ERR_UNSUPPORTED;
@@ -727,6 +760,335 @@ static strata_status_t share_segment(boot_server_t *s, strata_error_t *err)
     shm_unlink(name); /* every rank has mapped it, or the job failed */
     send_status(s, "STRG", st == STRATA_OK ? 0 : 1, NULL);
     if (st != STRATA_OK) comm_seg_unmap(s->c);
+    return st;
+}
+
+/* ==== Across hosts ====
+ *
+ * When rank 0 finds ranks on more than one host (by host identity, see
+ * comm_host_id) it runs these frames instead of WELCOME (a same-host job's
+ * frames are unchanged):
+ *   0 -> r  CROSS    "STRX" 0 size
+ *   r -> 0  ADDR     "STRA" family port scope ip[16]    (its data listener)
+ *   0 -> r  TABLE    "STRY" 0 size nstreams id[32] role namelen
+ *                    size × (pid host[64] family port scope ip[16]) name mac[32]
+ *                    mac = HMAC(K, "strata-v3 table" Ns Nc | frame before mac)
+ *   r -> 0  MAPPED   "STRM" status;   0 -> r  GO  "STRG" status
+ * The lowest rank of each host is that host's leader: its TABLE says role 1
+ * (create the host's segment, named by rank 0), and rank 0 sends the other
+ * ranks their TABLE (role 0: attach) only once every leader has mapped its
+ * segment. Leaders unlink their segment on GO, as rank 0 does its own. Then
+ * every pair on different hosts connects its TCP streams
+ * (comm_tcp_connect), each proving the token again. */
+#define LABEL_TABLE "strata-v3 table"
+#define ADDR_LEN    32
+#define TABLE_HEAD  (24 + COMM_TCP_ID + 8)
+#define TABLE_REC   (4 + HOST_LEN + 28)
+
+static void put_addr(unsigned char *p, const comm_net_addr_t *a)
+{
+    put32(p, a->family), put32(p + 4, a->port), put32(p + 8, a->scope);
+    memcpy(p + 12, a->ip, 16);
+}
+
+static int get_addr(const unsigned char *p, comm_net_addr_t *a)
+{
+    a->family = get32(p), a->port = (uint16_t)get32(p + 4), a->scope = get32(p + 8);
+    memcpy(a->ip, p + 12, 16);
+    return (a->family == 4 || a->family == 6) && a->port != 0 && get32(p + 4) < 65536 ? 0 : -1;
+}
+
+/* STRATA_TCP_STREAMS: TCP connections per pair of ranks on different
+ * hosts (1..8, default 2); rank 0's value counts. */
+static int tcp_streams(void)
+{
+    const char *e = getenv("STRATA_TCP_STREAMS");
+    long n = 2;
+    if (e && *e && (util_parse_long(e, &n) != 0 || n < 1 || n > COMM_TCP_MAX_STREAMS)) n = 2;
+    return (int)n;
+}
+
+/* This rank's data address: STRATA_IFNAME's interface, else `near` (the
+ * local address this rank reached rank 0 from, or rank 0's own rendezvous
+ * address), else the first interface that is up and not loopback. A data
+ * listener is opened on it. The fd, or -1. */
+static int data_listener(const comm_net_addr_t *near, comm_net_addr_t *a, strata_error_t *err)
+{
+    const char *spec = getenv("STRATA_IFNAME");
+    static const unsigned char any[16] = {0};
+    *a = *near;
+    a->port = 0;
+    if (spec && *spec) {
+        if (comm_net_ifaddr(spec, (int)near->family, a, err) != 0) return -1;
+    } else if (memcmp(a->ip, any, a->family == 6 ? 16 : 4) == 0) {
+        if (comm_net_ifaddr("^lo", (int)near->family, a, err) != 0) return -1;
+    }
+    return comm_tcp_listen(a, err);
+}
+
+/* Host index of each rank (by identity, in rank order) and the count. */
+static int group_hosts(char (*hosts)[HOST_LEN], int n, int *host_of)
+{
+    int nh = 0;
+    for (int r = 0; r < n; r++) {
+        host_of[r] = -1;
+        for (int q = 0; q < r && host_of[r] < 0; q++)
+            if (strcmp(hosts[q], hosts[r]) == 0) host_of[r] = host_of[q];
+        if (host_of[r] < 0) host_of[r] = nh++;
+    }
+    return nh;
+}
+
+static strata_status_t set_remote(strata_comm_t *c, const int *host_of, int nhosts,
+                                  strata_error_t *err)
+{
+    c->remote = util_calloc((size_t)c->size, sizeof(bool));
+    if (!c->remote) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    for (int r = 0; r < c->size; r++)
+        c->remote[r] = host_of[r] != host_of[c->rank];
+    c->nhosts = nhosts;
+    int g = c->size % nhosts == 0 ? c->size / nhosts : 0;
+    for (int r = 0; r < c->size && g > 0; r++)
+        if (host_of[r] != r / g) g = 0; /* not consecutive: no two-level shape */
+    c->host_group = g;
+    return STRATA_OK;
+}
+
+typedef struct cross {
+    int *host_of, nhosts, nstreams;
+    comm_net_addr_t *addrs;
+    unsigned char id[COMM_TCP_ID];
+    char base[128];
+} cross_t;
+
+static strata_status_t send_table(boot_server_t *s, cross_t *x, int r, strata_error_t *err)
+{
+    size_t n = (size_t)s->c->size;
+    char name[160];
+    snprintf(name, sizeof name, "%s-h%d", x->base, x->host_of[r]);
+    bool leader = true;
+    for (int q = 0; q < r; q++)
+        if (x->host_of[q] == x->host_of[r]) leader = false;
+    size_t nl = strlen(name), len = TABLE_HEAD + n * TABLE_REC + nl;
+    unsigned char *b = util_calloc(1, len + MAC_LEN);
+    if (!b) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    memcpy(b, "STRY", 4);
+    put32(b + 8, (uint32_t)n), put32(b + 12, (uint32_t)x->nstreams);
+    memcpy(b + 16, x->id, COMM_TCP_ID);
+    put32(b + 16 + COMM_TCP_ID, leader), put32(b + 20 + COMM_TCP_ID, (uint32_t)nl);
+    unsigned char *p = b + TABLE_HEAD;
+    for (size_t i = 0; i < n; i++, p += TABLE_REC) {
+        put32(p, (uint32_t)s->c->pids[i]);
+        memcpy(p + 4, s->hosts[i], HOST_LEN);
+        put_addr(p + 4 + HOST_LEN, &x->addrs[i]);
+    }
+    memcpy(p, name, nl);
+    comm_boot_mac(s->token, LABEL_TABLE, s->ns[r], s->nc[r], b, len, b + len);
+    const char *why = "";
+    strata_status_t st = STRATA_OK;
+    if (sock_io(s->fds[r], b, len + MAC_LEN, s->deadline, true, &why))
+        st = strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank %d: %s", r, why);
+    util_free(b);
+    return st;
+}
+
+static strata_status_t read_mapped(boot_server_t *s, int r, strata_error_t *err)
+{
+    unsigned char b[8];
+    const char *why = "";
+    if (sock_io(s->fds[r], b, 8, s->deadline, false, &why))
+        return strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank %d: %s", r, why);
+    if (memcmp(b, "STRM", 4) != 0 || get32(b + 4) != 0)
+        return strata_error_set(err, STRATA_ERR_PEER,
+                                "bootstrap: rank %d could not set up its host's segment", r);
+    return STRATA_OK;
+}
+
+/* Rank 0: addresses in, tables out (leaders first), segments, GO. */
+static strata_status_t serve_cross_frames(boot_server_t *s, cross_t *x, strata_error_t *err)
+{
+    strata_comm_t *c = s->c;
+    unsigned char h[12], b[ADDR_LEN];
+    const char *why = "";
+    memcpy(h, "STRX", 4), put32(h + 4, 0), put32(h + 8, (uint32_t)c->size);
+    for (int r = 1; r < c->size; r++)
+        if (sock_io(s->fds[r], h, 12, s->deadline, true, &why))
+            return strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank %d: %s", r, why);
+    for (int r = 1; r < c->size; r++) {
+        if (sock_io(s->fds[r], b, ADDR_LEN, s->deadline, false, &why))
+            return strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank %d: %s", r, why);
+        if (memcmp(b, "STRA", 4) != 0 || get_addr(b + 4, &x->addrs[r]) != 0)
+            return strata_error_set(err, STRATA_ERR_PROTOCOL,
+                                    "bootstrap: rank %d sent a bad data address", r);
+    }
+    char name[160];
+    snprintf(name, sizeof name, "%s-h0", x->base);
+    strata_status_t st = comm_seg_create(c, name, err);
+    for (int pass = 0; pass < 2 && st == STRATA_OK; pass++) /* leaders, then the others */
+        for (int r = 1; r < c->size && st == STRATA_OK; r++) {
+            bool leader = true;
+            for (int q = 0; q < r; q++)
+                if (x->host_of[q] == x->host_of[r]) leader = false;
+            if (leader != (pass == 0) || x->host_of[r] == 0) continue;
+            st = send_table(s, x, r, err);
+            if (st == STRATA_OK) st = read_mapped(s, r, err);
+        }
+    for (int r = 1; r < c->size && st == STRATA_OK; r++) /* rank 0's host-mates */
+        if (x->host_of[r] == 0) {
+            st = send_table(s, x, r, err);
+            if (st == STRATA_OK) st = read_mapped(s, r, err);
+        }
+    shm_unlink(name);
+    send_status(s, "STRG", st == STRATA_OK ? 0 : 1, NULL);
+    return st;
+}
+
+static strata_status_t serve_cross(boot_server_t *s, strata_error_t *err)
+{
+    strata_comm_t *c = s->c;
+    cross_t x = {.nstreams = tcp_streams()};
+    x.host_of = util_calloc((size_t)c->size, sizeof(int));
+    x.addrs = util_calloc((size_t)c->size, sizeof(comm_net_addr_t));
+    int lfd = -1;
+    strata_status_t st = STRATA_ERR_NOMEM;
+    if (!x.host_of || !x.addrs) {
+        strata_error_set(err, st, "out of memory");
+        goto out;
+    }
+    x.nhosts = group_hosts(s->hosts, c->size, x.host_of);
+    comm_seg_name(c, x.base, sizeof x.base);
+    comm_net_addr_t near;
+    comm_net_from_sockaddr(&s->addr->in, &near);
+    st = STRATA_ERR_SYSTEM;
+    if (nonce(x.id) != 0) {
+        strata_error_set(err, st, "bootstrap: getrandom: %s", strerror(errno));
+        goto out;
+    }
+    if ((lfd = data_listener(&near, &x.addrs[0], err)) < 0) goto out;
+    st = set_remote(c, x.host_of, x.nhosts, err);
+    if (st == STRATA_OK) st = serve_cross_frames(s, &x, err);
+    if (st != STRATA_OK) comm_seg_unmap(c);
+    for (int r = 1; r < c->size; r++)
+        if (s->fds[r] >= 0) close(s->fds[r]), s->fds[r] = -1;
+    if (st == STRATA_OK)
+        st = comm_tcp_connect(c, s->token, x.id, x.addrs, x.nstreams, lfd, s->deadline, err);
+out:
+    if (lfd >= 0) close(lfd);
+    util_free(x.host_of);
+    util_free(x.addrs);
+    return st;
+}
+
+/* A rank: the TABLE after its ADDR; host grouping, peers' addresses, the
+ * segment (created when it leads its host), MAPPED, GO. */
+static strata_status_t read_table(strata_comm_t *c, int fd, double deadline, const char *token,
+                                  const unsigned char ns[NONCE_LEN],
+                                  const unsigned char nc[NONCE_LEN], cross_t *x, bool *leader_p,
+                                  strata_error_t *err)
+{
+    size_t n = (size_t)c->size, fixed = TABLE_HEAD + n * TABLE_REC;
+    unsigned char *b = util_malloc(fixed + 160 + MAC_LEN), want[MAC_LEN];
+    char(*hosts)[HOST_LEN] = util_calloc(n, HOST_LEN);
+    const char *why = "";
+    strata_status_t st = STRATA_ERR_NOMEM;
+    if (!b || !hosts) {
+        strata_error_set(err, st, "out of memory");
+        goto out;
+    }
+    st = STRATA_ERR_PROTOCOL;
+    uint32_t nl = 0;
+    if (sock_io(fd, b, fixed, deadline, false, &why) || memcmp(b, "STRY", 4) || get32(b + 8) != n ||
+        (x->nstreams = (int)get32(b + 12)) < 1 || x->nstreams > COMM_TCP_MAX_STREAMS ||
+        (nl = get32(b + 20 + COMM_TCP_ID)) == 0 || nl >= 128 ||
+        sock_io(fd, b + fixed, nl + MAC_LEN, deadline, false, &why)) {
+        strata_error_set(err, st, "bootstrap: bad table frame from rank 0%s%s", *why ? ": " : "",
+                         why);
+        goto out;
+    }
+    comm_boot_mac(token, LABEL_TABLE, ns, nc, b, fixed + nl, want);
+    if (!mac_ok(want, b + fixed + nl)) {
+        strata_error_set(err, st, "bootstrap: the table frame's MAC does not match");
+        goto out;
+    }
+    memcpy(x->id, b + 16, COMM_TCP_ID);
+    *leader_p = get32(b + 16 + COMM_TCP_ID) == 1;
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *p = b + TABLE_HEAD + i * TABLE_REC;
+        c->pids[i] = (int32_t)get32(p);
+        memcpy(hosts[i], p + 4, HOST_LEN);
+        hosts[i][HOST_LEN - 1] = 0;
+        if (get_addr(p + 4 + HOST_LEN, &x->addrs[i]) != 0 && (int)i != c->rank) {
+            strata_error_set(err, st, "bootstrap: the table has no address for rank %zu", i);
+            goto out;
+        }
+    }
+    memcpy(x->base, b + fixed, nl);
+    x->base[nl] = 0;
+    x->nhosts = group_hosts(hosts, c->size, x->host_of);
+    st = set_remote(c, x->host_of, x->nhosts, err);
+out:
+    util_free(b);
+    util_free(hosts);
+    return st;
+}
+
+static strata_status_t join_cross(strata_comm_t *c, int fd, double deadline, const char *token,
+                                  const unsigned char ns[NONCE_LEN],
+                                  const unsigned char nc[NONCE_LEN], strata_error_t *err)
+{
+    cross_t x = {0};
+    x.host_of = util_calloc((size_t)c->size, sizeof(int));
+    x.addrs = util_calloc((size_t)c->size, sizeof(comm_net_addr_t));
+    int lfd = -1;
+    bool leader = false, made = false;
+    unsigned char b[ADDR_LEN];
+    const char *why = "";
+    strata_status_t st = STRATA_ERR_NOMEM;
+    if (!x.host_of || !x.addrs) {
+        strata_error_set(err, st, "out of memory");
+        goto out;
+    }
+    struct sockaddr_storage me;
+    socklen_t ml = sizeof me;
+    comm_net_addr_t near, mine;
+    st = STRATA_ERR_SYSTEM;
+    if (getsockname(fd, (struct sockaddr *)&me, &ml) != 0) {
+        strata_error_set(err, st, "getsockname: %s", strerror(errno));
+        goto out;
+    }
+    comm_net_from_sockaddr(&me, &near);
+    if ((lfd = data_listener(&near, &mine, err)) < 0) goto out;
+    memcpy(b, "STRA", 4);
+    put_addr(b + 4, &mine);
+    st = STRATA_ERR_PEER;
+    if (sock_io(fd, b, ADDR_LEN, deadline, true, &why)) {
+        strata_error_set(err, st, "bootstrap: rank 0: %s", why);
+        goto out;
+    }
+    st = read_table(c, fd, deadline, token, ns, nc, &x, &leader, err);
+    if (st == STRATA_OK) {
+        st = leader ? comm_seg_create(c, x.base, err) : comm_seg_attach(c, x.base, err);
+        made = leader && st == STRATA_OK;
+        memcpy(b, "STRM", 4);
+        put32(b + 4, st == STRATA_OK ? 0 : 1);
+        if (sock_io(fd, b, 8, deadline, true, &why) && st == STRATA_OK)
+            st = strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank 0: %s", why);
+    }
+    if (st == STRATA_OK &&
+        (sock_io(fd, b, 8, deadline, false, &why) || memcmp(b, "STRG", 4) || get32(b + 4))) {
+        if (!leader) shm_unlink(x.base); /* its leader may have died before unlinking */
+        st = strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank 0 did not confirm start-up");
+    }
+    if (made) shm_unlink(x.base);
+    close(fd);
+    fd = -1;
+    if (st == STRATA_OK)
+        st = comm_tcp_connect(c, token, x.id, x.addrs, x.nstreams, lfd, deadline, err);
+out:
+    if (fd >= 0) close(fd);
+    if (lfd >= 0) close(lfd);
+    util_free(x.host_of);
+    util_free(x.addrs);
     return st;
 }
 
@@ -758,8 +1120,11 @@ static strata_status_t serve(strata_comm_t *c, const boot_addr_t *a, const char 
     if (a->local && stat(a->un.sun_path, &now) == 0 && now.st_ino == mine.st_ino)
         unlink(a->un.sun_path); /* ours, not a later job's */
     if (st != STRATA_OK) send_status(&s, "STRW", 1, err ? err->msg : "start-up failed");
-    if (st == STRATA_OK) st = same_host(&s, err);
-    if (st == STRATA_OK) st = share_segment(&s, err);
+    bool one_host = true;
+    for (int r = 1; r < c->size; r++)
+        if (strcmp(s.hosts[r], s.hosts[0]) != 0) one_host = false;
+    if (st == STRATA_OK && !one_host && a->local) st = same_host(&s, err);
+    if (st == STRATA_OK) st = one_host ? share_segment(&s, err) : serve_cross(&s, err);
     for (size_t i = 0; i < n; i++)
         if (s.fds[i] >= 0) close(s.fds[i]);
 out_free:
@@ -798,7 +1163,8 @@ static int connect_by(int fd, const struct sockaddr *sa, socklen_t len, double d
 static int dial(const boot_addr_t *a, double deadline, int *fd_p, const char **why,
                 strata_error_t *err)
 {
-    int fd = socket(a->local ? AF_UNIX : AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int fd =
+        socket(a->local ? AF_UNIX : a->in.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         strata_error_set(err, STRATA_ERR_SYSTEM, "socket: %s", strerror(errno));
         return JOIN_FAIL;
@@ -919,15 +1285,14 @@ static strata_status_t connect_auth(strata_comm_t *c, const boot_addr_t *a, cons
 }
 
 /* Read the WELCOME (pids and the segment name) and check its MAC. */
-static strata_status_t read_welcome(strata_comm_t *c, int fd, double deadline, const char *token,
+static strata_status_t read_welcome(strata_comm_t *c, int fd, const unsigned char h[12],
+                                    double deadline, const char *token,
                                     const unsigned char ns[NONCE_LEN],
                                     const unsigned char nc[NONCE_LEN], char *name, size_t nlen_max,
                                     strata_error_t *err)
 {
-    unsigned char h[12], mac[MAC_LEN], want[MAC_LEN];
+    unsigned char mac[MAC_LEN], want[MAC_LEN];
     const char *why = "";
-    if (sock_io(fd, h, 12, deadline, false, &why))
-        return strata_error_set(err, STRATA_ERR_PEER, "bootstrap: waiting for rank 0: %s", why);
     if (memcmp(h, "STRW", 4) != 0)
         return strata_error_set(err, STRATA_ERR_PROTOCOL, "bootstrap: bad frame from rank 0");
     if (get32(h + 4) != 0) {
@@ -973,7 +1338,16 @@ static strata_status_t join(strata_comm_t *c, const boot_addr_t *a, const char *
     if (st != STRATA_OK) return st;
     char name[128];
     const char *why = "";
-    st = read_welcome(c, fd, deadline, token, ns, nc, name, sizeof(name), err);
+    unsigned char h[12];
+    if (sock_io(fd, h, 12, deadline, false, &why))
+        st = strata_error_set(err, STRATA_ERR_PEER, "bootstrap: waiting for rank 0: %s", why);
+    else if (memcmp(h, "STRX", 4) == 0 && get32(h + 4) == 0 && !a->local)
+        return get32(h + 8) == (uint32_t)c->size
+                   ? join_cross(c, fd, deadline, token, ns, nc, err)
+                   : (close(fd), strata_error_set(err, STRATA_ERR_PROTOCOL,
+                                                  "bootstrap: size mismatch with rank 0"));
+    else
+        st = read_welcome(c, fd, h, deadline, token, ns, nc, name, sizeof(name), err);
     if (st == STRATA_OK) {
         st = comm_seg_attach(c, name, err);
         memcpy(b, "STRM", 4);

@@ -138,8 +138,11 @@ static bool check(rank_ctx_t *x, const char *what, strata_dtype_t dt, strata_op_
 static size_t g_count;
 static strata_dtype_t g_dt;
 
+static bool g_quick; /* COLL_TEST_QUICK: 1 M + 3 only for fp32 and int32, on every path */
+
 static bool sched_has(int P, strata_coll_t coll, strata_comm_algo_t a)
 {
+    if (g_quick && g_count > 1023 && g_dt != STRATA_FP32 && g_dt != STRATA_INT32) return false;
     if (a == STRATA_COMM_SHM) return true;
     if (g_count > 1023 && g_dt != STRATA_FP32 && g_dt != STRATA_BF16 && g_dt != STRATA_INT32)
         return false;
@@ -278,11 +281,33 @@ static int rank_main(void *arg)
     (void)arg;
     rank_ctx_t x = {0};
     strata_error_t err = {0};
+    /* COLL_TEST_HOSTS=k: split the ranks into k pretend hosts (STRATA_HOST),
+     * consecutive ranks together: shared memory inside each, TCP between. */
+    const char *hs = getenv("COLL_TEST_HOSTS"), *rs = getenv("STRATA_RANK"),
+               *ps = getenv("STRATA_SIZE");
+    if (hs && rs && ps && atoi(hs) > 0) {
+        char h[16];
+        snprintf(h, sizeof h, "h%d", atoi(rs) * atoi(hs) / atoi(ps));
+        setenv("STRATA_HOST", h, 1);
+    }
     if (strata_comm_init_env(&x.c, &err) != STRATA_OK) {
         fprintf(stderr, "init: %s\n", err.msg);
         return 2;
     }
     x.rank = strata_comm_rank(x.c), x.P = strata_comm_size(x.c);
+    /* the path under test: k hosts (STRATA_HOST) or one per rank (TCP only) */
+    const char *tr = getenv("STRATA_TRANSPORT");
+    const char *eh = getenv("COLL_TEST_EXPECT_HOSTS"); /* hosts the ranks really span */
+    int want_hosts = tr && strcmp(tr, "tcp") == 0 ? x.P
+                     : eh && atoi(eh) > 0         ? atoi(eh)
+                     : hs && atoi(hs) > 0         ? atoi(hs)
+                                                  : 1;
+    int got_hosts = x.c->remote ? x.c->nhosts : 1;
+    if (got_hosts != want_hosts || (want_hosts > 1) != (x.c->tcp != NULL)) {
+        fprintf(stderr, "rank %d: %d hosts (tcp %s), expected %d\n", x.rank, got_hosts,
+                x.c->tcp ? "on" : "off", want_hosts);
+        return 4;
+    }
     size_t maxn = (counts[NCOUNTS - 1] + (size_t)x.P) * 8;
     x.in = malloc(maxn), x.out = malloc(maxn), x.ref = malloc(maxn);
     for (size_t ci = 0; ci < NCOUNTS && x.in && x.out && x.ref; ci++)
@@ -311,6 +336,10 @@ static void test_matrix(void **state)
 
 int main(int argc, char **argv)
 {
+    /* One rank of a job started elsewhere (tests/netns/netns_test.sh): the
+     * environment names rank, size and rendezvous. */
+    g_quick = getenv("COLL_TEST_QUICK") != NULL;
+    if (getenv("COLL_TEST_RANK_MODE")) return rank_main(NULL);
     static int Ps[8];
     struct CMUnitTest tests[8];
     int n = 0;

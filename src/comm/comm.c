@@ -46,6 +46,8 @@ void strata_comm_destroy(strata_comm_t *c)
 {
     if (!c) return;
     comm_exec_free(c);
+    comm_tcp_destroy(c);
+    util_free(c->remote);
     comm_seg_unmap(c);
     if (c->pidfds)
         for (int i = 0; i < c->size; i++)
@@ -105,7 +107,7 @@ static int env_int(const char *const *names, long *out)
 static void job_name(char *buf, size_t len)
 {
     static const char *const ids[] = {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID",
-                                      "PMI_KVSNAME", NULL};
+                                      "PMI_KVSNAME",    "TORCHELASTIC_RUN_ID",     NULL};
     const char *id = env_first(ids);
     if (id)
         snprintf(buf, len, "job:%s:%s", id, getenv("SLURM_STEP_ID") ? getenv("SLURM_STEP_ID") : "");
@@ -117,7 +119,7 @@ static void job_name(char *buf, size_t len)
 static bool job_spans_hosts(long size)
 {
     static const char *const local_v[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
-                                          "PMIX_LOCAL_SIZE", NULL};
+                                          "PMIX_LOCAL_SIZE", "LOCAL_WORLD_SIZE", NULL};
     static const char *const nodes_v[] = {"SLURM_STEP_NUM_NODES", "SLURM_NNODES", NULL};
     long local, nodes;
     if (env_int(local_v, &local) == 0 && local < size) return true;
@@ -129,7 +131,8 @@ static bool job_spans_hosts(long size)
     "/dev/urandom | tr -d ' \\n')"
 
 /* Token and rendezvous address from the environment. With STRATA_TOKEN: TCP
- * at STRATA_ROOT (default: a loopback port derived from the token by HMAC).
+ * at STRATA_ROOT (default: a port derived from the token by HMAC, on
+ * MASTER_ADDR when torchrun set it, else on the loopback address).
  * Without: a same-host, same-user job only, over the local socket; a job
  * that names a TCP address or spans hosts is refused (no guessable secret). */
 static strata_status_t env_rendezvous(long size, char token[300], char root[300],
@@ -144,7 +147,10 @@ static strata_status_t env_rendezvous(long size, char token[300], char root[300]
             unsigned char m[COMM_BOOT_MAC];
             comm_boot_mac(token, COMM_BOOT_LABEL_PORT, NULL, NULL, NULL, 0, m);
             uint32_t h = (uint32_t)m[0] | (uint32_t)m[1] << 8 | (uint32_t)m[2] << 16;
-            snprintf(root, 300, "127.0.0.1:%u", DEFAULT_PORT_BASE + h % 20000u);
+            const char *ma = getenv("MASTER_ADDR");
+            bool v6 = ma && strchr(ma, ':') && ma[0] != '[';
+            snprintf(root, 300, v6 ? "[%s]:%u" : "%s:%u", ma && *ma ? ma : "127.0.0.1",
+                     DEFAULT_PORT_BASE + h % 20000u);
         }
         return STRATA_OK;
     }
@@ -165,15 +171,16 @@ static strata_status_t env_rendezvous(long size, char token[300], char root[300]
 
 strata_status_t strata_comm_init_env(strata_comm_t **comm_p, strata_error_t *err)
 {
-    static const char *const rank_v[] = {"STRATA_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
-                                         "SLURM_PROCID", NULL};
-    static const char *const size_v[] = {"STRATA_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                         "SLURM_NTASKS", NULL};
+    /* strata run, mpirun (Open MPI, then PMI: MPICH/Hydra), srun, torchrun */
+    static const char *const rank_v[] = {
+        "STRATA_RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK", NULL};
+    static const char *const size_v[] = {"STRATA_SIZE",  "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
+                                         "SLURM_NTASKS", "WORLD_SIZE",           NULL};
     long rank, size;
     if (env_int(rank_v, &rank) || env_int(size_v, &size))
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "rank and size not found in the environment (STRATA_RANK/"
-                                "STRATA_SIZE, OMPI_COMM_WORLD_*, PMI_*, SLURM_*)");
+                                "STRATA_SIZE, OMPI_COMM_WORLD_*, PMI_*, SLURM_*, RANK/WORLD_SIZE)");
     char token[300], root[300];
     strata_status_t st = env_rendezvous(size, token, root, err);
     if (st != STRATA_OK) return st;
@@ -311,17 +318,37 @@ static strata_status_t begin(strata_comm_t *c, const char *what, const strata_ca
     k->timeout = o && o->timeout_s > 0 ? o->timeout_s : c->timeout;
     k->deadline = 0; /* set at the first slow check: no clock read on the fast path */
     k->algo = o ? o->algo : STRATA_COMM_AUTO;
+    k->group = 0;
     if ((unsigned)k->algo >= STRATA_COMM_ALGO_COUNT) return bad(c, what, "unknown algorithm");
     return comm_check_fast(k);
+}
+
+/* The schedule for a communicator spanning hosts. Allreduce on P ranks:
+ * ring takes 2(P-1) steps of S/P bytes, recursive doubling log2 P steps of
+ * S bytes (strata_coll_cost's α-β forms), so ring is the cheaper once
+ * S·β·(log2 P - 2(P-1)/P) > α·(2(P-1) - log2 P): never at P = 2, above
+ * S = 8α/β at P = 4 and 8.8α/β at P = 8. Taking α = 50 µs (a small message
+ * through two hosts' TCP stacks; assumed, not measured here) and β = 8 ns/B
+ * (1 Gbit/s) puts the switch near 50 KB for P >= 4; 64 KiB is used, and
+ * allgather follows allreduce. Recursive doubling implements allreduce and
+ * allgather only; the others run on the ring (alltoall on pairwise
+ * exchange, see sched_algo). STRATA_ALGO or the call's algo overrides. */
+static strata_comm_algo_t cross_algo(const strata_comm_t *c, strata_coll_t coll, size_t bytes)
+{
+    bool dbl = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_ALLGATHER;
+    return dbl && (c->size == 2 || bytes <= 65536) ? STRATA_COMM_RECDBL : STRATA_COMM_RING;
 }
 
 strata_comm_algo_t strata_comm_algo_for(const strata_comm_t *c, strata_coll_t coll, size_t bytes,
                                         strata_comm_algo_t requested)
 {
-    (void)coll, (void)bytes;
-    if (requested != STRATA_COMM_AUTO) return requested;
-    if (c && c->env_algo != STRATA_COMM_AUTO) return c->env_algo;
-    return STRATA_COMM_SHM;
+    strata_comm_algo_t a = requested != STRATA_COMM_AUTO          ? requested
+                           : c && c->env_algo != STRATA_COMM_AUTO ? c->env_algo
+                                                                  : STRATA_COMM_SHM;
+    /* Across hosts the memory-semantic engine cannot run (no segment
+     * spans them): the collective layer's schedules over TCP do. */
+    if (a == STRATA_COMM_SHM && c && c->remote) a = cross_algo(c, coll, bytes);
+    return a;
 }
 
 static strata_status_t check_types(strata_comm_t *c, const char *what, strata_dtype_t dt,
@@ -339,8 +366,29 @@ static bool in_place(const void *send, const void *recv)
     return send == STRATA_IN_PLACE || send == recv;
 }
 
-static strata_algo_t sched_algo(strata_comm_algo_t a)
+/* The collective layer's algorithm for a message-passing call (and, for
+ * the two-level one, k->group). Alltoall has neither a ring nor a
+ * recursive-doubling schedule: it runs on pairwise exchange (each rank sends
+ * block q straight to rank q). An allreduce above 64 KiB across hosts that
+ * each hold g > 1 consecutive ranks, when the choice is strata's (auto or
+ * shm), runs the two-level schedule (sched's HIER: ring reduce-scatter inside
+ * each host over shared memory, ring allreduce of each 1/g block between the
+ * N hosts' ranks of one local index over TCP, ring allgather inside): by
+ * counting, each host's network link then carries 2(N-1)/N·S bytes against
+ * the flat ring's 2(P-1)/P·S, in 2(g-1) + 2(N-1) phases against 2(P-1), so
+ * it is the cheaper of the two in both α and β terms whenever g > 1. */
+static strata_algo_t exec_algo(comm_call_t *k, strata_coll_t coll, size_t bytes)
 {
+    strata_comm_t *c = k->c;
+    strata_comm_algo_t req = k->algo != STRATA_COMM_AUTO ? k->algo : c->env_algo;
+    strata_comm_algo_t a = strata_comm_algo_for(c, coll, bytes, k->algo);
+    k->group = 0;
+    if (coll == STRATA_COLL_ALLTOALL) return STRATA_ALGO_PAIRWISE;
+    if ((req == STRATA_COMM_AUTO || req == STRATA_COMM_SHM) && c->remote && c->host_group > 1 &&
+        coll == STRATA_COLL_ALLREDUCE && bytes > 65536) {
+        k->group = (uint32_t)c->host_group;
+        return STRATA_ALGO_HIER;
+    }
     return a == STRATA_COMM_RECDBL ? STRATA_ALGO_RECDBL : STRATA_ALGO_RING;
 }
 
@@ -348,8 +396,7 @@ static strata_algo_t sched_algo(strata_comm_algo_t a)
 #define DISPATCH(k, coll, bytes, engine_call, src, dst, count, dt, op, root)                       \
     (strata_comm_algo_for((k)->c, coll, bytes, (k)->algo) == STRATA_COMM_SHM                       \
          ? (engine_call)                                                                           \
-         : comm_exec(k, coll, sched_algo(strata_comm_algo_for((k)->c, coll, bytes, (k)->algo)),    \
-                     src, dst, count, dt, op, root))
+         : comm_exec(k, coll, exec_algo(k, coll, bytes), src, dst, count, dt, op, root))
 
 strata_status_t strata_comm_allreduce(strata_comm_t *c, const void *sendbuf, void *recvbuf,
                                       size_t count, strata_dtype_t dt, strata_op_t op,
@@ -470,6 +517,11 @@ strata_status_t strata_comm_barrier(strata_comm_t *c, const strata_call_opts_t *
     strata_status_t st = begin(c, "barrier", opts, &k);
     if (st != STRATA_OK || c->size == 1) return st;
     sign(&k, COMM_SIG_BARRIER, 0, STRATA_INT8, STRATA_SUM, -1);
+    if (c->remote) { /* across hosts: a one-byte allreduce on the schedules */
+        unsigned char one = 1, got = 0;
+        return comm_exec(&k, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RECDBL, &one, &got, 1, STRATA_UINT8,
+                         STRATA_SUM, -1);
+    }
     return comm_shm_barrier(&k);
 }
 
@@ -508,6 +560,12 @@ strata_status_t strata_comm_recv(strata_comm_t *c, void *buf, size_t bytes, int 
 strata_status_t strata_comm_dup(strata_comm_t *c, strata_comm_t **comm_p, strata_error_t *err)
 {
     if (!c || !comm_p) return strata_error_set(err, STRATA_ERR_INVALID, "NULL communicator");
+    if (c->remote)
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "strata_comm_dup: the communicator spans hosts (%d); duplicating "
+                                "one is not supported yet: create a second one with "
+                                "strata_comm_init",
+                                c->nhosts);
     strata_comm_t *n = comm_alloc(c->rank, c->size, c->timeout);
     if (!n) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     memcpy(n->pids, c->pids, (size_t)c->size * sizeof(int32_t));

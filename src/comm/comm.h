@@ -188,6 +188,8 @@ void comm_layout_compute(int size, comm_layout_t *l);
 /* ==== Communicator ==== */
 
 typedef struct comm_transport comm_transport_t;
+struct comm_wait; /* comm_wait_t, below: a transport's idle step takes one */
+typedef struct comm_tcp comm_tcp_t;
 
 struct strata_comm {
     int rank, size;
@@ -225,6 +227,13 @@ struct strata_comm {
     char jobhash[17];
     unsigned dup_count;
     void *exec_cache; /* exec.c: the last schedule, materialised */
+    /* ranks on other hosts (bootstrap.c): remote[r] when rank r is reached
+     * over TCP; NULL when every rank shares this host */
+    bool *remote;
+    int nhosts;
+    int host_group;  /* ranks per host when every host holds that many
+                        consecutive ranks (the two-level schedules' shape), else 0 */
+    comm_tcp_t *tcp; /* transport_tcp.c, when remote ranks exist */
 };
 
 /* Per-call context: deadline and the collective's name for messages. */
@@ -234,6 +243,7 @@ typedef struct comm_call {
     double timeout;
     const char *what;
     strata_comm_algo_t algo;
+    uint32_t group;   /* schedules' ranks per node (hierarchical), 0: none */
     comm_sig_t sig;   /* this rank's arguments */
     uint32_t sigword; /* comm_sig_word(&sig) */
 } comm_call_t;
@@ -257,9 +267,71 @@ struct comm_transport {
                              size_t *len_p);
     /* Hand the slot got from recv_slot back to the sender. */
     void (*recv_release)(strata_comm_t *c, int peer);
+    /* Nothing moved: wait a little for the transport (true when this may
+     * have blocked, so the caller runs its deadline checks); `peers` are
+     * the ranks the wait still needs (bit per rank). NULL: comm_wait_step
+     * (spin, then sleep until one of them posts). */
+    bool (*idle)(comm_call_t *k, struct comm_wait *w, uint64_t peers);
+    /* A transport failure (a peer closed or sent garbage) as the call's
+     * status and message; NULL: none. */
+    strata_status_t (*status)(comm_call_t *k);
+    /* Before a call returns: wait (bounded by its deadline) until what it
+     * sent is out of this process (a rank may exit right after). NULL: the
+     * slots are already the peer's. */
+    strata_status_t (*drain)(comm_call_t *k);
 };
 
 extern const comm_transport_t comm_shm_transport;
+/* TCP to ranks on other hosts, shared memory to the others (transport_tcp.c). */
+extern const comm_transport_t comm_tcp_transport;
+
+/* ==== TCP (transport_tcp.c) ==== */
+
+#define COMM_TCP_HDR         48
+#define COMM_TCP_FRAME       (256u * 1024u) /* payload bytes per frame */
+#define COMM_TCP_MAX_STREAMS 8
+#define COMM_TCP_ID          32 /* communicator id: random, from rank 0 */
+
+/* A data frame's header, decoded. */
+typedef struct comm_tcp_frame {
+    uint32_t cid;
+    uint64_t seq, msg_bytes;
+    comm_tag_t tag;
+    uint32_t len;
+} comm_tcp_frame_t;
+void comm_tcp_frame_build(unsigned char h[COMM_TCP_HDR], const comm_tcp_frame_t *f);
+/* Validate a received header: magic, communicator cid, sequence seq, len
+ * <= cap and <= msg_bytes, the call's fields in range. 0 and *f, or -1 and
+ * *why. */
+int comm_tcp_frame_parse(const unsigned char h[COMM_TCP_HDR], uint32_t cid, uint64_t seq,
+                         size_t cap, comm_tcp_frame_t *f, const char **why);
+
+/* An IPv4 (family 4) or IPv6 (6) address and port, as published in the
+ * bootstrap. */
+typedef struct comm_net_addr {
+    uint32_t family;
+    uint16_t port;
+    uint32_t scope;
+    unsigned char ip[16];
+} comm_net_addr_t;
+void comm_net_from_sockaddr(const void *sa, comm_net_addr_t *a);
+void comm_net_describe(const comm_net_addr_t *a, char *buf, size_t len);
+/* The first address of an interface chosen by spec (STRATA_IFNAME syntax:
+ * prefixes, "=exact", "^avoid"), of `family` if it has one. 0 or -1. */
+int comm_net_ifaddr(const char *spec, int family, comm_net_addr_t *out, strata_error_t *err);
+/* Listen on a's address, any port; *a gets the port. The fd or -1. */
+int comm_tcp_listen(comm_net_addr_t *a, strata_error_t *err);
+/* Connect every pair on different hosts (c->remote) with nstreams streams
+ * each: dial lower ranks at addrs[], accept higher ones on lfd; then make
+ * comm_tcp_transport c's transport. */
+strata_status_t comm_tcp_connect(strata_comm_t *c, const char *token,
+                                 const unsigned char id[COMM_TCP_ID], const comm_net_addr_t *addrs,
+                                 int nstreams, int lfd, double deadline, strata_error_t *err);
+/* Shut every connection down (peers see the close at once); free all. */
+void comm_tcp_shutdown(strata_comm_t *c);
+void comm_tcp_destroy(strata_comm_t *c);
+/* The socket of stream `stream` to `peer`, or -1 (tests inject faults). */
+int comm_tcp_test_fd(const strata_comm_t *c, int peer, int stream);
 
 /* ==== Errors and waiting (shm.c) ==== */
 

@@ -169,7 +169,8 @@ static int pull(const xctx_t *x, const strata_step_t *st, xfer_t *f)
         const unsigned char *slot = c->tp->recv_slot(c, st->peer, &tag, &mb, &len);
         if (!slot) break;
         if (mismatched(x, st->peer, &tag)) return -2;
-        if (mb != f->total || len > f->total - f->done || len > COMM_CH_BYTES || len % x->es) {
+        size_t cap = c->remote && c->remote[st->peer] ? COMM_TCP_FRAME : COMM_CH_BYTES;
+        if (mb != f->total || len > f->total - f->done || len > cap || len % x->es) {
             comm_fail(x->k, STRATA_ERR_PROTOCOL,
                       "%s: rank %d sent a %llu-byte message, expected %llu bytes", x->k->what,
                       st->peer, (unsigned long long)mb, (unsigned long long)f->total);
@@ -235,7 +236,20 @@ static strata_status_t blocked_elsewhere(const xctx_t *x, int peer)
     return comm_mismatch(x->k, peer, &theirs);
 }
 
+static strata_status_t run_phase_once(const xctx_t *x, const strata_step_t *st, size_t n,
+                                      xfer_t *f);
+
+/* A failed call on a communicator with TCP peers closes its connections:
+ * ranks on other hosts see the close at once (the segment's failure word
+ * tells only this host's ranks). */
 static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_t n, xfer_t *f)
+{
+    strata_status_t s = run_phase_once(x, st, n, f);
+    if (s != STRATA_OK && x->k->c->tcp) comm_tcp_shutdown(x->k->c);
+    return s;
+}
+
+static strata_status_t run_phase_once(const xctx_t *x, const strata_step_t *st, size_t n, xfer_t *f)
 {
     size_t left = n;
     for (size_t i = 0; i < n; i++)
@@ -265,10 +279,14 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
             int peer = awaited(st, f, n);
             strata_status_t s = blocked_elsewhere(x, peer); /* first: names the call */
             if (s == STRATA_OK) s = comm_check(x->k, peer);
+            if (s == STRATA_OK && x->k->c->tp->status) s = x->k->c->tp->status(x->k);
             if (s != STRATA_OK) return s;
         }
-        /* a sleep ends on a post by any peer this phase still waits for */
-        waited = comm_wait_step(x->k, &w, x->k->c->spin_limit, false, pending_peers(st, f, n));
+        /* a sleep ends on a post by any peer this phase still waits for;
+         * a transport with its own wait (TCP: epoll) waits there instead */
+        uint64_t peers = pending_peers(st, f, n);
+        waited = x->k->c->tp->idle ? x->k->c->tp->idle(x->k, &w, peers)
+                                   : comm_wait_step(x->k, &w, x->k->c->spin_limit, false, peers);
     }
     return STRATA_OK;
 }
@@ -278,7 +296,8 @@ static strata_status_t run_phase(const xctx_t *x, const strata_step_t *st, size_
 static bool same_key(const strata_sched_params_t *a, const strata_sched_params_t *b)
 {
     return a->coll == b->coll && a->algo == b->algo && a->nranks == b->nranks &&
-           a->count == b->count && a->elem_size == b->elem_size && a->root == b->root;
+           a->count == b->count && a->elem_size == b->elem_size && a->root == b->root &&
+           a->group == b->group;
 }
 
 static strata_status_t grow(unsigned char **p, size_t *have, size_t need)
@@ -340,6 +359,7 @@ static strata_status_t run_steps(const xctx_t *x, const strata_step_t *steps, si
         st = run_phase(x, steps + i, j - i, f + i);
         i = j;
     }
+    if (st == STRATA_OK && x->k->c->tp->drain) st = x->k->c->tp->drain(x->k);
     util_free(f);
     return st;
 }
@@ -354,7 +374,8 @@ strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo
                                .count = count,
                                .elem_size = (uint32_t)strata_dtype_size(dt),
                                .root = root < 0 ? 0 : (uint32_t)root,
-                               .chunks = 1};
+                               .chunks = 1,
+                               .group = k->group};
     exec_cache_t *x = NULL;
     strata_status_t st = load(k, &p, &x);
     if (st != STRATA_OK) return st;
@@ -392,7 +413,9 @@ static strata_status_t p2p(comm_call_t *k, int peer, void *buf, size_t bytes, bo
     xctx_t x = {.k = k, .tag = {.sig = k->sig}, .es = 1, .dt = STRATA_UINT8, .op = STRATA_SUM};
     x.buf[STRATA_BUF_INPUT] = x.buf[STRATA_BUF_OUTPUT] = buf;
     xfer_t f;
-    return run_phase(&x, &st, 1, &f);
+    strata_status_t s = run_phase(&x, &st, 1, &f);
+    if (s == STRATA_OK && is_send && k->c->tp->drain) s = k->c->tp->drain(k);
+    return s;
 }
 
 strata_status_t comm_p2p_send(comm_call_t *k, int peer, const void *buf, size_t bytes)

@@ -277,7 +277,7 @@ strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err)
     if (!c->pidfds || !c->ch_sent || !c->ch_recv)
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     for (int i = 0; i < c->size; i++)
-        c->pidfds[i] = i == c->rank ? -1 : open_pidfd(c->pids[i]);
+        c->pidfds[i] = i == c->rank || (c->remote && c->remote[i]) ? -1 : open_pidfd(c->pids[i]);
     set_wait_policy(c);
     return STRATA_OK;
 }
@@ -410,6 +410,7 @@ static int dead_peer(strata_comm_t *c, int only)
     int idx[COMM_MAX_SIZE], n = 0;
     for (int i = 0; i < c->size; i++) {
         if (i == c->rank || (only >= 0 && i != only)) continue;
+        if (c->remote && c->remote[i]) continue; /* another host: its TCP streams tell */
         if (c->pidfds[i] < 0) {
             if (kill(c->pids[i], 0) != 0 && errno == ESRCH) return i;
             continue;

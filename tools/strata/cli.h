@@ -27,6 +27,10 @@ typedef struct cli_command {
 int cli_usage_error(const char *cmd, const char *fmt, ...) STRATA_PRINTF(2, 3);
 /* Print "strata: <rendered error>" to stderr; return CLI_FAIL. */
 int cli_fail(const strata_error_t *err);
+/* strata run --hosts (run_hosts.c): start ranks on hosts HOST[:N],... through
+ * rsh_cmd (default ssh); the first failing rank's exit code, or CLI_USAGE. */
+int cli_run_hosts(const char *hosts, const char *rsh_cmd, const char *root, double grace,
+                  char **prog, int nprog);
 /* True if argv holds -h/--help before any "--". */
 int cli_wants_help(int argc, char **argv);
 /* Numeric flags (strata_parse_*: decimal only, ERANGE reported) within a

@@ -44,6 +44,7 @@ typedef struct bench_opts {
     bool all_dt, all_op; /* -d all, -o all */
     strata_comm_algo_t algo;
     int json;                   /* --json: JSON on stdout instead of the table */
+    int join;                   /* --join: one rank of a job launched elsewhere */
     const char *jpath;          /* -J FILE: JSON to FILE, the table on stdout */
     FILE *jf;                   /* rank 0: where JSON goes (NULL: none) */
     long nsizes;                /* sizes per (type, operator) */
@@ -56,7 +57,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: strata bench OP [-P RANKS] [-b 8] [-e 64M] [-f 2 | -i BYTES] [-n 20] [-w 5]\n"
             "                       [-c 1] [-d float|all] [-o sum|all] [-r 0] [-J FILE]\n"
-            "                       [--algo auto|shm|ring|recdbl] [--model FILE] [--json]\n\n"
+            "                       [--algo auto|shm|ring|recdbl] [--model FILE] [--json]\n"
+            "                       [--join]\n\n"
             "OP: allreduce reduce_scatter allgather broadcast reduce alltoall.\n"
             "Launches RANKS local ranks and prints nccl-tests' table with the model's\n"
             "prediction for this host beside the measurement. The flags are nccl-tests':\n\n"
@@ -87,6 +89,9 @@ static void usage(FILE *out)
             "      --model FILE       predict with the calibrated model in FILE, a cluster\n"
             "                         file strata probe saved (docs/probe.md; default: a\n"
             "                         quick calibration measured now)\n"
+            "      --join             instead of launching -P ranks, be one rank of a job\n"
+            "                         started by mpirun, srun, torchrun or strata run\n"
+            "                         (strata_comm_init_env, across hosts too; rank 0 prints)\n"
             "  -h, --help             this help\n\n"
             "err%% compares the model with the slowest rank's median out-of-place call.\n"
             "At most 1024 sizes per type and operator. Exit: 0 ok, 1 a wrong value or a\n"
@@ -383,8 +388,9 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
                 o->all_op ? "all" : strata_op_name(o->op), o->iters, o->warmup, o->check,
                 m->alpha_s * 1e6, m->copy_bw / 1e9, m->reduce_bw / 1e9);
     if (o->json) return;
-    printf("# strata bench %s: %d local ranks, algo %s, %s %s, ", strata_coll_name(o->coll), P,
-           strata_comm_algo_name(algo), dtype_label(o), op_label(o));
+    printf("# strata bench %s: %d %s, algo %s, %s %s, ", strata_coll_name(o->coll), P,
+           o->join ? "ranks of a launched job" : "local ranks", strata_comm_algo_name(algo),
+           dtype_label(o), op_label(o));
     if (o->factor > 1)
         printf("step: %g(factor), ", o->factor);
     else
@@ -593,7 +599,8 @@ typedef enum {
     BK_JFILE,
     BK_ALGO,
     BK_MODEL,
-    BK_JSON
+    BK_JSON,
+    BK_JOIN
 } bench_key_t;
 
 static const struct bench_flag {
@@ -616,11 +623,12 @@ static const struct bench_flag {
     {0, "algo", BK_ALGO},
     {0, "model", BK_MODEL},
     {0, "json", BK_JSON},
+    {0, "join", BK_JOIN},
 };
 #define BENCH_NFLAGS    (sizeof(bench_flags) / sizeof(bench_flags[0]))
 #define BENCH_SIZES_MAX 1024 /* sizes per type and operator */
 
-/* The flag of argv[*i] and its value (NULL for --json); NULL flag after
+/* The flag of argv[*i] and its value (NULL for --json, --join); NULL flag after
  * printing a usage error. */
 static const struct bench_flag *flag_of(int argc, char **argv, int *i, const char **v)
 {
@@ -641,9 +649,9 @@ static const struct bench_flag *flag_of(int argc, char **argv, int *i, const cha
         return NULL;
     }
     *v = NULL;
-    if (f->k == BK_JSON) {
+    if (f->k == BK_JSON || f->k == BK_JOIN) {
         if (eq || (!n && a[2])) {
-            cli_usage_error("bench", "--json takes no value");
+            cli_usage_error("bench", "--%s takes no value", f->l);
             return NULL;
         }
         return f;
@@ -717,6 +725,9 @@ static int parse_value(bench_opts_t *o, const struct bench_flag *f, const char *
     case BK_ALGO:
         if (!strata_comm_algo_parse(v, &o->algo)) return 0;
         return cli_usage_error("bench", "unknown algorithm '%s' (auto, shm, ring, recdbl)", v), -1;
+    case BK_JOIN:
+        o->join = 1;
+        return 0;
     default:
         o->json = 1;
         return 0;
@@ -736,7 +747,8 @@ static long count_sizes(const bench_opts_t *o)
 
 static int check_sched(const bench_opts_t *o)
 {
-    if ((o->algo != STRATA_COMM_RING && o->algo != STRATA_COMM_RECDBL) || o->ranks < 2) return 0;
+    if ((o->algo != STRATA_COMM_RING && o->algo != STRATA_COMM_RECDBL) || o->ranks < 2 || o->join)
+        return 0; /* a joined job's rank count is known only inside it */
     strata_sched_params_t sp = {.coll = o->coll,
                                 .nranks = (uint32_t)o->ranks,
                                 .count = 1024,
@@ -752,7 +764,8 @@ static int check_sched(const bench_opts_t *o)
 static int check_opts(bench_opts_t *o, bool have_factor, bool have_step)
 {
     if (have_step && !have_factor) o->factor = 1; /* -i alone: increments */
-    if (o->root >= o->ranks)
+    /* with --join the rank count and root are the job's: each call checks them */
+    if (!o->join && o->root >= o->ranks)
         return cli_usage_error("bench", "-r %ld: root must be below -P %ld", o->root, o->ranks);
     if (o->minb < 1 || o->maxb < o->minb)
         return cli_usage_error("bench", "need 1 <= -b <= -e (got %g and %g)", o->minb, o->maxb);
@@ -823,6 +836,7 @@ int cmd_bench(int argc, char **argv)
     int code = 1;
     strata_error_t err = {0};
     fflush(stdout); /* the ranks inherit stdout: nothing buffered twice */
+    if (o.join) return bench_rank(&o) ? CLI_FAIL : CLI_OK; /* one rank of a launched job */
     if (strata_launch_fn((int)o.ranks, bench_rank, &o, 2.0, &code, &err) != STRATA_OK)
         return cli_fail(&err);
     return code ? CLI_FAIL : CLI_OK;

@@ -1,0 +1,319 @@
+/*
+ * tcp_test.c — the TCP transport on one machine (STRATA_TRANSPORT=tcp makes
+ * every rank its own host): the frame header's checks, exact results over
+ * IPv4 and IPv6 rendezvous, launcher environments (torchrun's, srun's), and
+ * the faults — a peer SIGKILLed mid-allreduce, a peer writing garbage into
+ * its stream, a peer that never calls — each ending every survivor's call
+ * with a typed error within twice its deadline.
+ *
+ * The multi-host version of these cases, on network namespaces, is
+ * tests/netns/netns_test.sh (label netns).
+ */
+#define _GNU_SOURCE
+#include "test.h"
+
+#include "ranks_test.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+
+/* ==== Frame header ==== */
+
+static comm_tcp_frame_t sample(void)
+{
+    comm_tcp_frame_t f = {.cid = 0xa1b2c3d4u, .seq = 7, .msg_bytes = 1000, .len = 600};
+    f.tag.call = 42;
+    f.tag.sig = (comm_sig_t){.coll = COMM_SIG_ALLREDUCE,
+                             .dtype = STRATA_FP32,
+                             .op = STRATA_MAX,
+                             .root = 3,
+                             .count = 250};
+    return f;
+}
+
+static void test_frame_roundtrip(void **state)
+{
+    (void)state;
+    unsigned char h[COMM_TCP_HDR];
+    comm_tcp_frame_t f = sample(), g;
+    comm_tcp_frame_build(h, &f);
+    /* by hand: "STRF", then cid little-endian at 4, seq 7 at 8, len 600 =
+     * 0x258 at 36 */
+    assert_memory_equal(h, "STRF", 4);
+    assert_int_equal(h[4], 0xd4), assert_int_equal(h[7], 0xa1);
+    assert_int_equal(h[8], 7);
+    assert_int_equal(h[36], 0x58), assert_int_equal(h[37], 0x02);
+    const char *why = "";
+    assert_int_equal(comm_tcp_frame_parse(h, f.cid, 7, 1024, &g, &why), 0);
+    assert_int_equal(g.seq, 7);
+    assert_int_equal(g.msg_bytes, 1000);
+    assert_int_equal(g.len, 600);
+    assert_int_equal(g.tag.call, 42);
+    assert_int_equal(g.tag.sig.count, 250);
+    assert_int_equal(g.tag.sig.op, STRATA_MAX);
+    assert_int_equal(g.tag.sig.root, 3);
+}
+
+/* Each corruption is refused with its own reason. */
+static void expect_bad(const comm_tcp_frame_t *f, uint32_t cid, uint64_t seq, size_t cap,
+                       const char *reason_part)
+{
+    unsigned char h[COMM_TCP_HDR];
+    comm_tcp_frame_build(h, f);
+    comm_tcp_frame_t g;
+    const char *why = "";
+    assert_int_equal(comm_tcp_frame_parse(h, cid, seq, cap, &g, &why), -1);
+    assert_non_null(strstr(why, reason_part));
+}
+
+static void test_frame_refusals(void **state)
+{
+    (void)state;
+    comm_tcp_frame_t f = sample();
+    expect_bad(&f, f.cid + 1, 7, 1024, "another communicator");
+    expect_bad(&f, f.cid, 8, 1024, "out of sequence");
+    expect_bad(&f, f.cid, 7, 599, "longer than its buffer"); /* 600 > 599 */
+    comm_tcp_frame_t g = f;
+    g.msg_bytes = 599; /* a 600-byte slice of a 599-byte message */
+    expect_bad(&g, g.cid, 7, 1024, "longer than its buffer or its message");
+    g = f, g.len = 0;
+    expect_bad(&g, g.cid, 7, 1024, "empty frame");
+    g = f, g.tag.sig.dtype = STRATA_DTYPE_COUNT;
+    expect_bad(&g, g.cid, 7, 1024, "invalid call");
+    g = f, g.tag.sig.op = STRATA_OP_COUNT;
+    expect_bad(&g, g.cid, 7, 1024, "invalid call");
+    unsigned char h[COMM_TCP_HDR];
+    comm_tcp_frame_build(h, &f);
+    h[0] = 'X';
+    const char *why = "";
+    assert_int_equal(comm_tcp_frame_parse(h, f.cid, 7, 1024, &g, &why), -1);
+    assert_non_null(strstr(why, "bad magic"));
+    /* an empty message's frame is valid */
+    g = f, g.len = 0, g.msg_bytes = 0;
+    comm_tcp_frame_build(h, &g);
+    assert_int_equal(comm_tcp_frame_parse(h, g.cid, 7, 1024, &f, &why), 0);
+}
+
+/* ==== Ranks ==== */
+
+static int g_mode;
+enum { M_SUM, M_KILL, M_GARBAGE, M_SILENT };
+#define BIG (4u << 20) /* floats: 16 MiB, many frames on each stream */
+
+/* Sum allreduce of rank-dependent integers, checked exactly: element i is
+ * sum over r of (i % 13 + r) = P·(i % 13) + P(P-1)/2. */
+static int allreduce_exact(strata_comm_t *c, size_t n, strata_comm_algo_t algo)
+{
+    int P = strata_comm_size(c), r = strata_comm_rank(c);
+    float *x = malloc(n * sizeof(float));
+    if (!x) return 5;
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)(i % 13 + (size_t)r);
+    strata_call_opts_t o = {.algo = algo};
+    strata_status_t st =
+        strata_comm_allreduce(c, STRATA_IN_PLACE, x, n, STRATA_FP32, STRATA_SUM, &o);
+    int bad = st != STRATA_OK;
+    for (size_t i = 0; i < n && !bad; i++)
+        bad = x[i] != (float)(P * (int)(i % 13) + P * (P - 1) / 2);
+    free(x);
+    return bad;
+}
+
+static int rank_fn(void *arg)
+{
+    (void)arg;
+    signal(SIGTERM, SIG_IGN); /* survive the launcher's SIGTERM long enough to report */
+    const char *v6 = getenv("TCP_TEST_ROOT6");
+    if (v6) setenv("STRATA_ROOT", v6, 1);
+    strata_comm_t *c = ranks_join();
+    int r = strata_comm_rank(c), P = strata_comm_size(c);
+    if (!c->tcp || c->nhosts != P) _exit(4); /* every rank its own host */
+    double t0 = util_now();
+    strata_status_t st = STRATA_OK;
+    if (g_mode == M_SUM) {
+        int bad = 0;
+        for (strata_comm_algo_t a = STRATA_COMM_AUTO; a <= STRATA_COMM_RECDBL; a++)
+            bad |= allreduce_exact(c, 1000, a) | allreduce_exact(c, BIG, a);
+        st = bad ? STRATA_ERR_PROTOCOL : STRATA_OK;
+    } else {
+        float *x = calloc(BIG, sizeof(float));
+        strata_call_opts_t o = {.timeout_s = 3, .algo = STRATA_COMM_RING};
+        if (g_mode == M_KILL && r == P - 1) {
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            raise(SIGKILL);
+        }
+        if (g_mode == M_GARBAGE && r == 1) {
+            static const char junk[COMM_TCP_HDR] = "GET / HTTP/1.0\r\n\r\n";
+            int fd = comm_tcp_test_fd(c, 0, 0);
+            if (fd < 0 || send(fd, junk, sizeof junk, MSG_NOSIGNAL) != (ssize_t)sizeof junk)
+                _exit(6);
+        }
+        if (g_mode == M_SILENT && r == 1) {
+            sleep(7); /* past 2 x the deadline */
+            _exit(0);
+        }
+        t0 = util_now();
+        st = strata_comm_allreduce(c, STRATA_IN_PLACE, x, BIG, STRATA_FP32, STRATA_SUM, &o);
+        free(x);
+    }
+    ranks_record(c, st, t0);
+    strata_comm_destroy(c);
+    return 0;
+}
+
+static void run_mode(int mode, int P)
+{
+    g_mode = mode;
+    ranks_fresh();
+    setenv("STRATA_TRANSPORT", "tcp", 1);
+    ranks_run(P, rank_fn);
+    unsetenv("STRATA_TRANSPORT");
+}
+
+static void test_exact(void **state)
+{
+    (void)state;
+    run_mode(M_SUM, 3);
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(rrep->done[r], 1);
+        assert_int_equal(rrep->status[r], STRATA_OK);
+    }
+}
+
+/* IPv6 loopback rendezvous; skipped where ::1 cannot be bound. */
+static void test_ipv6(void **state)
+{
+    (void)state;
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        if (fd >= 0) close(fd);
+        printf("skipped: IPv6 loopback (::1) is not available here\n");
+        skip();
+    }
+    char root[64];
+    snprintf(root, sizeof root, "[::1]:%u", (unsigned)ntohs(a.sin6_port));
+    close(fd); /* free again; rank 0 binds it */
+    setenv("TCP_TEST_ROOT6", root, 1);
+    run_mode(M_SUM, 2);
+    unsetenv("TCP_TEST_ROOT6");
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(rrep->status[r], STRATA_OK);
+}
+
+/* The deadline is 3 s: every survivor ends within 2 x 3 s. */
+static void expect_survivors(int P, int skip_rank, strata_status_t want)
+{
+    for (int r = 0; r < P; r++) {
+        if (r == skip_rank) continue;
+        assert_int_equal(rrep->done[r], 1);
+        if (want != STRATA_OK) assert_int_equal(rrep->status[r], want);
+        assert_true(rrep->status[r] != STRATA_OK);
+        assert_true(rrep->elapsed[r] < 6.0);
+    }
+}
+
+static void test_peer_killed(void **state)
+{
+    (void)state;
+    run_mode(M_KILL, 3);
+    expect_survivors(3, 2, STRATA_OK); /* PEER, or TIMEOUT if the kill beat the first frame */
+    for (int r = 0; r < 2; r++)
+        assert_true(rrep->status[r] == STRATA_ERR_PEER || rrep->status[r] == STRATA_ERR_TIMEOUT);
+}
+
+static void test_garbage(void **state)
+{
+    (void)state;
+    run_mode(M_GARBAGE, 2);
+    assert_int_equal(rrep->status[0], STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(rrep->msg[0], "bad magic"));
+    expect_survivors(2, -1, STRATA_OK);
+}
+
+static void test_silent(void **state)
+{
+    (void)state;
+    run_mode(M_SILENT, 2);
+    assert_int_equal(rrep->status[0], STRATA_ERR_TIMEOUT);
+    assert_true(rrep->elapsed[0] >= 2.9 && rrep->elapsed[0] < 6.0);
+}
+
+/* torchrun's variables alone (no STRATA_RANK/SIZE): the rendezvous is at
+ * MASTER_ADDR on the token's port. */
+static int torch_fn(void *arg)
+{
+    (void)arg;
+    setenv("RANK", getenv("STRATA_RANK"), 1);
+    setenv("WORLD_SIZE", getenv("STRATA_SIZE"), 1);
+    setenv("LOCAL_RANK", getenv("STRATA_LOCAL_RANK"), 1);
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    setenv("MASTER_PORT", "29500", 1);
+    unsetenv("STRATA_RANK"), unsetenv("STRATA_SIZE"), unsetenv("STRATA_ROOT");
+    unsetenv("STRATA_ROOT_FD");
+    strata_comm_t *c = ranks_join();
+    strata_status_t st = allreduce_exact(c, 1000, STRATA_COMM_AUTO) ? STRATA_ERR_PROTOCOL : 0;
+    ranks_record(c, st, util_now());
+    strata_comm_destroy(c);
+    return 0;
+}
+
+static void test_torchrun_env(void **state)
+{
+    (void)state;
+    ranks_fresh();
+    setenv("STRATA_TRANSPORT", "tcp", 1);
+    ranks_run(2, torch_fn);
+    unsetenv("STRATA_TRANSPORT");
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(rrep->status[r], STRATA_OK);
+}
+
+/* One rank of a job started elsewhere (tests/netns/netns_test.sh): join,
+ * then allreduce 16 MiB with a deadline of TCP_TEST_RANK seconds until a
+ * call fails (or 2000 calls pass), and print the outcome on one line:
+ * "rank R call N STATUS SECONDS message" (STATUS the strata_status_t number,
+ * SECONDS the last call's), or "init STATUS SECONDS message". */
+static int external_rank(double deadline)
+{
+    strata_comm_t *c = NULL;
+    strata_error_t err = {0};
+    double t0 = util_now();
+    strata_status_t st = strata_comm_init_env(&c, &err);
+    if (st != STRATA_OK) {
+        printf("init %d %.3f %s\n", (int)st, util_now() - t0, err.msg);
+        return 3;
+    }
+    float *x = calloc(BIG, sizeof(float));
+    strata_call_opts_t o = {.timeout_s = deadline};
+    int calls = 0;
+    for (; calls < 2000 && st == STRATA_OK && x; calls++) {
+        t0 = util_now();
+        st = strata_comm_allreduce(c, STRATA_IN_PLACE, x, BIG, STRATA_FP32, STRATA_SUM, &o);
+    }
+    printf("rank %d call %d %d %.3f %s\n", strata_comm_rank(c), calls, (int)st, util_now() - t0,
+           strata_comm_errmsg(c));
+    free(x);
+    strata_comm_destroy(c);
+    return 0;
+}
+
+int main(void)
+{
+    const char *ext = getenv("TCP_TEST_RANK");
+    if (ext) return external_rank(atof(ext));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_frame_roundtrip), cmocka_unit_test(test_frame_refusals),
+        cmocka_unit_test(test_exact),           cmocka_unit_test(test_ipv6),
+        cmocka_unit_test(test_peer_killed),     cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_silent),          cmocka_unit_test(test_torchrun_env),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
