@@ -120,8 +120,7 @@ strata_status_t strata_sched_channel(const strata_sched_t *s, uint32_t c,
     if (G == 0)
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
                                 "channels: only ring schedules are built of channels");
-    if (c >= G)
-        return strata_error_set(err, STRATA_ERR_RANGE, "channel %u of %u", c, G);
+    if (c >= G) return strata_error_set(err, STRATA_ERR_RANGE, "channel %u of %u", c, G);
     sched_ring_t ch;
     chan_of(s, c, c, s->p.count, &ch);
     strata_sched_channel_t out = {.entry = c,
