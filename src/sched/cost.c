@@ -515,7 +515,7 @@ static double pipe_chunks(double a, double b, double alpha, double bytes)
  *   step = max(u (n/P) / B_up, (n/P) / (min(NICs, g) B_nic)),
  * u = (g-1)/g, or 1 with PXN; its latency that of the rail hop
  * (m->lat_ring_rail: one leaf of a rail-optimised fabric, where lat_inter
- * is the farthest pair's, through the spine). Allreduce: 2(P-1) steps, a
+ * is the farthest pair's, through the spine; with g = 1, lat_rail). Allreduce: 2(P-1) steps, a
  * NIC carries 2(P-1)/P n/g in all. Broadcast and reduce run a chain per
  * channel: C + P - 2 steps of n/C. */
 static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z,
@@ -525,8 +525,10 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
     bool net = multi(m);
     bool chain = c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE;
     double steps = c == STRATA_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1, blk = n / P;
-    double u = m->ring_pxn ? 1 : (g - 1) / g;
-    double lr = m->lat_ring_rail > 0 ? m->lat_ring_rail : m->lat_inter;
+    /* g = 1: one rank per server, the same local rank in each: one rail */
+    double u = g > 1 && m->ring_pxn ? 1 : (g - 1) / g;
+    double lr = g > 1 ? m->lat_ring_rail : m->lat_rail;
+    if (!(lr > 0)) lr = m->lat_inter;
     if (chain) {
         double up = net ? fmax(u * n / m->bw_intra, n / (K * m->bw_nic)) : n / m->bw_intra;
         double C = pipe_chunks(P - 2, up, net ? lr : m->lat_intra, n);
