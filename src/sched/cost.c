@@ -1216,9 +1216,9 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
         break;
     case STRATA_ALGO_RING:
         snprintf(buf, len,
-                 "%u channels, each a ring over %u ranks leaving every server by its own "
-                 "rank (%u NICs)",
-                 g, P, K);
+                 "%u channels of %u ranks, channel c on rail c (%u NICs): in at rank c, out "
+                 "from c^1 %s",
+                 g, P, K, m->ring_pxn ? "relayed by rank c (PXN)" : "via their PCIe switch");
         break;
     case -1 - STRATA_ALGO_RING:
         snprintf(buf, len, "flat ring over %u ranks", P);
