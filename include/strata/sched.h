@@ -331,9 +331,10 @@ typedef struct strata_coll_machine {
      * scale-up link kind (intra_kind's generation). */
     char memory_kind[32];
     bool memory_recorded;
-    /* A ring channel's hop between servers (ring.c: from local rank 1 of
-     * server 0, channel 0's exit, to local rank 0 of server 1, its entry,
-     * through NIC 0 on both sides: one rail), as one message, s; 0 =
+    /* A ring channel's slowest hop between servers (ring.c: from local
+     * rank 1 of a server, channel 0's exit, to local rank 0 of the next,
+     * its entry, through NIC 0 on both sides: one rail; the farther of
+     * server 0 -> 1 and the last -> 0), as one message, s; 0 =
      * lat_inter. ring_pxn: the exit reaches its rail's NIC over scale-up
      * links through the GPU next to it (PXN; no shared PCIe switch), so
      * every rank sends all g of its blocks per step over scale-up links. */

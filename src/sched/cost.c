@@ -217,17 +217,18 @@ static int32_t server_nic(const strata_topo_t *t, int32_t group, int32_t L)
     return -1;
 }
 
-/* Channel 0's hop from server 0 to server 1: exit x = local rank 1 to
- * entry e = local rank 0 of the next server, leaving by NIC 0 (e's rail),
+/* Channel 0's hop from server `from` to server `to`: exit x = local rank 1
+ * to entry e = local rank 0 of the next server, leaving by NIC 0 (e's rail),
  * as the simulator routes it (sim/route.c): straight when x's own NIC is
  * that NIC; through the PCIe switch x shares with it; else over the
  * scale-up fabric to the GPU next to it (PXN, *pxn_p); the latency of the
  * legs as one path. O(devices). */
 static strata_status_t ring_rail_hop(strata_topo_router_t *rt, const strata_topo_t *t,
-                                     const strata_coll_machine_t *m, double *lat_p, bool *pxn_p,
-                                     strata_error_t *err)
+                                     const strata_coll_machine_t *m, uint32_t from, uint32_t to,
+                                     double *lat_p, bool *pxn_p, strata_error_t *err)
 {
-    int32_t x = strata_topo_endpoint(t, 1), e = strata_topo_endpoint(t, (int32_t)m->per_server);
+    int32_t x = strata_topo_endpoint(t, (int32_t)(from * m->per_server + 1)),
+            e = strata_topo_endpoint(t, (int32_t)(to * m->per_server));
     strata_topo_device_t xd = strata_topo_device(t, x), ed = strata_topo_device(t, e);
     int32_t sn = ed.nic >= 0 ? server_nic(t, xd.group, strata_topo_device(t, ed.nic).local) : -1;
     int32_t mid = -1;
@@ -236,7 +237,7 @@ static strata_status_t ring_rail_hop(strata_topo_router_t *rt, const strata_topo
         mid = sn;
         bool near = xd.nic >= 0 && strata_topo_hops(rt, x, sn) <= strata_topo_hops(rt, x, xd.nic);
         for (int32_t r = 0; !near && r < (int32_t)m->per_server; r++) {
-            int32_t g = strata_topo_endpoint(t, r);
+            int32_t g = strata_topo_endpoint(t, (int32_t)(from * m->per_server) + r);
             if (g != x && strata_topo_device(t, g).nic == sn) {
                 int32_t ch[PAIR_MAX_HOPS], n = 0;
                 bool up =
@@ -399,8 +400,15 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
                           &(double){0}, &m.lat_rail, &m.lat_leg_rail, err);
         if (m.lat_inter > m.lat_rail) m.lat_rail = m.lat_inter, m.lat_leg_rail = 0;
         if (lat_far > m.lat_inter) m.lat_inter = lat_far;
+        /* the ring's slowest hop: 0 -> 1 inside a leaf, or the last server
+         * back to the first, across the fabric's highest tier it spans */
+        double back = 0;
+        bool pxn_back = false;
         if (!st && m.per_server > 1)
-            st = ring_rail_hop(rt, t, &m, &m.lat_ring_rail, &m.ring_pxn, err);
+            st = ring_rail_hop(rt, t, &m, 0, 1, &m.lat_ring_rail, &m.ring_pxn, err);
+        if (!st && m.per_server > 1)
+            st = ring_rail_hop(rt, t, &m, m.servers - 1, 0, &back, &pxn_back, err);
+        if (back > m.lat_ring_rail) m.lat_ring_rail = back;
         int32_t nic = strata_topo_device(t, e0).nic;
         snprintf(m.inter_kind, sizeof(m.inter_kind), "%s",
                  nic >= 0 ? link_kind_to(t, nic, STRATA_DEV_NET_SWITCH) : "");
