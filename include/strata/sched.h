@@ -340,6 +340,10 @@ typedef struct strata_coll_machine {
      * every rank sends all g of its blocks per step over scale-up links. */
     double lat_ring_rail;
     bool ring_pxn;
+    /* GPUDirect RDMA read throughput of the GPU's PCIe link (a NIC reading
+     * GPU memory, strata_link_gdr_read), B/s; bw_nic is capped by it. 0 =
+     * not known (no catalog, no PCIe link, one server). */
+    double bw_gdr_read;
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat

@@ -422,6 +422,21 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
     strata_topo_router_destroy(rt);
     if (st) return st;
     if (m.per_server == 1) m.bw_nic = m.bw_intra;
+    /* A NIC sends from GPU memory by reading it over the GPU's PCIe link
+     * (GPUDirect RDMA): read requests one way, completions the other, at
+     * the link's MPS and the spec's default MRRS (strata_link_gdr_read).
+     * Where that read path is slower than the NIC, it bounds what the NIC
+     * sends. */
+    if (cat && m.servers > 1) {
+        const char *pk = link_kind_to(t, e0, STRATA_DEV_PCIE_SWITCH);
+        if (!pk[0]) pk = link_kind_to(t, e0, STRATA_DEV_NIC);
+        const strata_link_t *pl = pk[0] ? strata_link_find(cat, pk) : NULL;
+        strata_link_gdr_t gr;
+        if (pl && strata_link_gdr_read(pl, 0, 0, 0, 0, &gr, NULL) == STRATA_OK) {
+            m.bw_gdr_read = gr.bw_dir;
+            if (gr.bw_dir < m.bw_nic) m.bw_nic = gr.bw_dir;
+        }
+    }
     m.reduce_bw = reduce_rate(t, cat, &m);
     /* NVLink SHARP needs NVSwitch gen3+, i.e. NVLink4+ ports (links.md) */
     m.switch_reduce =
