@@ -247,9 +247,9 @@ STRATA_API strata_status_t strata_sched_materialise(const strata_sched_t *s, uin
  * hop from one server to the next joins the NIC of local rank `entry` on
  * both sides: one rail (a send leaving from `exit` reaches that NIC through
  * the PCIe switch the two GPUs share, or over NVLink through GPU `entry`,
- * PXN). The tree and any other schedule that wants rail-aligned server
- * edges reuse the same rule: the edge between two servers joins equal
- * local ranks. */
+ * PXN). A schedule that wants rail-aligned server edges (the tree) makes
+ * every edge end at the local rank whose NIC is the rail: the simulator
+ * sends a ring's hop through the NIC on the receiver's rail. */
 typedef struct strata_sched_channel {
     uint32_t entry, exit; /* local ranks: receives from / sends to the network */
     bool up;              /* local order entry, entry+1, ... (else entry-1, ...) */
