@@ -111,6 +111,38 @@ STRATA_API const strata_link_t *strata_link_find(const strata_link_catalog_t *ca
  * request traffic). */
 STRATA_API double strata_link_store_eta(const char *kind);
 
+/* ==== GPUDirect RDMA: a NIC reading GPU memory over PCIe ==== */
+
+/* When a NIC sends from GPU memory (GPUDirect RDMA) it reads it across the
+ * PCIe link: it sends read requests (MRd, a 4 DW header for 64-bit
+ * addresses, PCIe Base Spec 2.2.7) of at most the Max Read Request Size
+ * one way, and the GPU answers each with completions (CplD, a 3 DW header,
+ * 2.2.9) of at most the Max Payload Size the other way, split only at Read
+ * Completion Boundaries (RCB). Each TLP pays the link's framing and LCRC
+ * and its share of Ack/UpdateFC DLLPs (the catalog entry's packet and
+ * flow-control facts). */
+typedef struct strata_link_gdr {
+    double mps, mrrs, rcb; /* bytes; rcb 0: completions not split below MPS */
+    double cpl;            /* payload of one completion, B */
+    double cpl_per_req;    /* completions per read request */
+    double cpl_wire;       /* wire bytes of one completion, DLLP share included */
+    double req_wire;       /* wire bytes of one read request, DLLP share included */
+    double eta_read;       /* data share of the completion direction */
+    double req_per_byte;   /* request wire bytes the other way per byte read */
+    double line_dir;       /* the link's rate after the line code, B/s */
+    double bw_dir;         /* read throughput, B/s: line_dir x eta_read */
+    char how_req[200], how_cpl[200];
+} strata_link_gdr_t;
+
+/* The read path of a PCIe kind (non-flit, Gen1-5) with `lanes` lanes (0:
+ * the entry's), Max Payload Size mps (0: the entry's MTU), Max Read Request
+ * Size mrrs (0: 512 B, the spec's default) and rcb (0: none). ERR_RANGE on
+ * sizes outside 128..4096 that are not powers of two (rcb 64 or 128),
+ * ERR_UNSUPPORTED for kinds that are not non-flit PCIe. */
+STRATA_API strata_status_t strata_link_gdr_read(const strata_link_t *link, int lanes, double mps,
+                                                double mrrs, double rcb, strata_link_gdr_t *g_p,
+                                                strata_error_t *err);
+
 /* ==== What a collective library's protocols leave of a link ==== */
 
 /* NCCL's protocols (shared/reference/nccl.md §2.5: src/device/prims_*.h,

@@ -237,6 +237,37 @@ STRATA_API strata_status_t strata_sched_materialise(const strata_sched_t *s, uin
                                                     strata_step_t **steps_p, size_t *n_p,
                                                     strata_error_t *err);
 
+/* ==== Channels (ring.c) ==== */
+
+/* A RING schedule over servers of g ranks (group = g) runs g channels, as
+ * NCCL does: channel c carries its slice [off, off + count) of the buffer
+ * round its own ring, which visits the servers in order 0..servers-1 and
+ * inside every server enters at local rank `entry` (= c) and leaves from
+ * local rank `exit`, going up (c, c+1, ...) or down (c, c-1, ...). Its
+ * hop from one server to the next joins the NIC of local rank `entry` on
+ * both sides: one rail (a send leaving from `exit` reaches that NIC through
+ * the PCIe switch the two GPUs share, or over NVLink through GPU `entry`,
+ * PXN). A schedule that wants rail-aligned server edges (the tree) makes
+ * every edge end at the local rank whose NIC is the rail: the simulator
+ * sends a ring's hop through the NIC on the receiver's rail. */
+typedef struct strata_sched_channel {
+    uint32_t entry, exit; /* local ranks: receives from / sends to the network */
+    bool up;              /* local order entry, entry+1, ... (else entry-1, ...) */
+    uint32_t servers;     /* servers the ring visits, in order 0, 1, ... */
+    uint64_t off, count;  /* its slice of the buffer, elements */
+} strata_sched_channel_t;
+
+/* Channels of s: its group for RING, 0 for every other algorithm. */
+STRATA_API uint32_t strata_sched_channels(const strata_sched_t *s);
+/* Channel c (0 <= c < strata_sched_channels(s)); ERR_UNSUPPORTED for a
+ * schedule without channels, ERR_RANGE for c out of range. */
+STRATA_API strata_status_t strata_sched_channel(const strata_sched_t *s, uint32_t c,
+                                                strata_sched_channel_t *ch_p,
+                                                strata_error_t *err);
+/* Local rank at position pos (0 = entry, g-1 = exit) of channel c's order
+ * in every server; UINT32_MAX on bad arguments. */
+STRATA_API uint32_t strata_sched_channel_local(const strata_sched_t *s, uint32_t c, uint32_t pos);
+
 /* ==== Verifier ==== */
 
 /* Execute the schedule symbolically on tagged data (each element of each
@@ -300,6 +331,19 @@ typedef struct strata_coll_machine {
      * scale-up link kind (intra_kind's generation). */
     char memory_kind[32];
     bool memory_recorded;
+    /* A ring channel's slowest hop between servers (ring.c: from local
+     * rank 1 of a server, channel 0's exit, to local rank 0 of the next,
+     * its entry, through NIC 0 on both sides: one rail; the farther of
+     * server 0 -> 1 and the last -> 0), as one message, s; 0 =
+     * lat_inter. ring_pxn: the exit reaches its rail's NIC over scale-up
+     * links through the GPU next to it (PXN; no shared PCIe switch), so
+     * every rank sends all g of its blocks per step over scale-up links. */
+    double lat_ring_rail;
+    bool ring_pxn;
+    /* GPUDirect RDMA read throughput of the GPU's PCIe link (a NIC reading
+     * GPU memory, strata_link_gdr_read), B/s; bw_nic is capped by it. 0 =
+     * not known (no catalog, no PCIe link, one server). */
+    double bw_gdr_read;
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat

@@ -71,10 +71,13 @@ typedef struct strata_sim_opts {
     const char *trace_path; /* Chrome trace-event JSON, or NULL */
     int trace_links;        /* busiest links given a track in the trace (default 8) */
     int top_links;          /* most loaded links listed in the result (default 10) */
+    bool cross_rail;        /* every send to another server leaves by its sender's own
+                               NIC (PXN off; default: by the NIC on the receiver's
+                               rail, as NCCL sends, docs/simulator.md) */
 } strata_sim_opts_t;
 
 /* Defaults: SPREAD, BARRIER, seed 1, 1 connection, reuse on, no trace, 8 trace links,
- * 10 top links. */
+ * 10 top links, rails on (cross_rail false). */
 STRATA_API strata_sim_opts_t strata_sim_opts_default(void);
 
 typedef struct strata_sim strata_sim_t;

@@ -265,6 +265,89 @@ strata_status_t link_derive_defaults(link_entry_t *e, strata_error_t *err)
     return STRATA_OK;
 }
 
+/* ==== GPUDirect RDMA read path (link.h) ==== */
+
+/* PCIe Base Spec 2.2.7 / 2.2.9: MRd with a 64-bit address has a 4 DW
+ * header, CplD a 3 DW one; the spec's default Max_Read_Request_Size is
+ * 512 B (Device Control register, 010b). */
+#define PCIE_MRD64_HDR    16.0
+#define PCIE_CPLD_HDR     12.0
+#define PCIE_MRRS_DEFAULT 512.0
+
+static bool pow2_in(double x, double lo, double hi)
+{
+    if (!(x >= lo && x <= hi)) return false;
+    for (double v = lo; v <= hi; v *= 2)
+        if (x == v) return true;
+    return false;
+}
+
+/* Framing bytes of one TLP: the entry's per-packet parts other than its
+ * header (STP framing/sequence, LCRC). */
+static double tlp_framing(const link_spec_t *sp)
+{
+    double f = 0;
+    for (size_t i = 0; i < sp->n_per_pkt; i++)
+        if (!strstr(sp->per_pkt[i].name, "header")) f += sp->per_pkt[i].bytes;
+    return f;
+}
+
+/* The DLLP bytes one TLP of `wire` bytes carries with it (the entry's
+ * flow-control rule). */
+static double tlp_dllp(const link_spec_t *sp, double wire)
+{
+    if (sp->flow == LINK_FLOW_PER_PACKETS && sp->flow_per > 0) return sp->flow_bytes / sp->flow_per;
+    if (sp->flow == LINK_FLOW_PER_BYTES && sp->flow_per > 0)
+        return wire * sp->flow_bytes / (sp->flow_per - sp->flow_bytes);
+    return 0;
+}
+
+strata_status_t strata_link_gdr_read(const strata_link_t *link, int lanes, double mps, double mrrs,
+                                     double rcb, strata_link_gdr_t *g_p, strata_error_t *err)
+{
+    if (!link || !g_p) return strata_error_set(err, STRATA_ERR_INVALID, "gdr read: NULL argument");
+    const link_spec_t *sp = &link_entry_of(link)->spec;
+    if (strcmp(link->category, "PCIe") != 0 || !sp->has_packet ||
+        strncmp(sp->code->name, "flit", 4) == 0)
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "%s: the GPUDirect read path is modelled for non-flit PCIe "
+                                "(Gen1-5) only",
+                                link->id);
+    if (mps == 0) mps = sp->mtu;
+    if (mrrs == 0) mrrs = PCIE_MRRS_DEFAULT;
+    if (!pow2_in(mps, 128, 4096) || !pow2_in(mrrs, 128, 4096))
+        return strata_error_set(err, STRATA_ERR_RANGE,
+                                "MPS and MRRS must be powers of two in 128..4096 B, got %g and %g",
+                                mps, mrrs);
+    if (rcb != 0 && rcb != 64 && rcb != 128)
+        return strata_error_set(err, STRATA_ERR_RANGE, "RCB must be 64 or 128 B, got %g", rcb);
+    strata_link_opts_t o = {.lanes = lanes};
+    strata_link_derivation_t d;
+    strata_status_t st = strata_link_derive(link, &o, &d, err);
+    if (st != STRATA_OK) return st;
+    strata_link_gdr_t g = {.mps = mps, .mrrs = mrrs, .rcb = rcb, .line_dir = d.line_dir};
+    double fr = tlp_framing(sp);
+    g.cpl = rcb > 0 ? rcb : mps < mrrs ? mps : mrrs;
+    g.cpl_per_req = mrrs / g.cpl;
+    double cw = g.cpl + fr + PCIE_CPLD_HDR, rw = fr + PCIE_MRD64_HDR;
+    double cd = tlp_dllp(sp, cw), rd = tlp_dllp(sp, rw);
+    g.cpl_wire = cw + cd, g.req_wire = rw + rd;
+    g.eta_read = g.cpl / g.cpl_wire;
+    g.req_per_byte = g.req_wire / mrrs;
+    g.bw_dir = g.line_dir * g.eta_read;
+    snprintf(g.how_req, sizeof(g.how_req),
+             "1 MRd per %g B read: %g B framing+LCRC + %g B header (4 DW) + %g B DLLP share = "
+             "%g B the other way (%.4g per byte read)",
+             mrrs, fr, PCIE_MRD64_HDR, rd, g.req_wire, g.req_per_byte);
+    snprintf(g.how_cpl, sizeof(g.how_cpl),
+             "%g CplD of %g B per request: %g + %g framing+LCRC + %g header (3 DW) + %g DLLP share "
+             "= %g B: x %g/%g = %.5f",
+             g.cpl_per_req, g.cpl, g.cpl, fr, PCIE_CPLD_HDR, cd, g.cpl_wire, g.cpl, g.cpl_wire,
+             g.eta_read);
+    *g_p = g;
+    return STRATA_OK;
+}
+
 /* ==== Store packets without a catalog ==== */
 
 double strata_link_store_eta(const char *kind)

@@ -46,6 +46,44 @@ static void test_pcie5(void **state)
     assert_near(l->bw_bidi, 2 * l->bw_dir, 1);
 }
 
+/* GPUDirect RDMA read over PCIe 5.0 x16, MPS 256, MRRS 512, by hand:
+ * line rate 64 x 128/130 = 63.0154 GB/s. The NIC's MRd: 4 framing/seq +
+ * 4 LCRC + 16 header (4 DW) = 24 B, plus its share of the DLLPs (16 B per
+ * 2 TLPs: 8 B) = 32 B per 512 B read, 0.0625 B per byte the other way.
+ * The GPU answers with 512/256 = 2 CplD of 256 B: 256 + 8 + 12 (3 DW) =
+ * 276 B + 8 B DLLP share = 284 B: eta 256/284 = 0.901408, 63.0154 x
+ * 0.901408 = 56.803 GB/s (above the 56.013 of posted writes: a CplD header
+ * is a DW shorter than a 64-bit MWr's). Split at a 64 B RCB: 8 CplD of
+ * 64 B, 64 + 8 + 12 + 8 = 92 B each: 64/92 = 0.695652, 43.837 GB/s.
+ * Bad sizes and a non-PCIe kind are refused. */
+static void test_gdr_read_pcie5(void **state)
+{
+    (void)state;
+    strata_link_gdr_t g;
+    strata_error_t err;
+    assert_int_equal(strata_link_gdr_read(get("pcie5"), 16, 0, 0, 0, &g, &err), STRATA_OK);
+    assert_near(g.mps, 256, 0);
+    assert_near(g.mrrs, 512, 0);
+    assert_near(g.cpl_per_req, 2, 0);
+    assert_near(g.req_wire, 32, 1e-12);
+    assert_near(g.req_per_byte, 0.0625, 1e-12);
+    assert_near(g.cpl_wire, 284, 1e-12);
+    assert_near(g.eta_read, 256.0 / 284.0, 1e-12);
+    assert_near(g.bw_dir, 56.803e9, 1e6);
+    assert_int_equal(strata_link_gdr_read(get("pcie5"), 16, 256, 512, 64, &g, &err), STRATA_OK);
+    assert_near(g.cpl_per_req, 8, 0);
+    assert_near(g.eta_read, 64.0 / 92.0, 1e-12);
+    assert_near(g.bw_dir, 43.837e9, 1e6);
+    assert_int_equal(strata_link_gdr_read(get("pcie5"), 16, 300, 512, 0, &g, &err),
+                     STRATA_ERR_RANGE);
+    assert_int_equal(strata_link_gdr_read(get("pcie5"), 16, 256, 512, 32, &g, &err),
+                     STRATA_ERR_RANGE);
+    assert_int_equal(strata_link_gdr_read(get("ib-ndr"), 0, 0, 0, 0, &g, &err),
+                     STRATA_ERR_UNSUPPORTED);
+    assert_int_equal(strata_link_gdr_read(get("pcie6"), 0, 0, 0, 0, &g, &err),
+                     STRATA_ERR_UNSUPPORTED);
+}
+
 static void test_pcie5_x4_mps128(void **state)
 {
     (void)state;
@@ -188,7 +226,7 @@ int main(void)
         cmocka_unit_test(test_pcie6_flit),  cmocka_unit_test(test_ib_ndr),
         cmocka_unit_test(test_eth100_tcp),  cmocka_unit_test(test_roce),
         cmocka_unit_test(test_nvlink),      cmocka_unit_test(test_vendor_and_memory),
-        cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_bad_options), cmocka_unit_test(test_gdr_read_pcie5),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

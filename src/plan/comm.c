@@ -66,8 +66,9 @@ strata_status_t plan_group(const strata_plan_ctx_t *ctx, int n, int stride, plan
             nic *= ctx->comm.flat_ecmp > 0 ? ctx->comm.flat_ecmp : 1;
             m->per_server = 1, m->servers = (uint32_t)n, m->nics = 1;
             m->bw_nic = m->bw_intra = nic;
-            m->lat_intra = m->lat_rail = m->lat_inter;
+            m->lat_intra = m->lat_rail = m->lat_ring_rail = m->lat_inter;
             m->lat_leg_intra = m->lat_leg_rail = 0;
+            m->ring_pxn = false; /* no channels: one rank per "server" */
             m->switch_reduce = m->net_reduce = false;
             g.flat = true;
             snprintf(g.tier, sizeof(g.tier), "scale-out %.24s flat", m->inter_kind);

@@ -203,6 +203,64 @@ static void count_server(const strata_topo_t *t, strata_coll_machine_t *m)
 
 static uint32_t torus_rows(const strata_coll_machine_t *m);
 
+/* ==== A ring channel's rail hop (ring.c) ==== */
+
+/* The cabled NIC of server `group` with local index L, or -1. O(devices). */
+static int32_t server_nic(const strata_topo_t *t, int32_t group, int32_t L)
+{
+    for (int32_t d = 0; d < strata_topo_device_count(t); d++) {
+        strata_topo_device_t dv = strata_topo_device(t, d);
+        if (dv.kind == STRATA_DEV_NIC && dv.group == group && dv.local == L &&
+            link_kind_to(t, d, STRATA_DEV_NET_SWITCH)[0])
+            return d;
+    }
+    return -1;
+}
+
+/* Channel 0's hop from server `from` to server `to`: exit x = local rank 1
+ * to entry e = local rank 0 of the next server, leaving by NIC 0 (e's rail),
+ * as the simulator routes it (sim/route.c): straight when x's own NIC is
+ * that NIC; through the PCIe switch x shares with it; else over the
+ * scale-up fabric to the GPU next to it (PXN, *pxn_p); the latency of the
+ * legs as one path. O(devices). */
+static strata_status_t ring_rail_hop(strata_topo_router_t *rt, const strata_topo_t *t,
+                                     const strata_coll_machine_t *m, uint32_t from, uint32_t to,
+                                     double *lat_p, bool *pxn_p, strata_error_t *err)
+{
+    int32_t x = strata_topo_endpoint(t, (int32_t)(from * m->per_server + 1)),
+            e = strata_topo_endpoint(t, (int32_t)(to * m->per_server));
+    strata_topo_device_t xd = strata_topo_device(t, x), ed = strata_topo_device(t, e);
+    int32_t sn = ed.nic >= 0 ? server_nic(t, xd.group, strata_topo_device(t, ed.nic).local) : -1;
+    int32_t mid = -1;
+    *pxn_p = false;
+    if (sn >= 0 && sn != xd.nic) {
+        mid = sn;
+        bool near = xd.nic >= 0 && strata_topo_hops(rt, x, sn) <= strata_topo_hops(rt, x, xd.nic);
+        for (int32_t r = 0; !near && r < (int32_t)m->per_server; r++) {
+            int32_t g = strata_topo_endpoint(t, (int32_t)(from * m->per_server) + r);
+            if (g != x && strata_topo_device(t, g).nic == sn) {
+                int32_t ch[PAIR_MAX_HOPS], n = 0;
+                bool up =
+                    strata_topo_path(rt, x, g, 0, ch, PAIR_MAX_HOPS, &n) == STRATA_OK && n > 0;
+                for (int32_t h = 0; up && h < n; h++) {
+                    strata_dev_kind_t k =
+                        strata_topo_device(t, strata_topo_chan_dst(t, ch[h])).kind;
+                    up = k == STRATA_DEV_ACCEL || k == STRATA_DEV_SCALEUP_SWITCH;
+                }
+                if (up) mid = g, *pxn_p = true;
+                break;
+            }
+        }
+    }
+    int32_t ch[2 * PAIR_MAX_HOPS], n1 = 0, n2 = 0;
+    if (strata_topo_path(rt, x, mid >= 0 ? mid : e, 0, ch, PAIR_MAX_HOPS, &n1) ||
+        (mid >= 0 && strata_topo_path(rt, mid, e, 0, ch + n1, PAIR_MAX_HOPS, &n2)))
+        return strata_error_set(err, STRATA_ERR_RANGE, "cost: ring hop longer than %d hops",
+                                PAIR_MAX_HOPS);
+    strata_topo_path_figures(t, ch, n1 + n2, &(double){0}, lat_p);
+    return STRATA_OK;
+}
+
 /* ==== Direct networks: route whole patterns ==== */
 
 #define PATTERN_MAX_RANKS 8192
@@ -364,6 +422,15 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
                           &(double){0}, &m.lat_rail, &m.lat_leg_rail, err);
         if (m.lat_inter > m.lat_rail) m.lat_rail = m.lat_inter, m.lat_leg_rail = 0;
         if (lat_far > m.lat_inter) m.lat_inter = lat_far;
+        /* the ring's slowest hop: 0 -> 1 inside a leaf, or the last server
+         * back to the first, across the fabric's highest tier it spans */
+        double back = 0;
+        bool pxn_back = false;
+        if (!st && m.per_server > 1)
+            st = ring_rail_hop(rt, t, &m, 0, 1, &m.lat_ring_rail, &m.ring_pxn, err);
+        if (!st && m.per_server > 1)
+            st = ring_rail_hop(rt, t, &m, m.servers - 1, 0, &back, &pxn_back, err);
+        if (back > m.lat_ring_rail) m.lat_ring_rail = back;
         int32_t nic = strata_topo_device(t, e0).nic;
         snprintf(m.inter_kind, sizeof(m.inter_kind), "%s",
                  nic >= 0 ? link_kind_to(t, nic, STRATA_DEV_NET_SWITCH) : "");
@@ -378,6 +445,21 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
     strata_topo_router_destroy(rt);
     if (st) return st;
     if (m.per_server == 1) m.bw_nic = m.bw_intra;
+    /* A NIC sends from GPU memory by reading it over the GPU's PCIe link
+     * (GPUDirect RDMA): read requests one way, completions the other, at
+     * the link's MPS and the spec's default MRRS (strata_link_gdr_read).
+     * Where that read path is slower than the NIC, it bounds what the NIC
+     * sends. */
+    if (cat && m.servers > 1) {
+        const char *pk = link_kind_to(t, e0, STRATA_DEV_PCIE_SWITCH);
+        if (!pk[0]) pk = link_kind_to(t, e0, STRATA_DEV_NIC);
+        const strata_link_t *pl = pk[0] ? strata_link_find(cat, pk) : NULL;
+        strata_link_gdr_t gr;
+        if (pl && strata_link_gdr_read(pl, 0, 0, 0, 0, &gr, NULL) == STRATA_OK) {
+            m.bw_gdr_read = gr.bw_dir;
+            if (gr.bw_dir < m.bw_nic) m.bw_nic = gr.bw_dir;
+        }
+    }
     m.reduce_bw = reduce_rate(t, cat, &m);
     /* NVLink SHARP needs NVSwitch gen3+, i.e. NVLink4+ ports (links.md) */
     m.switch_reduce =
@@ -467,15 +549,21 @@ static double pipe_chunks(double a, double b, double alpha, double bytes)
 /* Ring (ring.c). On one server or a direct network: one ring, each step
  * moving a block of n/P (the routed ring pattern's figures on a direct
  * network). Over N servers of g ranks: g channels, one per local rank,
- * each on n/g of the buffer over its own ring that leaves every server
- * from a different rank (ring.c). Per step a rank sends one block of each
- * channel, n/(gP) each: g-1 of them to its local successor over scale-up
- * links, (g-1)/g n/P, and one through its NIC to the next server, n/(gP),
- * so a server exports n/P per step over min(NICs, g) NICs. Both tiers run
- * at once; the busier sets the step:
- *   step = max((g-1)/g (n/P) / B_up, (n/P) / (min(NICs, g) B_nic)).
- * Allreduce: 2(P-1) steps, a NIC carries 2(P-1)/P n/g in all. Broadcast
- * and reduce run a chain per channel: C + P - 2 steps of n/C. */
+ * each on n/g of the buffer over its own ring that enters every server at
+ * local rank c and leaves it from c^1 through NIC c: one rail (ring.c).
+ * Per step a rank sends one block of each channel, n/(gP) each: g-1 of
+ * them to a local neighbour over scale-up links, (g-1)/g n/P, and one
+ * towards a NIC, n/(gP) — through the PCIe switch it shares with NIC c,
+ * or, with PXN (m->ring_pxn), over scale-up links to the GPU next to NIC
+ * c first, so that all g blocks, n/P, cross scale-up links — and a server
+ * exports n/P per step over min(NICs, g) NICs. Both tiers run at once; the
+ * busier sets the step:
+ *   step = max(u (n/P) / B_up, (n/P) / (min(NICs, g) B_nic)),
+ * u = (g-1)/g, or 1 with PXN; its latency that of the rail hop
+ * (m->lat_ring_rail: one leaf of a rail-optimised fabric, where lat_inter
+ * is the farthest pair's, through the spine; with g = 1, lat_rail). Allreduce: 2(P-1) steps, a
+ * NIC carries 2(P-1)/P n/g in all. Broadcast and reduce run a chain per
+ * channel: C + P - 2 steps of n/C. */
 static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z,
                       double *chunks)
 {
@@ -483,10 +571,13 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
     bool net = multi(m);
     bool chain = c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE;
     double steps = c == STRATA_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1, blk = n / P;
+    /* g = 1: one rank per server, the same local rank in each: one rail */
+    double u = g > 1 && m->ring_pxn ? 1 : (g - 1) / g;
+    double lr = g > 1 ? m->lat_ring_rail : m->lat_rail;
+    if (!(lr > 0)) lr = m->lat_inter;
     if (chain) {
-        double up =
-            net ? fmax((g - 1) / g * n / m->bw_intra, n / (K * m->bw_nic)) : n / m->bw_intra;
-        double C = pipe_chunks(P - 2, up, net ? m->lat_inter : m->lat_intra, n);
+        double up = net ? fmax(u * n / m->bw_intra, n / (K * m->bw_nic)) : n / m->bw_intra;
+        double C = pipe_chunks(P - 2, up, net ? lr : m->lat_intra, n);
         *chunks = C;
         steps = C + P - 2, blk = n / C;
     }
@@ -496,13 +587,13 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
     } else if (!net) {
         step(z, m, false, blk, m->bw_intra, steps);
     } else {
-        double ti = (g - 1) / g * blk / m->bw_intra, te = blk / (K * m->bw_nic);
-        z->steps = steps, z->a = steps * m->lat_inter;
+        double ti = u * blk / m->bw_intra, te = blk / (K * m->bw_nic);
+        z->steps = steps, z->a = steps * lr;
         if (te > ti)
             z->be = steps * te;
         else
             z->bi = steps * ti;
-        z->xi = steps * (g - 1) / g * blk, z->xe = steps * blk / g;
+        z->xi = steps * u * blk, z->xe = steps * blk / g;
     }
     if (c == STRATA_COLL_REDUCE)
         z->g += red(m, steps * blk);
@@ -1171,9 +1262,9 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
         break;
     case STRATA_ALGO_RING:
         snprintf(buf, len,
-                 "%u channels, each a ring over %u ranks leaving every server by its own "
-                 "rank (%u NICs)",
-                 g, P, K);
+                 "%u channels of %u ranks, channel c on rail c (%u NICs): in at rank c, out "
+                 "from c^1 %s",
+                 g, P, K, m->ring_pxn ? "relayed by rank c (PXN)" : "via their PCIe switch");
         break;
     case -1 - STRATA_ALGO_RING:
         snprintf(buf, len, "flat ring over %u ranks", P);

@@ -15,20 +15,30 @@
  * dividing P). One ring over all ranks leaves every server through one
  * rank, so through one NIC: a server's network traffic would crowd one of
  * its g NICs. NCCL runs several rings (channels) instead, each on its share
- * of the buffer, ordered so that each leaves a server by a different NIC.
- * Here: g channels; channel c carries slice c of g of the buffer (the
- * first count % g slices one element larger) and runs the whole ring
- * algorithm on it over its own ring, which visits the servers in order and
- * inside each the local ranks c, c+1, ..., c+g-1 (mod g). Channel c enters
- * a server at local rank c and leaves it from local rank c-1 (mod g), so
- * over the g channels every rank sends one channel's inter-server hop
- * through its own NIC and (g-1) channels' hops to its local successor over
+ * of the buffer, and builds each so that it enters and leaves every server
+ * through the same NIC, NIC c of one server feeding NIC c of the next: one
+ * rail (src/graph/search.cc: a ring is "NET n -> GPU a -> .. -> GPU x ->
+ * NET n", started at NIC n's local GPU; ncclTopoCompute relaxes the path
+ * type allowed back to NIC n from PIX upwards, through PXN, before it
+ * allows another NIC, crossNic). Here: g channels; channel c carries slice
+ * c of g of the buffer (the first count % g slices one element larger) and
+ * runs the whole ring algorithm on it over its own ring, which visits the
+ * servers in order 0, 1, ..., N-1 and inside each enters at local rank c
+ * and leaves from local rank c^1 (c's neighbour, for even g): odd channels
+ * go up, c, c+1, ..., c-1, even channels down, c, c-1, ..., c+1. Servers
+ * put GPUs in pairs behind a PCIe switch with their NICs (DGX H100, DGX
+ * A100, HGX H200: 2 GPUs and 2 NICs per switch), so the leaving GPU c^1
+ * reaches NIC c through the switch it shares with it: the PIX path NCCL's
+ * search takes first. Where it does not share one, NCCL relays the send
+ * over NVLink through the GPU next to NIC c (PXN, paths.cc); either way the
+ * hop from a server to the next runs from NIC c to NIC c: one rail, one
+ * leaf of a rail-optimised fabric, and no spine when the servers share a
+ * leaf. The NIC a channel uses is rank c's (sched_chan_*, the simulator
+ * routes every send to another server through the NIC on the receiver's
+ * rail: sim/route.c). Over the g channels every rank sends one channel's
+ * inter-server hop and (g-1) channels' hops to a local neighbour over
  * scale-up links: per phase a rank sends (g-1)/g of a block over NVLink and
- * 1/g through its NIC, and all g NICs of a server carry equal shares. The
- * hop from local rank c-1 to the next server's local rank c joins two
- * different rails: on a rail-optimised fabric, without PXN (NCCL's relay
- * of the send through the GPU on the receiver's rail), it crosses the
- * spine; the fabric is non-blocking, so that costs latency, not bandwidth.
+ * 1/g towards a NIC, and all g NICs of a server carry equal shares.
  * All channels run their steps in the same bulk-synchronous phases (phase
  * k of every channel is phase k of the schedule), so the phase pattern
  * still repeats and the pattern classes stay as for one ring. g = 1 (the
@@ -44,7 +54,11 @@
 static uint32_t ring_rank(const sched_ring_t *g, uint32_t j)
 {
     j %= g->m;
-    if (g->group > 1) j = j - j % g->group + (j % g->group + g->rot) % g->group;
+    if (g->group > 1) {
+        uint32_t q = j % g->group;
+        q = g->rev ? (g->rot + g->group - q) % g->group : (q + g->rot) % g->group;
+        j = j - j % g->group + q;
+    }
     return g->base + j * g->stride;
 }
 
@@ -72,21 +86,60 @@ void sched_ring_ag_step(const sched_ring_t *g, uint32_t k, int buf, sched_sink_t
  * position in it, and (off, len) its slice of n elements. */
 static void chan_of(const strata_sched_t *s, uint32_t c, uint32_t r, uint64_t n, sched_ring_t *ch)
 {
-    uint32_t G = s->p.group;
+    uint32_t G = s->p.group, q = r % G;
+    bool rev = G > 1 && c % 2 == 0; /* even channels run down (file comment) */
     *ch = (sched_ring_t){.m = s->p.nranks,
-                         .i = r - r % G + (r % G + G - c) % G,
+                         .i = r - q + (rev ? (c + G - q) % G : (q + G - c) % G),
                          .base = 0,
                          .stride = 1,
                          .off = sched_blk_off(n, G, c),
                          .len = sched_blk_len(n, G, c),
                          .group = G,
-                         .rot = c};
+                         .rot = c,
+                         .rev = rev};
 }
 
 /* Rank d places after rank r's position on channel ch's ring (d may be < 0). */
 static int32_t chan_peer(const sched_ring_t *ch, int64_t d)
 {
     return (int32_t)ring_rank(ch, sched_mod((int64_t)ch->i + d, ch->m));
+}
+
+/* The public view of channel c (sched.h): where it enters and leaves every
+ * server and the local rank at each position of its order. */
+uint32_t strata_sched_channels(const strata_sched_t *s)
+{
+    if (!s || s->algo != &sched_ring) return 0;
+    return s->p.group;
+}
+
+strata_status_t strata_sched_channel(const strata_sched_t *s, uint32_t c,
+                                     strata_sched_channel_t *ch_p, strata_error_t *err)
+{
+    uint32_t G = strata_sched_channels(s);
+    if (G == 0)
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "channels: only ring schedules are built of channels");
+    if (c >= G) return strata_error_set(err, STRATA_ERR_RANGE, "channel %u of %u", c, G);
+    sched_ring_t ch;
+    chan_of(s, c, c, s->p.count, &ch);
+    strata_sched_channel_t out = {.entry = c,
+                                  .exit = (uint32_t)chan_peer(&ch, (int64_t)G - 1) % G,
+                                  .up = !ch.rev,
+                                  .servers = s->p.nranks / G,
+                                  .off = ch.off,
+                                  .count = ch.len};
+    *ch_p = out;
+    return STRATA_OK;
+}
+
+uint32_t strata_sched_channel_local(const strata_sched_t *s, uint32_t c, uint32_t pos)
+{
+    uint32_t G = strata_sched_channels(s);
+    if (G == 0 || c >= G) return UINT32_MAX;
+    sched_ring_t ch;
+    chan_of(s, c, c, s->p.count, &ch);
+    return (uint32_t)chan_peer(&ch, (int64_t)(pos % G)) % G;
 }
 
 /* ==== Allreduce ==== */

@@ -302,16 +302,20 @@ static void test_phase_classes(void **state)
 }
 
 /* The ring's channels, by hand: P = 8 in 2 servers of 4 (group 4), 64
- * elements: channel c's ring visits 0-3 rotated by c, then 4-7 rotated by
- * c (channel 1: 1 2 3 0 5 6 7 4), on slice [16c, 16c+16) in blocks of 2.
- * Rank 0 sends in phase 0 to its successor on each channel: 1 (c = 0, 2,
- * 3) and 5 (c = 1: it leaves server 0); rank 3 leaves by channel 0 (to 4)
- * and rank 4 comes back by channel 1 (to 1). Channel c's reduce-scatter
- * step 0 sends the block of the sender's position: rank 0 is position
- * (4 - c) % 4 on channel c (offsets 0, 16 + 3·2 = 22, 32 + 2·2 = 36,
- * 48 + 1·2 = 50). Each rank sends one block to another
- * server per phase. Group 1 is the single ring 0..7; a group that does not
- * divide P is refused. */
+ * elements. Channel c enters every server at local rank c and leaves from
+ * c^1: odd channels go up, even ones down (ring.c), so the rings are
+ *   c = 0: 0 3 2 1 | 4 7 6 5     c = 1: 1 2 3 0 | 5 6 7 4
+ *   c = 2: 2 1 0 3 | 6 5 4 7     c = 3: 3 0 1 2 | 7 4 5 6
+ * each on slice [16c, 16c+16) in blocks of 2. Rank 0 sends in phase 0 to
+ * its successor on each channel: 3, 5 (c = 1: it leaves server 0), 3, 1.
+ * Channel c's reduce-scatter step 0 sends the block of the sender's
+ * position: rank 0 is position 0, 3, 2, 1 on channels 0..3 (offsets 0,
+ * 16 + 3·2 = 22, 32 + 2·2 = 36, 48 + 1·2 = 50). Rank 3 leaves by channel
+ * 2 (to 6, the entry of channel 2 on server 1) and rank 4 comes back by
+ * channel 1 (to 1). Each rank sends one block to another server per phase,
+ * and every such send lands on the receiving server's local rank c of its
+ * channel: NIC c to NIC c, one rail. Group 1 is the single ring 0..7; a
+ * group that does not divide P is refused. */
 static void test_ring_channels(void **state)
 {
     (void)state;
@@ -325,7 +329,7 @@ static void test_ring_channels(void **state)
     assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
     assert_int_equal(strata_sched_nphases(s), 14);
     assert_int_equal(strata_sched_phase_nsteps(s, 0, 0), 8); /* send + reduce per channel */
-    const int32_t to0[4] = {1, 5, 1, 1}, off0[4] = {0, 22, 36, 50};
+    const int32_t to0[4] = {3, 5, 3, 1}, off0[4] = {0, 22, 36, 50};
     for (uint32_t c = 0; c < 4; c++) {
         strata_step_t st;
         strata_sched_phase_step(s, 0, 0, 2 * c, &st);
@@ -335,17 +339,37 @@ static void test_ring_channels(void **state)
         assert_int_equal(st.count, 2);
     }
     strata_step_t st;
-    strata_sched_phase_step(s, 3, 0, 0, &st);
-    assert_int_equal(st.peer, 4);
+    strata_sched_phase_step(s, 3, 0, 4, &st);
+    assert_int_equal(st.peer, 6);
     strata_sched_phase_step(s, 4, 0, 2, &st);
     assert_int_equal(st.peer, 1);
+    /* the public view: entry c, exit c^1, the orders above */
+    const uint32_t order[4][4] = {{0, 3, 2, 1}, {1, 2, 3, 0}, {2, 1, 0, 3}, {3, 0, 1, 2}};
+    assert_int_equal(strata_sched_channels(s), 4);
+    for (uint32_t c = 0; c < 4; c++) {
+        strata_sched_channel_t ch;
+        assert_int_equal(strata_sched_channel(s, c, &ch, NULL), STRATA_OK);
+        assert_int_equal(ch.entry, c);
+        assert_int_equal(ch.exit, c ^ 1);
+        assert_int_equal(ch.up, c % 2 == 1);
+        assert_int_equal(ch.servers, 2);
+        assert_int_equal(ch.off, 16 * c);
+        assert_int_equal(ch.count, 16);
+        for (uint32_t i = 0; i < 4; i++)
+            assert_int_equal(strata_sched_channel_local(s, c, i), order[c][i]);
+    }
+    strata_sched_channel_t none;
+    assert_int_equal(strata_sched_channel(s, 4, &none, NULL), STRATA_ERR_RANGE);
     for (uint32_t ph = 0; ph < 14; ph++) {
         assert_int_equal(strata_sched_phase_class(s, ph), ph < 7 ? 0 : 1);
         for (uint32_t r = 0; r < 8; r++) {
             int cross = 0;
             for (uint32_t i = 0; i < strata_sched_phase_nsteps(s, r, ph); i++) {
                 strata_sched_phase_step(s, r, ph, i, &st);
-                cross += st.op == STRATA_STEP_SEND && (uint32_t)st.peer / 4 != r / 4;
+                bool out = st.op == STRATA_STEP_SEND && (uint32_t)st.peer / 4 != r / 4;
+                cross += out;
+                /* step i / 2 is channel i / 2's: it enters at local rank c */
+                if (out) assert_int_equal((uint32_t)st.peer % 4, i / 2);
             }
             assert_int_equal(cross, 1);
         }

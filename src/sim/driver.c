@@ -280,8 +280,11 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     const strata_step_t *s = &a->steps[i].step;
     const sim_job_t *job = &v->d->jobs[a->job];
     const sim_route_t *r, *back;
+    /* a ring's channels keep to their rails (ring.c); other schedules send
+     * through their own NIC (docs/simulator.md) */
+    bool rails = strata_sched_channels(job->s) > 1;
     strata_status_t rc =
-        sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], &r, v->err);
+        sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], rails, &r, v->err);
     if (rc != STRATA_OK) return v->rc = rc;
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
     double req = pull_request_bytes(v, a, s, r), now = sim_net_now(v->net);
@@ -289,7 +292,7 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     if (sim_flow_add(v->net, now, r->latency, step_bytes(v, a, s), r->hops, r->n, tag))
         return oom(v);
     if (req <= 0) return STRATA_OK;
-    rc = sim_routes_get(v->d->routes, job->dev[s->peer], job->dev[a->idx], &back, v->err);
+    rc = sim_routes_get(v->d->routes, job->dev[s->peer], job->dev[a->idx], false, &back, v->err);
     if (rc != STRATA_OK) return v->rc = rc;
     if (sim_flow_add(v->net, now, back->latency, req, back->hops, back->n, tag | TAG_REQUESTS))
         return oom(v);

@@ -23,6 +23,22 @@
  *    and carries an equal share.
  * The route's latency is the mean of its paths' latencies, weighted like
  * the split.
+ *
+ * Rails. A send from an accelerator to one on another server leaves by the
+ * NIC of its own server on the receiver's rail (the NIC with the local
+ * index of the receiver's NIC), as NCCL sends: a ring or tree channel
+ * enters and leaves every server by one NIC (src/graph/search.cc, ring.c),
+ * and point-to-point sends go through the NIC nearest the peer's rail
+ * (search.cc ncclTopoGetNetDev, NCCL_P2P_PXN_LEVEL 2, the default). When
+ * that NIC is not the sender's own, the route has two legs: the sender to
+ * that NIC through the PCIe switch they share (NCCL's PIX path), else over
+ * the scale-up fabric to the GPU next to the NIC, which the NIC then reads
+ * (PXN, paths.cc: only GPU -> NIC, and only over NVLink), else through the
+ * host; then that NIC to the receiver. Each leg is routed as above (the
+ * scale-up leg striped, the network leg hashed under ECMP) and the latency
+ * is that of the two legs as one path (one message: the endpoints'
+ * overhead once). strata_sim_opts_t.cross_rail turns this off: every send
+ * leaves by its sender's own NIC, crossing rails in the network.
  */
 #include "sim.h"
 
@@ -131,10 +147,60 @@ struct sim_routes {
     int32_t maxhops;
     double *pbw, *plat;
     UTIL_VEC(uint32_t) used;
+    /* Rails: per (server, NIC local index) the cabled NIC and the first
+     * accelerator sending through it (-1: none); NULL when rails are off
+     * or the topology has no servers with NICs. */
+    int32_t *rail_nic, *rail_gpu;
+    int32_t ngroups, maxnic;
+    bool rails_now; /* the route being computed follows the rails */
 };
 
+/* Is device d a NIC cabled to a network switch? */
+static bool cabled_nic(const strata_topo_t *t, int32_t d)
+{
+    const int32_t *nbr, *chan;
+    if (strata_topo_device(t, d).kind != STRATA_DEV_NIC) return false;
+    int32_t deg = strata_topo_adjacency(t, d, &nbr, &chan);
+    for (int32_t i = 0; i < deg; i++)
+        if (strata_topo_device(t, nbr[i]).kind == STRATA_DEV_NET_SWITCH) return true;
+    return false;
+}
+
+/* The rail tables (struct comment): O(devices). 0, or -1 when out of memory. */
+static int rails_init(sim_routes_t *rt)
+{
+    const strata_topo_t *t = rt->topo;
+    for (int32_t d = 0; d < rt->ndev; d++) {
+        strata_topo_device_t dv = strata_topo_device(t, d);
+        if (!cabled_nic(t, d) || dv.group < 0) continue;
+        if (dv.group >= rt->ngroups) rt->ngroups = dv.group + 1;
+        if (dv.local >= rt->maxnic) rt->maxnic = dv.local + 1;
+    }
+    if (rt->ngroups < 2) return 0; /* no network between servers */
+    size_t n = (size_t)rt->ngroups * (size_t)rt->maxnic;
+    rt->rail_nic = util_malloc(n * sizeof(int32_t));
+    rt->rail_gpu = util_malloc(n * sizeof(int32_t));
+    if (!rt->rail_nic || !rt->rail_gpu) return -1;
+    for (size_t i = 0; i < n; i++)
+        rt->rail_nic[i] = rt->rail_gpu[i] = -1;
+    for (int32_t d = 0; d < rt->ndev; d++) {
+        strata_topo_device_t dv = strata_topo_device(t, d);
+        if (dv.group >= 0 && cabled_nic(t, d))
+            rt->rail_nic[(size_t)dv.group * (size_t)rt->maxnic + (size_t)dv.local] = d;
+    }
+    for (int32_t d = 0; d < rt->ndev; d++) {
+        strata_topo_device_t dv = strata_topo_device(t, d);
+        if (dv.kind != STRATA_DEV_ACCEL || dv.nic < 0 || dv.group < 0 || !cabled_nic(t, dv.nic))
+            continue;
+        int32_t *g = &rt->rail_gpu[(size_t)dv.group * (size_t)rt->maxnic +
+                                   (size_t)strata_topo_device(t, dv.nic).local];
+        if (*g < 0 || strata_topo_device(t, *g).local > dv.local) *g = d;
+    }
+    return 0;
+}
+
 sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t routing,
-                                uint64_t seed, uint32_t conns, strata_error_t *err)
+                                uint64_t seed, uint32_t conns, bool cross_rail, strata_error_t *err)
 {
     sim_routes_t *rt = util_calloc(1, sizeof(*rt));
     if (!rt) goto oom;
@@ -157,7 +223,7 @@ sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t 
     rt->pbw = util_calloc(SIM_SPREAD_PATHS, sizeof(double));
     rt->plat = util_calloc(SIM_SPREAD_PATHS, sizeof(double));
     if (!rt->arena || !rt->keys || !rt->vals || !rt->w || !rt->paths || !rt->plen || !rt->pbw ||
-        !rt->plat)
+        !rt->plat || (!cross_rail && rails_init(rt)))
         goto oom;
     if (strata_topo_router_create(topo, &rt->router, err) != STRATA_OK) {
         sim_routes_destroy(rt);
@@ -182,6 +248,8 @@ void sim_routes_destroy(sim_routes_t *rt)
     util_free(rt->plen);
     util_free(rt->pbw);
     util_free(rt->plat);
+    util_free(rt->rail_nic);
+    util_free(rt->rail_gpu);
     UTIL_VEC_FREE(&rt->used);
     UTIL_VEC_FREE(&rt->sets);
     UTIL_VEC_FREE(&rt->set_devs);
@@ -269,9 +337,9 @@ static bool in_network(sim_routes_t *rt, int32_t src, int32_t dst)
 }
 
 /* Add the route src → dst (real devices) to the scratch with weight
- * scale; *lat_p += scale × its latency. */
-static strata_status_t add_pair(sim_routes_t *rt, int32_t src, int32_t dst, double scale,
-                                double *lat_p, strata_error_t *err)
+ * scale; *lat_p += scale × its latency. One leg: no rails. */
+static strata_status_t add_leg(sim_routes_t *rt, int32_t src, int32_t dst, double scale,
+                               double *lat_p, strata_error_t *err)
 {
     int32_t n = 0;
     if (grow_paths(rt, src, dst)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
@@ -307,6 +375,81 @@ static strata_status_t add_pair(sim_routes_t *rt, int32_t src, int32_t dst, doub
             return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
         *lat_p += share * rt->plat[i];
     }
+    return STRATA_OK;
+}
+
+/* Are accelerators a and r joined inside their server by the scale-up
+ * fabric (the first routed path crosses only accelerators and scale-up
+ * switches)? What PXN needs: NVLink between the sender and the relay. */
+static bool scaleup_joined(sim_routes_t *rt, int32_t a, int32_t r)
+{
+    int32_t n = 0;
+    if (grow_paths(rt, a, r) ||
+        strata_topo_path(rt->router, a, r, 0, rt->paths, rt->maxhops, &n) != STRATA_OK || n == 0)
+        return false;
+    for (int32_t h = 0; h < n; h++) {
+        strata_dev_kind_t k =
+            strata_topo_device(rt->topo, strata_topo_chan_dst(rt->topo, rt->paths[h])).kind;
+        if (k != STRATA_DEV_ACCEL && k != STRATA_DEV_SCALEUP_SWITCH) return false;
+    }
+    return true;
+}
+
+/* The device a send src → dst passes on the receiver's rail (file
+ * comment): the NIC of src's server with the local index of dst's NIC
+ * when src reaches it as near as its own (a shared PCIe switch) or no
+ * scale-up relay serves, else the accelerator next to that NIC (PXN).
+ * -1: one leg (rails off, same server, src's own NIC is on the rail, or
+ * no such NIC). */
+static int32_t rail_mid(sim_routes_t *rt, int32_t src, int32_t dst)
+{
+    if (!rt->rail_nic || !rt->rails_now) return -1;
+    const strata_topo_t *t = rt->topo;
+    strata_topo_device_t a = strata_topo_device(t, src), b = strata_topo_device(t, dst);
+    if (a.kind != STRATA_DEV_ACCEL || b.kind != STRATA_DEV_ACCEL || a.group < 0 || b.group < 0 ||
+        a.group == b.group || b.nic < 0 || a.group >= rt->ngroups)
+        return -1;
+    int32_t L = strata_topo_device(t, b.nic).local;
+    if (L < 0 || L >= rt->maxnic) return -1;
+    size_t i = (size_t)a.group * (size_t)rt->maxnic + (size_t)L;
+    int32_t sn = rt->rail_nic[i], r = rt->rail_gpu[i];
+    if (sn < 0 || sn == a.nic) return -1;
+    if (a.nic >= 0 &&
+        strata_topo_hops(rt->router, src, sn) <= strata_topo_hops(rt->router, src, a.nic))
+        return sn;
+    if (r >= 0 && r != src && scaleup_joined(rt, src, r)) return r;
+    return sn;
+}
+
+/* Could the route src → dst take two legs (real devices on two servers)? */
+static bool rail_mid_possible(const sim_routes_t *rt, int32_t src, int32_t dst)
+{
+    if (src >= rt->ndev || dst >= rt->ndev) return false;
+    int32_t a = strata_topo_device(rt->topo, src).group,
+            b = strata_topo_device(rt->topo, dst).group;
+    return a >= 0 && b >= 0 && a != b;
+}
+
+/* The route src → dst: one leg, or two through rail_mid's device, whose
+ * latency is that of the two legs' first paths as one path. */
+static strata_status_t add_pair(sim_routes_t *rt, int32_t src, int32_t dst, double scale,
+                                double *lat_p, strata_error_t *err)
+{
+    int32_t mid = rail_mid(rt, src, dst);
+    if (mid < 0) return add_leg(rt, src, dst, scale, lat_p, err);
+    double ignored = 0;
+    strata_status_t rc = add_leg(rt, src, mid, scale, &ignored, err);
+    if (rc == STRATA_OK) rc = add_leg(rt, mid, dst, scale, &ignored, err);
+    if (rc != STRATA_OK) return rc;
+    if (grow_paths(rt, src, mid) || grow_paths(rt, mid, dst))
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    int32_t n1 = 0, n2 = 0; /* the scratch holds SIM_SPREAD_PATHS >= 2 paths of maxhops */
+    rc = one_path(rt, src, mid, 0, false, rt->paths, &n1, err);
+    if (rc == STRATA_OK) rc = one_path(rt, mid, dst, 0, false, rt->paths + n1, &n2, err);
+    if (rc != STRATA_OK) return rc;
+    double bw, lat;
+    strata_topo_path_figures(rt->topo, rt->paths, n1 + n2, &bw, &lat);
+    *lat_p += scale * lat;
     return STRATA_OK;
 }
 
@@ -400,10 +543,13 @@ static int flush(sim_routes_t *rt)
 
 /* The cached route from device src to dst (computing it on first use).
  * The route stays valid until the next call. */
-strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
+strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst, bool rails,
                                const sim_route_t **route_p, strata_error_t *err)
 {
-    uint64_t key = (((uint64_t)(uint32_t)src << 32) | (uint32_t)dst) + 1;
+    rails = rails && rt->rail_nic && rail_mid_possible(rt, src, dst);
+    /* ids are below 2^31: the top bit keeps a pair's rail route apart */
+    uint64_t key =
+        ((((uint64_t)(uint32_t)src << 32) | (uint32_t)dst) | (rails ? 1ull << 63 : 0)) + 1;
     size_t i = util_hash_u64(key) & (rt->cap - 1);
     while (rt->keys[i]) {
         if (rt->keys[i] == key) {
@@ -417,7 +563,9 @@ strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
         i = util_hash_u64(key) & (rt->cap - 1);
     }
     sim_route_t *r = NULL;
+    rt->rails_now = rails;
     strata_status_t rc = compute(rt, src, dst, &r, err);
+    rt->rails_now = false;
     if (rc != STRATA_OK) return rc;
     if ((rt->n + 1) * 2 > rt->cap) {
         if (grow(rt)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");

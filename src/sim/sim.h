@@ -34,10 +34,13 @@ typedef struct sim_route {
 
 typedef struct sim_routes sim_routes_t;
 sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t routing,
-                                uint64_t seed, uint32_t conns, strata_error_t *err);
+                                uint64_t seed, uint32_t conns, bool cross_rail,
+                                strata_error_t *err);
 void sim_routes_destroy(sim_routes_t *rt);
-/* The route is valid until the next call. */
-strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst,
+/* The route is valid until the next call. rails: a send to another server
+ * leaves by the NIC on the receiver's rail (route.c; a ring's channels),
+ * unless the routes were made with cross_rail. */
+strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst, bool rails,
                                const sim_route_t **route_p, strata_error_t *err);
 size_t sim_routes_count(const sim_routes_t *rt);
 /* Times the cache was emptied because it held its limit of routes

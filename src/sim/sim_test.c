@@ -464,13 +464,13 @@ static void test_innet(void **state)
 /* 4 servers of 4 GPUs: one scale-up switch, 40 GB/s GPU <-> switch; GPU i
  * on NIC i over a 100 GB/s link; NICs at 10 GB/s on a rail-optimised
  * two-tier fat-tree of radix 8 (non-blocking); no latency anywhere. */
-static strata_topo_t *make_rail_cluster(void)
+static strata_topo_t *make_rail_cluster_up(double up_gbps)
 {
     strata_topo_server_t sv = {0};
     sv.name = "t";
     sv.accels = 4;
     sv.scaleup_switches = 1;
-    sv.scaleup = (strata_topo_linkspec_t){NULL, 1, 40 * GB, 0};
+    sv.scaleup = (strata_topo_linkspec_t){NULL, 1, up_gbps * GB, 0};
     sv.nics = 4;
     sv.pcie = (strata_topo_linkspec_t){NULL, 1, 100 * GB, 0};
     sv.nic_net = (strata_topo_linkspec_t){NULL, 1, 10 * GB, 0};
@@ -482,19 +482,26 @@ static strata_topo_t *make_rail_cluster(void)
     return t;
 }
 
+static strata_topo_t *make_rail_cluster(void)
+{
+    return make_rail_cluster_up(40);
+}
+
 /* Ring allreduce of n = 64 MiB on the 4 x 4 rail cluster (P = 16, g = 4).
  * Channels (group = 4, what strata_coll_ranks_per_server reads off the
  * topology): per step a rank sends one block of n/(gP) = 1 MiB per
- * channel, three to its local successor through the switch (3 MiB on its
- * 40 GB/s link: 78.6432 us) and one through its NIC (1 MiB at 10 GB/s:
- * 104.8576 us; the cross-rail hop goes leaf -> spine -> leaf, each leaf's
- * 4 such flows spread over its 4 up-links: 10 GB/s each). The NIC side
- * sets the step: 2(P-1) = 30 steps x 104.8576 us = 3.145728 ms, i.e. per
- * NIC 2(P-1)/P n/g = 30 MiB at 10 GB/s. The collective layer's α-β model
- * prices the same: max(3/4 x 4 MiB / 40 GB/s, 4 MiB / (4 x 10 GB/s)) per
- * step. The single ring (group 1) instead sends a whole 4 MiB block per
- * step, and each server's one exit rank sends it through one NIC:
- * 4194304 / 1e10 = 419.4304 us per step, 12.582912 ms: 4x slower. */
+ * channel. Channel c leaves a server from local rank c^1 through NIC c
+ * (ring.c); here GPU i is cabled straight to NIC i, so GPU c^1 reaches NIC
+ * c over the scale-up switch through GPU c (PXN, sim/route.c): all four
+ * of a rank's blocks cross its 40 GB/s scale-up link, 4 MiB: 104.8576 us,
+ * and one crosses a NIC, 1 MiB at 10 GB/s: 104.8576 us, from NIC c to NIC
+ * c of the next server in the rail's one leaf. The step is 104.8576 us
+ * either way: 2(P-1) = 30 steps, 3.145728 ms, i.e. per NIC 2(P-1)/P n/g =
+ * 30 MiB at 10 GB/s. The collective layer's α-β model prices the same:
+ * max(4/4 x 4 MiB / 40 GB/s, 4 MiB / (4 x 10 GB/s)) per step (ring_pxn).
+ * The single ring (group 1) instead sends a whole 4 MiB block per step,
+ * and each server's one exit rank sends it through one NIC: 4194304 /
+ * 1e10 = 419.4304 us per step, 12.582912 ms: 4x slower. */
 static void test_ring_channels_match_model(void **state)
 {
     (void)state;
@@ -665,6 +672,105 @@ static void test_tree_servers_hand(void **state)
     strata_topo_destroy(t);
 }
 
+/* Rails, by hand, on the 4 x 4 rail cluster with ECMP routing (one hashed
+ * path per pair). Ring allreduce of 64 MiB as above: every channel's hop
+ * between servers runs from NIC c to NIC c inside the rail's one leaf
+ * (4 servers of radix-8 leaves: k/2 = 4 servers per leaf, ring.c, the
+ * route below), so there is one path and nothing for ECMP to collide on:
+ *  - scale-up at 80 GB/s: 4 MiB / 80 GB/s = 52.4288 us < the NIC's 1 MiB /
+ *    10 GB/s = 104.8576 us: 30 steps x 104.8576 us = 3.145728 ms;
+ *  - scale-up at 20 GB/s: the PXN relay puts all four blocks on it,
+ *    4 MiB / 20 GB/s = 209.7152 us per step (not 3 MiB: 157.2864 us):
+ *    30 x 209.7152 us = 6.291456 ms.
+ * Model and simulator both, to 1e-9. With cross_rail (every send by its
+ * own NIC, PXN off) the hop from rail c^1 to rail c climbs to the spine,
+ * where hashed flows collide: slower than the rail-aligned run. */
+static void test_ring_rails_ecmp_by_hand(void **state)
+{
+    (void)state;
+    const double up[2] = {80, 20}, want[2] = {30 * 1048576 / 1e10, 30 * 4194304 / 20e9};
+    for (int i = 0; i < 2; i++) {
+        strata_topo_t *t = make_rail_cluster_up(up[i]);
+        strata_sim_opts_t o = strata_sim_opts_default();
+        o.routing = STRATA_SIM_ECMP;
+        strata_sim_result_t r;
+        strata_sched_t *s = make_ring(STRATA_COLL_ALLREDUCE, 16, 16u << 20, 4);
+        run1(t, s, NULL, &o, &r);
+        assert_rel(r.time, want[i], 1e-9);
+        assert_rel(r.time_model, want[i], 1e-9);
+        double rail = r.time;
+        strata_sim_result_free(&r);
+        o.cross_rail = true;
+        run1(t, s, NULL, &o, &r);
+        if (i == 0) assert_true(r.time > rail * 1.01);
+        strata_sim_result_free(&r);
+        strata_sched_destroy(s);
+        strata_topo_destroy(t);
+    }
+}
+
+/* Every hop of every channel stays on its rail: dgx-h100:16 (rail-optimised
+ * NDR fat-tree of radix 64: 32 servers per rail leaf, so one leaf per
+ * rail), ring allreduce on 128 ranks in 8 channels, ECMP. For each rank
+ * and each of its sends in phase 0 (one per channel; every phase has the
+ * same peers) that leaves its server, the simulator's route enters only
+ * NICs on the receiver's rail (the local index of the receiver's NIC) and
+ * only leaf switches (tier 1, no spine), and enters at least two NICs (the
+ * two ends). Every server's exit for channel c is local rank c^1 and the
+ * receiver local rank c (ring.c). With cross_rail the same walk finds
+ * spine crossings (the check bites). */
+static int rail_walk(const strata_topo_t *t, const strata_sched_t *s, bool cross_rail)
+{
+    strata_error_t err;
+    sim_routes_t *rt = sim_routes_create(t, STRATA_SIM_ECMP, 1, 1, cross_rail, &err);
+    assert_non_null(rt);
+    uint32_t P = strata_sched_params(s)->nranks, g = strata_sched_params(s)->group;
+    int spine = 0;
+    for (uint32_t a = 0; a < P; a++) {
+        strata_step_t st[64];
+        uint32_t n = strata_sched_phase_steps(s, a, 0, st, 64);
+        for (uint32_t i = 0; i < n && i < 64; i++) {
+            if (st[i].op != STRATA_STEP_SEND || (uint32_t)st[i].peer / g == a / g) continue;
+            uint32_t b = (uint32_t)st[i].peer;
+            assert_int_equal(a % g, (b % g) ^ 1); /* exit c^1 -> entry c */
+            int32_t da = strata_topo_endpoint(t, (int32_t)a),
+                    db = strata_topo_endpoint(t, (int32_t)b);
+            int32_t rail = strata_topo_device(t, strata_topo_device(t, db).nic).local;
+            const sim_route_t *r;
+            assert_int_equal(sim_routes_get(rt, da, db, true, &r, &err), STRATA_OK);
+            int nics = 0;
+            for (uint32_t h = 0; h < r->n; h++) {
+                strata_topo_device_t d =
+                    strata_topo_device(t, strata_topo_chan_dst(t, (int32_t)r->hops[h].res));
+                if (d.kind == STRATA_DEV_NIC) {
+                    nics++;
+                    if (!cross_rail) assert_int_equal(d.local, rail);
+                }
+                if (d.tier >= 2) spine++;
+            }
+            assert_true(nics >= 2);
+        }
+    }
+    sim_routes_destroy(rt);
+    return spine;
+}
+
+static void test_ring_rails_every_hop(void **state)
+{
+    (void)state;
+    strata_link_catalog_t *cat = NULL;
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_link_catalog_load(NULL, &cat, &err), STRATA_OK);
+    assert_int_equal(strata_topo_load_spec("dgx-h100:16", cat, &t, &err), STRATA_OK);
+    strata_sched_t *s = make_ring(STRATA_COLL_ALLREDUCE, 128, 1u << 20, 8);
+    assert_int_equal(rail_walk(t, s, false), 0);
+    assert_true(rail_walk(t, s, true) > 0);
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+}
+
 /* Simulate a 256 MiB allreduce with algorithm a on preset `spec` (P ranks,
  * `group` per server, 0: one), with the chunk count sched's model chooses
  * (as `strata sim` runs it), and check the simulated time against the
@@ -814,6 +920,8 @@ int main(void)
         cmocka_unit_test(test_innet),
         cmocka_unit_test(test_nvls_requests_dgx_h100),
         cmocka_unit_test(test_ring_channels_match_model),
+        cmocka_unit_test(test_ring_rails_ecmp_by_hand),
+        cmocka_unit_test(test_ring_rails_every_hop),
         cmocka_unit_test(test_ring_dgx_h100_preset),
         cmocka_unit_test(test_tree_servers_hand),
         cmocka_unit_test(test_node_pipelines_dgx_h100),

@@ -142,6 +142,12 @@ static void print_machine(FILE *out, const char *cluster, const strata_coll_mach
         fprintf(out, "  network  %s %s GB/s per NIC, %u NICs per server, latency %s\n",
                 m->inter_kind, report_gbs(m->bw_nic, c, sizeof(c)), m->nics,
                 report_time(m->lat_inter, d, sizeof(d)));
+    if (m->servers > 1 && m->bw_gdr_read > 0)
+        fprintf(out,
+                "  GPUDirect read %s GB/s: a NIC reading GPU memory over PCIe (MRd/CplD at MPS, "
+                "MRRS 512 B; `strata link` of the PCIe kind)%s\n",
+                report_gbs(m->bw_gdr_read, a, sizeof(a)),
+                m->bw_gdr_read <= m->bw_nic ? ", bounding the NIC" : "");
     if (m->reduce_bw > 0)
         fprintf(out, "  reduction %s GB/s (%s bandwidth / 3, %s)",
                 report_gbs(m->reduce_bw, a, sizeof(a)), m->memory_kind,

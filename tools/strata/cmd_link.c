@@ -201,6 +201,25 @@ static void print_protocols(const strata_link_t *l, const strata_link_derivation
     }
 }
 
+/* GPUDirect RDMA's read path for non-flit PCIe kinds: a NIC reading GPU
+ * memory at the derivation's MPS (its MTU) and the spec's default MRRS. */
+static void print_gdr(const strata_link_t *l, const strata_link_derivation_t *d)
+{
+    strata_link_gdr_t g, r;
+    char a[32], b[32];
+    if (strata_link_gdr_read(l, d->lanes, d->mtu, 0, 0, &g, NULL) != STRATA_OK) return;
+    printf("GPUDirect RDMA read (a NIC reading GPU memory; MPS %g, MRRS %g; PCIe Base Spec "
+           "2.2.7, 2.2.9)\n",
+           g.mps, g.mrrs);
+    printf("  %-14s %s\n", "requests", g.how_req);
+    printf("  %-14s %s\n", "completions", g.how_cpl);
+    printf("  %-14s %s GB/s x %.5f = %s GB/s per direction\n", "read goodput",
+           report_gbs(g.line_dir, a, 32), g.eta_read, report_gbs(g.bw_dir, b, 32));
+    if (strata_link_gdr_read(l, d->lanes, d->mtu, 0, 64, &r, NULL) == STRATA_OK)
+        printf("  %-14s %s GB/s if the GPU split completions at a 64 B RCB (x %.5f)\n",
+               "worst case", report_gbs(r.bw_dir, a, 32), r.eta_read);
+}
+
 /* ==== Data-link models ==== */
 
 static const char *size_str(double bytes, char *buf, size_t len)
@@ -435,6 +454,7 @@ int cmd_link(int argc, char **argv)
         print_steps(l, &d);
         print_result(l, &d);
         print_protocols(l, &d);
+        print_gdr(l, &d);
         print_datalink(&a, l, &d);
     }
     strata_link_catalog_destroy(cat);
