@@ -174,6 +174,11 @@ typedef struct strata_step {
 
 typedef struct strata_sched strata_sched_t;
 
+/* Mesh rings (strata_coll_mesh_rings, params ring_order): at most this
+ * many rings, over at most this many ranks of one server. */
+#define STRATA_MESH_RINGS_MAX   16
+#define STRATA_MESH_MEMBERS_MAX 16
+
 typedef struct strata_sched_params {
     strata_coll_t coll;
     strata_algo_t algo;
@@ -192,6 +197,16 @@ typedef struct strata_sched_params {
                            0 = a default (all P for INNET and NVLSTREE, 1 =
                            flat over ranks for RING and TREE, the largest divisor <=
                            sqrt(P) for TORUS2D, 8 for HIER when it divides P) */
+    /* RING only: the rings of a switchless mesh (strata_coll_mesh_rings).
+     * `rings` orders of L local ranks each (L = group when group > 1, else
+     * nranks), ring q's order ring_order[q*L .. q*L+L-1] a permutation of
+     * 0..L-1: every channel of ring q visits a server's ranks in that
+     * order (rotated per channel as above). The buffer is split over
+     * rings x max(group, 1) channels. rings 0 (or NULL orders) = 1 ring in
+     * the identity order; at most STRATA_MESH_RINGS_MAX. Copied by
+     * strata_sched_create; the caller keeps ownership. */
+    uint32_t rings;
+    const uint16_t *ring_order;
 } strata_sched_params_t;
 
 /* Does `algo` implement `coll` for these parameters? Returns STRATA_OK or
@@ -300,6 +315,13 @@ typedef struct strata_coll_machine {
      * scale-up link kind (intra_kind's generation). */
     char memory_kind[32];
     bool memory_recorded;
+    /* Switchless meshes (strata_coll_mesh_rings): how many arc-disjoint
+     * directed rings a server's accelerator links admit (0 or 1: one ring,
+     * as over a switch), and the bandwidth of one ring's hop (one lane of
+     * the slowest link kind, per direction). The ring runs that many at
+     * once. */
+    uint32_t mesh_rings;
+    double bw_mesh_lane;
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat
@@ -334,6 +356,23 @@ STRATA_API double strata_coll_link_efficiency(const char *kind);
  * the schedule is the algorithm the model prices. O(n). */
 STRATA_API uint32_t strata_coll_ranks_per_server(const strata_topo_t *topo, const int32_t *ranks,
                                                  uint32_t n);
+
+/* The rings of a switchless mesh: over the L ranks ranks[0..L-1] (NULL:
+ * endpoints 0..L-1) of one server, L = group when group > 1 (every server
+ * of n ranks wired alike, checked), else n (one server or a direct
+ * network), find as many arc-disjoint directed Hamiltonian rings of the
+ * accelerator-to-accelerator links as the search can (a link of mult m
+ * carries m rings each way; exact for L <= 8, a bounded search beyond;
+ * meshring.c). Writes the rings, each an order of the L local indices,
+ * into order_p (room for STRATA_MESH_RINGS_MAX x L) and one lane's
+ * bandwidth per direction into *lane_bw_p; returns how many (0: not a
+ * switchless mesh — a scale-up switch, a pair not linked directly on
+ * every ring, L < 2 or above STRATA_MESH_MEMBERS_MAX, or servers wired
+ * differently). Deterministic: the model and the simulator get the same
+ * rings. Thread-safe. */
+STRATA_API uint32_t strata_coll_mesh_rings(const strata_topo_t *topo, const int32_t *ranks,
+                                           uint32_t n, uint32_t group, uint16_t *order_p,
+                                           double *lane_bw_p);
 
 /* The predicted cost of one collective with one algorithm. */
 typedef struct strata_coll_cost {

@@ -307,6 +307,18 @@ static strata_status_t direct_patterns(strata_topo_router_t *rt, const strata_to
     return st;
 }
 
+/* Several rings over disjoint links where a server's accelerators form a
+ * switchless mesh (meshring.c); one ring (0) otherwise. */
+static void mesh_rings(const strata_topo_t *t, strata_coll_machine_t *m)
+{
+    uint16_t order[STRATA_MESH_RINGS_MAX * STRATA_MESH_MEMBERS_MAX];
+    double lane = 0;
+    uint32_t g = m->per_server < m->nranks ? m->per_server : 0;
+    uint32_t k = strata_coll_mesh_rings(t, NULL, m->nranks, g, order, &lane);
+    m->mesh_rings = k > 1 ? k : 0;
+    m->bw_mesh_lane = k > 1 ? lane : 0;
+}
+
 strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
                                               const strata_link_catalog_t *cat,
                                               strata_coll_machine_t *m_p, strata_error_t *err)
@@ -352,6 +364,7 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
     m.direct = strata_topo_device(t, e0).group < 0 && m.nranks > 1 &&
                !strcmp(link_kind_to(t, e0, STRATA_DEV_ACCEL), m.intra_kind);
     if (!st) st = direct_patterns(rt, t, &m, err);
+    if (!st) mesh_rings(t, &m);
     strata_topo_router_destroy(rt);
     if (st) return st;
     if (m.per_server == 1) m.bw_nic = m.bw_intra;
@@ -457,23 +470,26 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
                       double *chunks)
 {
     double P = m->nranks, g = m->per_server, K = m->nics < g ? m->nics : g;
-    bool net = multi(m);
+    bool net = multi(m), mesh = m->mesh_rings > 1 && m->bw_mesh_lane > 0;
     bool chain = c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE;
     double steps = c == STRATA_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1, blk = n / P;
+    /* mesh rings: R rings at once, each hop one lane of its own */
+    double bw_up = mesh ? m->mesh_rings * m->bw_mesh_lane : m->bw_intra;
     if (chain) {
-        double up =
-            net ? fmax((g - 1) / g * n / m->bw_intra, n / (K * m->bw_nic)) : n / m->bw_intra;
+        double up = net ? fmax((g - 1) / g * n / bw_up, n / (K * m->bw_nic)) : n / bw_up;
         double C = pipe_chunks(P - 2, up, net ? m->lat_inter : m->lat_intra, n);
         *chunks = C;
         steps = C + P - 2, blk = n / C;
     }
-    if (!net && m->bw_ring > 0 && !chain) { /* direct network: the routed ring pattern */
+    if (!net && mesh) { /* every hop of every ring is one link */
+        step(z, m, false, blk, bw_up, steps);
+    } else if (!net && m->bw_ring > 0 && !chain) { /* direct network: the routed ring pattern */
         z->steps = steps, z->a = steps * m->lat_ring, z->bi = steps * blk / m->bw_ring;
         z->xi = steps * blk;
     } else if (!net) {
         step(z, m, false, blk, m->bw_intra, steps);
     } else {
-        double ti = (g - 1) / g * blk / m->bw_intra, te = blk / (K * m->bw_nic);
+        double ti = (g - 1) / g * blk / bw_up, te = blk / (K * m->bw_nic);
         z->steps = steps, z->a = steps * m->lat_inter;
         if (te > ti)
             z->be = steps * te;
@@ -1147,13 +1163,23 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
         snprintf(buf, len, "rows of %u ranks x columns of %u", torus_rows(m), P / torus_rows(m));
         break;
     case STRATA_ALGO_RING:
-        snprintf(buf, len,
-                 "%u channels, each a ring over %u ranks leaving every server by its own "
-                 "rank (%u NICs)",
-                 g, P, K);
+        if (m->mesh_rings > 1)
+            snprintf(buf, len,
+                     "%u channels: %u mesh rings over disjoint links in each server x %u "
+                     "rotations, each leaving every server by its own rank (%u NICs)",
+                     m->mesh_rings * g, m->mesh_rings, g, K);
+        else
+            snprintf(buf, len,
+                     "%u channels, each a ring over %u ranks leaving every server by its own "
+                     "rank (%u NICs)",
+                     g, P, K);
         break;
     case -1 - STRATA_ALGO_RING:
-        snprintf(buf, len, "flat ring over %u ranks", P);
+        if (m->mesh_rings > 1)
+            snprintf(buf, len, "%u rings over disjoint links (both directions), each over %u ranks",
+                     m->mesh_rings, P);
+        else
+            snprintf(buf, len, "flat ring over %u ranks", P);
         break;
     default:
         snprintf(buf, len, "%s over %u ranks", strata_algo_name(algo), P);
