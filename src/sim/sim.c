@@ -388,6 +388,9 @@ static double model_time(strata_sim_t *sim)
     /* innet over servers: the simulated schedule's root switch reduces
      * (InfiniBand SHARP), which the model assumes off unless asked */
     if (p->algo == STRATA_ALGO_INNET && p->group > 0 && p->group < p->nranks) m.net_reduce = true;
+    /* a ring prices the rings its schedule runs: without the mesh's ring
+     * orders it is one ring */
+    if (p->algo == STRATA_ALGO_RING) m.mesh_rings = p->rings > 1 ? p->rings : 0;
     if (strata_coll_cost(&m, p->coll, p->algo, coll_bytes(p), &c, &ignored) != STRATA_OK) return 0;
     return c.alpha + c.beta;
 }
