@@ -322,6 +322,11 @@ typedef struct strata_coll_machine {
      * once. */
     uint32_t mesh_rings;
     double bw_mesh_lane;
+    /* Flat tree on a direct network or a switchless server (<= 1,024
+     * ranks): the busiest link's load when every edge of the double binary
+     * tree carries its chunk each way, over what one rank's E edges cost
+     * through bw_intra (a switch's port); 0 = 1 (not routed). */
+    double tree_edge_factor;
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat

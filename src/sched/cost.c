@@ -273,11 +273,60 @@ static bool rows_share_columns(pattern_t *p, uint32_t P, uint32_t g)
     return shared;
 }
 
+/* One server whose accelerators reach each other without a scale-up
+ * switch (a mesh of direct links, or PCIe switches): its patterns contend
+ * on links a rank-pair figure does not show, so they are routed whole, as
+ * on a direct network. */
+static bool switchless_server(const strata_topo_t *t, const strata_coll_machine_t *m)
+{
+    if (m->servers != 1 || m->nranks < 2) return false;
+    for (int32_t d = 0; d < strata_topo_device_count(t); d++)
+        if (strata_topo_device(t, d).kind == STRATA_DEV_SCALEUP_SWITCH) return false;
+    return true;
+}
+
+/* The flat double binary tree's edges (tree.c, both trees, both ways)
+ * routed at once, each its share of paths: the busiest link's load
+ * relative to a rank's E edges through its bw_intra (tree_phase_cost's
+ * charge on a switch), so a phase costs that factor times the switch's.
+ * 1 where edges do not share links, less where they use links of their
+ * own (a mesh), more where they share (PCIe uplinks). */
+static double tree_edge_factor(pattern_t *p, const strata_coll_machine_t *m)
+{
+    uint32_t P = m->nranks;
+    int32_t ch[PAIR_MAX_HOPS], n;
+    memset(p->load, 0, p->nchan * sizeof(*p->load));
+    for (int t = 0; t < 2; t++)
+        for (uint32_t r = 0; r < P; r++) {
+            int32_t up, d0, d1;
+            sched_dtree_links(P, t, r, &up, &d0, &d1);
+            if (up < 0) continue;
+            for (int dir = 0; dir < 2; dir++) {
+                int32_t a = strata_topo_endpoint(p->t, dir ? up : (int32_t)r),
+                        b = strata_topo_endpoint(p->t, dir ? (int32_t)r : up);
+                double np = strata_topo_path_count(p->rt, a, b);
+                int ip = np > 4 ? 4 : (int)np;
+                for (int i = 0; i < ip; i++) {
+                    if (strata_topo_path(p->rt, a, b, (uint64_t)i, ch, PAIR_MAX_HOPS, &n)) continue;
+                    for (int h = 0; h < n; h++)
+                        p->load[ch[h]] += 1.0 / ip;
+                }
+            }
+        }
+    double worst = 0;
+    for (size_t c = 0; c < p->nchan; c++) {
+        double bw = strata_topo_chan_bw(p->t, (int32_t)c);
+        if (p->load[c] > 0 && bw > 0 && p->load[c] / bw > worst) worst = p->load[c] / bw;
+    }
+    double E = sched_dtree_max_edges(P);
+    return E > 0 && worst > 0 ? worst * m->bw_intra / E : 0;
+}
+
 static strata_status_t direct_patterns(strata_topo_router_t *rt, const strata_topo_t *t,
                                        strata_coll_machine_t *m, strata_error_t *err)
 {
     uint32_t P = m->nranks;
-    if (!m->direct || P > PATTERN_MAX_RANKS) return STRATA_OK;
+    if (!(m->direct || switchless_server(t, m)) || P > PATTERN_MAX_RANKS) return STRATA_OK;
     pattern_t p = {.rt = rt, .t = t, .nchan = 2 * (size_t)strata_topo_link_count(t)};
     p.load = util_calloc(p.nchan, sizeof(*p.load));
     if (!p.load) return strata_error_set(err, STRATA_ERR_NOMEM, "cost: out of memory");
@@ -290,6 +339,7 @@ static strata_status_t direct_patterns(strata_topo_router_t *rt, const strata_to
                           &m->lat_dist[k], err);
     }
     m->bw_ring = pattern_bw(&p, P, 1, true);
+    if (P <= 1024) m->tree_edge_factor = tree_edge_factor(&p, m);
     uint32_t g = torus_rows(m);
     if (g > 1 && g < P) {
         m->bw_col = pattern_bw(&p, P, g, true);
@@ -634,8 +684,10 @@ static void tree_phase_cost(const strata_coll_machine_t *m, const tree_walk_t *w
         tree_node_load(w, &w->shape[k], p, &c, &e);
         chain = fmax(chain, c), ext = fmax(ext, e);
     }
-    /* flat: the node edges are rank edges over scale-up links */
-    double bu = net ? chain * q / m->bw_intra : ext * q / m->bw_intra;
+    /* flat: the node edges are rank edges over scale-up links; on a
+     * switchless server or direct network, routed (tree_edge_factor) */
+    double f = !net && m->tree_edge_factor > 0 ? m->tree_edge_factor : 1;
+    double bu = net ? chain * q / m->bw_intra : f * ext * q / m->bw_intra;
     double be = net ? ext * (w->g / K) * q / m->bw_nic : 0;
     double le = m->lat_rail > 0 ? m->lat_rail : m->lat_inter;
     /* nvlstree's scale-up messages go between a rank and its switch: one
