@@ -295,6 +295,10 @@ typedef struct strata_coll_machine {
      * on the busiest link it crosses, and that pair's path latency; ring_*
      * the same for r -> r+1. 0 = not computed (use bw_intra, lat_intra). */
     double bw_dist[32], lat_dist[32];
+    /* ... and binomial steps (binomial.c, root 0), only their senders
+     * active: [0] reduce (v = 2^k mod 2^(k+1) -> v - 2^k), [1] broadcast
+     * (v < 2^k -> v + 2^k). 0 = not computed. */
+    double bw_binom[2][32];
     double bw_ring, lat_ring;
     double bw_col, lat_col; /* torus2d columns: r -> r + row length */
     bool col_disjoint;      /* ... on links the row rings do not use */

@@ -212,15 +212,22 @@ typedef struct pattern {
     const strata_topo_t *t;
     double *load; /* per channel */
     size_t nchan;
+    int binom; /* 0; 1: binomial reduce step, 2: binomial broadcast step (binomial.c) */
 } pattern_t;
 
 /* Route r -> peer(r) for every rank (equal-cost paths share a flow
- * evenly); return the bandwidth the worst flow gets: min over its channels
- * of capacity / load. */
+ * evenly: each path carries 1/paths of it and gets capacity / load of its
+ * busiest link per unit, so the flow gets min capacity / load); return the
+ * bandwidth the worst flow gets. */
 /* Patterns: r -> r XOR d (xor), r -> r + d mod P (add), or with d = 0
- * and add, the ring inside rows of `row` ranks. */
-static uint32_t peer_of(uint32_t r, uint32_t P, uint32_t d, bool add, uint32_t row)
+ * and add, the ring inside rows of `row` ranks; binomial steps at distance
+ * d from root 0: only the ranks that send in that step (binomial.c: reduce
+ * v = d mod 2d -> v - d, broadcast v < d -> v + d). P: none. */
+static uint32_t peer_of(const pattern_t *p, uint32_t r, uint32_t P, uint32_t d, bool add,
+                        uint32_t row)
 {
+    if (p->binom == 1) return r % (2 * d) == d ? r - d : P;
+    if (p->binom == 2) return r < d ? r + d : P;
     if (row) return r / row * row + (r % row + 1) % row;
     return add ? (r + d) % P : r ^ d;
 }
@@ -232,7 +239,7 @@ static double pattern_bw_row(pattern_t *p, uint32_t P, uint32_t d, bool add, uin
     for (int pass = 0; pass < 2; pass++) {
         double worst = INFINITY;
         for (uint32_t r = 0; r < P; r++) {
-            uint32_t q = peer_of(r, P, d, add, row);
+            uint32_t q = peer_of(p, r, P, d, add, row);
             if (q >= P || q == r) continue;
             int32_t a = strata_topo_endpoint(p->t, (int32_t)r),
                     b = strata_topo_endpoint(p->t, (int32_t)q);
@@ -244,8 +251,8 @@ static double pattern_bw_row(pattern_t *p, uint32_t P, uint32_t d, bool add, uin
                     double *l = &p->load[ch[h]], bw = strata_topo_chan_bw(p->t, ch[h]);
                     if (pass == 0)
                         *l += 1.0 / ip;
-                    else if (bw / *l * ip < worst)
-                        worst = bw / *l * ip;
+                    else if (bw / *l < worst)
+                        worst = bw / *l;
                 }
             }
         }
@@ -335,6 +342,9 @@ static strata_status_t direct_patterns(strata_topo_router_t *rt, const strata_to
     strata_status_t st = STRATA_OK;
     for (uint32_t k = 0; k < 32 && (1u << k) < P && !st; k++) {
         m->bw_dist[k] = pattern_bw(&p, P, 1u << k, false);
+        for (p.binom = 1; p.binom <= 2; p.binom++)
+            m->bw_binom[p.binom - 1][k] = pattern_bw(&p, P, 1u << k, false);
+        p.binom = 0;
         st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)(1u << k)), &bw,
                           &m->lat_dist[k], err);
     }
@@ -801,7 +811,13 @@ static void cost_binomial(const strata_coll_machine_t *m, strata_coll_t c, doubl
     uint32_t L = sched_log2_ceil(m->nranks);
     int rounds = (c == STRATA_COLL_ALLREDUCE || c == STRATA_COLL_BARRIER) ? 2 : 1;
     for (uint32_t k = 0; k < L; k++) {
-        if (inside(m, (double)(1u << k)))
+        if (inside(m, (double)(1u << k)) && k < 32 && m->bw_binom[0][k] > 0) {
+            /* routed: only this step's senders load the links */
+            strata_coll_machine_t mk = *m;
+            bool up = c != STRATA_COLL_BROADCAST, down = c != STRATA_COLL_REDUCE;
+            if (up) mk.bw_dist[k] = m->bw_binom[0][k], step_dist(z, &mk, k, n, 1);
+            if (down) mk.bw_dist[k] = m->bw_binom[1][k], step_dist(z, &mk, k, n, 1);
+        } else if (inside(m, (double)(1u << k)))
             step_dist(z, m, k, n, rounds);
         else
             step(z, m, true, n, net_bw(m, m->per_server), rounds);
