@@ -301,12 +301,13 @@ typedef struct run_state {
 
 /* Ranks per server of a set's collective as the collective layer sees
  * them, for the algorithms built over servers (ring channels, tree, hier,
- * nvlstree, innet):
+ * nvlstree, innet, and torus2d, whose rows are then the servers):
  * the schedule then is the algorithm sched's model prices. 0: none. */
 static uint32_t set_group(const coll_set_t *c, const strata_topo_t *topo, uint32_t size)
 {
     if (c->algo != STRATA_ALGO_RING && c->algo != STRATA_ALGO_TREE && c->algo != STRATA_ALGO_HIER &&
-        c->algo != STRATA_ALGO_NVLSTREE && c->algo != STRATA_ALGO_INNET)
+        c->algo != STRATA_ALGO_NVLSTREE && c->algo != STRATA_ALGO_INNET &&
+        c->algo != STRATA_ALGO_TORUS2D)
         return 0;
     int32_t *ranks = calloc(size, sizeof(int32_t));
     if (!ranks) return 0;
