@@ -90,8 +90,11 @@ void strata_sim_destroy(strata_sim_t *sim)
  * server's scale-up switches (NVLink SHARP reduces in every NVSwitch, each
  * GPU's traffic spread over them); otherwise the highest-tier device on the
  * route from the first to the last (their lowest common switch, where
- * InfiniBand SHARP would aggregate). Returns a device or set id, or -1. */
-static int32_t switch_device(strata_sim_t *sim, const int32_t *devs, uint32_t n,
+ * InfiniBand SHARP would aggregate), on equal-cost path `which` (mod
+ * their count) of that route: the roots of several shards spread over the
+ * spines as SHARP's aggregation manager spreads its trees, rather than all
+ * on the first. Returns a device or set id, or -1. */
+static int32_t switch_device(strata_sim_t *sim, const int32_t *devs, uint32_t n, uint32_t which,
                              strata_error_t *err)
 {
     const strata_topo_t *t = sim->topo;
@@ -109,7 +112,9 @@ static int32_t switch_device(strata_sim_t *sim, const int32_t *devs, uint32_t n,
     strata_topo_router_t *rt = NULL;
     int32_t path[64], hops = 0, best = devs[0];
     if (strata_topo_router_create(t, &rt, err) != STRATA_OK) return -1;
-    if (strata_topo_path(rt, devs[0], devs[n - 1], 0, path, 64, &hops) == STRATA_OK)
+    double np = strata_topo_path_count(rt, devs[0], devs[n - 1]);
+    uint64_t pick = np >= 1 ? (uint64_t)which % (uint64_t)(np > 1e9 ? 1e9 : np) : 0;
+    if (strata_topo_path(rt, devs[0], devs[n - 1], pick, path, 64, &hops) == STRATA_OK)
         for (int32_t h = 0; h < hops; h++) {
             int32_t d = strata_topo_chan_dst(t, path[h]);
             if (strata_topo_device(t, d).tier > strata_topo_device(t, best).tier) best = d;
@@ -128,7 +133,7 @@ static strata_status_t place_node_switches(strata_sim_t *sim, uint32_t P, uint32
 {
     for (uint32_t n = 0; n * g < P; n++) {
         uint32_t m = P - n * g < g ? P - n * g : g;
-        dev[P + n] = switch_device(sim, dev + n * g, m, err);
+        dev[P + n] = switch_device(sim, dev + n * g, m, 0, err);
         if (dev[P + n] < 0) return err && err->status ? err->status : STRATA_ERR_NOMEM;
     }
     return STRATA_OK;
@@ -150,7 +155,7 @@ static strata_status_t place_switches(strata_sim_t *sim, const strata_sched_t *s
                                 "%s: switch agents of this schedule are not simulated",
                                 strata_algo_name(p->algo));
     for (uint32_t i = 0; i < N; i++) {
-        dev[P + i] = switch_device(sim, dev + i * g, g, err);
+        dev[P + i] = switch_device(sim, dev + i * g, g, 0, err);
         if (dev[P + i] < 0) return err && err->status ? err->status : STRATA_ERR_NOMEM;
     }
     int32_t *rail = N > 1 ? util_calloc(N, sizeof(int32_t)) : NULL;
@@ -158,7 +163,7 @@ static strata_status_t place_switches(strata_sim_t *sim, const strata_sched_t *s
     for (uint32_t j = 0; N > 1 && j < g; j++) {
         for (uint32_t i = 0; i < N; i++)
             rail[i] = dev[i * g + j];
-        dev[P + N + j] = switch_device(sim, rail, N, err);
+        dev[P + N + j] = switch_device(sim, rail, N, j, err);
         if (dev[P + N + j] < 0) {
             util_free(rail);
             return err && err->status ? err->status : STRATA_ERR_NOMEM;

@@ -13,7 +13,10 @@
 # only their senders' links, the tree's edges are routed at once); torus2d
 # on 2 servers (dgx-a100, dgx-h100, hgx-h200, gb200-nvl72): strata sim ran
 # the square default grid (rows of 4) where the model prices rows = servers;
-# it now passes the ranks per server as torus2d's row length. A pair not in
+# it now passes the ranks per server as torus2d's row length; innet on two
+# GB200 NVL72 racks: the simulator put every shard's SHARP root on the
+# first spine, now on the shard's own equal-cost path (spread, as the model
+# assumes). A pair not in
 # OPEN that drifts past 2 % fails; a pair in OPEN that comes within 2 %
 # is reported so it can leave the list.
 . "$(dirname "$0")/../cli_lib.sh" "$1"
@@ -22,7 +25,6 @@ declare -A OPEN=(
   [gb200-nvl72/rabenseifner]="+16.1 %"
   [gb200-nvl72:2/ring]="-5.2 %"    [gb200-nvl72:2/binomial]="+125.5 %"
   [gb200-nvl72:2/recdbl]="+599.2 %" [gb200-nvl72:2/rabenseifner]="+721.0 %"
-  [gb200-nvl72:2/innet]="+406.0 %"
 )
 
 agree=0
@@ -48,6 +50,6 @@ for p in ascend-910b dgx-1v dgx-2 dgx-a100 dgx-a100:2 dgx-h100 dgx-h100:2 gb200-
   done
 done
 # 15 clusters: the pairs that apply and have a model figure, less OPEN
-[ "$agree" -ge 97 ] || { echo "FAIL: only $agree pairs agree (97 did when this was written)"; fail=1; }
+[ "$agree" -ge 98 ] || { echo "FAIL: only $agree pairs agree (98 did when this was written)"; fail=1; }
 echo "$agree pairs agree within 2 %"
 exit $fail
