@@ -281,9 +281,10 @@ static bool rows_share_columns(pattern_t *p, uint32_t P, uint32_t g)
 }
 
 /* One server whose accelerators reach each other without a scale-up
- * switch (a mesh of direct links, or PCIe switches): its patterns contend
- * on links a rank-pair figure does not show, so they are routed whole, as
- * on a direct network. */
+ * switch (a mesh of direct links, PCIe switches, or endpoints on network
+ * switches with no servers, e.g. an oversubscribed fat-tree): its patterns
+ * contend on links a rank-pair figure does not show, so they are routed
+ * whole, as on a direct network. */
 static bool switchless_server(const strata_topo_t *t, const strata_coll_machine_t *m)
 {
     if (m->servers != 1 || m->nranks < 2) return false;
