@@ -419,6 +419,12 @@ STRATA_API strata_status_t strata_coll_cost(const strata_coll_machine_t *m, stra
 STRATA_API const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t algo,
                                              char *buf, size_t len);
 
+/* Contention the model cannot see for algo on m, in words (a static
+ * string), or NULL when its figures hold: where the simulator and the
+ * model differ for a known reason the model does not capture, this names
+ * it so reports can print it beside the model's figure. */
+STRATA_API const char *strata_coll_model_caveat(const strata_coll_machine_t *m, strata_algo_t algo);
+
 /* The cheapest applicable algorithm for coll of `bytes` on m. */
 STRATA_API strata_status_t strata_coll_select(const strata_coll_machine_t *m, strata_coll_t coll,
                                               double bytes, strata_coll_cost_t *best_p,

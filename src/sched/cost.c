@@ -1191,6 +1191,27 @@ strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t c
     return STRATA_OK;
 }
 
+/* The distance algorithms (recdbl, rabenseifner, binomial) price a step
+ * to the rank 2^k away as inside a server whenever 2^k < g; that holds for
+ * every rank only when g is a power of two (and the ranks do not fold:
+ * P a power of two). Otherwise some partners sit on another server
+ * (gb200-nvl72:2, g = 72: r XOR 64 leaves the rack for r = 8..63), and
+ * their whole-buffer steps cross the network, a NIC per rank, where the
+ * model charged scale-up links. */
+const char *strata_coll_model_caveat(const strata_coll_machine_t *m, strata_algo_t algo)
+{
+    uint32_t g = m->per_server;
+    bool pow2 = g > 0 && (g & (g - 1)) == 0 && (m->nranks & (m->nranks - 1)) == 0;
+    bool dist = algo == STRATA_ALGO_RECDBL || algo == STRATA_ALGO_RABENSEIFNER ||
+                algo == STRATA_ALGO_BINOMIAL;
+    if (dist && multi(m) && !pow2)
+        return "partners 2^k apart are priced inside a server while 2^k < its ranks; with "
+               "ranks per server (or all ranks) not a power of two some are on another "
+               "server, and those steps cross the network (a NIC per rank) where the model "
+               "charged scale-up links";
+    return NULL;
+}
+
 const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t algo, char *buf,
                                   size_t len)
 {

@@ -382,7 +382,7 @@ static void describe(strata_sim_t *sim, strata_sim_result_t *res)
 /* The network part (α + β) of sched's closed-form prediction for the
  * first collective — reductions (γ) are not simulated — or 0 when the
  * model does not cover it (its error is not the simulator's). */
-static double model_time(strata_sim_t *sim)
+static double model_time(strata_sim_t *sim, const char **caveat_p)
 {
     const strata_sched_params_t *p = strata_sched_params(sim->jobs.v[0].s);
     strata_coll_machine_t m;
@@ -397,6 +397,7 @@ static double model_time(strata_sim_t *sim)
      * orders it is one ring */
     if (p->algo == STRATA_ALGO_RING) m.mesh_rings = p->rings > 1 ? p->rings : 0;
     if (strata_coll_cost(&m, p->coll, p->algo, coll_bytes(p), &c, &ignored) != STRATA_OK) return 0;
+    *caveat_p = strata_coll_model_caveat(&m, p->algo);
     return c.alpha + c.beta;
 }
 
@@ -430,7 +431,7 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     sim_drive_t ab;
     if ((rc = drive(sim, NULL, true, false, &ab, NULL, err)) != STRATA_OK) goto fail;
     res->time_ab = ab.time;
-    res->time_model = model_time(sim);
+    res->time_model = model_time(sim, &res->model_caveat);
     if (res->nlinks > sim->opts.top_links) res->nlinks = sim->opts.top_links;
     return STRATA_OK;
 fail:
