@@ -174,6 +174,11 @@ typedef struct strata_step {
 
 typedef struct strata_sched strata_sched_t;
 
+/* Mesh rings (strata_coll_mesh_rings, params ring_order): at most this
+ * many rings, over at most this many ranks of one server. */
+#define STRATA_MESH_RINGS_MAX   16
+#define STRATA_MESH_MEMBERS_MAX 16
+
 typedef struct strata_sched_params {
     strata_coll_t coll;
     strata_algo_t algo;
@@ -192,6 +197,16 @@ typedef struct strata_sched_params {
                            0 = a default (all P for INNET and NVLSTREE, 1 =
                            flat over ranks for RING and TREE, the largest divisor <=
                            sqrt(P) for TORUS2D, 8 for HIER when it divides P) */
+    /* RING only: the rings of a switchless mesh (strata_coll_mesh_rings).
+     * `rings` orders of L local ranks each (L = group when group > 1, else
+     * nranks), ring q's order ring_order[q*L .. q*L+L-1] a permutation of
+     * 0..L-1: every channel of ring q visits a server's ranks in that
+     * order (rotated per channel as above). The buffer is split over
+     * rings x max(group, 1) channels. rings 0 (or NULL orders) = 1 ring in
+     * the identity order; at most STRATA_MESH_RINGS_MAX. Copied by
+     * strata_sched_create; the caller keeps ownership. */
+    uint32_t rings;
+    const uint16_t *ring_order;
 } strata_sched_params_t;
 
 /* Does `algo` implement `coll` for these parameters? Returns STRATA_OK or
@@ -262,8 +277,7 @@ STRATA_API uint32_t strata_sched_channels(const strata_sched_t *s);
 /* Channel c (0 <= c < strata_sched_channels(s)); ERR_UNSUPPORTED for a
  * schedule without channels, ERR_RANGE for c out of range. */
 STRATA_API strata_status_t strata_sched_channel(const strata_sched_t *s, uint32_t c,
-                                                strata_sched_channel_t *ch_p,
-                                                strata_error_t *err);
+                                                strata_sched_channel_t *ch_p, strata_error_t *err);
 /* Local rank at position pos (0 = entry, g-1 = exit) of channel c's order
  * in every server; UINT32_MAX on bad arguments. */
 STRATA_API uint32_t strata_sched_channel_local(const strata_sched_t *s, uint32_t c, uint32_t pos);
@@ -311,6 +325,10 @@ typedef struct strata_coll_machine {
      * on the busiest link it crosses, and that pair's path latency; ring_*
      * the same for r -> r+1. 0 = not computed (use bw_intra, lat_intra). */
     double bw_dist[32], lat_dist[32];
+    /* ... and binomial steps (binomial.c, root 0), only their senders
+     * active: [0] reduce (v = 2^k mod 2^(k+1) -> v - 2^k), [1] broadcast
+     * (v < 2^k -> v + 2^k). 0 = not computed. */
+    double bw_binom[2][32];
     double bw_ring, lat_ring;
     double bw_col, lat_col; /* torus2d columns: r -> r + row length */
     bool col_disjoint;      /* ... on links the row rings do not use */
@@ -344,6 +362,18 @@ typedef struct strata_coll_machine {
      * GPU memory, strata_link_gdr_read), B/s; bw_nic is capped by it. 0 =
      * not known (no catalog, no PCIe link, one server). */
     double bw_gdr_read;
+    /* Switchless meshes (strata_coll_mesh_rings): how many arc-disjoint
+     * directed rings a server's accelerator links admit (0 or 1: one ring,
+     * as over a switch), and the bandwidth of one ring's hop (one lane of
+     * the slowest link kind, per direction). The ring runs that many at
+     * once. */
+    uint32_t mesh_rings;
+    double bw_mesh_lane;
+    /* Flat tree on a direct network or a switchless server (<= 1,024
+     * ranks): the busiest link's load when every edge of the double binary
+     * tree carries its chunk each way, over what one rank's E edges cost
+     * through bw_intra (a switch's port); 0 = 1 (not routed). */
+    double tree_edge_factor;
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat
@@ -378,6 +408,23 @@ STRATA_API double strata_coll_link_efficiency(const char *kind);
  * the schedule is the algorithm the model prices. O(n). */
 STRATA_API uint32_t strata_coll_ranks_per_server(const strata_topo_t *topo, const int32_t *ranks,
                                                  uint32_t n);
+
+/* The rings of a switchless mesh: over the L ranks ranks[0..L-1] (NULL:
+ * endpoints 0..L-1) of one server, L = group when group > 1 (every server
+ * of n ranks wired alike, checked), else n (one server or a direct
+ * network), find as many arc-disjoint directed Hamiltonian rings of the
+ * accelerator-to-accelerator links as the search can (a link of mult m
+ * carries m rings each way; exact for L <= 8, a bounded search beyond;
+ * meshring.c). Writes the rings, each an order of the L local indices,
+ * into order_p (room for STRATA_MESH_RINGS_MAX x L) and one lane's
+ * bandwidth per direction into *lane_bw_p; returns how many (0: not a
+ * switchless mesh — a scale-up switch, a pair not linked directly on
+ * every ring, L < 2 or above STRATA_MESH_MEMBERS_MAX, or servers wired
+ * differently). Deterministic: the model and the simulator get the same
+ * rings. Thread-safe. */
+STRATA_API uint32_t strata_coll_mesh_rings(const strata_topo_t *topo, const int32_t *ranks,
+                                           uint32_t n, uint32_t group, uint16_t *order_p,
+                                           double *lane_bw_p);
 
 /* The predicted cost of one collective with one algorithm. */
 typedef struct strata_coll_cost {
@@ -414,6 +461,12 @@ STRATA_API strata_status_t strata_coll_cost(const strata_coll_machine_t *m, stra
  * buf (always terminated); returns buf. */
 STRATA_API const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t algo,
                                              char *buf, size_t len);
+
+/* Contention the model cannot see for algo on m, in words (a static
+ * string), or NULL when its figures hold: where the simulator and the
+ * model differ for a known reason the model does not capture, this names
+ * it so reports can print it beside the model's figure. */
+STRATA_API const char *strata_coll_model_caveat(const strata_coll_machine_t *m, strata_algo_t algo);
 
 /* The cheapest applicable algorithm for coll of `bytes` on m. */
 STRATA_API strata_status_t strata_coll_select(const strata_coll_machine_t *m, strata_coll_t coll,

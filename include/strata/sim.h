@@ -129,12 +129,14 @@ typedef struct strata_sim_link_load {
 } strata_sim_link_load_t;
 
 typedef struct strata_sim_result {
-    double time;          /* simulated seconds */
-    double time_ab;       /* α-β (contention-free) prediction, seconds */
-    double time_model;    /* α + β of sched's closed-form model (strata_coll_cost), 0 if n/a */
-    double bytes;         /* per-rank data size of the (first) collective */
-    double algbw, busbw;  /* B/s, nccl-tests definitions (first collective) */
-    double latency_share; /* the rest of bound_share: path latency and waits */
+    double time;       /* simulated seconds */
+    double time_ab;    /* α-β (contention-free) prediction, seconds */
+    double time_model; /* α + β of sched's closed-form model (strata_coll_cost), 0 if n/a */
+    const char *model_caveat; /* contention that model cannot see here
+                                 (strata_coll_model_caveat), static; NULL: none */
+    double bytes;             /* per-rank data size of the (first) collective */
+    double algbw, busbw;      /* B/s, nccl-tests definitions (first collective) */
+    double latency_share;     /* the rest of bound_share: path latency and waits */
     int nclasses;
     strata_sim_class_t classes[STRATA_SIM_CLASSES_MAX];
     int nlinks;

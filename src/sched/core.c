@@ -169,6 +169,9 @@ strata_status_t strata_sched_create(const strata_sched_params_t *p, strata_sched
             return st;
         }
     }
+    /* the caller's ring orders are not kept: ring_init copied them (s->order) */
+    s->p.ring_order = s->order;
+    if (!s->order) s->p.rings = 0;
     *s_p = s;
     return STRATA_OK;
 }
@@ -177,6 +180,7 @@ void strata_sched_destroy(strata_sched_t *s)
 {
     if (!s) return;
     util_free(s->tab);
+    util_free(s->order);
     util_free(s);
 }
 

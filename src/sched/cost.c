@@ -270,15 +270,22 @@ typedef struct pattern {
     const strata_topo_t *t;
     double *load; /* per channel */
     size_t nchan;
+    int binom; /* 0; 1: binomial reduce step, 2: binomial broadcast step (binomial.c) */
 } pattern_t;
 
 /* Route r -> peer(r) for every rank (equal-cost paths share a flow
- * evenly); return the bandwidth the worst flow gets: min over its channels
- * of capacity / load. */
+ * evenly: each path carries 1/paths of it and gets capacity / load of its
+ * busiest link per unit, so the flow gets min capacity / load); return the
+ * bandwidth the worst flow gets. */
 /* Patterns: r -> r XOR d (xor), r -> r + d mod P (add), or with d = 0
- * and add, the ring inside rows of `row` ranks. */
-static uint32_t peer_of(uint32_t r, uint32_t P, uint32_t d, bool add, uint32_t row)
+ * and add, the ring inside rows of `row` ranks; binomial steps at distance
+ * d from root 0: only the ranks that send in that step (binomial.c: reduce
+ * v = d mod 2d -> v - d, broadcast v < d -> v + d). P: none. */
+static uint32_t peer_of(const pattern_t *p, uint32_t r, uint32_t P, uint32_t d, bool add,
+                        uint32_t row)
 {
+    if (p->binom == 1) return r % (2 * d) == d ? r - d : P;
+    if (p->binom == 2) return r < d ? r + d : P;
     if (row) return r / row * row + (r % row + 1) % row;
     return add ? (r + d) % P : r ^ d;
 }
@@ -290,7 +297,7 @@ static double pattern_bw_row(pattern_t *p, uint32_t P, uint32_t d, bool add, uin
     for (int pass = 0; pass < 2; pass++) {
         double worst = INFINITY;
         for (uint32_t r = 0; r < P; r++) {
-            uint32_t q = peer_of(r, P, d, add, row);
+            uint32_t q = peer_of(p, r, P, d, add, row);
             if (q >= P || q == r) continue;
             int32_t a = strata_topo_endpoint(p->t, (int32_t)r),
                     b = strata_topo_endpoint(p->t, (int32_t)q);
@@ -302,8 +309,8 @@ static double pattern_bw_row(pattern_t *p, uint32_t P, uint32_t d, bool add, uin
                     double *l = &p->load[ch[h]], bw = strata_topo_chan_bw(p->t, ch[h]);
                     if (pass == 0)
                         *l += 1.0 / ip;
-                    else if (bw / *l * ip < worst)
-                        worst = bw / *l * ip;
+                    else if (bw / *l < worst)
+                        worst = bw / *l;
                 }
             }
         }
@@ -331,11 +338,61 @@ static bool rows_share_columns(pattern_t *p, uint32_t P, uint32_t g)
     return shared;
 }
 
+/* One server whose accelerators reach each other without a scale-up
+ * switch (a mesh of direct links, PCIe switches, or endpoints on network
+ * switches with no servers, e.g. an oversubscribed fat-tree): its patterns
+ * contend on links a rank-pair figure does not show, so they are routed
+ * whole, as on a direct network. */
+static bool switchless_server(const strata_topo_t *t, const strata_coll_machine_t *m)
+{
+    if (m->servers != 1 || m->nranks < 2) return false;
+    for (int32_t d = 0; d < strata_topo_device_count(t); d++)
+        if (strata_topo_device(t, d).kind == STRATA_DEV_SCALEUP_SWITCH) return false;
+    return true;
+}
+
+/* The flat double binary tree's edges (tree.c, both trees, both ways)
+ * routed at once, each its share of paths: the busiest link's load
+ * relative to a rank's E edges through its bw_intra (tree_phase_cost's
+ * charge on a switch), so a phase costs that factor times the switch's.
+ * 1 where edges do not share links, less where they use links of their
+ * own (a mesh), more where they share (PCIe uplinks). */
+static double tree_edge_factor(pattern_t *p, const strata_coll_machine_t *m)
+{
+    uint32_t P = m->nranks;
+    int32_t ch[PAIR_MAX_HOPS], n;
+    memset(p->load, 0, p->nchan * sizeof(*p->load));
+    for (int t = 0; t < 2; t++)
+        for (uint32_t r = 0; r < P; r++) {
+            int32_t up, d0, d1;
+            sched_dtree_links(P, t, r, &up, &d0, &d1);
+            if (up < 0) continue;
+            for (int dir = 0; dir < 2; dir++) {
+                int32_t a = strata_topo_endpoint(p->t, dir ? up : (int32_t)r),
+                        b = strata_topo_endpoint(p->t, dir ? (int32_t)r : up);
+                double np = strata_topo_path_count(p->rt, a, b);
+                int ip = np > 4 ? 4 : (int)np;
+                for (int i = 0; i < ip; i++) {
+                    if (strata_topo_path(p->rt, a, b, (uint64_t)i, ch, PAIR_MAX_HOPS, &n)) continue;
+                    for (int h = 0; h < n; h++)
+                        p->load[ch[h]] += 1.0 / ip;
+                }
+            }
+        }
+    double worst = 0;
+    for (size_t c = 0; c < p->nchan; c++) {
+        double bw = strata_topo_chan_bw(p->t, (int32_t)c);
+        if (p->load[c] > 0 && bw > 0 && p->load[c] / bw > worst) worst = p->load[c] / bw;
+    }
+    double E = sched_dtree_max_edges(P);
+    return E > 0 && worst > 0 ? worst * m->bw_intra / E : 0;
+}
+
 static strata_status_t direct_patterns(strata_topo_router_t *rt, const strata_topo_t *t,
                                        strata_coll_machine_t *m, strata_error_t *err)
 {
     uint32_t P = m->nranks;
-    if (!m->direct || P > PATTERN_MAX_RANKS) return STRATA_OK;
+    if (!(m->direct || switchless_server(t, m)) || P > PATTERN_MAX_RANKS) return STRATA_OK;
     pattern_t p = {.rt = rt, .t = t, .nchan = 2 * (size_t)strata_topo_link_count(t)};
     p.load = util_calloc(p.nchan, sizeof(*p.load));
     if (!p.load) return strata_error_set(err, STRATA_ERR_NOMEM, "cost: out of memory");
@@ -344,10 +401,14 @@ static strata_status_t direct_patterns(strata_topo_router_t *rt, const strata_to
     strata_status_t st = STRATA_OK;
     for (uint32_t k = 0; k < 32 && (1u << k) < P && !st; k++) {
         m->bw_dist[k] = pattern_bw(&p, P, 1u << k, false);
+        for (p.binom = 1; p.binom <= 2; p.binom++)
+            m->bw_binom[p.binom - 1][k] = pattern_bw(&p, P, 1u << k, false);
+        p.binom = 0;
         st = pair_figures(rt, t, e0, strata_topo_endpoint(t, (int32_t)(1u << k)), &bw,
                           &m->lat_dist[k], err);
     }
     m->bw_ring = pattern_bw(&p, P, 1, true);
+    if (P <= 1024) m->tree_edge_factor = tree_edge_factor(&p, m);
     uint32_t g = torus_rows(m);
     if (g > 1 && g < P) {
         m->bw_col = pattern_bw(&p, P, g, true);
@@ -385,6 +446,18 @@ static strata_status_t staged_intra(strata_topo_router_t *rt, const strata_topo_
     if (bw > 0 && bw < m->bw_intra) m->bw_intra = bw;
     util_free(p.load);
     return STRATA_OK;
+}
+
+/* Several rings over disjoint links where a server's accelerators form a
+ * switchless mesh (meshring.c); one ring (0) otherwise. */
+static void mesh_rings(const strata_topo_t *t, strata_coll_machine_t *m)
+{
+    uint16_t order[STRATA_MESH_RINGS_MAX * STRATA_MESH_MEMBERS_MAX];
+    double lane = 0;
+    uint32_t g = m->per_server < m->nranks ? m->per_server : 0;
+    uint32_t k = strata_coll_mesh_rings(t, NULL, m->nranks, g, order, &lane);
+    m->mesh_rings = k > 1 ? k : 0;
+    m->bw_mesh_lane = k > 1 ? lane : 0;
 }
 
 strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
@@ -442,6 +515,7 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
     m.direct = strata_topo_device(t, e0).group < 0 && m.nranks > 1 &&
                !strcmp(link_kind_to(t, e0, STRATA_DEV_ACCEL), m.intra_kind);
     if (!st) st = direct_patterns(rt, t, &m, err);
+    if (!st) mesh_rings(t, &m);
     strata_topo_router_destroy(rt);
     if (st) return st;
     if (m.per_server == 1) m.bw_nic = m.bw_intra;
@@ -568,26 +642,32 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
                       double *chunks)
 {
     double P = m->nranks, g = m->per_server, K = m->nics < g ? m->nics : g;
-    bool net = multi(m);
+    bool net = multi(m), mesh = m->mesh_rings > 1 && m->bw_mesh_lane > 0;
     bool chain = c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE;
     double steps = c == STRATA_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1, blk = n / P;
-    /* g = 1: one rank per server, the same local rank in each: one rail */
-    double u = g > 1 && m->ring_pxn ? 1 : (g - 1) / g;
+    /* g = 1: one rank per server, the same local rank in each: one rail;
+     * a rail channel's exit relayed over scale-up (PXN) sends all g blocks
+     * there, a mesh ring leaves by its own rank */
+    double u = g > 1 && m->ring_pxn && !mesh ? 1 : (g - 1) / g;
     double lr = g > 1 ? m->lat_ring_rail : m->lat_rail;
     if (!(lr > 0)) lr = m->lat_inter;
+    /* mesh rings: R rings at once, each hop one lane of its own */
+    double bw_up = mesh ? m->mesh_rings * m->bw_mesh_lane : m->bw_intra;
     if (chain) {
-        double up = net ? fmax(u * n / m->bw_intra, n / (K * m->bw_nic)) : n / m->bw_intra;
+        double up = net ? fmax(u * n / bw_up, n / (K * m->bw_nic)) : n / bw_up;
         double C = pipe_chunks(P - 2, up, net ? lr : m->lat_intra, n);
         *chunks = C;
         steps = C + P - 2, blk = n / C;
     }
-    if (!net && m->bw_ring > 0 && !chain) { /* direct network: the routed ring pattern */
+    if (!net && mesh) { /* every hop of every ring is one link */
+        step(z, m, false, blk, bw_up, steps);
+    } else if (!net && m->bw_ring > 0 && !chain) { /* direct network: the routed ring pattern */
         z->steps = steps, z->a = steps * m->lat_ring, z->bi = steps * blk / m->bw_ring;
         z->xi = steps * blk;
     } else if (!net) {
         step(z, m, false, blk, m->bw_intra, steps);
     } else {
-        double ti = u * blk / m->bw_intra, te = blk / (K * m->bw_nic);
+        double ti = u * blk / bw_up, te = blk / (K * m->bw_nic);
         z->steps = steps, z->a = steps * lr;
         if (te > ti)
             z->be = steps * te;
@@ -732,8 +812,10 @@ static void tree_phase_cost(const strata_coll_machine_t *m, const tree_walk_t *w
         tree_node_load(w, &w->shape[k], p, &c, &e);
         chain = fmax(chain, c), ext = fmax(ext, e);
     }
-    /* flat: the node edges are rank edges over scale-up links */
-    double bu = net ? chain * q / m->bw_intra : ext * q / m->bw_intra;
+    /* flat: the node edges are rank edges over scale-up links; on a
+     * switchless server or direct network, routed (tree_edge_factor) */
+    double f = !net && m->tree_edge_factor > 0 ? m->tree_edge_factor : 1;
+    double bu = net ? chain * q / m->bw_intra : f * ext * q / m->bw_intra;
     double be = net ? ext * (w->g / K) * q / m->bw_nic : 0;
     double le = m->lat_rail > 0 ? m->lat_rail : m->lat_inter;
     /* nvlstree's scale-up messages go between a rank and its switch: one
@@ -847,7 +929,13 @@ static void cost_binomial(const strata_coll_machine_t *m, strata_coll_t c, doubl
     uint32_t L = sched_log2_ceil(m->nranks);
     int rounds = (c == STRATA_COLL_ALLREDUCE || c == STRATA_COLL_BARRIER) ? 2 : 1;
     for (uint32_t k = 0; k < L; k++) {
-        if (inside(m, (double)(1u << k)))
+        if (inside(m, (double)(1u << k)) && k < 32 && m->bw_binom[0][k] > 0) {
+            /* routed: only this step's senders load the links */
+            strata_coll_machine_t mk = *m;
+            bool up = c != STRATA_COLL_BROADCAST, down = c != STRATA_COLL_REDUCE;
+            if (up) mk.bw_dist[k] = m->bw_binom[0][k], step_dist(z, &mk, k, n, 1);
+            if (down) mk.bw_dist[k] = m->bw_binom[1][k], step_dist(z, &mk, k, n, 1);
+        } else if (inside(m, (double)(1u << k)))
             step_dist(z, m, k, n, rounds);
         else
             step(z, m, true, n, net_bw(m, m->per_server), rounds);
@@ -1220,6 +1308,27 @@ strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t c
     return STRATA_OK;
 }
 
+/* The distance algorithms (recdbl, rabenseifner, binomial) price a step
+ * to the rank 2^k away as inside a server whenever 2^k < g; that holds for
+ * every rank only when g is a power of two (and the ranks do not fold:
+ * P a power of two). Otherwise some partners sit on another server
+ * (gb200-nvl72:2, g = 72: r XOR 64 leaves the rack for r = 8..63), and
+ * their whole-buffer steps cross the network, a NIC per rank, where the
+ * model charged scale-up links. */
+const char *strata_coll_model_caveat(const strata_coll_machine_t *m, strata_algo_t algo)
+{
+    uint32_t g = m->per_server;
+    bool pow2 = g > 0 && (g & (g - 1)) == 0 && (m->nranks & (m->nranks - 1)) == 0;
+    bool dist = algo == STRATA_ALGO_RECDBL || algo == STRATA_ALGO_RABENSEIFNER ||
+                algo == STRATA_ALGO_BINOMIAL;
+    if (dist && multi(m) && !pow2)
+        return "partners 2^k apart are priced inside a server while 2^k < its ranks; with "
+               "ranks per server (or all ranks) not a power of two some are on another "
+               "server, and those steps cross the network (a NIC per rank) where the model "
+               "charged scale-up links";
+    return NULL;
+}
+
 const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t algo, char *buf,
                                   size_t len)
 {
@@ -1261,13 +1370,23 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
         snprintf(buf, len, "rows of %u ranks x columns of %u", torus_rows(m), P / torus_rows(m));
         break;
     case STRATA_ALGO_RING:
-        snprintf(buf, len,
-                 "%u channels of %u ranks, channel c on rail c (%u NICs): in at rank c, out "
-                 "from c^1 %s",
-                 g, P, K, m->ring_pxn ? "relayed by rank c (PXN)" : "via their PCIe switch");
+        if (m->mesh_rings > 1)
+            snprintf(buf, len,
+                     "%u channels: %u mesh rings over disjoint links in each server x %u "
+                     "rotations, each leaving every server by its own rank (%u NICs)",
+                     m->mesh_rings * g, m->mesh_rings, g, K);
+        else
+            snprintf(buf, len,
+                     "%u channels of %u ranks, channel c on rail c (%u NICs): in at rank c, "
+                     "out from c^1 %s",
+                     g, P, K, m->ring_pxn ? "relayed by rank c (PXN)" : "via their PCIe switch");
         break;
     case -1 - STRATA_ALGO_RING:
-        snprintf(buf, len, "flat ring over %u ranks", P);
+        if (m->mesh_rings > 1)
+            snprintf(buf, len, "%u rings over disjoint links (both directions), each over %u ranks",
+                     m->mesh_rings, P);
+        else
+            snprintf(buf, len, "flat ring over %u ranks", P);
         break;
     default:
         snprintf(buf, len, "%s over %u ranks", strata_algo_name(algo), P);

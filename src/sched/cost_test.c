@@ -735,6 +735,31 @@ static void test_h200_two_servers_ib(void **state)
     assert_true(small.busbw < best.busbw);
 }
 
+/* The model's caveat (strata_coll_model_caveat): on two GB200 NVL72 racks
+ * (72 ranks each, not a power of two) r XOR 64 leaves the rack for r =
+ * 8..63, so the distance algorithms carry it; with 8 ranks per server and
+ * 16 in all (dgx-h100:2) every partner 2^k < 8 apart shares the server:
+ * none; the ring never needs one. */
+static void test_model_caveat(void **state)
+{
+    (void)state;
+    const char *specs[] = {"gb200-nvl72:2", "dgx-h100:2"};
+    for (int i = 0; i < 2; i++) {
+        strata_topo_t *t;
+        strata_error_t err;
+        strata_coll_machine_t m;
+        if (strata_topo_load_spec(specs[i], cat, &t, &err)) fail_msg("%s", err.msg);
+        assert_int_equal(strata_coll_machine_from_topo(t, cat, &m, &err), STRATA_OK);
+        strata_topo_destroy(t);
+        const char *c = strata_coll_model_caveat(&m, STRATA_ALGO_RECDBL);
+        if (i == 0)
+            assert_non_null(c && strstr(c, "not a power of two") ? c : NULL);
+        else
+            assert_null(c);
+        assert_null(strata_coll_model_caveat(&m, STRATA_ALGO_RING));
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -761,6 +786,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_h100_nvls),
         cmocka_unit_test(test_h200_two_servers),
         cmocka_unit_test(test_h200_two_servers_ib),
+        cmocka_unit_test(test_model_caveat),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -181,9 +181,13 @@ static const vcase_t vcases[] = {
     /* misses: 2 x 8 A100, 4 x HDR (nccl-tests#175): the NICs' ring ceiling
      * 4 x 24.7 = 99 GB/s vs 86 measured, below what NVIDIA expects (96) */
     {"2x8 A100, 4xHDR", "dgx-a100:2,nics=4", "Ring", 4.0 * (1 << 30), 86, 1.10, 1.20},
-    /* DGX-1 V100, 4 x EDR (nccl-tests#29, maintainer: 48 GB/s): one ring over
-     * the cube-mesh's single NVLinks where NCCL runs several (cause 6) */
-    {"DGX-1 x2, 4xEDR", "dgx-1v:2", "Ring", 1.0 * (1 << 30), 48, 0.40, 0.55},
+    /* DGX-1 V100, 4 x EDR (nccl-tests#29, maintainer: 48 GB/s): 6 mesh rings
+     * over the cube-mesh's NVLink2 lanes (6 x 20.0 = 120 GB/s inside the
+     * server, of which a rank's local hops need 7/8) leave the 4 NICs as
+     * the bound: per step n/16 through 4 x 12.4 GB/s, 30 steps, busbw =
+     * 1.875 n / t = 4 x 12.4 = 49.6 GB/s (a miss at -52 % while one ring
+     * ran over single NVLinks: 20.0 x 8/7 = 22.8; issue 11 cause 6) */
+    {"DGX-1 x2, 4xEDR", "dgx-1v:2", "Ring", 1.0 * (1 << 30), 48, 0.90, 1.10},
 };
 
 static void test_public_measurements(void **state)

@@ -44,10 +44,29 @@
  * still repeats and the pattern classes stay as for one ring. g = 1 (the
  * default) is the single ring 0, 1, ..., P-1 the runtime (comm) runs.
  *
+ * Mesh rings (params rings = K, ring_order). Where a server's accelerators
+ * link to each other with no switch (MI300X's xGMI full mesh, DGX-1's
+ * hybrid cube-mesh, Ascend's HCCS mesh), one ring uses one link of each
+ * GPU's several; the libraries run several rings at once over disjoint
+ * links (NCCL's ring search keeps finding rings while link bandwidth is
+ * left, src/graph/search.cc). strata_coll_mesh_rings (meshring.c) finds
+ * K arc-disjoint directed Hamiltonian rings of the server's links; here
+ * ring q visits a server's local ranks in order q (a permutation), rotated
+ * per channel as the identity order is above (always upwards: a mesh
+ * ring's reverse may use another ring's arcs), so the channels are
+ * K x g (K on one server): channel c = q g + h runs ring q rotated by h on
+ * slice c of K g of the buffer. On one server every hop of ring q is a
+ * link of its own, so a step moves a block of n/(K P) over each of K
+ * disjoint links at once; over servers the local hops of ring q's g
+ * rotations share ring q's links, (g-1)/g of a block each, and every rank
+ * still sends 1/g of a block through its NIC.
+ *
  * The reduce-scatter / allgather steps over an arbitrary sub-ring
  * (sched_ring_rs_step, sched_ring_ag_step) are reused by hier.c and torus2d.c.
  */
 #include "sched.h"
+
+#include <string.h>
 
 /* ==== Generic sub-ring steps ==== */
 
@@ -56,8 +75,10 @@ static uint32_t ring_rank(const sched_ring_t *g, uint32_t j)
     j %= g->m;
     if (g->group > 1) {
         uint32_t q = j % g->group;
-        q = g->rev ? (g->rot + g->group - q) % g->group : (q + g->rot) % g->group;
-        j = j - j % g->group + q;
+        uint32_t l = g->rev ? (g->rot + g->group - q) % g->group : (q + g->rot) % g->group;
+        j = j - j % g->group + (g->order ? (uint32_t)g->order[l] : l);
+    } else if (g->order) {
+        j = (uint32_t)g->order[j];
     }
     return g->base + j * g->stride;
 }
@@ -82,21 +103,49 @@ void sched_ring_ag_step(const sched_ring_t *g, uint32_t k, int buf, sched_sink_t
 
 /* ==== Channels ==== */
 
+/* Rings (1 without mesh orders) and channels (rings x group). */
+static uint32_t nrings(const strata_sched_t *s)
+{
+    return s->order ? s->p.rings : 1;
+}
+static uint32_t nchan(const strata_sched_t *s)
+{
+    return nrings(s) * s->p.group;
+}
+
+/* Local members of one ring order: the server's ranks, or all of them. */
+static uint32_t order_len(const strata_sched_t *s)
+{
+    return s->p.group > 1 ? s->p.group : s->p.nranks;
+}
+
 /* Channel c of a schedule: its ring over all P ranks with rank r's
- * position in it, and (off, len) its slice of n elements. */
+ * position in it, and (off, len) its slice of n elements. s->tab holds
+ * the orders (K x L) and then their inverses (K x L). */
 static void chan_of(const strata_sched_t *s, uint32_t c, uint32_t r, uint64_t n, sched_ring_t *ch)
 {
-    uint32_t G = s->p.group, q = r % G;
-    bool rev = G > 1 && c % 2 == 0; /* even channels run down (file comment) */
+    uint32_t G = s->p.group, q = c / G, h = c % G, L = order_len(s), NC = nchan(s);
+    const int32_t *ord = s->order ? s->tab + (size_t)q * L : NULL;
+    const int32_t *inv = s->order ? s->tab + ((size_t)nrings(s) + q) * L : NULL;
+    /* rail channels: even ones run down (file comment); a mesh ring keeps
+     * its own direction (its reverse may be another ring's arcs) */
+    bool rev = G > 1 && !ord && h % 2 == 0;
+    uint32_t i;
+    if (G > 1) {
+        uint32_t loc = inv ? (uint32_t)inv[r % G] : r % G; /* r's place in the order */
+        i = r - r % G + (rev ? (h + G - loc) % G : (loc + G - h) % G);
+    } else
+        i = inv ? (uint32_t)inv[r] : r;
     *ch = (sched_ring_t){.m = s->p.nranks,
-                         .i = r - q + (rev ? (c + G - q) % G : (q + G - c) % G),
+                         .i = i,
                          .base = 0,
                          .stride = 1,
-                         .off = sched_blk_off(n, G, c),
-                         .len = sched_blk_len(n, G, c),
+                         .off = sched_blk_off(n, NC, c),
+                         .len = sched_blk_len(n, NC, c),
                          .group = G,
-                         .rot = c,
-                         .rev = rev};
+                         .rot = h,
+                         .rev = rev,
+                         .order = ord};
 }
 
 /* Rank d places after rank r's position on channel ch's ring (d may be < 0). */
@@ -110,20 +159,28 @@ static int32_t chan_peer(const sched_ring_t *ch, int64_t d)
 uint32_t strata_sched_channels(const strata_sched_t *s)
 {
     if (!s || s->algo != &sched_ring) return 0;
-    return s->p.group;
+    return nchan(s);
+}
+
+/* Channel c's ring seen from its first place (server 0's entry). */
+static void chan_start(const strata_sched_t *s, uint32_t c, sched_ring_t *ch)
+{
+    chan_of(s, c, 0, s->p.count, ch);
+    ch->i = 0;
 }
 
 strata_status_t strata_sched_channel(const strata_sched_t *s, uint32_t c,
                                      strata_sched_channel_t *ch_p, strata_error_t *err)
 {
-    uint32_t G = strata_sched_channels(s);
-    if (G == 0)
+    uint32_t NC = strata_sched_channels(s);
+    if (NC == 0)
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
                                 "channels: only ring schedules are built of channels");
-    if (c >= G) return strata_error_set(err, STRATA_ERR_RANGE, "channel %u of %u", c, G);
+    if (c >= NC) return strata_error_set(err, STRATA_ERR_RANGE, "channel %u of %u", c, NC);
+    uint32_t G = s->p.group;
     sched_ring_t ch;
-    chan_of(s, c, c, s->p.count, &ch);
-    strata_sched_channel_t out = {.entry = c,
+    chan_start(s, c, &ch);
+    strata_sched_channel_t out = {.entry = (uint32_t)chan_peer(&ch, 0) % G,
                                   .exit = (uint32_t)chan_peer(&ch, (int64_t)G - 1) % G,
                                   .up = !ch.rev,
                                   .servers = s->p.nranks / G,
@@ -135,10 +192,10 @@ strata_status_t strata_sched_channel(const strata_sched_t *s, uint32_t c,
 
 uint32_t strata_sched_channel_local(const strata_sched_t *s, uint32_t c, uint32_t pos)
 {
-    uint32_t G = strata_sched_channels(s);
-    if (G == 0 || c >= G) return UINT32_MAX;
+    uint32_t NC = strata_sched_channels(s), G = s->p.group;
+    if (NC == 0 || c >= NC) return UINT32_MAX;
     sched_ring_t ch;
-    chan_of(s, c, c, s->p.count, &ch);
+    chan_start(s, c, &ch);
     return (uint32_t)chan_peer(&ch, (int64_t)(pos % G)) % G;
 }
 
@@ -148,7 +205,7 @@ static void allreduce(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 {
     uint32_t P = s->p.nranks, per = 2 * (P - 1), C = s->p.chunks;
     uint32_t cu = k->phase / per, st = k->phase % per;
-    for (uint32_t c = 0; c < s->p.group; c++) {
+    for (uint32_t c = 0; c < nchan(s); c++) {
         sched_ring_t ch;
         chan_of(s, c, r, s->p.count, &ch);
         if (ch.len == 0) continue; /* fewer elements than channels */
@@ -167,7 +224,7 @@ static void allreduce(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 
 static uint64_t rs_slot(const strata_sched_t *s)
 {
-    uint64_t G = s->p.group, C = s->p.chunks, per_chan = (s->p.count + G - 1) / G;
+    uint64_t G = nchan(s), C = s->p.chunks, per_chan = (s->p.count + G - 1) / G;
     return (per_chan + C - 1) / C;
 }
 
@@ -177,7 +234,7 @@ static void reduce_scatter(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
     uint32_t cu = k->phase / (P - 1), st = k->phase % (P - 1);
     uint64_t n = s->p.count, slot = rs_slot(s);
     int last = st == P - 2;
-    for (uint32_t c = 0; c < s->p.group; c++) {
+    for (uint32_t c = 0; c < nchan(s); c++) {
         sched_ring_t ch;
         chan_of(s, c, r, n, &ch);
         if (ch.len == 0) continue;
@@ -204,7 +261,7 @@ static void allgather(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
     uint32_t cu = k->phase / (P - 1), st = k->phase % (P - 1);
     uint64_t n = s->p.count;
     if (k->phase == 0) sched_copy(k, 0, STRATA_BUF_INPUT, 0, STRATA_BUF_OUTPUT, r * n, n);
-    for (uint32_t c = 0; c < s->p.group; c++) {
+    for (uint32_t c = 0; c < nchan(s); c++) {
         sched_ring_t ch;
         chan_of(s, c, r, n, &ch);
         if (ch.len == 0) continue;
@@ -236,7 +293,7 @@ static void broadcast(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
     uint64_t n = s->p.count;
     if (r == s->p.root && k->phase == 0)
         sched_copy(k, 0, STRATA_BUF_INPUT, 0, STRATA_BUF_OUTPUT, 0, n);
-    for (uint32_t c = 0; c < s->p.group; c++) {
+    for (uint32_t c = 0; c < nchan(s); c++) {
         sched_ring_t ch;
         chan_of(s, c, r, n, &ch);
         uint64_t o = ch.off, l = ch.len;
@@ -258,7 +315,7 @@ static void reduce(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
     uint32_t P = s->p.nranks, C = s->p.chunks;
     uint64_t n = s->p.count;
     int acc = r == s->p.root ? STRATA_BUF_OUTPUT : STRATA_BUF_SCRATCH;
-    for (uint32_t c = 0; c < s->p.group; c++) {
+    for (uint32_t c = 0; c < nchan(s); c++) {
         sched_ring_t ch;
         chan_of(s, c, r, n, &ch);
         uint64_t o = ch.off, l = ch.len;
@@ -278,6 +335,37 @@ static void reduce(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 
 /* ==== Table ==== */
 
+/* Copy and check the mesh ring orders (params): each a permutation of the
+ * L local ranks. Fills s->order (the params' copy) and s->tab (orders and
+ * inverses as int32). No orders: nothing. O(K L). */
+static strata_status_t copy_orders(strata_sched_t *s, strata_error_t *err)
+{
+    uint32_t K = s->p.rings, L = order_len(s);
+    if (K == 0 || !s->p.ring_order) return STRATA_OK;
+    if (K > STRATA_MESH_RINGS_MAX)
+        return strata_error_set(err, STRATA_ERR_INVALID, "ring: %u mesh rings, at most %d", K,
+                                STRATA_MESH_RINGS_MAX);
+    s->order = util_malloc((size_t)K * L * sizeof(*s->order));
+    s->tab = util_malloc(2 * (size_t)K * L * sizeof(*s->tab));
+    if (!s->order || !s->tab) return strata_error_set(err, STRATA_ERR_NOMEM, "ring: out of memory");
+    memcpy(s->order, s->p.ring_order, (size_t)K * L * sizeof(*s->order));
+    for (size_t x = 0; x < (size_t)K * L; x++)
+        s->tab[(size_t)K * L + x] = -1;
+    for (uint32_t q = 0; q < K; q++)
+        for (uint32_t l = 0; l < L; l++) {
+            uint32_t v = s->order[(size_t)q * L + l];
+            int32_t *inv = s->tab + ((size_t)K + q) * L;
+            if (v >= L || inv[v] >= 0)
+                return strata_error_set(err, STRATA_ERR_INVALID,
+                                        "ring: mesh ring %u is not an order of %u local ranks "
+                                        "(place %u: %u)",
+                                        q, L, l, v);
+            inv[v] = (int32_t)l;
+            s->tab[(size_t)q * L + l] = (int32_t)v;
+        }
+    return STRATA_OK;
+}
+
 static strata_status_t ring_init(strata_sched_t *s, strata_error_t *err)
 {
     uint32_t P = s->p.nranks, C = s->p.chunks;
@@ -287,13 +375,15 @@ static strata_status_t ring_init(strata_sched_t *s, strata_error_t *err)
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "ring: %u ranks per server does not divide the %u ranks",
                                 s->p.group, P);
+    strata_status_t st = copy_orders(s, err);
+    if (st) return st;
     switch (s->p.coll) {
     case STRATA_COLL_ALLREDUCE:
         s->nphases = C * 2 * (P - 1);
         break;
     case STRATA_COLL_REDUCE_SCATTER:
         s->nphases = C * (P - 1);
-        s->buf[STRATA_BUF_SCRATCH] = 2 * (uint64_t)s->p.group * rs_slot(s);
+        s->buf[STRATA_BUF_SCRATCH] = 2 * (uint64_t)nchan(s) * rs_slot(s);
         break;
     case STRATA_COLL_ALLGATHER:
         s->nphases = C * (P - 1);
@@ -340,7 +430,7 @@ static void ring_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k)
 static uint32_t ring_class(const strata_sched_t *s, uint32_t phase)
 {
     uint32_t P = s->p.nranks;
-    uint64_t n = s->p.count, GC = (uint64_t)s->p.group * s->p.chunks;
+    uint64_t n = s->p.count, GC = (uint64_t)nchan(s) * s->p.chunks;
     switch (s->p.coll) {
     case STRATA_COLL_ALLREDUCE:
         if (n % (GC * P) == 0) return (phase % (2 * (P - 1))) < P - 1 ? 0 : 1;

@@ -37,6 +37,7 @@ struct strata_sched {
     uint64_t switch_scratch;        /* scratch of switch agents */
     int64_t aux[SCHED_AUX_MAX];     /* algorithm-specific numbers */
     int32_t *tab;                   /* algorithm-specific table (O(P)), owned */
+    uint16_t *order;                /* RING: copy of the mesh ring orders, owned (or NULL) */
 };
 
 struct sched_algo {
@@ -104,7 +105,9 @@ uint32_t sched_log2_ceil(uint64_t x);
  * group > 1, the members are taken in runs of `group` (servers) and member
  * j is rank base + (j - j%group + (j%group + rot) % group)*stride: each
  * run rotated by rot (ring.c's channels), or with rev taken downwards from
- * rot, (rot - j%group) % group. The region [off, off+len) is
+ * rot, (rot - j%group) % group; with `order`, the local member at place l
+ * of a run (or of the whole ring, group <= 1) is order[l] rather than l
+ * (a mesh ring, ring.c). The region [off, off+len) is
  * split into m blocks. Step k of a reduce-scatter
  * (0 <= k < m-1) leaves member i holding block (i+1) % m fully reduced in
  * `dbuf` (first step reads `sbuf` for the send, every reduce reads sbuf as
@@ -117,6 +120,8 @@ typedef struct sched_ring {
     uint32_t group, rot;   /* 0/1: no rotation (hier, torus2d) */
     bool rev;              /* group > 1: each run taken downwards, member j
                               of a run is local rank (rot - j) mod group */
+    const int32_t *order;  /* NULL, or the ring's order of local members
+                              (group of them when group > 1, else m) */
 } sched_ring_t;
 void sched_ring_rs_step(const sched_ring_t *g, uint32_t k, int sbuf, int dbuf, sched_sink_t *out);
 void sched_ring_ag_step(const sched_ring_t *g, uint32_t k, int buf, sched_sink_t *out);

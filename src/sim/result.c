@@ -20,6 +20,7 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
         util_fmt_time(r->time_model, tab, sizeof(tab));
         fprintf(out, "  model     %s  (collective layer's formula, alpha + beta terms; %+.1f %%)\n",
                 tab, (r->time / r->time_model - 1) * 100);
+        if (r->model_caveat) fprintf(out, "            model caveat: %s\n", r->model_caveat);
     }
     fprintf(out, "  algbw     %.2f GB/s   busbw %.2f GB/s\n", r->algbw / 1e9, r->busbw / 1e9);
     fprintf(out, "  phases    %llu (%llu simulated, %llu reused)   flows %llu   events %llu\n",
@@ -55,6 +56,7 @@ static json_t *to_json(const strata_sim_result_t *r)
     json_object_set_new(o, "time_alpha_beta_s", util_json_real(r->time_ab));
     json_object_set_new(o, "time_model_s",
                         r->time_model > 0 ? util_json_real(r->time_model) : json_null());
+    if (r->model_caveat) json_object_set_new(o, "model_caveat", json_string(r->model_caveat));
     json_object_set_new(o, "bytes", json_real(r->bytes));
     json_object_set_new(o, "algbw_GBps", util_json_real(r->algbw / 1e9));
     json_object_set_new(o, "busbw_GBps", util_json_real(r->busbw / 1e9));

@@ -91,8 +91,11 @@ void strata_sim_destroy(strata_sim_t *sim)
  * server's scale-up switches (NVLink SHARP reduces in every NVSwitch, each
  * GPU's traffic spread over them); otherwise the highest-tier device on the
  * route from the first to the last (their lowest common switch, where
- * InfiniBand SHARP would aggregate). Returns a device or set id, or -1. */
-static int32_t switch_device(strata_sim_t *sim, const int32_t *devs, uint32_t n,
+ * InfiniBand SHARP would aggregate), on equal-cost path `which` (mod
+ * their count) of that route: the roots of several shards spread over the
+ * spines as SHARP's aggregation manager spreads its trees, rather than all
+ * on the first. Returns a device or set id, or -1. */
+static int32_t switch_device(strata_sim_t *sim, const int32_t *devs, uint32_t n, uint32_t which,
                              strata_error_t *err)
 {
     const strata_topo_t *t = sim->topo;
@@ -110,7 +113,9 @@ static int32_t switch_device(strata_sim_t *sim, const int32_t *devs, uint32_t n,
     strata_topo_router_t *rt = NULL;
     int32_t path[64], hops = 0, best = devs[0];
     if (strata_topo_router_create(t, &rt, err) != STRATA_OK) return -1;
-    if (strata_topo_path(rt, devs[0], devs[n - 1], 0, path, 64, &hops) == STRATA_OK)
+    double np = strata_topo_path_count(rt, devs[0], devs[n - 1]);
+    uint64_t pick = np >= 1 ? (uint64_t)which % (uint64_t)(np > 1e9 ? 1e9 : np) : 0;
+    if (strata_topo_path(rt, devs[0], devs[n - 1], pick, path, 64, &hops) == STRATA_OK)
         for (int32_t h = 0; h < hops; h++) {
             int32_t d = strata_topo_chan_dst(t, path[h]);
             if (strata_topo_device(t, d).tier > strata_topo_device(t, best).tier) best = d;
@@ -129,7 +134,7 @@ static strata_status_t place_node_switches(strata_sim_t *sim, uint32_t P, uint32
 {
     for (uint32_t n = 0; n * g < P; n++) {
         uint32_t m = P - n * g < g ? P - n * g : g;
-        dev[P + n] = switch_device(sim, dev + n * g, m, err);
+        dev[P + n] = switch_device(sim, dev + n * g, m, 0, err);
         if (dev[P + n] < 0) return err && err->status ? err->status : STRATA_ERR_NOMEM;
     }
     return STRATA_OK;
@@ -151,7 +156,7 @@ static strata_status_t place_switches(strata_sim_t *sim, const strata_sched_t *s
                                 "%s: switch agents of this schedule are not simulated",
                                 strata_algo_name(p->algo));
     for (uint32_t i = 0; i < N; i++) {
-        dev[P + i] = switch_device(sim, dev + i * g, g, err);
+        dev[P + i] = switch_device(sim, dev + i * g, g, 0, err);
         if (dev[P + i] < 0) return err && err->status ? err->status : STRATA_ERR_NOMEM;
     }
     int32_t *rail = N > 1 ? util_calloc(N, sizeof(int32_t)) : NULL;
@@ -159,7 +164,7 @@ static strata_status_t place_switches(strata_sim_t *sim, const strata_sched_t *s
     for (uint32_t j = 0; N > 1 && j < g; j++) {
         for (uint32_t i = 0; i < N; i++)
             rail[i] = dev[i * g + j];
-        dev[P + N + j] = switch_device(sim, rail, N, err);
+        dev[P + N + j] = switch_device(sim, rail, N, j, err);
         if (dev[P + N + j] < 0) {
             util_free(rail);
             return err && err->status ? err->status : STRATA_ERR_NOMEM;
@@ -378,7 +383,7 @@ static void describe(strata_sim_t *sim, strata_sim_result_t *res)
 /* The network part (α + β) of sched's closed-form prediction for the
  * first collective — reductions (γ) are not simulated — or 0 when the
  * model does not cover it (its error is not the simulator's). */
-static double model_time(strata_sim_t *sim)
+static double model_time(strata_sim_t *sim, const char **caveat_p)
 {
     const strata_sched_params_t *p = strata_sched_params(sim->jobs.v[0].s);
     strata_coll_machine_t m;
@@ -389,7 +394,11 @@ static double model_time(strata_sim_t *sim)
     /* innet over servers: the simulated schedule's root switch reduces
      * (InfiniBand SHARP), which the model assumes off unless asked */
     if (p->algo == STRATA_ALGO_INNET && p->group > 0 && p->group < p->nranks) m.net_reduce = true;
+    /* a ring prices the rings its schedule runs: without the mesh's ring
+     * orders it is one ring */
+    if (p->algo == STRATA_ALGO_RING) m.mesh_rings = p->rings > 1 ? p->rings : 0;
     if (strata_coll_cost(&m, p->coll, p->algo, coll_bytes(p), &c, &ignored) != STRATA_OK) return 0;
+    *caveat_p = strata_coll_model_caveat(&m, p->algo);
     return c.alpha + c.beta;
 }
 
@@ -423,7 +432,7 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     sim_drive_t ab;
     if ((rc = drive(sim, NULL, true, false, &ab, NULL, err)) != STRATA_OK) goto fail;
     res->time_ab = ab.time;
-    res->time_model = model_time(sim);
+    res->time_model = model_time(sim, &res->model_caveat);
     if (res->nlinks > sim->opts.top_links) res->nlinks = sim->opts.top_links;
     return STRATA_OK;
 fail:

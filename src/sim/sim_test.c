@@ -872,6 +872,56 @@ static void test_nvls_requests_dgx_h100(void **state)
 /* Every allocation failure point of a small run with a trace: the run
  * either succeeds or says "out of memory"; nothing leaks or crashes
  * (asan-ubsan checks the leaks). */
+/* Mesh rings (issue 11, cause 6): the ring over the rings
+ * strata_coll_mesh_rings finds, simulated on the mesh, takes the model's
+ * time (one rank's K flows each on a lane of their own, no contention) —
+ * and on the DGX-1 the simulated bus bandwidth is K lanes of NVLink2, 6 x
+ * 20.0 GB/s less the latency share, where one ring got one lane. On two
+ * DGX-1 servers the NICs bound the rings: 4 x 12.4 GB/s busbw by hand
+ * (nccl_test: 2(P-1) steps of n/16 through 4 NICs). */
+static double mesh_vs_model(const char *spec, uint32_t P, uint32_t group, uint32_t K_want)
+{
+    strata_link_catalog_t *cat = NULL;
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_link_catalog_load(NULL, &cat, &err), STRATA_OK);
+    if (strata_topo_load_spec(spec, cat, &t, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    uint16_t order[STRATA_MESH_RINGS_MAX * STRATA_MESH_MEMBERS_MAX];
+    uint32_t K = strata_coll_mesh_rings(t, NULL, P, group, order, NULL);
+    assert_int_equal(K, K_want);
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = P,
+                               .count = (uint64_t)P * 48 * 65536,
+                               .elem_size = 4,
+                               .group = group,
+                               .rings = K,
+                               .ring_order = order};
+    strata_sched_t *s = NULL;
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+    strata_sim_opts_t o = strata_sim_opts_default();
+    strata_sim_result_t r;
+    run1(t, s, NULL, &o, &r);
+    assert_true(r.time_model > 0);
+    assert_rel(r.time, r.time_model, 1e-4);
+    double busbw = r.busbw;
+    strata_sim_result_free(&r);
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+    return busbw;
+}
+
+static void test_mesh_rings_match_model(void **state)
+{
+    (void)state;
+    mesh_vs_model("mi300x", 8, 0, 7);
+    double b1 = mesh_vs_model("dgx-1v", 8, 0, 6);
+    assert_true(b1 > 0.9 * 6 * 20.0e9 && b1 < 6 * 20.0e9 * 1.0001);
+    double b2 = mesh_vs_model("dgx-1v:2", 16, 8, 6);
+    assert_true(b2 > 0.9 * 4 * 12.4e9 && b2 < 4 * 12.4e9 * 1.01);
+}
+
 static void test_oom(void **state)
 {
     (void)state;
@@ -926,6 +976,7 @@ int main(void)
         cmocka_unit_test(test_tree_servers_hand),
         cmocka_unit_test(test_node_pipelines_dgx_h100),
         cmocka_unit_test(test_every_algorithm_matches_model),
+        cmocka_unit_test(test_mesh_rings_match_model),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_oom),
     };

@@ -17,11 +17,16 @@ strata_status_t strata_verdict_sim_ring(const strata_topo_t *topo, strata_sim_ro
     p.nranks = (uint32_t)strata_topo_endpoint_count(topo);
     uint32_t g = strata_coll_ranks_per_server(topo, NULL, p.nranks);
     p.group = g > 1 && g < p.nranks ? g : 0;
+    /* a switchless mesh's rings over disjoint links, as the model runs them */
+    uint16_t order[STRATA_MESH_RINGS_MAX * STRATA_MESH_MEMBERS_MAX];
+    uint32_t k = strata_coll_mesh_rings(topo, NULL, p.nranks, p.group, order, NULL);
+    p.rings = k > 1 ? k : 0;
+    p.ring_order = p.rings ? order : NULL;
     /* 4-byte elements, rounded down to a multiple of ranks x channels as
      * `strata sim` does: equal blocks make every ring phase alike, so it is
      * timed once, not 2(P-1) times (under 0.01 % off) */
     uint64_t count = (uint64_t)(STRATA_VERDICT_BIG_BYTES / 4);
-    uint64_t unit = (uint64_t)p.nranks * (p.group ? p.group : 1);
+    uint64_t unit = (uint64_t)p.nranks * (p.group ? p.group : 1) * (p.rings ? p.rings : 1);
     p.count = count >= unit ? count - count % unit : count;
     p.elem_size = 4;
     p.chunks = 1;

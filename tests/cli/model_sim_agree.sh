@@ -5,24 +5,35 @@
 # collisions), the simulated time must be within 2 % of the model's.
 # OPEN lists the pairs that disagree today, with the disagreement measured
 # when this test was written (sim vs model); their contention is not yet
-# named, so they are skipped here and printed, not hidden. A pair not in
+# named, so they are skipped here and printed, not hidden. Left the list
+# (issue 11, cause 8): the trees, binomial, recdbl, rabenseifner and torus2d
+# on switchless servers and tori (mi300x, dgx-1v, ascend-910b, pcie-8gpu,
+# tpu-v4, tpu-v5e) — the model now routes their whole patterns (a flow
+# split over equal-cost paths gets min capacity/load, binomial steps load
+# only their senders' links, the tree's edges are routed at once); torus2d
+# on 2 servers (dgx-a100, dgx-h100, hgx-h200, gb200-nvl72): strata sim ran
+# the square default grid (rows of 4) where the model prices rows = servers;
+# it now passes the ranks per server as torus2d's row length; innet on two
+# GB200 NVL72 racks: the simulator put every shard's SHARP root on the
+# first spine, now on the shard's own equal-cost path (spread, as the model
+# assumes). A pair not in
 # OPEN that drifts past 2 % fails; a pair in OPEN that comes within 2 %
 # is reported so it can leave the list.
 . "$(dirname "$0")/../cli_lib.sh" "$1"
 
 declare -A OPEN=(
-  [ascend-910b/tree]="-49.7 %"     [dgx-1v/tree]="-62.0 %"        [dgx-1v/binomial]="-8.3 %"
-  [mi300x/tree]="-49.6 %"          [gb200-nvl72/rabenseifner]="+16.1 %"
-  [dgx-a100:2/torus2d]="+107.3 %"  [dgx-h100:2/torus2d]="+60.0 %"  [hgx-h200:2/torus2d]="+64.6 %"
-  [gb200-nvl72:2/ring]="-5.2 %"    [gb200-nvl72:2/binomial]="+125.5 %"
-  [gb200-nvl72:2/recdbl]="+599.2 %" [gb200-nvl72:2/rabenseifner]="+721.0 %"
-  [gb200-nvl72:2/torus2d]="+64.6 %" [gb200-nvl72:2/innet]="+406.0 %"
-  [pcie-8gpu/tree]="+49.6 %"       [pcie-8gpu/binomial]="+33.3 %"  [pcie-8gpu/recdbl]="+66.7 %"
-  [pcie-8gpu/rabenseifner]="+85.7 %" [pcie-8gpu/torus2d]="+14.3 %"
-  [tpu-v4/tree]="-12.7 %"          [tpu-v4/binomial]="+16.7 %"     [tpu-v4/recdbl]="+33.3 %"
-  [tpu-v4/rabenseifner]="+50.0 %"  [tpu-v4/torus2d]="+5.9 %"
-  [tpu-v5e/tree]="+49.8 %"         [tpu-v5e/binomial]="-19.4 %"    [tpu-v5e/recdbl]="+22.2 %"
-  [tpu-v5e/rabenseifner]="+43.2 %"
+  [gb200-nvl72/rabenseifner]="+16.1 %"
+  [gb200-nvl72:2/ring]="-5.2 %"
+)
+# NAMED: pairs whose disagreement has a cause the model cannot see, which
+# strata sim prints as the model's caveat (strata_coll_model_caveat): the
+# test requires that reason in the report. recdbl, rabenseifner, binomial
+# on 2 GB200 NVL72 racks: 72 ranks per rack is not a power of two, so
+# partners 2^k < 72 apart are priced inside a rack though r XOR 64 leaves
+# it for r = 8..63 (those steps cross the network).
+declare -A NAMED=(
+  [gb200-nvl72:2/binomial]="+125.5 %" [gb200-nvl72:2/recdbl]="+599.2 %"
+  [gb200-nvl72:2/rabenseifner]="+721.0 %"
 )
 
 agree=0
@@ -46,7 +57,11 @@ for p in ascend-910b dgx-1v dgx-2 dgx-a100 dgx-a100:2 dgx-h100 dgx-h100:2 gb200-
     off=$(awk -v t="$t" -v m="$m" 'BEGIN { d = t / m - 1; printf "%+.1f", 100 * d }')
     within=$(awk -v t="$t" -v m="$m" 'BEGIN { d = t / m - 1; print (d < 0 ? -d : d) <= 0.02 }')
     key="$p/$a"
-    if [ -n "${OPEN[$key]}" ]; then
+    if [ -n "${NAMED[$key]}" ]; then
+      if grep -q '"model_caveat": "partners 2^k apart' "$tmp/j"; then
+        echo "named: $key sim vs model $off % (listed ${NAMED[$key]}): the report prints the model's caveat"
+      else echo "FAIL: $key: $off % and no model caveat in the report"; fail=1; fi
+    elif [ -n "${OPEN[$key]}" ]; then
       if [ "$within" = 1 ]; then echo "note: $key now agrees ($off %): remove it from OPEN"
       else echo "open: $key sim vs model $off % (listed ${OPEN[$key]}), contention not yet named"; fi
     elif [ "$within" = 1 ]; then
@@ -57,6 +72,6 @@ for p in ascend-910b dgx-1v dgx-2 dgx-a100 dgx-a100:2 dgx-h100 dgx-h100:2 gb200-
   done
 done
 # 15 clusters: the pairs that apply and have a model figure, less OPEN
-[ "$agree" -ge 75 ] || { echo "FAIL: only $agree pairs agree (75 did when this was written)"; fail=1; }
+[ "$agree" -ge 98 ] || { echo "FAIL: only $agree pairs agree (98 did when this was written)"; fail=1; }
 echo "$agree pairs agree within 2 %"
 exit $fail

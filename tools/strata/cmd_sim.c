@@ -296,17 +296,19 @@ static void set_ranks(const coll_set_t *c, uint32_t size, uint32_t g, int32_t *r
 
 typedef struct run_state {
     strata_sched_t *sched[SIM_SETS_MAX];
+    uint16_t order[STRATA_MESH_RINGS_MAX * STRATA_MESH_MEMBERS_MAX]; /* mesh rings, scratch */
     uint32_t size[SIM_SETS_MAX], groups[SIM_SETS_MAX];
 } run_state_t;
 
 /* Ranks per server of a set's collective as the collective layer sees
  * them, for the algorithms built over servers (ring channels, tree, hier,
- * nvlstree, innet):
+ * nvlstree, innet, and torus2d, whose rows are then the servers):
  * the schedule then is the algorithm sched's model prices. 0: none. */
 static uint32_t set_group(const coll_set_t *c, const strata_topo_t *topo, uint32_t size)
 {
     if (c->algo != STRATA_ALGO_RING && c->algo != STRATA_ALGO_TREE && c->algo != STRATA_ALGO_HIER &&
-        c->algo != STRATA_ALGO_NVLSTREE && c->algo != STRATA_ALGO_INNET)
+        c->algo != STRATA_ALGO_NVLSTREE && c->algo != STRATA_ALGO_INNET &&
+        c->algo != STRATA_ALGO_TORUS2D)
         return 0;
     int32_t *ranks = calloc(size, sizeof(int32_t));
     if (!ranks) return 0;
@@ -314,6 +316,20 @@ static uint32_t set_group(const coll_set_t *c, const strata_topo_t *topo, uint32
     uint32_t g = strata_coll_ranks_per_server(topo, ranks, size);
     free(ranks);
     return g > 1 && g < size ? g : 0;
+}
+
+/* The rings of a switchless mesh for a ring set (strata_coll_mesh_rings,
+ * as sched's model runs them): how many (0: one ring), orders into order. */
+static uint32_t set_rings(const coll_set_t *c, const strata_topo_t *topo, uint32_t size,
+                          uint32_t group, uint16_t *order)
+{
+    if (c->algo != STRATA_ALGO_RING) return 0;
+    int32_t *ranks = calloc(size, sizeof(int32_t));
+    if (!ranks) return 0;
+    set_ranks(c, size, 0, ranks);
+    uint32_t k = strata_coll_mesh_rings(topo, ranks, size, group, order, NULL);
+    free(ranks);
+    return k > 1 ? k : 0;
 }
 
 /* Pipeline chunks of a set: --chunks, else the count sched's cost model
@@ -372,9 +388,12 @@ static strata_status_t make_scheds(sim_args_t *a, const strata_topo_t *topo, uin
         p.algo = c->algo;
         p.nranks = st->size[k];
         p.group = set_group(c, topo, st->size[k]);
+        p.rings = set_rings(c, topo, st->size[k], p.group, st->order);
+        p.ring_order = p.rings ? st->order : NULL;
         p.chunks = set_chunks(a, c, topo, st->size[k], P);
-        p.count = count_for(c->coll, c->size, st->size[k], p.chunks,
-                            c->algo == STRATA_ALGO_RING ? p.group : 1);
+        p.count = count_for(
+            c->coll, c->size, st->size[k], p.chunks,
+            c->algo == STRATA_ALGO_RING ? (p.group ? p.group : 1) * (p.rings ? p.rings : 1) : 1);
         p.elem_size = 4;
         if ((rc = strata_sched_create(&p, &st->sched[k], err)) != STRATA_OK) return rc;
     }
