@@ -29,7 +29,22 @@
 #include <unistd.h>
 
 #define MAX_ROUNDS 2000
-#define DEADLINE_S 2.0
+/* A round that waits longer than DEADLINE_S for its peer has stalled (the
+ * peer died or never ran); a whole sample gives up after SAMPLE_MAX_S.
+ * The limit is per round, not per sample: under CPU hogs at equal
+ * priority every turn can cost a time slice of a few ms, and 2,000 of them
+ * passed a per-sample 2 s (cli_probe_cli under stress-ng, bench/stress). */
+#define DEADLINE_S   2.0
+#define SAMPLE_MAX_S 30.0
+
+/* Whether a wait that started its round at *round_t0 (0: not yet) has
+ * stalled, or the sample passed `end`. */
+static bool stalled(double *round_t0, double end)
+{
+    double now = util_now();
+    if (*round_t0 == 0) *round_t0 = now;
+    return now > end || now - *round_t0 > DEADLINE_S;
+}
 
 /* A sample's parameters: the cpus and how many rounds (or bytes). */
 typedef struct sys_arg {
@@ -52,12 +67,13 @@ typedef struct turn {
     atomic_bool stop;
 } turn_t;
 
-static bool take_turns(turn_t *t, uint64_t mine, uint64_t rounds, double deadline)
+static bool take_turns(turn_t *t, uint64_t mine, uint64_t rounds, double end)
 {
     for (uint64_t k = 0; k < rounds; k++) {
         uint64_t want = 2 * k + mine;
+        double t0 = 0;
         while (atomic_load(&t->next) != want) {
-            if (atomic_load(&t->stop) || util_now() > deadline) return false;
+            if (atomic_load(&t->stop) || stalled(&t0, end)) return false;
             sched_yield();
         }
         atomic_store(&t->next, want + 1);
@@ -74,16 +90,16 @@ static double switch_sample(void *arg)
     if (t == MAP_FAILED) return -1;
     atomic_init(&t->next, 0);
     atomic_init(&t->stop, false);
-    double deadline = util_now() + DEADLINE_S, r = -1;
+    double end = util_now() + SAMPLE_MAX_S, r = -1;
     pid_t pid = fork();
     if (pid == 0) {
         probe_pin(cpu);
-        _exit(take_turns(t, 1, rounds, deadline) ? 0 : 1);
+        _exit(take_turns(t, 1, rounds, end) ? 0 : 1);
     }
     if (pid > 0) {
         probe_pin(cpu);
         double t0 = util_now();
-        if (take_turns(t, 0, rounds, deadline)) r = (util_now() - t0) / (2.0 * (double)rounds);
+        if (take_turns(t, 0, rounds, end)) r = (util_now() - t0) / (2.0 * (double)rounds);
         atomic_store(&t->stop, true);
         int status;
         waitpid(pid, &status, 0);
@@ -114,11 +130,12 @@ static void fx_wake(_Atomic uint32_t *w)
 }
 
 /* Wait for `want` (sleeping in the kernel), then post want + 1. */
-static bool fx_step(fx_t *f, uint32_t want, double deadline)
+static bool fx_step(fx_t *f, uint32_t want, double end)
 {
     uint32_t v;
+    double t0 = 0;
     while ((v = atomic_load(&f->word)) != want) {
-        if (atomic_load(&f->stop) || util_now() > deadline) return false;
+        if (atomic_load(&f->stop) || stalled(&t0, end)) return false;
         fx_wait(&f->word, v);
     }
     atomic_store(&f->word, want + 1);
@@ -130,9 +147,9 @@ static void *fx_helper(void *arg)
 {
     fx_t *f = arg;
     probe_pin(f->cpu);
-    double deadline = util_now() + DEADLINE_S;
+    double end = util_now() + SAMPLE_MAX_S;
     for (uint32_t k = 0; k < f->rounds; k++)
-        if (!fx_step(f, 2 * k + 1, deadline)) break;
+        if (!fx_step(f, 2 * k + 1, end)) break;
     return NULL;
 }
 
@@ -146,12 +163,12 @@ static double futex_sample(void *arg)
     atomic_init(&f.stop, false);
     if (pthread_create(&th, NULL, fx_helper, &f) != 0) return -1;
     probe_pin(cpus[0]);
-    double t0 = util_now(), deadline = t0 + DEADLINE_S, r = -1;
+    double t0 = util_now(), end = t0 + SAMPLE_MAX_S, r = -1;
     uint32_t k;
     for (k = 0; k < f.rounds; k++)
-        if (!fx_step(&f, 2 * k, deadline)) break;
+        if (!fx_step(&f, 2 * k, end)) break;
     /* the last post wakes the helper's final wait; wait for its answer */
-    if (k == f.rounds && fx_step(&f, 2 * f.rounds, deadline))
+    if (k == f.rounds && fx_step(&f, 2 * f.rounds, end))
         r = (util_now() - t0) / (2.0 * f.rounds + 1);
     atomic_store(&f.stop, true);
     fx_wake(&f.word);
@@ -201,7 +218,9 @@ strata_status_t probe_sys(probe_ctx_t *x, double budget, strata_error_t *err)
     if (st == STRATA_OK) st = sized(fault_sample, &a, budget / 3, &res->page_fault, err);
     probe_tick(x, budget, 1);
     if (st == STRATA_ERR_SYSTEM)
-        strata_error_set(err, st, "probe: system costs: a switch or futex round stalled for %.0f s",
-                         DEADLINE_S);
+        strata_error_set(err, st,
+                         "probe: system costs: a switch or futex round stalled for %.0f s "
+                         "(or a sample passed %.0f s)",
+                         DEADLINE_S, SAMPLE_MAX_S);
     return st;
 }
