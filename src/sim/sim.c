@@ -44,7 +44,8 @@ uint64_t sim_route_flushes(const strata_sim_t *sim)
 
 strata_sim_opts_t strata_sim_opts_default(void)
 {
-    strata_sim_opts_t o = {STRATA_SIM_SPREAD, STRATA_SIM_BARRIER, 1, 1, false, false, NULL, 8, 10, false};
+    strata_sim_opts_t o = {
+        STRATA_SIM_SPREAD, STRATA_SIM_BARRIER, 1, 1, false, false, NULL, 8, 10, false};
     return o;
 }
 
@@ -60,9 +61,8 @@ strata_status_t strata_sim_create(const strata_topo_t *topo, const strata_sim_op
     if (sim->opts.top_links < 0) sim->opts.top_links = 0;
     strata_status_t rc = sim_topo_init(&sim->st, topo, err);
     if (rc == STRATA_OK) {
-        sim->routes =
-            sim_routes_create(topo, sim->opts.routing, sim->opts.seed, sim->opts.conns,
-                              sim->opts.cross_rail, err);
+        sim->routes = sim_routes_create(topo, sim->opts.routing, sim->opts.seed, sim->opts.conns,
+                                        sim->opts.cross_rail, err);
         if (!sim->routes) rc = err ? err->status : STRATA_ERR_NOMEM;
     }
     if (rc != STRATA_OK) {
