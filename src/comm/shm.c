@@ -67,6 +67,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_THREAD__)
+_Atomic unsigned comm_fence_word; /* comm_fence_seq_cst under TSan (comm.h) */
+#endif
+
 /* Sleep at most this long per step (s): short enough that a sleeper still
  * sees abort, the failure word and peer death within milliseconds when no
  * post wakes it, long enough that a stopped peer costs few wake-ups (500
@@ -325,7 +329,7 @@ static void wait_arm(strata_comm_t *c, comm_wait_t *w, uint64_t peers)
     for (int p = 0; p < c->size; p++)
         if (peers >> p & 1)
             atomic_fetch_or_explicit(&c->lines[p].misc.wmask, bit, memory_order_seq_cst);
-    atomic_thread_fence(memory_order_seq_cst); /* pairs with comm_posted's */
+    comm_fence_seq_cst(); /* pairs with comm_posted's */
     w->armed = true;
 }
 
