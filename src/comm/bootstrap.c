@@ -649,16 +649,24 @@ static strata_status_t send_welcome(boot_server_t *s, const char *name, strata_e
     return st;
 }
 
+/* Rank r's 8-byte answer once it has mapped (what: the segment it was to
+ * map, for the error). */
+static strata_status_t read_mapped(boot_server_t *s, int r, const char *what, strata_error_t *err)
+{
+    unsigned char b[8];
+    const char *why = "";
+    if (sock_io(s->fds[r], b, 8, s->deadline, false, &why))
+        return strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank %d: %s", r, why);
+    if (memcmp(b, "STRM", 4) != 0 || get32(b + 4) != 0)
+        return strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank %d could not %s", r, what);
+    return STRATA_OK;
+}
+
 static strata_status_t wait_mapped(boot_server_t *s, strata_error_t *err)
 {
     for (int r = 1; r < s->c->size; r++) {
-        unsigned char b[8];
-        const char *why = "";
-        if (sock_io(s->fds[r], b, 8, s->deadline, false, &why))
-            return strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank %d: %s", r, why);
-        if (memcmp(b, "STRM", 4) != 0 || get32(b + 4) != 0)
-            return strata_error_set(err, STRATA_ERR_PEER,
-                                    "bootstrap: rank %d could not map the segment", r);
+        strata_status_t st = read_mapped(s, r, "map the segment", err);
+        if (st) return st;
     }
     return STRATA_OK;
 }
@@ -892,18 +900,6 @@ static strata_status_t send_table(boot_server_t *s, cross_t *x, int r, strata_er
     return st;
 }
 
-static strata_status_t read_mapped(boot_server_t *s, int r, strata_error_t *err)
-{
-    unsigned char b[8];
-    const char *why = "";
-    if (sock_io(s->fds[r], b, 8, s->deadline, false, &why))
-        return strata_error_set(err, STRATA_ERR_PEER, "bootstrap: rank %d: %s", r, why);
-    if (memcmp(b, "STRM", 4) != 0 || get32(b + 4) != 0)
-        return strata_error_set(err, STRATA_ERR_PEER,
-                                "bootstrap: rank %d could not set up its host's segment", r);
-    return STRATA_OK;
-}
-
 /* Rank 0: addresses in, tables out (leaders first), segments, GO. */
 static strata_status_t serve_cross_frames(boot_server_t *s, cross_t *x, strata_error_t *err)
 {
@@ -931,12 +927,12 @@ static strata_status_t serve_cross_frames(boot_server_t *s, cross_t *x, strata_e
                 if (x->host_of[q] == x->host_of[r]) leader = false;
             if (leader != (pass == 0) || x->host_of[r] == 0) continue;
             st = send_table(s, x, r, err);
-            if (st == STRATA_OK) st = read_mapped(s, r, err);
+            if (st == STRATA_OK) st = read_mapped(s, r, "set up its host's segment", err);
         }
     for (int r = 1; r < c->size && st == STRATA_OK; r++) /* rank 0's host-mates */
         if (x->host_of[r] == 0) {
             st = send_table(s, x, r, err);
-            if (st == STRATA_OK) st = read_mapped(s, r, err);
+            if (st == STRATA_OK) st = read_mapped(s, r, "set up its host's segment", err);
         }
     shm_unlink(name);
     send_status(s, "STRG", st == STRATA_OK ? 0 : 1, NULL);
