@@ -188,14 +188,46 @@ static const vcase_t vcases[] = {
      * 1.875 n / t = 4 x 12.4 = 49.6 GB/s (a miss at -52 % while one ring
      * ran over single NVLinks: 20.0 x 8/7 = 22.8; issue 11 cause 6) */
     {"DGX-1 x2, 4xEDR", "dgx-1v:2", "Ring", 1.0 * (1 << 30), 48, 0.90, 1.10},
+    /* nccl-tests#100: 2 x HGX A100 80GB, 4 x CX-6 HDR 200G IB per node,
+     * -b 1G -e 8G, "can reach 91GB/s": the NICs' ring ceiling, 4 x 24.7 =
+     * 98.9 GB/s of busbw (at 8 GiB the ring's 30 steps of latency add 0.3 %) */
+    {"2x8 A100, 4xHDR (#100)", "dgx-a100:2,nics=4", "Ring", 8.0 * (1 << 30), 91, 0.90, 1.10},
+    /* d-robotics/test_gpu_scripts multi-node report (2026-05-23): 2 x 8
+     * H100, 4 x 400G IB rails (mlx5_0,1,6,7), GDRDMA, no SHARP: 353.85 */
+    {"2x8 H100, 4xNDR", "dgx-h100:2,nics=4", "NVLSTree", 8.0 * (1 << 30), 353.85, 0.90, 1.10},
+    /* aigatech/vpbenchmarking (Voltage Park): 8 x H100 SXM5, NCCL 2.24.3,
+     * single node, peak at 8 GiB: 479.72 */
+    {"8xH100 (Voltage Park)", "dgx-h100", "NVLS", 8.0 * (1 << 30), 479.72, 0.90, 1.10},
+    /* NVIDIA GTC 2024 S62129, quoted in NVIDIA/nccl#1649: multi-node H100
+     * NVLSTree allreduce busBw "approximately 370GB/s~380GB/s" (node count
+     * not stated; 4 modelled) */
+    {"H100 NVLSTree (GTC 2024)", "dgx-h100:4", "NVLSTree", 8.0 * (1 << 30), 375, 0.90, 1.10},
+    /* misses (docs/validation.md): 4 x 8 H100 over NDR / 400G RoCE
+     * measured at 320-331 where NVIDIA quotes 370-380 for the same
+     * hardware; NVLSTree's inter-node double binary tree, which strata
+     * prices at the NICs' full rate (NCCL's own tuning model carries 0.70
+     * for it) -- tree-related, left to the tree rewrite (issue 11 cause 5) */
+    {"4x8 H100 NDR (Voltage Park)", "dgx-h100:4", "NVLSTree", 8.0 * (1 << 30), 330.93, 1.10, 1.20},
+    {"4x8 H100 RoCE (nccl#1221)", "dgx-h100:4,port=roce-400g", "NVLSTree", 8.0 * (1 << 30), 320,
+     1.10, 1.20},
+    /* 2 x 8 H100, 8 x 400G RoCE, NCCL 2.19.3, NVLS on: 430 at 4-8 GiB
+     * (nccl#1221); the same servers' H200 row (nccl-tests#256) is +2.8 % */
+    {"2x8 H100 RoCE (nccl#1221)", "dgx-h100:2,port=roce-400g", "NVLSTree", 8.0 * (1 << 30), 430,
+     1.10, 1.20},
+    /* GB200 NVL72, one rack of 72 GPUs, NVLS (coreweave/nccl-tests#43):
+     * 834.57 at 8 GiB. The NVLS law that fits H100 (1.32 x the GPU's 720
+     * GB/s) gives 1145; 8 B200 in one server also stop at "830+" (nccl#1807),
+     * so NVLink5's NVLS rate, not the rack, is what the model lacks */
+    {"GB200 NVL72 rack (NVLS)", "gb200-nvl72", "NVLS", 8.0 * (1 << 30), 834.57, 1.30, 1.45},
 };
 
 static void test_public_measurements(void **state)
 {
     (void)state;
-    double sum = 0;
+    double sum = 0, all = 0;
     int in = 0;
-    for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++) {
+    size_t nv = sizeof(vcases) / sizeof(vcases[0]);
+    for (size_t i = 0; i < nv; i++) {
         const vcase_t *v = &vcases[i];
         strata_nccl_choice_t c;
         double r = nccl_busbw(v->spec, v->bytes, &c) / (v->measured * 1e9);
@@ -206,7 +238,10 @@ static void test_public_measurements(void **state)
         if (!(r >= v->lo && r <= v->hi))
             fail_msg("%s: predicted/measured %.3f outside [%.2f, %.2f]", v->what, r, v->lo, v->hi);
         if (v->lo >= 0.9 && v->hi <= 1.1) sum += fabs(r - 1), in++;
+        all += fabs(r - 1);
     }
+    print_message("mean |error|: %.1f %% over the %d rows in tolerance, %.1f %% over all %zu\n",
+                  100 * sum / in, in, 100 * all / nv, nv);
     /* the cases in tolerance: mean |error| within 5 % */
     assert_true(sum / in <= 0.05);
 }
