@@ -155,6 +155,9 @@ static double nccl_busbw(const char *spec, double bytes, strata_nccl_choice_t *c
     return c->cost.busbw;
 }
 
+/* Cluster files of the validation cases (tests/data/validation/) */
+#define VDATA STRATA_SOURCE_DIR "/tests/data/validation/"
+
 typedef struct vcase {
     const char *what, *spec, *algo; /* NCCL's algorithm expected */
     double bytes, measured;         /* nccl-tests size, busbw GB/s */
@@ -219,6 +222,12 @@ static const vcase_t vcases[] = {
      * GB/s) gives 1145; 8 B200 in one server also stop at "830+" (nccl#1807),
      * so NVLink5's NVLS rate, not the rack, is what the model lacks */
     {"GB200 NVL72 rack (NVLS)", "gb200-nvl72", "NVLS", 8.0 * (1 << 30), 834.57, 1.30, 1.45},
+    /* 8 x H800 (8 NVLink4 links per GPU, tests/data/validation/hgx-h800.json),
+     * one server, NVLS: 215 (nccl#1374). NCCL-mode picks Ring (160): its
+     * NVLS channel speed 160/16 = 10 GB/s falls to the search array's 6, so
+     * NVLS ranks below Ring -- the emulation of NCCL's NVLS channel search
+     * is wrong for 8-link GPUs (strata's innet gives 206, -4 %) */
+    {"8xH800 one server (NVLS)", VDATA "hgx-h800.json", "Ring", 8.0 * (1 << 30), 215, 0.70, 0.80},
 };
 
 static void test_public_measurements(void **state)
