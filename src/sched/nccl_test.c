@@ -66,15 +66,23 @@ static void test_latency_examples(void **state)
 
 /* Bandwidths by hand at 1 GiB, one H100 server (360 GB/s per GPU):
  * Ring Simple busBw 360 -> algBw 360 x 8/14 = 205.71 GB/s;
- * NVLS: 16 channels of 360/16 = 22.5 -> the SM90 search speed 20; x 0.85 x
- * 15/16 x 2 (allreduce) x 16 = 510 -> algBw 510 x 8/14 = 291.43 GB/s. */
+ * NVLS on one server: one channel per GPU, 8, each taking its speed from
+ * every GPU's link and once more at its head: 9 x speed <= 360 -> 40 (the
+ * SM90 search speeds 60, 50, 40, ...); x 0.85 x 7/8 x 2 (allreduce) x 8 =
+ * 476 -> algBw 476 x 8/14 = 272 GB/s. */
 static void test_bandwidth_by_hand(void **state)
 {
     (void)state;
     strata_coll_machine_t m = hopper(8, 1, 360e9, true);
     double n = 1 << 30;
     assert_rel(us(&m, RING, SIMPLE, n), 56.0 + n / (360e3 * 8 / 14), 1e-9);
-    assert_rel(us(&m, NVLS, SIMPLE, n), 25.0 + n / (510e3 * 8 / 14), 1e-9);
+    assert_rel(us(&m, NVLS, SIMPLE, n), 25.0 + n / (476e3 * 8 / 14), 1e-9);
+    /* 8 H800 (8 NVLink4 links: 160 GB/s): 9 x speed <= 160 -> 15; 15 x 0.85 x
+     * 7/8 x 2 x 8 = 178.5 busBw > Ring's 160, so NVLS is NCCL's choice
+     * (16 channels of 160/16 = 10 -> 6 made it 153 and ranked it below Ring) */
+    strata_coll_machine_t h800 = hopper(8, 1, 160e9, true);
+    assert_rel(us(&h800, NVLS, SIMPLE, n), 25.0 + n / (178.5e3 * 8 / 14), 1e-9);
+    assert_rel(us(&h800, RING, SIMPLE, n), 56.0 + n / (160e3 * 8 / 14), 1e-9);
     /* Ring LL128: busBw min(360 x 0.92, nCh x 36.7) with nCh = 2 x ceil(360/60) = 12:
      * 331.2 -> algBw 189.26 */
     assert_rel(us(&m, RING, LL128, n), 40.6 + n / (331.2e3 * 8 / 14), 1e-9);
@@ -223,11 +231,12 @@ static const vcase_t vcases[] = {
      * so NVLink5's NVLS rate, not the rack, is what the model lacks */
     {"GB200 NVL72 rack (NVLS)", "gb200-nvl72", "NVLS", 8.0 * (1 << 30), 834.57, 1.30, 1.45},
     /* 8 x H800 (8 NVLink4 links per GPU, tests/data/validation/hgx-h800.json),
-     * one server, NVLS: 215 (nccl#1374). NCCL-mode picks Ring (160): its
-     * NVLS channel speed 160/16 = 10 GB/s falls to the search array's 6, so
-     * NVLS ranks below Ring -- the emulation of NCCL's NVLS channel search
-     * is wrong for 8-link GPUs (strata's innet gives 206, -4 %) */
-    {"8xH800 one server (NVLS)", VDATA "hgx-h800.json", "Ring", 8.0 * (1 << 30), 215, 0.70, 0.80},
+     * one server, NVLS: 215 (nccl#1374). NCCL-mode picked Ring (160, -26 %)
+     * while its NVLS channels were 16 of 160/16 = 10 -> 6 GB/s; with NCCL's
+     * one-server NVLS search (8 channels of 15, test_bandwidth_by_hand) it
+     * picks NVLS, which strata prices at 209.4 (the NVLS law, 1.32 x 160 less
+     * the latency and fill of 8 GiB) */
+    {"8xH800 one server (NVLS)", VDATA "hgx-h800.json", "NVLS", 8.0 * (1 << 30), 215, 0.90, 1.10},
 };
 
 static void test_public_measurements(void **state)
