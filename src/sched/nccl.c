@@ -134,7 +134,18 @@ static nccl_in_t inputs(const strata_coll_machine_t *m)
 
 /* The largest speed of the search's array not above bw (the search tries
  * them top down until its channels fit). */
-static double quantise(const nccl_in_t *in, double bw);
+static double quantise(const nccl_in_t *in, double bw)
+{
+    const double *s = in->cc == CC_HOPPER      ? speeds_sm90
+                      : in->cc == CC_BLACKWELL ? speeds_sm100
+                                               : speeds_generic;
+    size_t n = in->cc == CC_HOPPER      ? sizeof(speeds_sm90) / sizeof(double)
+               : in->cc == CC_BLACKWELL ? sizeof(speeds_sm100) / sizeof(double)
+                                        : sizeof(speeds_generic) / sizeof(double);
+    for (size_t i = 0; i < n; i++)
+        if (s[i] <= bw) return s[i];
+    return s[n - 1];
+}
 
 /* NVLS channels and their speed, as NCCL's search finds them (see the file
  * comment): one server, one channel per GPU, (nch + 1) × speed within the
@@ -149,19 +160,6 @@ static void nvls_graph(const nccl_in_t *in, double *nch_p, double *speed_p)
     }
     *nch_p = NVLS_CHANNELS;
     *speed_p = quantise(in, in->up / NVLS_CHANNELS);
-}
-
-static double quantise(const nccl_in_t *in, double bw)
-{
-    const double *s = in->cc == CC_HOPPER      ? speeds_sm90
-                      : in->cc == CC_BLACKWELL ? speeds_sm100
-                                               : speeds_generic;
-    size_t n = in->cc == CC_HOPPER      ? sizeof(speeds_sm90) / sizeof(double)
-               : in->cc == CC_BLACKWELL ? sizeof(speeds_sm100) / sizeof(double)
-                                        : sizeof(speeds_generic) / sizeof(double);
-    for (size_t i = 0; i < n; i++)
-        if (s[i] <= bw) return s[i];
-    return s[n - 1];
 }
 
 /* ==== Bandwidth (GB/s of algorithm bandwidth, 0: not available) ==== */
