@@ -12,7 +12,14 @@
  * scale-up bandwidth (bw_intra) and the server's NIC share (min(NICs,
  * ranks per server) × bw_nic), which is what the search's channels add up
  * to (nChannels × per-channel speed). NVLS's per-channel speed is
- * quantised to the search's speed array, as the search does.
+ * quantised to the search's speed array, as the search does. On one
+ * server the NVLS search is forced to one channel per GPU (minChannels =
+ * maxChannels = min(32, GPUs), search.cc) and each channel takes its speed
+ * from every GPU's NVSwitch link, twice at its head GPU
+ * (ncclTopoSearchTryNvls), so the speed is the largest of the array with
+ * (channels + 1) × speed within the GPU's bandwidth: 8 H100 (360 GB/s)
+ * run 8 channels of 40, 8 H800 (160) 8 of 15. Across servers the search
+ * also fits the NICs; there the 16 channels of up/16 are kept.
  *
  * The model only chooses. What the choice gets is strata's price of the
  * schedule NCCL runs (ring, tree, innet for NVLS/CollNet, nvlstree, PAT ≈
@@ -80,8 +87,11 @@ static const double tree_corr[3][24] = {{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7
 static const double speeds_generic[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
 static const double speeds_sm90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
 static const double speeds_sm100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
-/* NVLS channels NCCL opens on NVSwitch systems (NCCL_NVLS_NCHANNELS default) */
-#define NVLS_CHANNELS 16.0
+/* NVLS channels NCCL opens on NVSwitch systems across servers
+ * (NCCL_NVLS_NCHANNELS default); on one server one per GPU, at most
+ * NCCL_MAX_NVLS_ARITY (device.h) */
+#define NVLS_CHANNELS  16.0
+#define NVLS_MAX_ARITY 32.0
 /* Host network overhead per message, us (getNetOverhead: x86 Intel 1.0, x3 for Simple) */
 #define NET_OVERHEAD_US 1.0
 
@@ -137,6 +147,21 @@ static double quantise(const nccl_in_t *in, double bw)
     return s[n - 1];
 }
 
+/* NVLS channels and their speed, as NCCL's search finds them (see the file
+ * comment): one server, one channel per GPU, (nch + 1) × speed within the
+ * GPU's link; across servers 16 channels of up/16. */
+static void nvls_graph(const nccl_in_t *in, double *nch_p, double *speed_p)
+{
+    if (in->N <= 1) {
+        double nch = fmin(in->ppn, NVLS_MAX_ARITY);
+        *nch_p = nch;
+        *speed_p = quantise(in, in->up / (nch + 1));
+        return;
+    }
+    *nch_p = NVLS_CHANNELS;
+    *speed_p = quantise(in, in->up / NVLS_CHANNELS);
+}
+
 /* ==== Bandwidth (GB/s of algorithm bandwidth, 0: not available) ==== */
 
 static bool algo_applies(const nccl_in_t *in, strata_coll_t c, int a)
@@ -163,21 +188,28 @@ static bool algo_applies(const nccl_in_t *in, strata_coll_t c, int a)
     }
 }
 
+/* NVLS and NVLSTree busBw (Simple only): the channels' speed after NCCL's
+ * NVLS efficiency, both directions for an allreduce, against the NICs
+ * (twice for a two-node NVLSTree) and NVLSTree's per-channel cap. */
+static double nvls_bus_bw(const nccl_in_t *in, strata_coll_t c, int a, int p)
+{
+    double nch, ch;
+    nvls_graph(in, &nch, &ch);
+    if (p != NP_SIMPLE || nch < 2) return 0; /* NVLS needs 2 channels (tuning.cc) */
+    double intra = ch * nvls_eff[in->cc] * (nch - 1) / nch * nch;
+    intra *= c == STRATA_COLL_ALLREDUCE ? 2 : (in->ppn - 1) / in->ppn;
+    double inter = in->net * (a == NA_NVLS_TREE && in->N <= 2 ? 2 : 1);
+    double bw = fmin(intra, inter);
+    if (a == NA_NVLS_TREE) bw = fmin(bw, nch * per_ch_nvls_tree[in->cc][in->scale]);
+    return bw;
+}
+
 static double bus_bw(const nccl_in_t *in, strata_coll_t c, int a, int p)
 {
+    if (a == NA_NVLS || a == NA_NVLS_TREE) return nvls_bus_bw(in, c, a, p);
     double base = fmin(in->up, in->net), nch = 2 * ceil(base / quantise(in, 1e9));
     if (nch < 2) nch = 2;
     double bw = base;
-    if (a == NA_NVLS || a == NA_NVLS_TREE) {
-        if (p != NP_SIMPLE) return 0;
-        double ch = quantise(in, in->up / NVLS_CHANNELS);
-        double intra = ch * nvls_eff[in->cc] * (NVLS_CHANNELS - 1) / NVLS_CHANNELS * NVLS_CHANNELS;
-        intra *= c == STRATA_COLL_ALLREDUCE ? 2 : (in->ppn - 1) / in->ppn;
-        double inter = in->net * (a == NA_NVLS_TREE && in->N <= 2 ? 2 : 1);
-        bw = fmin(intra, inter);
-        if (a == NA_NVLS_TREE) bw = fmin(bw, NVLS_CHANNELS * per_ch_nvls_tree[in->cc][in->scale]);
-        return bw;
-    }
     if (a == NA_COLLNET_DIRECT || a == NA_COLLNET_CHAIN)
         return p == NP_SIMPLE ? fmin(in->up, in->net * 0.9) : 0;
     if (a == NA_RING && p == NP_LL) bw = fmin(ll_max_bw[in->cc][in->scale], bw * 0.5);

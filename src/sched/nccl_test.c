@@ -66,15 +66,23 @@ static void test_latency_examples(void **state)
 
 /* Bandwidths by hand at 1 GiB, one H100 server (360 GB/s per GPU):
  * Ring Simple busBw 360 -> algBw 360 x 8/14 = 205.71 GB/s;
- * NVLS: 16 channels of 360/16 = 22.5 -> the SM90 search speed 20; x 0.85 x
- * 15/16 x 2 (allreduce) x 16 = 510 -> algBw 510 x 8/14 = 291.43 GB/s. */
+ * NVLS on one server: one channel per GPU, 8, each taking its speed from
+ * every GPU's link and once more at its head: 9 x speed <= 360 -> 40 (the
+ * SM90 search speeds 60, 50, 40, ...); x 0.85 x 7/8 x 2 (allreduce) x 8 =
+ * 476 -> algBw 476 x 8/14 = 272 GB/s. */
 static void test_bandwidth_by_hand(void **state)
 {
     (void)state;
     strata_coll_machine_t m = hopper(8, 1, 360e9, true);
     double n = 1 << 30;
     assert_rel(us(&m, RING, SIMPLE, n), 56.0 + n / (360e3 * 8 / 14), 1e-9);
-    assert_rel(us(&m, NVLS, SIMPLE, n), 25.0 + n / (510e3 * 8 / 14), 1e-9);
+    assert_rel(us(&m, NVLS, SIMPLE, n), 25.0 + n / (476e3 * 8 / 14), 1e-9);
+    /* 8 H800 (8 NVLink4 links: 160 GB/s): 9 x speed <= 160 -> 15; 15 x 0.85 x
+     * 7/8 x 2 x 8 = 178.5 busBw > Ring's 160, so NVLS is NCCL's choice
+     * (16 channels of 160/16 = 10 -> 6 made it 153 and ranked it below Ring) */
+    strata_coll_machine_t h800 = hopper(8, 1, 160e9, true);
+    assert_rel(us(&h800, NVLS, SIMPLE, n), 25.0 + n / (178.5e3 * 8 / 14), 1e-9);
+    assert_rel(us(&h800, RING, SIMPLE, n), 56.0 + n / (160e3 * 8 / 14), 1e-9);
     /* Ring LL128: busBw min(360 x 0.92, nCh x 36.7) with nCh = 2 x ceil(360/60) = 12:
      * 331.2 -> algBw 189.26 */
     assert_rel(us(&m, RING, LL128, n), 40.6 + n / (331.2e3 * 8 / 14), 1e-9);
@@ -142,8 +150,8 @@ static void test_library_labels(void **state)
 
 /* ==== Public multi-node measurements (docs/validation.md, "Collectives") ==== */
 
-/* NCCL's choice on a preset at `bytes`, priced by strata: its busbw. */
-static double nccl_busbw(const char *spec, double bytes, strata_nccl_choice_t *c)
+/* The machine of a preset, builder spec or cluster file. */
+static strata_coll_machine_t vmachine(const char *spec)
 {
     strata_topo_t *t;
     strata_error_t err;
@@ -151,14 +159,38 @@ static double nccl_busbw(const char *spec, double bytes, strata_nccl_choice_t *c
     if (strata_topo_load_spec(spec, cat, &t, &err)) fail_msg("%s", err.msg);
     if (strata_coll_machine_from_topo(t, cat, &m, &err)) fail_msg("%s", err.msg);
     strata_topo_destroy(t);
+    return m;
+}
+
+/* NCCL's choice on a cluster at `bytes`, priced by strata: its busbw. */
+static double nccl_busbw(const char *spec, double bytes, strata_nccl_choice_t *c)
+{
+    strata_error_t err;
+    strata_coll_machine_t m = vmachine(spec);
     if (strata_coll_select_nccl(&m, STRATA_COLL_ALLREDUCE, bytes, c, &err)) fail_msg("%s", err.msg);
     return c->cost.busbw;
 }
+
+/* A measurement with NCCL_ALGO forced (Simple at these sizes): strata's
+ * price of that schedule. */
+static double forced_busbw(const char *spec, double bytes, strata_algo_t algo)
+{
+    strata_error_t err;
+    strata_coll_cost_t cost;
+    strata_coll_machine_t m = vmachine(spec);
+    if (strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, algo, bytes, &cost, &err))
+        fail_msg("%s", err.msg);
+    return cost.busbw;
+}
+
+/* Cluster files of the validation cases (tests/data/validation/) */
+#define VDATA STRATA_SOURCE_DIR "/tests/data/validation/"
 
 typedef struct vcase {
     const char *what, *spec, *algo; /* NCCL's algorithm expected */
     double bytes, measured;         /* nccl-tests size, busbw GB/s */
     double lo, hi;                  /* accepted predicted/measured */
+    int forced;                     /* NCCL_ALGO forced: strata algorithm + 1; 0: NCCL's choice */
 } vcase_t;
 
 /* In tolerance (10 %): the row is a prediction. Outside: the bounds pin
@@ -166,47 +198,105 @@ typedef struct vcase {
  * shows here and the row moves into tolerance. */
 static const vcase_t vcases[] = {
     /* NVIDIA (nccl#812, quoted in nccl#1576): DGX A100, 8 x HDR, multi-node ring */
-    {"DGX A100 x4, 8xHDR", "dgx-a100:4", "Ring", 8.0 * (1 << 30), 192, 0.90, 1.10},
+    {"DGX A100 x4, 8xHDR", "dgx-a100:4", "Ring", 8.0 * (1 << 30), 192, 0.90, 1.10, 0},
     /* nccl-tests#290: 8 x H100, NVLS, single node */
-    {"DGX H100 NVLS", "dgx-h100", "NVLS", 8.0 * (1 << 30), 476, 0.90, 1.10},
+    {"DGX H100 NVLS", "dgx-h100", "NVLS", 8.0 * (1 << 30), 476, 0.90, 1.10, 0},
     /* validation.md A rows, now with NCCL's choice */
-    {"8xA100 ring", "dgx-a100", "Ring", 8.0 * (1 << 30), 232.5, 0.90, 1.10},
-    {"8xH200", "hgx-h200", "NVLS", 4.0 * (1 << 30), 475, 0.90, 1.10},
-    {"2x8 H200 1 GiB", "hgx-h200:2", "NVLSTree", 1.0 * (1 << 30), 458.7, 0.90, 1.10},
-    {"2x8 H200 3 GiB", "hgx-h200:2", "NVLSTree", 3.0 * (1 << 30), 483.8, 0.90, 1.10},
+    {"8xA100 ring", "dgx-a100", "Ring", 8.0 * (1 << 30), 232.5, 0.90, 1.10, 0},
+    {"8xH200", "hgx-h200", "NVLS", 4.0 * (1 << 30), 475, 0.90, 1.10, 0},
+    {"2x8 H200 1 GiB", "hgx-h200:2", "NVLSTree", 1.0 * (1 << 30), 458.7, 0.90, 1.10, 0},
+    {"2x8 H200 3 GiB", "hgx-h200:2", "NVLSTree", 3.0 * (1 << 30), 483.8, 0.90, 1.10, 0},
     /* 3 x 8 A100, 4 x HDR at 128 MiB (nccl-tests#119): 46 ring steps, each
      * charged its path's per-hop latencies plus the endpoints' once (a miss
      * at -12 % while end-to-end figures were charged per hop) */
-    {"3x8 A100, 4xHDR, 128 MiB", "dgx-a100:3,nics=4", "Ring", 128.0 * (1 << 20), 96, 0.90, 1.10},
+    {"3x8 A100, 4xHDR, 128 MiB", "dgx-a100:3,nics=4", "Ring", 128.0 * (1 << 20), 96, 0.90, 1.10, 0},
     /* misses: 2 x 8 A100, 4 x HDR (nccl-tests#175): the NICs' ring ceiling
      * 4 x 24.7 = 99 GB/s vs 86 measured, below what NVIDIA expects (96) */
-    {"2x8 A100, 4xHDR", "dgx-a100:2,nics=4", "Ring", 4.0 * (1 << 30), 86, 1.10, 1.20},
+    {"2x8 A100, 4xHDR", "dgx-a100:2,nics=4", "Ring", 4.0 * (1 << 30), 86, 1.10, 1.20, 0},
     /* DGX-1 V100, 4 x EDR (nccl-tests#29, maintainer: 48 GB/s): 6 mesh rings
      * over the cube-mesh's NVLink2 lanes (6 x 20.0 = 120 GB/s inside the
      * server, of which a rank's local hops need 7/8) leave the 4 NICs as
      * the bound: per step n/16 through 4 x 12.4 GB/s, 30 steps, busbw =
      * 1.875 n / t = 4 x 12.4 = 49.6 GB/s (a miss at -52 % while one ring
      * ran over single NVLinks: 20.0 x 8/7 = 22.8; issue 11 cause 6) */
-    {"DGX-1 x2, 4xEDR", "dgx-1v:2", "Ring", 1.0 * (1 << 30), 48, 0.90, 1.10},
+    {"DGX-1 x2, 4xEDR", "dgx-1v:2", "Ring", 1.0 * (1 << 30), 48, 0.90, 1.10, 0},
+    /* nccl-tests#100: 2 x HGX A100 80GB, 4 x CX-6 HDR 200G IB per node,
+     * -b 1G -e 8G, "can reach 91GB/s": the NICs' ring ceiling, 4 x 24.7 =
+     * 98.9 GB/s of busbw (at 8 GiB the ring's 30 steps of latency add 0.3 %) */
+    {"2x8 A100, 4xHDR (#100)", "dgx-a100:2,nics=4", "Ring", 8.0 * (1 << 30), 91, 0.90, 1.10, 0},
+    /* d-robotics/test_gpu_scripts multi-node report (2026-05-23): 2 x 8
+     * H100, 4 x 400G IB rails (mlx5_0,1,6,7), GDRDMA, no SHARP: 353.85 */
+    {"2x8 H100, 4xNDR", "dgx-h100:2,nics=4", "NVLSTree", 8.0 * (1 << 30), 353.85, 0.90, 1.10, 0},
+    /* aigatech/vpbenchmarking (Voltage Park): 8 x H100 SXM5, NCCL 2.24.3,
+     * single node, peak at 8 GiB: 479.72 */
+    {"8xH100 (Voltage Park)", "dgx-h100", "NVLS", 8.0 * (1 << 30), 479.72, 0.90, 1.10, 0},
+    /* NVIDIA GTC 2024 S62129, quoted in NVIDIA/nccl#1649: multi-node H100
+     * NVLSTree allreduce busBw "approximately 370GB/s~380GB/s" (node count
+     * not stated; 4 modelled) */
+    {"H100 NVLSTree (GTC 2024)", "dgx-h100:4", "NVLSTree", 8.0 * (1 << 30), 375, 0.90, 1.10, 0},
+    /* misses (docs/validation.md): 4 x 8 H100 over NDR / 400G RoCE
+     * measured at 320-331 where NVIDIA quotes 370-380 for the same
+     * hardware; NVLSTree's inter-node double binary tree, which strata
+     * prices at the NICs' full rate (NCCL's own tuning model carries 0.70
+     * for it) -- tree-related, left to the tree rewrite (issue 11 cause 5) */
+    {"4x8 H100 NDR (Voltage Park)", "dgx-h100:4", "NVLSTree", 8.0 * (1 << 30), 330.93, 1.10, 1.20,
+     0},
+    {"4x8 H100 RoCE (nccl#1221)", "dgx-h100:4,port=roce-400g", "NVLSTree", 8.0 * (1 << 30), 320,
+     1.10, 1.20, 0},
+    /* 2 x 8 H100, 8 x 400G RoCE, NCCL 2.19.3, NVLS on: 430 at 4-8 GiB
+     * (nccl#1221); the same servers' H200 row (nccl-tests#256) is +2.5 % */
+    {"2x8 H100 RoCE (nccl#1221)", "dgx-h100:2,port=roce-400g", "NVLSTree", 8.0 * (1 << 30), 430,
+     1.10, 1.20, 0},
+    /* GB200 NVL72, one rack of 72 GPUs, NVLS (coreweave/nccl-tests#43):
+     * 834.57 at 8 GiB. The NVLS law that fits H100 (1.32 x the GPU's 720
+     * GB/s) gives 1145; 8 B200 in one server also stop at "830+" (nccl#1807),
+     * so NVLink5's NVLS rate, not the rack, is what the model lacks */
+    {"GB200 NVL72 rack (NVLS)", "gb200-nvl72", "NVLS", 8.0 * (1 << 30), 834.57, 1.30, 1.45, 0},
+    /* 8 x H800 (8 NVLink4 links per GPU, tests/data/validation/hgx-h800.json),
+     * one server, NVLS: 215 (nccl#1374). NCCL-mode picked Ring (160, -26 %)
+     * while its NVLS channels were 16 of 160/16 = 10 -> 6 GB/s; with NCCL's
+     * one-server NVLS search (8 channels of 15, test_bandwidth_by_hand) it
+     * picks NVLS, which strata prices at 209.4 (the NVLS law, 1.32 x 160 less
+     * the latency and fill of 8 GiB) */
+    {"8xH800 one server (NVLS)", VDATA "hgx-h800.json", "NVLS", 8.0 * (1 << 30), 215, 0.90, 1.10,
+     0},
+    /* the same GTC 2024 slide (nccl#1649): multi-node allreduce "approximately
+     * 380GB/s even without using SHARP", the ring over the 8 NICs: per step
+     * n/32 through each server's 8 x 49.7 GB/s, busbw -> 8 x 49.7 = 397.6 less
+     * 62 steps of latency (4 servers modelled) */
+    {"H100 ring (GTC 2024)", "dgx-h100:4", "Ring", 8.0 * (1 << 30), 380, 0.90, 1.10,
+     STRATA_ALGO_RING + 1},
 };
 
 static void test_public_measurements(void **state)
 {
     (void)state;
-    double sum = 0;
+    double sum = 0, all = 0;
     int in = 0;
-    for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++) {
+    size_t nv = sizeof(vcases) / sizeof(vcases[0]);
+    for (size_t i = 0; i < nv; i++) {
         const vcase_t *v = &vcases[i];
         strata_nccl_choice_t c;
-        double r = nccl_busbw(v->spec, v->bytes, &c) / (v->measured * 1e9);
-        print_message("%-26s NCCL %s/%s: predicted %6.1f GB/s, measured %6.1f: %+5.1f %%\n",
-                      v->what, strata_nccl_algo_name(c.algo), strata_nccl_proto_name(c.proto),
-                      r * v->measured, v->measured, 100 * (r - 1));
-        assert_string_equal(strata_nccl_algo_name(c.algo), v->algo);
+        double r;
+        if (v->forced) {
+            r = forced_busbw(v->spec, v->bytes, (strata_algo_t)(v->forced - 1)) /
+                (v->measured * 1e9);
+            print_message("%-26s forced %s: predicted %6.1f GB/s, measured %6.1f: %+5.1f %%\n",
+                          v->what, v->algo, r * v->measured, v->measured, 100 * (r - 1));
+        } else {
+            r = nccl_busbw(v->spec, v->bytes, &c) / (v->measured * 1e9);
+            print_message("%-26s NCCL %s/%s: predicted %6.1f GB/s, measured %6.1f: %+5.1f %%\n",
+                          v->what, strata_nccl_algo_name(c.algo), strata_nccl_proto_name(c.proto),
+                          r * v->measured, v->measured, 100 * (r - 1));
+            assert_string_equal(strata_nccl_algo_name(c.algo), v->algo);
+        }
         if (!(r >= v->lo && r <= v->hi))
             fail_msg("%s: predicted/measured %.3f outside [%.2f, %.2f]", v->what, r, v->lo, v->hi);
         if (v->lo >= 0.9 && v->hi <= 1.1) sum += fabs(r - 1), in++;
+        all += fabs(r - 1);
     }
+    print_message("mean |error|: %.1f %% over the %d rows in tolerance, %.1f %% over all %zu\n",
+                  100 * sum / in, in, 100 * all / nv, nv);
     /* the cases in tolerance: mean |error| within 5 % */
     assert_true(sum / in <= 0.05);
 }
