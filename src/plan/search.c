@@ -58,7 +58,7 @@ static void try_config(const strata_plan_ctx_t *ctx, strata_plan_config_t *c, be
         plan_memory(ctx, c, c->gbs / (c->mbs * c->dp), &r);
         b->valid++;
         if (!r.fits) {
-            double miss = r.mem_total - r.mem_capacity;
+            double miss = plan_memory_miss(&r);
             if (b->nearest < 0 || miss < b->nearest) b->nearest = miss, b->nearest_cfg = *c;
             b->nofit++;
             continue;
