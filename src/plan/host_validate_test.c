@@ -16,39 +16,11 @@
  *    46.44 GB/s — a miss, pinned below with its cause.
  */
 #define _DEFAULT_SOURCE /* mkstemps in test.h */
-#include "plan.h"
-#include "test.h"
+#include "plan_fix_test.h"
 
 #include <stdio.h>
 
 #define BOX STRATA_SOURCE_DIR "/tests/data/wrx90_2switch.json"
-
-typedef struct fix {
-    strata_link_catalog_t *cat;
-    strata_topo_t *topo;
-    strata_plan_ctx_t *ctx;
-} fix_t;
-
-/* The box as a planning context (the workload and accelerator do not
- * enter the host path's figures). */
-static void fix_open(fix_t *f)
-{
-    strata_error_t err;
-    strata_workload_t w;
-    strata_accel_t a;
-    assert_int_equal(strata_link_catalog_load(NULL, &f->cat, &err), STRATA_OK);
-    assert_int_equal(strata_topo_load_spec(BOX, f->cat, &f->topo, &err), STRATA_OK);
-    assert_int_equal(strata_workload_load("gpt-1.7b", &w, &err), STRATA_OK);
-    assert_int_equal(strata_accel_load(NULL, "a100-80", &a, &err), STRATA_OK);
-    assert_int_equal(strata_plan_ctx_create(&w, &a, f->topo, f->cat, &f->ctx, &err), STRATA_OK);
-}
-
-static void fix_close(fix_t *f)
-{
-    strata_plan_ctx_destroy(f->ctx);
-    strata_topo_destroy(f->topo);
-    strata_link_catalog_destroy(f->cat);
-}
 
 /* Each GPU's share of its pinned DMA path to host memory, all 8 at once:
  * its own x16 link (56.01 GB/s, the catalog's Gen5 x16 after 128b/130b,
@@ -60,7 +32,7 @@ static void test_host_dma_all_gpus(void **state)
 {
     (void)state;
     fix_t f;
-    fix_open(&f);
+    fix_open(&f, "gpt-1.7b", BOX); /* the workload does not enter the host path */
     double xfer, mem;
     strata_error_t err;
     assert_int_equal(plan_offload_tier(f.ctx, STRATA_PLAN_OFFLOAD_HOST, &xfer, &mem, &err),
@@ -92,7 +64,7 @@ static void test_nccl_ring_miss(void **state)
 {
     (void)state;
     fix_t f;
-    fix_open(&f);
+    fix_open(&f, "gpt-1.7b", BOX); /* the workload does not enter the host path */
     strata_coll_machine_t m;
     strata_nccl_choice_t c;
     strata_error_t err;
