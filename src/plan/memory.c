@@ -133,7 +133,7 @@ void plan_memory(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, in
     r->fits = r->mem_total <= r->mem_capacity;
     r->mem_offload_capacity = 0;
     if (c->offload > 0 && c->offload <= STRATA_PLAN_OFFLOAD_CXL) {
-        double share = ctx->tier_share[c->offload];
+        double share = ctx->tier[c->offload].share;
         r->mem_offload_capacity = share;
         if (share > 0 && r->mem_offload > share) r->fits = false;
     }

@@ -18,10 +18,17 @@ struct strata_plan_ctx {
     strata_coll_machine_t m0; /* the whole cluster, read once */
     int gpus;
     strata_plan_comm_opts_t comm; /* what-ifs on communication (wall.c) */
-    /* Offload tiers (index STRATA_PLAN_OFFLOAD_*): bytes of the tier's
-     * memory each GPU of the first server may fill (offload.c), read once;
-     * 0 = no such tier, or a memory without a recorded capacity. */
-    double tier_share[3];
+    /* Offload tiers (index STRATA_PLAN_OFFLOAD_*), read once at creation
+     * (routing every GPU to its tier memory is too slow for every plan of
+     * a search): whether the cluster has the tier (else why not), its
+     * transfer and memory bandwidths (plan_offload_tier), and the bytes of
+     * the tier's memory each GPU may fill (0 = no such tier, or a memory
+     * without a recorded capacity). */
+    struct plan_tier {
+        strata_status_t st;
+        char why[STRATA_ERROR_MSG_MAX];
+        double xfer_bw, mem_bw, share;
+    } tier[3];
 };
 
 /* ctx.c: bytes per activation element on the wire (BF16 x the what-if). */

@@ -87,11 +87,8 @@ static int offload_tiers(const strata_plan_ctx_t *ctx, int base, int *tiers)
     if (base >= 0) return tiers[0] = base, 1;
     int n = 0;
     tiers[n++] = STRATA_PLAN_OFFLOAD_NONE;
-    for (int k = STRATA_PLAN_OFFLOAD_HOST; k <= STRATA_PLAN_OFFLOAD_CXL; k++) {
-        double x, m;
-        strata_error_t ignored;
-        if (plan_offload_tier(ctx, k, &x, &m, &ignored) == STRATA_OK) tiers[n++] = k;
-    }
+    for (int k = STRATA_PLAN_OFFLOAD_HOST; k <= STRATA_PLAN_OFFLOAD_CXL; k++)
+        if (ctx->tier[k].st == STRATA_OK) tiers[n++] = k;
     return n;
 }
 
