@@ -7,11 +7,13 @@
  * 7955WX; P2P on, ACS request-redirect off (voipmonitor/rtx6kpro,
  * hardware/wrx90-cpayne-8gpu-root-topology-comparison.md, "Group A").
  *
- * Two figures of that report:
+ * Figures of that report:
  *  - all 8 GPUs copying 1 GB from pinned host memory at once
  *    (cudaMemcpyAsync, 5 iterations): 114.10 GB/s H2D, 112.77 GB/s D2H in
  *    all, 14.26 and 14.10 per GPU — the path the planner's host offload
  *    tier prices (offload.c), in tolerance;
+ *  - GPU-to-GPU writes across the two switches, one way and both ways, in
+ *    tolerance;
  *  - NCCL 2.27.5 ring allreduce (NCCL_P2P_LEVEL=SYS) at 1024 MB: busbw
  *    46.44 GB/s — a miss, pinned below with its cause.
  */
