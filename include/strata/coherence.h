@@ -67,6 +67,18 @@ STRATA_API strata_status_t strata_cxl_message(const strata_link_t *l, strata_cxl
                                               double bytes, strata_cxl_msg_t *out,
                                               strata_error_t *err);
 
+/* CXL.mem reads and writes at once, `reads` lines read for every `writes`
+ * lines written (Intel MLC's "2:1 reads-writes" is 2, 1), each line one
+ * MemRd -> MemData or MemWr + data -> Cmp (strata_cxl_message's slot
+ * counts): the request direction carries reads' requests and writes'
+ * headers and data, the response direction reads' headers and data and
+ * writes' completions; the busier direction bounds the mix. Writes the
+ * data rate (B/s, reads and writes together) of one link of l with
+ * `lanes` lanes (0 = the catalog's width) into *bw_p. reads, writes >= 0,
+ * not both 0. Errors as strata_cxl_message, ERR_INVALID for a bad mix. */
+STRATA_API strata_status_t strata_cxl_mix_bw(const strata_link_t *l, int lanes, double reads,
+                                             double writes, double *bw_p, strata_error_t *err);
+
 /* ==== Memory tiers: load, store, ownership ==== */
 
 /* X(name, text) — where a cache line lives, as seen from a core. */

@@ -213,6 +213,11 @@ typedef struct strata_plan_result {
      * tier and weights back (in step), and the figures that priced it:
      * the worst GPU's share of the routed path and of the tier's memory */
     double offload, offload_xfer_bw, offload_mem_bw;
+    /* offload: bytes of optimizer states each GPU keeps in the tier (the
+     * busiest stage's), and its share of the tier's capacity (capacity of
+     * its memory / GPUs using it; 0 = not recorded, not checked). A plan
+     * whose states exceed the share does not fit (fits = false). */
+    double mem_offload, mem_offload_capacity;
 } strata_plan_result_t;
 
 /* Evaluate cfg. INVALID (with the reason in err) when sizes do not divide

@@ -103,6 +103,10 @@ typedef struct strata_topo_device {
      * cluster file or server spec recorded it; NULL = not recorded. Owned
      * by the topology. */
     const char *memory;
+    /* Memory devices (a socket's DRAM, a CXL expander): capacity in bytes,
+     * as the cluster file or preset recorded it (strata_topo_set_capacity);
+     * 0 = not recorded. */
+    double capacity;
 } strata_topo_device_t;
 
 /* How to make a link: a catalog kind and/or explicit figures. bw_dir and
@@ -175,6 +179,12 @@ STRATA_API strata_status_t strata_topo_set_nic(strata_topo_t *topo, int32_t acce
  * and so is a finished topology. */
 STRATA_API strata_status_t strata_topo_set_memory(strata_topo_t *topo, int32_t accel,
                                                   const char *memory, strata_error_t *err);
+/* Record the capacity in bytes (> 0, finite) of memory device mem (kind
+ * STRATA_DEV_MEMORY: a socket's DRAM, a CXL expander): what the planner's
+ * memory tiers may hold. Any other device, a bad figure or a finished
+ * topology is ERR_INVALID. */
+STRATA_API strata_status_t strata_topo_set_capacity(strata_topo_t *topo, int32_t mem, double bytes,
+                                                    strata_error_t *err);
 /* The catalog entry id names when it is an accelerator memory (category
  * "HBM": hbm-a100-80, hbm-h100, hbm-h200 ...), else NULL (unknown id, or a
  * link or a CPU memory channel). The one test of "is this a memory id"

@@ -223,17 +223,18 @@ static void test_shipped_catalog(void **state)
 {
     (void)state;
     static const char *const ids[] = {
-        "pcie1",     "pcie2",     "pcie3",      "pcie4",       "pcie5",       "pcie6",
-        "pcie7",     "cxl1",      "cxl2",       "cxl3",        "nvlink1",     "nvlink2",
-        "nvlink3",   "nvlink4",   "nvlink5",    "nvlink-c2c",  "nvswitch1",   "nvswitch2",
-        "nvswitch3", "nvswitch4", "if-mi250x",  "if-mi300x",   "hccs-910",    "hccs-910b",
-        "ici-v2",    "ici-v3",    "ici-v4",     "ici-v5e",     "ici-v6e",     "ici-v5p",
-        "gaudi1",    "gaudi2",    "eth-10g",    "eth-25g",     "eth-40g",     "eth-100g",
-        "eth-200g",  "eth-400g",  "eth-800g",   "roce-25g",    "roce-100g",   "roce-200g",
-        "roce-400g", "roce-800g", "ib-sdr",     "ib-ddr",      "ib-qdr",      "ib-fdr",
-        "ib-edr",    "ib-hdr",    "ib-ndr",     "ib-xdr",      "upi2",        "xgmi-genoa",
-        "ddr4-3200", "ddr5-4800", "ddr5-6400",  "hbm-a100-40", "hbm-a100-80", "hbm-h100",
-        "hbm-h200",  "hbm-b200",  "hbm-mi300x", "hbm-tpuv4",   "hbm-tpuv5p"};
+        "pcie1",     "pcie2",      "pcie3",       "pcie4",       "pcie5",     "pcie6",
+        "pcie7",     "cxl1",       "cxl2",        "cxl3",        "nvlink1",   "nvlink2",
+        "nvlink3",   "nvlink4",    "nvlink5",     "nvlink-c2c",  "nvswitch1", "nvswitch2",
+        "nvswitch3", "nvswitch4",  "if-mi250x",   "if-mi300x",   "hccs-910",  "hccs-910b",
+        "ici-v2",    "ici-v3",     "ici-v4",      "ici-v5e",     "ici-v6e",   "ici-v5p",
+        "gaudi1",    "gaudi2",     "eth-10g",     "eth-25g",     "eth-40g",   "eth-100g",
+        "eth-200g",  "eth-400g",   "eth-800g",    "roce-25g",    "roce-100g", "roce-200g",
+        "roce-400g", "roce-800g",  "ib-sdr",      "ib-ddr",      "ib-qdr",    "ib-fdr",
+        "ib-edr",    "ib-hdr",     "ib-ndr",      "ib-xdr",      "upi2",      "xgmi-genoa",
+        "upi1",      "qpi",        "xgmi-rome",   "ddr4-2133",   "ddr4-2666", "ddr4-3200",
+        "ddr5-4800", "ddr5-6400",  "hbm-a100-40", "hbm-a100-80", "hbm-h100",  "hbm-h200",
+        "hbm-b200",  "hbm-mi300x", "hbm-tpuv4",   "hbm-tpuv5p"};
     strata_link_catalog_t *cat = NULL;
     assert_int_equal(strata_link_catalog_load(NULL, &cat, NULL), STRATA_OK); /* data dir */
     assert_int_equal(strata_link_catalog_count(cat), sizeof(ids) / sizeof(ids[0]));

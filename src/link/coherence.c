@@ -113,6 +113,28 @@ strata_status_t strata_cxl_message(const strata_link_t *l, strata_cxl_class_t c,
     return STRATA_OK;
 }
 
+strata_status_t strata_cxl_mix_bw(const strata_link_t *l, int lanes, double reads, double writes,
+                                  double *bw_p, strata_error_t *err)
+{
+    if (!(reads >= 0) || !(writes >= 0) || !(reads + writes > 0) || !isfinite(reads + writes))
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "CXL read:write mix %g:%g: expected two numbers >= 0, not both 0",
+                                reads, writes);
+    strata_cxl_msg_t rd, wr;
+    strata_status_t st = strata_cxl_message(l, STRATA_CXL_MEM_READ, LINE_BYTES, &rd, err);
+    if (st || (st = strata_cxl_message(l, STRATA_CXL_MEM_WRITE, LINE_BYTES, &wr, err))) return st;
+    if (lanes < 0 || lanes > 64)
+        return strata_error_set(err, STRATA_ERR_INVALID, "CXL link of %d lanes: expected 1 to 64",
+                                lanes);
+    double width = lanes > 0 && l->lanes > 0 ? (double)lanes / l->lanes : 1;
+    double rate = (rd.flit_bytes == 256 ? l->raw_dir : l->line_dir) * width;
+    /* wire bytes per unit of the mix, each direction */
+    double req = reads * rd.req_wire + writes * wr.req_wire;
+    double rsp = reads * rd.rsp_wire + writes * wr.rsp_wire;
+    *bw_p = (reads + writes) * LINE_BYTES * rate / fmax(req, rsp);
+    return STRATA_OK;
+}
+
 /* ==== Tiers ==== */
 
 static double local_bw(const strata_coh_server_t *s)

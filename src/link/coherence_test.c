@@ -49,6 +49,60 @@ static void test_flit_efficiency(void **state)
     assert_rel(r4.efficiency, 64.0 / 85, 1e-12);
 }
 
+/* Reads and writes at once on CXL 2.0 x8 (68 B flits, 31.51 GB/s line
+ * rate per direction: 32 GT/s x 8 x 128/130 / 8), in slots per line:
+ *   read:  request 1, response 5 (header + 4 data);
+ *   write: request 5 (header + 4 data), response 1 (Cmp).
+ * 2:1 (two reads per write): request 2 + 5 = 7 slots, response 10 + 1 =
+ * 11 slots; the response side bounds: 3 lines of 64 B per 11 x 17 =
+ * 187 B, 192/187 x 31.51 = 32.35 GB/s. 1:1: 6 slots each way, 128 B per
+ * 102 B: 1.255 x 31.51 = 39.54 GB/s (both directions busy). Reads only:
+ * 64/85 x 31.51 = 23.73 GB/s, as the read class. */
+static void test_mix(void **state)
+{
+    (void)state;
+    const strata_link_t *l = strata_link_find(cat, "cxl2");
+    double line8 = 32e9 * 8 * 128 / 130 / 8, bw;
+    strata_error_t err;
+    assert_int_equal(strata_cxl_mix_bw(l, 8, 2, 1, &bw, &err), STRATA_OK);
+    assert_rel(bw, 192.0 / 187 * line8, 1e-12);
+    assert_int_equal(strata_cxl_mix_bw(l, 8, 1, 1, &bw, &err), STRATA_OK);
+    assert_rel(bw, 128.0 / 102 * line8, 1e-12);
+    assert_int_equal(strata_cxl_mix_bw(l, 8, 1, 0, &bw, &err), STRATA_OK);
+    assert_rel(bw, 64.0 / 85 * line8, 1e-12);
+    assert_int_equal(strata_cxl_mix_bw(l, 0, 0, 1, &bw, &err), STRATA_OK); /* x16 writes */
+    assert_rel(bw, 64.0 / 85 * 2 * line8, 1e-12);
+    assert_int_equal(strata_cxl_mix_bw(l, 8, 0, 0, &bw, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "mix 0:0"));
+    assert_int_equal(strata_cxl_mix_bw(l, 8, -1, 1, &bw, &err), STRATA_ERR_INVALID);
+    assert_int_equal(strata_cxl_mix_bw(strata_link_find(cat, "pcie5"), 8, 2, 1, &bw, &err),
+                     STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "'pcie5' is not a CXL link"));
+}
+
+/* A public measurement (docs/validation.md, "Host data paths and
+ * coherence"): Micron CZ120, a CXL 2.0 type-3 memory expansion module
+ * (Microchip SMC 2000 controller, 128/256 GB, PCIe 5.0 x8, E3.S 2T):
+ * "up to 36 GB/s (measured by running MLC workload with 2:1 read/write
+ * ratio on a single CZ120 memory expansion module)" — Micron via Tom's
+ * Hardware, 2023-08-07. The model: the 2:1 mix on cxl2 x8, 32.35 GB/s
+ * (test_mix): -10.1 %, inside the 15 % the issue asks. Counting every
+ * message header as a slot of its own is the upper bound of the header
+ * cost (coherence.h), so the model may read low, as it does. */
+static void test_cz120_measured(void **state)
+{
+    (void)state;
+    double bw;
+    strata_error_t err;
+    assert_int_equal(strata_cxl_mix_bw(strata_link_find(cat, "cxl2"), 8, 2, 1, &bw, &err),
+                     STRATA_OK);
+    double r = bw / 36e9;
+    print_message("Micron CZ120 (CXL 2.0 x8, MLC 2:1): predicted %.2f GB/s, measured 36: "
+                  "%+.1f %%\n",
+                  bw / 1e9, 100 * (r - 1));
+    assert_true(r >= 0.85 && r <= 1.15);
+}
+
 static void test_not_cxl(void **state)
 {
     (void)state;
@@ -110,6 +164,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flit_efficiency),
         cmocka_unit_test(test_not_cxl),
+        cmocka_unit_test(test_mix),
+        cmocka_unit_test(test_cz120_measured),
         cmocka_unit_test(test_tiers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -22,6 +22,13 @@ strata_status_t strata_plan_ctx_create(const strata_workload_t *w, const strata_
     }
     ctx->m0 = ctx->m;
     ctx->comm = (strata_plan_comm_opts_t){.nic_scale = 1, .dp_ratio = 1};
+    for (int k = STRATA_PLAN_OFFLOAD_HOST; k <= STRATA_PLAN_OFFLOAD_CXL; k++) {
+        struct plan_tier *pt = &ctx->tier[k];
+        strata_error_t e = {0};
+        pt->st = plan_offload_tier(ctx, k, &pt->xfer_bw, &pt->mem_bw, &e);
+        if (pt->st) snprintf(pt->why, sizeof(pt->why), "%s", e.msg);
+        pt->share = pt->st ? 0 : plan_offload_share(topo, k);
+    }
     *ctx_p = ctx;
     return STRATA_OK;
 }

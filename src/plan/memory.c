@@ -100,7 +100,9 @@ static void stage_memory(const strata_plan_ctx_t *ctx, const strata_plan_config_
     r->mem_weights = P * w->weight_bytes / (c->zero >= 3 ? d : 1);
     r->mem_grads = P * w->grad_bytes / (c->zero >= 2 ? d : 1);
     r->mem_optim = P * (master + 2.0 * w->optim_bytes) / (c->zero >= 1 ? d : 1);
-    if (c->offload) r->mem_optim = 0; /* master and moments live in the offload tier */
+    r->mem_offload = 0;
+    if (c->offload) /* master and moments live in the offload tier */
+        r->mem_offload = r->mem_optim, r->mem_optim = 0;
     double layers = (double)nl * c->vpp, depth = c->pp - stage;
     double inflight = micro < depth ? micro : depth;
     if (c->vpp > 1) inflight *= 1 + (c->pp - 1.0) / (c->pp * c->vpp);
@@ -129,4 +131,18 @@ void plan_memory(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, in
     }
     r->mem_capacity = ctx->a.hbm_bytes;
     r->fits = r->mem_total <= r->mem_capacity;
+    r->mem_offload_capacity = 0;
+    if (c->offload > 0 && c->offload <= STRATA_PLAN_OFFLOAD_CXL) {
+        double share = ctx->tier[c->offload].share;
+        r->mem_offload_capacity = share;
+        if (share > 0 && r->mem_offload > share) r->fits = false;
+    }
+}
+
+double plan_memory_miss(const strata_plan_result_t *r)
+{
+    double miss = r->mem_total - r->mem_capacity;
+    if (r->mem_offload_capacity > 0 && r->mem_offload - r->mem_offload_capacity > miss)
+        miss = r->mem_offload - r->mem_offload_capacity;
+    return miss;
 }

@@ -17,6 +17,12 @@
  * 2 x per-direction bandwidth / users (a DDR bus's halves added back up).
  * Transfers are charged exposed (ZeRO-Offload overlaps part of the gradient
  * copy with the backward pass; not modelled, an upper bound).
+ *
+ * Capacity: every GPU's offloaded states (fp32 master weights and Adam's
+ * two moments of its ZeRO partition) live in its tier memory, so a memory
+ * used by u GPUs holds u times a GPU's states; plan_offload_share gives
+ * each GPU capacity / u of the fullest memory (the cluster file's
+ * capacity_gb), and plan_memory refuses a plan whose states exceed it.
  */
 #include "plan.h"
 
@@ -99,6 +105,33 @@ static strata_status_t route_all(const strata_topo_t *t, bool cxl, off_scratch_t
     }
     *n_p = n;
     return STRATA_OK;
+}
+
+/* Each GPU's share of the tier's capacity (plan.h). Routing is not needed:
+ * the nearest memory of the tier and its user count are enough. */
+double plan_offload_share(const strata_topo_t *t, int kind)
+{
+    int32_t n = strata_topo_device_count(t), P = strata_topo_endpoint_count(t);
+    int32_t *dist = util_malloc((size_t)n * sizeof(int32_t) + 1),
+            *queue = util_malloc((size_t)n * sizeof(int32_t) + 1);
+    double *users = util_calloc((size_t)n + 1, sizeof(double)), share = INFINITY;
+    if (!dist || !queue || !users || P == 0) share = 0;
+    int32_t g0 = P ? strata_topo_device(t, strata_topo_endpoint(t, 0)).group : -1;
+    for (int pass = 0; pass < 2 && share > 0; pass++)
+        for (int32_t r = 0; r < P && share > 0; r++) {
+            int32_t a = strata_topo_endpoint(t, r);
+            if (strata_topo_device(t, a).group != g0) continue;
+            int32_t m = tier_memory(t, a, kind == STRATA_PLAN_OFFLOAD_CXL, dist, queue);
+            double cap = m < 0 ? 0 : strata_topo_device(t, m).capacity;
+            if (cap <= 0)
+                share = 0;
+            else if (pass == 0)
+                users[m] += 1; /* count users, then divide */
+            else
+                share = fmin(share, cap / users[m]);
+        }
+    util_free(dist), util_free(queue), util_free(users);
+    return isfinite(share) ? share : 0;
 }
 
 strata_status_t plan_offload_tier(const strata_plan_ctx_t *ctx, int kind, double *xfer_bw_p,

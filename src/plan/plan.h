@@ -18,6 +18,17 @@ struct strata_plan_ctx {
     strata_coll_machine_t m0; /* the whole cluster, read once */
     int gpus;
     strata_plan_comm_opts_t comm; /* what-ifs on communication (wall.c) */
+    /* Offload tiers (index STRATA_PLAN_OFFLOAD_*), read once at creation
+     * (routing every GPU to its tier memory is too slow for every plan of
+     * a search): whether the cluster has the tier (else why not), its
+     * transfer and memory bandwidths (plan_offload_tier), and the bytes of
+     * the tier's memory each GPU may fill (0 = no such tier, or a memory
+     * without a recorded capacity). */
+    struct plan_tier {
+        strata_status_t st;
+        char why[STRATA_ERROR_MSG_MAX];
+        double xfer_bw, mem_bw, share;
+    } tier[3];
 };
 
 /* ctx.c: bytes per activation element on the wire (BF16 x the what-if). */
@@ -63,8 +74,16 @@ double plan_stage_params(const strata_plan_ctx_t *ctx, const strata_plan_config_
  * directions). ERR_INVALID when a GPU has no memory of that tier. */
 strata_status_t plan_offload_tier(const strata_plan_ctx_t *ctx, int kind, double *xfer_bw_p,
                                   double *mem_bw_p, strata_error_t *err);
+/* offload.c: the bytes of tier `kind` each GPU may fill: the least, over
+ * the tier's memories the first server's GPUs use, of capacity / GPUs
+ * using it; 0 when the cluster has no such tier or a memory used has no
+ * recorded capacity (then nothing is checked). */
+double plan_offload_share(const strata_topo_t *t, int kind);
 void plan_memory(const strata_plan_ctx_t *ctx, const strata_plan_config_t *c, int micro,
                  strata_plan_result_t *r);
+/* memory.c: by how many bytes r misses memory: the larger of HBM's miss
+ * and the offload tier's (negative when it fits). */
+double plan_memory_miss(const strata_plan_result_t *r);
 
 /* comm.c: a group of n ranks spaced `stride` apart, starting at rank 0. */
 typedef struct plan_group {

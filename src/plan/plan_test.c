@@ -6,36 +6,9 @@
  * workloads and plans.
  */
 #define _DEFAULT_SOURCE /* mkstemps */
-#include "plan.h"
-#include "test.h"
+#include "plan_fix_test.h"
 
 /* ==== Fixtures ==== */
-
-typedef struct fix {
-    strata_link_catalog_t *cat;
-    strata_topo_t *topo;
-    strata_plan_ctx_t *ctx;
-} fix_t;
-
-static void fix_open(fix_t *f, const char *model, const char *cluster)
-{
-    strata_error_t err;
-    strata_workload_t w;
-    strata_accel_t a;
-    memset(f, 0, sizeof(*f));
-    assert_int_equal(strata_link_catalog_load(NULL, &f->cat, &err), STRATA_OK);
-    assert_int_equal(strata_topo_load_spec(cluster, f->cat, &f->topo, &err), STRATA_OK);
-    assert_int_equal(strata_workload_load(model, &w, &err), STRATA_OK);
-    assert_int_equal(strata_accel_load(NULL, "a100-80", &a, &err), STRATA_OK);
-    assert_int_equal(strata_plan_ctx_create(&w, &a, f->topo, f->cat, &f->ctx, &err), STRATA_OK);
-}
-
-static void fix_close(fix_t *f)
-{
-    strata_plan_ctx_destroy(f->ctx);
-    strata_topo_destroy(f->topo);
-    strata_link_catalog_destroy(f->cat);
-}
 
 static strata_plan_config_t config(int tp, int pp, int dp, int mbs, int gbs)
 {
@@ -408,6 +381,72 @@ static void test_offload_tiers(void **state)
     fix_close(&f);
 }
 
+/* Tier capacities (pcie-8gpu-2s: 512 GB of DDR5 per socket, a 256 GB CXL
+ * expander on socket 0). Each GPU's share: host, dram0 serves gpu0..3:
+ * 512/4 = 128 GB; CXL, the one expander serves all 8: 256/8 = 32 GB.
+ * gpt-7.5b (P parameters) keeps 12 B per parameter in the tier (fp32
+ * master 4 + Adam's two fp32 moments 2 x 4):
+ *   ZeRO-1, DP 8: 12 P / 8 = 11.3 GB per GPU — fits both tiers;
+ *   ZeRO-0:       12 P     = 90.6 GB per GPU — fits host DRAM (128), not
+ *                 the CXL tier (32): misses by 12 P - 32 GB, while its HBM
+ *                 (the states gone) still fits. */
+static void test_offload_capacity(void **state)
+{
+    (void)state;
+    fix_t f;
+    fix_open(&f, "gpt-7.5b", "pcie-8gpu-2s");
+    double P = strata_workload_params(&f.ctx->w);
+    strata_plan_config_t c = config(1, 1, 8, 1, 64);
+    strata_plan_result_t r;
+    strata_error_t err;
+    c.offload = STRATA_PLAN_OFFLOAD_HOST;
+    assert_int_equal(strata_plan_eval(f.ctx, &c, &r, &err), STRATA_OK);
+    assert_rel(r.mem_offload, 12 * P / 8, 1e-5);
+    assert_rel(r.mem_offload_capacity, 512e9 / 4, 1e-12);
+    assert_true(r.fits);
+    c.offload = STRATA_PLAN_OFFLOAD_CXL;
+    assert_int_equal(strata_plan_eval(f.ctx, &c, &r, &err), STRATA_OK);
+    assert_rel(r.mem_offload_capacity, 256e9 / 8, 1e-12);
+    assert_true(r.fits);
+    c.zero = 0;
+    assert_int_equal(strata_plan_eval(f.ctx, &c, &r, &err), STRATA_OK);
+    assert_rel(r.mem_offload, 12 * P, 1e-5);
+    assert_true(r.mem_total <= r.mem_capacity); /* HBM holds the rest */
+    assert_false(r.fits);                       /* the CXL tier does not hold the states */
+    assert_rel(r.mem_offload - r.mem_offload_capacity, 12 * P - 32e9, 1e-5);
+    c.offload = STRATA_PLAN_OFFLOAD_HOST;
+    assert_int_equal(strata_plan_eval(f.ctx, &c, &r, &err), STRATA_OK);
+    assert_true(r.fits && r.mem_offload <= 128e9);
+    fix_close(&f);
+}
+
+/* A cluster whose memories record no capacity is not checked: the share
+ * reads 0 and the plan fits as before (the same ZeRO-0 CXL plan). */
+static void test_offload_capacity_unrecorded(void **state)
+{
+    (void)state;
+    const char *p = test_write_tmp(
+        ".json",
+        "{\"name\": \"nocap\", \"server\": {\"devices\": [\n"
+        "  {\"name\": \"cpu\", \"kind\": \"cpu\"}, {\"name\": \"dram\", \"kind\": \"memory\"},\n"
+        "  {\"name\": \"cxl\", \"kind\": \"cxl-memory\"},\n"
+        "  {\"name\": \"gpu\", \"kind\": \"gpu\", \"count\": 8}],\n"
+        " \"links\": [{\"from\": \"gpu\", \"to\": \"cpu\", \"link\": \"pcie4\"},\n"
+        "  {\"from\": \"dram\", \"to\": \"cpu\", \"link\": \"ddr5-4800\", \"count\": 8},\n"
+        "  {\"from\": \"cxl\", \"to\": \"cpu\", \"link\": \"cxl2\"}]}}\n");
+    fix_t f;
+    fix_open(&f, "gpt-7.5b", p);
+    strata_plan_config_t c = config(1, 1, 8, 1, 64);
+    strata_plan_result_t r;
+    strata_error_t err;
+    c.offload = STRATA_PLAN_OFFLOAD_CXL, c.zero = 0;
+    assert_int_equal(strata_plan_eval(f.ctx, &c, &r, &err), STRATA_OK);
+    assert_rel(r.mem_offload_capacity, 0, 0);
+    assert_true(r.fits);
+    fix_close(&f);
+    remove(p);
+}
+
 /* The search may choose the tier: gpt-39.1b with a batch of 64 fits no
  * plan of pcie-8gpu-2s (8 x A100 80 GB) with every state in HBM — the
  * nearest, TP 8 with ZeRO-0 and full recompute, misses by 8.3 GB, its
@@ -442,6 +481,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_offload_tiers),
         cmocka_unit_test(test_search_offload),
+        cmocka_unit_test(test_offload_capacity),
+        cmocka_unit_test(test_offload_capacity_unrecorded),
         cmocka_unit_test(test_model_flops_closed_form),
         cmocka_unit_test(test_executed_flops_sc21),
         cmocka_unit_test(test_param_counts),

@@ -61,6 +61,13 @@ static void print_text(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
                 "tier's memory per GPU\n",
                 r->cfg.offload == STRATA_PLAN_OFFLOAD_CXL ? "CXL memory" : "host DRAM",
                 r->offload_xfer_bw / 1e9, r->offload_mem_bw / 1e9);
+        char cap[64] = "capacity not recorded: not checked";
+        if (r->mem_offload_capacity > 0)
+            snprintf(cap, sizeof(cap), "%.4g GB per GPU's share of the tier%s",
+                     r->mem_offload_capacity / 1e9,
+                     r->mem_offload > r->mem_offload_capacity ? " -- DOES NOT FIT" : "");
+        fprintf(out, "  optimizer states in the tier: %.2f GB per GPU of %s\n",
+                r->mem_offload / 1e9, cap);
     }
     fprintf(out,
             "throughput: %.1f TFLOP/s per GPU model FLOPs (Megatron count: causal attention, "
@@ -89,8 +96,10 @@ static void print_text(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
             "%.2f GB, activations %.2f GB, buffers %.2f GB = %.2f GB of %.0f GB%s\n",
             r->mem_weights / 1e9, r->mem_grads / 1e9, r->mem_optim / 1e9, r->mem_act / 1e9,
             r->mem_buffers / 1e9, r->mem_total / 1e9, r->mem_capacity / 1e9,
-            r->fits ? "" : " -- DOES NOT FIT");
-    if (!r->fits) fprintf(out, "  misses by %.2f GB\n", (r->mem_total - r->mem_capacity) / 1e9);
+            r->mem_total > r->mem_capacity ? " -- DOES NOT FIT" : "");
+    if (!r->fits)
+        fprintf(out, "  misses by %.2f GB%s\n", plan_memory_miss(r) / 1e9,
+                r->mem_total > r->mem_capacity ? "" : " (the offload tier)");
     fprintf(out, "\nbottleneck: %s\nbest single change: %s\n", r->bottleneck, r->advice);
 }
 
@@ -152,9 +161,13 @@ static void print_json(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
     fprintf(out,
             "\n  ],\n  \"memory_bytes\": {\"weights\": %.6g, \"gradients\": %.6g, "
             "\"optimizer\": %.6g, \"activations\": %.6g, \"buffers\": %.6g, \"total\": %.6g, "
-            "\"capacity\": %.6g, \"fits\": %s},\n  \"bottleneck\": ",
+            "\"capacity\": %.6g, \"fits\": %s}",
             r->mem_weights, r->mem_grads, r->mem_optim, r->mem_act, r->mem_buffers, r->mem_total,
             r->mem_capacity, r->fits ? "true" : "false");
+    if (r->cfg.offload) /* the states in the tier and each GPU's share of it (0: not recorded) */
+        fprintf(out, ",\n  \"offload_bytes\": {\"states\": %.6g, \"capacity\": %.6g}",
+                r->mem_offload, r->mem_offload_capacity);
+    fprintf(out, ",\n  \"bottleneck\": ");
     json_str(out, r->bottleneck);
     fprintf(out, ",\n  \"advice\": ");
     json_str(out, r->advice);

@@ -58,7 +58,7 @@ static void try_config(const strata_plan_ctx_t *ctx, strata_plan_config_t *c, be
         plan_memory(ctx, c, c->gbs / (c->mbs * c->dp), &r);
         b->valid++;
         if (!r.fits) {
-            double miss = r.mem_total - r.mem_capacity;
+            double miss = plan_memory_miss(&r);
             if (b->nearest < 0 || miss < b->nearest) b->nearest = miss, b->nearest_cfg = *c;
             b->nofit++;
             continue;
@@ -87,11 +87,8 @@ static int offload_tiers(const strata_plan_ctx_t *ctx, int base, int *tiers)
     if (base >= 0) return tiers[0] = base, 1;
     int n = 0;
     tiers[n++] = STRATA_PLAN_OFFLOAD_NONE;
-    for (int k = STRATA_PLAN_OFFLOAD_HOST; k <= STRATA_PLAN_OFFLOAD_CXL; k++) {
-        double x, m;
-        strata_error_t ignored;
-        if (plan_offload_tier(ctx, k, &x, &m, &ignored) == STRATA_OK) tiers[n++] = k;
-    }
+    for (int k = STRATA_PLAN_OFFLOAD_HOST; k <= STRATA_PLAN_OFFLOAD_CXL; k++)
+        if (ctx->tier[k].st == STRATA_OK) tiers[n++] = k;
     return n;
 }
 

@@ -461,9 +461,9 @@ static strata_status_t offload_step(const strata_plan_ctx_t *ctx, const strata_p
 {
     if (c->offload != STRATA_PLAN_OFFLOAD_HOST && c->offload != STRATA_PLAN_OFFLOAD_CXL)
         return strata_error_set(err, STRATA_ERR_INVALID, "plan: offload %d unknown", c->offload);
-    double xbw, mbw;
-    strata_status_t st = plan_offload_tier(ctx, c->offload, &xbw, &mbw, err);
-    if (st) return st;
+    const struct plan_tier *pt = &ctx->tier[c->offload]; /* read once (ctx.c) */
+    if (pt->st) return strata_error_set(err, pt->st, "%s", pt->why);
+    double xbw = pt->xfer_bw, mbw = pt->mem_bw;
     double p = plan_stage_params(ctx, c, 0) / (c->zero >= 1 ? c->dp : 1);
     r->optimizer = p * 30 / mbw;
     r->offload = p * (ctx->w.grad_bytes + ctx->w.weight_bytes) / xbw;

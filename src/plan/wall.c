@@ -60,7 +60,7 @@ static strata_status_t eval_fixed(const strata_plan_ctx_t *ctx, const strata_wal
                 return STRATA_OK;
             }
             if (!r.fits) {
-                miss = fmin(miss, r.mem_total - r.mem_capacity);
+                miss = fmin(miss, plan_memory_miss(&r));
                 continue;
             }
             if (!any || r.step < p->r.step) p->r = r;

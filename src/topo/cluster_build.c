@@ -74,6 +74,8 @@ static strata_status_t add_server_devices(builder_t *b, long s)
             strata_status_t st = strata_topo_add_device(b->t, dev_kind(b, gr->kind), 0, (int32_t)s,
                                                         name, &id, b->err);
             if (!st && gr->memory) st = strata_topo_set_memory(b->t, id, gr->memory, b->err);
+            if (!st && gr->capacity_gb > 0)
+                st = strata_topo_set_capacity(b->t, id, gr->capacity_gb * 1e9, b->err);
             if (st) return st;
         }
     }

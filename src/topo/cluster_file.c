@@ -278,10 +278,33 @@ static strata_status_t check_memory(reader_t *r, const json_t *d, const char *ki
     return STRATA_OK;
 }
 
+/* "capacity_gb": what a host memory (kind memory or cxl-memory) holds, GB
+ * per member — the planner's memory tiers check offloaded states against
+ * it (docs/formats.md). */
+static strata_status_t read_capacity(reader_t *r, const json_t *d, const char *kind, double *gb_p)
+{
+    const json_t *v = json_object_get(d, "capacity_gb");
+    if (v == NULL) return STRATA_OK;
+    strata_dev_kind_t dk;
+    if (topoio_kind_of(kind, &dk) != 0 || dk != STRATA_DEV_MEMORY)
+        return bad(r, v,
+                   "\"capacity_gb\" is recorded on host memories only (kind memory or "
+                   "cxl-memory), not on kind \"%s\"",
+                   kind);
+    strata_status_t st = util_json_opt_num(r->doc, d, "capacity_gb", gb_p, r->err);
+    if (st) return st;
+    if (!(*gb_p > 0) || *gb_p > TOPOIO_CAPACITY_MAX)
+        return util_json_error(r->doc, v, r->err, STRATA_ERR_PARSE,
+                               "\"capacity_gb\" must be a number of GB above 0 and at most %g, "
+                               "got %g",
+                               TOPOIO_CAPACITY_MAX, *gb_p);
+    return STRATA_OK;
+}
+
 static strata_status_t read_device(reader_t *r, const json_t *d)
 {
-    static const char *const keys[] = {"name", "kind", "count",  "model",
-                                       "port", "info", "memory", NULL};
+    static const char *const keys[] = {"name", "kind",   "count",       "model", "port",
+                                       "info", "memory", "capacity_gb", NULL};
     const char *name, *kind, *model = NULL, *port = NULL, *info = NULL, *memory = NULL;
     long count = 1;
     strata_status_t st;
@@ -311,6 +334,8 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
                    "unknown device kind \"%s\" (expected " KIND_WORDS ")", kind);
     if (port && (st = check_port_id(r, json_object_get(d, "port"), port))) return st;
     if (memory && (st = check_memory(r, d, kind, memory))) return st;
+    double cap_gb = 0;
+    if ((st = read_capacity(r, d, kind, &cap_gb))) return st;
     long g = topoio_add_group(r->c, name, kind, count);
     if (g < 0) return strata_error_set(r->err, STRATA_ERR_NOMEM, "out of memory");
     topoio_group_t *gp = &r->c->groups.v[g];
@@ -318,6 +343,7 @@ static strata_status_t read_device(reader_t *r, const json_t *d)
     gp->port = topoio_str(r->c, port);
     gp->info = topoio_str(r->c, info);
     gp->memory = topoio_str(r->c, memory);
+    gp->capacity_gb = cap_gb;
     return STRATA_OK;
 }
 
@@ -729,6 +755,7 @@ static json_t *group_json(const topoio_group_t *g)
     set_str(o, "port", g->port);
     set_str(o, "info", g->info);
     set_str(o, "memory", g->memory);
+    if (g->capacity_gb > 0) json_object_set_new(o, "capacity_gb", json_real(g->capacity_gb));
     return o;
 }
 

@@ -57,10 +57,12 @@ static void test_dgx_h100_server(void **state)
     (void)state;
     topoio_cluster_t *c = load_preset("dgx-h100");
     strata_topo_t *t = build_server(c);
-    /* 2 CPU + 4 PCIe switches + 8 GPU + 4 NVSwitch + 8 NIC = 26 devices. */
-    assert_int_equal(strata_topo_device_count(t), 26);
-    /* 8 GPUs × 4 NVSwitches + 8 GPU↔PCIe + 8 NIC↔PCIe + 4 PCIe↔CPU = 52 links. */
-    assert_int_equal(strata_topo_link_count(t), 52);
+    /* 2 CPU + 2 DRAM + 4 PCIe switches + 8 GPU + 4 NVSwitch + 8 NIC = 28
+     * devices. */
+    assert_int_equal(strata_topo_device_count(t), 28);
+    /* 8 GPUs × 4 NVSwitches + 8 GPU↔PCIe + 8 NIC↔PCIe + 4 PCIe↔CPU + 2
+     * DRAM↔CPU + 1 UPI = 55 links. */
+    assert_int_equal(strata_topo_link_count(t), 55);
     assert_int_equal(count_kind(t, STRATA_DEV_ACCEL), 8);
     assert_int_equal(count_kind(t, STRATA_DEV_SCALEUP_SWITCH), 4);
     int32_t g0 = strata_topo_find_device(t, "gpu0");
@@ -75,6 +77,16 @@ static void test_dgx_h100_server(void **state)
     assert_true(strata_topo_link_between(t, strata_topo_find_device(t, "gpu7"), p3) >= 0);
     assert_true(strata_topo_link_between(t, strata_topo_find_device(t, "nic6"), p3) >= 0);
     assert_true(strata_topo_link_between(t, p3, strata_topo_find_device(t, "cpu1")) >= 0);
+    /* Each socket's DRAM: 8 DDR5-4800 channels of 38.4 GB/s, a shared bus
+     * (half each way): 8 x 19.2 = 153.6 GB/s per direction; 1 TB each
+     * (DGX H100 user guide: 2 TB); the sockets joined by 4 UPI links of
+     * 32 GB/s = 128 GB/s per direction. */
+    int32_t d1 = strata_topo_find_device(t, "dram1"), c1 = strata_topo_find_device(t, "cpu1");
+    assert_true(strata_topo_link_between(t, d1, c1) >= 0);
+    assert_rel(bw_of(t, d1, "ddr5-4800"), 153.6e9, 1e-12);
+    assert_rel(strata_topo_device(t, d1).capacity, 1024e9, 0);
+    assert_rel(bw_of(t, c1, "upi2"), 128e9, 1e-12);
+    assert_rel(strata_topo_device(t, c1).capacity, 0, 0); /* not a memory */
     strata_topo_destroy(t);
     topoio_cluster_destroy(c);
 }
@@ -406,6 +418,48 @@ static void test_memory_errors(void **state)
                  "npu or tpu), not on kind \"nic\"");
 }
 
+/* "capacity_gb" on host memories (kind memory, cxl-memory): read, built
+ * into the device (GB = 1e9 B), exported and read back; on any other kind,
+ * zero, negative or not a number, one clear error at its place. */
+static void test_capacity(void **state)
+{
+    (void)state;
+    topoio_cluster_t *c = NULL, *c2 = NULL;
+    strata_error_t err;
+    const char *mem = mutate("{\"name\": \"sw\", \"kind\": \"nvswitch\"}",
+                             "{\"name\": \"sw\", \"kind\": \"nvswitch\"}, {\"name\": \"cpu\", "
+                             "\"kind\": \"cpu\"}, {\"name\": \"dram\", \"kind\": \"memory\", "
+                             "\"capacity_gb\": 512.5}");
+    must(topoio_load_json_text(mem, "c.json", cat, &c, &err), &err);
+    assert_rel(c->groups.v[3].capacity_gb, 512.5, 0);
+    assert_rel(c->groups.v[0].capacity_gb, 0, 0);
+    char path[] = "/tmp/strata-cap-XXXXXX";
+    FILE *f = fdopen(mkstemp(path), "w");
+    assert_int_equal(topoio_export_json(c, f, &err), STRATA_OK);
+    fclose(f);
+    must(topoio_load_json(path, cat, &c2, &err), &err);
+    unlink(path);
+    assert_rel(c2->groups.v[3].capacity_gb, 512.5, 0);
+    topoio_cluster_destroy(c), topoio_cluster_destroy(c2);
+    /* built: dram of pcie-8gpu-2s holds 512 GB, its CXL expander 256 GB */
+    c = load_preset("pcie-8gpu-2s");
+    strata_topo_t *t = build_server(c);
+    assert_rel(strata_topo_device(t, strata_topo_find_device(t, "dram1")).capacity, 512e9, 0);
+    assert_rel(strata_topo_device(t, strata_topo_find_device(t, "cxlmem")).capacity, 256e9, 0);
+    assert_int_equal(strata_topo_set_capacity(t, strata_topo_find_device(t, "gpu0"), 1e9, &err),
+                     STRATA_ERR_INVALID); /* finished, and not a memory */
+    strata_topo_destroy(t);
+    topoio_cluster_destroy(c);
+    expect_error(mutate("\"count\": 4", "\"count\": 4, \"capacity_gb\": 80"),
+                 "c.json:5:65: \"capacity_gb\" is recorded on host memories only (kind memory "
+                 "or cxl-memory), not on kind \"gpu\"");
+    const char *zero = mutate("\"kind\": \"nvswitch\"", "\"kind\": \"memory\", \"capacity_gb\": 0");
+    expect_error(zero, "c.json:6:55: \"capacity_gb\" must be a number of GB above 0 and at most "
+                       "1e+06, got 0");
+    expect_error(mutate("\"kind\": \"nvswitch\"", "\"kind\": \"memory\", \"capacity_gb\": \"1TB\""),
+                 "c.json:6:");
+}
+
 /* Presets record their accelerators' memory where the catalog has it
  * (links.md "Memory ceiling" row) and the preset's sources say which
  * part it is; the others record none. Every accelerator carries it (all
@@ -672,25 +726,16 @@ static void test_torus_shapes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dgx_h100_server),
-        cmocka_unit_test(test_dgx1_cube_mesh),
-        cmocka_unit_test(test_other_servers),
-        cmocka_unit_test(test_cpu_cluster_endpoint),
-        cmocka_unit_test(test_spec_options),
-        cmocka_unit_test(test_spec_errors),
-        cmocka_unit_test(test_file_errors),
-        cmocka_unit_test(test_kind_words),
-        cmocka_unit_test(test_memory_errors),
-        cmocka_unit_test(test_preset_memory),
-        cmocka_unit_test(test_set_memory),
-        cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_lanes_scale_bandwidth),
-        cmocka_unit_test(test_rail_network),
-        cmocka_unit_test(test_oversub_and_nics),
-        cmocka_unit_test(test_torus_shapes),
-        cmocka_unit_test(test_too_large),
-        cmocka_unit_test(test_file_bounds),
-        cmocka_unit_test(test_limits_before_building),
+        cmocka_unit_test(test_dgx_h100_server), cmocka_unit_test(test_dgx1_cube_mesh),
+        cmocka_unit_test(test_other_servers),   cmocka_unit_test(test_cpu_cluster_endpoint),
+        cmocka_unit_test(test_spec_options),    cmocka_unit_test(test_spec_errors),
+        cmocka_unit_test(test_file_errors),     cmocka_unit_test(test_kind_words),
+        cmocka_unit_test(test_memory_errors),   cmocka_unit_test(test_preset_memory),
+        cmocka_unit_test(test_capacity),        cmocka_unit_test(test_set_memory),
+        cmocka_unit_test(test_round_trip),      cmocka_unit_test(test_lanes_scale_bandwidth),
+        cmocka_unit_test(test_rail_network),    cmocka_unit_test(test_oversub_and_nics),
+        cmocka_unit_test(test_torus_shapes),    cmocka_unit_test(test_too_large),
+        cmocka_unit_test(test_file_bounds),     cmocka_unit_test(test_limits_before_building),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -112,6 +112,7 @@ void topoio_print(const topoio_cluster_t *c, FILE *out)
         if (g->model) fprintf(out, " %s", g->model);
         if (g->port) fprintf(out, " [port %s]", g->port);
         if (g->memory) fprintf(out, " [memory %s]", g->memory);
+        if (g->capacity_gb > 0) fprintf(out, " [%g GB]", g->capacity_gb);
         if (g->info) fprintf(out, " (%s)", g->info);
         fputc('\n', out);
     }

@@ -129,6 +129,7 @@ void strata_topo_destroy(strata_topo_t *t)
     util_free(t->nic);
     util_free(t->dname);
     util_free(t->dmem);
+    util_free(t->dcap);
     util_free(t->links);
     util_free(t->adj_off);
     util_free(t->adj_nbr);
@@ -161,7 +162,8 @@ strata_status_t topo_reserve_devices(strata_topo_t *t, int32_t n, strata_error_t
         grow((void **)&t->group, cap, 4) || grow((void **)&t->local, cap, 4) ||
         grow((void **)&t->rank, cap, 4) || grow((void **)&t->nic, cap, 4) ||
         grow((void **)&t->dname, cap, sizeof(char *)) ||
-        grow((void **)&t->dmem, cap, sizeof(char *)))
+        grow((void **)&t->dmem, cap, sizeof(char *)) ||
+        grow((void **)&t->dcap, cap, sizeof(double)))
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory for %d devices", (int)n);
     t->cap_dev = cap;
     return STRATA_OK;
@@ -237,6 +239,7 @@ strata_status_t strata_topo_add_device(strata_topo_t *t, strata_dev_kind_t kind,
     t->nic[id] = -1;
     t->dname[id] = nm;
     t->dmem[id] = NULL;
+    t->dcap[id] = 0;
     t->ndev++;
     if (group >= t->ngroups) t->ngroups = group + 1;
     if (id_p) *id_p = id;
@@ -350,6 +353,24 @@ strata_status_t strata_topo_set_memory(strata_topo_t *t, int32_t accel, const ch
         return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is already finished",
                                 t->name);
     return topo_record_memory(t, accel, memory, t->cat, err);
+}
+
+strata_status_t strata_topo_set_capacity(strata_topo_t *t, int32_t mem, double bytes,
+                                         strata_error_t *err)
+{
+    if (t->finished)
+        return strata_error_set(err, STRATA_ERR_INVALID, "topology '%s' is already finished",
+                                t->name);
+    if (mem < 0 || mem >= t->ndev || t->kind[mem] != STRATA_DEV_MEMORY)
+        return strata_error_set(
+            err, STRATA_ERR_INVALID,
+            "a capacity can only be recorded on a memory device (%d is not one)", (int)mem);
+    if (!(bytes > 0) || !isfinite(bytes))
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "capacity of '%s' must be a positive number of bytes",
+                                t->dname[mem]);
+    t->dcap[mem] = bytes;
+    return STRATA_OK;
 }
 
 /* ==== Finish ==== */
@@ -687,7 +708,7 @@ int32_t strata_topo_endpoint(const strata_topo_t *t, int32_t rank)
 
 strata_topo_device_t strata_topo_device(const strata_topo_t *t, int32_t id)
 {
-    strata_topo_device_t d = {STRATA_DEV_ACCEL, -1, -1, -1, -1, -1, NULL, NULL};
+    strata_topo_device_t d = {STRATA_DEV_ACCEL, -1, -1, -1, -1, -1, NULL, NULL, 0};
     if (id < 0 || id >= t->ndev) return d;
     d.kind = (strata_dev_kind_t)t->kind[id];
     d.tier = t->tier[id];
@@ -697,6 +718,7 @@ strata_topo_device_t strata_topo_device(const strata_topo_t *t, int32_t id)
     d.nic = t->nic[id];
     d.name = t->dname[id];
     d.memory = t->dmem[id];
+    d.capacity = t->dcap[id];
     return d;
 }
 

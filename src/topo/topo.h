@@ -72,6 +72,7 @@ struct strata_topo {
     int32_t *group, *local, *rank, *nic;
     const char **dname;
     const char **dmem;   /* accelerators' memory ids (arena strings), NULL = none */
+    double *dcap;        /* memory devices' capacity in bytes, 0 = not recorded */
     int32_t *local_next; /* building: next local index per (group, kind) */
     size_t local_cap;
 

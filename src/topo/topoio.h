@@ -41,6 +41,7 @@
 #define TOPOIO_RADIX_MAX    1024L      /* switch ports, even (the fat-tree builder's bound) */
 #define TOPOIO_OVERSUB_MAX  1e6        /* down:up ratio of a tier (as oversub= of specs) */
 #define TOPOIO_DIM_MAX      (1L << 20) /* a torus dimension (as torus:AxB) */
+#define TOPOIO_CAPACITY_MAX 1e6        /* GB of one memory device (a petabyte) */
 
 /* How a link rule maps the members of its two endpoint groups. */
 typedef enum {
@@ -59,6 +60,7 @@ typedef struct topoio_group {
     const char *info;  /* free text for display (caches, "speed unknown"), may be NULL */
     long count;
     const char *memory; /* accelerators: catalog id of their memory ("hbm-h200"), may be NULL */
+    double capacity_gb; /* memory and cxl-memory: GB (1e9 B) per member, 0 = not recorded */
 } topoio_group_t;
 
 /* One endpoint of a link rule: a whole group (index -1) or one member. */

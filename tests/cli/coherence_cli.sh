@@ -21,6 +21,14 @@ expect 0 "" coherence --switches 3
 grep -Eq "CXL.mem read \(MemRd -> MemData\) +68B +1 +5 +17 +85 +75.3% +47.4" "$tmp/out" ||
   { echo "FAIL: read row"; cat "$tmp/out"; fail=1; }
 grep -Eq "CXL pool \(behind switches\) +420 ns" "$tmp/out" || { echo "FAIL: pool row"; fail=1; }
+# Reads and writes at once (coherence_test.c test_mix): 2:1 on x8 is
+# 192/187 x 31.51 = 32.35 GB/s (Micron CZ120's MLC 2:1 measured 36).
+expect 0 "" coherence --lanes 8
+grep -q "CXL.mem reads and writes at once, 2:1: 32.4 GB/s of data" "$tmp/out" ||
+  { echo "FAIL: 2:1 mix"; cat "$tmp/out"; fail=1; }
+expect 2 "--mix expects R:W" coherence --mix 2
+expect 2 "--mix expects R:W" coherence --mix 0:0
+expect 2 "--mix expects R:W" coherence --mix 1:x
 expect 0 "" coherence --link cxl3
 grep -Eq "CXL.mem read .* 256B .* 75.0% +96.0" "$tmp/out" || { echo "FAIL: 256B row"; cat "$tmp/out"; fail=1; }
 expect 0 "" coherence --socket none

@@ -9,7 +9,12 @@ CLI_TIMEOUT=60
 . "$(dirname "$0")/../cli_lib.sh" "$1"
 
 expect 1 "option p2p=maybe: expected on or off" topo show pcie-8gpu-2s,p2p=maybe
-expect 1 "p2p=off: accelerator 'gpu0' has no host memory in its server" topo show pcie-8gpu,p2p=off
+cat >"$tmp/nomem.json" <<'JSON'
+{"name": "no-dram", "p2p": "off", "server": {"devices": [
+  {"name": "cpu", "kind": "cpu"}, {"name": "gpu", "kind": "gpu", "count": 2}],
+ "links": [{"from": "gpu", "to": "cpu", "link": "pcie4"}]}}
+JSON
+expect 1 "p2p=off: accelerator 'gpu0' has no host memory in its server" topo show "$tmp/nomem.json"
 expect 1 "p2p=off applies to servers .* not to a torus" topo show tpu-v4,p2p=off
 cat >"$tmp/one.json" <<'JSON'
 {"name": "one-socket", "server": {"devices": [
@@ -98,7 +103,14 @@ PY
 
 # strata plan --offload: bad value exit 2; a cluster without host memory.
 expect 2 "--offload expects none, host or cxl, got 'disk'" plan gpt-1.7b dgx-h100 --offload disk
-expect 2 "offload=host: 'gpu0' has no host memory in its server" plan gpt-1.7b dgx-h100 --offload host
+expect 2 "offload=cxl: 'gpu0' has no CXL memory in its server" plan gpt-1.7b dgx-h100 --offload cxl
 expect 0 "" plan gpt-1.7b pcie-8gpu-2s --accel a100-80 --offload cxl
 grep -q "offload to CXL memory" "$tmp/out" || { echo "FAIL: plan offload line"; fail=1; }
+# Tier capacity: ZeRO-0 keeps 12 B x 7.457e9 = 89.49 GB of gpt-7.5b's states
+# per GPU in the tier; the 256 GB CXL expander serves 8 GPUs: 32 GB each.
+expect 1 "89.49 GB of optimizer states per GPU in the offload tier, whose capacity gives each GPU 32.00 GB \\(misses by 57.49 GB\\)" \
+  plan gpt-7.5b pcie-8gpu-2s --accel a100-80 --zero 0 --offload cxl
+expect 0 "" plan gpt-7.5b pcie-8gpu-2s --accel a100-80 --zero 0 --offload host
+grep -q "89.49 GB per GPU of 128 GB per GPU's share of the tier$" "$tmp/out" ||
+  { echo "FAIL: host tier share"; cat "$tmp/out"; fail=1; }
 exit $fail

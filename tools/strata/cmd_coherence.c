@@ -9,6 +9,7 @@
  */
 #include "cli_report.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct coh_args {
@@ -16,13 +17,14 @@ typedef struct coh_args {
     const char *link, *dram, *socket, *catalog;
     long lanes, channels, socket_links, switches;
     double bytes;
+    double mix_r, mix_w; /* --mix R:W, lines read per lines written */
 } coh_args_t;
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: strata coherence [model] [--link ID] [--lanes N] [--size B] [--dram ID]\n"
                  "                        [--channels N] [--socket ID|none] [--socket-links N]\n"
-                 "                        [--switches N] [--catalog FILE]\n"
+                 "                        [--switches N] [--mix R:W] [--catalog FILE]\n"
                  "       strata coherence local [--dram ID] [--channels N]\n\n"
                  "model: CXL.io, CXL.mem and CXL.cache messages on a CXL link (68 B or 256 B\n"
                  "flits: slots, wire bytes, efficiency, data bandwidth), then what a load, a\n"
@@ -40,17 +42,38 @@ static void usage(FILE *out)
                  "  --socket ID|none  socket link (default upi2; xgmi-genoa; none: 1 socket)\n"
                  "  --socket-links N  links between the sockets, 1..8 (default 4)\n"
                  "  --switches N      CXL switch levels in front of the pool, 1..8 (default 1)\n"
+                 "  --mix R:W         CXL.mem reads and writes at once, R lines read per W\n"
+                 "                    written, 0..1000 each (default 2:1, Intel MLC's mix)\n"
                  "  --catalog FILE    link catalog (default: <data dir>/links.json)\n"
                  "  -h, --help        this help\n\n"
                  "exit: 0 ok, 1 a link that does not fit its role or a failed measurement,\n"
                  "2 bad option\n");
 }
 
+/* --mix R:W: two numbers 0..1000, not both 0. */
+static int parse_mix(const char *v, coh_args_t *a)
+{
+    char *end;
+    double r = strtod(v, &end), w = -1;
+    if (end != v && *end == ':') {
+        const char *p = end + 1;
+        w = strtod(p, &end);
+        if (end == p || *end) w = -1;
+    }
+    if (!(r >= 0 && r <= 1000 && w >= 0 && w <= 1000 && r + w > 0))
+        return cli_usage_error("coherence",
+                               "--mix expects R:W, lines read per lines written, two numbers "
+                               "0..1000 not both 0, got '%s'",
+                               v);
+    a->mix_r = r, a->mix_w = w;
+    return 0;
+}
+
 static int parse_opt(int argc, char **argv, int *i, coh_args_t *a)
 {
     static const char *const known[] = {"--link",         "--lanes",  "--size",    "--dram",
                                         "--channels",     "--socket", "--catalog", "--switches",
-                                        "--socket-links", NULL};
+                                        "--socket-links", "--mix",    NULL};
     const char *o = argv[*i];
     int k = 0;
     while (known[k] && strcmp(o, known[k]) != 0)
@@ -79,6 +102,8 @@ static int parse_opt(int argc, char **argv, int *i, coh_args_t *a)
         return 0;
     case 7:
         return cli_parse_int("coherence", o, v, 1, 8, &a->switches) ? CLI_USAGE : 0;
+    case 9:
+        return parse_mix(v, a);
     default:
         return cli_parse_int("coherence", o, v, 1, 8, &a->socket_links) ? CLI_USAGE : 0;
     }
@@ -92,7 +117,9 @@ static int parse_args(int argc, char **argv, coh_args_t *a)
                       .channels = 8,
                       .socket_links = 4,
                       .switches = 1,
-                      .bytes = 64};
+                      .bytes = 64,
+                      .mix_r = 2,
+                      .mix_w = 1};
     for (int i = 1; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1]) {
             if (parse_opt(argc, argv, &i, a)) return CLI_USAGE;
@@ -162,6 +189,11 @@ static int print_flits(const strata_coh_server_t *s, const coh_args_t *a)
                m.req_wire, m.rsp_wire, 100 * m.efficiency,
                report_gbs(m.data_bw_dir * width, b1, sizeof(b1)));
     }
+    double mix;
+    if (strata_cxl_mix_bw(s->cxl, s->cxl_lanes, a->mix_r, a->mix_w, &mix, &err))
+        return cli_fail(&err);
+    printf("  CXL.mem reads and writes at once, %g:%g: %s GB/s of data (both directions)\n",
+           a->mix_r, a->mix_w, report_gbs(mix, b1, sizeof(b1)));
     return CLI_OK;
 }
 

@@ -290,7 +290,15 @@ static int run(const plan_args_t *a, const strata_workload_t *w, strata_link_cat
             rc = cli_fail(&err);
         } else {
             strata_plan_print(ctx, &r, a->json, stdout);
-            if (!r.fits) {
+            if (!r.fits && r.mem_total <= r.mem_capacity) {
+                fprintf(stderr,
+                        "strata plan: the plan does not fit: %.2f GB of optimizer states per GPU "
+                        "in the offload tier, whose capacity gives each GPU %.2f GB (misses by "
+                        "%.2f GB)\n",
+                        r.mem_offload / 1e9, r.mem_offload_capacity / 1e9,
+                        (r.mem_offload - r.mem_offload_capacity) / 1e9);
+                rc = CLI_FAIL;
+            } else if (!r.fits) {
                 fprintf(stderr,
                         "strata plan: the plan does not fit: %.2f GB per GPU on a %.0f GB "
                         "accelerator (misses by %.2f GB)\n",
