@@ -177,7 +177,11 @@ static int chosen(const strata_coll_cost_t *c, const bool *ok)
 {
     int best = -1;
     for (int al = 0; al < STRATA_ALGO_COUNT; al++)
-        if (ok[al] && (best < 0 || c[al].time < c[best].time)) best = al;
+        if (ok[al] && strata_coll_selectable((strata_algo_t)al) &&
+            (best < 0 || c[al].time < c[best].time))
+            best = al;
+    for (int al = 0; al < STRATA_ALGO_COUNT && best < 0; al++) /* --algo direct */
+        if (ok[al]) best = al;
     return best;
 }
 
