@@ -254,9 +254,25 @@ STRATA_API double strata_probe_remote_bw(const strata_probe_calib_t *c, double b
  * measured one-way curve, extrapolated at the largest size's rate. */
 STRATA_API double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes);
 
+/* This host as sched's cost model sees it for one call of `bytes` on
+ * `size` local ranks with algo (strata_coll_machine_t's fields read off
+ * the measured curves at the call's working set; docs/probe.md). */
+STRATA_API void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo,
+                                     int size, double bytes, strata_coll_machine_t *m_p);
+
+/* A calibration from the quick figures `strata bench` measures when no
+ * probe file is given (strata_comm_calibrate): one-way flag latency, one
+ * core's copy and reduce rates; messages at half the copy rate (copied
+ * into a slot and out), a byte handed over at the copy rate, reading not
+ * charged, nothing per rank beyond the cores. */
+STRATA_API void strata_probe_calib_quick(double alpha_s, double copy_bw, double reduce_bw,
+                                         int cores, strata_probe_calib_t *calib_p);
+
 /* Calibrated prediction (s) of one collective of `bytes` (the nccl-tests
- * size) on `size` local ranks with strata's engine (algo SHM/AUTO) or its
- * message-passing schedules (RING, RECDBL). docs/probe.md gives the terms. */
+ * size) on `size` local ranks: sched's cost model (strata_coll_cost) on
+ * strata_probe_machine, with strata's engine as the direct schedule (algo
+ * SHM/AUTO) or its message-passing schedules (RING, RECDBL). 0 when the
+ * calibration lacks a curve. */
 STRATA_API double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
                                        strata_comm_algo_t algo, int size, size_t bytes);
 

@@ -1368,6 +1368,8 @@ strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t c
     double chunks = 1;
     if (m->nranks > 1)
         dispatch(m, coll, algo, coll == STRATA_COLL_BARRIER ? 0 : bytes, &z, &chunks);
+    else if (m->bw_copy > 0 && coll != STRATA_COLL_BARRIER) /* one COPY (core.c) */
+        z.bi = bytes / m->bw_copy;
     oversubscribe(m, &z);
     strata_coll_cost_t c = {.coll = coll,
                             .algo = algo,
