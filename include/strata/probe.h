@@ -136,6 +136,9 @@ typedef struct strata_probe_result {
     strata_probe_stat_t copy_curve[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t reduce_curve[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t read_curve[STRATA_PROBE_CURVE_MAX];
+    /* ... and storing a buffer of that size as the engine stores its output
+     * (plain stores, non-temporal from STRATA_DIRECT_STREAM_MIN) */
+    strata_probe_stat_t write_curve[STRATA_PROBE_CURVE_MAX];
 
     /* coherence: one-way cache-line transfer latency, c2c[i][j] between
      * cpus[i] and cpus[j] (median; 0 on the diagonal), and over all pairs */
@@ -216,6 +219,7 @@ typedef struct strata_probe_calib {
     double copy_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
     double reduce_bw[STRATA_PROBE_CURVE_MAX]; /* one core, by buffer size */
     double read_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
+    double write_bw[STRATA_PROBE_CURVE_MAX];  /* one core, output stores; 0 = not measured */
     int remote_n;                             /* hand-over between cores, by size */
     double remote_bytes[STRATA_PROBE_CURVE_MAX];
     double remote_bw[STRATA_PROBE_CURVE_MAX];
@@ -244,6 +248,8 @@ STRATA_API strata_status_t strata_probe_calib_load(const char *path, strata_prob
 STRATA_API double strata_probe_copy_bw(const strata_probe_calib_t *c, double bytes);
 STRATA_API double strata_probe_reduce_bw(const strata_probe_calib_t *c, double bytes);
 STRATA_API double strata_probe_read_bw(const strata_probe_calib_t *c, double bytes);
+/* ... storing an output of `bytes` (0 when the file has no write curve) */
+STRATA_API double strata_probe_write_bw(const strata_probe_calib_t *c, double bytes);
 /* Hand-over bandwidth between cores for `bytes` (one writes, the other
  * copies out), likewise; without that curve (one core) from the
  * send/recv curve. */

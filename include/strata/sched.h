@@ -140,6 +140,9 @@ typedef enum {
 #define STRATA_DIRECT_FLAT_MAX  2048u
 #define STRATA_DIRECT_CHUNK     262144u
 #define STRATA_DIRECT_SLICE_MIN 4096u
+/* Outputs of at least this many bytes are stored with non-temporal stores
+ * (src/comm/copy.c's default threshold). */
+#define STRATA_DIRECT_STREAM_MIN (16u << 20)
 
 /* "allreduce", "ring", ...; "?" when out of range. */
 STRATA_API const char *strata_coll_name(strata_coll_t coll);
@@ -397,6 +400,9 @@ typedef struct strata_coll_machine {
     double bw_copy;     /* one rank copying within its own memory, B/s; 0 = not charged */
     double bw_load;     /* one byte handed to a peer through shared memory: stored by its
                            owner, loaded by the peer, B/s; 0 = bw_intra */
+    double bw_store;    /* the extra cost of storing a loaded byte to the output where the
+                           output lives (memory, for outputs beyond the caches) rather than
+                           where bw_load's measurement stored it, B/s; 0 = none */
     double lat_sync;    /* one flag handed from rank to rank through shared memory, s
                            (a cache-line transfer); 0 = lat_intra */
     uint32_t cores;     /* processors the ranks run on; 0 = one per rank */

@@ -259,8 +259,12 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, strat
 strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
-    static const double sizes[] = {4096, 16384, 65536, 262144, 1048576, 4194304, 16777216};
-    int n = x->opts->quick ? 5 : 7;
+    /* from 256 B: the flat allreduce (up to 2 KiB) hands over a few lines,
+     * where each line's transfer latency, not a streaming rate, sets the
+     * cost; the model reads the curve at the size it hands over */
+    static const double sizes[] = {256,    1024,    4096,    16384,   65536,
+                                   262144, 1048576, 4194304, 16777216};
+    int n = x->opts->quick ? 7 : 9;
     if (res->cores < 2) return STRATA_OK;
     strata_status_t st = STRATA_OK;
     res->remote_n = n;

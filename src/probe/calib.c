@@ -47,6 +47,7 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
         c->copy_bw[i] = r->copy_curve[i].median;
         c->reduce_bw[i] = r->reduce_curve[i].median;
         c->read_bw[i] = r->read_curve[i].median;
+        c->write_bw[i] = r->write_curve[i].n ? r->write_curve[i].median : 0;
     }
     c->tcp_alpha = r->tcp_alpha.median;
     c->tcp_bw = r->tcp_bw.median;
@@ -77,12 +78,15 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
                               json_pack("{s:o,s:o,s:o}", "bytes", util_json_real(c->shm_bytes[i]),
                                         "oneway_s", util_json_real(c->shm_oneway[i]), "spread",
                                         util_json_real(r->shm_oneway[i].spread)));
-    for (int i = 0; i < c->curve_n; i++)
-        json_array_append_new(curve, json_pack("{s:o,s:o,s:o,s:o}", "bytes",
-                                               util_json_real(c->curve_bytes[i]), "copy_Bps",
-                                               util_json_real(c->copy_bw[i]), "reduce_Bps",
-                                               util_json_real(c->reduce_bw[i]), "read_Bps",
-                                               util_json_real(c->read_bw[i])));
+    for (int i = 0; i < c->curve_n; i++) {
+        json_t *pt =
+            json_pack("{s:o,s:o,s:o,s:o}", "bytes", util_json_real(c->curve_bytes[i]), "copy_Bps",
+                      util_json_real(c->copy_bw[i]), "reduce_Bps", util_json_real(c->reduce_bw[i]),
+                      "read_Bps", util_json_real(c->read_bw[i]));
+        if (c->write_bw[i] > 0)
+            json_object_set_new(pt, "write_Bps", util_json_real(c->write_bw[i]));
+        json_array_append_new(curve, pt);
+    }
     return json_pack(
         "{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date", c->date, "by",
         "strata probe (docs/probe.md)", "cores", c->cores, "line_latency_s",
@@ -176,6 +180,10 @@ static strata_status_t read_curve(util_json_doc_t *d, json_t *m, strata_probe_ca
             (st = num(d, p, "copy_Bps", true, &c->copy_bw[i], err)) ||
             (st = num(d, p, "reduce_Bps", true, &c->reduce_bw[i], err)) ||
             (st = num(d, p, "read_Bps", true, &c->read_bw[i], err)))
+            return st;
+        /* optional (files before the write curve): 0 = not charged */
+        if (json_object_get(p, "write_Bps") &&
+            (st = num(d, p, "write_Bps", true, &c->write_bw[i], err)))
             return st;
         if (i > 0 && c->curve_bytes[i] <= c->curve_bytes[i - 1])
             return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
@@ -306,6 +314,13 @@ double strata_probe_read_bw(const strata_probe_calib_t *c, double bytes)
     return interp(c->curve_n, c->curve_bytes, c->read_bw, bytes);
 }
 
+double strata_probe_write_bw(const strata_probe_calib_t *c, double bytes)
+{
+    for (int i = 0; i < c->curve_n; i++)
+        if (!(c->write_bw[i] > 0)) return 0; /* not measured */
+    return interp(c->curve_n, c->curve_bytes, c->write_bw, bytes);
+}
+
 /* Without a remote curve (one core), the send/recv curve stands in. */
 double strata_probe_remote_bw(const strata_probe_calib_t *c, double bytes)
 {
@@ -371,7 +386,15 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     m.bw_read = strata_probe_read_bw(c, S);
     m.bw_copy = strata_probe_copy_bw(c, S);
     m.reduce_bw = strata_probe_reduce_bw(c, S);
-    m.bw_load = strata_probe_remote_bw(c, S <= STRATA_DIRECT_FLAT_MAX ? S : fmin(S, CHUNK) / P);
+    double slice = S <= STRATA_DIRECT_FLAT_MAX ? S : fmin(S, CHUNK) / P;
+    m.bw_load = strata_probe_remote_bw(c, slice);
+    /* the hand-over curve stores what it loads into a buffer of its size
+     * (in cache); the engine stores into the output, a buffer of S (in
+     * memory once S leaves the caches, streamed from 16 MiB): the
+     * difference per byte, when positive, is bw_store */
+    double w_out = strata_probe_write_bw(c, S), w_hand = strata_probe_write_bw(c, slice);
+    double extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
+    m.bw_store = extra > 0 ? 1 / extra : 0;
     *m_p = m;
 }
 

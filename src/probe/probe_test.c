@@ -196,6 +196,7 @@ static void test_save_load_roundtrip(void **state)
     assert_true(fd >= 0);
     close(fd);
     strata_error_t err = {0};
+    r->write_curve[0] = one(30e9), r->write_curve[1] = one(6e9); /* optional in files */
     assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
     strata_probe_calib_t want, got;
     strata_probe_calib_from(r, &want);
@@ -214,6 +215,7 @@ static void test_save_load_roundtrip(void **state)
     assert_int_equal(got.remote_n, 2);
     NEAR(got.remote_bw[1], 2e9, RT);
     NEAR(got.shm_oneway[1], want.shm_oneway[1], RT);
+    NEAR(got.write_bw[1], 6e9, RT);
 
     /* the topology loader takes it: 2 cpu endpoints joined by the measured link */
     strata_link_catalog_t *cat = NULL;
@@ -320,6 +322,15 @@ static void test_predict(void **state)
     NEAR(strata_probe_remote_bw(&c, 131072), 4.25e9, 1e-12);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
          353.2813647e-6, 1e-9);
+    /* with a write curve (30 GB/s at 4 KiB, 6 at 1 MiB): the gathered S/2
+     * is stored into a 1 MiB output at 6 GB/s where the hand-over stored
+     * into a 128 KiB buffer at 30 + 0.625 x (6 - 30) = 15 GB/s: 1/6e9 -
+     * 1/15e9 = 0.1 ns a byte more, 524288 x 0.1 ns = 52.4288 us:
+     * 353.2813647 + 52.4288 = 405.7101647 us */
+    c.write_bw[0] = 30e9, c.write_bw[1] = 6e9;
+    NEAR(strata_probe_write_bw(&c, 131072), 15e9, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         405.7101647e-6, 1e-9);
     char buf[512];
     strata_probe_bottleneck(&c, 4, buf, sizeof(buf));
     assert_non_null(strstr(buf, "the scheduler (ranks outnumber cores)"));

@@ -561,6 +561,7 @@ static double red(const strata_coll_machine_t *m, double bytes)
 
 typedef struct acc {
     double a, bi, be, g, steps, xi, xe;
+    double waits; /* synchronisations that wait for a descheduled rank (oversubscribe); 0 = steps */
 } acc_t;
 
 /* One step: latency of its tier, bytes over bandwidth bw, repeated `times`. */
@@ -1193,17 +1194,22 @@ static void cost_innet(const strata_coll_machine_t *m, double n, acc_t *z, doubl
  *   allgather          S/P / rd + S/P / cp + f S / hand
  *   alltoall           S/rd + S/P / cp + f S / hand
  *   broadcast          S / hand (the root's staging of chunk c + 1 runs
- *                      while the others load chunk c).
+ *                      while the others load chunk c);
+ * plus, for the bytes loaded into the output (allreduce f S, allgather and
+ * alltoall f S, broadcast S), their stores where the output lives beyond
+ * what the hand-over rate holds (bw_store, 0 = none).
  * Synchronisations: the call's first costs a message (lat_intra); the
  * others one flag each (lat_sync): allreduce 2 per chunk, flat 1, the
- * others 1 per chunk (sched_direct_chunks, the engine's layout). */
+ * others 1 per chunk (sched_direct_chunks, the engine's layout). Ranks
+ * beyond the cores pay lat_oversub per rank at the call's waits (below),
+ * not at every chunk's. */
 static void cost_direct(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
 {
     double P = m->nranks, f = (P - 1) / P, red_rate = m->reduce_bw;
     double hand = m->bw_load > 0 ? m->bw_load : m->bw_intra;
     double pull = red_rate > 0 && red_rate < hand ? red_rate : hand;
     double rd = m->bw_read > 0 ? 1 / m->bw_read : 0, cp = m->bw_copy > 0 ? 1 / m->bw_copy : 0;
-    double C = sched_direct_chunks(c, m->nranks, n), syncs = C, t;
+    double C = sched_direct_chunks(c, m->nranks, n), syncs = C, t, out = f * n;
     bool flat =
         (c == STRATA_COLL_ALLREDUCE || c == STRATA_COLL_REDUCE) && n <= STRATA_DIRECT_FLAT_MAX;
     switch (c) {
@@ -1214,7 +1220,7 @@ static void cost_direct(const strata_coll_machine_t *m, strata_coll_t c, double 
         z->g = red(m, flat ? (P - 1) * n : f * n);
         break;
     case STRATA_COLL_REDUCE_SCATTER:
-        t = n * rd + f * n / pull;
+        t = n * rd + f * n / pull, out = 0;
         z->g = red(m, f * n);
         break;
     case STRATA_COLL_ALLGATHER:
@@ -1224,11 +1230,18 @@ static void cost_direct(const strata_coll_machine_t *m, strata_coll_t c, double 
         t = n * rd + n / P * cp + f * n / hand;
         break;
     default:
-        t = n / hand;
+        t = n / hand, out = n;
         break;
     }
+    if (m->bw_store > 0) t += out / m->bw_store;
     double ls = m->lat_sync > 0 ? m->lat_sync : m->lat_intra;
     z->steps = syncs;
+    /* ranks beyond the cores: inside the pipeline the ranks sharing a core
+     * take turns with work to do (the data terms' ceil(P / cores)); a rank
+     * waits idle for a descheduled one where no work is left to overlap:
+     * the call's stage-to-reduce and reduce-to-gather hand-offs (flat and
+     * the one-phase collectives: one) */
+    z->waits = c == STRATA_COLL_ALLREDUCE || c == STRATA_COLL_REDUCE ? (flat ? 1 : 2) : 1;
     z->a = m->lat_intra + (syncs - 1) * ls;
     z->bi = t;
     z->xi = c == STRATA_COLL_BROADCAST ? n : f * n;
@@ -1346,14 +1359,14 @@ static void dispatch(const strata_coll_machine_t *m, strata_coll_t c, strata_alg
 
 /* Ranks beyond the cores (m->cores > 0): the ranks sharing a core run in
  * turn, so its data work takes ceil(P / cores) times as long, and every
- * synchronisation waits for the scheduler to run each rank beyond the
- * cores (lat_oversub each). */
+ * synchronisation that waits idle (z->waits, else every step) waits for the
+ * scheduler to run each rank beyond the cores (lat_oversub each). */
 static void oversubscribe(const strata_coll_machine_t *m, acc_t *z)
 {
     if (m->cores == 0 || m->nranks <= m->cores) return;
     double k = ceil((double)m->nranks / m->cores);
     z->bi *= k, z->be *= k, z->g *= k;
-    z->a += z->steps * (m->nranks - m->cores) * m->lat_oversub;
+    z->a += (z->waits > 0 ? z->waits : z->steps) * (m->nranks - m->cores) * m->lat_oversub;
 }
 
 strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t coll,
