@@ -1350,7 +1350,7 @@ static void dispatch(const strata_coll_machine_t *m, strata_coll_t c, strata_alg
         break;
     case STRATA_ALGO_DIRECT:
         cost_direct(m, c, n, z);
-        *chunks = sched_direct_chunks(c, m->nranks, n);
+        *chunks = fmin(sched_direct_chunks(c, m->nranks, n), 4294967295.0); /* uint32 field */
         break;
     default:
         break;

@@ -69,7 +69,6 @@ double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes)
 
 static strata_status_t direct_init(strata_sched_t *s, strata_error_t *err)
 {
-    (void)err;
     uint64_t P = s->p.nranks, n = s->p.count, es = s->p.elem_size, bytes = n * es;
     strata_coll_t c = s->p.coll;
     bool sliced = is_ar(s) || c == STRATA_COLL_BROADCAST; /* chunks split over the P ranks */
@@ -89,6 +88,10 @@ static strata_status_t direct_init(strata_sched_t *s, strata_error_t *err)
     s->aux[D_PER] = (int64_t)per, s->aux[D_E] = (int64_t)E;
     s->aux[D_CHUNKS] = (int64_t)((n + E - 1) / E);
     uint64_t C = (uint64_t)s->aux[D_CHUNKS];
+    if (C > (UINT32_MAX - 1) / 2)
+        return strata_error_set(err, STRATA_ERR_RANGE,
+                                "direct: %llu chunks of the engine's layout are too many phases",
+                                (unsigned long long)C);
     s->nphases = (uint32_t)(s->aux[D_FLAT] ? 2 : is_ar(s) ? 1 + 2 * C : 1 + C);
     s->buf[STRATA_BUF_SCRATCH] =
         c == STRATA_COLL_REDUCE_SCATTER || c == STRATA_COLL_ALLTOALL ? P * n : n;
