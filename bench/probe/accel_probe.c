@@ -4,6 +4,7 @@
  * copies, NCCL allreduce. Built with -DSTRATA_CUDA=ON and a CUDA toolkit.
  */
 #include <stdio.h>
+#include <string.h>
 
 void probe_accel_report(char *buf, size_t len); /* src/probe/cuda.c */
 
@@ -11,6 +12,8 @@ int main(void)
 {
     static char buf[4096];
     probe_accel_report(buf, sizeof(buf));
+    size_t n = strlen(buf);
     fputs(buf, stdout);
-    return buf[0] ? 0 : 1;
+    if (n > 0 && buf[n - 1] != '\n') putchar('\n');
+    return n ? 0 : 1;
 }

@@ -212,11 +212,13 @@ STRATA_API float strata_fp16_to_fp32(uint16_t h);
 STRATA_API uint16_t strata_fp32_to_bf16(float f);
 STRATA_API float strata_bf16_to_fp32(uint16_t h);
 
-/* ==== Model of this host ==== */
+/* ==== Quick figures of this host ==== */
 
 /* Local figures measured by strata_comm_calibrate(): one-way flag latency
  * through the segment (alpha, s), single-core copy bandwidth for a buffer of
- * the benchmark's largest size (bytes/s), and reduction bandwidth. */
+ * the benchmark's largest size (bytes/s), and reduction bandwidth. strata
+ * bench predicts from them (strata_probe_calib_quick) when no file of
+ * strata probe is given; the model is sched's (strata_coll_cost). */
 typedef struct strata_comm_model {
     double alpha_s;
     double copy_bw;
@@ -232,11 +234,6 @@ STRATA_API strata_status_t strata_comm_calibrate(strata_comm_t *comm, size_t byt
 /* The algorithm AUTO resolves to for this call on comm. */
 STRATA_API strata_comm_algo_t strata_comm_algo_for(const strata_comm_t *comm, strata_coll_t coll,
                                                    size_t bytes, strata_comm_algo_t requested);
-/* Predicted time (s) of one collective of `bytes` (the nccl-tests "size") on
- * `size` ranks of this host with algorithm algo, from the model's α and the
- * bytes each rank must move and reduce (docs/runtime.md states the terms). */
-STRATA_API double strata_comm_predict(const strata_comm_model_t *model, strata_coll_t coll,
-                                      strata_comm_algo_t algo, int size, size_t bytes);
 
 /* ==== Local launcher ==== */
 

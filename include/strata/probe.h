@@ -136,6 +136,9 @@ typedef struct strata_probe_result {
     strata_probe_stat_t copy_curve[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t reduce_curve[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t read_curve[STRATA_PROBE_CURVE_MAX];
+    /* ... and storing a buffer of that size as the engine stores its output
+     * (plain stores, non-temporal from STRATA_DIRECT_STREAM_MIN) */
+    strata_probe_stat_t write_curve[STRATA_PROBE_CURVE_MAX];
 
     /* coherence: one-way cache-line transfer latency, c2c[i][j] between
      * cpus[i] and cpus[j] (median; 0 on the diagonal), and over all pairs */
@@ -216,6 +219,7 @@ typedef struct strata_probe_calib {
     double copy_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
     double reduce_bw[STRATA_PROBE_CURVE_MAX]; /* one core, by buffer size */
     double read_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
+    double write_bw[STRATA_PROBE_CURVE_MAX];  /* one core, output stores; 0 = not measured */
     int remote_n;                             /* hand-over between cores, by size */
     double remote_bytes[STRATA_PROBE_CURVE_MAX];
     double remote_bw[STRATA_PROBE_CURVE_MAX];
@@ -244,6 +248,8 @@ STRATA_API strata_status_t strata_probe_calib_load(const char *path, strata_prob
 STRATA_API double strata_probe_copy_bw(const strata_probe_calib_t *c, double bytes);
 STRATA_API double strata_probe_reduce_bw(const strata_probe_calib_t *c, double bytes);
 STRATA_API double strata_probe_read_bw(const strata_probe_calib_t *c, double bytes);
+/* ... storing an output of `bytes` (0 when the file has no write curve) */
+STRATA_API double strata_probe_write_bw(const strata_probe_calib_t *c, double bytes);
 /* Hand-over bandwidth between cores for `bytes` (one writes, the other
  * copies out), likewise; without that curve (one core) from the
  * send/recv curve. */
@@ -254,9 +260,25 @@ STRATA_API double strata_probe_remote_bw(const strata_probe_calib_t *c, double b
  * measured one-way curve, extrapolated at the largest size's rate. */
 STRATA_API double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes);
 
+/* This host as sched's cost model sees it for one call of `bytes` on
+ * `size` local ranks with algo (strata_coll_machine_t's fields read off
+ * the measured curves at the call's working set; docs/probe.md). */
+STRATA_API void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo,
+                                     int size, double bytes, strata_coll_machine_t *m_p);
+
+/* A calibration from the quick figures `strata bench` measures when no
+ * probe file is given (strata_comm_calibrate): one-way flag latency, one
+ * core's copy and reduce rates; messages at half the copy rate (copied
+ * into a slot and out), a byte handed over at the copy rate, reading not
+ * charged, nothing per rank beyond the cores. */
+STRATA_API void strata_probe_calib_quick(double alpha_s, double copy_bw, double reduce_bw,
+                                         int cores, strata_probe_calib_t *calib_p);
+
 /* Calibrated prediction (s) of one collective of `bytes` (the nccl-tests
- * size) on `size` local ranks with strata's engine (algo SHM/AUTO) or its
- * message-passing schedules (RING, RECDBL). docs/probe.md gives the terms. */
+ * size) on `size` local ranks: sched's cost model (strata_coll_cost) on
+ * strata_probe_machine, with strata's engine as the direct schedule (algo
+ * SHM/AUTO) or its message-passing schedules (RING, RECDBL). 0 when the
+ * calibration lacks a curve. */
 STRATA_API double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
                                        strata_comm_algo_t algo, int size, size_t bytes);
 

@@ -119,7 +119,8 @@ typedef enum {
     X(HIER, "hier")                 /* two-level: intra RS -> inter AR -> intra AG */              \
     X(TORUS2D, "torus2d")           /* row RS -> column AR -> row AG */                            \
     X(INNET, "innet")               /* reduction in the switch (NVLS, SHARP) */                    \
-    X(NVLSTREE, "nvlstree")         /* NVLS inside servers, double binary tree across */
+    X(NVLSTREE, "nvlstree")         /* NVLS inside servers, double binary tree across */           \
+    X(DIRECT, "direct")             /* loads/stores in shared memory (strata's shm engine) */
 
 typedef enum {
 #define STRATA_ALGO_ENUM(name, text) STRATA_ALGO_##name,
@@ -127,6 +128,21 @@ typedef enum {
 #undef STRATA_ALGO_ENUM
         STRATA_ALGO_COUNT
 } strata_algo_t;
+
+/* The layout of STRATA_ALGO_DIRECT, shared with the runtime's engine that
+ * runs it (src/comm/allreduce_shm.c), so the schedule the model prices is
+ * the one that runs: data of at most LINE_MAX bytes travels beside a
+ * sequence number in one 64-byte cache line; allreduce and reduce of at
+ * most FLAT_MAX bytes run flat (every rank reduces the whole vector); the
+ * rest is pipelined in chunks of CHUNK bytes (all P slices), a slice at
+ * least SLICE_MIN bytes and a multiple of a 64-byte line. */
+#define STRATA_DIRECT_LINE_MAX  56u
+#define STRATA_DIRECT_FLAT_MAX  2048u
+#define STRATA_DIRECT_CHUNK     262144u
+#define STRATA_DIRECT_SLICE_MIN 4096u
+/* Outputs of at least this many bytes are stored with non-temporal stores
+ * (src/comm/copy.c's default threshold). */
+#define STRATA_DIRECT_STREAM_MIN (16u << 20)
 
 /* "allreduce", "ring", ...; "?" when out of range. */
 STRATA_API const char *strata_coll_name(strata_coll_t coll);
@@ -374,6 +390,25 @@ typedef struct strata_coll_machine {
      * tree carries its chunk each way, over what one rank's E edges cost
      * through bw_intra (a switch's port); 0 = 1 (not routed). */
     double tree_edge_factor;
+    /* Memory-semantic algorithms (direct: ranks load and store in memory
+     * they share, strata's shared-memory engine), and ranks sharing
+     * processors. Read off a topology: bw_read and bw_copy from the
+     * accelerator memory (its bandwidth, and half of it for a copy that
+     * reads and writes each byte), the rest 0. strata_probe_machine fills
+     * them with what strata probe measured on this host. */
+    double bw_read;     /* one rank reading its own memory, B/s; 0 = not charged */
+    double bw_copy;     /* one rank copying within its own memory, B/s; 0 = not charged */
+    double bw_load;     /* one byte handed to a peer through shared memory: stored by its
+                           owner, loaded by the peer, B/s; 0 = bw_intra */
+    double bw_store;    /* the extra cost of storing a loaded byte to the output where the
+                           output lives (memory, for outputs beyond the caches) rather than
+                           where bw_load's measurement stored it, B/s; 0 = none */
+    double lat_sync;    /* one flag handed from rank to rank through shared memory, s
+                           (a cache-line transfer); 0 = lat_intra */
+    uint32_t cores;     /* processors the ranks run on; 0 = one per rank */
+    double lat_oversub; /* extra cost of each synchronisation per rank beyond the cores, s
+                           (the scheduler's switches); with cores, the data terms also
+                           grow by ceil(ranks / cores) */
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat
@@ -467,6 +502,13 @@ STRATA_API const char *strata_coll_algo_form(const strata_coll_machine_t *m, str
  * model differ for a known reason the model does not capture, this names
  * it so reports can print it beside the model's figure. */
 STRATA_API const char *strata_coll_model_caveat(const strata_coll_machine_t *m, strata_algo_t algo);
+
+/* Whether strata_coll_select considers algo: every algorithm but DIRECT.
+ * Direct loads need ranks that map each other's memory, which a cluster
+ * file does not record for accelerators (P2P/IPC mappings), and no GPU
+ * library runs strata's shared-memory engine; it is priced when asked for
+ * (strata_coll_cost), and strata's runtime chooses it for itself. */
+STRATA_API bool strata_coll_selectable(strata_algo_t algo);
 
 /* The cheapest applicable algorithm for coll of `bytes` on m. */
 STRATA_API strata_status_t strata_coll_select(const strata_coll_machine_t *m, strata_coll_t coll,

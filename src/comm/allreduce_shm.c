@@ -41,8 +41,10 @@
 
 /* Largest allreduce (bytes) run by the flat variant: below this, one
  * synchronisation and P× reads beat two synchronisations (measured here,
- * bench/README.md). */
-#define COMM_FLAT_MAX (2u * 1024u)
+ * bench/README.md). The layout constants live in strata/sched.h, shared
+ * with the schedule that prices this engine (sched/direct.c). */
+#define COMM_FLAT_MAX STRATA_DIRECT_FLAT_MAX
+_Static_assert(COMM_LINE_DATA == STRATA_DIRECT_LINE_MAX, "line slots: sched.h's layout");
 
 typedef enum { ENG_AR, ENG_RS, ENG_AG, ENG_A2A, ENG_BCAST, ENG_FLAT } eng_kind_t;
 
@@ -303,7 +305,7 @@ static strata_status_t gather(eng_t *e, size_t c)
 /* Chunk (all P slices) used by default for large vectors: 256 KiB, the
  * prototype's figure (issue #6) — small enough that a chunk's staged and
  * reduced data stay in L2/L3 between the phases. STRATA_CHUNK overrides. */
-#define COMM_CHUNK_DEFAULT (256u * 1024u)
+#define COMM_CHUNK_DEFAULT STRATA_DIRECT_CHUNK
 
 static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_per_rank)
 {
@@ -327,7 +329,7 @@ static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_pe
     }
     size_t nmin = nmin_env > 0 ? (size_t)nmin_env : kind == ENG_AR ? 1 : 4;
     size_t want = bytes_per_rank / nmin / COMM_LINE * COMM_LINE;
-    if (want < 4096) want = 4096;
+    if (want < STRATA_DIRECT_SLICE_MIN) want = STRATA_DIRECT_SLICE_MIN;
     return want < cap ? want : cap;
 }
 

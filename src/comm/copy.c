@@ -23,7 +23,7 @@
 #define HAVE_STREAM 1
 #endif
 
-size_t comm_stream_threshold = (size_t)16 << 20;
+size_t comm_stream_threshold = STRATA_DIRECT_STREAM_MIN; /* 16 MiB, shared with sched */
 
 #ifdef HAVE_STREAM
 static void stream_copy(unsigned char *dst, const unsigned char *src, size_t bytes)

@@ -47,6 +47,7 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
         c->copy_bw[i] = r->copy_curve[i].median;
         c->reduce_bw[i] = r->reduce_curve[i].median;
         c->read_bw[i] = r->read_curve[i].median;
+        c->write_bw[i] = r->write_curve[i].n ? r->write_curve[i].median : 0;
     }
     c->tcp_alpha = r->tcp_alpha.median;
     c->tcp_bw = r->tcp_bw.median;
@@ -77,12 +78,15 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
                               json_pack("{s:o,s:o,s:o}", "bytes", util_json_real(c->shm_bytes[i]),
                                         "oneway_s", util_json_real(c->shm_oneway[i]), "spread",
                                         util_json_real(r->shm_oneway[i].spread)));
-    for (int i = 0; i < c->curve_n; i++)
-        json_array_append_new(curve, json_pack("{s:o,s:o,s:o,s:o}", "bytes",
-                                               util_json_real(c->curve_bytes[i]), "copy_Bps",
-                                               util_json_real(c->copy_bw[i]), "reduce_Bps",
-                                               util_json_real(c->reduce_bw[i]), "read_Bps",
-                                               util_json_real(c->read_bw[i])));
+    for (int i = 0; i < c->curve_n; i++) {
+        json_t *pt =
+            json_pack("{s:o,s:o,s:o,s:o}", "bytes", util_json_real(c->curve_bytes[i]), "copy_Bps",
+                      util_json_real(c->copy_bw[i]), "reduce_Bps", util_json_real(c->reduce_bw[i]),
+                      "read_Bps", util_json_real(c->read_bw[i]));
+        if (c->write_bw[i] > 0)
+            json_object_set_new(pt, "write_Bps", util_json_real(c->write_bw[i]));
+        json_array_append_new(curve, pt);
+    }
     return json_pack(
         "{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date", c->date, "by",
         "strata probe (docs/probe.md)", "cores", c->cores, "line_latency_s",
@@ -176,6 +180,10 @@ static strata_status_t read_curve(util_json_doc_t *d, json_t *m, strata_probe_ca
             (st = num(d, p, "copy_Bps", true, &c->copy_bw[i], err)) ||
             (st = num(d, p, "reduce_Bps", true, &c->reduce_bw[i], err)) ||
             (st = num(d, p, "read_Bps", true, &c->read_bw[i], err)))
+            return st;
+        /* optional (files before the write curve): 0 = not charged */
+        if (json_object_get(p, "write_Bps") &&
+            (st = num(d, p, "write_Bps", true, &c->write_bw[i], err)))
             return st;
         if (i > 0 && c->curve_bytes[i] <= c->curve_bytes[i - 1])
             return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
@@ -306,6 +314,13 @@ double strata_probe_read_bw(const strata_probe_calib_t *c, double bytes)
     return interp(c->curve_n, c->curve_bytes, c->read_bw, bytes);
 }
 
+double strata_probe_write_bw(const strata_probe_calib_t *c, double bytes)
+{
+    for (int i = 0; i < c->curve_n; i++)
+        if (!(c->write_bw[i] > 0)) return 0; /* not measured */
+    return interp(c->curve_n, c->curve_bytes, c->write_bw, bytes);
+}
+
 /* Without a remote curve (one core), the send/recv curve stands in. */
 double strata_probe_remote_bw(const strata_probe_calib_t *c, double bytes)
 {
@@ -337,102 +352,85 @@ double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes)
     return last > 0 ? last * bytes : 0;
 }
 
-#define TINY 56.0   /* engine: data beside a sequence number in one line */
-#define FLAT 2048.0 /* engine: flat allreduce up to here */
+/* The host as sched's cost model sees it, for one call (docs/probe.md):
+ * every figure is read off the measured curves at the working set of that
+ * call, and the model (sched/cost.c) does the rest — the engine priced as
+ * the direct schedule, the message-passing algorithms as theirs. */
+#define CHUNK ((double)STRATA_DIRECT_CHUNK) /* engine: pipeline chunk */
 
-/* The scheduler's cost per synchronisation when ranks outnumber cores. */
-static double over_cost(const strata_probe_calib_t *c, int P)
+void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo, int size,
+                          double bytes, strata_coll_machine_t *m_p)
 {
-    return P > c->cores ? (double)(P - c->cores) * c->per_rank : 0;
+    double P = size > 1 ? size : 1, S = bytes > 0 ? bytes : 1;
+    strata_coll_machine_t m = {.nranks = (uint32_t)P,
+                               .per_server = (uint32_t)P,
+                               .servers = 1,
+                               .nics = 1,
+                               .eta_intra = 1,
+                               .cores = (uint32_t)c->cores,
+                               .lat_oversub = c->per_rank};
+    snprintf(m.intra_kind, sizeof(m.intra_kind), "shm");
+    /* a call's first synchronisation: entering a strata call and handing
+     * one flag to a peer costs what an 8-byte strata message costs one way
+     * (the same path); each further one a cache-line hand-off */
+    m.lat_intra = c->shm_n > 0 ? c->shm_oneway[0] : c->shm_alpha;
+    m.lat_sync = c->line_latency;
+    /* message passing: a step's message moves at the send/recv curve's rate
+     * for its size (ring: a block of S/P; recursive doubling: all of S) */
+    double msg = algo == STRATA_COMM_RECDBL ? S : S / P, mv = strata_probe_shm_move(c, msg);
+    m.bw_intra = mv > 0 ? msg / mv : c->shm_bw;
+    m.bw_nic = m.bw_intra, m.lat_inter = m.lat_intra;
+    /* direct: its own input read, copies and reductions at one core's rates
+     * for a working set of S; a byte handed to a peer at the hand-over rate
+     * of a pipeline slice (min(S, chunk) / P; the whole S when flat) */
+    m.bw_read = strata_probe_read_bw(c, S);
+    m.bw_copy = strata_probe_copy_bw(c, S);
+    m.reduce_bw = strata_probe_reduce_bw(c, S);
+    double slice = S <= STRATA_DIRECT_FLAT_MAX ? S : fmin(S, CHUNK) / P;
+    m.bw_load = strata_probe_remote_bw(c, slice);
+    /* the hand-over curve stores what it loads into a buffer of its size
+     * (in cache); the engine stores into the output, a buffer of S (in
+     * memory once S leaves the caches, streamed from 16 MiB): the
+     * difference per byte, when positive, is bw_store */
+    double w_out = strata_probe_write_bw(c, S), w_hand = strata_probe_write_bw(c, slice);
+    double extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
+    m.bw_store = extra > 0 ? 1 / extra : 0;
+    *m_p = m;
 }
 
-/* A call's first synchronisation: entering a strata call and handing one
- * flag to a peer costs what an 8-byte strata message costs one way (the
- * same path: argument checks, one posted line, one line fetched). */
-static double call_cost(const strata_probe_calib_t *c, int P)
+void strata_probe_calib_quick(double alpha_s, double copy_bw, double reduce_bw, int cores,
+                              strata_probe_calib_t *c_p)
 {
-    return c->shm_alpha + over_cost(c, P);
-}
-
-/* Each further synchronisation inside the call: one line hand-off. */
-static double sync_cost(const strata_probe_calib_t *c, int P)
-{
-    return c->line_latency + over_cost(c, P);
-}
-
-/* strata's engine (docs/runtime.md "Algorithms"). Every byte that passes
- * between ranks is handed over: its owner writes it into a slot the peers
- * read last call and a peer copies (or reduces) it out — at the measured
- * hand-over rate for the size of a slice of a pipeline chunk; a reduction
- * runs at the slower of that and one core's reduce rate. Each rank also
- * copies its own slice to its output at one core's copy rate for a buffer
- * of S, and reads its own input (the part it stages, the part it reduces:
- * S bytes) at one core's read rate for a buffer of S — the hand-over
- * curve writes without reading. Ranks beyond the cores serialise their
- * data work on the shared cores (× k). */
-#define CHUNK 262144.0 /* engine: pipeline chunk */
-
-static double predict_shm(const strata_probe_calib_t *c, strata_coll_t coll, int P, double S)
-{
-    double C = call_cost(c, P), L = sync_cost(c, P),
-           k = P > c->cores ? ceil((double)P / c->cores) : 1;
-    double cp = strata_probe_copy_bw(c, S), f = (P - 1.0) / P;
-    double slice = (S < CHUNK ? S : CHUNK) / P, rem = strata_probe_remote_bw(c, slice);
-    double red = strata_probe_reduce_bw(c, S), pull_red = rem < red ? rem : red;
-    switch (coll) {
-    case STRATA_COLL_ALLREDUCE:
-    case STRATA_COLL_REDUCE:
-        if (S <= TINY) return C;
-        if (S <= FLAT) { /* stage the whole vector, reduce all P copies */
-            double r2 = strata_probe_remote_bw(c, S);
-            return C + k * (P - 1) * S / (r2 < red ? r2 : red);
-        }
-        return C + L +
-               k * (S / strata_probe_read_bw(c, S) + f * S / pull_red + f * S / rem + S / P / cp);
-    case STRATA_COLL_REDUCE_SCATTER:
-        return C + k * f * S / pull_red;
-    case STRATA_COLL_ALLGATHER:
-    case STRATA_COLL_ALLTOALL:
-        return C + k * (S / P / cp + f * S / rem);
-    default: /* broadcast */
-        return C + k * S / rem;
-    }
-}
-
-/* One-way send/recv time of n bytes: α plus the move. */
-static double msg(const strata_probe_calib_t *c, int P, double n)
-{
-    double over = P > c->cores ? (double)(P - c->cores) * c->per_rank : 0;
-    return c->shm_oneway[0] + over + strata_probe_shm_move(c, n);
-}
-
-/* Message passing over the channels (strata's ring and recursive-doubling
- * schedules): every step is a send/recv at the measured one-way time of
- * its size, plus reducing what arrived at one core's reduce rate. */
-static double predict_msg(const strata_probe_calib_t *c, strata_coll_t coll,
-                          strata_comm_algo_t algo, int P, double S)
-{
-    bool reduces = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_REDUCE ||
-                   coll == STRATA_COLL_REDUCE_SCATTER;
-    double rd = strata_probe_reduce_bw(c, S);
-    if (algo == STRATA_COMM_RECDBL) {
-        double lg = ceil(log2(P));
-        return lg * (msg(c, P, S) + (reduces ? S / rd : 0));
-    }
-    double blk = S / P, t = (P - 1.0) * (msg(c, P, blk) + (reduces ? blk / rd : 0));
-    if (coll == STRATA_COLL_ALLREDUCE) t += (P - 1.0) * msg(c, P, blk);
-    return t;
+    strata_probe_calib_t c = {.cores = cores > 0 ? cores : 1,
+                              .line_latency = alpha_s,
+                              .shm_alpha = alpha_s,
+                              .shm_bw = copy_bw / 2,
+                              .curve_n = 1,
+                              .shm_n = 2};
+    snprintf(c.date, sizeof(c.date), "now");
+    c.curve_bytes[0] = 1, c.copy_bw[0] = copy_bw, c.reduce_bw[0] = reduce_bw;
+    c.read_bw[0] = 0; /* not measured: not charged */
+    /* a byte handed over: stored by its owner, loaded by the peer, about
+     * one copy's worth of work */
+    c.remote_n = 1, c.remote_bytes[0] = 1, c.remote_bw[0] = copy_bw;
+    /* a message is copied into a slot and out of it: half the copy rate */
+    c.shm_bytes[0] = 8, c.shm_bytes[1] = 1048576;
+    c.shm_oneway[0] = alpha_s, c.shm_oneway[1] = alpha_s + 1048576 / c.shm_bw;
+    *c_p = c;
 }
 
 double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
                             strata_comm_algo_t algo, int size, size_t bytes)
 {
     if (!c || size < 1 || c->curve_n < 1 || c->cores < 1 || c->shm_n < 2) return 0;
-    double S = (double)bytes;
-    if (size == 1) return S / strata_probe_copy_bw(c, S);
-    if (algo == STRATA_COMM_RING || algo == STRATA_COMM_RECDBL)
-        return predict_msg(c, coll, algo, size, S);
-    return predict_shm(c, coll, size, S);
+    strata_coll_machine_t m;
+    strata_probe_machine(c, algo, size, (double)bytes, &m);
+    strata_algo_t a = algo == STRATA_COMM_RING     ? STRATA_ALGO_RING
+                      : algo == STRATA_COMM_RECDBL ? STRATA_ALGO_RECDBL
+                                                   : STRATA_ALGO_DIRECT;
+    strata_coll_cost_t k;
+    if (strata_coll_cost(&m, coll, a, (double)bytes, &k, NULL) != STRATA_OK) return 0;
+    return k.time;
 }
 
 /* ==== The bottleneck ==== */

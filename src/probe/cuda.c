@@ -165,8 +165,10 @@ void probe_accel_report(char *buf, size_t len)
 {
     int n = 0;
     buf[0] = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-        snprintf(buf, len, "CUDA build, but no CUDA device is visible");
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) { /* one line, no crash: a host without a GPU */
+        snprintf(buf, len, "not measured: CUDA build, but no CUDA device is visible (%s)",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
         return;
     }
     if (n > MAX_DEV) n = MAX_DEV;

@@ -251,7 +251,7 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
     res->big_bytes = x->opts->quick ? (size_t)16 << 20 : (size_t)64 << 20;
     g_pool.bytes =
         res->big_bytes > (size_t)curve[ncurve - 1] ? res->big_bytes : (size_t)curve[ncurve - 1];
-    int jobs = nn * STRATA_PROBE_MEM_KINDS * 2 + ncurve * 3, done = 0;
+    int jobs = nn * STRATA_PROBE_MEM_KINDS * 2 + ncurve * 4, done = 0;
     double per = budget / jobs;
     strata_status_t st = STRATA_OK;
     res->numa_nodes = nn;
@@ -279,7 +279,13 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
         if (st == STRATA_OK)
             st = measure(nodes[0].cpus, 1, (size_t)curve[c], STRATA_PROBE_MEM_READ, per,
                          &res->read_curve[c], err);
-        done += 3;
+        /* the engine's output stores: non-temporal from its threshold (copy.c) */
+        if (st == STRATA_OK)
+            st = measure(nodes[0].cpus, 1, (size_t)curve[c],
+                         curve[c] >= STRATA_DIRECT_STREAM_MIN ? STRATA_PROBE_MEM_WRITE_NT
+                                                              : STRATA_PROBE_MEM_WRITE,
+                         per, &res->write_curve[c], err);
+        done += 4;
         probe_tick(x, budget, (double)done / jobs);
     }
     pool_free();

@@ -196,6 +196,7 @@ static void test_save_load_roundtrip(void **state)
     assert_true(fd >= 0);
     close(fd);
     strata_error_t err = {0};
+    r->write_curve[0] = one(30e9), r->write_curve[1] = one(6e9); /* optional in files */
     assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
     strata_probe_calib_t want, got;
     strata_probe_calib_from(r, &want);
@@ -214,6 +215,7 @@ static void test_save_load_roundtrip(void **state)
     assert_int_equal(got.remote_n, 2);
     NEAR(got.remote_bw[1], 2e9, RT);
     NEAR(got.shm_oneway[1], want.shm_oneway[1], RT);
+    NEAR(got.write_bw[1], 6e9, RT);
 
     /* the topology loader takes it: 2 cpu endpoints joined by the measured link */
     strata_link_catalog_t *cat = NULL;
@@ -287,32 +289,48 @@ static void test_predict(void **state)
     /* moving 0.5 MiB: the one-way time less α scales linearly below the
      * second point: 1 MiB / 1e9 × 0.5 = 524.288 us */
     NEAR(strata_probe_shm_move(&c, 524288), 524.288e-6, 1e-9);
-    /* tiny allreduce: the call and one hand-off, as an 8 B message: 1 us */
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 8), 1e-6, 1e-9);
-    /* 1 MiB at 2 ranks: α + L + reading its own S at 20 GB/s (52.4288 us)
-     * + 2 hand-overs of S/2 (here at send/recv's 1 GB/s) + own S/2 / cp
-     * = 1 + 0.1 + 52.4288 + 2 × 524.288 + 52.4288 us = 1154.5336 us */
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576), 1154.5336e-6,
+    /* The prediction is sched's cost of the direct schedule (cost_direct)
+     * on strata_probe_machine. Tiny allreduce (flat): the call, one
+     * message (1 us), plus reading its 8 B at 80 GB/s (0.1 ns) and pulling
+     * the peer's 8 B at the send/recv rate standing in for the hand-over
+     * (1 GB/s: 8 ns) = 1.0081 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 8), 1.0081e-6, 1e-9);
+    /* 1 MiB at 2 ranks: 4 chunks of 256 KiB (slices of 128 KiB), 8 syncs:
+     * α 1 + 7 x 0.1 us; reading its own S at 20 GB/s (52.4288 us) + 2
+     * hand-overs of S/2 (at 1 GB/s, below the 5 GB/s reduce rate:
+     * 524.288 us each) + own S/2 / cp at 10 GB/s (52.4288 us)
+     * = 1.7 + 52.4288 + 1048.576 + 52.4288 = 1155.1336 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576), 1155.1336e-6,
          1e-9);
-    /* 4 ranks on 2 cores, 8 B: α + 2 ranks × 2 us per rank beyond = 5 us */
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 5e-6, 1e-9);
-    /* ring allreduce of 1 MiB at 2 ranks: 2 steps of 512 KiB send/recv (α 1 us
-     * + 524.288 us each) plus reducing 512 KiB at the reduce rate of the
-     * 1 MiB working set (5 GB/s: 104.8576 us): 2 × 525.288 + 104.8576
-     * = 1155.4336 us */
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_RING, 2, 1048576),
-         1155.4336e-6, 1e-9);
+    /* 4 ranks on 2 cores, 8 B: one sync, α 1 us + 2 ranks beyond x 2 us;
+     * data (0.1 ns + 3 x 8 ns) twice (two ranks per core) = 5.0482 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 5.0482e-6, 1e-9);
+    /* ring allreduce of 1 MiB at 2 ranks (cost_ring): 2 steps of a 512 KiB
+     * block, α 1 us each, β at the send/recv rate of a 512 KiB message
+     * (1 GB/s: 524.288 us each); the reduction (512 KiB at 5 GB/s,
+     * 104.8576 us) is fused (max with β) = 2 + 1048.576 = 1050.576 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_RING, 2, 1048576), 1050.576e-6,
+         1e-9);
     /* with a hand-over curve (8 GB/s at 4 KiB, 2 GB/s at 1 MiB): the
-     * engine pulls 128 KiB slices (half a 256 KiB chunk) at
+     * engine hands over 128 KiB slices (half a 256 KiB chunk) at
      * log(32)/log(256) = 0.625 of the way: 4.25 GB/s (below the 5 GB/s
-     * reduce rate): 1.1 + 52.4288 + 2 × 524288 / 4.25e9 s + 52.4288 us
-     * = 352.6813647 us */
+     * reduce rate): 1.7 + 52.4288 + 2 x 524288 / 4.25e9 s + 52.4288 us
+     * = 353.2813647 us */
     c.remote_n = 2;
     c.remote_bytes[0] = 4096, c.remote_bytes[1] = 1048576;
     c.remote_bw[0] = 8e9, c.remote_bw[1] = 2e9;
     NEAR(strata_probe_remote_bw(&c, 131072), 4.25e9, 1e-12);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         352.6813647e-6, 1e-9);
+         353.2813647e-6, 1e-9);
+    /* with a write curve (30 GB/s at 4 KiB, 6 at 1 MiB): the gathered S/2
+     * is stored into a 1 MiB output at 6 GB/s where the hand-over stored
+     * into a 128 KiB buffer at 30 + 0.625 x (6 - 30) = 15 GB/s: 1/6e9 -
+     * 1/15e9 = 0.1 ns a byte more, 524288 x 0.1 ns = 52.4288 us:
+     * 353.2813647 + 52.4288 = 405.7101647 us */
+    c.write_bw[0] = 30e9, c.write_bw[1] = 6e9;
+    NEAR(strata_probe_write_bw(&c, 131072), 15e9, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         405.7101647e-6, 1e-9);
     char buf[512];
     strata_probe_bottleneck(&c, 4, buf, sizeof(buf));
     assert_non_null(strstr(buf, "the scheduler (ranks outnumber cores)"));

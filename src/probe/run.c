@@ -113,6 +113,7 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
         st = check_bw(what, &r->copy_curve[c], 0, err);
         if (st == STRATA_OK) st = check_bw(what, &r->reduce_curve[c], 0, err);
         if (st == STRATA_OK) st = check_bw(what, &r->read_curve[c], 0, err);
+        if (st == STRATA_OK) st = check_bw(what, &r->write_curve[c], 0, err);
     }
     if (st == STRATA_OK) st = check_lat("coherence (cache-line transfer)", &r->c2c_all, err);
     for (int i = 0; i < r->remote_n && st == STRATA_OK; i++) {
@@ -162,12 +163,13 @@ static void print_memory(const strata_probe_result_t *r, FILE *out)
                      strata_probe_mem_kind_name(k), r->numa[i].cores);
             line_stat(out, name, &r->numa[i].all[k], 1e-9, "GB/s");
         }
-    fprintf(out, "\none core, by buffer size (GB/s)\n  %10s %10s %10s %10s\n", "buffer", "copy",
-            "reduce", "read");
+    fprintf(out, "\none core, by buffer size (GB/s)\n  %10s %10s %10s %10s %10s\n", "buffer",
+            "copy", "reduce", "read", "write");
     for (int c = 0; c < r->curve_n; c++)
-        fprintf(out, "  %10s %10.2f %10.2f %10.2f\n",
+        fprintf(out, "  %10s %10.2f %10.2f %10.2f %10.2f\n",
                 util_fmt_bytes(r->curve_bytes[c], b, sizeof(b)), r->copy_curve[c].median / 1e9,
-                r->reduce_curve[c].median / 1e9, r->read_curve[c].median / 1e9);
+                r->reduce_curve[c].median / 1e9, r->read_curve[c].median / 1e9,
+                r->write_curve[c].median / 1e9);
     fprintf(out, "  bus ceiling: %s\n", r->ceiling_source);
 }
 
@@ -261,10 +263,11 @@ static json_t *memory_json(const strata_probe_result_t *r)
                                                "all_cores_Bps", all));
     }
     for (int c = 0; c < r->curve_n; c++)
-        json_array_append_new(curve, json_pack("{s:f,s:o,s:o,s:o}", "bytes", r->curve_bytes[c],
+        json_array_append_new(curve, json_pack("{s:f,s:o,s:o,s:o,s:o}", "bytes", r->curve_bytes[c],
                                                "copy_Bps", probe_stat_json(&r->copy_curve[c]),
                                                "reduce_Bps", probe_stat_json(&r->reduce_curve[c]),
-                                               "read_Bps", probe_stat_json(&r->read_curve[c])));
+                                               "read_Bps", probe_stat_json(&r->read_curve[c]),
+                                               "write_Bps", probe_stat_json(&r->write_curve[c])));
     return json_pack("{s:I,s:o,s:o,s:f,s:s}", "buffer_bytes", (json_int_t)r->big_bytes, "nodes",
                      nodes, "curve", curve, "bus_ceiling_Bps", r->bus_ceiling, "ceiling_source",
                      r->ceiling_source);

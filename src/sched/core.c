@@ -23,8 +23,9 @@ static const char *const algo_names[] = {
 };
 
 static const sched_algo_t *const algos[STRATA_ALGO_COUNT] = {
-    &sched_ring,     &sched_tree, &sched_binomial, &sched_recdbl, &sched_rabenseifner, &sched_bruck,
-    &sched_pairwise, &sched_hier, &sched_torus2d,  &sched_innet,  &sched_nvlstree,
+    &sched_ring,         &sched_tree,  &sched_binomial, &sched_recdbl,
+    &sched_rabenseifner, &sched_bruck, &sched_pairwise, &sched_hier,
+    &sched_torus2d,      &sched_innet, &sched_nvlstree, &sched_direct,
 };
 
 const char *strata_coll_name(strata_coll_t coll)
@@ -72,6 +73,10 @@ int strata_algo_parse(const char *s, strata_algo_t *algo_p)
         }
     if (s && (name_eq(s, "nvls") || name_eq(s, "sharp"))) {
         *algo_p = STRATA_ALGO_INNET;
+        return 0;
+    }
+    if (s && name_eq(s, "shm")) { /* the runtime's name for its engine */
+        *algo_p = STRATA_ALGO_DIRECT;
         return 0;
     }
     if (s && (name_eq(s, "dbtree") || name_eq(s, "doubletree"))) {

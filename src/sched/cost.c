@@ -148,6 +148,10 @@ static double reduce_rate(const strata_topo_t *t, const strata_link_catalog_t *c
     }
     snprintf(m->memory_kind, sizeof(m->memory_kind), "%s", mem ? mem : "");
     const strata_link_t *l = strata_topo_memory_find(cat, mem);
+    /* direct's local terms: a read streams the memory once, a copy reads
+     * and writes every byte */
+    m->bw_read = l ? l->device_bw_dir : 0;
+    m->bw_copy = l ? l->device_bw_dir / 2 : 0;
     return l ? l->device_bw_dir / REDUCE_HBM_PASSES : 0;
 }
 
@@ -557,6 +561,7 @@ static double red(const strata_coll_machine_t *m, double bytes)
 
 typedef struct acc {
     double a, bi, be, g, steps, xi, xe;
+    double waits; /* synchronisations that wait for a descheduled rank (oversubscribe); 0 = steps */
 } acc_t;
 
 /* One step: latency of its tier, bytes over bandwidth bw, repeated `times`. */
@@ -1175,6 +1180,73 @@ static void cost_innet(const strata_coll_machine_t *m, double n, acc_t *z, doubl
     z->xi = down, z->xe = net ? n / m->per_server : 0;
 }
 
+/* Direct (direct.c): strata's shared-memory engine. One rank's core does
+ * all of its work in sequence (loads, reductions and copies are one
+ * instruction stream), so the terms add. Per rank, S the buffer, f =
+ * (P-1)/P, hand = bw_load (a byte stored by its owner and loaded by a
+ * peer), red = the reduction rate, cp/rd the local copy/read rates:
+ *   allreduce, reduce  S/rd (its own input, staged and reduced)
+ *                      + f S / min(hand, red) (P-1 peers' copies of its
+ *                      slice loaded and reduced) + S/P / cp (its slice
+ *                      copied out) + f S / hand (the other slices loaded);
+ *                      flat (<= 2 KiB): S/rd + (P-1) S / min(hand, red);
+ *   reduce-scatter     S/rd + f S / min(hand, red)
+ *   allgather          S/P / rd + S/P / cp + f S / hand
+ *   alltoall           S/rd + S/P / cp + f S / hand
+ *   broadcast          S / hand (the root's staging of chunk c + 1 runs
+ *                      while the others load chunk c);
+ * plus, for the bytes loaded into the output (allreduce f S, allgather and
+ * alltoall f S, broadcast S), their stores where the output lives beyond
+ * what the hand-over rate holds (bw_store, 0 = none).
+ * Synchronisations: the call's first costs a message (lat_intra); the
+ * others one flag each (lat_sync): allreduce 2 per chunk, flat 1, the
+ * others 1 per chunk (sched_direct_chunks, the engine's layout). Ranks
+ * beyond the cores pay lat_oversub per rank at the call's waits (below),
+ * not at every chunk's. */
+static void cost_direct(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
+{
+    double P = m->nranks, f = (P - 1) / P, red_rate = m->reduce_bw;
+    double hand = m->bw_load > 0 ? m->bw_load : m->bw_intra;
+    double pull = red_rate > 0 && red_rate < hand ? red_rate : hand;
+    double rd = m->bw_read > 0 ? 1 / m->bw_read : 0, cp = m->bw_copy > 0 ? 1 / m->bw_copy : 0;
+    double C = sched_direct_chunks(c, m->nranks, n), syncs = C, t, out = f * n;
+    bool flat =
+        (c == STRATA_COLL_ALLREDUCE || c == STRATA_COLL_REDUCE) && n <= STRATA_DIRECT_FLAT_MAX;
+    switch (c) {
+    case STRATA_COLL_ALLREDUCE:
+    case STRATA_COLL_REDUCE:
+        syncs = flat ? 1 : 2 * C;
+        t = flat ? n * rd + (P - 1) * n / pull : n * rd + f * n / pull + n / P * cp + f * n / hand;
+        z->g = red(m, flat ? (P - 1) * n : f * n);
+        break;
+    case STRATA_COLL_REDUCE_SCATTER:
+        t = n * rd + f * n / pull, out = 0;
+        z->g = red(m, f * n);
+        break;
+    case STRATA_COLL_ALLGATHER:
+        t = n / P * (rd + cp) + f * n / hand;
+        break;
+    case STRATA_COLL_ALLTOALL:
+        t = n * rd + n / P * cp + f * n / hand;
+        break;
+    default:
+        t = n / hand, out = n;
+        break;
+    }
+    if (m->bw_store > 0) t += out / m->bw_store;
+    double ls = m->lat_sync > 0 ? m->lat_sync : m->lat_intra;
+    z->steps = syncs;
+    /* ranks beyond the cores: inside the pipeline the ranks sharing a core
+     * take turns with work to do (the data terms' ceil(P / cores)); a rank
+     * waits idle for a descheduled one where no work is left to overlap:
+     * the call's stage-to-reduce and reduce-to-gather hand-offs (flat and
+     * the one-phase collectives: one) */
+    z->waits = c == STRATA_COLL_ALLREDUCE || c == STRATA_COLL_REDUCE ? (flat ? 1 : 2) : 1;
+    z->a = m->lat_intra + (syncs - 1) * ls;
+    z->bi = t;
+    z->xi = c == STRATA_COLL_BROADCAST ? n : f * n;
+}
+
 /* Default row length of torus2d (as torus2d.c): the longer side of the
  * squarest grid, or the server when there are servers. */
 static uint32_t torus_rows(const strata_coll_machine_t *m)
@@ -1204,6 +1276,9 @@ static strata_status_t applies(const strata_coll_machine_t *m, strata_coll_t c, 
     if (a == STRATA_ALGO_INNET && !(m->switch_reduce && (!multi(m) || m->net_reduce)))
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
                                 "innet needs switches that reduce (NVLink SHARP, IB SHARP)");
+    if (a == STRATA_ALGO_DIRECT && multi(m))
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "direct needs ranks that share memory (one server)");
     if (a == STRATA_ALGO_NVLSTREE && !(m->switch_reduce && multi(m)))
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
                                 "nvlstree needs several servers whose switches reduce "
@@ -1273,9 +1348,25 @@ static void dispatch(const strata_coll_machine_t *m, strata_coll_t c, strata_alg
     case STRATA_ALGO_NVLSTREE:
         cost_nvlstree(m, n, z, chunks);
         break;
+    case STRATA_ALGO_DIRECT:
+        cost_direct(m, c, n, z);
+        *chunks = fmin(sched_direct_chunks(c, m->nranks, n), 4294967295.0); /* uint32 field */
+        break;
     default:
         break;
     }
+}
+
+/* Ranks beyond the cores (m->cores > 0): the ranks sharing a core run in
+ * turn, so its data work takes ceil(P / cores) times as long, and every
+ * synchronisation that waits idle (z->waits, else every step) waits for the
+ * scheduler to run each rank beyond the cores (lat_oversub each). */
+static void oversubscribe(const strata_coll_machine_t *m, acc_t *z)
+{
+    if (m->cores == 0 || m->nranks <= m->cores) return;
+    double k = ceil((double)m->nranks / m->cores);
+    z->bi *= k, z->be *= k, z->g *= k;
+    z->a += (z->waits > 0 ? z->waits : z->steps) * (m->nranks - m->cores) * m->lat_oversub;
 }
 
 strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t coll,
@@ -1290,6 +1381,9 @@ strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t c
     double chunks = 1;
     if (m->nranks > 1)
         dispatch(m, coll, algo, coll == STRATA_COLL_BARRIER ? 0 : bytes, &z, &chunks);
+    else if (m->bw_copy > 0 && coll != STRATA_COLL_BARRIER) /* one COPY (core.c) */
+        z.bi = bytes / m->bw_copy;
+    oversubscribe(m, &z);
     strata_coll_cost_t c = {.coll = coll,
                             .algo = algo,
                             .bytes = bytes,
@@ -1364,6 +1458,12 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
                  "ring reduce-scatter in %u-rank servers, ring allreduce across %u, "
                  "ring allgather",
                  g, N);
+        break;
+    case -1 - STRATA_ALGO_DIRECT:
+        snprintf(buf, len,
+                 "loads and stores in shared memory: stage, each of %u ranks reduces a slice, "
+                 "gather; chunks of %u KiB",
+                 P, STRATA_DIRECT_CHUNK / 1024);
         break;
     case STRATA_ALGO_TORUS2D:
     case -1 - STRATA_ALGO_TORUS2D:

@@ -442,6 +442,51 @@ static void test_selection(void **state)
                      STRATA_ERR_UNSUPPORTED);
 }
 
+/* Direct (strata's shared-memory engine) by hand. P = 4, the call's
+ * message 1 us, a flag 0.1 us, hand-over 10 GB/s, read 20, copy 10, reduce
+ * 5 GB/s. 1 MiB allreduce: a slice is min(256 KiB / 4, max(S/P, 4 KiB)) =
+ * 64 KiB, so 4 chunks of 256 KiB and 2 x 4 = 8 synchronisations: α = 1 +
+ * 7 x 0.1 = 1.7 us. Data, n = 1,048,576: n/20e9 + 0.75n/5e9 (pulled and
+ * reduced at the slower 5 GB/s) + n/4/10e9 + 0.75n/10e9 = n x 0.3 ns =
+ * 314.5728 us. Flat 2 KiB: one sync, 2048/20e9 + 3 x 2048/5e9 = 1.3312 us.
+ * Two cores, 1 us per rank beyond them at each of the call's 2 waits
+ * (stage to reduce, reduce to gather; not every chunk's): data x 2,
+ * α + 2 x 2 us. */
+static void test_direct_closed_form(void **state)
+{
+    (void)state;
+    strata_coll_machine_t m = {.nranks = 4,
+                               .per_server = 4,
+                               .servers = 1,
+                               .bw_intra = 1e9,
+                               .lat_intra = 1e-6,
+                               .lat_sync = 1e-7,
+                               .bw_load = 10e9,
+                               .bw_read = 20e9,
+                               .bw_copy = 10e9,
+                               .reduce_bw = 5e9};
+    strata_coll_cost_t k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 1048576);
+    assert_int_equal(k.chunks, 4);
+    assert_rel(k.steps, 8, 1e-12);
+    assert_rel(k.alpha, 1.7e-6, 1e-9);
+    assert_rel(k.time, 1.7e-6 + 314.5728e-6, 1e-9);
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 2048);
+    assert_rel(k.time, 1e-6 + 1.3312e-6, 1e-9);
+    m.cores = 2, m.lat_oversub = 1e-6;
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 1048576);
+    assert_rel(k.time, 1.7e-6 + 4e-6 + 2 * 314.5728e-6, 1e-9);
+    /* never chosen by selection, and not across servers */
+    strata_coll_cost_t best;
+    for (double n = 8; n < 1e9; n *= 8) {
+        assert_int_equal(strata_coll_select(&m, STRATA_COLL_ALLREDUCE, n, &best, NULL), STRATA_OK);
+        assert_int_not_equal(best.algo, STRATA_ALGO_DIRECT);
+    }
+    m.servers = 2, m.per_server = 2, m.nics = 1, m.bw_nic = 1e9, m.lat_inter = 1e-6;
+    strata_error_t err;
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 8, &k, &err),
+                     STRATA_ERR_UNSUPPORTED);
+}
+
 static void test_cost_edges(void **state)
 {
     (void)state;
@@ -775,6 +820,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_closed_forms_match_schedules),
         cmocka_unit_test(test_selection),
         cmocka_unit_test(test_cost_edges),
+        cmocka_unit_test(test_direct_closed_form),
         cmocka_unit_test(test_machine_from_topo),
         cmocka_unit_test(test_dark_nics),
         cmocka_unit_test(test_reduction_memory),

@@ -57,7 +57,12 @@ struct sched_algo {
 #define SCHED_COLL(c) (1u << STRATA_COLL_##c)
 
 extern const sched_algo_t sched_ring, sched_tree, sched_binomial, sched_recdbl, sched_rabenseifner,
-    sched_bruck, sched_pairwise, sched_hier, sched_torus2d, sched_innet, sched_nvlstree;
+    sched_bruck, sched_pairwise, sched_hier, sched_torus2d, sched_innet, sched_nvlstree,
+    sched_direct;
+
+/* Pipeline chunks of the direct schedule (the engine's layout, direct.c)
+ * for coll of `bytes` on P ranks; 1 for the flat and line-sized cases. */
+double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes);
 
 /* Does algo implement coll at all (no parameter checks)? O(1). */
 bool sched_algo_supports(strata_coll_t coll, strata_algo_t algo);

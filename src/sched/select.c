@@ -3,7 +3,8 @@
  * machine, and find the sizes where the choice changes (crossovers).
  *
  * Selection is exhaustive over the algorithms that implement the
- * collective and apply to the machine (strata_coll_cost says which); ties
+ * collective and apply to the machine (strata_coll_cost says which), except
+ * direct (strata_coll_selectable); ties
  * go to the earlier algorithm in STRATA_ALGO_MAP. Crossovers are found by
  * scanning a log grid (4 points per octave) and bisecting each change to
  * 1 % in size. Cheap: every cost is O(1).
@@ -12,12 +13,18 @@
 
 #include <math.h>
 
+bool strata_coll_selectable(strata_algo_t algo)
+{
+    return (unsigned)algo < STRATA_ALGO_COUNT && algo != STRATA_ALGO_DIRECT;
+}
+
 strata_status_t strata_coll_select(const strata_coll_machine_t *m, strata_coll_t coll, double bytes,
                                    strata_coll_cost_t *best_p, strata_error_t *err)
 {
     strata_coll_cost_t best = {0}, c;
     bool found = false;
     for (int a = 0; a < STRATA_ALGO_COUNT; a++) {
+        if (!strata_coll_selectable((strata_algo_t)a)) continue;
         if (strata_coll_cost(m, coll, (strata_algo_t)a, bytes, &c, NULL)) continue;
         if (!found || c.time < best.time) best = c, found = true;
     }

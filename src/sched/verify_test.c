@@ -117,6 +117,40 @@ static void test_all_verify(void **state)
     assert_true(ran > 400);
 }
 
+/* Direct (the shared-memory engine's layout, direct.c): flat up to 2 KiB
+ * (2 phases), then 1 + 2C phases for allreduce, 1 + C for the others, C
+ * the engine's chunks. Allreduce of 200,000 floats on 2 ranks: a slice is
+ * min(256 KiB / 2, 400,000 B rounded to a line) = 131,072 B, so
+ * ceil(400,000 / 131,072) = 4 chunks, 9 phases. Reduce-scatter of 100,000
+ * floats per block on 3 ranks: min(87,360 (256 KiB / 3 in lines), 400,000
+ * / 4 in lines = 99,968) = 87,360 B = 21,840 floats, 5 chunks, 6 phases.
+ * Each passes the verifier. */
+static void direct_phases(strata_coll_t c, uint32_t P, uint64_t n, uint32_t want)
+{
+    strata_sched_params_t p = {.coll = c,
+                               .algo = STRATA_ALGO_DIRECT,
+                               .nranks = P,
+                               .count = n,
+                               .elem_size = 4,
+                               .root = P - 1};
+    strata_sched_t *s = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+    assert_int_equal(strata_sched_nphases(s), want);
+    if (strata_sched_verify(s, &err)) fail_msg("%s", err.msg);
+    strata_sched_destroy(s);
+}
+
+static void test_direct_layout(void **state)
+{
+    (void)state;
+    direct_phases(STRATA_COLL_ALLREDUCE, 2, 512, 2); /* 2,048 B: flat */
+    direct_phases(STRATA_COLL_ALLREDUCE, 2, 513, 3); /* one chunk */
+    direct_phases(STRATA_COLL_ALLREDUCE, 2, 200000, 9);
+    direct_phases(STRATA_COLL_REDUCE, 2, 200000, 9);
+    direct_phases(STRATA_COLL_REDUCE_SCATTER, 3, 100000, 6);
+}
+
 /* ==== Broken schedules ==== */
 
 typedef enum { BREAK_DROP, BREAK_DOUBLE, BREAK_PEER } breakage_t;
@@ -518,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_agents_and_trees),
         cmocka_unit_test(test_bad_params),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_direct_layout),
         cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -854,6 +854,16 @@ static void test_node_pipelines_dgx_h100(void **state)
     model_vs_sim("dgx-h100:4", STRATA_ALGO_INNET, 32, 8, 0.01);
 }
 
+/* Direct (strata's shared-memory engine as a schedule) inside one DGX
+ * H100, 256 MiB: every load a message over NVLink; the model's cost_direct
+ * (no catalog here: no local memory terms) and the simulator agree within
+ * 1 %: 2C synchronisations and 2 (P-1)/P n loaded per rank. */
+static void test_direct_dgx_h100(void **state)
+{
+    (void)state;
+    model_vs_sim("dgx-h100", STRATA_ALGO_DIRECT, 8, 0, 0.01);
+}
+
 /* NVLS inside one DGX H100 (innet on dgx-h100): the simulator carries the
  * switch's read requests as flows of their own, (1 - 0.8) of each pulled
  * byte the other way, and the model charges them in its phase walk; the
@@ -969,6 +979,7 @@ int main(void)
         cmocka_unit_test(test_trace),
         cmocka_unit_test(test_innet),
         cmocka_unit_test(test_nvls_requests_dgx_h100),
+        cmocka_unit_test(test_direct_dgx_h100),
         cmocka_unit_test(test_ring_channels_match_model),
         cmocka_unit_test(test_ring_rails_ecmp_by_hand),
         cmocka_unit_test(test_ring_rails_every_hop),

@@ -21,13 +21,17 @@
  * (allreduce 2(P-1)/P; reduce-scatter, allgather, alltoall (P-1)/P;
  * broadcast, reduce 1), as in nccl-tests' PERFORMANCE.md. With -c N each
  * size is also checked N times against a reference (#wrong = wrong
- * elements, summed over ranks and checks). The model column comes from
- * strata_comm_calibrate() (flag ping-pong α, one-core copy and reduce
- * bandwidth) and strata_comm_predict() (α-β per algorithm;
- * docs/runtime.md).
+ * elements, summed over ranks and checks). The model column is sched's
+ * cost model (strata_coll_cost: the engine as the direct schedule, ring and
+ * recdbl as theirs) on this host's figures: the calibration of `strata probe
+ * --save` with --model, else the quick figures strata_comm_calibrate()
+ * measures now (flag ping-pong α, one-core copy and reduce bandwidth);
+ * strata_probe_predict does both (docs/probe.md, docs/runtime.md).
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include "cli.h"
+
+#include <sched.h>
 
 #include <math.h>
 #include <stdlib.h>
@@ -405,7 +409,7 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
                o->calib.cores);
     else
         printf("# model: alpha %.3f us (flag ping-pong), copy %.2f GB/s, reduce %.2f GB/s (one "
-               "core,\n#   measured now); model(us) = alpha-beta cost of the algorithm "
+               "core,\n#   measured now); model(us) = sched's cost of the algorithm "
                "(docs/runtime.md)\n",
                m->alpha_s * 1e6, m->copy_bw / 1e9, m->reduce_bw / 1e9);
     printf("#\n#%61s%37s\n", "out-of-place", "in-place");
@@ -482,8 +486,7 @@ static strata_status_t run_sizes(strata_comm_t *c, const bench_opts_t *o, bufs_t
         strata_status_t st = measure(c, o, b, count, lap, &row);
         if (st != STRATA_OK) return st;
         strata_comm_algo_t algo = strata_comm_algo_for(c, o->coll, sz, o->algo);
-        double model = o->model_path ? strata_probe_predict(&o->calib, o->coll, algo, P, sz)
-                                     : strata_comm_predict(m, o->coll, algo, P, sz);
+        double model = strata_probe_predict(&o->calib, o->coll, algo, P, sz);
         if (t->rows < t->cap) {
             t->abs[t->rows] = fabs(model_err(model, row.median));
             t->size[t->rows] = sz;
@@ -521,6 +524,15 @@ static strata_status_t run_all(strata_comm_t *c, const bench_opts_t *o, bufs_t *
             st = run_sizes(c, &cur, b, m, lap, t);
         }
     return st;
+}
+
+/* CPUs this process may run on (the ranks inherit its affinity). */
+static int cpus(void)
+{
+    cpu_set_t set;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) < n) n = CPU_COUNT(&set);
+    return n > 0 ? (int)n : 1;
 }
 
 static int bench_rank(void *arg)
@@ -564,6 +576,8 @@ static int bench_rank(void *arg)
         strata_comm_allreduce(c, failed, failed, 1, STRATA_INT64, STRATA_MAX, NULL);
     if (st == STRATA_OK && agree != STRATA_OK) st = agree;
     if (st == STRATA_OK && failed[0]) st = STRATA_ERR_IO; /* another rank's; it said why */
+    if (st == STRATA_OK && !o.model_path)
+        strata_probe_calib_quick(m.alpha_s, m.copy_bw, m.reduce_bw, cpus(), &o.calib);
     if (r == 0 && st == STRATA_OK) header(&o, P, &m, c);
     if (st == STRATA_OK) st = run_all(c, &o, &b, &m, lap, &t);
     if (st != STRATA_OK && st != STRATA_ERR_IO)

@@ -28,7 +28,8 @@ static void usage(FILE *out)
             "                  reduce, alltoall, sendrecv, barrier\n"
             "  --algo NAME     only this algorithm: ring, tree, binomial, recdbl,\n"
             "                  rabenseifner, bruck, pairwise, hier, torus2d, innet,\n"
-            "                  nvlstree\n"
+            "                  nvlstree, direct (strata's shared-memory engine: loads\n"
+            "                  and stores, one server; priced, never chosen)\n"
             "  --sizes LO:HI   sizes in bytes (nccl-tests 'size'), doubling (default 8:8G;\n"
             "                  1 <= LO <= HI <= 1024T = 2^50)\n"
             "  --explain SIZE  for one size (up to 1024T): steps, bytes per tier, dominating term\n"
@@ -177,7 +178,11 @@ static int chosen(const strata_coll_cost_t *c, const bool *ok)
 {
     int best = -1;
     for (int al = 0; al < STRATA_ALGO_COUNT; al++)
-        if (ok[al] && (best < 0 || c[al].time < c[best].time)) best = al;
+        if (ok[al] && strata_coll_selectable((strata_algo_t)al) &&
+            (best < 0 || c[al].time < c[best].time))
+            best = al;
+    for (int al = 0; al < STRATA_ALGO_COUNT && best < 0; al++) /* --algo direct */
+        if (ok[al]) best = al;
     return best;
 }
 

@@ -1,25 +1,15 @@
 /*
- * model.c — the runtime's model of this host, for the prediction column of
- * `strata bench`.
- *
- * Method (stated in the bench header too): α-β with measured local terms.
+ * calibrate.c — the quick figures `strata bench` measures on this host, now,
+ * when no file of `strata probe` is given (docs/runtime.md):
  *   α        one-way latency of a flag through the segment: rank 0 and 1
  *            ping-pong a counter in 20 batches of 100 round trips; α is the
  *            fastest batch's time / 200 (other load on the host only adds).
  *   copy_bw  one core's memcpy bandwidth on a buffer of the benchmark's
  *            largest size (capped at 64 MiB), best of 3 after a warm-up.
  *   red_bw   one core's two-input float sum at the same size (output bytes/s).
- * A collective's time is α × (synchronisations on the critical path) plus
- * the bytes each rank must copy / reduce divided by those bandwidths, times
- * ceil(P / cores) when ranks outnumber the cores they share. Bytes per rank
- * follow from the algorithm (S = the nccl-tests size):
- *   shm allreduce: stage (P-1)/P·S, reduce (P-1)·S/P, gather S; 2 syncs
- *   ring and recdbl (message passing over the channels): the collective
- *            layer's α-β-γ model, strata_coll_cost() — the simulator's — on a
- *            one-server machine with latency α and bandwidth copy_bw / 2
- *            (each byte is copied into a slot and out of it, and every rank
- *            sends and receives at once).
- * These are first-principles counts, not fitted to the measurements.
+ * There is no model here: the prediction is sched's cost model
+ * (strata_coll_cost, the direct schedule for the engine) on a machine made
+ * of these figures (strata_probe_calib_quick, strata_probe_machine).
  */
 #define _GNU_SOURCE
 #include "comm.h"
@@ -129,74 +119,4 @@ strata_status_t strata_comm_calibrate(strata_comm_t *c, size_t bytes, strata_com
     if (st != STRATA_OK) return st;
     m_p->alpha_s = fig[0], m_p->copy_bw = fig[1], m_p->reduce_bw = fig[2];
     return STRATA_OK;
-}
-
-static double oversub(int size)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    long aff = comm_cpus_allowed();
-    if (aff > 0 && aff < n) n = aff;
-    return n > 0 && size > n ? ceil((double)size / (double)n) : 1.0;
-}
-
-/* Message-passing algorithms: the collective layer's α-β-γ model
- * (strata_coll_cost, the one the simulator uses) on a one-server machine
- * whose "link" is a channel in the segment: latency α, bandwidth half a
- * core's copy rate (each byte is copied into a slot and out of it by the
- * ranks at either end, and every rank sends and receives at once). */
-static double sched_predict(const strata_comm_model_t *m, strata_coll_t coll,
-                            strata_comm_algo_t algo, int size, size_t bytes)
-{
-    strata_coll_machine_t mc = {.nranks = (uint32_t)size,
-                                .per_server = (uint32_t)size,
-                                .servers = 1,
-                                .nics = 1,
-                                .bw_intra = m->copy_bw / 2,
-                                .bw_nic = m->copy_bw / 2,
-                                .lat_intra = m->alpha_s,
-                                .lat_inter = m->alpha_s,
-                                .eta_intra = 1,
-                                .reduce_bw = m->reduce_bw};
-    snprintf(mc.intra_kind, sizeof(mc.intra_kind), "shm");
-    strata_coll_cost_t cost;
-    strata_algo_t a = algo == STRATA_COMM_RECDBL ? STRATA_ALGO_RECDBL : STRATA_ALGO_RING;
-    if (strata_coll_cost(&mc, coll, a, (double)bytes, &cost, NULL) != STRATA_OK) return -1;
-    return cost.time;
-}
-
-double strata_comm_predict(const strata_comm_model_t *m, strata_coll_t coll,
-                           strata_comm_algo_t algo, int size, size_t bytes)
-{
-    if (!m || m->copy_bw <= 0 || m->reduce_bw <= 0 || size < 1) return 0;
-    if ((algo == STRATA_COMM_RING || algo == STRATA_COMM_RECDBL) && size > 1) {
-        double t = sched_predict(m, coll, algo, size, bytes);
-        if (t >= 0) return t * oversub(size);
-    }
-    double P = size, S = (double)bytes, a = m->alpha_s, cb = 1 / m->copy_bw, rb = 1 / m->reduce_bw,
-           lg = ceil(log2(P > 1 ? P : 2)), t;
-    if (size == 1) return S * cb;
-    bool shm = algo == STRATA_COMM_SHM || algo == STRATA_COMM_AUTO;
-    switch (coll) {
-    case STRATA_COLL_ALLREDUCE:
-    case STRATA_COLL_REDUCE:
-        if (shm)
-            t = 2 * a + (P - 1) / P * S * cb + (P - 1) * S / P * rb + S * cb;
-        else if (algo == STRATA_COMM_RING)
-            t = 2 * (P - 1) * a + (P - 1) / P * S * (cb + rb) + (P - 1) / P * S * 2 * cb;
-        else
-            t = lg * (a + S * cb + S * rb);
-        break;
-    case STRATA_COLL_REDUCE_SCATTER: /* S = output per rank × P */
-        t = shm ? a + (P - 1) / P * S * cb + (P - 1) * S / P * rb
-                : (P - 1) * a + (P - 1) / P * S * (cb + rb);
-        break;
-    case STRATA_COLL_ALLGATHER:
-    case STRATA_COLL_ALLTOALL: /* S = output size */
-        t = shm ? a + S / P * cb + (P - 1) / P * S * cb : (P - 1) * a + 2 * (P - 1) / P * S * cb;
-        break;
-    default: /* broadcast */
-        t = shm ? a + S * cb : (P - 1) * a + 2 * S * cb;
-        break;
-    }
-    return t * oversub(size);
 }
