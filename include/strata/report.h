@@ -54,11 +54,19 @@ STRATA_API const char *strata_report_value(double v, const char *unit, bool bina
                                            size_t len);
 
 /* The formats of strata's text output, one owner for every command:
- * GB/s (1e9 B/s, nccl-tests' unit) without the unit, 3-4 significant
- * digits ("56.0", "4.50", "0.125"); a time as "210 ns", "1.5 us", "8 ms"
- * ("-" for 0 or less). Return buf. */
+ *   strata_fmt_gbs: GB/s (1e9 B/s, nccl-tests' unit) without the unit, 3-4
+ *     significant digits ("56.0", "4.50", "0.125");
+ *   strata_fmt_time: seconds with the prefix that keeps 1 to 999 of them,
+ *     3 significant digits ("210 ns", "1.5 us", "8 ms", "2.4 s"; "-" for 0,
+ *     less or NaN);
+ *   strata_fmt_size: bytes in the largest binary unit (B, KiB, MiB ... EiB)
+ *     that keeps at least 1, 3 significant digits, whole from 100 up ("8 B",
+ *     "1 KiB", "1.5 MiB", "1.46 KiB" for 1500, "975 KiB", "1023 B"; powers
+ *     of two are exact); "-" for negatives and NaN.
+ * Return buf. */
 STRATA_API const char *strata_fmt_gbs(double Bps, char *buf, size_t len);
 STRATA_API const char *strata_fmt_time(double s, char *buf, size_t len);
+STRATA_API const char *strata_fmt_size(double bytes, char *buf, size_t len);
 
 /* ==== Axes ==== */
 

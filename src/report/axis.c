@@ -143,13 +143,31 @@ const char *strata_fmt_gbs(double Bps, char *buf, size_t len)
 
 const char *strata_fmt_time(double s, char *buf, size_t len)
 {
-    if (s <= 0)
+    if (!(s > 0))
         snprintf(buf, len, "-");
     else if (s < 1e-6)
-        snprintf(buf, len, "%.0f ns", s * 1e9);
+        snprintf(buf, len, "%.3g ns", s * 1e9);
     else if (s < 1e-3)
         snprintf(buf, len, "%.3g us", s * 1e6);
-    else
+    else if (s < 1)
         snprintf(buf, len, "%.3g ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.3g s", s);
+    return buf;
+}
+
+const char *strata_fmt_size(double bytes, char *buf, size_t len)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (!isfinite(bytes) || bytes < 0) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+    int u = 0;
+    while (bytes >= 1024 && u < 6)
+        bytes /= 1024, u++;
+    /* three significant digits, as times and GB/s; a mantissa of 100 to
+     * 1023 whole (%.3g would write 1.02e+03) */
+    snprintf(buf, len, bytes >= 100 ? "%.0f %s" : "%.3g %s", bytes, unit[u]);
     return buf;
 }

@@ -124,6 +124,24 @@ static void test_values(void **state)
     assert_string_equal(strata_report_value(3, "", false, b, 64), "3");
     assert_string_equal(strata_report_value(65536, "", false, b, 64), "65536"); /* a count */
     assert_string_equal(strata_report_value(NAN, "s", false, b, 64), "-");
+    /* the text formats: 3-4 digits of GB/s; a time's prefix keeps 1..999;
+     * sizes in the largest binary unit holding at least 1 */
+    assert_string_equal(strata_fmt_gbs(56e9, b, 64), "56.0");
+    assert_string_equal(strata_fmt_gbs(4.5e9, b, 64), "4.50");
+    assert_string_equal(strata_fmt_time(2.1e-7, b, 64), "210 ns");
+    assert_string_equal(strata_fmt_time(1.5e-6, b, 64), "1.5 us");
+    assert_string_equal(strata_fmt_time(8e-3, b, 64), "8 ms");
+    assert_string_equal(strata_fmt_time(2.4, b, 64), "2.4 s");
+    assert_string_equal(strata_fmt_time(0, b, 64), "-");
+    assert_string_equal(strata_fmt_size(8, b, 64), "8 B");
+    assert_string_equal(strata_fmt_size(1024, b, 64), "1 KiB");
+    assert_string_equal(strata_fmt_size(1500, b, 64), "1.46 KiB"); /* 1500/1024 = 1.4648 */
+    assert_string_equal(strata_fmt_size(1.5 * 1048576, b, 64), "1.5 MiB");
+    assert_string_equal(strata_fmt_size(8589934592.0, b, 64), "8 GiB");
+    assert_string_equal(strata_fmt_size(1125899906842624.0, b, 64), "1 PiB"); /* 2^50 */
+    assert_string_equal(strata_fmt_size(1023, b, 64), "1023 B");
+    assert_string_equal(strata_fmt_size(998.7 * 1024, b, 64), "999 KiB");
+    assert_string_equal(strata_fmt_size(-1, b, 64), "-");
 }
 
 static void test_escape(void **state)

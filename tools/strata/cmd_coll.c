@@ -120,16 +120,6 @@ static int parse_args(int argc, char **argv, coll_args_t *a)
 
 /* ==== Output ==== */
 
-static const char *fmt_size(double b, char *buf, size_t len)
-{
-    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (b >= 1024 && i < 4)
-        b /= 1024, i++;
-    snprintf(buf, len, b == floor(b) ? "%.0f %s" : "%.3g %s", b, u[i]);
-    return buf;
-}
-
 static void print_machine(FILE *out, const char *cluster, const strata_coll_machine_t *m)
 {
     char a[32], b[32], c[32], d[32];
@@ -199,7 +189,7 @@ static void print_table(FILE *out, const strata_coll_machine_t *m, const coll_ar
         int best = chosen(c, ok);
         bool nc = nccl_at(m, a, s, &n);
         if (a->nccl) best = nc ? (int)n.cost.algo : -1;
-        fprintf(out, "%10s", fmt_size(s, b, sizeof(b)));
+        fprintf(out, "%10s", strata_fmt_size(s, b, sizeof(b)));
         for (int al = 0; al < STRATA_ALGO_COUNT; al++)
             if (ok[al]) fprintf(out, " %12.4g%c", c[al].time * 1e6, al == best ? '*' : ' ');
         if (nc)
@@ -221,9 +211,11 @@ static void print_crossovers(FILE *out, const strata_coll_machine_t *m, const co
     if (a->algo >= 0 || a->nccl || strata_coll_select(m, a->op, a->lo, &c, NULL)) return;
     size_t n = strata_coll_crossovers(m, a->op, a->lo, a->hi, sizes, algos, 16);
     char b[32];
-    fprintf(out, "\nchoice: %s from %s", strata_algo_name(c.algo), fmt_size(a->lo, b, sizeof(b)));
+    fprintf(out, "\nchoice: %s from %s", strata_algo_name(c.algo),
+            strata_fmt_size(a->lo, b, sizeof(b)));
     for (size_t i = 0; i < n; i++) {
-        fprintf(out, ", %s from %s", strata_algo_name(algos[i]), fmt_size(sizes[i], b, sizeof(b)));
+        fprintf(out, ", %s from %s", strata_algo_name(algos[i]),
+                strata_fmt_size(sizes[i], b, sizeof(b)));
     }
     fprintf(out, "\n");
 }
@@ -280,7 +272,7 @@ static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_
     costs_at(m, a, a->explain, c, ok);
     int best = chosen(c, ok);
     fprintf(out, "\n%s of %s: where the time goes\n", strata_coll_name(a->op),
-            fmt_size(a->explain, b, sizeof(b)));
+            strata_fmt_size(a->explain, b, sizeof(b)));
     fprintf(out, "  %-13s %10s %8s %7s %12s %12s %10s %10s %10s  %s\n", "algorithm", "time(us)",
             "steps", "chunks", "B scale-up", "B network", "alpha(us)", "beta(us)", "gamma(us)",
             "bound");

@@ -222,17 +222,6 @@ static void print_gdr(const strata_link_t *l, const strata_link_derivation_t *d)
 
 /* ==== Data-link models ==== */
 
-static const char *size_str(double bytes, char *buf, size_t len)
-{
-    if (bytes >= 1048576 && fmod(bytes, 1048576) == 0)
-        snprintf(buf, len, "%.0f MiB", bytes / 1048576);
-    else if (bytes >= 1024 && fmod(bytes, 1024) == 0)
-        snprintf(buf, len, "%.0f KiB", bytes / 1024);
-    else
-        snprintf(buf, len, "%.0f B", bytes);
-    return buf;
-}
-
 static void print_credits(const link_args_t *a, const strata_link_derivation_t *d, double rtt)
 {
     char r[32], t[32], g[32], b[32], w[32];
@@ -250,7 +239,7 @@ static void print_credits(const link_args_t *a, const strata_link_derivation_t *
            need);
     printf("  %-14s with %s of credits: min(%s, %.0f B / %s) = %s GB/s on the wire -> %s GB/s "
            "goodput\n",
-           "", size_str(a->buffer, b, 32), report_gbs(d->line_dir, r, 32), a->buffer,
+           "", strata_fmt_size(a->buffer, b, 32), report_gbs(d->line_dir, r, 32), a->buffer,
            report_time(rtt, t, 32), report_gbs(wire_rate, g, 32),
            report_gbs(wire_rate * eff, w, 32));
 }
@@ -310,7 +299,7 @@ static void print_datalink(link_args_t *a, const strata_link_t *l,
         return;
     }
     printf("\ndata-link models (--length %g m, --buffer %s, --ber %g)\n", a->length,
-           size_str(a->buffer, b, 32), a->ber);
+           strata_fmt_size(a->buffer, b, 32), a->ber);
     double rtt = strata_link_rtt(d->line_dir, a->length, d->wire);
     if (is_ethernet(l))
         printf(
