@@ -68,6 +68,41 @@ STRATA_API const char *strata_fmt_gbs(double Bps, char *buf, size_t len);
 STRATA_API const char *strata_fmt_time(double s, char *buf, size_t len);
 STRATA_API const char *strata_fmt_size(double bytes, char *buf, size_t len);
 
+/* ==== JSON ==== */
+
+/* The version of every JSON document strata writes: its first member is
+ * "schema_version": 1. Raised when a key is renamed or removed or a value
+ * changes meaning; adding keys keeps it. Units: docs/formats.md (SI base
+ * units, the unit as the key's suffix: _s, _B, _Bps, _W, _m ...). */
+#define STRATA_JSON_SCHEMA_VERSION 1
+
+/* A streaming JSON writer: one value per line, indented, commas handled,
+ * strings escaped, non-finite numbers as null, numbers with 6 significant
+ * digits. A value type (no allocation); nesting deeper than 15 levels is
+ * written flat (never needed). */
+typedef struct strata_json {
+    FILE *out;
+    int depth;
+    bool first[16]; /* per open level: nothing written yet */
+} strata_json_t;
+
+/* A writer on out with nothing open. */
+STRATA_API void strata_json_init(strata_json_t *j, FILE *out);
+/* A writer on out with the document's object open and its first member,
+ * "schema_version", written. Close with strata_json_close(j, '{'). */
+STRATA_API void strata_json_document(strata_json_t *j, FILE *out);
+/* Open an object ('{') or array ('['); key NULL inside arrays and at the
+ * top; close it (a newline follows the outermost close). */
+STRATA_API void strata_json_open(strata_json_t *j, const char *key, char bracket);
+STRATA_API void strata_json_close(strata_json_t *j, char bracket);
+/* Members (key NULL inside arrays). s NULL writes "". */
+STRATA_API void strata_json_num(strata_json_t *j, const char *key, double v);
+STRATA_API void strata_json_int(strata_json_t *j, const char *key, long v);
+STRATA_API void strata_json_str(strata_json_t *j, const char *key, const char *s);
+STRATA_API void strata_json_bool(strata_json_t *j, const char *key, bool v);
+/* s as a JSON string literal (quotes and escapes) to out; NULL as "". */
+STRATA_API void strata_json_string(FILE *out, const char *s);
+
 /* ==== Axes ==== */
 
 typedef enum { STRATA_AXIS_LINEAR = 0, STRATA_AXIS_LOG = 1 } strata_axis_scale_t;
@@ -170,6 +205,30 @@ STRATA_API strata_status_t strata_graph_render(const strata_graph_t *g, FILE *ou
                                                int height);
 
 /* ==== The verdict (strata/verdict.h) ==== */
+
+/* One section of the verdict as text, as `strata report` prints it under
+ * its heading; spec names the cluster in the text (and in the commands it
+ * suggests). A section the verdict did not fill prints nothing. */
+STRATA_API void strata_verdict_print_section(const strata_verdict_t *v,
+                                             strata_verdict_section_t section, const char *spec,
+                                             FILE *out);
+
+/* One section's figures as JSON members of j's open object (the keys of
+ * docs/formats.md); nothing for a section the verdict did not fill. */
+STRATA_API void strata_verdict_json_section(const strata_verdict_t *v,
+                                            strata_verdict_section_t section, strata_json_t *j);
+/* The "cluster" member (spec, name, counts of GPUs, servers, devices and
+ * links) into j's open object. */
+STRATA_API void strata_verdict_json_cluster(const strata_verdict_t *v, const char *spec,
+                                            strata_json_t *j);
+/* The "cluster" member and every filled section as a member named by
+ * strata_verdict_section_name, into j's open object. */
+STRATA_API void strata_verdict_json_members(const strata_verdict_t *v, const char *spec,
+                                            strata_json_t *j);
+/* The whole verdict as one JSON document (schema_version, then
+ * strata_verdict_json_members) to out; STRATA_ERR_IO on a write error. */
+STRATA_API strata_status_t strata_verdict_print_json(const strata_verdict_t *v, const char *spec,
+                                                     FILE *out);
 
 /* The bottleneck summary as text, as `strata report` prints it: the best
  * algorithm, the flat ring (model and simulated), the bounding layer and

@@ -311,7 +311,7 @@ static void print_json(FILE *out, const strata_coll_machine_t *m, const coll_arg
     strata_coll_cost_t c[STRATA_ALGO_COUNT];
     bool ok[STRATA_ALGO_COUNT];
     fprintf(out, "{\n  \"cluster\": ");
-    report_json_str(out, a->cluster);
+    strata_json_string(out, a->cluster);
     fprintf(out, ",\n  \"op\": \"%s\",\n  \"ranks\": %u,\n  \"servers\": %u,\n  \"sizes\": [\n",
             strata_coll_name(a->op), m->nranks, m->servers);
     double lo = a->explain >= 0 ? a->explain : a->lo, hi = a->explain >= 0 ? a->explain : a->hi;

@@ -324,7 +324,7 @@ static void print_datalink(link_args_t *a, const strata_link_t *l,
 static void json_key_str(const char *key, const char *v, const char *sep)
 {
     printf("\"%s\": ", key);
-    report_json_str(stdout, v);
+    strata_json_string(stdout, v);
     printf("%s", sep);
 }
 

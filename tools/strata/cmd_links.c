@@ -78,7 +78,7 @@ static void print_table(const strata_link_catalog_t *cat, const char *category)
 static void jstr(const char *key, const char *v, int comma)
 {
     printf("      \"%s\": ", key);
-    report_json_str(stdout, v);
+    strata_json_string(stdout, v);
     printf("%s\n", comma ? "," : "");
 }
 
@@ -137,14 +137,14 @@ static void print_json(const strata_link_catalog_t *cat, const char *category)
     for (size_t i = 0; i < strata_link_latency_count(cat); i++) {
         const strata_latency_t *t = strata_link_latency_at(cat, i);
         printf("    {\"id\": ");
-        report_json_str(stdout, t->id);
+        strata_json_string(stdout, t->id);
         printf(", \"what\": ");
-        report_json_str(stdout, t->what);
+        strata_json_string(stdout, t->what);
         printf(", \"low_us\": %.6g, \"high_us\": %.6g, \"confidence\": ", t->low * 1e6,
                t->high * 1e6);
-        report_json_str(stdout, t->confidence);
+        strata_json_string(stdout, t->confidence);
         printf(", \"source\": ");
-        report_json_str(stdout, t->source);
+        strata_json_string(stdout, t->source);
         printf("}%s\n", i + 1 < strata_link_latency_count(cat) ? "," : "");
     }
     printf("  ]\n}\n");
