@@ -70,12 +70,6 @@ STRATA_API const char *strata_fmt_size(double bytes, char *buf, size_t len);
 
 /* ==== JSON ==== */
 
-/* The version of every JSON document strata writes: its first member is
- * "schema_version": 1. Raised when a key is renamed or removed or a value
- * changes meaning; adding keys keeps it. Units: docs/formats.md (SI base
- * units, the unit as the key's suffix: _s, _B, _Bps, _W, _m ...). */
-#define STRATA_JSON_SCHEMA_VERSION 1
-
 /* A streaming JSON writer: one value per line, indented, commas handled,
  * strings escaped, non-finite numbers as null, numbers with 6 significant
  * digits. A value type (no allocation); nesting deeper than 15 levels is
@@ -92,7 +86,8 @@ STRATA_API void strata_json_init(strata_json_t *j, FILE *out);
  * "schema_version", written. Close with strata_json_close(j, '{'). */
 STRATA_API void strata_json_document(strata_json_t *j, FILE *out);
 /* Open an object ('{') or array ('['); key NULL inside arrays and at the
- * top; close it (a newline follows the outermost close). */
+ * top; close it, naming either bracket of the pair ('[' or ']' closes an
+ * array, anything else an object; a newline follows the outermost close). */
 STRATA_API void strata_json_open(strata_json_t *j, const char *key, char bracket);
 STRATA_API void strata_json_close(strata_json_t *j, char bracket);
 /* Members (key NULL inside arrays). s NULL writes "". */

@@ -57,7 +57,7 @@ void strata_json_close(strata_json_t *j, char bracket)
     bool empty = j->first[j->depth];
     if (j->depth > 0) j->depth--;
     if (!empty) fprintf(j->out, "\n%*s", 2 * j->depth, "");
-    fputc(bracket == '[' ? ']' : '}', j->out);
+    fputc(bracket == '[' || bracket == ']' ? ']' : '}', j->out);
     if (j->depth == 0) fputc('\n', j->out);
 }
 

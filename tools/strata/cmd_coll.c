@@ -298,19 +298,19 @@ static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_
 static void json_cost(FILE *out, const strata_coll_cost_t *k)
 {
     fprintf(out,
-            "{\"algo\": \"%s\", \"time_s\": %.6g, \"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, "
+            "{\"algo\": \"%s\", \"time_s\": %.6g, \"algbw_Bps\": %.6g, \"busbw_Bps\": %.6g, "
             "\"steps\": %.0f, \"chunks\": %u, \"alpha_s\": %.6g, \"beta_s\": %.6g, "
-            "\"gamma_s\": %.6g, \"bytes_scaleup\": %.6g, \"bytes_network\": %.6g, "
+            "\"gamma_s\": %.6g, \"scaleup_B\": %.6g, \"network_B\": %.6g, "
             "\"bound\": \"%s\"}",
-            strata_algo_name(k->algo), k->time, k->algbw / 1e9, k->busbw / 1e9, k->steps, k->chunks,
-            k->alpha, k->beta, k->gamma, k->bytes_intra, k->bytes_inter, k->bound);
+            strata_algo_name(k->algo), k->time, k->algbw, k->busbw, k->steps, k->chunks, k->alpha,
+            k->beta, k->gamma, k->bytes_intra, k->bytes_inter, k->bound);
 }
 
 static void print_json(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)
 {
     strata_coll_cost_t c[STRATA_ALGO_COUNT];
     bool ok[STRATA_ALGO_COUNT];
-    fprintf(out, "{\n  \"cluster\": ");
+    fprintf(out, "{\n  \"schema_version\": %d,\n  \"cluster\": ", STRATA_JSON_SCHEMA_VERSION);
     strata_json_string(out, a->cluster);
     fprintf(out, ",\n  \"op\": \"%s\",\n  \"ranks\": %u,\n  \"servers\": %u,\n  \"sizes\": [\n",
             strata_coll_name(a->op), m->nranks, m->servers);
@@ -318,7 +318,7 @@ static void print_json(FILE *out, const strata_coll_machine_t *m, const coll_arg
     for (double s = lo; s <= hi * 1.0000001; s *= 2) {
         costs_at(m, a, s, c, ok);
         int best = chosen(c, ok);
-        fprintf(out, "    {\"bytes\": %.0f, \"chosen\": \"%s\", \"algos\": [", s,
+        fprintf(out, "    {\"size_B\": %.0f, \"chosen\": \"%s\", \"algos\": [", s,
                 best >= 0 ? strata_algo_name((strata_algo_t)best) : "");
         bool first = true;
         for (int al = 0; al < STRATA_ALGO_COUNT; al++) {

@@ -347,9 +347,8 @@ static void json_result(const strata_link_t *l, const strata_link_derivation_t *
            "%.12g, \"bw_dir_Bps\": %.12g, \"bw_bidi_Bps\": %.12g,\n",
            d->lanes, l->full_duplex ? "true" : "false", d->raw_dir, d->line_dir, d->bw_dir,
            l->full_duplex ? 2 * d->bw_dir : d->bw_dir);
-    printf(
-        "  \"packet\": {\"mtu_bytes\": %.12g, \"payload_bytes\": %.12g, \"wire_bytes\": %.12g},\n",
-        d->mtu, d->payload, d->wire);
+    printf("  \"packet\": {\"mtu_B\": %.12g, \"payload_B\": %.12g, \"wire_B\": %.12g},\n", d->mtu,
+           d->payload, d->wire);
     printf("  \"links_per_device\": %d, \"device_bw_dir_Bps\": %.12g,\n", l->links,
            l->links * d->bw_dir);
     printf("  \"latency\": {\"hop_s\": %.12g, \"switch_s\": %.12g, \"endpoint_s\": %.12g, "
@@ -375,11 +374,11 @@ static void json_datalink(const link_args_t *a, const strata_link_t *l,
         return;
     }
     double rtt = strata_link_rtt(d->line_dir, a->length, d->wire);
-    printf("  \"datalink\": {\"length_m\": %.12g, \"buffer_bytes\": %.12g, \"ber\": %.12g, "
+    printf("  \"datalink\": {\"length_m\": %.12g, \"buffer_B\": %.12g, \"ber\": %.12g, "
            "\"rtt_s\": %.12g",
            a->length, a->buffer, a->ber, rtt);
     if (!is_ethernet(l))
-        printf(",\n    \"credits\": {\"buffer_needed_bytes\": %.12g, \"wire_rate_Bps\": %.12g}",
+        printf(",\n    \"credits\": {\"buffer_needed_B\": %.12g, \"wire_rate_Bps\": %.12g}",
                strata_credit_buffer(d->line_dir, rtt),
                strata_credit_rate(d->line_dir, a->buffer, rtt));
     if (d->wire > 0) {
@@ -392,7 +391,7 @@ static void json_datalink(const link_args_t *a, const strata_link_t *l,
             d->bw_dir * strata_retx_sr(p));
     }
     if (!strcmp(l->category, "RoCEv2") || !strcmp(l->category, "Gaudi"))
-        printf(",\n    \"pfc\": {\"pause_s\": %.12g, \"headroom_bytes\": %.12g}",
+        printf(",\n    \"pfc\": {\"pause_s\": %.12g, \"headroom_B\": %.12g}",
                strata_pfc_pause_time(d->line_dir, 65535),
                strata_pfc_headroom(d->line_dir, a->length, d->wire));
     printf("}\n");
@@ -401,7 +400,7 @@ static void json_datalink(const link_args_t *a, const strata_link_t *l,
 static void print_json(const link_args_t *a, const strata_link_t *l,
                        const strata_link_derivation_t *d)
 {
-    printf("{\n  ");
+    printf("{\n  \"schema_version\": %d,\n  ", STRATA_JSON_SCHEMA_VERSION);
     json_key_str("id", l->id, ", ");
     json_key_str("name", l->name, ", ");
     json_key_str("category", l->category, ", ");

@@ -98,24 +98,24 @@ static void print_json_entry(const strata_link_t *l, int last)
     jnum("lanes", l->lanes);
     jnum("links", l->links);
     jstr("modulation", l->modulation, 1);
-    jnum("lane_rate_gbps", l->lane_rate / 1e9);
+    jnum("lane_rate_bps", l->lane_rate);
     jstr("line_code", l->line_code, 1);
     jstr("packet", l->packet_format, 1);
-    jnum("mtu", l->mtu);
-    jnum("payload", l->payload);
-    jnum("wire", l->wire);
+    jnum("mtu_B", l->mtu);
+    jnum("payload_B", l->payload);
+    jnum("wire_B", l->wire);
     jnum("eta_line", l->eta_line);
     jnum("eta_pkt", l->eta_pkt);
     jnum("eta_flow", l->eta_flow);
-    jnum("raw_dir_gbs", l->raw_dir / 1e9);
-    jnum("line_dir_gbs", l->line_dir / 1e9);
-    jnum("pkt_dir_gbs", l->pkt_dir / 1e9);
-    jnum("bw_dir_gbs", l->bw_dir / 1e9);
-    jnum("bw_bidi_gbs", l->bw_bidi / 1e9);
-    jnum("device_bw_dir_gbs", l->device_bw_dir / 1e9);
+    jnum("raw_dir_Bps", l->raw_dir);
+    jnum("line_dir_Bps", l->line_dir);
+    jnum("pkt_dir_Bps", l->pkt_dir);
+    jnum("bw_dir_Bps", l->bw_dir);
+    jnum("bw_bidi_Bps", l->bw_bidi);
+    jnum("device_bw_dir_Bps", l->device_bw_dir);
     printf("      \"full_duplex\": %s,\n", l->full_duplex ? "true" : "false");
     printf("      \"vendor_figure\": %s,\n", l->vendor_figure ? "true" : "false");
-    jnum("latency_us", l->latency * 1e6);
+    jnum("latency_s", l->latency);
     jstr("latency_basis", l->latency_basis, 1);
     jstr("note", l->note, 0);
     printf("    }%s\n", last ? "" : ",");
@@ -126,8 +126,10 @@ static void print_json(const strata_link_catalog_t *cat, const char *category)
     size_t n = strata_link_catalog_count(cat), shown = 0, total = 0;
     for (size_t i = 0; i < n; i++)
         total += !category || same_nocase(strata_link_catalog_at(cat, i)->category, category);
-    printf("{\n  \"units\": \"GB/s = 1e9 B/s per direction of one link unless _bidi; "
-           "device = links x bw_dir; bytes; us\",\n  \"links\": [\n");
+    printf("{\n  \"schema_version\": %d,\n  \"units\": \"SI base units, the unit as the key's "
+           "suffix (docs/formats.md); per direction of one link unless _bidi; device = links x "
+           "bw_dir\",\n  \"links\": [\n",
+           STRATA_JSON_SCHEMA_VERSION);
     for (size_t i = 0; i < n; i++) {
         const strata_link_t *l = strata_link_catalog_at(cat, i);
         if (category && !same_nocase(l->category, category)) continue;
@@ -140,8 +142,7 @@ static void print_json(const strata_link_catalog_t *cat, const char *category)
         strata_json_string(stdout, t->id);
         printf(", \"what\": ");
         strata_json_string(stdout, t->what);
-        printf(", \"low_us\": %.6g, \"high_us\": %.6g, \"confidence\": ", t->low * 1e6,
-               t->high * 1e6);
+        printf(", \"low_s\": %.6g, \"high_s\": %.6g, \"confidence\": ", t->low, t->high);
         strata_json_string(stdout, t->confidence);
         printf(", \"source\": ");
         strata_json_string(stdout, t->source);

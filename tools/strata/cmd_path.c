@@ -136,13 +136,13 @@ static void print_text(const strata_topo_t *t, const strata_link_catalog_t *cat,
 static void print_json(const strata_topo_t *t, const strata_link_catalog_t *cat,
                        const path_args_t *a, const strata_xfer_t *x)
 {
-    strata_json_t j = {.out = stdout};
-    strata_json_open(&j, NULL, '{');
+    strata_json_t j;
+    strata_json_document(&j, stdout);
     strata_json_str(&j, "cluster", strata_topo_name(t));
     strata_json_str(&j, "from", a->a);
     strata_json_str(&j, "to", a->b);
     strata_json_str(&j, "mode", strata_xfer_mode_str(x->mode));
-    strata_json_num(&j, "bytes", x->bytes);
+    strata_json_num(&j, "size_B", x->bytes);
     strata_json_int(&j, "copies", x->copies);
     strata_json_num(&j, "time_s", x->time);
     strata_json_num(&j, "bw_Bps", x->bw);
