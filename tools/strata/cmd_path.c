@@ -21,7 +21,7 @@ typedef struct path_args {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: strata path CLUSTER A B [--mode MODE] [--size SIZE] [--cpu-copy GBPS]\n"
-                 "                   [--json] [--catalog FILE]\n\n"
+                 "                   [--json] [-o FILE] [--catalog FILE]\n\n"
                  "How bytes move from device A to device B of one server, hop by hop: the\n"
                  "layer, link, bandwidth and latency of each hop, who moves the data (a GPU's\n"
                  "DMA engine, a NIC, an NVMe drive, the CPU) and how many copies it takes.\n"
@@ -42,6 +42,7 @@ static void usage(FILE *out)
                  "                  (default: the memory channels' share only); e.g. what\n"
                  "                  `strata probe` measures for memcpy on one core\n"
                  "  --json          JSON instead of text\n"
+                 "  -o FILE         write the output to FILE (also --output FILE)\n"
                  "  --catalog FILE  link catalog (default: <data dir>/links.json)\n"
                  "  -h, --help      this help\n\n"
                  "exit: 0 ok, 1 unknown cluster or device or a path that does not exist,\n"
