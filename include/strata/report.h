@@ -71,11 +71,12 @@ STRATA_API const char *strata_fmt_size(double bytes, char *buf, size_t len);
 /* ==== JSON ==== */
 
 /* A streaming JSON writer: one value per line, indented, commas handled,
- * strings escaped, non-finite numbers as null, numbers with 6 significant
- * digits. A value type (no allocation); nesting deeper than 15 levels is
+ * strings escaped, non-finite numbers as null, whole numbers below 2^53
+ * exactly and others with 6 significant digits (j->digits to change). A value type (no allocation); nesting deeper than 15 levels is
  * written flat (never needed). */
 typedef struct strata_json {
     FILE *out;
+    int digits; /* significant digits of numbers (init: 6; 17 round-trips a double) */
     int depth;
     bool first[16]; /* per open level: nothing written yet */
 } strata_json_t;
@@ -95,6 +96,7 @@ STRATA_API void strata_json_num(strata_json_t *j, const char *key, double v);
 STRATA_API void strata_json_int(strata_json_t *j, const char *key, long v);
 STRATA_API void strata_json_str(strata_json_t *j, const char *key, const char *s);
 STRATA_API void strata_json_bool(strata_json_t *j, const char *key, bool v);
+STRATA_API void strata_json_null(strata_json_t *j, const char *key);
 /* s as a JSON string literal (quotes and escapes) to out; NULL as "". */
 STRATA_API void strata_json_string(FILE *out, const char *s);
 

@@ -28,7 +28,7 @@ void strata_json_string(FILE *out, const char *s)
 
 void strata_json_init(strata_json_t *j, FILE *out)
 {
-    *j = (strata_json_t){.out = out};
+    *j = (strata_json_t){.out = out, .digits = 6};
 }
 
 static void begin(strata_json_t *j, const char *key)
@@ -71,8 +71,10 @@ void strata_json_document(strata_json_t *j, FILE *out)
 void strata_json_num(strata_json_t *j, const char *key, double v)
 {
     begin(j, key);
-    if (isfinite(v))
-        fprintf(j->out, "%.6g", v);
+    if (isfinite(v) && v == floor(v) && fabs(v) < 9007199254740992.0) /* 2^53 */
+        fprintf(j->out, "%.0f", v); /* whole numbers exactly: sizes, counts */
+    else if (isfinite(v))
+        fprintf(j->out, "%.*g", j->digits > 0 && j->digits <= 17 ? j->digits : 6, v);
     else
         fputs("null", j->out);
 }
@@ -87,6 +89,12 @@ void strata_json_str(strata_json_t *j, const char *key, const char *s)
 {
     begin(j, key);
     strata_json_string(j->out, s);
+}
+
+void strata_json_null(strata_json_t *j, const char *key)
+{
+    begin(j, key);
+    fputs("null", j->out);
 }
 
 void strata_json_bool(strata_json_t *j, const char *key, bool v)

@@ -276,6 +276,8 @@ static void test_json_writer(void **state)
     strata_json_str(&j, "name", "a \"q\"\n");
     strata_json_num(&j, "time_s", 2.5e-6);
     strata_json_num(&j, "bad", NAN);
+    strata_json_num(&j, "size_B", 1073741824.0); /* whole: every digit, not 1.07374e+09 */
+    strata_json_num(&j, "third", 1.0 / 3);        /* 6 significant digits */
     strata_json_open(&j, "list", '[');
     strata_json_int(&j, NULL, 3);
     strata_json_bool(&j, NULL, true);
@@ -293,6 +295,8 @@ static void test_json_writer(void **state)
     assert_string_equal(json_string_value(json_object_get(root, "name")), "a \"q\"\n");
     assert_near(json_number_value(json_object_get(root, "time_s")), 2.5e-6, 1e-18);
     assert_true(json_is_null(json_object_get(root, "bad")));
+    assert_non_null(strstr(text, "\"size_B\": 1073741824,"));
+    assert_non_null(strstr(text, "\"third\": 0.333333,"));
     assert_int_equal(json_array_size(json_object_get(root, "list")), 2);
     assert_int_equal(json_object_size(json_object_get(root, "empty")), 0);
     json_decref(root);

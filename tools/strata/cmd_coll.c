@@ -295,51 +295,65 @@ static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_
     print_forms(out, m, a, ok);
 }
 
-static void json_cost(FILE *out, const strata_coll_cost_t *k)
+static void json_cost(strata_json_t *j, const char *key, const strata_coll_cost_t *k)
 {
-    fprintf(out,
-            "{\"algo\": \"%s\", \"time_s\": %.6g, \"algbw_Bps\": %.6g, \"busbw_Bps\": %.6g, "
-            "\"steps\": %.0f, \"chunks\": %u, \"alpha_s\": %.6g, \"beta_s\": %.6g, "
-            "\"gamma_s\": %.6g, \"scaleup_B\": %.6g, \"network_B\": %.6g, "
-            "\"bound\": \"%s\"}",
-            strata_algo_name(k->algo), k->time, k->algbw, k->busbw, k->steps, k->chunks, k->alpha,
-            k->beta, k->gamma, k->bytes_intra, k->bytes_inter, k->bound);
+    strata_json_open(j, key, '{');
+    strata_json_str(j, "algo", strata_algo_name(k->algo));
+    strata_json_num(j, "time_s", k->time);
+    strata_json_num(j, "algbw_Bps", k->algbw);
+    strata_json_num(j, "busbw_Bps", k->busbw);
+    strata_json_num(j, "steps", k->steps);
+    strata_json_int(j, "chunks", (long)k->chunks);
+    strata_json_num(j, "alpha_s", k->alpha);
+    strata_json_num(j, "beta_s", k->beta);
+    strata_json_num(j, "gamma_s", k->gamma);
+    strata_json_num(j, "scaleup_B", k->bytes_intra);
+    strata_json_num(j, "network_B", k->bytes_inter);
+    strata_json_str(j, "bound", k->bound);
+    strata_json_close(j, '{');
+}
+
+/* One message size: every algorithm's cost, the choice, NCCL's. */
+static void json_size(strata_json_t *j, const strata_coll_machine_t *m, const coll_args_t *a,
+                      double s)
+{
+    strata_coll_cost_t c[STRATA_ALGO_COUNT];
+    bool ok[STRATA_ALGO_COUNT];
+    costs_at(m, a, s, c, ok);
+    int best = chosen(c, ok);
+    strata_json_open(j, NULL, '{');
+    strata_json_num(j, "size_B", s);
+    strata_json_str(j, "chosen", best >= 0 ? strata_algo_name((strata_algo_t)best) : "");
+    strata_json_open(j, "algos", '[');
+    for (int al = 0; al < STRATA_ALGO_COUNT; al++)
+        if (ok[al]) json_cost(j, NULL, &c[al]);
+    strata_json_close(j, '[');
+    strata_nccl_choice_t n;
+    if (nccl_at(m, a, s, &n)) {
+        strata_json_open(j, "nccl", '{');
+        strata_json_str(j, "algo", strata_nccl_algo_name(n.algo));
+        strata_json_str(j, "proto", strata_nccl_proto_name(n.proto));
+        strata_json_num(j, "model_time_s", n.model_time);
+        json_cost(j, "schedule", &n.cost);
+        strata_json_close(j, '{');
+    }
+    strata_json_close(j, '{');
 }
 
 static void print_json(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)
 {
-    strata_coll_cost_t c[STRATA_ALGO_COUNT];
-    bool ok[STRATA_ALGO_COUNT];
-    fprintf(out, "{\n  \"schema_version\": %d,\n  \"cluster\": ", STRATA_JSON_SCHEMA_VERSION);
-    strata_json_string(out, a->cluster);
-    fprintf(out, ",\n  \"op\": \"%s\",\n  \"ranks\": %u,\n  \"servers\": %u,\n  \"sizes\": [\n",
-            strata_coll_name(a->op), m->nranks, m->servers);
+    strata_json_t j;
+    strata_json_document(&j, out);
+    strata_json_str(&j, "cluster", a->cluster);
+    strata_json_str(&j, "op", strata_coll_name(a->op));
+    strata_json_int(&j, "ranks", (long)m->nranks);
+    strata_json_int(&j, "servers", (long)m->servers);
+    strata_json_open(&j, "sizes", '[');
     double lo = a->explain >= 0 ? a->explain : a->lo, hi = a->explain >= 0 ? a->explain : a->hi;
-    for (double s = lo; s <= hi * 1.0000001; s *= 2) {
-        costs_at(m, a, s, c, ok);
-        int best = chosen(c, ok);
-        fprintf(out, "    {\"size_B\": %.0f, \"chosen\": \"%s\", \"algos\": [", s,
-                best >= 0 ? strata_algo_name((strata_algo_t)best) : "");
-        bool first = true;
-        for (int al = 0; al < STRATA_ALGO_COUNT; al++) {
-            if (!ok[al]) continue;
-            fprintf(out, first ? "\n      " : ",\n      ");
-            json_cost(out, &c[al]);
-            first = false;
-        }
-        strata_nccl_choice_t n;
-        fprintf(out, "]");
-        if (nccl_at(m, a, s, &n)) {
-            fprintf(out,
-                    ", \"nccl\": {\"algo\": \"%s\", \"proto\": \"%s\", \"model_time_s\": %.6g, "
-                    "\"schedule\": ",
-                    strata_nccl_algo_name(n.algo), strata_nccl_proto_name(n.proto), n.model_time);
-            json_cost(out, &n.cost);
-            fprintf(out, "}");
-        }
-        fprintf(out, "}%s\n", s * 2 <= hi * 1.0000001 ? "," : "");
-    }
-    fprintf(out, "  ]\n}\n");
+    for (double s = lo; s <= hi * 1.0000001; s *= 2)
+        json_size(&j, m, a, s);
+    strata_json_close(&j, '[');
+    strata_json_close(&j, '{');
 }
 
 static int run(const coll_args_t *a, strata_link_catalog_t *cat)
