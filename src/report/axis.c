@@ -8,6 +8,7 @@
  * few dozen times.
  */
 #include "report.h"
+#include "util.h"
 
 #include <math.h>
 #include <string.h>
@@ -158,16 +159,5 @@ const char *strata_fmt_time(double s, char *buf, size_t len)
 
 const char *strata_fmt_size(double bytes, char *buf, size_t len)
 {
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (!isfinite(bytes) || bytes < 0) {
-        snprintf(buf, len, "-");
-        return buf;
-    }
-    int u = 0;
-    while (bytes >= 1024 && u < 6)
-        bytes /= 1024, u++;
-    /* three significant digits, as times and GB/s; a mantissa of 100 to
-     * 1023 whole (%.3g would write 1.02e+03) */
-    snprintf(buf, len, bytes >= 100 ? "%.0f %s" : "%.3g %s", bytes, unit[u]);
-    return buf;
+    return util_fmt_bytes(bytes, buf, len); /* the one owner, below every module */
 }
