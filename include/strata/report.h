@@ -72,8 +72,8 @@ STRATA_API const char *strata_fmt_size(double bytes, char *buf, size_t len);
 
 /* A streaming JSON writer: one value per line, indented, commas handled,
  * strings escaped, non-finite numbers as null, whole numbers below 2^53
- * exactly and others with 6 significant digits (j->digits to change). A value type (no allocation); nesting deeper than 15 levels is
- * written flat (never needed). */
+ * exactly and others with 6 significant digits (j->digits to change). A value type (no allocation);
+ * nesting deeper than 15 levels is written flat (never needed). */
 typedef struct strata_json {
     FILE *out;
     int digits; /* significant digits of numbers (init: 6; 17 round-trips a double) */

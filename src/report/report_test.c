@@ -277,7 +277,7 @@ static void test_json_writer(void **state)
     strata_json_num(&j, "time_s", 2.5e-6);
     strata_json_num(&j, "bad", NAN);
     strata_json_num(&j, "size_B", 1073741824.0); /* whole: every digit, not 1.07374e+09 */
-    strata_json_num(&j, "third", 1.0 / 3);        /* 6 significant digits */
+    strata_json_num(&j, "third", 1.0 / 3);       /* 6 significant digits */
     strata_json_open(&j, "list", '[');
     strata_json_int(&j, NULL, 3);
     strata_json_bool(&j, NULL, true);
