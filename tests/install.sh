@@ -31,6 +31,31 @@ int main(void)
     return 0;
 }
 C
+# The bottleneck analysis as a C user asks for it: torus:4x4,bw=50 has
+# one scale-up row of 4 links x 50 GB/s = 200 GB/s per GPU (by hand), and
+# the verdict's JSON renderer writes the document.
+cat >"$tmp/v.c" <<'C'
+#include <strata/strata.h>
+#include <stdio.h>
+int main(void)
+{
+    strata_link_catalog_t *c;
+    strata_topo_t *t;
+    strata_verdict_t *v;
+    if (strata_link_catalog_load(NULL, &c, NULL) != STRATA_OK) return 1;
+    if (strata_topo_load_spec("torus:4x4,bw=50", c, &t, NULL) != STRATA_OK) return 1;
+    strata_verdict_opts_t o = {.sections = 1u << STRATA_VERDICT_LINKS};
+    if (strata_verdict_create(t, c, &o, &v, NULL) != STRATA_OK) return 1;
+    FILE *null = fopen("/dev/null", "w");
+    if (!null || strata_verdict_print_json(v, "torus:4x4,bw=50", null) != STRATA_OK) return 1;
+    fclose(null);
+    printf("%.1f %d\n", v->links.rows[0].per_gpu / 1e9, STRATA_JSON_SCHEMA_VERSION);
+    strata_verdict_destroy(v);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(c);
+    return 0;
+}
+C
 # A program with its own util_malloc, the name of libstrata's internal
 # allocator: with the library's symbols global the static link would fail
 # with a multiple definition; with them local each keeps its own. The
@@ -97,6 +122,9 @@ check_tree() {
   cc "$tmp/t.c" $(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs strata) -Wl,-rpath,"$lib" \
     -o "$w/t" || fail "$p: compile against pkg-config"
   [ "$("$w/t")" = "360.0" ] || fail "$p: program linked to the installed shared library"
+  cc "$tmp/v.c" $(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs strata) -Wl,-rpath,"$lib" \
+    -o "$w/v" || fail "$p: compile the verdict program against pkg-config"
+  [ "$("$w/v")" = "200.0 1" ] || fail "$p: verdict program: $("$w/v")"
   # libstrata.a itself, its dependencies (Requires.private) shared
   cc "$tmp/own.c" $(PKG_CONFIG_PATH=$pc pkg-config --cflags strata) "$lib/libstrata.a" \
     $(pkg-config --libs jansson libxml-2.0 hwloc nettle) -lpthread -lm -lrt \

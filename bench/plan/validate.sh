@@ -53,7 +53,8 @@ d = json.loads(sys.argv[4])
 c = d["config"]
 # 2021 papers count executed FLOPs (the SC21 formula, recompute
 # included); Llama 3 counts model FLOPs
-p = d["executed_tflops_per_gpu"] if "SC21" in name or "MT-NLG" in name else d["tflops_per_gpu"]
+p = (d["executed_per_gpu_flop_per_s"] if "SC21" in name or "MT-NLG" in name
+     else d["per_gpu_flop_per_s"]) / 1e12
 b = d["bottleneck"] + ("; " + note if note else "")
 print("| %s | %d | %d | %d | %d | %d | %.0f | %.1f | %+.1f %% | %.2f | %s |" % (
     name, d["gpus"], c["tp"], c["pp"], c["dp"], c["global_batch"], pub, p,

@@ -60,7 +60,14 @@ typedef enum {
 STRATA_API const char *strata_status_str(strata_status_t status);
 
 #define STRATA_ERROR_FILE_MAX 256
-#define STRATA_ERROR_MSG_MAX  512
+/* The version of every JSON document strata writes (STRATA_JSON_SCHEMA_VERSION;
+ * strata/report.h's writer puts it first as "schema_version"). Raised when a
+ * key is renamed or removed or a value changes meaning; adding keys keeps it.
+ * Units: docs/formats.md (SI base units, the unit as the key's suffix: _s, _B,
+ * _Bps, _W, _m ...). */
+#define STRATA_JSON_SCHEMA_VERSION 1
+
+#define STRATA_ERROR_MSG_MAX 512
 
 /* An error record. line/column are 0 when the error is not tied to input. */
 typedef struct strata_error {

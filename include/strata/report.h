@@ -54,11 +54,51 @@ STRATA_API const char *strata_report_value(double v, const char *unit, bool bina
                                            size_t len);
 
 /* The formats of strata's text output, one owner for every command:
- * GB/s (1e9 B/s, nccl-tests' unit) without the unit, 3-4 significant
- * digits ("56.0", "4.50", "0.125"); a time as "210 ns", "1.5 us", "8 ms"
- * ("-" for 0 or less). Return buf. */
+ *   strata_fmt_gbs: GB/s (1e9 B/s, nccl-tests' unit) without the unit, 3-4
+ *     significant digits ("56.0", "4.50", "0.125");
+ *   strata_fmt_time: seconds with the prefix that keeps 1 to 999 of them,
+ *     3 significant digits ("210 ns", "1.5 us", "8 ms", "2.4 s"; "-" for 0,
+ *     less or NaN);
+ *   strata_fmt_size: bytes in the largest binary unit (B, KiB, MiB ... EiB)
+ *     that keeps at least 1, 3 significant digits, whole from 100 up ("8 B",
+ *     "1 KiB", "1.5 MiB", "1.46 KiB" for 1500, "975 KiB", "1023 B"; powers
+ *     of two are exact); "-" for negatives and NaN.
+ * Return buf. */
 STRATA_API const char *strata_fmt_gbs(double Bps, char *buf, size_t len);
 STRATA_API const char *strata_fmt_time(double s, char *buf, size_t len);
+STRATA_API const char *strata_fmt_size(double bytes, char *buf, size_t len);
+
+/* ==== JSON ==== */
+
+/* A streaming JSON writer: one value per line, indented, commas handled,
+ * strings escaped, non-finite numbers as null, whole numbers below 2^53
+ * exactly and others with 6 significant digits (j->digits to change). A value type (no allocation);
+ * nesting deeper than 15 levels is written flat (never needed). */
+typedef struct strata_json {
+    FILE *out;
+    int digits; /* significant digits of numbers (init: 6; 17 round-trips a double) */
+    int depth;
+    bool first[16]; /* per open level: nothing written yet */
+} strata_json_t;
+
+/* A writer on out with nothing open. */
+STRATA_API void strata_json_init(strata_json_t *j, FILE *out);
+/* A writer on out with the document's object open and its first member,
+ * "schema_version", written. Close with strata_json_close(j, '{'). */
+STRATA_API void strata_json_document(strata_json_t *j, FILE *out);
+/* Open an object ('{') or array ('['); key NULL inside arrays and at the
+ * top; close it, naming either bracket of the pair ('[' or ']' closes an
+ * array, anything else an object; a newline follows the outermost close). */
+STRATA_API void strata_json_open(strata_json_t *j, const char *key, char bracket);
+STRATA_API void strata_json_close(strata_json_t *j, char bracket);
+/* Members (key NULL inside arrays). s NULL writes "". */
+STRATA_API void strata_json_num(strata_json_t *j, const char *key, double v);
+STRATA_API void strata_json_int(strata_json_t *j, const char *key, long v);
+STRATA_API void strata_json_str(strata_json_t *j, const char *key, const char *s);
+STRATA_API void strata_json_bool(strata_json_t *j, const char *key, bool v);
+STRATA_API void strata_json_null(strata_json_t *j, const char *key);
+/* s as a JSON string literal (quotes and escapes) to out; NULL as "". */
+STRATA_API void strata_json_string(FILE *out, const char *s);
 
 /* ==== Axes ==== */
 
@@ -162,6 +202,30 @@ STRATA_API strata_status_t strata_graph_render(const strata_graph_t *g, FILE *ou
                                                int height);
 
 /* ==== The verdict (strata/verdict.h) ==== */
+
+/* One section of the verdict as text, as `strata report` prints it under
+ * its heading; spec names the cluster in the text (and in the commands it
+ * suggests). A section the verdict did not fill prints nothing. */
+STRATA_API void strata_verdict_print_section(const strata_verdict_t *v,
+                                             strata_verdict_section_t section, const char *spec,
+                                             FILE *out);
+
+/* One section's figures as JSON members of j's open object (the keys of
+ * docs/formats.md); nothing for a section the verdict did not fill. */
+STRATA_API void strata_verdict_json_section(const strata_verdict_t *v,
+                                            strata_verdict_section_t section, strata_json_t *j);
+/* The "cluster" member (spec, name, counts of GPUs, servers, devices and
+ * links) into j's open object. */
+STRATA_API void strata_verdict_json_cluster(const strata_verdict_t *v, const char *spec,
+                                            strata_json_t *j);
+/* The "cluster" member and every filled section as a member named by
+ * strata_verdict_section_name, into j's open object. */
+STRATA_API void strata_verdict_json_members(const strata_verdict_t *v, const char *spec,
+                                            strata_json_t *j);
+/* The whole verdict as one JSON document (schema_version, then
+ * strata_verdict_json_members) to out; STRATA_ERR_IO on a write error. */
+STRATA_API strata_status_t strata_verdict_print_json(const strata_verdict_t *v, const char *spec,
+                                                     FILE *out);
 
 /* The bottleneck summary as text, as `strata report` prints it: the best
  * algorithm, the flat ring (model and simulated), the bounding layer and

@@ -19,13 +19,23 @@
  *     algorithm's time spent on that term and on latency, and how far the
  *     simulated ring falls below the best algorithm;
  *   - with a workload: the planner's best plan on the cluster (step-time
- *     parts, memory, traffic per tier, its bottleneck).
- * Renderers (strata/report.h: strata_verdict_print_text, _print_coll_text,
- * _print_html) format a verdict; they compute nothing.
+ *     parts, memory, traffic per tier, its bottleneck);
+ *   - the rows of every section of `strata report`: each kind of link per
+ *     tier with its per-GPU figures and what they imply (the NIC's PCIe
+ *     path, the scale-out link's credits or PFC headroom, the α-β
+ *     crossovers); the topology's metrics and two routed paths; the ring
+ *     simulated under spread, ECMP and ECMP with 8 queue pairs, on the
+ *     cluster and on the same servers at about 1,024 GPUs.
+ * The sections (strata_verdict_section_t) name which parts a caller wants;
+ * renderers (strata/report.h: strata_verdict_print_section for text,
+ * strata_verdict_print_json, strata_verdict_print_html) format a verdict
+ * and compute nothing.
  *
- * Cost: one collective model, one simulated ring over every GPU (about
- * 0.01 s at 32 GPUs, 0.3 s at 1,000 in a release build), and with a
- * workload the planner's search (capped as `strata report` does).
+ * Cost: one collective model and one simulated ring over every GPU (about
+ * 0.01 s at 32 GPUs, 0.3 s at 1,000 in a release build); the sim section
+ * two more rings and, at scale, three at about 1,024 GPUs (about 1 s); the
+ * topology section its metrics (hop counts sampled above 4,096 GPUs); with
+ * a workload the planner's search (capped as `strata report` does).
  * Thread safety: a verdict is immutable after create.
  */
 #ifndef STRATA_VERDICT_H
@@ -94,6 +104,104 @@ typedef struct strata_verdict_choice {
     strata_algo_t algos[STRATA_VERDICT_CROSS];
 } strata_verdict_choice_t;
 
+/* The sections of the analysis, in the order `strata report` prints them;
+ * each names the parts of strata_verdict_t it fills (below). */
+typedef enum {
+    STRATA_VERDICT_LINKS = 0,      /* links: the link rows and their findings */
+    STRATA_VERDICT_TOPOLOGY = 1,   /* topo: metrics and two routed paths */
+    STRATA_VERDICT_COLL = 2,       /* curves, the collective table (always filled) */
+    STRATA_VERDICT_SIM = 3,        /* routings, scale: the ring under three routings */
+    STRATA_VERDICT_STRATEGY = 4,   /* the plan (with a workload) */
+    STRATA_VERDICT_BOTTLENECK = 5, /* best, ring, sim and the conclusion */
+    STRATA_VERDICT_SECTION_COUNT = 6
+} strata_verdict_section_t;
+
+/* "links", "topology", "coll", "sim", "strategy", "bottleneck"; static. */
+STRATA_API const char *strata_verdict_section_name(strata_verdict_section_t s);
+/* The section of that name, or -1. */
+STRATA_API int strata_verdict_section_find(const char *name);
+
+/* ---- links ---- */
+#define STRATA_VERDICT_LINK_ROWS 24
+
+/* Cable length of the data-link figures: 30 m, the default `strata link`
+ * uses for network ports, so the two agree. */
+#define STRATA_VERDICT_CABLE_M 30.0
+
+/* One row: the topology's links of one tier, kind and pair of device
+ * roles ("gpu", "upsw", "pcisw", "cpu", "nic", network switches by tier:
+ * "switch", "leaf", "spine", "core"), lower device kind first. */
+typedef struct strata_verdict_link_row {
+    strata_tier_t tier;
+    char kind[32];
+    char between[48];     /* "gpu-upsw", "nic-leaf" */
+    int32_t count;        /* topology links (each may bundle several) */
+    double per_link;      /* B/s per direction of one link (the lowest seen) */
+    double links_per_gpu; /* links x multiplicity per accelerator (an
+                             accelerator-accelerator link counts for both) */
+    double per_gpu;       /* B/s per accelerator per direction, counted so */
+    double latency;       /* one hop, s */
+} strata_verdict_link_row_t;
+
+typedef struct strata_verdict_links {
+    int nrows; /* rows in tier order; more than STRATA_VERDICT_LINK_ROWS kinds: the rest left out */
+    strata_verdict_link_row_t rows[STRATA_VERDICT_LINK_ROWS];
+    /* The host link in front of a NIC and the NIC's network port (the
+     * first rows of each whose roles name a nic); -1 = none. */
+    int nic_host, nic_port;
+    /* Latency x per-GPU bandwidth of the widest row of a tier, B: below
+     * it a message is latency-bound; 0 = no such tier. */
+    double crossover[STRATA_TIER_COUNT];
+    /* The data-link figure of the scale-out tier's widest link over
+     * STRATA_VERDICT_CABLE_M, when the catalog has its line rate and wire
+     * overhead: Ethernet (no credits) the PFC headroom per priority, else
+     * the link round trip and the credit buffer that runs at line rate. */
+    char net_link[32]; /* catalog id, "" = no figure */
+    bool ethernet;
+    double pfc_headroom;  /* B */
+    double rtt;           /* s */
+    double credit_buffer; /* B */
+} strata_verdict_links_t;
+
+/* ---- topology ---- */
+#define STRATA_VERDICT_PATH_HOPS 256
+
+/* A routed path from rank `from` to rank `to` (first equal-cost choice). */
+typedef struct strata_verdict_path {
+    bool ok;
+    int32_t from, to;
+    int32_t nhops;
+    int32_t chans[STRATA_VERDICT_PATH_HOPS]; /* strata_topo_path's channels */
+    double bw;                               /* bottleneck, B/s */
+    double latency;                          /* s */
+    double paths;                            /* equal-cost paths */
+} strata_verdict_path_t;
+
+typedef struct strata_verdict_topo {
+    strata_topo_metrics_t metrics;
+    /* Neighbours (ranks 0 and 1), and across servers (rank 0 to the next
+     * index of server 1) or, without servers, to the farthest rank. */
+    strata_verdict_path_t near, far;
+    bool far_across; /* far crosses servers (else: the farthest rank) */
+} strata_verdict_topo_t;
+
+/* ---- sim ---- */
+
+/* Queue pairs per connection of the third routing: what
+ * NCCL_IB_QPS_PER_CONNECTION=8 does to spread a connection over ECMP paths. */
+#define STRATA_VERDICT_QPS 8
+/* About this many GPUs for the at-scale rings. */
+#define STRATA_VERDICT_SCALE_GPUS 1024
+
+/* The verdict's ring on one cluster under three routings: ideal spreading,
+ * ECMP hashing with one connection per rank pair, and with
+ * STRATA_VERDICT_QPS. */
+typedef struct strata_verdict_routings {
+    char spec[256]; /* the cluster, as given or as grown ("SPEC,servers=N") */
+    int32_t gpus;
+    strata_sim_result_t spread, ecmp, qps;
+} strata_verdict_routings_t;
+
 typedef struct strata_verdict_opts {
     /* A workload to plan on the cluster (a data/models name or a .json
      * path), or NULL for none. */
@@ -107,6 +215,14 @@ typedef struct strata_verdict_opts {
     int top_links;
     /* Leave the ring unsimulated (have_sim false): the model's figures only. */
     bool no_sim;
+    /* The sections to fill, a mask of 1u << strata_verdict_section_t; 0:
+     * every one. Tiers, machine, curves and table are always filled. */
+    unsigned sections;
+    /* The cluster's spec (as strata_topo_load_spec takes it), for the sim
+     * section's at-scale rings: the same spec with ",servers=N" for about
+     * STRATA_VERDICT_SCALE_GPUS GPUs, when the cluster has a network and
+     * fewer GPUs. NULL: no at-scale rings. */
+    const char *spec;
 } strata_verdict_opts_t;
 
 typedef struct strata_verdict {
@@ -154,6 +270,19 @@ typedef struct strata_verdict {
     strata_workload_t workload;
     strata_plan_result_t plan;
     char plan_skip[STRATA_ERROR_MSG_MAX];
+    char plan_model[256]; /* opts.workload as given, "" = none */
+
+    /* The sections filled (a mask as opts.sections). */
+    unsigned sections;
+    strata_verdict_links_t links;       /* LINKS */
+    strata_verdict_topo_t topology;     /* TOPOLOGY */
+    bool have_routings;                 /* SIM, gpus >= 2 */
+    strata_verdict_routings_t routings; /* the cluster itself */
+    /* SIM at scale: have_scale, or scale_skip the grown spec that did not
+     * load ("" when no at-scale ring applies). */
+    bool have_scale;
+    strata_verdict_routings_t scale;
+    char scale_skip[256];
 } strata_verdict_t;
 
 /* Analyse topo (with catalog cat, for the reduction memory and the plan;
@@ -182,6 +311,11 @@ STRATA_API strata_status_t strata_verdict_sim_ring(const strata_topo_t *topo,
                                                    strata_sim_routing_t routing, uint32_t conns,
                                                    int top_links, strata_sim_result_t *res,
                                                    strata_error_t *err);
+/* The rows of the links section on topo (one pass over the links) and the
+ * data-link figure of its scale-out link from cat (may be NULL: none). */
+STRATA_API void strata_verdict_links(const strata_topo_t *topo, const strata_link_catalog_t *cat,
+                                     strata_verdict_links_t *l_p);
+
 /* Index into r->classes of the class that bounded r longest, or -1 when
  * path latency and waits did (latency_share above every class's share). */
 STRATA_API int strata_verdict_top_class(const strata_sim_result_t *r);

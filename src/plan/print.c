@@ -117,7 +117,7 @@ static void print_json(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
 {
     const strata_plan_config_t *c = &r->cfg;
     char ord[48];
-    fprintf(out, "{\n  \"model\": ");
+    fprintf(out, "{\n  \"schema_version\": %d,\n  \"model\": ", STRATA_JSON_SCHEMA_VERSION);
     json_str(out, ctx->w.name);
     fprintf(out, ",\n  \"accelerator\": ");
     json_str(out, ctx->a.id);
@@ -141,15 +141,16 @@ static void print_json(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
             r->exposed[3], r->exposed[4], r->bubble, r->optimizer);
     fprintf(out,
             "  \"flops_convention\": \"model FLOPs: Megatron count, causal attention halved, "
-            "no recompute\",\n  \"model_flops\": %.6g,\n  \"executed_flops\": %.6g,\n"
-            "  \"tflops_per_gpu\": %.6g,\n  \"executed_tflops_per_gpu\": %.6g,\n"
+            "no recompute\",\n  \"model_flop\": %.6g,\n  \"executed_flop\": %.6g,\n"
+            "  \"per_gpu_flop_per_s\": %.6g,\n  \"executed_per_gpu_flop_per_s\": %.6g,\n"
             "  \"mfu\": %.6g,\n  \"tokens_per_s\": %.6g,\n",
-            r->model_flops, r->hw_flops, r->tflops_model, r->tflops_hw, r->mfu, r->tokens_per_s);
+            r->model_flops, r->hw_flops, r->tflops_model * 1e12, r->tflops_hw * 1e12, r->mfu,
+            r->tokens_per_s);
     fprintf(out, "  \"traffic\": [");
     for (int i = 0; i < r->ntraffic; i++) {
         const strata_plan_traffic_t *t = &r->traffic[i];
         fprintf(out,
-                "%s\n    {\"dim\": \"%s\", \"op\": \"%s\", \"group\": %d, \"bytes\": %.6g, "
+                "%s\n    {\"dim\": \"%s\", \"op\": \"%s\", \"group\": %d, \"size_B\": %.6g, "
                 "\"calls\": %.6g, \"tier\": ",
                 i ? "," : "", t->dim, t->op, t->group, t->bytes, t->calls);
         json_str(out, t->tier);
@@ -159,7 +160,7 @@ static void print_json(const strata_plan_ctx_t *ctx, const strata_plan_result_t 
         fputc('}', out);
     }
     fprintf(out,
-            "\n  ],\n  \"memory_bytes\": {\"weights\": %.6g, \"gradients\": %.6g, "
+            "\n  ],\n  \"memory_B\": {\"weights\": %.6g, \"gradients\": %.6g, "
             "\"optimizer\": %.6g, \"activations\": %.6g, \"buffers\": %.6g, \"total\": %.6g, "
             "\"capacity\": %.6g, \"fits\": %s}",
             r->mem_weights, r->mem_grads, r->mem_optim, r->mem_act, r->mem_buffers, r->mem_total,

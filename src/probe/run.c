@@ -263,13 +263,13 @@ static json_t *memory_json(const strata_probe_result_t *r)
                                                "all_cores_Bps", all));
     }
     for (int c = 0; c < r->curve_n; c++)
-        json_array_append_new(curve, json_pack("{s:f,s:o,s:o,s:o,s:o}", "bytes", r->curve_bytes[c],
+        json_array_append_new(curve, json_pack("{s:f,s:o,s:o,s:o,s:o}", "size_B", r->curve_bytes[c],
                                                "copy_Bps", probe_stat_json(&r->copy_curve[c]),
                                                "reduce_Bps", probe_stat_json(&r->reduce_curve[c]),
                                                "read_Bps", probe_stat_json(&r->read_curve[c]),
                                                "write_Bps", probe_stat_json(&r->write_curve[c])));
-    return json_pack("{s:I,s:o,s:o,s:f,s:s}", "buffer_bytes", (json_int_t)r->big_bytes, "nodes",
-                     nodes, "curve", curve, "bus_ceiling_Bps", r->bus_ceiling, "ceiling_source",
+    return json_pack("{s:I,s:o,s:o,s:f,s:s}", "buffer_B", (json_int_t)r->big_bytes, "nodes", nodes,
+                     "curve", curve, "bus_ceiling_Bps", r->bus_ceiling, "ceiling_source",
                      r->ceiling_source);
 }
 
@@ -278,7 +278,7 @@ static json_t *c2c_json(const strata_probe_result_t *r)
     json_t *m = json_array(), *cpus = json_array(), *remote = json_array();
     for (int i = 0; i < r->remote_n; i++)
         json_array_append_new(remote,
-                              json_pack("{s:f,s:o}", "bytes", r->remote_bytes[i], "handover_Bps",
+                              json_pack("{s:f,s:o}", "size_B", r->remote_bytes[i], "handover_Bps",
                                         probe_stat_json(&r->remote_copy[i])));
     for (int i = 0; i < r->cores; i++) {
         json_t *row = json_array();
@@ -298,22 +298,23 @@ strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *ou
 {
     json_t *curve = json_array();
     for (int z = 0; z < r->shm_curve_n; z++)
-        json_array_append_new(curve, json_pack("{s:f,s:o}", "bytes", r->shm_curve_bytes[z],
+        json_array_append_new(curve, json_pack("{s:f,s:o}", "size_B", r->shm_curve_bytes[z],
                                                "oneway_s", probe_stat_json(&r->shm_oneway[z])));
     json_t *shm = json_pack(
         "{s:o,s:o,s:o,s:I,s:o,s:o,s:o,s:i,s:i}", "oneway", curve, "alpha_s",
-        probe_stat_json(&r->shm_alpha), "bw_Bps", probe_stat_json(&r->shm_bw), "bw_bytes",
+        probe_stat_json(&r->shm_alpha), "bw_Bps", probe_stat_json(&r->shm_bw), "bw_size_B",
         (json_int_t)r->shm_bw_bytes, "barrier_fit_s", probe_stat_json(&r->barrier_fit),
         "barrier_over_s", probe_stat_json(&r->barrier_over), "per_rank_s",
         probe_stat_json(&r->per_rank), "ranks_fit", r->ranks_fit, "ranks_over", r->ranks_over);
-    json_t *doc = json_pack(
-        "{s:s,s:s,s:s,s:i,s:b,s:f,s:o,s:o,s:o,s:{s:s,s:o,s:o},s:{s:o,s:o,s:o},s:s}", "date",
-        r->date, "host", r->host, "cpu_model", r->cpu_model, "cpus", r->cores, "quick", r->quick,
-        "seconds", r->seconds, "memory", memory_json(r), "coherence", c2c_json(r), "shm", shm,
-        "tcp", "target", r->tcp_target, "alpha_s", probe_stat_json(&r->tcp_alpha), "bw_Bps",
-        probe_stat_json(&r->tcp_bw), "system", "proc_switch_s", probe_stat_json(&r->proc_switch),
-        "futex_wake_s", probe_stat_json(&r->futex_wake), "page_fault_s",
-        probe_stat_json(&r->page_fault), "accelerators", r->accel_note);
+    json_t *doc =
+        json_pack("{s:i,s:s,s:s,s:s,s:i,s:b,s:f,s:o,s:o,s:o,s:{s:s,s:o,s:o},s:{s:o,s:o,s:o},s:s}",
+                  "schema_version", STRATA_JSON_SCHEMA_VERSION, "date", r->date, "host", r->host,
+                  "cpu_model", r->cpu_model, "cpus", r->cores, "quick", r->quick, "duration_s",
+                  r->seconds, "memory", memory_json(r), "coherence", c2c_json(r), "shm", shm, "tcp",
+                  "target", r->tcp_target, "alpha_s", probe_stat_json(&r->tcp_alpha), "bw_Bps",
+                  probe_stat_json(&r->tcp_bw), "system", "proc_switch_s",
+                  probe_stat_json(&r->proc_switch), "futex_wake_s", probe_stat_json(&r->futex_wake),
+                  "page_fault_s", probe_stat_json(&r->page_fault), "accelerators", r->accel_note);
     if (!doc) return strata_error_set(err, STRATA_ERR_NOMEM, "probe: cannot build JSON");
     int rc = util_json_dump(doc, out);
     json_decref(doc);

@@ -8,6 +8,7 @@
  * few dozen times.
  */
 #include "report.h"
+#include "util.h"
 
 #include <math.h>
 #include <string.h>
@@ -143,13 +144,20 @@ const char *strata_fmt_gbs(double Bps, char *buf, size_t len)
 
 const char *strata_fmt_time(double s, char *buf, size_t len)
 {
-    if (s <= 0)
+    if (!(s > 0))
         snprintf(buf, len, "-");
     else if (s < 1e-6)
-        snprintf(buf, len, "%.0f ns", s * 1e9);
+        snprintf(buf, len, "%.3g ns", s * 1e9);
     else if (s < 1e-3)
         snprintf(buf, len, "%.3g us", s * 1e6);
-    else
+    else if (s < 1)
         snprintf(buf, len, "%.3g ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.3g s", s);
     return buf;
+}
+
+const char *strata_fmt_size(double bytes, char *buf, size_t len)
+{
+    return util_fmt_bytes(bytes, buf, len); /* the one owner, below every module */
 }

@@ -124,6 +124,24 @@ static void test_values(void **state)
     assert_string_equal(strata_report_value(3, "", false, b, 64), "3");
     assert_string_equal(strata_report_value(65536, "", false, b, 64), "65536"); /* a count */
     assert_string_equal(strata_report_value(NAN, "s", false, b, 64), "-");
+    /* the text formats: 3-4 digits of GB/s; a time's prefix keeps 1..999;
+     * sizes in the largest binary unit holding at least 1 */
+    assert_string_equal(strata_fmt_gbs(56e9, b, 64), "56.0");
+    assert_string_equal(strata_fmt_gbs(4.5e9, b, 64), "4.50");
+    assert_string_equal(strata_fmt_time(2.1e-7, b, 64), "210 ns");
+    assert_string_equal(strata_fmt_time(1.5e-6, b, 64), "1.5 us");
+    assert_string_equal(strata_fmt_time(8e-3, b, 64), "8 ms");
+    assert_string_equal(strata_fmt_time(2.4, b, 64), "2.4 s");
+    assert_string_equal(strata_fmt_time(0, b, 64), "-");
+    assert_string_equal(strata_fmt_size(8, b, 64), "8 B");
+    assert_string_equal(strata_fmt_size(1024, b, 64), "1 KiB");
+    assert_string_equal(strata_fmt_size(1500, b, 64), "1.46 KiB"); /* 1500/1024 = 1.4648 */
+    assert_string_equal(strata_fmt_size(1.5 * 1048576, b, 64), "1.5 MiB");
+    assert_string_equal(strata_fmt_size(8589934592.0, b, 64), "8 GiB");
+    assert_string_equal(strata_fmt_size(1125899906842624.0, b, 64), "1 PiB"); /* 2^50 */
+    assert_string_equal(strata_fmt_size(1023, b, 64), "1023 B");
+    assert_string_equal(strata_fmt_size(998.7 * 1024, b, 64), "999 KiB");
+    assert_string_equal(strata_fmt_size(-1, b, 64), "-");
 }
 
 static void test_escape(void **state)
@@ -246,6 +264,90 @@ static void test_page_and_oom(void **state)
     assert_null(c);
 }
 
+/* The JSON writer: nesting, commas, escapes, null for non-finite numbers,
+ * the document's schema_version first; read back by jansson. */
+static void test_json_writer(void **state)
+{
+    (void)state;
+    membuf_t m;
+    mb_open(&m);
+    strata_json_t j;
+    strata_json_document(&j, m.f);
+    strata_json_str(&j, "name", "a \"q\"\n");
+    strata_json_num(&j, "time_s", 2.5e-6);
+    strata_json_num(&j, "bad", NAN);
+    strata_json_num(&j, "size_B", 1073741824.0); /* whole: every digit, not 1.07374e+09 */
+    strata_json_num(&j, "third", 1.0 / 3);       /* 6 significant digits */
+    strata_json_open(&j, "list", '[');
+    strata_json_int(&j, NULL, 3);
+    strata_json_bool(&j, NULL, true);
+    strata_json_close(&j, '[');
+    strata_json_open(&j, "empty", '{');
+    strata_json_close(&j, '{');
+    strata_json_close(&j, '{');
+    char *text = mb_close(&m);
+    assert_non_null(strstr(text, "{\n  \"schema_version\": 1,\n"));
+    json_error_t e;
+    json_t *root = json_loads(text, 0, &e);
+    assert_non_null(root);
+    assert_int_equal(json_integer_value(json_object_get(root, "schema_version")),
+                     STRATA_JSON_SCHEMA_VERSION);
+    assert_string_equal(json_string_value(json_object_get(root, "name")), "a \"q\"\n");
+    assert_near(json_number_value(json_object_get(root, "time_s")), 2.5e-6, 1e-18);
+    assert_true(json_is_null(json_object_get(root, "bad")));
+    assert_non_null(strstr(text, "\"size_B\": 1073741824,"));
+    assert_non_null(strstr(text, "\"third\": 0.333333,"));
+    assert_int_equal(json_array_size(json_object_get(root, "list")), 2);
+    assert_int_equal(json_object_size(json_object_get(root, "empty")), 0);
+    json_decref(root);
+    free(text);
+}
+
+/* The verdict's JSON renders the verdict's own fields: torus:4x4,bw=50
+ * has one link row of 200 GB/s per GPU (4 links x 50 GB/s, by hand), and
+ * the bottleneck's busbw is the verdict's best algorithm's (to the
+ * writer's 6 digits). Text sections print what the verdict holds. */
+static void test_verdict_json(void **state)
+{
+    (void)state;
+    strata_link_catalog_t *cat = NULL;
+    strata_topo_t *t = NULL;
+    strata_verdict_t *v = NULL;
+    assert_int_equal(strata_link_catalog_load(NULL, &cat, NULL), STRATA_OK);
+    assert_int_equal(strata_topo_load_spec("torus:4x4,bw=50", cat, &t, NULL), STRATA_OK);
+    strata_verdict_opts_t o = {.sections = (1u << STRATA_VERDICT_LINKS) |
+                                           (1u << STRATA_VERDICT_BOTTLENECK)};
+    assert_int_equal(strata_verdict_create(t, cat, &o, &v, NULL), STRATA_OK);
+    membuf_t m;
+    mb_open(&m);
+    assert_int_equal(strata_verdict_print_json(v, "torus:4x4,bw=50", m.f), STRATA_OK);
+    char *text = mb_close(&m);
+    json_error_t e;
+    json_t *root = json_loads(text, 0, &e);
+    assert_non_null(root);
+    assert_int_equal(json_integer_value(json_object_get(root, "schema_version")), 1);
+    assert_int_equal(json_object_size(root), 4); /* schema_version, cluster, links, bottleneck */
+    json_t *row = json_array_get(json_object_get(json_object_get(root, "links"), "rows"), 0);
+    assert_rel(json_number_value(json_object_get(row, "per_gpu_Bps")), 200e9, 1e-6);
+    json_t *b = json_object_get(root, "bottleneck");
+    assert_rel(json_number_value(json_object_get(b, "busbw_Bps")), v->best.busbw, 1e-5);
+    assert_string_equal(json_string_value(json_object_get(b, "layer")), v->layer);
+    json_decref(root);
+    free(text);
+    mb_open(&m);
+    strata_verdict_print_section(v, STRATA_VERDICT_LINKS, "torus:4x4,bw=50", m.f);
+    strata_verdict_print_section(v, STRATA_VERDICT_TOPOLOGY, "torus:4x4,bw=50",
+                                 m.f); /* not filled */
+    text = mb_close(&m);
+    assert_non_null(
+        strstr(text, "  scale-up   custom      gpu-gpu               50.0         4     200.0"));
+    assert_null(strstr(text, "diameter"));
+    free(text);
+    strata_verdict_destroy(v);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -253,7 +355,8 @@ int main(void)
         cmocka_unit_test(test_axis_nice),    cmocka_unit_test(test_values),
         cmocka_unit_test(test_escape),       cmocka_unit_test(test_line_chart),
         cmocka_unit_test(test_bars),         cmocka_unit_test(test_graph),
-        cmocka_unit_test(test_page_and_oom),
+        cmocka_unit_test(test_page_and_oom), cmocka_unit_test(test_json_writer),
+        cmocka_unit_test(test_verdict_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

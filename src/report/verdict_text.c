@@ -83,20 +83,6 @@ void strata_verdict_print_text(const strata_verdict_t *v, const char *spec, FILE
 
 /* ==== The collective section ==== */
 
-static const char *table_size(double s, char *buf, size_t len)
-{
-    double v = s;
-    const char *u = "B";
-    if (v >= 1 << 30)
-        v /= 1 << 30, u = "GiB";
-    else if (v >= 1 << 20)
-        v /= 1 << 20, u = "MiB";
-    else if (v >= 1 << 10)
-        v /= 1 << 10, u = "KiB";
-    snprintf(buf, len, "%.0f %s", v, u);
-    return buf;
-}
-
 static void coll_rows(const strata_verdict_t *v, FILE *out)
 {
     fprintf(out, "  %10s", "size");
@@ -108,7 +94,7 @@ static void coll_rows(const strata_verdict_t *v, FILE *out)
     fprintf(out, "\n");
     for (int k = 0; k < STRATA_VERDICT_TABLE_SIZES; k++) {
         char b[32];
-        fprintf(out, "  %10s", table_size(v->table_sizes[k], b, sizeof(b)));
+        fprintf(out, "  %10s", strata_fmt_size(v->table_sizes[k], b, sizeof(b)));
         for (int i = 0; i < STRATA_VERDICT_TABLE_OPS; i++) {
             const strata_coll_cost_t *c = &v->table[i][k];
             if (v->table_ok[i][k])
@@ -122,14 +108,15 @@ static void coll_rows(const strata_verdict_t *v, FILE *out)
 
 static void coll_choices(const strata_verdict_t *v, FILE *out)
 {
+    char b[32];
     for (int i = 0; i < STRATA_VERDICT_TABLE_OPS; i++) {
         const strata_verdict_choice_t *c = &v->choices[i];
         if (!c->ok) continue;
         fprintf(out, "  %s: %s from 8 B", strata_coll_name(v->table_ops[i]),
                 strata_algo_name(c->lo.algo));
         for (size_t k = 0; k < c->ncross; k++)
-            fprintf(out, ", %s from %.3g MiB", strata_algo_name(c->algos[k]),
-                    c->sizes[k] / (1 << 20));
+            fprintf(out, ", %s from %s", strata_algo_name(c->algos[k]),
+                    strata_fmt_size(c->sizes[k], b, sizeof(b)));
         fprintf(out, "; at 8 GiB %s-bound\n", c->hi.bound);
     }
 }

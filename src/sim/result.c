@@ -51,22 +51,23 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
 static json_t *to_json(const strata_sim_result_t *r)
 {
     json_t *o = json_object();
+    json_object_set_new(o, "schema_version", json_integer(STRATA_JSON_SCHEMA_VERSION));
     json_object_set_new(o, "description", json_string(r->desc));
     json_object_set_new(o, "time_s", util_json_real(r->time));
     json_object_set_new(o, "time_alpha_beta_s", util_json_real(r->time_ab));
     json_object_set_new(o, "time_model_s",
                         r->time_model > 0 ? util_json_real(r->time_model) : json_null());
     if (r->model_caveat) json_object_set_new(o, "model_caveat", json_string(r->model_caveat));
-    json_object_set_new(o, "bytes", json_real(r->bytes));
-    json_object_set_new(o, "algbw_GBps", util_json_real(r->algbw / 1e9));
-    json_object_set_new(o, "busbw_GBps", util_json_real(r->busbw / 1e9));
+    json_object_set_new(o, "size_B", json_real(r->bytes));
+    json_object_set_new(o, "algbw_Bps", util_json_real(r->algbw));
+    json_object_set_new(o, "busbw_Bps", util_json_real(r->busbw));
     json_object_set_new(o, "latency_share", util_json_real(r->latency_share));
     json_t *cls = json_array();
     for (int c = 0; c < r->nclasses; c++) {
         const strata_sim_class_t *k = &r->classes[c];
         json_array_append_new(
             cls, json_pack("{s:s,s:i,s:o,s:o,s:o,s:o}", "name", k->name, "tier", (int)k->tier,
-                           "capacity_GBps", util_json_real(k->capacity / 1e9), "bytes",
+                           "capacity_Bps", util_json_real(k->capacity), "moved_B",
                            json_real(k->bytes), "utilisation", util_json_real(k->utilisation),
                            "bound_share", util_json_real(k->bound_share)));
     }
@@ -77,7 +78,7 @@ static json_t *to_json(const strata_sim_result_t *r)
         json_array_append_new(links, json_pack("{s:s,s:i,s:i,s:s,s:o,s:o}", "name", l->name, "link",
                                                (int)l->link, "channel", (int)l->chan, "class",
                                                l->cls < r->nclasses ? r->classes[l->cls].name : "?",
-                                               "bytes", json_real(l->bytes), "utilisation",
+                                               "moved_B", json_real(l->bytes), "utilisation",
                                                util_json_real(l->utilisation)));
     }
     json_object_set_new(o, "top_links", links);

@@ -117,7 +117,7 @@ static json_t *route_json(const strata_topo_t *t, const char *what, const route_
     json_object_set_new(o, "devices", devs);
     json_object_set_new(o, "hops", json_integer(rt->hops));
     json_object_set_new(o, "paths", util_json_real(rt->paths));
-    json_object_set_new(o, "bw_dir_GBps", util_json_real(rt->bw / 1e9));
+    json_object_set_new(o, "bw_dir_Bps", util_json_real(rt->bw));
     return o;
 }
 
@@ -145,6 +145,7 @@ static strata_status_t routes(const strata_topo_t *t, FILE *out, json_t *arr, st
 static json_t *topo_json(const strata_topo_t *t)
 {
     json_t *o = json_object(), *kinds = json_object(), *links = json_array();
+    json_object_set_new(o, "schema_version", json_integer(STRATA_JSON_SCHEMA_VERSION));
     json_object_set_new(o, "name", json_string(t->name));
     json_object_set_new(o, "devices", json_integer(t->ndev));
     int32_t cnt[STRATA_DEV_KIND_COUNT] = {0};
@@ -164,7 +165,7 @@ static json_t *topo_json(const strata_topo_t *t)
         json_object_set_new(e, "kind", json_string(c[i].kind));
         json_object_set_new(e, "mult", json_integer(c[i].mult));
         json_object_set_new(e, "tier", json_integer(c[i].tier));
-        json_object_set_new(e, "bw_dir_GBps", util_json_real(c[i].bw / 1e9));
+        json_object_set_new(e, "bw_dir_Bps", util_json_real(c[i].bw));
         json_object_set_new(e, "count", json_integer(c[i].n));
         json_array_append_new(links, e);
     }
@@ -208,6 +209,7 @@ strata_status_t strata_topo_print(const strata_topo_t *t, bool json, FILE *out, 
 static json_t *metrics_json(const strata_topo_metrics_t *m)
 {
     json_t *o = json_object(), *kinds = json_object(), *inj = json_array(), *ov = json_array();
+    json_object_set_new(o, "schema_version", json_integer(STRATA_JSON_SCHEMA_VERSION));
     json_object_set_new(o, "devices", json_integer(m->devices));
     for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
         if (m->count[k])
@@ -222,13 +224,13 @@ static json_t *metrics_json(const strata_topo_metrics_t *m)
     json_object_set_new(o, "hops_exact", json_boolean(m->hops_exact));
     json_object_set_new(o, "hops_method", json_string(m->hops_how));
     for (int i = 0; i < m->tiers && i < STRATA_TOPO_TIERS_MAX; i++) {
-        json_array_append_new(inj, util_json_real(m->injection[i] / 1e9));
+        json_array_append_new(inj, util_json_real(m->injection[i]));
         json_array_append_new(ov, util_json_real(m->oversub[i]));
     }
-    json_object_set_new(o, "injection_GBps_per_tier", inj);
+    json_object_set_new(o, "injection_per_tier_Bps", inj);
     json_object_set_new(o, "oversubscription_per_tier", ov);
     json_t *b = json_object();
-    json_object_set_new(b, "bw_dir_GBps", util_json_real(m->bisection.bw / 1e9));
+    json_object_set_new(b, "bw_dir_Bps", util_json_real(m->bisection.bw));
     json_object_set_new(b, "exact", json_boolean(m->bisection.exact));
     json_object_set_new(b, "method", json_string(m->bisection.how));
     json_object_set_new(o, "bisection", b);

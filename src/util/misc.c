@@ -190,16 +190,17 @@ int strata_parse_long(const char *s, long *out)
 
 const char *util_fmt_bytes(double b, char *buf, size_t len)
 {
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) {
-        b /= 1024;
-        u++;
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (!isfinite(b) || b < 0) {
+        snprintf(buf, len, "-");
+        return buf;
     }
-    if (u == 0 || b == floor(b))
-        snprintf(buf, len, "%.0f %s", b, units[u]);
-    else
-        snprintf(buf, len, "%.3g %s", b, units[u]);
+    int u = 0;
+    while (b >= 1024 && u < 6)
+        b /= 1024, u++;
+    /* three significant digits; a mantissa of 100 to 1023 whole (%.3g
+     * would write 1.02e+03) */
+    snprintf(buf, len, b >= 100 ? "%.0f %s" : "%.3g %s", b, units[u]);
     return buf;
 }
 

@@ -99,7 +99,10 @@ int util_parse_size(const char *s, double *out);
  * type's range (ERANGE: overflow, or a double's underflow). */
 int util_parse_double(const char *s, double *out);
 int util_parse_long(const char *s, long *out);
-/* Format bytes as "64 MiB" / "512 B" into buf. */
+/* Format bytes in the largest binary unit that keeps at least 1, three
+ * significant digits, whole from 100 up: "512 B", "1.5 MiB", "975 KiB";
+ * "-" for negatives and NaN. The one size format of strata's text (public
+ * as strata_fmt_size, strata/report.h). Returns buf. */
 const char *util_fmt_bytes(double bytes, char *buf, size_t len);
 /* Format seconds as "1.23 us" / "4.5 ms" / "2.1 s". */
 const char *util_fmt_time(double seconds, char *buf, size_t len);

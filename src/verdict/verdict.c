@@ -9,8 +9,10 @@
  * from the planner — and this file only joins them: it names the layer
  * the best algorithm's bound belongs to (by matching the model's link
  * kinds to the tiers), the shares of its time, and the gap to the ring as
- * simulated. Moved here from the command's report sections so a C user
- * gets the same verdict `strata report` prints.
+ * simulated. The sections of `strata report` (links.c, topology.c, the
+ * routings of sim.c) are filled here too, each when asked for, so a C
+ * user gets the whole analysis `strata report` prints and the command
+ * only renders it.
  */
 #include "verdict.h"
 #include "util.h"
@@ -23,6 +25,28 @@
 #define VERDICT_SEQ_PER_GPU 16
 #define VERDICT_SEARCH_GPUS 4096
 #define VERDICT_TOP_LINKS   10
+
+/* ==== Sections ==== */
+
+static const char *const section_names[STRATA_VERDICT_SECTION_COUNT] = {
+    "links", "topology", "coll", "sim", "strategy", "bottleneck"};
+
+const char *strata_verdict_section_name(strata_verdict_section_t s)
+{
+    return s >= 0 && s < STRATA_VERDICT_SECTION_COUNT ? section_names[s] : "unknown";
+}
+
+int strata_verdict_section_find(const char *name)
+{
+    for (int i = 0; name && i < STRATA_VERDICT_SECTION_COUNT; i++)
+        if (strcmp(name, section_names[i]) == 0) return i;
+    return -1;
+}
+
+static bool wants(const strata_verdict_t *v, strata_verdict_section_t s)
+{
+    return (v->sections >> s) & 1u;
+}
 
 /* ==== Layers ==== */
 
@@ -173,8 +197,10 @@ static strata_status_t plan(strata_verdict_t *v, const strata_link_catalog_t *ca
 
 /* ==== Create ==== */
 
-static strata_status_t analyse(strata_verdict_t *v, const strata_link_catalog_t *cat,
-                               const strata_verdict_opts_t *o, strata_error_t *err)
+/* The model's figures, always filled: tiers, machine, curves, table, the
+ * best algorithm and the flat ring at 1 GiB. */
+static strata_status_t model(strata_verdict_t *v, const strata_link_catalog_t *cat,
+                             strata_error_t *err)
 {
     strata_verdict_tiers(v->topo, &v->tiers);
     strata_status_t st = strata_coll_machine_from_topo(v->topo, cat, &v->machine, err);
@@ -187,19 +213,53 @@ static strata_status_t analyse(strata_verdict_t *v, const strata_link_catalog_t 
                                       &v->best, NULL) == STRATA_OK;
     v->have_ring = strata_coll_cost(&v->machine, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING,
                                     STRATA_VERDICT_BIG_BYTES, &v->ring, NULL) == STRATA_OK;
-    v->sim_top = -1;
-    if (v->gpus >= 2 && !o->no_sim) {
-        st = o->sim ? strata_sim_result_copy(&v->sim, o->sim, err)
-                    : strata_verdict_sim_ring(v->topo, STRATA_SIM_SPREAD, 1,
-                                              o->top_links > 0 ? o->top_links : VERDICT_TOP_LINKS,
-                                              &v->sim, err);
-        if (st) return st;
-        v->have_sim = true;
-        v->sim_top = strata_verdict_top_class(&v->sim);
-    }
-    if (v->have_best && v->gpus >= 2) conclude(v);
-    if (o->workload) return plan(v, cat, o, err);
     return STRATA_OK;
+}
+
+/* The congested ring (bottleneck, and the sim section's spread routing). */
+static strata_status_t ring(strata_verdict_t *v, const strata_verdict_opts_t *o,
+                            strata_error_t *err)
+{
+    bool need = wants(v, STRATA_VERDICT_BOTTLENECK) || wants(v, STRATA_VERDICT_SIM);
+    if (v->gpus < 2 || o->no_sim || !need) return STRATA_OK;
+    strata_status_t st =
+        o->sim ? strata_sim_result_copy(&v->sim, o->sim, err)
+               : strata_verdict_sim_ring(v->topo, STRATA_SIM_SPREAD, 1,
+                                         o->top_links > 0 ? o->top_links : VERDICT_TOP_LINKS,
+                                         &v->sim, err);
+    if (st) return st;
+    v->have_sim = true;
+    v->sim_top = strata_verdict_top_class(&v->sim);
+    return STRATA_OK;
+}
+
+static strata_status_t sections(strata_verdict_t *v, const strata_link_catalog_t *cat,
+                                const strata_verdict_opts_t *o, strata_error_t *err)
+{
+    strata_status_t st = STRATA_OK;
+    if (wants(v, STRATA_VERDICT_LINKS)) strata_verdict_links(v->topo, cat, &v->links);
+    if (wants(v, STRATA_VERDICT_TOPOLOGY)) st = verdict_topology(v->topo, &v->topology, err);
+    if (!st && wants(v, STRATA_VERDICT_SIM) && v->gpus >= 2) {
+        st = verdict_routings(v->topo, o->spec, v->have_sim ? &v->sim : NULL, &v->routings, err);
+        v->have_routings = st == STRATA_OK;
+        if (!st) st = verdict_scale(v, cat, o->spec, err);
+    }
+    if (!st && o->workload && wants(v, STRATA_VERDICT_STRATEGY)) {
+        snprintf(v->plan_model, sizeof(v->plan_model), "%s", o->workload);
+        st = plan(v, cat, o, err);
+    }
+    return st;
+}
+
+static strata_status_t analyse(strata_verdict_t *v, const strata_link_catalog_t *cat,
+                               const strata_verdict_opts_t *o, strata_error_t *err)
+{
+    strata_status_t st = model(v, cat, err);
+    v->sim_top = -1;
+    if (!st) st = ring(v, o, err);
+    if (st) return st;
+    if (v->have_best && v->gpus >= 2) conclude(v);
+    return sections(v, cat, o, err);
 }
 
 strata_status_t strata_verdict_create(const strata_topo_t *topo, const strata_link_catalog_t *cat,
@@ -215,6 +275,7 @@ strata_status_t strata_verdict_create(const strata_topo_t *topo, const strata_li
     v->gpus = strata_topo_endpoint_count(topo);
     v->servers = strata_topo_group_count(topo);
     v->layer = v->sim_layer = "latency";
+    v->sections = o.sections ? o.sections : (1u << STRATA_VERDICT_SECTION_COUNT) - 1;
     strata_status_t st = analyse(v, cat, &o, err);
     if (st) {
         strata_verdict_destroy(v);
@@ -228,5 +289,7 @@ void strata_verdict_destroy(strata_verdict_t *v)
 {
     if (!v) return;
     strata_sim_result_free(&v->sim);
+    verdict_routings_free(&v->routings);
+    verdict_routings_free(&v->scale);
     util_free(v);
 }

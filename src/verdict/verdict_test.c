@@ -153,13 +153,120 @@ static void test_workload(void **state)
     strata_topo_destroy(t);
 }
 
+/* The links section of torus:4x4,bw=50 by hand: 16 GPUs, 32 custom links
+ * of 50 GB/s (each GPU has 4, two per dimension); one scale-up row
+ * "gpu-gpu" counted once per accelerator end: 2 x 32 / 16 = 4 links and
+ * 4 x 50 = 200 GB/s per GPU; no NIC, no network, no data-link figure. */
+static void test_links_torus(void **state)
+{
+    (void)state;
+    strata_topo_t *t = load("torus:4x4,bw=50");
+    strata_verdict_t *v = NULL;
+    strata_verdict_opts_t o = {.sections = 1u << STRATA_VERDICT_LINKS};
+    assert_int_equal(strata_verdict_create(t, cat, &o, &v, NULL), STRATA_OK);
+    assert_false(v->have_sim); /* only the links asked for: no ring */
+    assert_int_equal(v->links.nrows, 1);
+    const strata_verdict_link_row_t *r = &v->links.rows[0];
+    assert_int_equal(r->tier, STRATA_TIER_UP);
+    assert_string_equal(r->between, "gpu-gpu");
+    assert_int_equal(r->count, 32);
+    assert_rel(r->per_link, 50e9, 1e-12);
+    assert_rel(r->links_per_gpu, 4, 1e-12);
+    assert_rel(r->per_gpu, 200e9, 1e-12);
+    assert_int_equal(v->links.nic_host, -1);
+    assert_int_equal(v->links.nic_port, -1);
+    assert_string_equal(v->links.net_link, "");
+    assert_near(v->links.crossover[STRATA_TIER_NET], 0, 0);
+    /* the row's latency x the tier's per-GPU bandwidth */
+    assert_rel(v->links.crossover[STRATA_TIER_UP] + 1, r->latency * 200e9 + 1, 1e-12);
+    strata_verdict_destroy(v);
+    strata_topo_destroy(t);
+}
+
+/* dgx-a100:2's scale-out link is InfiniBand HDR: credits, not PFC; its
+ * round trip and buffer are the data-link models' own figures over 30 m
+ * (called here directly on the catalog entry); a NIC sits behind a PCIe
+ * row and on a network row. */
+static void test_links_credits(void **state)
+{
+    (void)state;
+    strata_topo_t *t = load("dgx-a100:2");
+    strata_verdict_links_t l;
+    strata_verdict_links(t, cat, &l);
+    assert_string_equal(l.net_link, "ib-hdr");
+    assert_false(l.ethernet);
+    const strata_link_t *hdr = strata_link_find(cat, "ib-hdr");
+    double rtt = strata_link_rtt(hdr->line_dir, 30.0, hdr->wire);
+    assert_rel(l.rtt, rtt, 1e-12);
+    assert_rel(l.credit_buffer, strata_credit_buffer(hdr->line_dir, rtt), 1e-12);
+    assert_true(l.nic_host >= 0 && l.nic_port >= 0);
+    assert_int_equal(l.rows[l.nic_host].tier, STRATA_TIER_HOST);
+    assert_int_equal(l.rows[l.nic_port].tier, STRATA_TIER_NET);
+    assert_non_null(strstr(l.rows[l.nic_port].between, "nic"));
+    /* rows come in tier order */
+    for (int i = 1; i < l.nrows; i++)
+        assert_true(l.rows[i - 1].tier <= l.rows[i].tier);
+    strata_topo_destroy(t);
+}
+
+/* The topology section of torus:4x4: diameter 2 + 2 = 4 hops; the
+ * neighbour path one 50 GB/s hop; with no servers the far path goes to the
+ * farthest rank, 4 hops away. */
+static void test_topology(void **state)
+{
+    (void)state;
+    strata_topo_t *t = load("torus:4x4,bw=50");
+    strata_verdict_t *v = NULL;
+    strata_verdict_opts_t o = {.sections = 1u << STRATA_VERDICT_TOPOLOGY};
+    assert_int_equal(strata_verdict_create(t, cat, &o, &v, NULL), STRATA_OK);
+    const strata_verdict_topo_t *g = &v->topology;
+    assert_int_equal(g->metrics.diameter, 4);
+    assert_true(g->near.ok);
+    assert_int_equal(g->near.nhops, 1);
+    assert_rel(g->near.bw, 50e9, 1e-12);
+    assert_true(g->far.ok);
+    assert_false(g->far_across);
+    assert_int_equal(g->far.nhops, 4);
+    assert_int_equal(v->links.nrows, 0); /* not asked for */
+    strata_verdict_destroy(v);
+    strata_topo_destroy(t);
+}
+
+/* The sim section: the spread ring is the bottleneck's own, the other two
+ * routings are the ring simulated under them directly; torus has no
+ * network, so no at-scale rings even with a spec. */
+static void test_routings(void **state)
+{
+    (void)state;
+    strata_topo_t *t = load("torus:4x4,bw=50");
+    strata_verdict_t *v = NULL;
+    strata_verdict_opts_t o = {.spec = "torus:4x4,bw=50"};
+    assert_int_equal(strata_verdict_create(t, cat, &o, &v, NULL), STRATA_OK);
+    assert_true(v->have_routings);
+    assert_string_equal(v->routings.spec, "torus:4x4,bw=50");
+    assert_int_equal(v->routings.gpus, 16);
+    assert_rel(v->routings.spread.time, v->sim.time, 1e-12);
+    strata_sim_result_t r = {0};
+    assert_int_equal(strata_verdict_sim_ring(t, STRATA_SIM_ECMP, STRATA_VERDICT_QPS, 1, &r, NULL),
+                     STRATA_OK);
+    assert_rel(v->routings.qps.time, r.time, 1e-12);
+    strata_sim_result_free(&r);
+    assert_false(v->have_scale);
+    assert_string_equal(v->scale_skip, "");
+    assert_string_equal(strata_verdict_section_name(STRATA_VERDICT_SIM), "sim");
+    assert_int_equal(strata_verdict_section_find("bottleneck"), STRATA_VERDICT_BOTTLENECK);
+    assert_int_equal(strata_verdict_section_find("host"), -1);
+    strata_verdict_destroy(v);
+    strata_topo_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_torus_tiers),
-        cmocka_unit_test(test_dgx_a100),
-        cmocka_unit_test(test_no_sim),
-        cmocka_unit_test(test_workload),
+        cmocka_unit_test(test_torus_tiers), cmocka_unit_test(test_dgx_a100),
+        cmocka_unit_test(test_no_sim),      cmocka_unit_test(test_workload),
+        cmocka_unit_test(test_links_torus), cmocka_unit_test(test_links_credits),
+        cmocka_unit_test(test_topology),    cmocka_unit_test(test_routings),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

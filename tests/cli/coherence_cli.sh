@@ -29,10 +29,26 @@ grep -q "CXL.mem reads and writes at once, 2:1: 32.4 GB/s of data" "$tmp/out" ||
 expect 2 "--mix expects R:W" coherence --mix 2
 expect 2 "--mix expects R:W" coherence --mix 0:0
 expect 2 "--mix expects R:W" coherence --mix 1:x
+# the same figures as JSON, in SI units: 64 B of data in 85 B of wire
+# (5 slots x 17 B) = 0.752941; the pool's load 420 ns = 4.2e-07 s
+expect 0 "" coherence --switches 3 --json
+python3 - "$tmp/out" <<'PY' || { echo "FAIL: coherence --json"; cat "$tmp/out"; fail=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema_version"] == 1 and d["size_B"] == 64, d
+m = d["messages"][0]
+assert (m["req_slots"], m["rsp_slots"], m["rsp_B"]) == (1, 5, 85), m
+assert abs(m["efficiency"] - 64 / 85) < 1e-6, m
+pool = [t for t in d["tiers"] if t["tier"].startswith("CXL pool")][0]
+assert abs(pool["load_s"] - 420e-9) < 1e-12, pool
+PY
 expect 0 "" coherence --link cxl3
 grep -Eq "CXL.mem read .* 256B .* 75.0% +96.0" "$tmp/out" || { echo "FAIL: 256B row"; cat "$tmp/out"; fail=1; }
 expect 0 "" coherence --socket none
 if grep -q "remote socket" "$tmp/out"; then echo "FAIL: one socket has no remote tier"; fail=1; fi
 expect 0 "" coherence local
 grep -q "memory read bandwidth, all cores of node 0" "$tmp/out" || { echo "FAIL: local"; cat "$tmp/out"; fail=1; }
+expect 0 "" coherence local --json
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["schema_version"] == 1 and d["read_all_cores"]["measured_Bps"] > 0, d' "$tmp/out" ||
+  { echo "FAIL: coherence local --json"; cat "$tmp/out"; fail=1; }
 exit $fail

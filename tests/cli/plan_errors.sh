@@ -44,7 +44,7 @@ expect 2 "bad.json:2:" plan "$tmp/bad.json" dgx-a100
 "$S" plan $M dgx-a100 --batch 64 --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-for k in ("step_s", "breakdown_s", "traffic", "memory_bytes", "bottleneck", "advice", "mfu"):
+for k in ("step_s", "breakdown_s", "traffic", "memory_B", "bottleneck", "advice", "mfu"):
     assert k in d, k
 ' || { echo "FAIL: --json"; fail=1; }
 exit $fail

@@ -54,18 +54,18 @@ diff <("$S" report "$tmp/a100.json" | sed 1d | grep -v "a100.json") \
 for c in dgx-a100:2 pcie-8gpu torus:4x4,bw=50 cpu-cluster; do
   "$S" report "$c" --json >"$tmp/r.json" || { echo "FAIL: report $c --json"; fail=1; continue; }
   "$S" links --catalog "$tmp/r.json" 2>"$tmp/jerr" >/dev/null
-  grep -q 'unknown field "cluster"' "$tmp/jerr" ||
+  grep -q 'unknown field "schema_version"' "$tmp/jerr" ||
     { echo "FAIL: report $c --json does not parse:"; cat "$tmp/jerr"; fail=1; }
   if command -v jq >/dev/null; then
     keys=$(jq -c 'keys' "$tmp/r.json")
-    [ "$keys" = '["bottleneck","cluster","coll","links","sim","strategy","topology"]' ] ||
+    [ "$keys" = '["bottleneck","cluster","coll","links","schema_version","sim","strategy","topology"]' ] ||
       { echo "FAIL: report $c --json keys: $keys"; fail=1; }
   fi
 done
 if command -v jq >/dev/null; then
   "$S" report --json --section coll | jq -e '.coll.sizes | length == 8' >/dev/null ||
     { echo "FAIL: --json --section coll"; fail=1; }
-  [ "$("$S" report --json --section links | jq -c 'keys')" = '["cluster","links"]' ] ||
+  [ "$("$S" report --json --section links | jq -c 'keys')" = '["cluster","links","schema_version"]' ] ||
     { echo "FAIL: --json --section keeps only that section"; fail=1; }
 fi
 exit $fail

@@ -27,7 +27,7 @@ expect 1 "72 NICs exceed what 64-port switches join in 1 tier" topo show railft:
 # good ones
 expect 0 "" topo show torus:4x4x4
 expect 0 "" topo metrics fattree:k=8,bw=50 --json
-python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["bisection"]["bw_dir_GBps"]==3200, m' "$tmp/out" \
+python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["bisection"]["bw_dir_Bps"]==3.2e12, m' "$tmp/out" \
   || { echo "FAIL: metrics --json"; fail=1; }
 expect 0 "" topo show railft:servers=4,gpus=8 --json
 python3 -c 'import json,sys; m=json.load(open(sys.argv[1])); assert m["endpoints"]==32 and m["device_kinds"]["nic"]==32, m' "$tmp/out" \

@@ -358,9 +358,9 @@ static void summary(const bench_opts_t *o, const totals_t *e)
     free(sorted);
     if (o->jf)
         fprintf(o->jf,
-                ",\n  \"model_error\": {\"median_abs_pct\": %.1f, \"max_abs_pct\": %.1f, "
-                "\"max_at\": %zu, \"within_20pct\": %d, \"rows\": %d}",
-                med * 100, worst * 100, at, within, n);
+                ",\n  \"model_error\": {\"median_abs\": %.3f, \"max_abs\": %.3f, "
+                "\"max_at_B\": %zu, \"within_20_percent\": %d, \"rows\": %d}",
+                med, worst, at, within, n);
     if (!o->json)
         printf("# Model error (%s) vs median: median |err| %.0f%%, max %.0f%% at %zu B, "
                "%d of %d rows within 20%%\n",
@@ -383,14 +383,15 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
     strata_comm_algo_t algo = strata_comm_algo_for(c, o->coll, (size_t)o->maxb, o->algo);
     if (o->jf)
         fprintf(o->jf,
-                "{\"op\": \"%s\", \"ranks\": %d, \"algo\": \"%s\", \"datatype\": \"%s\", "
-                "\"redop\": \"%s\", \"iters\": %ld, \"warmup_iters\": %ld, \"check\": %ld,\n"
-                "  \"model\": {\"alpha_us\": %.4f, \"copy_GBps\": %.3f, \"reduce_GBps\": %.3f},\n"
+                "{\"schema_version\": %d, \"op\": \"%s\", \"ranks\": %d, \"algo\": \"%s\", "
+                "\"datatype\": \"%s\", \"redop\": \"%s\", \"iters\": %ld, \"warmup_iters\": %ld, "
+                "\"check\": %ld,\n"
+                "  \"model\": {\"alpha_s\": %.6g, \"copy_Bps\": %.6g, \"reduce_Bps\": %.6g},\n"
                 "  \"rows\": [\n    ",
-                strata_coll_name(o->coll), P, strata_comm_algo_name(algo),
-                o->all_dt ? "all" : strata_dtype_name(o->dt),
+                STRATA_JSON_SCHEMA_VERSION, strata_coll_name(o->coll), P,
+                strata_comm_algo_name(algo), o->all_dt ? "all" : strata_dtype_name(o->dt),
                 o->all_op ? "all" : strata_op_name(o->op), o->iters, o->warmup, o->check,
-                m->alpha_s * 1e6, m->copy_bw / 1e9, m->reduce_bw / 1e9);
+                m->alpha_s, m->copy_bw, m->reduce_bw);
     if (o->json) return;
     printf("# strata bench %s: %d %s, algo %s, %s %s, ", strata_coll_name(o->coll), P,
            o->join ? "ranks of a launched job" : "local ranks", strata_comm_algo_name(algo),
@@ -429,20 +430,21 @@ static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, c
     bool rooted = o->coll == STRATA_COLL_BROADCAST || o->coll == STRATA_COLL_REDUCE;
     bool reducing = o->coll == STRATA_COLL_ALLREDUCE || o->coll == STRATA_COLL_REDUCE ||
                     o->coll == STRATA_COLL_REDUCE_SCATTER;
-    /* nccl-tests' -J row: out_of_place/in_place with time (us), alg_bw and
-     * bus_bw (GB/s) and the wrong count; then strata's median and model. */
+    /* nccl-tests' -J row, in nccl-tests' own keys and units so its readers
+     * read ours: size, count, out_of_place/in_place with time (us), alg_bw
+     * and bus_bw (GB/s) and the wrong count; then strata's median and
+     * model in strata's units (s; err a fraction; docs/formats.md). */
     if (o->jf)
         fprintf(o->jf,
                 "%s{\"size\": %zu, \"count\": %zu, \"type\": \"%s\", \"redop\": \"%s\", "
                 "\"root\": %ld, \"out_of_place\": {\"time\": %.3f, \"alg_bw\": %.4f, "
                 "\"bus_bw\": %.4f, \"wrong\": %ld}, \"in_place\": {\"time\": %.3f, "
-                "\"alg_bw\": %.4f, \"bus_bw\": %.4f, \"wrong\": %ld}, \"median_us\": %.3f, "
-                "\"model_us\": %.3f, \"err_pct\": %.1f}",
+                "\"alg_bw\": %.4f, \"bus_bw\": %.4f, \"wrong\": %ld}, \"median_s\": %.6g, "
+                "\"model_s\": %.6g, \"err\": %.3f}",
                 first ? "" : ",\n    ", size, count, strata_dtype_name(o->dt),
                 reducing ? strata_op_name(o->op) : "none", rooted ? o->root : -1, row->t[0] * 1e6,
                 a0, a0 * bf, o->check ? row->wrong[0] : -1L, row->t[1] * 1e6, a1, a1 * bf,
-                o->check ? row->wrong[1] : -1L, row->median * 1e6, model * 1e6,
-                model_err(model, row->median) * 100);
+                o->check ? row->wrong[1] : -1L, row->median, model, model_err(model, row->median));
     if (o->json) return;
     printf("  %10zu %12zu %8s %6s %6ld %9.2f %7.2f %7.2f %6ld %9.2f %7.2f %7.2f %6ld %9.2f %9.2f "
            "%+6.0f\n",

@@ -13,7 +13,7 @@
 #include <string.h>
 
 typedef struct coh_args {
-    bool local;
+    bool local, json;
     const char *link, *dram, *socket, *catalog;
     long lanes, channels, socket_links, switches;
     double bytes;
@@ -24,8 +24,9 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: strata coherence [model] [--link ID] [--lanes N] [--size B] [--dram ID]\n"
                  "                        [--channels N] [--socket ID|none] [--socket-links N]\n"
-                 "                        [--switches N] [--mix R:W] [--catalog FILE]\n"
-                 "       strata coherence local [--dram ID] [--channels N]\n\n"
+                 "                        [--switches N] [--mix R:W] [--catalog FILE] [--json]\n"
+                 "                        [-o FILE]\n"
+                 "       strata coherence local [--dram ID] [--channels N] [--json] [-o FILE]\n\n"
                  "model: CXL.io, CXL.mem and CXL.cache messages on a CXL link (68 B or 256 B\n"
                  "flits: slots, wire bytes, efficiency, data bandwidth), then what a load, a\n"
                  "store and a cache-line ownership transfer cost on each memory tier of the\n"
@@ -45,6 +46,8 @@ static void usage(FILE *out)
                  "  --mix R:W         CXL.mem reads and writes at once, R lines read per W\n"
                  "                    written, 0..1000 each (default 2:1, Intel MLC's mix)\n"
                  "  --catalog FILE    link catalog (default: <data dir>/links.json)\n"
+                 "  --json            one JSON object instead of text (docs/formats.md units)\n"
+                 "  -o FILE           write the output to FILE (also --output FILE)\n"
                  "  -h, --help        this help\n\n"
                  "exit: 0 ok, 1 a link that does not fit its role or a failed measurement,\n"
                  "2 bad option\n");
@@ -75,6 +78,10 @@ static int parse_opt(int argc, char **argv, int *i, coh_args_t *a)
                                         "--channels",     "--socket", "--catalog", "--switches",
                                         "--socket-links", "--mix",    NULL};
     const char *o = argv[*i];
+    if (strcmp(o, "--json") == 0) {
+        a->json = true;
+        return 0;
+    }
     int k = 0;
     while (known[k] && strcmp(o, known[k]) != 0)
         k++;
@@ -171,93 +178,214 @@ static int server_of(const strata_link_catalog_t *cat, const coh_args_t *a, stra
     return 0;
 }
 
-static int print_flits(const strata_coh_server_t *s, const coh_args_t *a)
+static void json_flit(strata_json_t *j, strata_cxl_class_t c, const strata_cxl_msg_t *m,
+                      double data_bw)
+{
+    strata_json_open(j, NULL, '{');
+    strata_json_str(j, "class", strata_cxl_class_str(c));
+    strata_json_int(j, "flit_B", m->flit_bytes);
+    strata_json_int(j, "req_slots", m->req_slots);
+    strata_json_int(j, "rsp_slots", m->rsp_slots);
+    strata_json_num(j, "req_B", m->req_wire);
+    strata_json_num(j, "rsp_B", m->rsp_wire);
+    strata_json_num(j, "efficiency", m->efficiency);
+    strata_json_num(j, "data_Bps", data_bw);
+    strata_json_close(j, '{');
+}
+
+/* The CXL message table (text, or the "messages" member of j's object). */
+static int print_flits(const strata_coh_server_t *s, const coh_args_t *a, strata_json_t *j)
 {
     strata_error_t err;
     char b1[32];
-    printf("CXL messages on %s x%d, %.0f B each\n", s->cxl->id,
-           s->cxl_lanes ? s->cxl_lanes : s->cxl->lanes, a->bytes);
-    printf("  %-42s %5s %9s %9s %6s %6s %8s %10s\n", "class", "flit", "req slots", "rsp slots",
-           "req B", "rsp B", "eff", "data GB/s");
+    int lanes = s->cxl_lanes ? s->cxl_lanes : s->cxl->lanes;
+    if (j) {
+        strata_json_str(j, "link", s->cxl->id);
+        strata_json_int(j, "lanes", lanes);
+        strata_json_num(j, "size_B", a->bytes);
+        strata_json_open(j, "messages", '[');
+    } else {
+        printf("CXL messages on %s x%d, %.0f B each\n", s->cxl->id, lanes, a->bytes);
+        printf("  %-42s %5s %9s %9s %6s %6s %8s %10s\n", "class", "flit", "req slots", "rsp slots",
+               "req B", "rsp B", "eff", "data GB/s");
+    }
     for (int c = 0; c < STRATA_CXL_CLASS_COUNT; c++) {
         strata_cxl_msg_t m;
         if (strata_cxl_message(s->cxl, (strata_cxl_class_t)c, a->bytes, &m, &err))
             return cli_fail(&err);
         double width = s->cxl_lanes ? (double)s->cxl_lanes / s->cxl->lanes : 1;
-        printf("  %-42s %4dB %9d %9d %6.0f %6.0f %7.1f%% %10s\n",
-               strata_cxl_class_str((strata_cxl_class_t)c), m.flit_bytes, m.req_slots, m.rsp_slots,
-               m.req_wire, m.rsp_wire, 100 * m.efficiency,
-               report_gbs(m.data_bw_dir * width, b1, sizeof(b1)));
+        if (j)
+            json_flit(j, (strata_cxl_class_t)c, &m, m.data_bw_dir * width);
+        else
+            printf("  %-42s %4dB %9d %9d %6.0f %6.0f %7.1f%% %10s\n",
+                   strata_cxl_class_str((strata_cxl_class_t)c), m.flit_bytes, m.req_slots,
+                   m.rsp_slots, m.req_wire, m.rsp_wire, 100 * m.efficiency,
+                   report_gbs(m.data_bw_dir * width, b1, sizeof(b1)));
     }
     double mix;
     if (strata_cxl_mix_bw(s->cxl, s->cxl_lanes, a->mix_r, a->mix_w, &mix, &err))
         return cli_fail(&err);
-    printf("  CXL.mem reads and writes at once, %g:%g: %s GB/s of data (both directions)\n",
-           a->mix_r, a->mix_w, report_gbs(mix, b1, sizeof(b1)));
+    if (j) {
+        strata_json_close(j, '[');
+        strata_json_open(j, "mix", '{');
+        strata_json_num(j, "read_lines", a->mix_r);
+        strata_json_num(j, "write_lines", a->mix_w);
+        strata_json_num(j, "data_Bps", mix);
+        strata_json_close(j, '{');
+    } else {
+        printf("  CXL.mem reads and writes at once, %g:%g: %s GB/s of data (both directions)\n",
+               a->mix_r, a->mix_w, report_gbs(mix, b1, sizeof(b1)));
+    }
     return CLI_OK;
 }
 
-static int print_tiers(const strata_coh_server_t *s)
+static void json_tier(strata_json_t *j, strata_coh_tier_t t, const strata_coh_figures_t *f)
+{
+    strata_json_open(j, NULL, '{');
+    strata_json_str(j, "tier", strata_coh_tier_str(t));
+    strata_json_num(j, "load_s", f->load_s);
+    strata_json_num(j, "store_s", f->store_s);
+    strata_json_num(j, "ownership_s", f->own_s);
+    strata_json_num(j, "read_Bps", f->read_bw);
+    strata_json_str(j, "how", f->how);
+    strata_json_close(j, '{');
+}
+
+/* The memory tiers (text, or the "tiers" member of j's object). */
+static int print_tiers(const strata_coh_server_t *s, strata_json_t *j)
 {
     char b[4][32];
-    printf("memory tiers (%d x %s per socket, %s, %s, %d CXL switch level%s)\n", s->channels,
-           s->dram->id, s->socket ? s->socket->id : "one socket", s->cxl->id, s->switches,
-           s->switches == 1 ? "" : "s");
-    printf("  %-48s %8s %8s %9s %10s  %s\n", "tier", "load", "store", "ownership", "read GB/s",
-           "how");
+    if (j) {
+        strata_json_str(j, "dram", s->dram->id);
+        strata_json_int(j, "channels", s->channels);
+        strata_json_str(j, "socket", s->socket ? s->socket->id : "none");
+        strata_json_int(j, "switches", s->switches);
+        strata_json_open(j, "tiers", '[');
+    } else {
+        printf("memory tiers (%d x %s per socket, %s, %s, %d CXL switch level%s)\n", s->channels,
+               s->dram->id, s->socket ? s->socket->id : "one socket", s->cxl->id, s->switches,
+               s->switches == 1 ? "" : "s");
+        printf("  %-48s %8s %8s %9s %10s  %s\n", "tier", "load", "store", "ownership", "read GB/s",
+               "how");
+    }
     for (int t = 0; t < STRATA_COH_TIER_COUNT; t++) {
         strata_coh_figures_t f;
         strata_error_t err;
         if (strata_coh_tier(s, (strata_coh_tier_t)t, &f, &err)) continue; /* absent tier */
-        printf("  %-48s %8s %8s %9s %10s  %s\n", strata_coh_tier_str((strata_coh_tier_t)t),
-               report_time(f.load_s, b[0], 32), report_time(f.store_s, b[1], 32),
-               report_time(f.own_s, b[2], 32), report_gbs(f.read_bw, b[3], 32), f.how);
+        if (j)
+            json_tier(j, (strata_coh_tier_t)t, &f);
+        else
+            printf("  %-48s %8s %8s %9s %10s  %s\n", strata_coh_tier_str((strata_coh_tier_t)t),
+                   report_time(f.load_s, b[0], 32), report_time(f.store_s, b[1], 32),
+                   report_time(f.own_s, b[2], 32), report_gbs(f.read_bw, b[3], 32), f.how);
     }
+    if (j) strata_json_close(j, '[');
     return CLI_OK;
 }
 
 /* ==== Local ==== */
 
-static int run_local(const strata_coh_server_t *s)
+/* What run_local compares: measured (probe medians) beside the model. */
+typedef struct local_figs {
+    double c2c, c2c_model;       /* cache-line transfer within a socket, s; 0 = one core */
+    double across, across_model; /* across sockets, s; 0 = one socket */
+    double read_all, read_model, read_one; /* memory read, B/s */
+    const char *source;                    /* of the bandwidth model */
+} local_figs_t;
+
+static void local_text(const strata_probe_result_t *r, const local_figs_t *f)
+{
+    char b[3][32];
+    printf("this host: %s, %d cores on %d socket%s (probe, quick; medians)\n",
+           r->cpu_model[0] ? r->cpu_model : "cpu model unknown", r->cores, r->packages,
+           r->packages == 1 ? "" : "s");
+    printf("  %-44s %10s %10s %8s\n", "figure", "measured", "model", "ratio");
+    if (f->c2c > 0)
+        printf("  %-44s %10s %10s %7.2fx\n", "cache-line transfer, two cores of one socket",
+               report_time(f->c2c, b[0], 32), report_time(f->c2c_model, b[1], 32),
+               f->c2c / f->c2c_model);
+    else
+        printf("  %-44s %10s\n", "cache-line transfer, two cores", "one core: not measured");
+    if (f->across > 0)
+        printf("  %-44s %10s %10s %7.2fx\n", "cache-line transfer, two sockets",
+               report_time(f->across, b[0], 32), report_time(f->across_model, b[1], 32),
+               f->across / f->across_model);
+    printf("  %-44s %10s %10s %7.2fx\n", "memory read bandwidth, all cores of node 0",
+           report_gbs(f->read_all, b[0], 32), report_gbs(f->read_model, b[1], 32),
+           f->read_all / f->read_model);
+    printf("  %-44s %10s\n", "memory read bandwidth, one core", report_gbs(f->read_one, b[0], 32));
+    printf("model: transfer %s (%s); bandwidth %s\n",
+           "60 ns within a socket, 150 ns across (Sapphire Rapids class, chipsandcheese, L)",
+           "src/link/coherence.c", f->source);
+}
+
+/* A measured figure beside the model's; both 0 = not measured. */
+static void json_pair(strata_json_t *j, const char *key, const char *unit, double measured,
+                      double model)
+{
+    char m[48], p[48];
+    if (measured <= 0) return;
+    snprintf(m, sizeof(m), "measured_%s", unit);
+    snprintf(p, sizeof(p), "model_%s", unit);
+    strata_json_open(j, key, '{');
+    strata_json_num(j, m, measured);
+    strata_json_num(j, p, model);
+    strata_json_num(j, "ratio", model > 0 ? measured / model : 0);
+    strata_json_close(j, '{');
+}
+
+static void local_json(const strata_probe_result_t *r, const local_figs_t *f)
+{
+    strata_json_t j;
+    strata_json_document(&j, stdout);
+    strata_json_str(&j, "cpu_model", r->cpu_model);
+    strata_json_int(&j, "cores", r->cores);
+    strata_json_int(&j, "sockets", r->packages);
+    json_pair(&j, "transfer_one_socket", "s", f->c2c, f->c2c_model);
+    json_pair(&j, "transfer_two_sockets", "s", f->across, f->across_model);
+    json_pair(&j, "read_all_cores", "Bps", f->read_all, f->read_model);
+    strata_json_num(&j, "read_one_core_Bps", f->read_one);
+    strata_json_str(&j, "bandwidth_model", f->source);
+    strata_json_close(&j, '{');
+}
+
+static int run_local(const strata_coh_server_t *s, bool json)
 {
     strata_probe_opts_t o = {.quick = true, .coherence_only = true};
     strata_probe_result_t *r = NULL;
     strata_error_t err;
     if (strata_probe_run(&o, &r, &err)) return cli_fail(&err);
     strata_coh_figures_t loc, rem = {0};
-    int rc = CLI_OK;
     if (strata_coh_tier(s, STRATA_COH_LOCAL, &loc, &err)) {
         strata_probe_destroy(r);
         return cli_fail(&err);
     }
     bool two = r->packages > 1 && s->socket &&
                strata_coh_tier(s, STRATA_COH_PINGPONG_REMOTE, &rem, &err) == STRATA_OK;
-    char b[3][32];
-    printf("this host: %s, %d cores on %d socket%s (probe, quick; medians)\n",
-           r->cpu_model[0] ? r->cpu_model : "cpu model unknown", r->cores, r->packages,
-           r->packages == 1 ? "" : "s");
-    printf("  %-44s %10s %10s %8s\n", "figure", "measured", "model", "ratio");
+    local_figs_t f = {0};
     double c2c = r->c2c_within.n ? r->c2c_within.median : r->c2c_all.median;
-    if (r->cores > 1 && c2c > 0)
-        printf("  %-44s %10s %10s %7.2fx\n", "cache-line transfer, two cores of one socket",
-               report_time(c2c, b[0], 32), report_time(loc.own_s, b[1], 32), c2c / loc.own_s);
+    if (r->cores > 1 && c2c > 0) f.c2c = c2c, f.c2c_model = loc.own_s;
+    if (two && r->c2c_across.n) f.across = r->c2c_across.median, f.across_model = rem.own_s;
+    f.read_one = r->numa[0].one[STRATA_PROBE_MEM_READ].median;
+    f.read_all = r->numa[0].all[STRATA_PROBE_MEM_READ].median;
+    f.read_model = r->bus_ceiling > 0 ? r->bus_ceiling : loc.read_bw;
+    f.source = r->bus_ceiling > 0 ? r->ceiling_source : "--channels x --dram (no HMAT figure)";
+    if (json)
+        local_json(r, &f);
     else
-        printf("  %-44s %10s\n", "cache-line transfer, two cores", "one core: not measured");
-    if (two && r->c2c_across.n)
-        printf("  %-44s %10s %10s %7.2fx\n", "cache-line transfer, two sockets",
-               report_time(r->c2c_across.median, b[0], 32), report_time(rem.own_s, b[1], 32),
-               r->c2c_across.median / rem.own_s);
-    double one = r->numa[0].one[STRATA_PROBE_MEM_READ].median,
-           all = r->numa[0].all[STRATA_PROBE_MEM_READ].median;
-    double model = r->bus_ceiling > 0 ? r->bus_ceiling : loc.read_bw;
-    printf("  %-44s %10s %10s %7.2fx\n", "memory read bandwidth, all cores of node 0",
-           report_gbs(all, b[0], 32), report_gbs(model, b[1], 32), all / model);
-    printf("  %-44s %10s\n", "memory read bandwidth, one core", report_gbs(one, b[0], 32));
-    printf("model: transfer %s (%s); bandwidth %s\n",
-           "60 ns within a socket, 150 ns across (Sapphire Rapids class, chipsandcheese, L)",
-           "src/link/coherence.c",
-           r->bus_ceiling > 0 ? r->ceiling_source : "--channels x --dram (no HMAT figure)");
+        local_text(r, &f);
     strata_probe_destroy(r);
+    return CLI_OK;
+}
+
+/* The model: the message table and the tiers, as text or one JSON object. */
+static int run_model(const strata_coh_server_t *s, const coh_args_t *a)
+{
+    strata_json_t j;
+    if (a->json) strata_json_document(&j, stdout);
+    int rc = print_flits(s, a, a->json ? &j : NULL);
+    if (!rc) rc = print_tiers(s, a->json ? &j : NULL);
+    if (a->json && !rc) strata_json_close(&j, '{');
     return rc;
 }
 
@@ -280,9 +408,9 @@ int cmd_coherence(int argc, char **argv)
     else if (strata_cxl_message(s.cxl, STRATA_CXL_MEM_READ, 64, &m, &err)) /* a CXL link? */
         rc = cli_fail(&err);
     else if (a.local)
-        rc = run_local(&s);
-    else if (!(rc = print_flits(&s, &a)))
-        rc = print_tiers(&s);
+        rc = run_local(&s, a.json);
+    else
+        rc = run_model(&s, &a);
     strata_link_catalog_destroy(cat);
     return rc;
 }

@@ -121,16 +121,6 @@ static int parse_args(int argc, char **argv, coll_args_t *a)
 
 /* ==== Output ==== */
 
-static const char *fmt_size(double b, char *buf, size_t len)
-{
-    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (b >= 1024 && i < 4)
-        b /= 1024, i++;
-    snprintf(buf, len, b == floor(b) ? "%.0f %s" : "%.3g %s", b, u[i]);
-    return buf;
-}
-
 static void print_machine(FILE *out, const char *cluster, const strata_coll_machine_t *m)
 {
     char a[32], b[32], c[32], d[32];
@@ -204,7 +194,7 @@ static void print_table(FILE *out, const strata_coll_machine_t *m, const coll_ar
         int best = chosen(c, ok);
         bool nc = nccl_at(m, a, s, &n);
         if (a->nccl) best = nc ? (int)n.cost.algo : -1;
-        fprintf(out, "%10s", fmt_size(s, b, sizeof(b)));
+        fprintf(out, "%10s", strata_fmt_size(s, b, sizeof(b)));
         for (int al = 0; al < STRATA_ALGO_COUNT; al++)
             if (ok[al]) fprintf(out, " %12.4g%c", c[al].time * 1e6, al == best ? '*' : ' ');
         if (nc)
@@ -226,9 +216,11 @@ static void print_crossovers(FILE *out, const strata_coll_machine_t *m, const co
     if (a->algo >= 0 || a->nccl || strata_coll_select(m, a->op, a->lo, &c, NULL)) return;
     size_t n = strata_coll_crossovers(m, a->op, a->lo, a->hi, sizes, algos, 16);
     char b[32];
-    fprintf(out, "\nchoice: %s from %s", strata_algo_name(c.algo), fmt_size(a->lo, b, sizeof(b)));
+    fprintf(out, "\nchoice: %s from %s", strata_algo_name(c.algo),
+            strata_fmt_size(a->lo, b, sizeof(b)));
     for (size_t i = 0; i < n; i++) {
-        fprintf(out, ", %s from %s", strata_algo_name(algos[i]), fmt_size(sizes[i], b, sizeof(b)));
+        fprintf(out, ", %s from %s", strata_algo_name(algos[i]),
+                strata_fmt_size(sizes[i], b, sizeof(b)));
     }
     fprintf(out, "\n");
 }
@@ -285,7 +277,7 @@ static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_
     costs_at(m, a, a->explain, c, ok);
     int best = chosen(c, ok);
     fprintf(out, "\n%s of %s: where the time goes\n", strata_coll_name(a->op),
-            fmt_size(a->explain, b, sizeof(b)));
+            strata_fmt_size(a->explain, b, sizeof(b)));
     fprintf(out, "  %-13s %10s %8s %7s %12s %12s %10s %10s %10s  %s\n", "algorithm", "time(us)",
             "steps", "chunks", "B scale-up", "B network", "alpha(us)", "beta(us)", "gamma(us)",
             "bound");
@@ -308,51 +300,65 @@ static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_
     print_forms(out, m, a, ok);
 }
 
-static void json_cost(FILE *out, const strata_coll_cost_t *k)
+static void json_cost(strata_json_t *j, const char *key, const strata_coll_cost_t *k)
 {
-    fprintf(out,
-            "{\"algo\": \"%s\", \"time_s\": %.6g, \"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, "
-            "\"steps\": %.0f, \"chunks\": %u, \"alpha_s\": %.6g, \"beta_s\": %.6g, "
-            "\"gamma_s\": %.6g, \"bytes_scaleup\": %.6g, \"bytes_network\": %.6g, "
-            "\"bound\": \"%s\"}",
-            strata_algo_name(k->algo), k->time, k->algbw / 1e9, k->busbw / 1e9, k->steps, k->chunks,
-            k->alpha, k->beta, k->gamma, k->bytes_intra, k->bytes_inter, k->bound);
+    strata_json_open(j, key, '{');
+    strata_json_str(j, "algo", strata_algo_name(k->algo));
+    strata_json_num(j, "time_s", k->time);
+    strata_json_num(j, "algbw_Bps", k->algbw);
+    strata_json_num(j, "busbw_Bps", k->busbw);
+    strata_json_num(j, "steps", k->steps);
+    strata_json_int(j, "chunks", (long)k->chunks);
+    strata_json_num(j, "alpha_s", k->alpha);
+    strata_json_num(j, "beta_s", k->beta);
+    strata_json_num(j, "gamma_s", k->gamma);
+    strata_json_num(j, "scaleup_B", k->bytes_intra);
+    strata_json_num(j, "network_B", k->bytes_inter);
+    strata_json_str(j, "bound", k->bound);
+    strata_json_close(j, '{');
+}
+
+/* One message size: every algorithm's cost, the choice, NCCL's. */
+static void json_size(strata_json_t *j, const strata_coll_machine_t *m, const coll_args_t *a,
+                      double s)
+{
+    strata_coll_cost_t c[STRATA_ALGO_COUNT];
+    bool ok[STRATA_ALGO_COUNT];
+    costs_at(m, a, s, c, ok);
+    int best = chosen(c, ok);
+    strata_json_open(j, NULL, '{');
+    strata_json_num(j, "size_B", s);
+    strata_json_str(j, "chosen", best >= 0 ? strata_algo_name((strata_algo_t)best) : "");
+    strata_json_open(j, "algos", '[');
+    for (int al = 0; al < STRATA_ALGO_COUNT; al++)
+        if (ok[al]) json_cost(j, NULL, &c[al]);
+    strata_json_close(j, '[');
+    strata_nccl_choice_t n;
+    if (nccl_at(m, a, s, &n)) {
+        strata_json_open(j, "nccl", '{');
+        strata_json_str(j, "algo", strata_nccl_algo_name(n.algo));
+        strata_json_str(j, "proto", strata_nccl_proto_name(n.proto));
+        strata_json_num(j, "model_time_s", n.model_time);
+        json_cost(j, "schedule", &n.cost);
+        strata_json_close(j, '{');
+    }
+    strata_json_close(j, '{');
 }
 
 static void print_json(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)
 {
-    strata_coll_cost_t c[STRATA_ALGO_COUNT];
-    bool ok[STRATA_ALGO_COUNT];
-    fprintf(out, "{\n  \"cluster\": ");
-    report_json_str(out, a->cluster);
-    fprintf(out, ",\n  \"op\": \"%s\",\n  \"ranks\": %u,\n  \"servers\": %u,\n  \"sizes\": [\n",
-            strata_coll_name(a->op), m->nranks, m->servers);
+    strata_json_t j;
+    strata_json_document(&j, out);
+    strata_json_str(&j, "cluster", a->cluster);
+    strata_json_str(&j, "op", strata_coll_name(a->op));
+    strata_json_int(&j, "ranks", (long)m->nranks);
+    strata_json_int(&j, "servers", (long)m->servers);
+    strata_json_open(&j, "sizes", '[');
     double lo = a->explain >= 0 ? a->explain : a->lo, hi = a->explain >= 0 ? a->explain : a->hi;
-    for (double s = lo; s <= hi * 1.0000001; s *= 2) {
-        costs_at(m, a, s, c, ok);
-        int best = chosen(c, ok);
-        fprintf(out, "    {\"bytes\": %.0f, \"chosen\": \"%s\", \"algos\": [", s,
-                best >= 0 ? strata_algo_name((strata_algo_t)best) : "");
-        bool first = true;
-        for (int al = 0; al < STRATA_ALGO_COUNT; al++) {
-            if (!ok[al]) continue;
-            fprintf(out, first ? "\n      " : ",\n      ");
-            json_cost(out, &c[al]);
-            first = false;
-        }
-        strata_nccl_choice_t n;
-        fprintf(out, "]");
-        if (nccl_at(m, a, s, &n)) {
-            fprintf(out,
-                    ", \"nccl\": {\"algo\": \"%s\", \"proto\": \"%s\", \"model_time_s\": %.6g, "
-                    "\"schedule\": ",
-                    strata_nccl_algo_name(n.algo), strata_nccl_proto_name(n.proto), n.model_time);
-            json_cost(out, &n.cost);
-            fprintf(out, "}");
-        }
-        fprintf(out, "}%s\n", s * 2 <= hi * 1.0000001 ? "," : "");
-    }
-    fprintf(out, "  ]\n}\n");
+    for (double s = lo; s <= hi * 1.0000001; s *= 2)
+        json_size(&j, m, a, s);
+    strata_json_close(&j, '[');
+    strata_json_close(&j, '{');
 }
 
 static int run(const coll_args_t *a, strata_link_catalog_t *cat)

@@ -28,24 +28,43 @@ static void usage(FILE *out)
             "  -o FILE      write the output to FILE (also --output FILE)\n");
 }
 
+static void print_json(const strata_fabric_t *f, long gpus)
+{
+    strata_json_t j;
+    strata_json_document(&j, stdout);
+    strata_json_int(&j, "endpoints", f->endpoints);
+    strata_json_int(&j, "gpus", gpus);
+    strata_json_str(&j, "switch", f->switch_id);
+    strata_json_int(&j, "radix", f->radix);
+    strata_json_num(&j, "port_bps", f->port_gbps * 1e9);
+    strata_json_str(&j, "optic", f->optic_id);
+    strata_json_int(&j, "tiers", f->tiers);
+    strata_json_int(&j, "switches", f->switches);
+    strata_json_open(&j, "links", '[');
+    for (int i = 0; i < f->tiers; i++) {
+        strata_json_open(&j, NULL, '{');
+        strata_json_int(&j, "tier", i + 1);
+        strata_json_int(&j, "switches", f->tier[i].switches);
+        strata_json_int(&j, "links", f->tier[i].links);
+        strata_json_int(&j, "transceivers", f->tier[i].transceivers);
+        strata_json_bool(&j, "optical", f->tier[i].optical);
+        strata_json_num(&j, "power_W", f->tier[i].watts);
+        strata_json_close(&j, '{');
+    }
+    strata_json_close(&j, '[');
+    strata_json_num(&j, "switch_W", f->switch_w);
+    strata_json_num(&j, "optics_W", f->optics_w);
+    strata_json_num(&j, "per_gpu_W", f->total_w / gpus);
+    strata_json_num(&j, "cpo_per_gpu_W", f->cpo_w_per_endpoint * f->endpoints / gpus);
+    strata_json_int(&j, "diameter", f->diameter);
+    strata_json_num(&j, "latency_s", f->latency_ns * 1e-9);
+    strata_json_close(&j, '{');
+}
+
 static void print_fabric(const strata_fabric_t *f, long gpus, bool json)
 {
     if (json) {
-        printf(
-            "{\"endpoints\": %ld, \"gpus\": %ld, \"switch\": \"%s\", \"radix\": %d, "
-            "\"port_gbps\": %g, \"optic\": \"%s\", \"tiers\": %d, \"switches\": %ld, \"links\": [",
-            f->endpoints, gpus, f->switch_id, f->radix, f->port_gbps, f->optic_id, f->tiers,
-            f->switches);
-        for (int i = 0; i < f->tiers; i++)
-            printf("%s{\"tier\": %d, \"switches\": %ld, \"links\": %ld, \"transceivers\": %ld, "
-                   "\"optical\": %s, \"watts\": %.6g}",
-                   i ? ", " : "", i + 1, f->tier[i].switches, f->tier[i].links,
-                   f->tier[i].transceivers, f->tier[i].optical ? "true" : "false",
-                   f->tier[i].watts);
-        printf("], \"switch_w\": %.6g, \"optics_w\": %.6g, \"w_per_gpu\": %.6g, "
-               "\"cpo_w_per_gpu\": %.6g, \"diameter\": %d, \"latency_ns\": %.6g}\n",
-               f->switch_w, f->optics_w, f->total_w / gpus,
-               f->cpo_w_per_endpoint * f->endpoints / gpus, f->diameter, f->latency_ns);
+        print_json(f, gpus);
         return;
     }
     printf("fabric: %ld endpoints (%ld GPUs) on %s (radix %d, %g Gb/s ports), %s modules\n",

@@ -222,17 +222,6 @@ static void print_gdr(const strata_link_t *l, const strata_link_derivation_t *d)
 
 /* ==== Data-link models ==== */
 
-static const char *size_str(double bytes, char *buf, size_t len)
-{
-    if (bytes >= 1048576 && fmod(bytes, 1048576) == 0)
-        snprintf(buf, len, "%.0f MiB", bytes / 1048576);
-    else if (bytes >= 1024 && fmod(bytes, 1024) == 0)
-        snprintf(buf, len, "%.0f KiB", bytes / 1024);
-    else
-        snprintf(buf, len, "%.0f B", bytes);
-    return buf;
-}
-
 static void print_credits(const link_args_t *a, const strata_link_derivation_t *d, double rtt)
 {
     char r[32], t[32], g[32], b[32], w[32];
@@ -250,7 +239,7 @@ static void print_credits(const link_args_t *a, const strata_link_derivation_t *
            need);
     printf("  %-14s with %s of credits: min(%s, %.0f B / %s) = %s GB/s on the wire -> %s GB/s "
            "goodput\n",
-           "", size_str(a->buffer, b, 32), report_gbs(d->line_dir, r, 32), a->buffer,
+           "", strata_fmt_size(a->buffer, b, 32), report_gbs(d->line_dir, r, 32), a->buffer,
            report_time(rtt, t, 32), report_gbs(wire_rate, g, 32),
            report_gbs(wire_rate * eff, w, 32));
 }
@@ -310,7 +299,7 @@ static void print_datalink(link_args_t *a, const strata_link_t *l,
         return;
     }
     printf("\ndata-link models (--length %g m, --buffer %s, --ber %g)\n", a->length,
-           size_str(a->buffer, b, 32), a->ber);
+           strata_fmt_size(a->buffer, b, 32), a->ber);
     double rtt = strata_link_rtt(d->line_dir, a->length, d->wire);
     if (is_ethernet(l))
         printf(
@@ -332,96 +321,111 @@ static void print_datalink(link_args_t *a, const strata_link_t *l,
 
 /* ==== JSON ==== */
 
-static void json_key_str(const char *key, const char *v, const char *sep)
+static void json_steps(strata_json_t *j, const strata_link_derivation_t *d)
 {
-    printf("\"%s\": ", key);
-    report_json_str(stdout, v);
-    printf("%s", sep);
-}
-
-static void json_steps(const strata_link_derivation_t *d)
-{
-    printf("  \"steps\": [");
+    strata_json_open(j, "steps", '[');
     for (size_t i = 0; i < d->nsteps; i++) {
         const strata_link_step_t *s = &d->step[i];
-        printf("%s\n    {", i ? "," : "");
-        json_key_str("what", s->what, ", ");
-        json_key_str("how", s->how, ", ");
-        printf("\"eta\": %.12g, \"bw_dir_Bps\": %.12g}", s->eta, s->bw_dir);
+        strata_json_open(j, NULL, '{');
+        strata_json_str(j, "what", s->what);
+        strata_json_str(j, "how", s->how);
+        strata_json_num(j, "eta", s->eta);
+        strata_json_num(j, "bw_dir_Bps", s->bw_dir);
+        strata_json_close(j, '{');
     }
-    printf("\n  ],\n");
+    strata_json_close(j, '[');
 }
 
-static void json_result(const strata_link_t *l, const strata_link_derivation_t *d)
+static void json_result(strata_json_t *j, const strata_link_t *l, const strata_link_derivation_t *d)
 {
-    printf("  \"lanes\": %d, \"full_duplex\": %s, \"raw_dir_Bps\": %.12g, \"line_dir_Bps\": "
-           "%.12g, \"bw_dir_Bps\": %.12g, \"bw_bidi_Bps\": %.12g,\n",
-           d->lanes, l->full_duplex ? "true" : "false", d->raw_dir, d->line_dir, d->bw_dir,
-           l->full_duplex ? 2 * d->bw_dir : d->bw_dir);
-    printf(
-        "  \"packet\": {\"mtu_bytes\": %.12g, \"payload_bytes\": %.12g, \"wire_bytes\": %.12g},\n",
-        d->mtu, d->payload, d->wire);
-    printf("  \"links_per_device\": %d, \"device_bw_dir_Bps\": %.12g,\n", l->links,
-           l->links * d->bw_dir);
-    printf("  \"latency\": {\"hop_s\": %.12g, \"switch_s\": %.12g, \"endpoint_s\": %.12g, "
-           "\"message_one_switch_s\": %.12g},\n",
-           l->latency, l->switch_lat, l->endpoint,
-           l->latency > 0 ? strata_link_message_latency(l, 1) : 0);
-    printf("  \"protocols\": [");
+    strata_json_int(j, "lanes", d->lanes);
+    strata_json_bool(j, "full_duplex", l->full_duplex);
+    strata_json_num(j, "raw_dir_Bps", d->raw_dir);
+    strata_json_num(j, "line_dir_Bps", d->line_dir);
+    strata_json_num(j, "bw_dir_Bps", d->bw_dir);
+    strata_json_num(j, "bw_bidi_Bps", l->full_duplex ? 2 * d->bw_dir : d->bw_dir);
+    strata_json_open(j, "packet", '{');
+    strata_json_num(j, "mtu_B", d->mtu);
+    strata_json_num(j, "payload_B", d->payload);
+    strata_json_num(j, "wire_B", d->wire);
+    strata_json_close(j, '{');
+    strata_json_int(j, "links_per_device", l->links);
+    strata_json_num(j, "device_bw_dir_Bps", l->links * d->bw_dir);
+    strata_json_open(j, "latency", '{');
+    strata_json_num(j, "hop_s", l->latency);
+    strata_json_num(j, "switch_s", l->switch_lat);
+    strata_json_num(j, "endpoint_s", l->endpoint);
+    strata_json_num(j, "message_one_switch_s",
+                    l->latency > 0 ? strata_link_message_latency(l, 1) : 0);
+    strata_json_close(j, '{');
+    strata_json_open(j, "protocols", '[');
     for (int i = 0; l->full_duplex && i < STRATA_LINK_PROTOCOLS; i++) {
         const strata_link_protocol_t *p = strata_link_protocol(i);
-        printf("%s\n    {", i ? "," : "");
-        json_key_str("name", p->name, ", ");
-        printf("\"eta\": %.12g, \"bw_dir_Bps\": %.12g}", p->eta, d->bw_dir * p->eta);
+        strata_json_open(j, NULL, '{');
+        strata_json_str(j, "name", p->name);
+        strata_json_num(j, "eta", p->eta);
+        strata_json_num(j, "bw_dir_Bps", d->bw_dir * p->eta);
+        strata_json_close(j, '{');
     }
-    printf("%s],\n", l->full_duplex ? "\n  " : "");
+    strata_json_close(j, '[');
 }
 
 /* The data-link models' figures, the same functions the text calls. */
-static void json_datalink(const link_args_t *a, const strata_link_t *l,
+static void json_datalink(strata_json_t *j, const link_args_t *a, const strata_link_t *l,
                           const strata_link_derivation_t *d)
 {
-    if (!l->full_duplex) {
-        printf("  \"datalink\": null\n");
+    if (!l->full_duplex) { /* no data-link models for a half-duplex link */
+        strata_json_null(j, "datalink");
         return;
     }
     double rtt = strata_link_rtt(d->line_dir, a->length, d->wire);
-    printf("  \"datalink\": {\"length_m\": %.12g, \"buffer_bytes\": %.12g, \"ber\": %.12g, "
-           "\"rtt_s\": %.12g",
-           a->length, a->buffer, a->ber, rtt);
-    if (!is_ethernet(l))
-        printf(",\n    \"credits\": {\"buffer_needed_bytes\": %.12g, \"wire_rate_Bps\": %.12g}",
-               strata_credit_buffer(d->line_dir, rtt),
-               strata_credit_rate(d->line_dir, a->buffer, rtt));
+    strata_json_open(j, "datalink", '{');
+    strata_json_num(j, "length_m", a->length);
+    strata_json_num(j, "buffer_B", a->buffer);
+    strata_json_num(j, "ber", a->ber);
+    strata_json_num(j, "rtt_s", rtt);
+    if (!is_ethernet(l)) {
+        strata_json_open(j, "credits", '{');
+        strata_json_num(j, "buffer_needed_B", strata_credit_buffer(d->line_dir, rtt));
+        strata_json_num(j, "wire_rate_Bps", strata_credit_rate(d->line_dir, a->buffer, rtt));
+        strata_json_close(j, '{');
+    }
     if (d->wire > 0) {
         double p = strata_retx_per(a->ber, d->wire);
         double n = strata_retx_window(d->line_dir, rtt, d->wire);
-        printf(
-            ",\n    \"retx\": {\"packet_error\": %.12g, \"gbn_window\": %.12g, \"gbn_eta\": %.12g, "
-            "\"sr_eta\": %.12g, \"gbn_Bps\": %.12g, \"sr_Bps\": %.12g}",
-            p, n, strata_retx_gbn(p, n), strata_retx_sr(p), d->bw_dir * strata_retx_gbn(p, n),
-            d->bw_dir * strata_retx_sr(p));
+        strata_json_open(j, "retx", '{');
+        strata_json_num(j, "packet_error", p);
+        strata_json_num(j, "gbn_window", n);
+        strata_json_num(j, "gbn_eta", strata_retx_gbn(p, n));
+        strata_json_num(j, "sr_eta", strata_retx_sr(p));
+        strata_json_num(j, "gbn_Bps", d->bw_dir * strata_retx_gbn(p, n));
+        strata_json_num(j, "sr_Bps", d->bw_dir * strata_retx_sr(p));
+        strata_json_close(j, '{');
     }
-    if (!strcmp(l->category, "RoCEv2") || !strcmp(l->category, "Gaudi"))
-        printf(",\n    \"pfc\": {\"pause_s\": %.12g, \"headroom_bytes\": %.12g}",
-               strata_pfc_pause_time(d->line_dir, 65535),
-               strata_pfc_headroom(d->line_dir, a->length, d->wire));
-    printf("}\n");
+    if (!strcmp(l->category, "RoCEv2") || !strcmp(l->category, "Gaudi")) {
+        strata_json_open(j, "pfc", '{');
+        strata_json_num(j, "pause_s", strata_pfc_pause_time(d->line_dir, 65535));
+        strata_json_num(j, "headroom_B", strata_pfc_headroom(d->line_dir, a->length, d->wire));
+        strata_json_close(j, '{');
+    }
+    strata_json_close(j, '{');
 }
 
 static void print_json(const link_args_t *a, const strata_link_t *l,
                        const strata_link_derivation_t *d)
 {
-    printf("{\n  ");
-    json_key_str("id", l->id, ", ");
-    json_key_str("name", l->name, ", ");
-    json_key_str("category", l->category, ", ");
-    json_key_str("confidence", l->confidence, ",\n  ");
-    json_key_str("source", l->source, ",\n");
-    json_steps(d);
-    json_result(l, d);
-    json_datalink(a, l, d);
-    printf("}\n");
+    strata_json_t j;
+    strata_json_document(&j, stdout);
+    j.digits = 12; /* a derivation: every digit the model has */
+    strata_json_str(&j, "id", l->id);
+    strata_json_str(&j, "name", l->name);
+    strata_json_str(&j, "category", l->category);
+    strata_json_str(&j, "confidence", l->confidence);
+    strata_json_str(&j, "source", l->source);
+    json_steps(&j, d);
+    json_result(&j, l, d);
+    json_datalink(&j, a, l, d);
+    strata_json_close(&j, '{');
 }
 
 /* ==== The command ==== */

@@ -75,79 +75,67 @@ static void print_table(const strata_link_catalog_t *cat, const char *category)
 
 /* ==== JSON ==== */
 
-static void jstr(const char *key, const char *v, int comma)
+static void print_json_entry(strata_json_t *j, const strata_link_t *l)
 {
-    printf("      \"%s\": ", key);
-    report_json_str(stdout, v);
-    printf("%s\n", comma ? "," : "");
-}
-
-static void jnum(const char *key, double v)
-{
-    printf("      \"%s\": %.6g,\n", key, v);
-}
-
-static void print_json_entry(const strata_link_t *l, int last)
-{
-    printf("    {\n");
-    jstr("id", l->id, 1);
-    jstr("category", l->category, 1);
-    jstr("name", l->name, 1);
-    jstr("source", l->source, 1);
-    jstr("confidence", l->confidence, 1);
-    jnum("lanes", l->lanes);
-    jnum("links", l->links);
-    jstr("modulation", l->modulation, 1);
-    jnum("lane_rate_gbps", l->lane_rate / 1e9);
-    jstr("line_code", l->line_code, 1);
-    jstr("packet", l->packet_format, 1);
-    jnum("mtu", l->mtu);
-    jnum("payload", l->payload);
-    jnum("wire", l->wire);
-    jnum("eta_line", l->eta_line);
-    jnum("eta_pkt", l->eta_pkt);
-    jnum("eta_flow", l->eta_flow);
-    jnum("raw_dir_gbs", l->raw_dir / 1e9);
-    jnum("line_dir_gbs", l->line_dir / 1e9);
-    jnum("pkt_dir_gbs", l->pkt_dir / 1e9);
-    jnum("bw_dir_gbs", l->bw_dir / 1e9);
-    jnum("bw_bidi_gbs", l->bw_bidi / 1e9);
-    jnum("device_bw_dir_gbs", l->device_bw_dir / 1e9);
-    printf("      \"full_duplex\": %s,\n", l->full_duplex ? "true" : "false");
-    printf("      \"vendor_figure\": %s,\n", l->vendor_figure ? "true" : "false");
-    jnum("latency_us", l->latency * 1e6);
-    jstr("latency_basis", l->latency_basis, 1);
-    jstr("note", l->note, 0);
-    printf("    }%s\n", last ? "" : ",");
+    strata_json_open(j, NULL, '{');
+    strata_json_str(j, "id", l->id);
+    strata_json_str(j, "category", l->category);
+    strata_json_str(j, "name", l->name);
+    strata_json_str(j, "source", l->source);
+    strata_json_str(j, "confidence", l->confidence);
+    strata_json_int(j, "lanes", l->lanes);
+    strata_json_int(j, "links", l->links);
+    strata_json_str(j, "modulation", l->modulation);
+    strata_json_num(j, "lane_rate_bps", l->lane_rate);
+    strata_json_str(j, "line_code", l->line_code);
+    strata_json_str(j, "packet", l->packet_format);
+    strata_json_num(j, "mtu_B", l->mtu);
+    strata_json_num(j, "payload_B", l->payload);
+    strata_json_num(j, "wire_B", l->wire);
+    strata_json_num(j, "eta_line", l->eta_line);
+    strata_json_num(j, "eta_pkt", l->eta_pkt);
+    strata_json_num(j, "eta_flow", l->eta_flow);
+    strata_json_num(j, "raw_dir_Bps", l->raw_dir);
+    strata_json_num(j, "line_dir_Bps", l->line_dir);
+    strata_json_num(j, "pkt_dir_Bps", l->pkt_dir);
+    strata_json_num(j, "bw_dir_Bps", l->bw_dir);
+    strata_json_num(j, "bw_bidi_Bps", l->bw_bidi);
+    strata_json_num(j, "device_bw_dir_Bps", l->device_bw_dir);
+    strata_json_bool(j, "full_duplex", l->full_duplex);
+    strata_json_bool(j, "vendor_figure", l->vendor_figure);
+    strata_json_num(j, "latency_s", l->latency);
+    strata_json_str(j, "latency_basis", l->latency_basis);
+    strata_json_str(j, "note", l->note);
+    strata_json_close(j, '{');
 }
 
 static void print_json(const strata_link_catalog_t *cat, const char *category)
 {
-    size_t n = strata_link_catalog_count(cat), shown = 0, total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += !category || same_nocase(strata_link_catalog_at(cat, i)->category, category);
-    printf("{\n  \"units\": \"GB/s = 1e9 B/s per direction of one link unless _bidi; "
-           "device = links x bw_dir; bytes; us\",\n  \"links\": [\n");
-    for (size_t i = 0; i < n; i++) {
+    strata_json_t j;
+    strata_json_document(&j, stdout);
+    strata_json_str(&j, "units",
+                    "SI base units, the unit as the key's suffix (docs/formats.md); "
+                    "per direction of one link unless _bidi; device = links x bw_dir");
+    strata_json_open(&j, "links", '[');
+    for (size_t i = 0; i < strata_link_catalog_count(cat); i++) {
         const strata_link_t *l = strata_link_catalog_at(cat, i);
-        if (category && !same_nocase(l->category, category)) continue;
-        print_json_entry(l, ++shown == total);
+        if (!category || same_nocase(l->category, category)) print_json_entry(&j, l);
     }
-    printf("  ],\n  \"latencies\": [\n");
+    strata_json_close(&j, '[');
+    strata_json_open(&j, "latencies", '[');
     for (size_t i = 0; i < strata_link_latency_count(cat); i++) {
         const strata_latency_t *t = strata_link_latency_at(cat, i);
-        printf("    {\"id\": ");
-        report_json_str(stdout, t->id);
-        printf(", \"what\": ");
-        report_json_str(stdout, t->what);
-        printf(", \"low_us\": %.6g, \"high_us\": %.6g, \"confidence\": ", t->low * 1e6,
-               t->high * 1e6);
-        report_json_str(stdout, t->confidence);
-        printf(", \"source\": ");
-        report_json_str(stdout, t->source);
-        printf("}%s\n", i + 1 < strata_link_latency_count(cat) ? "," : "");
+        strata_json_open(&j, NULL, '{');
+        strata_json_str(&j, "id", t->id);
+        strata_json_str(&j, "what", t->what);
+        strata_json_num(&j, "low_s", t->low);
+        strata_json_num(&j, "high_s", t->high);
+        strata_json_str(&j, "confidence", t->confidence);
+        strata_json_str(&j, "source", t->source);
+        strata_json_close(&j, '{');
     }
-    printf("  ]\n}\n");
+    strata_json_close(&j, '[');
+    strata_json_close(&j, '{');
 }
 
 /* ==== The command ==== */

@@ -21,7 +21,7 @@ typedef struct path_args {
 static void usage(FILE *out)
 {
     fprintf(out, "usage: strata path CLUSTER A B [--mode MODE] [--size SIZE] [--cpu-copy GBPS]\n"
-                 "                   [--json] [--catalog FILE]\n\n"
+                 "                   [--json] [-o FILE] [--catalog FILE]\n\n"
                  "How bytes move from device A to device B of one server, hop by hop: the\n"
                  "layer, link, bandwidth and latency of each hop, who moves the data (a GPU's\n"
                  "DMA engine, a NIC, an NVMe drive, the CPU) and how many copies it takes.\n"
@@ -42,6 +42,7 @@ static void usage(FILE *out)
                  "                  (default: the memory channels' share only); e.g. what\n"
                  "                  `strata probe` measures for memcpy on one core\n"
                  "  --json          JSON instead of text\n"
+                 "  -o FILE         write the output to FILE (also --output FILE)\n"
                  "  --catalog FILE  link catalog (default: <data dir>/links.json)\n"
                  "  -h, --help      this help\n\n"
                  "exit: 0 ok, 1 unknown cluster or device or a path that does not exist,\n"
@@ -136,43 +137,45 @@ static void print_text(const strata_topo_t *t, const strata_link_catalog_t *cat,
 static void print_json(const strata_topo_t *t, const strata_link_catalog_t *cat,
                        const path_args_t *a, const strata_xfer_t *x)
 {
-    report_json_t j = {.out = stdout};
-    rj_open(&j, NULL, '{');
-    rj_str(&j, "cluster", strata_topo_name(t));
-    rj_str(&j, "from", a->a);
-    rj_str(&j, "to", a->b);
-    rj_str(&j, "mode", strata_xfer_mode_str(x->mode));
-    rj_num(&j, "bytes", x->bytes);
-    rj_int(&j, "copies", x->copies);
-    rj_num(&j, "time_s", x->time);
-    rj_num(&j, "bw_Bps", x->bw);
-    rj_open(&j, "stages", '[');
+    strata_json_t j;
+    strata_json_document(&j, stdout);
+    strata_json_str(&j, "cluster", strata_topo_name(t));
+    strata_json_str(&j, "from", a->a);
+    strata_json_str(&j, "to", a->b);
+    strata_json_str(&j, "mode", strata_xfer_mode_str(x->mode));
+    strata_json_num(&j, "size_B", x->bytes);
+    strata_json_int(&j, "copies", x->copies);
+    strata_json_num(&j, "time_s", x->time);
+    strata_json_num(&j, "bw_Bps", x->bw);
+    strata_json_open(&j, "stages", '[');
     for (int s = 0; s < x->nstages; s++) {
         const strata_xfer_stage_t *st = &x->stage[s];
-        rj_open(&j, NULL, '{');
-        rj_str(&j, "mover", st->mover);
-        rj_str(&j, "what", st->what);
-        rj_num(&j, "bw_Bps", st->bw);
-        rj_num(&j, "latency_s", st->latency);
-        rj_num(&j, "time_s", st->time);
-        rj_open(&j, "hops", '[');
+        strata_json_open(&j, NULL, '{');
+        strata_json_str(&j, "mover", st->mover);
+        strata_json_str(&j, "what", st->what);
+        strata_json_num(&j, "bw_Bps", st->bw);
+        strata_json_num(&j, "latency_s", st->latency);
+        strata_json_num(&j, "time_s", st->time);
+        strata_json_open(&j, "hops", '[');
         for (int32_t h = st->first; h < st->first + st->n; h++) {
             strata_topo_link_t l = strata_topo_link(t, strata_topo_chan_link(x->hop[h].chan));
-            rj_open(&j, NULL, '{');
-            rj_str(&j, "from", strata_topo_device(t, strata_topo_chan_src(t, x->hop[h].chan)).name);
-            rj_str(&j, "to", strata_topo_device(t, strata_topo_chan_dst(t, x->hop[h].chan)).name);
-            rj_str(&j, "layer", layer_of(cat, l.kind));
-            rj_str(&j, "link", l.kind);
-            rj_int(&j, "mult", l.mult);
-            rj_num(&j, "bw_Bps", x->hop[h].bw);
-            rj_num(&j, "latency_s", x->hop[h].latency);
-            rj_close(&j, '}');
+            strata_json_open(&j, NULL, '{');
+            strata_json_str(&j, "from",
+                            strata_topo_device(t, strata_topo_chan_src(t, x->hop[h].chan)).name);
+            strata_json_str(&j, "to",
+                            strata_topo_device(t, strata_topo_chan_dst(t, x->hop[h].chan)).name);
+            strata_json_str(&j, "layer", layer_of(cat, l.kind));
+            strata_json_str(&j, "link", l.kind);
+            strata_json_int(&j, "mult", l.mult);
+            strata_json_num(&j, "bw_Bps", x->hop[h].bw);
+            strata_json_num(&j, "latency_s", x->hop[h].latency);
+            strata_json_close(&j, '}');
         }
-        rj_close(&j, ']');
-        rj_close(&j, '}');
+        strata_json_close(&j, ']');
+        strata_json_close(&j, '}');
     }
-    rj_close(&j, ']');
-    rj_close(&j, '}');
+    strata_json_close(&j, ']');
+    strata_json_close(&j, '}');
     fputc('\n', stdout);
 }
 

@@ -250,7 +250,8 @@ static int run_search(const plan_args_t *a, const strata_plan_ctx_t *ctx)
         return CLI_FAIL;
     }
     if (a->json)
-        printf("{\"evaluated\": %ld, \"plans\": [\n", evaluated);
+        printf("{\"schema_version\": %d, \"evaluated\": %ld, \"plans\": [\n",
+               STRATA_JSON_SCHEMA_VERSION, evaluated);
     else
         printf("search: %ld plans considered; the best %d:\n", evaluated, n);
     for (int i = 0; i < n; i++) {

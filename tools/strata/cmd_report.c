@@ -2,8 +2,9 @@
  * cmd_report.c — `strata report [CLUSTER]`: the main job. Loads the
  * cluster once (strata_topo_load_spec: a preset such as dgx-a100:16, a
  * builder spec, a .json cluster file, an NCCL .xml, `local`; by default the
- * dgx-h100:4 preset) and prints each layer's section for it, then the
- * bottleneck summary; or, with --json, one JSON document with a key per
+ * dgx-h100:4 preset), asks the library for its verdict (strata_verdict_create,
+ * only the sections asked for) and prints each layer's section of it, then
+ * the bottleneck summary; or, with --json, one JSON document with a key per
  * section holding that section's figures. `strata` with no arguments runs
  * it on the default.
  *
@@ -12,15 +13,32 @@
 #define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "cli_report.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The section table: one line per layer, in stack order. */
-static const report_section_t *const sections[] = {
-    &report_link_section, &report_topo_section,       &report_coll_section, &report_sim_section,
-    &report_plan_section, &report_bottleneck_section, &report_host_section, NULL,
+/* The section table, in stack order: the verdict's sections
+ * (strata_verdict_section_t, by the library's names) and the host. */
+typedef struct section {
+    const char *title; /* printed as "== title ==" */
+    int verdict;       /* the verdict's section, or -1: the host */
+} section_t;
+
+static const section_t sections[] = {
+    {"Physical and data-link layers", STRATA_VERDICT_LINKS},
+    {"Topology", STRATA_VERDICT_TOPOLOGY},
+    {"Collectives: predicted bus bandwidth and the algorithm chosen", STRATA_VERDICT_COLL},
+    {"Simulated collectives (congestion-aware)", STRATA_VERDICT_SIM},
+    {"Strategy: a training step planned on this cluster", STRATA_VERDICT_STRATEGY},
+    {"Bottleneck: what bounds a large allreduce", STRATA_VERDICT_BOTTLENECK},
+    {"This host, measured", -1},
 };
+#define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
+
+/* "links" ... "bottleneck" (the library's names), "host". */
+static const char *section_name(const section_t *s)
+{
+    return s->verdict < 0 ? "host" : strata_verdict_section_name(s->verdict);
+}
 
 /* ==== Shared helpers ==== */
 
@@ -44,79 +62,6 @@ const strata_link_t *report_find_link(const char *cmd, const strata_link_catalog
     return NULL;
 }
 
-void report_json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
-/* ==== JSON writer ==== */
-
-static void rj_begin(report_json_t *j, const char *key)
-{
-    if (j->depth > 0) {
-        fputs(j->first[j->depth] ? "\n" : ",\n", j->out);
-        j->first[j->depth] = false;
-    }
-    fprintf(j->out, "%*s", 2 * j->depth, "");
-    if (key) {
-        report_json_str(j->out, key);
-        fputs(": ", j->out);
-    }
-}
-
-void rj_open(report_json_t *j, const char *key, char bracket)
-{
-    rj_begin(j, key);
-    fputc(bracket, j->out);
-    if (j->depth + 1 < (int)(sizeof(j->first) / sizeof(j->first[0]))) j->depth++;
-    j->first[j->depth] = true;
-}
-
-void rj_close(report_json_t *j, char bracket)
-{
-    bool empty = j->first[j->depth];
-    j->depth--;
-    if (!empty) fprintf(j->out, "\n%*s", 2 * j->depth, "");
-    fputc(bracket == '{' ? '}' : bracket == '[' ? ']' : bracket, j->out);
-    if (j->depth == 0) fputc('\n', j->out);
-}
-
-void rj_num(report_json_t *j, const char *key, double v)
-{
-    rj_begin(j, key);
-    if (isfinite(v))
-        fprintf(j->out, "%.6g", v);
-    else
-        fputs("null", j->out);
-}
-
-void rj_int(report_json_t *j, const char *key, long v)
-{
-    rj_begin(j, key);
-    fprintf(j->out, "%ld", v);
-}
-
-void rj_str(report_json_t *j, const char *key, const char *s)
-{
-    rj_begin(j, key);
-    report_json_str(j->out, s ? s : "");
-}
-
-void rj_bool(report_json_t *j, const char *key, bool v)
-{
-    rj_begin(j, key);
-    fputs(v ? "true" : "false", j->out);
-}
-
 /* ==== The command ==== */
 
 static void usage(FILE *out)
@@ -132,8 +77,8 @@ static void usage(FILE *out)
             "options:\n"
             "  --section NAME   print only this section:",
             REPORT_DEFAULT_CLUSTER);
-    for (size_t i = 0; sections[i]; i++)
-        fprintf(out, " %s", sections[i]->name);
+    for (size_t i = 0; i < NSECTIONS; i++)
+        fprintf(out, " %s", section_name(&sections[i]));
     fprintf(out, "\n  --json           one JSON document, a key per section with its figures\n"
                  "  --model NAME     the workload the strategy section plans (a data/models\n"
                  "                   name such as gpt3-175b, or a .json; default llama3-8b);\n"
@@ -177,8 +122,8 @@ static int parse_args(int argc, char **argv, report_args_t *a)
         return cli_usage_error("report", "--html writes the whole report; drop %s",
                                a->json ? "--json" : "--section");
     if (!a->only) return CLI_OK;
-    for (size_t i = 0; sections[i]; i++)
-        if (strcmp(a->only, sections[i]->name) == 0) return CLI_OK;
+    for (size_t i = 0; i < NSECTIONS; i++)
+        if (strcmp(a->only, section_name(&sections[i])) == 0) return CLI_OK;
     return cli_usage_error("report", "unknown section '%s'", a->only);
 }
 
@@ -186,39 +131,64 @@ static void header(const report_ctx_t *ctx)
 {
     const strata_topo_t *t = ctx->topo;
     int32_t n = strata_topo_endpoint_count(t), g = strata_topo_group_count(t);
-    if (ctx->json) {
-        rj_open(ctx->json, "cluster", '{');
-        rj_str(ctx->json, "spec", ctx->spec);
-        rj_str(ctx->json, "name", strata_topo_name(t));
-        rj_int(ctx->json, "gpus", n);
-        rj_int(ctx->json, "servers", g);
-        rj_int(ctx->json, "devices", strata_topo_device_count(t));
-        rj_int(ctx->json, "links", strata_topo_link_count(t));
-        rj_close(ctx->json, '}');
-        return;
-    }
     fprintf(ctx->out, "strata report: %s (%s: %d GPU%s", ctx->spec, strata_topo_name(t), (int)n,
             n == 1 ? "" : "s");
     if (g > 0) fprintf(ctx->out, " in %d server%s of %d", (int)g, g == 1 ? "" : "s", (int)(n / g));
     fprintf(ctx->out, ")\nGB/s = 1e9 B/s; figures per direction unless marked bidi.\n");
 }
 
-int report_run_sections(const report_ctx_t *ctx, const char *only)
+strata_verdict_opts_t report_verdict_opts(const report_ctx_t *ctx, const char *only)
 {
-    header(ctx);
-    for (size_t i = 0; sections[i]; i++) {
-        if (only && strcmp(only, sections[i]->name) != 0) continue;
-        if (!only && sections[i] == &report_host_section && !report_host_applies(ctx)) continue;
+    strata_verdict_opts_t o = {.workload = ctx->model ? ctx->model : REPORT_PLAN_MODEL,
+                               .spec = ctx->spec};
+    if (!only) return o;
+    int s = strata_verdict_section_find(only);
+    /* the host alone: none of the verdict's sections (its model only) */
+    o.sections = s >= 0 ? 1u << s : 1u << STRATA_VERDICT_SECTION_COUNT;
+    return o;
+}
+
+static int print_sections(const report_ctx_t *ctx, const char *only)
+{
+    for (size_t i = 0; i < NSECTIONS; i++) {
+        const section_t *s = &sections[i];
+        if (only && strcmp(only, section_name(s)) != 0) continue;
+        if (!only && s->verdict < 0 && !report_host_applies(ctx)) continue;
+        if (ctx->json)
+            strata_json_open(ctx->json, section_name(s), '{');
+        else
+            fprintf(ctx->out, "\n== %s ==\n", s->title);
         strata_error_t err;
         strata_error_clear(&err);
-        if (ctx->json)
-            rj_open(ctx->json, sections[i]->name, '{');
-        else
-            fprintf(ctx->out, "\n== %s ==\n", sections[i]->title);
-        if (sections[i]->run(ctx, &err) != STRATA_OK) return cli_fail(&err);
-        if (ctx->json) rj_close(ctx->json, '{');
+        if (s->verdict < 0 && report_host_run(ctx, &err) != STRATA_OK) return cli_fail(&err);
+        if (s->verdict >= 0 && ctx->json)
+            strata_verdict_json_section(ctx->v, s->verdict, ctx->json);
+        else if (s->verdict >= 0)
+            strata_verdict_print_section(ctx->v, s->verdict, ctx->spec, ctx->out);
+        if (ctx->json) strata_json_close(ctx->json, '{');
     }
     return CLI_OK;
+}
+
+int report_run_sections(const report_ctx_t *ctx, const char *only)
+{
+    report_ctx_t c = *ctx;
+    strata_verdict_t *v = NULL;
+    if (!c.v) {
+        strata_verdict_opts_t o = report_verdict_opts(ctx, only);
+        strata_error_t err;
+        strata_error_clear(&err);
+        if (strata_verdict_create(c.topo, c.links, &o, &v, &err) != STRATA_OK)
+            return cli_fail(&err);
+        c.v = v;
+    }
+    if (c.json)
+        strata_verdict_json_cluster(c.v, c.spec, c.json);
+    else
+        header(&c);
+    int rc = print_sections(&c, only);
+    strata_verdict_destroy(v);
+    return rc;
 }
 
 /* Print the report to a buffer first so a failing section leaves no half
@@ -233,11 +203,11 @@ static int report(const report_args_t *a, const strata_link_catalog_t *cat,
         fprintf(stderr, "strata report: out of memory\n");
         return CLI_FAIL;
     }
-    report_json_t j = {.out = mem};
-    report_ctx_t ctx = {mem, a->json ? &j : NULL, a->cluster, topo, cat, a->model};
-    if (a->json) rj_open(&j, NULL, '{');
+    strata_json_t j;
+    report_ctx_t ctx = {mem, a->json ? &j : NULL, a->cluster, topo, cat, a->model, NULL};
+    if (a->json) strata_json_document(&j, mem);
     int rc = report_run_sections(&ctx, a->only);
-    if (a->json && rc == CLI_OK) rj_close(&j, '{');
+    if (a->json && rc == CLI_OK) strata_json_close(&j, '{');
     fclose(mem);
     if (rc == CLI_OK) fwrite(buf, 1, len, stdout);
     free(buf);

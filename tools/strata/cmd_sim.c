@@ -60,29 +60,6 @@ static void usage(FILE *out)
                  "  -o FILE            write the output to FILE (also --output FILE)\n");
 }
 
-static const char *fmt_size(double b, char *buf, size_t len)
-{
-    const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int i = 0;
-    while (b >= 1024 && i < 4) {
-        b /= 1024;
-        i++;
-    }
-    snprintf(buf, len, "%.4g %s", b, u[i]);
-    return buf;
-}
-
-static const char *fmt_time(double s, char *buf, size_t len)
-{
-    if (s < 1e-3)
-        snprintf(buf, len, "%.3g us", s * 1e6);
-    else if (s < 1)
-        snprintf(buf, len, "%.3g ms", s * 1e3);
-    else
-        snprintf(buf, len, "%.3g s", s);
-    return buf;
-}
-
 /* One collective set: a collective run in one or several rank groups. */
 typedef struct coll_set {
     strata_coll_t coll;
@@ -441,12 +418,12 @@ static strata_status_t print_sets(const sim_args_t *a, const strata_topo_t *topo
         char what[64], sz[32], t1[32], t2[32];
         const coll_set_t *c = &a->sets[k];
         snprintf(what, sizeof(what), "%s %s, %u x %u ranks%s", strata_coll_name(c->coll),
-                 fmt_size(c->size, sz, sizeof(sz)), st->groups[k], st->size[k],
+                 strata_fmt_size(c->size, sz, sizeof(sz)), st->groups[k], st->size[k],
                  c->group    ? " (groups)"
                  : c->stride ? " (strided)"
                              : "");
-        printf("  %-40s %12s %12s\n", what, fmt_time(t, t1, sizeof(t1)),
-               fmt_time(alone.time, t2, sizeof(t2)));
+        printf("  %-40s %12s %12s\n", what, strata_fmt_time(t, t1, sizeof(t1)),
+               strata_fmt_time(alone.time, t2, sizeof(t2)));
         strata_sim_result_free(&alone);
     }
     return STRATA_OK;

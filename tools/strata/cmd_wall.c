@@ -224,40 +224,60 @@ static void print_text(const strata_wall_t *wl, const strata_wall_opts_t *o)
     }
 }
 
-static void print_json_point(const strata_wall_point_t *p, int last)
+/* The five communication dimensions of a plan, as the planner orders them. */
+static void json_dims(strata_json_t *j, const char *key, const double *v)
 {
-    const strata_plan_result_t *r = &p->r;
-    printf("    {\"gpus\": %d, \"batch\": %d, \"ok\": %s", p->gpus, p->gbs,
-           p->ok ? "true" : "false");
-    if (p->ok)
-        printf(
-            ", \"tp\": %d, \"pp\": %d, \"dp\": %d, \"zero\": %d, \"mbs\": %d, \"compute\": %.6g, "
-            "\"bubble\": %.6g, \"comm\": {\"tp\": %.6g, \"pp\": %.6g, \"dp\": %.6g, \"ep\": %.6g, "
-            "\"cp\": %.6g}, \"exposed\": {\"tp\": %.6g, \"pp\": %.6g, \"dp\": %.6g, \"ep\": %.6g, "
-            "\"cp\": %.6g}, \"step\": %.6g, \"exposed_share\": %.6g, \"efficiency\": %.6g, "
-            "\"mfu\": %.6g, \"tier\": \"%s\"",
-            r->cfg.tp, r->cfg.pp, r->cfg.dp, r->cfg.zero, r->cfg.mbs, r->compute, r->bubble,
-            p->comm_total[0], p->comm_total[1], p->comm_total[2], p->comm_total[3],
-            p->comm_total[4], r->exposed[0], r->exposed[1], r->exposed[2], r->exposed[3],
-            r->exposed[4], r->step, p->exposed_share, p->efficiency, r->mfu, p->tier);
-    if (p->ecmp_eff > 0)
-        printf(", \"ecmp_eff\": %.6g, \"ecmp_simulated\": %s", p->ecmp_eff,
-               p->ecmp_simulated ? "true" : "false");
-    printf(", \"fabric_tiers\": %d, \"fabric_w_per_gpu\": %.6g, \"fabric_cpo_w_per_gpu\": %.6g, "
-           "\"fabric_latency_ns\": %.6g}%s\n",
-           p->fabric_tiers, p->fabric_w_per_gpu, p->fabric_cpo_w_per_gpu, p->fabric_latency_ns,
-           last ? "" : ",");
+    static const char *const dims[] = {"tp", "pp", "dp", "ep", "cp"};
+    strata_json_open(j, key, '{');
+    for (int i = 0; i < 5; i++)
+        strata_json_num(j, dims[i], v[i]);
+    strata_json_close(j, '{');
 }
 
-static void print_json(const strata_wall_t *wl, const strata_wall_opts_t *o, const char *key)
+static void json_point(strata_json_t *j, const strata_wall_point_t *p)
 {
-    printf("  {\"strategy\": \"%s\", \"run\": \"%s\", \"wall\": %d, ",
-           strata_wall_strategy_name(o->strategy), key,
-           wl->wall_index < 0 ? 0 : wl->points[wl->wall_index].gpus);
-    printf("\"points\": [\n");
+    const strata_plan_result_t *r = &p->r;
+    strata_json_open(j, NULL, '{');
+    strata_json_int(j, "gpus", p->gpus);
+    strata_json_int(j, "batch", p->gbs);
+    strata_json_bool(j, "ok", p->ok);
+    if (p->ok) {
+        strata_json_int(j, "tp", r->cfg.tp), strata_json_int(j, "pp", r->cfg.pp);
+        strata_json_int(j, "dp", r->cfg.dp), strata_json_int(j, "zero", r->cfg.zero);
+        strata_json_int(j, "mbs", r->cfg.mbs);
+        strata_json_num(j, "compute_s", r->compute);
+        strata_json_num(j, "bubble_s", r->bubble);
+        json_dims(j, "comm_s", p->comm_total);
+        json_dims(j, "exposed_s", r->exposed);
+        strata_json_num(j, "step_s", r->step);
+        strata_json_num(j, "exposed_share", p->exposed_share);
+        strata_json_num(j, "efficiency", p->efficiency);
+        strata_json_num(j, "mfu", r->mfu);
+        strata_json_str(j, "tier", p->tier);
+    }
+    if (p->ecmp_eff > 0) {
+        strata_json_num(j, "ecmp_eff", p->ecmp_eff);
+        strata_json_bool(j, "ecmp_simulated", p->ecmp_simulated);
+    }
+    strata_json_int(j, "fabric_tiers", p->fabric_tiers);
+    strata_json_num(j, "fabric_per_gpu_W", p->fabric_w_per_gpu);
+    strata_json_num(j, "fabric_cpo_per_gpu_W", p->fabric_cpo_w_per_gpu);
+    strata_json_num(j, "fabric_latency_s", p->fabric_latency_ns * 1e-9);
+    strata_json_close(j, '{');
+}
+
+static void print_json(strata_json_t *j, const strata_wall_t *wl, const strata_wall_opts_t *o,
+                       const char *key)
+{
+    strata_json_open(j, NULL, '{');
+    strata_json_str(j, "strategy", strata_wall_strategy_name(o->strategy));
+    strata_json_str(j, "run", key);
+    strata_json_int(j, "wall", wl->wall_index < 0 ? 0 : wl->points[wl->wall_index].gpus);
+    strata_json_open(j, "points", '[');
     for (int i = 0; i < wl->npoints; i++)
-        print_json_point(&wl->points[i], i + 1 == wl->npoints);
-    printf("  ]}");
+        json_point(j, &wl->points[i]);
+    strata_json_close(j, '[');
+    strata_json_close(j, '{');
 }
 
 /* The what-if against the baseline: step change per point, wall move. */
@@ -276,7 +296,7 @@ static void print_delta(const strata_wall_t *b, const strata_wall_t *w)
 
 static int run_one(const wall_args_t *a, const strata_workload_t *w,
                    const strata_link_catalog_t *cat, const strata_fabric_catalog_t *fab,
-                   strata_wall_strategy_t s, int first)
+                   strata_wall_strategy_t s, int first, strata_json_t *j)
 {
     strata_wall_t *b = malloc(sizeof(*b)), *x = a->whatif ? malloc(sizeof(*x)) : NULL;
     strata_wall_opts_t o = a->o, ow = a->what;
@@ -291,9 +311,8 @@ static int run_one(const wall_args_t *a, const strata_workload_t *w,
         rc = err.status == STRATA_ERR_INVALID ? cli_usage_error("wall", "%s", err.msg)
                                               : cli_fail(&err);
     if (!rc && a->json) {
-        printf("%s", first ? "" : ",\n");
-        print_json(b, &o, "base");
-        if (x) printf(",\n"), print_json(x, &ow, "what-if");
+        print_json(j, b, &o, "base");
+        if (x) print_json(j, x, &ow, "what-if");
     } else if (!rc) {
         printf("%s", first ? "" : "\n");
         print_text(b, &o);
@@ -330,11 +349,17 @@ int cmd_wall(int argc, char **argv)
     strata_link_catalog_t *cat = NULL;
     rc = report_load_links(NULL, &cat);
     if (rc) return rc;
-    if (a.json) printf("{\"model\": \"%s\", \"family\": \"%s\", \"runs\": [\n", w.name, a.family);
+    strata_json_t j;
+    if (a.json) {
+        strata_json_document(&j, stdout);
+        strata_json_str(&j, "model", w.name);
+        strata_json_str(&j, "family", a.family);
+        strata_json_open(&j, "runs", '[');
+    }
     for (int s = a.all ? 0 : (int)a.o.strategy; !rc && s <= (a.all ? 3 : (int)a.o.strategy); s++)
         rc = run_one(&a, &w, cat, &fab, (strata_wall_strategy_t)s,
-                     s == (a.all ? 0 : (int)a.o.strategy));
-    if (a.json && !rc) printf("\n]}\n");
+                     s == (a.all ? 0 : (int)a.o.strategy), &j);
+    if (a.json && !rc) strata_json_close(&j, '['), strata_json_close(&j, '{');
     strata_link_catalog_destroy(cat);
     return rc;
 }

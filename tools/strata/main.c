@@ -77,17 +77,6 @@ int cli_wants_help(int argc, char **argv)
     return 0;
 }
 
-/* Bounds in messages: integers as such, sizes in binary units ("1 PiB"). */
-static const char *fmt_size(double b, char *buf, size_t len)
-{
-    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int u = 0;
-    while (b >= 1024 && u < 5 && fmod(b, 1024) == 0)
-        b /= 1024, u++;
-    snprintf(buf, len, "%.15g %s", b, unit[u]);
-    return buf;
-}
-
 /* The strict parsers live in util (decimal only, ERANGE reported); this
  * file adds the range and the one-line message naming the flag. */
 int cli_parse_size(const char *cmd, const char *opt, const char *arg, double max, double *out)
@@ -100,7 +89,8 @@ int cli_parse_size(const char *cmd, const char *opt, const char *arg, double max
         return 0;
     }
     cli_usage_error(cmd, "%s expects a size like 8, 64K, 1M or 8G (decimal, 0 to %s), got '%s'%s",
-                    opt, fmt_size(max, hi, sizeof(hi)), arg, rc == -1 ? "" : ": out of range");
+                    opt, strata_fmt_size(max, hi, sizeof(hi)), arg,
+                    rc == -1 ? "" : ": out of range");
     return -1;
 }
 

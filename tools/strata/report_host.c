@@ -43,25 +43,25 @@ static void one(const report_ctx_t *ctx, const strata_probe_calib_t *c, int P)
     if (ctx->json) {
         char key[32];
         snprintf(key, sizeof(key), "ranks_%d", P);
-        rj_open(ctx->json, key, '{');
-        rj_num(ctx->json, "allreduce_8B_s", t8);
-        rj_num(ctx->json, "allreduce_64MiB_s", t64);
-        rj_str(ctx->json, "bottleneck", text);
-        rj_close(ctx->json, '}');
+        strata_json_open(ctx->json, key, '{');
+        strata_json_num(ctx->json, "allreduce_8B_s", t8);
+        strata_json_num(ctx->json, "allreduce_64MiB_s", t64);
+        strata_json_str(ctx->json, "bottleneck", text);
+        strata_json_close(ctx->json, '}');
         return;
     }
     fprintf(ctx->out, "  %d ranks: allreduce 8 B %s, 64 MiB %s (calibrated model)\n  %s\n", P,
             report_time(t8, a, sizeof(a)), report_time(t64, b, sizeof(b)), text);
 }
 
-static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
+strata_status_t report_host_run(const report_ctx_t *ctx, strata_error_t *err)
 {
     char buf[1024];
     const char *path = calib_path(ctx, buf, sizeof(buf));
     strata_probe_calib_t c;
     if (!path) {
         if (ctx->json) {
-            rj_bool(ctx->json, "measured", false);
+            strata_json_bool(ctx->json, "measured", false);
             return STRATA_OK;
         }
         fprintf(ctx->out, "  not measured: run 'strata probe --save local.json', then 'strata "
@@ -72,9 +72,9 @@ static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
     strata_status_t st = strata_probe_calib_load(path, &c, err);
     if (st != STRATA_OK) return st;
     if (ctx->json) {
-        rj_bool(ctx->json, "measured", true);
-        rj_str(ctx->json, "date", c.date);
-        rj_int(ctx->json, "cores", c.cores);
+        strata_json_bool(ctx->json, "measured", true);
+        strata_json_str(ctx->json, "date", c.date);
+        strata_json_int(ctx->json, "cores", c.cores);
     } else {
         fprintf(ctx->out, "  measured by strata probe on %s (%s), %d cores\n", c.date, path,
                 c.cores);
@@ -83,5 +83,3 @@ static strata_status_t run(const report_ctx_t *ctx, strata_error_t *err)
     one(ctx, &c, 2 * (c.cores > 1 ? c.cores : 2));
     return STRATA_OK;
 }
-
-const report_section_t report_host_section = {"host", "This host, measured", run};

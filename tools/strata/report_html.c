@@ -100,13 +100,13 @@ static strata_status_t wall_section(const report_args_t *a, const strata_link_ca
 
 /* The text report, every section, as `strata report CLUSTER` prints it. */
 static int text_report(const report_args_t *a, const strata_link_catalog_t *cat,
-                       const strata_topo_t *topo, FILE *out)
+                       const strata_topo_t *topo, const strata_verdict_t *v, FILE *out)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
     if (!mem) return CLI_FAIL;
-    report_ctx_t ctx = {mem, NULL, a->cluster, topo, cat, a->model};
+    report_ctx_t ctx = {mem, NULL, a->cluster, topo, cat, a->model, v};
     int rc = report_run_sections(&ctx, NULL);
     fclose(mem);
     if (rc == CLI_OK) {
@@ -146,14 +146,16 @@ static int build_page(const report_args_t *a, const strata_link_catalog_t *cat,
     strata_error_clear(&err);
     strata_verdict_t *v = NULL;
     page_head(a, topo, out);
-    /* the verdict's own ring, with the most loaded links the charts show */
-    strata_verdict_opts_t vo = {.workload = a->model ? a->model : REPORT_PLAN_MODEL,
-                                .top_links = REPORT_HTML_TOP_LINKS};
+    /* one verdict for the charts and the text, its ring with the most
+     * loaded links the charts show */
+    report_ctx_t ctx = {out, NULL, a->cluster, topo, cat, a->model, NULL};
+    strata_verdict_opts_t vo = report_verdict_opts(&ctx, NULL);
+    vo.top_links = REPORT_HTML_TOP_LINKS;
     strata_status_t st = strata_verdict_create(topo, cat, &vo, &v, &err);
     if (!st) st = strata_verdict_print_html(v, a->cluster, out);
     if (!st && a->model) st = wall_section(a, cat, out, &err);
+    int rc = st ? cli_fail(&err) : text_report(a, cat, topo, v, out);
     strata_verdict_destroy(v);
-    int rc = st ? cli_fail(&err) : text_report(a, cat, topo, out);
     if (rc == CLI_OK) strata_html_end(out);
     fclose(out);
     if (rc != CLI_OK) free(*buf_p), *buf_p = NULL;
