@@ -48,9 +48,7 @@
 #include "strata/comm.h"
 #include "strata/probe.h"
 
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
+#include "../nt_copy.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -62,19 +60,6 @@ static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(double), cmp);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void nt_copy(void *dst, const void *src, size_t bytes)
-{
-#if defined(__x86_64__)
-    __m128i *d = dst;
-    const __m128i *s = src;
-    for (size_t i = 0; i < bytes / 16; i++)
-        _mm_stream_si128(d + i, _mm_loadu_si128(s + i));
-    _mm_sfence();
-#else
-    memcpy(dst, src, bytes);
-#endif
 }
 
 typedef enum { LIB_MPI, LIB_STRATA, LIB_COPY } lib_t;
