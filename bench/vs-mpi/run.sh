@@ -12,17 +12,20 @@
 # Each vsmpi alternates MPI_Allreduce and strata_comm_allreduce on the same
 # buffers and prints medians and ratios (ratio = MPI time / strata time),
 # its condition, and the host's core-to-core latency and first-touch rate.
-# CONDITIONS="best" (or "default") runs one of them; ROUNDS sets -r.
+# CONDITIONS="best" (or "default") runs one of them, FLAVOURS="ompi" (or
+# "mpich") one MPI; ROUNDS sets -r. MPICH's ranks poll without yielding, so
+# with 4 ranks on 2 loaded cores its runs can end at the 300 s timeout.
 set -u
 build=${1:-build/release}
 dir=$build/bench/vs-mpi
 rounds=${ROUNDS:-7}
 conditions=${CONDITIONS:-default best}
+flavours=${FLAVOURS:-ompi mpich}
 keep=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184
 single=cma
 [ -e /dev/xpmem ] && single=xpmem
 for np in 2 4; do
-  for flavour in ompi mpich; do
+  for flavour in $flavours; do
     exe=$dir/vsmpi-$flavour
     [ -x "$exe" ] || { echo "vs-mpi: $exe not built (no mpicc.$flavour?)"; continue; }
     for cond in $conditions; do
