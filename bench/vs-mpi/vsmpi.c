@@ -15,22 +15,40 @@
  * (read the input, write the output) — and `bound` is busbw at that time;
  * `eff` = strata busbw / bound.
  *
- * Usage: vsmpi [-r ROUNDS] [-s SIZES...] (sizes in bytes, default
+ * Fairness: both libraries get the same buffers, allocated once and
+ * written before timing, and a full warm-up round each per size before the
+ * timed rounds. What the MPI library does inside a call (its own temporary
+ * buffers, its single-copy mechanism) is set from outside, by the
+ * environment run.sh passes: the header prints the condition it ran under
+ * (VSMPI_CONDITION), and whether glibc keeps freed memory
+ * (GLIBC_TUNABLES) — without that, Open MPI's large temporary buffers are
+ * mmap'd and unmapped on every call, and every call first-touches them
+ * again.
+ *
+ * The host: before the table rank 0 prints the one-way cache-line transfer
+ * between two cores and the first-touch cost of a page, measured by the
+ * probe's own code (strata_probe_run with host_costs_only), while the other
+ * ranks sleep — the two host figures that set the small-message and the
+ * first-touch part of both libraries' times. -n skips it.
+ *
+ * Usage: vsmpi [-n] [-r ROUNDS] [-s SIZES...] (sizes in bytes, default
  * 8 256K 4M 64M). Output: one line per size with MPI and strata medians,
  * then each library's best round and their ratio (under load Open MPI's
  * median is bimodal, so the best rounds are the quiet-minute comparison).
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "strata/comm.h"
+#include "strata/probe.h"
 
-#if defined(__x86_64__)
-#include <emmintrin.h>
-#endif
+#include "../nt_copy.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -42,19 +60,6 @@ static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(double), cmp);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void nt_copy(void *dst, const void *src, size_t bytes)
-{
-#if defined(__x86_64__)
-    __m128i *d = dst;
-    const __m128i *s = src;
-    for (size_t i = 0; i < bytes / 16; i++)
-        _mm_stream_si128(d + i, _mm_loadu_si128(s + i));
-    _mm_sfence();
-#else
-    memcpy(dst, src, bytes);
-#endif
 }
 
 typedef enum { LIB_MPI, LIB_STRATA, LIB_COPY } lib_t;
@@ -77,6 +82,69 @@ static double timed(lib_t lib, strata_comm_t *c, float *a, float *b, size_t n, i
     double t = (MPI_Wtime() - t0) / iters, tmax;
     MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return tmax;
+}
+
+/* Rank 0 measures the host's core-to-core latency and first touch with the
+ * probe's code and prints them; the other ranks sleep meanwhile (a rank
+ * spinning in MPI_Barrier would take a core from the measurement). Under
+ * mpirun rank 0 is bound to one core, so it widens its affinity to every
+ * online CPU for the measurement (where a cpuset forbids that, the probe
+ * sees one core and prints no coherence figure) and restores it. */
+static void host_costs(int rank)
+{
+    MPI_Request req;
+    if (rank != 0) {
+        MPI_Ibarrier(MPI_COMM_WORLD, &req);
+        int done = 0;
+        while (MPI_Test(&req, &done, MPI_STATUS_IGNORE), !done)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        return;
+    }
+    cpu_set_t saved, all;
+    sched_getaffinity(0, sizeof(saved), &saved);
+    CPU_ZERO(&all);
+    for (long i = 0, n = sysconf(_SC_NPROCESSORS_ONLN); i < n && i < CPU_SETSIZE; i++)
+        CPU_SET((int)i, &all);
+    sched_setaffinity(0, sizeof(all), &all);
+    strata_probe_opts_t o = {.quick = true, .host_costs_only = true};
+    strata_probe_result_t *r = NULL;
+    strata_error_t err = {0};
+    if (strata_probe_run(&o, &r, &err) != STRATA_OK) {
+        printf("# host: not measured: %s\n", err.msg);
+    } else {
+        double page = (double)sysconf(_SC_PAGESIZE);
+        if (r->c2c_all.n)
+            printf("# host: core-to-core latency (one-way cache-line transfer) %.1f ns median, "
+                   "[%.1f .. %.1f], n=%d, %d cores\n",
+                   r->c2c_all.median * 1e9, r->c2c_all.min * 1e9, r->c2c_all.max * 1e9,
+                   r->c2c_all.n, r->cores);
+        else
+            printf("# host: core-to-core latency not measured (one usable core)\n");
+        printf("# host: first touch %.2f us per %.0f KiB page = %.0f faults/s = %.2f GB/s "
+               "(median, [%.2f .. %.2f] us, n=%d)\n",
+               r->page_fault.median * 1e6, page / 1024, 1 / r->page_fault.median,
+               page / r->page_fault.median / 1e9, r->page_fault.min * 1e6, r->page_fault.max * 1e6,
+               r->page_fault.n);
+    }
+    fflush(stdout);
+    strata_probe_destroy(r);
+    sched_setaffinity(0, sizeof(saved), &saved);
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+}
+
+/* The conditions the MPI library runs under, as the environment sets them. */
+static void print_condition(void)
+{
+    const char *cond = getenv("VSMPI_CONDITION"), *gt = getenv("GLIBC_TUNABLES");
+    const char *sc = getenv("OMPI_MCA_btl_vader_single_copy_mechanism"), *ucx = getenv("UCX_TLS");
+    printf("# condition: %s; glibc keeps freed memory: %s%s%s",
+           cond && *cond ? cond : "(VSMPI_CONDITION unset)",
+           gt && strstr(gt, "mmap_max=0") ? "yes (GLIBC_TUNABLES=" : "no (glibc default)",
+           gt && strstr(gt, "mmap_max=0") ? gt : "", gt && strstr(gt, "mmap_max=0") ? ")" : "");
+    if (sc) printf("; vader single copy: %s", sc);
+    if (ucx) printf("; UCX_TLS=%s", ucx);
+    printf("\n");
 }
 
 static int check(strata_comm_t *c, float *a, float *b, size_t n, int rank, int P)
@@ -103,9 +171,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     size_t sizes[32] = {8, 256 << 10, 4 << 20, 64 << 20};
-    int ns = 4;
+    int ns = 4, costs = 1;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
+        if (strcmp(argv[i], "-n") == 0)
+            costs = 0;
+        else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
             rounds = atoi(argv[++i]);
         else if (strcmp(argv[i], "-s") == 0) {
             ns = 0;
@@ -134,6 +204,8 @@ int main(int argc, char **argv)
     int len;
     MPI_Get_library_version(lib, &len);
     lib[strcspn(lib, "\n,")] = 0;
+    if (rank == 0) print_condition();
+    if (costs) host_costs(rank);
     if (rank == 0)
         printf("# vs-mpi: %d ranks, float sum allreduce, %d rounds, medians; MPI = %s\n"
                "# %10s %10s %10s %8s %8s %7s %9s %6s %5s %8s %8s %6s\n",
@@ -148,8 +220,8 @@ int main(int argc, char **argv)
                                              : 2000;
         double tm[101], ts[101], tc[101];
         int ok = check(c, a, b, n, rank, P);
-        timed(LIB_MPI, c, a, b, n, iters > 5 ? iters / 5 : 1); /* warm both */
-        timed(LIB_STRATA, c, a, b, n, iters > 5 ? iters / 5 : 1);
+        timed(LIB_MPI, c, a, b, n, iters); /* warm both: one full round each */
+        timed(LIB_STRATA, c, a, b, n, iters);
         for (int r = 0; r < rounds; r++) {
             if (r % 2 == 0) {
                 tm[r] = timed(LIB_MPI, c, a, b, n, iters);

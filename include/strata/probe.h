@@ -103,11 +103,13 @@ typedef struct strata_probe_numa {
 } strata_probe_numa_t;
 
 typedef struct strata_probe_opts {
-    bool quick;          /* total under 10 s instead of under a minute */
-    bool progress;       /* draw a progress bar on stderr when it is a terminal */
-    const char *peer;    /* "host:port" of a `strata probe --serve PORT`, or NULL: loopback */
-    bool coherence_only; /* memory and coherence (cache-line transfer) sections only, as
-                            `strata coherence local` needs; the rest stays unmeasured */
+    bool quick;           /* total under 10 s instead of under a minute */
+    bool progress;        /* draw a progress bar on stderr when it is a terminal */
+    const char *peer;     /* "host:port" of a `strata probe --serve PORT`, or NULL: loopback */
+    bool coherence_only;  /* memory and coherence (cache-line transfer) sections only, as
+                             `strata coherence local` needs; the rest stays unmeasured */
+    bool host_costs_only; /* coherence and first-touch page fault only (c2c_all, page_fault),
+                             as bench/vs-mpi prints; wins over coherence_only */
 } strata_probe_opts_t;
 
 /* Everything one probe measured. Latencies in seconds, bandwidths in B/s. */

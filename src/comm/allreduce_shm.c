@@ -307,12 +307,20 @@ static strata_status_t gather(eng_t *e, size_t c)
  * reduced data stay in L2/L3 between the phases. STRATA_CHUNK overrides. */
 #define COMM_CHUNK_DEFAULT STRATA_DIRECT_CHUNK
 
+size_t comm_chunk_bytes(void)
+{
+    static size_t chunk; /* 0: not read yet */
+    if (chunk == 0) {
+        const char *env = getenv("STRATA_CHUNK");
+        size_t v = env && *env ? (size_t)strtoull(env, NULL, 10) : 0;
+        chunk = v == 0 ? COMM_CHUNK_DEFAULT : v > COMM_REGION ? COMM_REGION : v;
+    }
+    return chunk;
+}
+
 static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_per_rank)
 {
-    size_t P = (size_t)c->size, chunk = COMM_CHUNK_DEFAULT;
-    const char *env = getenv("STRATA_CHUNK");
-    if (env && *env) chunk = (size_t)strtoull(env, NULL, 10);
-    if (chunk > COMM_REGION) chunk = COMM_REGION;
+    size_t P = (size_t)c->size, chunk = comm_chunk_bytes();
     size_t cap = chunk / P / COMM_LINE * COMM_LINE;
     if (cap < COMM_LINE) cap = COMM_LINE;
     /* Allreduce of one chunk or less runs as one chunk: splitting a 256 KiB
@@ -375,7 +383,7 @@ static eng_t eng_init(comm_call_t *k, eng_kind_t kind, const void *src, void *ds
     size_t out_bytes = kind == ENG_RS                        ? count * es
                        : kind == ENG_AR || kind == ENG_BCAST ? count * es
                                                              : count * es * (size_t)k->c->size;
-    e.stream = out_bytes >= comm_stream_threshold;
+    e.stream = out_bytes >= comm_stream_min();
     return e;
 }
 

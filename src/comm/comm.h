@@ -512,12 +512,16 @@ void comm_reduce_finish(void *buf, size_t n, strata_dtype_t dt, strata_op_t op, 
 /* Copy with non-temporal stores when `stream` (large outputs that will not be
  * re-read soon), else memcpy. Ends with a store fence when streaming. */
 void comm_copy(void *dst, const void *src, size_t bytes, bool stream);
-/* Output size from which copies to user buffers stream (see copy.c). */
-extern size_t comm_stream_threshold;
+/* Output size from which copies to user buffers stream (see copy.c):
+ * 16 MiB, or STRATA_NT_THRESHOLD (read once). */
+size_t comm_stream_min(void);
 
 /* ==== Collectives ==== */
 
 /* Memory-semantic engine (allreduce_shm.c). */
+/* The pipeline chunk (all P slices) for large vectors, at most COMM_REGION:
+ * 256 KiB, or STRATA_CHUNK (read once). */
+size_t comm_chunk_bytes(void);
 strata_status_t comm_shm_allreduce(comm_call_t *k, const void *src, void *dst, size_t count,
                                    strata_dtype_t dt, strata_op_t op, int root);
 strata_status_t comm_shm_reduce_scatter(comm_call_t *k, const void *src, void *dst, size_t count,

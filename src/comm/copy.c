@@ -8,7 +8,7 @@
  * from the last-level cache (on this machine ~192 MiB, i.e. 3/4 of the
  * 32 MiB L3 × threads; glibc's x86_non_temporal_threshold), far above the
  * sizes where the engine's output stops fitting in L2/L3, so the engine
- * decides itself: outputs of comm_stream_threshold bytes or more stream
+ * decides itself: outputs of comm_stream_min() bytes or more stream
  * (16 MiB, the prototype's crossover; STRATA_NT_THRESHOLD overrides).
  *
  * SSE2 streaming stores (16 B) are enough to reach memory bandwidth; the
@@ -16,6 +16,7 @@
  */
 #include "comm.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) && defined(__SSE2__)
@@ -23,7 +24,16 @@
 #define HAVE_STREAM 1
 #endif
 
-size_t comm_stream_threshold = STRATA_DIRECT_STREAM_MIN; /* 16 MiB, shared with sched */
+size_t comm_stream_min(void)
+{
+    static size_t min; /* 0: not read yet; default 16 MiB, shared with sched */
+    if (min == 0) {
+        const char *env = getenv("STRATA_NT_THRESHOLD");
+        min = env && *env && strtoull(env, NULL, 10) > 0 ? (size_t)strtoull(env, NULL, 10)
+                                                         : (size_t)STRATA_DIRECT_STREAM_MIN;
+    }
+    return min;
+}
 
 #ifdef HAVE_STREAM
 static void stream_copy(unsigned char *dst, const unsigned char *src, size_t bytes)

@@ -24,9 +24,10 @@
  * a wait that loses one hog slice per call fails. Measured on the 2-CPU
  * development host at load 13-14 (bench/README.md, "CPU hogs"): the yield
  * path 1.1-1.8 ms a call (2.2-3.6 s: fails), the sleep path 62-132 us
- * (0.12-0.26 s), 4.5-10x
- * inside the bound. RUN_SERIAL keeps the suite's other tests off the CPUs.
- * HOGS, RANKS and PIN (-1: unpinned) override the set-up for experiments.
+ * (0.12-0.26 s), 4.5-10x inside the bound; 165-182 us (3.3-3.6x inside)
+ * since the small slots poll a peer that looks running 4096 times before
+ * blocking (shm.c, set_wait_policy; issue 17). RUN_SERIAL keeps the suite's other tests off the
+ * CPUs. HOGS, RANKS and PIN (-1: unpinned) override the set-up for experiments.
  */
 #define _GNU_SOURCE
 #include "test.h"

@@ -237,16 +237,22 @@ long comm_cpus_allowed(void)
     return CPU_COUNT(&mask);
 }
 
+/* CPUs the job may use: an affinity of one CPU is a launcher binding each
+ * rank to its own core (mpirun --bind-to core), not a limit on the job; a
+ * wider restricted set (taskset, cgroup cpuset) is. */
+static long job_cpus(void)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    long aff = comm_cpus_allowed();
+    if (aff > 1 && aff < ncpu) ncpu = aff;
+    return ncpu;
+}
+
 static unsigned default_spin_limit(int size)
 {
     const char *env = getenv("STRATA_SPIN");
     if (env && *env) return (unsigned)strtoul(env, NULL, 10);
-    /* CPUs the job may use: an affinity of one CPU is a launcher binding
-     * each rank to its own core (mpirun --bind-to core), not a limit on the
-     * job; a wider restricted set (taskset, cgroup cpuset) is. */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    long aff = comm_cpus_allowed();
-    if (aff > 1 && aff < ncpu) ncpu = aff;
+    long ncpu = job_cpus();
     /* About 6 us of pause instructions (Zen: ~65 cycles each at 2.6 GHz)
      * covers a normal cross-core hand-off (~0.06-1 us) and a peer's chunk
      * copy; past that the peer is probably descheduled, maybe onto this
@@ -260,17 +266,55 @@ static unsigned default_spin_limit(int size)
 /* The off-CPU hint (yield at once to a peer waiting for this CPU) is on
  * unless STRATA_OFFCPU=0, which restores the plain policy (spin_limit polls,
  * then yield) for comparisons. While it is on, the small slots' waits poll a
- * running peer for up to 256 polls (~6 us, as above; STRATA_SPIN_RUNNING):
- * there the peer has every input it needs and posts within ~0.1-0.5 us.
- * Engine waits keep spin_limit (the peer may be copying for microseconds). */
+ * running peer for up to COMM_SPIN_RUNNING polls (STRATA_SPIN_RUNNING): there
+ * the peer has every input it needs and posts within ~0.1-0.5 us, unless it
+ * was preempted or is itself just waking from a sleep. Blocking early then
+ * starts a cascade on a loaded host: the waiter sleeps, the peer that wakes
+ * it finds it slow to return and sleeps in turn, and every later call pays
+ * two wake-ups — 10-20 us medians for 8 B calls against 0.25 us (3 of 5 paired
+ * runs at load 28 with 256 polls, 0 of 5 with 4096; bench/README.md, issue
+ * 17). 4096 polls (~100-200 us of pause) is about one wake-up on such a
+ * host (the probe's "futex wake to running": 0.1-0.4 ms at load 13-28), the
+ * spin-then-block rule that costs at most twice the better choice. Ranks
+ * that outnumber the job's CPUs keep 256: there the awaited peer may be
+ * queued on this very CPU. Engine waits keep spin_limit (the peer may be
+ * copying for many microseconds). */
+#define COMM_SPIN_RUNNING 4096u
 static void set_wait_policy(strata_comm_t *c)
 {
     c->spin_limit = default_spin_limit(c->size);
     const char *off = getenv("STRATA_OFFCPU"), *run = getenv("STRATA_SPIN_RUNNING");
     c->offcpu_hint = !(off && strcmp(off, "0") == 0);
-    c->spin_running = !c->offcpu_hint ? c->spin_limit
-                      : run && *run   ? (unsigned)strtoul(run, NULL, 10)
-                                      : 256u;
+    c->spin_running = !c->offcpu_hint        ? c->spin_limit
+                      : run && *run          ? (unsigned)strtoul(run, NULL, 10)
+                      : c->size > job_cpus() ? 256u
+                                             : COMM_SPIN_RUNNING;
+}
+
+/* Map the engine's staging slots into this process before the first call:
+ * this rank's own slots writable (it writes them), the other local ranks'
+ * readable, as far as the default pipeline chunk reaches into each slot (the
+ * whole slot is 1 MiB, most of it used only with STRATA_CHUNK). Otherwise the
+ * first large collective of every communicator takes a page fault per 4 KiB
+ * page per rank — on a host whose first touch costs 1-7 us a page (the
+ * probe's "first-touch page fault"), 2-3 ms per rank at P = 2, paid inside
+ * the call while the peers wait. MADV_POPULATE_* (Linux 5.14) only maps;
+ * where the kernel lacks it the pages fault in on first use as before. */
+static void seg_prefault(strata_comm_t *c)
+{
+#if defined(MADV_POPULATE_WRITE) && defined(MADV_POPULATE_READ)
+    if (!c->seg) return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), used = align_up(comm_chunk_bytes(), page);
+    if (used > COMM_REGION) used = COMM_REGION;
+    for (int q = 0; q < c->size; q++) {
+        if (c->remote && c->remote[q]) continue;
+        for (uint64_t d = 0; d < COMM_DEPTH; d++)
+            (void)madvise(comm_region(c, q, d), used,
+                          q == c->rank ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+    }
+#else
+    (void)c;
+#endif
 }
 
 strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err)
@@ -283,6 +327,7 @@ strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err)
     for (int i = 0; i < c->size; i++)
         c->pidfds[i] = i == c->rank || (c->remote && c->remote[i]) ? -1 : open_pidfd(c->pids[i]);
     set_wait_policy(c);
+    seg_prefault(c);
     return STRATA_OK;
 }
 

@@ -48,6 +48,8 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget_s, strata_error_t *er
 strata_status_t probe_shm(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_net(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_sys(probe_ctx_t *x, double budget_s, strata_error_t *err);
+/* First touch alone (res->page_fault): the third of probe_sys. */
+strata_status_t probe_fault(probe_ctx_t *x, double budget_s, strata_error_t *err);
 /* Accelerators: fills res->accel_note (cuda.c, or the reason it is absent). */
 void probe_accel(probe_ctx_t *x, double budget_s);
 

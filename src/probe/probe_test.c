@@ -2,8 +2,11 @@
  * probe_test.c — the probe's arithmetic on synthetic timings, its sanity
  * checks, the calibrated cluster file (write, load, round trip through the
  * topology loader) and the calibrated model's terms, each against values
- * derived by hand in the comments. Nothing here measures the host: the
- * measuring path runs in tests/cli/probe_cli.sh with --quick.
+ * derived by hand in the comments. Only test_host_costs measures the host
+ * (the two sections bench/vs-mpi runs: about a second when quiet, a minute
+ * at load 25), and only when run as `probe_test host-costs` (CTest
+ * probe_host_costs, label slow); the full measuring path runs in
+ * tests/cli/probe_cli.sh with --quick.
  */
 #define _GNU_SOURCE
 #include "probe.h"
@@ -339,8 +342,42 @@ static void test_predict(void **state)
     free(r);
 }
 
-int main(void)
+/* host_costs_only measures coherence and first touch and nothing else: the
+ * sections that bench/vs-mpi prints, each with at least PROBE_MIN_REPS
+ * samples (coherence only with two cores), every other figure unmeasured
+ * (n = 0), and the first touch of a 4 KiB page between 10 ns (a page of
+ * zeroes at ~400 GB/s, beyond any DRAM) and 10 ms. */
+static void test_host_costs(void **state)
 {
+    (void)state;
+    strata_probe_opts_t o = {.quick = true, .host_costs_only = true};
+    strata_probe_result_t *r = NULL;
+    strata_error_t err = {0};
+    assert_int_equal(strata_probe_run(&o, &r, &err), STRATA_OK);
+    assert_true(r->page_fault.n >= PROBE_MIN_REPS);
+    assert_true(r->page_fault.median > 10e-9 && r->page_fault.median < 10e-3);
+    if (r->cores > 1)
+        assert_true(r->c2c_all.n >= PROBE_MIN_REPS);
+    else
+        assert_int_equal(r->c2c_all.n, 0);
+    assert_int_equal(r->curve_n, 0);
+    assert_int_equal(r->numa_nodes, 0);
+    assert_int_equal(r->remote_n, 0);
+    assert_int_equal(r->shm_alpha.n, 0);
+    assert_int_equal(r->tcp_alpha.n, 0);
+    assert_int_equal(r->proc_switch.n, 0);
+    strata_probe_destroy(r);
+}
+
+int main(int argc, char **argv)
+{
+    /* `probe_test host-costs` (CTest probe_host_costs, label slow): the one
+     * test that measures; on a loaded host its coherence samples wait for
+     * both threads to be scheduled together and can take a minute. */
+    if (argc > 1 && strcmp(argv[1], "host-costs") == 0) {
+        const struct CMUnitTest measuring[] = {cmocka_unit_test(test_host_costs)};
+        return cmocka_run_group_tests(measuring, NULL, NULL);
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stat_odd),
         cmocka_unit_test(test_stat_even),

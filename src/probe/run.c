@@ -29,6 +29,12 @@ static const section_t sections[] = {
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
+/* host_costs_only: what bench/vs-mpi prints beside its table. */
+static const section_t cost_sections[] = {
+    {"coherence", 3, 0.6, probe_c2c},
+    {"first touch", 2, 0.5, probe_fault},
+};
+
 strata_status_t strata_probe_run(const strata_probe_opts_t *opts, strata_probe_result_t **res_p,
                                  strata_error_t *err)
 {
@@ -46,21 +52,22 @@ strata_status_t strata_probe_run(const strata_probe_opts_t *opts, strata_probe_r
     }
     probe_ctx_t x = {.opts = opts, .res = res, .t0 = util_now()};
     /* memory and coherence come first in sections[] */
-    size_t nsec = opts->coherence_only ? 2 : NSECTIONS;
+    const section_t *tab = opts->host_costs_only ? cost_sections : sections;
+    size_t nsec = opts->host_costs_only ? 2 : opts->coherence_only ? 2 : NSECTIONS;
     for (size_t i = 0; i < nsec; i++)
-        x.total += opts->quick ? sections[i].plan_quick : sections[i].plan;
+        x.total += opts->quick ? tab[i].plan_quick : tab[i].plan;
     if (opts->progress) util_progress_begin(&x.bar, "strata probe", x.total);
     strata_status_t st = STRATA_OK;
     for (size_t i = 0; i < nsec && st == STRATA_OK; i++) {
-        double plan = opts->quick ? sections[i].plan_quick : sections[i].plan;
-        x.bar.label = sections[i].name;
+        double plan = opts->quick ? tab[i].plan_quick : tab[i].plan;
+        x.bar.label = tab[i].name;
         double t0 = util_now();
-        st = sections[i].run(&x, plan, err);
-        strata_log(STRATA_LOG_INFO, "probe: %s: %.2f s (planned %.1f s)", sections[i].name,
+        st = tab[i].run(&x, plan, err);
+        strata_log(STRATA_LOG_INFO, "probe: %s: %.2f s (planned %.1f s)", tab[i].name,
                    util_now() - t0, plan);
         x.done += plan;
     }
-    if (!opts->coherence_only) probe_accel(&x, 0);
+    if (!opts->coherence_only && !opts->host_costs_only) probe_accel(&x, 0);
     if (opts->progress) util_progress_end(&x.bar);
     res->seconds = util_now() - x.t0;
     if (st == STRATA_OK) st = strata_probe_validate(res, err);

@@ -204,6 +204,12 @@ static strata_status_t sized(double (*fn)(void *), sys_arg_t *a, double budget,
     return probe_sample(fn, a, budget, stat_p, err);
 }
 
+strata_status_t probe_fault(probe_ctx_t *x, double budget, strata_error_t *err)
+{
+    sys_arg_t a = {.cpus = {0, 0}}; /* the fault sample uses no cpus */
+    return sized(fault_sample, &a, budget, &x->res->page_fault, err);
+}
+
 strata_status_t probe_sys(probe_ctx_t *x, double budget, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
@@ -215,7 +221,7 @@ strata_status_t probe_sys(probe_ctx_t *x, double budget, strata_error_t *err)
     if (st == STRATA_OK) st = sized(futex_sample, &a, budget / 3, &res->futex_wake, err);
     probe_tick(x, budget, 2.0 / 3);
     sched_setaffinity(0, sizeof(saved), &saved);
-    if (st == STRATA_OK) st = sized(fault_sample, &a, budget / 3, &res->page_fault, err);
+    if (st == STRATA_OK) st = probe_fault(x, budget / 3, err);
     probe_tick(x, budget, 1);
     if (st == STRATA_ERR_SYSTEM)
         strata_error_set(err, st,
