@@ -244,6 +244,7 @@ typedef struct comm_call {
     const char *what;
     strata_comm_algo_t algo;
     uint32_t group;   /* schedules' ranks per node (hierarchical), 0: none */
+    uint32_t chunks;  /* schedules' pipeline chunks (hierarchical), 0: one */
     comm_sig_t sig;   /* this rank's arguments */
     uint32_t sigword; /* comm_sig_word(&sig) */
 } comm_call_t;
@@ -542,6 +543,10 @@ strata_status_t comm_p2p_recv(comm_call_t *k, int peer, void *buf, size_t bytes)
 /* Execute the collective layer's schedule for (coll, algo) on this rank:
  * count as in strata/sched.h; src may overlap dst (in place): the input is
  * then staged first. */
+/* The schedule a message-passing call of coll on `bytes` (the collective's
+ * whole buffer, as sched's cost model counts it) runs: sets k->group and
+ * k->chunks for the two-level one (comm.c). */
+strata_algo_t comm_exec_algo(comm_call_t *k, strata_coll_t coll, size_t bytes);
 strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo, const void *src,
                           void *dst, size_t count, strata_dtype_t dt, strata_op_t op, int root);
 
