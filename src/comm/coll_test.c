@@ -313,6 +313,41 @@ static int check_choices(rank_ctx_t *x)
     return bad;
 }
 
+/* A duplicate of a communicator that spans hosts (its own segments and TCP
+ * streams): an allreduce of (r+1)·(i+1) over P ranks gives P(P+1)/2·(i+1)
+ * on it, small (4 elements) and large (1 M + 3: frames on every stream),
+ * with a parent call in between; the parent goes on afterwards. */
+static int check_dup(rank_ctx_t *x)
+{
+    strata_comm_t *d = NULL;
+    strata_error_t err = {0};
+    if (strata_comm_dup(x->c, &d, &err) != STRATA_OK) {
+        fprintf(stderr, "rank %d: dup: %s\n", x->rank, err.msg);
+        return 1;
+    }
+    int bad = d->tcp == NULL || d->nhosts != x->c->nhosts || d->host_group != x->c->host_group;
+    size_t ns[2] = {4, (1u << 20) + 3};
+    for (int t = 0; t < 2 && !bad; t++) {
+        int32_t *v = malloc(ns[t] * sizeof *v);
+        for (size_t i = 0; v && i < ns[t]; i++)
+            v[i] = (int32_t)((x->rank + 1) * (int)(i % 1000 + 1));
+        if (!v || strata_comm_allreduce(d, STRATA_IN_PLACE, v, ns[t], STRATA_INT32, STRATA_SUM,
+                                        NULL) != STRATA_OK) {
+            fprintf(stderr, "rank %d: dup allreduce: %s\n", x->rank, strata_comm_errmsg(d));
+            bad = 1;
+        }
+        for (size_t i = 0; !bad && i < ns[t]; i++)
+            if (v[i] != x->P * (x->P + 1) / 2 * (int32_t)(i % 1000 + 1)) {
+                fprintf(stderr, "rank %d: dup allreduce [%zu] = %d\n", x->rank, i, v[i]);
+                bad = 1;
+            }
+        free(v);
+        if (!bad && strata_comm_barrier(x->c, NULL) != STRATA_OK) bad = 1;
+    }
+    strata_comm_destroy(d);
+    return bad;
+}
+
 static int rank_main(void *arg)
 {
     (void)arg;
@@ -346,6 +381,7 @@ static int rank_main(void *arg)
         return 4;
     }
     if (hs && atoi(hs) > 1 && x.P / atoi(hs) > 1 && check_choices(&x)) return 5;
+    if (x.c->remote && check_dup(&x)) return 6;
     size_t maxn = (counts[NCOUNTS - 1] + (size_t)x.P) * 8;
     x.in = malloc(maxn), x.out = malloc(maxn), x.ref = malloc(maxn);
     for (size_t ci = 0; ci < NCOUNTS && x.in && x.out && x.ref; ci++)

@@ -604,16 +604,20 @@ strata_status_t strata_comm_recv(strata_comm_t *c, void *buf, size_t bytes, int 
 strata_status_t strata_comm_dup(strata_comm_t *c, strata_comm_t **comm_p, strata_error_t *err)
 {
     if (!c || !comm_p) return strata_error_set(err, STRATA_ERR_INVALID, "NULL communicator");
-    if (c->remote)
-        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
-                                "strata_comm_dup: the communicator spans hosts (%d); duplicating "
-                                "one is not supported yet: create a second one with "
-                                "strata_comm_init",
-                                c->nhosts);
     strata_comm_t *n = comm_alloc(c->rank, c->size, c->timeout);
     if (!n) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     memcpy(n->pids, c->pids, (size_t)c->size * sizeof(int32_t));
     memcpy(n->jobhash, c->jobhash, sizeof(n->jobhash));
+    if (c->remote) { /* across hosts: segments per host and new TCP streams */
+        strata_status_t st = comm_dup_cross(c, n, err);
+        if (st == STRATA_OK) st = comm_local_setup(n, err);
+        if (st != STRATA_OK) {
+            strata_comm_destroy(n);
+            return st;
+        }
+        *comm_p = n;
+        return STRATA_OK;
+    }
     /* Rank 0 names and creates the segment and broadcasts the name (empty:
      * failed); the others map it, and a barrier lets rank 0 unlink it. */
     char name[64] = "";
