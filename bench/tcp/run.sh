@@ -46,7 +46,7 @@ for r in 0 1; do
     n=$([ $r = 0 ] && echo $A || echo $B)
     ip netns exec $n env STRATA_RANK=$r STRATA_SIZE=2 STRATA_ROOT=10.232.0.1:29500 \
         STRATA_TOKEN=$TOKEN STRATA_TIMEOUT=120 \
-        "$STRATA" bench allreduce --join -b 1M -e 64M -f 4 -w 1 -i 5 >/tmp/strata-bench-tcp.$r 2>&1 &
+        "$STRATA" bench allreduce --join -b 1M -e 64M -f 4 -w 1 -n 5 >/tmp/strata-bench-tcp.$r 2>&1 &
 done
 wait
 cat /tmp/strata-bench-tcp.0

@@ -124,8 +124,9 @@ STRATA_API strata_status_t strata_comm_init(int rank, int size, const char *root
  * message saying how to set STRATA_TOKEN. */
 STRATA_API strata_status_t strata_comm_init_env(strata_comm_t **comm_p, strata_error_t *err);
 
-/* A new communicator over the same ranks with its own segment (collective:
- * every rank must call it). */
+/* A new communicator over the same ranks with its own segment — one per
+ * host, and its own TCP streams, when it spans hosts (collective: every
+ * rank must call it; it runs over comm's collectives). */
 STRATA_API strata_status_t strata_comm_dup(strata_comm_t *comm, strata_comm_t **comm_p,
                                            strata_error_t *err);
 

@@ -671,6 +671,14 @@ static strata_status_t wait_mapped(boot_server_t *s, strata_error_t *err)
     return STRATA_OK;
 }
 
+static void already_listens(const boot_addr_t *a, strata_error_t *err)
+{
+    strata_error_set(err, STRATA_ERR_SYSTEM,
+                     "bootstrap: another rank 0 of this job already listens at %s (two jobs with "
+                     "one name? give each its own STRATA_TOKEN)",
+                     a->desc);
+}
+
 /* Before binding the local socket: a socket file nobody listens on is a
  * dead rank 0's and is removed; a live one is another rank 0 with this job
  * name, which is an error rather than a takeover. 0 or -1. */
@@ -681,10 +689,7 @@ static int clear_stale(const boot_addr_t *a, strata_error_t *err)
     int r = connect(probe, (const struct sockaddr *)&a->un, sizeof(a->un)), e = errno;
     close(probe);
     if (r == 0 || e == EAGAIN) {
-        strata_error_set(err, STRATA_ERR_SYSTEM,
-                         "bootstrap: another rank 0 of this job already listens at %s (two "
-                         "jobs with one name? give each its own STRATA_TOKEN)",
-                         a->desc);
+        already_listens(a, err);
         return -1;
     }
     if (e == ECONNREFUSED) unlink(a->un.sun_path);
@@ -707,9 +712,32 @@ static int listen_at(const boot_addr_t *a, strata_error_t *err)
     if (!a->local) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     socklen_t len;
     const struct sockaddr *sa = addr_of(a, &len);
-    if (bind(fd, sa, len) != 0 || listen(fd, 128) != 0) {
-        strata_error_set(err, STRATA_ERR_SYSTEM, "bootstrap: cannot listen at %s: %s", a->desc,
-                         strerror(errno));
+    /* A local socket is bound under a private name and linked to its real
+     * one only once it listens: bound there directly, it would exist for a
+     * moment without listening, and another rank 0's stale check (or a
+     * rank) would meet ECONNREFUSED and take it for a dead one's. link()
+     * fails on an existing name, as bind() did. */
+    struct sockaddr_un tmp = a->un;
+    if (a->local) {
+        char *slash = strrchr(tmp.sun_path, '/');
+        size_t at = slash ? (size_t)(slash - tmp.sun_path) + 1 : 0;
+        snprintf(tmp.sun_path + at, sizeof(tmp.sun_path) - at, "t%ld", (long)getpid());
+        unlink(tmp.sun_path); /* a name of this pid: ours or a dead process's */
+        sa = (const struct sockaddr *)&tmp, len = sizeof(tmp);
+    }
+    bool ok = bind(fd, sa, len) == 0 && listen(fd, 128) == 0;
+    int e = errno;
+    if (ok && a->local) {
+        ok = link(tmp.sun_path, a->un.sun_path) == 0;
+        e = errno;
+        unlink(tmp.sun_path);
+    }
+    if (!ok) {
+        if (a->local && e == EEXIST)
+            already_listens(a, err);
+        else
+            strata_error_set(err, STRATA_ERR_SYSTEM, "bootstrap: cannot listen at %s: %s", a->desc,
+                             strerror(e));
         close(fd);
         return -1;
     }
@@ -1085,6 +1113,108 @@ out:
     if (lfd >= 0) close(lfd);
     util_free(x.host_of);
     util_free(x.addrs);
+    return st;
+}
+
+/* ==== Duplicating a communicator that spans hosts ====
+ *
+ * Over the parent's own collectives (its streams proved the token, so the
+ * frames come from the job's ranks): rank 0 broadcasts a fresh
+ * communicator id and a fresh 32-byte key, which stands for the token in
+ * the new streams' proofs (the token itself is not kept after start-up);
+ * every rank opens a data listener on the local address of its parent
+ * streams, each host's leader (its lowest rank) creates the new segment,
+ * and one allgather publishes every rank's listener, its leader's segment
+ * name and whether both worked. Everyone sees the same table, so all fail
+ * together; the others attach, a max-allreduce of failures lets the
+ * leaders unlink, and the pairs on different hosts connect as at
+ * start-up (comm_tcp_connect). */
+#define DUP_REC (4 + ADDR_LEN + 64)
+
+static strata_status_t dup_fail(strata_comm_t *c, strata_status_t st, strata_error_t *err)
+{
+    return strata_error_set(err, st, "strata_comm_dup: %s", c->errmsg);
+}
+
+strata_status_t comm_dup_cross(strata_comm_t *c, strata_comm_t *n, strata_error_t *err)
+{
+    int P = c->size, leader = 0, nstreams = 0, lfd = -1;
+    while (c->remote[leader])
+        leader++;
+    n->remote = util_calloc((size_t)P, sizeof(bool));
+    unsigned char *all = util_calloc((size_t)P, DUP_REC);
+    comm_net_addr_t *addrs = util_calloc((size_t)P, sizeof(comm_net_addr_t));
+    if (!n->remote || !all || !addrs) {
+        util_free(all), util_free(addrs);
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    }
+    memcpy(n->remote, c->remote, (size_t)P * sizeof(bool));
+    n->nhosts = c->nhosts, n->host_group = c->host_group;
+    unsigned char sec[COMM_TCP_ID + NONCE_LEN + 1] = {0}, rec[DUP_REC] = {0};
+    comm_net_addr_t mine = {0};
+    char name[64] = "";
+    bool made = false;
+    strata_error_t mine_err = {0};
+    uint32_t bad = 0;
+    if (c->rank == 0) sec[sizeof sec - 1] = nonce(sec) == 0 && nonce(sec + COMM_TCP_ID) == 0;
+    strata_status_t st = strata_comm_broadcast(c, sec, sizeof sec, STRATA_UINT8, 0, NULL);
+    if (st != STRATA_OK) goto out_parent;
+    /* this rank's listener and (a leader) segment; failures are published */
+    if (comm_tcp_local(c, &mine, &nstreams) != 0 || (lfd = comm_tcp_listen(&mine, &mine_err)) < 0)
+        bad = 1;
+    if (!bad && c->rank == leader) {
+        comm_seg_name(n, name, sizeof name);
+        if (comm_seg_create(n, name, &mine_err) != STRATA_OK) bad = 2, name[0] = 0;
+        made = bad == 0;
+    }
+    put32(rec, bad);
+    put_addr(rec + 4, &mine);
+    memcpy(rec + 4 + ADDR_LEN, name, sizeof name);
+    st = strata_comm_allgather(c, rec, all, DUP_REC, STRATA_UINT8, NULL);
+    if (st != STRATA_OK) goto out_parent;
+    st = STRATA_ERR_SYSTEM;
+    if (!sec[sizeof sec - 1]) {
+        strata_error_set(err, st, "strata_comm_dup: rank 0 could not draw a communicator id");
+        goto out;
+    }
+    for (int r = 0; r < P; r++) {
+        const unsigned char *q = all + (size_t)r * DUP_REC;
+        if (get32(q) != 0) {
+            strata_error_set(err, st, "strata_comm_dup: rank %d could not %s%s%s", r,
+                             get32(q) == 1 ? "open a data listener" : "create its host's segment",
+                             r == c->rank && mine_err.msg[0] ? ": " : "",
+                             r == c->rank ? mine_err.msg : "");
+            goto out;
+        }
+        if (r != c->rank && c->remote[r] && get_addr(q + 4, &addrs[r]) != 0) {
+            strata_error_set(err, STRATA_ERR_PROTOCOL, "strata_comm_dup: no address for rank %d",
+                             r);
+            goto out;
+        }
+    }
+    const unsigned char *ln = all + (size_t)leader * DUP_REC + 4 + ADDR_LEN;
+    memcpy(name, ln, sizeof name);
+    name[sizeof name - 1] = 0;
+    int32_t failed = c->rank != leader && comm_seg_attach(n, name, &mine_err) != STRATA_OK, any = 0;
+    st = strata_comm_allreduce(c, &failed, &any, 1, STRATA_INT32, STRATA_MAX, NULL);
+    if (st != STRATA_OK) goto out_parent;
+    if (any) {
+        st = strata_error_set(err, STRATA_ERR_SYSTEM, "strata_comm_dup: %s",
+                              failed ? mine_err.msg : "a rank could not map its host's segment");
+        goto out;
+    }
+    /* the key as the new streams' token (hex: the proofs take a string) */
+    char key[2 * NONCE_LEN + 1];
+    for (int i = 0; i < NONCE_LEN; i++)
+        snprintf(key + 2 * i, 3, "%02x", sec[COMM_TCP_ID + i]);
+    st = comm_tcp_connect(n, key, sec, addrs, nstreams, lfd, util_now() + c->timeout, err);
+    goto out;
+out_parent:
+    dup_fail(c, st, err);
+out:
+    if (made) shm_unlink(name); /* its ranks have mapped it, or the dup failed */
+    if (lfd >= 0) close(lfd);
+    util_free(all), util_free(addrs);
     return st;
 }
 

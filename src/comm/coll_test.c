@@ -276,6 +276,78 @@ static void run_moves(rank_ctx_t *x, size_t count, strata_dtype_t dt)
         run_moves_algo(x, count, dt, a);
 }
 
+/* Hosts of g > 1 ranks (COLL_TEST_HOSTS): which schedule auto runs, as
+ * sched's cost model on comm.c's host machine (1 µs / 5 GB/s inside a host,
+ * 50 µs / 125 MB/s between) decides. At 4 MiB every collective is
+ * bandwidth-bound and the two-level schedule sends each byte over the host
+ * link once per stage where the flat one repeats it (hier); at 8 B an
+ * allreduce is one latency per round: recursive doubling's log2 P rounds
+ * (one across hosts) beat hier's 2(N-1) across. Barrier on 2 x 2: hier's
+ * g-1 = 1 round inside and N-1 = 1 across against recursive doubling's
+ * one inside and one across: a tie, which hier wins; then one barrier on
+ * it (a schedule of zero-element messages). */
+static int check_choices(rank_ctx_t *x)
+{
+    static const strata_coll_t colls[] = {STRATA_COLL_ALLREDUCE, STRATA_COLL_REDUCE_SCATTER,
+                                          STRATA_COLL_ALLGATHER, STRATA_COLL_BROADCAST,
+                                          STRATA_COLL_REDUCE,    STRATA_COLL_ALLTOALL};
+    comm_call_t k = {.c = x->c, .algo = STRATA_COMM_AUTO};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++)
+        if (comm_exec_algo(&k, colls[i], 4u << 20) != STRATA_ALGO_HIER ||
+            k.group != (uint32_t)x->c->host_group || k.chunks < 1) {
+            fprintf(stderr, "%s at 4 MiB: not the two-level schedule\n",
+                    strata_coll_name(colls[i]));
+            bad++;
+        }
+    if (comm_exec_algo(&k, STRATA_COLL_ALLREDUCE, 8) != STRATA_ALGO_RECDBL) {
+        fprintf(stderr, "allreduce at 8 B: not recursive doubling\n");
+        bad++;
+    }
+    if (x->P == 4 && comm_exec_algo(&k, STRATA_COLL_BARRIER, 0) != STRATA_ALGO_HIER) {
+        fprintf(stderr, "barrier on 2 x 2: not the two-level schedule\n");
+        bad++;
+    }
+    strata_status_t st = strata_comm_barrier(x->c, NULL);
+    if (st != STRATA_OK) fprintf(stderr, "barrier: %s\n", strata_comm_errmsg(x->c)), bad++;
+    return bad;
+}
+
+/* A duplicate of a communicator that spans hosts (its own segments and TCP
+ * streams): an allreduce of (r+1)·(i+1) over P ranks gives P(P+1)/2·(i+1)
+ * on it, small (4 elements) and large (1 M + 3: frames on every stream),
+ * with a parent call in between; the parent goes on afterwards. */
+static int check_dup(rank_ctx_t *x)
+{
+    strata_comm_t *d = NULL;
+    strata_error_t err = {0};
+    if (strata_comm_dup(x->c, &d, &err) != STRATA_OK) {
+        fprintf(stderr, "rank %d: dup: %s\n", x->rank, err.msg);
+        return 1;
+    }
+    int bad = d->tcp == NULL || d->nhosts != x->c->nhosts || d->host_group != x->c->host_group;
+    size_t ns[2] = {4, (1u << 20) + 3};
+    for (int t = 0; t < 2 && !bad; t++) {
+        int32_t *v = malloc(ns[t] * sizeof *v);
+        for (size_t i = 0; v && i < ns[t]; i++)
+            v[i] = (int32_t)((x->rank + 1) * (int)(i % 1000 + 1));
+        if (!v || strata_comm_allreduce(d, STRATA_IN_PLACE, v, ns[t], STRATA_INT32, STRATA_SUM,
+                                        NULL) != STRATA_OK) {
+            fprintf(stderr, "rank %d: dup allreduce: %s\n", x->rank, strata_comm_errmsg(d));
+            bad = 1;
+        }
+        for (size_t i = 0; !bad && i < ns[t]; i++)
+            if (v[i] != x->P * (x->P + 1) / 2 * (int32_t)(i % 1000 + 1)) {
+                fprintf(stderr, "rank %d: dup allreduce [%zu] = %d\n", x->rank, i, v[i]);
+                bad = 1;
+            }
+        free(v);
+        if (!bad && strata_comm_barrier(x->c, NULL) != STRATA_OK) bad = 1;
+    }
+    strata_comm_destroy(d);
+    return bad;
+}
+
 static int rank_main(void *arg)
 {
     (void)arg;
@@ -308,6 +380,8 @@ static int rank_main(void *arg)
                 x.c->tcp ? "on" : "off", want_hosts);
         return 4;
     }
+    if (hs && atoi(hs) > 1 && x.P / atoi(hs) > 1 && check_choices(&x)) return 5;
+    if (x.c->remote && check_dup(&x)) return 6;
     size_t maxn = (counts[NCOUNTS - 1] + (size_t)x.P) * 8;
     x.in = malloc(maxn), x.out = malloc(maxn), x.ref = malloc(maxn);
     for (size_t ci = 0; ci < NCOUNTS && x.in && x.out && x.ref; ci++)

@@ -318,7 +318,7 @@ static strata_status_t begin(strata_comm_t *c, const char *what, const strata_ca
     k->timeout = o && o->timeout_s > 0 ? o->timeout_s : c->timeout;
     k->deadline = 0; /* set at the first slow check: no clock read on the fast path */
     k->algo = o ? o->algo : STRATA_COMM_AUTO;
-    k->group = 0;
+    k->group = 0, k->chunks = 0;
     if ((unsigned)k->algo >= STRATA_COMM_ALGO_COUNT) return bad(c, what, "unknown algorithm");
     return comm_check_fast(k);
 }
@@ -366,37 +366,75 @@ static bool in_place(const void *send, const void *recv)
     return send == STRATA_IN_PLACE || send == recv;
 }
 
+/* The machine the cost model prices a communicator spanning hosts on:
+ * N hosts of g ranks, each host one network link. Inside a host a message
+ * is a flag and a copy through the segment (about 1 µs, one core's copy
+ * bandwidth, ~5 GB/s); between hosts a message crosses two TCP stacks
+ * (α = 50 µs) over a 1 Gbit/s link — assumed, not measured: the figures
+ * only rank the algorithms (cross_algo's derivation uses the same). */
+static strata_coll_machine_t hosts_machine(const strata_comm_t *c)
+{
+    uint32_t g = (uint32_t)c->host_group;
+    return (strata_coll_machine_t){.nranks = (uint32_t)c->size,
+                                   .per_server = g,
+                                   .servers = (uint32_t)c->size / g,
+                                   .nics = 1,
+                                   .bw_intra = 5e9,
+                                   .bw_nic = 125e6,
+                                   .lat_intra = 1e-6,
+                                   .lat_inter = 50e-6,
+                                   .eta_intra = 1,
+                                   .reduce_bw = 5e9};
+}
+
 /* The collective layer's algorithm for a message-passing call (and, for
- * the two-level one, k->group). Alltoall has neither a ring nor a
- * recursive-doubling schedule: it runs on pairwise exchange (each rank sends
- * block q straight to rank q). An allreduce above 64 KiB across hosts that
- * each hold g > 1 consecutive ranks, when the choice is strata's (auto or
- * shm), runs the two-level schedule (sched's HIER: ring reduce-scatter inside
- * each host over shared memory, ring allreduce of each 1/g block between the
- * N hosts' ranks of one local index over TCP, ring allgather inside): by
- * counting, each host's network link then carries 2(N-1)/N·S bytes against
- * the flat ring's 2(P-1)/P·S, in 2(g-1) + 2(N-1) phases against 2(P-1), so
- * it is the cheaper of the two in both α and β terms whenever g > 1. */
-static strata_algo_t exec_algo(comm_call_t *k, strata_coll_t coll, size_t bytes)
+ * the two-level one, k->group and k->chunks). Alltoall has neither a ring
+ * nor a recursive-doubling schedule: it runs on pairwise exchange (each
+ * rank sends block q straight to rank q). Across hosts that each hold
+ * g > 1 consecutive ranks, when the choice is strata's (auto or shm), sched's
+ * cost model (strata_coll_cost, on hosts_machine) decides between the flat
+ * schedule and the two-level one (sched's HIER: a stage over shared memory
+ * inside each host, a stage between the ranks of one local index across
+ * hosts — rail-style, every rank's TCP streams carry 1/g — e.g. for
+ * allreduce ring reduce-scatter inside, ring allreduce of each 1/g block
+ * across, ring allgather inside: each host's link carries 2(N-1)/N·S
+ * against the flat ring's 2(P-1)/P·S, in fewer TCP phases), and the
+ * two-level schedule runs with the chunk count the model chose (and wins a
+ * tie: every message across hosts then joins ranks of one local index). The flat
+ * ring is priced as the model's ring over these servers (g channels
+ * sharing the host's one link: the same bytes and phases per link as one
+ * ring over all ranks). */
+strata_algo_t comm_exec_algo(comm_call_t *k, strata_coll_t coll, size_t bytes)
 {
     strata_comm_t *c = k->c;
     strata_comm_algo_t req = k->algo != STRATA_COMM_AUTO ? k->algo : c->env_algo;
     strata_comm_algo_t a = strata_comm_algo_for(c, coll, bytes, k->algo);
-    k->group = 0;
-    if (coll == STRATA_COLL_ALLTOALL) return STRATA_ALGO_PAIRWISE;
-    if ((req == STRATA_COMM_AUTO || req == STRATA_COMM_SHM) && c->remote && c->host_group > 1 &&
-        coll == STRATA_COLL_ALLREDUCE && bytes > 65536) {
-        k->group = (uint32_t)c->host_group;
-        return STRATA_ALGO_HIER;
+    strata_algo_t flat = coll == STRATA_COLL_ALLTOALL  ? STRATA_ALGO_PAIRWISE
+                         : a == STRATA_COMM_RECDBL     ? STRATA_ALGO_RECDBL
+                         : coll == STRATA_COLL_BARRIER ? STRATA_ALGO_RECDBL
+                                                       : STRATA_ALGO_RING;
+    k->group = 0, k->chunks = 0;
+    int g = c->host_group;
+    if ((req == STRATA_COMM_AUTO || req == STRATA_COMM_SHM) && c->remote && g > 1 &&
+        c->size / g > 1) {
+        strata_coll_machine_t m = hosts_machine(c);
+        strata_coll_cost_t f, h;
+        if (strata_coll_cost(&m, coll, STRATA_ALGO_HIER, (double)bytes, &h, NULL) == STRATA_OK &&
+            (strata_coll_cost(&m, coll, flat, (double)bytes, &f, NULL) != STRATA_OK ||
+             h.time <= f.time)) {
+            k->group = (uint32_t)g;
+            k->chunks = h.chunks;
+            return STRATA_ALGO_HIER;
+        }
     }
-    return a == STRATA_COMM_RECDBL ? STRATA_ALGO_RECDBL : STRATA_ALGO_RING;
+    return flat;
 }
 
 /* Run coll either on the engine (fn) or through the schedule executor. */
 #define DISPATCH(k, coll, bytes, engine_call, src, dst, count, dt, op, root)                       \
     (strata_comm_algo_for((k)->c, coll, bytes, (k)->algo) == STRATA_COMM_SHM                       \
          ? (engine_call)                                                                           \
-         : comm_exec(k, coll, exec_algo(k, coll, bytes), src, dst, count, dt, op, root))
+         : comm_exec(k, coll, comm_exec_algo(k, coll, bytes), src, dst, count, dt, op, root))
 
 strata_status_t strata_comm_allreduce(strata_comm_t *c, const void *sendbuf, void *recvbuf,
                                       size_t count, strata_dtype_t dt, strata_op_t op,
@@ -517,7 +555,13 @@ strata_status_t strata_comm_barrier(strata_comm_t *c, const strata_call_opts_t *
     strata_status_t st = begin(c, "barrier", opts, &k);
     if (st != STRATA_OK || c->size == 1) return st;
     sign(&k, COMM_SIG_BARRIER, 0, STRATA_INT8, STRATA_SUM, -1);
-    if (c->remote) { /* across hosts: a one-byte allreduce on the schedules */
+    if (c->remote) {
+        /* across hosts: the two-level barrier (sched's, messages of no
+         * data) where the cost model prefers it, else a one-byte
+         * recursive-doubling allreduce */
+        if (comm_exec_algo(&k, STRATA_COLL_BARRIER, 0) == STRATA_ALGO_HIER)
+            return comm_exec(&k, STRATA_COLL_BARRIER, STRATA_ALGO_HIER, NULL, NULL, 0, STRATA_UINT8,
+                             STRATA_SUM, -1);
         unsigned char one = 1, got = 0;
         return comm_exec(&k, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RECDBL, &one, &got, 1, STRATA_UINT8,
                          STRATA_SUM, -1);
@@ -560,16 +604,20 @@ strata_status_t strata_comm_recv(strata_comm_t *c, void *buf, size_t bytes, int 
 strata_status_t strata_comm_dup(strata_comm_t *c, strata_comm_t **comm_p, strata_error_t *err)
 {
     if (!c || !comm_p) return strata_error_set(err, STRATA_ERR_INVALID, "NULL communicator");
-    if (c->remote)
-        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
-                                "strata_comm_dup: the communicator spans hosts (%d); duplicating "
-                                "one is not supported yet: create a second one with "
-                                "strata_comm_init",
-                                c->nhosts);
     strata_comm_t *n = comm_alloc(c->rank, c->size, c->timeout);
     if (!n) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     memcpy(n->pids, c->pids, (size_t)c->size * sizeof(int32_t));
     memcpy(n->jobhash, c->jobhash, sizeof(n->jobhash));
+    if (c->remote) { /* across hosts: segments per host and new TCP streams */
+        strata_status_t st = comm_dup_cross(c, n, err);
+        if (st == STRATA_OK) st = comm_local_setup(n, err);
+        if (st != STRATA_OK) {
+            strata_comm_destroy(n);
+            return st;
+        }
+        *comm_p = n;
+        return STRATA_OK;
+    }
     /* Rank 0 names and creates the segment and broadcasts the name (empty:
      * failed); the others map it, and a barrier lets rank 0 unlink it. */
     char name[64] = "";

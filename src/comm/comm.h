@@ -244,6 +244,7 @@ typedef struct comm_call {
     const char *what;
     strata_comm_algo_t algo;
     uint32_t group;   /* schedules' ranks per node (hierarchical), 0: none */
+    uint32_t chunks;  /* schedules' pipeline chunks (hierarchical), 0: one */
     comm_sig_t sig;   /* this rank's arguments */
     uint32_t sigword; /* comm_sig_word(&sig) */
 } comm_call_t;
@@ -321,6 +322,9 @@ void comm_net_describe(const comm_net_addr_t *a, char *buf, size_t len);
 int comm_net_ifaddr(const char *spec, int family, comm_net_addr_t *out, strata_error_t *err);
 /* Listen on a's address, any port; *a gets the port. The fd or -1. */
 int comm_tcp_listen(comm_net_addr_t *a, strata_error_t *err);
+/* This rank's data address (the local end of its streams, port 0) and
+ * its streams per peer, for a communicator with TCP peers. 0 or -1. */
+int comm_tcp_local(const strata_comm_t *c, comm_net_addr_t *a, int *nstreams_p);
 /* Connect every pair on different hosts (c->remote) with nstreams streams
  * each: dial lower ranks at addrs[], accept higher ones on lfd; then make
  * comm_tcp_transport c's transport. */
@@ -468,6 +472,10 @@ typedef struct comm_peer_info {
 } comm_peer_info_t;
 
 /* Rendezvous, identity exchange and segment setup for rank/size at root. */
+/* strata_comm_dup's part for a communicator spanning hosts: n (allocated,
+ * pids and job hash copied) gets the host layout, its hosts' segments and
+ * its own TCP streams, set up over c's collectives (bootstrap.c). */
+strata_status_t comm_dup_cross(strata_comm_t *c, strata_comm_t *n, strata_error_t *err);
 strata_status_t comm_bootstrap(strata_comm_t *c, const char *root, const char *token,
                                strata_error_t *err);
 /* 16 hex digits naming the job in segment names: a keyed hash (HMAC) of
@@ -546,6 +554,10 @@ strata_status_t comm_p2p_recv(comm_call_t *k, int peer, void *buf, size_t bytes)
 /* Execute the collective layer's schedule for (coll, algo) on this rank:
  * count as in strata/sched.h; src may overlap dst (in place): the input is
  * then staged first. */
+/* The schedule a message-passing call of coll on `bytes` (the collective's
+ * whole buffer, as sched's cost model counts it) runs: sets k->group and
+ * k->chunks for the two-level one (comm.c). */
+strata_algo_t comm_exec_algo(comm_call_t *k, strata_coll_t coll, size_t bytes);
 strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo, const void *src,
                           void *dst, size_t count, strata_dtype_t dt, strata_op_t op, int root);
 

@@ -297,7 +297,7 @@ static bool same_key(const strata_sched_params_t *a, const strata_sched_params_t
 {
     return a->coll == b->coll && a->algo == b->algo && a->nranks == b->nranks &&
            a->count == b->count && a->elem_size == b->elem_size && a->root == b->root &&
-           a->group == b->group;
+           a->group == b->group && a->chunks == b->chunks;
 }
 
 static strata_status_t grow(unsigned char **p, size_t *have, size_t need)
@@ -374,7 +374,7 @@ strata_status_t comm_exec(comm_call_t *k, strata_coll_t coll, strata_algo_t algo
                                .count = count,
                                .elem_size = (uint32_t)strata_dtype_size(dt),
                                .root = root < 0 ? 0 : (uint32_t)root,
-                               .chunks = 1,
+                               .chunks = k->chunks ? k->chunks : 1,
                                .group = k->group};
     exec_cache_t *x = NULL;
     strata_status_t st = load(k, &p, &x);

@@ -808,3 +808,19 @@ int comm_tcp_test_fd(const strata_comm_t *c, int peer, int stream)
         return -1;
     return c->tcp->peer[peer].s[stream].fd;
 }
+
+int comm_tcp_local(const strata_comm_t *c, comm_net_addr_t *a, int *nstreams_p)
+{
+    for (int p = 0; c->tcp && p < c->size; p++) {
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof ss;
+        if (!c->remote[p] || c->tcp->peer[p].s[0].fd < 0 ||
+            getsockname(c->tcp->peer[p].s[0].fd, (struct sockaddr *)&ss, &len) != 0)
+            continue;
+        comm_net_from_sockaddr(&ss, a);
+        a->port = 0;
+        *nstreams_p = c->tcp->nstreams;
+        return 0;
+    }
+    return -1;
+}

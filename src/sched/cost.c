@@ -1095,6 +1095,49 @@ static void cost_twolevel(const strata_coll_machine_t *m, uint32_t g, double n, 
     z->g = red(m, (g - 1) / (double)g * n + (N - 1) / N * n / g);
 }
 
+/* Two-level, the other collectives (hier.c). Reduce-scatter, allgather
+ * and alltoall: g-1 steps inside a server, each moving the N blocks of one
+ * local index (N·n/P), and N-1 steps across, where all g ranks of a server
+ * cross at once (reduce-scatter, allgather: one block n/P each; alltoall:
+ * the g blocks gathered for the peer, g·n/P), so they share its NICs
+ * (net_bw(m, g)). Barrier: reduce-scatter's steps with no data. Broadcast
+ * and reduce: a tree of two chains (across servers from the root's, then
+ * inside each) of depth T = (N-1) + (g-1), pipelined over C chunks of n/C:
+ * C + T - 1 phases; phase p carries a hop across while p < C + N - 2 and
+ * one inside while a chunk still moves inside (from the first phase when
+ * g > 1); the tiers' links differ, so a phase with both takes the slower. */
+static void cost_hier_other(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z,
+                            double *chunks)
+{
+    double P = m->nranks, g = m->per_server, N = P / g, blk = n / P;
+    double le = m->lat_rail > 0 ? m->lat_rail : m->lat_inter;
+    if (c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE) {
+        double T = (N - 1) + (g - 1), bw_out = net_bw(m, 1);
+        double C = pipe_chunks(T - 1, n / fmin(bw_out, m->bw_intra), le, n);
+        *chunks = C;
+        double x = n / C / m->bw_intra, y = n / C / bw_out;
+        for (double p = 0; p < C + T - 1; p++) {
+            bool out = N > 1 && p<C + N - 2, in = g> 1;
+            double ti = in ? m->lat_intra + x : 0, te = out ? le + y : 0;
+            z->steps += 1;
+            if (te > ti)
+                z->a += le, z->be += y, z->xe += y * bw_out;
+            else
+                z->a += m->lat_intra, z->bi += x, z->xi += n / C;
+        }
+        if (c == STRATA_COLL_REDUCE) z->g = red(m, n);
+        return;
+    }
+    double outer = c == STRATA_COLL_ALLTOALL ? g * blk : blk;
+    if (g > 1) step(z, m, false, N * blk, m->bw_intra, g - 1);
+    if (N > 1) {
+        double a0 = z->a;
+        step(z, m, true, outer, net_bw(m, g), N - 1);
+        z->a = a0 + (N - 1) * le; /* across: ranks of one local index, one rail */
+    }
+    if (c == STRATA_COLL_REDUCE_SCATTER) z->g = red(m, (g - 1) * N * blk + (N - 1) * blk);
+}
+
 /* In-network (innet.c): NVLS inside a server, a SHARP tree across servers.
  * C + 3 phases in one server, C + 5 with the tree. Switches reduce at line
  * rate (they are built to), so there is no γ term.
@@ -1337,7 +1380,10 @@ static void dispatch(const strata_coll_machine_t *m, strata_coll_t c, strata_alg
         cost_pairwise(m, c, n, z);
         break;
     case STRATA_ALGO_HIER:
-        cost_twolevel(m, m->per_server, n, z, chunks);
+        if (c == STRATA_COLL_ALLREDUCE)
+            cost_twolevel(m, m->per_server, n, z, chunks);
+        else
+            cost_hier_other(m, c, n, z, chunks);
         break;
     case STRATA_ALGO_TORUS2D:
         cost_twolevel(m, torus_rows(m), n, z, chunks);

@@ -487,6 +487,40 @@ static void test_direct_closed_form(void **state)
                      STRATA_ERR_UNSUPPORTED);
 }
 
+/* Two-level reduce-scatter, allgather, alltoall and barrier (hier.c) on
+ * N = 4 servers of g = 2 ranks, 2 NICs of 50 GB/s each, 400 GB/s inside,
+ * latencies 1 µs inside and 5 µs across, n = 8 MB (blocks of n/P = 1 MB):
+ *   reduce-scatter / allgather: (g-1) = 1 step inside of N·1 MB = 4 MB,
+ *     1 µs + 4 MB / 400 GB/s = 11 µs; (N-1) = 3 steps across of 1 MB,
+ *     both ranks of a server crossing on their own NIC: 3·(5 µs + 20 µs)
+ *     = 75 µs; 86 µs in all;
+ *   alltoall: the same inside, across 3 steps of g·1 MB = 2 MB: 3·(5 +
+ *     40) µs = 135 µs; 146 µs;
+ *   barrier: 1 µs + 3·5 µs = 16 µs. */
+static void test_hier_other_colls(void **state)
+{
+    (void)state;
+    strata_coll_machine_t m = {.nranks = 8,
+                               .per_server = 2,
+                               .servers = 4,
+                               .nics = 2,
+                               .bw_intra = 400e9,
+                               .bw_nic = 50e9,
+                               .lat_intra = 1e-6,
+                               .lat_inter = 5e-6,
+                               .eta_intra = 1,
+                               .reduce_bw = 1e30};
+    assert_rel(cost(&m, STRATA_COLL_REDUCE_SCATTER, STRATA_ALGO_HIER, 8e6).time, 86e-6, 1e-9);
+    assert_rel(cost(&m, STRATA_COLL_ALLGATHER, STRATA_ALGO_HIER, 8e6).time, 86e-6, 1e-9);
+    assert_rel(cost(&m, STRATA_COLL_ALLTOALL, STRATA_ALGO_HIER, 8e6).time, 146e-6, 1e-9);
+    assert_rel(cost(&m, STRATA_COLL_BARRIER, STRATA_ALGO_HIER, 0).time, 16e-6, 1e-9);
+    /* broadcast: depth T = 3 + 1, C + T - 1 phases, never faster than the
+     * buffer through one NIC once (8 MB / 50 GB/s = 160 µs) */
+    strata_coll_cost_t b = cost(&m, STRATA_COLL_BROADCAST, STRATA_ALGO_HIER, 8e6);
+    assert_int_equal(b.steps, b.chunks + 3);
+    assert_true(b.time > 160e-6 && b.time < 2 * 160e-6);
+}
+
 static void test_cost_edges(void **state)
 {
     (void)state;
@@ -819,6 +853,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_innet_closed_form),
         cmocka_unit_test(test_closed_forms_match_schedules),
         cmocka_unit_test(test_selection),
+        cmocka_unit_test(test_hier_other_colls),
         cmocka_unit_test(test_cost_edges),
         cmocka_unit_test(test_direct_closed_form),
         cmocka_unit_test(test_machine_from_topo),

@@ -93,16 +93,299 @@ uint32_t sched_twolevel_class(const strata_sched_t *s, uint32_t phase)
     return 3;
 }
 
+/* ==== The other collectives, two-level ====
+ *
+ * Ranks r = node*g + l as above (N = P/g servers). Data move in "columns":
+ * column j of a layout is the nblk blocks of `count` elements starting at
+ * off + j*col, `stride` apart. Inside a server local rank l works on the
+ * blocks of the ranks with local index l on every server (N blocks, g*n
+ * apart); across servers it talks only to the ranks of its own local
+ * index, as the allreduce does (rail-style: every rank's network link
+ * carries 1/g of the server's traffic). */
+
+typedef struct hcol {
+    int buf;
+    uint64_t off, col;
+    int64_t stride;
+    uint64_t nblk, count;
+} hcol_t;
+
+static void hemit(sched_sink_t *k, int op, uint32_t after, int32_t peer, const hcol_t *a,
+                  uint32_t ja, const hcol_t *b, uint32_t jb)
+{
+    strata_step_t st = {.op = (uint8_t)op,
+                        .src_buf = (uint8_t)a->buf,
+                        .dst_buf = (uint8_t)b->buf,
+                        .peer = peer,
+                        .after = after,
+                        .src_off = a->off + ja * a->col,
+                        .dst_off = b->off + jb * b->col,
+                        .count = a->count,
+                        .nblk = a->nblk,
+                        .src_stride = a->stride,
+                        .dst_stride = b->stride};
+    sched_emit(k, &st);
+}
+
+/* A ring of m members (member j = rank base + j*stride, me = i): step st
+ * (0 <= st < m-1) of a reduce-scatter in which member j ends with column j
+ * reduced into `fin`. Partial sums of a column travel through the two
+ * slots (column-free layouts), received in step st and forwarded in
+ * st + 1; the first send reads `in`, every reduction takes `in` as its
+ * other operand. */
+static void col_rs_step(uint32_t m, uint32_t i, uint32_t base, uint32_t stride, uint32_t st,
+                        const hcol_t *in, const hcol_t *slot0, const hcol_t *slot1,
+                        const hcol_t *fin, sched_sink_t *k)
+{
+    const hcol_t *slot[2] = {slot0, slot1};
+    uint32_t cs = sched_mod((int64_t)i - st - 1, m), cr = sched_mod((int64_t)i - st - 2, m);
+    int32_t next = (int32_t)(base + (i + 1) % m * stride);
+    int32_t prev = (int32_t)(base + (i + m - 1) % m * stride);
+    if (st == 0)
+        hemit(k, STRATA_STEP_SEND, 0, next, in, cs, in, cs);
+    else
+        hemit(k, STRATA_STEP_SEND, 0, next, slot[(st - 1) % 2], 0, slot[(st - 1) % 2], 0);
+    hemit(k, STRATA_STEP_RECV_REDUCE, 0, prev, in, cr, st == m - 2 ? fin : slot[st % 2], 0);
+}
+
+/* Step st (0 <= st < m-1) of a ring allgather of columns in `buf`, member
+ * j contributing column j; its first send reads `own` (column-free). */
+static void col_ag_step(uint32_t m, uint32_t i, uint32_t base, uint32_t stride, uint32_t st,
+                        const hcol_t *buf, const hcol_t *own, sched_sink_t *k)
+{
+    uint32_t cs = sched_mod((int64_t)i - st, m), cr = sched_mod((int64_t)i - st - 1, m);
+    int32_t next = (int32_t)(base + (i + 1) % m * stride);
+    int32_t prev = (int32_t)(base + (i + m - 1) % m * stride);
+    if (st == 0)
+        hemit(k, STRATA_STEP_SEND, 0, next, own, 0, own, 0);
+    else
+        hemit(k, STRATA_STEP_SEND, 0, next, buf, cs, buf, cs);
+    hemit(k, STRATA_STEP_RECV, 0, prev, buf, cr, buf, cr);
+}
+
+/* Reduce-scatter (and, with no data, barrier): ring reduce-scatter inside
+ * the server of each column (the N blocks of one local index), g-1 phases,
+ * into R in scratch; then ring reduce-scatter of R across the N ranks of
+ * one local index, N-1 phases, ending with block r in the output. Scratch:
+ * two partial slots of N blocks, R, two partial slots of one block. */
+static void h_reduce_scatter(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
+{
+    uint32_t g = s->p.group, N = s->p.nranks / g, node = r / g, l = r % g, ph = k->phase;
+    uint64_t n = s->p.count, Nn = (uint64_t)N * n;
+    hcol_t in1 = {STRATA_BUF_INPUT, 0, n, (int64_t)(g * n), N, n};
+    hcol_t a0 = {STRATA_BUF_SCRATCH, 0, 0, (int64_t)n, N, n}, a1 = a0;
+    hcol_t R = a0, out = {STRATA_BUF_OUTPUT, 0, 0, (int64_t)n, 1, n};
+    a1.off = Nn, R.off = 2 * Nn;
+    if (ph < g - 1) {
+        col_rs_step(g, l, node * g, 1, ph, &in1, &a0, &a1, N > 1 ? &R : &out, k);
+        return;
+    }
+    ph -= g - 1;
+    /* across: column j = the server sum of block j*g + l (in R, or with one
+     * rank per server straight from the input) */
+    hcol_t in2 = g > 1 ? (hcol_t){STRATA_BUF_SCRATCH, 2 * Nn, n, (int64_t)n, 1, n}
+                       : (hcol_t){STRATA_BUF_INPUT, 0, n, (int64_t)n, 1, n};
+    hcol_t b0 = {STRATA_BUF_SCRATCH, 3 * Nn, 0, (int64_t)n, 1, n}, b1 = b0;
+    b1.off = 3 * Nn + n;
+    col_rs_step(N, node, l, g, ph, &in2, &b0, &b1, &out, k);
+}
+
+/* Allgather: ring allgather across the N ranks of one local index (each
+ * gathers the blocks j*g + l into the output), N-1 phases; then ring
+ * allgather inside the server of those columns, g-1 phases. */
+static void h_allgather(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
+{
+    uint32_t g = s->p.group, N = s->p.nranks / g, node = r / g, l = r % g, ph = k->phase;
+    uint64_t n = s->p.count;
+    hcol_t own = {STRATA_BUF_INPUT, 0, 0, (int64_t)n, 1, n};
+    if (ph == 0) sched_copy(k, 0, STRATA_BUF_INPUT, 0, STRATA_BUF_OUTPUT, r * n, n);
+    if (ph < N - 1) {
+        hcol_t across = {STRATA_BUF_OUTPUT, l * n, g * n, (int64_t)n, 1, n};
+        col_ag_step(N, node, l, g, ph, &across, &own, k);
+        return;
+    }
+    ph -= N - 1;
+    hcol_t inside = {STRATA_BUF_OUTPUT, 0, n, (int64_t)(g * n), N, n};
+    hcol_t mine = inside;
+    mine.off = l * n, mine.col = 0;
+    col_ag_step(g, l, node * g, 1, ph, &inside, N > 1 ? &mine : &own, k);
+}
+
+/* Broadcast and reduce: a tree of two chains — the root's local index
+ * across the servers (from the root's server on), and in every server the
+ * chain of its ranks from that index on. Rank r sits at depth
+ * d = (servers from the root's) + (local ranks from the root's index), at
+ * most T = (N-1) + (g-1); chunk c is pipelined down it, crossing depth d
+ * to d+1 in phase c + d (broadcast), or up it from depth d to d-1 in
+ * phase c + T - d (reduce: a rank has heard from both its children, which
+ * share a depth, before it sends): C + T - 1 phases either way. */
+typedef struct htree {
+    uint32_t depth;
+    int32_t up, in, out; /* parent, child inside, child across (-1: none) */
+} htree_t;
+
+static htree_t h_tree(const strata_sched_t *s, uint32_t r)
+{
+    uint32_t g = s->p.group, N = s->p.nranks / g, node = r / g, l = r % g;
+    uint32_t rn = s->p.root / g, rl = s->p.root % g;
+    uint32_t di = sched_mod((int64_t)node - rn, N), dl = sched_mod((int64_t)l - rl, g);
+    htree_t t = {.depth = di + dl, .up = -1, .in = -1, .out = -1};
+    if (dl > 0)
+        t.up = (int32_t)(node * g + (l + g - 1) % g);
+    else if (di > 0)
+        t.up = (int32_t)((node + N - 1) % N * g + l);
+    if (dl < g - 1) t.in = (int32_t)(node * g + (l + 1) % g);
+    if (dl == 0 && di < N - 1) t.out = (int32_t)((node + 1) % N * g + l);
+    return t;
+}
+
+static uint32_t h_depth(const strata_sched_t *s)
+{
+    return s->p.nranks / s->p.group - 1 + s->p.group - 1;
+}
+
+static void h_broadcast(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
+{
+    uint32_t C = s->p.chunks;
+    uint64_t n = s->p.count;
+    htree_t t = h_tree(s, r);
+    int sbuf = t.depth == 0 ? STRATA_BUF_INPUT : STRATA_BUF_OUTPUT;
+    if (t.depth == 0 && k->phase == 0)
+        sched_copy(k, 0, STRATA_BUF_INPUT, 0, STRATA_BUF_OUTPUT, 0, n);
+    int64_t cr = (int64_t)k->phase - t.depth + 1, cs = (int64_t)k->phase - t.depth;
+    if (t.up >= 0 && cr >= 0 && cr < C)
+        sched_recv(k, 0, t.up, STRATA_BUF_OUTPUT, sched_blk_off(n, C, (uint64_t)cr),
+                   sched_blk_len(n, C, (uint64_t)cr));
+    if (cs < 0 || cs >= C) return;
+    uint64_t o = sched_blk_off(n, C, (uint64_t)cs), len = sched_blk_len(n, C, (uint64_t)cs);
+    if (t.out >= 0) sched_send(k, 0, t.out, sbuf, o, len);
+    if (t.in >= 0) sched_send(k, 0, t.in, sbuf, o, len);
+}
+
+static void h_reduce(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
+{
+    uint32_t C = s->p.chunks, T = h_depth(s);
+    uint64_t n = s->p.count;
+    htree_t t = h_tree(s, r);
+    bool leaf = t.in < 0 && t.out < 0;
+    int acc = t.depth == 0 ? STRATA_BUF_OUTPUT : STRATA_BUF_SCRATCH;
+    int64_t cr = (int64_t)k->phase - (T - t.depth - 1), cs = (int64_t)k->phase - (T - t.depth);
+    if (!leaf && cr >= 0 && cr < C) {
+        /* both children in one phase: the second reduction waits for the first */
+        uint64_t o = sched_blk_off(n, C, (uint64_t)cr), len = sched_blk_len(n, C, (uint64_t)cr);
+        int first = t.out >= 0 ? t.out : t.in;
+        sched_recv_reduce(k, 0, first, STRATA_BUF_INPUT, o, acc, o, len);
+        if (t.out >= 0 && t.in >= 0) sched_recv_reduce(k, 1, t.in, acc, o, acc, o, len);
+    }
+    if (t.up >= 0 && cs >= 0 && cs < C)
+        sched_send(k, 0, t.up, leaf ? STRATA_BUF_INPUT : acc, sched_blk_off(n, C, (uint64_t)cs),
+                   sched_blk_len(n, C, (uint64_t)cs));
+}
+
+/* Alltoall, two-level (each message crosses the network once, between
+ * ranks of one local index): inside the server local rank l sends local
+ * rank j the N blocks it has for the ranks of local index j (pairwise,
+ * g-1 phases; its own column is copied in phase 0) into scratch, laid
+ * out [from local rank][to server]; then across, rank (node, l) sends
+ * rank (node', l) the g blocks gathered for it (pairwise, N-1 phases),
+ * which land as the blocks of the g ranks of server node. Its own
+ * server's g blocks are copied once the first stage is complete. */
+static void h_alltoall(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
+{
+    uint32_t g = s->p.group, N = s->p.nranks / g, node = r / g, l = r % g, ph = k->phase;
+    uint64_t n = s->p.count, Nn = (uint64_t)N * n;
+    hcol_t in = {STRATA_BUF_INPUT, 0, n, (int64_t)(g * n), N, n};
+    hcol_t x = {STRATA_BUF_SCRATCH, 0, Nn, (int64_t)n, N, n};
+    hcol_t xs = {STRATA_BUF_SCRATCH, 0, n, (int64_t)Nn, g, n};
+    hcol_t out = {STRATA_BUF_OUTPUT, 0, g * n, (int64_t)n, g, n};
+    uint32_t after = 0; /* local copies first, then the transfers */
+    if (ph == 0) hemit(k, STRATA_STEP_COPY, after++, -1, &in, l, &x, l);
+    bool last_in = ph == g - 2;
+    bool first_across = N > 1 && ph == g - 1;
+    if (first_across) hemit(k, STRATA_STEP_COPY, after++, -1, &xs, node, &out, node);
+    if (ph < g - 1) {
+        uint32_t to = (l + ph + 1) % g, from = sched_mod((int64_t)l - ph - 1, g);
+        hemit(k, STRATA_STEP_SEND, after, (int32_t)(node * g + to), &in, to, &in, to);
+        hemit(k, STRATA_STEP_RECV, after, (int32_t)(node * g + from), &x, from, &x, from);
+        /* one server: its blocks are complete once this last exchange is in */
+        if (N == 1 && last_in) hemit(k, STRATA_STEP_COPY, after + 2, -1, &xs, 0, &out, 0);
+        return;
+    }
+    ph -= g - 1;
+    uint32_t to = (node + ph + 1) % N, from = sched_mod((int64_t)node - ph - 1, N);
+    hemit(k, STRATA_STEP_SEND, after, (int32_t)(to * g + l), &xs, to, &xs, to);
+    hemit(k, STRATA_STEP_RECV, after, (int32_t)(from * g + l), &out, from, &out, from);
+}
+
+static void hier_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
+{
+    switch (s->p.coll) {
+    case STRATA_COLL_REDUCE_SCATTER:
+    case STRATA_COLL_BARRIER:
+        h_reduce_scatter(s, r, k);
+        break;
+    case STRATA_COLL_ALLGATHER:
+        h_allgather(s, r, k);
+        break;
+    case STRATA_COLL_BROADCAST:
+        h_broadcast(s, r, k);
+        break;
+    case STRATA_COLL_REDUCE:
+        h_reduce(s, r, k);
+        break;
+    case STRATA_COLL_ALLTOALL:
+        h_alltoall(s, r, k);
+        break;
+    default:
+        sched_twolevel_algo_phase(s, r, k);
+        break;
+    }
+}
+
+static uint32_t hier_class(const strata_sched_t *s, uint32_t phase)
+{
+    return s->p.coll == STRATA_COLL_ALLREDUCE ? sched_twolevel_class(s, phase) : phase;
+}
+
 static strata_status_t hier_init(strata_sched_t *s, strata_error_t *err)
 {
     if (s->p.group == 0) s->p.group = s->p.nranks % 8 == 0 ? 8 : s->p.nranks;
-    return sched_twolevel_init(s, "hier", err);
+    strata_status_t st = sched_twolevel_init(s, "hier", err);
+    if (st != STRATA_OK) return st;
+    uint32_t g = s->p.group, N = s->p.nranks / g, C = s->p.chunks;
+    uint64_t n = s->p.count, Nn = (uint64_t)N * n;
+    switch (s->p.coll) {
+    case STRATA_COLL_REDUCE_SCATTER:
+    case STRATA_COLL_BARRIER:
+        s->nphases = (g - 1) + (N - 1);
+        s->buf[STRATA_BUF_SCRATCH] = 3 * Nn + 2 * n;
+        break;
+    case STRATA_COLL_ALLGATHER:
+        s->nphases = (g - 1) + (N - 1);
+        break;
+    case STRATA_COLL_BROADCAST:
+        s->nphases = C + h_depth(s) - 1;
+        break;
+    case STRATA_COLL_REDUCE:
+        s->nphases = C + h_depth(s) - 1;
+        s->buf[STRATA_BUF_SCRATCH] = n;
+        break;
+    case STRATA_COLL_ALLTOALL:
+        s->nphases = (g - 1) + (N - 1);
+        s->buf[STRATA_BUF_SCRATCH] = (uint64_t)s->p.nranks * n;
+        break;
+    default:
+        break;
+    }
+    return STRATA_OK;
 }
 
 const sched_algo_t sched_hier = {
     .id = STRATA_ALGO_HIER,
-    .colls = SCHED_COLL(ALLREDUCE),
+    .colls = SCHED_COLL(ALLREDUCE) | SCHED_COLL(REDUCE_SCATTER) | SCHED_COLL(ALLGATHER) |
+             SCHED_COLL(BROADCAST) | SCHED_COLL(REDUCE) | SCHED_COLL(ALLTOALL) |
+             SCHED_COLL(BARRIER),
     .init = hier_init,
-    .phase = sched_twolevel_algo_phase,
-    .phase_class = sched_twolevel_class,
+    .phase = hier_phase,
+    .phase_class = hier_class,
 };

@@ -335,6 +335,97 @@ static void test_phase_classes(void **state)
     strata_sched_destroy(s);
 }
 
+/* The two-level schedules of the other collectives (hier.c), by hand, on
+ * 3 servers x 2 ranks (P = 6, g = 2, N = 3), count 12 (reduce-scatter:
+ * per-rank block 12):
+ *  - reduce-scatter: 1 phase inside (g-1), 2 across (N-1). Rank 1 =
+ *    (server 0, local 1) sends rank 0 in phase 0 column 0 (the blocks of
+ *    ranks 0, 2, 4: 3 blocks of 12, 24 apart, from input offset 0), then
+ *    across sends only to rank 3 (its ring: 1, 3, 5), one block of 12;
+ *  - alltoall: the same phases; in phase 1 rank 1 first copies its own
+ *    server's blocks, then sends rank 3 the g = 2 blocks gathered for it,
+ *    36 elements apart in scratch (N·12);
+ *  - broadcast from root 3 (server 1, local 1), chunks 2: depth T = 2 + 1,
+ *    C + T - 1 = 4 phases; rank 3 sends chunk 0 (6 elements) in phase 0
+ *    to rank 5 (across) and rank 2 (inside), rank 0 (server 0, local 0:
+ *    depth 2 + 1 = 3) receives chunk 1 last, in phase 3, from rank 1;
+ *  - reduce to root 3: the mirror, rank 0 (a leaf at depth 3 = T) sends
+ *    chunk 0 in phase 0 to rank 1, and rank 1 (server 0 is the last of the
+ *    chain across 1, 2, 0: depth 2) reduces chunk 1 from rank 0 and sends
+ *    chunk 0 on to rank 5 (server 2, local 1) in phase 1, from scratch. */
+static void test_hier_colls(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_REDUCE_SCATTER,
+                               .algo = STRATA_ALGO_HIER,
+                               .nranks = 6,
+                               .group = 2,
+                               .count = 12,
+                               .elem_size = 4};
+    strata_sched_t *s;
+    strata_step_t st;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_nphases(s), 3);
+    strata_sched_phase_step(s, 1, 0, 0, &st);
+    assert_int_equal(st.op, STRATA_STEP_SEND);
+    assert_int_equal(st.peer, 0);
+    assert_int_equal(st.src_off, 0);
+    assert_int_equal(st.nblk, 3);
+    assert_int_equal(st.src_stride, 24);
+    assert_int_equal(st.count, 12);
+    for (uint32_t ph = 1; ph < 3; ph++) {
+        strata_sched_phase_step(s, 1, ph, 0, &st);
+        assert_int_equal(st.peer, 3);
+        assert_int_equal(st.nblk * st.count, 12);
+    }
+    strata_sched_destroy(s);
+    p.coll = STRATA_COLL_ALLTOALL;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_nphases(s), 3);
+    strata_sched_phase_step(s, 1, 1, 0, &st); /* first: its own server's blocks, locally */
+    assert_int_equal(st.op, STRATA_STEP_COPY);
+    strata_sched_phase_step(s, 1, 1, 1, &st);
+    assert_int_equal(st.op, STRATA_STEP_SEND);
+    assert_int_equal(st.peer, 3);
+    assert_int_equal(st.nblk, 2);
+    assert_int_equal(st.src_stride, 36);
+    strata_sched_destroy(s);
+    p.coll = STRATA_COLL_BROADCAST, p.root = 3, p.chunks = 2;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_nphases(s), 4);
+    int peers = 0;
+    for (uint32_t i = 0; i < strata_sched_phase_nsteps(s, 3, 0); i++) {
+        strata_sched_phase_step(s, 3, 0, i, &st);
+        if (st.op == STRATA_STEP_SEND) peers |= 1 << st.peer, assert_int_equal(st.count, 6);
+    }
+    assert_int_equal(peers, (1 << 5) | (1 << 2));
+    assert_int_equal(strata_sched_phase_nsteps(s, 0, 3), 1);
+    strata_sched_phase_step(s, 0, 3, 0, &st);
+    assert_int_equal(st.op, STRATA_STEP_RECV);
+    assert_int_equal(st.peer, 1);
+    assert_int_equal(st.dst_off, 6);
+    strata_sched_destroy(s);
+    p.coll = STRATA_COLL_REDUCE;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_nphases(s), 4);
+    strata_sched_phase_step(s, 0, 0, 0, &st);
+    assert_int_equal(st.op, STRATA_STEP_SEND);
+    assert_int_equal(st.peer, 1);
+    assert_int_equal(st.src_buf, STRATA_BUF_INPUT);
+    assert_int_equal(strata_sched_phase_nsteps(s, 1, 1), 2);
+    strata_sched_phase_step(s, 1, 1, 0, &st);
+    assert_int_equal(st.op, STRATA_STEP_RECV_REDUCE);
+    assert_int_equal(st.peer, 0);
+    assert_int_equal(st.dst_off, 6);
+    strata_sched_phase_step(s, 1, 1, 1, &st);
+    assert_int_equal(st.op, STRATA_STEP_SEND);
+    assert_int_equal(st.peer, 5);
+    assert_int_equal(st.src_buf, STRATA_BUF_SCRATCH);
+    assert_int_equal(st.src_off, 0);
+    assert_int_equal(st.count, 6);
+    strata_sched_destroy(s);
+}
+
 /* The ring's channels, by hand: P = 8 in 2 servers of 4 (group 4), 64
  * elements. Channel c enters every server at local rank c and leaves from
  * c^1: odd channels go up, even ones down (ring.c), so the rings are
@@ -543,6 +634,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_verify),
+        cmocka_unit_test(test_hier_colls),
         cmocka_unit_test(test_broken_caught),
         cmocka_unit_test(test_deadlock_caught),
         cmocka_unit_test(test_hazard_caught),
