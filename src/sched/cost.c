@@ -691,8 +691,9 @@ static double dtree_edges(uint32_t N)
     return N <= DTREE_EXACT ? sched_dtree_max_edges(N) : 4;
 }
 
-/* A pipeline of `fill` + C - 1 phases whose every phase moves 1/C of the
- * per-phase loads below (bytes of the whole buffer per tier, C = 1):
+/* A pipeline of `fill` + C - 1 phases (C = *chunks when it is set, >= 1,
+ * else the count that minimises the time) whose every phase moves 1/C of
+ * the per-phase loads below (bytes of the whole buffer per tier, C = 1):
  * scale-up bytes per rank over bw_intra, network bytes per server over its
  * NICs. The tiers run at once; the busier sets the pace. Latency: `li`
  * fill phases at the scale-up latency, the rest at the network's. */
@@ -703,7 +704,7 @@ static void pipeline(const strata_coll_machine_t *m, double n, double fill, doub
     double K = m->nics < m->per_server ? m->nics : m->per_server;
     double ti = up1 / m->bw_intra, te = net ? net1 / (K * m->bw_nic) : 0;
     double a = net ? m->lat_inter : m->lat_intra, b = fmax(ti, te);
-    double C = pipe_chunks(fill - 1, b, a, n);
+    double C = *chunks >= 1 ? *chunks : pipe_chunks(fill - 1, b, a, n);
     double phases = C - 1 + fill;
     *chunks = C;
     z->steps = phases;
@@ -745,7 +746,7 @@ static void pipeline(const strata_coll_machine_t *m, double n, double fill, doub
  * load their links alike, so a phase is costed once per distinct shape
  * (O(log^2 N) of them) rather than per node. */
 typedef struct node_shape {
-    int32_t d[2], h[2], parent[2], hc[2][2];
+    int32_t d[2], h[2], h1[2], parent[2], hc[2][2];
 } node_shape_t;
 
 typedef struct tree_walk {
@@ -771,7 +772,9 @@ static double active(int64_t a, int64_t b, int64_t p, int64_t C)
  * so every rank of a node carries the same; in = out by the same count),
  * and *ext the node's tree edges per channel, out or in, whichever is
  * larger (tree.c: a rank of height h sends chunk c up at phase c + h; a
- * rank at depth d sends it down at phase c + T + d). */
+ * rank at depth d sends it down at phase c + T + d; chain positions 2..g-1
+ * have heights g-3..0, position 1 its own, h1, as it takes child node 0,
+ * which it serves one phase after the head serves child node 1). */
 static void tree_node_load(const tree_walk_t *w, const node_shape_t *x, int64_t p, double *chain,
                            double *ext)
 {
@@ -784,7 +787,8 @@ static void tree_node_load(const tree_walk_t *w, const node_shape_t *x, int64_t 
             sw_in += active(1, 1, p, C) + (double)g * active(down + 1, down + 1, p, C) +
                      w->req * (double)g * active(0, 0, p, C);
         } else if (g > 1) {
-            ch += active(0, g - 2, p, C) + active(down, down + g - 2, p, C);
+            ch += (g > 2 ? active(0, g - 3, p, C) : 0) + active(x->h1[t], x->h1[t], p, C) +
+                  active(down, down + g - 2, p, C);
         }
         if (x->parent[t]) {
             out += active(w->o + x->h[t], w->o + x->h[t], p, C);
@@ -792,7 +796,8 @@ static void tree_node_load(const tree_walk_t *w, const node_shape_t *x, int64_t 
         }
         for (int i = 0; i < 2; i++)
             if (x->hc[t][i] >= 0) {
-                out += active(down, down, p, C);
+                int64_t at = down + (i == 0 && x->h1[t] >= 0); /* child 0 from position 1 */
+                out += active(at, at, p, C);
                 in += active(w->o + x->hc[t][i], w->o + x->hc[t][i], p, C);
             }
     }
@@ -849,6 +854,7 @@ static int tree_shapes(const strata_coll_machine_t *m, uint32_t g, tree_walk_t *
         for (int t = 0; t < 2; t++) {
             x->d[t] = sched_dt(&s, t, (int64_t)n, DT_DEPTH);
             x->h[t] = sched_dt(&s, t, (int64_t)n, DT_HEIGHT);
+            x->h1[t] = sched_dt(&s, t, (int64_t)n, DT_H1);
             x->parent[t] = sched_dt(&s, t, (int64_t)n, DT_PARENT) >= 0;
             for (int i = 0; i < 2; i++) {
                 int32_t c = sched_dt(&s, t, (int64_t)n, DT_C0 + i);
@@ -891,13 +897,22 @@ static int tree_walk(const strata_coll_machine_t *m, double n, double C, bool nv
     return 0;
 }
 
-static void cost_tree(const strata_coll_machine_t *m, double n, acc_t *z, double *chunks)
+/* Over servers the chunk is NCCL's (chunk bytes of one channel's slice per
+ * step; sched_nccl_tree_chunk), so C = ceil(n / (2g) / chunk): the library
+ * does not pick C to suit the message, and a message of a few chunks per
+ * channel pays the 2T fill phases nearly whole. Flat, C minimises the time
+ * (pipe_chunks). */
+static void cost_tree(const strata_coll_machine_t *m, double n, double chunk, acc_t *z,
+                      double *chunks)
 {
     double g = multi(m) ? m->per_server : 1, N = m->nranks / g, E = dtree_edges((uint32_t)N);
     double T = sched_log2_ceil((uint64_t)N);
-    if (multi(m))
+    if (multi(m)) {
+        double per = n / (2 * g);
+        if (!(chunk > 0)) chunk = sched_nccl_tree_chunk(SCHED_NCCL_SIMPLE, n, m);
+        *chunks = per > chunk ? ceil(per / chunk) : 1;
         pipeline(m, n, 2 * (g - 1 + T), 2 * (g - 1), 2 * (g - 1) / g * n, E * n / 2, z, chunks);
-    else
+    } else
         pipeline(m, n, 2 * T, 0, E * n / 2, 0, z, chunks);
     tree_walk(m, n, *chunks, false, z);
     /* a rank reduces what reaches it on the way up: its chain share and
@@ -1237,14 +1252,14 @@ static const char *bound_of(const acc_t *z)
 }
 
 static void dispatch(const strata_coll_machine_t *m, strata_coll_t c, strata_algo_t a, double n,
-                     acc_t *z, double *chunks)
+                     double chunk, acc_t *z, double *chunks)
 {
     switch (a) {
     case STRATA_ALGO_RING:
         cost_ring(m, c, n, z, chunks);
         break;
     case STRATA_ALGO_TREE:
-        cost_tree(m, n, z, chunks);
+        cost_tree(m, n, chunk, z, chunks);
         break;
     case STRATA_ALGO_BINOMIAL:
         cost_binomial(m, c, n, z);
@@ -1282,14 +1297,22 @@ strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t c
                                  strata_algo_t algo, double bytes, strata_coll_cost_t *c_p,
                                  strata_error_t *err)
 {
+    return sched_coll_cost_chunk(m, coll, algo, bytes, 0, c_p, err);
+}
+
+strata_status_t sched_coll_cost_chunk(const strata_coll_machine_t *m, strata_coll_t coll,
+                                      strata_algo_t algo, double bytes, double chunk,
+                                      strata_coll_cost_t *c_p, strata_error_t *err)
+{
     if (!m || m->nranks < 1 || !(bytes >= 0) || !isfinite(bytes))
         return strata_error_set(err, STRATA_ERR_INVALID, "cost: bad machine or size");
     strata_status_t st = applies(m, coll, algo, err);
     if (st) return st;
     acc_t z = {0};
-    double chunks = 1;
+    double chunks = 0; /* 0: the algorithm chooses */
     if (m->nranks > 1)
-        dispatch(m, coll, algo, coll == STRATA_COLL_BARRIER ? 0 : bytes, &z, &chunks);
+        dispatch(m, coll, algo, coll == STRATA_COLL_BARRIER ? 0 : bytes, chunk, &z, &chunks);
+    if (chunks < 1) chunks = 1;
     strata_coll_cost_t c = {.coll = coll,
                             .algo = algo,
                             .bytes = bytes,

@@ -110,7 +110,45 @@ static uint32_t node_size(uint32_t P, uint32_t g, uint32_t n)
     return P - n * g < g ? P - n * g : g;
 }
 
-/* Depths by walking up; heights by sweeping depths from the deepest. */
+/* Does node n of tree t hand its child node 0 to its second chain rank
+ * (NCCL's balanced tree: the node has two ranks or more)? */
+static bool balanced(const strata_sched_t *s, uint32_t g, bool chain, int64_t n)
+{
+    return chain && node_size(s->p.nranks, g, (uint32_t)n) > 1;
+}
+
+/* Node n's head's rank depth: one per node edge, two where the edge enters
+ * the parent at its second chain rank (child 0 of a balanced parent). */
+static int32_t head_depth(strata_sched_t *s, int t, uint32_t g, bool chain, int32_t n)
+{
+    uint32_t N = (uint32_t)s->aux[SCHED_DT_N];
+    int32_t d = 0;
+    for (uint32_t i = 0; DT(s, t, n, DT_PARENT) >= 0 && i <= N; i++) {
+        int32_t up = DT(s, t, n, DT_PARENT);
+        d += DT(s, t, up, DT_C0) == n && balanced(s, g, chain, up) ? 2 : 1;
+        n = up;
+    }
+    return d;
+}
+
+/* Heights of node n's head and second chain rank, its children's done. */
+static void fill_heights(strata_sched_t *s, int t, uint32_t g, bool chain, uint32_t n)
+{
+    int32_t m = chain ? (int32_t)node_size(s->p.nranks, g, n) : 1;
+    int32_t c0 = DT(s, t, n, DT_C0), c1 = DT(s, t, n, DT_C1);
+    int32_t h0 = c0 < 0 ? -1 : DT(s, t, c0, DT_HEIGHT), h1 = c1 < 0 ? -1 : DT(s, t, c1, DT_HEIGHT);
+    if (m > 1) { /* second rank: the chain below it and child node 0 */
+        int32_t second = m - 2 > h0 + 1 ? m - 2 : h0 + 1;
+        DT(s, t, n, DT_H1) = second;
+        DT(s, t, n, DT_HEIGHT) = 1 + (second > h1 ? second : h1);
+    } else {
+        DT(s, t, n, DT_H1) = -1;
+        DT(s, t, n, DT_HEIGHT) = 1 + (h0 > h1 ? h0 : h1); /* 0 for a leaf */
+    }
+}
+
+/* Links, depths, then heights by sweeping depths from the deepest (a
+ * child's depth exceeds its parent's). */
 static void fill_one(strata_sched_t *s, int t, uint32_t g, bool chain)
 {
     uint32_t N = (uint32_t)s->aux[SCHED_DT_N];
@@ -119,23 +157,14 @@ static void fill_one(strata_sched_t *s, int t, uint32_t g, bool chain)
         sched_dtree_links(N, t, n, &DT(s, t, n, DT_PARENT), &DT(s, t, n, DT_C0),
                           &DT(s, t, n, DT_C1));
     for (uint32_t n = 0; n < N; n++) {
-        int32_t d = 0;
-        for (int32_t x = (int32_t)n; DT(s, t, x, DT_PARENT) >= 0 && d <= (int32_t)N;
-             x = DT(s, t, x, DT_PARENT))
-            d++;
+        int32_t d = head_depth(s, t, g, chain, (int32_t)n);
         DT(s, t, n, DT_DEPTH) = d;
         if (d > maxd) maxd = d;
         if (DT(s, t, n, DT_PARENT) < 0) s->aux[SCHED_DT_T0 + t] = n; /* root, for now */
     }
     for (int32_t d = maxd; d >= 0; d--)
-        for (uint32_t n = 0; n < N; n++) {
-            if (DT(s, t, n, DT_DEPTH) != d) continue;
-            int32_t h = chain ? (int32_t)node_size(s->p.nranks, g, n) - 1 : 0;
-            for (int i = DT_C0; i <= DT_C1; i++)
-                if (DT(s, t, n, i) >= 0 && DT(s, t, DT(s, t, n, i), DT_HEIGHT) + 1 > h)
-                    h = DT(s, t, DT(s, t, n, i), DT_HEIGHT) + 1;
-            DT(s, t, n, DT_HEIGHT) = h;
-        }
+        for (uint32_t n = 0; n < N; n++)
+            if (DT(s, t, n, DT_DEPTH) == d) fill_heights(s, t, g, chain, n);
     s->aux[SCHED_DT_T0 + t] = DT(s, t, s->aux[SCHED_DT_T0 + t], DT_HEIGHT);
 }
 
@@ -160,31 +189,56 @@ typedef struct place {
     int64_t depth, height;
 } place_t;
 
+/* Channel h's chain in a node of m ranks starts at local rank h mod m and
+ * goes to its PCIe sibling next (h^1: up from an even head, down from an
+ * odd one), then on in that direction. Local rank at position j, and the
+ * position of local rank l. */
+static uint32_t chain_local(uint32_t m, uint32_t h, uint32_t j)
+{
+    uint32_t hh = h % m;
+    return hh % 2 == 0 ? (hh + j) % m : (hh + m - j % m) % m;
+}
+static uint32_t chain_pos(uint32_t m, uint32_t h, uint32_t l)
+{
+    uint32_t hh = h % m;
+    return hh % 2 == 0 ? (l + m - hh) % m : (hh + m - l) % m;
+}
+
 static int32_t rank_at(const strata_sched_t *s, int64_t node, uint32_t h, uint32_t j)
 {
     uint32_t g = s->p.group, m = node_size(s->p.nranks, g, (uint32_t)node);
-    return (int32_t)((uint32_t)node * g + (h % m + j) % m);
+    return (int32_t)((uint32_t)node * g + chain_local(m, h, j));
+}
+
+/* The rank of node n that meets its parent node's edge, and the parent's
+ * rank it meets: the parent's second chain rank when n is its child 0
+ * and the parent has two ranks or more (NCCL's balanced tree), else its
+ * head. */
+static int32_t up_rank(const strata_sched_t *s, int t, uint32_t h, int64_t n)
+{
+    int32_t up = sched_dt(s, t, n, DT_PARENT);
+    if (up < 0) return -1;
+    bool second = sched_dt(s, t, up, DT_C0) == n && sched_dt(s, t, up, DT_H1) >= 0;
+    return rank_at(s, up, h, second ? 1 : 0);
 }
 
 static void place_of(const strata_sched_t *s, int t, uint32_t h, uint32_t r, place_t *pl)
 {
     uint32_t g = s->p.group, n = r / g, m = node_size(s->p.nranks, g, n);
-    uint32_t j = (r % g + m - h % m) % m; /* position in the chain */
+    uint32_t j = chain_pos(m, h, r % g); /* position in the chain */
+    int32_t c0 = sched_dt(s, t, n, DT_C0), c1 = sched_dt(s, t, n, DT_C1);
     pl->child[0] = pl->child[1] = pl->child[2] = -1;
     pl->depth = sched_dt(s, t, n, DT_DEPTH) + j;
+    if (j + 1 < m) pl->child[0] = rank_at(s, n, h, j + 1);
     if (j > 0) {
         pl->parent = rank_at(s, n, h, j - 1);
-        if (j + 1 < m) pl->child[0] = rank_at(s, n, h, j + 1);
-        pl->height = m - 1 - j;
+        pl->height = j == 1 ? (int64_t)sched_dt(s, t, n, DT_H1) : (int64_t)(m - 1 - j);
+        if (j == 1 && c0 >= 0) pl->child[1] = rank_at(s, c0, h, 0);
         return;
     }
-    int32_t up = sched_dt(s, t, n, DT_PARENT);
-    pl->parent = up < 0 ? -1 : rank_at(s, up, h, 0);
-    for (int i = 0; i < 2; i++) {
-        int32_t c = sched_dt(s, t, n, DT_C0 + i);
-        pl->child[i] = c < 0 ? -1 : rank_at(s, c, h, 0);
-    }
-    if (m > 1) pl->child[2] = rank_at(s, n, h, 1);
+    pl->parent = up_rank(s, t, h, n);
+    if (c1 >= 0) pl->child[1] = rank_at(s, c1, h, 0);
+    if (m == 1 && c0 >= 0) pl->child[2] = rank_at(s, c0, h, 0);
     pl->height = sched_dt(s, t, n, DT_HEIGHT);
 }
 
