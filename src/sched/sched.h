@@ -161,9 +161,13 @@ uint32_t sched_twolevel_class(const strata_sched_t *s, uint32_t phase);
  * is an inner node in at most one (NCCL ncclGetDtree). sched_dtree_init
  * resolves nothing: it fills s->tab with, per tree t and node n, the fields
  * below, and sets aux[SCHED_DT_N] = N and aux[SCHED_DT_T0 + t] = the root's
- * height. With `chain`, a node's height counts the chain of its ranks below
- * its head (height of a leaf node = its rank count - 1, of an inner node
- * max(that, 1 + its children's)); without, it is the node tree's height. */
+ * height. With `chain` (tree.c), a node of m > 1 ranks is a chain whose
+ * head meets the parent node and child node 1 and whose second rank meets
+ * child node 0 (NCCL's balanced tree): DT_DEPTH is the head's rank depth
+ * (+1 per child-1 edge, +2 per child-0 edge below such a node), DT_HEIGHT
+ * the head's height (1 + max(DT_H1, child 1's)), DT_H1 the second rank's
+ * (max(m - 2, 1 + child 0's); -1 for m = 1). Without (nvlstree.c), depth
+ * and height count node edges and DT_H1 is -1. */
 enum { DT_PARENT, DT_C0, DT_C1, DT_DEPTH, DT_HEIGHT, DT_H1, DT_FIELDS };
 enum { SCHED_DT_N = 0, SCHED_DT_T0 = 1, SCHED_DT_T1 = 2 };
 strata_status_t sched_dtree_init(strata_sched_t *s, uint32_t g, bool chain, strata_error_t *err);

@@ -10,23 +10,44 @@
  * Nodes. With group g (ranks per server) the ranks form N = ceil(P/g)
  * nodes of g consecutive ranks (the last may be smaller), as NCCL builds
  * its trees over nodes and chains the GPUs inside a node
- * (src/graph/connect.cc connectTrees: one rank per node on the tree, the
- * others below it in a chain). To spread the network traffic over every
- * rank's NIC, as NCCL's channels do, each tree's half is split into g
- * channels and channel h's chain in a node of m ranks starts at local rank
- * h mod m: its head talks to the other nodes, position j+1 hangs below
- * position j. g = 1 (the default) is the flat tree over all ranks; g >= P is
- * one node: a pipelined chain reduce + broadcast.
+ * (src/graph/connect.cc ncclTopoPreset, connectTrees: per channel an
+ * intra-node order treeIntra, position j+1 below position j). To spread
+ * the network traffic over every rank's NIC, as NCCL's channels do, each
+ * tree's half is split into g channels and channel h's chain in a node of
+ * m ranks starts at local rank h mod m, goes next to its PCIe sibling
+ * h^1 (up from an even head, h, h+1, h+2, ...; down from an odd one) and
+ * on in that direction. NCCL's balanced tree (NCCL_TOPO_PATTERN_BALANCED_TREE,
+ * its first choice, graph.h) spreads a node's tree edges over the first
+ * two GPUs of the chain, which both reach the channel's NIC (search.cc:
+ * the second GPU goes back to the same NET): the head (position 0) meets
+ * the parent node and child node 1, position 1 meets child node 0
+ * (treeToChild0 = treeIntra[1], treeToChild1 = treeIntra[0]); a node of one
+ * rank meets all three. A child node 0 therefore sits 2 hops below its
+ * parent's head. Which NIC carries an edge: the simulator sends through
+ * the NIC on the receiver's rail, so an edge into position 1 crosses on
+ * rail h^1 and an edge out of it on rail h, where NCCL uses rail h both
+ * ways; each NIC carries the same bytes either way (channel h^1 mirrors
+ * it). g = 1 (the default) is the flat tree over all ranks; g >= P is one
+ * node: a pipelined chain reduce + broadcast.
  *
  * Each (tree, channel) is then one rank-level tree whose vertices have a
- * parent, up to three children (two child-node heads and the next chain
- * member), a depth and a height. With C chunks the phases pipeline: chunk c
- * leaves a rank of height h at phase c + h on its way up; the root (height
- * T) starts sending chunk c down at phase c + T and a rank at depth d
- * forwards it at phase c + T + d, so the whole takes C - 1 + 2 max(T)
- * phases and each edge carries each chunk once each way. A node's height is
- * its chain length - 1 for a leaf node and max(that, 1 + children's) above,
- * so with equal nodes T = g - 1 + ceil(log2 N).
+ * parent, up to three children, a depth and a height. With C chunks the
+ * phases pipeline: chunk c leaves a rank of height h at phase c + h on its
+ * way up (up and down run at once, as in NCCL's runTreeSplit, where half
+ * a channel's threads reduce up while the other half broadcast down); the
+ * root (height T) starts sending
+ * chunk c down at phase c + T and a rank at depth d forwards it at phase
+ * c + T + d, so the whole takes C - 1 + 2 max(T) phases and each edge
+ * carries each chunk once each way. Heights: position j >= 2 of a node of
+ * m ranks, m - 1 - j; position 1, max(m - 2, 1 + child 0's); the head,
+ * 1 + max(position 1's, child 1's). So with equal nodes T = g - 1 + the
+ * deepest head's depth, which counts 1 per child-1 edge and 2 per child-0
+ * edge: 1 for N = 2, 3 for N = 4, 5 for N = 8 (2 log2 N - 1 for powers of
+ * two; NCCL's own estimate, g - 1 + log2 N, sizes nothing here).
+ *
+ * Chunks: the caller's C. The cost model passes NCCL's chunk, 512 KiB of a
+ * channel's slice per step with Simple (sched_nccl_tree_chunk), so C =
+ * ceil(n / (2g) / 512 KiB): NCCL does not pick C to suit the message.
  *
  * Traffic per rank and direction (equal nodes of g ranks, n bytes): the
  * chain of one (tree, channel) moves its piece up g-1 hops and down g-1
