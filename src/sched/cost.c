@@ -1360,9 +1360,9 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
     switch (multi(m) ? (int)algo : -1 - (int)algo) {
     case STRATA_ALGO_TREE:
         snprintf(buf, len,
-                 "double binary tree over %u servers, a chain of %u ranks in each, "
-                 "%u channels (one head per rank)",
-                 N, g, g);
+                 "double binary tree over %u servers (NCCL's balanced tree), a chain of %u ranks "
+                 "in each, %u channels (2 trees x a head per rank), NCCL's 512 KiB chunks",
+                 N, g, 2 * g);
         break;
     case -1 - STRATA_ALGO_TREE:
         snprintf(buf, len, "double binary tree flat over %u ranks", P);

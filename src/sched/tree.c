@@ -270,6 +270,34 @@ static int64_t height_of(const strata_sched_t *s, int t, uint32_t h, int32_t r)
     return pl.height;
 }
 
+/* ==== Channels (the public view, ring.c's strata_sched_channel) ==== */
+
+uint32_t sched_tree_channels(const strata_sched_t *s)
+{
+    uint32_t g = s->p.group;
+    return g > 1 && s->aux[SCHED_DT_N] > 1 ? 2 * g : 0;
+}
+
+/* The chain of a full node (the view names one server's local ranks). */
+void sched_tree_channel(const strata_sched_t *s, uint32_t c, strata_sched_channel_t *ch)
+{
+    uint32_t g = s->p.group, t = c / g, h = c % g;
+    uint64_t nseg = 2 * (uint64_t)g, seg = (uint64_t)t * g + h;
+    *ch = (strata_sched_channel_t){.entry = chain_local(g, h, 0),
+                                   .exit = chain_local(g, h, 1),
+                                   .up = h % 2 == 0,
+                                   .servers = (uint32_t)s->aux[SCHED_DT_N],
+                                   .off = sched_blk_off(s->p.count, nseg, seg),
+                                   .count = sched_blk_len(s->p.count, nseg, seg),
+                                   .tree = (int32_t)t};
+}
+
+uint32_t sched_tree_channel_local(const strata_sched_t *s, uint32_t c, uint32_t pos)
+{
+    uint32_t g = s->p.group;
+    return chain_local(g, c % g, pos % g);
+}
+
 static strata_status_t tree_init(strata_sched_t *s, strata_error_t *err)
 {
     if (s->p.group == 0) s->p.group = 1;
