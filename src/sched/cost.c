@@ -732,14 +732,22 @@ static void pipeline(const strata_coll_machine_t *m, double n, double fill, doub
  * e.g. 2 x 8 H100 (E = 2, 8 NICs at 49.7 GB/s, 400 GB/s NVLink): chain
  * 1.75 n / 400 GB/s = n / 229 GB/s > NICs n / 398 GB/s: chain-bound.
  *
- * The chunk count comes from that steady state (pipe_chunks), but the time
- * is summed phase by phase (tree_walk): the fill and drain phases are not
- * full — while chunks only climb, a server's NICs carry its up edges but
- * none of its down edges — so charging every phase the steady-state load
- * overstates the time (by 15 % on 4 DGX H100 at 1 GiB). A server edge joins
- * the heads of one channel, the same local rank in both servers (tree.c),
- * so it takes one rail's latency (lat_rail: on a rail-optimised fabric one
- * leaf, where lat_inter is the farthest pair's, through the spine). */
+ * The chunk is NCCL's (512 KiB of a channel's slice per step with Simple:
+ * cost_tree) over servers, the count that suits the steady state
+ * (pipe_chunks) flat; the time is summed phase by phase (tree_walk): the
+ * fill and drain phases are not full — while chunks only climb, a server's
+ * NICs carry its up edges but none of its down edges — so charging every
+ * phase the steady-state load overstates the time (by 15 % on 4 DGX H100
+ * at 1 GiB). NCCL's balanced tree hands child server 0 to the chain's
+ * second rank (tree.c), one phase later down and one hop deeper. A server
+ * edge joins the head or second rank of one channel in both servers, one
+ * rail, so it takes one rail's latency (lat_rail: on a rail-optimised
+ * fabric one leaf, where lat_inter is the farthest pair's, through the
+ * spine). Where the second rank shares no PCIe switch with the head's NIC
+ * (m->ring_pxn), a child-0 edge is relayed over scale-up links by the GPU
+ * on the receiver's rail, as the simulator routes it: one more scale-up
+ * stream at the sending server and the ring hop's latency (lat_ring_rail,
+ * the same relayed path). */
 
 /* What a node's load depends on, per tree: depth, height, whether it has
  * a parent, its children's heights (-1: none). Nodes with equal shapes
@@ -747,6 +755,7 @@ static void pipeline(const strata_coll_machine_t *m, double n, double fill, doub
  * (O(log^2 N) of them) rather than per node. */
 typedef struct node_shape {
     int32_t d[2], h[2], h1[2], parent[2], hc[2][2];
+    int32_t c0[2]; /* its parent edge enters the parent at its second rank */
 } node_shape_t;
 
 typedef struct tree_walk {
@@ -757,6 +766,10 @@ typedef struct tree_walk {
     bool nvls;  /* nvlstree: the node's switch gathers and multicasts */
     double req; /* nvlstree: read requests per pulled byte (pull_requests) */
     int64_t o;  /* phases before a chunk meets the node tree: 0, nvlstree 2 */
+    bool pxn;   /* tree: the second rank reaches the head's NIC over scale-up
+                   links through the head (m->ring_pxn), so every child-0
+                   edge crosses one more scale-up hop */
+    bool c0;    /* ... and there are child-0 edges (more than 2 nodes) */
 } tree_walk_t;
 
 /* Of the streams starting at phases a..b, each running C phases (one per
@@ -789,6 +802,11 @@ static void tree_node_load(const tree_walk_t *w, const node_shape_t *x, int64_t 
         } else if (g > 1) {
             ch += (g > 2 ? active(0, g - 3, p, C) : 0) + active(x->h1[t], x->h1[t], p, C) +
                   active(down, down + g - 2, p, C);
+            /* PXN: the relay of a child-0 edge, in the sending server (down
+             * from the second rank through the head, up from the child's
+             * head through the GPU of the receiver's rail, sim/route.c) */
+            if (w->pxn && x->hc[t][0] >= 0 && x->h1[t] >= 0) ch += active(down + 1, down + 1, p, C);
+            if (w->pxn && x->c0[t]) ch += active(x->h[t], x->h[t], p, C);
         }
         if (x->parent[t]) {
             out += active(w->o + x->h[t], w->o + x->h[t], p, C);
@@ -823,6 +841,9 @@ static void tree_phase_cost(const strata_coll_machine_t *m, const tree_walk_t *w
     double bu = net ? chain * q / m->bw_intra : f * ext * q / m->bw_intra;
     double be = net ? ext * (w->g / K) * q / m->bw_nic : 0;
     double le = m->lat_rail > 0 ? m->lat_rail : m->lat_inter;
+    /* a relayed child-0 edge takes the relay's hop too: a ring channel's
+     * exit-to-entry hop, which is the same path (lat_ring_rail) */
+    if (w->pxn && w->c0 && m->lat_ring_rail > le) le = m->lat_ring_rail;
     /* nvlstree's scale-up messages go between a rank and its switch: one
      * leg of a rank-to-rank path */
     double li = w->nvls ? leg_intra(m) : m->lat_intra;
@@ -855,6 +876,10 @@ static int tree_shapes(const strata_coll_machine_t *m, uint32_t g, tree_walk_t *
             x->d[t] = sched_dt(&s, t, (int64_t)n, DT_DEPTH);
             x->h[t] = sched_dt(&s, t, (int64_t)n, DT_HEIGHT);
             x->h1[t] = sched_dt(&s, t, (int64_t)n, DT_H1);
+            int32_t up = sched_dt(&s, t, (int64_t)n, DT_PARENT);
+            x->c0[t] = up >= 0 && sched_dt(&s, t, up, DT_C0) == (int32_t)n &&
+                       sched_dt(&s, t, up, DT_H1) >= 0;
+            w->c0 = w->c0 || x->c0[t];
             x->parent[t] = sched_dt(&s, t, (int64_t)n, DT_PARENT) >= 0;
             for (int i = 0; i < 2; i++) {
                 int32_t c = sched_dt(&s, t, (int64_t)n, DT_C0 + i);
@@ -880,6 +905,7 @@ static int tree_walk(const strata_coll_machine_t *m, double n, double C, bool nv
     tree_walk_t w = {.C = (int64_t)C, .g = multi(m) ? m->per_server : 1, .nvls = nvls};
     w.o = nvls ? 2 : 0;
     w.req = nvls ? pull_requests(m, 1) : 0;
+    w.pxn = !nvls && w.g > 1 && m->ring_pxn;
     if (tree_shapes(m, w.g, &w)) return -1;
     int64_t Tm = w.T[0] > w.T[1] ? w.T[0] : w.T[1], phases = w.C - 1 + 2 * Tm + 2 * w.o;
     int64_t last_start = 2 * Tm - 1 + 2 * w.o; /* no stream starts later */

@@ -183,8 +183,12 @@ static void test_four_servers_shape(void **state)
 
 /* Second method: walk the schedule; a phase costs the larger of the
  * busiest rank's scale-up bytes (in or out) / B_UP and the busiest NIC's
- * (a rank's bytes to or from other servers; one NIC per rank) / B_NIC. */
-static double walk(const strata_sched_t *s)
+ * (a rank's bytes to or from other servers; one NIC per rank) / B_NIC.
+ * A send to another server leaves by the NIC on the receiver's rail (the
+ * simulator's rule); with pxn, a sender on another rail hands it first to
+ * the GPU of that rail over scale-up links (PXN, m->ring_pxn), which
+ * sends it. */
+static double walk(const strata_sched_t *s, const strata_coll_machine_t *m)
 {
     uint32_t P = strata_sched_params(s)->nranks;
     double t = 0;
@@ -195,13 +199,19 @@ static double walk(const strata_sched_t *s)
                 strata_step_t st;
                 strata_sched_phase_step(s, r, ph, i, &st);
                 if (st.op != STRATA_STEP_SEND) continue;
-                double(*x)[32] = r / 8 == (uint32_t)st.peer / 8 ? up : nic;
-                x[0][r] += (double)st.count, x[1][st.peer] += (double)st.count;
+                double b = (double)st.count;
+                uint32_t to = (uint32_t)st.peer, relay = r - r % 8 + to % 8;
+                if (r / 8 == to / 8) {
+                    up[0][r] += b, up[1][to] += b;
+                    continue;
+                }
+                if (m->ring_pxn && relay != r) up[0][r] += b, up[1][relay] += b;
+                nic[0][m->ring_pxn ? relay : r] += b, nic[1][to] += b;
             }
         for (int d = 0; d < 2; d++)
             for (uint32_t r = 0; r < P; r++)
                 bu = fmax(bu, up[d][r]), bn = fmax(bn, nic[d][r]);
-        t += fmax(bu / B_UP, bn / B_NIC);
+        t += fmax(bu / m->bw_intra, bn / m->bw_nic);
     }
     return t;
 }
@@ -231,7 +241,7 @@ static void test_time(void **state)
     assert_rel(k.time, 3587 * q / B_UP, 1e-12);
     assert_rel(k.time, 4.70155264e-3, 1e-9);
     strata_sched_t *s = tree(2, (uint64_t)n, 128);
-    assert_rel(walk(s), k.time, 1e-12);
+    assert_rel(walk(s, &m), k.time, 1e-12);
     strata_sched_destroy(s);
 
     m = servers(4);
@@ -243,7 +253,27 @@ static void test_time(void **state)
     assert_rel(steady, 5.36870912e-3, 1e-9);
     assert_true(k.time >= steady && k.time < steady * (1 + 19.0 / 128));
     s = tree(4, (uint64_t)n, 128);
-    assert_rel(walk(s), k.time, 1e-12);
+    assert_rel(walk(s, &m), k.time, 1e-12);
+    /* PXN (no PCIe switch shared with the NIC): a child-0 edge runs from
+     * local h to local h^1, so its sender first hands it over scale-up
+     * links to the GPU of the receiver's rail: the model adds those
+     * relays to the chain's streams, the walk to the ranks' bytes. With
+     * 200 GB/s scale-up the chain binds (28 chunks per rank and phase,
+     * 28 q / 200 GB/s > 4 NIC chunks, 16 q / 200 GB/s): 28 C q / 200 GB/s =
+     * 9.395 ms without relays; servers 1 and 2 each relay one child-0
+     * edge per tree, 30 chunks per phase: 30 C q / 200 GB/s = 10.066 ms,
+     * plus fill and drain (fewer than 19 of those phases) in both. */
+    m.bw_intra = 200e9;
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_TREE, n, &k, NULL),
+                     STRATA_OK);
+    double bare = k.time;
+    assert_rel(walk(s, &m), bare, 1e-12);
+    m.ring_pxn = true;
+    assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_TREE, n, &k, NULL),
+                     STRATA_OK);
+    assert_rel(walk(s, &m), k.time, 1e-12);
+    assert_true(bare >= 28 * 128 * q / 200e9 && bare < 28 * (128 + 19) * q / 200e9);
+    assert_true(k.time >= 30 * 128 * q / 200e9 && k.time < 30 * (128 + 19) * q / 200e9);
     strata_sched_destroy(s);
 }
 
