@@ -286,9 +286,19 @@ typedef struct strata_sched_channel {
     bool up;              /* local order entry, entry+1, ... (else entry-1, ...) */
     uint32_t servers;     /* servers the ring visits, in order 0, 1, ... */
     uint64_t off, count;  /* its slice of the buffer, elements */
+    int32_t tree;         /* TREE: which of the two trees (0, 1); RING: -1 */
 } strata_sched_channel_t;
 
-/* Channels of s: its group for RING, 0 for every other algorithm. */
+/* A TREE schedule over several servers of g ranks (group = g > 1) runs
+ * 2g channels, as NCCL does (tree.c): channel c = t g + h carries its
+ * slice of tree t's half of the buffer; in every server its chain starts
+ * at local rank `entry` (= h, the head: it meets the parent server and
+ * child server 1 through NIC h), goes next to `exit` (h's PCIe sibling
+ * h^1: it meets child server 0, through the same NIC in NCCL), then on
+ * `up` or down. strata_sched_channel_local gives the chain's order.
+ *
+ * Channels of s: its group for RING, 2 group for TREE over several
+ * servers, 0 for every other schedule. */
 STRATA_API uint32_t strata_sched_channels(const strata_sched_t *s);
 /* Channel c (0 <= c < strata_sched_channels(s)); ERR_UNSUPPORTED for a
  * schedule without channels, ERR_RANGE for c out of range. */
@@ -496,6 +506,17 @@ STRATA_API strata_status_t strata_coll_cost(const strata_coll_machine_t *m, stra
  * buf (always terminated); returns buf. */
 STRATA_API const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t algo,
                                              char *buf, size_t len);
+
+/* Channel c of algo's schedule on m across the servers of topology t
+ * (RING without mesh rings, TREE; several servers of several ranks): one
+ * line naming its rail (the NIC of its entry rank on every server), the
+ * local ranks that meet the network and how the second reaches that NIC
+ * (the PCIe switch they share, the same NIC, or PXN over scale-up links),
+ * written into buf (always terminated) when c is below the count. Returns
+ * how many channels algo has there (0: none). t and m must describe the
+ * same cluster (m from strata_coll_machine_from_topo(t)). */
+STRATA_API uint32_t strata_coll_channel_line(const strata_topo_t *t, const strata_coll_machine_t *m,
+                                             strata_algo_t algo, uint32_t c, char *buf, size_t len);
 
 /* Contention the model cannot see for algo on m, in words (a static
  * string), or NULL when its figures hold: where the simulator and the

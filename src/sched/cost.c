@@ -638,9 +638,15 @@ static double pipe_chunks(double a, double b, double alpha, double bytes)
  * exports n/P per step over min(NICs, g) NICs. Both tiers run at once; the
  * busier sets the step:
  *   step = max(u (n/P) / B_up, (n/P) / (min(NICs, g) B_nic)),
- * u = (g-1)/g, or 1 with PXN; its latency that of the rail hop
- * (m->lat_ring_rail: one leaf of a rail-optimised fabric, where lat_inter
- * is the farthest pair's, through the spine; with g = 1, lat_rail). Allreduce: 2(P-1) steps, a
+ * u = (g-1)/g, or 1 with PXN; each tier's messages take their own path's
+ * latency, so a step costs max(lat_intra + its scale-up term, the rail
+ * hop's latency + its NIC term), or with PXN, whose relayed block shares
+ * the sender's scale-up port, the rail hop's latency + the larger term
+ * (m->lat_ring_rail: one leaf of a
+ * rail-optimised fabric, where lat_inter is the farthest pair's, through
+ * the spine; with g = 1, lat_rail): on two GB200 NVL72 racks the scale-up
+ * blocks set every step and the NIC hop's 1.61 us is hidden behind them,
+ * which the simulator showed (-5.2 %) when the model charged it. Allreduce: 2(P-1) steps, a
  * NIC carries 2(P-1)/P n/g in all. Broadcast and reduce run a chain per
  * channel: C + P - 2 steps of n/C. */
 static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z,
@@ -672,12 +678,20 @@ static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n,
     } else if (!net) {
         step(z, m, false, blk, m->bw_intra, steps);
     } else {
+        /* the tiers run at once, each message with its own path's
+         * latency: a step ends with the slower of the scale-up blocks
+         * (lat_intra + ti) and the NIC's (the rail hop's latency + te);
+         * a block relayed by PXN shares the sender's scale-up port with
+         * them first, so it ends after both (lr + max(ti, te)) */
         double ti = u * blk / bw_up, te = blk / (K * m->bw_nic);
-        z->steps = steps, z->a = steps * lr;
-        if (te > ti)
-            z->be = steps * te;
+        bool relay = u == 1 && g > 1;
+        z->steps = steps;
+        if (relay)
+            z->a = steps * lr, *(te > ti ? &z->be : &z->bi) = steps * fmax(te, ti);
+        else if (lr + te > m->lat_intra + ti)
+            z->a = steps * lr, z->be = steps * te;
         else
-            z->bi = steps * ti;
+            z->a = steps * m->lat_intra, z->bi = steps * ti;
         z->xi = steps * u * blk, z->xe = steps * blk / g;
     }
     if (c == STRATA_COLL_REDUCE)
@@ -696,8 +710,9 @@ static double dtree_edges(uint32_t N)
     return N <= DTREE_EXACT ? sched_dtree_max_edges(N) : 4;
 }
 
-/* A pipeline of `fill` + C - 1 phases whose every phase moves 1/C of the
- * per-phase loads below (bytes of the whole buffer per tier, C = 1):
+/* A pipeline of `fill` + C - 1 phases (C = *chunks when it is set, >= 1,
+ * else the count that minimises the time) whose every phase moves 1/C of
+ * the per-phase loads below (bytes of the whole buffer per tier, C = 1):
  * scale-up bytes per rank over bw_intra, network bytes per server over its
  * NICs. The tiers run at once; the busier sets the pace. Latency: `li`
  * fill phases at the scale-up latency, the rest at the network's. */
@@ -708,7 +723,7 @@ static void pipeline(const strata_coll_machine_t *m, double n, double fill, doub
     double K = m->nics < m->per_server ? m->nics : m->per_server;
     double ti = up1 / m->bw_intra, te = net ? net1 / (K * m->bw_nic) : 0;
     double a = net ? m->lat_inter : m->lat_intra, b = fmax(ti, te);
-    double C = pipe_chunks(fill - 1, b, a, n);
+    double C = *chunks >= 1 ? *chunks : pipe_chunks(fill - 1, b, a, n);
     double phases = C - 1 + fill;
     *chunks = C;
     z->steps = phases;
@@ -736,21 +751,30 @@ static void pipeline(const strata_coll_machine_t *m, double n, double fill, doub
  * e.g. 2 x 8 H100 (E = 2, 8 NICs at 49.7 GB/s, 400 GB/s NVLink): chain
  * 1.75 n / 400 GB/s = n / 229 GB/s > NICs n / 398 GB/s: chain-bound.
  *
- * The chunk count comes from that steady state (pipe_chunks), but the time
- * is summed phase by phase (tree_walk): the fill and drain phases are not
- * full — while chunks only climb, a server's NICs carry its up edges but
- * none of its down edges — so charging every phase the steady-state load
- * overstates the time (by 15 % on 4 DGX H100 at 1 GiB). A server edge joins
- * the heads of one channel, the same local rank in both servers (tree.c),
- * so it takes one rail's latency (lat_rail: on a rail-optimised fabric one
- * leaf, where lat_inter is the farthest pair's, through the spine). */
+ * The chunk is NCCL's (512 KiB of a channel's slice per step with Simple:
+ * cost_tree) over servers, the count that suits the steady state
+ * (pipe_chunks) flat; the time is summed phase by phase (tree_walk): the
+ * fill and drain phases are not full — while chunks only climb, a server's
+ * NICs carry its up edges but none of its down edges — so charging every
+ * phase the steady-state load overstates the time (by 15 % on 4 DGX H100
+ * at 1 GiB). NCCL's balanced tree hands child server 0 to the chain's
+ * second rank (tree.c), one phase later down and one hop deeper. A server
+ * edge joins the head or second rank of one channel in both servers, one
+ * rail, so it takes one rail's latency (lat_rail: on a rail-optimised
+ * fabric one leaf, where lat_inter is the farthest pair's, through the
+ * spine). Where the second rank shares no PCIe switch with the head's NIC
+ * (m->ring_pxn), a child-0 edge is relayed over scale-up links by the GPU
+ * on the receiver's rail, as the simulator routes it: one more scale-up
+ * stream at the sending server and the ring hop's latency (lat_ring_rail,
+ * the same relayed path). */
 
 /* What a node's load depends on, per tree: depth, height, whether it has
  * a parent, its children's heights (-1: none). Nodes with equal shapes
  * load their links alike, so a phase is costed once per distinct shape
  * (O(log^2 N) of them) rather than per node. */
 typedef struct node_shape {
-    int32_t d[2], h[2], parent[2], hc[2][2];
+    int32_t d[2], h[2], h1[2], parent[2], hc[2][2];
+    int32_t c0[2]; /* its parent edge enters the parent at its second rank */
 } node_shape_t;
 
 typedef struct tree_walk {
@@ -761,6 +785,10 @@ typedef struct tree_walk {
     bool nvls;  /* nvlstree: the node's switch gathers and multicasts */
     double req; /* nvlstree: read requests per pulled byte (pull_requests) */
     int64_t o;  /* phases before a chunk meets the node tree: 0, nvlstree 2 */
+    bool pxn;   /* tree: the second rank reaches the head's NIC over scale-up
+                   links through the head (m->ring_pxn), so every child-0
+                   edge crosses one more scale-up hop */
+    bool c0;    /* ... and there are child-0 edges (more than 2 nodes) */
 } tree_walk_t;
 
 /* Of the streams starting at phases a..b, each running C phases (one per
@@ -776,7 +804,9 @@ static double active(int64_t a, int64_t b, int64_t p, int64_t C)
  * so every rank of a node carries the same; in = out by the same count),
  * and *ext the node's tree edges per channel, out or in, whichever is
  * larger (tree.c: a rank of height h sends chunk c up at phase c + h; a
- * rank at depth d sends it down at phase c + T + d). */
+ * rank at depth d sends it down at phase c + T + d; chain positions 2..g-1
+ * have heights g-3..0, position 1 its own, h1, as it takes child node 0,
+ * which it serves one phase after the head serves child node 1). */
 static void tree_node_load(const tree_walk_t *w, const node_shape_t *x, int64_t p, double *chain,
                            double *ext)
 {
@@ -789,7 +819,13 @@ static void tree_node_load(const tree_walk_t *w, const node_shape_t *x, int64_t 
             sw_in += active(1, 1, p, C) + (double)g * active(down + 1, down + 1, p, C) +
                      w->req * (double)g * active(0, 0, p, C);
         } else if (g > 1) {
-            ch += active(0, g - 2, p, C) + active(down, down + g - 2, p, C);
+            ch += (g > 2 ? active(0, g - 3, p, C) : 0) + active(x->h1[t], x->h1[t], p, C) +
+                  active(down, down + g - 2, p, C);
+            /* PXN: the relay of a child-0 edge, in the sending server (down
+             * from the second rank through the head, up from the child's
+             * head through the GPU of the receiver's rail, sim/route.c) */
+            if (w->pxn && x->hc[t][0] >= 0 && x->h1[t] >= 0) ch += active(down + 1, down + 1, p, C);
+            if (w->pxn && x->c0[t]) ch += active(x->h[t], x->h[t], p, C);
         }
         if (x->parent[t]) {
             out += active(w->o + x->h[t], w->o + x->h[t], p, C);
@@ -797,7 +833,8 @@ static void tree_node_load(const tree_walk_t *w, const node_shape_t *x, int64_t 
         }
         for (int i = 0; i < 2; i++)
             if (x->hc[t][i] >= 0) {
-                out += active(down, down, p, C);
+                int64_t at = down + (i == 0 && x->h1[t] >= 0); /* child 0 from position 1 */
+                out += active(at, at, p, C);
                 in += active(w->o + x->hc[t][i], w->o + x->hc[t][i], p, C);
             }
     }
@@ -823,6 +860,9 @@ static void tree_phase_cost(const strata_coll_machine_t *m, const tree_walk_t *w
     double bu = net ? chain * q / m->bw_intra : f * ext * q / m->bw_intra;
     double be = net ? ext * (w->g / K) * q / m->bw_nic : 0;
     double le = m->lat_rail > 0 ? m->lat_rail : m->lat_inter;
+    /* a relayed child-0 edge takes the relay's hop too: a ring channel's
+     * exit-to-entry hop, which is the same path (lat_ring_rail) */
+    if (w->pxn && w->c0 && m->lat_ring_rail > le) le = m->lat_ring_rail;
     /* nvlstree's scale-up messages go between a rank and its switch: one
      * leg of a rank-to-rank path */
     double li = w->nvls ? leg_intra(m) : m->lat_intra;
@@ -854,6 +894,11 @@ static int tree_shapes(const strata_coll_machine_t *m, uint32_t g, tree_walk_t *
         for (int t = 0; t < 2; t++) {
             x->d[t] = sched_dt(&s, t, (int64_t)n, DT_DEPTH);
             x->h[t] = sched_dt(&s, t, (int64_t)n, DT_HEIGHT);
+            x->h1[t] = sched_dt(&s, t, (int64_t)n, DT_H1);
+            int32_t up = sched_dt(&s, t, (int64_t)n, DT_PARENT);
+            x->c0[t] = up >= 0 && sched_dt(&s, t, up, DT_C0) == (int32_t)n &&
+                       sched_dt(&s, t, up, DT_H1) >= 0;
+            w->c0 = w->c0 || x->c0[t];
             x->parent[t] = sched_dt(&s, t, (int64_t)n, DT_PARENT) >= 0;
             for (int i = 0; i < 2; i++) {
                 int32_t c = sched_dt(&s, t, (int64_t)n, DT_C0 + i);
@@ -879,6 +924,7 @@ static int tree_walk(const strata_coll_machine_t *m, double n, double C, bool nv
     tree_walk_t w = {.C = (int64_t)C, .g = multi(m) ? m->per_server : 1, .nvls = nvls};
     w.o = nvls ? 2 : 0;
     w.req = nvls ? pull_requests(m, 1) : 0;
+    w.pxn = !nvls && w.g > 1 && m->ring_pxn;
     if (tree_shapes(m, w.g, &w)) return -1;
     int64_t Tm = w.T[0] > w.T[1] ? w.T[0] : w.T[1], phases = w.C - 1 + 2 * Tm + 2 * w.o;
     int64_t last_start = 2 * Tm - 1 + 2 * w.o; /* no stream starts later */
@@ -896,13 +942,22 @@ static int tree_walk(const strata_coll_machine_t *m, double n, double C, bool nv
     return 0;
 }
 
-static void cost_tree(const strata_coll_machine_t *m, double n, acc_t *z, double *chunks)
+/* Over servers the chunk is NCCL's (chunk bytes of one channel's slice per
+ * step; sched_nccl_tree_chunk), so C = ceil(n / (2g) / chunk): the library
+ * does not pick C to suit the message, and a message of a few chunks per
+ * channel pays the 2T fill phases nearly whole. Flat, C minimises the time
+ * (pipe_chunks). */
+static void cost_tree(const strata_coll_machine_t *m, double n, double chunk, acc_t *z,
+                      double *chunks)
 {
     double g = multi(m) ? m->per_server : 1, N = m->nranks / g, E = dtree_edges((uint32_t)N);
     double T = sched_log2_ceil((uint64_t)N);
-    if (multi(m))
+    if (multi(m)) {
+        double per = n / (2 * g);
+        if (!(chunk > 0)) chunk = sched_nccl_tree_chunk(SCHED_NCCL_SIMPLE, n, m);
+        *chunks = per > chunk ? ceil(per / chunk) : 1;
         pipeline(m, n, 2 * (g - 1 + T), 2 * (g - 1), 2 * (g - 1) / g * n, E * n / 2, z, chunks);
-    else
+    } else
         pipeline(m, n, 2 * T, 0, E * n / 2, 0, z, chunks);
     tree_walk(m, n, *chunks, false, z);
     /* a rank reduces what reaches it on the way up: its chain share and
@@ -975,13 +1030,21 @@ static void cost_recdbl(const strata_coll_machine_t *m, strata_coll_t c, double 
     fold_steps(m, c == STRATA_COLL_ALLGATHER ? n / P : n, n, z);
 }
 
-/* Halving step s exchanges n / 2^(s+1) with the rank 2^(L-1-s) away. */
+/* Halving step s exchanges half its range with the core rank d = 2^(L-1-s)
+ * away. Folding P = 2^L + rem leaves core ranks c < rem two real blocks
+ * each (rabenseifner.c, sched_fold_lo), so the halves are unequal and the
+ * lowest group's lower half [0, d) is the heaviest: d + min(d, rem) blocks
+ * of n/P, the step's time (n / 2^(s+1) when P is a power of two). On a
+ * single GB200 NVL72 rack (P = 72, rem = 8) that is 94/72 n per halving
+ * pass where equal halves give 63/64 n: the simulator measured the schedule
+ * 16.1 % above the equal-halves price. */
 static void cost_rabenseifner(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
 {
     uint32_t L = sched_log2_floor(m->nranks);
+    double rem = m->nranks - (double)(1u << L);
     int rounds = c == STRATA_COLL_ALLREDUCE ? 2 : 1;
     for (uint32_t s = 0; s < L; s++) {
-        double d = (double)(1u << (L - 1 - s)), bytes = n / (double)(2u << s);
+        double d = (double)(1u << (L - 1 - s)), bytes = (d + fmin(d, rem)) * n / m->nranks;
         if (inside(m, d))
             step_dist(z, m, L - 1 - s, bytes, rounds);
         else
@@ -1355,14 +1418,14 @@ static const char *bound_of(const acc_t *z)
 }
 
 static void dispatch(const strata_coll_machine_t *m, strata_coll_t c, strata_algo_t a, double n,
-                     acc_t *z, double *chunks)
+                     double chunk, acc_t *z, double *chunks)
 {
     switch (a) {
     case STRATA_ALGO_RING:
         cost_ring(m, c, n, z, chunks);
         break;
     case STRATA_ALGO_TREE:
-        cost_tree(m, n, z, chunks);
+        cost_tree(m, n, chunk, z, chunks);
         break;
     case STRATA_ALGO_BINOMIAL:
         cost_binomial(m, c, n, z);
@@ -1419,16 +1482,24 @@ strata_status_t strata_coll_cost(const strata_coll_machine_t *m, strata_coll_t c
                                  strata_algo_t algo, double bytes, strata_coll_cost_t *c_p,
                                  strata_error_t *err)
 {
+    return sched_coll_cost_chunk(m, coll, algo, bytes, 0, c_p, err);
+}
+
+strata_status_t sched_coll_cost_chunk(const strata_coll_machine_t *m, strata_coll_t coll,
+                                      strata_algo_t algo, double bytes, double chunk,
+                                      strata_coll_cost_t *c_p, strata_error_t *err)
+{
     if (!m || m->nranks < 1 || !(bytes >= 0) || !isfinite(bytes))
         return strata_error_set(err, STRATA_ERR_INVALID, "cost: bad machine or size");
     strata_status_t st = applies(m, coll, algo, err);
     if (st) return st;
     acc_t z = {0};
-    double chunks = 1;
+    double chunks = 0; /* 0: the algorithm chooses */
     if (m->nranks > 1)
-        dispatch(m, coll, algo, coll == STRATA_COLL_BARRIER ? 0 : bytes, &z, &chunks);
+        dispatch(m, coll, algo, coll == STRATA_COLL_BARRIER ? 0 : bytes, chunk, &z, &chunks);
     else if (m->bw_copy > 0 && coll != STRATA_COLL_BARRIER) /* one COPY (core.c) */
         z.bi = bytes / m->bw_copy;
+    if (chunks < 1) chunks = 1;
     oversubscribe(m, &z);
     strata_coll_cost_t c = {.coll = coll,
                             .algo = algo,
@@ -1477,9 +1548,9 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
     switch (multi(m) ? (int)algo : -1 - (int)algo) {
     case STRATA_ALGO_TREE:
         snprintf(buf, len,
-                 "double binary tree over %u servers, a chain of %u ranks in each, "
-                 "%u channels (one head per rank)",
-                 N, g, g);
+                 "double binary tree over %u servers (NCCL's balanced tree), a chain of %u ranks "
+                 "in each, %u channels (2 trees x a head per rank), NCCL's 512 KiB chunks",
+                 N, g, 2 * g);
         break;
     case -1 - STRATA_ALGO_TREE:
         snprintf(buf, len, "double binary tree flat over %u ranks", P);

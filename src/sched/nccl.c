@@ -95,6 +95,15 @@ static const double speeds_sm100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19
 /* Host network overhead per message, us (getNetOverhead: x86 Intel 1.0, x3 for Simple) */
 #define NET_OVERHEAD_US 1.0
 
+/* Buffers and steps (init.cc DEFAULT_*BUFFSIZE, device.h): NCCL_STEPS slots
+ * per connection; Simple 4 MiB; LL 8 lines of 16 B per thread x 512
+ * threads x 8 steps; LL128 120 8-byte words per thread x 640 threads x
+ * 8 steps */
+#define NCCL_STEPS        8.0
+#define SIMPLE_BUFF_BYTES 4194304.0
+#define LL_BUFF_BYTES     (8.0 * 512 * NCCL_STEPS * 16)
+#define LL128_BUFF_BYTES  (120.0 * 640 * NCCL_STEPS * 8)
+
 /* ==== Inputs ==== */
 
 typedef struct nccl_in {
@@ -290,6 +299,29 @@ static double nccl_time(const nccl_in_t *in, strata_coll_t c, int a, int p, doub
     return lat * 1e-6 + bytes / (1e9 * bw);
 }
 
+/* ==== The tree's chunk (enqueue.cc, NCCL ~2.30) ==== */
+
+/* A tree step carries one chunk of stepSize = buffer / NCCL_STEPS (the
+ * tree's chunkSteps is 1): Simple 512 KiB; LL half of it is data (8 of 16
+ * bytes), 32 KiB; LL128 15 data words of 16, 576,000 B, halved while a
+ * channel's share is under (1 + log2 nodes + ppn/10) x 64/ppn chunks, to
+ * 128 KiB, then under x 16/ppn, to 32 KiB. Simple has no such rule in this
+ * NCCL: 512 KiB at every size. NCCL counts its own channels; here they
+ * are strata's 2g (one per tree and head rank, tree.c). */
+double sched_nccl_tree_chunk(int proto, double bytes, const strata_coll_machine_t *m)
+{
+    if (proto == SCHED_NCCL_LL) return LL_BUFF_BYTES / NCCL_STEPS / 2;
+    if (proto != SCHED_NCCL_LL128) return SIMPLE_BUFF_BYTES / NCCL_STEPS;
+    double chunk = LL128_BUFF_BYTES / NCCL_STEPS / 16 * 15;
+    double N = m->servers > 1 ? m->servers : 1, ppn = m->nranks / N, nch = 2 * ppn;
+    double steps = 1 + floor(log2(N)) + 0.1 * ppn;
+    while (floor(bytes / (nch * chunk)) < steps * 64 / ppn && chunk > 131072)
+        chunk /= 2;
+    while (floor(bytes / (nch * chunk)) < steps * 16 / ppn && chunk > 32768)
+        chunk /= 2;
+    return chunk;
+}
+
 /* ==== The choice, priced by strata ==== */
 
 /* The schedule strata prices for NCCL's algorithm a. */
@@ -340,8 +372,9 @@ strata_status_t strata_coll_select_nccl(const strata_coll_machine_t *m, strata_c
         for (int p = 0; p < STRATA_NCCL_PROTOS; p++) {
             double t = strata_nccl_model_time(m, coll, a, p, bytes);
             strata_coll_cost_t c;
+            double chunk = a == NA_TREE ? sched_nccl_tree_chunk(p, bytes, m) : 0;
             if (!(t < best.model_time) ||
-                strata_coll_cost(m, coll, schedule_of(a, coll), bytes, &c, NULL))
+                sched_coll_cost_chunk(m, coll, schedule_of(a, coll), bytes, chunk, &c, NULL))
                 continue;
             best.algo = a, best.proto = p, best.model_time = t, best.cost = c;
         }

@@ -158,6 +158,7 @@ static int32_t chan_peer(const sched_ring_t *ch, int64_t d)
  * server and the local rank at each position of its order. */
 uint32_t strata_sched_channels(const strata_sched_t *s)
 {
+    if (s && s->algo == &sched_tree) return sched_tree_channels(s);
     if (!s || s->algo != &sched_ring) return 0;
     return nchan(s);
 }
@@ -175,8 +176,13 @@ strata_status_t strata_sched_channel(const strata_sched_t *s, uint32_t c,
     uint32_t NC = strata_sched_channels(s);
     if (NC == 0)
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
-                                "channels: only ring schedules are built of channels");
+                                "channels: only ring schedules and trees over servers are built "
+                                "of channels");
     if (c >= NC) return strata_error_set(err, STRATA_ERR_RANGE, "channel %u of %u", c, NC);
+    if (s->algo == &sched_tree) {
+        sched_tree_channel(s, c, ch_p);
+        return STRATA_OK;
+    }
     uint32_t G = s->p.group;
     sched_ring_t ch;
     chan_start(s, c, &ch);
@@ -185,7 +191,8 @@ strata_status_t strata_sched_channel(const strata_sched_t *s, uint32_t c,
                                   .up = !ch.rev,
                                   .servers = s->p.nranks / G,
                                   .off = ch.off,
-                                  .count = ch.len};
+                                  .count = ch.len,
+                                  .tree = -1};
     *ch_p = out;
     return STRATA_OK;
 }
@@ -194,6 +201,7 @@ uint32_t strata_sched_channel_local(const strata_sched_t *s, uint32_t c, uint32_
 {
     uint32_t NC = strata_sched_channels(s), G = s->p.group;
     if (NC == 0 || c >= NC) return UINT32_MAX;
+    if (s->algo == &sched_tree) return sched_tree_channel_local(s, c, pos);
     sched_ring_t ch;
     chan_start(s, c, &ch);
     return (uint32_t)chan_peer(&ch, (int64_t)(pos % G)) % G;

@@ -166,10 +166,14 @@ uint32_t sched_twolevel_class(const strata_sched_t *s, uint32_t phase);
  * is an inner node in at most one (NCCL ncclGetDtree). sched_dtree_init
  * resolves nothing: it fills s->tab with, per tree t and node n, the fields
  * below, and sets aux[SCHED_DT_N] = N and aux[SCHED_DT_T0 + t] = the root's
- * height. With `chain`, a node's height counts the chain of its ranks below
- * its head (height of a leaf node = its rank count - 1, of an inner node
- * max(that, 1 + its children's)); without, it is the node tree's height. */
-enum { DT_PARENT, DT_C0, DT_C1, DT_DEPTH, DT_HEIGHT, DT_FIELDS };
+ * height. With `chain` (tree.c), a node of m > 1 ranks is a chain whose
+ * head meets the parent node and child node 1 and whose second rank meets
+ * child node 0 (NCCL's balanced tree): DT_DEPTH is the head's rank depth
+ * (+1 per child-1 edge, +2 per child-0 edge below such a node), DT_HEIGHT
+ * the head's height (1 + max(DT_H1, child 1's)), DT_H1 the second rank's
+ * (max(m - 2, 1 + child 0's); -1 for m = 1). Without (nvlstree.c), depth
+ * and height count node edges and DT_H1 is -1. */
+enum { DT_PARENT, DT_C0, DT_C1, DT_DEPTH, DT_HEIGHT, DT_H1, DT_FIELDS };
 enum { SCHED_DT_N = 0, SCHED_DT_T0 = 1, SCHED_DT_T1 = 2 };
 strata_status_t sched_dtree_init(strata_sched_t *s, uint32_t g, bool chain, strata_error_t *err);
 static inline int32_t sched_dt(const strata_sched_t *s, int t, int64_t n, int f)
@@ -178,9 +182,34 @@ static inline int32_t sched_dt(const strata_sched_t *s, int t, int64_t n, int f)
 }
 /* Node n's parent and children in tree t (-1: none) without a table. */
 void sched_dtree_links(uint32_t N, int t, uint32_t n, int32_t *up, int32_t *d0, int32_t *d1);
+/* The tree's channels (strata_sched_channels etc. for a TREE schedule):
+ * 2g over several servers of g ranks (tree t's channel h is c = t g + h),
+ * else 0; channel c's view; the local rank at chain position pos. */
+uint32_t sched_tree_channels(const strata_sched_t *s);
+void sched_tree_channel(const strata_sched_t *s, uint32_t c, strata_sched_channel_t *ch);
+uint32_t sched_tree_channel_local(const strata_sched_t *s, uint32_t c, uint32_t pos);
 /* Largest number of tree edges (both trees) that meet at one node: what
  * one node's network ports carry per direction, in units of half the
  * buffer. 0 for N = 1, 2 for N = 2, 3 or 4 beyond. O(N log N). */
 uint32_t sched_dtree_max_edges(uint32_t N);
+
+/* ==== NCCL's pipeline (nccl.c), priced by cost.c ==== */
+
+/* NCCL's protocols, in its order (LL, LL128, Simple). */
+enum { SCHED_NCCL_LL, SCHED_NCCL_LL128, SCHED_NCCL_SIMPLE };
+
+/* The bytes of one channel's slice a tree step carries under protocol
+ * `proto` for an allreduce of `bytes` on m (enqueue.cc: the protocol's
+ * buffer over NCCL_STEPS, data bytes only; LL128 halved while the message
+ * is short for the tree's depth). The tree's channels are strata's 2g
+ * (tree.c). O(1). */
+double sched_nccl_tree_chunk(int proto, double bytes, const strata_coll_machine_t *m);
+
+/* strata_coll_cost with the tree's chunk fixed at `chunk` bytes of one
+ * channel's slice (0: NCCL's Simple chunk); every other algorithm as
+ * strata_coll_cost. */
+strata_status_t sched_coll_cost_chunk(const strata_coll_machine_t *m, strata_coll_t coll,
+                                      strata_algo_t algo, double bytes, double chunk,
+                                      strata_coll_cost_t *c_p, strata_error_t *err);
 
 #endif

@@ -10,23 +10,44 @@
  * Nodes. With group g (ranks per server) the ranks form N = ceil(P/g)
  * nodes of g consecutive ranks (the last may be smaller), as NCCL builds
  * its trees over nodes and chains the GPUs inside a node
- * (src/graph/connect.cc connectTrees: one rank per node on the tree, the
- * others below it in a chain). To spread the network traffic over every
- * rank's NIC, as NCCL's channels do, each tree's half is split into g
- * channels and channel h's chain in a node of m ranks starts at local rank
- * h mod m: its head talks to the other nodes, position j+1 hangs below
- * position j. g = 1 (the default) is the flat tree over all ranks; g >= P is
- * one node: a pipelined chain reduce + broadcast.
+ * (src/graph/connect.cc ncclTopoPreset, connectTrees: per channel an
+ * intra-node order treeIntra, position j+1 below position j). To spread
+ * the network traffic over every rank's NIC, as NCCL's channels do, each
+ * tree's half is split into g channels and channel h's chain in a node of
+ * m ranks starts at local rank h mod m, goes next to its PCIe sibling
+ * h^1 (up from an even head, h, h+1, h+2, ...; down from an odd one) and
+ * on in that direction. NCCL's balanced tree (NCCL_TOPO_PATTERN_BALANCED_TREE,
+ * its first choice, graph.h) spreads a node's tree edges over the first
+ * two GPUs of the chain, which both reach the channel's NIC (search.cc:
+ * the second GPU goes back to the same NET): the head (position 0) meets
+ * the parent node and child node 1, position 1 meets child node 0
+ * (treeToChild0 = treeIntra[1], treeToChild1 = treeIntra[0]); a node of one
+ * rank meets all three. A child node 0 therefore sits 2 hops below its
+ * parent's head. Which NIC carries an edge: the simulator sends through
+ * the NIC on the receiver's rail, so an edge into position 1 crosses on
+ * rail h^1 and an edge out of it on rail h, where NCCL uses rail h both
+ * ways; each NIC carries the same bytes either way (channel h^1 mirrors
+ * it). g = 1 (the default) is the flat tree over all ranks; g >= P is one
+ * node: a pipelined chain reduce + broadcast.
  *
  * Each (tree, channel) is then one rank-level tree whose vertices have a
- * parent, up to three children (two child-node heads and the next chain
- * member), a depth and a height. With C chunks the phases pipeline: chunk c
- * leaves a rank of height h at phase c + h on its way up; the root (height
- * T) starts sending chunk c down at phase c + T and a rank at depth d
- * forwards it at phase c + T + d, so the whole takes C - 1 + 2 max(T)
- * phases and each edge carries each chunk once each way. A node's height is
- * its chain length - 1 for a leaf node and max(that, 1 + children's) above,
- * so with equal nodes T = g - 1 + ceil(log2 N).
+ * parent, up to three children, a depth and a height. With C chunks the
+ * phases pipeline: chunk c leaves a rank of height h at phase c + h on its
+ * way up (up and down run at once, as in NCCL's runTreeSplit, where half
+ * a channel's threads reduce up while the other half broadcast down); the
+ * root (height T) starts sending
+ * chunk c down at phase c + T and a rank at depth d forwards it at phase
+ * c + T + d, so the whole takes C - 1 + 2 max(T) phases and each edge
+ * carries each chunk once each way. Heights: position j >= 2 of a node of
+ * m ranks, m - 1 - j; position 1, max(m - 2, 1 + child 0's); the head,
+ * 1 + max(position 1's, child 1's). So with equal nodes T = g - 1 + the
+ * deepest head's depth, which counts 1 per child-1 edge and 2 per child-0
+ * edge: 1 for N = 2, 3 for N = 4, 5 for N = 8 (2 log2 N - 1 for powers of
+ * two; NCCL's own estimate, g - 1 + log2 N, sizes nothing here).
+ *
+ * Chunks: the caller's C. The cost model passes NCCL's chunk, 512 KiB of a
+ * channel's slice per step with Simple (sched_nccl_tree_chunk), so C =
+ * ceil(n / (2g) / 512 KiB): NCCL does not pick C to suit the message.
  *
  * Traffic per rank and direction (equal nodes of g ranks, n bytes): the
  * chain of one (tree, channel) moves its piece up g-1 hops and down g-1
@@ -110,7 +131,45 @@ static uint32_t node_size(uint32_t P, uint32_t g, uint32_t n)
     return P - n * g < g ? P - n * g : g;
 }
 
-/* Depths by walking up; heights by sweeping depths from the deepest. */
+/* Does node n of tree t hand its child node 0 to its second chain rank
+ * (NCCL's balanced tree: the node has two ranks or more)? */
+static bool balanced(const strata_sched_t *s, uint32_t g, bool chain, int64_t n)
+{
+    return chain && node_size(s->p.nranks, g, (uint32_t)n) > 1;
+}
+
+/* Node n's head's rank depth: one per node edge, two where the edge enters
+ * the parent at its second chain rank (child 0 of a balanced parent). */
+static int32_t head_depth(strata_sched_t *s, int t, uint32_t g, bool chain, int32_t n)
+{
+    uint32_t N = (uint32_t)s->aux[SCHED_DT_N];
+    int32_t d = 0;
+    for (uint32_t i = 0; DT(s, t, n, DT_PARENT) >= 0 && i <= N; i++) {
+        int32_t up = DT(s, t, n, DT_PARENT);
+        d += DT(s, t, up, DT_C0) == n && balanced(s, g, chain, up) ? 2 : 1;
+        n = up;
+    }
+    return d;
+}
+
+/* Heights of node n's head and second chain rank, its children's done. */
+static void fill_heights(strata_sched_t *s, int t, uint32_t g, bool chain, uint32_t n)
+{
+    int32_t m = chain ? (int32_t)node_size(s->p.nranks, g, n) : 1;
+    int32_t c0 = DT(s, t, n, DT_C0), c1 = DT(s, t, n, DT_C1);
+    int32_t h0 = c0 < 0 ? -1 : DT(s, t, c0, DT_HEIGHT), h1 = c1 < 0 ? -1 : DT(s, t, c1, DT_HEIGHT);
+    if (m > 1) { /* second rank: the chain below it and child node 0 */
+        int32_t second = m - 2 > h0 + 1 ? m - 2 : h0 + 1;
+        DT(s, t, n, DT_H1) = second;
+        DT(s, t, n, DT_HEIGHT) = 1 + (second > h1 ? second : h1);
+    } else {
+        DT(s, t, n, DT_H1) = -1;
+        DT(s, t, n, DT_HEIGHT) = 1 + (h0 > h1 ? h0 : h1); /* 0 for a leaf */
+    }
+}
+
+/* Links, depths, then heights by sweeping depths from the deepest (a
+ * child's depth exceeds its parent's). */
 static void fill_one(strata_sched_t *s, int t, uint32_t g, bool chain)
 {
     uint32_t N = (uint32_t)s->aux[SCHED_DT_N];
@@ -119,23 +178,14 @@ static void fill_one(strata_sched_t *s, int t, uint32_t g, bool chain)
         sched_dtree_links(N, t, n, &DT(s, t, n, DT_PARENT), &DT(s, t, n, DT_C0),
                           &DT(s, t, n, DT_C1));
     for (uint32_t n = 0; n < N; n++) {
-        int32_t d = 0;
-        for (int32_t x = (int32_t)n; DT(s, t, x, DT_PARENT) >= 0 && d <= (int32_t)N;
-             x = DT(s, t, x, DT_PARENT))
-            d++;
+        int32_t d = head_depth(s, t, g, chain, (int32_t)n);
         DT(s, t, n, DT_DEPTH) = d;
         if (d > maxd) maxd = d;
         if (DT(s, t, n, DT_PARENT) < 0) s->aux[SCHED_DT_T0 + t] = n; /* root, for now */
     }
     for (int32_t d = maxd; d >= 0; d--)
-        for (uint32_t n = 0; n < N; n++) {
-            if (DT(s, t, n, DT_DEPTH) != d) continue;
-            int32_t h = chain ? (int32_t)node_size(s->p.nranks, g, n) - 1 : 0;
-            for (int i = DT_C0; i <= DT_C1; i++)
-                if (DT(s, t, n, i) >= 0 && DT(s, t, DT(s, t, n, i), DT_HEIGHT) + 1 > h)
-                    h = DT(s, t, DT(s, t, n, i), DT_HEIGHT) + 1;
-            DT(s, t, n, DT_HEIGHT) = h;
-        }
+        for (uint32_t n = 0; n < N; n++)
+            if (DT(s, t, n, DT_DEPTH) == d) fill_heights(s, t, g, chain, n);
     s->aux[SCHED_DT_T0 + t] = DT(s, t, s->aux[SCHED_DT_T0 + t], DT_HEIGHT);
 }
 
@@ -160,31 +210,56 @@ typedef struct place {
     int64_t depth, height;
 } place_t;
 
+/* Channel h's chain in a node of m ranks starts at local rank h mod m and
+ * goes to its PCIe sibling next (h^1: up from an even head, down from an
+ * odd one), then on in that direction. Local rank at position j, and the
+ * position of local rank l. */
+static uint32_t chain_local(uint32_t m, uint32_t h, uint32_t j)
+{
+    uint32_t hh = h % m;
+    return hh % 2 == 0 ? (hh + j) % m : (hh + m - j % m) % m;
+}
+static uint32_t chain_pos(uint32_t m, uint32_t h, uint32_t l)
+{
+    uint32_t hh = h % m;
+    return hh % 2 == 0 ? (l + m - hh) % m : (hh + m - l) % m;
+}
+
 static int32_t rank_at(const strata_sched_t *s, int64_t node, uint32_t h, uint32_t j)
 {
     uint32_t g = s->p.group, m = node_size(s->p.nranks, g, (uint32_t)node);
-    return (int32_t)((uint32_t)node * g + (h % m + j) % m);
+    return (int32_t)((uint32_t)node * g + chain_local(m, h, j));
+}
+
+/* The rank of node n that meets its parent node's edge, and the parent's
+ * rank it meets: the parent's second chain rank when n is its child 0
+ * and the parent has two ranks or more (NCCL's balanced tree), else its
+ * head. */
+static int32_t up_rank(const strata_sched_t *s, int t, uint32_t h, int64_t n)
+{
+    int32_t up = sched_dt(s, t, n, DT_PARENT);
+    if (up < 0) return -1;
+    bool second = sched_dt(s, t, up, DT_C0) == n && sched_dt(s, t, up, DT_H1) >= 0;
+    return rank_at(s, up, h, second ? 1 : 0);
 }
 
 static void place_of(const strata_sched_t *s, int t, uint32_t h, uint32_t r, place_t *pl)
 {
     uint32_t g = s->p.group, n = r / g, m = node_size(s->p.nranks, g, n);
-    uint32_t j = (r % g + m - h % m) % m; /* position in the chain */
+    uint32_t j = chain_pos(m, h, r % g); /* position in the chain */
+    int32_t c0 = sched_dt(s, t, n, DT_C0), c1 = sched_dt(s, t, n, DT_C1);
     pl->child[0] = pl->child[1] = pl->child[2] = -1;
     pl->depth = sched_dt(s, t, n, DT_DEPTH) + j;
+    if (j + 1 < m) pl->child[0] = rank_at(s, n, h, j + 1);
     if (j > 0) {
         pl->parent = rank_at(s, n, h, j - 1);
-        if (j + 1 < m) pl->child[0] = rank_at(s, n, h, j + 1);
-        pl->height = m - 1 - j;
+        pl->height = j == 1 ? (int64_t)sched_dt(s, t, n, DT_H1) : (int64_t)(m - 1 - j);
+        if (j == 1 && c0 >= 0) pl->child[1] = rank_at(s, c0, h, 0);
         return;
     }
-    int32_t up = sched_dt(s, t, n, DT_PARENT);
-    pl->parent = up < 0 ? -1 : rank_at(s, up, h, 0);
-    for (int i = 0; i < 2; i++) {
-        int32_t c = sched_dt(s, t, n, DT_C0 + i);
-        pl->child[i] = c < 0 ? -1 : rank_at(s, c, h, 0);
-    }
-    if (m > 1) pl->child[2] = rank_at(s, n, h, 1);
+    pl->parent = up_rank(s, t, h, n);
+    if (c1 >= 0) pl->child[1] = rank_at(s, c1, h, 0);
+    if (m == 1 && c0 >= 0) pl->child[2] = rank_at(s, c0, h, 0);
     pl->height = sched_dt(s, t, n, DT_HEIGHT);
 }
 
@@ -193,6 +268,34 @@ static int64_t height_of(const strata_sched_t *s, int t, uint32_t h, int32_t r)
     place_t pl;
     place_of(s, t, h, (uint32_t)r, &pl);
     return pl.height;
+}
+
+/* ==== Channels (the public view, ring.c's strata_sched_channel) ==== */
+
+uint32_t sched_tree_channels(const strata_sched_t *s)
+{
+    uint32_t g = s->p.group;
+    return g > 1 && s->aux[SCHED_DT_N] > 1 ? 2 * g : 0;
+}
+
+/* The chain of a full node (the view names one server's local ranks). */
+void sched_tree_channel(const strata_sched_t *s, uint32_t c, strata_sched_channel_t *ch)
+{
+    uint32_t g = s->p.group, t = c / g, h = c % g;
+    uint64_t nseg = 2 * (uint64_t)g, seg = (uint64_t)t * g + h;
+    *ch = (strata_sched_channel_t){.entry = chain_local(g, h, 0),
+                                   .exit = chain_local(g, h, 1),
+                                   .up = h % 2 == 0,
+                                   .servers = (uint32_t)s->aux[SCHED_DT_N],
+                                   .off = sched_blk_off(s->p.count, nseg, seg),
+                                   .count = sched_blk_len(s->p.count, nseg, seg),
+                                   .tree = (int32_t)t};
+}
+
+uint32_t sched_tree_channel_local(const strata_sched_t *s, uint32_t c, uint32_t pos)
+{
+    uint32_t g = s->p.group;
+    return chain_local(g, c % g, pos % g);
 }
 
 static strata_status_t tree_init(strata_sched_t *s, strata_error_t *err)

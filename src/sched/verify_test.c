@@ -547,8 +547,7 @@ static void test_agents_and_trees(void **state)
         for (uint32_t r = 0; r < P; r++) {
             int inner_in = 0;
             for (int t = 0; t < 2; t++)
-                inner_in += s->tab[((size_t)t * P + r) * 5 + 1] >= 0 ||
-                            s->tab[((size_t)t * P + r) * 5 + 2] >= 0;
+                inner_in += sched_dt(s, t, r, DT_C0) >= 0 || sched_dt(s, t, r, DT_C1) >= 0;
             assert_true(inner_in <= 1 || P <= 2);
         }
         strata_sched_destroy(s);

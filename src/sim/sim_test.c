@@ -623,23 +623,22 @@ static double walk_tree(const strata_sched_t *s, uint32_t g)
  * and runs C phases, and per GPU / NIC the starts are
  *   GPU switch port: 0, 0 (chain up, both trees), 2 and 3 (chain down);
  *   NIC:             1 (head up), 2 (root head down).
- * So C + 3 phases, loads (GPU, NIC) in chunks: p = 0: (2, 0);
- * p = 1: (2, 1); p = 2 .. C: (>= 2, 2); p = C+1: (2, 1); p = C+2: (1, 0).
- * With GPU ports at 40 GB/s and NICs at 10 GB/s the NIC sets every phase
- * it is in (q/10 GB/s + 3 us >= 2q/40 GB/s + 2 us, steady 2q/10 > 4q/40):
- *   t = 2 x 2 us + (C + 1) x 3 us + 3q / 40 GB/s + 2Cq / 10 GB/s.
- * The model's chunk count: C = round(sqrt((fill - 1) b / alpha)) with
- * fill = 4 phases, b = the NIC's n/2 at 10 GB/s = 209.7152 us, alpha = 3 us:
- * sqrt(3 x 209.7152 / 3) = 14.48 -> 14; q = 74898.29 B, so
- * t = 4 + 45 + 5.6173 + 209.7152 = 264.3325 us. Charging every phase the
- * steady load, as the model once did, gives 4 + 45 + 17 x 14.98 = 303.7 us. */
+ * So C + 3 phases. The chunk is NCCL's, 512 KiB of a channel's 1 MiB
+ * slice: C = 2, q = 524,288 B, 5 phases; loads (GPU, NIC) in chunks per
+ * phase: p0 (2, 0), p1 (2, 1), p2 (1, 2), p3 (2, 1), p4 (1, 0). With GPU
+ * ports at 40 GB/s (+2 us) and NICs at 10 GB/s (+3 us), the slower tier
+ * sets each phase:
+ *   p0: 2 + 2q/40 GB/s = 28.2144 us     p1: 3 + q/10 GB/s = 55.4288 us
+ *   p2: 3 + 2q/10 GB/s = 107.8576 us    p3: 55.4288 us
+ *   p4: 2 + q/40 GB/s = 15.1072 us      total 262.0368 us. */
 static void test_tree_servers_hand(void **state)
 {
     (void)state;
     strata_topo_t *t = make_tree_cluster();
-    double n = 4194304, C = 14, q = n / (4 * C);
-    double hand = 4e-6 + (C + 1) * 3e-6 + 3 * q / (40 * GB) + 2 * C * q / (10 * GB);
-    assert_rel(hand, 264.3325e-6, 1e-6);
+    double n = 4194304, q = n / 8;
+    double hand = (2e-6 + 2 * q / (40 * GB)) + 2 * (3e-6 + q / (10 * GB)) +
+                  (3e-6 + 2 * q / (10 * GB)) + (2e-6 + q / (40 * GB));
+    assert_rel(hand, 262.0368e-6, 1e-6);
     strata_coll_machine_t m;
     strata_coll_cost_t c;
     strata_error_t err;
@@ -648,20 +647,19 @@ static void test_tree_servers_hand(void **state)
     assert_rel(m.lat_inter, 3e-6, 1e-9);
     assert_int_equal(strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_TREE, n, &c, &err),
                      STRATA_OK);
-    assert_int_equal(c.chunks, 14);
+    assert_int_equal(c.chunks, 2);
     assert_rel(c.alpha + c.beta, hand, 1e-9);
     strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
                                .algo = STRATA_ALGO_TREE,
                                .nranks = 4,
                                .count = 1048576,
                                .elem_size = 4,
-                               .chunks = 14,
+                               .chunks = 2,
                                .group = 2};
     strata_sched_t *s = NULL;
     assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
-    assert_int_equal(strata_sched_nphases(s), 17);
-    /* chunks of 18724 or 18725 elements: q to 2e-5 */
-    assert_rel(walk_tree(s, 2), hand, 1e-4);
+    assert_int_equal(strata_sched_nphases(s), 5);
+    assert_rel(walk_tree(s, 2), hand, 1e-9);
     strata_sim_opts_t o = strata_sim_opts_default();
     strata_sim_result_t r;
     run1(t, s, NULL, &o, &r);

@@ -35,8 +35,17 @@ for a in ring tree binomial recdbl rabenseifner torus2d innet; do
 done
 grep -q "^  hier          not applicable" "$tmp/x" || { echo "FAIL: --explain hier"; fail=1; }
 grep -q "^  nvlstree      not applicable" "$tmp/x" || { echo "FAIL: --explain nvlstree"; fail=1; }
-grep -q "double binary tree over 2 servers, a chain of 8" <("$S" coll dgx-h100:2 --explain 1G) ||
+"$S" coll dgx-h100:2 --explain 1G >"$tmp/e"
+grep -q "double binary tree over 2 servers (NCCL's balanced tree), a chain of 8" "$tmp/e" ||
   { echo "FAIL: --explain tree form"; fail=1; }
+# one line per channel with its rail (issue 11): 8 ring channels, 2 x 8 tree
+# channels; DGX H100 pairs GPUs with their NICs behind PCIe switches
+[ "$(grep -c '^    channel [0-7]: rail [0-7] (NIC s0.nic[0-7]); in at rank' "$tmp/e")" = 8 ] ||
+  { echo "FAIL: --explain ring channel rails"; fail=1; }
+[ "$(grep -c '^    tree [01] channel [0-7]: rail [0-7] .* through the PCIe switch they share$' "$tmp/e")" = 16 ] ||
+  { echo "FAIL: --explain tree channel rails"; fail=1; }
+grep -q '^    channel 3: rail 3 (NIC s0.nic3); in at rank 3, out from rank 2, through the PCIe switch they share$' "$tmp/e" ||
+  { echo "FAIL: --explain ring channel 3"; fail=1; }
 expect 2 "--select expects strata or nccl, got 'mpi'" coll dgx-h100 --select mpi
 expect 2 "--select needs a value" coll dgx-h100 --select
 # NCCL on one H100 board at 1 GiB: NVLS (in-switch reduction), priced as innet

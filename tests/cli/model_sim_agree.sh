@@ -21,10 +21,12 @@
 # is reported so it can leave the list.
 . "$(dirname "$0")/../cli_lib.sh" "$1"
 
-declare -A OPEN=(
-  [gb200-nvl72/rabenseifner]="+16.1 %"
-  [gb200-nvl72:2/ring]="-5.2 %"
-)
+# Left the list (issue 11): gb200-nvl72 rabenseifner (+16.1 %): folding 72
+# ranks onto 64 leaves core ranks 0..7 two blocks each, so the halving
+# steps are unequal (94/72 n a pass, not 63/64 n) and the model now prices
+# the heaviest half; gb200-nvl72:2 ring (-5.2 %): the model charged every
+# step the NIC hop's latency where the scale-up blocks set the step.
+declare -A OPEN=()
 # NAMED: pairs whose disagreement has a cause the model cannot see, which
 # strata sim prints as the model's caveat (strata_coll_model_caveat): the
 # test requires that reason in the report. recdbl, rabenseifner, binomial
@@ -33,7 +35,7 @@ declare -A OPEN=(
 # it for r = 8..63 (those steps cross the network).
 declare -A NAMED=(
   [gb200-nvl72:2/binomial]="+125.5 %" [gb200-nvl72:2/recdbl]="+599.2 %"
-  [gb200-nvl72:2/rabenseifner]="+721.0 %"
+  [gb200-nvl72:2/rabenseifner]="+605.5 %"
 )
 
 agree=0
@@ -72,6 +74,6 @@ for p in ascend-910b dgx-1v dgx-2 dgx-a100 dgx-a100:2 dgx-h100 dgx-h100:2 gb200-
   done
 done
 # 15 clusters: the pairs that apply and have a model figure, less OPEN
-[ "$agree" -ge 98 ] || { echo "FAIL: only $agree pairs agree (98 did when this was written)"; fail=1; }
+[ "$agree" -ge 100 ] || { echo "FAIL: only $agree pairs agree (100 did when this was written)"; fail=1; }
 echo "$agree pairs agree within 2 %"
 exit $fail

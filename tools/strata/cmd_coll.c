@@ -32,7 +32,9 @@ static void usage(FILE *out)
             "                  and stores, one server; priced, never chosen)\n"
             "  --sizes LO:HI   sizes in bytes (nccl-tests 'size'), doubling (default 8:8G;\n"
             "                  1 <= LO <= HI <= 1024T = 2^50)\n"
-            "  --explain SIZE  for one size (up to 1024T): steps, bytes per tier, dominating term\n"
+            "  --explain SIZE  for one size (up to 1024T): steps, bytes per tier, dominating\n"
+            "                  term, and the rail (NIC) of every ring and tree channel\n"
+            "                  across servers\n"
             "  --select nccl   also show what NCCL's own tuning model would run (algorithm\n"
             "                  and protocol) and strata's price of it; the busbw columns\n"
             "                  and * then follow NCCL's choice (default: strata, the\n"
@@ -227,8 +229,8 @@ static void print_crossovers(FILE *out, const strata_coll_machine_t *m, const co
 
 /* What each priced algorithm is on this cluster, and why the others that
  * implement the collective do not apply. */
-static void print_forms(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a,
-                        const bool *ok)
+static void print_forms(FILE *out, const strata_topo_t *t, const strata_coll_machine_t *m,
+                        const coll_args_t *a, const bool *ok)
 {
     char form[160];
     strata_coll_cost_t k;
@@ -237,10 +239,14 @@ static void print_forms(FILE *out, const strata_coll_machine_t *m, const coll_ar
     for (int al = 0; al < STRATA_ALGO_COUNT; al++) {
         if (a->algo >= 0 && a->algo != al) continue;
         strata_status_t st = strata_coll_cost(m, a->op, (strata_algo_t)al, a->explain, &k, &err);
-        if (ok[al])
+        if (ok[al]) {
             fprintf(out, "  %-13s %s\n", strata_algo_name((strata_algo_t)al),
                     strata_coll_algo_form(m, (strata_algo_t)al, form, sizeof(form)));
-        else if (st && !strstr(err.msg, "does not implement"))
+            /* one line per channel: its rail */
+            for (uint32_t c = 0;
+                 c < strata_coll_channel_line(t, m, (strata_algo_t)al, c, form, sizeof(form)); c++)
+                fprintf(out, "    %s\n", form);
+        } else if (st && !strstr(err.msg, "does not implement"))
             fprintf(out, "  %-13s not applicable: %s\n", strata_algo_name((strata_algo_t)al),
                     err.msg);
     }
@@ -269,7 +275,8 @@ static void print_nccl(FILE *out, const strata_coll_machine_t *m, const coll_arg
     fprintf(out, "\n");
 }
 
-static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)
+static void print_explain(FILE *out, const strata_topo_t *t, const strata_coll_machine_t *m,
+                          const coll_args_t *a)
 {
     strata_coll_cost_t c[STRATA_ALGO_COUNT];
     bool ok[STRATA_ALGO_COUNT];
@@ -297,7 +304,7 @@ static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_
                 lib ? lib : "no shipping library implements it (strata's own schedule)");
     }
     print_nccl(out, m, a, best >= 0 ? &c[best] : NULL);
-    print_forms(out, m, a, ok);
+    print_forms(out, t, m, a, ok);
 }
 
 static void json_cost(strata_json_t *j, const char *key, const strata_coll_cost_t *k)
@@ -372,21 +379,23 @@ static int run(const coll_args_t *a, strata_link_catalog_t *cat)
         strata_topo_destroy(t);
         return cli_fail(&err);
     }
-    strata_topo_destroy(t);
     strata_coll_cost_t c;
-    if (a->algo >= 0 && strata_coll_cost(&m, a->op, (strata_algo_t)a->algo, a->lo, &c, &err))
+    if (a->algo >= 0 && strata_coll_cost(&m, a->op, (strata_algo_t)a->algo, a->lo, &c, &err)) {
+        strata_topo_destroy(t);
         return cli_fail(&err);
-    if (a->json) {
+    }
+    if (a->json)
         print_json(stdout, &m, a);
-        return CLI_OK;
+    else {
+        print_machine(stdout, a->cluster, &m);
+        if (a->explain >= 0)
+            print_explain(stdout, t, &m, a);
+        else {
+            print_table(stdout, &m, a);
+            print_crossovers(stdout, &m, a);
+        }
     }
-    print_machine(stdout, a->cluster, &m);
-    if (a->explain >= 0) {
-        print_explain(stdout, &m, a);
-        return CLI_OK;
-    }
-    print_table(stdout, &m, a);
-    print_crossovers(stdout, &m, a);
+    strata_topo_destroy(t);
     return CLI_OK;
 }
 
