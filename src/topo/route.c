@@ -29,22 +29,6 @@
 #include <math.h>
 #include <string.h>
 
-struct strata_topo_router {
-    const strata_topo_t *t;
-    uint32_t cur;          /* stamp of the current up/down search */
-    uint32_t cur_c;        /* stamp of the current BFS search */
-    uint32_t *st_a, *st_b; /* stamps: visited from side a / side b */
-    double *cnt_a, *cnt_b; /* path counts */
-    uint32_t *st_c;        /* stamps of BFS segments (own scratch, so the
-                            * up/down state survives them) */
-    double *cnt_c;
-    int32_t *dist, *queue;          /* BFS distance (valid where st_c == cur) */
-    int32_t *lay_a, *lay_b, *lay_n; /* BFS queue / up-down layers */
-    int32_t *path;                  /* assembled path */
-    int32_t na;                     /* size of lay_a after ud_count (top layer of A) */
-    bool probe;                     /* ud_count met across A's last hop (probe_up) */
-};
-
 typedef enum { SEG_BFS, SEG_UPDOWN, SEG_GRID } seg_kind_t;
 
 /* One segment of a route from..to; group >= 0 confines BFS to a server,
@@ -62,6 +46,31 @@ typedef struct plan {
     int nseg;
     seg_t seg[3];
 } plan_t;
+
+struct strata_topo_router {
+    const strata_topo_t *t;
+    uint32_t cur;          /* stamp of the current up/down search */
+    uint32_t cur_c;        /* stamp of the current BFS search */
+    uint32_t *st_a, *st_b; /* stamps: visited from side a / side b */
+    double *cnt_a, *cnt_b; /* path counts */
+    uint32_t *st_c;        /* stamps of BFS segments (own scratch, so the
+                            * up/down state survives them) */
+    double *cnt_c;
+    int32_t *dist, *queue;          /* BFS distance (valid where st_c == cur) */
+    int32_t *lay_a, *lay_b, *lay_n; /* BFS queue / up-down layers */
+    int32_t *path;                  /* assembled path */
+    int32_t na;                     /* size of lay_a after ud_count (top layer of A) */
+    bool probe;                     /* ud_count met across A's last hop (probe_up) */
+    /* The last pair's plan: callers ask about one pair several times in a
+     * row (its hop count, path count, then each path: the simulator's
+     * routes), and a plan costs an up/down search. Valid while no other
+     * up/down search ran (memo_cur == cur: its stamps, layers and counts,
+     * which extraction reads, are still those of this plan). */
+    int32_t memo_src, memo_dst;
+    uint32_t memo_cur;
+    bool memo_p2p_off;
+    plan_t memo;
+};
 
 int32_t topo_bfs(const strata_topo_t *t, int32_t src, int32_t *dist, int32_t *queue)
 {
@@ -466,7 +475,25 @@ static bool plan_tiered(strata_topo_router_t *r, plan_t *p, int32_t src, int32_t
     return true;
 }
 
+static bool plan_new(strata_topo_router_t *r, int32_t src, int32_t dst, plan_t *p);
+
 static bool make_plan(strata_topo_router_t *r, int32_t src, int32_t dst, plan_t *p)
+{
+    if (r->memo_cur && r->memo_cur == r->cur && r->memo_src == src && r->memo_dst == dst &&
+        r->memo_p2p_off == r->t->p2p_off) {
+        *p = r->memo;
+        return true;
+    }
+    if (!plan_new(r, src, dst, p)) return false;
+    r->memo = *p;
+    r->memo_src = src;
+    r->memo_dst = dst;
+    r->memo_p2p_off = r->t->p2p_off;
+    r->memo_cur = r->cur; /* 0 (no search yet) never matches */
+    return true;
+}
+
+static bool plan_new(strata_topo_router_t *r, int32_t src, int32_t dst, plan_t *p)
 {
     const strata_topo_t *t = r->t;
     p->nseg = 0;

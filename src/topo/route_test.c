@@ -107,15 +107,21 @@ static void test_torus(void **state)
     strata_topo_destroy(t);
 }
 
+/* A 3-tier k = 4 fat-tree of 50 GB/s links and a router on it. */
+static void fattree_k4(strata_topo_t **t, strata_topo_router_t **r)
+{
+    strata_topo_linkspec_t l = strata_topo_linkspec_bw(50 * GB);
+    strata_topo_fattree_t ft = {.k = 4, .tiers = 3, .link = {&l}};
+    assert_int_equal(strata_topo_build_fattree(&ft, NULL, t, NULL), 0);
+    assert_int_equal(strata_topo_router_create(*t, r, NULL), 0);
+}
+
 static void test_fattree(void **state)
 {
     (void)state;
-    strata_topo_linkspec_t l = strata_topo_linkspec_bw(50 * GB);
-    strata_topo_fattree_t ft = {.k = 4, .tiers = 3, .link = {&l}};
     strata_topo_t *t;
     strata_topo_router_t *r;
-    assert_int_equal(strata_topo_build_fattree(&ft, NULL, &t, NULL), 0);
-    assert_int_equal(strata_topo_router_create(t, &r, NULL), 0);
+    fattree_k4(&t, &r);
     /* k = 4: 2 endpoints per leaf, 4 per pod; (k/2)² = 4 paths between
      * pods (6 hops), k/2 = 2 inside a pod (4), 1 on a leaf (2) */
     check_all_paths(r, t, 0, 15, 4, 6);
@@ -199,6 +205,37 @@ static void test_cluster(void **state)
     strata_topo_destroy(t);
 }
 
+/* The router keeps the last pair's plan (route.c): repeated and
+ * interleaved queries on one router must give exactly the paths a fresh
+ * router gives each pair, including after another pair's up/down search
+ * replaced the state the memo's extraction reads. */
+static void test_plan_memo(void **state)
+{
+    (void)state;
+    strata_topo_t *t;
+    strata_topo_router_t *r;
+    fattree_k4(&t, &r);
+    static const int32_t pairs[][2] = {{0, 15}, {0, 15}, {3, 12}, {0, 15}, {0, 1}, {0, 15}, {5, 9}};
+    for (size_t q = 0; q < sizeof(pairs) / sizeof(pairs[0]); q++) {
+        int32_t a = pairs[q][0], b = pairs[q][1];
+        double count = strata_topo_path_count(r, a, b);
+        for (uint64_t k = 0; k < (uint64_t)count; k++) {
+            strata_topo_router_t *fresh;
+            int32_t c1[8], c2[8], n1, n2;
+            assert_int_equal(strata_topo_router_create(t, &fresh, NULL), 0);
+            assert_int_equal(strata_topo_path(r, a, b, k, c1, 8, &n1), STRATA_OK);
+            assert_int_equal(strata_topo_path(fresh, a, b, k, c2, 8, &n2), STRATA_OK);
+            assert_int_equal(n1, n2);
+            assert_memory_equal(c1, c2, (size_t)n1 * sizeof(int32_t));
+            strata_topo_router_destroy(fresh);
+            /* another pair's search between two paths of this pair */
+            if (k == 0) assert_true(strata_topo_hops(r, 2, 14) > 0);
+        }
+    }
+    strata_topo_router_destroy(r);
+    strata_topo_destroy(t);
+}
+
 static void test_general_graph(void **state)
 {
     (void)state;
@@ -228,7 +265,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring),          cmocka_unit_test(test_torus),
         cmocka_unit_test(test_fattree),       cmocka_unit_test(test_cluster),
-        cmocka_unit_test(test_general_graph),
+        cmocka_unit_test(test_general_graph), cmocka_unit_test(test_plan_memo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
