@@ -29,8 +29,11 @@ row "TP+DP 1024" sim dgx-h100:128 --size 256M --group 8 --also allreduce:1G:stri
 row "report 16k" report dgx-h100:2048
 [ "$quick" = quick ] && exit 0
 row "ring 100k" sim dgx-h100:12500,radix=128
-row "tree 16k" sim dgx-h100:2048 --algo tree
+for a in recdbl rabenseifner innet nvlstree tree hier; do
+  row "$a 16k" sim dgx-h100:2048 --algo $a
+done
 row "alltoall pairwise 1024" sim dgx-h100:128 --op alltoall --algo pairwise
 row "alltoall bruck 4096" sim dgx-h100:512 --op alltoall --algo bruck
+row "alltoall pairwise 4096" sim dgx-h100:512 --op alltoall --algo pairwise
 row "TP+DP 4096" sim dgx-h100:512 --size 256M --group 8 --also allreduce:1G:stride=8
 row "report 100k" report dgx-h100:12500,radix=128

@@ -407,6 +407,19 @@ STRATA_API strata_status_t strata_topo_path_hash(strata_topo_router_t *router, i
                                                  int32_t dst, uint64_t seed, int32_t *chans,
                                                  int32_t max, int32_t *n_p);
 
+/* The even split of a message over all equal-cost paths src → dst, as the
+ * fraction of the paths that cross each channel, computed from path
+ * counts without listing the paths (O(edges of the up/down closure)).
+ * Only for routes of one up/down segment through network switches, the
+ * other segments single paths, and every link of the closure with the
+ * same figures — so that every path has the same bottleneck bandwidth and
+ * latency, written to *bw_p and *latency_p. Returns the number of
+ * channels (written when <= max: call again with room), or -1 when the
+ * route is not of that form (list its paths instead). */
+STRATA_API int32_t strata_topo_path_split(strata_topo_router_t *router, int32_t src, int32_t dst,
+                                          int32_t *chans, double *frac, int32_t max, double *bw_p,
+                                          double *latency_p);
+
 /* Bottleneck bandwidth (min channel bw_dir, B/s) and latency of one message
  * (s) over a path given as channels: the sum of its links' hop latencies,
  * the traversal of each switch crossed (of the link kind entering it), and

@@ -104,6 +104,9 @@ struct sim_net {
 /* Recompute max-min fair rates for the component of the touched resources
  * and reschedule its flows' completions. Returns 0 or -1 on OOM. */
 int sim_flow_recompute(sim_net_t *net);
+/* A flow's rate alone on its path, min over hops of cap / w; its bott
+ * becomes the hop that sets it (the first among equals). */
+double sim_flow_alone_rate(const sim_net_t *net, sim_flow_t *f);
 /* Bring a flow's remaining bytes and bottleneck accounting up to `now`. */
 void sim_flow_advance(sim_net_t *net, sim_flow_t *f);
 

@@ -366,6 +366,65 @@ static void test_random_vs_naive(void **state)
 #undef RND
 }
 
+/* Contention-free (ideal) runs fix a flow's rate at activation, joining no
+ * list (event.c); with a load observer they take the general path, every
+ * batch recomputing its component with fill_ideal. Both must give the
+ * same completion times bit for bit, and each time must be the closed
+ * form start + latency + bytes / min over hops (cap / w). */
+static void count_loads(void *ctx, uint32_t r, double t, double load)
+{
+    (void)r, (void)t, (void)load;
+    ++*(int *)ctx;
+}
+
+static void test_ideal_fast_path(void **state)
+{
+    (void)state;
+    static const double weights[] = {0.25, 0.5, 1, 2};
+    uint64_t rng = 11;
+#define RND() (rng = util_hash_u64(rng))
+    for (int trial = 0; trial < 50; trial++) {
+        double got[2][RN_FLOWS], want[RN_FLOWS];
+        int loads = 0;
+        uint64_t seed = rng;
+        for (int pass = 0; pass < 2; pass++) {
+            rng = seed;
+            sim_net_t *net = sim_net_create(RN_RES);
+            double cap[RN_RES];
+            for (int r = 0; r < RN_RES; r++) {
+                cap[r] = (double)(1 + RND() % 8) * GB;
+                sim_net_set_res(net, (uint32_t)r, cap[r], (unsigned)r % 4);
+            }
+            sim_net_set_ideal(net, true);
+            if (pass == 1) sim_net_set_load_observer(net, count_loads, &loads);
+            for (int i = 0; i < RN_FLOWS; i++) {
+                int n = 1 + (int)(RND() % RN_HOPS);
+                sim_hop_t hops[RN_HOPS];
+                double best = INFINITY;
+                for (int h = 0; h < n; h++) {
+                    hops[h] = (sim_hop_t){(uint32_t)(RND() % RN_RES), weights[RND() % 4]};
+                    best = fmin(best, cap[hops[h].res] / hops[h].w);
+                }
+                double start = (double)(RND() % 4) * 0.05, lat = (double)(RND() % 3) * 1e-6;
+                double bytes = (double)(1 + RND() % 16) * 0.125 * GB;
+                want[i] = start + lat + bytes / best;
+                assert_int_equal(
+                    sim_flow_add(net, 0, start + lat, bytes, hops, (uint32_t)n, (uint64_t)i), 0);
+            }
+            assert_int_equal(sim_net_run(net, log_any, got[pass]), 0);
+            sim_net_destroy(net);
+        }
+        assert_true(loads > 0); /* the observer did see the general path */
+        for (int i = 0; i < RN_FLOWS; i++) {
+            if (memcmp(&got[0][i], &got[1][i], sizeof(double)))
+                fail_msg("trial %d flow %d: fast %.17g, general %.17g", trial, i, got[0][i],
+                         got[1][i]);
+            assert_true(fabs(got[0][i] - want[i]) <= 1e-12 * want[i]);
+        }
+    }
+#undef RND
+}
+
 /* The event heap pops keys in sorted order, including after moves. */
 static int cmp_double(const void *a, const void *b)
 {
@@ -428,17 +487,12 @@ static void test_oom(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_flows_half),
-        cmocka_unit_test(test_three_link_static),
-        cmocka_unit_test(test_three_link_dynamic),
-        cmocka_unit_test(test_oversubscribed_quarter),
-        cmocka_unit_test(test_tie_attribution),
-        cmocka_unit_test(test_latency),
-        cmocka_unit_test(test_spread_weights),
-        cmocka_unit_test(test_chain),
-        cmocka_unit_test(test_random_vs_naive),
-        cmocka_unit_test(test_heap_order),
-        cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_two_flows_half),     cmocka_unit_test(test_three_link_static),
+        cmocka_unit_test(test_three_link_dynamic), cmocka_unit_test(test_oversubscribed_quarter),
+        cmocka_unit_test(test_tie_attribution),    cmocka_unit_test(test_latency),
+        cmocka_unit_test(test_spread_weights),     cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_random_vs_naive),    cmocka_unit_test(test_ideal_fast_path),
+        cmocka_unit_test(test_heap_order),         cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

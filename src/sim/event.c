@@ -208,6 +208,17 @@ static int activate(sim_net_t *net, uint32_t id)
         sim_heap_set(&net->heap, id, net->now); /* completes in this batch */
         return 0;
     }
+    if (net->ideal && !net->observer) {
+        /* Contention-free: the rate depends on the flow's own path only
+         * (the bottleneck of cap / w, as flow.c's fill_ideal), so it is
+         * fixed here, once; the flow joins no list and no component is
+         * searched. The completion is the one the recomputation would
+         * schedule (the same rate from the same instant), bit for bit. */
+        double best = sim_flow_alone_rate(net, f);
+        f->rate = best;
+        sim_heap_set(&net->heap, id, net->now + f->remaining / best);
+        return 0;
+    }
     for (uint32_t h = 0; h < f->n_hops; h++) {
         sim_rlist_t *l = &net->lists[f->hops[h].res];
         sim_rentry_t e = {id, h};
@@ -221,6 +232,11 @@ static int activate(sim_net_t *net, uint32_t id)
 
 static int deactivate(sim_net_t *net, sim_flow_t *f)
 {
+    if (net->ideal && !net->observer) { /* it joined no list (activate) */
+        for (uint32_t h = 0; h < f->n_hops; h++)
+            net->bytes[f->hops[h].res] += f->bytes * f->hops[h].w * net->weight;
+        return 0;
+    }
     for (uint32_t h = 0; h < f->n_hops; h++) {
         uint32_t r = f->hops[h].res;
         sim_rlist_t *l = &net->lists[r];

@@ -218,20 +218,25 @@ static void attribute_ties(sim_net_t *net)
     }
 }
 
+double sim_flow_alone_rate(const sim_net_t *net, sim_flow_t *f)
+{
+    double best = INFINITY;
+    for (uint32_t h = 0; h < f->n_hops; h++) {
+        double x = net->rs[f->hops[h].res].cap / f->hops[h].w;
+        if (x < best) {
+            best = x;
+            f->bott = f->hops[h].res;
+        }
+    }
+    return best;
+}
+
 /* Contention-free rates: each flow alone on its path. */
 static void fill_ideal(sim_net_t *net)
 {
     for (size_t i = 0; i < net->comp_flow.n; i++) {
         sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
-        double best = INFINITY;
-        for (uint32_t h = 0; h < f->n_hops; h++) {
-            double x = net->rs[f->hops[h].res].cap / f->hops[h].w;
-            if (x < best) {
-                best = x;
-                f->bott = f->hops[h].res;
-            }
-        }
-        f->next_rate = best;
+        f->next_rate = sim_flow_alone_rate(net, f);
     }
     /* Loads for the observer: Σ rate × w, as rem = cap - load. */
     for (size_t i = 0; i < net->comp_res.n; i++)

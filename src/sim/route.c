@@ -147,6 +147,10 @@ struct sim_routes {
     int32_t maxhops;
     double *pbw, *plat;
     UTIL_VEC(uint32_t) used;
+    /* the even split of strata_topo_path_split: channels and fractions */
+    int32_t *schan;
+    double *sfrac;
+    int32_t scap;
     /* Rails: per (server, NIC local index) the cabled NIC and the first
      * accelerator sending through it (-1: none); NULL when rails are off
      * or the topology has no servers with NICs. */
@@ -248,6 +252,8 @@ void sim_routes_destroy(sim_routes_t *rt)
     util_free(rt->plen);
     util_free(rt->pbw);
     util_free(rt->plat);
+    util_free(rt->schan);
+    util_free(rt->sfrac);
     util_free(rt->rail_nic);
     util_free(rt->rail_gpu);
     UTIL_VEC_FREE(&rt->used);
@@ -336,6 +342,36 @@ static bool in_network(sim_routes_t *rt, int32_t src, int32_t dst)
     return false;
 }
 
+/* The even split over every equal-cost path of an up/down route whose
+ * paths all have the same figures (strata_topo_path_split: path counts per
+ * channel, not the paths one by one; the same weights as listing them,
+ * every path's bottleneck being equal, and all of them even beyond
+ * SIM_SPREAD_PATHS). Adds it with weight scale; the number of channels,
+ * -1 when the route is not of that form, -2 on OOM. */
+static int32_t split(sim_routes_t *rt, int32_t src, int32_t dst, double scale, double *lat_p)
+{
+    double bw, lat;
+    int32_t n =
+        strata_topo_path_split(rt->router, src, dst, rt->schan, rt->sfrac, rt->scap, &bw, &lat);
+    if (n > rt->scap) {
+        int32_t cap = n * 2;
+        int32_t *c = util_realloc(rt->schan, (size_t)cap * sizeof(int32_t));
+        if (c) rt->schan = c;
+        double *f = util_realloc(rt->sfrac, (size_t)cap * sizeof(double));
+        if (f) rt->sfrac = f;
+        if (!c || !f) return -2;
+        rt->scap = cap;
+        n = strata_topo_path_split(rt->router, src, dst, rt->schan, rt->sfrac, rt->scap, &bw, &lat);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        uint32_t c = (uint32_t)rt->schan[i];
+        if (rt->w[c] == 0 && UTIL_VEC_PUSH(&rt->used, c)) return -2;
+        rt->w[c] += scale * rt->sfrac[i];
+    }
+    if (n >= 0) *lat_p += scale * lat;
+    return n;
+}
+
 /* Add the route src → dst (real devices) to the scratch with weight
  * scale; *lat_p += scale × its latency. One leg: no rails. */
 static strata_status_t add_leg(sim_routes_t *rt, int32_t src, int32_t dst, double scale,
@@ -354,6 +390,9 @@ static strata_status_t add_leg(sim_routes_t *rt, int32_t src, int32_t dst, doubl
         }
         return STRATA_OK;
     }
+    int32_t ns = split(rt, src, dst, scale, lat_p);
+    if (ns == -2) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    if (ns >= 0) return STRATA_OK;
     double count = strata_topo_path_count(rt->router, src, dst);
     if (!(count >= 1))
         return strata_error_set(err, STRATA_ERR_NOT_FOUND, "no path from device %d to %d", (int)src,

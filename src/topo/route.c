@@ -29,22 +29,6 @@
 #include <math.h>
 #include <string.h>
 
-struct strata_topo_router {
-    const strata_topo_t *t;
-    uint32_t cur;          /* stamp of the current up/down search */
-    uint32_t cur_c;        /* stamp of the current BFS search */
-    uint32_t *st_a, *st_b; /* stamps: visited from side a / side b */
-    double *cnt_a, *cnt_b; /* path counts */
-    uint32_t *st_c;        /* stamps of BFS segments (own scratch, so the
-                            * up/down state survives them) */
-    double *cnt_c;
-    int32_t *dist, *queue;          /* BFS distance (valid where st_c == cur) */
-    int32_t *lay_a, *lay_b, *lay_n; /* BFS queue / up-down layers */
-    int32_t *path;                  /* assembled path */
-    int32_t na;                     /* size of lay_a after ud_count (top layer of A) */
-    bool probe;                     /* ud_count met across A's last hop (probe_up) */
-};
-
 typedef enum { SEG_BFS, SEG_UPDOWN, SEG_GRID } seg_kind_t;
 
 /* One segment of a route from..to; group >= 0 confines BFS to a server,
@@ -62,6 +46,31 @@ typedef struct plan {
     int nseg;
     seg_t seg[3];
 } plan_t;
+
+struct strata_topo_router {
+    const strata_topo_t *t;
+    uint32_t cur;          /* stamp of the current up/down search */
+    uint32_t cur_c;        /* stamp of the current BFS search */
+    uint32_t *st_a, *st_b; /* stamps: visited from side a / side b */
+    double *cnt_a, *cnt_b; /* path counts */
+    uint32_t *st_c;        /* stamps of BFS segments (own scratch, so the
+                            * up/down state survives them) */
+    double *cnt_c;
+    int32_t *dist, *queue;          /* BFS distance (valid where st_c == cur) */
+    int32_t *lay_a, *lay_b, *lay_n; /* BFS queue / up-down layers */
+    int32_t *path;                  /* assembled path */
+    int32_t na;                     /* size of lay_a after ud_count (top layer of A) */
+    bool probe;                     /* ud_count met across A's last hop (probe_up) */
+    /* The last pair's plan: callers ask about one pair several times in a
+     * row (its hop count, path count, then each path: the simulator's
+     * routes), and a plan costs an up/down search. Valid while no other
+     * up/down search ran (memo_cur == cur: its stamps, layers and counts,
+     * which extraction reads, are still those of this plan). */
+    int32_t memo_src, memo_dst;
+    uint32_t memo_cur;
+    bool memo_p2p_off;
+    plan_t memo;
+};
 
 int32_t topo_bfs(const strata_topo_t *t, int32_t src, int32_t *dist, int32_t *queue)
 {
@@ -466,7 +475,25 @@ static bool plan_tiered(strata_topo_router_t *r, plan_t *p, int32_t src, int32_t
     return true;
 }
 
+static bool plan_new(strata_topo_router_t *r, int32_t src, int32_t dst, plan_t *p);
+
 static bool make_plan(strata_topo_router_t *r, int32_t src, int32_t dst, plan_t *p)
+{
+    if (r->memo_cur && r->memo_cur == r->cur && r->memo_src == src && r->memo_dst == dst &&
+        r->memo_p2p_off == r->t->p2p_off) {
+        *p = r->memo;
+        return true;
+    }
+    if (!plan_new(r, src, dst, p)) return false;
+    r->memo = *p;
+    r->memo_src = src;
+    r->memo_dst = dst;
+    r->memo_p2p_off = r->t->p2p_off;
+    r->memo_cur = r->cur; /* 0 (no search yet) never matches */
+    return true;
+}
+
+static bool plan_new(strata_topo_router_t *r, int32_t src, int32_t dst, plan_t *p)
 {
     const strata_topo_t *t = r->t;
     p->nseg = 0;
@@ -529,6 +556,138 @@ static int32_t plan_extract(strata_topo_router_t *r, const plan_t *p, double idx
         }
     }
     return n;
+}
+
+/* ==== Even split over the up/down paths ====
+ * How many of the minimal up/down paths a→b (the closures ud_count left)
+ * cross each channel, without listing the paths: an up edge p→v of A's
+ * closure carries cnt_a[p] (ways up from a to p) times fin[v] (ways on
+ * from v to b), fin summed top-down from the meeting points; B's down
+ * edges likewise. O(closure edges) instead of O(paths × hops). */
+
+typedef struct split_out {
+    int32_t *chans;
+    double *paths;
+    int32_t n, max;
+    const topo_link_rec_t *ref; /* every channel must match its figures */
+    bool uneven;
+} split_out_t;
+
+static bool same_figures(const topo_link_rec_t *x, const topo_link_rec_t *y)
+{
+    return x->bw_dir == y->bw_dir && x->latency == y->latency && x->sw_lat == y->sw_lat &&
+           x->endpoint == y->endpoint;
+}
+
+static void split_emit(const strata_topo_t *t, split_out_t *o, int32_t chan, double paths)
+{
+    const topo_link_rec_t *l = &t->links[chan >> 1];
+    if (!o->ref) o->ref = l;
+    if (!same_figures(l, o->ref)) o->uneven = true;
+    if (o->n < o->max) o->chans[o->n] = chan, o->paths[o->n] = paths;
+    o->n++;
+}
+
+/* One side's closure (st, cnt) below its meeting layer lay[0..n), whose
+ * fin values are in cnt_c (stamped st_c == cur_c); emits each edge with
+ * its path count, upward channels when up (A's side), else downward. */
+static void split_side(strata_topo_router_t *r, const uint32_t *st, const double *cnt, int32_t *lay,
+                       int32_t n, bool up, int32_t end, split_out_t *o)
+{
+    const strata_topo_t *t = r->t;
+    int32_t *next = lay == r->lay_n ? r->queue : r->lay_n;
+    while (n > 0) {
+        int32_t m = 0;
+        for (int32_t i = 0; i < n; i++) {
+            int32_t v = lay[i];
+            double fin = r->cnt_c[v];
+            for (int32_t j = t->adj_off[v]; j < t->adj_same[v]; j++) {
+                int32_t q = t->adj_nbr[j];
+                if (st[q] != r->cur || t->tier[q] != t->tier[v] - 1) continue;
+                /* the device entered is a switch (its traversal is added
+                 * at the same position of every path) or the end */
+                int32_t in = up ? v : q;
+                if (t->kind[in] != STRATA_DEV_NET_SWITCH && in != end) o->uneven = true;
+                split_emit(t, o, up ? t->adj_chan[j] ^ 1 : t->adj_chan[j], cnt[q] * fin);
+                if (r->st_c[q] != r->cur_c) r->st_c[q] = r->cur_c, r->cnt_c[q] = 0, next[m++] = q;
+                r->cnt_c[q] += fin;
+            }
+        }
+        int32_t *tmp = lay;
+        lay = next, next = tmp, n = m;
+    }
+}
+
+/* Edge path counts of the up/down segment a→b after ud_count. */
+static void split_updown(strata_topo_router_t *r, int32_t b, split_out_t *o)
+{
+    const strata_topo_t *t = r->t;
+    for (int side = 0; side < 2; side++) {
+        next_stamp_c(r);
+        int32_t n = 0;
+        for (int32_t i = 0; i < r->na; i++) {
+            int32_t x = r->lay_a[i];
+            if (!r->probe) {
+                if (r->st_b[x] != r->cur) continue;
+                r->st_c[x] = r->cur_c;
+                r->cnt_c[x] = side == 0 ? r->cnt_b[x] : r->cnt_a[x];
+                r->lay_n[n++] = x;
+                continue;
+            }
+            for (int32_t j = t->adj_up[x]; j < t->adj_off[x + 1]; j++) {
+                int32_t w = t->adj_nbr[j];
+                if (t->tier[w] != t->tier[x] + 1) break;
+                if (r->st_b[w] != r->cur) continue;
+                if (side == 0) split_emit(t, o, t->adj_chan[j], r->cnt_a[x] * r->cnt_b[w]);
+                if (side == 0 && t->kind[w] != STRATA_DEV_NET_SWITCH && w != b) o->uneven = true;
+                int32_t v = side == 0 ? x : w;
+                if (r->st_c[v] != r->cur_c)
+                    r->st_c[v] = r->cur_c, r->cnt_c[v] = 0, r->lay_n[n++] = v;
+                r->cnt_c[v] += side == 0 ? r->cnt_b[w] : r->cnt_a[x];
+            }
+        }
+        if (side == 0)
+            split_side(r, r->st_a, r->cnt_a, r->lay_n, n, true, -1, o);
+        else
+            split_side(r, r->st_b, r->cnt_b, r->lay_n, n, false, b, o);
+    }
+}
+
+int32_t strata_topo_path_split(strata_topo_router_t *r, int32_t src, int32_t dst, int32_t *chans,
+                               double *frac, int32_t max, double *bw_p, double *latency_p)
+{
+    plan_t p;
+    if (!make_plan(r, src, dst, &p)) return -1;
+    int ud = -1;
+    for (int i = 0; i < p.nseg; i++) {
+        if (p.seg[i].kind == SEG_UPDOWN && ud < 0)
+            ud = i;
+        else if (p.seg[i].kind != SEG_BFS || p.seg[i].count != 1)
+            return -1;
+    }
+    if (ud < 0) return -1;
+    /* path 0 gives the single-path segments and the figures every path
+     * shares when the closure's links all have the same figures */
+    int32_t n0 = plan_extract(r, &p, 0);
+    strata_topo_path_figures(r->t, r->path, n0, bw_p, latency_p);
+    split_out_t o = {chans, frac, 0, max, NULL, false};
+    int32_t at = 0;
+    for (int i = 0; i < p.nseg; i++) {
+        if (i == ud) {
+            o.ref = &r->t->links[r->path[at] >> 1];
+            split_updown(r, p.seg[i].to, &o);
+        } else {
+            for (int32_t h = 0; h < p.seg[i].hops; h++) {
+                if (o.n < max) chans[o.n] = r->path[at + h], frac[o.n] = p.seg[ud].count;
+                o.n++;
+            }
+        }
+        at += p.seg[i].hops;
+    }
+    if (o.uneven) return -1;
+    for (int32_t i = 0; i < o.n && i < max; i++)
+        frac[i] /= p.seg[ud].count;
+    return o.n;
 }
 
 /* ==== Public queries ==== */

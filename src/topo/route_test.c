@@ -107,15 +107,21 @@ static void test_torus(void **state)
     strata_topo_destroy(t);
 }
 
+/* A 3-tier k = 4 fat-tree of 50 GB/s links and a router on it. */
+static void fattree_k4(strata_topo_t **t, strata_topo_router_t **r)
+{
+    strata_topo_linkspec_t l = strata_topo_linkspec_bw(50 * GB);
+    strata_topo_fattree_t ft = {.k = 4, .tiers = 3, .link = {&l}};
+    assert_int_equal(strata_topo_build_fattree(&ft, NULL, t, NULL), 0);
+    assert_int_equal(strata_topo_router_create(*t, r, NULL), 0);
+}
+
 static void test_fattree(void **state)
 {
     (void)state;
-    strata_topo_linkspec_t l = strata_topo_linkspec_bw(50 * GB);
-    strata_topo_fattree_t ft = {.k = 4, .tiers = 3, .link = {&l}};
     strata_topo_t *t;
     strata_topo_router_t *r;
-    assert_int_equal(strata_topo_build_fattree(&ft, NULL, &t, NULL), 0);
-    assert_int_equal(strata_topo_router_create(t, &r, NULL), 0);
+    fattree_k4(&t, &r);
     /* k = 4: 2 endpoints per leaf, 4 per pod; (k/2)² = 4 paths between
      * pods (6 hops), k/2 = 2 inside a pod (4), 1 on a leaf (2) */
     check_all_paths(r, t, 0, 15, 4, 6);
@@ -145,6 +151,8 @@ static void test_fattree(void **state)
     strata_topo_router_destroy(r);
     strata_topo_destroy(t);
 }
+
+static void check_split(strata_topo_router_t *r, const strata_topo_t *t, int32_t a, int32_t b);
 
 static void test_cluster(void **state)
 {
@@ -195,6 +203,93 @@ static void test_cluster(void **state)
     assert_int_equal(strata_topo_path(r, g0, 9999, 0, ch, 16, &n), STRATA_ERR_INVALID);
     assert_near(strata_topo_path_count(r, -1, g0), 0, 0);
     assert_int_equal(strata_topo_hops(r, g0, 9999), -1);
+    /* GPU → PCIe switch → NIC → leaf → spine (2) → leaf → NIC → GPU */
+    check_split(r, t, g0, g3);
+    check_split(r, t, g0, g2);
+    /* inside a server (no up/down segment): not a split route */
+    assert_int_equal(strata_topo_path_split(r, g0, g1, ch, &bw, 0, &bw, &lat), -1);
+    strata_topo_router_destroy(r);
+    strata_topo_destroy(t);
+}
+
+/* The router keeps the last pair's plan (route.c): repeated and
+ * interleaved queries on one router must give exactly the paths a fresh
+ * router gives each pair, including after another pair's up/down search
+ * replaced the state the memo's extraction reads. */
+static void test_plan_memo(void **state)
+{
+    (void)state;
+    strata_topo_t *t;
+    strata_topo_router_t *r;
+    fattree_k4(&t, &r);
+    static const int32_t pairs[][2] = {{0, 15}, {0, 15}, {3, 12}, {0, 15}, {0, 1}, {0, 15}, {5, 9}};
+    for (size_t q = 0; q < sizeof(pairs) / sizeof(pairs[0]); q++) {
+        int32_t a = pairs[q][0], b = pairs[q][1];
+        double count = strata_topo_path_count(r, a, b);
+        for (uint64_t k = 0; k < (uint64_t)count; k++) {
+            strata_topo_router_t *fresh;
+            int32_t c1[8], c2[8], n1, n2;
+            assert_int_equal(strata_topo_router_create(t, &fresh, NULL), 0);
+            assert_int_equal(strata_topo_path(r, a, b, k, c1, 8, &n1), STRATA_OK);
+            assert_int_equal(strata_topo_path(fresh, a, b, k, c2, 8, &n2), STRATA_OK);
+            assert_int_equal(n1, n2);
+            assert_memory_equal(c1, c2, (size_t)n1 * sizeof(int32_t));
+            strata_topo_router_destroy(fresh);
+            /* another pair's search between two paths of this pair */
+            if (k == 0) assert_true(strata_topo_hops(r, 2, 14) > 0);
+        }
+    }
+    strata_topo_router_destroy(r);
+    strata_topo_destroy(t);
+}
+
+/* strata_topo_path_split's fractions against listing every path: the
+ * share of the paths src → dst crossing each channel, on a 3-tier fat-tree
+ * (pod to pod across the core: the probe meeting; inside a pod; on one
+ * leaf) and a rail-optimised cluster (GPU → NIC → fabric → NIC → GPU). */
+static void check_split(strata_topo_router_t *r, const strata_topo_t *t, int32_t a, int32_t b)
+{
+    int32_t nch = 2 * strata_topo_link_count(t), chans[256], ch[32], n;
+    double frac[256], bw, lat, want[1024] = {0};
+    assert_true(nch <= 1024);
+    int32_t ns = strata_topo_path_split(r, a, b, chans, frac, 256, &bw, &lat);
+    assert_true(ns > 0 && ns <= 256);
+    double count = strata_topo_path_count(r, a, b), bw0, lat0;
+    for (uint64_t k = 0; k < (uint64_t)count; k++) {
+        assert_int_equal(strata_topo_path(r, a, b, k, ch, 32, &n), STRATA_OK);
+        for (int32_t h = 0; h < n; h++)
+            want[ch[h]] += 1 / count;
+        strata_topo_path_figures(t, ch, n, &bw0, &lat0);
+        assert_true(bw0 == bw && fabs(lat0 - lat) <= 1e-15);
+    }
+    double got[1024] = {0};
+    for (int32_t i = 0; i < ns; i++)
+        got[chans[i]] += frac[i];
+    for (int32_t c = 0; c < nch; c++)
+        if (fabs(got[c] - want[c]) > 1e-12)
+            fail_msg("%d -> %d channel %d: split %.15g, paths %.15g", a, b, c, got[c], want[c]);
+    /* too little room: the count needed, nothing beyond max written */
+    assert_int_equal(strata_topo_path_split(r, a, b, chans, frac, 1, &bw, &lat), ns);
+}
+
+static void test_path_split(void **state)
+{
+    (void)state;
+    strata_topo_t *t;
+    strata_topo_router_t *r;
+    fattree_k4(&t, &r);
+    check_split(r, t, 0, 15); /* across the core: 4 paths */
+    check_split(r, t, 15, 0);
+    check_split(r, t, 0, 2); /* inside a pod: 2 */
+    check_split(r, t, 0, 1); /* one leaf: 1 */
+    strata_topo_router_destroy(r);
+    strata_topo_destroy(t);
+    strata_topo_linkspec_t l = strata_topo_linkspec_bw(50 * GB);
+    strata_topo_fattree_t ft = {.k = 8, .tiers = 3, .link = {&l}};
+    assert_int_equal(strata_topo_build_fattree(&ft, NULL, &t, NULL), 0);
+    assert_int_equal(strata_topo_router_create(t, &r, NULL), 0);
+    check_split(r, t, 0, 127); /* 16 paths across the core */
+    check_split(r, t, 5, 9);
     strata_topo_router_destroy(r);
     strata_topo_destroy(t);
 }
@@ -228,7 +323,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring),          cmocka_unit_test(test_torus),
         cmocka_unit_test(test_fattree),       cmocka_unit_test(test_cluster),
-        cmocka_unit_test(test_general_graph),
+        cmocka_unit_test(test_general_graph), cmocka_unit_test(test_plan_memo),
+        cmocka_unit_test(test_path_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
