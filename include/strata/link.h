@@ -111,6 +111,22 @@ STRATA_API const strata_link_t *strata_link_find(const strata_link_catalog_t *ca
  * request traffic). */
 STRATA_API double strata_link_store_eta(const char *kind);
 
+/* What an SM's stores get of a PCIe link. A GPU kernel writing to a peer
+ * (NCCL's P2P transport: on PCIe it writes into the peer's buffer; P2P
+ * read is NVLink-only, NVIDIA/nccl#512) stores at most one 128 B line per
+ * packet, the NVLink store packet's payload above, whatever the fabric;
+ * copy engines write at the Max Payload Size. On PCIe each such store is
+ * one TLP of 128 B payload, so the link carries it at the rate derived
+ * (strata_link_derive) at that payload. Returns that rate over the entry's
+ * bw_dir (its default MPS): 0.9 for PCIe 1.0-5.0 at 256 B MPS (framing,
+ * 4 DW header, LCRC and the DLLP share: 128/160 over 256/288); 1 for kinds
+ * that are not PCIe (NVLink's 128 B store is already its bw_dir; network
+ * links carry NIC packets, not SM stores), for PCIe 6.0/7.0 (flit mode
+ * packs TLPs into 256 B flits; not modelled) and where the MPS is at most
+ * 128 B. */
+#define STRATA_SM_STORE_BYTES 128.0
+STRATA_API double strata_link_sm_store_share(const strata_link_t *link);
+
 /* ==== GPUDirect RDMA: a NIC reading GPU memory over PCIe ==== */
 
 /* When a NIC sends from GPU memory (GPUDirect RDMA) it reads it across the

@@ -419,6 +419,12 @@ typedef struct strata_coll_machine {
     double lat_oversub; /* extra cost of each synchronisation per rank beyond the cores, s
                            (the scheduler's switches); with cores, the data terms also
                            grow by ceil(ranks / cores) */
+    /* GPUs that are PCIe peers (strata_topo_pcie_peers) write into each
+     * other with SM stores, one 128 B line a TLP: the share of the links'
+     * rate those stores get (strata_link_sm_store_share of the rank's
+     * first link, 0.9 on PCIe 1.0-5.0), already inside every figure
+     * between the ranks of a server above. 0 = 1 (not applied). */
+    double store_share;
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat

@@ -138,8 +138,10 @@ typedef struct strata_topo_link {
     int32_t mult; /* parallel links joined into this one */
     int32_t tier; /* max(tier(a), tier(b)) */
     const char *kind;
-    double bw_dir;  /* B/s per direction, all mult links together */
-    double latency; /* s, one hop */
+    double bw_dir;      /* B/s per direction, all mult links together */
+    double latency;     /* s, one hop */
+    double store_share; /* share of bw_dir a GPU's SM stores get over this link
+                           (strata_link_sm_store_share; 1 off the catalog) */
 } strata_topo_link_t;
 
 /* ==== Building a graph by hand (importers use this) ==== */
@@ -206,6 +208,11 @@ STRATA_API const strata_link_t *strata_topo_memory_find(const strata_link_catalo
 STRATA_API strata_status_t strata_topo_set_p2p(strata_topo_t *topo, bool on, strata_error_t *err);
 /* Whether peer-to-peer is on (see strata_topo_set_p2p). */
 STRATA_API bool strata_topo_p2p(const strata_topo_t *topo);
+/* Whether the accelerators reach each other over PCIe with SM stores: P2P
+ * on and no scale-up link (no scale-up switch, no link between two
+ * accelerators), so collectives between them write into peers across the
+ * PCIe tree (strata_link_sm_store_share prices those stores). */
+STRATA_API bool strata_topo_pcie_peers(const strata_topo_t *topo);
 /* The host memory accelerator dev stages through when P2P is off: a
  * device id of kind MEMORY, or -1 (P2P on, not an accelerator, none). */
 STRATA_API int32_t strata_topo_staging_memory(const strata_topo_t *topo, int32_t dev);

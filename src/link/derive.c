@@ -356,6 +356,17 @@ double strata_link_store_eta(const char *kind)
     return nvl ? STRATA_NVLINK_PAYLOAD / (STRATA_NVLINK_PAYLOAD + STRATA_NVLINK_OVERHEAD) : 1.0;
 }
 
+double strata_link_sm_store_share(const strata_link_t *l)
+{
+    if (!l || !l->packet_format || strcmp(l->packet_format, "PCIe TLP (non-flit)") != 0 ||
+        !(l->payload > STRATA_SM_STORE_BYTES) || !(l->bw_dir > 0))
+        return 1.0;
+    strata_link_opts_t o = {.payload = STRATA_SM_STORE_BYTES};
+    strata_link_derivation_t d;
+    if (strata_link_derive(l, &o, &d, NULL) != STRATA_OK) return 1.0;
+    return d.bw_dir / l->bw_dir;
+}
+
 /* ==== Collective protocols ==== */
 
 static const strata_link_protocol_t protocols[STRATA_LINK_PROTOCOLS] = {

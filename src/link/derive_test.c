@@ -96,6 +96,26 @@ static void test_pcie5_x4_mps128(void **state)
     assert_int_equal(d.nsteps, 4);
 }
 
+/* An SM's stores on PCIe: one 128 B line per TLP. PCIe 5.0 x16 at 128 B:
+ * 63.015 GB/s after 128b/130b x 128/(128 + 4 STP + 16 header + 4 LCRC) =
+ * 128/152, x 152/160 (16 B of Ack + UpdateFC DLLPs per 2 TLPs) = 128/160:
+ * 50.41 GB/s; the catalog's 256 B MPS gives 256/288: 56.01. Share
+ * (128/160) / (256/288) = 0.9 exactly, the same for every non-flit PCIe
+ * generation (the same fields). NVLink (already at 128 B), RoCE (NIC
+ * packets) and PCIe 6.0 (flit mode) keep 1. */
+static void test_sm_store_share(void **state)
+{
+    (void)state;
+    const char *gens[] = {"pcie3", "pcie4", "pcie5"};
+    for (int i = 0; i < 3; i++)
+        assert_near(strata_link_sm_store_share(get(gens[i])), 0.9, 1e-12);
+    assert_near(get("pcie5")->bw_dir * strata_link_sm_store_share(get("pcie5")), 50.41e9, 0.01e9);
+    assert_true(strata_link_sm_store_share(get("nvlink4")) == 1.0);
+    assert_true(strata_link_sm_store_share(get("roce-100g")) == 1.0);
+    assert_true(strata_link_sm_store_share(get("pcie6")) == 1.0);
+    assert_true(strata_link_sm_store_share(NULL) == 1.0);
+}
+
 static void test_pcie6_flit(void **state)
 {
     (void)state;
@@ -222,11 +242,12 @@ static void test_bad_options(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pcie5),       cmocka_unit_test(test_pcie5_x4_mps128),
-        cmocka_unit_test(test_pcie6_flit),  cmocka_unit_test(test_ib_ndr),
-        cmocka_unit_test(test_eth100_tcp),  cmocka_unit_test(test_roce),
-        cmocka_unit_test(test_nvlink),      cmocka_unit_test(test_vendor_and_memory),
-        cmocka_unit_test(test_bad_options), cmocka_unit_test(test_gdr_read_pcie5),
+        cmocka_unit_test(test_pcie5),          cmocka_unit_test(test_pcie5_x4_mps128),
+        cmocka_unit_test(test_pcie6_flit),     cmocka_unit_test(test_ib_ndr),
+        cmocka_unit_test(test_eth100_tcp),     cmocka_unit_test(test_roce),
+        cmocka_unit_test(test_nvlink),         cmocka_unit_test(test_vendor_and_memory),
+        cmocka_unit_test(test_bad_options),    cmocka_unit_test(test_gdr_read_pcie5),
+        cmocka_unit_test(test_sm_store_share),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -452,6 +452,31 @@ static strata_status_t staged_intra(strata_topo_router_t *rt, const strata_topo_
     return STRATA_OK;
 }
 
+/* GPUs that are PCIe peers move a collective's data with their SMs' stores
+ * (NCCL's P2P transport writes into the peer's buffer; P2P read is for
+ * NVLink only), one 128 B line per TLP, where the links' catalog rate is
+ * that of copy-engine TLPs at the Max Payload Size
+ * (strata_link_sm_store_share: 0.9 on PCIe 1.0-5.0). Every figure between
+ * the ranks of a server is carried at that share; what the NIC reads out
+ * of GPU memory (bw_nic) is DMA at the MPS and stays. */
+static void pcie_store_share(const strata_topo_t *t, strata_coll_machine_t *m)
+{
+    if (m->per_server < 2 || !strata_topo_pcie_peers(t)) return;
+    int32_t e0 = strata_topo_endpoint(t, 0);
+    const int32_t *nbr, *chan;
+    int32_t deg = strata_topo_adjacency(t, e0, &nbr, &chan);
+    double f = 1;
+    for (int32_t i = 0; i < deg; i++) {
+        strata_topo_link_t l = strata_topo_link(t, strata_topo_chan_link(chan[i]));
+        if (!strcmp(l.kind, m->intra_kind)) f = l.store_share;
+    }
+    if (!(f > 0 && f < 1)) return;
+    m->store_share = f;
+    m->bw_intra *= f, m->bw_ring *= f, m->bw_col *= f, m->bw_mesh_lane *= f;
+    for (int k = 0; k < 32; k++)
+        m->bw_dist[k] *= f, m->bw_binom[0][k] *= f, m->bw_binom[1][k] *= f;
+}
+
 /* Several rings over disjoint links where a server's accelerators form a
  * switchless mesh (meshring.c); one ring (0) otherwise. */
 static void mesh_rings(const strata_topo_t *t, strata_coll_machine_t *m)
@@ -520,6 +545,7 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
                !strcmp(link_kind_to(t, e0, STRATA_DEV_ACCEL), m.intra_kind);
     if (!st) st = direct_patterns(rt, t, &m, err);
     if (!st) mesh_rings(t, &m);
+    if (!st) pcie_store_share(t, &m);
     strata_topo_router_destroy(rt);
     if (st) return st;
     if (m.per_server == 1) m.bw_nic = m.bw_intra;

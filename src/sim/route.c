@@ -94,17 +94,25 @@ strata_status_t sim_topo_init(sim_topo_t *st, const strata_topo_t *topo, strata_
         return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     /* Classes are numbered tier by tier, from inside the server outwards
      * (flow.c breaks bottleneck ties towards the lower class). */
+    /* GPUs that are PCIe peers write into each other with SM stores, one
+     * 128 B line a TLP: their PCIe links carry the collective at that share
+     * of the rate (strata_link_sm_store_share; the collective model's
+     * store_share); a NIC's link carries its DMA at the full rate. */
+    bool peers = strata_topo_pcie_peers(topo);
     for (int32_t tier = 0; tier <= STRATA_TOPO_TIERS_MAX; tier++)
         for (int32_t l = 0; l < nl; l++) {
             strata_topo_link_t lk = strata_topo_link(topo, l);
             int32_t lt = lk.tier < STRATA_TOPO_TIERS_MAX ? lk.tier : STRATA_TOPO_TIERS_MAX;
             if (lt != tier) continue;
             int c = class_of(st, lk.tier, lk.kind);
+            bool nic = strata_topo_device(topo, lk.a).kind == STRATA_DEV_NIC ||
+                       strata_topo_device(topo, lk.b).kind == STRATA_DEV_NIC;
+            double bw = peers && !nic ? lk.bw_dir * lk.store_share : lk.bw_dir;
             for (int d = 0; d < 2; d++) {
                 uint32_t ch = (uint32_t)(2 * l + d);
                 st->chan_class[ch] = (uint8_t)c;
-                sim_net_set_res(st->net, ch, lk.bw_dir, (unsigned)c);
-                st->classes[c].capacity += lk.bw_dir;
+                sim_net_set_res(st->net, ch, bw, (unsigned)c);
+                st->classes[c].capacity += bw;
             }
         }
     return STRATA_OK;

@@ -292,6 +292,7 @@ strata_status_t strata_topo_add_link(strata_topo_t *t, int32_t a, int32_t b,
      * (strata_topo_linkspec_t) */
     if (cl && !cl->full_duplex && !(spec->bw_dir > 0)) l->bw_dir /= 2;
     if (cl && lat == cl->latency) l->sw_lat = cl->switch_lat, l->endpoint = cl->endpoint;
+    l->store_share = cl ? strata_link_sm_store_share(cl) : 1;
     if (id_p) *id_p = t->nlink;
     t->nlink++;
     return STRATA_OK;
@@ -587,6 +588,18 @@ bool strata_topo_p2p(const strata_topo_t *t)
     return !t->p2p_off;
 }
 
+bool strata_topo_pcie_peers(const strata_topo_t *t)
+{
+    if (t->p2p_off) return false;
+    for (int32_t d = 0; d < t->ndev; d++)
+        if (t->kind[d] == STRATA_DEV_SCALEUP_SWITCH) return false;
+    for (int32_t i = 0; i < t->nlink; i++)
+        if (t->kind[t->links[i].a] == STRATA_DEV_ACCEL &&
+            t->kind[t->links[i].b] == STRATA_DEV_ACCEL)
+            return false;
+    return true;
+}
+
 int32_t strata_topo_staging_memory(const strata_topo_t *t, int32_t dev)
 {
     if (!t->stage || dev < 0 || dev >= t->ndev) return -1;
@@ -724,7 +737,7 @@ strata_topo_device_t strata_topo_device(const strata_topo_t *t, int32_t id)
 
 strata_topo_link_t strata_topo_link(const strata_topo_t *t, int32_t id)
 {
-    strata_topo_link_t r = {-1, -1, 0, -1, NULL, 0, 0};
+    strata_topo_link_t r = {-1, -1, 0, -1, NULL, 0, 0, 1};
     if (id < 0 || id >= t->nlink) return r;
     const topo_link_rec_t *l = &t->links[id];
     r.a = l->a;
@@ -734,6 +747,7 @@ strata_topo_link_t strata_topo_link(const strata_topo_t *t, int32_t id)
     r.kind = l->kind;
     r.bw_dir = l->bw_dir;
     r.latency = l->latency;
+    r.store_share = l->store_share;
     return r;
 }
 

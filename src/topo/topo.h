@@ -55,9 +55,10 @@ typedef struct topo_link_rec {
     int32_t tier;
     const char *kind;
     double bw_dir;
-    double latency;  /* one hop (cable, PHY) */
-    double sw_lat;   /* a switch entered over this link: its traversal */
-    double endpoint; /* endpoints' overhead, once per message (path max) */
+    double latency;     /* one hop (cable, PHY) */
+    double sw_lat;      /* a switch entered over this link: its traversal */
+    double endpoint;    /* endpoints' overhead, once per message (path max) */
+    double store_share; /* strata_link_sm_store_share of the catalog kind, else 1 */
 } topo_link_rec_t;
 
 struct strata_topo {

@@ -66,6 +66,20 @@ for a in rabenseifner recdbl tree; do
   python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); t, m = d["time_s"], d["time_model_s"]; assert abs(t / m - 1) < 0.02, (sys.argv[2], t, m)' "$tmp/sim.json" $a || fail=1
 done
 
+# P2P on (the validation box, docs/validation.md H3): the GPUs write into
+# their peers with SM stores, 128 B TLPs, 0.9 of the links' 256 B-MPS rate
+# in the model and the simulator alike: 56.01 x 0.9 = 50.41 GB/s, a 1 GiB
+# ring 2 x 7/8 x 2^30 B / 50.41 GB/s = 37.3 ms.
+"$S" sim "$(dirname "$0")/../data/wrx90_2switch.json" --op allreduce --size 1G --algo ring --json \
+  >"$tmp/sim.json" || fail=1
+python3 - "$tmp/sim.json" <<'PY' || fail=1
+import json, sys
+d = json.load(open(sys.argv[1]))
+t, m = d["time_s"], d["time_model_s"]
+assert abs(t / m - 1) < 0.02, (t, m)
+assert abs(t - 2 * 7 / 8 * 2**30 / (56.01e9 * 0.9)) / t < 0.01, t
+PY
+
 # strata path: bad flags exit 2, unknown devices and impossible paths 1.
 expect 2 "--mode expects auto, direct, staged, pinned or pageable, got 'dma'" path pcie-8gpu-2s gpu0 gpu1 --mode dma
 expect 2 "missing B" path pcie-8gpu-2s gpu0

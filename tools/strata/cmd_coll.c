@@ -128,9 +128,12 @@ static void print_machine(FILE *out, const char *cluster, const strata_coll_mach
     char a[32], b[32], c[32], d[32];
     fprintf(out, "cluster %s: %u ranks", cluster, m->nranks);
     if (m->servers > 1) fprintf(out, " = %u servers x %u", m->servers, m->per_server);
-    fprintf(out, "\n  scale-up %s %s GB/s per rank pair (packet overhead x%.3f), latency %s\n",
+    char sm[64] = "";
+    if (m->store_share > 0) /* PCIe peers: SM stores, one 128 B line a TLP */
+        snprintf(sm, sizeof(sm), ", SM stores of 128 B x%.3f", m->store_share);
+    fprintf(out, "\n  scale-up %s %s GB/s per rank pair (packet overhead x%.3f%s), latency %s\n",
             m->intra_kind[0] ? m->intra_kind : "-", report_gbs(m->bw_intra, a, sizeof(a)),
-            m->eta_intra, report_time(m->lat_intra, b, sizeof(b)));
+            m->eta_intra, sm, report_time(m->lat_intra, b, sizeof(b)));
     if (m->servers > 1)
         fprintf(out, "  network  %s %s GB/s per NIC, %u NICs per server, latency %s\n",
                 m->inter_kind, report_gbs(m->bw_nic, c, sizeof(c)), m->nics,
