@@ -91,6 +91,40 @@ static void test_bandwidth_by_hand(void **state)
     assert_rel(us(&m, TREE, SIMPLE, n), 64.4 + n / (331.2e3 * 0.5), 1e-9);
 }
 
+/* NVLS across servers by hand (search.cc's NVLS graph: one channel per NIC,
+ * its local GPU the head; tuning.cc's NVLSTree bandwidth). 8 H100 (360 GB/s)
+ * with 8 NICs of 49.7 GB/s, SM90 inter speeds 48, 45, 42, 40, ...: at 48 a
+ * head carries (c + 1) x 48 <= 360 -> 6 channels; 45 -> 7; 42 -> 7 (fewer
+ * x speed); 40 -> 8 = every GPU a head, done. The second pass raises the
+ * network speed alone to 42, 45, 48 (within the NIC, below 2 x 40). NVLSTree
+ * per channel: min(40 x 0.85 x 7/8 x 2 = 59.5, network 48 (x 2 on two
+ * nodes), cap 57.7 (2 nodes) / 45.5 (more)) -> busBw 8 x 57.7 = 461.6 on
+ * two nodes, 8 x 45.5 = 364 on four. Latency 0 + 25 + 2 log2(N) x 20.9.
+ * With 4 NICs: 4 channels (one per NIC) at 48, (4 + 1) x 48 <= 360; per
+ * channel min(48 x 0.85 x 3/4 x 2 = 61.2, 96, 57.7) -> 230.8. (The old
+ * emulation's 16 channels of 20 gave 510 and 398 whatever the NICs.) */
+static void test_nvls_across_servers(void **state)
+{
+    (void)state;
+    double n = 1 << 30;
+    strata_coll_machine_t two = hopper(8, 2, 360e9, true), four = hopper(8, 4, 360e9, true);
+    assert_rel(us(&two, NVLS_TREE, SIMPLE, n), 25 + 2 * 20.9 + n / (461.6e3 * 16 / 30), 1e-6);
+    assert_rel(us(&four, NVLS_TREE, SIMPLE, n), 25 + 4 * 20.9 + n / (364e3 * 32 / 62), 1e-6);
+    two.nics = 4;
+    assert_rel(us(&two, NVLS_TREE, SIMPLE, n), 25 + 2 * 20.9 + n / (230.8e3 * 16 / 30), 1e-6);
+    /* one NIC: one channel, below NVLS's two */
+    two.nics = 1;
+    assert_true(isinf(us(&two, NVLS_TREE, SIMPLE, n)));
+    /* NVLS itself across servers only with CollNet (SHARP) on */
+    assert_true(isinf(us(&four, NVLS, SIMPLE, n)));
+    /* 8 B200 (720 GB/s) in one server: 9 x speed <= 720 -> 80 (SM100 intra
+     * array); the network speed rises to the array's top, 90; min(80 x 0.74
+     * x 7/8 x 2 = 103.6, 90) x 8 = 720 busBw */
+    strata_coll_machine_t b200 = hopper(8, 1, 720e9, true);
+    snprintf(b200.intra_kind, sizeof(b200.intra_kind), "nvlink5");
+    assert_rel(us(&b200, NVLS, SIMPLE, n), 25 + n / (720e3 * 8 / 14), 1e-6);
+}
+
 /* The choices: small messages Ring/LL (15.0 us beats Tree/LL's 15.2), large
  * ones NVLS/Simple with NVLink SHARP, Ring/Simple without. */
 static void test_choices(void **state)
@@ -304,9 +338,10 @@ static void test_public_measurements(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_latency_examples), cmocka_unit_test(test_bandwidth_by_hand),
-        cmocka_unit_test(test_choices),          cmocka_unit_test(test_protocol_price),
-        cmocka_unit_test(test_library_labels),   cmocka_unit_test(test_public_measurements),
+        cmocka_unit_test(test_latency_examples),    cmocka_unit_test(test_bandwidth_by_hand),
+        cmocka_unit_test(test_nvls_across_servers), cmocka_unit_test(test_choices),
+        cmocka_unit_test(test_protocol_price),      cmocka_unit_test(test_library_labels),
+        cmocka_unit_test(test_public_measurements),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, setup, teardown);
