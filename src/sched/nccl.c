@@ -417,6 +417,11 @@ strata_status_t strata_coll_select_nccl(const strata_coll_machine_t *m, strata_c
     c->time = c->alpha + fmax(c->beta, c->gamma);
     c->algbw = c->time > 0 ? bytes / c->time : 0;
     c->busbw = c->algbw * strata_coll_busbw_factor(coll, m->nranks);
+    if (best.algo == NA_NVLS || best.algo == NA_NVLS_TREE) {
+        nccl_in_t in = inputs(m);
+        nvls_graph_t g = nvls_graph(&in);
+        best.nvls_channels = g.nch, best.nvls_intra = g.intra, best.nvls_inter = g.inter;
+    }
     *out_p = best;
     return STRATA_OK;
 }

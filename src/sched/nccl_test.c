@@ -117,6 +117,13 @@ static void test_nvls_across_servers(void **state)
     assert_true(isinf(us(&two, NVLS_TREE, SIMPLE, n)));
     /* NVLS itself across servers only with CollNet (SHARP) on */
     assert_true(isinf(us(&four, NVLS, SIMPLE, n)));
+    /* the choice carries the graph (what --explain prints) */
+    strata_nccl_choice_t c;
+    assert_int_equal(strata_coll_select_nccl(&four, STRATA_COLL_ALLREDUCE, n, &c, NULL), STRATA_OK);
+    assert_string_equal(strata_nccl_algo_name(c.algo), "NVLSTree");
+    assert_rel(c.nvls_channels, 8, 0);
+    assert_rel(c.nvls_intra, 40, 0);
+    assert_rel(c.nvls_inter, 48, 0);
     /* 8 B200 (720 GB/s) in one server: 9 x speed <= 720 -> 80 (SM100 intra
      * array); the network speed rises to the array's top, 90; min(80 x 0.74
      * x 7/8 x 2 = 103.6, 90) x 8 = 720 busBw */

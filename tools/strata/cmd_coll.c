@@ -270,6 +270,17 @@ static void print_nccl(FILE *out, const strata_coll_machine_t *m, const coll_arg
                 strata_algo_name(best->algo), best->time * 1e6,
                 100 * (1 - best->time / n.cost.time));
     fprintf(out, "\n");
+    if (n.nvls_channels > 0 && m->servers > 1)
+        fprintf(
+            out,
+            "  NCCL's NVLS graph: %g channels, one per NIC's GPU; per channel %g GB/s of NVLink "
+            "(bwIntra) and %g of network (bwInter)\n",
+            n.nvls_channels, n.nvls_intra, n.nvls_inter);
+    else if (n.nvls_channels > 0)
+        fprintf(out,
+                "  NCCL's NVLS graph: %g channels, one per GPU; per channel %g GB/s of NVLink "
+                "(bwIntra), bwInter %g (no network: raised to its speed array's top)\n",
+                n.nvls_channels, n.nvls_intra, n.nvls_inter);
 }
 
 static void print_explain(FILE *out, const strata_coll_machine_t *m, const coll_args_t *a)
@@ -339,9 +350,14 @@ static void print_json(FILE *out, const strata_coll_machine_t *m, const coll_arg
         fprintf(out, "]");
         if (nccl_at(m, a, s, &n)) {
             fprintf(out,
-                    ", \"nccl\": {\"algo\": \"%s\", \"proto\": \"%s\", \"model_time_s\": %.6g, "
-                    "\"schedule\": ",
+                    ", \"nccl\": {\"algo\": \"%s\", \"proto\": \"%s\", \"model_time_s\": %.6g, ",
                     strata_nccl_algo_name(n.algo), strata_nccl_proto_name(n.proto), n.model_time);
+            if (n.nvls_channels > 0)
+                fprintf(out,
+                        "\"nvls_graph\": {\"channels\": %g, \"nvlink_GBps\": %g, "
+                        "\"network_GBps\": %g}, ",
+                        n.nvls_channels, n.nvls_intra, n.nvls_inter);
+            fprintf(out, "\"schedule\": ");
             json_cost(out, &n.cost);
             fprintf(out, "}");
         }
