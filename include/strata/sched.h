@@ -563,6 +563,10 @@ typedef struct strata_nccl_choice {
     double proto_eta;        /* payload share of the protocol's bytes */
     strata_coll_cost_t cost; /* strata's price of the schedule NCCL runs
                                 (cost.algo) under that protocol */
+    /* NVLS and NVLSTree: the graph NCCL's search would build (nccl.c): its
+     * channels (one per head GPU) and per-channel NVLink (bwIntra) and
+     * network (bwInter) speeds, GB/s; 0 for the other algorithms */
+    double nvls_channels, nvls_intra, nvls_inter;
 } strata_nccl_choice_t;
 
 /* The (algorithm, protocol) NCCL's public tuning model (src/graph/

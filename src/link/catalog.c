@@ -186,14 +186,35 @@ static strata_status_t parse_packet_sizes(parse_ctx_t *c, const json_t *pk, link
     return STRATA_OK;
 }
 
+/* A vendor's usable rate where the packet layout is unpublished (format
+ * "none"): it needs lane facts (a vendor throughput figure already is what
+ * a link carries) and may not exceed the line rate. */
+static strata_status_t parse_usable(parse_ctx_t *c, const json_t *pk, link_spec_t *sp)
+{
+    const json_t *u = json_object_get(pk, "usable_gbs");
+    if (u == NULL) return STRATA_OK;
+    if (strcmp(sp->pkt_format, "none") != 0)
+        return link_bad(c, u, "field \"%s\" applies only where the packet format is \"none\"",
+                        "usable_gbs");
+    if (sp->sig == LINK_SIG_VENDOR)
+        return link_bad(c, u, "field \"%s\" needs a lane signal, not a vendor figure",
+                        "usable_gbs");
+    TRY(link_req_num(c, pk, "usable_gbs", 0, &sp->usable_Bps));
+    sp->usable_Bps *= 1e9;
+    if (sp->usable_Bps > sp->lanes * sp->lane_bps / 8 * sp->code->num / sp->code->den)
+        return link_bad(c, u, "field \"%s\" exceeds the link's line rate", "usable_gbs");
+    return STRATA_OK;
+}
+
 static strata_status_t parse_packet(parse_ctx_t *c, const json_t *e, link_spec_t *sp)
 {
-    static const char *const keys[] = {"format", "mtu",        "mtu_min", "mtu_max",
-                                       "in_mtu", "per_packet", "basis",   NULL};
+    static const char *const keys[] = {"format",     "mtu",   "mtu_min",    "mtu_max", "in_mtu",
+                                       "per_packet", "basis", "usable_gbs", NULL};
     json_t *pk;
     TRY(util_json_req_obj(c->doc, e, "packet", &pk, c->err));
     TRY(util_json_check_keys(c->doc, pk, keys, c->err));
     TRY(link_req_str(c, pk, "format", &sp->pkt_format));
+    TRY(parse_usable(c, pk, sp));
     if (strcmp(sp->pkt_format, "none") == 0) return link_req_str(c, pk, "basis", &sp->pkt_basis);
     TRY(opt_str(c, pk, "basis", &sp->pkt_basis));
     return parse_packet_sizes(c, pk, sp);

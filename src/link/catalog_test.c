@@ -136,6 +136,31 @@ static void test_bad_values(void **state)
                  STRATA_ERR_PARSE, 6, 39, "mtu_min..mtu_max");
 }
 
+/* A vendor's usable rate where the packet layout is unpublished: x4's line
+ * rate is 4 x 8 GT/s x 128/130 / 8 = 3.938 GB/s, so 3 GB/s is a packet
+ * step of 3/3.938 = 0.7617 and 5 GB/s is refused at its value; it applies
+ * only to format "none". Columns: Python's line.index(value) + 1. */
+static void test_usable_rate(void **state)
+{
+    (void)state;
+    strata_link_catalog_t *cat = NULL;
+    const char *p = catalog_with(
+        6, "   \"packet\": {\"format\": \"none\", \"usable_gbs\": 3, \"basis\": \"b\"}}");
+    assert_int_equal(strata_link_catalog_load(p, &cat, NULL), STRATA_OK);
+    const strata_link_t *l = strata_link_find(cat, "x4");
+    assert_near(l->bw_dir, 3e9, 1);
+    assert_near(l->eta_pkt, 3.0 / (4 * 8.0 / 8 * 128 / 130), 1e-12);
+    strata_link_catalog_destroy(cat);
+    remove(p);
+    expect_error(catalog_with(6, "   \"packet\": {\"format\": \"none\", \"usable_gbs\": 5, "
+                                 "\"basis\": \"b\"}}"),
+                 STRATA_ERR_PARSE, 6, 47, "exceeds the link's line rate");
+    expect_error(catalog_with(6, "   \"packet\": {\"format\": \"TLP\", \"usable_gbs\": 3, "
+                                 "\"mtu\": 32, \"mtu_min\": 16, \"mtu_max\": 64, "
+                                 "\"in_mtu\": [], \"per_packet\": []}}"),
+                 STRATA_ERR_PARSE, 6, 46, "only where the packet format is \"none\"");
+}
+
 /* A "memory" must name a memory entry: x4 names itself, a full-duplex PCIe
  * entry. `   "confidence": "H", "source": "hand", "memory": "x4",`: the value
  * "x4" starts at column 51 (Python's line.index('"x4"') + 1). */
@@ -327,21 +352,14 @@ static void test_mutations(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good_minimal),
-        cmocka_unit_test(test_malformed_json),
-        cmocka_unit_test(test_missing_field),
-        cmocka_unit_test(test_negative_lanes),
-        cmocka_unit_test(test_unknown_line_code),
-        cmocka_unit_test(test_unknown_modulation_and_key),
-        cmocka_unit_test(test_bad_values),
-        cmocka_unit_test(test_duplicate_id),
-        cmocka_unit_test(test_bad_memory),
-        cmocka_unit_test(test_missing_file),
-        cmocka_unit_test(test_bad_latency),
-        cmocka_unit_test(test_shipped_catalog),
-        cmocka_unit_test(test_oom),
-        cmocka_unit_test(test_mutations),
-        cmocka_unit_test(test_latency_split),
+        cmocka_unit_test(test_good_minimal),      cmocka_unit_test(test_malformed_json),
+        cmocka_unit_test(test_missing_field),     cmocka_unit_test(test_negative_lanes),
+        cmocka_unit_test(test_unknown_line_code), cmocka_unit_test(test_unknown_modulation_and_key),
+        cmocka_unit_test(test_bad_values),        cmocka_unit_test(test_usable_rate),
+        cmocka_unit_test(test_duplicate_id),      cmocka_unit_test(test_bad_memory),
+        cmocka_unit_test(test_missing_file),      cmocka_unit_test(test_bad_latency),
+        cmocka_unit_test(test_shipped_catalog),   cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_mutations),         cmocka_unit_test(test_latency_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

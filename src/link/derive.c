@@ -150,7 +150,14 @@ static void step_packet(const link_spec_t *sp, double mtu, strata_link_derivatio
     char b[32], parts[160], in[96];
     if (!sp->has_packet) {
         d->eta_pkt = 1;
-        d->pkt_dir = d->line_dir;
+        if (sp->usable_Bps > 0) /* of the default lanes' line rate: fewer lanes, less */
+            d->eta_pkt = sp->usable_Bps / (sp->lanes * sp->lane_bps / 8 * d->eta_line);
+        d->pkt_dir = d->line_dir * d->eta_pkt;
+        if (sp->usable_Bps > 0) {
+            strata_link_step_t *s = add_step(d, "packet", d->eta_pkt, d->pkt_dir);
+            set_how(s, "x %.4g (layout unpublished: the vendor's usable rate, %s per link) = %s",
+                    d->eta_pkt, gbs(sp->usable_Bps, parts, sizeof(parts)), gbs(d->pkt_dir, b, 32));
+        }
         return;
     }
     d->mtu = mtu;

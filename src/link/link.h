@@ -45,9 +45,12 @@ typedef struct link_spec {
     int vendor_per_device, vendor_bidi;
     const char *signal_basis;
     const link_code_t *code;
-    /* packet step; has_packet 0 means η_pkt = 1 with pkt_basis saying why */
+    /* packet step; has_packet 0 means η_pkt = 1 with pkt_basis saying why,
+     * or, where the layout is unpublished but the vendor states what a link
+     * carries, usable_Bps > 0: η_pkt = usable / the default line rate */
     int has_packet;
     const char *pkt_format, *pkt_basis;
+    double usable_Bps;
     double mtu, mtu_min, mtu_max;
     link_part_t *in_mtu, *per_pkt;
     size_t n_in_mtu, n_per_pkt;

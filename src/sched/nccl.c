@@ -12,14 +12,22 @@
  * scale-up bandwidth (bw_intra) and the server's NIC share (min(NICs,
  * ranks per server) × bw_nic), which is what the search's channels add up
  * to (nChannels × per-channel speed). NVLS's per-channel speed is
- * quantised to the search's speed array, as the search does. On one
- * server the NVLS search is forced to one channel per GPU (minChannels =
- * maxChannels = min(32, GPUs), search.cc) and each channel takes its speed
- * from every GPU's NVSwitch link, twice at its head GPU
- * (ncclTopoSearchTryNvls), so the speed is the largest of the array with
- * (channels + 1) × speed within the GPU's bandwidth: 8 H100 (360 GB/s)
- * run 8 channels of 40, 8 H800 (160) 8 of 15. Across servers the search
- * also fits the NICs; there the 16 channels of up/16 are kept.
+ * quantised to the search's speed arrays, as the search does (search.cc):
+ * its NVLS graph has one channel per head GPU, and the tuning model counts
+ * those channels, not the 16-32 CTAs the NVLS kernel launches
+ * (NVLS_NCHANNELS_SM90/SM100, transport/nvls.cc). On one server the search
+ * is forced to one channel per GPU (minChannels = maxChannels = min(32,
+ * GPUs)); each channel takes its speed from every GPU's NVSwitch link and
+ * once more at its head GPU (ncclTopoSearchTryNvls), so the speed is the
+ * largest of the intra array with (channels + 1) x speed within the GPU's
+ * bandwidth: 8 H100 (360 GB/s) run 8 channels of 40, 8 H800 (160) 8 of 15.
+ * Across servers the search starts each channel at a NIC and makes that
+ * NIC's local GPU its head (ncclTopoSearchRecNet), so there are at most as
+ * many channels as NICs, at a speed of the inter array within the NIC; it
+ * takes the graph with the most channels, then the most channels x speed.
+ * Its second pass raises only the network speed (bwInter) while it is
+ * below twice the NVLink speed and the NIC carries it. 8 H100 with 8 NDR
+ * NICs: 8 channels, NVLink 40, network 48; with 4 NICs: 4 channels of 48.
  *
  * The model only chooses. What the choice gets is strata's price of the
  * schedule NCCL runs (ring, tree, innet for NVLS/CollNet, nvlstree, PAT ≈
@@ -83,15 +91,22 @@ static const double tree_corr[3][24] = {{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7
                                          .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
                                         {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
                                          .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
-/* The search's per-channel speeds, intra-server, GB/s (search.cc; nccl.md §2.5) */
+/* The search's per-channel speeds, GB/s (search.cc; nccl.md §2.5): the
+ * intra arrays on one server, the inter arrays across servers */
 static const double speeds_generic[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
 static const double speeds_sm90[] = {60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3};
 static const double speeds_sm100[] = {90, 80, 70, 60, 50, 45, 40, 30, 24, 20, 19, 18};
-/* NVLS channels NCCL opens on NVSwitch systems across servers
- * (NCCL_NVLS_NCHANNELS default); on one server one per GPU, at most
- * NCCL_MAX_NVLS_ARITY (device.h) */
-#define NVLS_CHANNELS  16.0
+static const double inter_generic[] = {48, 30, 28, 24, 20, 18,  15,  12,   10,  9,
+                                       7,  6,  5,  4,  3,  2.4, 1.2, 0.24, 0.12};
+static const double inter_sm90[] = {48, 45, 42, 40, 30,  24,  22,   20,  17.5,
+                                    15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
+static const double inter_sm100[] = {96, 86,   80, 48, 45.1, 42, 40,  30,  24,   22,
+                                     20, 17.5, 15, 12, 6,    3,  2.4, 1.2, 0.24, 0.12};
+/* NVLS heads, hence graph channels, at most NCCL_MAX_NVLS_ARITY (device.h) */
 #define NVLS_MAX_ARITY 32.0
+/* The search's first pass gives up on slower speeds once one is at most
+ * this fraction of the best graph's (search.cc) */
+#define SEARCH_SPEED_FLOOR 0.49
 /* Host network overhead per message, us (getNetOverhead: x86 Intel 1.0, x3 for Simple) */
 #define NET_OVERHEAD_US 1.0
 
@@ -111,6 +126,7 @@ typedef struct nccl_in {
     int intra_hw;       /* HW_NVLINK or HW_PCI */
     double P, N, ppn;   /* ranks, nodes, ranks per node */
     double up, net;     /* GB/s: per-GPU scale-up, per-GPU share of the NICs */
+    double nic, heads;  /* GB/s of one NIC; NICs per server that can head NVLS */
     bool nvls, collnet; /* NVLink SHARP, network SHARP */
     bool ll128;         /* LL128 enabled by default */
 } nccl_in_t;
@@ -133,6 +149,8 @@ static nccl_in_t inputs(const strata_coll_machine_t *m)
     in.up = m->bw_intra / 1e9;
     double K = m->nics < m->per_server ? m->nics : m->per_server;
     in.net = in.N > 1 ? K * m->bw_nic / 1e9 : INFINITY;
+    in.nic = m->bw_nic / 1e9;
+    in.heads = fmin(K, NVLS_MAX_ARITY); /* each NIC's own GPU, one per NIC */
     in.nvls = m->switch_reduce && in.cc >= CC_HOPPER;
     in.collnet = m->net_reduce && in.N > 1;
     /* LL128 on by default with NVLink inside (and a NIC behind a PCIe
@@ -141,34 +159,77 @@ static nccl_in_t inputs(const strata_coll_machine_t *m)
     return in;
 }
 
-/* The largest speed of the search's array not above bw (the search tries
- * them top down until its channels fit). */
-static double quantise(const nccl_in_t *in, double bw)
+/* The search's speed array: intra (one server) or inter (across servers),
+ * by compute capability; its length in *n_p. */
+static const double *speed_array(const nccl_in_t *in, bool inter, size_t *n_p)
 {
-    const double *s = in->cc == CC_HOPPER      ? speeds_sm90
-                      : in->cc == CC_BLACKWELL ? speeds_sm100
-                                               : speeds_generic;
-    size_t n = in->cc == CC_HOPPER      ? sizeof(speeds_sm90) / sizeof(double)
-               : in->cc == CC_BLACKWELL ? sizeof(speeds_sm100) / sizeof(double)
-                                        : sizeof(speeds_generic) / sizeof(double);
-    for (size_t i = 0; i < n; i++)
-        if (s[i] <= bw) return s[i];
-    return s[n - 1];
+#define ARRAY(a) (*n_p = sizeof(a) / sizeof(a[0]), a)
+    if (in->cc == CC_HOPPER) return inter ? ARRAY(inter_sm90) : ARRAY(speeds_sm90);
+    if (in->cc == CC_BLACKWELL) return inter ? ARRAY(inter_sm100) : ARRAY(speeds_sm100);
+    return inter ? ARRAY(inter_generic) : ARRAY(speeds_generic);
+#undef ARRAY
 }
 
-/* NVLS channels and their speed, as NCCL's search finds them (see the file
- * comment): one server, one channel per GPU, (nch + 1) × speed within the
- * GPU's link; across servers 16 channels of up/16. */
-static void nvls_graph(const nccl_in_t *in, double *nch_p, double *speed_p)
+/* Index of the largest speed of s[0..n-1] not above bw (the search tries
+ * them top down until its channels fit), else the last. */
+static size_t speed_index(const double *s, size_t n, double bw)
 {
-    if (in->N <= 1) {
-        double nch = fmin(in->ppn, NVLS_MAX_ARITY);
-        *nch_p = nch;
-        *speed_p = quantise(in, in->up / (nch + 1));
-        return;
+    size_t i = 0;
+    while (i + 1 < n && s[i] > bw)
+        i++;
+    return i;
+}
+
+static double quantise(const nccl_in_t *in, double bw)
+{
+    size_t n;
+    const double *s = speed_array(in, false, &n);
+    return s[speed_index(s, n, bw)];
+}
+
+/* NCCL's NVLS graph (see the file comment): channels, NVLink speed
+ * (bwIntra) and network speed (bwInter) per channel, GB/s. */
+typedef struct nvls_graph {
+    double nch, intra, inter;
+} nvls_graph_t;
+
+/* Channels at speed s across servers: one per NIC, each NIC carrying s,
+ * every GPU's NVSwitch link s per channel and its head's once more. */
+static double nvls_channels_at(const nccl_in_t *in, double s)
+{
+    if (s > in->nic) return 0;
+    return fmax(0, fmin(in->heads, floor(in->up / s + 1e-9) - 1));
+}
+
+static nvls_graph_t nvls_graph(const nccl_in_t *in)
+{
+    nvls_graph_t g = {0};
+    size_t n, i;
+    if (in->N <= 1) { /* every GPU a head: (nch + 1) x speed within its link */
+        const double *s = speed_array(in, false, &n);
+        g.nch = fmin(in->ppn, NVLS_MAX_ARITY);
+        i = speed_index(s, n, in->up / (g.nch + 1) + 1e-9);
+        g.intra = g.inter = s[i];
+    } else { /* pass 1: the most channels, then the most channels x speed */
+        const double *s = speed_array(in, true, &n);
+        double max_ch = fmin(in->ppn, NVLS_MAX_ARITY);
+        size_t best = n;
+        for (i = speed_index(s, n, in->nic); i < n; i++) {
+            if (g.nch > 0 && s[i] / g.intra <= SEARCH_SPEED_FLOOR) break;
+            double c = nvls_channels_at(in, s[i]);
+            if (c > g.nch || c * s[i] > g.nch * g.intra)
+                g.nch = c, g.intra = g.inter = s[i], best = i;
+            if (g.nch >= max_ch) break; /* every GPU a head: the search's optimum */
+        }
+        if (best == n) return g;
+        i = best;
     }
-    *nch_p = NVLS_CHANNELS;
-    *speed_p = quantise(in, in->up / NVLS_CHANNELS);
+    /* pass 2: raise the network speed alone while below twice the NVLink
+     * speed and the NIC carries it (one server: no NIC, the array's top) */
+    const double *s = speed_array(in, in->N > 1, &n);
+    while (i > 0 && g.inter < 2 * g.intra && (in->N <= 1 || s[i - 1] <= in->nic))
+        g.inter = s[--i];
+    return g;
 }
 
 /* ==== Bandwidth (GB/s of algorithm bandwidth, 0: not available) ==== */
@@ -186,8 +247,8 @@ static bool algo_applies(const nccl_in_t *in, strata_coll_t c, int a)
         return in->collnet && in->nvls && (ar || agrs);
     case NA_COLLNET_CHAIN:
         return in->collnet && ar;
-    case NA_NVLS:
-        return in->nvls && (ar || agrs);
+    case NA_NVLS: /* across servers only with CollNet (SHARP) enabled (tuning.cc) */
+        return in->nvls && (ar || agrs) && (in->N <= 1 || in->collnet);
     case NA_NVLS_TREE:
         return in->nvls && in->N > 1 && ar;
     case NA_PAT:
@@ -197,20 +258,20 @@ static bool algo_applies(const nccl_in_t *in, strata_coll_t c, int a)
     }
 }
 
-/* NVLS and NVLSTree busBw (Simple only): the channels' speed after NCCL's
- * NVLS efficiency, both directions for an allreduce, against the NICs
- * (twice for a two-node NVLSTree) and NVLSTree's per-channel cap. */
+/* NVLS and NVLSTree busBw (Simple only): per channel the NVLink speed
+ * after NCCL's NVLS efficiency, both directions for an allreduce, against
+ * the network speed (twice for a two-node NVLSTree) and NVLSTree's
+ * per-channel cap; times the channels (tuning.cc). */
 static double nvls_bus_bw(const nccl_in_t *in, strata_coll_t c, int a, int p)
 {
-    double nch, ch;
-    nvls_graph(in, &nch, &ch);
-    if (p != NP_SIMPLE || nch < 2) return 0; /* NVLS needs 2 channels (tuning.cc) */
-    double intra = ch * nvls_eff[in->cc] * (nch - 1) / nch * nch;
+    nvls_graph_t g = nvls_graph(in);
+    if (p != NP_SIMPLE || g.nch < 2) return 0; /* NVLS needs 2 channels (tuning.cc) */
+    double intra = g.intra * nvls_eff[in->cc] * (g.nch - 1) / g.nch;
     intra *= c == STRATA_COLL_ALLREDUCE ? 2 : (in->ppn - 1) / in->ppn;
-    double inter = in->net * (a == NA_NVLS_TREE && in->N <= 2 ? 2 : 1);
+    double inter = g.inter * (a == NA_NVLS_TREE && in->N <= 2 ? 2 : 1);
     double bw = fmin(intra, inter);
-    if (a == NA_NVLS_TREE) bw = fmin(bw, nch * per_ch_nvls_tree[in->cc][in->scale]);
-    return bw;
+    if (a == NA_NVLS_TREE) bw = fmin(bw, per_ch_nvls_tree[in->cc][in->scale]);
+    return g.nch * bw;
 }
 
 static double bus_bw(const nccl_in_t *in, strata_coll_t c, int a, int p)
@@ -389,6 +450,11 @@ strata_status_t strata_coll_select_nccl(const strata_coll_machine_t *m, strata_c
     c->time = c->alpha + fmax(c->beta, c->gamma);
     c->algbw = c->time > 0 ? bytes / c->time : 0;
     c->busbw = c->algbw * strata_coll_busbw_factor(coll, m->nranks);
+    if (best.algo == NA_NVLS || best.algo == NA_NVLS_TREE) {
+        nccl_in_t in = inputs(m);
+        nvls_graph_t g = nvls_graph(&in);
+        best.nvls_channels = g.nch, best.nvls_intra = g.intra, best.nvls_inter = g.inter;
+    }
     *out_p = best;
     return STRATA_OK;
 }

@@ -91,6 +91,47 @@ static void test_bandwidth_by_hand(void **state)
     assert_rel(us(&m, TREE, SIMPLE, n), 64.4 + n / (331.2e3 * 0.5), 1e-9);
 }
 
+/* NVLS across servers by hand (search.cc's NVLS graph: one channel per NIC,
+ * its local GPU the head; tuning.cc's NVLSTree bandwidth). 8 H100 (360 GB/s)
+ * with 8 NICs of 49.7 GB/s, SM90 inter speeds 48, 45, 42, 40, ...: at 48 a
+ * head carries (c + 1) x 48 <= 360 -> 6 channels; 45 -> 7; 42 -> 7 (fewer
+ * x speed); 40 -> 8 = every GPU a head, done. The second pass raises the
+ * network speed alone to 42, 45, 48 (within the NIC, below 2 x 40). NVLSTree
+ * per channel: min(40 x 0.85 x 7/8 x 2 = 59.5, network 48 (x 2 on two
+ * nodes), cap 57.7 (2 nodes) / 45.5 (more)) -> busBw 8 x 57.7 = 461.6 on
+ * two nodes, 8 x 45.5 = 364 on four. Latency 0 + 25 + 2 log2(N) x 20.9.
+ * With 4 NICs: 4 channels (one per NIC) at 48, (4 + 1) x 48 <= 360; per
+ * channel min(48 x 0.85 x 3/4 x 2 = 61.2, 96, 57.7) -> 230.8. (The old
+ * emulation's 16 channels of 20 gave 510 and 398 whatever the NICs.) */
+static void test_nvls_across_servers(void **state)
+{
+    (void)state;
+    double n = 1 << 30;
+    strata_coll_machine_t two = hopper(8, 2, 360e9, true), four = hopper(8, 4, 360e9, true);
+    assert_rel(us(&two, NVLS_TREE, SIMPLE, n), 25 + 2 * 20.9 + n / (461.6e3 * 16 / 30), 1e-6);
+    assert_rel(us(&four, NVLS_TREE, SIMPLE, n), 25 + 4 * 20.9 + n / (364e3 * 32 / 62), 1e-6);
+    two.nics = 4;
+    assert_rel(us(&two, NVLS_TREE, SIMPLE, n), 25 + 2 * 20.9 + n / (230.8e3 * 16 / 30), 1e-6);
+    /* one NIC: one channel, below NVLS's two */
+    two.nics = 1;
+    assert_true(isinf(us(&two, NVLS_TREE, SIMPLE, n)));
+    /* NVLS itself across servers only with CollNet (SHARP) on */
+    assert_true(isinf(us(&four, NVLS, SIMPLE, n)));
+    /* the choice carries the graph (what --explain prints) */
+    strata_nccl_choice_t c;
+    assert_int_equal(strata_coll_select_nccl(&four, STRATA_COLL_ALLREDUCE, n, &c, NULL), STRATA_OK);
+    assert_string_equal(strata_nccl_algo_name(c.algo), "NVLSTree");
+    assert_rel(c.nvls_channels, 8, 0);
+    assert_rel(c.nvls_intra, 40, 0);
+    assert_rel(c.nvls_inter, 48, 0);
+    /* 8 B200 (720 GB/s) in one server: 9 x speed <= 720 -> 80 (SM100 intra
+     * array); the network speed rises to the array's top, 90; min(80 x 0.74
+     * x 7/8 x 2 = 103.6, 90) x 8 = 720 busBw */
+    strata_coll_machine_t b200 = hopper(8, 1, 720e9, true);
+    snprintf(b200.intra_kind, sizeof(b200.intra_kind), "nvlink5");
+    assert_rel(us(&b200, NVLS, SIMPLE, n), 25 + n / (720e3 * 8 / 14), 1e-6);
+}
+
 /* The choices: small messages Ring/LL (15.0 us beats Tree/LL's 15.2), large
  * ones NVLS/Simple with NVLink SHARP, Ring/Simple without. */
 static void test_choices(void **state)
@@ -266,6 +307,15 @@ static const vcase_t vcases[] = {
      * 62 steps of latency (4 servers modelled) */
     {"H100 ring (GTC 2024)", "dgx-h100:4", "Ring", 8.0 * (1 << 30), 380, 0.90, 1.10,
      STRATA_ALGO_RING + 1},
+    /* NVIDIA/nccl#2140: 8 x B300 (tests/data/validation/hgx-b300.json), NCCL
+     * 2.30.4, one server, size not stated (8 GiB modelled). NVLS off: 695,
+     * NCCL's model then runs Ring: 18 NVLink5 links x 40 GB/s after the
+     * packet step = 720 GB/s less 14 steps of latency */
+    {"8xB300 NVLS off (ring)", VDATA "hgx-b300.json", "Ring", 8.0 * (1 << 30), 695, 0.90, 1.10,
+     STRATA_ALGO_RING + 1},
+    /* NVLS on: 845, where the NVLS law gives 932.7 -- the Blackwell NVLS
+     * miss of the GB200 rack (eight B200: "830+", nccl#1807) */
+    {"8xB300 NVLS", VDATA "hgx-b300.json", "NVLS", 8.0 * (1 << 30), 845, 1.05, 1.15, 0},
 };
 
 static void test_public_measurements(void **state)
@@ -301,12 +351,44 @@ static void test_public_measurements(void **state)
     assert_true(sum / in <= 0.05);
 }
 
+/* Acceptance floors (docs/validation.md): Azure's health checks fail a
+ * node whose rccl-tests / nccl-tests allreduce busbw at 16 GiB, one
+ * process per GPU on one node, falls below the floor, so a healthy node's
+ * figure lies above it; a prediction must too, and within 10 %.
+ * Azure/azurehpc-health-checks conf/nd96isr_*_v5.conf (check_rccl_allreduce
+ * 314 1 16G; check_nccl_allreduce 460.0 / 431.0 1 16G). MI300X: 7 mesh
+ * rings of xGMI at AMD's usable 48 GB/s = 336 (+7.0 %); at the signalling
+ * rate, 64, it was 448 (+42.7 %). */
+static void test_acceptance_floors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *what, *spec, *algo;
+        double floor;
+    } f[] = {
+        {"ND MI300X v5 (RCCL)", "mi300x", "Ring", 314},
+        {"ND H100 v5", "dgx-h100", "NVLS", 460},
+        {"ND H200 v5", "hgx-h200", "NVLS", 431},
+    };
+    for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+        strata_nccl_choice_t c;
+        double r = nccl_busbw(f[i].spec, 16.0 * (1 << 30), &c) / (f[i].floor * 1e9);
+        print_message("%-22s NCCL %s/%s: predicted %6.1f GB/s, floor %6.1f: %+5.1f %%\n", f[i].what,
+                      strata_nccl_algo_name(c.algo), strata_nccl_proto_name(c.proto),
+                      r * f[i].floor, f[i].floor, 100 * (r - 1));
+        assert_string_equal(strata_nccl_algo_name(c.algo), f[i].algo);
+        if (!(r >= 1 && r <= 1.10))
+            fail_msg("%s: predicted/floor %.3f outside [1, 1.10]", f[i].what, r);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_latency_examples), cmocka_unit_test(test_bandwidth_by_hand),
-        cmocka_unit_test(test_choices),          cmocka_unit_test(test_protocol_price),
-        cmocka_unit_test(test_library_labels),   cmocka_unit_test(test_public_measurements),
+        cmocka_unit_test(test_latency_examples),    cmocka_unit_test(test_bandwidth_by_hand),
+        cmocka_unit_test(test_nvls_across_servers), cmocka_unit_test(test_choices),
+        cmocka_unit_test(test_protocol_price),      cmocka_unit_test(test_library_labels),
+        cmocka_unit_test(test_public_measurements), cmocka_unit_test(test_acceptance_floors),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -276,6 +276,17 @@ static void print_nccl(FILE *out, const strata_coll_machine_t *m, const coll_arg
                 strata_algo_name(best->algo), best->time * 1e6,
                 100 * (1 - best->time / n.cost.time));
     fprintf(out, "\n");
+    if (n.nvls_channels > 0 && m->servers > 1)
+        fprintf(
+            out,
+            "  NCCL's NVLS graph: %g channels, one per NIC's GPU; per channel %g GB/s of NVLink "
+            "(bwIntra) and %g of network (bwInter)\n",
+            n.nvls_channels, n.nvls_intra, n.nvls_inter);
+    else if (n.nvls_channels > 0)
+        fprintf(out,
+                "  NCCL's NVLS graph: %g channels, one per GPU; per channel %g GB/s of NVLink "
+                "(bwIntra), bwInter %g (no network: raised to its speed array's top)\n",
+                n.nvls_channels, n.nvls_intra, n.nvls_inter);
 }
 
 static void print_explain(FILE *out, const strata_topo_t *t, const strata_coll_machine_t *m,
@@ -349,6 +360,13 @@ static void json_size(strata_json_t *j, const strata_coll_machine_t *m, const co
         strata_json_str(j, "algo", strata_nccl_algo_name(n.algo));
         strata_json_str(j, "proto", strata_nccl_proto_name(n.proto));
         strata_json_num(j, "model_time_s", n.model_time);
+        if (n.nvls_channels > 0) {
+            strata_json_open(j, "nvls_graph", '{');
+            strata_json_num(j, "channels", n.nvls_channels);
+            strata_json_num(j, "nvlink_Bps", n.nvls_intra * 1e9);
+            strata_json_num(j, "network_Bps", n.nvls_inter * 1e9);
+            strata_json_close(j, '{');
+        }
         json_cost(j, "schedule", &n.cost);
         strata_json_close(j, '{');
     }

@@ -144,7 +144,7 @@ static void print_steps(const strata_link_t *l, const strata_link_derivation_t *
         if (strcmp(s->what, "packet") == 0) print_basis(l->packet_basis);
         if (strcmp(s->what, "flow control") == 0) print_basis(l->flow_basis);
     }
-    if (d->mtu == 0) {
+    if (d->mtu == 0 && d->eta_pkt == 1) {
         printf("data-link layer\n  %-14s none modelled\n", "packet");
         print_basis(l->packet_basis);
     }
