@@ -156,10 +156,15 @@ commands_of() {
 }
 # Programs resolve on Debian's default PATH, not the caller's (no ~/.local,
 # no pyenv shims: CI has none).
+# Optional toolkits that no Debian package install-deps.sh lists provides and
+# that nothing needs: the CUDA compiler of the optional accelerator probe
+# (-DSTRATA_CUDA=ON; tests/cuda_build.sh skips with its reason where none).
+optional_programs=" nvcc "
 programs() { # SET FILE...
     local set=$1; shift
     local w p
     for w in $(commands_of "$@"); do
+        case $optional_programs in *" $w "*) continue ;; esac
         [ "$(type -t "$w" 2>/dev/null)" = file ] || continue
         p=$(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin type -P "$w") || continue
         ! outside_tree "$p" || use "$set" "program '$w' ($(grep -lw -- "$w" "$@" | grep -v 'install-deps' | head -1))" "$(realpath "$p")"

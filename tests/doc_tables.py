@@ -34,7 +34,7 @@ def busbw(strata, args, cwd):
     size = json.loads(run.stdout)['sizes'][0]
     for a in size['algos']:
         if a['algo'] == size['chosen']:
-            return a['busbw_GBps']
+            return a['busbw_Bps'] / 1e9
     raise RuntimeError(f'no figures for the chosen {size["chosen"]}')
 
 
