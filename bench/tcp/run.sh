@@ -56,8 +56,14 @@ for r in 0 1; do
     n=$([ $r = 0 ] && echo $A || echo $B)
     ip netns exec $n env STRATA_RANK=$r STRATA_SIZE=2 STRATA_ROOT=10.232.0.1:29500 \
         STRATA_TOKEN=$TOKEN STRATA_TIMEOUT=120 \
-        "$STRATA" bench allreduce --join -b 1M -e 64M -f 4 -w 1 -n ${ITERS:-5} "${MODEL[@]}" >/tmp/strata-bench-tcp.$r 2>&1 &
+        "$STRATA" bench ${OP:-allreduce} --join -b 1M -e 64M -f 4 -w 1 -n ${ITERS:-5} "${MODEL[@]}" >/tmp/strata-bench-tcp.$r 2>&1 &
 done
 wait
 cat /tmp/strata-bench-tcp.0
+# what each end's tbf passed and dropped (a drop costs TCP a retransmit and
+# a halved window: time the model does not price), and the retransmits
+for n in $A $B; do
+    echo "# tbf ${n##*-}: $(tc -n $n -s qdisc show dev eth0 | grep -o 'Sent.*)'); TCP segments" \
+        "retransmitted: $(ip netns exec $n nstat -asz TcpRetransSegs 2>/dev/null | awk '/TcpRetransSegs/ {print $2}')"
+done
 echo "# bound at $RATE: busbw <= 0.1195 GB/s (1 Gbit/s x 1448/1514; see the header of this script)"
