@@ -4,6 +4,8 @@
 # both ends, against what the shaped link can carry.
 #
 # Usage: bash bench/tcp/run.sh BUILD_DIR [RATE]   (root; RATE default 1gbit)
+#   env: ITERS (timed calls per size, default 5), OP (default allreduce),
+#   BURST (tbf burst, default 1mb)
 #
 # Bound (P = 2, one rank per host): both algorithms strata picks at P = 2
 # (recursive doubling; the ring is the same exchange) send S bytes each way
