@@ -418,6 +418,9 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
                "time of the algorithm run\n",
                o->model_path, o->mach.nranks, o->mach.servers, o->mach.per_server,
                o->mach.inter_kind, o->mach.bw_nic / 1e9, o->mach.lat_inter * 1e6);
+    if (o->cluster && o->mach.servers > 1 && o->mach.per_server > 1)
+        printf("# model: the flat schedule is priced; with several ranks per host the runtime "
+               "may run\n#   the two-level one (docs/runtime.md)\n");
     else if (o->cluster)
         printf("# model: sched's cost model on the cluster %s: %u ranks on one server (%s); "
                "model(us) =\n#   strata coll's time of the algorithm run\n",
