@@ -4,6 +4,8 @@
 # both ends, against what the shaped link can carry.
 #
 # Usage: bash bench/tcp/run.sh BUILD_DIR [RATE]   (root; RATE default 1gbit)
+#   env: ITERS (timed calls per size, default 5), OP (default allreduce),
+#   BURST (tbf burst, default 1mb)
 #
 # Bound (P = 2, one rank per host): both algorithms strata picks at P = 2
 # (recursive doubling; the ring is the same exchange) send S bytes each way
@@ -15,10 +17,20 @@
 # more. The ACKs travel the other way, inside the other direction's frames
 # or as 66 B packets, and count against that direction's tbf too (one per
 # two segments at most: <= 2.2 %), so the bound is 117-119.5 MB/s.
+#
+# Prediction: at 1gbit the ranks run with --model bench/tcp/netns-1g.json,
+# the cluster file of these namespaces (link eth-1g-tbf: tbf rate x the TCP
+# goodput share 1448/1514 = 119.55 MB/s per direction, + 20.2 us per
+# message), so the model column is sched's cost of the algorithm run
+# (recursive doubling at P = 2: S / 119.55 MB/s + 20.2 us; 64 MiB:
+# 67108864 / 119550859 + 20.2e-6 = 0.56136 s). The ACKs are not in it: the
+# prediction is the upper end of the bound above. Another RATE: no model.
 set -u
 BUILD=${1:?usage: run.sh BUILD_DIR [RATE]}
 RATE=${2:-1gbit}
 STRATA=$BUILD/tools/strata/strata
+MODEL=()
+[ "$RATE" = 1gbit ] && MODEL=(--model "$(cd "$(dirname "$0")" && pwd)/netns-1g.json")
 [ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)"; exit 77; }
 A=strata-bench-$$-a B=strata-bench-$$-b
 cleanup() {
@@ -46,8 +58,14 @@ for r in 0 1; do
     n=$([ $r = 0 ] && echo $A || echo $B)
     ip netns exec $n env STRATA_RANK=$r STRATA_SIZE=2 STRATA_ROOT=10.232.0.1:29500 \
         STRATA_TOKEN=$TOKEN STRATA_TIMEOUT=120 \
-        "$STRATA" bench allreduce --join -b 1M -e 64M -f 4 -w 1 -n 5 >/tmp/strata-bench-tcp.$r 2>&1 &
+        "$STRATA" bench ${OP:-allreduce} --join -b 1M -e 64M -f 4 -w 1 -n ${ITERS:-5} "${MODEL[@]}" >/tmp/strata-bench-tcp.$r 2>&1 &
 done
 wait
 cat /tmp/strata-bench-tcp.0
+# what each end's tbf passed and dropped (a drop costs TCP a retransmit and
+# a halved window: time the model does not price), and the retransmits
+for n in $A $B; do
+    echo "# tbf ${n##*-}: $(tc -n $n -s qdisc show dev eth0 | grep -o 'Sent.*)'); TCP segments" \
+        "retransmitted: $(ip netns exec $n nstat -asz TcpRetransSegs 2>/dev/null | awk '/TcpRetransSegs/ {print $2}')"
+done
 echo "# bound at $RATE: busbw <= 0.1195 GB/s (1 Gbit/s x 1448/1514; see the header of this script)"

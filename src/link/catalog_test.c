@@ -248,18 +248,18 @@ static void test_shipped_catalog(void **state)
 {
     (void)state;
     static const char *const ids[] = {
-        "pcie1",     "pcie2",      "pcie3",       "pcie4",       "pcie5",     "pcie6",
-        "pcie7",     "cxl1",       "cxl2",        "cxl3",        "nvlink1",   "nvlink2",
-        "nvlink3",   "nvlink4",    "nvlink5",     "nvlink-c2c",  "nvswitch1", "nvswitch2",
-        "nvswitch3", "nvswitch4",  "if-mi250x",   "if-mi300x",   "hccs-910",  "hccs-910b",
-        "ici-v2",    "ici-v3",     "ici-v4",      "ici-v5e",     "ici-v6e",   "ici-v5p",
-        "gaudi1",    "gaudi2",     "eth-10g",     "eth-25g",     "eth-40g",   "eth-100g",
-        "eth-200g",  "eth-400g",   "eth-800g",    "roce-25g",    "roce-100g", "roce-200g",
-        "roce-400g", "roce-800g",  "ib-sdr",      "ib-ddr",      "ib-qdr",    "ib-fdr",
-        "ib-edr",    "ib-hdr",     "ib-ndr",      "ib-xdr",      "upi2",      "xgmi-genoa",
-        "upi1",      "qpi",        "xgmi-rome",   "ddr4-2133",   "ddr4-2666", "ddr4-3200",
-        "ddr5-4800", "ddr5-6400",  "hbm-a100-40", "hbm-a100-80", "hbm-h100",  "hbm-h200",
-        "hbm-b200",  "hbm-mi300x", "hbm-tpuv4",   "hbm-tpuv5p"};
+        "pcie1",      "pcie2",     "pcie3",      "pcie4",       "pcie5",       "pcie6",
+        "pcie7",      "cxl1",      "cxl2",       "cxl3",        "nvlink1",     "nvlink2",
+        "nvlink3",    "nvlink4",   "nvlink5",    "nvlink-c2c",  "nvswitch1",   "nvswitch2",
+        "nvswitch3",  "nvswitch4", "if-mi250x",  "if-mi300x",   "hccs-910",    "hccs-910b",
+        "ici-v2",     "ici-v3",    "ici-v4",     "ici-v5e",     "ici-v6e",     "ici-v5p",
+        "gaudi1",     "gaudi2",    "eth-10g",    "eth-25g",     "eth-40g",     "eth-100g",
+        "eth-200g",   "eth-400g",  "eth-800g",   "eth-1g-tbf",  "roce-25g",    "roce-100g",
+        "roce-200g",  "roce-400g", "roce-800g",  "ib-sdr",      "ib-ddr",      "ib-qdr",
+        "ib-fdr",     "ib-edr",    "ib-hdr",     "ib-ndr",      "ib-xdr",      "upi2",
+        "xgmi-genoa", "upi1",      "qpi",        "xgmi-rome",   "ddr4-2133",   "ddr4-2666",
+        "ddr4-3200",  "ddr5-4800", "ddr5-6400",  "hbm-a100-40", "hbm-a100-80", "hbm-h100",
+        "hbm-h200",   "hbm-b200",  "hbm-mi300x", "hbm-tpuv4",   "hbm-tpuv5p"};
     strata_link_catalog_t *cat = NULL;
     assert_int_equal(strata_link_catalog_load(NULL, &cat, NULL), STRATA_OK); /* data dir */
     assert_int_equal(strata_link_catalog_count(cat), sizeof(ids) / sizeof(ids[0]));
@@ -277,6 +277,10 @@ static void test_shipped_catalog(void **state)
     assert_near(strata_link_find(cat, "upi2")->bw_dir, 32e9, 1);
     assert_near(strata_link_find(cat, "upi2")->device_bw_dir, 128e9, 1);
     assert_near(strata_link_find(cat, "xgmi-genoa")->bw_dir, 64e9, 1);
+    /* the veth of bench/tcp/run.sh shaped by tbf to 1 Gbit/s: tbf charges
+     * the 14 B MAC header + the IP packet, which carries 1448 B of TCP
+     * payload (1500 - 20 IPv4 - 32 TCP with timestamps) per 1514 B */
+    assert_near(strata_link_find(cat, "eth-1g-tbf")->bw_dir, 125e6 * 1448 / 1514, 1e-3);
     /* the latency hierarchy of links.md: kernel launch 3-10 us, RDMA over IB 0.8-1.5 us */
     assert_int_equal(strata_link_latency_count(cat), 10);
     const strata_latency_t *k = strata_link_latency_find(cat, "gpu-kernel-launch");

@@ -37,6 +37,8 @@ static const link_code_t codes[] = {
     {"RS(544,514)+256b/257b", 514.0 * 256, 544.0 * 257, "256b/257b transcode, RS(544,514) FEC"},
     /* parallel memory bus: data pins carry data */
     {"none", 1, 1, "parallel bus, no line code"},
+    /* a software rate limit (Linux tc tbf) counts frame bytes, not line bits */
+    {"rate limit", 1, 1, "a rate limit that counts frame bytes (no line code on a veth)"},
     /* NVLink, xGMI, HCCS, ICI: vendor figures equal the signalling rate */
     {"unpublished", 1, 1, "line code not published; vendor figures equal the signalling rate"},
 };
@@ -51,7 +53,7 @@ const link_code_t *link_code_find(const char *name)
 const char *link_code_names(void)
 {
     return "8b/10b, 64b/66b, 128b/130b, flit 242/256, RS(528,514)+256b/257b, "
-           "RS(544,514)+256b/257b, none, unpublished";
+           "RS(544,514)+256b/257b, none, rate limit, unpublished";
 }
 
 int link_modulation_bits(const char *name)

@@ -26,7 +26,12 @@
  * recdbl as theirs) on this host's figures: the calibration of `strata probe
  * --save` with --model, else the quick figures strata_comm_calibrate()
  * measures now (flag ping-pong α, one-core copy and reduce bandwidth);
- * strata_probe_predict does both (docs/probe.md, docs/runtime.md).
+ * strata_probe_predict does both (docs/probe.md, docs/runtime.md). A
+ * --model FILE without strata probe's figures is a cluster (a file, a preset,
+ * anything strata topo reads): the column is then sched's cost of the
+ * algorithm the ranks run on that cluster's machine (strata_coll_machine_from_topo,
+ * what `strata coll` prints), e.g. bench/tcp/netns-1g.json for ranks run
+ * with --join in bench/tcp/run.sh's namespaces.
  */
 #define _GNU_SOURCE
 #include "cli.h"
@@ -54,6 +59,8 @@ typedef struct bench_opts {
     long nsizes;                /* sizes per (type, operator) */
     const char *model_path;     /* --model FILE: the calibrated model of strata probe */
     strata_probe_calib_t calib; /* loaded from it */
+    bool cluster;               /* --model FILE is a cluster without probe figures: */
+    strata_coll_machine_t mach; /* its machine */
 } bench_opts_t;
 
 static void usage(FILE *out)
@@ -92,7 +99,9 @@ static void usage(FILE *out)
             "                         collective layer's schedules as message passing)\n"
             "      --model FILE       predict with the calibrated model in FILE, a cluster\n"
             "                         file strata probe saved (docs/probe.md; default: a\n"
-            "                         quick calibration measured now)\n"
+            "                         quick calibration measured now); a cluster without\n"
+            "                         probe figures (file or preset, as strata coll takes):\n"
+            "                         sched's cost on its machine (its ranks: the job's)\n"
             "      --join             instead of launching -P ranks, be one rank of a job\n"
             "                         started by mpirun, srun, torchrun or strata run\n"
             "                         (strata_comm_init_env, across hosts too; rank 0 prints)\n"
@@ -364,8 +373,10 @@ static void summary(const bench_opts_t *o, const totals_t *e)
     if (!o->json)
         printf("# Model error (%s) vs median: median |err| %.0f%%, max %.0f%% at %zu B, "
                "%d of %d rows within 20%%\n",
-               o->model_path ? "calibrated" : "measured now", med * 100, worst * 100, at, within,
-               n);
+               o->cluster      ? "cluster"
+               : o->model_path ? "calibrated"
+                               : "measured now",
+               med * 100, worst * 100, at, within, n);
 }
 
 static const char *dtype_label(const bench_opts_t *o)
@@ -401,7 +412,20 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
     else
         printf("step: %.0f(bytes), ", o->step);
     printf("warmup iters: %ld iters: %ld validation: %ld\n", o->warmup, o->iters, o->check);
-    if (o->model_path)
+    if (o->cluster && o->mach.servers > 1)
+        printf("# model: sched's cost model on the cluster %s: %u ranks = %u servers x %u, "
+               "network %s\n#   %.4f GB/s per NIC, latency %.1f us; model(us) = strata coll's "
+               "time of the algorithm run\n",
+               o->model_path, o->mach.nranks, o->mach.servers, o->mach.per_server,
+               o->mach.inter_kind, o->mach.bw_nic / 1e9, o->mach.lat_inter * 1e6);
+    if (o->cluster && o->mach.servers > 1 && o->mach.per_server > 1)
+        printf("# model: the flat schedule is priced; with several ranks per host the runtime "
+               "may run\n#   the two-level one (docs/runtime.md)\n");
+    else if (o->cluster)
+        printf("# model: sched's cost model on the cluster %s: %u ranks on one server (%s); "
+               "model(us) =\n#   strata coll's time of the algorithm run\n",
+               o->model_path, o->mach.nranks, o->mach.intra_kind);
+    else if (o->model_path)
         printf("# model: calibrated by strata probe on %s (%s): line hand-off %.3f us, shm "
                "alpha %.3f us,\n#   beta %.2f GB/s, copy curve one core, %.2f GB/s all cores, "
                "%.2f us per rank beyond %d cores (docs/probe.md)\n",
@@ -474,6 +498,43 @@ static double next_size(const bench_opts_t *o, double size)
     return o->factor > 1 ? size * o->factor : size + o->step;
 }
 
+/* sched's cost of the algorithm the ranks run, on the --model cluster: the
+ * engine as the direct schedule, the message-passing ones as theirs. Where
+ * the hosts hold several ranks each, the runtime may run the two-level
+ * schedule (comm.c's comm_exec_algo); the flat one is priced (the header
+ * says so). 0 when the model has no price for it. */
+static double cluster_predict(const bench_opts_t *o, strata_comm_algo_t algo, size_t bytes)
+{
+    strata_algo_t a = o->coll == STRATA_COLL_ALLTOALL ? STRATA_ALGO_PAIRWISE
+                      : algo == STRATA_COMM_RING      ? STRATA_ALGO_RING
+                      : algo == STRATA_COMM_RECDBL    ? STRATA_ALGO_RECDBL
+                                                      : STRATA_ALGO_DIRECT;
+    strata_coll_cost_t k;
+    if (strata_coll_cost(&o->mach, o->coll, a, (double)bytes, &k, NULL) != STRATA_OK) return 0;
+    return k.time;
+}
+
+/* The --model cluster must hold this job: as many ranks, and several hosts
+ * only when the ranks are on several (the engine runs inside one). Rank 0
+ * says why not; every rank returns the same. */
+static strata_status_t check_cluster(const bench_opts_t *o, strata_comm_t *c)
+{
+    int P = strata_comm_size(c);
+    const char *why = NULL;
+    char buf[160];
+    if (o->mach.nranks != (uint32_t)P) {
+        snprintf(buf, sizeof(buf), "the cluster has %u ranks, this job %d", o->mach.nranks, P);
+        why = buf;
+    } else if (o->mach.servers > 1 &&
+               strata_comm_algo_for(c, o->coll, (size_t)o->maxb, o->algo) == STRATA_COMM_SHM)
+        why = "the cluster has several servers but this job's ranks share one host (run one "
+              "rank per host with --join)";
+    if (!why) return STRATA_OK;
+    if (strata_comm_rank(c) == 0)
+        fprintf(stderr, "strata bench: --model %s: %s\n", o->model_path, why);
+    return STRATA_ERR_IO; /* said why */
+}
+
 /* Every size of one type and operator, rows appended to t. */
 static strata_status_t run_sizes(strata_comm_t *c, const bench_opts_t *o, bufs_t *b,
                                  const strata_comm_model_t *m, double *lap, totals_t *t)
@@ -488,7 +549,8 @@ static strata_status_t run_sizes(strata_comm_t *c, const bench_opts_t *o, bufs_t
         strata_status_t st = measure(c, o, b, count, lap, &row);
         if (st != STRATA_OK) return st;
         strata_comm_algo_t algo = strata_comm_algo_for(c, o->coll, sz, o->algo);
-        double model = strata_probe_predict(&o->calib, o->coll, algo, P, sz);
+        double model = o->cluster ? cluster_predict(o, algo, sz)
+                                  : strata_probe_predict(&o->calib, o->coll, algo, P, sz);
         if (t->rows < t->cap) {
             t->abs[t->rows] = fabs(model_err(model, row.median));
             t->size[t->rows] = sz;
@@ -564,6 +626,7 @@ static int bench_rank(void *arg)
                              ? strata_comm_calibrate(c, (size_t)o.maxb, &m)
                              : STRATA_ERR_NOMEM;
     o.jf = NULL;
+    if (st == STRATA_OK && o.cluster) st = check_cluster(&o, c);
     if (r == 0 && st == STRATA_OK && (o.json || o.jpath)) {
         o.jf = o.json ? stdout : fopen(o.jpath, "w");
         if (!o.jf) {
@@ -689,7 +752,21 @@ static int parse_model(bench_opts_t *o, const char *v)
 {
     strata_error_t err = {0};
     o->model_path = v;
-    if (strata_probe_calib_load(v, &o->calib, &err) == STRATA_OK) return 0;
+    strata_status_t st = strata_probe_calib_load(v, &o->calib, &err);
+    if (st == STRATA_OK) return 0;
+    /* no probe figures, or no such file (a preset name): a cluster */
+    if (st == STRATA_ERR_NOT_FOUND || st == STRATA_ERR_IO) {
+        strata_link_catalog_t *cat = NULL;
+        strata_topo_t *t = NULL;
+        strata_error_clear(&err);
+        st = strata_link_catalog_load(NULL, &cat, &err);
+        if (st == STRATA_OK) st = strata_topo_load_spec(v, cat, &t, &err);
+        if (st == STRATA_OK) st = strata_coll_machine_from_topo(t, cat, &o->mach, &err);
+        strata_topo_destroy(t);
+        strata_link_catalog_destroy(cat);
+        o->cluster = st == STRATA_OK;
+        if (o->cluster) return 0;
+    }
     char msg[STRATA_ERROR_MSG_MAX + STRATA_ERROR_FILE_MAX + 32];
     fprintf(stderr, "strata bench: --model: %s\n", strata_error_str(&err, msg, sizeof(msg)));
     return -1;

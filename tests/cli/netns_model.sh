@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The namespace cluster of bench/tcp/run.sh (bench/tcp/netns-1g.json: two
+# hosts of one rank, a veth shaped to 1 Gbit/s by tbf, link eth-1g-tbf)
+# loads, sched's cost model prices its 64 MiB allreduce at the hand-derived
+# time, and `strata bench --model` prints that price for ranks across hosts
+# (here two ranks on loopback TCP, STRATA_TRANSPORT=tcp: every rank its own
+# host, as in the namespaces).
+set -u
+CLI_TIMEOUT=120
+# shellcheck source=../cli_lib.sh
+. "$(dirname "$0")/../cli_lib.sh" "$1"
+F=${STRATA_SOURCE_DIR:?}/bench/tcp/netns-1g.json
+
+# By hand: tbf charges a TCP segment's frame, 1448 B of payload (MTU 1500
+# less 20 B IPv4 and 32 B TCP with timestamps) per 1514 B (+ 14 B MAC
+# header): goodput 125e6 x 1448/1514 = 119,550,858.65 B/s per direction.
+# Recursive doubling at P = 2 (what strata runs, and what the model
+# chooses): one step, each rank sends all S while receiving S, so
+# T = S / goodput + one message's latency; the latency is the row's 20 us
+# endpoint figure + the two pcie4 hops rank -> veth (0.1 us each) = 20.2 us.
+# 64 MiB: 67108864 / 119550858.65 + 20.2e-6 = 0.5613617 s.
+want64=$(awk 'BEGIN { printf "%.7g", 67108864 / (125e6 * 1448 / 1514) + 20.2e-6 }')
+want4=$(awk 'BEGIN { printf "%.7g", 4194304 / (125e6 * 1448 / 1514) + 20.2e-6 }')
+near() { # near GOT WANT: |GOT - WANT| <= 1e-5 x WANT (the JSON prints 6 digits)
+  awk -v g="$1" -v w="$2" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= 1e-5 * w) }'
+}
+
+expect 0 "" topo show "$F"
+grep -q "^servers    2" "$tmp/out" || { echo "FAIL: not 2 servers:"; cat "$tmp/out"; fail=1; }
+grep -q "eth-1g-tbf x1  0.1196 GB/s per direction" "$tmp/out" ||
+  { echo "FAIL: the veth link is not eth-1g-tbf at 0.1196 GB/s:"; cat "$tmp/out"; fail=1; }
+
+expect 0 "" coll "$F" --sizes 64M:64M --json
+got=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["sizes"][0]
+print(s["chosen"], [a["time_s"] for a in s["algos"] if a["algo"]=="recdbl"][0])' "$tmp/out")
+[ "${got% *}" = recdbl ] || { echo "FAIL: the model chooses ${got% *}, not recdbl, at 64 MiB"; fail=1; }
+near "${got#* }" "$want64" || { echo "FAIL: 64 MiB allreduce priced ${got#* } s, by hand $want64 s"; fail=1; }
+
+# strata bench --model: two ranks joined over TCP; rank 0 prints the model
+# column from the cluster (4 MiB: 4194304 / 119550858.65 + 20.2e-6 s).
+port=$((29600 + $$ % 300))
+for r in 1 0; do
+  STRATA_TRANSPORT=tcp STRATA_RANK=$r STRATA_SIZE=2 STRATA_ROOT=127.0.0.1:$port \
+    STRATA_TOKEN=netns-model-$$ STRATA_TIMEOUT=60 timeout 120 "$S" bench allreduce --join \
+    --model "$F" -b 4M -e 4M -n 1 -w 0 --json >"$tmp/rank$r" 2>"$tmp/err$r" &
+done
+wait
+got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"][0]["model_s"])' \
+  "$tmp/rank0" 2>/dev/null)
+near "${got:-0}" "$want4" || { echo "FAIL: bench --model prints ${got:-nothing} s at 4 MiB, by hand $want4 s"; cat "$tmp/err0" "$tmp/err1"; fail=1; }
+
+# the cluster must hold the job: 2 local ranks share one host, 3 ranks are not 2
+timeout 60 "$S" bench allreduce -P 2 --model "$F" -b 8 -e 8 -n 1 -w 0 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && grep -q "^strata bench: --model .*: the cluster has several servers but this job's ranks share one host" "$tmp/err" ||
+  { echo "FAIL: local ranks on a 2-host cluster: rc $rc"; cat "$tmp/err"; fail=1; }
+timeout 60 "$S" bench allreduce -P 3 --model "$F" -b 8 -e 8 -n 1 -w 0 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && grep -q "^strata bench: --model .*: the cluster has 2 ranks, this job 3$" "$tmp/err" ||
+  { echo "FAIL: 3 ranks on a 2-rank cluster: rc $rc"; cat "$tmp/err"; fail=1; }
+timeout 60 "$S" bench allreduce -P 2 --model "$STRATA_SOURCE_DIR/data/presets/dgx-h100.json" -b 8 -e 8 -n 1 -w 0 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc = 1 ] && grep -q "^strata bench: --model .*: the cluster has 8 ranks, this job 2$" "$tmp/err" ||
+  { echo "FAIL: a preset file without \"measured\" is not taken as a cluster: rc $rc"; cat "$tmp/err"; fail=1; }
+expect 2 "cannot open" bench allreduce --model "$tmp/none.json"
+exit $fail
