@@ -402,7 +402,7 @@ static void test_ideal_fast_path(void **state)
                 sim_hop_t hops[RN_HOPS];
                 double best = INFINITY;
                 for (int h = 0; h < n; h++) {
-                    uint32_t res = (uint32_t)(RND() % RN_RES); /* in this order: one */
+                    uint32_t res = (uint32_t)(RND() % RN_RES);      /* in this order: one */
                     hops[h] = (sim_hop_t){res, weights[RND() % 4]}; /* draw each */
                     best = fmin(best, cap[hops[h].res] / hops[h].w);
                 }
