@@ -12,6 +12,8 @@ stale line is replaced by the output line that starts with the same words
 usage: doc_examples.py STRATA SOURCE_DIR [--update]
 """
 import os
+
+from doc_files import doc_files
 import re
 import subprocess
 import sys
@@ -69,9 +71,7 @@ def check(strata, path, update):
 def main():
     strata, src = os.path.abspath(sys.argv[1]), sys.argv[2]
     update = '--update' in sys.argv[3:]
-    docs = [os.path.join(src, 'README.md')] + sorted(
-        os.path.join(src, 'docs', f) for f in os.listdir(os.path.join(src, 'docs'))
-        if f.endswith('.md'))
+    docs = doc_files(src)
     bad = sum(check(strata, d, update) for d in docs)
     print(f'doc examples: {bad} stale line(s)')
     sys.exit(1 if bad else 0)

@@ -14,6 +14,8 @@ user's: a doc citing shared/... fails too.
 usage: doc_paths.py SOURCE_DIR
 """
 import os
+
+from doc_files import doc_files
 import re
 import sys
 
@@ -52,9 +54,8 @@ def check(src, path):
 
 def main():
     src = os.path.abspath(sys.argv[1])
-    docs = [os.path.join(src, 'README.md'), os.path.join(src, 'bench', 'README.md')] + sorted(
-        os.path.join(src, 'docs', f) for f in os.listdir(os.path.join(src, 'docs'))
-        if f.endswith('.md'))
+    docs = doc_files(src)
+    docs.insert(1, os.path.join(src, 'bench', 'README.md'))
     bad = [b for d in docs for b in check(src, d)]
     for b in bad:
         print(b)

@@ -14,6 +14,8 @@ usage: doc_tables.py STRATA SOURCE_DIR [--update]
 """
 import json
 import os
+
+from doc_files import doc_files
 import re
 import subprocess
 import sys
@@ -107,9 +109,7 @@ def check(strata, path, update):
 def main():
     strata, src = os.path.abspath(sys.argv[1]), sys.argv[2]
     update = '--update' in sys.argv[3:]
-    docs = [os.path.join(src, 'README.md')] + sorted(
-        os.path.join(src, 'docs', f) for f in os.listdir(os.path.join(src, 'docs'))
-        if f.endswith('.md'))
+    docs = doc_files(src)
     bad = rows = 0
     for d in docs:
         b, r = check(strata, d, update)
