@@ -90,6 +90,7 @@ static size_t count_values(const json_t *v)
 
 static void w_adv(walker_t *w)
 {
+    if (w->i >= w->n) return; /* never step past the text, whatever it holds */
     unsigned char c = (unsigned char)w->s[w->i++];
     if (c == '\n') {
         w->line++;
@@ -199,11 +200,16 @@ static int w_object(walker_t *w, const json_t *v)
             w_adv(w);
             continue;
         }
+        if (w->s[w->i] != '"') return -1; /* not a key: text jansson read otherwise */
         char stackbuf[256], *key = stackbuf;
         size_t raw = raw_string_len(w);
         if (raw + 1 > sizeof(stackbuf) && (key = util_malloc(raw + 1)) == NULL) return -1;
         w_string(w, key);
         w_ws(w);
+        if (w->i >= w->n || w->s[w->i] != ':') {
+            if (key != stackbuf) util_free(key);
+            return -1;
+        }
         w_adv(w); /* : */
         w_ws(w);
         json_t *child = json_object_get(v, key);
@@ -253,6 +259,20 @@ static int w_value(walker_t *w, const json_t *v)
 strata_status_t util_json_load_text(const char *text, size_t len, const char *name,
                                     util_json_doc_t **doc_p, strata_error_t *err)
 {
+    /* jansson reads a NUL byte after a number as the number's end and goes
+     * on; a file with one is damaged, so say where rather than guess. */
+    const char *nul = memchr(text, '\0', len);
+    if (nul != NULL) {
+        int line = 1, col = 1;
+        for (const char *p = text; p < nul; p++) {
+            if (*p == '\n')
+                line++, col = 1;
+            else if (((unsigned char)*p & 0xC0) != 0x80)
+                col++;
+        }
+        return strata_error_set_at(err, STRATA_ERR_PARSE, name, line, col,
+                                   "a NUL byte is not allowed in JSON text");
+    }
     json_error_t jerr;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (root == NULL)

@@ -211,6 +211,17 @@ static void test_json_syntax_error(void **state)
     const char *dup = "{\"a\": 1, \"a\": 2}";
     assert_int_equal(util_json_load_text(dup, strlen(dup), "dup.json", &d, &e), STRATA_ERR_PARSE);
     assert_non_null(strstr(e.msg, "duplicate"));
+
+    /* The fuzzer's find: jansson took `1\0}` as the number 1 and the text
+     * went on, so the position walker ran past the end. A NUL byte is
+     * refused where it stands: line 2, after `  "a": 1` (8 columns) → 9. */
+    const char nul[] = "{\n  \"a\": 1\0}\n";
+    assert_int_equal(util_json_load_text(nul, sizeof(nul) - 1, "nul.json", &d, &e),
+                     STRATA_ERR_PARSE);
+    assert_null(d);
+    assert_int_equal(e.line, 2);
+    assert_int_equal(e.column, 9);
+    assert_non_null(strstr(e.msg, "NUL byte"));
 }
 
 int main(void)
