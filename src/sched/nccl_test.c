@@ -316,6 +316,30 @@ static const vcase_t vcases[] = {
     /* NVLS on: 845, where the NVLS law gives 932.7 -- the Blackwell NVLS
      * miss of the GB200 rack (eight B200: "830+", nccl#1807) */
     {"8xB300 NVLS", VDATA "hgx-b300.json", "NVLS", 8.0 * (1 << 30), 845, 1.05, 1.15, 0},
+    /* NVIDIA/nccl-tests#309: Dell XE9680 (8 x H100 SXM, 8 x CX-7 NDR 400G IB),
+     * NCCL 2.26.2, OpenMPI 4.1.8; after the reporter's fixes "each 2 nodes
+     * with 16 pairs can still get 470 GB/s", 4 nodes "max busbw 365.84"
+     * (size not stated, 8 GiB modelled). 2 nodes: NVLSTree bound by NVLink,
+     * (1 + 1/8 + 0.2) n per rank (501.5); 4 nodes: each server moves 2n
+     * through its 8 NICs at 49.7 GB/s (377.3) */
+    {"2x8 H100 NDR (XE9680)", "dgx-h100:2", "NVLSTree", 8.0 * (1 << 30), 470, 0.90, 1.10, 0},
+    {"4x8 H100 NDR (XE9680)", "dgx-h100:4", "NVLSTree", 8.0 * (1 << 30), 365.84, 0.90, 1.10, 0},
+    /* NVIDIA/nccl#1801: GB200, three NVLink partitions on different racks
+     * (tests/data/validation/gb200-nvl4.json, -nvl8.json), joined only by
+     * IB, NCCL 2.27.3, NCCL_NVLS_ENABLE=0, 16 GiB. NCCL's default there is
+     * the ring (priced as forced, NVLS being off): per step n/P through
+     * each partition's K NICs, busbw -> K x 49.7 less the steps' latency
+     * (K = 4: 198.7; K = 8: 397.2). NCCL_ALGO=Tree: the double binary tree
+     * over 3 partitions with a chain in each, NCCL's 512 KiB chunks
+     * (tree.c), 233.3 and 487.1 */
+    {"3 GB200 NVL4 ring (#1801)", VDATA "gb200-nvl4.json", "Ring", 16.0 * (1 << 30), 196.72, 0.90,
+     1.10, STRATA_ALGO_RING + 1},
+    {"3 GB200 NVL4 tree (#1801)", VDATA "gb200-nvl4.json", "Tree", 16.0 * (1 << 30), 234.43, 0.90,
+     1.10, STRATA_ALGO_TREE + 1},
+    {"3 GB200 NVL8 ring (#1801)", VDATA "gb200-nvl8.json", "Ring", 16.0 * (1 << 30), 393.66, 0.90,
+     1.10, STRATA_ALGO_RING + 1},
+    {"3 GB200 NVL8 tree (#1801)", VDATA "gb200-nvl8.json", "Tree", 16.0 * (1 << 30), 485.68, 0.90,
+     1.10, STRATA_ALGO_TREE + 1},
 };
 
 static void test_public_measurements(void **state)
