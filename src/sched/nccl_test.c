@@ -275,17 +275,20 @@ static const vcase_t vcases[] = {
      * NVLSTree allreduce busBw "approximately 370GB/s~380GB/s" (node count
      * not stated; 4 modelled) */
     {"H100 NVLSTree (GTC 2024)", "dgx-h100:4", "NVLSTree", 8.0 * (1 << 30), 375, 0.90, 1.10, 0},
-    /* misses (docs/validation.md): 4 x 8 H100 over NDR / 400G RoCE
-     * measured at 320-331 where NVIDIA quotes 370-380 for the same
-     * hardware; NVLSTree's inter-node double binary tree, which strata
-     * prices at the NICs' full rate (NCCL's own tuning model carries 0.70
-     * for it) -- tree-related, left to the tree rewrite (issue 11 cause 5) */
+    /* misses of the clusters (docs/validation.md): 4 x 8 H100 over NDR /
+     * 400G RoCE measured at 320-331, where NVIDIA quotes 370-380 for the
+     * same hardware, four XE9680 measure 365.84 (row 23 below) and NCCL's
+     * own tuning model expects 364; strata's NVLSTree: 2n per server
+     * through its 8 NICs. The RoCE cluster runs 10-11 % low inside one
+     * server too (330 ring, 430 NVLS on one node: nccl#1221) */
     {"4x8 H100 NDR (Voltage Park)", "dgx-h100:4", "NVLSTree", 8.0 * (1 << 30), 330.93, 1.10, 1.20,
      0},
     {"4x8 H100 RoCE (nccl#1221)", "dgx-h100:4,port=roce-400g", "NVLSTree", 8.0 * (1 << 30), 320,
      1.10, 1.20, 0},
     /* 2 x 8 H100, 8 x 400G RoCE, NCCL 2.19.3, NVLS on: 430 at 4-8 GiB
-     * (nccl#1221); the same servers' H200 row (nccl-tests#256) is +2.5 % */
+     * (nccl#1221), the same cluster as above and the same 430 on one node;
+     * 2 x 8 H200 on the same NICs (nccl-tests#256) is +2.5 %, 2 x 8 H100
+     * with NCCL 2.26.2 (nccl-tests#309, row 22 below) +6.7 % */
     {"2x8 H100 RoCE (nccl#1221)", "dgx-h100:2,port=roce-400g", "NVLSTree", 8.0 * (1 << 30), 430,
      1.10, 1.20, 0},
     /* GB200 NVL72, one rack of 72 GPUs, NVLS (coreweave/nccl-tests#43):
