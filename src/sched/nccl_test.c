@@ -343,6 +343,12 @@ static const vcase_t vcases[] = {
      1.10, STRATA_ALGO_RING + 1},
     {"3 GB200 NVL8 tree (#1801)", VDATA "gb200-nvl8.json", "Tree", 16.0 * (1 << 30), 485.68, 0.90,
      1.10, STRATA_ALGO_TREE + 1},
+    /* a PCIe-only server (docs/validation.md H3; voipmonitor/rtx6kpro):
+     * 8 x RTX PRO 6000 Blackwell on two Gen5 switches, NCCL 2.27.5, 1 GiB:
+     * 46.44. The ring at one GPU's x16 link as SM stores make it, 128 B per
+     * TLP: 63.015 x 128/152 x 152/160 = 50.41 GB/s */
+    {"8 PCIe GPUs, 2 switches (H3)", STRATA_SOURCE_DIR "/tests/data/wrx90_2switch.json", "Ring",
+     1.0 * (1 << 30), 46.44, 0.90, 1.10, 0},
 };
 
 static void test_public_measurements(void **state)
