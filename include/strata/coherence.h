@@ -126,6 +126,37 @@ typedef struct strata_coh_figures {
 STRATA_API strata_status_t strata_coh_tier(const strata_coh_server_t *s, strata_coh_tier_t t,
                                            strata_coh_figures_t *out, strata_error_t *err);
 
+/* ==== A CXL expander's load, hop by hop ==== */
+
+/* One part of a CXL.mem load's load-to-use latency, with its source. */
+typedef struct strata_cxl_load_part {
+    const char *what;
+    double s;
+    const char *source;
+} strata_cxl_load_part_t;
+
+#define STRATA_CXL_LOAD_PARTS 6
+
+/* A CXL.mem load of one 64 B line from an expander on server s behind
+ * `switches` CXL switch levels, summed from parts that each carry a public
+ * source (coherence.c): the host's on-die path (the local DRAM load less
+ * its DRAM access), the CXL interface of both ports in each direction, the
+ * flits on the wire at the link's width, each switch traversal, and the
+ * device's DRAM access. What no public per-hop figure covers (the device
+ * controller between its port and its DDR controller, retimers) is not in
+ * the sum; `missing` names it. The sum is a lower bound of a real device's
+ * load, not the tier's load (strata_coh_tier keeps the catalog's figure). */
+typedef struct strata_cxl_load {
+    int nparts;
+    strata_cxl_load_part_t part[STRATA_CXL_LOAD_PARTS];
+    double total_s;
+    const char *missing;
+} strata_cxl_load_t;
+
+/* Errors as strata_coh_tier's CXL expander tier; switches 0..8. */
+STRATA_API strata_status_t strata_cxl_load_parts(const strata_coh_server_t *s, int switches,
+                                                 strata_cxl_load_t *out, strata_error_t *err);
+
 #ifdef __cplusplus
 }
 #endif

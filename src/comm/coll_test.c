@@ -391,6 +391,8 @@ static int rank_main(void *arg)
                 run_reductions(&x, counts[ci], (strata_dtype_t)dt, (strata_op_t)op);
             run_moves(&x, counts[ci], (strata_dtype_t)dt);
         }
+    if (x.rank == 0) /* the job's hash names its segments (netns_test.sh counts them) */
+        printf("job %s\n", x.c->jobhash);
     if (x.rank == 0)
         printf("P=%d: %ld calls checked, %ld errors, %ld algorithm cases skipped (not in sched, "
                "or large counts of the other types)\n",

@@ -39,6 +39,22 @@
 /* A CXL switch traversal adds ~70 ns to a load (Pond, Li et al. ASPLOS'23
  * §3; shared/reference/fabric-host.md B3, M). */
 #define CXL_SWITCH_S 70e-9
+/* Parts of a CXL.mem load (strata_cxl_load_parts), each from a public
+ * source:
+ * - DRAM_ACCESS_S: a DDR device's unloaded access, ~50 ns (Cho, Saxena,
+ *   Qureshi, Daglis, "A Case for CXL-Centric Server Processors", arXiv
+ *   2305.05033, 2023, §2: DDR's "worst-case (unloaded) access latency of
+ *   about 50ns"). The host's own path (core, caches, mesh, home agent) is
+ *   the local DRAM load less this access; the device's DRAM costs it once.
+ * - CXL_PORT_DIR_S: the CXL interface, host and device ports together, 25
+ *   ns in each direction (ibid.: "early implementations of the CXL 2.0
+ *   standard demonstrated a 25ns latency overhead per direction", citing
+ *   Pond, ASPLOS'23; the same paper gives PLDA's 12 ns controller and the
+ *   CXL 3.0 spec's 80 ns pin-to-pin device target, Table 13-2, which
+ *   implies ~30 ns of interface over the DRAM access). */
+#define DRAM_ACCESS_S  50e-9
+#define CXL_PORT_DIR_S 25e-9
+
 /* A cache line moving between two cores of one socket: ~40-80 ns on
  * Sapphire Rapids, between sockets ~100-200 ns (chipsandcheese "Core to
  * Core Latency Data on Large Systems", 2023; fabric-host.md B1, L);
@@ -229,5 +245,49 @@ strata_status_t strata_coh_tier(const strata_coh_server_t *s, strata_coh_tier_t 
         return strata_error_set(err, STRATA_ERR_INVALID, "unknown tier %d", (int)t);
     }
     *out = f;
+    return STRATA_OK;
+}
+
+/* ==== A load, hop by hop ==== */
+
+static void part(strata_cxl_load_t *l, const char *what, double sec, const char *source)
+{
+    l->part[l->nparts++] = (strata_cxl_load_part_t){what, sec, source};
+    l->total_s += sec;
+}
+
+strata_status_t strata_cxl_load_parts(const strata_coh_server_t *s, int switches,
+                                      strata_cxl_load_t *out, strata_error_t *err)
+{
+    if (!s || !s->dram || !s->cxl)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "CXL load: the server needs a DRAM kind and a CXL link");
+    if (switches < 0 || switches > 8)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "CXL load behind %d switch levels: expected 0 to 8", switches);
+    strata_cxl_msg_t m;
+    strata_status_t st = strata_cxl_message(s->cxl, STRATA_CXL_MEM_READ, LINE_BYTES, &m, err);
+    if (st) return st;
+    strata_cxl_load_t l;
+    memset(&l, 0, sizeof(l));
+    part(&l, "host: core to home agent and back", fmax(s->dram->latency - DRAM_ACCESS_S, 0),
+         "local DRAM load less its DRAM access (Cho et al. 2023: ~50 ns)");
+    part(&l, "CXL ports, host and device, both directions", 2 * CXL_PORT_DIR_S,
+         "25 ns a direction (Cho et al. 2023: early CXL 2.0, Pond)");
+    /* the request's slots in whole flits, then the answer's: MemRd is 1
+     * slot, MemData a header and 4 data slots (2 of the 68 B flit's 4-slot
+     * payloads, 1 of the 256 B flit's 15 slots) */
+    double per_flit = m.flit_bytes == 256 ? FLIT256_SLOTS : FLIT68_SLOTS;
+    double width = s->cxl_lanes > 0 && s->cxl->lanes > 0 ? (double)s->cxl_lanes / s->cxl->lanes : 1;
+    double rate = (m.flit_bytes == 256 ? s->cxl->raw_dir : s->cxl->line_dir) * width;
+    double flits = ceil(m.req_slots / per_flit) + ceil(m.rsp_slots / per_flit);
+    part(&l, "flits on the wire (request, answer)", flits * m.flit_bytes / rate,
+         "flit arithmetic at the link's width");
+    if (switches > 0)
+        part(&l, "CXL switch traversals", switches * CXL_SWITCH_S, "70 ns each (Pond)");
+    part(&l, "device: its DRAM access", DRAM_ACCESS_S, "Cho et al. 2023: ~50 ns unloaded");
+    l.missing = "the device controller (CXL port to DDR controller) and retimers: no public "
+                "per-hop figure found";
+    *out = l;
     return STRATA_OK;
 }

@@ -131,6 +131,55 @@ static void test_cxl_latency_measured(void **state)
     assert_true(r >= 0.80 && r < 0.85);
 }
 
+/* The expander's load from sourced parts (strata_cxl_load_parts), CXL 2.0
+ * x8 on 8 x DDR5-4800 (the CacheLib machine of C2):
+ *   host path: 100 ns local load - 50 ns DRAM access     =  50 ns
+ *   CXL ports, 25 ns each direction                      =  50 ns
+ *   flits: MemRd 1 slot = 1 flit, MemData 5 slots = 2 of
+ *     4 slots; 3 x 68 B at 32 GT/s x 8 x 128/130 / 8 =
+ *     31.51 GB/s: 3 x 2.158 ns                          =   6.47 ns
+ *   device DRAM access                                   =  50 ns
+ *   sum                                                  = 156.47 ns.
+ * Measured (docs/validation.md C2, C3): Intel CacheLib's OCP demo, 250 ns
+ * (-37.4 %); Sun et al. MICRO'23, a CXL ASIC expander on Sapphire Rapids
+ * "about 2.2x" the 8-channel local DDR5 load, against the sum's 156.47 /
+ * 100 = 1.56x (-28.9 %). Both miss 15 %: the published per-hop figures
+ * (early-implementation port overheads, DRAM access) leave out the
+ * device controller, which no public source gives; pinned so that a
+ * sourced controller figure shows here. CXL 3.x x16 (256 B flits, both
+ * messages fit one flit each: 2 x 256 B / 128 GB/s = 4 ns) behind 2
+ * switch levels (2 x 70 ns, Pond): 50 + 50 + 4 + 140 + 50 = 294 ns. */
+static void test_cxl_load_parts(void **state)
+{
+    (void)state;
+    strata_coh_server_t s = {.dram = strata_link_find(cat, "ddr5-4800"),
+                             .channels = 8,
+                             .cxl = strata_link_find(cat, "cxl2"),
+                             .cxl_lanes = 8};
+    strata_cxl_load_t l;
+    strata_error_t err;
+    assert_int_equal(strata_cxl_load_parts(&s, 0, &l, &err), STRATA_OK);
+    double flit = 68 / (32e9 * 8 * 128 / 130 / 8);
+    assert_int_equal(l.nparts, 4);
+    assert_rel(l.part[2].s, 3 * flit, 1e-9);
+    assert_rel(l.total_s, 150e-9 + 3 * flit, 1e-9);
+    assert_non_null(strstr(l.missing, "device controller"));
+    double r250 = l.total_s / 250e-9, r_sun = (l.total_s / 100e-9) / 2.2;
+    print_message("CXL 2.0 x8 load from sourced parts %.1f ns: vs CacheLib 250 ns %+.1f %%, "
+                  "vs Sun et al. 2.2x local %+.1f %%\n",
+                  l.total_s * 1e9, 100 * (r250 - 1), 100 * (r_sun - 1));
+    assert_true(r250 >= 0.60 && r250 < 0.65);
+    assert_true(r_sun >= 0.69 && r_sun < 0.74);
+    s.cxl = strata_link_find(cat, "cxl3"), s.cxl_lanes = 0;
+    assert_int_equal(strata_cxl_load_parts(&s, 2, &l, &err), STRATA_OK);
+    assert_int_equal(l.nparts, 5);
+    assert_rel(l.total_s, 294e-9, 1e-9);
+    assert_int_equal(strata_cxl_load_parts(&s, 9, &l, &err), STRATA_ERR_INVALID);
+    s.cxl = strata_link_find(cat, "pcie5");
+    assert_int_equal(strata_cxl_load_parts(&s, 0, &l, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "not a CXL link"));
+}
+
 static void test_not_cxl(void **state)
 {
     (void)state;
@@ -195,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_mix),
         cmocka_unit_test(test_cz120_measured),
         cmocka_unit_test(test_cxl_latency_measured),
+        cmocka_unit_test(test_cxl_load_parts),
         cmocka_unit_test(test_tiers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

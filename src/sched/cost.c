@@ -1618,11 +1618,16 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
                      "%u channels: %u mesh rings over disjoint links in each server x %u "
                      "rotations, each leaving every server by its own rank (%u NICs)",
                      m->mesh_rings * g, m->mesh_rings, g, K);
-        else
+        else if (K >= g)
             snprintf(buf, len,
                      "%u channels of %u ranks, channel c on rail c (%u NICs): in at rank c, "
                      "out from c^1 %s",
                      g, P, K, m->ring_pxn ? "relayed by rank c (PXN)" : "via their PCIe switch");
+        else /* fewer NICs than channels: rank c's NIC is shared (rails.c says whose) */
+            snprintf(buf, len,
+                     "%u channels of %u ranks on %u NICs, channel c on the rail of rank c's NIC "
+                     "(%u channels a NIC): in at rank c, out from c^1",
+                     g, P, K, (g + K - 1) / K);
         break;
     case -1 - STRATA_ALGO_RING:
         if (m->mesh_rings > 1)

@@ -622,6 +622,31 @@ static strata_coll_machine_t preset(const char *spec)
     return m;
 }
 
+/* The ring's description line says which rail a channel takes. With a NIC
+ * per GPU (dgx-h100:2, 8 NICs) channel c enters at rank c and leaves on
+ * rail c. With 4 NICs for 8 channels (pcie-8gpu:2: NIC k serves GPUs 2k and
+ * 2k+1) channels 0 and 1 share rail 0, as the per-channel line shows, so
+ * the line must not claim rail c: it says rank c's NIC, 2 channels a NIC. */
+static void test_ring_form_rails(void **state)
+{
+    (void)state;
+    char buf[256], line[256];
+    strata_coll_machine_t m = preset("dgx-h100:2");
+    strata_coll_algo_form(&m, STRATA_ALGO_RING, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "8 channels of 16 ranks, channel c on rail c (8 NICs)"));
+    strata_topo_t *t;
+    strata_error_t err;
+    if (strata_topo_load_spec("pcie-8gpu:2", cat, &t, &err)) fail_msg("%s", err.msg);
+    if (strata_coll_machine_from_topo(t, cat, &m, &err)) fail_msg("%s", err.msg);
+    strata_coll_algo_form(&m, STRATA_ALGO_RING, buf, sizeof(buf));
+    assert_null(strstr(buf, "on rail c"));
+    assert_non_null(strstr(buf, "8 channels of 16 ranks on 4 NICs, channel c on the rail of rank "
+                                "c's NIC (2 channels a NIC)"));
+    assert_int_equal(strata_coll_channel_line(t, &m, STRATA_ALGO_RING, 1, line, sizeof(line)), 8);
+    assert_non_null(strstr(line, "channel 1: rail 0 "));
+    strata_topo_destroy(t);
+}
+
 /* Where a prediction misses the published figure by more than the issue's
  * tolerance the test still asserts the tolerance; check_measured() prints
  * the exact miss first so the log says by how much. */
@@ -881,6 +906,7 @@ static void test_model_caveat(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_form_rails),
         cmocka_unit_test(test_ring_closed_form),
         cmocka_unit_test(test_ring_channels_traffic),
         cmocka_unit_test(test_log_latency),

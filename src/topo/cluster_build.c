@@ -506,6 +506,7 @@ strata_status_t topoio_instantiate(const topoio_cluster_t *c, const strata_link_
     b.cpu_endpoint = topoio_count_devkind(c, STRATA_DEV_ACCEL) == 0;
     b.per_server = b.offset[c->groups.n];
     strata_status_t st = strata_topo_create(c->name ? c->name : "cluster", cat, &b.t, err);
+    if (st == STRATA_OK) b.t->cpu_endpoints = b.cpu_endpoint;
     if (st == STRATA_OK && c->p2p_off) st = strata_topo_set_p2p(b.t, false, err);
     if (st == STRATA_OK) st = add_servers(&b);
     if (st == STRATA_OK && c->net.builder) st = add_network(&b);

@@ -588,6 +588,18 @@ bool strata_topo_p2p(const strata_topo_t *t)
     return !t->p2p_off;
 }
 
+void topo_kind_counts(const strata_topo_t *t, int32_t cnt[STRATA_DEV_KIND_COUNT])
+{
+    for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
+        cnt[k] = 0;
+    for (int32_t v = 0; v < t->ndev; v++)
+        cnt[t->kind[v]]++;
+    if (t->cpu_endpoints) {
+        cnt[STRATA_DEV_CPU] += cnt[STRATA_DEV_ACCEL];
+        cnt[STRATA_DEV_ACCEL] = 0;
+    }
+}
+
 bool strata_topo_pcie_peers(const strata_topo_t *t)
 {
     if (t->p2p_off) return false;

@@ -217,8 +217,7 @@ strata_status_t strata_topo_metrics(const strata_topo_t *t, strata_topo_metrics_
     m->endpoints = t->nep;
     m->groups = t->ngroups;
     m->tiers = t->max_tier + 1;
-    for (int32_t v = 0; v < t->ndev; v++)
-        m->count[t->kind[v]]++;
+    topo_kind_counts(t, m->count);
     tier_metrics(t, m);
     strata_status_t st = hop_metrics(t, m, err);
     if (!st) st = strata_topo_bisection(t, STRATA_BISECT_AUTO, &m->bisection, err);

@@ -130,6 +130,39 @@ static void test_clusters_with_catalog(void **state)
     strata_link_catalog_destroy(cat);
 }
 
+/* A cluster without accelerators (cpu-cluster:4: one CPU and one NIC per
+ * server, 4 servers on a fat-tree): its endpoints are the 4 CPUs, counted
+ * and printed as cpu, never accel; a GPU server keeps accel and cpu apart
+ * (dgx-h100: 8 accel, 2 cpu). */
+static void test_cpu_endpoints(void **state)
+{
+    (void)state;
+    strata_link_catalog_t *cat;
+    strata_error_t err;
+    assert_int_equal(strata_link_catalog_load(NULL, &cat, &err), STRATA_OK);
+    strata_topo_t *t = spec("cpu-cluster:4", cat);
+    strata_topo_metrics_t m = metrics(t);
+    assert_int_equal(m.endpoints, 4);
+    assert_int_equal(m.count[STRATA_DEV_CPU], 4);
+    assert_int_equal(m.count[STRATA_DEV_ACCEL], 0);
+    assert_int_equal(m.count[STRATA_DEV_NIC], 4);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(strata_topo_print(t, false, f, &err), STRATA_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, ": cpu 4 nic 4 "));
+    assert_null(strstr(buf, "accel"));
+    free(buf);
+    strata_topo_destroy(t);
+    t = spec("dgx-h100", cat);
+    m = metrics(t);
+    assert_int_equal(m.count[STRATA_DEV_ACCEL], 8);
+    assert_int_equal(m.count[STRATA_DEV_CPU], 2);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+}
+
 static void test_spec_errors(void **state)
 {
     (void)state;
@@ -201,7 +234,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_fattree),          cmocka_unit_test(test_brute_force_agreement),
         cmocka_unit_test(test_clusters_with_catalog), cmocka_unit_test(test_spec_errors),
-        cmocka_unit_test(test_alloc_failure),
+        cmocka_unit_test(test_alloc_failure),         cmocka_unit_test(test_cpu_endpoints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

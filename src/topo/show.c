@@ -148,9 +148,8 @@ static json_t *topo_json(const strata_topo_t *t)
     json_object_set_new(o, "schema_version", json_integer(STRATA_JSON_SCHEMA_VERSION));
     json_object_set_new(o, "name", json_string(t->name));
     json_object_set_new(o, "devices", json_integer(t->ndev));
-    int32_t cnt[STRATA_DEV_KIND_COUNT] = {0};
-    for (int32_t v = 0; v < t->ndev; v++)
-        cnt[t->kind[v]]++;
+    int32_t cnt[STRATA_DEV_KIND_COUNT];
+    topo_kind_counts(t, cnt);
     for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
         if (cnt[k]) json_object_set_new(kinds, strata_dev_kind_str(k), json_integer(cnt[k]));
     json_object_set_new(o, "device_kinds", kinds);
@@ -184,9 +183,8 @@ strata_status_t strata_topo_print(const strata_topo_t *t, bool json, FILE *out, 
         json_decref(o);
         return rc ? strata_error_set(err, STRATA_ERR_IO, "cannot write JSON") : STRATA_OK;
     }
-    int32_t cnt[STRATA_DEV_KIND_COUNT] = {0};
-    for (int32_t v = 0; v < t->ndev; v++)
-        cnt[t->kind[v]]++;
+    int32_t cnt[STRATA_DEV_KIND_COUNT];
+    topo_kind_counts(t, cnt);
     fprintf(out, "topology   %s\n", t->name);
     fprintf(out, "devices    %d:", (int)t->ndev);
     for (int k = 0; k < STRATA_DEV_KIND_COUNT; k++)
@@ -252,7 +250,8 @@ strata_status_t strata_topo_metrics_print(const strata_topo_metrics_t *m, bool j
     fprintf(out, "\nlinks             %d\nservers           %d\n", (int)m->links, (int)m->groups);
     fprintf(out, "diameter          %d hops\naverage hops      %.4g (%s)\n", (int)m->diameter,
             m->avg_hops, m->hops_how);
-    fprintf(out, "injection/accel   (GB/s per direction)\n");
+    fprintf(out, "injection/%-7s (GB/s per direction)\n",
+            m->count[STRATA_DEV_ACCEL] || !m->count[STRATA_DEV_CPU] ? "accel" : "cpu");
     for (int i = 0; i < m->tiers && i < STRATA_TOPO_TIERS_MAX; i++) {
         fprintf(out, "  tier %d          %.4g", i, m->injection[i] / 1e9);
         if (m->oversub[i] > 0) fprintf(out, "   oversubscription %.4g:1", m->oversub[i]);

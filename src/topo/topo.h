@@ -100,7 +100,16 @@ struct strata_topo {
      * (ndev entries, built by finish when p2p_off, else NULL). */
     bool p2p_off;
     int32_t *stage;
+
+    /* A cluster without accelerators: its CPUs are the endpoints, held as
+     * kind ACCEL so that ranks and routes treat them alike, and counted and
+     * printed as cpu (topo_kind_counts). */
+    bool cpu_endpoints;
 };
+
+/* Devices per kind as printed: endpoints that are CPUs count as cpu, not
+ * accel (graph.c). */
+void topo_kind_counts(const strata_topo_t *t, int32_t cnt[STRATA_DEV_KIND_COUNT]);
 
 /* Record memory id `memory` on accelerator dev, finished or not, checked
  * against cat when cat is not NULL (strata_topo_set_memory's contract;

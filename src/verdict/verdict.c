@@ -82,8 +82,14 @@ static const char *bound_layer(const strata_verdict_t *v, const char *bound, dou
     *bw_p = 0;
     if (strcmp(bound, "network bandwidth") == 0)
         return kind_layer(&v->tiers, v->machine.inter_kind, "scale-out network", bw_p);
-    if (strcmp(bound, "scale-up bandwidth") == 0)
-        return kind_layer(&v->tiers, v->machine.intra_kind, "scale-up", bw_p);
+    if (strcmp(bound, "scale-up bandwidth") == 0) {
+        const char *layer = kind_layer(&v->tiers, v->machine.intra_kind, "scale-up", bw_p);
+        /* PCIe peers move the data with SM stores (cost.c's pcie_store_share):
+         * the figure the model priced, not the link's copy-engine rate */
+        double f = v->machine.store_share;
+        if (f > 0 && f < 1) *bw_p *= f;
+        return layer;
+    }
     if (strcmp(bound, "reduction") == 0) {
         *bw_p = v->machine.reduce_bw;
         return "memory (reduction)";

@@ -116,6 +116,29 @@ static void test_dgx_a100(void **state)
     strata_topo_destroy(t);
 }
 
+/* pcie-8gpu: 8 GPUs, PCIe 4.0 x16 peers, no NVLink. NCCL moves the data
+ * between PCIe peers with SM stores, one 128 B line per TLP: 16 GT/s x 16
+ * lanes x 128/130 / 8 = 31.51 GB/s of line, of which 128/(128+24) carry
+ * data, and one 8 B DLLP per TLP of 152 B (cost_test's store share): 31.51 x
+ * 128/152 x 152/160 = 31.51 x 0.8 = 25.21 GB/s. The bound line names the
+ * host/PCIe layer at that figure, the one the ring's busbw reaches, not the
+ * link's copy-engine rate (28.0 GB/s) it printed before. */
+static void test_pcie_bound(void **state)
+{
+    (void)state;
+    strata_topo_t *t = load("pcie-8gpu");
+    strata_verdict_t *v = NULL;
+    assert_int_equal(strata_verdict_create(t, cat, NULL, &v, NULL), STRATA_OK);
+    assert_string_equal(v->best.bound, "scale-up bandwidth");
+    assert_string_equal(v->layer, "host/PCIe");
+    double hand = 16e9 * 16 * 128 / 130 / 8 * 0.8;
+    assert_rel(v->layer_bw, hand, 1e-3);
+    assert_true(v->tiers.bw[STRATA_TIER_HOST] > 27.9e9); /* the layer figure stays the link's */
+    assert_rel(v->best.busbw, v->layer_bw, 0.01);        /* 1 GiB ring: within 1 % */
+    strata_verdict_destroy(v);
+    strata_topo_destroy(t);
+}
+
 /* no_sim: the model's figures, no simulated ring */
 static void test_no_sim(void **state)
 {
@@ -263,10 +286,11 @@ static void test_routings(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_torus_tiers), cmocka_unit_test(test_dgx_a100),
-        cmocka_unit_test(test_no_sim),      cmocka_unit_test(test_workload),
-        cmocka_unit_test(test_links_torus), cmocka_unit_test(test_links_credits),
-        cmocka_unit_test(test_topology),    cmocka_unit_test(test_routings),
+        cmocka_unit_test(test_torus_tiers),   cmocka_unit_test(test_dgx_a100),
+        cmocka_unit_test(test_pcie_bound),    cmocka_unit_test(test_no_sim),
+        cmocka_unit_test(test_workload),      cmocka_unit_test(test_links_torus),
+        cmocka_unit_test(test_links_credits), cmocka_unit_test(test_topology),
+        cmocka_unit_test(test_routings),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -30,6 +30,17 @@ grep -q "^servers    2" "$tmp/out" || { echo "FAIL: not 2 servers:"; cat "$tmp/o
 grep -q "eth-1g-tbf x1  0.1196 GB/s per direction" "$tmp/out" ||
   { echo "FAIL: the veth link is not eth-1g-tbf at 0.1196 GB/s:"; cat "$tmp/out"; fail=1; }
 
+# the endpoints are the namespaces' CPUs (the file has no accelerator):
+# named cpu, not accel
+grep -q "^devices    5: cpu 2 nic 2 switch 1$" "$tmp/out" ||
+  { echo "FAIL: the endpoints are not named cpu:"; cat "$tmp/out"; fail=1; }
+
+# the row's latency is its 20 us endpoint figure (latency_us and switch_us
+# are 0): one message through one switch = 0 + 0 + 20 us
+expect 0 "" link eth-1g-tbf
+grep -q "^  latency        20 us endpoints once = 20 us a message through one switch$" "$tmp/out" ||
+  { echo "FAIL: link eth-1g-tbf does not print its 20 us endpoint latency:"; grep latency "$tmp/out"; fail=1; }
+
 expect 0 "" coll "$F" --sizes 64M:64M --json
 got=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["sizes"][0]
 print(s["chosen"], [a["time_s"] for a in s["algos"] if a["algo"]=="recdbl"][0])' "$tmp/out")

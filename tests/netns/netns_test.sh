@@ -33,8 +33,10 @@
 #   stranger           garbage sent to h0's data listeners while h1's ranks are
 #                      late to dial (STRATA_TEST_DIAL_DELAY=5): dropped
 #                      and logged, and the job then completes exactly.
-# After each case: no process left in the namespaces, no strata segment
-# left in /dev/shm.
+# After each case: no process left in the namespaces, no segment of this
+# test's own jobs left in /dev/shm (other jobs on the machine keep theirs:
+# a segment is /strata-<jobhash>-<pid>-<n>, comm_seg_name, and the test
+# counts only its own jobs' hashes).
 set -u
 COLL=${1:?usage: netns_test.sh COLL_TEST TCP_TEST STRATA [CASE...]}
 TCPT=${2:?usage}
@@ -56,7 +58,17 @@ NS=("$P-h0" "$P-h1" "$P-h2" "$P-h3")
 SW=$P-sw
 NET=10.231.$(($$ % 200 + 20))
 FAIL=0
-SHM_BEFORE=$(ls /dev/shm 2>/dev/null | grep -c '^strata-' || true)
+JOBS=() # the job hashes of this test's jobs (new_job)
+
+# job_hash TOKEN: the job's hash as comm_job_hash makes it, the first 8
+# bytes of HMAC-SHA256(key TOKEN, "strata-v2 job" and its NUL) in hex.
+# Every coll case checks it against the hash its rank 0 prints, so the two
+# cannot drift apart unseen; `strata run` makes its own token, so the hosts
+# case takes the hash its rank 0 prints.
+job_hash() {
+    python3 -c 'import hashlib, hmac, sys
+print(hmac.new(sys.argv[1].encode(), b"strata-v2 job\0", hashlib.sha256).hexdigest()[:16])' "$1"
+}
 
 cleanup() {
     for n in "${NS[@]}" "$SW"; do
@@ -106,9 +118,10 @@ check_clean() {
             kill -9 "$pid" 2>/dev/null
         done
     done
-    local now
-    now=$(ls /dev/shm 2>/dev/null | grep -c '^strata-' || true)
-    [ "$now" -le "$SHM_BEFORE" ] || fail "$what: $((now - SHM_BEFORE)) strata segment(s) left in /dev/shm"
+    local now mine
+    mine=$(IFS='|'; echo "${JOBS[*]}")
+    now=$(ls /dev/shm 2>/dev/null | grep -cE "^strata-($mine)-" || true)
+    [ "$now" = 0 ] || fail "$what: $now segment(s) of this test's jobs left in /dev/shm"
 }
 
 # start RANK NS LOG PROG VAR=VALUE...: one rank in the background.
@@ -123,6 +136,7 @@ new_job() {
     SIZE=$1
     ROOT=$2
     TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
+    JOBS+=("$(job_hash "$TOKEN")")
 }
 
 # coll HOSTS PER_HOST ROOT: the full matrix, exact; every rank must exit 0.
@@ -142,6 +156,8 @@ coll() {
     done
     grep -h "calls checked" "$TMP/$what".* | sed "s/^/$what: /"
     grep -q " 0 errors" "$TMP/$what.0" || fail "$what: errors: $(cat "$TMP/$what.0" | tail -5)"
+    grep -qx "job ${JOBS[-1]}" "$TMP/$what.0" ||
+        fail "$what: rank 0's job hash is not job_hash of its token: $(grep '^job ' "$TMP/$what.0")"
     check_clean "$what"
 }
 
@@ -242,6 +258,9 @@ hosts_case() {
     fi
     grep "calls checked" "$TMP/hosts.log" | sed 's/^/hosts: /'
     grep -q " 0 errors" "$TMP/hosts.log" || fail "hosts: $(tail -3 "$TMP/hosts.log")"
+    local job
+    job=$(sed -n 's/^job \([0-9a-f]\{16\}\)$/\1/p' "$TMP/hosts.log")
+    [ -n "$job" ] && JOBS+=("$job") || fail "hosts: rank 0 printed no job hash"
     check_clean hosts
 }
 

@@ -283,6 +283,45 @@ static int print_tiers(const strata_coh_server_t *s, strata_json_t *j)
     return CLI_OK;
 }
 
+/* A direct-attached expander's load, hop by hop (text, or the "cxl_load"
+ * member of j's object): the sourced parts and what none covers. */
+static int print_load_parts(const strata_coh_server_t *s, strata_json_t *j)
+{
+    strata_cxl_load_t l;
+    strata_coh_figures_t f;
+    strata_error_t err;
+    if (strata_cxl_load_parts(s, 0, &l, &err) ||
+        strata_coh_tier(s, STRATA_COH_CXL_EXPANDER, &f, &err))
+        return cli_fail(&err);
+    char b[2][32];
+    if (j) {
+        strata_json_open(j, "cxl_load", '{');
+        strata_json_open(j, "parts", '[');
+        for (int i = 0; i < l.nparts; i++) {
+            strata_json_open(j, NULL, '{');
+            strata_json_str(j, "what", l.part[i].what);
+            strata_json_num(j, "latency_s", l.part[i].s);
+            strata_json_str(j, "source", l.part[i].source);
+            strata_json_close(j, '{');
+        }
+        strata_json_close(j, '[');
+        strata_json_num(j, "sum_s", l.total_s);
+        strata_json_num(j, "tier_load_s", f.load_s);
+        strata_json_str(j, "missing", l.missing);
+        strata_json_close(j, '{');
+        return CLI_OK;
+    }
+    printf("a CXL expander's load, hop by hop (%s x%d, direct attached)\n", s->cxl->id,
+           s->cxl_lanes > 0 ? s->cxl_lanes : s->cxl->lanes);
+    for (int i = 0; i < l.nparts; i++)
+        printf("  %-46s %9s  %s\n", l.part[i].what, report_time(l.part[i].s, b[0], 32),
+               l.part[i].source);
+    printf("  %-46s %9s  against the tier's %s (the catalog's)\n  not in the sum: %s\n",
+           "sum of the sourced parts", report_time(l.total_s, b[0], 32),
+           report_time(f.load_s, b[1], 32), l.missing);
+    return CLI_OK;
+}
+
 /* ==== Local ==== */
 
 /* What run_local compares: measured (probe medians) beside the model. */
@@ -385,6 +424,7 @@ static int run_model(const strata_coh_server_t *s, const coh_args_t *a)
     if (a->json) strata_json_document(&j, stdout);
     int rc = print_flits(s, a, a->json ? &j : NULL);
     if (!rc) rc = print_tiers(s, a->json ? &j : NULL);
+    if (!rc) rc = print_load_parts(s, a->json ? &j : NULL);
     if (a->json && !rc) strata_json_close(&j, '{');
     return rc;
 }

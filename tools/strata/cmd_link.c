@@ -172,12 +172,15 @@ static void print_result(const strata_link_t *l, const strata_link_derivation_t 
     else
         printf("  %-14s %d x %s = %s GB/s (shared)\n", "per device", l->links,
                report_gbs(d->bw_dir, a, 32), report_gbs(l->links * d->bw_dir, b, 32));
-    if (l->latency > 0 && (l->switch_lat > 0 || l->endpoint > 0)) {
-        char e[32], m[32];
-        printf("  %-14s %s one hop + %s a switch + %s endpoints once = %s a message through "
-               "one switch\n  %-14s (%s)\n",
-               "latency", report_time(l->latency, c, 32), report_time(l->switch_lat, a, 32),
-               report_time(l->endpoint, e, 32),
+    if (l->switch_lat > 0 || l->endpoint > 0) { /* a row may hold only endpoints (eth-1g-tbf) */
+        char e[32], m[32], sum[128] = "";
+        const double part[] = {l->latency, l->switch_lat, l->endpoint};
+        const char *const what[] = {"one hop", "a switch", "endpoints once"};
+        for (int k = 0; k < 3; k++)
+            if (part[k] > 0)
+                snprintf(sum + strlen(sum), sizeof(sum) - strlen(sum), "%s%s %s",
+                         sum[0] ? " + " : "", report_time(part[k], e, 32), what[k]);
+        printf("  %-14s %s = %s a message through one switch\n  %-14s (%s)\n", "latency", sum,
                report_time(strata_link_message_latency(l, 1), m, 32), "", l->latency_basis);
     } else if (l->latency > 0)
         printf("  %-14s %s one hop (%s)\n", "latency", report_time(l->latency, c, 32),
