@@ -143,12 +143,6 @@ typedef enum {
 /* Outputs of at least this many bytes are stored with non-temporal stores
  * (src/comm/copy.c's default threshold). */
 #define STRATA_DIRECT_STREAM_MIN (16u << 20)
-/* Allreduce of at least CMA_MIN bytes runs single-copy where ranks may read
- * each other's memory (process_vm_readv): rank q reduces slice q straight
- * from every rank's input into its output, in pieces of CMA_PIECE bytes
- * per peer, then loads the other slices from the peers' outputs. */
-#define STRATA_DIRECT_CMA_MIN   (1u << 20)
-#define STRATA_DIRECT_CMA_PIECE 65536u
 
 /* "allreduce", "ring", ...; "?" when out of range. */
 STRATA_API const char *strata_coll_name(strata_coll_t coll);

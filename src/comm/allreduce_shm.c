@@ -34,16 +34,10 @@
  * (<= 56 bytes) the line slots: each rank writes its data beside the
  * sequence number in one cache line and reads every other rank's line.
  */
-#define _GNU_SOURCE /* process_vm_readv */
 #include "comm.h"
 
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 /* Largest allreduce (bytes) run by the flat variant: below this, one
  * synchronisation and P× reads beat two synchronisations (measured here,
@@ -306,142 +300,6 @@ static strata_status_t gather(eng_t *e, size_t c)
     return st;
 }
 
-/* ==== Single copy ==== */
-
-/* Allreduce of STRATA_DIRECT_CMA_MIN bytes or more, where every rank can
- * read its peers' memory (process_vm_readv, "cross-memory attach"): no
- * staging. One sequence number s per call:
- *   enter   rank r publishes its input and output addresses and staged[r]
- *           = s+1 (with the call's signature), then waits for every
- *           staged[q];
- *   reduce  rank r reduces slice r in pieces of CMA_PIECE elements' bytes:
- *           it reads each peer's piece of its input into a private buffer
- *           (which stays in L2) and reduces it, in rank order, with its
- *           own input's piece straight into its output; reduced[r] = s+1;
- *   gather  it waits for every reduced[q] and reads slice q from rank q's
- *           output straight into its own; done[r] = s+1;
- *   leave   it waits for every done[q]: a peer may still be reading its
- *           output (and, before its reduced, its input) until then.
- * Per rank that is 1.5x the vector read and 1x written at 2 ranks (a plain
- * copy: 1x and 1x) against the staged pipeline's 2.5x and 2x. If any rank
- * published cma = 0 (it cannot read its peers), every rank sees it in the
- * same words and runs the staged pipeline from sequence s+1 instead. */
-
-void comm_cma_setup(strata_comm_t *c)
-{
-    c->cma = false;
-    const char *env = getenv("STRATA_CMA");
-    if (env && strcmp(env, "0") == 0) return;
-    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
-    int scope = 0;
-    if (f) {
-        if (fscanf(f, "%d", &scope) != 1) scope = 3;
-        fclose(f);
-    }
-    if (scope >= 2) return;
-    if (scope == 1 && prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0) return;
-    /* a kernel or seccomp filter without the call refuses even this */
-    uint64_t word = 1, got = 0;
-    struct iovec l = {&got, sizeof got}, r = {&word, sizeof word};
-    if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) != (ssize_t)sizeof word || got != 1) return;
-    c->cma_buf = util_malloc((size_t)c->size * STRATA_DIRECT_CMA_PIECE); /* P-1 peers, own */
-    c->cma = c->cma_buf != NULL;
-}
-
-/* Read n bytes at `from` in rank q's memory into `to`. A failure is the
- * peer's death when the liveness check sees one, else a system error. */
-static strata_status_t cma_read(eng_t *e, int q, void *to, uint64_t from, size_t n)
-{
-    unsigned char *d = to;
-    while (n > 0) {
-        struct iovec l = {d, n}, r = {(void *)(uintptr_t)from, n};
-        ssize_t got = process_vm_readv(e->c->pids[q], &l, 1, &r, 1, 0);
-        if (got > 0) {
-            d += got, from += (uint64_t)got, n -= (size_t)got;
-            continue;
-        }
-        if (got < 0 && errno == EINTR) continue;
-        int er = got < 0 ? errno : EIO;
-        strata_status_t st = comm_check(e->k, q);
-        if (st != STRATA_OK) return st;
-        comm_mark_failed(e->c, e->c->rank, COMM_FAIL_ABORTED);
-        return comm_fail(e->k, STRATA_ERR_SYSTEM,
-                         "%s: reading rank %d's buffer (process_vm_readv): %s "
-                         "(STRATA_CMA=0 stages instead)",
-                         e->k->what, q, strerror(er));
-    }
-    return STRATA_OK;
-}
-
-/* Elements [*off, *off + *n) of rank q's slice of the whole vector. */
-static void cma_slice(const eng_t *e, int q, size_t *off, size_t *n)
-{
-    size_t P = (size_t)e->c->size, a = e->count * (size_t)q / P;
-    *off = a, *n = e->count * ((size_t)q + 1) / P - a;
-}
-
-/* Runs the call; *staged_p set when some rank cannot read its peers (the
- * caller then runs the staged pipeline). */
-static strata_status_t cma_run(eng_t *e, bool *staged_p)
-{
-    strata_comm_t *c = e->c;
-    int r = c->rank, P = c->size;
-    size_t es = e->es;
-    e->base = c->cseq, e->nchunks = 1;
-    uint64_t s = c->cseq++;
-    comm_staged_t *me = &c->lines[r].staged;
-    atomic_store_explicit(&me->src, (uint64_t)(uintptr_t)e->src, memory_order_relaxed);
-    atomic_store_explicit(&me->dst, (uint64_t)(uintptr_t)e->dst, memory_order_relaxed);
-    atomic_store_explicit(&me->cma, c->cma, memory_order_relaxed);
-    publish_staged(e, s);
-    strata_status_t st = wait_staged(e, 0);
-    if (st != STRATA_OK) return st;
-    uint64_t src[COMM_MAX_SIZE], dst[COMM_MAX_SIZE];
-    *staged_p = !c->cma;
-    for (int q = 0; q < P; q++) {
-        const comm_staged_t *l = &c->lines[q].staged;
-        src[q] = atomic_load_explicit(&l->src, memory_order_relaxed);
-        dst[q] = atomic_load_explicit(&l->dst, memory_order_relaxed);
-        if (!atomic_load_explicit(&l->cma, memory_order_relaxed)) *staged_p = true;
-    }
-    if (*staged_p) {
-        publish(e, F_DONE, s + 1); /* nothing of ours was read */
-        return STRATA_OK;
-    }
-    /* reduce: slice r, piece by piece, from every input into our output */
-    size_t off, n, piece = STRATA_DIRECT_CMA_PIECE / es;
-    cma_slice(e, r, &off, &n);
-    const void *srcs[COMM_MAX_SIZE];
-    unsigned char *own = c->cma_buf + (size_t)(P - 1) * STRATA_DIRECT_CMA_PIECE;
-    for (size_t o = off; o < off + n && st == STRATA_OK; o += piece) {
-        size_t len = off + n - o < piece ? off + n - o : piece;
-        unsigned char *buf = c->cma_buf, *out = e->dst + o * es;
-        for (int q = 0; q < P && st == STRATA_OK; q++) {
-            if (q == r) {
-                srcs[q] = e->src + o * es;
-                /* in place, out would overwrite our input before rank r's
-                 * turn in the reduction when ranks before us come first */
-                if (srcs[q] == out && r >= 2) srcs[q] = memcpy(own, out, len * es);
-                continue;
-            }
-            st = cma_read(e, q, buf, src[q] + o * es, len * es);
-            srcs[q] = buf, buf += STRATA_DIRECT_CMA_PIECE;
-        }
-        if (st == STRATA_OK) comm_reduce_n(out, srcs, P, len, e->dt, e->op, P);
-    }
-    if (st != STRATA_OK) return st;
-    publish(e, F_REDUCED, s + 1);
-    /* gather: the peers' slices from their outputs */
-    st = wait_all(e, F_REDUCED, s + 1);
-    for (int q = 0; q < P && st == STRATA_OK; q++)
-        if (q != r)
-            cma_slice(e, q, &off, &n),
-                st = cma_read(e, q, e->dst + off * es, dst[q] + off * es, n * es);
-    if (st != STRATA_OK) return st;
-    publish(e, F_DONE, s + 1);
-    return wait_all(e, F_DONE, s + 1);
-}
-
 /* ==== Driver ==== */
 
 /* Chunk (all P slices) used by default for large vectors: 256 KiB, the
@@ -539,21 +397,9 @@ strata_status_t comm_shm_allreduce(comm_call_t *k, const void *src, void *dst, s
         const char *env = getenv("STRATA_FLAT_MAX");
         flat_max = env && *env ? atol(env) : (long)COMM_FLAT_MAX;
     }
-    static long cma_min = -1;
-    if (cma_min < 0) {
-        const char *env = getenv("STRATA_CMA_MIN");
-        cma_min = env && *env ? atol(env) : (long)STRATA_DIRECT_CMA_MIN;
-    }
     eng_t e = eng_init(k, bytes <= (size_t)flat_max ? ENG_FLAT : ENG_AR, src, dst, count, es);
     if (e.kind == ENG_FLAT) e.cap = COMM_REGION, e.per = COMM_REGION / es;
     e.dt = dt, e.op = op, e.root = root;
-    if (root < 0 && e.kind == ENG_AR && bytes >= (size_t)cma_min) {
-        /* every rank takes this branch: the size and root are in the
-         * signature its staged word carries */
-        bool staged = false;
-        strata_status_t st = cma_run(&e, &staged);
-        if (st != STRATA_OK || !staged) return st;
-    }
     return run(&e);
 }
 

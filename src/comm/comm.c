@@ -46,7 +46,6 @@ void strata_comm_destroy(strata_comm_t *c)
 {
     if (!c) return;
     comm_exec_free(c);
-    util_free(c->cma_buf);
     comm_tcp_destroy(c);
     util_free(c->remote);
     comm_seg_unmap(c);

@@ -87,11 +87,7 @@ _Static_assert(sizeof(comm_misc_t) == COMM_LINE, "comm_misc_t is one cache line"
 typedef struct comm_staged {
     _Atomic uint64_t v;
     _Atomic uint64_t count;
-    /* Single-copy allreduce (allreduce_shm.c, "Single copy"): this rank's
-     * input and output addresses in its own address space, and whether it
-     * reads peers' memory this call (1) or stages (0); written before v. */
-    _Atomic uint64_t src, dst, cma;
-    char pad[COMM_LINE - 5 * sizeof(uint64_t)];
+    char pad[COMM_LINE - 2 * sizeof(uint64_t)];
 } comm_staged_t;
 
 /* Lines one rank writes (and everyone reads). The small slots' seq word is
@@ -238,10 +234,6 @@ struct strata_comm {
     int host_group;  /* ranks per host when every host holds that many
                         consecutive ranks (the two-level schedules' shape), else 0 */
     comm_tcp_t *tcp; /* transport_tcp.c, when remote ranks exist */
-    /* Single-copy reads of peers' memory (process_vm_readv): usable on this
-     * rank (comm_cma_setup), and the buffer peers' pieces land in. */
-    bool cma;
-    unsigned char *cma_buf;
 };
 
 /* Per-call context: deadline and the collective's name for messages. */
@@ -546,11 +538,6 @@ strata_status_t comm_shm_allgather(comm_call_t *k, const void *src, void *dst, s
 strata_status_t comm_shm_alltoall(comm_call_t *k, const void *src, void *dst, size_t bytes);
 strata_status_t comm_shm_broadcast(comm_call_t *k, void *buf, size_t bytes, int root);
 strata_status_t comm_shm_barrier(comm_call_t *k);
-/* Whether this rank can read its peers' memory with process_vm_readv
- * (STRATA_CMA=0 says no; so do a kernel or seccomp filter without it and
- * Yama's ptrace_scope 2 or more; with scope 1 this rank lets any process of
- * its user read it, as Open MPI does): sets c->cma. */
-void comm_cma_setup(strata_comm_t *c);
 /* One small collective through the line slots: every rank publishes
  * `bytes` <= COMM_LINE_DATA of data and receives all ranks' lines. */
 strata_status_t comm_small_exchange(comm_call_t *k, const void *mine, size_t bytes,

@@ -328,7 +328,6 @@ strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err)
         c->pidfds[i] = i == c->rank || (c->remote && c->remote[i]) ? -1 : open_pidfd(c->pids[i]);
     set_wait_policy(c);
     seg_prefault(c);
-    comm_cma_setup(c);
     return STRATA_OK;
 }
 
