@@ -206,6 +206,18 @@ STRATA_API void strata_probe_print(const strata_probe_result_t *res, FILE *out);
 STRATA_API strata_status_t strata_probe_write_json(const strata_probe_result_t *res, FILE *out,
                                                    strata_error_t *err);
 
+/* The wait regime of the calibrated model (docs/probe.md, "The wait
+ * regime"): what a rank's wait for a peer costs when that peer must first
+ * be scheduled on a core it shares (ranks outnumber cores). */
+typedef enum strata_probe_wait {
+    STRATA_PROBE_WAIT_AUTO = 0, /* the engine's policy: spin when the ranks fit the cores, else
+                                   yield (sleep on a futex once a yield is slow) */
+    STRATA_PROBE_WAIT_SPIN,     /* no scheduler in a wait (the ranks fit the cores) */
+    STRATA_PROBE_WAIT_YIELD,    /* each core switches to its next rank by sched_yield */
+    STRATA_PROBE_WAIT_FUTEX,    /* ... by a futex wake of a sleeping rank */
+    STRATA_PROBE_WAIT_BARRIER,  /* the per-rank cost the probe's barriers measured */
+} strata_probe_wait_t;
+
 /* What the calibrated model of this host uses (docs/probe.md). */
 typedef struct strata_probe_calib {
     char date[32];
@@ -214,7 +226,8 @@ typedef struct strata_probe_calib {
     double shm_alpha;    /* s, strata send/recv 8 B one way */
     double shm_bw;       /* B/s, strata send/recv streaming */
     double per_rank;     /* s per extra rank per synchronisation beyond the cores */
-    double proc_switch;  /* s */
+    double proc_switch;  /* s, a switch between two processes on one cpu (sched_yield) */
+    double futex_wake;   /* s, a futex wake to the woken thread running; 0 = not measured */
     double mem_copy_all; /* B/s, all cores of node 0 copying together */
     int curve_n;
     double curve_bytes[STRATA_PROBE_CURVE_MAX];
@@ -230,6 +243,9 @@ typedef struct strata_probe_calib {
     int shm_n;
     double shm_bytes[STRATA_PROBE_CURVE_MAX];
     double shm_oneway[STRATA_PROBE_CURVE_MAX];
+    /* An input, not a measurement (never saved): how a waiting rank gets
+     * a descheduled peer onto its core when ranks outnumber cores. */
+    strata_probe_wait_t wait;
 } strata_probe_calib_t;
 
 /* The calibration a result gives. */
@@ -275,6 +291,18 @@ STRATA_API void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_
  * charged, nothing per rank beyond the cores. */
 STRATA_API void strata_probe_calib_quick(double alpha_s, double copy_bw, double reduce_bw,
                                          int cores, strata_probe_calib_t *calib_p);
+
+/* "auto", "spin", "yield", "futex", "barrier"; parse returns false on
+ * another name. */
+STRATA_API const char *strata_probe_wait_name(strata_probe_wait_t w);
+STRATA_API bool strata_probe_wait_parse(const char *name, strata_probe_wait_t *w_p);
+/* The regime c->wait names at `size` ranks (AUTO resolved by the engine's
+ * policy), and what one wait costs in it (s): the switches each core makes
+ * to reach its awaited rank, ceil(size / cores) - 1 (the cores switch at
+ * once), times a process switch (yield) or a futex wake (futex); 0 when
+ * spinning; the barrier's per-rank cost times the ranks beyond the cores. */
+STRATA_API strata_probe_wait_t strata_probe_wait_of(const strata_probe_calib_t *c, int size);
+STRATA_API double strata_probe_wait_cost(const strata_probe_calib_t *c, int size);
 
 /* Calibrated prediction (s) of one collective of `bytes` (the nccl-tests
  * size) on `size` local ranks: sched's cost model (strata_coll_cost) on

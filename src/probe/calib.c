@@ -40,6 +40,7 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     c->per_rank = r->per_rank.n ? r->per_rank.median : 0;
     if (c->per_rank < 0) c->per_rank = 0; /* noise around a zero cost */
     c->proc_switch = r->proc_switch.median;
+    c->futex_wake = r->futex_wake.n ? r->futex_wake.median : 0;
     c->mem_copy_all = r->numa_nodes ? r->numa[0].all[STRATA_PROBE_MEM_COPY].median : 0;
     c->curve_n = r->curve_n;
     for (int i = 0; i < r->curve_n; i++) {
@@ -87,7 +88,7 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
             json_object_set_new(pt, "write_Bps", util_json_real(c->write_bw[i]));
         json_array_append_new(curve, pt);
     }
-    return json_pack(
+    json_t *doc = json_pack(
         "{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date", c->date, "by",
         "strata probe (docs/probe.md)", "cores", c->cores, "line_latency_s",
         util_json_real(c->line_latency), "shm_alpha_s", util_json_real(c->shm_alpha), "shm_bw_Bps",
@@ -99,6 +100,10 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
                   "shm_alpha", util_json_real(r->shm_alpha.spread), "shm_bw",
                   util_json_real(r->shm_bw.spread), "per_rank",
                   util_json_real(r->per_rank.spread)));
+    /* optional (files before the wait regime): the futex regime's cost */
+    if (doc && c->futex_wake > 0)
+        json_object_set_new(doc, "futex_wake_s", util_json_real(c->futex_wake));
+    return doc;
 }
 
 static json_t *server_json(const strata_probe_result_t *r, const strata_probe_calib_t *c)
@@ -271,7 +276,10 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
                !(st = num(d, m, "mem_copy_all_Bps", true, &c.mem_copy_all, err)) &&
                !(st = num(d, m, "tcp_alpha_s", false, &c.tcp_alpha, err)) &&
                !(st = num(d, m, "tcp_bw_Bps", false, &c.tcp_bw, err))) {
-        st = read_curve(d, m, &c, err);
+        /* optional (files before the wait regime): 0 = not measured */
+        if (json_object_get(m, "futex_wake_s"))
+            st = num(d, m, "futex_wake_s", true, &c.futex_wake, err);
+        if (st == STRATA_OK) st = read_curve(d, m, &c, err);
         if (st == STRATA_OK) st = read_shm_curve(d, m, &c, err);
         if (st == STRATA_OK) st = read_remote_curve(d, m, &c, err);
     }
@@ -367,8 +375,10 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
                                .servers = 1,
                                .nics = 1,
                                .eta_intra = 1,
-                               .cores = (uint32_t)c->cores,
-                               .lat_oversub = c->per_rank};
+                               .cores = (uint32_t)c->cores};
+    /* sched's oversubscription charges each wait (P - cores) x lat_oversub:
+     * the regime's cost of one wait, spread over the ranks beyond */
+    if (P > c->cores) m.lat_oversub = strata_probe_wait_cost(c, size) / (P - c->cores);
     snprintf(m.intra_kind, sizeof(m.intra_kind), "shm");
     /* a call's first synchronisation: entering a strata call and handing
      * one flag to a peer costs what an 8-byte strata message costs one way
@@ -433,6 +443,61 @@ double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
     return k.time;
 }
 
+/* ==== The wait regime ==== */
+
+/* shm.c's COMM_YIELD_SLOW: a yield that took longer makes the engine's
+ * waits sleep on a futex at once (docs/runtime.md) */
+#define ENGINE_YIELD_SLOW 100e-6
+
+static const char *const wait_names[] = {"auto", "spin", "yield", "futex", "barrier"};
+
+const char *strata_probe_wait_name(strata_probe_wait_t w)
+{
+    return (unsigned)w < sizeof(wait_names) / sizeof(wait_names[0]) ? wait_names[w] : "?";
+}
+
+bool strata_probe_wait_parse(const char *name, strata_probe_wait_t *w_p)
+{
+    for (unsigned i = 0; name && i < sizeof(wait_names) / sizeof(wait_names[0]); i++)
+        if (!strcmp(name, wait_names[i])) {
+            *w_p = (strata_probe_wait_t)i;
+            return true;
+        }
+    return false;
+}
+
+/* The engine's policy (docs/runtime.md, "The shared-memory segment"):
+ * ranks that fit the cores spin; beyond, a waiter whose peer needs its
+ * core yields to it at once, and sleeps on a futex instead once a yield
+ * is slow (the host's other processes hold the core). */
+strata_probe_wait_t strata_probe_wait_of(const strata_probe_calib_t *c, int size)
+{
+    if (c->wait != STRATA_PROBE_WAIT_AUTO) return c->wait;
+    if (size <= c->cores) return STRATA_PROBE_WAIT_SPIN;
+    return c->proc_switch > ENGINE_YIELD_SLOW && c->futex_wake > 0 ? STRATA_PROBE_WAIT_FUTEX
+                                                                   : STRATA_PROBE_WAIT_YIELD;
+}
+
+/* A wait for a rank that shares a core: each core runs its ranks in turn,
+ * so to reach the awaited one it switches ceil(P / cores) - 1 times, the
+ * cores at once. */
+double strata_probe_wait_cost(const strata_probe_calib_t *c, int size)
+{
+    double P = size, cores = c->cores > 0 ? c->cores : 1;
+    if (P <= cores) return 0;
+    double switches = ceil(P / cores) - 1;
+    switch (strata_probe_wait_of(c, size)) {
+    case STRATA_PROBE_WAIT_YIELD:
+        return switches * c->proc_switch;
+    case STRATA_PROBE_WAIT_FUTEX:
+        return switches * c->futex_wake;
+    case STRATA_PROBE_WAIT_BARRIER:
+        return (P - cores) * c->per_rank;
+    default:
+        return 0;
+    }
+}
+
 /* ==== The bottleneck ==== */
 
 const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int P, char *buf, size_t len)
@@ -444,13 +509,13 @@ const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int P, char *
     int n = snprintf(
         buf, len,
         "At %d ranks on %d cores: a small allreduce is bound by %s (%.0f ns a "
-        "cache-line hand-off%s); a 64 MiB one by copying what other cores wrote (%.2f GB/s per "
-        "rank; all cores copying locally together reach %.2f GB/s).",
+        "cache-line hand-off%s%s%s); a 64 MiB one by copying what other cores wrote (%.2f GB/s "
+        "per rank; all cores copying locally together reach %.2f GB/s).",
         P, c->cores,
         P > c->cores ? "the scheduler (ranks outnumber cores)" : "the coherence latency",
-        c->line_latency * 1e9,
-        P > c->cores ? ", plus the measured cost per rank beyond the cores" : "", cp / 1e9,
-        c->mem_copy_all / 1e9);
+        c->line_latency * 1e9, P > c->cores ? ", plus a wait for a rank sharing the core: " : "",
+        P > c->cores ? strata_probe_wait_name(strata_probe_wait_of(c, P)) : "",
+        P > c->cores ? " regime" : "", cp / 1e9, c->mem_copy_all / 1e9);
     if (n > 0 && (size_t)n < len && P > c->cores)
         snprintf(buf + n, len - (size_t)n,
                  " Predicted 8 B allreduce: %.2f us, of which %.2f us "

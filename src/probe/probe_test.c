@@ -210,6 +210,7 @@ static void test_save_load_roundtrip(void **state)
     NEAR(got.shm_alpha, 1e-6, RT);
     NEAR(got.shm_bw, 1e9, RT);
     NEAR(got.per_rank, 2e-6, RT);
+    NEAR(got.futex_wake, 5e-6, RT);
     NEAR(got.mem_copy_all, 16e9, RT);
     assert_int_equal(got.curve_n, 2);
     NEAR(got.copy_bw[1], want.copy_bw[1], RT);
@@ -305,9 +306,38 @@ static void test_predict(void **state)
      * = 1.7 + 52.4288 + 1048.576 + 52.4288 = 1155.1336 us */
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576), 1155.1336e-6,
          1e-9);
-    /* 4 ranks on 2 cores, 8 B: one sync, α 1 us + 2 ranks beyond x 2 us;
-     * data (0.1 ns + 3 x 8 ns) twice (two ranks per core) = 5.0482 us */
+    /* 4 ranks on 2 cores, 8 B: one sync (one wait), data (0.1 ns + 3 x
+     * 8 ns) twice (two ranks per core) = 48.2 ns, and the wait regime:
+     * auto is the engine's policy, yield (switches of 1.2 us, under the
+     * engine's 100 us mark): each core switches once to reach its other
+     * rank, both at once: 1 + 1.2 + 0.0482 = 2.2482 us */
+    assert_int_equal(strata_probe_wait_of(&c, 4), STRATA_PROBE_WAIT_YIELD);
+    assert_int_equal(strata_probe_wait_of(&c, 2), STRATA_PROBE_WAIT_SPIN);
+    NEAR(strata_probe_wait_cost(&c, 4), 1.2e-6, 1e-15);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 2.2482e-6, 1e-9);
+    /* 6 ranks: 2 switches a core, data x 3 (0.1 + 5 x 8 ns = 40.1 ns):
+     * 1 + 2.4 + 0.1203 = 3.5203 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 6, 8), 3.5203e-6, 1e-9);
+    /* futex: a wake of 5 us instead: 1 + 5 + 0.0482 = 6.0482 us; spin:
+     * nothing for the scheduler, 1.0482 us; barrier: the barriers' 2 us
+     * per rank beyond the cores, 2 of them: 1 + 4 + 0.0482 = 5.0482 us */
+    c.wait = STRATA_PROBE_WAIT_FUTEX;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 6.0482e-6, 1e-9);
+    c.wait = STRATA_PROBE_WAIT_SPIN;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 1.0482e-6, 1e-9);
+    c.wait = STRATA_PROBE_WAIT_BARRIER;
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 5.0482e-6, 1e-9);
+    /* auto with slow yields (200 us, over the engine's 100 us mark): the
+     * engine sleeps at once, the futex regime */
+    c.wait = STRATA_PROBE_WAIT_AUTO, c.proc_switch = 200e-6;
+    assert_int_equal(strata_probe_wait_of(&c, 4), STRATA_PROBE_WAIT_FUTEX);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 6.0482e-6, 1e-9);
+    c.proc_switch = 1.2e-6;
+    strata_probe_wait_t w;
+    assert_true(strata_probe_wait_parse("futex", &w));
+    assert_int_equal(w, STRATA_PROBE_WAIT_FUTEX);
+    assert_string_equal(strata_probe_wait_name(STRATA_PROBE_WAIT_BARRIER), "barrier");
+    assert_false(strata_probe_wait_parse("sleep", &w));
     /* ring allreduce of 1 MiB at 2 ranks (cost_ring): 2 steps of a 512 KiB
      * block, α 1 us each, β at the send/recv rate of a 512 KiB message
      * (1 GB/s: 524.288 us each); the reduction (512 KiB at 5 GB/s,

@@ -59,6 +59,7 @@ typedef struct bench_opts {
     long nsizes;                /* sizes per (type, operator) */
     const char *model_path;     /* --model FILE: the calibrated model of strata probe */
     strata_probe_calib_t calib; /* loaded from it */
+    strata_probe_wait_t wait;   /* --wait: the model's wait regime (docs/probe.md) */
     bool cluster;               /* --model FILE is a cluster without probe figures: */
     strata_coll_machine_t mach; /* its machine */
 } bench_opts_t;
@@ -69,7 +70,7 @@ static void usage(FILE *out)
             "usage: strata bench OP [-P RANKS] [-b 8] [-e 64M] [-f 2 | -i BYTES] [-n 20] [-w 5]\n"
             "                       [-c 1] [-d float|all] [-o sum|all] [-r 0] [-J FILE]\n"
             "                       [--algo auto|shm|ring|recdbl] [--model FILE] [--json]\n"
-            "                       [--join]\n\n"
+            "                       [--wait auto|spin|yield|futex|barrier] [--join]\n\n"
             "OP: allreduce reduce_scatter allgather broadcast reduce alltoall.\n"
             "Launches RANKS local ranks and prints nccl-tests' table with the model's\n"
             "prediction for this host beside the measurement. The flags are nccl-tests':\n\n"
@@ -102,6 +103,11 @@ static void usage(FILE *out)
             "                         quick calibration measured now); a cluster without\n"
             "                         probe figures (file or preset, as strata coll takes):\n"
             "                         sched's cost on its machine (its ranks: the job's)\n"
+            "      --wait W           the model's wait regime when ranks outnumber cores:\n"
+            "                         auto (the engine's policy), spin, yield (a process\n"
+            "                         switch per wait), futex (a futex wake per wait) or\n"
+            "                         barrier (the probe's barrier cost per rank; default\n"
+            "                         auto)\n"
             "      --join             instead of launching -P ranks, be one rank of a job\n"
             "                         started by mpirun, srun, torchrun or strata run\n"
             "                         (strata_comm_init_env, across hosts too; rank 0 prints)\n"
@@ -427,11 +433,13 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
                o->model_path, o->mach.nranks, o->mach.intra_kind);
     else if (o->model_path)
         printf("# model: calibrated by strata probe on %s (%s): line hand-off %.3f us, shm "
-               "alpha %.3f us,\n#   beta %.2f GB/s, copy curve one core, %.2f GB/s all cores, "
-               "%.2f us per rank beyond %d cores (docs/probe.md)\n",
+               "alpha %.3f us,\n#   beta %.2f GB/s, copy curve one core, %.2f GB/s all cores; "
+               "%d ranks on %d cores wait\n#   in the %s regime, %.2f us a wait "
+               "(docs/probe.md)\n",
                o->calib.date, o->model_path, o->calib.line_latency * 1e6, o->calib.shm_alpha * 1e6,
-               o->calib.shm_bw / 1e9, o->calib.mem_copy_all / 1e9, o->calib.per_rank * 1e6,
-               o->calib.cores);
+               o->calib.shm_bw / 1e9, o->calib.mem_copy_all / 1e9, P, o->calib.cores,
+               strata_probe_wait_name(strata_probe_wait_of(&o->calib, P)),
+               strata_probe_wait_cost(&o->calib, P) * 1e6);
     else
         printf("# model: alpha %.3f us (flag ping-pong), copy %.2f GB/s, reduce %.2f GB/s (one "
                "core,\n#   measured now); model(us) = sched's cost of the algorithm "
@@ -643,6 +651,7 @@ static int bench_rank(void *arg)
     if (st == STRATA_OK && failed[0]) st = STRATA_ERR_IO; /* another rank's; it said why */
     if (st == STRATA_OK && !o.model_path)
         strata_probe_calib_quick(m.alpha_s, m.copy_bw, m.reduce_bw, cpus(), &o.calib);
+    o.calib.wait = o.wait;
     if (r == 0 && st == STRATA_OK) header(&o, P, &m, c);
     if (st == STRATA_OK) st = run_all(c, &o, &b, &m, lap, &t);
     if (st != STRATA_OK && st != STRATA_ERR_IO)
@@ -678,6 +687,7 @@ typedef enum {
     BK_JFILE,
     BK_ALGO,
     BK_MODEL,
+    BK_WAIT,
     BK_JSON,
     BK_JOIN
 } bench_key_t;
@@ -701,6 +711,7 @@ static const struct bench_flag {
     {'J', "output_file", BK_JFILE},
     {0, "algo", BK_ALGO},
     {0, "model", BK_MODEL},
+    {0, "wait", BK_WAIT},
     {0, "json", BK_JSON},
     {0, "join", BK_JOIN},
 };
@@ -803,6 +814,11 @@ static int parse_value(bench_opts_t *o, const struct bench_flag *f, const char *
         return 0;
     case BK_MODEL:
         return parse_model(o, v);
+    case BK_WAIT:
+        if (strata_probe_wait_parse(v, &o->wait)) return 0;
+        return cli_usage_error(
+                   "bench", "%s: unknown wait regime '%s' (auto spin yield futex barrier)", a, v),
+               -1;
     case BK_DTYPE:
         if ((o->all_dt = !strcmp(v, "all")) || !strata_dtype_parse(v, &o->dt)) return 0;
         return cli_usage_error("bench",
@@ -864,6 +880,16 @@ static int check_opts(bench_opts_t *o, bool have_factor, bool have_step)
         return cli_usage_error("bench", "need 1 <= -b <= -e (got %g and %g)", o->minb, o->maxb);
     if (o->json && o->jpath)
         return cli_usage_error("bench", "give --json (stdout) or -J FILE, not both");
+    if (o->wait != STRATA_PROBE_WAIT_AUTO && (!o->model_path || o->cluster))
+        return cli_usage_error("bench",
+                               "--wait %s prices the calibrated model: give --model FILE saved "
+                               "by strata probe --save",
+                               strata_probe_wait_name(o->wait));
+    if (o->wait == STRATA_PROBE_WAIT_FUTEX && !(o->calib.futex_wake > 0))
+        return cli_usage_error("bench",
+                               "--wait futex: %s has no futex wake (\"futex_wake_s\"; saved by "
+                               "an older strata probe)",
+                               o->model_path);
     if ((o->nsizes = count_sizes(o)) > BENCH_SIZES_MAX)
         return cli_usage_error("bench",
                                "-b %.0f -e %.0f with %s %g gives more than %d sizes (raise -i or "
