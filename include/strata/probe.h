@@ -177,6 +177,9 @@ typedef struct strata_probe_result {
 
     /* system costs */
     strata_probe_stat_t proc_switch, futex_wake, page_fault;
+    /* two processes on one cpu handing turns by FUTEX_WAIT/FUTEX_WAKE (a
+     * switch as the runtime's futex regime makes it) */
+    strata_probe_stat_t futex_switch;
 
     /* accelerators: what the optional CUDA path says (never empty) */
     char accel_note[1024];
@@ -227,7 +230,7 @@ typedef struct strata_probe_calib {
     double shm_bw;       /* B/s, strata send/recv streaming */
     double per_rank;     /* s per extra rank per synchronisation beyond the cores */
     double proc_switch;  /* s, a switch between two processes on one cpu (sched_yield) */
-    double futex_wake;   /* s, a futex wake to the woken thread running; 0 = not measured */
+    double futex_switch; /* s, a switch on one cpu by futex sleep and wake; 0 = not measured */
     double mem_copy_all; /* B/s, all cores of node 0 copying together */
     int curve_n;
     double curve_bytes[STRATA_PROBE_CURVE_MAX];
@@ -299,7 +302,8 @@ STRATA_API bool strata_probe_wait_parse(const char *name, strata_probe_wait_t *w
 /* The regime c->wait names at `size` ranks (AUTO resolved by the engine's
  * policy), and what one wait costs in it (s): the switches each core makes
  * to reach its awaited rank, ceil(size / cores) - 1 (the cores switch at
- * once), times a process switch (yield) or a futex wake (futex); 0 when
+ * once), times a process switch by sched_yield (yield) or by a futex sleep
+ * and wake (futex); 0 when
  * spinning; the barrier's per-rank cost times the ranks beyond the cores. */
 STRATA_API strata_probe_wait_t strata_probe_wait_of(const strata_probe_calib_t *c, int size);
 STRATA_API double strata_probe_wait_cost(const strata_probe_calib_t *c, int size);

@@ -40,7 +40,7 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     c->per_rank = r->per_rank.n ? r->per_rank.median : 0;
     if (c->per_rank < 0) c->per_rank = 0; /* noise around a zero cost */
     c->proc_switch = r->proc_switch.median;
-    c->futex_wake = r->futex_wake.n ? r->futex_wake.median : 0;
+    c->futex_switch = r->futex_switch.n ? r->futex_switch.median : 0;
     c->mem_copy_all = r->numa_nodes ? r->numa[0].all[STRATA_PROBE_MEM_COPY].median : 0;
     c->curve_n = r->curve_n;
     for (int i = 0; i < r->curve_n; i++) {
@@ -101,8 +101,8 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
                   util_json_real(r->shm_bw.spread), "per_rank",
                   util_json_real(r->per_rank.spread)));
     /* optional (files before the wait regime): the futex regime's cost */
-    if (doc && c->futex_wake > 0)
-        json_object_set_new(doc, "futex_wake_s", util_json_real(c->futex_wake));
+    if (doc && c->futex_switch > 0)
+        json_object_set_new(doc, "futex_switch_s", util_json_real(c->futex_switch));
     return doc;
 }
 
@@ -277,8 +277,8 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
                !(st = num(d, m, "tcp_alpha_s", false, &c.tcp_alpha, err)) &&
                !(st = num(d, m, "tcp_bw_Bps", false, &c.tcp_bw, err))) {
         /* optional (files before the wait regime): 0 = not measured */
-        if (json_object_get(m, "futex_wake_s"))
-            st = num(d, m, "futex_wake_s", true, &c.futex_wake, err);
+        if (json_object_get(m, "futex_switch_s"))
+            st = num(d, m, "futex_switch_s", true, &c.futex_switch, err);
         if (st == STRATA_OK) st = read_curve(d, m, &c, err);
         if (st == STRATA_OK) st = read_shm_curve(d, m, &c, err);
         if (st == STRATA_OK) st = read_remote_curve(d, m, &c, err);
@@ -474,8 +474,8 @@ strata_probe_wait_t strata_probe_wait_of(const strata_probe_calib_t *c, int size
 {
     if (c->wait != STRATA_PROBE_WAIT_AUTO) return c->wait;
     if (size <= c->cores) return STRATA_PROBE_WAIT_SPIN;
-    return c->proc_switch > ENGINE_YIELD_SLOW && c->futex_wake > 0 ? STRATA_PROBE_WAIT_FUTEX
-                                                                   : STRATA_PROBE_WAIT_YIELD;
+    return c->proc_switch > ENGINE_YIELD_SLOW && c->futex_switch > 0 ? STRATA_PROBE_WAIT_FUTEX
+                                                                     : STRATA_PROBE_WAIT_YIELD;
 }
 
 /* A wait for a rank that shares a core: each core runs its ranks in turn,
@@ -490,7 +490,7 @@ double strata_probe_wait_cost(const strata_probe_calib_t *c, int size)
     case STRATA_PROBE_WAIT_YIELD:
         return switches * c->proc_switch;
     case STRATA_PROBE_WAIT_FUTEX:
-        return switches * c->futex_wake;
+        return switches * c->futex_switch;
     case STRATA_PROBE_WAIT_BARRIER:
         return (P - cores) * c->per_rank;
     default:

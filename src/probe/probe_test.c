@@ -138,7 +138,8 @@ static void synthetic(strata_probe_result_t *r)
     r->barrier_fit = one(1e-6), r->barrier_over = one(5e-6), r->per_rank = one(2e-6);
     r->ranks_fit = 2, r->ranks_over = 4;
     r->tcp_alpha = one(10e-6), r->tcp_bw = one(2e9);
-    r->proc_switch = one(1.2e-6), r->futex_wake = one(5e-6), r->page_fault = one(0.5e-6);
+    r->proc_switch = one(1.2e-6), r->futex_wake = one(40e-6), r->page_fault = one(0.5e-6);
+    r->futex_switch = one(5e-6);
 }
 
 static void test_validate(void **state)
@@ -210,7 +211,7 @@ static void test_save_load_roundtrip(void **state)
     NEAR(got.shm_alpha, 1e-6, RT);
     NEAR(got.shm_bw, 1e9, RT);
     NEAR(got.per_rank, 2e-6, RT);
-    NEAR(got.futex_wake, 5e-6, RT);
+    NEAR(got.futex_switch, 5e-6, RT);
     NEAR(got.mem_copy_all, 16e9, RT);
     assert_int_equal(got.curve_n, 2);
     NEAR(got.copy_bw[1], want.copy_bw[1], RT);
@@ -318,7 +319,7 @@ static void test_predict(void **state)
     /* 6 ranks: 2 switches a core, data x 3 (0.1 + 5 x 8 ns = 40.1 ns):
      * 1 + 2.4 + 0.1203 = 3.5203 us */
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 6, 8), 3.5203e-6, 1e-9);
-    /* futex: a wake of 5 us instead: 1 + 5 + 0.0482 = 6.0482 us; spin:
+    /* futex: a switch by futex of 5 us instead: 1 + 5 + 0.0482 = 6.0482 us; spin:
      * nothing for the scheduler, 1.0482 us; barrier: the barriers' 2 us
      * per rank beyond the cores, 2 of them: 1 + 4 + 0.0482 = 5.0482 us */
     c.wait = STRATA_PROBE_WAIT_FUTEX;

@@ -137,6 +137,7 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
     if (st == STRATA_OK) st = check_bw("tcp bandwidth", &r->tcp_bw, 0, err);
     if (st == STRATA_OK) st = check_lat("process switch", &r->proc_switch, err);
     if (st == STRATA_OK) st = check_lat("futex wake", &r->futex_wake, err);
+    if (st == STRATA_OK) st = check_lat("futex switch", &r->futex_switch, err);
     if (st == STRATA_OK) st = check_lat("page fault", &r->page_fault, err);
     if (st == STRATA_OK) st = check_lat("barrier", &r->barrier_fit, err);
     return st;
@@ -238,6 +239,7 @@ void strata_probe_print(const strata_probe_result_t *r, FILE *out)
     line_stat(out, "bandwidth", &r->tcp_bw, 1e-9, "GB/s");
     fprintf(out, "\nsystem costs\n");
     line_stat(out, "process switch (sched_yield)", &r->proc_switch, 1e6, "us");
+    line_stat(out, "process switch (futex, one cpu)", &r->futex_switch, 1e6, "us");
     line_stat(out, "futex wake to running", &r->futex_wake, 1e6, "us");
     line_stat(out, "first-touch page fault", &r->page_fault, 1e6, "us");
     fprintf(out, "\naccelerators: %s\n", r->accel_note);
@@ -313,15 +315,15 @@ strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *ou
         (json_int_t)r->shm_bw_bytes, "barrier_fit_s", probe_stat_json(&r->barrier_fit),
         "barrier_over_s", probe_stat_json(&r->barrier_over), "per_rank_s",
         probe_stat_json(&r->per_rank), "ranks_fit", r->ranks_fit, "ranks_over", r->ranks_over);
-    json_t *doc =
-        json_pack("{s:i,s:s,s:s,s:s,s:i,s:b,s:f,s:o,s:o,s:o,s:{s:s,s:o,s:o},s:{s:o,s:o,s:o},s:s}",
-                  "schema_version", STRATA_JSON_SCHEMA_VERSION, "date", r->date, "host", r->host,
-                  "cpu_model", r->cpu_model, "cpus", r->cores, "quick", r->quick, "duration_s",
-                  r->seconds, "memory", memory_json(r), "coherence", c2c_json(r), "shm", shm, "tcp",
-                  "target", r->tcp_target, "alpha_s", probe_stat_json(&r->tcp_alpha), "bw_Bps",
-                  probe_stat_json(&r->tcp_bw), "system", "proc_switch_s",
-                  probe_stat_json(&r->proc_switch), "futex_wake_s", probe_stat_json(&r->futex_wake),
-                  "page_fault_s", probe_stat_json(&r->page_fault), "accelerators", r->accel_note);
+    json_t *doc = json_pack(
+        "{s:i,s:s,s:s,s:s,s:i,s:b,s:f,s:o,s:o,s:o,s:{s:s,s:o,s:o},s:{s:o,s:o,s:o,s:o},s:s}",
+        "schema_version", STRATA_JSON_SCHEMA_VERSION, "date", r->date, "host", r->host, "cpu_model",
+        r->cpu_model, "cpus", r->cores, "quick", r->quick, "duration_s", r->seconds, "memory",
+        memory_json(r), "coherence", c2c_json(r), "shm", shm, "tcp", "target", r->tcp_target,
+        "alpha_s", probe_stat_json(&r->tcp_alpha), "bw_Bps", probe_stat_json(&r->tcp_bw), "system",
+        "proc_switch_s", probe_stat_json(&r->proc_switch), "futex_switch_s",
+        probe_stat_json(&r->futex_switch), "futex_wake_s", probe_stat_json(&r->futex_wake),
+        "page_fault_s", probe_stat_json(&r->page_fault), "accelerators", r->accel_note);
     if (!doc) return strata_error_set(err, STRATA_ERR_NOMEM, "probe: cannot build JSON");
     int rc = util_json_dump(doc, out);
     json_decref(doc);

@@ -105,7 +105,7 @@ static void usage(FILE *out)
             "                         sched's cost on its machine (its ranks: the job's)\n"
             "      --wait W           the model's wait regime when ranks outnumber cores:\n"
             "                         auto (the engine's policy), spin, yield (a process\n"
-            "                         switch per wait), futex (a futex wake per wait) or\n"
+            "                         switch per wait), futex (a switch by futex per wait) or\n"
             "                         barrier (the probe's barrier cost per rank; default\n"
             "                         auto)\n"
             "      --join             instead of launching -P ranks, be one rank of a job\n"
@@ -353,24 +353,54 @@ typedef struct totals {
     int rows, cap;
     double *abs;
     size_t *size;
+    /* ranks outnumbering cores, calibrated: each row's |error| in every
+     * wait regime (rows x N_REGIMES; NULL otherwise), for the summary */
+    double *regime_abs;
 } totals_t;
+
+/* The regimes the summary compares (docs/probe.md, "The wait regime"). */
+static const strata_probe_wait_t regimes[] = {STRATA_PROBE_WAIT_YIELD, STRATA_PROBE_WAIT_FUTEX,
+                                              STRATA_PROBE_WAIT_BARRIER};
+#define N_REGIMES (sizeof(regimes) / sizeof(regimes[0]))
+
+/* Median of the n values at v[0], v[stride], ... */
+static double median_of(const double *v, int n, size_t stride)
+{
+    double *sorted = malloc((size_t)n * sizeof(double));
+    if (!sorted || n == 0) return free(sorted), 0;
+    for (int i = 0; i < n; i++)
+        sorted[i] = v[(size_t)i * stride];
+    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+    double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    free(sorted);
+    return med;
+}
+
+/* One line: the model's median |error| in each wait regime. */
+static void regime_summary(const bench_opts_t *o, const totals_t *e, int P)
+{
+    if (!e->regime_abs || o->json) return;
+    printf("# Model error by wait regime, %d ranks on %d cores (median |err|):", P, o->calib.cores);
+    for (size_t w = 0; w < N_REGIMES; w++) {
+        if (regimes[w] == STRATA_PROBE_WAIT_FUTEX && !(o->calib.futex_switch > 0)) continue;
+        printf(" %s %.0f%%", strata_probe_wait_name(regimes[w]),
+               median_of(e->regime_abs + w, e->rows, N_REGIMES) * 100);
+    }
+    printf("; the column: %s\n", strata_probe_wait_name(strata_probe_wait_of(&o->calib, P)));
+}
 
 static void summary(const bench_opts_t *o, const totals_t *e)
 {
     if (e->rows == 0) return;
-    double *sorted = malloc((size_t)e->rows * sizeof(double)), worst = 0;
-    if (!sorted) return;
+    double worst = 0;
     size_t at = 0;
     int within = 0;
     for (int i = 0; i < e->rows; i++) {
-        sorted[i] = e->abs[i];
         within += e->abs[i] <= 0.20;
         if (e->abs[i] >= worst) worst = e->abs[i], at = e->size[i];
     }
-    qsort(sorted, (size_t)e->rows, sizeof(double), cmp_double);
     int n = e->rows;
-    double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    free(sorted);
+    double med = median_of(e->abs, n, 1);
     if (o->jf)
         fprintf(o->jf,
                 ",\n  \"model_error\": {\"median_abs\": %.3f, \"max_abs\": %.3f, "
@@ -486,7 +516,7 @@ static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, c
            model * 1e6, model_err(model, row->median) * 100);
 }
 
-static void footer(const bench_opts_t *o, const totals_t *t)
+static void footer(const bench_opts_t *o, const totals_t *t, int P)
 {
     double avg = t->rows ? t->busbw_sum / t->rows : 0;
     if (o->jf)
@@ -495,6 +525,7 @@ static void footer(const bench_opts_t *o, const totals_t *t)
         printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n", t->wrong,
                t->wrong ? "FAILED" : "OK", avg);
     summary(o, t);
+    regime_summary(o, t, P);
     if (o->jf) fprintf(o->jf, "}\n");
     if (!o->json) printf("#\n");
 }
@@ -562,6 +593,12 @@ static strata_status_t run_sizes(strata_comm_t *c, const bench_opts_t *o, bufs_t
         if (t->rows < t->cap) {
             t->abs[t->rows] = fabs(model_err(model, row.median));
             t->size[t->rows] = sz;
+            for (size_t w = 0; t->regime_abs && w < N_REGIMES; w++) {
+                strata_probe_calib_t k = o->calib;
+                k.wait = regimes[w];
+                t->regime_abs[(size_t)t->rows * N_REGIMES + w] =
+                    fabs(model_err(strata_probe_predict(&k, o->coll, algo, P, sz), row.median));
+            }
         }
         if (r == 0)
             print_row(o, P, sz, o->coll == STRATA_COLL_ALLGATHER ? nr : count, &row, model,
@@ -628,6 +665,8 @@ static int bench_rank(void *arg)
     totals_t t = {.cap = (int)o.nsizes * nruns};
     t.abs = malloc((size_t)t.cap * sizeof(double));
     t.size = malloc((size_t)t.cap * sizeof(size_t));
+    if (o.model_path && !o.cluster && P > o.calib.cores)
+        t.regime_abs = malloc((size_t)t.cap * N_REGIMES * sizeof(double));
     double *lap = malloc((size_t)o.iters * sizeof(double));
     strata_comm_model_t m = {0};
     strata_status_t st = b.send && b.recv && lap && t.abs && t.size
@@ -657,12 +696,12 @@ static int bench_rank(void *arg)
     if (st != STRATA_OK && st != STRATA_ERR_IO)
         fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));
     else if (r == 0 && st == STRATA_OK)
-        footer(&o, &t);
+        footer(&o, &t, P);
     if (o.jf && o.jf != stdout && fclose(o.jf) != 0) {
         fprintf(stderr, "strata bench: -J: cannot write '%s'\n", o.jpath);
         st = STRATA_ERR_IO;
     }
-    free(b.send), free(b.recv), free(lap), free(t.abs), free(t.size);
+    free(b.send), free(b.recv), free(lap), free(t.abs), free(t.size), free(t.regime_abs);
     strata_comm_destroy(c);
     return st != STRATA_OK ? 1 : t.wrong ? 1 : 0;
 }
@@ -885,9 +924,9 @@ static int check_opts(bench_opts_t *o, bool have_factor, bool have_step)
                                "--wait %s prices the calibrated model: give --model FILE saved "
                                "by strata probe --save",
                                strata_probe_wait_name(o->wait));
-    if (o->wait == STRATA_PROBE_WAIT_FUTEX && !(o->calib.futex_wake > 0))
+    if (o->wait == STRATA_PROBE_WAIT_FUTEX && !(o->calib.futex_switch > 0))
         return cli_usage_error("bench",
-                               "--wait futex: %s has no futex wake (\"futex_wake_s\"; saved by "
+                               "--wait futex: %s has no futex switch (\"futex_switch_s\"; saved by "
                                "an older strata probe)",
                                o->model_path);
     if ((o->nsizes = count_sizes(o)) > BENCH_SIZES_MAX)
