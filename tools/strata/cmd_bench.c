@@ -379,7 +379,7 @@ static double median_of(const double *v, int n, size_t stride)
 /* One line: the model's median |error| in each wait regime. */
 static void regime_summary(const bench_opts_t *o, const totals_t *e, int P)
 {
-    if (!e->regime_abs || o->json) return;
+    if (!e->regime_abs || o->json || e->rows == 0) return;
     printf("# Model error by wait regime, %d ranks on %d cores (median |err|):", P, o->calib.cores);
     for (size_t w = 0; w < N_REGIMES; w++) {
         if (regimes[w] == STRATA_PROBE_WAIT_FUTEX && !(o->calib.futex_switch > 0)) continue;
