@@ -155,6 +155,12 @@ typedef struct strata_probe_result {
     int remote_n;
     double remote_bytes[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t remote_copy[STRATA_PROBE_CURVE_MAX];
+    /* the same hand-over read out as the flat allreduce does: each sums
+     * both staged copies (its own slot and the other's) into a private
+     * buffer; bytes / (write + reduce) of the slower, up to 2 KiB */
+    int flat_n;
+    double flat_bytes[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t flat_copy[STRATA_PROBE_CURVE_MAX];
 
     /* strata's shared-memory transport, ranks 0 and 1 (strata_comm_send/recv):
      * alpha = one-way time of an 8-byte message; bw = bytes / (one-way time
@@ -241,6 +247,9 @@ typedef struct strata_probe_calib {
     int remote_n;                             /* hand-over between cores, by size */
     double remote_bytes[STRATA_PROBE_CURVE_MAX];
     double remote_bw[STRATA_PROBE_CURVE_MAX];
+    int flat_n; /* hand-over reduced from both slots (the flat path); 0 = not measured */
+    double flat_bytes[STRATA_PROBE_CURVE_MAX];
+    double flat_bw[STRATA_PROBE_CURVE_MAX];
     double tcp_alpha, tcp_bw;
     /* strata send/recv one-way time by message size (s) */
     int shm_n;

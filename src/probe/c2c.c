@@ -187,6 +187,7 @@ typedef struct remote {
     unsigned char *shared[2][HANDOVER_SLOTS], *mine[2];
     double t[2][PROBE_MAX_REPS];
     atomic_bool failed;
+    bool reduce; /* read out as the flat allreduce does (below) */
 } remote_t;
 
 typedef struct remote_side {
@@ -216,19 +217,27 @@ static void *remote_side(void *arg)
         double tw = util_now() - t0;
         if (!phase(x, 2 * (uint64_t)k)) break;
         t0 = util_now();
-        memcpy(x->mine[me], x->shared[other][k % HANDOVER_SLOTS], x->bytes);
+        if (x->reduce) { /* fp32 sum of both staged copies, its own slot too */
+            float *d = (float *)(void *)x->mine[me];
+            const float *a = (const float *)(void *)x->shared[0][k % HANDOVER_SLOTS],
+                        *b = (const float *)(void *)x->shared[1][k % HANDOVER_SLOTS];
+            for (size_t i = 0; i < x->bytes / sizeof(float); i++)
+                d[i] = a[i] + b[i];
+        } else {
+            memcpy(x->mine[me], x->shared[other][k % HANDOVER_SLOTS], x->bytes);
+        }
         x->t[me][k] = tw + util_now() - t0;
         if (!phase(x, 2 * (uint64_t)k + 1)) break;
     }
     return NULL;
 }
 
-static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, strata_probe_stat_t *s,
-                                   strata_error_t *err)
+static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, bool reduce,
+                                   strata_probe_stat_t *s, strata_error_t *err)
 {
     remote_t *x = util_malloc(sizeof(*x));
     if (!x) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
-    *x = (remote_t){.cpu = {a, b}, .rounds = rounds, .bytes = bytes};
+    *x = (remote_t){.cpu = {a, b}, .rounds = rounds, .bytes = bytes, .reduce = reduce};
     atomic_init(&x->arrived, 0);
     atomic_init(&x->failed, false);
     strata_status_t st = STRATA_OK;
@@ -292,9 +301,23 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
          * only adds): small sizes take PROBE_MAX_REPS rounds, still cheap */
         int rounds =
             sizes[i] <= 4096 ? PROBE_MAX_REPS : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
-        st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], rounds, &res->remote_copy[i],
-                         err);
-        probe_tick(x, budget, (double)(i + 1) / n);
+        st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], rounds, false,
+                         &res->remote_copy[i], err);
+        probe_tick(x, budget, (double)(i + 1) / (n + 1));
     }
+    /* The flat allreduce (up to 2 KiB) reduces every staged copy from the
+     * slots, its own too, where the pipeline reads its own part from its
+     * private input: reading a slot the peer is reading at the same time
+     * costs more (a standalone copy of this loop at 1-2 KiB: 4.6-4.9 and
+     * 6.2-6.7 GB/s read out with memcpy, 2.8-3.0 and 4.3-4.4 reduced from
+     * both slots; bench/README.md "probe"). */
+    static const double flat_sizes[] = {256, 1024, STRATA_DIRECT_FLAT_MAX};
+    res->flat_n = 3;
+    for (int i = 0; i < res->flat_n && st == STRATA_OK; i++) {
+        res->flat_bytes[i] = flat_sizes[i];
+        st = remote_size(res->cpus[0], res->cpus[1], (size_t)flat_sizes[i], PROBE_MAX_REPS, true,
+                         &res->flat_copy[i], err);
+    }
+    probe_tick(x, budget, 1);
     return st;
 }

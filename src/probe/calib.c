@@ -50,6 +50,11 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
         c->read_bw[i] = r->read_curve[i].median;
         c->write_bw[i] = r->write_curve[i].n ? r->write_curve[i].median : 0;
     }
+    c->flat_n = r->flat_n;
+    for (int i = 0; i < r->flat_n; i++) {
+        c->flat_bytes[i] = r->flat_bytes[i];
+        c->flat_bw[i] = r->flat_copy[i].median;
+    }
     c->tcp_alpha = r->tcp_alpha.median;
     c->tcp_bw = r->tcp_bw.median;
     c->remote_n = r->remote_n;
@@ -69,6 +74,12 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
 static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_calib_t *c)
 {
     json_t *curve = json_array(), *shm = json_array(), *remote = json_array();
+    json_t *flat = c->flat_n > 0 ? json_array() : NULL;
+    for (int i = 0; i < c->flat_n; i++)
+        json_array_append_new(flat,
+                              json_pack("{s:o,s:o,s:o}", "bytes", util_json_real(c->flat_bytes[i]),
+                                        "handover_Bps", util_json_real(c->flat_bw[i]), "spread",
+                                        util_json_real(r->flat_copy[i].spread)));
     for (int i = 0; i < c->remote_n; i++)
         json_array_append_new(remote, json_pack("{s:o,s:o,s:o}", "bytes",
                                                 util_json_real(c->remote_bytes[i]), "handover_Bps",
@@ -103,6 +114,8 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
     /* optional (files before the wait regime): the futex regime's cost */
     if (doc && c->futex_switch > 0)
         json_object_set_new(doc, "futex_switch_s", util_json_real(c->futex_switch));
+    /* optional (files before it): the flat path's hand-over */
+    if (doc && flat) json_object_set_new(doc, "flat_handover_curve", flat);
     return doc;
 }
 
@@ -198,30 +211,32 @@ static strata_status_t read_curve(util_json_doc_t *d, json_t *m, strata_probe_ca
     return STRATA_OK;
 }
 
-/* "handover_curve": [{"bytes", "copy_Bps"}...], optional (a one-core host has none). */
-static strata_status_t read_remote_curve(util_json_doc_t *d, json_t *m, strata_probe_calib_t *c,
-                                         strata_error_t *err)
+/* An optional hand-over curve [{"bytes", "handover_Bps"}...] under key:
+ * "handover_curve" (a one-core host has none), "flat_handover_curve"
+ * (files before it have none). */
+static strata_status_t read_handover(util_json_doc_t *d, json_t *m, const char *key, double *bytes,
+                                     double *bw, int *n_p, strata_error_t *err)
 {
-    json_t *a = json_object_get(m, "handover_curve"), *p;
+    json_t *a = json_object_get(m, key), *p;
     size_t i;
     strata_status_t st;
     if (!a) return STRATA_OK;
     if (!json_is_array(a) || json_array_size(a) > STRATA_PROBE_CURVE_MAX)
         return util_json_error(d, a, err, STRATA_ERR_PARSE,
-                               "\"handover_curve\" must be an array of at most %d points",
+                               "\"%s\" must be an array of at most %d points", key,
                                STRATA_PROBE_CURVE_MAX);
     json_array_foreach(a, i, p)
     {
         if (!json_is_object(p))
             return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
-        if ((st = num(d, p, "bytes", true, &c->remote_bytes[i], err)) ||
-            (st = num(d, p, "handover_Bps", true, &c->remote_bw[i], err)))
+        if ((st = num(d, p, "bytes", true, &bytes[i], err)) ||
+            (st = num(d, p, "handover_Bps", true, &bw[i], err)))
             return st;
-        if (i > 0 && c->remote_bytes[i] <= c->remote_bytes[i - 1])
+        if (i > 0 && bytes[i] <= bytes[i - 1])
             return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
                                    "curve sizes must increase");
     }
-    c->remote_n = (int)json_array_size(a);
+    *n_p = (int)json_array_size(a);
     return STRATA_OK;
 }
 
@@ -281,7 +296,12 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
             st = num(d, m, "futex_switch_s", true, &c.futex_switch, err);
         if (st == STRATA_OK) st = read_curve(d, m, &c, err);
         if (st == STRATA_OK) st = read_shm_curve(d, m, &c, err);
-        if (st == STRATA_OK) st = read_remote_curve(d, m, &c, err);
+        if (st == STRATA_OK)
+            st = read_handover(d, m, "handover_curve", c.remote_bytes, c.remote_bw, &c.remote_n,
+                               err);
+        if (st == STRATA_OK)
+            st =
+                read_handover(d, m, "flat_handover_curve", c.flat_bytes, c.flat_bw, &c.flat_n, err);
     }
     if (st == STRATA_OK) {
         c.cores = (int)cores;
@@ -398,6 +418,13 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     m.reduce_bw = strata_probe_reduce_bw(c, S);
     double slice = S <= STRATA_DIRECT_FLAT_MAX ? S : fmin(S, CHUNK) / P;
     m.bw_load = strata_probe_remote_bw(c, slice);
+    /* the flat path reduces from the slots, its own too: a byte handed
+     * over and reduced there at the rate measured so (not above the
+     * reduce rate: cost_direct reduces at the slower of the two) */
+    if (S <= STRATA_DIRECT_FLAT_MAX && c->flat_n > 0) {
+        double fr = interp(c->flat_n, c->flat_bytes, c->flat_bw, S);
+        if (fr > 0 && (m.reduce_bw <= 0 || fr < m.reduce_bw)) m.reduce_bw = fr;
+    }
     /* the hand-over curve stores what it loads into a buffer of its size
      * (in cache); the engine stores into the output, a buffer of S (in
      * memory once S leaves the caches, streamed from 16 MiB): the

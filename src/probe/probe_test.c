@@ -200,7 +200,9 @@ static void test_save_load_roundtrip(void **state)
     assert_true(fd >= 0);
     close(fd);
     strata_error_t err = {0};
-    r->write_curve[0] = one(30e9), r->write_curve[1] = one(6e9); /* optional in files */
+    r->write_curve[0] = one(30e9), r->write_curve[1] = one(6e9);     /* optional in files */
+    r->flat_n = 2, r->flat_bytes[0] = 1024, r->flat_bytes[1] = 2048; /* optional too */
+    r->flat_copy[0] = one(2e9), r->flat_copy[1] = one(4e9);
     assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
     strata_probe_calib_t want, got;
     strata_probe_calib_from(r, &want);
@@ -212,6 +214,9 @@ static void test_save_load_roundtrip(void **state)
     NEAR(got.shm_bw, 1e9, RT);
     NEAR(got.per_rank, 2e-6, RT);
     NEAR(got.futex_switch, 5e-6, RT);
+    assert_int_equal(got.flat_n, 2);
+    NEAR(got.flat_bytes[1], 2048, RT);
+    NEAR(got.flat_bw[0], 2e9, RT);
     NEAR(got.mem_copy_all, 16e9, RT);
     assert_int_equal(got.curve_n, 2);
     NEAR(got.copy_bw[1], want.copy_bw[1], RT);
@@ -365,6 +370,25 @@ static void test_predict(void **state)
     NEAR(strata_probe_write_bw(&c, 131072), 15e9, 1e-12);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
          405.7101647e-6, 1e-9);
+    /* 2 KiB at 2 ranks runs flat: α 1 us + its 2048 B read at 80 GB/s
+     * (25.6 ns) + the peer's 2048 B at min(hand-over 8, reduce 20 GB/s)
+     * (256 ns); no store term (output and slice both 2 KiB) = 1.2816 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.2816e-6,
+         1e-12);
+    /* with the flat path's own hand-over (2 GB/s at 1 KiB, 4 at 2 KiB:
+     * both slots reduced) the peer's bytes move at 4 GB/s (512 ns):
+     * 1.5376 us; at 1.5 KiB log(1.5)/log(2) = 0.5849625 of the way: 2 +
+     * 0.5849625 x 2 = 3.169925 GB/s: 1 us + 1536/80e9 s (19.2 ns) +
+     * 1536/3.169925e9 s (484.554 ns) = 1.503754 us; the pipeline
+     * (4 KiB) does not read it */
+    double before = strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 4096);
+    c.flat_n = 2, c.flat_bytes[0] = 1024, c.flat_bytes[1] = 2048;
+    c.flat_bw[0] = 2e9, c.flat_bw[1] = 4e9;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.5376e-6,
+         1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1536), 1.503754e-6,
+         1e-6);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 4096), before, 1e-15);
     char buf[512];
     strata_probe_bottleneck(&c, 4, buf, sizeof(buf));
     assert_non_null(strstr(buf, "the scheduler (ranks outnumber cores)"));

@@ -127,6 +127,10 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
         snprintf(what, sizeof(what), "hand-over at %.0f B", r->remote_bytes[i]);
         st = check_bw(what, &r->remote_copy[i], 0, err);
     }
+    for (int i = 0; i < r->flat_n && st == STRATA_OK; i++) {
+        snprintf(what, sizeof(what), "hand-over reduced at %.0f B", r->flat_bytes[i]);
+        st = check_bw(what, &r->flat_copy[i], 0, err);
+    }
     for (int z = 0; z < r->shm_curve_n && st == STRATA_OK; z++) {
         snprintf(what, sizeof(what), "shm one way at %.0f B", r->shm_curve_bytes[z]);
         st = check_lat(what, &r->shm_oneway[z], err);
@@ -209,6 +213,13 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
         snprintf(name, sizeof(name), "%s", util_fmt_bytes(r->remote_bytes[i], b, sizeof(b)));
         line_stat(out, name, &r->remote_copy[i], 1e-9, "GB/s");
     }
+    if (r->flat_n)
+        fprintf(out, "hand-over read out as the flat allreduce: both slots summed (GB/s)\n");
+    for (int i = 0; i < r->flat_n; i++) {
+        char b[32], name[48];
+        snprintf(name, sizeof(name), "%s, reduced", util_fmt_bytes(r->flat_bytes[i], b, sizeof(b)));
+        line_stat(out, name, &r->flat_copy[i], 1e-9, "GB/s");
+    }
 }
 
 void strata_probe_print(const strata_probe_result_t *r, FILE *out)
@@ -284,7 +295,10 @@ static json_t *memory_json(const strata_probe_result_t *r)
 
 static json_t *c2c_json(const strata_probe_result_t *r)
 {
-    json_t *m = json_array(), *cpus = json_array(), *remote = json_array();
+    json_t *m = json_array(), *cpus = json_array(), *remote = json_array(), *flat = json_array();
+    for (int i = 0; i < r->flat_n; i++)
+        json_array_append_new(flat, json_pack("{s:f,s:o}", "size_B", r->flat_bytes[i],
+                                              "handover_Bps", probe_stat_json(&r->flat_copy[i])));
     for (int i = 0; i < r->remote_n; i++)
         json_array_append_new(remote,
                               json_pack("{s:f,s:o}", "size_B", r->remote_bytes[i], "handover_Bps",
@@ -296,10 +310,10 @@ static json_t *c2c_json(const strata_probe_result_t *r)
         json_array_append_new(m, row);
         json_array_append_new(cpus, json_integer(r->cpus[i]));
     }
-    return json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m, "all_pairs_s",
-                     probe_stat_json(&r->c2c_all), "sockets", r->packages, "within_socket_s",
-                     probe_stat_json(&r->c2c_within), "across_sockets_s",
-                     probe_stat_json(&r->c2c_across), "handover", remote);
+    return json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m,
+                     "all_pairs_s", probe_stat_json(&r->c2c_all), "sockets", r->packages,
+                     "within_socket_s", probe_stat_json(&r->c2c_within), "across_sockets_s",
+                     probe_stat_json(&r->c2c_across), "handover", remote, "handover_flat", flat);
 }
 
 strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *out,
