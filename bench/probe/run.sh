@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Calibrate, then predict against measured, side by side (bench/README.md,
 # "probe"): strata probe --save, then strata bench allreduce at 2 and 4
-# ranks with --model, 8 B to 64 MiB, and the load before and after.
+# ranks with --model, 8 B to 64 MiB, and the load before and after; at 4
+# ranks (more than the cores) also the error in every wait regime.
 # usage: bash bench/probe/run.sh [BUILD_DIR] [--quick]
 set -eu
 build=${1:-build/release}
@@ -10,7 +11,7 @@ S=$build/tools/strata/strata
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "# $(date -u +%FT%TZ) $(uptime)"
-"$S" probe $quick --save "$out/local.json" | grep -E "all pairs|alpha|one way|per rank|^  +[0-9]+ [KM]iB|bottleneck"
+"$S" probe $quick --save "$out/local.json" | grep -E "all pairs|alpha|one way|per rank|switch|futex|^  +[0-9]+ [KM]iB|bottleneck"
 for n in 2 4; do
   echo "# $(uptime)"
   "$S" bench allreduce -P "$n" -b 8 -e 64M -f 2 -w 5 -n 40 -c 0 --model "$out/local.json" \

@@ -155,6 +155,12 @@ typedef struct strata_probe_result {
     int remote_n;
     double remote_bytes[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t remote_copy[STRATA_PROBE_CURVE_MAX];
+    /* the same hand-over read out as the flat allreduce does: each sums
+     * both staged copies (its own slot and the other's) into a private
+     * buffer; bytes / (write + reduce) of the slower, up to 2 KiB */
+    int flat_n;
+    double flat_bytes[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t flat_copy[STRATA_PROBE_CURVE_MAX];
 
     /* strata's shared-memory transport, ranks 0 and 1 (strata_comm_send/recv):
      * alpha = one-way time of an 8-byte message; bw = bytes / (one-way time
@@ -177,6 +183,9 @@ typedef struct strata_probe_result {
 
     /* system costs */
     strata_probe_stat_t proc_switch, futex_wake, page_fault;
+    /* two processes on one cpu handing turns by FUTEX_WAIT/FUTEX_WAKE (a
+     * switch as the runtime's futex regime makes it) */
+    strata_probe_stat_t futex_switch;
 
     /* accelerators: what the optional CUDA path says (never empty) */
     char accel_note[1024];
@@ -206,6 +215,18 @@ STRATA_API void strata_probe_print(const strata_probe_result_t *res, FILE *out);
 STRATA_API strata_status_t strata_probe_write_json(const strata_probe_result_t *res, FILE *out,
                                                    strata_error_t *err);
 
+/* The wait regime of the calibrated model (docs/probe.md, "The wait
+ * regime"): what a rank's wait for a peer costs when that peer must first
+ * be scheduled on a core it shares (ranks outnumber cores). */
+typedef enum strata_probe_wait {
+    STRATA_PROBE_WAIT_AUTO = 0, /* the engine's policy: spin when the ranks fit the cores, else
+                                   yield (sleep on a futex once a yield is slow) */
+    STRATA_PROBE_WAIT_SPIN,     /* no scheduler in a wait (the ranks fit the cores) */
+    STRATA_PROBE_WAIT_YIELD,    /* each core switches to its next rank by sched_yield */
+    STRATA_PROBE_WAIT_FUTEX,    /* ... by a futex wake of a sleeping rank */
+    STRATA_PROBE_WAIT_BARRIER,  /* the per-rank cost the probe's barriers measured */
+} strata_probe_wait_t;
+
 /* What the calibrated model of this host uses (docs/probe.md). */
 typedef struct strata_probe_calib {
     char date[32];
@@ -214,7 +235,8 @@ typedef struct strata_probe_calib {
     double shm_alpha;    /* s, strata send/recv 8 B one way */
     double shm_bw;       /* B/s, strata send/recv streaming */
     double per_rank;     /* s per extra rank per synchronisation beyond the cores */
-    double proc_switch;  /* s */
+    double proc_switch;  /* s, a switch between two processes on one cpu (sched_yield) */
+    double futex_switch; /* s, a switch on one cpu by futex sleep and wake; 0 = not measured */
     double mem_copy_all; /* B/s, all cores of node 0 copying together */
     int curve_n;
     double curve_bytes[STRATA_PROBE_CURVE_MAX];
@@ -225,11 +247,17 @@ typedef struct strata_probe_calib {
     int remote_n;                             /* hand-over between cores, by size */
     double remote_bytes[STRATA_PROBE_CURVE_MAX];
     double remote_bw[STRATA_PROBE_CURVE_MAX];
+    int flat_n; /* hand-over reduced from both slots (the flat path); 0 = not measured */
+    double flat_bytes[STRATA_PROBE_CURVE_MAX];
+    double flat_bw[STRATA_PROBE_CURVE_MAX];
     double tcp_alpha, tcp_bw;
     /* strata send/recv one-way time by message size (s) */
     int shm_n;
     double shm_bytes[STRATA_PROBE_CURVE_MAX];
     double shm_oneway[STRATA_PROBE_CURVE_MAX];
+    /* An input, not a measurement (never saved): how a waiting rank gets
+     * a descheduled peer onto its core when ranks outnumber cores. */
+    strata_probe_wait_t wait;
 } strata_probe_calib_t;
 
 /* The calibration a result gives. */
@@ -275,6 +303,19 @@ STRATA_API void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_
  * charged, nothing per rank beyond the cores. */
 STRATA_API void strata_probe_calib_quick(double alpha_s, double copy_bw, double reduce_bw,
                                          int cores, strata_probe_calib_t *calib_p);
+
+/* "auto", "spin", "yield", "futex", "barrier"; parse returns false on
+ * another name. */
+STRATA_API const char *strata_probe_wait_name(strata_probe_wait_t w);
+STRATA_API bool strata_probe_wait_parse(const char *name, strata_probe_wait_t *w_p);
+/* The regime c->wait names at `size` ranks (AUTO resolved by the engine's
+ * policy), and what one wait costs in it (s): the switches each core makes
+ * to reach its awaited rank, ceil(size / cores) - 1 (the cores switch at
+ * once), times a process switch by sched_yield (yield) or by a futex sleep
+ * and wake (futex); 0 when
+ * spinning; the barrier's per-rank cost times the ranks beyond the cores. */
+STRATA_API strata_probe_wait_t strata_probe_wait_of(const strata_probe_calib_t *c, int size);
+STRATA_API double strata_probe_wait_cost(const strata_probe_calib_t *c, int size);
 
 /* Calibrated prediction (s) of one collective of `bytes` (the nccl-tests
  * size) on `size` local ranks: sched's cost model (strata_coll_cost) on

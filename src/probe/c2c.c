@@ -173,13 +173,21 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
  * buffer (timed: the stores must take the lines back from the peer's
  * cache); once both posted, each copies the other's buffer into a private
  * one (timed); a sample is bytes / the slower thread's write + copy. */
+/* The engine stages into COMM_DEPTH = 3 slots in turn (comm.h,
+ * docs/runtime.md), so a slot is rewritten three calls after the peer read
+ * it, not one: by then a slice of 32-64 KiB has left the peer's L1, and
+ * the stores take the lines back faster (one reused buffer measured 6.5
+ * GB/s at 32-64 KiB, three in turn 10 GB/s; bench/README.md "probe"). */
+#define HANDOVER_SLOTS 3
+
 typedef struct remote {
     _Atomic uint64_t arrived; /* both threads add 1 per phase */
     int cpu[2], rounds;
     size_t bytes;
-    unsigned char *shared[2], *mine[2];
+    unsigned char *shared[2][HANDOVER_SLOTS], *mine[2];
     double t[2][PROBE_MAX_REPS];
     atomic_bool failed;
+    bool reduce; /* read out as the flat allreduce does (below) */
 } remote_t;
 
 typedef struct remote_side {
@@ -205,30 +213,40 @@ static void *remote_side(void *arg)
     memset(x->mine[me], 0, x->bytes); /* own pages, in own cache */
     for (int k = 0; k < x->rounds && !atomic_load(&x->failed); k++) {
         double t0 = util_now();
-        memset(x->shared[me], k + 1, x->bytes);
+        memset(x->shared[me][k % HANDOVER_SLOTS], k + 1, x->bytes);
         double tw = util_now() - t0;
         if (!phase(x, 2 * (uint64_t)k)) break;
         t0 = util_now();
-        memcpy(x->mine[me], x->shared[other], x->bytes);
+        if (x->reduce) { /* fp32 sum of both staged copies, its own slot too */
+            float *d = (float *)(void *)x->mine[me];
+            const float *a = (const float *)(void *)x->shared[0][k % HANDOVER_SLOTS],
+                        *b = (const float *)(void *)x->shared[1][k % HANDOVER_SLOTS];
+            for (size_t i = 0; i < x->bytes / sizeof(float); i++)
+                d[i] = a[i] + b[i];
+        } else {
+            memcpy(x->mine[me], x->shared[other][k % HANDOVER_SLOTS], x->bytes);
+        }
         x->t[me][k] = tw + util_now() - t0;
         if (!phase(x, 2 * (uint64_t)k + 1)) break;
     }
     return NULL;
 }
 
-static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, strata_probe_stat_t *s,
-                                   strata_error_t *err)
+static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, bool reduce,
+                                   strata_probe_stat_t *s, strata_error_t *err)
 {
     remote_t *x = util_malloc(sizeof(*x));
     if (!x) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
-    *x = (remote_t){.cpu = {a, b}, .rounds = rounds, .bytes = bytes};
+    *x = (remote_t){.cpu = {a, b}, .rounds = rounds, .bytes = bytes, .reduce = reduce};
     atomic_init(&x->arrived, 0);
     atomic_init(&x->failed, false);
     strata_status_t st = STRATA_OK;
     for (int i = 0; i < 2; i++) {
-        x->shared[i] = util_malloc(bytes), x->mine[i] = util_malloc(bytes);
-        if (!x->shared[i] || !x->mine[i])
-            st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+        x->mine[i] = util_malloc(bytes);
+        bool ok = x->mine[i] != NULL;
+        for (int j = 0; j < HANDOVER_SLOTS; j++)
+            ok = (x->shared[i][j] = util_malloc(bytes)) && ok;
+        if (!ok) st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     }
     remote_side_t sd[2] = {{x, 0}, {x, 1}};
     pthread_t th[2];
@@ -246,12 +264,16 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, strat
                               "probe: coherence: cpu %d or %d made no progress for %.0f ms", a, b,
                               STALL_S * 1e3);
     double bw[PROBE_MAX_REPS];
-    for (int k = 1; k < rounds && st == STRATA_OK; k++) /* rounds 0 pays first touches */
-        bw[k - 1] = strata_probe_bandwidth((double)bytes,
-                                           x->t[0][k] > x->t[1][k] ? x->t[0][k] : x->t[1][k]);
-    if (st == STRATA_OK) st = strata_probe_stat(bw, (size_t)rounds - 1, s, err);
-    for (int i = 0; i < 2; i++)
-        util_free(x->shared[i]), util_free(x->mine[i]);
+    /* the first round of each slot pays its first touches */
+    for (int k = HANDOVER_SLOTS; k < rounds && st == STRATA_OK; k++)
+        bw[k - HANDOVER_SLOTS] = strata_probe_bandwidth(
+            (double)bytes, x->t[0][k] > x->t[1][k] ? x->t[0][k] : x->t[1][k]);
+    if (st == STRATA_OK) st = strata_probe_stat(bw, (size_t)(rounds - HANDOVER_SLOTS), s, err);
+    for (int i = 0; i < 2; i++) {
+        util_free(x->mine[i]);
+        for (int j = 0; j < HANDOVER_SLOTS; j++)
+            util_free(x->shared[i][j]);
+    }
     util_free(x);
     return st;
 }
@@ -262,9 +284,13 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
     /* from 256 B: the flat allreduce (up to 2 KiB) hands over a few lines,
      * where each line's transfer latency, not a streaming rate, sets the
      * cost; the model reads the curve at the size it hands over */
-    static const double sizes[] = {256,    1024,    4096,    16384,   65536,
-                                   262144, 1048576, 4194304, 16777216};
-    int n = x->opts->quick ? 7 : 9;
+    /* and every slice the pipeline hands over at 2 ranks (half a chunk of
+     * up to 256 KiB), where the rate changes fastest: 32 KiB and 128 KiB
+     * (the curve is read in log(bytes) between its points) */
+    static const double sizes[] = {256,   1024,   2048,   4096,    16384,   32768,
+                                   65536, 131072, 262144, 1048576, 4194304, 16777216};
+    _Static_assert(sizeof(sizes) / sizeof(sizes[0]) <= STRATA_PROBE_CURVE_MAX, "curve points");
+    int n = x->opts->quick ? 10 : 12;
     if (res->cores < 2) return STRATA_OK;
     strata_status_t st = STRATA_OK;
     res->remote_n = n;
@@ -273,10 +299,25 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
         /* a few lines take well under a microsecond a round, and one
          * preempted round moves the median of 16 (the host's other load
          * only adds): small sizes take PROBE_MAX_REPS rounds, still cheap */
-        int rounds = sizes[i] <= 4096 ? PROBE_MAX_REPS : x->opts->quick ? 8 : 16;
-        st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], rounds, &res->remote_copy[i],
-                         err);
-        probe_tick(x, budget, (double)(i + 1) / n);
+        int rounds =
+            sizes[i] <= 4096 ? PROBE_MAX_REPS : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
+        st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], rounds, false,
+                         &res->remote_copy[i], err);
+        probe_tick(x, budget, (double)(i + 1) / (n + 1));
     }
+    /* The flat allreduce (up to 2 KiB) reduces every staged copy from the
+     * slots, its own too, where the pipeline reads its own part from its
+     * private input: reading a slot the peer is reading at the same time
+     * costs more (a standalone copy of this loop at 1-2 KiB: 4.6-4.9 and
+     * 6.2-6.7 GB/s read out with memcpy, 2.8-3.0 and 4.3-4.4 reduced from
+     * both slots; bench/README.md "probe"). */
+    static const double flat_sizes[] = {256, 1024, STRATA_DIRECT_FLAT_MAX};
+    res->flat_n = 3;
+    for (int i = 0; i < res->flat_n && st == STRATA_OK; i++) {
+        res->flat_bytes[i] = flat_sizes[i];
+        st = remote_size(res->cpus[0], res->cpus[1], (size_t)flat_sizes[i], PROBE_MAX_REPS, true,
+                         &res->flat_copy[i], err);
+    }
+    probe_tick(x, budget, 1);
     return st;
 }

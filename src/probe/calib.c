@@ -40,6 +40,7 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     c->per_rank = r->per_rank.n ? r->per_rank.median : 0;
     if (c->per_rank < 0) c->per_rank = 0; /* noise around a zero cost */
     c->proc_switch = r->proc_switch.median;
+    c->futex_switch = r->futex_switch.n ? r->futex_switch.median : 0;
     c->mem_copy_all = r->numa_nodes ? r->numa[0].all[STRATA_PROBE_MEM_COPY].median : 0;
     c->curve_n = r->curve_n;
     for (int i = 0; i < r->curve_n; i++) {
@@ -48,6 +49,11 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
         c->reduce_bw[i] = r->reduce_curve[i].median;
         c->read_bw[i] = r->read_curve[i].median;
         c->write_bw[i] = r->write_curve[i].n ? r->write_curve[i].median : 0;
+    }
+    c->flat_n = r->flat_n;
+    for (int i = 0; i < r->flat_n; i++) {
+        c->flat_bytes[i] = r->flat_bytes[i];
+        c->flat_bw[i] = r->flat_copy[i].median;
     }
     c->tcp_alpha = r->tcp_alpha.median;
     c->tcp_bw = r->tcp_bw.median;
@@ -68,6 +74,12 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
 static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_calib_t *c)
 {
     json_t *curve = json_array(), *shm = json_array(), *remote = json_array();
+    json_t *flat = c->flat_n > 0 ? json_array() : NULL;
+    for (int i = 0; i < c->flat_n; i++)
+        json_array_append_new(flat,
+                              json_pack("{s:o,s:o,s:o}", "bytes", util_json_real(c->flat_bytes[i]),
+                                        "handover_Bps", util_json_real(c->flat_bw[i]), "spread",
+                                        util_json_real(r->flat_copy[i].spread)));
     for (int i = 0; i < c->remote_n; i++)
         json_array_append_new(remote, json_pack("{s:o,s:o,s:o}", "bytes",
                                                 util_json_real(c->remote_bytes[i]), "handover_Bps",
@@ -87,7 +99,7 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
             json_object_set_new(pt, "write_Bps", util_json_real(c->write_bw[i]));
         json_array_append_new(curve, pt);
     }
-    return json_pack(
+    json_t *doc = json_pack(
         "{s:s,s:s,s:i,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "date", c->date, "by",
         "strata probe (docs/probe.md)", "cores", c->cores, "line_latency_s",
         util_json_real(c->line_latency), "shm_alpha_s", util_json_real(c->shm_alpha), "shm_bw_Bps",
@@ -99,6 +111,12 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
                   "shm_alpha", util_json_real(r->shm_alpha.spread), "shm_bw",
                   util_json_real(r->shm_bw.spread), "per_rank",
                   util_json_real(r->per_rank.spread)));
+    /* optional (files before the wait regime): the futex regime's cost */
+    if (doc && c->futex_switch > 0)
+        json_object_set_new(doc, "futex_switch_s", util_json_real(c->futex_switch));
+    /* optional (files before it): the flat path's hand-over */
+    if (doc && flat) json_object_set_new(doc, "flat_handover_curve", flat);
+    return doc;
 }
 
 static json_t *server_json(const strata_probe_result_t *r, const strata_probe_calib_t *c)
@@ -193,30 +211,32 @@ static strata_status_t read_curve(util_json_doc_t *d, json_t *m, strata_probe_ca
     return STRATA_OK;
 }
 
-/* "handover_curve": [{"bytes", "copy_Bps"}...], optional (a one-core host has none). */
-static strata_status_t read_remote_curve(util_json_doc_t *d, json_t *m, strata_probe_calib_t *c,
-                                         strata_error_t *err)
+/* An optional hand-over curve [{"bytes", "handover_Bps"}...] under key:
+ * "handover_curve" (a one-core host has none), "flat_handover_curve"
+ * (files before it have none). */
+static strata_status_t read_handover(util_json_doc_t *d, json_t *m, const char *key, double *bytes,
+                                     double *bw, int *n_p, strata_error_t *err)
 {
-    json_t *a = json_object_get(m, "handover_curve"), *p;
+    json_t *a = json_object_get(m, key), *p;
     size_t i;
     strata_status_t st;
     if (!a) return STRATA_OK;
     if (!json_is_array(a) || json_array_size(a) > STRATA_PROBE_CURVE_MAX)
         return util_json_error(d, a, err, STRATA_ERR_PARSE,
-                               "\"handover_curve\" must be an array of at most %d points",
+                               "\"%s\" must be an array of at most %d points", key,
                                STRATA_PROBE_CURVE_MAX);
     json_array_foreach(a, i, p)
     {
         if (!json_is_object(p))
             return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
-        if ((st = num(d, p, "bytes", true, &c->remote_bytes[i], err)) ||
-            (st = num(d, p, "handover_Bps", true, &c->remote_bw[i], err)))
+        if ((st = num(d, p, "bytes", true, &bytes[i], err)) ||
+            (st = num(d, p, "handover_Bps", true, &bw[i], err)))
             return st;
-        if (i > 0 && c->remote_bytes[i] <= c->remote_bytes[i - 1])
+        if (i > 0 && bytes[i] <= bytes[i - 1])
             return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
                                    "curve sizes must increase");
     }
-    c->remote_n = (int)json_array_size(a);
+    *n_p = (int)json_array_size(a);
     return STRATA_OK;
 }
 
@@ -271,9 +291,17 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
                !(st = num(d, m, "mem_copy_all_Bps", true, &c.mem_copy_all, err)) &&
                !(st = num(d, m, "tcp_alpha_s", false, &c.tcp_alpha, err)) &&
                !(st = num(d, m, "tcp_bw_Bps", false, &c.tcp_bw, err))) {
-        st = read_curve(d, m, &c, err);
+        /* optional (files before the wait regime): 0 = not measured */
+        if (json_object_get(m, "futex_switch_s"))
+            st = num(d, m, "futex_switch_s", true, &c.futex_switch, err);
+        if (st == STRATA_OK) st = read_curve(d, m, &c, err);
         if (st == STRATA_OK) st = read_shm_curve(d, m, &c, err);
-        if (st == STRATA_OK) st = read_remote_curve(d, m, &c, err);
+        if (st == STRATA_OK)
+            st = read_handover(d, m, "handover_curve", c.remote_bytes, c.remote_bw, &c.remote_n,
+                               err);
+        if (st == STRATA_OK)
+            st =
+                read_handover(d, m, "flat_handover_curve", c.flat_bytes, c.flat_bw, &c.flat_n, err);
     }
     if (st == STRATA_OK) {
         c.cores = (int)cores;
@@ -367,8 +395,10 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
                                .servers = 1,
                                .nics = 1,
                                .eta_intra = 1,
-                               .cores = (uint32_t)c->cores,
-                               .lat_oversub = c->per_rank};
+                               .cores = (uint32_t)c->cores};
+    /* sched's oversubscription charges each wait (P - cores) x lat_oversub:
+     * the regime's cost of one wait, spread over the ranks beyond */
+    if (P > c->cores) m.lat_oversub = strata_probe_wait_cost(c, size) / (P - c->cores);
     snprintf(m.intra_kind, sizeof(m.intra_kind), "shm");
     /* a call's first synchronisation: entering a strata call and handing
      * one flag to a peer costs what an 8-byte strata message costs one way
@@ -388,6 +418,13 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     m.reduce_bw = strata_probe_reduce_bw(c, S);
     double slice = S <= STRATA_DIRECT_FLAT_MAX ? S : fmin(S, CHUNK) / P;
     m.bw_load = strata_probe_remote_bw(c, slice);
+    /* the flat path reduces from the slots, its own too: a byte handed
+     * over and reduced there at the rate measured so (not above the
+     * reduce rate: cost_direct reduces at the slower of the two) */
+    if (S <= STRATA_DIRECT_FLAT_MAX && c->flat_n > 0) {
+        double fr = interp(c->flat_n, c->flat_bytes, c->flat_bw, S);
+        if (fr > 0 && (m.reduce_bw <= 0 || fr < m.reduce_bw)) m.reduce_bw = fr;
+    }
     /* the hand-over curve stores what it loads into a buffer of its size
      * (in cache); the engine stores into the output, a buffer of S (in
      * memory once S leaves the caches, streamed from 16 MiB): the
@@ -433,6 +470,61 @@ double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
     return k.time;
 }
 
+/* ==== The wait regime ==== */
+
+/* shm.c's COMM_YIELD_SLOW: a yield that took longer makes the engine's
+ * waits sleep on a futex at once (docs/runtime.md) */
+#define ENGINE_YIELD_SLOW 100e-6
+
+static const char *const wait_names[] = {"auto", "spin", "yield", "futex", "barrier"};
+
+const char *strata_probe_wait_name(strata_probe_wait_t w)
+{
+    return (unsigned)w < sizeof(wait_names) / sizeof(wait_names[0]) ? wait_names[w] : "?";
+}
+
+bool strata_probe_wait_parse(const char *name, strata_probe_wait_t *w_p)
+{
+    for (unsigned i = 0; name && i < sizeof(wait_names) / sizeof(wait_names[0]); i++)
+        if (!strcmp(name, wait_names[i])) {
+            *w_p = (strata_probe_wait_t)i;
+            return true;
+        }
+    return false;
+}
+
+/* The engine's policy (docs/runtime.md, "The shared-memory segment"):
+ * ranks that fit the cores spin; beyond, a waiter whose peer needs its
+ * core yields to it at once, and sleeps on a futex instead once a yield
+ * is slow (the host's other processes hold the core). */
+strata_probe_wait_t strata_probe_wait_of(const strata_probe_calib_t *c, int size)
+{
+    if (c->wait != STRATA_PROBE_WAIT_AUTO) return c->wait;
+    if (size <= c->cores) return STRATA_PROBE_WAIT_SPIN;
+    return c->proc_switch > ENGINE_YIELD_SLOW && c->futex_switch > 0 ? STRATA_PROBE_WAIT_FUTEX
+                                                                     : STRATA_PROBE_WAIT_YIELD;
+}
+
+/* A wait for a rank that shares a core: each core runs its ranks in turn,
+ * so to reach the awaited one it switches ceil(P / cores) - 1 times, the
+ * cores at once. */
+double strata_probe_wait_cost(const strata_probe_calib_t *c, int size)
+{
+    double P = size, cores = c->cores > 0 ? c->cores : 1;
+    if (P <= cores) return 0;
+    double switches = ceil(P / cores) - 1;
+    switch (strata_probe_wait_of(c, size)) {
+    case STRATA_PROBE_WAIT_YIELD:
+        return switches * c->proc_switch;
+    case STRATA_PROBE_WAIT_FUTEX:
+        return switches * c->futex_switch;
+    case STRATA_PROBE_WAIT_BARRIER:
+        return (P - cores) * c->per_rank;
+    default:
+        return 0;
+    }
+}
+
 /* ==== The bottleneck ==== */
 
 const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int P, char *buf, size_t len)
@@ -444,13 +536,13 @@ const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int P, char *
     int n = snprintf(
         buf, len,
         "At %d ranks on %d cores: a small allreduce is bound by %s (%.0f ns a "
-        "cache-line hand-off%s); a 64 MiB one by copying what other cores wrote (%.2f GB/s per "
-        "rank; all cores copying locally together reach %.2f GB/s).",
+        "cache-line hand-off%s%s%s); a 64 MiB one by copying what other cores wrote (%.2f GB/s "
+        "per rank; all cores copying locally together reach %.2f GB/s).",
         P, c->cores,
         P > c->cores ? "the scheduler (ranks outnumber cores)" : "the coherence latency",
-        c->line_latency * 1e9,
-        P > c->cores ? ", plus the measured cost per rank beyond the cores" : "", cp / 1e9,
-        c->mem_copy_all / 1e9);
+        c->line_latency * 1e9, P > c->cores ? ", plus a wait for a rank sharing the core: " : "",
+        P > c->cores ? strata_probe_wait_name(strata_probe_wait_of(c, P)) : "",
+        P > c->cores ? " regime" : "", cp / 1e9, c->mem_copy_all / 1e9);
     if (n > 0 && (size_t)n < len && P > c->cores)
         snprintf(buf + n, len - (size_t)n,
                  " Predicted 8 B allreduce: %.2f us, of which %.2f us "

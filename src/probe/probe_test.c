@@ -138,7 +138,8 @@ static void synthetic(strata_probe_result_t *r)
     r->barrier_fit = one(1e-6), r->barrier_over = one(5e-6), r->per_rank = one(2e-6);
     r->ranks_fit = 2, r->ranks_over = 4;
     r->tcp_alpha = one(10e-6), r->tcp_bw = one(2e9);
-    r->proc_switch = one(1.2e-6), r->futex_wake = one(5e-6), r->page_fault = one(0.5e-6);
+    r->proc_switch = one(1.2e-6), r->futex_wake = one(40e-6), r->page_fault = one(0.5e-6);
+    r->futex_switch = one(5e-6);
 }
 
 static void test_validate(void **state)
@@ -199,7 +200,9 @@ static void test_save_load_roundtrip(void **state)
     assert_true(fd >= 0);
     close(fd);
     strata_error_t err = {0};
-    r->write_curve[0] = one(30e9), r->write_curve[1] = one(6e9); /* optional in files */
+    r->write_curve[0] = one(30e9), r->write_curve[1] = one(6e9);     /* optional in files */
+    r->flat_n = 2, r->flat_bytes[0] = 1024, r->flat_bytes[1] = 2048; /* optional too */
+    r->flat_copy[0] = one(2e9), r->flat_copy[1] = one(4e9);
     assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
     strata_probe_calib_t want, got;
     strata_probe_calib_from(r, &want);
@@ -210,6 +213,10 @@ static void test_save_load_roundtrip(void **state)
     NEAR(got.shm_alpha, 1e-6, RT);
     NEAR(got.shm_bw, 1e9, RT);
     NEAR(got.per_rank, 2e-6, RT);
+    NEAR(got.futex_switch, 5e-6, RT);
+    assert_int_equal(got.flat_n, 2);
+    NEAR(got.flat_bytes[1], 2048, RT);
+    NEAR(got.flat_bw[0], 2e9, RT);
     NEAR(got.mem_copy_all, 16e9, RT);
     assert_int_equal(got.curve_n, 2);
     NEAR(got.copy_bw[1], want.copy_bw[1], RT);
@@ -305,9 +312,38 @@ static void test_predict(void **state)
      * = 1.7 + 52.4288 + 1048.576 + 52.4288 = 1155.1336 us */
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576), 1155.1336e-6,
          1e-9);
-    /* 4 ranks on 2 cores, 8 B: one sync, α 1 us + 2 ranks beyond x 2 us;
-     * data (0.1 ns + 3 x 8 ns) twice (two ranks per core) = 5.0482 us */
+    /* 4 ranks on 2 cores, 8 B: one sync (one wait), data (0.1 ns + 3 x
+     * 8 ns) twice (two ranks per core) = 48.2 ns, and the wait regime:
+     * auto is the engine's policy, yield (switches of 1.2 us, under the
+     * engine's 100 us mark): each core switches once to reach its other
+     * rank, both at once: 1 + 1.2 + 0.0482 = 2.2482 us */
+    assert_int_equal(strata_probe_wait_of(&c, 4), STRATA_PROBE_WAIT_YIELD);
+    assert_int_equal(strata_probe_wait_of(&c, 2), STRATA_PROBE_WAIT_SPIN);
+    NEAR(strata_probe_wait_cost(&c, 4), 1.2e-6, 1e-15);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 2.2482e-6, 1e-9);
+    /* 6 ranks: 2 switches a core, data x 3 (0.1 + 5 x 8 ns = 40.1 ns):
+     * 1 + 2.4 + 0.1203 = 3.5203 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 6, 8), 3.5203e-6, 1e-9);
+    /* futex: a switch by futex of 5 us instead: 1 + 5 + 0.0482 = 6.0482 us; spin:
+     * nothing for the scheduler, 1.0482 us; barrier: the barriers' 2 us
+     * per rank beyond the cores, 2 of them: 1 + 4 + 0.0482 = 5.0482 us */
+    c.wait = STRATA_PROBE_WAIT_FUTEX;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 6.0482e-6, 1e-9);
+    c.wait = STRATA_PROBE_WAIT_SPIN;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 1.0482e-6, 1e-9);
+    c.wait = STRATA_PROBE_WAIT_BARRIER;
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 5.0482e-6, 1e-9);
+    /* auto with slow yields (200 us, over the engine's 100 us mark): the
+     * engine sleeps at once, the futex regime */
+    c.wait = STRATA_PROBE_WAIT_AUTO, c.proc_switch = 200e-6;
+    assert_int_equal(strata_probe_wait_of(&c, 4), STRATA_PROBE_WAIT_FUTEX);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 6.0482e-6, 1e-9);
+    c.proc_switch = 1.2e-6;
+    strata_probe_wait_t w;
+    assert_true(strata_probe_wait_parse("futex", &w));
+    assert_int_equal(w, STRATA_PROBE_WAIT_FUTEX);
+    assert_string_equal(strata_probe_wait_name(STRATA_PROBE_WAIT_BARRIER), "barrier");
+    assert_false(strata_probe_wait_parse("sleep", &w));
     /* ring allreduce of 1 MiB at 2 ranks (cost_ring): 2 steps of a 512 KiB
      * block, α 1 us each, β at the send/recv rate of a 512 KiB message
      * (1 GB/s: 524.288 us each); the reduction (512 KiB at 5 GB/s,
@@ -334,6 +370,25 @@ static void test_predict(void **state)
     NEAR(strata_probe_write_bw(&c, 131072), 15e9, 1e-12);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
          405.7101647e-6, 1e-9);
+    /* 2 KiB at 2 ranks runs flat: α 1 us + its 2048 B read at 80 GB/s
+     * (25.6 ns) + the peer's 2048 B at min(hand-over 8, reduce 20 GB/s)
+     * (256 ns); no store term (output and slice both 2 KiB) = 1.2816 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.2816e-6,
+         1e-12);
+    /* with the flat path's own hand-over (2 GB/s at 1 KiB, 4 at 2 KiB:
+     * both slots reduced) the peer's bytes move at 4 GB/s (512 ns):
+     * 1.5376 us; at 1.5 KiB log(1.5)/log(2) = 0.5849625 of the way: 2 +
+     * 0.5849625 x 2 = 3.169925 GB/s: 1 us + 1536/80e9 s (19.2 ns) +
+     * 1536/3.169925e9 s (484.554 ns) = 1.503754 us; the pipeline
+     * (4 KiB) does not read it */
+    double before = strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 4096);
+    c.flat_n = 2, c.flat_bytes[0] = 1024, c.flat_bytes[1] = 2048;
+    c.flat_bw[0] = 2e9, c.flat_bw[1] = 4e9;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.5376e-6,
+         1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1536), 1.503754e-6,
+         1e-6);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 4096), before, 1e-15);
     char buf[512];
     strata_probe_bottleneck(&c, 4, buf, sizeof(buf));
     assert_non_null(strstr(buf, "the scheduler (ranks outnumber cores)"));

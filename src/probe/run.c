@@ -127,6 +127,10 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
         snprintf(what, sizeof(what), "hand-over at %.0f B", r->remote_bytes[i]);
         st = check_bw(what, &r->remote_copy[i], 0, err);
     }
+    for (int i = 0; i < r->flat_n && st == STRATA_OK; i++) {
+        snprintf(what, sizeof(what), "hand-over reduced at %.0f B", r->flat_bytes[i]);
+        st = check_bw(what, &r->flat_copy[i], 0, err);
+    }
     for (int z = 0; z < r->shm_curve_n && st == STRATA_OK; z++) {
         snprintf(what, sizeof(what), "shm one way at %.0f B", r->shm_curve_bytes[z]);
         st = check_lat(what, &r->shm_oneway[z], err);
@@ -137,6 +141,7 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
     if (st == STRATA_OK) st = check_bw("tcp bandwidth", &r->tcp_bw, 0, err);
     if (st == STRATA_OK) st = check_lat("process switch", &r->proc_switch, err);
     if (st == STRATA_OK) st = check_lat("futex wake", &r->futex_wake, err);
+    if (st == STRATA_OK) st = check_lat("futex switch", &r->futex_switch, err);
     if (st == STRATA_OK) st = check_lat("page fault", &r->page_fault, err);
     if (st == STRATA_OK) st = check_lat("barrier", &r->barrier_fit, err);
     return st;
@@ -208,6 +213,13 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
         snprintf(name, sizeof(name), "%s", util_fmt_bytes(r->remote_bytes[i], b, sizeof(b)));
         line_stat(out, name, &r->remote_copy[i], 1e-9, "GB/s");
     }
+    if (r->flat_n)
+        fprintf(out, "hand-over read out as the flat allreduce: both slots summed (GB/s)\n");
+    for (int i = 0; i < r->flat_n; i++) {
+        char b[32], name[48];
+        snprintf(name, sizeof(name), "%s, reduced", util_fmt_bytes(r->flat_bytes[i], b, sizeof(b)));
+        line_stat(out, name, &r->flat_copy[i], 1e-9, "GB/s");
+    }
 }
 
 void strata_probe_print(const strata_probe_result_t *r, FILE *out)
@@ -238,6 +250,7 @@ void strata_probe_print(const strata_probe_result_t *r, FILE *out)
     line_stat(out, "bandwidth", &r->tcp_bw, 1e-9, "GB/s");
     fprintf(out, "\nsystem costs\n");
     line_stat(out, "process switch (sched_yield)", &r->proc_switch, 1e6, "us");
+    line_stat(out, "process switch (futex, one cpu)", &r->futex_switch, 1e6, "us");
     line_stat(out, "futex wake to running", &r->futex_wake, 1e6, "us");
     line_stat(out, "first-touch page fault", &r->page_fault, 1e6, "us");
     fprintf(out, "\naccelerators: %s\n", r->accel_note);
@@ -282,7 +295,10 @@ static json_t *memory_json(const strata_probe_result_t *r)
 
 static json_t *c2c_json(const strata_probe_result_t *r)
 {
-    json_t *m = json_array(), *cpus = json_array(), *remote = json_array();
+    json_t *m = json_array(), *cpus = json_array(), *remote = json_array(), *flat = json_array();
+    for (int i = 0; i < r->flat_n; i++)
+        json_array_append_new(flat, json_pack("{s:f,s:o}", "size_B", r->flat_bytes[i],
+                                              "handover_Bps", probe_stat_json(&r->flat_copy[i])));
     for (int i = 0; i < r->remote_n; i++)
         json_array_append_new(remote,
                               json_pack("{s:f,s:o}", "size_B", r->remote_bytes[i], "handover_Bps",
@@ -294,10 +310,10 @@ static json_t *c2c_json(const strata_probe_result_t *r)
         json_array_append_new(m, row);
         json_array_append_new(cpus, json_integer(r->cpus[i]));
     }
-    return json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m, "all_pairs_s",
-                     probe_stat_json(&r->c2c_all), "sockets", r->packages, "within_socket_s",
-                     probe_stat_json(&r->c2c_within), "across_sockets_s",
-                     probe_stat_json(&r->c2c_across), "handover", remote);
+    return json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m,
+                     "all_pairs_s", probe_stat_json(&r->c2c_all), "sockets", r->packages,
+                     "within_socket_s", probe_stat_json(&r->c2c_within), "across_sockets_s",
+                     probe_stat_json(&r->c2c_across), "handover", remote, "handover_flat", flat);
 }
 
 strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *out,
@@ -313,15 +329,15 @@ strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *ou
         (json_int_t)r->shm_bw_bytes, "barrier_fit_s", probe_stat_json(&r->barrier_fit),
         "barrier_over_s", probe_stat_json(&r->barrier_over), "per_rank_s",
         probe_stat_json(&r->per_rank), "ranks_fit", r->ranks_fit, "ranks_over", r->ranks_over);
-    json_t *doc =
-        json_pack("{s:i,s:s,s:s,s:s,s:i,s:b,s:f,s:o,s:o,s:o,s:{s:s,s:o,s:o},s:{s:o,s:o,s:o},s:s}",
-                  "schema_version", STRATA_JSON_SCHEMA_VERSION, "date", r->date, "host", r->host,
-                  "cpu_model", r->cpu_model, "cpus", r->cores, "quick", r->quick, "duration_s",
-                  r->seconds, "memory", memory_json(r), "coherence", c2c_json(r), "shm", shm, "tcp",
-                  "target", r->tcp_target, "alpha_s", probe_stat_json(&r->tcp_alpha), "bw_Bps",
-                  probe_stat_json(&r->tcp_bw), "system", "proc_switch_s",
-                  probe_stat_json(&r->proc_switch), "futex_wake_s", probe_stat_json(&r->futex_wake),
-                  "page_fault_s", probe_stat_json(&r->page_fault), "accelerators", r->accel_note);
+    json_t *doc = json_pack(
+        "{s:i,s:s,s:s,s:s,s:i,s:b,s:f,s:o,s:o,s:o,s:{s:s,s:o,s:o},s:{s:o,s:o,s:o,s:o},s:s}",
+        "schema_version", STRATA_JSON_SCHEMA_VERSION, "date", r->date, "host", r->host, "cpu_model",
+        r->cpu_model, "cpus", r->cores, "quick", r->quick, "duration_s", r->seconds, "memory",
+        memory_json(r), "coherence", c2c_json(r), "shm", shm, "tcp", "target", r->tcp_target,
+        "alpha_s", probe_stat_json(&r->tcp_alpha), "bw_Bps", probe_stat_json(&r->tcp_bw), "system",
+        "proc_switch_s", probe_stat_json(&r->proc_switch), "futex_switch_s",
+        probe_stat_json(&r->futex_switch), "futex_wake_s", probe_stat_json(&r->futex_wake),
+        "page_fault_s", probe_stat_json(&r->page_fault), "accelerators", r->accel_note);
     if (!doc) return strata_error_set(err, STRATA_ERR_NOMEM, "probe: cannot build JSON");
     int rc = util_json_dump(doc, out);
     json_decref(doc);

@@ -4,6 +4,11 @@
  *   proc_switch  two processes pinned to one cpu hand a turn back and forth
  *                with sched_yield (the runtime's way to give up a shared
  *                core): a round is two switches; sample = batch / switches.
+ *   futex_switch the same two processes on one cpu, each waiting for its
+ *                turn asleep in FUTEX_WAIT (a shared word, as the
+ *                runtime's bells) and woken by the other's FUTEX_WAKE: the
+ *                switch the runtime's futex regime pays when ranks share a
+ *                core; sample = batch / switches.
  *   futex_wake   two threads on different cpus (one cpu when only one)
  *                wake each other with FUTEX_WAKE, each waiting in
  *                FUTEX_WAIT: time from a wake to the woken thread running,
@@ -63,33 +68,40 @@ static uint64_t rounds_for(double secs, double each)
 /* ==== Process switch ==== */
 
 typedef struct turn {
-    _Atomic uint64_t next; /* even: parent's turn, odd: child's */
+    _Atomic uint32_t next; /* even: parent's turn, odd: child's */
     atomic_bool stop;
+    bool futex; /* wait asleep on `next` (else sched_yield) */
 } turn_t;
 
-static bool take_turns(turn_t *t, uint64_t mine, uint64_t rounds, double end)
+static bool take_turns(turn_t *t, uint32_t mine, uint64_t rounds, double end)
 {
-    for (uint64_t k = 0; k < rounds; k++) {
-        uint64_t want = 2 * k + mine;
+    for (uint32_t k = 0; k < rounds; k++) {
+        uint32_t want = 2 * k + mine, v;
         double t0 = 0;
-        while (atomic_load(&t->next) != want) {
+        while ((v = atomic_load(&t->next)) != want) {
             if (atomic_load(&t->stop) || stalled(&t0, end)) return false;
-            sched_yield();
+            if (t->futex) { /* non-private: the word is shared by two processes */
+                struct timespec ts = {.tv_nsec = 50 * 1000 * 1000};
+                syscall(SYS_futex, (uint32_t *)&t->next, FUTEX_WAIT, v, &ts, NULL, 0);
+            } else {
+                sched_yield();
+            }
         }
         atomic_store(&t->next, want + 1);
+        if (t->futex) syscall(SYS_futex, (uint32_t *)&t->next, FUTEX_WAKE, 1, NULL, NULL, 0);
     }
     return true;
 }
 
-static double switch_sample(void *arg)
+static double turns_sample(const sys_arg_t *a, bool futex)
 {
-    const sys_arg_t *a = arg;
     int cpu = a->cpus[0];
     uint64_t rounds = a->rounds;
     turn_t *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (t == MAP_FAILED) return -1;
     atomic_init(&t->next, 0);
     atomic_init(&t->stop, false);
+    t->futex = futex;
     double end = util_now() + SAMPLE_MAX_S, r = -1;
     pid_t pid = fork();
     if (pid == 0) {
@@ -101,12 +113,23 @@ static double switch_sample(void *arg)
         double t0 = util_now();
         if (take_turns(t, 0, rounds, end)) r = (util_now() - t0) / (2.0 * (double)rounds);
         atomic_store(&t->stop, true);
+        if (futex) syscall(SYS_futex, (uint32_t *)&t->next, FUTEX_WAKE, 1, NULL, NULL, 0);
         int status;
         waitpid(pid, &status, 0);
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) r = -1;
     }
     munmap(t, sizeof(*t));
     return r;
+}
+
+static double switch_sample(void *arg)
+{
+    return turns_sample(arg, false);
+}
+
+static double futex_switch_sample(void *arg)
+{
+    return turns_sample(arg, true);
 }
 
 /* ==== Futex wake ==== */
@@ -216,12 +239,14 @@ strata_status_t probe_sys(probe_ctx_t *x, double budget, strata_error_t *err)
     sys_arg_t a = {.cpus = {res->cpus[0], res->cores > 1 ? res->cpus[1] : res->cpus[0]}};
     cpu_set_t saved;
     sched_getaffinity(0, sizeof(saved), &saved); /* the samples pin this thread */
-    strata_status_t st = sized(switch_sample, &a, budget / 3, &res->proc_switch, err);
-    probe_tick(x, budget, 1.0 / 3);
-    if (st == STRATA_OK) st = sized(futex_sample, &a, budget / 3, &res->futex_wake, err);
-    probe_tick(x, budget, 2.0 / 3);
+    strata_status_t st = sized(switch_sample, &a, budget / 4, &res->proc_switch, err);
+    probe_tick(x, budget, 1.0 / 4);
+    if (st == STRATA_OK) st = sized(futex_switch_sample, &a, budget / 4, &res->futex_switch, err);
+    probe_tick(x, budget, 2.0 / 4);
+    if (st == STRATA_OK) st = sized(futex_sample, &a, budget / 4, &res->futex_wake, err);
+    probe_tick(x, budget, 3.0 / 4);
     sched_setaffinity(0, sizeof(saved), &saved);
-    if (st == STRATA_OK) st = probe_fault(x, budget / 3, err);
+    if (st == STRATA_OK) st = probe_fault(x, budget / 4, err);
     probe_tick(x, budget, 1);
     if (st == STRATA_ERR_SYSTEM)
         strata_error_set(err, st,

@@ -35,6 +35,16 @@ expect 0 "" report "$tmp/local.json" --section bottleneck
 expect 0 "" bench allreduce -P 2 -b 8 -e 64K -f 8 -w 1 -n 3 --model "$tmp/local.json"
 grep -q "^# Model error (calibrated) vs median: " "$tmp/out" || { echo "FAIL: bench prints no error summary"; cat "$tmp/out"; fail=1; }
 grep -q "calibrated by strata probe" "$tmp/out" || { echo "FAIL: bench header"; fail=1; }
+# the wait regime is the model's input: the engine's policy by default
+# (spin while the ranks fit the cores), another by --wait
+grep -q "2 ranks on [0-9]* cores wait" "$tmp/out" || { echo "FAIL: bench names no wait regime"; cat "$tmp/out"; fail=1; }
+grep -q "futex_switch_s" "$tmp/local.json" || { echo "FAIL: no futex switch in the saved file"; fail=1; }
+expect 0 "" bench allreduce -P 2 -b 8 -e 8 -w 1 -n 3 --model "$tmp/local.json" --wait futex
+grep -q "in the futex regime" "$tmp/out" || { echo "FAIL: --wait futex"; cat "$tmp/out"; fail=1; }
+expect 2 "unknown wait regime 'sleep'" bench allreduce -P 2 --model "$tmp/local.json" --wait sleep
+expect 2 "--wait yield prices the calibrated model" bench allreduce -P 2 --wait yield
+jq "del(.measured.futex_switch_s)" "$tmp/local.json" >"$tmp/old.json"
+expect 2 "--wait futex: .*old.json has no futex switch" bench allreduce -P 2 --model "$tmp/old.json" --wait futex
 
 # bad calibration files: exit 2, file:line:col
 printf '{"measured": {"cores": 2,\n  "line_latency_s": -1e-7}}\n' >"$tmp/neg.json"

@@ -59,6 +59,7 @@ typedef struct bench_opts {
     long nsizes;                /* sizes per (type, operator) */
     const char *model_path;     /* --model FILE: the calibrated model of strata probe */
     strata_probe_calib_t calib; /* loaded from it */
+    strata_probe_wait_t wait;   /* --wait: the model's wait regime (docs/probe.md) */
     bool cluster;               /* --model FILE is a cluster without probe figures: */
     strata_coll_machine_t mach; /* its machine */
 } bench_opts_t;
@@ -69,7 +70,7 @@ static void usage(FILE *out)
             "usage: strata bench OP [-P RANKS] [-b 8] [-e 64M] [-f 2 | -i BYTES] [-n 20] [-w 5]\n"
             "                       [-c 1] [-d float|all] [-o sum|all] [-r 0] [-J FILE]\n"
             "                       [--algo auto|shm|ring|recdbl] [--model FILE] [--json]\n"
-            "                       [--join]\n\n"
+            "                       [--wait auto|spin|yield|futex|barrier] [--join]\n\n"
             "OP: allreduce reduce_scatter allgather broadcast reduce alltoall.\n"
             "Launches RANKS local ranks and prints nccl-tests' table with the model's\n"
             "prediction for this host beside the measurement. The flags are nccl-tests':\n\n"
@@ -102,6 +103,11 @@ static void usage(FILE *out)
             "                         quick calibration measured now); a cluster without\n"
             "                         probe figures (file or preset, as strata coll takes):\n"
             "                         sched's cost on its machine (its ranks: the job's)\n"
+            "      --wait W           the model's wait regime when ranks outnumber cores:\n"
+            "                         auto (the engine's policy), spin, yield (a process\n"
+            "                         switch per wait), futex (a switch by futex per wait) or\n"
+            "                         barrier (the probe's barrier cost per rank; default\n"
+            "                         auto)\n"
             "      --join             instead of launching -P ranks, be one rank of a job\n"
             "                         started by mpirun, srun, torchrun or strata run\n"
             "                         (strata_comm_init_env, across hosts too; rank 0 prints)\n"
@@ -347,24 +353,54 @@ typedef struct totals {
     int rows, cap;
     double *abs;
     size_t *size;
+    /* ranks outnumbering cores, calibrated: each row's |error| in every
+     * wait regime (rows x N_REGIMES; NULL otherwise), for the summary */
+    double *regime_abs;
 } totals_t;
+
+/* The regimes the summary compares (docs/probe.md, "The wait regime"). */
+static const strata_probe_wait_t regimes[] = {STRATA_PROBE_WAIT_YIELD, STRATA_PROBE_WAIT_FUTEX,
+                                              STRATA_PROBE_WAIT_BARRIER};
+#define N_REGIMES (sizeof(regimes) / sizeof(regimes[0]))
+
+/* Median of the n values at v[0], v[stride], ... */
+static double median_of(const double *v, int n, size_t stride)
+{
+    double *sorted = malloc((size_t)n * sizeof(double));
+    if (!sorted || n == 0) return free(sorted), 0;
+    for (int i = 0; i < n; i++)
+        sorted[i] = v[(size_t)i * stride];
+    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+    double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    free(sorted);
+    return med;
+}
+
+/* One line: the model's median |error| in each wait regime. */
+static void regime_summary(const bench_opts_t *o, const totals_t *e, int P)
+{
+    if (!e->regime_abs || o->json || e->rows == 0) return;
+    printf("# Model error by wait regime, %d ranks on %d cores (median |err|):", P, o->calib.cores);
+    for (size_t w = 0; w < N_REGIMES; w++) {
+        if (regimes[w] == STRATA_PROBE_WAIT_FUTEX && !(o->calib.futex_switch > 0)) continue;
+        printf(" %s %.0f%%", strata_probe_wait_name(regimes[w]),
+               median_of(e->regime_abs + w, e->rows, N_REGIMES) * 100);
+    }
+    printf("; the column: %s\n", strata_probe_wait_name(strata_probe_wait_of(&o->calib, P)));
+}
 
 static void summary(const bench_opts_t *o, const totals_t *e)
 {
     if (e->rows == 0) return;
-    double *sorted = malloc((size_t)e->rows * sizeof(double)), worst = 0;
-    if (!sorted) return;
+    double worst = 0;
     size_t at = 0;
     int within = 0;
     for (int i = 0; i < e->rows; i++) {
-        sorted[i] = e->abs[i];
         within += e->abs[i] <= 0.20;
         if (e->abs[i] >= worst) worst = e->abs[i], at = e->size[i];
     }
-    qsort(sorted, (size_t)e->rows, sizeof(double), cmp_double);
     int n = e->rows;
-    double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    free(sorted);
+    double med = median_of(e->abs, n, 1);
     if (o->jf)
         fprintf(o->jf,
                 ",\n  \"model_error\": {\"median_abs\": %.3f, \"max_abs\": %.3f, "
@@ -427,11 +463,13 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
                o->model_path, o->mach.nranks, o->mach.intra_kind);
     else if (o->model_path)
         printf("# model: calibrated by strata probe on %s (%s): line hand-off %.3f us, shm "
-               "alpha %.3f us,\n#   beta %.2f GB/s, copy curve one core, %.2f GB/s all cores, "
-               "%.2f us per rank beyond %d cores (docs/probe.md)\n",
+               "alpha %.3f us,\n#   beta %.2f GB/s, copy curve one core, %.2f GB/s all cores; "
+               "%d ranks on %d cores wait\n#   in the %s regime, %.2f us a wait "
+               "(docs/probe.md)\n",
                o->calib.date, o->model_path, o->calib.line_latency * 1e6, o->calib.shm_alpha * 1e6,
-               o->calib.shm_bw / 1e9, o->calib.mem_copy_all / 1e9, o->calib.per_rank * 1e6,
-               o->calib.cores);
+               o->calib.shm_bw / 1e9, o->calib.mem_copy_all / 1e9, P, o->calib.cores,
+               strata_probe_wait_name(strata_probe_wait_of(&o->calib, P)),
+               strata_probe_wait_cost(&o->calib, P) * 1e6);
     else
         printf("# model: alpha %.3f us (flag ping-pong), copy %.2f GB/s, reduce %.2f GB/s (one "
                "core,\n#   measured now); model(us) = sched's cost of the algorithm "
@@ -478,7 +516,7 @@ static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, c
            model * 1e6, model_err(model, row->median) * 100);
 }
 
-static void footer(const bench_opts_t *o, const totals_t *t)
+static void footer(const bench_opts_t *o, const totals_t *t, int P)
 {
     double avg = t->rows ? t->busbw_sum / t->rows : 0;
     if (o->jf)
@@ -487,6 +525,7 @@ static void footer(const bench_opts_t *o, const totals_t *t)
         printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n", t->wrong,
                t->wrong ? "FAILED" : "OK", avg);
     summary(o, t);
+    regime_summary(o, t, P);
     if (o->jf) fprintf(o->jf, "}\n");
     if (!o->json) printf("#\n");
 }
@@ -554,6 +593,12 @@ static strata_status_t run_sizes(strata_comm_t *c, const bench_opts_t *o, bufs_t
         if (t->rows < t->cap) {
             t->abs[t->rows] = fabs(model_err(model, row.median));
             t->size[t->rows] = sz;
+            for (size_t w = 0; t->regime_abs && w < N_REGIMES; w++) {
+                strata_probe_calib_t k = o->calib;
+                k.wait = regimes[w];
+                t->regime_abs[(size_t)t->rows * N_REGIMES + w] =
+                    fabs(model_err(strata_probe_predict(&k, o->coll, algo, P, sz), row.median));
+            }
         }
         if (r == 0)
             print_row(o, P, sz, o->coll == STRATA_COLL_ALLGATHER ? nr : count, &row, model,
@@ -620,6 +665,8 @@ static int bench_rank(void *arg)
     totals_t t = {.cap = (int)o.nsizes * nruns};
     t.abs = malloc((size_t)t.cap * sizeof(double));
     t.size = malloc((size_t)t.cap * sizeof(size_t));
+    if (o.model_path && !o.cluster && P > o.calib.cores)
+        t.regime_abs = malloc((size_t)t.cap * N_REGIMES * sizeof(double));
     double *lap = malloc((size_t)o.iters * sizeof(double));
     strata_comm_model_t m = {0};
     strata_status_t st = b.send && b.recv && lap && t.abs && t.size
@@ -643,17 +690,18 @@ static int bench_rank(void *arg)
     if (st == STRATA_OK && failed[0]) st = STRATA_ERR_IO; /* another rank's; it said why */
     if (st == STRATA_OK && !o.model_path)
         strata_probe_calib_quick(m.alpha_s, m.copy_bw, m.reduce_bw, cpus(), &o.calib);
+    o.calib.wait = o.wait;
     if (r == 0 && st == STRATA_OK) header(&o, P, &m, c);
     if (st == STRATA_OK) st = run_all(c, &o, &b, &m, lap, &t);
     if (st != STRATA_OK && st != STRATA_ERR_IO)
         fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));
     else if (r == 0 && st == STRATA_OK)
-        footer(&o, &t);
+        footer(&o, &t, P);
     if (o.jf && o.jf != stdout && fclose(o.jf) != 0) {
         fprintf(stderr, "strata bench: -J: cannot write '%s'\n", o.jpath);
         st = STRATA_ERR_IO;
     }
-    free(b.send), free(b.recv), free(lap), free(t.abs), free(t.size);
+    free(b.send), free(b.recv), free(lap), free(t.abs), free(t.size), free(t.regime_abs);
     strata_comm_destroy(c);
     return st != STRATA_OK ? 1 : t.wrong ? 1 : 0;
 }
@@ -678,6 +726,7 @@ typedef enum {
     BK_JFILE,
     BK_ALGO,
     BK_MODEL,
+    BK_WAIT,
     BK_JSON,
     BK_JOIN
 } bench_key_t;
@@ -701,6 +750,7 @@ static const struct bench_flag {
     {'J', "output_file", BK_JFILE},
     {0, "algo", BK_ALGO},
     {0, "model", BK_MODEL},
+    {0, "wait", BK_WAIT},
     {0, "json", BK_JSON},
     {0, "join", BK_JOIN},
 };
@@ -803,6 +853,11 @@ static int parse_value(bench_opts_t *o, const struct bench_flag *f, const char *
         return 0;
     case BK_MODEL:
         return parse_model(o, v);
+    case BK_WAIT:
+        if (strata_probe_wait_parse(v, &o->wait)) return 0;
+        return cli_usage_error(
+                   "bench", "%s: unknown wait regime '%s' (auto spin yield futex barrier)", a, v),
+               -1;
     case BK_DTYPE:
         if ((o->all_dt = !strcmp(v, "all")) || !strata_dtype_parse(v, &o->dt)) return 0;
         return cli_usage_error("bench",
@@ -864,6 +919,16 @@ static int check_opts(bench_opts_t *o, bool have_factor, bool have_step)
         return cli_usage_error("bench", "need 1 <= -b <= -e (got %g and %g)", o->minb, o->maxb);
     if (o->json && o->jpath)
         return cli_usage_error("bench", "give --json (stdout) or -J FILE, not both");
+    if (o->wait != STRATA_PROBE_WAIT_AUTO && (!o->model_path || o->cluster))
+        return cli_usage_error("bench",
+                               "--wait %s prices the calibrated model: give --model FILE saved "
+                               "by strata probe --save",
+                               strata_probe_wait_name(o->wait));
+    if (o->wait == STRATA_PROBE_WAIT_FUTEX && !(o->calib.futex_switch > 0))
+        return cli_usage_error("bench",
+                               "--wait futex: %s has no futex switch (\"futex_switch_s\"; saved by "
+                               "an older strata probe)",
+                               o->model_path);
     if ((o->nsizes = count_sizes(o)) > BENCH_SIZES_MAX)
         return cli_usage_error("bench",
                                "-b %.0f -e %.0f with %s %g gives more than %d sizes (raise -i or "
