@@ -324,7 +324,8 @@ static void test_alltoall_bounded_routes(void **state)
  *    blocks of 4 are interchangeable with each other (bits 2-3) but not
  *    with servers: h0 is 0 or 2, 16 classes, 23 simulated.
  * Totals and α-β totals agree with the event-by-event run to rounding
- * (1e-12; xorsym.c states why not bit for bit). On 24 servers (radix 16;
+ * (1e-12; xorsym.c states why exactness is not guaranteed in floating
+ * point; on these clusters they were bit for bit). On 24 servers (radix 16;
  * the job on servers 0-15) the fabric is a partial tree: whatever the
  * proofs find, the totals must agree. With ECMP (a hash of device ids, no
  * symmetry) or ranks not server-major nothing is reused. */

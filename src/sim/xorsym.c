@@ -85,7 +85,6 @@ typedef struct sym {
     uint64_t *hkeys;    /* hash table of buckets: hash | 1, 0 = empty */
     int32_t *hval;      /* bucket head (outer index) */
     size_t hcap;
-    int32_t *outer_idx; /* device -> outer index, -1 */
     /* each device's adjacency row as link keys, sorted */
     int32_t *row_off;
     lkey_t *row;
@@ -124,8 +123,8 @@ static void sym_free(sym_t *y)
 {
     void *p[] = {y->srv_dev, y->pos,      y->kind, y->tier,      y->nic,       y->stage,
                  y->outer,   y->down_off, y->down, y->twin_head, y->twin_rank, y->twin_next,
-                 y->twin_n,  y->hkeys,    y->hval, y->outer_idx, y->row_off,   y->row,
-                 y->img,     y->seen,     y->tmp,  y->krow};
+                 y->twin_n,  y->hkeys,    y->hval, y->row_off,   y->row,       y->img,
+                 y->seen,    y->tmp,      y->krow};
     for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
         util_free(p[i]);
     memset(y, 0, sizeof(*y));
@@ -177,10 +176,8 @@ static int sym_init(sym_t *y, const strata_topo_t *topo)
     y->stage = util_malloc(nd * sizeof(int32_t));
     y->img = util_malloc(nd * sizeof(int32_t));
     y->seen = util_calloc(nd, sizeof(int32_t));
-    y->outer_idx = util_malloc(nd * sizeof(int32_t));
     int32_t *cnt = util_calloc((size_t)y->nsrv, sizeof(int32_t));
-    if (!y->pos || !y->kind || !y->tier || !y->nic || !y->stage || !y->img || !y->seen ||
-        !y->outer_idx || !cnt)
+    if (!y->pos || !y->kind || !y->tier || !y->nic || !y->stage || !y->img || !y->seen || !cnt)
         goto oom;
     for (int32_t d = 0; d < y->ndev; d++) {
         strata_topo_device_t dv = strata_topo_device(topo, d);
@@ -189,7 +186,6 @@ static int sym_init(sym_t *y, const strata_topo_t *topo)
         y->nic[d] = dv.nic;
         y->stage[d] = strata_topo_staging_memory(topo, d);
         y->pos[d] = -1;
-        y->outer_idx[d] = -1;
         if (dv.group >= y->nsrv) goto differ;
         if (dv.group >= 0) cnt[dv.group]++;
     }
@@ -267,7 +263,6 @@ static int sym_init(sym_t *y, const strata_topo_t *topo)
     tot = 0;
     for (int32_t o = 0; o < y->nouter; o++) {
         int32_t x = y->outer[o];
-        y->outer_idx[x] = o;
         y->down_off[o] = (int32_t)tot;
         int32_t nd_x = 0;
         for (int32_t k = y->row_off[x]; k < y->row_off[x + 1]; k++)
