@@ -1101,7 +1101,10 @@ static void cost_bruck(const strata_coll_machine_t *m, strata_coll_t c, double n
     }
 }
 
-/* Pairwise: step k talks to r + k; for k < g, k ranks per server cross. */
+/* Pairwise: step k talks to r + k; for k < g, k ranks per server cross.
+ * With P a power of two step i talks to r XOR i (pairwise.c): for i < g
+ * (g a power of two, ranks server-major) every partner is in the server,
+ * for i >= g every rank of every server crosses. */
 static void cost_pairwise(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
 {
     double P = m->nranks, g = m->per_server;
@@ -1112,6 +1115,12 @@ static void cost_pairwise(const strata_coll_machine_t *m, strata_coll_t c, doubl
     double blk = n / P;
     if (!multi(m)) {
         step(z, m, false, blk, m->bw_intra, P - 1);
+        return;
+    }
+    uint64_t Pi = (uint64_t)P, gi = (uint64_t)g;
+    if ((Pi & (Pi - 1)) == 0 && gi >= 1 && (gi & (gi - 1)) == 0 && (double)gi == g) {
+        step(z, m, false, blk, m->bw_intra, g - 1);
+        step(z, m, true, blk, net_bw(m, g), P - g);
         return;
     }
     /* k = 1 .. g-1: the slowest rank crosses with k others; k >= g: all cross */

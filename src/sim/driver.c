@@ -24,6 +24,7 @@
  * current phase only; ASYNC: every pair of the run).
  */
 #include "sim.h"
+#include "xorsym.h"
 
 #include <math.h>
 #include <string.h>
@@ -707,7 +708,15 @@ static strata_status_t run_barrier(drv_t *v)
     if (v->d->reuse && np > 1 && !sched_classes_enough(job, np)) {
         pcls = util_malloc((size_t)np * sizeof(uint32_t));
         if (!pcls) return oom(v);
-        if (pattern_classes(v, job, np, pcls) != STRATA_OK) {
+        /* the XOR all-to-all's classes from the cluster's symmetry (xorsym.c;
+         * not with a trace, whose replay would name the representative's ranks) */
+        bool sym = false;
+        if (!v->d->trace && (v->rc = sim_xor_classes(job, v->d->st->topo, v->d->routes, np, pcls,
+                                                     &sym, v->err)) != STRATA_OK) {
+            util_free(pcls);
+            return v->rc;
+        }
+        if (!sym && pattern_classes(v, job, np, pcls) != STRATA_OK) {
             util_free(pcls);
             return v->rc;
         }

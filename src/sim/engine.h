@@ -134,6 +134,10 @@ int sim_heap_reserve(sim_heap_t *h, uint32_t max_id);
 void sim_heap_set(sim_heap_t *h, uint32_t id, double key); /* insert or move */
 void sim_heap_remove(sim_heap_t *h, uint32_t id);
 uint32_t sim_heap_pop(sim_heap_t *h);
+/* Remove all entries with key <= limit into out (room for h->n), sorted by
+ * (key, id), when they are at least a sixteenth of the heap; else remove
+ * nothing. Returns how many were removed. */
+uint32_t sim_heap_take(sim_heap_t *h, double limit, sim_hent_t *out);
 static inline double sim_heap_top_key(const sim_heap_t *h)
 {
     return h->ent[0].key;

@@ -86,6 +86,7 @@ struct sim_net {
     UTIL_VEC(uint32_t) comp_flow;
     UTIL_VEC(sim_share_t) shares; /* progressive-filling heap */
     UTIL_VEC(uint32_t) level;     /* resources at the current fill level */
+    UTIL_VEC(sim_hent_t) batch;   /* a batch's events taken from the heap at once */
 
     sim_net_stats_t stats;
     sim_load_fn observer;

@@ -2,7 +2,8 @@
  * engine_test.c — the flow engine against hand-solved cases: fair halves on
  * one link, a three-link max-min example with rates that change as flows
  * finish, a 1:4 oversubscribed uplink, latency, ideal spreading weights, an
- * event heap against sorting, and allocation failure.
+ * event heap against sorting (and a batch taken at once against popping),
+ * and allocation failure.
  */
 #define _GNU_SOURCE
 #include "test.h"
@@ -460,6 +461,45 @@ static void test_heap_order(void **state)
     sim_heap_free(&h);
 }
 
+/* Taking a batch at once (sim_heap_take) gives exactly the (key, id)
+ * sequence popping gives: two heaps filled alike with keys from only 50
+ * values (many ties, broken by id); one is popped, the other has every
+ * key <= 20 taken at once (about 40 % of it), then is popped: the same
+ * ids in the same order. A batch under a sixteenth of the heap (keys <= 0:
+ * about 2 %) is left in place. */
+static void test_heap_take(void **state)
+{
+    (void)state;
+    enum { N = 1000 };
+    sim_heap_t a = {0}, b = {0};
+    sim_hent_t out[N];
+    uint64_t s = 7;
+    assert_int_equal(sim_heap_reserve(&a, N - 1), 0);
+    assert_int_equal(sim_heap_reserve(&b, N - 1), 0);
+    for (uint32_t i = 0; i < N; i++) {
+        s = util_hash_u64(s);
+        double k = (double)(s % 50);
+        sim_heap_set(&a, i, k);
+        sim_heap_set(&b, i, k);
+    }
+    assert_int_equal(sim_heap_take(&b, 0, out), 0);
+    assert_int_equal(b.n, N);
+    uint32_t m = sim_heap_take(&b, 20, out);
+    assert_true(m > N / 16 && m < N);
+    assert_int_equal(b.n, N - m);
+    for (uint32_t k = 0; k < m; k++) {
+        assert_true(out[k].key <= 20);
+        assert_int_equal(out[k].id, sim_heap_pop(&a));
+    }
+    while (a.n) {
+        assert_true(sim_heap_top_key(&a) > 20);
+        assert_int_equal(sim_heap_pop(&b), sim_heap_pop(&a));
+    }
+    assert_int_equal(b.n, 0);
+    sim_heap_free(&a);
+    sim_heap_free(&b);
+}
+
 /* Every allocation failure point of a small run returns an error (or the
  * run completes), never crashes. */
 static void test_oom(void **state)
@@ -488,12 +528,19 @@ static void test_oom(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_flows_half),     cmocka_unit_test(test_three_link_static),
-        cmocka_unit_test(test_three_link_dynamic), cmocka_unit_test(test_oversubscribed_quarter),
-        cmocka_unit_test(test_tie_attribution),    cmocka_unit_test(test_latency),
-        cmocka_unit_test(test_spread_weights),     cmocka_unit_test(test_chain),
-        cmocka_unit_test(test_random_vs_naive),    cmocka_unit_test(test_ideal_fast_path),
-        cmocka_unit_test(test_heap_order),         cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_two_flows_half),
+        cmocka_unit_test(test_three_link_static),
+        cmocka_unit_test(test_three_link_dynamic),
+        cmocka_unit_test(test_oversubscribed_quarter),
+        cmocka_unit_test(test_tie_attribution),
+        cmocka_unit_test(test_latency),
+        cmocka_unit_test(test_spread_weights),
+        cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_random_vs_naive),
+        cmocka_unit_test(test_ideal_fast_path),
+        cmocka_unit_test(test_heap_order),
+        cmocka_unit_test(test_heap_take),
+        cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

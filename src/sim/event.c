@@ -57,6 +57,7 @@ void sim_net_destroy(sim_net_t *net)
     UTIL_VEC_FREE(&net->comp_flow);
     UTIL_VEC_FREE(&net->shares);
     UTIL_VEC_FREE(&net->level);
+    UTIL_VEC_FREE(&net->batch);
     sim_heap_free(&net->heap);
     util_free(net);
 }
@@ -268,19 +269,38 @@ static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
     return 0;
 }
 
-/* Pop and handle every event within the tolerance of the earliest one. */
+static int handle(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
+{
+    return net->flows[id].state == FLOW_WAITING ? activate(net, id) : complete(net, id, done, ctx);
+}
+
+/* Pop and handle every event within the tolerance of the earliest one, in
+ * (time, id) order. A large batch (symmetric flows that start or finish
+ * together) is taken from the heap at once and sorted (sim_heap_take)
+ * rather than popped one by one; events added while it is handled (a
+ * completion's callback starting flows at once) are merged in by the same
+ * order, so the events are handled exactly as popping would. */
 static int run_batch(sim_net_t *net, sim_done_fn done, void *ctx)
 {
     double t = sim_heap_top_key(&net->heap);
     if (!isfinite(t)) return -1; /* a flow with no rate: cannot happen with cap > 0 */
     if (t > net->now) net->now = t;
     double limit = t + SIM_TIME_TOL * fabs(t);
-    while (net->heap.n && sim_heap_top_key(&net->heap) <= limit) {
-        uint32_t id = sim_heap_pop(&net->heap);
-        sim_flow_t *f = &net->flows[id];
-        int rc = f->state == FLOW_WAITING ? activate(net, id) : complete(net, id, done, ctx);
-        if (rc) return -1;
+    if (UTIL_VEC_RESERVE(&net->batch, net->heap.n)) return -1;
+    uint32_t m = sim_heap_take(&net->heap, limit, net->batch.v);
+    for (uint32_t k = 0; k < m;) {
+        sim_hent_t e = net->batch.v[k];
+        if (net->heap.n && sim_heap_top_key(&net->heap) <= limit &&
+            (net->heap.ent[0].key < e.key ||
+             (net->heap.ent[0].key == e.key && net->heap.ent[0].id < e.id))) {
+            if (handle(net, sim_heap_pop(&net->heap), done, ctx)) return -1;
+            continue;
+        }
+        k++;
+        if (handle(net, e.id, done, ctx)) return -1;
     }
+    while (net->heap.n && sim_heap_top_key(&net->heap) <= limit)
+        if (handle(net, sim_heap_pop(&net->heap), done, ctx)) return -1;
     net->stats.batches++;
     return sim_flow_recompute(net);
 }

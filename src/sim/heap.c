@@ -15,6 +15,7 @@
  */
 #include "engine.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define SIM_HEAP_ARITY 4
@@ -118,6 +119,56 @@ uint32_t sim_heap_pop(sim_heap_t *h)
         sift_down(h, 0);
     }
     return id;
+}
+
+static int cmp_hent(const void *pa, const void *pb)
+{
+    const sim_hent_t *a = pa, *b = pb;
+    return less(*a, *b) ? -1 : less(*b, *a) ? 1 : 0;
+}
+
+/* Remove every entry with key <= limit into out (room for h->n entries),
+ * sorted by (key, id): the order sim_heap_pop would give them. The entries
+ * at or below limit form a subtree at the root (a child's key is never
+ * below its parent's), found by a walk that stops at larger keys; the rest
+ * are heaped again bottom-up (Floyd, O(n)). Done only when the batch is at
+ * least a sixteenth of the heap — below that, popping one by one
+ * (O(m log n)) is cheaper — else nothing is removed and 0 returned. */
+uint32_t sim_heap_take(sim_heap_t *h, double limit, sim_hent_t *out)
+{
+    if (h->n == 0 || h->ent[0].key > limit) return 0;
+    /* count by a depth-first walk of that subtree, O(m): its stack holds at
+     * most ARITY - 1 pending siblings per level plus one, and a 4-ary heap
+     * of 2^32 entries has 16 levels */
+    uint32_t stack[4 * 32], sp = 0, m = 0, need = h->n / 16;
+    stack[sp++] = 0;
+    while (sp && m < need) {
+        uint32_t i = stack[--sp];
+        m++;
+        uint32_t c = SIM_HEAP_ARITY * i + 1;
+        for (uint32_t k = c; k < c + SIM_HEAP_ARITY && k < h->n; k++)
+            if (h->ent[k].key <= limit) stack[sp++] = k;
+    }
+    if (m < need || need == 0) return 0;
+    m = 0;
+    uint32_t rest = 0;
+    for (uint32_t i = 0; i < h->n; i++) {
+        sim_hent_t e = h->ent[i];
+        if (e.key <= limit) {
+            out[m++] = e;
+            h->pos[e.id] = UINT32_MAX;
+        } else {
+            h->ent[rest++] = e;
+        }
+    }
+    h->n = rest;
+    for (uint32_t i = 0; i < rest; i++)
+        h->pos[h->ent[i].id] = i;
+    if (rest > 1)
+        for (uint32_t i = (rest - 2) / SIM_HEAP_ARITY + 1; i-- > 0;)
+            sift_down(h, i);
+    qsort(out, m, sizeof(*out), cmp_hent);
+    return m;
 }
 
 void sim_heap_free(sim_heap_t *h)

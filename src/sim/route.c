@@ -627,6 +627,25 @@ strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst, bool 
     return STRATA_OK;
 }
 
+strata_sim_routing_t sim_routes_routing(const sim_routes_t *rt)
+{
+    return rt->routing;
+}
+
+/* Whether the one-leg SPREAD route src -> dst (real devices) is the split
+ * over every one of its equal-cost paths: strata_topo_path_split applies,
+ * or there are at most SIM_SPREAD_PATHS of them (add_leg lists them all).
+ * Only a larger set is sampled by path index, which depends on device
+ * numbering rather than on the graph alone. */
+int sim_routes_exhaustive(sim_routes_t *rt, int32_t src, int32_t dst)
+{
+    double bw, lat;
+    int32_t n =
+        strata_topo_path_split(rt->router, src, dst, rt->schan, rt->sfrac, rt->scap, &bw, &lat);
+    if (n >= 0) return 1;
+    return strata_topo_path_count(rt->router, src, dst) <= SIM_SPREAD_PATHS;
+}
+
 size_t sim_routes_count(const sim_routes_t *rt)
 {
     return rt->n;

@@ -43,6 +43,10 @@ void sim_routes_destroy(sim_routes_t *rt);
 strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst, bool rails,
                                const sim_route_t **route_p, strata_error_t *err);
 size_t sim_routes_count(const sim_routes_t *rt);
+strata_sim_routing_t sim_routes_routing(const sim_routes_t *rt);
+/* 1 when the SPREAD route src -> dst (devices, one leg) splits over all its
+ * equal-cost paths rather than a sample of them, 0 when sampled. */
+int sim_routes_exhaustive(sim_routes_t *rt, int32_t src, int32_t dst);
 /* Times the cache was emptied because it held its limit of routes
  * (8 per endpoint + 4096, or 4 KiB of routes per endpoint + 64 MiB);
  * the count limit can be lowered for tests. */

@@ -11,6 +11,7 @@
  *  - a 1:4 oversubscribed leaf tier gives each crossing flow a quarter;
  *  - ECMP collisions slow exactly the flows the hash put together;
  *  - phase reuse gives the same total, bit for bit, as simulating every phase;
+ *    the XOR all-to-all's symmetry classes give it to rounding (1e-12);
  *  - two collectives sharing a GPU's links each get half;
  *  - the trace is trace-event JSON with every rank's steps;
  *  - bad placements are refused with a clear error.
@@ -307,6 +308,85 @@ static void test_alltoall_bounded_routes(void **state)
     }
     strata_sched_destroy(s);
     strata_topo_destroy(t);
+}
+
+/* The pairwise all-to-all's phases timed once per symmetry class
+ * (xorsym.c) against every phase simulated. The schedule first: with P a
+ * power of two, phase k pairs rank r with r XOR (k+1) (MPICH's order).
+ * Then, on P = 128 ranks of dgx-h100:16 (8 per server, 16 servers), the
+ * classes counted by hand: the 7 phases with i = k+1 < 8 stay inside the
+ * servers and are their own classes; every other phase is (a, b) with a =
+ * i >> 3 the server part, b = i mod 8, timed as (2^h0, b).
+ *  - radix 64 (default): one leaf per rail serves 32 servers, so all 16
+ *    servers are interchangeable, h0 = 0 for every h: 8 classes, 15
+ *    phases simulated;
+ *  - radix 8: a leaf serves 4 servers (bits 0-1 of the server index),
+ *    blocks of 4 are interchangeable with each other (bits 2-3) but not
+ *    with servers: h0 is 0 or 2, 16 classes, 23 simulated.
+ * Totals and α-β totals agree with the event-by-event run to rounding
+ * (1e-12; xorsym.c states why exactness is not guaranteed in floating
+ * point; on these clusters they were bit for bit). On 24 servers (radix 16;
+ * the job on servers 0-15) the fabric is a partial tree: whatever the
+ * proofs find, the totals must agree. With ECMP (a hash of device ids, no
+ * symmetry) or ranks not server-major nothing is reused. */
+static void check_xor_classes(const char *spec, const int32_t *place, strata_sim_routing_t routing,
+                              uint64_t expect_simulated)
+{
+    strata_topo_t *t = NULL;
+    strata_link_catalog_t *cat = NULL;
+    strata_error_t err;
+    if (strata_link_catalog_load(NULL, &cat, &err) != STRATA_OK ||
+        strata_topo_load_spec(spec, cat, &t, &err) != STRATA_OK)
+        fail_msg("%s", err.msg);
+    strata_sched_t *s = make_algo(STRATA_COLL_ALLTOALL, STRATA_ALGO_PAIRWISE, 128, 4096, 1);
+    strata_sim_opts_t o = strata_sim_opts_default();
+    o.routing = routing;
+    strata_sim_result_t a, b;
+    run1(t, s, place, &o, &a);
+    o.no_reuse = true;
+    run1(t, s, place, &o, &b);
+    assert_int_equal(a.phases, 127);
+    assert_int_equal(b.phases_simulated, 127);
+    if (expect_simulated)
+        assert_int_equal(a.phases_simulated, expect_simulated);
+    else
+        assert_true(a.phases_simulated < 127);
+    assert_rel(a.time, b.time, 1e-12);
+    assert_rel(a.time_ab, b.time_ab, 1e-12);
+    for (int c = 0; c < a.nclasses; c++)
+        assert_rel(a.classes[c].bytes, b.classes[c].bytes, 1e-12);
+    strata_sim_result_free(&a);
+    strata_sim_result_free(&b);
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+}
+
+static void test_alltoall_xor_classes(void **state)
+{
+    (void)state;
+    strata_sched_t *s = make_algo(STRATA_COLL_ALLTOALL, STRATA_ALGO_PAIRWISE, 16, 16, 1);
+    strata_step_t st[8];
+    for (uint32_t k = 0; k < 15; k++)
+        for (uint32_t r = 0; r < 16; r++) {
+            uint32_t n = strata_sched_phase_steps(s, r, k, st, 8), sends = 0;
+            for (uint32_t j = 0; j < n; j++)
+                if (st[j].op == STRATA_STEP_SEND || st[j].op == STRATA_STEP_RECV) {
+                    assert_int_equal(st[j].peer, (int32_t)(r ^ (k + 1)));
+                    sends++;
+                }
+            assert_int_equal(sends, 2);
+        }
+    strata_sched_destroy(s);
+    check_xor_classes("dgx-h100:16", NULL, STRATA_SIM_SPREAD, 15);
+    check_xor_classes("dgx-h100:16,radix=8", NULL, STRATA_SIM_SPREAD, 23);
+    check_xor_classes("dgx-h100:24,radix=16", NULL, STRATA_SIM_SPREAD, 0);
+    /* no symmetry to use: every phase simulated, as before */
+    check_xor_classes("dgx-h100:16", NULL, STRATA_SIM_ECMP, 127);
+    int32_t place[128];
+    for (int32_t r = 0; r < 128; r++) /* rank r on server r mod 16 */
+        place[r] = (r % 16) * 8 + r / 16;
+    check_xor_classes("dgx-h100:16", place, STRATA_SIM_SPREAD, 127);
 }
 
 /* Two collectives at once: allreduce over GPUs {0,1} and over GPUs {0,2}
@@ -974,6 +1054,7 @@ int main(void)
         cmocka_unit_test(test_phase_reuse_identical),
         cmocka_unit_test(test_concurrent_collectives),
         cmocka_unit_test(test_alltoall_bounded_routes),
+        cmocka_unit_test(test_alltoall_xor_classes),
         cmocka_unit_test(test_trace),
         cmocka_unit_test(test_innet),
         cmocka_unit_test(test_nvls_requests_dgx_h100),
