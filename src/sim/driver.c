@@ -583,23 +583,42 @@ static void replay_trace(sim_trace_t *tr, const cls_ent_t *c, double t)
  * class: tree, nvlstree, innet, recursive doubling, all-to-all ...) can
  * still repeat itself: a pipeline's steady-state phases move other chunks
  * (other offsets) between the same ranks in the same order. A phase's
- * simulation reads, per agent and step, only the op, peer, `after`, bytes
- * and source buffer (the pull of an NVLS switch), never offsets, and each
- * phase runs on a rewound engine; so two phases whose agents have equal
- * step lists in those fields take bit-identical times. Phases are hashed
- * on those fields and a hit is confirmed by comparing both phases step by
- * step (no reliance on the hash): exact. */
+ * simulation reads, per agent and step, only what the step does to time
+ * (a send, a receive — with or without a reduction, which is free — or a
+ * local step), its peer, `after`, bytes and, for the pull of an NVLS
+ * switch agent, its source buffer; never offsets. Each phase runs on a
+ * rewound engine, so two phases whose agents have equal step lists in
+ * those fields take bit-identical times: a ring's reduce-scatter and
+ * allgather phases are one timing. Phases are hashed on those fields and a
+ * hit is confirmed by comparing both phases step by step (no reliance on
+ * the hash): exact. A trace names each step's op, so a traced run also
+ * keeps receives with and without a reduction apart. */
 
-static uint64_t step_key(const strata_step_t *st)
+typedef struct pkey {
+    bool strict; /* ops compared as they are (a trace shows them) */
+    bool pulls;  /* the source buffer decides a pull (innet, nvlstree) */
+} pkey_t;
+
+static uint8_t step_kind(const pkey_t *k, uint8_t op)
 {
-    uint64_t h = util_hash_u64(((uint64_t)st->op << 56) ^ ((uint64_t)st->src_buf << 48) ^
+    if (k->strict) return op;
+    if (op == STRATA_STEP_RECV_REDUCE) return STRATA_STEP_RECV;
+    if (op == STRATA_STEP_REDUCE) return STRATA_STEP_COPY;
+    return op;
+}
+
+static uint64_t step_key(const pkey_t *k, const strata_step_t *st)
+{
+    uint64_t buf = k->strict || k->pulls ? st->src_buf : 0;
+    uint64_t h = util_hash_u64(((uint64_t)step_kind(k, st->op) << 56) ^ (buf << 48) ^
                                ((uint64_t)(uint32_t)st->peer << 16) ^ st->after);
     return util_hash_u64(h ^ (st->count * (uint64_t)st->nblk));
 }
 
-static bool step_same(const strata_step_t *a, const strata_step_t *b)
+static bool step_same(const pkey_t *k, const strata_step_t *a, const strata_step_t *b)
 {
-    return a->op == b->op && a->src_buf == b->src_buf && a->peer == b->peer &&
+    return step_kind(k, a->op) == step_kind(k, b->op) &&
+           (!(k->strict || k->pulls) || a->src_buf == b->src_buf) && a->peer == b->peer &&
            a->after == b->after && a->count * (uint64_t)a->nblk == b->count * (uint64_t)b->nblk;
 }
 
@@ -618,7 +637,7 @@ static int64_t phase_steps(const sim_job_t *job, uint32_t agent, uint32_t p, str
     return n;
 }
 
-static uint64_t phase_hash(drv_t *v, const sim_job_t *job, uint32_t p, bool *oom_p)
+static uint64_t phase_hash(drv_t *v, const pkey_t *k, const sim_job_t *job, uint32_t p, bool *oom_p)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull;
     for (uint32_t g = 0; g < job->nagents; g++) {
@@ -629,12 +648,13 @@ static uint64_t phase_hash(drv_t *v, const sim_job_t *job, uint32_t p, bool *oom
         }
         h = util_hash_u64(h ^ (uint64_t)n);
         for (int64_t i = 0; i < n; i++)
-            h = util_hash_u64(h ^ step_key(&v->scratch.v[i]));
+            h = util_hash_u64(h ^ step_key(k, &v->scratch.v[i]));
     }
     return h;
 }
 
-static bool phases_same(drv_t *v, const sim_job_t *job, uint32_t p, uint32_t q, bool *oom_p)
+static bool phases_same(drv_t *v, const pkey_t *k, const sim_job_t *job, uint32_t p, uint32_t q,
+                        bool *oom_p)
 {
     for (uint32_t g = 0; g < job->nagents; g++) {
         int64_t n = phase_steps(job, g, p, &v->scratch.v, &v->scratch.cap);
@@ -645,14 +665,18 @@ static bool phases_same(drv_t *v, const sim_job_t *job, uint32_t p, uint32_t q, 
         }
         if (n != m) return false;
         for (int64_t i = 0; i < n; i++)
-            if (!step_same(&v->scratch.v[i], &v->scratch2.v[i])) return false;
+            if (!step_same(k, &v->scratch.v[i], &v->scratch2.v[i])) return false;
     }
     return true;
 }
 
 /* cls[p] for p < np: the first phase with the same pattern. Open hashing
- * on the phase hash; a hit counts only when the phases compare equal. */
-static strata_status_t pattern_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t *cls)
+ * on the phase hash; a hit counts only when the phases compare equal.
+ * With cand (the generator's classes: cand[p] <= p, the first phase of
+ * p's class) only the candidates cand[p] == p are hashed and compared;
+ * the others follow their candidate's class. */
+static strata_status_t pattern_classes(drv_t *v, const pkey_t *k, const sim_job_t *job, uint32_t np,
+                                       const uint32_t *cand, uint32_t *cls)
 {
     size_t cap = 16;
     while (cap < (size_t)np * 2)
@@ -661,11 +685,15 @@ static strata_status_t pattern_classes(drv_t *v, const sim_job_t *job, uint32_t 
     uint32_t *reps = util_calloc(cap, sizeof(uint32_t));
     bool nomem = !keys || !reps;
     for (uint32_t p = 0; p < np && !nomem; p++) {
-        uint64_t h = phase_hash(v, job, p, &nomem) | 1; /* 0 marks an empty slot */
+        if (cand && cand[p] != p) {
+            cls[p] = cls[cand[p]];
+            continue;
+        }
+        uint64_t h = phase_hash(v, k, job, p, &nomem) | 1; /* 0 marks an empty slot */
         size_t i = util_hash_u64(h) & (cap - 1);
         cls[p] = p;
         while (!nomem && keys[i]) {
-            if (keys[i] == h && phases_same(v, job, p, reps[i], &nomem)) {
+            if (keys[i] == h && phases_same(v, k, job, p, reps[i], &nomem)) {
                 cls[p] = reps[i];
                 break;
             }
@@ -681,19 +709,23 @@ static strata_status_t pattern_classes(drv_t *v, const sim_job_t *job, uint32_t 
     return nomem ? oom(v) : STRATA_OK;
 }
 
-/* Whether the schedule's generator names few enough phase classes (at
- * most a quarter of the phases: a ring's two); else the simulator looks
- * for repeats itself. */
-static bool sched_classes_enough(const sim_job_t *job, uint32_t np)
+/* The generator's classes as first phases (cand[p]: the first phase of
+ * p's class), when it names few enough of them (at most a quarter of the
+ * phases: a ring's two); false, else — the simulator then looks for
+ * repeats among all phases itself. */
+static bool sched_classes(const sim_job_t *job, uint32_t np, uint32_t *cand)
 {
-    uint32_t seen[64], nseen = 0;
+    uint32_t seen[64], first[64], nseen = 0;
     for (uint32_t p = 0; p < np; p++) {
         uint32_t c = strata_sched_phase_class(job->s, p), k = 0;
         while (k < nseen && seen[k] != c)
             k++;
-        if (k < nseen) continue;
-        if (nseen == 64 || (nseen + 1) * 4 > np) return false;
-        seen[nseen++] = c;
+        if (k == nseen) {
+            if (nseen == 64 || (nseen + 1) * 4 > np) return false;
+            seen[nseen] = c;
+            first[nseen++] = p;
+        }
+        cand[p] = first[k];
     }
     return true;
 }
@@ -703,11 +735,18 @@ static strata_status_t run_barrier(drv_t *v)
     const sim_job_t *job = &v->d->jobs[0];
     uint32_t np = job->nphases;
     if (v->d->phase_limit && v->d->phase_limit < np) np = v->d->phase_limit;
-    uint32_t *pcls = NULL;
-    if (v->d->reuse && np > 1 && !sched_classes_enough(job, np)) {
+    uint32_t *pcls = NULL, *cand = NULL;
+    if (v->d->reuse && np > 1) {
+        const strata_sched_params_t *sp = strata_sched_params(job->s);
+        pkey_t k = {v->d->trace != NULL,
+                    sp->algo == STRATA_ALGO_INNET || sp->algo == STRATA_ALGO_NVLSTREE};
         pcls = util_malloc((size_t)np * sizeof(uint32_t));
-        if (!pcls) return oom(v);
-        if (pattern_classes(v, job, np, pcls) != STRATA_OK) {
+        cand = util_malloc((size_t)np * sizeof(uint32_t));
+        strata_status_t rc = pcls && cand ? STRATA_OK : oom(v);
+        if (rc == STRATA_OK)
+            rc = pattern_classes(v, &k, job, np, sched_classes(job, np, cand) ? cand : NULL, pcls);
+        util_free(cand);
+        if (rc != STRATA_OK) {
             util_free(pcls);
             return v->rc;
         }
