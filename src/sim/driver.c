@@ -38,7 +38,8 @@ typedef struct sstep {
     uint32_t seq;         /* message sequence number within its (src, dst) pair */
     uint32_t pslot, pgen; /* that pair's slot in the table, valid while pgen matches */
     uint8_t state;
-    uint8_t flows; /* SEND: its flows still delivering (data, read requests) */
+    uint8_t flows;  /* SEND: its flows still delivering (data, read requests) */
+    double t_alone; /* SEND: when it would complete with its links to itself */
     bool crit_set;
     double crit[NCRIT]; /* critical chain to this step's completion (below) */
 } sstep_t;
@@ -274,6 +275,19 @@ static double pull_request_bytes(drv_t *v, const agent_t *a, const strata_step_t
     return (1 - strata_coll_link_efficiency(lk.kind)) * step_bytes(v, a, s);
 }
 
+/* How long a flow of `bytes` along r takes with its links to itself: its
+ * latency, then the bottleneck rate min(cap / w) of its hops, as the
+ * engine's contention-free pass gives it. */
+static double alone_time(drv_t *v, const sim_route_t *r, double bytes)
+{
+    double best = INFINITY;
+    for (uint32_t h = 0; h < r->n; h++) {
+        double x = sim_net_res_cap(v->net, r->hops[h].res) / r->hops[h].w;
+        if (x < best) best = x;
+    }
+    return r->latency + (r->n > 0 && bytes > 0 ? bytes / best : 0);
+}
+
 static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
 {
     agent_t *a = &v->agents[g];
@@ -289,6 +303,7 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
     double req = pull_request_bytes(v, a, s, r), now = sim_net_now(v->net);
     a->steps[i].flows = req > 0 ? 2 : 1;
+    a->steps[i].t_alone = now + alone_time(v, r, step_bytes(v, a, s));
     if (sim_flow_add(v->net, now, r->latency, step_bytes(v, a, s), r->hops, r->n, tag))
         return oom(v);
     if (req <= 0) return STRATA_OK;
@@ -296,6 +311,8 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     if (rc != STRATA_OK) return v->rc = rc;
     if (sim_flow_add(v->net, now, back->latency, req, back->hops, back->n, tag | TAG_REQUESTS))
         return oom(v);
+    double t = now + alone_time(v, back, req);
+    if (t > a->steps[i].t_alone) a->steps[i].t_alone = t;
     return STRATA_OK;
 }
 
@@ -459,6 +476,8 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
     if (--ss->flows > 0) return; /* a pull ends with both its flows */
+    /* slower than alone: its links were shared (sim.h's `slowed`) */
+    if (t - ss->t_start > (ss->t_alone - ss->t_start) * (1 + SIM_SLOWED_TOL)) v->d->slowed = true;
     uint32_t dst = global(v, a, ss->step.peer);
     chain_send(v, a, ss);
     pair_t *p = step_pair(v, ss, g, dst);

@@ -113,7 +113,16 @@ typedef struct sim_drive {
      * latency and waits. Sums to time. */
     double crit[SIM_MAX_TIERS + 1];
     bool have_crit;
+    /* Some send completed later than with its links to itself (by more
+     * than SIM_SLOWED_TOL of its duration). When none did, the
+     * contention-free pass would time every step alike: each step ends
+     * no earlier than alone (a max-min rate never exceeds min cap / w)
+     * and, by induction along any chain of steps, the total lies within
+     * SIM_SLOWED_TOL of it (sim.c then skips that pass). */
+    bool slowed;
 } sim_drive_t;
+
+#define SIM_SLOWED_TOL 1e-9
 
 /* Run all jobs once on st->net (whose statistics accumulate). */
 strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err);
@@ -127,5 +136,7 @@ void sim_set_phase_limit(strata_sim_t *sim, uint32_t n);
  * how many times it was emptied. */
 void sim_set_route_limit(strata_sim_t *sim, size_t n);
 uint64_t sim_route_flushes(const strata_sim_t *sim);
+/* Tests: run the contention-free pass even when no flow was slowed. */
+void sim_set_alone_pass(strata_sim_t *sim, bool always);
 
 #endif
