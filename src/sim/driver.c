@@ -38,8 +38,12 @@ typedef struct sstep {
     uint32_t seq;         /* message sequence number within its (src, dst) pair */
     uint32_t pslot, pgen; /* that pair's slot in the table, valid while pgen matches */
     uint8_t state;
-    uint8_t flows;  /* SEND: its flows still delivering (data, read requests) */
-    double t_alone; /* SEND: when it would complete with its links to itself */
+    uint8_t flows; /* SEND: its flows still delivering (data, read requests) */
+    /* The contention-free run alongside (below): when this step would
+     * start and complete with every flow alone on its path; i_pm is the
+     * latest completion of the agent's steps up to this one, set as the
+     * completed prefix passes it. */
+    double i_start, i_done, i_pm;
     bool crit_set;
     double crit[NCRIT]; /* critical chain to this step's completion (below) */
 } sstep_t;
@@ -55,6 +59,7 @@ typedef struct agent {
     double t0;               /* start of the current phase for this agent */
     double crit0[NCRIT];     /* critical chain to t0 */
     double crit_last[NCRIT]; /* chain of the step that completed last */
+    double i_t0, i_end;      /* contention-free: phase start, latest completion */
 } agent_t;
 
 /* Matching state of one ordered pair (src → dst). A message and its
@@ -64,6 +69,7 @@ typedef struct pend {
     uint32_t seq, step; /* step: receiving step index (waiters) */
     uint32_t next;
     uint8_t arrived; /* 1: message arrived, 0: receive waiting */
+    double i_arr;    /* arrived: when it would have, contention-free */
 } pend_t;
 
 typedef struct pair {
@@ -168,13 +174,14 @@ static pair_t *step_pair(drv_t *v, sstep_t *ss, uint32_t src, uint32_t dst)
 
 /* Find and unlink the pending entry of seq in pair p with the given kind;
  * returns its receiving step index, or UINT32_MAX when absent. */
-static uint32_t pend_take(drv_t *v, pair_t *p, uint32_t seq, uint8_t arrived)
+static uint32_t pend_take(drv_t *v, pair_t *p, uint32_t seq, uint8_t arrived, double *i_arr)
 {
     uint32_t *link = &p->head;
     while (*link != UINT32_MAX) {
         pend_t *e = &v->pends.v[*link];
         if (e->seq == seq && e->arrived == arrived) {
             uint32_t idx = *link, step = e->step;
+            if (i_arr) *i_arr = e->i_arr;
             *link = e->next;
             e->next = v->pend_free;
             v->pend_free = idx;
@@ -186,7 +193,7 @@ static uint32_t pend_take(drv_t *v, pair_t *p, uint32_t seq, uint8_t arrived)
     return UINT32_MAX;
 }
 
-static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t arrived)
+static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t arrived, double i_arr)
 {
     uint32_t idx;
     if (v->pend_free != UINT32_MAX) {
@@ -197,7 +204,7 @@ static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t ar
         if (UTIL_VEC_PUSH(&v->pends, z)) return -1;
         idx = (uint32_t)(v->pends.n - 1);
     }
-    v->pends.v[idx] = (pend_t){seq, step, p->head, arrived};
+    v->pends.v[idx] = (pend_t){seq, step, p->head, arrived, i_arr};
     p->head = idx;
     v->open++;
     return 0;
@@ -217,6 +224,7 @@ static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t ar
 static void chain_reset(agent_t *a)
 {
     a->t_end = a->t0 = 0;
+    a->i_t0 = a->i_end = 0;
     memset(a->crit0, 0, sizeof(a->crit0));
     memset(a->crit_last, 0, sizeof(a->crit_last));
 }
@@ -303,7 +311,7 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
     double req = pull_request_bytes(v, a, s, r), now = sim_net_now(v->net);
     a->steps[i].flows = req > 0 ? 2 : 1;
-    a->steps[i].t_alone = now + alone_time(v, r, step_bytes(v, a, s));
+    a->steps[i].i_done = a->steps[i].i_start + alone_time(v, r, step_bytes(v, a, s));
     if (sim_flow_add(v->net, now, r->latency, step_bytes(v, a, s), r->hops, r->n, tag))
         return oom(v);
     if (req <= 0) return STRATA_OK;
@@ -311,8 +319,8 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     if (rc != STRATA_OK) return v->rc = rc;
     if (sim_flow_add(v->net, now, back->latency, req, back->hops, back->n, tag | TAG_REQUESTS))
         return oom(v);
-    double t = now + alone_time(v, back, req);
-    if (t > a->steps[i].t_alone) a->steps[i].t_alone = t;
+    double t = a->steps[i].i_start + alone_time(v, back, req);
+    if (t > a->steps[i].i_done) a->steps[i].i_done = t;
     return STRATA_OK;
 }
 
@@ -322,15 +330,23 @@ static strata_status_t start_recv(drv_t *v, uint32_t g, uint32_t i)
     sstep_t *ss = &a->steps[i];
     pair_t *p = step_pair(v, ss, global(v, a, ss->step.peer), g);
     if (!p) return oom(v);
-    if (pend_take(v, p, ss->seq, 1) != UINT32_MAX) return finish_now(v, g, i) ? oom(v) : STRATA_OK;
-    return pend_put(v, p, ss->seq, i, 0) ? oom(v) : STRATA_OK;
+    double arr = 0;
+    if (pend_take(v, p, ss->seq, 1, &arr) != UINT32_MAX) {
+        ss->i_done = arr > ss->i_start ? arr : ss->i_start;
+        return finish_now(v, g, i) ? oom(v) : STRATA_OK;
+    }
+    return pend_put(v, p, ss->seq, i, 0, 0) ? oom(v) : STRATA_OK;
 }
 
 static strata_status_t start_step(drv_t *v, uint32_t g, uint32_t i)
 {
-    sstep_t *ss = &v->agents[g].steps[i];
+    agent_t *a = &v->agents[g];
+    sstep_t *ss = &a->steps[i];
     ss->state = ST_STARTED;
     ss->t_start = sim_net_now(v->net);
+    /* contention-free: after its phase start and its first `after` steps */
+    ss->i_start = ss->step.after ? a->steps[ss->step.after - 1].i_pm : a->i_t0;
+    ss->i_done = ss->i_start;
     switch (ss->step.op) {
     case STRATA_STEP_SEND:
         return start_send(v, g, i);
@@ -443,13 +459,18 @@ static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i)
                        now + off};
         sim_trace_add(v->d->trace, &e);
     }
-    while (a->prefix < a->n && a->steps[a->prefix].state == ST_DONE)
-        a->prefix++;
+    if (ss->i_done > a->i_end) a->i_end = ss->i_done;
+    while (a->prefix < a->n && a->steps[a->prefix].state == ST_DONE) {
+        double pm = a->prefix ? a->steps[a->prefix - 1].i_pm : a->i_t0;
+        double d = a->steps[a->prefix].i_done;
+        a->steps[a->prefix++].i_pm = d > pm ? d : pm;
+    }
     a->t_end = now;
     if (a->ndone < a->n) return start_ready(v, g);
     if (v->async) {
         memcpy(a->crit0, a->crit_last, sizeof(a->crit0));
         a->t0 = now;
+        a->i_t0 = a->i_end;
         return next_phase_async(v, g);
     }
     v->agents_done++;
@@ -476,8 +497,6 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
     if (--ss->flows > 0) return; /* a pull ends with both its flows */
-    /* slower than alone: its links were shared (sim.h's `slowed`) */
-    if (t - ss->t_start > (ss->t_alone - ss->t_start) * (1 + SIM_SLOWED_TOL)) v->d->slowed = true;
     uint32_t dst = global(v, a, ss->step.peer);
     chain_send(v, a, ss);
     pair_t *p = step_pair(v, ss, g, dst);
@@ -485,7 +504,7 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
         oom(v);
         return;
     }
-    uint32_t waiter = pend_take(v, p, ss->seq, 0);
+    uint32_t waiter = pend_take(v, p, ss->seq, 0, NULL);
     if (finish_now(v, g, i)) {
         oom(v);
         return;
@@ -494,8 +513,9 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
         sstep_t *rs = &v->agents[dst].steps[waiter];
         memcpy(rs->crit, ss->crit, sizeof(rs->crit)); /* the message decided it */
         rs->crit_set = true;
+        if (ss->i_done > rs->i_done) rs->i_done = ss->i_done;
         if (finish_now(v, dst, waiter)) oom(v);
-    } else if (pend_put(v, p, ss->seq, 0, 1)) {
+    } else if (pend_put(v, p, ss->seq, 0, 1, ss->i_done)) {
         oom(v);
     }
     drain(v);
@@ -533,7 +553,7 @@ static strata_status_t check_all_done(drv_t *v, const char *where)
 }
 
 /* One phase of the (single) job from a rewound engine; *dur_p its length. */
-static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p)
+static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p, double *alone_p)
 {
     if (sim_net_rewind(v->net)) return fail(v, STRATA_ERR_INTERNAL, "engine busy at phase start");
     pairs_clear(v);
@@ -551,10 +571,13 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p)
     char where[48];
     snprintf(where, sizeof(where), "phase %u", p);
     if (check_all_done(v, where) != STRATA_OK) return v->rc;
-    double dur = 0;
-    for (uint32_t g = 0; g < v->nagents; g++)
+    double dur = 0, alone = 0;
+    for (uint32_t g = 0; g < v->nagents; g++) {
         if (v->agents[g].t_end > dur) dur = v->agents[g].t_end;
+        if (v->agents[g].i_end > alone) alone = v->agents[g].i_end;
+    }
     *dur_p = dur;
+    *alone_p = alone;
     return STRATA_OK;
 }
 
@@ -573,7 +596,7 @@ typedef struct cls_ent {
     uint32_t cls;
     uint32_t count;
     bool timed;
-    double dur;
+    double dur, alone;     /* its duration, shared and contention-free */
     double t_first;        /* start of the phase that was timed */
     size_t ev_first, ev_n; /* its recorded trace items (absolute times) */
 } cls_ent_t;
@@ -777,11 +800,11 @@ static strata_status_t run_barrier(drv_t *v)
         cls_ent_t *e = cls_find(cls.v, cls.n, c);
         if (e)
             e->count++;
-        else if (UTIL_VEC_PUSH(&cls, ((cls_ent_t){c, 1, false, 0, 0, 0, 0})))
+        else if (UTIL_VEC_PUSH(&cls, ((cls_ent_t){c, 1, false, 0, 0, 0, 0, 0})))
             goto nomem;
     }
     sim_trace_t *tr = v->d->trace;
-    double total = 0;
+    double total = 0, total_alone = 0;
     for (uint32_t p = 0; p < np && v->rc == STRATA_OK; p++) {
         cls_ent_t *e = cls_find(cls.v, cls.n, PHASE_CLASS(p));
         v->d->phases++;
@@ -789,29 +812,33 @@ static strata_status_t run_barrier(drv_t *v)
         if (v->d->reuse && e->timed) {
             if (tr) replay_trace(tr, e, total);
             total += e->dur;
+            total_alone += e->alone;
             continue;
         }
         sim_net_set_weight(v->net, v->d->reuse ? e->count : 1);
         size_t first = tr ? tr->ev.n : 0;
         if (tr) tr->offset = total;
-        double dur = 0;
-        if (run_phase(v, p, &dur) != STRATA_OK) break;
+        double dur = 0, alone = 0;
+        if (run_phase(v, p, &dur, &alone) != STRATA_OK) break;
         v->d->phases_simulated++;
         add_crit(v, v->d->reuse ? e->count : 1);
         if (!e->timed) {
             e->timed = true;
             e->dur = dur;
+            e->alone = alone;
             e->t_first = total;
             e->ev_first = first;
             e->ev_n = tr ? tr->ev.n - first : 0;
         }
         total += dur;
+        total_alone += alone;
     }
 #undef PHASE_CLASS
     UTIL_VEC_FREE(&cls);
     util_free(pcls);
     sim_net_set_weight(v->net, 1);
     v->d->time = total;
+    v->d->time_alone = total_alone;
     if (v->d->job_end) v->d->job_end[0] = total;
     v->d->have_crit = true;
     return v->rc;
@@ -836,6 +863,7 @@ static strata_status_t run_async(drv_t *v)
     for (uint32_t g = 0; g < v->nagents; g++) {
         agent_t *a = &v->agents[g];
         if (a->t_end > end) end = a->t_end;
+        if (a->i_end > v->d->time_alone) v->d->time_alone = a->i_end;
         if (v->d->job_end && a->t_end > v->d->job_end[a->job]) v->d->job_end[a->job] = a->t_end;
     }
     v->d->time = end;

@@ -2,16 +2,16 @@
  * sim.c — the public simulator API: create a simulator on a topology, add
  * collectives, run, read and print the result.
  *
- * A run makes up to three passes of the driver over the same engine:
+ * A run makes one or two passes of the driver over the same engine:
  *  1. the simulation proper (statistics: time, bytes per channel, which
  *     class bounded each flow);
  *  2. with --trace only: the same run again with the busiest channels of
  *     pass 1 observed, recording every step and their loads (the engine is
  *     deterministic, so pass 2 retraces pass 1 exactly);
- *  3. the α-β prediction: the same run with sharing switched off — not
- *     run when no flow of pass 1 ran slower than alone (its time then is
- *     pass 1's, sim.h's `slowed`).
- * Passes 2 and 3 cost what pass 1 costs; with phase reuse all are cheap.
+ * The α-β prediction (every flow alone on its path) is timed alongside
+ * pass 1 (driver.c); a third pass with sharing switched off, the engine's
+ * ideal mode, is made only for tests that compare the two.
+ * Pass 2 costs what pass 1 costs; with phase reuse both are cheap.
  */
 #include "sim.h"
 
@@ -437,15 +437,14 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     res->wall = util_now() - t0;
     describe(sim, res);
     if (sim->opts.trace_path && (rc = trace_pass(sim, res, err)) != STRATA_OK) goto fail;
-    /* no flow slowed by sharing: the contention-free pass would give the
-     * same time (within SIM_SLOWED_TOL, sim.h), so it is not run */
+    /* the contention-free time comes with pass 1 (driver.c); tests can
+     * still run the engine's ideal mode to compare */
+    res->time_ab = d.time_alone;
     sim_drive_t ab;
-    if (!d.slowed && !sim->alone_pass)
-        res->time_ab = d.time;
-    else if ((rc = drive(sim, NULL, true, false, &ab, NULL, err)) != STRATA_OK)
-        goto fail;
-    else
+    if (sim->alone_pass) {
+        if ((rc = drive(sim, NULL, true, false, &ab, NULL, err)) != STRATA_OK) goto fail;
         res->time_ab = ab.time;
+    }
     res->time_model = model_time(sim, &res->model_caveat);
     if (res->nlinks > sim->opts.top_links) res->nlinks = sim->opts.top_links;
     return STRATA_OK;

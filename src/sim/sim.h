@@ -113,16 +113,12 @@ typedef struct sim_drive {
      * latency and waits. Sums to time. */
     double crit[SIM_MAX_TIERS + 1];
     bool have_crit;
-    /* Some send completed later than with its links to itself (by more
-     * than SIM_SLOWED_TOL of its duration). When none did, the
-     * contention-free pass would time every step alike: each step ends
-     * no earlier than alone (a max-min rate never exceeds min cap / w)
-     * and, by induction along any chain of steps, the total lies within
-     * SIM_SLOWED_TOL of it (sim.c then skips that pass). */
-    bool slowed;
+    /* The contention-free time, computed alongside: every step timed
+     * with each of its flows alone on its path (latency + bytes /
+     * min(cap / w)), under the same ordering rules — what the engine's
+     * ideal mode gives, without a second run (sim.c). */
+    double time_alone;
 } sim_drive_t;
-
-#define SIM_SLOWED_TOL 1e-9
 
 /* Run all jobs once on st->net (whose statistics accumulate). */
 strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err);
@@ -136,7 +132,8 @@ void sim_set_phase_limit(strata_sim_t *sim, uint32_t n);
  * how many times it was emptied. */
 void sim_set_route_limit(strata_sim_t *sim, size_t n);
 uint64_t sim_route_flushes(const strata_sim_t *sim);
-/* Tests: run the contention-free pass even when no flow was slowed. */
+/* Tests: time the contention-free run with the engine's ideal mode (a
+ * second run) instead of alongside the first. */
 void sim_set_alone_pass(strata_sim_t *sim, bool always);
 
 #endif

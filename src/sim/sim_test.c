@@ -88,6 +88,25 @@ static void run1(const strata_topo_t *t, const strata_sched_t *s, const int32_t 
     strata_sim_destroy(sim);
 }
 
+/* The contention-free time as the engine's ideal mode gives it, in a
+ * second run (sim_set_alone_pass), to compare with the one timed
+ * alongside the shared run. */
+static double alone_pass_time(const strata_topo_t *t, const strata_sched_t *s, const int32_t *ranks,
+                              const strata_sim_opts_t *o)
+{
+    strata_sim_t *sim = NULL;
+    strata_error_t err;
+    strata_sim_result_t r;
+    assert_int_equal(strata_sim_create(t, o, &sim, &err), STRATA_OK);
+    if (strata_sim_add(sim, s, ranks, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    sim_set_alone_pass(sim, true);
+    if (strata_sim_run(sim, &r, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    strata_sim_destroy(sim);
+    double ab = r.time_ab;
+    strata_sim_result_free(&r);
+    return ab;
+}
+
 /* Ring allreduce of 64 MiB on 8 GPUs behind one switch, 10 GB/s and 1 µs
  * per link. Every phase each rank sends S/P = 8 MiB over 2 hops on links
  * nobody else uses: α-β per phase = 2 × 1 µs + 8388608 / 1e10 s =
@@ -248,6 +267,10 @@ static void check_reuse_identical(const strata_topo_t *t, const strata_sched_t *
         assert_true(a.phases_simulated < a.phases);
         assert_true(a.time == b.time); /* bit-identical */
         assert_true(a.time_ab == b.time_ab);
+        /* contended (ECMP, oversubscribed): the contention-free time is
+         * shorter, and the one timed alongside is the ideal mode's */
+        assert_true(a.time_ab < a.time);
+        assert_rel(a.time_ab, alone_pass_time(t, s, place, &o), 1e-12);
         for (int c = 0; c < a.nclasses; c++) {
             assert_rel(a.classes[c].bytes, b.classes[c].bytes, 1e-12);
             assert_near(a.classes[c].bound_share, b.classes[c].bound_share, 1e-12);
@@ -334,6 +357,16 @@ static void test_concurrent_collectives(void **state)
     assert_int_equal(strata_sim_run(sim, &r, &err), STRATA_OK);
     assert_rel(r.time, 2 * 4194304 / 5e9, 1e-9);
     assert_rel(r.time_ab, 2 * 4194304 / 10e9, 1e-9); /* α-β ignores the sharing */
+    strata_sim_destroy(sim);
+    sim = NULL;
+    assert_int_equal(strata_sim_create(t, &o, &sim, &err), STRATA_OK);
+    assert_int_equal(strata_sim_add(sim, s, tp, &err), STRATA_OK);
+    assert_int_equal(strata_sim_add(sim, s, dp, &err), STRATA_OK);
+    sim_set_alone_pass(sim, true); /* async: the engine's ideal mode agrees */
+    strata_sim_result_t r2;
+    assert_int_equal(strata_sim_run(sim, &r2, &err), STRATA_OK);
+    assert_rel(r2.time_ab, r.time_ab, 1e-12);
+    strata_sim_result_free(&r2);
     strata_sim_result_free(&r);
     strata_sim_destroy(sim);
     strata_sched_destroy(s);
@@ -775,8 +808,6 @@ static void test_ring_rails_every_hop(void **state)
  * `group` per server, 0: one), with the chunk count sched's model chooses
  * (as `strata sim` runs it), and check the simulated time against the
  * model's within tol. Returns the simulated time. */
-static int alone_reused; /* runs whose contention-free time was the shared run's */
-
 static double model_vs_sim_coll(const char *spec, strata_coll_t coll, strata_algo_t a, uint32_t P,
                                 uint32_t group, double tol)
 {
@@ -800,25 +831,15 @@ static double model_vs_sim_coll(const char *spec, strata_coll_t coll, strata_alg
     strata_sched_t *s = NULL;
     assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
     strata_sim_opts_t o = strata_sim_opts_default();
-    strata_sim_result_t r, r2;
+    strata_sim_result_t r;
     run1(t, s, NULL, &o, &r);
     assert_rel(r.time_model, c.alpha + c.beta, 1e-12);
     assert_rel(r.time, c.alpha + c.beta, tol);
-    /* the contention-free time: taken from the shared run when no send
-     * was slowed (then equal to it bit for bit), else its own pass; both
-     * within SIM_SLOWED_TOL of that pass forced */
-    strata_sim_t *sim = NULL;
-    assert_int_equal(strata_sim_create(t, &o, &sim, &err), STRATA_OK);
-    assert_int_equal(strata_sim_add(sim, s, NULL, &err), STRATA_OK);
-    sim_set_alone_pass(sim, true);
-    assert_int_equal(strata_sim_run(sim, &r2, &err), STRATA_OK);
-    strata_sim_destroy(sim);
-    assert_true(r2.time == r.time);
-    assert_rel(r.time_ab, r2.time_ab, SIM_SLOWED_TOL);
-    if (r.time_ab == r.time) alone_reused++;
+    /* the contention-free time, timed alongside the shared run, against
+     * the engine's ideal mode run on its own */
+    assert_rel(r.time_ab, alone_pass_time(t, s, NULL, &o), 1e-12);
     double time = r.time;
     strata_sim_result_free(&r);
-    strata_sim_result_free(&r2);
     strata_sched_destroy(s);
     strata_topo_destroy(t);
     strata_link_catalog_destroy(cat);
@@ -851,12 +872,8 @@ static void test_every_algorithm_matches_model(void **state)
         {STRATA_COLL_ALLTOALL, STRATA_ALGO_PAIRWISE, 0},
         {STRATA_COLL_ALLTOALL, STRATA_ALGO_BRUCK, 0},
     };
-    alone_reused = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         model_vs_sim_coll("dgx-h100:2", cases[i].coll, cases[i].algo, 16, cases[i].group, 0.01);
-    /* at least the ring shares no link (time = model): its contention-free
-     * time came from the shared run, not from a second pass */
-    assert_true(alone_reused >= 1);
 }
 
 /* The pipelined algorithms over servers on dgx-h100:2: the model's
