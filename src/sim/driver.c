@@ -40,6 +40,11 @@ typedef struct sstep {
     uint32_t pslot, pgen; /* that pair's slot in the table, valid while pgen matches */
     uint8_t state;
     uint8_t flows; /* SEND: its flows still delivering (data, read requests) */
+    /* The contention-free run alongside (below): when this step would
+     * start and complete with every flow alone on its path; i_pm is the
+     * latest completion of the agent's steps up to this one, set as the
+     * completed prefix passes it. */
+    double i_start, i_done, i_pm;
     bool crit_set;
     double crit[NCRIT]; /* critical chain to this step's completion (below) */
 } sstep_t;
@@ -55,6 +60,7 @@ typedef struct agent {
     double t0;               /* start of the current phase for this agent */
     double crit0[NCRIT];     /* critical chain to t0 */
     double crit_last[NCRIT]; /* chain of the step that completed last */
+    double i_t0, i_end;      /* contention-free: phase start, latest completion */
 } agent_t;
 
 /* Matching state of one ordered pair (src → dst). A message and its
@@ -64,6 +70,7 @@ typedef struct pend {
     uint32_t seq, step; /* step: receiving step index (waiters) */
     uint32_t next;
     uint8_t arrived; /* 1: message arrived, 0: receive waiting */
+    double i_arr;    /* arrived: when it would have, contention-free */
 } pend_t;
 
 typedef struct pair {
@@ -168,13 +175,14 @@ static pair_t *step_pair(drv_t *v, sstep_t *ss, uint32_t src, uint32_t dst)
 
 /* Find and unlink the pending entry of seq in pair p with the given kind;
  * returns its receiving step index, or UINT32_MAX when absent. */
-static uint32_t pend_take(drv_t *v, pair_t *p, uint32_t seq, uint8_t arrived)
+static uint32_t pend_take(drv_t *v, pair_t *p, uint32_t seq, uint8_t arrived, double *i_arr)
 {
     uint32_t *link = &p->head;
     while (*link != UINT32_MAX) {
         pend_t *e = &v->pends.v[*link];
         if (e->seq == seq && e->arrived == arrived) {
             uint32_t idx = *link, step = e->step;
+            if (i_arr) *i_arr = e->i_arr;
             *link = e->next;
             e->next = v->pend_free;
             v->pend_free = idx;
@@ -186,7 +194,7 @@ static uint32_t pend_take(drv_t *v, pair_t *p, uint32_t seq, uint8_t arrived)
     return UINT32_MAX;
 }
 
-static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t arrived)
+static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t arrived, double i_arr)
 {
     uint32_t idx;
     if (v->pend_free != UINT32_MAX) {
@@ -197,7 +205,7 @@ static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t ar
         if (UTIL_VEC_PUSH(&v->pends, z)) return -1;
         idx = (uint32_t)(v->pends.n - 1);
     }
-    v->pends.v[idx] = (pend_t){seq, step, p->head, arrived};
+    v->pends.v[idx] = (pend_t){seq, step, p->head, arrived, i_arr};
     p->head = idx;
     v->open++;
     return 0;
@@ -217,6 +225,7 @@ static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t ar
 static void chain_reset(agent_t *a)
 {
     a->t_end = a->t0 = 0;
+    a->i_t0 = a->i_end = 0;
     memset(a->crit0, 0, sizeof(a->crit0));
     memset(a->crit_last, 0, sizeof(a->crit_last));
 }
@@ -275,6 +284,19 @@ static double pull_request_bytes(drv_t *v, const agent_t *a, const strata_step_t
     return (1 - strata_coll_link_efficiency(lk.kind)) * step_bytes(v, a, s);
 }
 
+/* How long a flow of `bytes` along r takes with its links to itself: its
+ * latency, then the bottleneck rate min(cap / w) of its hops, as the
+ * engine's contention-free pass gives it. */
+static double alone_time(drv_t *v, const sim_route_t *r, double bytes)
+{
+    double best = INFINITY;
+    for (uint32_t h = 0; h < r->n; h++) {
+        double x = sim_net_res_cap(v->net, r->hops[h].res) / r->hops[h].w;
+        if (x < best) best = x;
+    }
+    return r->latency + (r->n > 0 && bytes > 0 ? bytes / best : 0);
+}
+
 static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
 {
     agent_t *a = &v->agents[g];
@@ -290,6 +312,7 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
     double req = pull_request_bytes(v, a, s, r), now = sim_net_now(v->net);
     a->steps[i].flows = req > 0 ? 2 : 1;
+    a->steps[i].i_done = a->steps[i].i_start + alone_time(v, r, step_bytes(v, a, s));
     if (sim_flow_add(v->net, now, r->latency, step_bytes(v, a, s), r->hops, r->n, tag))
         return oom(v);
     if (req <= 0) return STRATA_OK;
@@ -297,6 +320,8 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     if (rc != STRATA_OK) return v->rc = rc;
     if (sim_flow_add(v->net, now, back->latency, req, back->hops, back->n, tag | TAG_REQUESTS))
         return oom(v);
+    double t = a->steps[i].i_start + alone_time(v, back, req);
+    if (t > a->steps[i].i_done) a->steps[i].i_done = t;
     return STRATA_OK;
 }
 
@@ -306,15 +331,23 @@ static strata_status_t start_recv(drv_t *v, uint32_t g, uint32_t i)
     sstep_t *ss = &a->steps[i];
     pair_t *p = step_pair(v, ss, global(v, a, ss->step.peer), g);
     if (!p) return oom(v);
-    if (pend_take(v, p, ss->seq, 1) != UINT32_MAX) return finish_now(v, g, i) ? oom(v) : STRATA_OK;
-    return pend_put(v, p, ss->seq, i, 0) ? oom(v) : STRATA_OK;
+    double arr = 0;
+    if (pend_take(v, p, ss->seq, 1, &arr) != UINT32_MAX) {
+        ss->i_done = arr > ss->i_start ? arr : ss->i_start;
+        return finish_now(v, g, i) ? oom(v) : STRATA_OK;
+    }
+    return pend_put(v, p, ss->seq, i, 0, 0) ? oom(v) : STRATA_OK;
 }
 
 static strata_status_t start_step(drv_t *v, uint32_t g, uint32_t i)
 {
-    sstep_t *ss = &v->agents[g].steps[i];
+    agent_t *a = &v->agents[g];
+    sstep_t *ss = &a->steps[i];
     ss->state = ST_STARTED;
     ss->t_start = sim_net_now(v->net);
+    /* contention-free: after its phase start and its first `after` steps */
+    ss->i_start = ss->step.after ? a->steps[ss->step.after - 1].i_pm : a->i_t0;
+    ss->i_done = ss->i_start;
     switch (ss->step.op) {
     case STRATA_STEP_SEND:
         return start_send(v, g, i);
@@ -427,13 +460,18 @@ static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i)
                        now + off};
         sim_trace_add(v->d->trace, &e);
     }
-    while (a->prefix < a->n && a->steps[a->prefix].state == ST_DONE)
-        a->prefix++;
+    if (ss->i_done > a->i_end) a->i_end = ss->i_done;
+    while (a->prefix < a->n && a->steps[a->prefix].state == ST_DONE) {
+        double pm = a->prefix ? a->steps[a->prefix - 1].i_pm : a->i_t0;
+        double d = a->steps[a->prefix].i_done;
+        a->steps[a->prefix++].i_pm = d > pm ? d : pm;
+    }
     a->t_end = now;
     if (a->ndone < a->n) return start_ready(v, g);
     if (v->async) {
         memcpy(a->crit0, a->crit_last, sizeof(a->crit0));
         a->t0 = now;
+        a->i_t0 = a->i_end;
         return next_phase_async(v, g);
     }
     v->agents_done++;
@@ -467,7 +505,7 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
         oom(v);
         return;
     }
-    uint32_t waiter = pend_take(v, p, ss->seq, 0);
+    uint32_t waiter = pend_take(v, p, ss->seq, 0, NULL);
     if (finish_now(v, g, i)) {
         oom(v);
         return;
@@ -476,8 +514,9 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
         sstep_t *rs = &v->agents[dst].steps[waiter];
         memcpy(rs->crit, ss->crit, sizeof(rs->crit)); /* the message decided it */
         rs->crit_set = true;
+        if (ss->i_done > rs->i_done) rs->i_done = ss->i_done;
         if (finish_now(v, dst, waiter)) oom(v);
-    } else if (pend_put(v, p, ss->seq, 0, 1)) {
+    } else if (pend_put(v, p, ss->seq, 0, 1, ss->i_done)) {
         oom(v);
     }
     drain(v);
@@ -515,7 +554,7 @@ static strata_status_t check_all_done(drv_t *v, const char *where)
 }
 
 /* One phase of the (single) job from a rewound engine; *dur_p its length. */
-static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p)
+static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p, double *alone_p)
 {
     if (sim_net_rewind(v->net)) return fail(v, STRATA_ERR_INTERNAL, "engine busy at phase start");
     pairs_clear(v);
@@ -533,10 +572,13 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p)
     char where[48];
     snprintf(where, sizeof(where), "phase %u", p);
     if (check_all_done(v, where) != STRATA_OK) return v->rc;
-    double dur = 0;
-    for (uint32_t g = 0; g < v->nagents; g++)
+    double dur = 0, alone = 0;
+    for (uint32_t g = 0; g < v->nagents; g++) {
         if (v->agents[g].t_end > dur) dur = v->agents[g].t_end;
+        if (v->agents[g].i_end > alone) alone = v->agents[g].i_end;
+    }
     *dur_p = dur;
+    *alone_p = alone;
     return STRATA_OK;
 }
 
@@ -555,7 +597,7 @@ typedef struct cls_ent {
     uint32_t cls;
     uint32_t count;
     bool timed;
-    double dur;
+    double dur, alone;     /* its duration, shared and contention-free */
     double t_first;        /* start of the phase that was timed */
     size_t ev_first, ev_n; /* its recorded trace items (absolute times) */
 } cls_ent_t;
@@ -584,23 +626,42 @@ static void replay_trace(sim_trace_t *tr, const cls_ent_t *c, double t)
  * class: tree, nvlstree, innet, recursive doubling, all-to-all ...) can
  * still repeat itself: a pipeline's steady-state phases move other chunks
  * (other offsets) between the same ranks in the same order. A phase's
- * simulation reads, per agent and step, only the op, peer, `after`, bytes
- * and source buffer (the pull of an NVLS switch), never offsets, and each
- * phase runs on a rewound engine; so two phases whose agents have equal
- * step lists in those fields take bit-identical times. Phases are hashed
- * on those fields and a hit is confirmed by comparing both phases step by
- * step (no reliance on the hash): exact. */
+ * simulation reads, per agent and step, only what the step does to time
+ * (a send, a receive — with or without a reduction, which is free — or a
+ * local step), its peer, `after`, bytes and, for the pull of an NVLS
+ * switch agent, its source buffer; never offsets. Each phase runs on a
+ * rewound engine, so two phases whose agents have equal step lists in
+ * those fields take bit-identical times: a ring's reduce-scatter and
+ * allgather phases are one timing. Phases are hashed on those fields and a
+ * hit is confirmed by comparing both phases step by step (no reliance on
+ * the hash): exact. A trace names each step's op, so a traced run also
+ * keeps receives with and without a reduction apart. */
 
-static uint64_t step_key(const strata_step_t *st)
+typedef struct pkey {
+    bool strict; /* ops compared as they are (a trace shows them) */
+    bool pulls;  /* the source buffer decides a pull (innet, nvlstree) */
+} pkey_t;
+
+static uint8_t step_kind(const pkey_t *k, uint8_t op)
 {
-    uint64_t h = util_hash_u64(((uint64_t)st->op << 56) ^ ((uint64_t)st->src_buf << 48) ^
+    if (k->strict) return op;
+    if (op == STRATA_STEP_RECV_REDUCE) return STRATA_STEP_RECV;
+    if (op == STRATA_STEP_REDUCE) return STRATA_STEP_COPY;
+    return op;
+}
+
+static uint64_t step_key(const pkey_t *k, const strata_step_t *st)
+{
+    uint64_t buf = k->strict || k->pulls ? st->src_buf : 0;
+    uint64_t h = util_hash_u64(((uint64_t)step_kind(k, st->op) << 56) ^ (buf << 48) ^
                                ((uint64_t)(uint32_t)st->peer << 16) ^ st->after);
     return util_hash_u64(h ^ (st->count * (uint64_t)st->nblk));
 }
 
-static bool step_same(const strata_step_t *a, const strata_step_t *b)
+static bool step_same(const pkey_t *k, const strata_step_t *a, const strata_step_t *b)
 {
-    return a->op == b->op && a->src_buf == b->src_buf && a->peer == b->peer &&
+    return step_kind(k, a->op) == step_kind(k, b->op) &&
+           (!(k->strict || k->pulls) || a->src_buf == b->src_buf) && a->peer == b->peer &&
            a->after == b->after && a->count * (uint64_t)a->nblk == b->count * (uint64_t)b->nblk;
 }
 
@@ -619,7 +680,7 @@ static int64_t phase_steps(const sim_job_t *job, uint32_t agent, uint32_t p, str
     return n;
 }
 
-static uint64_t phase_hash(drv_t *v, const sim_job_t *job, uint32_t p, bool *oom_p)
+static uint64_t phase_hash(drv_t *v, const pkey_t *k, const sim_job_t *job, uint32_t p, bool *oom_p)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull;
     for (uint32_t g = 0; g < job->nagents; g++) {
@@ -630,12 +691,13 @@ static uint64_t phase_hash(drv_t *v, const sim_job_t *job, uint32_t p, bool *oom
         }
         h = util_hash_u64(h ^ (uint64_t)n);
         for (int64_t i = 0; i < n; i++)
-            h = util_hash_u64(h ^ step_key(&v->scratch.v[i]));
+            h = util_hash_u64(h ^ step_key(k, &v->scratch.v[i]));
     }
     return h;
 }
 
-static bool phases_same(drv_t *v, const sim_job_t *job, uint32_t p, uint32_t q, bool *oom_p)
+static bool phases_same(drv_t *v, const pkey_t *k, const sim_job_t *job, uint32_t p, uint32_t q,
+                        bool *oom_p)
 {
     for (uint32_t g = 0; g < job->nagents; g++) {
         int64_t n = phase_steps(job, g, p, &v->scratch.v, &v->scratch.cap);
@@ -646,14 +708,18 @@ static bool phases_same(drv_t *v, const sim_job_t *job, uint32_t p, uint32_t q, 
         }
         if (n != m) return false;
         for (int64_t i = 0; i < n; i++)
-            if (!step_same(&v->scratch.v[i], &v->scratch2.v[i])) return false;
+            if (!step_same(k, &v->scratch.v[i], &v->scratch2.v[i])) return false;
     }
     return true;
 }
 
 /* cls[p] for p < np: the first phase with the same pattern. Open hashing
- * on the phase hash; a hit counts only when the phases compare equal. */
-static strata_status_t pattern_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t *cls)
+ * on the phase hash; a hit counts only when the phases compare equal.
+ * With cand (the generator's classes: cand[p] <= p, the first phase of
+ * p's class) only the candidates cand[p] == p are hashed and compared;
+ * the others follow their candidate's class. */
+static strata_status_t pattern_classes(drv_t *v, const pkey_t *k, const sim_job_t *job, uint32_t np,
+                                       const uint32_t *cand, uint32_t *cls)
 {
     size_t cap = 16;
     while (cap < (size_t)np * 2)
@@ -662,11 +728,15 @@ static strata_status_t pattern_classes(drv_t *v, const sim_job_t *job, uint32_t 
     uint32_t *reps = util_calloc(cap, sizeof(uint32_t));
     bool nomem = !keys || !reps;
     for (uint32_t p = 0; p < np && !nomem; p++) {
-        uint64_t h = phase_hash(v, job, p, &nomem) | 1; /* 0 marks an empty slot */
+        if (cand && cand[p] != p) {
+            cls[p] = cls[cand[p]];
+            continue;
+        }
+        uint64_t h = phase_hash(v, k, job, p, &nomem) | 1; /* 0 marks an empty slot */
         size_t i = util_hash_u64(h) & (cap - 1);
         cls[p] = p;
         while (!nomem && keys[i]) {
-            if (keys[i] == h && phases_same(v, job, p, reps[i], &nomem)) {
+            if (keys[i] == h && phases_same(v, k, job, p, reps[i], &nomem)) {
                 cls[p] = reps[i];
                 break;
             }
@@ -682,19 +752,23 @@ static strata_status_t pattern_classes(drv_t *v, const sim_job_t *job, uint32_t 
     return nomem ? oom(v) : STRATA_OK;
 }
 
-/* Whether the schedule's generator names few enough phase classes (at
- * most a quarter of the phases: a ring's two); else the simulator looks
- * for repeats itself. */
-static bool sched_classes_enough(const sim_job_t *job, uint32_t np)
+/* The generator's classes as first phases (cand[p]: the first phase of
+ * p's class), when it names few enough of them (at most a quarter of the
+ * phases: a ring's two); false, else — the simulator then looks for
+ * repeats among all phases itself. */
+static bool sched_classes(const sim_job_t *job, uint32_t np, uint32_t *cand)
 {
-    uint32_t seen[64], nseen = 0;
+    uint32_t seen[64], first[64], nseen = 0;
     for (uint32_t p = 0; p < np; p++) {
         uint32_t c = strata_sched_phase_class(job->s, p), k = 0;
         while (k < nseen && seen[k] != c)
             k++;
-        if (k < nseen) continue;
-        if (nseen == 64 || (nseen + 1) * 4 > np) return false;
-        seen[nseen++] = c;
+        if (k == nseen) {
+            if (nseen == 64 || (nseen + 1) * 4 > np) return false;
+            seen[nseen] = c;
+            first[nseen++] = p;
+        }
+        cand[p] = first[k];
     }
     return true;
 }
@@ -704,21 +778,25 @@ static strata_status_t run_barrier(drv_t *v)
     const sim_job_t *job = &v->d->jobs[0];
     uint32_t np = job->nphases;
     if (v->d->phase_limit && v->d->phase_limit < np) np = v->d->phase_limit;
-    uint32_t *pcls = NULL;
-    if (v->d->reuse && np > 1 && !sched_classes_enough(job, np)) {
+    uint32_t *pcls = NULL, *cand = NULL;
+    if (v->d->reuse && np > 1) {
+        const strata_sched_params_t *sp = strata_sched_params(job->s);
+        pkey_t k = {v->d->trace != NULL,
+                    sp->algo == STRATA_ALGO_INNET || sp->algo == STRATA_ALGO_NVLSTREE};
         pcls = util_malloc((size_t)np * sizeof(uint32_t));
-        if (!pcls) return oom(v);
+        cand = util_malloc((size_t)np * sizeof(uint32_t));
+        strata_status_t rc = pcls && cand ? STRATA_OK : oom(v);
         /* the XOR all-to-all's classes from the cluster's symmetry (xorsym.c;
          * not with a trace, whose replay would name the representative's ranks) */
         bool sym = false;
-        if (!v->d->trace && (v->rc = sim_xor_classes(job, v->d->st->topo, v->d->routes, np, pcls,
-                                                     &sym, v->err)) != STRATA_OK) {
+        if (rc == STRATA_OK && !v->d->trace)
+            rc = sim_xor_classes(job, v->d->st->topo, v->d->routes, np, pcls, &sym, v->err);
+        if (rc == STRATA_OK && !sym)
+            rc = pattern_classes(v, &k, job, np, sched_classes(job, np, cand) ? cand : NULL, pcls);
+        util_free(cand);
+        if (rc != STRATA_OK) {
             util_free(pcls);
-            return v->rc;
-        }
-        if (!sym && pattern_classes(v, job, np, pcls) != STRATA_OK) {
-            util_free(pcls);
-            return v->rc;
+            return v->rc = rc;
         }
     }
 #define PHASE_CLASS(p) (pcls ? pcls[p] : strata_sched_phase_class(job->s, (p)))
@@ -728,11 +806,11 @@ static strata_status_t run_barrier(drv_t *v)
         cls_ent_t *e = cls_find(cls.v, cls.n, c);
         if (e)
             e->count++;
-        else if (UTIL_VEC_PUSH(&cls, ((cls_ent_t){c, 1, false, 0, 0, 0, 0})))
+        else if (UTIL_VEC_PUSH(&cls, ((cls_ent_t){c, 1, false, 0, 0, 0, 0, 0})))
             goto nomem;
     }
     sim_trace_t *tr = v->d->trace;
-    double total = 0;
+    double total = 0, total_alone = 0;
     for (uint32_t p = 0; p < np && v->rc == STRATA_OK; p++) {
         cls_ent_t *e = cls_find(cls.v, cls.n, PHASE_CLASS(p));
         v->d->phases++;
@@ -740,29 +818,33 @@ static strata_status_t run_barrier(drv_t *v)
         if (v->d->reuse && e->timed) {
             if (tr) replay_trace(tr, e, total);
             total += e->dur;
+            total_alone += e->alone;
             continue;
         }
         sim_net_set_weight(v->net, v->d->reuse ? e->count : 1);
         size_t first = tr ? tr->ev.n : 0;
         if (tr) tr->offset = total;
-        double dur = 0;
-        if (run_phase(v, p, &dur) != STRATA_OK) break;
+        double dur = 0, alone = 0;
+        if (run_phase(v, p, &dur, &alone) != STRATA_OK) break;
         v->d->phases_simulated++;
         add_crit(v, v->d->reuse ? e->count : 1);
         if (!e->timed) {
             e->timed = true;
             e->dur = dur;
+            e->alone = alone;
             e->t_first = total;
             e->ev_first = first;
             e->ev_n = tr ? tr->ev.n - first : 0;
         }
         total += dur;
+        total_alone += alone;
     }
 #undef PHASE_CLASS
     UTIL_VEC_FREE(&cls);
     util_free(pcls);
     sim_net_set_weight(v->net, 1);
     v->d->time = total;
+    v->d->time_alone = total_alone;
     if (v->d->job_end) v->d->job_end[0] = total;
     v->d->have_crit = true;
     return v->rc;
@@ -787,6 +869,7 @@ static strata_status_t run_async(drv_t *v)
     for (uint32_t g = 0; g < v->nagents; g++) {
         agent_t *a = &v->agents[g];
         if (a->t_end > end) end = a->t_end;
+        if (a->i_end > v->d->time_alone) v->d->time_alone = a->i_end;
         if (v->d->job_end && a->t_end > v->d->job_end[a->job]) v->d->job_end[a->job] = a->t_end;
     }
     v->d->time = end;

@@ -117,6 +117,11 @@ typedef struct sim_drive {
      * latency and waits. Sums to time. */
     double crit[SIM_MAX_TIERS + 1];
     bool have_crit;
+    /* The contention-free time, computed alongside: every step timed
+     * with each of its flows alone on its path (latency + bytes /
+     * min(cap / w)), under the same ordering rules — what the engine's
+     * ideal mode gives, without a second run (sim.c). */
+    double time_alone;
 } sim_drive_t;
 
 /* Run all jobs once on st->net (whose statistics accumulate). */
@@ -131,5 +136,8 @@ void sim_set_phase_limit(strata_sim_t *sim, uint32_t n);
  * how many times it was emptied. */
 void sim_set_route_limit(strata_sim_t *sim, size_t n);
 uint64_t sim_route_flushes(const strata_sim_t *sim);
+/* Tests: time the contention-free run with the engine's ideal mode (a
+ * second run) instead of alongside the first. */
+void sim_set_alone_pass(strata_sim_t *sim, bool always);
 
 #endif

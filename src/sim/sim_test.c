@@ -89,6 +89,25 @@ static void run1(const strata_topo_t *t, const strata_sched_t *s, const int32_t 
     strata_sim_destroy(sim);
 }
 
+/* The contention-free time as the engine's ideal mode gives it, in a
+ * second run (sim_set_alone_pass), to compare with the one timed
+ * alongside the shared run. */
+static double alone_pass_time(const strata_topo_t *t, const strata_sched_t *s, const int32_t *ranks,
+                              const strata_sim_opts_t *o)
+{
+    strata_sim_t *sim = NULL;
+    strata_error_t err;
+    strata_sim_result_t r;
+    assert_int_equal(strata_sim_create(t, o, &sim, &err), STRATA_OK);
+    if (strata_sim_add(sim, s, ranks, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    sim_set_alone_pass(sim, true);
+    if (strata_sim_run(sim, &r, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    strata_sim_destroy(sim);
+    double ab = r.time_ab;
+    strata_sim_result_free(&r);
+    return ab;
+}
+
 /* Ring allreduce of 64 MiB on 8 GPUs behind one switch, 10 GB/s and 1 µs
  * per link. Every phase each rank sends S/P = 8 MiB over 2 hops on links
  * nobody else uses: α-β per phase = 2 × 1 µs + 8388608 / 1e10 s =
@@ -112,7 +131,9 @@ static void test_ring_no_contention_matches_alpha_beta(void **state)
     /* busbw = S/t × 2(P-1)/P */
     assert_rel(r.busbw, (64.0 * 1048576 / r.time) * 14 / 8, 1e-12);
     assert_int_equal(r.phases, 14);
-    assert_int_equal(r.phases_simulated, 2); /* one reduce-scatter, one allgather class */
+    /* the reduce-scatter and allgather classes move the same messages (a
+     * receive's reduction is free): one timing serves all 14 phases */
+    assert_int_equal(r.phases_simulated, 1);
     strata_sim_result_free(&r);
     /* ASYNC on a symmetric ring: every rank moves in lockstep anyway. */
     o.mode = STRATA_SIM_ASYNC;
@@ -247,6 +268,10 @@ static void check_reuse_identical(const strata_topo_t *t, const strata_sched_t *
         assert_true(a.phases_simulated < a.phases);
         assert_true(a.time == b.time); /* bit-identical */
         assert_true(a.time_ab == b.time_ab);
+        /* contended (ECMP, oversubscribed): the contention-free time is
+         * shorter, and the one timed alongside is the ideal mode's */
+        assert_true(a.time_ab < a.time);
+        assert_rel(a.time_ab, alone_pass_time(t, s, place, &o), 1e-12);
         for (int c = 0; c < a.nclasses; c++) {
             assert_rel(a.classes[c].bytes, b.classes[c].bytes, 1e-12);
             assert_near(a.classes[c].bound_share, b.classes[c].bound_share, 1e-12);
@@ -412,6 +437,16 @@ static void test_concurrent_collectives(void **state)
     assert_int_equal(strata_sim_run(sim, &r, &err), STRATA_OK);
     assert_rel(r.time, 2 * 4194304 / 5e9, 1e-9);
     assert_rel(r.time_ab, 2 * 4194304 / 10e9, 1e-9); /* α-β ignores the sharing */
+    strata_sim_destroy(sim);
+    sim = NULL;
+    assert_int_equal(strata_sim_create(t, &o, &sim, &err), STRATA_OK);
+    assert_int_equal(strata_sim_add(sim, s, tp, &err), STRATA_OK);
+    assert_int_equal(strata_sim_add(sim, s, dp, &err), STRATA_OK);
+    sim_set_alone_pass(sim, true); /* async: the engine's ideal mode agrees */
+    strata_sim_result_t r2;
+    assert_int_equal(strata_sim_run(sim, &r2, &err), STRATA_OK);
+    assert_rel(r2.time_ab, r.time_ab, 1e-12);
+    strata_sim_result_free(&r2);
     strata_sim_result_free(&r);
     strata_sim_destroy(sim);
     strata_sched_destroy(s);
@@ -594,7 +629,7 @@ static void test_ring_channels_match_model(void **state)
     run1(t, s, NULL, &o, &r);
     assert_rel(r.time, 30 * 1048576 / 1e10, 1e-9);
     assert_rel(r.time_model, 30 * 1048576 / 1e10, 1e-9);
-    assert_int_equal(r.phases_simulated, 2); /* classes still repeat */
+    assert_int_equal(r.phases_simulated, 1); /* classes still repeat */
     strata_sim_result_free(&r);
     strata_sched_destroy(s);
     s = make_ring(STRATA_COLL_ALLREDUCE, 16, 16u << 20, 1);
@@ -880,6 +915,9 @@ static double model_vs_sim_coll(const char *spec, strata_coll_t coll, strata_alg
     run1(t, s, NULL, &o, &r);
     assert_rel(r.time_model, c.alpha + c.beta, 1e-12);
     assert_rel(r.time, c.alpha + c.beta, tol);
+    /* the contention-free time, timed alongside the shared run, against
+     * the engine's ideal mode run on its own */
+    assert_rel(r.time_ab, alone_pass_time(t, s, NULL, &o), 1e-12);
     double time = r.time;
     strata_sim_result_free(&r);
     strata_sched_destroy(s);
