@@ -323,20 +323,61 @@ static strata_status_t begin(strata_comm_t *c, const char *what, const strata_ca
     return comm_check_fast(k);
 }
 
+/* The machine the cost model prices a communicator spanning hosts on:
+ * N hosts of g ranks, each host one network link. Unless one was given
+ * (strata_comm_set_hosts_machine: a cluster file's, or strata probe's
+ * measured shared-memory and TCP alpha/beta), assumed defaults, labelled as
+ * such: inside a host a message is a flag and a copy through the segment
+ * (about 1 µs, one core's copy bandwidth, ~5 GB/s); between hosts it
+ * crosses two TCP stacks (α = 50 µs) over a 1 Gbit/s link. */
+#define HOSTS_DEFAULT_SRC                                                                          \
+    "assumed defaults (1 us, 5 GB/s inside a host; 50 us, 1 Gbit/s between; not measured)"
+
+static strata_coll_machine_t hosts_machine(const strata_comm_t *c)
+{
+    if (c->hosts_set) return c->hosts_m;
+    uint32_t g = c->host_group > 0 ? (uint32_t)c->host_group : 1;
+    return (strata_coll_machine_t){.nranks = (uint32_t)c->size,
+                                   .per_server = g,
+                                   .servers = (uint32_t)c->size / g,
+                                   .nics = 1,
+                                   .bw_intra = 5e9,
+                                   .bw_nic = 125e6,
+                                   .lat_intra = 1e-6,
+                                   .lat_inter = 50e-6,
+                                   .eta_intra = 1,
+                                   .reduce_bw = 5e9};
+}
+
 /* The schedule for a communicator spanning hosts. Allreduce on P ranks:
  * ring takes 2(P-1) steps of S/P bytes, recursive doubling log2 P steps of
  * S bytes (strata_coll_cost's α-β forms), so ring is the cheaper once
- * S·β·(log2 P - 2(P-1)/P) > α·(2(P-1) - log2 P): never at P = 2, above
- * S = 8α/β at P = 4 and 8.8α/β at P = 8. Taking α = 50 µs (a small message
- * through two hosts' TCP stacks; assumed, not measured here) and β = 8 ns/B
+ * S·β·(log2 P - 2(P-1)/P) > α·(2(P-1) - log2 P): above S = 8α/β at P = 4
+ * and 8.8α/β at P = 8. Taking α = 50 µs (a small message through two
+ * hosts' TCP stacks; assumed, not measured here) and β = 8 ns/B
  * (1 Gbit/s) puts the switch near 50 KB for P >= 4; 64 KiB is used, and
- * allgather follows allreduce. Recursive doubling implements allreduce and
- * allgather only; the others run on the ring (alltoall on pairwise
- * exchange, see sched_algo). STRATA_ALGO or the call's algo overrides. */
+ * allgather follows allreduce. At P = 2 both send S per rank: the ring
+ * costs one more α and reduces S/2 instead of S on the core that also
+ * drives the TCP copies, so its saving S/(2R) (R: the hosts machine's
+ * reduction rate) exceeds its cost above S = 2αR (500 KB on the defaults;
+ * without a reduction rate, never). Measured on loopback TCP, 2 bound
+ * ranks, load 9-10: ring 683-741 us vs recdbl 773-841 us at 256 KiB,
+ * 16.4-18.5 vs 22.6-24.3 ms at 4 MiB (bench/README.md). Recursive
+ * doubling implements allreduce and allgather only; the others run on the
+ * ring (alltoall on pairwise exchange, see sched_algo). STRATA_ALGO or the
+ * call's algo overrides. */
 static strata_comm_algo_t cross_algo(const strata_comm_t *c, strata_coll_t coll, size_t bytes)
 {
     bool dbl = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_ALLGATHER;
-    return dbl && (c->size == 2 || bytes <= 65536) ? STRATA_COMM_RECDBL : STRATA_COMM_RING;
+    if (!dbl) return STRATA_COMM_RING;
+    if (c->size == 2) {
+        strata_coll_machine_t m = hosts_machine(c);
+        return coll == STRATA_COLL_ALLREDUCE && m.reduce_bw > 0 &&
+                       (double)bytes > 2 * m.lat_inter * m.reduce_bw
+                   ? STRATA_COMM_RING
+                   : STRATA_COMM_RECDBL;
+    }
+    return bytes <= 65536 ? STRATA_COMM_RECDBL : STRATA_COMM_RING;
 }
 
 strata_comm_algo_t strata_comm_algo_for(const strata_comm_t *c, strata_coll_t coll, size_t bytes,
@@ -364,32 +405,6 @@ static strata_status_t check_types(strata_comm_t *c, const char *what, strata_dt
 static bool in_place(const void *send, const void *recv)
 {
     return send == STRATA_IN_PLACE || send == recv;
-}
-
-/* The machine the cost model prices a communicator spanning hosts on:
- * N hosts of g ranks, each host one network link. Unless one was given
- * (strata_comm_set_hosts_machine: a cluster file's, or strata probe's
- * measured shared-memory and TCP alpha/beta), assumed defaults, labelled as
- * such: inside a host a message is a flag and a copy through the segment
- * (about 1 µs, one core's copy bandwidth, ~5 GB/s); between hosts it
- * crosses two TCP stacks (α = 50 µs) over a 1 Gbit/s link. */
-#define HOSTS_DEFAULT_SRC                                                                          \
-    "assumed defaults (1 us, 5 GB/s inside a host; 50 us, 1 Gbit/s between; not measured)"
-
-static strata_coll_machine_t hosts_machine(const strata_comm_t *c)
-{
-    if (c->hosts_set) return c->hosts_m;
-    uint32_t g = c->host_group > 0 ? (uint32_t)c->host_group : 1;
-    return (strata_coll_machine_t){.nranks = (uint32_t)c->size,
-                                   .per_server = g,
-                                   .servers = (uint32_t)c->size / g,
-                                   .nics = 1,
-                                   .bw_intra = 5e9,
-                                   .bw_nic = 125e6,
-                                   .lat_intra = 1e-6,
-                                   .lat_inter = 50e-6,
-                                   .eta_intra = 1,
-                                   .reduce_bw = 5e9};
 }
 
 const char *strata_comm_hosts_machine(const strata_comm_t *c, strata_coll_machine_t *m_p)
