@@ -461,7 +461,7 @@ static bool tcp_idle(comm_call_t *k, comm_wait_t *w, uint64_t peers)
      * 2 bound ranks, median of 5 rounds, 342 us sleeping at once, 44-67 us
      * polling 64-1024 times (bench/README.md). An unbound rank sleeps at
      * once: its peer may be waiting for this very CPU (unbound 2 ranks at
-     * load 18: 7.4 us sleeping at once, 24 us polling 64 times, 120-230 us
+     * load 18: 7.4 us sleeping at once, 24 us polling 64 times, 4-227 us
      * 512 times), and the kernel's wake-up preemption serves it well. */
     if (w->spins < c->tcp->spin) {
         w->spins++;
