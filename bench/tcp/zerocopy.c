@@ -144,7 +144,8 @@ static int do_send(const char *mode, const char *host, int port, long long total
             struct iovec iov = {buf + off, n};
             w = vmsplice(pp[1], &iov, 1, 0);
             for (ssize_t left = w; left > 0;) {
-                ssize_t s = splice(pp[0], NULL, fd, NULL, (size_t)left, SPLICE_F_MOVE | SPLICE_F_MORE);
+                ssize_t s =
+                    splice(pp[0], NULL, fd, NULL, (size_t)left, SPLICE_F_MOVE | SPLICE_F_MORE);
                 if (s <= 0) return die("splice");
                 left -= s;
             }
@@ -184,6 +185,7 @@ int main(int argc, char **argv)
     if (argc == 3 && strcmp(argv[1], "recv") == 0) return do_recv(atoi(argv[2]));
     if (argc == 7 && strcmp(argv[1], "send") == 0)
         return do_send(argv[2], argv[3], atoi(argv[4]), atoll(argv[5]), (size_t)atol(argv[6]));
-    fprintf(stderr, "usage: zerocopy recv PORT | zerocopy send plain|zc|splice HOST PORT TOTAL CHUNK\n");
+    fprintf(stderr,
+            "usage: zerocopy recv PORT | zerocopy send plain|zc|splice HOST PORT TOTAL CHUNK\n");
     return 2;
 }
