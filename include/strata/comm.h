@@ -236,6 +236,43 @@ STRATA_API strata_status_t strata_comm_calibrate(strata_comm_t *comm, size_t byt
 STRATA_API strata_comm_algo_t strata_comm_algo_for(const strata_comm_t *comm, strata_coll_t coll,
                                                    size_t bytes, strata_comm_algo_t requested);
 
+/* ==== The choice across hosts ==== */
+
+/* Across hosts that each hold g > 1 consecutive ranks, strata chooses per
+ * call between the flat schedule (ring, recursive doubling, pairwise) and
+ * the two-level one (sched's HIER: shared memory inside each host, TCP
+ * between the ranks of one local index) with this function: HIER where it
+ * applies to m and costs no more than `flat` (a tie goes to HIER), else
+ * flat; *cost_p (may be NULL) gets the chosen one's price. `bytes` as
+ * strata_coll_cost's. strata bench --model CLUSTER prices with it too. */
+STRATA_API strata_algo_t strata_comm_cross_choice(const strata_coll_machine_t *m,
+                                                  strata_coll_t coll, strata_algo_t flat,
+                                                  double bytes, strata_coll_cost_t *cost_p);
+
+/* The machine comm's choice prices on: N hosts x g ranks, one link each
+ * host. Given here (a cluster file's strata_coll_machine_from_topo, or one
+ * made of strata probe's measured shared-memory and TCP alpha/beta, as
+ * strata bench --model FILE does), else assumed defaults, labelled as
+ * such: 1 us and 5 GB/s for a message inside a host, 50 us and 1 Gbit/s
+ * between hosts. Collective: every rank adopts rank 0's machine and source
+ * text (so all make the same choice). m->nranks 0: comm's shape is filled
+ * in; else, where comm spans hosts of g > 1 ranks, m must have its shape
+ * (nranks = size, per_server = g, servers = size / g): else
+ * STRATA_ERR_INVALID, and nothing changes. */
+STRATA_API strata_status_t strata_comm_set_hosts_machine(strata_comm_t *comm,
+                                                         const strata_coll_machine_t *m,
+                                                         const char *source);
+
+/* The machine comm's choice prices on now into *m_p (may be NULL), and
+ * where its figures come from ("assumed defaults ..." or the source given). */
+STRATA_API const char *strata_comm_hosts_machine(const strata_comm_t *comm,
+                                                 strata_coll_machine_t *m_p);
+
+/* The schedule comm runs for this call (DIRECT: the shared-memory engine;
+ * HIER where the choice across hosts takes it). */
+STRATA_API strata_algo_t strata_comm_schedule_for(const strata_comm_t *comm, strata_coll_t coll,
+                                                  size_t bytes, strata_comm_algo_t requested);
+
 /* ==== Local launcher ==== */
 
 /* Fork n ranks of argv (execvp) with STRATA_RANK, STRATA_SIZE, STRATA_ROOT

@@ -329,6 +329,79 @@ static int check_choices(rank_ctx_t *x)
     return bad;
 }
 
+/* The choice across hosts on given figures (strata_comm_set_hosts_machine),
+ * on a duplicate so the other checks keep the defaults. 2 hosts x 2 ranks,
+ * a message inside a host li = 1 us at Bi = 2 GB/s, between hosts
+ * le = 20 us at Bn = 2 GB/s, one NIC a host. Allgather of n bytes in all
+ * (the flat schedule above 64 KiB is the ring):
+ *   hier: one step inside moving N·n/P = n/2 (li + n/2 / Bi), one across
+ *         moving n/P = n/4 with both ranks sharing the NIC (le + n/4 / (Bn/2)):
+ *         21 us + n / 2e9 s;
+ *   ring: P-1 = 3 steps; each sends n/P per step through the NIC (le +
+ *         n/4 / Bn) while the local block takes li + n/8 / Bi, less:
+ *         60 us + 3n / 8e9 s.
+ * Equal at n / 8e9 = 39 us: n* = 312,000 B; hier below, ring above. Both
+ * then run on the duplicate, checked exactly. The defaults are labelled. */
+static int check_given_figures(rank_ctx_t *x)
+{
+    int bad = 0;
+    const char *src = strata_comm_hosts_machine(x->c, NULL);
+    if (strncmp(src, "assumed defaults", 16) != 0)
+        fprintf(stderr, "default figures labelled '%s'\n", src), bad++;
+    strata_comm_t *d = NULL;
+    strata_error_t err = {0};
+    if (strata_comm_dup(x->c, &d, &err) != STRATA_OK) {
+        fprintf(stderr, "rank %d: dup: %s\n", x->rank, err.msg);
+        return bad + 1;
+    }
+    strata_coll_machine_t m = {.nranks = 4, .per_server = 3, .servers = 2, .nics = 1};
+    if (strata_comm_set_hosts_machine(d, &m, "wrong shape") != STRATA_ERR_INVALID)
+        fprintf(stderr, "a 2 x 3 machine taken for 2 x 2 hosts\n"), bad++;
+    m = (strata_coll_machine_t){.nics = 1, /* nranks 0: the communicator's shape */
+                                .bw_intra = 2e9,
+                                .lat_intra = 1e-6,
+                                .bw_nic = 2e9,
+                                .lat_inter = 20e-6,
+                                .eta_intra = 1};
+    if (strata_comm_set_hosts_machine(d, &m, "test figures") != STRATA_OK ||
+        strcmp(strata_comm_hosts_machine(d, NULL), "test figures") != 0) {
+        fprintf(stderr, "rank %d: set_hosts_machine: %s\n", x->rank, strata_comm_errmsg(d));
+        strata_comm_destroy(d);
+        return bad + 1;
+    }
+    static const struct {
+        size_t n;
+        strata_algo_t want;
+    } cases[] = {{300000, STRATA_ALGO_HIER},
+                 {311984, STRATA_ALGO_HIER},
+                 {312016, STRATA_ALGO_RING},
+                 {324000, STRATA_ALGO_RING}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        strata_algo_t a =
+            strata_comm_schedule_for(d, STRATA_COLL_ALLGATHER, cases[i].n, STRATA_COMM_AUTO);
+        if (a != cases[i].want) {
+            fprintf(stderr, "allgather of %zu B on the given figures: %s, want %s\n", cases[i].n,
+                    strata_algo_name(a), strata_algo_name(cases[i].want));
+            bad++;
+        }
+        size_t cnt = cases[i].n / 4 / sizeof(int32_t);
+        int32_t *in = malloc(cnt * sizeof *in), *out = malloc(4 * cnt * sizeof *out);
+        for (size_t j = 0; in && j < cnt; j++)
+            in[j] = (int32_t)(x->rank * 1000003 + (int)j);
+        if (!in || !out ||
+            strata_comm_allgather(d, in, out, cnt, STRATA_INT32, NULL) != STRATA_OK) {
+            fprintf(stderr, "rank %d: allgather: %s\n", x->rank, strata_comm_errmsg(d));
+            bad++;
+        }
+        for (size_t j = 0; !bad && j < 4 * cnt; j++)
+            if (out[j] != (int32_t)((int)(j / cnt) * 1000003 + (int)(j % cnt)))
+                fprintf(stderr, "rank %d: allgather [%zu] = %d\n", x->rank, j, out[j]), bad++;
+        free(in), free(out);
+    }
+    strata_comm_destroy(d);
+    return bad;
+}
+
 /* A duplicate of a communicator that spans hosts (its own segments and TCP
  * streams): an allreduce of (r+1)·(i+1) over P ranks gives P(P+1)/2·(i+1)
  * on it, small (4 elements) and large (1 M + 3: frames on every stream),
@@ -398,6 +471,7 @@ static int rank_main(void *arg)
     }
     if (hs && atoi(hs) > 1 && x.P / atoi(hs) > 1 && check_choices(&x)) return 5;
     if (x.c->remote && check_dup(&x)) return 6;
+    if (hs && x.P == 4 && atoi(hs) == 2 && check_given_figures(&x)) return 7;
     size_t maxn = (counts[NCOUNTS - 1] + (size_t)x.P) * 8;
     x.in = malloc(maxn), x.out = malloc(maxn), x.ref = malloc(maxn);
     for (size_t ci = 0; ci < NCOUNTS && x.in && x.out && x.ref; ci++)

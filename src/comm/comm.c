@@ -323,20 +323,61 @@ static strata_status_t begin(strata_comm_t *c, const char *what, const strata_ca
     return comm_check_fast(k);
 }
 
+/* The machine the cost model prices a communicator spanning hosts on:
+ * N hosts of g ranks, each host one network link. Unless one was given
+ * (strata_comm_set_hosts_machine: a cluster file's, or strata probe's
+ * measured shared-memory and TCP alpha/beta), assumed defaults, labelled as
+ * such: inside a host a message is a flag and a copy through the segment
+ * (about 1 µs, one core's copy bandwidth, ~5 GB/s); between hosts it
+ * crosses two TCP stacks (α = 50 µs) over a 1 Gbit/s link. */
+#define HOSTS_DEFAULT_SRC                                                                          \
+    "assumed defaults (1 us, 5 GB/s inside a host; 50 us, 1 Gbit/s between; not measured)"
+
+static strata_coll_machine_t hosts_machine(const strata_comm_t *c)
+{
+    if (c->hosts_set) return c->hosts_m;
+    uint32_t g = c->host_group > 0 ? (uint32_t)c->host_group : 1;
+    return (strata_coll_machine_t){.nranks = (uint32_t)c->size,
+                                   .per_server = g,
+                                   .servers = (uint32_t)c->size / g,
+                                   .nics = 1,
+                                   .bw_intra = 5e9,
+                                   .bw_nic = 125e6,
+                                   .lat_intra = 1e-6,
+                                   .lat_inter = 50e-6,
+                                   .eta_intra = 1,
+                                   .reduce_bw = 5e9};
+}
+
 /* The schedule for a communicator spanning hosts. Allreduce on P ranks:
  * ring takes 2(P-1) steps of S/P bytes, recursive doubling log2 P steps of
  * S bytes (strata_coll_cost's α-β forms), so ring is the cheaper once
- * S·β·(log2 P - 2(P-1)/P) > α·(2(P-1) - log2 P): never at P = 2, above
- * S = 8α/β at P = 4 and 8.8α/β at P = 8. Taking α = 50 µs (a small message
- * through two hosts' TCP stacks; assumed, not measured here) and β = 8 ns/B
+ * S·β·(log2 P - 2(P-1)/P) > α·(2(P-1) - log2 P): above S = 8α/β at P = 4
+ * and 8.8α/β at P = 8. Taking α = 50 µs (a small message through two
+ * hosts' TCP stacks; assumed, not measured here) and β = 8 ns/B
  * (1 Gbit/s) puts the switch near 50 KB for P >= 4; 64 KiB is used, and
- * allgather follows allreduce. Recursive doubling implements allreduce and
- * allgather only; the others run on the ring (alltoall on pairwise
- * exchange, see sched_algo). STRATA_ALGO or the call's algo overrides. */
+ * allgather follows allreduce. At P = 2 both send S per rank: the ring
+ * costs one more α and reduces S/2 instead of S on the core that also
+ * drives the TCP copies, so its saving S/(2R) (R: the hosts machine's
+ * reduction rate) exceeds its cost above S = 2αR (500 KB on the defaults;
+ * without a reduction rate, never). Measured on loopback TCP, 2 bound
+ * ranks, load 9-10: ring 683-741 us vs recdbl 773-841 us at 256 KiB,
+ * 16.4-18.5 vs 22.6-24.3 ms at 4 MiB (bench/README.md). Recursive
+ * doubling implements allreduce and allgather only; the others run on the
+ * ring (alltoall on pairwise exchange, see sched_algo). STRATA_ALGO or the
+ * call's algo overrides. */
 static strata_comm_algo_t cross_algo(const strata_comm_t *c, strata_coll_t coll, size_t bytes)
 {
     bool dbl = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_ALLGATHER;
-    return dbl && (c->size == 2 || bytes <= 65536) ? STRATA_COMM_RECDBL : STRATA_COMM_RING;
+    if (!dbl) return STRATA_COMM_RING;
+    if (c->size == 2) {
+        strata_coll_machine_t m = hosts_machine(c);
+        return coll == STRATA_COLL_ALLREDUCE && m.reduce_bw > 0 &&
+                       (double)bytes > 2 * m.lat_inter * m.reduce_bw
+                   ? STRATA_COMM_RING
+                   : STRATA_COMM_RECDBL;
+    }
+    return bytes <= 65536 ? STRATA_COMM_RECDBL : STRATA_COMM_RING;
 }
 
 strata_comm_algo_t strata_comm_algo_for(const strata_comm_t *c, strata_coll_t coll, size_t bytes,
@@ -366,25 +407,55 @@ static bool in_place(const void *send, const void *recv)
     return send == STRATA_IN_PLACE || send == recv;
 }
 
-/* The machine the cost model prices a communicator spanning hosts on:
- * N hosts of g ranks, each host one network link. Inside a host a message
- * is a flag and a copy through the segment (about 1 µs, one core's copy
- * bandwidth, ~5 GB/s); between hosts a message crosses two TCP stacks
- * (α = 50 µs) over a 1 Gbit/s link — assumed, not measured: the figures
- * only rank the algorithms (cross_algo's derivation uses the same). */
-static strata_coll_machine_t hosts_machine(const strata_comm_t *c)
+const char *strata_comm_hosts_machine(const strata_comm_t *c, strata_coll_machine_t *m_p)
 {
-    uint32_t g = (uint32_t)c->host_group;
-    return (strata_coll_machine_t){.nranks = (uint32_t)c->size,
-                                   .per_server = g,
-                                   .servers = (uint32_t)c->size / g,
-                                   .nics = 1,
-                                   .bw_intra = 5e9,
-                                   .bw_nic = 125e6,
-                                   .lat_intra = 1e-6,
-                                   .lat_inter = 50e-6,
-                                   .eta_intra = 1,
-                                   .reduce_bw = 5e9};
+    if (!c) return "";
+    if (m_p) *m_p = hosts_machine(c);
+    return c->hosts_set ? c->hosts_src : HOSTS_DEFAULT_SRC;
+}
+
+strata_status_t strata_comm_set_hosts_machine(strata_comm_t *c, const strata_coll_machine_t *m,
+                                              const char *source)
+{
+    if (!c || !m) return STRATA_ERR_INVALID;
+    /* rank 0's machine, so that every rank makes the same choice */
+    strata_coll_machine_t mm = *m;
+    char src[sizeof(c->hosts_src)] = "";
+    snprintf(src, sizeof src, "%s", source ? source : "given");
+    strata_status_t st = strata_comm_broadcast(c, &mm, sizeof mm, STRATA_UINT8, 0, NULL);
+    if (st == STRATA_OK) st = strata_comm_broadcast(c, src, sizeof src, STRATA_UINT8, 0, NULL);
+    if (st != STRATA_OK) return st;
+    src[sizeof src - 1] = 0;
+    int g = c->host_group;
+    if (mm.nranks == 0) { /* comm's shape */
+        strata_coll_machine_t d = hosts_machine(c);
+        mm.nranks = d.nranks, mm.per_server = d.per_server, mm.servers = d.servers;
+    }
+    if (c->remote && g > 1 &&
+        (mm.nranks != (uint32_t)c->size || mm.per_server != (uint32_t)g ||
+         mm.servers != (uint32_t)(c->size / g)))
+        return bad(c, "set_hosts_machine",
+                   "the machine has %u ranks = %u servers x %u, this communicator %d = %d hosts x "
+                   "%d",
+                   mm.nranks, mm.servers, mm.per_server, c->size, c->size / g, g);
+    c->hosts_m = mm;
+    memcpy(c->hosts_src, src, sizeof src);
+    c->hosts_set = true;
+    return STRATA_OK;
+}
+
+strata_algo_t strata_comm_cross_choice(const strata_coll_machine_t *m, strata_coll_t coll,
+                                       strata_algo_t flat, double bytes, strata_coll_cost_t *cost_p)
+{
+    strata_coll_cost_t f, h;
+    bool fok = strata_coll_cost(m, coll, flat, bytes, &f, NULL) == STRATA_OK;
+    if (strata_coll_cost(m, coll, STRATA_ALGO_HIER, bytes, &h, NULL) == STRATA_OK &&
+        (!fok || h.time <= f.time)) {
+        if (cost_p) *cost_p = h;
+        return STRATA_ALGO_HIER;
+    }
+    if (cost_p) *cost_p = fok ? f : (strata_coll_cost_t){.coll = coll, .algo = flat};
+    return flat;
 }
 
 /* The collective layer's algorithm for a message-passing call (and, for
@@ -403,7 +474,7 @@ static strata_coll_machine_t hosts_machine(const strata_comm_t *c)
  * tie: every message across hosts then joins ranks of one local index). The flat
  * ring is priced as the model's ring over these servers (g channels
  * sharing the host's one link: the same bytes and phases per link as one
- * ring over all ranks). */
+ * ring over all ranks); strata_comm_cross_choice is the choice. */
 strata_algo_t comm_exec_algo(comm_call_t *k, strata_coll_t coll, size_t bytes)
 {
     strata_comm_t *c = k->c;
@@ -418,16 +489,23 @@ strata_algo_t comm_exec_algo(comm_call_t *k, strata_coll_t coll, size_t bytes)
     if ((req == STRATA_COMM_AUTO || req == STRATA_COMM_SHM) && c->remote && g > 1 &&
         c->size / g > 1) {
         strata_coll_machine_t m = hosts_machine(c);
-        strata_coll_cost_t f, h;
-        if (strata_coll_cost(&m, coll, STRATA_ALGO_HIER, (double)bytes, &h, NULL) == STRATA_OK &&
-            (strata_coll_cost(&m, coll, flat, (double)bytes, &f, NULL) != STRATA_OK ||
-             h.time <= f.time)) {
+        strata_coll_cost_t h;
+        if (strata_comm_cross_choice(&m, coll, flat, (double)bytes, &h) == STRATA_ALGO_HIER) {
             k->group = (uint32_t)g;
             k->chunks = h.chunks;
             return STRATA_ALGO_HIER;
         }
     }
     return flat;
+}
+
+strata_algo_t strata_comm_schedule_for(const strata_comm_t *c, strata_coll_t coll, size_t bytes,
+                                       strata_comm_algo_t requested)
+{
+    if (!c || strata_comm_algo_for(c, coll, bytes, requested) == STRATA_COMM_SHM)
+        return STRATA_ALGO_DIRECT;
+    comm_call_t k = {.c = (strata_comm_t *)c, .algo = requested};
+    return comm_exec_algo(&k, coll, bytes);
 }
 
 /* Run coll either on the engine (fn) or through the schedule executor. */
@@ -608,6 +686,8 @@ strata_status_t strata_comm_dup(strata_comm_t *c, strata_comm_t **comm_p, strata
     if (!n) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     memcpy(n->pids, c->pids, (size_t)c->size * sizeof(int32_t));
     memcpy(n->jobhash, c->jobhash, sizeof(n->jobhash));
+    n->hosts_set = c->hosts_set, n->hosts_m = c->hosts_m;
+    memcpy(n->hosts_src, c->hosts_src, sizeof(n->hosts_src));
     if (c->remote) { /* across hosts: segments per host and new TCP streams */
         strata_status_t st = comm_dup_cross(c, n, err);
         if (st == STRATA_OK) st = comm_local_setup(n, err);

@@ -234,6 +234,11 @@ struct strata_comm {
     int host_group;  /* ranks per host when every host holds that many
                         consecutive ranks (the two-level schedules' shape), else 0 */
     comm_tcp_t *tcp; /* transport_tcp.c, when remote ranks exist */
+    /* the machine the choice across hosts prices on (comm.c hosts_machine):
+     * given by strata_comm_set_hosts_machine, else assumed defaults */
+    bool hosts_set;
+    strata_coll_machine_t hosts_m;
+    char hosts_src[128];
 };
 
 /* Per-call context: deadline and the collective's name for messages. */

@@ -101,7 +101,7 @@ static void test_frame_refusals(void **state)
 /* ==== Ranks ==== */
 
 static int g_mode;
-enum { M_SUM, M_KILL, M_GARBAGE, M_SILENT };
+enum { M_SUM, M_KILL, M_GARBAGE, M_SILENT, M_CHOICE };
 #define BIG (4u << 20) /* floats: 16 MiB, many frames on each stream */
 
 /* Sum allreduce of rank-dependent integers, checked exactly: element i is
@@ -134,7 +134,28 @@ static int rank_fn(void *arg)
     if (!c->tcp || c->nhosts != P) _exit(4); /* every rank its own host */
     double t0 = util_now();
     strata_status_t st = STRATA_OK;
-    if (g_mode == M_SUM) {
+    if (g_mode == M_CHOICE) {
+        /* P = 2 across hosts: allreduce runs the ring above S = 2αR, on the
+         * default machine 2 x 50 µs x 5 GB/s = 500,000 B (comm.c
+         * cross_algo), recursive doubling up to it; allgather always
+         * recursive doubling; on a machine without a reduction rate (a
+         * cluster without memory) never the ring. Then one call each side
+         * of the switch, checked exactly. */
+        int bad = strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, 500000, STRATA_COMM_AUTO) !=
+                      STRATA_COMM_RECDBL ||
+                  strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, 500004, STRATA_COMM_AUTO) !=
+                      STRATA_COMM_RING ||
+                  strata_comm_algo_for(c, STRATA_COLL_ALLGATHER, 64u << 20, STRATA_COMM_AUTO) !=
+                      STRATA_COMM_RECDBL;
+        bad |= allreduce_exact(c, 125000, STRATA_COMM_AUTO) |
+               allreduce_exact(c, 125001, STRATA_COMM_AUTO);
+        strata_coll_machine_t m = {
+            .nics = 1, .bw_intra = 5e9, .bw_nic = 125e6, .lat_intra = 1e-6, .lat_inter = 50e-6};
+        bad |= strata_comm_set_hosts_machine(c, &m, "no reduction rate") != STRATA_OK ||
+               strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, 64u << 20, STRATA_COMM_AUTO) !=
+                   STRATA_COMM_RECDBL;
+        st = bad ? STRATA_ERR_PROTOCOL : STRATA_OK;
+    } else if (g_mode == M_SUM) {
         int bad = 0;
         for (strata_comm_algo_t a = STRATA_COMM_AUTO; a <= STRATA_COMM_RECDBL; a++)
             bad |= allreduce_exact(c, 1000, a) | allreduce_exact(c, BIG, a);
@@ -180,6 +201,17 @@ static void test_exact(void **state)
     (void)state;
     run_mode(M_SUM, 3);
     for (int r = 0; r < 3; r++) {
+        assert_int_equal(rrep->done[r], 1);
+        assert_int_equal(rrep->status[r], STRATA_OK);
+    }
+}
+
+/* The schedule at P = 2 across hosts (rank_fn's M_CHOICE states why). */
+static void test_p2_choice(void **state)
+{
+    (void)state;
+    run_mode(M_CHOICE, 2);
+    for (int r = 0; r < 2; r++) {
         assert_int_equal(rrep->done[r], 1);
         assert_int_equal(rrep->status[r], STRATA_OK);
     }
@@ -314,6 +346,7 @@ int main(void)
         cmocka_unit_test(test_exact),           cmocka_unit_test(test_ipv6),
         cmocka_unit_test(test_peer_killed),     cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_silent),          cmocka_unit_test(test_torchrun_env),
+        cmocka_unit_test(test_p2_choice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,6 +60,30 @@ got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"][0]
   "$tmp/rank0" 2>/dev/null)
 near "${got:-0}" "$want4" || { echo "FAIL: bench --model prints ${got:-nothing} s at 4 MiB, by hand $want4 s"; cat "$tmp/err0" "$tmp/err1"; fail=1; }
 
+# Hosts of two ranks (tests/data/netns-1g-2x2.json; here two pretend hosts,
+# STRATA_HOST a and b, on loopback): bench gives the runtime the cluster's
+# machine and prices the schedule the runtime's choice runs. Allgather of
+# n = 1 MiB on 2 hosts x 2: the two-level schedule is one step inside
+# (N·n/P = n/2 over upi1, two equal-cost paths of 20.8 GB/s = 41.6 GB/s,
+# 50 ns) and one across (n/4 per rank, the host's two ranks sharing its one
+# port: 119550858.65 / 2 B/s each, 20.2 us): 4418.33 us; the flat ring (what
+# the model column priced before) is 3 x (20.2 us + n/4 / 119550858.65) =
+# 6638.82 us, so the choice is two-level.
+wanth=$(awk 'BEGIN { b = 125e6 * 1448 / 1514; n = 1048576
+  printf "%.7g", 50e-9 + n / 2 / 41.6e9 + 20.2e-6 + n / 4 / (b / 2) }')
+for r in 3 2 1 0; do
+  h=a; [ $r -ge 2 ] && h=b
+  STRATA_HOST=$h STRATA_RANK=$r STRATA_SIZE=4 STRATA_ROOT=127.0.0.1:$((port + 1)) \
+    STRATA_TOKEN=netns-model2-$$ STRATA_TIMEOUT=60 timeout 120 "$S" bench allgather --join \
+    --model "$STRATA_SOURCE_DIR/tests/data/netns-1g-2x2.json" -b 1M -e 1M -n 1 -w 0 \
+    >"$tmp/hrank$r" 2>"$tmp/herr$r" &
+done
+wait
+got=$(awk '$1 == 1048576 { print $(NF-1) * 1e-6 }' "$tmp/hrank0")
+near "${got:-0}" "$wanth" || { echo "FAIL: bench --model on 2 hosts x 2 prints ${got:-nothing} s at 1 MiB allgather, by hand (two-level) $wanth s"; cat "$tmp/hrank0" "$tmp/herr0" "$tmp/herr2"; fail=1; }
+grep -q "^# choice across hosts priced on: the cluster .*netns-1g-2x2.json$" "$tmp/hrank0" ||
+  { echo "FAIL: bench does not say the runtime's choice prices on the cluster:"; cat "$tmp/hrank0"; fail=1; }
+
 # the cluster must hold the job: 2 local ranks share one host, 3 ranks are not 2
 timeout 60 "$S" bench allreduce -P 2 --model "$F" -b 8 -e 8 -n 1 -w 0 >"$tmp/out" 2>"$tmp/err"
 rc=$?

@@ -102,7 +102,9 @@ static void usage(FILE *out)
             "                         file strata probe saved (docs/probe.md; default: a\n"
             "                         quick calibration measured now); a cluster without\n"
             "                         probe figures (file or preset, as strata coll takes):\n"
-            "                         sched's cost on its machine (its ranks: the job's)\n"
+            "                         sched's cost on its machine (its ranks: the job's);\n"
+            "                         across hosts the runtime's choice of schedule\n"
+            "                         then prices on FILE's figures too\n"
             "      --wait W           the model's wait regime when ranks outnumber cores:\n"
             "                         auto (the engine's policy), spin, yield (a process\n"
             "                         switch per wait), futex (a switch by futex per wait) or\n"
@@ -455,8 +457,8 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
                o->model_path, o->mach.nranks, o->mach.servers, o->mach.per_server,
                o->mach.inter_kind, o->mach.bw_nic / 1e9, o->mach.lat_inter * 1e6);
     if (o->cluster && o->mach.servers > 1 && o->mach.per_server > 1)
-        printf("# model: the flat schedule is priced; with several ranks per host the runtime "
-               "may run\n#   the two-level one (docs/runtime.md)\n");
+        printf("# model: the schedule run: flat or two-level as the runtime chooses on this "
+               "cluster\n");
     else if (o->cluster)
         printf("# model: sched's cost model on the cluster %s: %u ranks on one server (%s); "
                "model(us) =\n#   strata coll's time of the algorithm run\n",
@@ -475,6 +477,8 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
                "core,\n#   measured now); model(us) = sched's cost of the algorithm "
                "(docs/runtime.md)\n",
                m->alpha_s * 1e6, m->copy_bw / 1e9, m->reduce_bw / 1e9);
+    if (o->model_path)
+        printf("# choice across hosts priced on: %s\n", strata_comm_hosts_machine(c, NULL));
     printf("#\n#%61s%37s\n", "out-of-place", "in-place");
     printf("# %10s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s %9s %9s %6s\n", "size", "count",
            "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
@@ -537,20 +541,48 @@ static double next_size(const bench_opts_t *o, double size)
     return o->factor > 1 ? size * o->factor : size + o->step;
 }
 
-/* sched's cost of the algorithm the ranks run, on the --model cluster: the
- * engine as the direct schedule, the message-passing ones as theirs. Where
- * the hosts hold several ranks each, the runtime may run the two-level
- * schedule (comm.c's comm_exec_algo); the flat one is priced (the header
- * says so). 0 when the model has no price for it. */
-static double cluster_predict(const bench_opts_t *o, strata_comm_algo_t algo, size_t bytes)
+/* sched's cost of the schedule the ranks run, on the --model cluster: the
+ * engine as the direct schedule, the message-passing ones as theirs, and,
+ * where the hosts hold several ranks each, the two-level schedule when the
+ * runtime's choice takes it (strata_comm_schedule_for: the runtime prices
+ * on this cluster's machine, given to it by hosts_figures). 0 when the
+ * model has no price for it. */
+static double cluster_predict(const bench_opts_t *o, strata_comm_t *c, size_t bytes)
 {
-    strata_algo_t a = o->coll == STRATA_COLL_ALLTOALL ? STRATA_ALGO_PAIRWISE
-                      : algo == STRATA_COMM_RING      ? STRATA_ALGO_RING
-                      : algo == STRATA_COMM_RECDBL    ? STRATA_ALGO_RECDBL
-                                                      : STRATA_ALGO_DIRECT;
+    strata_algo_t a = strata_comm_schedule_for(c, o->coll, bytes, o->algo);
     strata_coll_cost_t k;
     if (strata_coll_cost(&o->mach, o->coll, a, (double)bytes, &k, NULL) != STRATA_OK) return 0;
     return k.time;
+}
+
+/* The runtime's choice across hosts prices on the --model figures: the
+ * cluster's machine, or one made of strata probe's measured shared-memory
+ * and TCP α/β (a message inside a host, between hosts; reductions at the
+ * one-core rate of the largest measured size). Collective. Without
+ * --model, or a probe file without TCP figures, the runtime keeps its
+ * labelled defaults (the header prints which). */
+static strata_status_t hosts_figures(const bench_opts_t *o, strata_comm_t *c)
+{
+    char src[128];
+    if (o->cluster) {
+        snprintf(src, sizeof src, "the cluster %s", o->model_path);
+        return strata_comm_set_hosts_machine(c, &o->mach, src);
+    }
+    const strata_probe_calib_t *k = &o->calib;
+    if (!o->model_path || !(k->tcp_alpha > 0 && k->tcp_bw > 0 && k->shm_alpha > 0 && k->shm_bw > 0))
+        return STRATA_OK;
+    strata_coll_machine_t m = {.nics = 1,
+                               .bw_intra = k->shm_bw,
+                               .lat_intra = k->shm_alpha,
+                               .bw_nic = k->tcp_bw,
+                               .lat_inter = k->tcp_alpha,
+                               .eta_intra = 1,
+                               .reduce_bw = strata_probe_reduce_bw(k, 1e12)};
+    snprintf(src, sizeof src,
+             "strata probe's figures in %s (shm %.2f us, %.2f GB/s; TCP %.2f us, %.2f GB/s)",
+             o->model_path, k->shm_alpha * 1e6, k->shm_bw / 1e9, k->tcp_alpha * 1e6,
+             k->tcp_bw / 1e9);
+    return strata_comm_set_hosts_machine(c, &m, src);
 }
 
 /* The --model cluster must hold this job: as many ranks, and several hosts
@@ -588,7 +620,7 @@ static strata_status_t run_sizes(strata_comm_t *c, const bench_opts_t *o, bufs_t
         strata_status_t st = measure(c, o, b, count, lap, &row);
         if (st != STRATA_OK) return st;
         strata_comm_algo_t algo = strata_comm_algo_for(c, o->coll, sz, o->algo);
-        double model = o->cluster ? cluster_predict(o, algo, sz)
+        double model = o->cluster ? cluster_predict(o, c, sz)
                                   : strata_probe_predict(&o->calib, o->coll, algo, P, sz);
         if (t->rows < t->cap) {
             t->abs[t->rows] = fabs(model_err(model, row.median));
@@ -674,6 +706,7 @@ static int bench_rank(void *arg)
                              : STRATA_ERR_NOMEM;
     o.jf = NULL;
     if (st == STRATA_OK && o.cluster) st = check_cluster(&o, c);
+    if (st == STRATA_OK) st = hosts_figures(&o, c);
     if (r == 0 && st == STRATA_OK && (o.json || o.jpath)) {
         o.jf = o.json ? stdout : fopen(o.jpath, "w");
         if (!o.jf) {
