@@ -484,6 +484,14 @@ strata_algo_t comm_exec_algo(comm_call_t *k, strata_coll_t coll, size_t bytes)
                          : a == STRATA_COMM_RECDBL     ? STRATA_ALGO_RECDBL
                          : coll == STRATA_COLL_BARRIER ? STRATA_ALGO_RECDBL
                                                        : STRATA_ALGO_RING;
+    /* recursive doubling has no broadcast (nor every other operation): the
+     * ring runs those, as documented, rather than a call failing for an
+     * algorithm that was asked for every operation at once */
+    if (flat == STRATA_ALGO_RECDBL) {
+        strata_sched_params_t p = {
+            .coll = coll, .algo = flat, .nranks = (uint32_t)c->size, .elem_size = 1};
+        if (strata_sched_check(&p, NULL) == STRATA_ERR_UNSUPPORTED) flat = STRATA_ALGO_RING;
+    }
     k->group = 0, k->chunks = 0;
     int g = c->host_group;
     if ((req == STRATA_COMM_AUTO || req == STRATA_COMM_SHM) && c->remote && g > 1 &&

@@ -466,8 +466,10 @@ double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
                       : algo == STRATA_COMM_RECDBL ? STRATA_ALGO_RECDBL
                                                    : STRATA_ALGO_DIRECT;
     strata_coll_cost_t k;
-    if (strata_coll_cost(&m, coll, a, (double)bytes, &k, NULL) != STRATA_OK) return 0;
-    return k.time;
+    strata_status_t st = strata_coll_cost(&m, coll, a, (double)bytes, &k, NULL);
+    if (st == STRATA_ERR_UNSUPPORTED && a == STRATA_ALGO_RECDBL) /* the runtime runs the ring */
+        st = strata_coll_cost(&m, coll, STRATA_ALGO_RING, (double)bytes, &k, NULL);
+    return st == STRATA_OK ? k.time : 0;
 }
 
 /* ==== The wait regime ==== */

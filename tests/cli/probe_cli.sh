@@ -41,6 +41,12 @@ grep -q "2 ranks on [0-9]* cores wait" "$tmp/out" || { echo "FAIL: bench names n
 grep -q "futex_switch_s" "$tmp/local.json" || { echo "FAIL: no futex switch in the saved file"; fail=1; }
 expect 0 "" bench allreduce -P 2 -b 8 -e 8 -w 1 -n 3 --model "$tmp/local.json" --wait futex
 grep -q "in the futex regime" "$tmp/out" || { echo "FAIL: --wait futex"; cat "$tmp/out"; fail=1; }
+# STRATA_ALGO=recdbl asks for recursive doubling, which has no broadcast: the
+# ring runs it (comm.c) and the model prices the ring, not 0 (before: every
+# rank failed with an empty message)
+STRATA_ALGO=recdbl expect 0 "" bench broadcast -P 2 -b 8 -e 1K -f 4 -w 1 -n 3
+awk '$1 ~ /^[0-9]+$/ && $(NF-1) + 0 <= 0 { bad = 1 } END { exit bad }' "$tmp/out" ||
+  { echo "FAIL: STRATA_ALGO=recdbl broadcast: a row without a model price"; cat "$tmp/out"; fail=1; }
 expect 2 "unknown wait regime 'sleep'" bench allreduce -P 2 --model "$tmp/local.json" --wait sleep
 expect 2 "--wait yield prices the calibrated model" bench allreduce -P 2 --wait yield
 jq "del(.measured.futex_switch_s)" "$tmp/local.json" >"$tmp/old.json"
