@@ -714,6 +714,12 @@ static int bench_rank(void *arg)
             st = STRATA_ERR_IO;
         }
     }
+    /* Say a failure now: the agreement below is a call of its own and
+     * would leave the communicator's message empty. */
+    if (st != STRATA_OK && st != STRATA_ERR_IO) {
+        fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));
+        st = STRATA_ERR_IO; /* said why */
+    }
     /* Every rank learns whether rank 0 could open the JSON file, so none
      * waits in a collective rank 0 never joins. */
     long failed[1] = {st != STRATA_OK};
