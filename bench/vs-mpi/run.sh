@@ -24,7 +24,7 @@ flavours=${FLAVOURS:-ompi mpich}
 keep=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184
 single=cma
 [ -e /dev/xpmem ] && single=xpmem
-for np in 2 4; do
+for np in ${NPS:-2 4}; do
   for flavour in $flavours; do
     exe=$dir/vsmpi-$flavour
     [ -x "$exe" ] || { echo "vs-mpi: $exe not built (no mpicc.$flavour?)"; continue; }
