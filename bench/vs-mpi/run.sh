@@ -13,7 +13,10 @@
 # buffers and prints medians and ratios (ratio = MPI time / strata time),
 # its condition, and the host's core-to-core latency and first-touch rate.
 # CONDITIONS="best" (or "default") runs one of them, FLAVOURS="ompi" (or
-# "mpich") one MPI; ROUNDS sets -r. MPICH's ranks poll without yielding, so
+# "mpich") one MPI; ROUNDS sets -r; NPS="2" (or "4") one rank count.
+# Each size prints two strata rows: "strata" (malloc'd buffers, the staged
+# engine) and "strata (registered buffers)" (strata_comm_mem_alloc: no
+# staging), both against the same MPI rounds. MPICH's ranks poll without yielding, so
 # with 4 ranks on 2 loaded cores its runs can end at the 300 s timeout.
 set -u
 build=${1:-build/release}
