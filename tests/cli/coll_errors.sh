@@ -62,6 +62,7 @@ expect 2 "--registered needs --algo direct and --op allreduce" coll ring:4 --reg
 expect 2 "--registered needs --algo direct and --op allreduce" coll ring:4 --algo direct --op allgather --registered
 st=$("$S" coll ring:4 --algo direct --sizes 64M:64M --json | grep -o '"time_s": [0-9.e+-]*' | head -1 | cut -d' ' -f2)
 rg=$("$S" coll ring:4 --algo direct --sizes 64M:64M --json --registered | grep -o '"time_s": [0-9.e+-]*' | head -1 | cut -d' ' -f2)
-awk -v a="$st" -v b="$rg" 'BEGIN { exit !(a > 0 && b > 0 && b < a) }' ||
+# bench/README.md quotes these two (5473 -> 5050 us)
+awk -v a="$st" -v b="$rg" 'BEGIN { exit !(a > 0 && b > 0 && b < a && int(a * 1e6 + 0.5) == 5473 && int(b * 1e6 + 0.5) == 5050) }' ||
   { echo "FAIL: --registered 64M: $rg s not below staged $st s"; fail=1; }
 exit $fail
