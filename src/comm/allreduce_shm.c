@@ -33,6 +33,10 @@
  * whole vector itself, one synchronisation instead of two — and tiny ones
  * (<= 56 bytes) the line slots: each rank writes its data beside the
  * sequence number in one cache line and reads every other rank's line.
+ * An allreduce whose buffers are registered on every rank (mem.c; decided
+ * with chunk 0's staged word) skips the staging after chunk 0: rank r
+ * reduces its slice from every rank's input into every rank's output
+ * ("Registered buffers" below).
  */
 #include "comm.h"
 
