@@ -27,12 +27,20 @@
  * pointer it did not return STRATA_ERR_INVALID (the communicator stays
  * usable: the next allreduce runs), and first fit hands a freed range out
  * again (alloc a, b; free a; alloc 100 bytes returns a).
+ *
+ * A peer dying inside the registered path: rank 1 publishes its chunk-0
+ * staged word with its registered buffers exactly as the engine's first
+ * handshake does (signature, sequence 1, pool and offsets), so rank 0
+ * takes the registered path, reduces, and waits for rank 1's `reduced`;
+ * rank 1 is then SIGKILLed. Rank 0 must return STRATA_ERR_PEER within
+ * twice its 2 s deadline (the engine's bounded wait and pidfd check).
  */
 #define _GNU_SOURCE
 #include "test.h"
 
 #include "ranks_test.h"
 
+#include <signal.h>
 #include <stdlib.h>
 
 static const size_t counts[] = {1, 700, 1023, 65537};
@@ -182,6 +190,55 @@ static int rank_main(void *arg)
     return x.errors ? 1 : 0;
 }
 
+#define DIE_N (1u << 16)
+
+static int die_main(void *arg)
+{
+    (void)arg;
+    signal(SIGTERM, SIG_IGN); /* survive the launcher's SIGTERM long enough to report */
+    strata_comm_t *c = ranks_join();
+    int r = strata_comm_rank(c);
+    float *in = NULL, *out = NULL;
+    if (strata_comm_mem_alloc(c, DIE_N * 4, (void **)&in) != STRATA_OK ||
+        strata_comm_mem_alloc(c, DIE_N * 4, (void **)&out) != STRATA_OK)
+        return 4;
+    if (r == 1) { /* the first handshake of allreduce(DIE_N, float, sum), then death */
+        comm_sig_t sig = {
+            .coll = COMM_SIG_ALLREDUCE, .dtype = STRATA_FP32, .op = STRATA_SUM, .count = DIE_N};
+        comm_mem_ref_t a, b;
+        if (!comm_mem_lookup(c, in, DIE_N * 4, &a) || !comm_mem_lookup(c, out, DIE_N * 4, &b))
+            return 5;
+        comm_staged_t *me = &c->lines[1].staged;
+        atomic_store(&me->count, DIE_N);
+        atomic_store(&me->reg, (uint64_t)a.serial + 1);
+        atomic_store(&me->reg_bytes, a.pool_bytes);
+        atomic_store(&me->reg_src, a.off);
+        atomic_store(&me->reg_dst, b.off);
+        atomic_store(&me->v, (uint64_t)comm_sig_word(&sig) << 32 | (uint32_t)(c->cseq + 1));
+        usleep(300000); /* rank 0 is in its wait for our `reduced` */
+        raise(SIGKILL);
+    }
+    strata_call_opts_t o = {.timeout_s = 2.0};
+    double t0 = util_now();
+    strata_status_t st = strata_comm_allreduce(c, in, out, DIE_N, STRATA_FP32, STRATA_SUM, &o);
+    ranks_record(c, st, t0);
+    rrep->after[0] = (int)c->reg_calls;
+    strata_comm_destroy(c);
+    return 0;
+}
+
+static void test_peer_dies(void **s)
+{
+    (void)s;
+    ranks_fresh();
+    ranks_run(2, die_main);
+    printf("reg_test: rank 0 got '%s' after %.2f s\n", rrep->msg[0], rrep->elapsed[0]);
+    assert_int_equal(rrep->done[0], 1);
+    assert_int_equal(rrep->after[0], 1); /* it was the registered path's wait */
+    assert_int_equal(rrep->status[0], STRATA_ERR_PEER);
+    assert_true(rrep->elapsed[0] < 4.0);
+}
+
 static void test_ranks(void **s)
 {
     int P = *(int *)*s;
@@ -202,5 +259,7 @@ int main(int argc, char **argv)
     if (n == 0)
         for (; n < 3; n++)
             tests[n] = (struct CMUnitTest)cmocka_unit_test_prestate(test_ranks, &Ps[n]);
-    return _cmocka_run_group_tests("reg", tests, (size_t)n, NULL, NULL);
+    int rc = _cmocka_run_group_tests("reg", tests, (size_t)n, NULL, NULL);
+    const struct CMUnitTest die[] = {cmocka_unit_test(test_peer_dies)};
+    return rc | _cmocka_run_group_tests("reg_die", die, 1, NULL, NULL);
 }
