@@ -14,6 +14,9 @@
  * times stay within ~20 %, so the CPU column is the figure to compare
  * engine variants by, and wall / CPU against the copy's says how much
  * more the allreduce loses to waiting than a loop that never waits.
+ * Each round also times ITERS allreduces on registered buffers
+ * (strata_comm_mem_alloc: the engine's zero-staging path, docs/runtime.md),
+ * printed as "registered".
  *
  * Usage: cpuwall SIZE ITERS ROUNDS P (e.g. cpuwall 67108864 4 3 2).
  */
@@ -71,8 +74,14 @@ static int rank_main(void *arg)
     float *x = malloc(g_n * sizeof(float)), *y = malloc(g_n * sizeof(float));
     int rc = x && y ? 0 : 1;
     if (rc == 0) memset(x, 1, g_n * sizeof(float)), memset(y, 0, g_n * sizeof(float));
+    float *rx = NULL, *ry = NULL;
+    if (rc == 0)
+        rc = strata_comm_mem_alloc(c, g_n * sizeof(float), (void **)&rx) != STRATA_OK ||
+             strata_comm_mem_alloc(c, g_n * sizeof(float), (void **)&ry) != STRATA_OK;
+    if (rc == 0) memset(rx, 1, g_n * sizeof(float)), memset(ry, 0, g_n * sizeof(float));
     for (int k = 0; k < 3 && rc == 0; k++)
-        rc = strata_comm_allreduce(c, x, y, g_n, STRATA_FP32, STRATA_SUM, NULL) != STRATA_OK;
+        rc = strata_comm_allreduce(c, x, y, g_n, STRATA_FP32, STRATA_SUM, NULL) != STRATA_OK ||
+             strata_comm_allreduce(c, rx, ry, g_n, STRATA_FP32, STRATA_SUM, NULL) != STRATA_OK;
     for (int round = 0; round < g_rounds && rc == 0; round++) {
         strata_comm_barrier(c, NULL);
         usage_t a = usage_now();
@@ -84,9 +93,15 @@ static int rank_main(void *arg)
         for (int k = 0; k < g_iters; k++)
             nt_copy(y, x, g_n * sizeof(float));
         usage_t e = usage_now();
+        strata_comm_barrier(c, NULL);
+        usage_t f = usage_now();
+        for (int k = 0; k < g_iters && rc == 0; k++)
+            rc = strata_comm_allreduce(c, rx, ry, g_n, STRATA_FP32, STRATA_SUM, NULL) != STRATA_OK;
+        usage_t g = usage_now();
         if (r == 0) {
             printf("round %d", round);
             print_per_call("allreduce", a, b, g_iters);
+            print_per_call("registered", f, g, g_iters);
             print_per_call("nt-copy", d, e, g_iters);
             printf(" | wall/cpu %.1f vs %.1f\n", (b.wall - a.wall) / (b.cpu - a.cpu),
                    (e.wall - d.wall) / (e.cpu - d.cpu));
@@ -95,6 +110,7 @@ static int rank_main(void *arg)
     }
     if (rc) fprintf(stderr, "cpuwall: rank %d: %s\n", r, strata_comm_errmsg(c));
     free(x), free(y);
+    strata_comm_mem_free(c, rx), strata_comm_mem_free(c, ry);
     strata_comm_destroy(c);
     return rc;
 }

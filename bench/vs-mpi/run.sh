@@ -13,7 +13,10 @@
 # buffers and prints medians and ratios (ratio = MPI time / strata time),
 # its condition, and the host's core-to-core latency and first-touch rate.
 # CONDITIONS="best" (or "default") runs one of them, FLAVOURS="ompi" (or
-# "mpich") one MPI; ROUNDS sets -r. MPICH's ranks poll without yielding, so
+# "mpich") one MPI; ROUNDS sets -r; NPS="2" (or "4") one rank count.
+# Each size prints two strata rows: "strata" (malloc'd buffers, the staged
+# engine) and "strata (registered buffers)" (strata_comm_mem_alloc: no
+# staging), both against the same MPI rounds. MPICH's ranks poll without yielding, so
 # with 4 ranks on 2 loaded cores its runs can end at the 300 s timeout.
 set -u
 build=${1:-build/release}
@@ -24,7 +27,7 @@ flavours=${FLAVOURS:-ompi mpich}
 keep=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184
 single=cma
 [ -e /dev/xpmem ] && single=xpmem
-for np in 2 4; do
+for np in ${NPS:-2 4}; do
   for flavour in $flavours; do
     exe=$dir/vsmpi-$flavour
     [ -x "$exe" ] || { echo "vs-mpi: $exe not built (no mpicc.$flavour?)"; continue; }

@@ -31,7 +31,15 @@
  * ranks sleep — the two host figures that set the small-message and the
  * first-touch part of both libraries' times. -n skips it.
  *
- * Usage: vsmpi [-n] [-r ROUNDS] [-s SIZES...] (sizes in bytes, default
+ * Registered buffers: the same allreduce on buffers from
+ * strata_comm_mem_alloc (every rank maps them, so the engine reduces
+ * straight from the peers' inputs into their outputs, no staging: see
+ * docs/runtime.md) is timed in the same rounds, on its own buffers written
+ * before timing, and printed as a second row per size ("strata
+ * (registered buffers)"), its ratio and eff against the same MPI rounds
+ * and copy bound; the first row ("strata") is unchanged. -R skips it.
+ *
+ * Usage: vsmpi [-n] [-R] [-r ROUNDS] [-s SIZES...] (sizes in bytes, default
  * 8 256K 4M 64M). Output: one line per size with MPI and strata medians,
  * then each library's best round and their ratio (under load Open MPI's
  * median is bimodal, so the best rounds are the quiet-minute comparison).
@@ -62,7 +70,7 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-typedef enum { LIB_MPI, LIB_STRATA, LIB_COPY } lib_t;
+typedef enum { LIB_MPI, LIB_STRATA, LIB_REG, LIB_COPY } lib_t;
 
 static double timed(lib_t lib, strata_comm_t *c, float *a, float *b, size_t n, int iters)
 {
@@ -71,7 +79,7 @@ static double timed(lib_t lib, strata_comm_t *c, float *a, float *b, size_t n, i
     for (int i = 0; i < iters; i++) {
         if (lib == LIB_MPI)
             MPI_Allreduce(a, b, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        else if (lib == LIB_STRATA) {
+        else if (lib == LIB_STRATA || lib == LIB_REG) {
             if (strata_comm_allreduce(c, a, b, n, STRATA_FP32, STRATA_SUM, NULL) != STRATA_OK) {
                 fprintf(stderr, "strata: %s\n", strata_comm_errmsg(c));
                 MPI_Abort(MPI_COMM_WORLD, 1);
@@ -164,6 +172,21 @@ static int check(strata_comm_t *c, float *a, float *b, size_t n, int rank, int P
     return all == 0;
 }
 
+/* One row: MPI's median mm against strata's ms (mc: the copy bound's
+ * median, 0 when not measured; lm, ls: the best rounds). */
+static void row(size_t bytes_, double bf, double mm, double ms, double mc, int ok, double lm,
+                double ls, const char *what)
+{
+    double bytes = (double)bytes_;
+    printf("  %10zu %10.2f %10.2f %8.2f %8.2f %7.2f", bytes_, mm * 1e6, ms * 1e6,
+           bytes / mm * bf / 1e9, bytes / ms * bf / 1e9, mm / ms);
+    if (mc > 0)
+        printf(" %9.2f %6.2f", bytes / mc * bf / 1e9, mc / ms);
+    else
+        printf(" %9s %6s", "-", "-");
+    printf(" %5s %8.2f %8.2f %6.2f  %s\n", ok ? "yes" : "NO", lm * 1e6, ls * 1e6, lm / ls, what);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -171,10 +194,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     size_t sizes[32] = {8, 256 << 10, 4 << 20, 64 << 20};
-    int ns = 4, costs = 1;
+    int ns = 4, costs = 1, reg = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-n") == 0)
             costs = 0;
+        else if (strcmp(argv[i], "-R") == 0)
+            reg = 0;
         else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc)
             rounds = atoi(argv[++i]);
         else if (strcmp(argv[i], "-s") == 0) {
@@ -200,6 +225,13 @@ int main(int argc, char **argv)
         maxb = sizes[s] > maxb ? sizes[s] : maxb;
     float *a = malloc(maxb + 64), *b = malloc(maxb + 64);
     memset(a, 1, maxb + 64), memset(b, 0, maxb + 64);
+    float *ra = NULL, *rb = NULL;
+    if (reg && (strata_comm_mem_alloc(c, maxb + 64, (void **)&ra) != STRATA_OK ||
+                strata_comm_mem_alloc(c, maxb + 64, (void **)&rb) != STRATA_OK)) {
+        fprintf(stderr, "rank %d: strata_comm_mem_alloc: %s\n", rank, strata_comm_errmsg(c));
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (reg) memset(ra, 1, maxb + 64), memset(rb, 0, maxb + 64);
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
     MPI_Get_library_version(lib, &len);
@@ -208,9 +240,9 @@ int main(int argc, char **argv)
     if (costs) host_costs(rank);
     if (rank == 0)
         printf("# vs-mpi: %d ranks, float sum allreduce, %d rounds, medians; MPI = %s\n"
-               "# %10s %10s %10s %8s %8s %7s %9s %6s %5s %8s %8s %6s\n",
+               "# %10s %10s %10s %8s %8s %7s %9s %6s %5s %8s %8s %6s  %s\n",
                P, rounds, lib, "size(B)", "mpi(us)", "strata(us)", "mpi-bus", "str-bus", "ratio",
-               "bound", "eff", "ok", "mpi-min", "str-min", "ratio");
+               "bound", "eff", "ok", "mpi-min", "str-min", "ratio", "row");
     for (int s = 0; s < ns; s++) {
         size_t n = sizes[s] / sizeof(float);
         if (n == 0) n = 1;
@@ -218,34 +250,35 @@ int main(int argc, char **argv)
                     : sizes[s] >= (1u << 20) ? 20
                     : sizes[s] >= 65536      ? 100
                                              : 2000;
-        double tm[101], ts[101], tc[101];
-        int ok = check(c, a, b, n, rank, P);
-        timed(LIB_MPI, c, a, b, n, iters); /* warm both: one full round each */
+        double tm[101], ts[101], tc[101], tr[101] = {0};
+        int ok = check(c, a, b, n, rank, P), rok = reg ? check(c, ra, rb, n, rank, P) : 1;
+        timed(LIB_MPI, c, a, b, n, iters); /* warm all: one full round each */
         timed(LIB_STRATA, c, a, b, n, iters);
+        if (reg) timed(LIB_REG, c, ra, rb, n, iters);
         for (int r = 0; r < rounds; r++) {
             if (r % 2 == 0) {
                 tm[r] = timed(LIB_MPI, c, a, b, n, iters);
                 ts[r] = timed(LIB_STRATA, c, a, b, n, iters);
+                if (reg) tr[r] = timed(LIB_REG, c, ra, rb, n, iters);
             } else {
+                if (reg) tr[r] = timed(LIB_REG, c, ra, rb, n, iters);
                 ts[r] = timed(LIB_STRATA, c, a, b, n, iters);
                 tm[r] = timed(LIB_MPI, c, a, b, n, iters);
             }
             tc[r] = sizes[s] >= (1u << 20) ? timed(LIB_COPY, c, a, b, n, iters) : 0;
         }
         double mm = median(tm, rounds), ms = median(ts, rounds), mc = median(tc, rounds);
-        double lm = tm[0], ls = ts[0]; /* sorted by median(): the best rounds */
+        double mr = reg ? median(tr, rounds) : 0;
+        double lm = tm[0], ls = ts[0], lr = tr[0]; /* sorted by median(): the best rounds */
         double bf = 2.0 * (P - 1) / P, bytes = (double)n * sizeof(float);
         if (rank == 0) {
-            printf("  %10zu %10.2f %10.2f %8.2f %8.2f %7.2f", n * sizeof(float), mm * 1e6, ms * 1e6,
-                   bytes / mm * bf / 1e9, bytes / ms * bf / 1e9, mm / ms);
-            if (mc > 0)
-                printf(" %9.2f %6.2f", bytes / mc * bf / 1e9, mc / ms);
-            else
-                printf(" %9s %6s", "-", "-");
-            printf(" %5s %8.2f %8.2f %6.2f\n", ok ? "yes" : "NO", lm * 1e6, ls * 1e6, lm / ls);
+            row(n * sizeof(float), bf, mm, ms, mc, ok, lm, ls, "strata");
+            if (reg)
+                row(n * sizeof(float), bf, mm, mr, mc, rok, lm, lr, "strata (registered buffers)");
             fflush(stdout);
         }
     }
+    if (reg) strata_comm_mem_free(c, ra), strata_comm_mem_free(c, rb);
     strata_comm_destroy(c);
     free(a), free(b);
     MPI_Finalize();

@@ -145,6 +145,31 @@ STRATA_API const char *strata_comm_errmsg(const strata_comm_t *comm);
 /* Change the default deadline (seconds > 0). */
 STRATA_API void strata_comm_set_timeout(strata_comm_t *comm, double timeout_s);
 
+/* ==== Registered buffers ====
+ *
+ * Memory every rank of comm on this host maps (NCCL's ncclMemAlloc, on
+ * shared memory). When every rank's send and receive buffers of a large
+ * allreduce lie in such memory (each inside one allocation; in place
+ * allowed), the engine reduces straight from the peers' send buffers and
+ * writes straight into their receive buffers: no staging copy (2 ranks:
+ * each reads and writes the vector once). Ranks decide together in the
+ * call's first handshake; if any rank's buffers are not registered, the
+ * call stages as usual, with the same result (docs/runtime.md).
+ *
+ * strata_comm_mem_alloc: local (not collective); *ptr_p gets `bytes` of
+ * page-aligned memory, zero-filled, valid until strata_comm_mem_free or
+ * strata_comm_destroy. Each rank's pool holds STRATA_MEM_MAX bytes
+ * (default 4 GiB of address space; memory is taken only by allocations).
+ * Errors (the communicator stays usable; message in strata_comm_errmsg):
+ * STRATA_ERR_INVALID (0 bytes), STRATA_ERR_RANGE (no room in the pool),
+ * STRATA_ERR_NOMEM (/dev/shm full), STRATA_ERR_SYSTEM.
+ * strata_comm_mem_free: ptr must be what mem_alloc returned on this
+ * communicator (else STRATA_ERR_INVALID); NULL is a no-op. Not collective:
+ * once this rank's calls on a buffer have returned, no peer touches it.
+ * Neither may run while another thread calls a collective on comm. */
+STRATA_API strata_status_t strata_comm_mem_alloc(strata_comm_t *comm, size_t bytes, void **ptr_p);
+STRATA_API strata_status_t strata_comm_mem_free(strata_comm_t *comm, void *ptr);
+
 /* ==== Collectives (blocking; every rank calls with matching arguments) ====
  *
  * Every call returns within its deadline (opts->timeout_s, else the

@@ -223,6 +223,13 @@ typedef struct strata_sched_params {
      * strata_sched_create; the caller keeps ownership. */
     uint32_t rings;
     const uint16_t *ring_order;
+    /* DIRECT allreduce only: every rank's send and receive buffers are
+     * registered (strata_comm_mem_alloc: every rank maps them), so above
+     * STRATA_DIRECT_FLAT_MAX rank r reduces slice r straight from every
+     * INPUT into its OUTPUT and stores it into every peer's OUTPUT — two
+     * phases: the first handshake (which stages chunk 0 before the ranks
+     * know they all registered) and that reduction. */
+    bool registered;
 } strata_sched_params_t;
 
 /* Does `algo` implement `coll` for these parameters? Returns STRATA_OK or
@@ -415,6 +422,7 @@ typedef struct strata_coll_machine {
                            where bw_load's measurement stored it, B/s; 0 = none */
     double lat_sync;    /* one flag handed from rank to rank through shared memory, s
                            (a cache-line transfer); 0 = lat_intra */
+    bool registered;    /* direct allreduce on registered buffers (strata_sched_params_t) */
     uint32_t cores;     /* processors the ranks run on; 0 = one per rank */
     double lat_oversub; /* extra cost of each synchronisation per rank beyond the cores, s
                            (the scheduler's switches); with cores, the data terms also

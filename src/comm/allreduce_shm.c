@@ -33,6 +33,10 @@
  * whole vector itself, one synchronisation instead of two — and tiny ones
  * (<= 56 bytes) the line slots: each rank writes its data beside the
  * sequence number in one cache line and reads every other rank's line.
+ * An allreduce whose buffers are registered on every rank (mem.c; decided
+ * with chunk 0's staged word) skips the staging after chunk 0: rank r
+ * reduces its slice from every rank's input into every rank's output
+ * ("Registered buffers" below).
  */
 #include "comm.h"
 
@@ -64,6 +68,9 @@ typedef struct eng {
     bool stream;   /* stream copies to dst */
     size_t cap;    /* bytes between slice positions in a region */
     uint64_t base; /* sequence of chunk 0 */
+    /* allreduce: this rank's send and receive buffers are registered */
+    bool reg;
+    comm_mem_ref_t rsrc, rdst;
 } eng_t;
 
 /* Elements [*off, *off + *n) of slice q of chunk c, in the vector for
@@ -111,6 +118,13 @@ static void publish_staged(eng_t *e, uint64_t s)
 {
     comm_staged_t *me = &e->c->lines[e->c->rank].staged;
     atomic_store_explicit(&me->count, e->k->sig.count, memory_order_relaxed);
+    if (e->kind == ENG_AR && e->root < 0 && s == e->base) { /* the first handshake */
+        atomic_store_explicit(&me->reg, e->reg ? (uint64_t)e->rsrc.serial + 1 : 0,
+                              memory_order_relaxed);
+        atomic_store_explicit(&me->reg_bytes, e->rsrc.pool_bytes, memory_order_relaxed);
+        atomic_store_explicit(&me->reg_src, e->rsrc.off, memory_order_relaxed);
+        atomic_store_explicit(&me->reg_dst, e->rdst.off, memory_order_relaxed);
+    }
     atomic_store_explicit(&me->v, (uint64_t)e->k->sigword << 32 | (uint32_t)(s + 1),
                           memory_order_release);
     comm_posted(e->c);
@@ -300,6 +314,116 @@ static strata_status_t gather(eng_t *e, size_t c)
     return st;
 }
 
+/* ==== Registered buffers ==== */
+
+/* Piece of a slice reduced and written out at once: small enough to stay
+ * in L2 between the reduction and the copies to every rank's output. */
+#define REG_PIECE (64u * 1024u)
+
+/* Whether every rank published registered buffers with this call's chunk 0.
+ * Read after wait_staged(e, 0): the words are this call's, as no rank
+ * publishes its next allreduce's before this rank publishes reduced. */
+static bool all_registered(const eng_t *e)
+{
+    for (int q = 0; q < e->c->size; q++)
+        if (atomic_load_explicit(&e->c->lines[q].staged.reg, memory_order_relaxed) == 0)
+            return false;
+    return true;
+}
+
+/* Rank q's slice of the whole vector: whole cache lines (every element size
+ * divides 64), so no two ranks write into one line of an output. */
+static void reg_slice(const eng_t *e, int q, size_t *off, size_t *n)
+{
+    size_t P = (size_t)e->c->size, per_line = COMM_LINE / e->es;
+    size_t lines = (e->count + per_line - 1) / per_line;
+    size_t a = lines * (size_t)q / P * per_line, b = lines * ((size_t)q + 1) / P * per_line;
+    a = a < e->count ? a : e->count, b = b < e->count ? b : e->count;
+    *off = a, *n = b - a;
+}
+
+/* Every rank's send and receive buffer: peers' from their pools, mapped on
+ * first use, at the offsets they published. A failure fails the
+ * communicator, so the peers do not wait for this rank's slice. */
+static strata_status_t reg_buffers(eng_t *e, const unsigned char **srcs, unsigned char **dsts)
+{
+    strata_comm_t *c = e->c;
+    size_t bytes = e->count * e->es;
+    for (int q = 0; q < c->size; q++) {
+        if (q == c->rank) {
+            srcs[q] = e->src, dsts[q] = e->dst;
+            continue;
+        }
+        const comm_staged_t *l = &c->lines[q].staged;
+        uint64_t serial = atomic_load_explicit(&l->reg, memory_order_relaxed) - 1;
+        uint64_t pool = atomic_load_explicit(&l->reg_bytes, memory_order_relaxed);
+        uint64_t so = atomic_load_explicit(&l->reg_src, memory_order_relaxed);
+        uint64_t dso = atomic_load_explicit(&l->reg_dst, memory_order_relaxed);
+        unsigned char *base = NULL;
+        strata_status_t st =
+            bytes > pool || so > pool - bytes || dso > pool - bytes
+                ? comm_fail(e->k, STRATA_ERR_PROTOCOL,
+                            "%s: rank %d's registered buffers (offsets %llu, %llu) overrun its "
+                            "pool of %llu bytes",
+                            e->k->what, q, (unsigned long long)so, (unsigned long long)dso,
+                            (unsigned long long)pool)
+                : comm_mem_peer(e->k, q, (uint32_t)serial, pool, &base);
+        if (st != STRATA_OK) {
+            comm_mark_failed(c, c->rank, COMM_FAIL_ABORTED);
+            return st;
+        }
+        srcs[q] = base + so, dsts[q] = base + dso;
+    }
+    return STRATA_OK;
+}
+
+/* Allreduce on registered buffers: rank r reduces its slice piece by piece
+ * straight from every rank's send buffer (rank order, as the staged engine)
+ * and writes each piece into every rank's receive buffer, then one
+ * hand-off: reduced = base + 1 says "my slice is everywhere and I no longer
+ * read your input". Every rank entered the call (its chunk 0 was waited
+ * for), so its buffers are ready; it returns only when every rank's reduced
+ * shows nothing touches them any more. In place: each piece of every input
+ * is read (only by the rank that owns that slice) before it is written.
+ * The result goes through an L2-sized buffer when this rank's output
+ * aliases its input or is streamed (non-temporal stores write without
+ * reading the lines first). */
+static strata_status_t registered(eng_t *e)
+{
+    strata_comm_t *c = e->c;
+    int r = c->rank, P = c->size;
+    c->cseq = e->base + 1; /* only chunk 0 (its staging unread) */
+    c->reg_calls++;
+    const unsigned char *srcs[COMM_MAX_SIZE];
+    unsigned char *dsts[COMM_MAX_SIZE];
+    strata_status_t st = reg_buffers(e, srcs, dsts);
+    if (st != STRATA_OK) return st;
+    size_t off, n, es = e->es, bytes = e->count * es;
+    reg_slice(e, r, &off, &n);
+    bool alias = e->src < e->dst + bytes && e->dst < e->src + bytes;
+    unsigned char *tmp = alias || e->stream ? malloc(REG_PIECE) : NULL;
+    if ((alias || e->stream) && !tmp) {
+        comm_mark_failed(c, r, COMM_FAIL_ABORTED);
+        return comm_fail(e->k, STRATA_ERR_NOMEM, "%s: out of memory", e->k->what);
+    }
+    size_t step = REG_PIECE / es;
+    for (size_t i = 0; i < n; i += step) {
+        size_t m = n - i < step ? n - i : step, o = (off + i) * es;
+        const void *in[COMM_MAX_SIZE];
+        for (int q = 0; q < P; q++)
+            in[q] = srcs[q] + o;
+        unsigned char *out = tmp ? tmp : dsts[r] + o;
+        comm_reduce_n(out, in, P, m, e->dt, e->op, P);
+        for (int q = 0; q < P; q++)
+            if (q != r || tmp) comm_copy(dsts[q] + o, out, m * es, e->stream);
+    }
+    free(tmp);
+    publish(e, F_REDUCED, e->base + 1);
+    st = wait_all(e, F_REDUCED, e->base + 1);
+    if (st == STRATA_OK) publish(e, F_DONE, e->base + 1);
+    return st;
+}
+
 /* ==== Driver ==== */
 
 /* Chunk (all P slices) used by default for large vectors: 256 KiB, the
@@ -353,6 +477,10 @@ static strata_status_t run(eng_t *e)
     e->base = c->cseq;
     c->cseq += e->nchunks;
     strata_status_t st = stage(e, 0);
+    if (st == STRATA_OK && e->kind == ENG_AR && e->root < 0) {
+        st = wait_staged(e, 0); /* reduce(e, 0) would wait for it first anyway */
+        if (st == STRATA_OK && all_registered(e)) return registered(e);
+    }
     for (size_t ch = 0; ch < e->nchunks && st == STRATA_OK; ch++) {
         if (e->kind == ENG_AR || e->kind == ENG_RS) st = reduce(e, ch);
         if (e->kind == ENG_FLAT && st == STRATA_OK) st = flat(e, ch);
@@ -400,6 +528,8 @@ strata_status_t comm_shm_allreduce(comm_call_t *k, const void *src, void *dst, s
     eng_t e = eng_init(k, bytes <= (size_t)flat_max ? ENG_FLAT : ENG_AR, src, dst, count, es);
     if (e.kind == ENG_FLAT) e.cap = COMM_REGION, e.per = COMM_REGION / es;
     e.dt = dt, e.op = op, e.root = root;
+    e.reg = e.kind == ENG_AR && root < 0 && comm_mem_lookup(k->c, src, bytes, &e.rsrc) &&
+            comm_mem_lookup(k->c, dst, bytes, &e.rdst);
     return run(&e);
 }
 

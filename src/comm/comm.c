@@ -48,6 +48,7 @@ void strata_comm_destroy(strata_comm_t *c)
     comm_exec_free(c);
     comm_tcp_destroy(c);
     util_free(c->remote);
+    comm_mem_destroy(c);
     comm_seg_unmap(c);
     if (c->pidfds)
         for (int i = 0; i < c->size; i++)

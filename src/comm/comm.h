@@ -87,7 +87,12 @@ _Static_assert(sizeof(comm_misc_t) == COMM_LINE, "comm_misc_t is one cache line"
 typedef struct comm_staged {
     _Atomic uint64_t v;
     _Atomic uint64_t count;
-    char pad[COMM_LINE - 2 * sizeof(uint64_t)];
+    /* Registered buffers (mem.c), written with an allreduce's chunk 0 of
+     * the engine (the call's first handshake): pool serial + 1 (0: this
+     * rank's buffers are not both registered), the pool's size and the
+     * send and receive buffers' offsets in it. */
+    _Atomic uint64_t reg, reg_bytes, reg_src, reg_dst;
+    char pad[COMM_LINE - 6 * sizeof(uint64_t)];
 } comm_staged_t;
 
 /* Lines one rank writes (and everyone reads). The small slots' seq word is
@@ -231,9 +236,11 @@ struct strata_comm {
      * over TCP; NULL when every rank shares this host */
     bool *remote;
     int nhosts;
-    int host_group;  /* ranks per host when every host holds that many
-                        consecutive ranks (the two-level schedules' shape), else 0 */
-    comm_tcp_t *tcp; /* transport_tcp.c, when remote ranks exist */
+    int host_group;       /* ranks per host when every host holds that many
+                             consecutive ranks (the two-level schedules' shape), else 0 */
+    comm_tcp_t *tcp;      /* transport_tcp.c, when remote ranks exist */
+    struct comm_mem *mem; /* mem.c: registered buffers, NULL until the first */
+    uint64_t reg_calls;   /* allreduces run on registered buffers (tests) */
     /* the machine the choice across hosts prices on (comm.c hosts_machine):
      * given by strata_comm_set_hosts_machine, else assumed defaults */
     bool hosts_set;
@@ -468,6 +475,31 @@ static inline comm_chan_t *comm_chan(strata_comm_t *c, int from, int to)
 {
     return (comm_chan_t *)(c->seg + c->lay.chans) + ((size_t)from * (size_t)c->size + (size_t)to);
 }
+
+/* Open a /strata-* shared-memory object only if it is this user's regular
+ * file, mode 0600, of `bytes` bytes (shm.c). The fd, or -1 and err. */
+int comm_shm_open_checked(const char *name, size_t bytes, strata_error_t *err);
+
+/* ==== Registered buffers (mem.c) ==== */
+
+/* Pool per rank and communicator when STRATA_MEM_MAX is unset: 4 GiB of
+ * address space (sparse: only allocations hold memory). */
+#define COMM_MEM_MAX_DEFAULT ((size_t)4 << 30)
+size_t comm_mem_max(void);
+/* Where a range of this rank's registered memory lies in its pool. */
+typedef struct comm_mem_ref {
+    uint32_t serial;
+    uint64_t pool_bytes, off;
+} comm_mem_ref_t;
+/* Whether [p, p + bytes) lies inside one live allocation of this rank's
+ * pool on c; fills *ref then. */
+bool comm_mem_lookup(const strata_comm_t *c, const void *p, size_t bytes, comm_mem_ref_t *ref);
+/* Rank q's pool (serial, size as it published them), mapped on first use;
+ * a failure is the call's error. */
+strata_status_t comm_mem_peer(comm_call_t *k, int q, uint32_t serial, uint64_t pool_bytes,
+                              unsigned char **base_p);
+/* Unmap the peers' pools, unmap and unlink this rank's. */
+void comm_mem_destroy(strata_comm_t *c);
 
 /* ==== Bootstrap (bootstrap.c) ==== */
 

@@ -152,7 +152,7 @@ strata_status_t comm_seg_create(strata_comm_t *c, const char *name, strata_error
  * /strata-* name, not a symbolic link, a regular file owned by this user
  * with mode exactly 0600 and the layout's size. Anything else may be
  * another user's file, whose owner could read or write the job's data. */
-static int seg_open_checked(const char *name, size_t bytes, strata_error_t *err)
+int comm_shm_open_checked(const char *name, size_t bytes, strata_error_t *err)
 {
     if (strncmp(name, "/strata-", 8) != 0 || strchr(name + 1, '/')) {
         strata_error_set(err, STRATA_ERR_PROTOCOL, "segment name '%s' is not /strata-*", name);
@@ -193,7 +193,7 @@ strata_status_t comm_seg_attach(strata_comm_t *c, const char *name, strata_error
     comm_layout_compute(c->size, &c->lay);
     strata_error_t mine;
     if (!err) err = &mine;
-    int fd = seg_open_checked(name, c->lay.bytes, err);
+    int fd = comm_shm_open_checked(name, c->lay.bytes, err);
     if (fd < 0) return err->status;
     void *p = mmap(NULL, c->lay.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     int e = errno;

@@ -144,6 +144,10 @@ static strata_status_t check_params(const strata_sched_params_t *p, strata_error
     if (!(algos[p->algo]->colls & (1u << p->coll)))
         return strata_error_set(err, STRATA_ERR_UNSUPPORTED, "algorithm %s does not implement %s",
                                 strata_algo_name(p->algo), strata_coll_name(p->coll));
+    if (p->registered && (p->algo != STRATA_ALGO_DIRECT || p->coll != STRATA_COLL_ALLREDUCE))
+        return strata_error_set(err, STRATA_ERR_UNSUPPORTED,
+                                "registered buffers apply to the direct allreduce only, not %s %s",
+                                strata_algo_name(p->algo), strata_coll_name(p->coll));
     return STRATA_OK;
 }
 

@@ -1336,6 +1336,13 @@ static void cost_innet(const strata_coll_machine_t *m, double n, acc_t *z, doubl
  *   alltoall           S/rd + S/P / cp + f S / hand
  *   broadcast          S / hand (the root's staging of chunk c + 1 runs
  *                      while the others load chunk c);
+ *   allreduce on registered buffers (m->registered, above 2 KiB): S/P / rd
+ *                      (its own slice) + c0 / rd (chunk 0 staged by the
+ *                      first handshake, never read: c0 = f min(S, the
+ *                      engine's chunk)) + f S / min(hand, red) (its slice
+ *                      loaded from every peer's input and reduced) + S/P /
+ *                      cp (into its output) + f S / hand (into the peers'
+ *                      outputs); 2 synchronisations, 1 chunk;
  * plus, for the bytes loaded into the output (allreduce f S, allgather and
  * alltoall f S, broadcast S), their stores where the output lives beyond
  * what the hand-over rate holds (bw_store, 0 = none).
@@ -1353,7 +1360,14 @@ static void cost_direct(const strata_coll_machine_t *m, strata_coll_t c, double 
     double C = sched_direct_chunks(c, m->nranks, n), syncs = C, t, out = f * n;
     bool flat =
         (c == STRATA_COLL_ALLREDUCE || c == STRATA_COLL_REDUCE) && n <= STRATA_DIRECT_FLAT_MAX;
-    switch (c) {
+    bool reg = m->registered && c == STRATA_COLL_ALLREDUCE && !flat;
+    double chunk0 = fmin(n, P * floor(STRATA_DIRECT_CHUNK / P / 64) * 64);
+    switch (reg ? STRATA_COLL_COUNT : c) {
+    case STRATA_COLL_COUNT: /* registered allreduce */
+        syncs = 2;
+        t = (n / P + f * chunk0) * rd + f * n / pull + n / P * cp + f * n / hand;
+        z->g = red(m, f * n);
+        break;
     case STRATA_COLL_ALLREDUCE:
     case STRATA_COLL_REDUCE:
         syncs = flat ? 1 : 2 * C;
@@ -1494,7 +1508,9 @@ static void dispatch(const strata_coll_machine_t *m, strata_coll_t c, strata_alg
         break;
     case STRATA_ALGO_DIRECT:
         cost_direct(m, c, n, z);
-        *chunks = fmin(sched_direct_chunks(c, m->nranks, n), 4294967295.0); /* uint32 field */
+        *chunks = m->registered && c == STRATA_COLL_ALLREDUCE && n > STRATA_DIRECT_FLAT_MAX
+                      ? 1
+                      : fmin(sched_direct_chunks(c, m->nranks, n), 4294967295.0); /* uint32 */
         break;
     default:
         break;

@@ -508,6 +508,23 @@ static void test_direct_closed_form(void **state)
     m.cores = 2, m.lat_oversub = 1e-6;
     k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 1048576);
     assert_rel(k.time, 1.7e-6 + 4e-6 + 2 * 314.5728e-6, 1e-9);
+    /* Registered buffers, same machine and 1 MiB: S/P = 262,144 B of its
+     * own slice read at 20 GB/s (13.1072 us) + chunk 0 staged, f·256 KiB =
+     * 196,608 B at 20 GB/s (9.8304 us) + 786,432 B of peers' slices
+     * reduced at 5 GB/s (157.2864 us) + 262,144 B into its output at
+     * 10 GB/s (26.2144 us) + 786,432 B into the peers' outputs at 10 GB/s
+     * (78.6432 us) = 285.0816 us; 2 synchronisations: 1 + 0.1 us; one
+     * chunk. Saved against staging: the other 3/4 of the input read for
+     * staging, less chunk 0 (n·0.3 ns - 285.0816 = 29.4912 us). At 2 KiB
+     * and below the flat variant runs either way. */
+    m.cores = 0, m.registered = true;
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 1048576);
+    assert_int_equal(k.chunks, 1);
+    assert_rel(k.steps, 2, 1e-12);
+    assert_rel(k.time, 1.1e-6 + 285.0816e-6, 1e-9);
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 2048);
+    assert_rel(k.time, 1e-6 + 1.3312e-6, 1e-9);
+    m.registered = false;
     /* never chosen by selection, and not across servers */
     strata_coll_cost_t best;
     for (double n = 8; n < 1e9; n *= 8) {

@@ -30,13 +30,28 @@
  * OUTPUT (no gather); allgather and alltoall stage, then gather; broadcast
  * has only the root stage. The chunk layout is the engine's (sched.h,
  * STRATA_DIRECT_*), or, with params.chunks > 1, that many equal chunks.
+ * Registered buffers (params.registered, allreduce above FLAT_MAX): every
+ * rank maps every other's INPUT and OUTPUT, so there is no staging to
+ * read from: phase 0 is the first handshake, which stages chunk 0 as
+ * above (a rank learns only there that every rank registered; the copy is
+ * never read), and in phase 1 rank r loads slice r of the whole vector
+ * from every peer's INPUT, reduces it with its own into its OUTPUT, then
+ * stores it into every peer's OUTPUT (a SEND matched by the peer's RECV;
+ * in the engine the store is r's, in message terms the peer receives).
  * Phases: O(chunks); a phase's steps: O(P).
  */
 #include "sched.h"
 
 #include <math.h>
 
-enum { D_FLAT, D_PER, D_CHUNKS, D_E }; /* aux: flat?, elements per slice, chunks, per chunk */
+enum {
+    D_FLAT,
+    D_PER,
+    D_CHUNKS,
+    D_E,
+    D_REG
+}; /* aux: flat?, elements per slice, chunks,
+      per chunk, registered? */
 
 static bool is_ar(const strata_sched_t *s)
 {
@@ -92,7 +107,8 @@ static strata_status_t direct_init(strata_sched_t *s, strata_error_t *err)
         return strata_error_set(err, STRATA_ERR_RANGE,
                                 "direct: %llu chunks of the engine's layout are too many phases",
                                 (unsigned long long)C);
-    s->nphases = (uint32_t)(s->aux[D_FLAT] ? 2 : is_ar(s) ? 1 + 2 * C : 1 + C);
+    s->aux[D_REG] = s->p.registered && !s->aux[D_FLAT];
+    s->nphases = (uint32_t)(s->aux[D_FLAT] || s->aux[D_REG] ? 2 : is_ar(s) ? 1 + 2 * C : 1 + C);
     s->buf[STRATA_BUF_SCRATCH] =
         c == STRATA_COLL_REDUCE_SCATTER || c == STRATA_COLL_ALLTOALL ? P * n : n;
     return STRATA_OK;
@@ -248,6 +264,33 @@ static void gather(const strata_sched_t *s, uint32_t r, uint64_t ch, sched_sink_
     }
 }
 
+/* Registered allreduce, phase 1: rank r's slice of the whole vector (the
+ * engine's cache-line boundaries are the same split up to rounding) from
+ * every INPUT into every OUTPUT. Per peer q, in matching order: q's INPUT
+ * slice r comes to r (reduced), then r's result goes to q's OUTPUT. */
+static void registered(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
+{
+    uint32_t P = s->p.nranks;
+    uint64_t n = s->p.count, off = n * r / P, len = n * (r + 1) / P - off;
+    sched_copy(k, 0, STRATA_BUF_INPUT, off, STRATA_BUF_OUTPUT, off, len);
+    for (uint32_t q = 0; q < P; q++)
+        if (q != r) {
+            uint64_t qo = n * q / P, ql = n * (q + 1) / P - qo;
+            sched_send(k, 0, (int32_t)q, STRATA_BUF_INPUT, qo, ql);
+        }
+    for (uint32_t q = 0; q < P; q++)
+        if (q != r)
+            sched_recv_reduce(k, 1, (int32_t)q, STRATA_BUF_OUTPUT, off, STRATA_BUF_OUTPUT, off,
+                              len);
+    for (uint32_t q = 0; q < P; q++)
+        if (q != r) sched_send(k, 1 + 2 * (P - 1), (int32_t)q, STRATA_BUF_OUTPUT, off, len);
+    for (uint32_t q = 0; q < P; q++)
+        if (q != r) {
+            uint64_t qo = n * q / P, ql = n * (q + 1) / P - qo;
+            sched_recv(k, 0, (int32_t)q, STRATA_BUF_OUTPUT, qo, ql);
+        }
+}
+
 static void direct_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 {
     uint64_t p = k->phase, C = (uint64_t)s->aux[D_CHUNKS];
@@ -260,6 +303,10 @@ static void direct_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
     }
     if (s->aux[D_FLAT]) {
         flat(s, r, k);
+        return;
+    }
+    if (s->aux[D_REG]) {
+        registered(s, r, k);
         return;
     }
     if (is_ar(s)) { /* 2c + 1: reduce c, stage c + 1; 2c + 2: gather c */

@@ -124,21 +124,52 @@ static void test_all_verify(void **state)
  * ceil(400,000 / 131,072) = 4 chunks, 9 phases. Reduce-scatter of 100,000
  * floats per block on 3 ranks: min(87,360 (256 KiB / 3 in lines), 400,000
  * / 4 in lines = 99,968) = 87,360 B = 21,840 floats, 5 chunks, 6 phases.
- * Each passes the verifier. */
-static void direct_phases(strata_coll_t c, uint32_t P, uint64_t n, uint32_t want)
+ * Each passes the verifier. Registered buffers (allreduce only): 2
+ * phases at any size (the handshake staging chunk 0, then the reduction
+ * from every input into every output), on 2, 3, 4 and 7 ranks with counts
+ * that do not divide; at 2 KiB the flat variant as before; another
+ * collective or algorithm with `registered` is refused. */
+static void direct_phases_reg(strata_coll_t c, uint32_t P, uint64_t n, uint32_t want, bool reg)
 {
     strata_sched_params_t p = {.coll = c,
                                .algo = STRATA_ALGO_DIRECT,
                                .nranks = P,
                                .count = n,
                                .elem_size = 4,
-                               .root = P - 1};
+                               .root = P - 1,
+                               .registered = reg};
     strata_sched_t *s = NULL;
     strata_error_t err;
     assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
     assert_int_equal(strata_sched_nphases(s), want);
     if (strata_sched_verify(s, &err)) fail_msg("%s", err.msg);
     strata_sched_destroy(s);
+}
+
+static void direct_phases(strata_coll_t c, uint32_t P, uint64_t n, uint32_t want)
+{
+    direct_phases_reg(c, P, n, want, false);
+}
+
+static void test_direct_registered(void **state)
+{
+    (void)state;
+    direct_phases_reg(STRATA_COLL_ALLREDUCE, 2, 512, 2, true); /* flat */
+    direct_phases_reg(STRATA_COLL_ALLREDUCE, 2, 200000, 2, true);
+    direct_phases_reg(STRATA_COLL_ALLREDUCE, 3, 1000003, 2, true);
+    direct_phases_reg(STRATA_COLL_ALLREDUCE, 4, 513, 2, true);
+    direct_phases_reg(STRATA_COLL_ALLREDUCE, 7, 65537, 2, true);
+    strata_sched_params_t p = {.coll = STRATA_COLL_REDUCE,
+                               .algo = STRATA_ALGO_DIRECT,
+                               .nranks = 2,
+                               .count = 1000,
+                               .elem_size = 4,
+                               .registered = true};
+    strata_sched_t *s = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_ERR_UNSUPPORTED);
+    p.coll = STRATA_COLL_ALLREDUCE, p.algo = STRATA_ALGO_RING;
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_ERR_UNSUPPORTED);
 }
 
 static void test_direct_layout(void **state)
@@ -644,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_bad_params),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_direct_layout),
+        cmocka_unit_test(test_direct_registered),
         cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,4 +56,13 @@ grep -q "^NCCL would run NVLS/Simple" <("$S" coll dgx-h100 --select nccl --expla
 grep -q "rabenseifner: MPICH, Open MPI (CPU); no GPU collective library" "$tmp/x" ||
   { echo "FAIL: library label"; fail=1; }
 grep -q "^NCCL would run Ring/Simple" "$tmp/x" || { echo "FAIL: NCCL ring on A100"; fail=1; }
+# registered buffers: only the direct allreduce; there it saves the staging
+# read (64 MiB on ring:4: fewer microseconds than staged, one chunk)
+expect 2 "--registered needs --algo direct and --op allreduce" coll ring:4 --registered
+expect 2 "--registered needs --algo direct and --op allreduce" coll ring:4 --algo direct --op allgather --registered
+st=$("$S" coll ring:4 --algo direct --sizes 64M:64M --json | grep -o '"time_s": [0-9.e+-]*' | head -1 | cut -d' ' -f2)
+rg=$("$S" coll ring:4 --algo direct --sizes 64M:64M --json --registered | grep -o '"time_s": [0-9.e+-]*' | head -1 | cut -d' ' -f2)
+# bench/README.md quotes these two (5473 -> 5050 us)
+awk -v a="$st" -v b="$rg" 'BEGIN { exit !(a > 0 && b > 0 && b < a && int(a * 1e6 + 0.5) == 5473 && int(b * 1e6 + 0.5) == 5050) }' ||
+  { echo "FAIL: --registered 64M: $rg s not below staged $st s"; fail=1; }
 exit $fail

@@ -30,6 +30,9 @@ static void usage(FILE *out)
             "                  rabenseifner, bruck, pairwise, hier, torus2d, innet,\n"
             "                  nvlstree, direct (strata's shared-memory engine: loads\n"
             "                  and stores, one server; priced, never chosen)\n"
+            "  --registered    with --algo direct --op allreduce: the ranks' buffers are\n"
+            "                  registered (strata_comm_mem_alloc), so the engine reduces\n"
+            "                  straight from every input into every output (no staging)\n"
             "  --sizes LO:HI   sizes in bytes (nccl-tests 'size'), doubling (default 8:8G;\n"
             "                  1 <= LO <= HI <= 1024T = 2^50)\n"
             "  --explain SIZE  for one size (up to 1024T): steps, bytes per tier, dominating\n"
@@ -51,7 +54,8 @@ typedef struct coll_args {
     int algo; /* -1: all */
     double lo, hi, explain;
     int json;
-    int nccl; /* --select nccl */
+    int nccl;       /* --select nccl */
+    int registered; /* --registered */
 } coll_args_t;
 
 static int parse_sizes(const char *arg, coll_args_t *a)
@@ -104,6 +108,8 @@ static int parse_args(int argc, char **argv, coll_args_t *a)
         const char *s = argv[i];
         if (!strcmp(s, "--json")) {
             a->json = 1;
+        } else if (!strcmp(s, "--registered")) {
+            a->registered = 1;
         } else if (!strcmp(s, "--op") || !strcmp(s, "--algo") || !strcmp(s, "--sizes") ||
                    !strcmp(s, "--explain") || !strcmp(s, "--catalog") || !strcmp(s, "--select")) {
             int rc = parse_value(argc, argv, &i, a);
@@ -118,6 +124,8 @@ static int parse_args(int argc, char **argv, coll_args_t *a)
     }
     if (!a->cluster)
         return cli_usage_error("coll", "missing CLUSTER (e.g. railft:servers=2,gpus=8)");
+    if (a->registered && (a->algo != STRATA_ALGO_DIRECT || a->op != STRATA_COLL_ALLREDUCE))
+        return cli_usage_error("coll", "--registered needs --algo direct and --op allreduce");
     return CLI_OK;
 }
 
@@ -400,6 +408,7 @@ static int run(const coll_args_t *a, strata_link_catalog_t *cat)
         strata_topo_destroy(t);
         return cli_fail(&err);
     }
+    m.registered = a->registered;
     strata_coll_cost_t c;
     if (a->algo >= 0 && strata_coll_cost(&m, a->op, (strata_algo_t)a->algo, a->lo, &c, &err)) {
         strata_topo_destroy(t);
