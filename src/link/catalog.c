@@ -330,6 +330,8 @@ static strata_status_t parse_entry(parse_ctx_t *c, const json_t *e, link_entry_t
 
 /* ==== Catalog ==== */
 
+static strata_status_t build_index(strata_link_catalog_t *cat);
+
 static strata_status_t parse_root(parse_ctx_t *c, strata_link_catalog_t *cat)
 {
     static const char *const keys[] = {"format", "version", "about", "links", "latencies", NULL};
@@ -384,6 +386,8 @@ static strata_status_t catalog_from_doc(util_json_doc_t *doc, strata_link_catalo
     }
     parse_ctx_t c = {doc, cat->arena, err};
     st = parse_root(&c, cat);
+    if (st == STRATA_OK && build_index(cat) != STRATA_OK)
+        st = strata_error_set(err, STRATA_ERR_NOMEM, "%s: out of memory", util_json_name(doc));
     if (st != STRATA_OK) goto fail;
     util_json_doc_destroy(doc);
     *cat_p = cat;
@@ -432,10 +436,45 @@ const strata_link_t *strata_link_catalog_at(const strata_link_catalog_t *cat, si
     return cat && i < cat->n ? &cat->entry[i].pub : NULL;
 }
 
+/* FNV-1a over the id folded as util_str_eq_nocase folds it (tolower) */
+static size_t id_hash(const char *id)
+{
+    uint64_t h = 1469598103934665603u;
+    for (const unsigned char *p = (const unsigned char *)id; *p; p++)
+        h = (h ^ (uint64_t)tolower(*p)) * 1099511628211u;
+    return (size_t)h;
+}
+
+/* The index of every id, built once the catalog is whole: a topology of
+ * 400k devices looks a link up by name millions of times. */
+static strata_status_t build_index(strata_link_catalog_t *cat)
+{
+    size_t n = 16;
+    while (n < 2 * cat->n)
+        n *= 2;
+    cat->index = util_arena_alloc(cat->arena, n * sizeof(*cat->index));
+    if (cat->index == NULL) return STRATA_ERR_NOMEM;
+    memset(cat->index, 0, n * sizeof(*cat->index));
+    for (size_t i = 0; i < cat->n; i++) {
+        size_t j = id_hash(cat->entry[i].pub.id) & (n - 1);
+        while (cat->index[j])
+            j = (j + 1) & (n - 1);
+        cat->index[j] = (uint32_t)i + 1;
+    }
+    cat->nindex = n;
+    return STRATA_OK;
+}
+
 const strata_link_t *strata_link_find(const strata_link_catalog_t *cat, const char *id)
 {
     if (cat == NULL || id == NULL) return NULL;
-    for (size_t i = 0; i < cat->n; i++)
-        if (util_str_eq_nocase(cat->entry[i].pub.id, id)) return &cat->entry[i].pub;
+    if (cat->index == NULL) { /* while loading */
+        for (size_t i = 0; i < cat->n; i++)
+            if (util_str_eq_nocase(cat->entry[i].pub.id, id)) return &cat->entry[i].pub;
+        return NULL;
+    }
+    for (size_t j = id_hash(id) & (cat->nindex - 1); cat->index[j]; j = (j + 1) & (cat->nindex - 1))
+        if (util_str_eq_nocase(cat->entry[cat->index[j] - 1].pub.id, id))
+            return &cat->entry[cat->index[j] - 1].pub;
     return NULL;
 }

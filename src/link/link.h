@@ -71,6 +71,8 @@ struct strata_link_catalog {
     size_t n;
     strata_latency_t *lat;
     size_t nlat;
+    uint32_t *index; /* ids by case-folded hash, entry + 1 (0: empty); nindex a power of two */
+    size_t nindex;
 };
 
 /* State of one load: the document (for positions), where strings go, and
