@@ -8,6 +8,10 @@
  * cache, so a batch of N round trips takes 2N transfers; a sample is the
  * batch time / 2N. The waits are bounded: a side that sees no progress for
  * 1 s gives up and the section fails (a pinned peer that never runs).
+ * A pair's sampling stops at its share of the section's budget once it
+ * has PROBE_MIN_REPS samples: on a loaded host a round trip waits for both
+ * threads to be scheduled (milliseconds, not 100 ns), and the fixed count
+ * of samples took 15-53 s instead of the 0.6 s planned at load 18-21.
  * The matrix entry is the median over samples; c2c_all summarises every
  * sample of every pair (the figure the model and the bottleneck use).
  */
@@ -26,9 +30,10 @@
 typedef struct pingpong {
     alignas(64) _Atomic uint64_t line;
     alignas(64) int cpu_a, cpu_b;
-    int samples;
+    int samples, taken; /* planned; recorded by side a */
+    double deadline;    /* util_now() after which side a stops (>= PROBE_MIN_REPS) */
     double out[PROBE_MAX_REPS];
-    atomic_bool failed;
+    atomic_bool failed, stop;
 } pingpong_t;
 
 /* Wait until *p reaches v; false when STALL_S passes without it. */
@@ -57,6 +62,7 @@ static void *side_b(void *arg)
             atomic_store(&pp->failed, true);
             break;
         }
+        if (atomic_load(&pp->stop)) break; /* side a took its last sample */
         atomic_store_explicit(&pp->line, 2 * k, memory_order_release);
     }
     return NULL;
@@ -78,18 +84,23 @@ static void *side_a(void *arg)
             }
         }
         pp->out[s] = (util_now() - t0) / (2.0 * TRIPS);
+        pp->taken = s + 1;
+        if (pp->taken >= PROBE_MIN_REPS && util_now() > pp->deadline) break;
     }
+    /* no more trips: side b's wait for the next odd value ends, it sees stop */
+    atomic_store(&pp->stop, true);
+    atomic_store_explicit(&pp->line, UINT64_MAX, memory_order_release);
     return NULL;
 }
 
 /* Median one-way latency between cpus a and b; samples appended to all. */
-static strata_status_t pair(int a, int b, int samples, double *all, int *nall, double *median,
-                            strata_error_t *err)
+static strata_status_t pair(int a, int b, int samples, double budget, double *all, int *nall,
+                            double *median, strata_error_t *err)
 {
     static pingpong_t g_pp; /* static: aligned to its line (the probe runs on one thread) */
     pingpong_t *pp = &g_pp;
     pthread_t ta, tb;
-    *pp = (pingpong_t){.cpu_a = a, .cpu_b = b, .samples = samples};
+    *pp = (pingpong_t){.cpu_a = a, .cpu_b = b, .samples = samples, .deadline = util_now() + budget};
     atomic_init(&pp->line, 0);
     strata_status_t st = STRATA_OK;
     if (pthread_create(&tb, NULL, side_b, pp) != 0) {
@@ -108,10 +119,10 @@ static strata_status_t pair(int a, int b, int samples, double *all, int *nall, d
                               "(pinned thread not scheduled)",
                               a, b, STALL_S * 1e3);
     strata_probe_stat_t s;
-    if (st == STRATA_OK) st = strata_probe_stat(pp->out, (size_t)samples, &s, err);
+    if (st == STRATA_OK) st = strata_probe_stat(pp->out, (size_t)pp->taken, &s, err);
     if (st == STRATA_OK) {
         *median = s.median;
-        for (int i = 0; i < samples && *nall < PROBE_MAX_REPS * 64; i++)
+        for (int i = 0; i < pp->taken && *nall < PROBE_MAX_REPS * 64; i++)
             all[(*nall)++] = pp->out[i];
     }
     return st;
@@ -153,7 +164,7 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
     for (int i = 0; i < n && st == STRATA_OK; i++)
         for (int j = i + 1; j < n && st == STRATA_OK; j++) {
             double m = 0;
-            st = pair(res->cpus[i], res->cpus[j], samples, all, &nall, &m, err);
+            st = pair(res->cpus[i], res->cpus[j], samples, budget / pairs, all, &nall, &m, err);
             res->c2c[i][j] = res->c2c[j][i] = m;
             probe_tick(x, budget, (double)++done / pairs);
         }

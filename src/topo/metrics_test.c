@@ -229,12 +229,62 @@ static void test_alloc_failure(void **state)
     assert_true(built && measured);
 }
 
+/* Links of many kinds in turn, two of each in a row — more kinds than the
+ * build remembers (graph.c keeps 8), then the first ones again once
+ * forgotten, and pcie5 spelled in capitals — each carry their own catalog
+ * row's figures: the bandwidth, latency and SM-store share read here
+ * straight from the catalog (pcie5's share is 0.9, link/derive_test.c). */
+static void test_link_kinds_in_turn(void **state)
+{
+    (void)state;
+    strata_link_catalog_t *cat = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_link_catalog_load(NULL, &cat, &err), STRATA_OK);
+    const strata_link_t *rows[12];
+    int nk = 0;
+    rows[nk++] = strata_link_find(cat, "pcie5");
+    assert_non_null(rows[0]);
+    for (size_t i = 0; i < strata_link_catalog_count(cat) && nk < 12; i++) {
+        const strata_link_t *r = strata_link_catalog_at(cat, i);
+        if (r != rows[0] && r->full_duplex && r->bw_dir > 0) rows[nk++] = r;
+    }
+    assert_int_equal(nk, 12);
+    enum { N = 50 };
+    strata_topo_t *t = NULL;
+    assert_int_equal(strata_topo_create("kinds", cat, &t, &err), STRATA_OK);
+    int32_t dev[N + 1];
+    for (int i = 0; i <= N; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "g%d", i);
+        assert_int_equal(strata_topo_add_device(t, STRATA_DEV_ACCEL, 0, -1, name, &dev[i], &err),
+                         STRATA_OK);
+    }
+    for (int i = 0; i < N; i++) {
+        const char *kind = i >= 48 ? "PCIE5" : rows[i / 2 % 12]->id;
+        strata_topo_linkspec_t l = strata_topo_linkspec_kind(kind, 1);
+        assert_int_equal(strata_topo_add_link(t, dev[i], dev[i + 1], &l, NULL, &err), STRATA_OK);
+    }
+    assert_int_equal(strata_topo_finish(t, &err), STRATA_OK);
+    for (int i = 0; i < N; i++) {
+        const strata_link_t *r = rows[i / 2 % 12];
+        strata_topo_link_t got = strata_topo_link(t, i);
+        assert_true(got.bw_dir == r->bw_dir && got.latency == r->latency);
+        assert_true(got.store_share == strata_link_sm_store_share(r));
+    }
+    static const int pcie5[] = {0, 1, 24, 25, 48, 49}; /* first, once forgotten, PCIE5 */
+    for (size_t i = 0; i < sizeof(pcie5) / sizeof(pcie5[0]); i++)
+        assert_true(fabs(strata_topo_link(t, pcie5[i]).store_share - 0.9) < 1e-12);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_fattree),          cmocka_unit_test(test_brute_force_agreement),
         cmocka_unit_test(test_clusters_with_catalog), cmocka_unit_test(test_spec_errors),
         cmocka_unit_test(test_alloc_failure),         cmocka_unit_test(test_cpu_endpoints),
+        cmocka_unit_test(test_link_kinds_in_turn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,6 +66,14 @@ struct strata_topo {
     util_arena_t *arena;
     const strata_link_catalog_t *cat; /* valid while building only */
     bool finished;
+    /* building: the catalog rows of the link kinds added so far, the
+     * last 8, with their SM-store share (graph.c, catalog_row) */
+    struct {
+        const char *kind; /* arena copy; NULL = free */
+        const strata_link_t *row;
+        double store_share;
+    } rows[8];
+    int32_t rows_next;
 
     int32_t ndev, cap_dev;
     uint8_t *kind;

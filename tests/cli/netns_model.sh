@@ -49,13 +49,33 @@ near "${got#* }" "$want64" || { echo "FAIL: 64 MiB allreduce priced ${got#* } s,
 
 # strata bench --model: two ranks joined over TCP; rank 0 prints the model
 # column from the cluster (4 MiB: 4194304 / 119550858.65 + 20.2e-6 s).
-port=$((29600 + $$ % 300))
-for r in 1 0; do
-  STRATA_TRANSPORT=tcp STRATA_RANK=$r STRATA_SIZE=2 STRATA_ROOT=127.0.0.1:$port \
-    STRATA_TOKEN=netns-model-$$ STRATA_TIMEOUT=60 timeout 120 "$S" bench allreduce --join \
-    --model "$F" -b 4M -e 4M -n 1 -w 0 --json >"$tmp/rank$r" 2>"$tmp/err$r" &
-done
-wait
+# The rendezvous port: a listening socket bound to port 0 here and handed to
+# rank 0 as STRATA_ROOT_FD, as `strata run` does (launch.c), so no other
+# process on the machine (another job's rendezvous, derived from its token
+# anywhere in 20000-39999) can hold or take it. A fixed port (29600 + pid %
+# 300 before) could collide when many test runs share the machine.
+python3 - "$S" "$F" "$tmp" "$$" <<'PY' || { echo "FAIL: could not start the two ranks"; fail=1; }
+import os, socket, subprocess, sys
+strata, cluster, tmp, pid = sys.argv[1:5]
+lsn = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+lsn.bind(('127.0.0.1', 0))
+lsn.listen(128)
+env = dict(os.environ, STRATA_TRANSPORT='tcp', STRATA_SIZE='2', STRATA_TIMEOUT='60',
+           STRATA_ROOT='127.0.0.1:%d' % lsn.getsockname()[1], STRATA_TOKEN='netns-model-' + pid)
+ranks = []
+for r in (1, 0):
+    e = dict(env, STRATA_RANK=str(r))
+    if r == 0:
+        e['STRATA_ROOT_FD'] = str(lsn.fileno())
+    ranks.append(subprocess.Popen(
+        ['timeout', '120', strata, 'bench', 'allreduce', '--join', '--model', cluster, '-b', '4M',
+         '-e', '4M', '-n', '1', '-w', '0', '--json'], env=e,
+        stdout=open('%s/rank%d' % (tmp, r), 'w'), stderr=open('%s/err%d' % (tmp, r), 'w'),
+        pass_fds=(lsn.fileno(),) if r == 0 else ()))
+lsn.close()
+for p in ranks:
+    p.wait()
+PY
 got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"][0]["model_s"])' \
   "$tmp/rank0" 2>/dev/null)
 near "${got:-0}" "$want4" || { echo "FAIL: bench --model prints ${got:-nothing} s at 4 MiB, by hand $want4 s"; cat "$tmp/err0" "$tmp/err1"; fail=1; }

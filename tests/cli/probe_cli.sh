@@ -12,7 +12,19 @@ expect 2 "option '--save' needs a value" probe --save
 expect 2 "--peer 'nohost': expected HOST:PORT" probe --peer nohost
 expect 2 "--serve expects an integer >= 1 and <= 65535" probe --serve 70000
 expect 0 "" probe --help
-expect 1 "no peer connected within 0.5 s" probe --serve 29733 --timeout 0.5
+# --serve on a port no one uses: the kernel's pick (bind to port 0, freed
+# just before). A fixed port (29733 before) failed with "Address already
+# in use" when two runs of this test overlapped, or when another job's
+# rendezvous port (20000 + HMAC(token) % 20000) was that one; a port taken
+# between the pick and the serve is picked again (at most 5 times).
+for try in 1 2 3 4 5; do
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])')
+  timeout 60 "$S" probe --serve "$port" --timeout 0.5 >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  grep -q "Address already in use" "$tmp/err" || break
+done
+[ $rc = 1 ] && grep -q "no peer connected within 0.5 s" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ] ||
+  { echo "FAIL: probe --serve $port --timeout 0.5 -> rc $rc:"; cat "$tmp/err"; fail=1; }
 
 # the quick probe, saved, as JSON
 expect 0 "" probe --quick --json --save "$tmp/local.json"
