@@ -47,35 +47,47 @@ print(s["chosen"], [a["time_s"] for a in s["algos"] if a["algo"]=="recdbl"][0])'
 [ "${got% *}" = recdbl ] || { echo "FAIL: the model chooses ${got% *}, not recdbl, at 64 MiB"; fail=1; }
 near "${got#* }" "$want64" || { echo "FAIL: 64 MiB allreduce priced ${got#* } s, by hand $want64 s"; fail=1; }
 
-# strata bench --model: two ranks joined over TCP; rank 0 prints the model
-# column from the cluster (4 MiB: 4194304 / 119550858.65 + 20.2e-6 s).
-# The rendezvous port: a listening socket bound to port 0 here and handed to
-# rank 0 as STRATA_ROOT_FD, as `strata run` does (launch.c), so no other
-# process on the machine (another job's rendezvous, derived from its token
-# anywhere in 20000-39999) can hold or take it. A fixed port (29600 + pid %
-# 300 before) could collide when many test runs share the machine.
-python3 - "$S" "$F" "$tmp" "$$" <<'PY' || { echo "FAIL: could not start the two ranks"; fail=1; }
+# join_ranks OUT ERR TOKEN HOSTS ARGS...: one `strata ARGS` rank per entry of
+# HOSTS (comma-separated STRATA_HOST names; "" for two ranks on no named
+# host), joined over TCP, rank r's stdout in $tmp/OUTr and stderr in
+# $tmp/ERRr. The rendezvous port: a listening socket bound to port 0 here and
+# handed to rank 0 as STRATA_ROOT_FD, as `strata run` does (launch.c), so no
+# other process on the machine (another job's rendezvous, derived from its
+# token anywhere in 20000-39999) can hold or take it. A fixed port (29600 +
+# pid % 300 before) could collide when many test runs share the machine.
+join_ranks() {
+  python3 - "$S" "$tmp" "$@" <<'PY'
 import os, socket, subprocess, sys
-strata, cluster, tmp, pid = sys.argv[1:5]
+strata, tmp, out, err, token, hosts = sys.argv[1:7]
+args = sys.argv[7:]
+hosts = hosts.split(',') if hosts else ['', '']
 lsn = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 lsn.bind(('127.0.0.1', 0))
 lsn.listen(128)
-env = dict(os.environ, STRATA_TRANSPORT='tcp', STRATA_SIZE='2', STRATA_TIMEOUT='60',
-           STRATA_ROOT='127.0.0.1:%d' % lsn.getsockname()[1], STRATA_TOKEN='netns-model-' + pid)
+env = dict(os.environ, STRATA_TRANSPORT='tcp', STRATA_SIZE=str(len(hosts)), STRATA_TIMEOUT='60',
+           STRATA_ROOT='127.0.0.1:%d' % lsn.getsockname()[1], STRATA_TOKEN=token)
 ranks = []
-for r in (1, 0):
+for r in reversed(range(len(hosts))):
     e = dict(env, STRATA_RANK=str(r))
+    if hosts[r]:
+        e['STRATA_HOST'] = hosts[r]
+        del e['STRATA_TRANSPORT']  # ranks of one host share memory, hosts use TCP
     if r == 0:
         e['STRATA_ROOT_FD'] = str(lsn.fileno())
     ranks.append(subprocess.Popen(
-        ['timeout', '120', strata, 'bench', 'allreduce', '--join', '--model', cluster, '-b', '4M',
-         '-e', '4M', '-n', '1', '-w', '0', '--json'], env=e,
-        stdout=open('%s/rank%d' % (tmp, r), 'w'), stderr=open('%s/err%d' % (tmp, r), 'w'),
+        ['timeout', '120', strata] + args, env=e,
+        stdout=open('%s/%s%d' % (tmp, out, r), 'w'), stderr=open('%s/%s%d' % (tmp, err, r), 'w'),
         pass_fds=(lsn.fileno(),) if r == 0 else ()))
 lsn.close()
 for p in ranks:
     p.wait()
 PY
+}
+
+# strata bench --model: two ranks joined over TCP; rank 0 prints the model
+# column from the cluster (4 MiB: 4194304 / 119550858.65 + 20.2e-6 s).
+join_ranks rank err netns-model-$$ "" bench allreduce --join --model "$F" -b 4M -e 4M -n 1 -w 0 --json ||
+  { echo "FAIL: could not start the two ranks"; fail=1; }
 got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"][0]["model_s"])' \
   "$tmp/rank0" 2>/dev/null)
 near "${got:-0}" "$want4" || { echo "FAIL: bench --model prints ${got:-nothing} s at 4 MiB, by hand $want4 s"; cat "$tmp/err0" "$tmp/err1"; fail=1; }
@@ -91,14 +103,9 @@ near "${got:-0}" "$want4" || { echo "FAIL: bench --model prints ${got:-nothing} 
 # 6638.82 us, so the choice is two-level.
 wanth=$(awk 'BEGIN { b = 125e6 * 1448 / 1514; n = 1048576
   printf "%.7g", 50e-9 + n / 2 / 41.6e9 + 20.2e-6 + n / 4 / (b / 2) }')
-for r in 3 2 1 0; do
-  h=a; [ $r -ge 2 ] && h=b
-  STRATA_HOST=$h STRATA_RANK=$r STRATA_SIZE=4 STRATA_ROOT=127.0.0.1:$((port + 1)) \
-    STRATA_TOKEN=netns-model2-$$ STRATA_TIMEOUT=60 timeout 120 "$S" bench allgather --join \
-    --model "$STRATA_SOURCE_DIR/tests/data/netns-1g-2x2.json" -b 1M -e 1M -n 1 -w 0 \
-    >"$tmp/hrank$r" 2>"$tmp/herr$r" &
-done
-wait
+join_ranks hrank herr netns-model2-$$ a,a,b,b bench allgather --join \
+  --model "$STRATA_SOURCE_DIR/tests/data/netns-1g-2x2.json" -b 1M -e 1M -n 1 -w 0 ||
+  { echo "FAIL: could not start the four ranks"; fail=1; }
 got=$(awk '$1 == 1048576 { print $(NF-1) * 1e-6 }' "$tmp/hrank0")
 near "${got:-0}" "$wanth" || { echo "FAIL: bench --model on 2 hosts x 2 prints ${got:-nothing} s at 1 MiB allgather, by hand (two-level) $wanth s"; cat "$tmp/hrank0" "$tmp/herr0" "$tmp/herr2"; fail=1; }
 grep -q "^# choice across hosts priced on: the cluster .*netns-1g-2x2.json$" "$tmp/hrank0" ||
