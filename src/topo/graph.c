@@ -65,38 +65,21 @@ strata_topo_linkspec_t strata_topo_linkspec_kind(const char *kind, int32_t mult)
     return s;
 }
 
-/* The catalog rows of link kinds, remembered per topology while it is
- * built: builders add links in runs of a few kinds, a 16k-GPU cluster some
- * 10^5 links, and each would otherwise scan the catalog by name (case-
- * insensitive) and derive the row's SM-store share (a packet derivation
- * that formats its text): 35 % of `strata wall` planning at 16k GPUs. */
-static const strata_link_t *catalog_row_seen(const strata_topo_t *t, const char *kind,
-                                             double *share_p)
+/* The SM-store share of catalog row l (a packet derivation that formats its
+ * text), remembered per topology while it is built for the last 8 rows:
+ * builders add links in runs of a few kinds, a 16k-GPU cluster some 10^5
+ * links, and deriving it for each was 35 % of `strata wall` planning at
+ * 16k GPUs. (Finding the row by name is the catalog's hash index.) */
+static double row_store_share(strata_topo_t *t, const strata_link_t *l)
 {
-    for (int i = 0; i < (int)(sizeof(t->rows) / sizeof(t->rows[0])) && t->rows[i].kind; i++)
-        if (strcmp(t->rows[i].kind, kind) == 0) {
-            if (share_p) *share_p = t->rows[i].store_share;
-            return t->rows[i].row;
-        }
-    return NULL;
-}
-
-/* The catalog row of kind (NULL: not in the catalog) and its SM-store
- * share, remembered for the next links of that kind. */
-static const strata_link_t *catalog_row(strata_topo_t *t, const char *kind, double *share_p)
-{
-    const strata_link_t *l = catalog_row_seen(t, kind, share_p);
-    if (l) return l;
-    l = strata_link_find(t->cat, kind);
-    *share_p = l ? strata_link_sm_store_share(l) : 1;
-    const char *copy = l ? util_arena_strdup(t->arena, kind) : NULL;
-    if (copy) {
-        int n = (int)(sizeof(t->rows) / sizeof(t->rows[0])), i = t->rows_next++ % n;
-        t->rows[i].kind = copy;
-        t->rows[i].row = l;
-        t->rows[i].store_share = *share_p;
-    }
-    return l;
+    int n = (int)(sizeof(t->rows) / sizeof(t->rows[0]));
+    for (int i = 0; i < n && t->rows[i].row; i++)
+        if (t->rows[i].row == l) return t->rows[i].store_share;
+    double share = strata_link_sm_store_share(l);
+    int i = t->rows_next++ % n;
+    t->rows[i].row = l;
+    t->rows[i].store_share = share;
+    return share;
 }
 
 strata_status_t topo_spec_resolve(const strata_topo_t *t, const strata_topo_linkspec_t *spec,
@@ -113,8 +96,7 @@ strata_status_t topo_spec_resolve(const strata_topo_t *t, const strata_topo_link
         if (!t->cat)
             return strata_error_set(err, STRATA_ERR_INVALID,
                                     "link kind '%s' needs the link catalog", spec->kind);
-        l = catalog_row_seen(t, spec->kind, NULL);
-        if (!l) l = strata_link_find(t->cat, spec->kind);
+        l = strata_link_find(t->cat, spec->kind);
         if (!l)
             return strata_error_set(err, STRATA_ERR_NOT_FOUND,
                                     "unknown link kind '%s' (see 'strata links')", spec->kind);
@@ -322,13 +304,12 @@ strata_status_t strata_topo_add_link(strata_topo_t *t, int32_t a, int32_t b,
     l->sw_lat = l->endpoint = 0;
     /* a catalog latency comes with its split; another (measured, custom)
      * stands alone as the whole message's latency over this link */
-    double share = 1;
-    const strata_link_t *cl = t->cat ? catalog_row(t, kind, &share) : NULL;
+    const strata_link_t *cl = t->cat ? strata_link_find(t->cat, kind) : NULL;
     /* a shared bus (DDR): reads and writes share it, half each way
      * (strata_topo_linkspec_t) */
     if (cl && !cl->full_duplex && !(spec->bw_dir > 0)) l->bw_dir /= 2;
     if (cl && lat == cl->latency) l->sw_lat = cl->switch_lat, l->endpoint = cl->endpoint;
-    l->store_share = cl ? share : 1;
+    l->store_share = cl ? row_store_share(t, cl) : 1;
     if (id_p) *id_p = t->nlink;
     t->nlink++;
     return STRATA_OK;

@@ -66,11 +66,10 @@ struct strata_topo {
     util_arena_t *arena;
     const strata_link_catalog_t *cat; /* valid while building only */
     bool finished;
-    /* building: the catalog rows of the link kinds added so far, the
-     * last 8, with their SM-store share (graph.c, catalog_row) */
+    /* building: the SM-store share of the last 8 catalog rows links were
+     * added with (graph.c, row_store_share) */
     struct {
-        const char *kind; /* arena copy; NULL = free */
-        const strata_link_t *row;
+        const strata_link_t *row; /* NULL = free */
         double store_share;
     } rows[8];
     int32_t rows_next;
