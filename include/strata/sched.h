@@ -433,6 +433,11 @@ typedef struct strata_coll_machine {
      * first link, 0.9 on PCIe 1.0-5.0), already inside every figure
      * between the ranks of a server above. 0 = 1 (not applied). */
     double store_share;
+    /* The NCCL release whose tuning model `--select nccl` follows, as
+     * NCCL_VERSION_CODE (major x 10000 + minor x 100 + patch: 21903 is
+     * 2.19.3; strata_nccl_version_parse). 0 = the newest transcribed (2.30).
+     * Only the choice follows it: strata's price of the schedule does not. */
+    uint32_t nccl_version;
 } strata_coll_machine_t;
 
 /* Read the model inputs off a finished topology (see cost.c for how). cat
@@ -590,6 +595,15 @@ STRATA_API strata_status_t strata_coll_select_nccl(const strata_coll_machine_t *
  * not run it here. */
 STRATA_API double strata_nccl_model_time(const strata_coll_machine_t *m, strata_coll_t coll,
                                          int algo, int proto, double bytes);
+/* Parse an NCCL release ("2.19.3", "2.27.3+cuda12.9", "2.19.3-1", "2.21")
+ * into *code_p (NCCL_VERSION_CODE; a missing patch is 0). ERR_PARSE when
+ * it is not major.minor[.patch]; ERR_RANGE when it is not 2.19 or later
+ * (the oldest tuning model transcribed). err names the text. */
+STRATA_API strata_status_t strata_nccl_version_parse(const char *text, uint32_t *code_p,
+                                                     strata_error_t *err);
+/* The releases whose tuning model NCCL code `code` follows, as text
+ * ("2.19-2.20", ...; "2.30+" for 0 or anything newer). Static string. */
+STRATA_API const char *strata_nccl_version_model(uint32_t code);
 STRATA_API const char *strata_nccl_algo_name(int algo);
 STRATA_API const char *strata_nccl_proto_name(int proto);
 /* Shipping libraries that implement algo ("NCCL, RCCL", ...), or NULL when

@@ -29,6 +29,20 @@
  * below twice the NVLink speed and the NIC carries it. 8 H100 with 8 NDR
  * NICs: 8 channels, NVLink 40, network 48; with 4 NICs: 4 channels of 48.
  *
+ * The tuning model changed across releases; the machine's nccl_version
+ * (`--nccl-version`) selects the generation of tuning.cc it follows (the
+ * table below, read off NVIDIA/nccl's tags v2.19.3-1 .. v2.30.4-1). The
+ * change that moves large messages is 2.28's: before it NVLS and NVLSTree
+ * took min(bwIntra, bwInter) per channel (NVLSTree bwInter / 2 beyond two
+ * nodes) and converted busBw to algBw by 5/6, so NVLSTree never won past
+ * two nodes of 8 GPUs with 8 NICs (<= 8 x 24 x 5/6 = 160 GB/s of algBw
+ * against the ring's ~186); from 2.28 NVLSTree's per-channel figure is
+ * min(bwIntra x nvlsEfficiency x (nCh - 1)/nCh x 2, bwInter, a per-channel
+ * cap) converted like the ring's. The search (channels, speeds) is the
+ * current one for every release: its changes since 2.19 (dual-NIC NVLS
+ * graphs in 2.22, 32 NVLS heads in 2.25, SM90's speed 11 in the intra
+ * array) do not touch the servers modelled here.
+ *
  * The model only chooses. What the choice gets is strata's price of the
  * schedule NCCL runs (ring, tree, innet for NVLS/CollNet, nvlstree, PAT ≈
  * bruck) with the protocol's payload efficiency applied to its bandwidth
@@ -38,6 +52,7 @@
 #include "sched.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { NA_TREE, NA_RING, NA_COLLNET_DIRECT, NA_COLLNET_CHAIN, NA_NVLS, NA_NVLS_TREE, NA_PAT };
@@ -72,17 +87,17 @@ static const double hw_lat[3][STRATA_NCCL_ALGOS][3] = {
      {0, 0, 18},
      {0, 0, 20.9},
      {0, 0, 14}}};
-/* [compcap][nodes scale: 1, 2, >2 nodes], GB/s */
+/* [compcap][nodes scale: 1, 2, >2 nodes], GB/s. Hopper's llMaxBw and
+ * Blackwell's per-channel rows changed across releases: they come from
+ * the release's generation (gens below); these rows did not change. */
 static const double ll_max_bw[4][3] = {
     {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {282, 90, 70}};
-static const double per_ch_ring_ll128[4][3] = {
-    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}, {40, 40, 40}};
-static const double per_ch_tree_ll128[4][3] = {
-    {20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
-static const double per_ch_tree[4][3] = {
-    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
-static const double per_ch_nvls_tree[4][3] = {
-    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}, {0, 96.0, 80.0}};
+static const double per_ch_ring_ll128[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 36.7}};
+static const double per_ch_tree_ll128[3][3] = {{20, 20, 20}, {20, 20, 20}, {36.7, 36.7, 29.0}};
+static const double per_ch_tree[3][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+static const double per_ch_nvls_tree[3][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0, 57.7, 45.5}};
 static const double nvls_eff[4] = {0, 0, 0.85, 0.74};
 /* Tree AllReduce bandwidth correction per log2(bytes / 64), 64 B .. 256 MiB */
 static const double tree_corr[3][24] = {{1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
@@ -102,6 +117,205 @@ static const double inter_sm90[] = {48, 45, 42, 40, 30,  24,  22,   20,  17.5,
                                     15, 12, 6,  3,  2.4, 1.2, 0.24, 0.12};
 static const double inter_sm100[] = {96, 86,   80, 48, 45.1, 42, 40,  30,  24,   22,
                                      20, 17.5, 15, 12, 6,    3,  2.4, 1.2, 0.24, 0.12};
+/* ==== Releases (tuning.cc at each tag of NVIDIA/nccl) ==== */
+
+/* Blackwell's per-channel rows (GB/s; index 1 nodes, 2 nodes, > 2 nodes):
+ * Ring/LL128, Tree/LL128, Tree, NVLSTree. 2.25-2.27 doubled Hopper's. */
+static const double bw_2_25[4][3] = {
+    {73.4, 73.4, 73.4}, {73.4, 73.4, 58.0}, {77.4, 82.8, 72.0}, {0, 0, 0}};
+static const double bw_2_28[4][3] = {
+    {73.4, 73.4, 73.4}, {55.6, 31.67, 20.0}, {70.0, 42.8, 24.0}, {0, 96.0, 43.1}};
+static const double bw_2_28_9[4][3] = {
+    {73.4, 34.6, 73.4}, {55.6, 31.67, 20.0}, {70.0, 42.8, 24.0}, {0, 96.0, 43.8}};
+static const double bw_2_29[4][3] = {
+    {34.5, 34.6, 34.5}, {55.6, 31.67, 20.0}, {70.0, 42.8, 24.0}, {0, 96.0, 43.8}};
+static const double bw_2_30[4][3] = {
+    {40.0, 40.0, 40.0}, {55.6, 31.67, 20.0}, {70.0, 42.8, 24.0}, {0, 96.0, 80.0}};
+
+/* What differs between generations of the tuning model, from `from` on. */
+typedef struct nccl_gen {
+    uint32_t from;        /* first release, NCCL_VERSION_CODE */
+    const char *tag;      /* the releases, for reports */
+    double tree_base;     /* baseLatencies[Tree][Simple], us */
+    double tree_hw[3];    /* hwLatencies[NVLink, PCI, NET][Tree][Simple], us */
+    double nvls_nvlink;   /* hwLatencies[NVLink][NVLS, NVLSTree][Simple], us */
+    double nvlstree_net;  /* hwLatencies[NET][NVLSTree][Simple], us */
+    double ll_hopper[3];  /* llMaxBws, Hopper's row */
+    bool ring_ll_quarter; /* Ring/LL busBw x 1/4 (1/3: one server, not AR or reduce); else 1/2 */
+    bool ll128_ppn1;      /* Ring/LL128 x 0.7 with one rank per server (else 0.92) */
+    bool net_steps_2n;    /* the ring allreduce's latency: 2N network steps, else 2(N - 1) */
+    bool ppn1_tree_net;   /* one rank per server: the Tree's network latency for every algorithm */
+    bool pat;             /* PAT for allgather and reducescatter */
+    bool agrs_raw; /* non-ring allgather / reducescatter busBw is the algBw (else NVLS x 5/6) */
+    bool nvls_eff; /* NVLS as from 2.28 (see the file comment) */
+    const double (*blackwell)[3]; /* Blackwell's rows; NULL: sm100 not supported */
+} nccl_gen_t;
+
+static const nccl_gen_t gens[] = {
+    {21900,
+     "2.19-2.20",
+     0,
+     {28, 28, 28},
+     23,
+     14,
+     {87.7, 22.5, 19.0},
+     true,
+     true,
+     true,
+     false,
+     false,
+     false,
+     false,
+     NULL},
+    {22100,
+     "2.21-2.22",
+     0,
+     {28, 28, 28},
+     25,
+     14,
+     {141.0, 45.0, 35.0},
+     false,
+     true,
+     true,
+     false,
+     false,
+     false,
+     false,
+     NULL},
+    {22300,
+     "2.23-2.24",
+     8.4,
+     {4.0, 4.0, 14},
+     25,
+     14,
+     {141.0, 45.0, 35.0},
+     false,
+     false,
+     false,
+     true,
+     true,
+     true,
+     false,
+     NULL},
+    {22500,
+     "2.25-2.27",
+     8.4,
+     {4.0, 4.0, 14},
+     25,
+     14,
+     {141.0, 45.0, 35.0},
+     false,
+     false,
+     false,
+     true,
+     true,
+     true,
+     false,
+     bw_2_25},
+    {22800,
+     "2.28.0-2.28.7",
+     8.4,
+     {4.0, 4.0, 14},
+     25,
+     14,
+     {141.0, 45.0, 35.0},
+     false,
+     false,
+     false,
+     true,
+     true,
+     true,
+     true,
+     bw_2_28},
+    {22809,
+     "2.28.9",
+     8.4,
+     {4.0, 4.0, 14},
+     25,
+     20.9,
+     {141.0, 45.0, 35.0},
+     false,
+     false,
+     false,
+     true,
+     true,
+     true,
+     true,
+     bw_2_28_9},
+    {22900,
+     "2.29",
+     8.4,
+     {4.0, 4.0, 14},
+     25,
+     20.9,
+     {141.0, 45.0, 35.0},
+     false,
+     false,
+     false,
+     true,
+     true,
+     true,
+     true,
+     bw_2_29},
+    {23000,
+     "2.30+",
+     8.4,
+     {4.0, 4.0, 14},
+     25,
+     20.9,
+     {141.0, 45.0, 35.0},
+     false,
+     false,
+     false,
+     true,
+     true,
+     true,
+     true,
+     bw_2_30},
+};
+#define NGENS (sizeof(gens) / sizeof(gens[0]))
+
+/* The generation release `code` follows; 0: the newest. */
+static const nccl_gen_t *gen_of(uint32_t code)
+{
+    const nccl_gen_t *g = &gens[NGENS - 1];
+    if (code == 0) return g;
+    for (size_t i = 0; i < NGENS && gens[i].from <= code; i++)
+        g = &gens[i];
+    return g;
+}
+
+const char *strata_nccl_version_model(uint32_t code)
+{
+    return gen_of(code)->tag;
+}
+
+strata_status_t strata_nccl_version_parse(const char *text, uint32_t *code_p, strata_error_t *err)
+{
+    unsigned long v[3] = {0, 0, 0};
+    const char *s = text ? text : "";
+    char *end = NULL;
+    int n = 0;
+    while (n < 3 && *s >= '0' && *s <= '9') {
+        v[n++] = strtoul(s, &end, 10);
+        s = end;
+        if (*s != '.') break;
+        s++;
+    }
+    /* what may follow: a package suffix ("-1") or a build ("+cuda12.9") */
+    if (n < 2 || (*s && *s != '-' && *s != '+') || v[1] > 99 || v[2] > 99)
+        return strata_error_set(err, STRATA_ERR_PARSE,
+                                "NCCL version '%s': expected MAJOR.MINOR[.PATCH] like 2.19.3",
+                                text ? text : "");
+    uint32_t code = (uint32_t)(v[0] * 10000 + v[1] * 100 + v[2]);
+    if (v[0] != 2 || code < gens[0].from)
+        return strata_error_set(err, STRATA_ERR_RANGE,
+                                "NCCL version '%s': tuning models are transcribed from 2.19 on",
+                                text);
+    *code_p = code;
+    return STRATA_OK;
+}
+
 /* NVLS heads, hence graph channels, at most NCCL_MAX_NVLS_ARITY (device.h) */
 #define NVLS_MAX_ARITY 32.0
 /* The search's first pass gives up on slower speeds once one is at most
@@ -122,13 +336,17 @@ static const double inter_sm100[] = {96, 86,   80, 48, 45.1, 42, 40,  30,  24,  
 /* ==== Inputs ==== */
 
 typedef struct nccl_in {
-    int cc, scale;      /* compcap index, node-scale index */
-    int intra_hw;       /* HW_NVLINK or HW_PCI */
-    double P, N, ppn;   /* ranks, nodes, ranks per node */
-    double up, net;     /* GB/s: per-GPU scale-up, per-GPU share of the NICs */
-    double nic, heads;  /* GB/s of one NIC; NICs per server that can head NVLS */
-    bool nvls, collnet; /* NVLink SHARP, network SHARP */
-    bool ll128;         /* LL128 enabled by default */
+    int cc, scale;         /* compcap index, node-scale index */
+    int intra_hw;          /* HW_NVLINK or HW_PCI */
+    double P, N, ppn;      /* ranks, nodes, ranks per node */
+    double up, net;        /* GB/s: per-GPU scale-up, per-GPU share of the NICs */
+    double nic, heads;     /* GB/s of one NIC; NICs per server that can head NVLS */
+    bool nvls, collnet;    /* NVLink SHARP, network SHARP */
+    bool ll128;            /* LL128 enabled by default */
+    const nccl_gen_t *gen; /* the release's tuning model */
+    /* per-channel ceilings for this architecture and node scale, GB/s:
+     * llMaxBw, Ring/LL128, Tree/LL128, Tree, NVLSTree */
+    double ll_max, ring_ll128, tree_ll128, tree, nvls_tree;
 } nccl_in_t;
 
 static int compcap_of(const char *kind)
@@ -156,7 +374,24 @@ static nccl_in_t inputs(const strata_coll_machine_t *m)
     /* LL128 on by default with NVLink inside (and a NIC behind a PCIe
      * switch across), Volta/Ampere/Hopper+ (nccl.md §2.4) */
     in.ll128 = in.intra_hw == HW_NVLINK;
+    in.gen = gen_of(m->nccl_version);
+    int i = in.scale;
+    in.ll_max = in.cc == CC_HOPPER ? in.gen->ll_hopper[i] : ll_max_bw[in.cc][i];
+    if (in.cc == CC_BLACKWELL) { /* all 0 where the release has no sm100 */
+        const double(*bw)[3] = in.gen->blackwell;
+        in.ring_ll128 = bw ? bw[0][i] : 0, in.tree_ll128 = bw ? bw[1][i] : 0;
+        in.tree = bw ? bw[2][i] : 0, in.nvls_tree = bw ? bw[3][i] : 0;
+    } else {
+        in.ring_ll128 = per_ch_ring_ll128[in.cc][i], in.tree_ll128 = per_ch_tree_ll128[in.cc][i];
+        in.tree = per_ch_tree[in.cc][i], in.nvls_tree = per_ch_nvls_tree[in.cc][i];
+    }
     return in;
+}
+
+/* Whether the release knows the architecture (sm100 from 2.25.1). */
+static bool arch_supported(const nccl_in_t *in)
+{
+    return in->cc != CC_BLACKWELL || in->gen->blackwell;
 }
 
 /* The search's speed array: intra (one server) or inter (across servers),
@@ -252,7 +487,7 @@ static bool algo_applies(const nccl_in_t *in, strata_coll_t c, int a)
     case NA_NVLS_TREE:
         return in->nvls && in->N > 1 && ar;
     case NA_PAT:
-        return agrs && in->ppn == 1 && in->N > 1;
+        return in->gen->pat && agrs && in->ppn == 1 && in->N > 1;
     default:
         return false;
     }
@@ -261,17 +496,29 @@ static bool algo_applies(const nccl_in_t *in, strata_coll_t c, int a)
 /* NVLS and NVLSTree busBw (Simple only): per channel the NVLink speed
  * after NCCL's NVLS efficiency, both directions for an allreduce, against
  * the network speed (twice for a two-node NVLSTree) and NVLSTree's
- * per-channel cap; times the channels (tuning.cc). */
+ * per-channel cap; times the channels (tuning.cc, 2.28 on). Before 2.28:
+ * min(bwIntra, bwInter), NVLSTree's bwInter halved beyond two nodes. */
 static double nvls_bus_bw(const nccl_in_t *in, strata_coll_t c, int a, int p)
 {
     nvls_graph_t g = nvls_graph(in);
-    if (p != NP_SIMPLE || g.nch < 2) return 0; /* NVLS needs 2 channels (tuning.cc) */
+    if (p != NP_SIMPLE) return 0;
+    if (!in->gen->nvls_eff)
+        return g.nch * fmin(g.intra, a == NA_NVLS_TREE && in->N > 2 ? g.inter / 2 : g.inter);
+    if (g.nch < 2) return 0; /* NVLS needs 2 channels (tuning.cc) */
     double intra = g.intra * nvls_eff[in->cc] * (g.nch - 1) / g.nch;
     intra *= c == STRATA_COLL_ALLREDUCE ? 2 : (in->ppn - 1) / in->ppn;
     double inter = g.inter * (a == NA_NVLS_TREE && in->N <= 2 ? 2 : 1);
     double bw = fmin(intra, inter);
-    if (a == NA_NVLS_TREE) bw = fmin(bw, per_ch_nvls_tree[in->cc][in->scale]);
+    if (a == NA_NVLS_TREE) bw = fmin(bw, in->nvls_tree);
     return g.nch * bw;
+}
+
+/* Ring/LL's share of busBw: 1/2; up to 2.20, 1/4 across servers or for
+ * an allreduce or reduce, 1/3 otherwise. */
+static double ring_ll_share(const nccl_in_t *in, strata_coll_t c)
+{
+    if (!in->gen->ring_ll_quarter) return 0.5;
+    return in->N > 1 || c == STRATA_COLL_ALLREDUCE || c == STRATA_COLL_REDUCE ? 0.25 : 1.0 / 3;
 }
 
 static double bus_bw(const nccl_in_t *in, strata_coll_t c, int a, int p)
@@ -282,14 +529,13 @@ static double bus_bw(const nccl_in_t *in, strata_coll_t c, int a, int p)
     double bw = base;
     if (a == NA_COLLNET_DIRECT || a == NA_COLLNET_CHAIN)
         return p == NP_SIMPLE ? fmin(in->up, in->net * 0.9) : 0;
-    if (a == NA_RING && p == NP_LL) bw = fmin(ll_max_bw[in->cc][in->scale], bw * 0.5);
+    if (a == NA_RING && p == NP_LL) bw = fmin(in->ll_max, bw * ring_ll_share(in, c));
     if (a == NA_RING && p == NP_LL128)
-        bw = fmin(bw * 0.92, nch * per_ch_ring_ll128[in->cc][in->scale]);
-    if (a == NA_TREE) bw = fmin(bw * 0.92, nch * per_ch_tree[in->cc][in->scale]);
-    if (a == NA_TREE && p == NP_LL) bw = fmin(bw / 3.8, ll_max_bw[in->cc][in->scale]);
+        bw = fmin(bw * (in->gen->ll128_ppn1 && in->ppn < 2 ? 0.7 : 0.92), nch * in->ring_ll128);
+    if (a == NA_TREE) bw = fmin(bw * 0.92, nch * in->tree);
+    if (a == NA_TREE && p == NP_LL) bw = fmin(bw / 3.8, in->ll_max);
     if (a == NA_TREE && p == NP_LL128)
-        bw = fmin(bw * (in->N == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                  nch * per_ch_tree_ll128[in->cc][in->scale]);
+        bw = fmin(bw * (in->N == 1 ? 7.0 / 9.0 : 120.0 / 128.0), nch * in->tree_ll128);
     if (a == NA_PAT) bw *= 0.75;
     return bw;
 }
@@ -297,32 +543,45 @@ static double bus_bw(const nccl_in_t *in, strata_coll_t c, int a, int p)
 /* busBw -> algBw: ring-like ratio nRanks/nsteps, tree and CollNet 0.5. */
 static double alg_bw(const nccl_in_t *in, strata_coll_t c, int a, int p)
 {
-    if ((p == NP_LL128 && !in->ll128) || !algo_applies(in, c, a)) return 0;
+    if ((p == NP_LL128 && !in->ll128) || !arch_supported(in) || !algo_applies(in, c, a)) return 0;
     double bus = bus_bw(in, c, a, p);
     bool agrs = c == STRATA_COLL_ALLGATHER || c == STRATA_COLL_REDUCE_SCATTER;
-    if (a == NA_PAT || ((a == NA_COLLNET_DIRECT || a == NA_NVLS) && agrs)) return bus;
+    if (a == NA_PAT || (agrs && (a == NA_COLLNET_DIRECT || (a == NA_NVLS && in->gen->agrs_raw))))
+        return bus;
+    bool nvls = a == NA_NVLS || a == NA_NVLS_TREE;
+    if (nvls && !in->gen->nvls_eff) return bus * 5.0 / 6.0; /* tuning.cc before 2.28 */
     double nsteps = c == STRATA_COLL_ALLREDUCE ? 2 * (in->P - 1) : agrs ? in->P - 1 : in->P;
-    bool ringlike = a == NA_RING || a == NA_NVLS || a == NA_NVLS_TREE;
-    return bus * (ringlike ? in->P / nsteps : 0.5);
+    return bus * (a == NA_RING || nvls ? in->P / nsteps : 0.5);
 }
 
 /* ==== Latency, us ==== */
+
+/* hwLatencies[hw][a][p] of the release. */
+static double hw_latency(const nccl_in_t *in, int hw, int a, int p)
+{
+    if (p == NP_SIMPLE && a == NA_TREE) return in->gen->tree_hw[hw];
+    if (p == NP_SIMPLE && hw == HW_NVLINK && (a == NA_NVLS || a == NA_NVLS_TREE))
+        return in->gen->nvls_nvlink;
+    if (p == NP_SIMPLE && hw == HW_NET && a == NA_NVLS_TREE) return in->gen->nvlstree_net;
+    return hw_lat[hw][a][p];
+}
 
 static double latency(const nccl_in_t *in, strata_coll_t c, int a, int p)
 {
     bool agrs = c == STRATA_COLL_ALLGATHER || c == STRATA_COLL_REDUCE_SCATTER;
     double nsteps = c == STRATA_COLL_ALLREDUCE ? 2 * (in->P - 1) : agrs ? in->P - 1 : in->P;
-    double intra = hw_lat[in->intra_hw][a][p];
-    double inter = hw_lat[HW_NET][in->ppn == 1 ? NA_TREE : a][p];
-    double lat = base_lat[a][p], log2n = floor(log2(in->N));
+    double intra = hw_latency(in, in->intra_hw, a, p);
+    double inter = hw_latency(in, HW_NET, in->ppn == 1 && in->gen->ppn1_tree_net ? NA_TREE : a, p);
+    double lat = a == NA_TREE && p == NP_SIMPLE ? in->gen->tree_base : base_lat[a][p];
+    double log2n = floor(log2(in->N));
     switch (a) {
     case NA_RING:
         if (c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE)
-            return lat + hw_lat[in->N > 1 ? HW_NET : in->intra_hw][a][p];
+            return lat + hw_latency(in, in->N > 1 ? HW_NET : in->intra_hw, a, p);
         if (in->N > 1) intra = fmax(intra, NET_OVERHEAD_US * (p == NP_SIMPLE ? 3 : 1));
         {
             double ninter = in->N <= 1                   ? 0
-                            : c == STRATA_COLL_ALLREDUCE ? 2 * (in->N - 1)
+                            : c == STRATA_COLL_ALLREDUCE ? 2 * (in->N - !in->gen->net_steps_2n)
                                                          : in->N - 1;
             return lat + (nsteps - ninter) * intra + ninter * inter;
         }
@@ -429,6 +688,13 @@ strata_status_t strata_coll_select_nccl(const strata_coll_machine_t *m, strata_c
                                         strata_error_t *err)
 {
     strata_nccl_choice_t best = {.algo = -1, .model_time = INFINITY};
+    if (!m) return strata_error_set(err, STRATA_ERR_INVALID, "no machine");
+    nccl_in_t in = inputs(m);
+    if (!arch_supported(&in))
+        return strata_error_set(
+            err, STRATA_ERR_UNSUPPORTED,
+            "NCCL %u.%u.%u does not support Blackwell (sm100 arrived in 2.25.1)",
+            m->nccl_version / 10000, m->nccl_version / 100 % 100, m->nccl_version % 100);
     for (int a = 0; a < STRATA_NCCL_ALGOS; a++)
         for (int p = 0; p < STRATA_NCCL_PROTOS; p++) {
             double t = strata_nccl_model_time(m, coll, a, p, bytes);
@@ -451,7 +717,6 @@ strata_status_t strata_coll_select_nccl(const strata_coll_machine_t *m, strata_c
     c->algbw = c->time > 0 ? bytes / c->time : 0;
     c->busbw = c->algbw * strata_coll_busbw_factor(coll, m->nranks);
     if (best.algo == NA_NVLS || best.algo == NA_NVLS_TREE) {
-        nccl_in_t in = inputs(m);
         nvls_graph_t g = nvls_graph(&in);
         best.nvls_channels = g.nch, best.nvls_intra = g.intra, best.nvls_inter = g.inter;
     }

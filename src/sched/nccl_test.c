@@ -132,6 +132,91 @@ static void test_nvls_across_servers(void **state)
     assert_rel(us(&b200, NVLS, SIMPLE, n), 25 + n / (720e3 * 8 / 14), 1e-6);
 }
 
+/* Releases (tuning.cc at NVIDIA/nccl's tags), by hand at 1 GiB on 8 H100
+ * per server with 8 NICs of 49.7 GB/s (the NVLS graph of
+ * test_nvls_across_servers: 8 channels, bwIntra 40, bwInter 48).
+ * 4 servers, 2.19.3: NVLSTree per channel min(40, 48 / 2) = 24 (bwInter
+ * halved beyond two nodes) x 8 = 192 busBw, algBw x 5/6 = 160; latency
+ * 0 + NVLink 23 + 2 log2(4) x network 14 = 79 us. Ring: busBw 360, algBw
+ * 360 x 32/62; latency 8.4 + (62 - 2 x 4) x max(3.4, 3 x 1.0) + 2 x 4 x 14
+ * = 304 us, x 1.4 (plateau) = 425.6. 2.24.3: NVLSTree latency 25 + 4 x 14
+ * = 81; the ring crosses the network 2(N - 1) = 6 times: 8.4 + 56 x 3.4 +
+ * 6 x 14 = 282.8, x 1.4 = 395.92. Both pick the ring (6204 us against
+ * 6790); from 2.28 NVLSTree (364 x 32/62 busBw) is the pick. */
+static void test_releases(void **state)
+{
+    (void)state;
+    double n = 1 << 30;
+    strata_coll_machine_t four = hopper(8, 4, 360e9, true), two = hopper(8, 2, 360e9, true),
+                          one = hopper(8, 1, 360e9, true);
+    four.nccl_version = two.nccl_version = one.nccl_version = 21903;
+    assert_rel(us(&four, NVLS_TREE, SIMPLE, n), 79 + n / 160e3, 1e-6);
+    assert_rel(us(&four, RING, SIMPLE, n), 425.6 + n / (360e3 * 32 / 62), 1e-6);
+    strata_nccl_choice_t c;
+    assert_int_equal(strata_coll_select_nccl(&four, STRATA_COLL_ALLREDUCE, n, &c, NULL), STRATA_OK);
+    assert_string_equal(strata_nccl_algo_name(c.algo), "Ring");
+    /* 2 servers: min(40, 48) x 8 = 320 x 5/6; latency 23 + 2 x 14 = 51 us:
+     * NVLSTree. One server: NVLS, min(40, bwInter raised to 60) x 8 x 5/6,
+     * latency NVLink 23 us */
+    assert_rel(us(&two, NVLS_TREE, SIMPLE, n), 51 + n / (320e3 * 5 / 6), 1e-6);
+    assert_int_equal(strata_coll_select_nccl(&two, STRATA_COLL_ALLREDUCE, n, &c, NULL), STRATA_OK);
+    assert_string_equal(strata_nccl_algo_name(c.algo), "NVLSTree");
+    assert_rel(us(&one, NVLS, SIMPLE, n), 23 + n / (320e3 * 5 / 6), 1e-6);
+    /* Tree/Simple latency at 2.19: base 0 + 2 x (7 x 28 + 2 x 28) = 504 us */
+    assert_rel(us(&four, TREE, SIMPLE, 0), 504, 1e-9);
+    four.nccl_version = 22403;
+    assert_rel(us(&four, NVLS_TREE, SIMPLE, n), 81 + n / 160e3, 1e-6);
+    assert_rel(us(&four, RING, SIMPLE, n), 395.92 + n / (360e3 * 32 / 62), 1e-6);
+    assert_int_equal(strata_coll_select_nccl(&four, STRATA_COLL_ALLREDUCE, n, &c, NULL), STRATA_OK);
+    assert_string_equal(strata_nccl_algo_name(c.algo), "Ring");
+    four.nccl_version = 22800; /* the NVLS model of 2.28: NVLSTree */
+    assert_int_equal(strata_coll_select_nccl(&four, STRATA_COLL_ALLREDUCE, n, &c, NULL), STRATA_OK);
+    assert_string_equal(strata_nccl_algo_name(c.algo), "NVLSTree");
+    /* NVLSTree's network latency: 14 us to 2.28.7, 20.9 from 2.28.9 */
+    assert_rel(us(&four, NVLS_TREE, SIMPLE, 0), 25 + 4 * 14, 1e-9);
+    four.nccl_version = 22809;
+    assert_rel(us(&four, NVLS_TREE, SIMPLE, 0), 25 + 4 * 20.9, 1e-9);
+    /* Blackwell before 2.25.1: no sm100 */
+    strata_coll_machine_t b200 = hopper(8, 1, 720e9, true);
+    snprintf(b200.intra_kind, sizeof(b200.intra_kind), "nvlink5");
+    b200.nccl_version = 22403;
+    strata_error_t err;
+    assert_int_equal(strata_coll_select_nccl(&b200, STRATA_COLL_ALLREDUCE, n, &c, &err),
+                     STRATA_ERR_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "2.25.1"));
+    b200.nccl_version = 22500;
+    assert_int_equal(strata_coll_select_nccl(&b200, STRATA_COLL_ALLREDUCE, n, &c, NULL), STRATA_OK);
+}
+
+static void test_version_parse(void **state)
+{
+    (void)state;
+    uint32_t v = 0;
+    strata_error_t err;
+    assert_int_equal(strata_nccl_version_parse("2.19.3", &v, NULL), STRATA_OK);
+    assert_int_equal(v, 21903);
+    assert_int_equal(strata_nccl_version_parse("2.27.3+cuda12.9", &v, NULL), STRATA_OK);
+    assert_int_equal(v, 22703);
+    assert_int_equal(strata_nccl_version_parse("2.30.4-1", &v, NULL), STRATA_OK);
+    assert_int_equal(v, 23004);
+    assert_int_equal(strata_nccl_version_parse("2.21", &v, NULL), STRATA_OK);
+    assert_int_equal(v, 22100);
+    assert_int_equal(strata_nccl_version_parse("2.18.5", &v, &err), STRATA_ERR_RANGE);
+    assert_non_null(strstr(err.msg, "2.18.5"));
+    assert_int_equal(strata_nccl_version_parse("3.0", &v, NULL), STRATA_ERR_RANGE);
+    assert_int_equal(strata_nccl_version_parse("2.x", &v, &err), STRATA_ERR_PARSE);
+    assert_int_equal(strata_nccl_version_parse("2", &v, NULL), STRATA_ERR_PARSE);
+    assert_int_equal(strata_nccl_version_parse("2.19.3 ", &v, NULL), STRATA_ERR_PARSE);
+    assert_int_equal(strata_nccl_version_parse("", &v, NULL), STRATA_ERR_PARSE);
+    assert_int_equal(strata_nccl_version_parse(NULL, &v, NULL), STRATA_ERR_PARSE);
+    assert_int_equal(v, 22100); /* written only on success */
+    assert_string_equal(strata_nccl_version_model(21903), "2.19-2.20");
+    assert_string_equal(strata_nccl_version_model(22809), "2.28.9");
+    assert_string_equal(strata_nccl_version_model(22807), "2.28.0-2.28.7");
+    assert_string_equal(strata_nccl_version_model(0), "2.30+");
+    assert_string_equal(strata_nccl_version_model(23107), "2.30+");
+}
+
 /* The choices: small messages Ring/LL (15.0 us beats Tree/LL's 15.2), large
  * ones NVLS/Simple with NVLink SHARP, Ring/Simple without. */
 static void test_choices(void **state)
@@ -418,10 +503,16 @@ static void test_acceptance_floors(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_latency_examples),    cmocka_unit_test(test_bandwidth_by_hand),
-        cmocka_unit_test(test_nvls_across_servers), cmocka_unit_test(test_choices),
-        cmocka_unit_test(test_protocol_price),      cmocka_unit_test(test_library_labels),
-        cmocka_unit_test(test_public_measurements), cmocka_unit_test(test_acceptance_floors),
+        cmocka_unit_test(test_latency_examples),
+        cmocka_unit_test(test_bandwidth_by_hand),
+        cmocka_unit_test(test_nvls_across_servers),
+        cmocka_unit_test(test_choices),
+        cmocka_unit_test(test_protocol_price),
+        cmocka_unit_test(test_library_labels),
+        cmocka_unit_test(test_public_measurements),
+        cmocka_unit_test(test_acceptance_floors),
+        cmocka_unit_test(test_releases),
+        cmocka_unit_test(test_version_parse),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, setup, teardown);
