@@ -288,11 +288,16 @@ static strata_coll_machine_t vmachine(const char *spec)
     return m;
 }
 
-/* NCCL's choice on a cluster at `bytes`, priced by strata: its busbw. */
-static double nccl_busbw(const char *spec, double bytes, strata_nccl_choice_t *c)
+/* NCCL's choice on a cluster at `bytes`, priced by strata: its busbw.
+ * version: the NCCL release the measurement ran (NULL: not stated, the
+ * newest tuning model). */
+static double nccl_busbw(const char *spec, double bytes, const char *version,
+                         strata_nccl_choice_t *c)
 {
     strata_error_t err;
     strata_coll_machine_t m = vmachine(spec);
+    if (version && strata_nccl_version_parse(version, &m.nccl_version, &err))
+        fail_msg("%s", err.msg);
     if (strata_coll_select_nccl(&m, STRATA_COLL_ALLREDUCE, bytes, c, &err)) fail_msg("%s", err.msg);
     return c->cost.busbw;
 }
@@ -317,6 +322,7 @@ typedef struct vcase {
     double bytes, measured;         /* nccl-tests size, busbw GB/s */
     double lo, hi;                  /* accepted predicted/measured */
     int forced;                     /* NCCL_ALGO forced: strata algorithm + 1; 0: NCCL's choice */
+    const char *version;            /* NCCL release the row ran; NULL: not stated */
 } vcase_t;
 
 /* In tolerance (10 %): the row is a prediction. Outside: the bounds pin
@@ -324,94 +330,105 @@ typedef struct vcase {
  * shows here and the row moves into tolerance. */
 static const vcase_t vcases[] = {
     /* NVIDIA (nccl#812, quoted in nccl#1576): DGX A100, 8 x HDR, multi-node ring */
-    {"DGX A100 x4, 8xHDR", "dgx-a100:4", "Ring", 8.0 * (1 << 30), 192, 0.90, 1.10, 0},
+    {"DGX A100 x4, 8xHDR", "dgx-a100:4", "Ring", 8.0 * (1 << 30), 192, 0.90, 1.10, 0, NULL},
     /* nccl-tests#290: 8 x H100, NVLS, single node */
-    {"DGX H100 NVLS", "dgx-h100", "NVLS", 8.0 * (1 << 30), 476, 0.90, 1.10, 0},
+    {"DGX H100 NVLS", "dgx-h100", "NVLS", 8.0 * (1 << 30), 476, 0.90, 1.10, 0, NULL},
     /* validation.md A rows, now with NCCL's choice */
-    {"8xA100 ring", "dgx-a100", "Ring", 8.0 * (1 << 30), 232.5, 0.90, 1.10, 0},
-    {"8xH200", "hgx-h200", "NVLS", 4.0 * (1 << 30), 475, 0.90, 1.10, 0},
-    {"2x8 H200 1 GiB", "hgx-h200:2", "NVLSTree", 1.0 * (1 << 30), 458.7, 0.90, 1.10, 0},
-    {"2x8 H200 3 GiB", "hgx-h200:2", "NVLSTree", 3.0 * (1 << 30), 483.8, 0.90, 1.10, 0},
+    {"8xA100 ring", "dgx-a100", "Ring", 8.0 * (1 << 30), 232.5, 0.90, 1.10, 0, NULL},
+    {"8xH200", "hgx-h200", "NVLS", 4.0 * (1 << 30), 475, 0.90, 1.10, 0, "2.20.3"},
+    {"2x8 H200 1 GiB", "hgx-h200:2", "NVLSTree", 1.0 * (1 << 30), 458.7, 0.90, 1.10, 0, NULL},
+    {"2x8 H200 3 GiB", "hgx-h200:2", "NVLSTree", 3.0 * (1 << 30), 483.8, 0.90, 1.10, 0, NULL},
     /* 3 x 8 A100, 4 x HDR at 128 MiB (nccl-tests#119): 46 ring steps, each
      * charged its path's per-hop latencies plus the endpoints' once (a miss
      * at -12 % while end-to-end figures were charged per hop) */
-    {"3x8 A100, 4xHDR, 128 MiB", "dgx-a100:3,nics=4", "Ring", 128.0 * (1 << 20), 96, 0.90, 1.10, 0},
+    {"3x8 A100, 4xHDR, 128 MiB", "dgx-a100:3,nics=4", "Ring", 128.0 * (1 << 20), 96, 0.90, 1.10, 0,
+     NULL},
     /* misses: 2 x 8 A100, 4 x HDR (nccl-tests#175): the NICs' ring ceiling
      * 4 x 24.7 = 99 GB/s vs 86 measured, below what NVIDIA expects (96) */
-    {"2x8 A100, 4xHDR", "dgx-a100:2,nics=4", "Ring", 4.0 * (1 << 30), 86, 1.10, 1.20, 0},
+    {"2x8 A100, 4xHDR", "dgx-a100:2,nics=4", "Ring", 4.0 * (1 << 30), 86, 1.10, 1.20, 0, NULL},
     /* DGX-1 V100, 4 x EDR (nccl-tests#29, maintainer: 48 GB/s): 6 mesh rings
      * over the cube-mesh's NVLink2 lanes (6 x 20.0 = 120 GB/s inside the
      * server, of which a rank's local hops need 7/8) leave the 4 NICs as
      * the bound: per step n/16 through 4 x 12.4 GB/s, 30 steps, busbw =
      * 1.875 n / t = 4 x 12.4 = 49.6 GB/s (a miss at -52 % while one ring
      * ran over single NVLinks: 20.0 x 8/7 = 22.8; issue 11 cause 6) */
-    {"DGX-1 x2, 4xEDR", "dgx-1v:2", "Ring", 1.0 * (1 << 30), 48, 0.90, 1.10, 0},
+    {"DGX-1 x2, 4xEDR", "dgx-1v:2", "Ring", 1.0 * (1 << 30), 48, 0.90, 1.10, 0, NULL},
     /* nccl-tests#100: 2 x HGX A100 80GB, 4 x CX-6 HDR 200G IB per node,
      * -b 1G -e 8G, "can reach 91GB/s": the NICs' ring ceiling, 4 x 24.7 =
      * 98.9 GB/s of busbw (at 8 GiB the ring's 30 steps of latency add 0.3 %) */
-    {"2x8 A100, 4xHDR (#100)", "dgx-a100:2,nics=4", "Ring", 8.0 * (1 << 30), 91, 0.90, 1.10, 0},
+    {"2x8 A100, 4xHDR (#100)", "dgx-a100:2,nics=4", "Ring", 8.0 * (1 << 30), 91, 0.90, 1.10, 0,
+     NULL},
     /* d-robotics/test_gpu_scripts multi-node report (2026-05-23): 2 x 8
      * H100, 4 x 400G IB rails (mlx5_0,1,6,7), GDRDMA, no SHARP: 353.85 */
-    {"2x8 H100, 4xNDR", "dgx-h100:2,nics=4", "NVLSTree", 8.0 * (1 << 30), 353.85, 0.90, 1.10, 0},
+    {"2x8 H100, 4xNDR", "dgx-h100:2,nics=4", "NVLSTree", 8.0 * (1 << 30), 353.85, 0.90, 1.10, 0,
+     NULL},
     /* aigatech/vpbenchmarking (Voltage Park): 8 x H100 SXM5, NCCL 2.24.3,
      * single node, peak at 8 GiB: 479.72 */
-    {"8xH100 (Voltage Park)", "dgx-h100", "NVLS", 8.0 * (1 << 30), 479.72, 0.90, 1.10, 0},
+    {"8xH100 (Voltage Park)", "dgx-h100", "NVLS", 8.0 * (1 << 30), 479.72, 0.90, 1.10, 0, "2.24.3"},
     /* NVIDIA GTC 2024 S62129, quoted in NVIDIA/nccl#1649: multi-node H100
      * NVLSTree allreduce busBw "approximately 370GB/s~380GB/s" (node count
      * not stated; 4 modelled) */
-    {"H100 NVLSTree (GTC 2024)", "dgx-h100:4", "NVLSTree", 8.0 * (1 << 30), 375, 0.90, 1.10, 0},
+    {"H100 NVLSTree (GTC 2024)", "dgx-h100:4", "NVLSTree", 8.0 * (1 << 30), 375, 0.90, 1.10, 0,
+     NULL},
     /* misses of the clusters (docs/validation.md): 4 x 8 H100 over NDR /
-     * 400G RoCE measured at 320-331, where NVIDIA quotes 370-380 for the
-     * same hardware, four XE9680 measure 365.84 (row 23 below) and NCCL's
-     * own tuning model expects 364; strata's NVLSTree: 2n per server
-     * through its 8 NICs. The RoCE cluster runs 10-11 % low inside one
-     * server too (330 ring, 430 NVLS on one node: nccl#1221) */
-    {"4x8 H100 NDR (Voltage Park)", "dgx-h100:4", "NVLSTree", 8.0 * (1 << 30), 330.93, 1.10, 1.20,
-     0},
-    {"4x8 H100 RoCE (nccl#1221)", "dgx-h100:4,port=roce-400g", "NVLSTree", 8.0 * (1 << 30), 320,
-     1.10, 1.20, 0},
+     * 400G RoCE measured at 320-331. Their releases (2.24.3, 2.19.3) run
+     * the ring on four nodes (test_releases: NVLSTree's model gives it
+     * bwInter / 2 per channel beyond two nodes), which strata prices at the
+     * 8 NICs: 8 x 49.7 (NDR) or 8 x 48.9 (RoCE) less 62 steps of latency;
+     * NVIDIA's own ring figure for the hardware is ~380 (row 19 below) and
+     * four XE9680 on 2.26.2, the ring too, measure 365.84. The RoCE
+     * cluster runs 10-11 % low inside one server (330 ring, 430 NVLS on
+     * one node: nccl#1221), where no network enters */
+    {"4x8 H100 NDR (Voltage Park)", "dgx-h100:4", "Ring", 8.0 * (1 << 30), 330.93, 1.15, 1.25, 0,
+     "2.24.3"},
+    {"4x8 H100 RoCE (nccl#1221)", "dgx-h100:4,port=roce-400g", "Ring", 8.0 * (1 << 30), 320, 1.15,
+     1.25, 0, "2.19.3"},
     /* 2 x 8 H100, 8 x 400G RoCE, NCCL 2.19.3, NVLS on: 430 at 4-8 GiB
      * (nccl#1221), the same cluster as above and the same 430 on one node;
      * 2 x 8 H200 on the same NICs (nccl-tests#256) is +2.5 %, 2 x 8 H100
      * with NCCL 2.26.2 (nccl-tests#309, row 22 below) +6.7 % */
     {"2x8 H100 RoCE (nccl#1221)", "dgx-h100:2,port=roce-400g", "NVLSTree", 8.0 * (1 << 30), 430,
-     1.10, 1.20, 0},
+     1.10, 1.20, 0, "2.19.3"},
     /* GB200 NVL72, one rack of 72 GPUs, NVLS (coreweave/nccl-tests#43):
      * 834.57 at 8 GiB. The NVLS law that fits H100 (1.32 x the GPU's 720
      * GB/s) gives 1145; 8 B200 in one server also stop at "830+" (nccl#1807),
      * so NVLink5's NVLS rate, not the rack, is what the model lacks */
-    {"GB200 NVL72 rack (NVLS)", "gb200-nvl72", "NVLS", 8.0 * (1 << 30), 834.57, 1.30, 1.45, 0},
+    {"GB200 NVL72 rack (NVLS)", "gb200-nvl72", "NVLS", 8.0 * (1 << 30), 834.57, 1.30, 1.45, 0,
+     NULL},
     /* 8 x H800 (8 NVLink4 links per GPU, tests/data/validation/hgx-h800.json),
      * one server, NVLS: 215 (nccl#1374). NCCL-mode picked Ring (160, -26 %)
      * while its NVLS channels were 16 of 160/16 = 10 -> 6 GB/s; with NCCL's
      * one-server NVLS search (8 channels of 15, test_bandwidth_by_hand) it
      * picks NVLS, which strata prices at 209.4 (the NVLS law, 1.32 x 160 less
      * the latency and fill of 8 GiB) */
-    {"8xH800 one server (NVLS)", VDATA "hgx-h800.json", "NVLS", 8.0 * (1 << 30), 215, 0.90, 1.10,
-     0},
+    {"8xH800 one server (NVLS)", VDATA "hgx-h800.json", "NVLS", 8.0 * (1 << 30), 215, 0.90, 1.10, 0,
+     NULL},
     /* the same GTC 2024 slide (nccl#1649): multi-node allreduce "approximately
      * 380GB/s even without using SHARP", the ring over the 8 NICs: per step
      * n/32 through each server's 8 x 49.7 GB/s, busbw -> 8 x 49.7 = 397.6 less
      * 62 steps of latency (4 servers modelled) */
     {"H100 ring (GTC 2024)", "dgx-h100:4", "Ring", 8.0 * (1 << 30), 380, 0.90, 1.10,
-     STRATA_ALGO_RING + 1},
+     STRATA_ALGO_RING + 1, NULL},
     /* NVIDIA/nccl#2140: 8 x B300 (tests/data/validation/hgx-b300.json), NCCL
      * 2.30.4, one server, size not stated (8 GiB modelled). NVLS off: 695,
      * NCCL's model then runs Ring: 18 NVLink5 links x 40 GB/s after the
      * packet step = 720 GB/s less 14 steps of latency */
     {"8xB300 NVLS off (ring)", VDATA "hgx-b300.json", "Ring", 8.0 * (1 << 30), 695, 0.90, 1.10,
-     STRATA_ALGO_RING + 1},
+     STRATA_ALGO_RING + 1, "2.30.4"},
     /* NVLS on: 845, where the NVLS law gives 932.7 -- the Blackwell NVLS
      * miss of the GB200 rack (eight B200: "830+", nccl#1807) */
-    {"8xB300 NVLS", VDATA "hgx-b300.json", "NVLS", 8.0 * (1 << 30), 845, 1.05, 1.15, 0},
+    {"8xB300 NVLS", VDATA "hgx-b300.json", "NVLS", 8.0 * (1 << 30), 845, 1.05, 1.15, 0, "2.30.4"},
     /* NVIDIA/nccl-tests#309: Dell XE9680 (8 x H100 SXM, 8 x CX-7 NDR 400G IB),
      * NCCL 2.26.2, OpenMPI 4.1.8; after the reporter's fixes "each 2 nodes
      * with 16 pairs can still get 470 GB/s", 4 nodes "max busbw 365.84"
      * (size not stated, 8 GiB modelled). 2 nodes: NVLSTree bound by NVLink,
-     * (1 + 1/8 + 0.2) n per rank (501.5); 4 nodes: each server moves 2n
-     * through its 8 NICs at 49.7 GB/s (377.3) */
-    {"2x8 H100 NDR (XE9680)", "dgx-h100:2", "NVLSTree", 8.0 * (1 << 30), 470, 0.90, 1.10, 0},
-    {"4x8 H100 NDR (XE9680)", "dgx-h100:4", "NVLSTree", 8.0 * (1 << 30), 365.84, 0.90, 1.10, 0},
+     * (1 + 1/8 + 0.2) n per rank (501.5); 4 nodes: 2.26.2's tuning runs
+     * the ring (test_releases), n/32 per step through each server's 8 NICs
+     * at 49.7 GB/s (396.6) */
+    {"2x8 H100 NDR (XE9680)", "dgx-h100:2", "NVLSTree", 8.0 * (1 << 30), 470, 0.90, 1.10, 0,
+     "2.26.2"},
+    {"4x8 H100 NDR (XE9680)", "dgx-h100:4", "Ring", 8.0 * (1 << 30), 365.84, 0.90, 1.10, 0,
+     "2.26.2"},
     /* NVIDIA/nccl#1801: GB200, three NVLink partitions on different racks
      * (tests/data/validation/gb200-nvl4.json, -nvl8.json), joined only by
      * IB, NCCL 2.27.3, NCCL_NVLS_ENABLE=0, 16 GiB. NCCL's default there is
@@ -421,19 +438,19 @@ static const vcase_t vcases[] = {
      * over 3 partitions with a chain in each, NCCL's 512 KiB chunks
      * (tree.c), 233.3 and 487.1 */
     {"3 GB200 NVL4 ring (#1801)", VDATA "gb200-nvl4.json", "Ring", 16.0 * (1 << 30), 196.72, 0.90,
-     1.10, STRATA_ALGO_RING + 1},
+     1.10, STRATA_ALGO_RING + 1, "2.27.3"},
     {"3 GB200 NVL4 tree (#1801)", VDATA "gb200-nvl4.json", "Tree", 16.0 * (1 << 30), 234.43, 0.90,
-     1.10, STRATA_ALGO_TREE + 1},
+     1.10, STRATA_ALGO_TREE + 1, "2.27.3"},
     {"3 GB200 NVL8 ring (#1801)", VDATA "gb200-nvl8.json", "Ring", 16.0 * (1 << 30), 393.66, 0.90,
-     1.10, STRATA_ALGO_RING + 1},
+     1.10, STRATA_ALGO_RING + 1, "2.27.3"},
     {"3 GB200 NVL8 tree (#1801)", VDATA "gb200-nvl8.json", "Tree", 16.0 * (1 << 30), 485.68, 0.90,
-     1.10, STRATA_ALGO_TREE + 1},
+     1.10, STRATA_ALGO_TREE + 1, "2.27.3"},
     /* a PCIe-only server (docs/validation.md H3; voipmonitor/rtx6kpro):
      * 8 x RTX PRO 6000 Blackwell on two Gen5 switches, NCCL 2.27.5, 1 GiB:
      * 46.44. The ring at one GPU's x16 link as SM stores make it, 128 B per
      * TLP: 63.015 x 128/152 x 152/160 = 50.41 GB/s */
     {"8 PCIe GPUs, 2 switches (H3)", STRATA_SOURCE_DIR "/tests/data/wrx90_2switch.json", "Ring",
-     1.0 * (1 << 30), 46.44, 0.90, 1.10, 0},
+     1.0 * (1 << 30), 46.44, 0.90, 1.10, 0, "2.27.5"},
 };
 
 static void test_public_measurements(void **state)
@@ -452,10 +469,11 @@ static void test_public_measurements(void **state)
             print_message("%-26s forced %s: predicted %6.1f GB/s, measured %6.1f: %+5.1f %%\n",
                           v->what, v->algo, r * v->measured, v->measured, 100 * (r - 1));
         } else {
-            r = nccl_busbw(v->spec, v->bytes, &c) / (v->measured * 1e9);
-            print_message("%-26s NCCL %s/%s: predicted %6.1f GB/s, measured %6.1f: %+5.1f %%\n",
-                          v->what, strata_nccl_algo_name(c.algo), strata_nccl_proto_name(c.proto),
-                          r * v->measured, v->measured, 100 * (r - 1));
+            r = nccl_busbw(v->spec, v->bytes, v->version, &c) / (v->measured * 1e9);
+            print_message(
+                "%-26s NCCL %-6s %s/%s: predicted %6.1f GB/s, measured %6.1f: %+5.1f %%\n", v->what,
+                v->version ? v->version : "-", strata_nccl_algo_name(c.algo),
+                strata_nccl_proto_name(c.proto), r * v->measured, v->measured, 100 * (r - 1));
             assert_string_equal(strata_nccl_algo_name(c.algo), v->algo);
         }
         if (!(r >= v->lo && r <= v->hi))
@@ -490,7 +508,7 @@ static void test_acceptance_floors(void **state)
     };
     for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
         strata_nccl_choice_t c;
-        double r = nccl_busbw(f[i].spec, 16.0 * (1 << 30), &c) / (f[i].floor * 1e9);
+        double r = nccl_busbw(f[i].spec, 16.0 * (1 << 30), NULL, &c) / (f[i].floor * 1e9);
         print_message("%-22s NCCL %s/%s: predicted %6.1f GB/s, floor %6.1f: %+5.1f %%\n", f[i].what,
                       strata_nccl_algo_name(c.algo), strata_nccl_proto_name(c.proto),
                       r * f[i].floor, f[i].floor, 100 * (r - 1));
