@@ -51,6 +51,20 @@ expect 2 "--select needs a value" coll dgx-h100 --select
 # NCCL on one H100 board at 1 GiB: NVLS (in-switch reduction), priced as innet
 grep -q "^NCCL would run NVLS/Simple" <("$S" coll dgx-h100 --select nccl --explain 1G) ||
   { echo "FAIL: --select nccl explain"; fail=1; }
+# --nccl-version: the release's tuning model chooses (docs/collectives.md).
+# 4 x 8 H100 at 8 GiB: 2.19.3 (and every release before 2.28) runs the
+# ring there, the newest model NVLSTree
+expect 2 "--nccl-version needs --select nccl" coll dgx-h100:4 --nccl-version 2.19.3
+expect 2 "NCCL version '2.18.5': tuning models are transcribed from 2.19 on" coll dgx-h100:4 --select nccl --nccl-version 2.18.5
+expect 2 "NCCL version '2.x': expected MAJOR.MINOR" coll dgx-h100:4 --select nccl --nccl-version 2.x
+expect 2 "--nccl-version needs a value" coll dgx-h100:4 --select nccl --nccl-version
+expect 1 "NCCL 2.24.3 does not support Blackwell" coll gb200-nvl72 --select nccl --nccl-version 2.24.3 --sizes 1G:1G
+grep -q "^NCCL 2.19.3 (tuning model of 2.19-2.20) would run Ring/Simple" <("$S" coll dgx-h100:4 --select nccl --nccl-version 2.19.3 --explain 8G) ||
+  { echo "FAIL: --nccl-version 2.19.3"; fail=1; }
+grep -q "^NCCL would run NVLSTree/Simple" <("$S" coll dgx-h100:4 --select nccl --explain 8G) ||
+  { echo "FAIL: newest model on 4 x 8 H100"; fail=1; }
+grep -q '"tuning_model": "2.23-2.24"' <("$S" coll dgx-h100:4 --select nccl --nccl-version 2.24.3 --explain 8G --json) ||
+  { echo "FAIL: --nccl-version --json"; fail=1; }
 # strata's best on 8 A100 is rabenseifner, which no GPU library ships; NCCL runs its ring
 "$S" coll dgx-a100 --select nccl --explain 1G >"$tmp/x"
 grep -q "rabenseifner: MPICH, Open MPI (CPU); no GPU collective library" "$tmp/x" ||

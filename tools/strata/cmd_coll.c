@@ -21,7 +21,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: strata coll CLUSTER [--op OP] [--algo NAME] [--sizes LO:HI] [--json]\n"
-            "                   [--explain SIZE] [--select strata|nccl] [--catalog FILE]\n\n"
+            "                   [--explain SIZE] [--select strata|nccl] [--nccl-version V]\n"
+            "                   [--catalog FILE]\n\n"
             "Predict a collective on a cluster with every algorithm (alpha-beta-gamma model:\n"
             "link catalog -> topology routes -> algorithm) and mark the cheapest.\n\n"
             "  --op OP         allreduce (default), reducescatter, allgather, broadcast,\n"
@@ -42,6 +43,9 @@ static void usage(FILE *out)
             "                  and protocol) and strata's price of it; the busbw columns\n"
             "                  and * then follow NCCL's choice (default: strata, the\n"
             "                  cheapest schedule strata knows)\n"
+            "  --nccl-version V with --select nccl: the NCCL release whose tuning model\n"
+            "                  chooses (2.19.3, 2.27.3+cuda12.9, ...; 2.19 or later; default:\n"
+            "                  the newest transcribed, 2.30). strata's price does not change\n"
             "  --json          JSON instead of text\n"
             "  -o FILE         write the output to FILE (also --output FILE)\n"
             "  --catalog FILE  link catalog (default: <data dir>/links.json)\n\n"
@@ -54,8 +58,9 @@ typedef struct coll_args {
     int algo; /* -1: all */
     double lo, hi, explain;
     int json;
-    int nccl;       /* --select nccl */
-    int registered; /* --registered */
+    int nccl;              /* --select nccl */
+    int registered;        /* --registered */
+    uint32_t nccl_version; /* --nccl-version; 0: the newest tuning model */
 } coll_args_t;
 
 static int parse_sizes(const char *arg, coll_args_t *a)
@@ -91,6 +96,11 @@ static int parse_value(int argc, char **argv, int *i, coll_args_t *a)
         cli_parse_size("coll", "--explain", v, CLI_SIZE_MAX, &a->explain))
         return CLI_USAGE;
     if (!strcmp(s, "--catalog")) a->catalog = v;
+    if (!strcmp(s, "--nccl-version")) {
+        strata_error_t err;
+        if (strata_nccl_version_parse(v, &a->nccl_version, &err))
+            return cli_usage_error("coll", "%s", err.msg);
+    }
     if (!strcmp(s, "--select")) {
         if (strcmp(v, "nccl") && strcmp(v, "strata"))
             return cli_usage_error("coll", "--select expects strata or nccl, got '%s'", v);
@@ -111,7 +121,8 @@ static int parse_args(int argc, char **argv, coll_args_t *a)
         } else if (!strcmp(s, "--registered")) {
             a->registered = 1;
         } else if (!strcmp(s, "--op") || !strcmp(s, "--algo") || !strcmp(s, "--sizes") ||
-                   !strcmp(s, "--explain") || !strcmp(s, "--catalog") || !strcmp(s, "--select")) {
+                   !strcmp(s, "--explain") || !strcmp(s, "--catalog") || !strcmp(s, "--select") ||
+                   !strcmp(s, "--nccl-version")) {
             int rc = parse_value(argc, argv, &i, a);
             if (rc) return rc;
         } else if (s[0] == '-' && s[1]) {
@@ -124,6 +135,8 @@ static int parse_args(int argc, char **argv, coll_args_t *a)
     }
     if (!a->cluster)
         return cli_usage_error("coll", "missing CLUSTER (e.g. railft:servers=2,gpus=8)");
+    if (a->nccl_version && !a->nccl)
+        return cli_usage_error("coll", "--nccl-version needs --select nccl");
     if (a->registered && (a->algo != STRATA_ALGO_DIRECT || a->op != STRATA_COLL_ALLREDUCE))
         return cli_usage_error("coll", "--registered needs --algo direct and --op allreduce");
     return CLI_OK;
@@ -273,10 +286,15 @@ static void print_nccl(FILE *out, const strata_coll_machine_t *m, const coll_arg
         fprintf(out, "NCCL: implements no algorithm for %s here\n", strata_coll_name(a->op));
         return;
     }
+    char rel[64] = "";
+    if (m->nccl_version)
+        snprintf(rel, sizeof(rel), " %u.%u.%u (tuning model of %s)", m->nccl_version / 10000,
+                 m->nccl_version / 100 % 100, m->nccl_version % 100,
+                 strata_nccl_version_model(m->nccl_version));
     fprintf(out,
-            "NCCL would run %s/%s (its tuning model: %.4g us); strata prices that schedule\n"
+            "NCCL%s would run %s/%s (its tuning model: %.4g us); strata prices that schedule\n"
             "  (%s, %s payload %.1f%%) at %.4g us: algbw %.4g, busbw %.4g GB/s",
-            strata_nccl_algo_name(n.algo), strata_nccl_proto_name(n.proto), n.model_time * 1e6,
+            rel, strata_nccl_algo_name(n.algo), strata_nccl_proto_name(n.proto), n.model_time * 1e6,
             strata_algo_name(n.cost.algo), strata_nccl_proto_name(n.proto), 100 * n.proto_eta,
             n.cost.time * 1e6, n.cost.algbw / 1e9, n.cost.busbw / 1e9);
     if (best && best->algo != n.cost.algo && best->time > 0)
@@ -367,6 +385,8 @@ static void json_size(strata_json_t *j, const strata_coll_machine_t *m, const co
         strata_json_open(j, "nccl", '{');
         strata_json_str(j, "algo", strata_nccl_algo_name(n.algo));
         strata_json_str(j, "proto", strata_nccl_proto_name(n.proto));
+        if (m->nccl_version)
+            strata_json_str(j, "tuning_model", strata_nccl_version_model(m->nccl_version));
         strata_json_num(j, "model_time_s", n.model_time);
         if (n.nvls_channels > 0) {
             strata_json_open(j, "nvls_graph", '{');
@@ -409,7 +429,15 @@ static int run(const coll_args_t *a, strata_link_catalog_t *cat)
         return cli_fail(&err);
     }
     m.registered = a->registered;
+    m.nccl_version = a->nccl_version;
     strata_coll_cost_t c;
+    strata_nccl_choice_t n;
+    /* a release that cannot run here (Blackwell before 2.25) says so */
+    if (a->nccl && strata_coll_select_nccl(&m, a->op, a->lo, &n, &err) &&
+        !strstr(err.msg, "implements no algorithm")) {
+        strata_topo_destroy(t);
+        return cli_fail(&err);
+    }
     if (a->algo >= 0 && strata_coll_cost(&m, a->op, (strata_algo_t)a->algo, a->lo, &c, &err)) {
         strata_topo_destroy(t);
         return cli_fail(&err);
