@@ -595,7 +595,7 @@ STRATA_API strata_status_t strata_coll_select_nccl(const strata_coll_machine_t *
  * not run it here. */
 STRATA_API double strata_nccl_model_time(const strata_coll_machine_t *m, strata_coll_t coll,
                                          int algo, int proto, double bytes);
-/* Parse an NCCL release ("2.19.3", "2.27.3+cuda12.9", "2.19.3-1", "2.21")
+/* Parse an NCCL release ("2.19.3", "2.27.3+cuda12.9", "v2.19.3-1", "2.21")
  * into *code_p (NCCL_VERSION_CODE; a missing patch is 0). ERR_PARSE when
  * it is not major.minor[.patch]; ERR_RANGE when it is not 2.19 or later
  * (the oldest tuning model transcribed). err names the text. */

@@ -296,10 +296,11 @@ strata_status_t strata_nccl_version_parse(const char *text, uint32_t *code_p, st
     const char *s = text ? text : "";
     char *end = NULL;
     int n = 0;
+    if (*s == 'v') s++; /* a git tag: v2.19.3-1 */
     while (n < 3 && *s >= '0' && *s <= '9') {
         v[n++] = strtoul(s, &end, 10);
         s = end;
-        if (*s != '.') break;
+        if (s[0] != '.' || s[1] < '0' || s[1] > '9') break; /* a dot only before a digit */
         s++;
     }
     /* what may follow: a package suffix ("-1") or a build ("+cuda12.9") */

@@ -199,6 +199,8 @@ static void test_version_parse(void **state)
     assert_int_equal(v, 22703);
     assert_int_equal(strata_nccl_version_parse("2.30.4-1", &v, NULL), STRATA_OK);
     assert_int_equal(v, 23004);
+    assert_int_equal(strata_nccl_version_parse("v2.26.2-1", &v, NULL), STRATA_OK); /* a tag */
+    assert_int_equal(v, 22602);
     assert_int_equal(strata_nccl_version_parse("2.21", &v, NULL), STRATA_OK);
     assert_int_equal(v, 22100);
     assert_int_equal(strata_nccl_version_parse("2.18.5", &v, &err), STRATA_ERR_RANGE);
@@ -207,6 +209,11 @@ static void test_version_parse(void **state)
     assert_int_equal(strata_nccl_version_parse("2.x", &v, &err), STRATA_ERR_PARSE);
     assert_int_equal(strata_nccl_version_parse("2", &v, NULL), STRATA_ERR_PARSE);
     assert_int_equal(strata_nccl_version_parse("2.19.3 ", &v, NULL), STRATA_ERR_PARSE);
+    assert_int_equal(strata_nccl_version_parse("2.19.", &v, NULL), STRATA_ERR_PARSE);
+    assert_int_equal(strata_nccl_version_parse("2.19.3.4", &v, NULL), STRATA_ERR_PARSE);
+    assert_int_equal(strata_nccl_version_parse("2.100", &v, NULL), STRATA_ERR_PARSE);
+    assert_int_equal(strata_nccl_version_parse("99999999999999999999999.1", &v, NULL),
+                     STRATA_ERR_RANGE);
     assert_int_equal(strata_nccl_version_parse("", &v, NULL), STRATA_ERR_PARSE);
     assert_int_equal(strata_nccl_version_parse(NULL, &v, NULL), STRATA_ERR_PARSE);
     assert_int_equal(v, 22100); /* written only on success */
