@@ -34,8 +34,8 @@
  * table below, read off NVIDIA/nccl's tags v2.19.3-1 .. v2.30.4-1). The
  * change that moves large messages is 2.28's: before it NVLS and NVLSTree
  * took min(bwIntra, bwInter) per channel (NVLSTree bwInter / 2 beyond two
- * nodes) and converted busBw to algBw by 5/6, so NVLSTree never won past
- * two nodes of 8 GPUs with 8 NICs (<= 8 x 24 x 5/6 = 160 GB/s of algBw
+ * nodes) and converted busBw to algBw by 5/6, so NVLSTree never won large
+ * messages past two nodes of 8 GPUs with 8 NICs (<= 8 x 24 x 5/6 = 160 GB/s of algBw
  * against the ring's ~186); from 2.28 NVLSTree's per-channel figure is
  * min(bwIntra x nvlsEfficiency x (nCh - 1)/nCh x 2, bwInter, a per-channel
  * cap) converted like the ring's. The search (channels, speeds) is the
