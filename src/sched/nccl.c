@@ -132,7 +132,9 @@ static const double bw_2_29[4][3] = {
 static const double bw_2_30[4][3] = {
     {40.0, 40.0, 40.0}, {55.6, 31.67, 20.0}, {70.0, 42.8, 24.0}, {0, 96.0, 80.0}};
 
-/* What differs between generations of the tuning model, from `from` on. */
+/* What differs between generations of the tuning model, from `from` on.
+ * Not told apart: CollNet allgather / reducescatter (from 2.20; CollNet
+ * needs network SHARP, which no preset turns on). */
 typedef struct nccl_gen {
     uint32_t from;        /* first release, NCCL_VERSION_CODE */
     const char *tag;      /* the releases, for reports */
