@@ -203,6 +203,8 @@ static void test_save_load_roundtrip(void **state)
     r->write_curve[0] = one(30e9), r->write_curve[1] = one(6e9);     /* optional in files */
     r->flat_n = 2, r->flat_bytes[0] = 1024, r->flat_bytes[1] = 2048; /* optional too */
     r->flat_copy[0] = one(2e9), r->flat_copy[1] = one(4e9);
+    r->reduce_n = 2, r->reduce_bytes[0] = 4096, r->reduce_bytes[1] = 131072; /* optional too */
+    r->reduce_load[0] = one(5e9), r->reduce_load[1] = one(12e9);
     assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
     strata_probe_calib_t want, got;
     strata_probe_calib_from(r, &want);
@@ -217,6 +219,10 @@ static void test_save_load_roundtrip(void **state)
     assert_int_equal(got.flat_n, 2);
     NEAR(got.flat_bytes[1], 2048, RT);
     NEAR(got.flat_bw[0], 2e9, RT);
+    assert_int_equal(got.reduce_n, 2);
+    NEAR(got.reduce_bytes[1], 131072, RT);
+    NEAR(got.reduce_load_bw[0], 5e9, RT);
+    NEAR(got.reduce_load_bw[1], 12e9, RT);
     NEAR(got.mem_copy_all, 16e9, RT);
     assert_int_equal(got.curve_n, 2);
     NEAR(got.copy_bw[1], want.copy_bw[1], RT);
@@ -389,6 +395,26 @@ static void test_predict(void **state)
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1536), 1.503754e-6,
          1e-6);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 4096), before, 1e-15);
+    /* With the pipeline's reduction measured (4 GB/s at 4 KiB, 16 at
+     * 1 MiB): 1 MiB at 2 ranks, slices of 128 KiB (0.625 of the way in
+     * log: 4 + 0.625 x 12 = 11.5 GB/s). Each byte priced from the cache:
+     * the input's read only beyond a slice's (read 20 GB/s at 1 MiB, 80 +
+     * 0.625 x (20 - 80) = 42.5 at 128 KiB: 1/20e9 - 1/42.5e9 = 0.0264706
+     * ns a byte, x 1 MiB = 27.7563 us); the peer's S/2 reduced at 11.5
+     * GB/s (45.5903 us); its own S/2 copied at copy(128 KiB) = 40 + 0.625
+     * x (10 - 40) = 21.25 GB/s plus the store beyond the slice's (0.1 ns
+     * a byte, above): 524288 x (1/21.25e9 + 0.1e-9) = 24.6724 + 52.4288
+     * = 77.1012 us; the gathered S/2 at the hand-over's 4.25 GB/s
+     * (123.3619 us) and its store (52.4288 us); syncs 1.7 us:
+     * 1.7 + 27.7563 + 45.5903 + 77.1012 + 123.3619 + 52.4288 = 327.9385 us (327.938543 unrounded).
+     * The flat path (2 KiB) is priced as before. */
+    double flat2k = strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048);
+    c.reduce_n = 2, c.reduce_bytes[0] = 4096, c.reduce_bytes[1] = 1048576;
+    c.reduce_load_bw[0] = 4e9, c.reduce_load_bw[1] = 16e9;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         327.938543e-6, 1e-8);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), flat2k, 1e-15);
+    c.reduce_n = 0;
     char buf[512];
     strata_probe_bottleneck(&c, 4, buf, sizeof(buf));
     assert_non_null(strstr(buf, "the scheduler (ranks outnumber cores)"));
