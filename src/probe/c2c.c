@@ -322,11 +322,14 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
         st = strata_error_set(err, STRATA_ERR_TIMEOUT,
                               "probe: coherence: cpu %d or %d made no progress for %.0f ms", a, b,
                               STALL_S * 1e3);
-    double bw[PROBE_MAX_REPS];
-    /* the first round of each slot pays its first touches */
+    double bw[PROBE_MAX_REPS], clk = probe_clock_cost();
+    /* the first round of each slot pays its first touches; each timed
+     * part pays one clock read beyond what it times (the reduction is one
+     * part, the others two) */
     for (int k = HANDOVER_SLOTS; k < rounds && st == STRATA_OK; k++)
         bw[k - HANDOVER_SLOTS] = strata_probe_bandwidth(
-            (double)bytes, x->t[0][k] > x->t[1][k] ? x->t[0][k] : x->t[1][k]);
+            (double)bytes, probe_less_clock(x->t[0][k] > x->t[1][k] ? x->t[0][k] : x->t[1][k],
+                                            mode == HO_REDUCE ? 1 : 2, clk));
     if (st == STRATA_OK) st = strata_probe_stat(bw, (size_t)(rounds - HANDOVER_SLOTS), s, err);
     for (int i = 0; i < 2; i++) {
         util_free(x->mine[i]);
