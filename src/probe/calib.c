@@ -400,7 +400,8 @@ double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes)
  * every figure is read off the measured curves at the working set of that
  * call, and the model (sched/cost.c) does the rest — the engine priced as
  * the direct schedule, the message-passing algorithms as theirs. */
-#define CHUNK ((double)STRATA_DIRECT_CHUNK) /* engine: pipeline chunk */
+#define CHUNK        ((double)STRATA_DIRECT_CHUNK) /* engine: pipeline chunk */
+#define ENGINE_SLOTS 3 /* engine: staging slots a rank rotates (comm.h COMM_DEPTH) */
 
 void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo, int size,
                           double bytes, strata_coll_machine_t *m_p)
@@ -454,12 +455,19 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
      * write) and copy-out (its read) in bw_load, the reduction in
      * bw_reduce_load, both reading a cache-resident input; its own slice
      * copied from the hot sum (the copy curve at the slice) into the
-     * output; what the input and output of S cost beyond a slice's worth
-     * of cache is the extra read (1 / read(S) - 1 / read(slice)) and store
-     * (bw_store) per byte. */
+     * output; what the input and output cost beyond a slice's worth of
+     * cache is the extra read (1 / read(ws) - 1 / read(slice)) and store
+     * (1 / write(ws) - 1 / write(slice), bw_store) per byte, where ws is
+     * the rank's footprint, the level its input and output live in: both
+     * of S and its three staging slots of a chunk (1 MiB at 2 ranks:
+     * 2.75 MiB, past this host's 2 MiB L2, where S alone is not). */
     if (c->reduce_n > 0 && P > 1 && S > STRATA_DIRECT_FLAT_MAX) {
         m.bw_reduce_load = interp(c->reduce_n, c->reduce_bytes, c->reduce_load_bw, slice);
-        double r_out = strata_probe_read_bw(c, S), r_hand = strata_probe_read_bw(c, slice);
+        double ws = 2 * S + ENGINE_SLOTS * fmin(S, CHUNK);
+        double r_out = strata_probe_read_bw(c, ws), r_hand = strata_probe_read_bw(c, slice);
+        w_out = strata_probe_write_bw(c, ws);
+        extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
+        m.bw_store = extra > 0 ? 1 / extra : 0;
         double rx = r_out > 0 && r_hand > 0 ? 1 / r_out - 1 / r_hand : 0;
         m.bw_read = rx > 0 ? 1 / rx : 0;
         double cp = strata_probe_copy_bw(c, slice);

@@ -406,7 +406,9 @@ static void test_predict(void **state)
      * a byte, above): 524288 x (1/21.25e9 + 0.1e-9) = 24.6724 + 52.4288
      * = 77.1012 us; the gathered S/2 at the hand-over's 4.25 GB/s
      * (123.3619 us) and its store (52.4288 us); syncs 1.7 us:
-     * 1.7 + 27.7563 + 45.5903 + 77.1012 + 123.3619 + 52.4288 = 327.9385 us (327.938543 unrounded).
+     * 1.7 + 27.7563 + 45.5903 + 77.1012 + 123.3619 + 52.4288 = 327.9385
+     * us (327.938543 unrounded; the footprint, 2.75 MiB, reads the
+     * curves' last point as S does).
      * The flat path (2 KiB) is priced as before. */
     double flat2k = strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048);
     c.reduce_n = 2, c.reduce_bytes[0] = 4096, c.reduce_bytes[1] = 1048576;
@@ -414,6 +416,18 @@ static void test_predict(void **state)
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
          327.938543e-6, 1e-8);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), flat2k, 1e-15);
+    /* 64 KiB: one chunk (1 + 0.1 us), slices of 32 KiB (log(8)/log(256) =
+     * 0.375 of the way), the footprint 2 x 64 + 3 x 64 = 320 KiB
+     * (log(80)/log(256) = 0.7902410): read 57.5 GB/s at the slice, 80 -
+     * 60 x 0.7902410 = 32.585539 at the footprint, so 65536 x (1/32.585539
+     * - 1/57.5) ns = 0.871442 us; write 21 and 30 - 24 x 0.7902410 =
+     * 11.034216 GB/s, 0.0430081 ns a byte more; the peer's 32 KiB reduced
+     * at 4 + 0.375 x 12 = 8.5 GB/s (3.855059 us); its own copied at 40 -
+     * 30 x 0.375 = 28.75 GB/s and stored (2.549047 us); the gathered at
+     * the hand-over's 8 - 6 x 0.375 = 5.75 GB/s (5.698783 us) and stored
+     * (1.409291 us): 15.483622 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 65536), 15.483622e-6,
+         1e-7);
     c.reduce_n = 0;
     char buf[512];
     strata_probe_bottleneck(&c, 4, buf, sizeof(buf));
