@@ -102,6 +102,20 @@ static void test_checks(void **state)
     assert_int_equal(strata_probe_check_bandwidth("x", -1, 0, &err), STRATA_ERR_RANGE);
 }
 
+/* A timed interval pays one clock read per end beyond what it times: the
+ * hand-over's samples drop them (two reads of 20 ns off 1 us: 0.96 us),
+ * unless that leaves nothing (30 ns timed with 2 reads of 20 ns: kept). */
+static void test_less_clock(void **state)
+{
+    (void)state;
+    NEAR(probe_less_clock(1e-6, 2, 20e-9), 0.96e-6, 1e-12);
+    NEAR(probe_less_clock(1e-6, 1, 20e-9), 0.98e-6, 1e-12);
+    NEAR(probe_less_clock(30e-9, 2, 20e-9), 30e-9, 1e-12);
+    NEAR(probe_less_clock(1e-6, 2, 0), 1e-6, 1e-12);
+    double clk = probe_clock_cost();
+    assert_true(clk >= 0 && clk < 1e-3); /* a clock read: nanoseconds, never negative */
+}
+
 static strata_probe_stat_t one(double v)
 {
     return (strata_probe_stat_t){.median = v, .min = v, .max = v, .n = 1};
@@ -474,15 +488,11 @@ int main(int argc, char **argv)
         return cmocka_run_group_tests(measuring, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stat_odd),
-        cmocka_unit_test(test_stat_even),
-        cmocka_unit_test(test_stat_rejects),
-        cmocka_unit_test(test_bandwidth),
-        cmocka_unit_test(test_checks),
-        cmocka_unit_test(test_validate),
-        cmocka_unit_test(test_save_load_roundtrip),
-        cmocka_unit_test(test_load_errors),
-        cmocka_unit_test(test_predict),
+        cmocka_unit_test(test_stat_odd),    cmocka_unit_test(test_less_clock),
+        cmocka_unit_test(test_stat_even),   cmocka_unit_test(test_stat_rejects),
+        cmocka_unit_test(test_bandwidth),   cmocka_unit_test(test_checks),
+        cmocka_unit_test(test_validate),    cmocka_unit_test(test_save_load_roundtrip),
+        cmocka_unit_test(test_load_errors), cmocka_unit_test(test_predict),
         cmocka_unit_test(test_sockets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
