@@ -161,6 +161,13 @@ typedef struct strata_probe_result {
     int flat_n;
     double flat_bytes[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t flat_copy[STRATA_PROBE_CURVE_MAX];
+    /* the pipeline's reduction as a hand-over: each sums its own private
+     * input with the buffer the other just wrote, into lines the other
+     * copied out three rounds before (and copies out next), both at once;
+     * bytes / the slower's sum (the engine's kernel, fp32), by slice size */
+    int reduce_n;
+    double reduce_bytes[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t reduce_load[STRATA_PROBE_CURVE_MAX];
 
     /* strata's shared-memory transport, ranks 0 and 1 (strata_comm_send/recv):
      * alpha = one-way time of an 8-byte message; bw = bytes / (one-way time
@@ -250,6 +257,9 @@ typedef struct strata_probe_calib {
     int flat_n; /* hand-over reduced from both slots (the flat path); 0 = not measured */
     double flat_bytes[STRATA_PROBE_CURVE_MAX];
     double flat_bw[STRATA_PROBE_CURVE_MAX];
+    int reduce_n; /* the pipeline's reduction as a hand-over; 0 = not measured */
+    double reduce_bytes[STRATA_PROBE_CURVE_MAX];
+    double reduce_load_bw[STRATA_PROBE_CURVE_MAX];
     double tcp_alpha, tcp_bw;
     /* strata send/recv one-way time by message size (s) */
     int shm_n;

@@ -427,6 +427,10 @@ typedef struct strata_coll_machine {
     double lat_oversub; /* extra cost of each synchronisation per rank beyond the cores, s
                            (the scheduler's switches); with cores, the data terms also
                            grow by ceil(ranks / cores) */
+    /* the direct allreduce's pipeline: a byte a peer staged, loaded and
+     * reduced by its owner into lines the peers load next (the loads
+     * overlap the stores), B/s; 0 = min(bw_load, reduce_bw) */
+    double bw_reduce_load;
     /* GPUs that are PCIe peers (strata_topo_pcie_peers) write into each
      * other with SM stores, one 128 B line a TLP: the share of the links'
      * rate those stores get (strata_link_sm_store_share of the rank's

@@ -18,6 +18,8 @@
 #define _GNU_SOURCE
 #include "probe.h"
 
+#include "comm.h" /* the engine's reduction kernel */
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -180,10 +182,19 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
  * holds (it read them last round) and the other core then copies out —
  * what strata's engine does with every staged and reduced slice, both
  * cores at once (every rank stages and pulls at the same time). In round
- * k each of two threads (cpus a and b) writes `bytes` into its own shared
- * buffer (timed: the stores must take the lines back from the peer's
- * cache); once both posted, each copies the other's buffer into a private
- * one (timed); a sample is bytes / the slower thread's write + copy. */
+ * k each of two threads (cpus a and b) copies `bytes` from a private input
+ * into its own shared buffer (timed: the stores must take the lines back
+ * from the peer's cache); once both posted, each copies the other's buffer
+ * into a private one (timed); a sample is bytes / the slower thread's
+ * write + copy. Each timed part ends with a full fence, as each of the
+ * engine's phases ends with one (it publishes its flag behind a seq_cst
+ * fence, comm_posted): without it the timer stops while a few KiB of
+ * stores still wait in the store buffer for their lines, and the cost of
+ * taking the lines back falls outside both timed parts (a standalone copy
+ * of this loop, 2-8 KiB: the write 0.03-0.17 us unfenced, 0.4-0.75 us
+ * fenced; bench/README.md "probe"). The write is a memcpy from a private
+ * input, as the engine stages (memset instead: 32 KiB copied out 2.6
+ * against 1.75 us). */
 /* The engine stages into COMM_DEPTH = 3 slots in turn (comm.h,
  * docs/runtime.md), so a slot is rewritten three calls after the peer read
  * it, not one: by then a slice of 32-64 KiB has left the peer's L1, and
@@ -191,14 +202,18 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
  * GB/s at 32-64 KiB, three in turn 10 GB/s; bench/README.md "probe"). */
 #define HANDOVER_SLOTS 3
 
+/* What a round times: the hand-over (write + copy-out), the flat path's
+ * (write + both slots summed), or the pipeline's reduction alone. */
+typedef enum { HO_COPY, HO_FLAT, HO_REDUCE } ho_mode_t;
+
 typedef struct remote {
     _Atomic uint64_t arrived; /* both threads add 1 per phase */
     int cpu[2], rounds;
     size_t bytes;
-    unsigned char *shared[2][HANDOVER_SLOTS], *mine[2];
+    unsigned char *shared[2][HANDOVER_SLOTS], *reduced[2][HANDOVER_SLOTS], *mine[2], *input[2];
     double t[2][PROBE_MAX_REPS];
     atomic_bool failed;
-    bool reduce; /* read out as the flat allreduce does (below) */
+    ho_mode_t mode;
 } remote_t;
 
 typedef struct remote_side {
@@ -215,6 +230,29 @@ static bool phase(remote_t *x, uint64_t p)
     return false;
 }
 
+/* HO_REDUCE, round k (three phases): the write as above (untimed); then
+ * each sums its own input with the other's buffer into its own reduced
+ * buffer (timed, fenced) — the engine's reduce phase: the peer's staged
+ * lines loaded, its own input read, the sum stored into lines the peer
+ * copied out three rounds before; then each copies the other's sum out
+ * (untimed), so the lines are the peer's again when the round comes back. */
+static void reduce_round(remote_t *x, int me, int k)
+{
+    int other = 1 - me, z = k % HANDOVER_SLOTS;
+    memcpy(x->shared[me][z], x->input[me], x->bytes);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!phase(x, 3 * (uint64_t)k)) return;
+    double t0 = util_now();
+    comm_reduce2(x->reduced[me][z], x->input[me], x->shared[other][z], x->bytes / sizeof(float),
+                 STRATA_FP32, STRATA_SUM);
+    atomic_thread_fence(memory_order_seq_cst);
+    x->t[me][k] = util_now() - t0;
+    if (!phase(x, 3 * (uint64_t)k + 1)) return;
+    memcpy(x->mine[me], x->reduced[other][z], x->bytes);
+    atomic_thread_fence(memory_order_seq_cst);
+    phase(x, 3 * (uint64_t)k + 2);
+}
+
 static void *remote_side(void *arg)
 {
     remote_side_t *sd = arg;
@@ -223,12 +261,18 @@ static void *remote_side(void *arg)
     probe_pin(x->cpu[me]);
     memset(x->mine[me], 0, x->bytes); /* own pages, in own cache */
     for (int k = 0; k < x->rounds && !atomic_load(&x->failed); k++) {
+        memset(x->input[me], k + 1, x->bytes); /* untimed: the engine's input is ready */
+        if (x->mode == HO_REDUCE) {
+            reduce_round(x, me, k);
+            continue;
+        }
         double t0 = util_now();
-        memset(x->shared[me][k % HANDOVER_SLOTS], k + 1, x->bytes);
+        memcpy(x->shared[me][k % HANDOVER_SLOTS], x->input[me], x->bytes);
+        atomic_thread_fence(memory_order_seq_cst);
         double tw = util_now() - t0;
         if (!phase(x, 2 * (uint64_t)k)) break;
         t0 = util_now();
-        if (x->reduce) { /* fp32 sum of both staged copies, its own slot too */
+        if (x->mode == HO_FLAT) { /* fp32 sum of both staged copies, its own slot too */
             float *d = (float *)(void *)x->mine[me];
             const float *a = (const float *)(void *)x->shared[0][k % HANDOVER_SLOTS],
                         *b = (const float *)(void *)x->shared[1][k % HANDOVER_SLOTS];
@@ -237,26 +281,30 @@ static void *remote_side(void *arg)
         } else {
             memcpy(x->mine[me], x->shared[other][k % HANDOVER_SLOTS], x->bytes);
         }
+        atomic_thread_fence(memory_order_seq_cst);
         x->t[me][k] = tw + util_now() - t0;
         if (!phase(x, 2 * (uint64_t)k + 1)) break;
     }
     return NULL;
 }
 
-static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, bool reduce,
+static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mode_t mode,
                                    strata_probe_stat_t *s, strata_error_t *err)
 {
     remote_t *x = util_malloc(sizeof(*x));
     if (!x) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
-    *x = (remote_t){.cpu = {a, b}, .rounds = rounds, .bytes = bytes, .reduce = reduce};
+    *x = (remote_t){.cpu = {a, b}, .rounds = rounds, .bytes = bytes, .mode = mode};
     atomic_init(&x->arrived, 0);
     atomic_init(&x->failed, false);
     strata_status_t st = STRATA_OK;
     for (int i = 0; i < 2; i++) {
         x->mine[i] = util_malloc(bytes);
-        bool ok = x->mine[i] != NULL;
-        for (int j = 0; j < HANDOVER_SLOTS; j++)
+        x->input[i] = util_malloc(bytes);
+        bool ok = x->mine[i] != NULL && x->input[i] != NULL;
+        for (int j = 0; j < HANDOVER_SLOTS; j++) {
             ok = (x->shared[i][j] = util_malloc(bytes)) && ok;
+            ok = (x->reduced[i][j] = util_malloc(bytes)) && ok;
+        }
         if (!ok) st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     }
     remote_side_t sd[2] = {{x, 0}, {x, 1}};
@@ -274,16 +322,22 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, bool 
         st = strata_error_set(err, STRATA_ERR_TIMEOUT,
                               "probe: coherence: cpu %d or %d made no progress for %.0f ms", a, b,
                               STALL_S * 1e3);
-    double bw[PROBE_MAX_REPS];
-    /* the first round of each slot pays its first touches */
+    double bw[PROBE_MAX_REPS], clk = probe_clock_cost();
+    /* the first round of each slot pays its first touches; each timed
+     * part pays one clock read beyond what it times (the reduction is one
+     * part, the others two) */
     for (int k = HANDOVER_SLOTS; k < rounds && st == STRATA_OK; k++)
         bw[k - HANDOVER_SLOTS] = strata_probe_bandwidth(
-            (double)bytes, x->t[0][k] > x->t[1][k] ? x->t[0][k] : x->t[1][k]);
+            (double)bytes, probe_less_clock(x->t[0][k] > x->t[1][k] ? x->t[0][k] : x->t[1][k],
+                                            mode == HO_REDUCE ? 1 : 2, clk));
     if (st == STRATA_OK) st = strata_probe_stat(bw, (size_t)(rounds - HANDOVER_SLOTS), s, err);
     for (int i = 0; i < 2; i++) {
         util_free(x->mine[i]);
-        for (int j = 0; j < HANDOVER_SLOTS; j++)
+        util_free(x->input[i]);
+        for (int j = 0; j < HANDOVER_SLOTS; j++) {
             util_free(x->shared[i][j]);
+            util_free(x->reduced[i][j]);
+        }
     }
     util_free(x);
     return st;
@@ -312,7 +366,7 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
          * only adds): small sizes take PROBE_MAX_REPS rounds, still cheap */
         int rounds =
             sizes[i] <= 4096 ? PROBE_MAX_REPS : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
-        st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], rounds, false,
+        st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], rounds, HO_COPY,
                          &res->remote_copy[i], err);
         probe_tick(x, budget, (double)(i + 1) / (n + 1));
     }
@@ -326,8 +380,24 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
     res->flat_n = 3;
     for (int i = 0; i < res->flat_n && st == STRATA_OK; i++) {
         res->flat_bytes[i] = flat_sizes[i];
-        st = remote_size(res->cpus[0], res->cpus[1], (size_t)flat_sizes[i], PROBE_MAX_REPS, true,
+        st = remote_size(res->cpus[0], res->cpus[1], (size_t)flat_sizes[i], PROBE_MAX_REPS, HO_FLAT,
                          &res->flat_copy[i], err);
+    }
+    /* The pipeline's reduce phase (above 2 KiB) loads the peer's staged
+     * slice while it stores its sum into lines the peer copies out next:
+     * the loads and the stores' ownership requests overlap, so it costs
+     * less than a copy-out plus a write (128 KiB: 9.5 us against 6.6 +
+     * 6.1, standalone, bench/README.md "probe"). Measured at the slices
+     * the pipeline reduces (a chunk of up to 256 KiB over 2 ranks; 1 KiB
+     * for 4 ranks' smallest). */
+    static const double red_sizes[] = {1024, 2048, 4096, 16384, 32768, 65536, 131072};
+    res->reduce_n = (int)(sizeof(red_sizes) / sizeof(red_sizes[0]));
+    for (int i = 0; i < res->reduce_n && st == STRATA_OK; i++) {
+        res->reduce_bytes[i] = red_sizes[i];
+        int rounds =
+            red_sizes[i] <= 4096 ? PROBE_MAX_REPS : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
+        st = remote_size(res->cpus[0], res->cpus[1], (size_t)red_sizes[i], rounds, HO_REDUCE,
+                         &res->reduce_load[i], err);
     }
     probe_tick(x, budget, 1);
     return st;

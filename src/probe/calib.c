@@ -55,6 +55,11 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
         c->flat_bytes[i] = r->flat_bytes[i];
         c->flat_bw[i] = r->flat_copy[i].median;
     }
+    c->reduce_n = r->reduce_n;
+    for (int i = 0; i < r->reduce_n; i++) {
+        c->reduce_bytes[i] = r->reduce_bytes[i];
+        c->reduce_load_bw[i] = r->reduce_load[i].median;
+    }
     c->tcp_alpha = r->tcp_alpha.median;
     c->tcp_bw = r->tcp_bw.median;
     c->remote_n = r->remote_n;
@@ -75,6 +80,12 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
 {
     json_t *curve = json_array(), *shm = json_array(), *remote = json_array();
     json_t *flat = c->flat_n > 0 ? json_array() : NULL;
+    json_t *red = c->reduce_n > 0 ? json_array() : NULL;
+    for (int i = 0; i < c->reduce_n; i++)
+        json_array_append_new(red, json_pack("{s:o,s:o,s:o}", "bytes",
+                                             util_json_real(c->reduce_bytes[i]), "handover_Bps",
+                                             util_json_real(c->reduce_load_bw[i]), "spread",
+                                             util_json_real(r->reduce_load[i].spread)));
     for (int i = 0; i < c->flat_n; i++)
         json_array_append_new(flat,
                               json_pack("{s:o,s:o,s:o}", "bytes", util_json_real(c->flat_bytes[i]),
@@ -116,6 +127,8 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
         json_object_set_new(doc, "futex_switch_s", util_json_real(c->futex_switch));
     /* optional (files before it): the flat path's hand-over */
     if (doc && flat) json_object_set_new(doc, "flat_handover_curve", flat);
+    /* optional (files before it): the pipeline's reduction */
+    if (doc && red) json_object_set_new(doc, "reduce_handover_curve", red);
     return doc;
 }
 
@@ -302,6 +315,9 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
         if (st == STRATA_OK)
             st =
                 read_handover(d, m, "flat_handover_curve", c.flat_bytes, c.flat_bw, &c.flat_n, err);
+        if (st == STRATA_OK)
+            st = read_handover(d, m, "reduce_handover_curve", c.reduce_bytes, c.reduce_load_bw,
+                               &c.reduce_n, err);
     }
     if (st == STRATA_OK) {
         c.cores = (int)cores;
@@ -384,7 +400,8 @@ double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes)
  * every figure is read off the measured curves at the working set of that
  * call, and the model (sched/cost.c) does the rest — the engine priced as
  * the direct schedule, the message-passing algorithms as theirs. */
-#define CHUNK ((double)STRATA_DIRECT_CHUNK) /* engine: pipeline chunk */
+#define CHUNK        ((double)STRATA_DIRECT_CHUNK) /* engine: pipeline chunk */
+#define ENGINE_SLOTS 3 /* engine: staging slots a rank rotates (comm.h COMM_DEPTH) */
 
 void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo, int size,
                           double bytes, strata_coll_machine_t *m_p)
@@ -432,6 +449,30 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     double w_out = strata_probe_write_bw(c, S), w_hand = strata_probe_write_bw(c, slice);
     double extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
     m.bw_store = extra > 0 ? 1 / extra : 0;
+    /* With the pipeline's reduction measured (files before it price as
+     * above): each phase of the engine at the rate of a primitive with its
+     * access pattern, on a slice in the caches — stage (the hand-over's
+     * write) and copy-out (its read) in bw_load, the reduction in
+     * bw_reduce_load, both reading a cache-resident input; its own slice
+     * copied from the hot sum (the copy curve at the slice) into the
+     * output; what the input and output cost beyond a slice's worth of
+     * cache is the extra read (1 / read(ws) - 1 / read(slice)) and store
+     * (1 / write(ws) - 1 / write(slice), bw_store) per byte, where ws is
+     * the rank's footprint, the level its input and output live in: both
+     * of S and its three staging slots of a chunk (1 MiB at 2 ranks:
+     * 2.75 MiB, past this host's 2 MiB L2, where S alone is not). */
+    if (c->reduce_n > 0 && P > 1 && S > STRATA_DIRECT_FLAT_MAX) {
+        m.bw_reduce_load = interp(c->reduce_n, c->reduce_bytes, c->reduce_load_bw, slice);
+        double ws = 2 * S + ENGINE_SLOTS * fmin(S, CHUNK);
+        double r_out = strata_probe_read_bw(c, ws), r_hand = strata_probe_read_bw(c, slice);
+        w_out = strata_probe_write_bw(c, ws);
+        extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
+        m.bw_store = extra > 0 ? 1 / extra : 0;
+        double rx = r_out > 0 && r_hand > 0 ? 1 / r_out - 1 / r_hand : 0;
+        m.bw_read = rx > 0 ? 1 / rx : 0;
+        double cp = strata_probe_copy_bw(c, slice);
+        m.bw_copy = cp > 0 ? 1 / (1 / cp + (extra > 0 ? extra : 0)) : 0;
+    }
     *m_p = m;
 }
 

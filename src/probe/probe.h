@@ -39,6 +39,13 @@ int probe_cpus(int *cpus, int max);
 strata_status_t probe_sample(double (*fn)(void *), void *arg, double budget_s,
                              strata_probe_stat_t *stat_p, strata_error_t *err);
 
+/* The median cost of one clock read (util_now), s: an interval timed by
+ * two reads measures this much beyond what it times. */
+double probe_clock_cost(void);
+/* t less `reads` clock reads of clk each; t itself when that leaves
+ * nothing (the clock took longer than what it timed). */
+double probe_less_clock(double t, int reads, double clk);
+
 /* Sections. Each returns STRATA_OK or an error with its message. */
 strata_status_t probe_mem(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_c2c(probe_ctx_t *x, double budget_s, strata_error_t *err);

@@ -102,6 +102,20 @@ static void test_checks(void **state)
     assert_int_equal(strata_probe_check_bandwidth("x", -1, 0, &err), STRATA_ERR_RANGE);
 }
 
+/* A timed interval pays one clock read per end beyond what it times: the
+ * hand-over's samples drop them (two reads of 20 ns off 1 us: 0.96 us),
+ * unless that leaves nothing (30 ns timed with 2 reads of 20 ns: kept). */
+static void test_less_clock(void **state)
+{
+    (void)state;
+    NEAR(probe_less_clock(1e-6, 2, 20e-9), 0.96e-6, 1e-12);
+    NEAR(probe_less_clock(1e-6, 1, 20e-9), 0.98e-6, 1e-12);
+    NEAR(probe_less_clock(30e-9, 2, 20e-9), 30e-9, 1e-12);
+    NEAR(probe_less_clock(1e-6, 2, 0), 1e-6, 1e-12);
+    double clk = probe_clock_cost();
+    assert_true(clk >= 0 && clk < 1e-3); /* a clock read: nanoseconds, never negative */
+}
+
 static strata_probe_stat_t one(double v)
 {
     return (strata_probe_stat_t){.median = v, .min = v, .max = v, .n = 1};
@@ -203,6 +217,8 @@ static void test_save_load_roundtrip(void **state)
     r->write_curve[0] = one(30e9), r->write_curve[1] = one(6e9);     /* optional in files */
     r->flat_n = 2, r->flat_bytes[0] = 1024, r->flat_bytes[1] = 2048; /* optional too */
     r->flat_copy[0] = one(2e9), r->flat_copy[1] = one(4e9);
+    r->reduce_n = 2, r->reduce_bytes[0] = 4096, r->reduce_bytes[1] = 131072; /* optional too */
+    r->reduce_load[0] = one(5e9), r->reduce_load[1] = one(12e9);
     assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
     strata_probe_calib_t want, got;
     strata_probe_calib_from(r, &want);
@@ -217,6 +233,10 @@ static void test_save_load_roundtrip(void **state)
     assert_int_equal(got.flat_n, 2);
     NEAR(got.flat_bytes[1], 2048, RT);
     NEAR(got.flat_bw[0], 2e9, RT);
+    assert_int_equal(got.reduce_n, 2);
+    NEAR(got.reduce_bytes[1], 131072, RT);
+    NEAR(got.reduce_load_bw[0], 5e9, RT);
+    NEAR(got.reduce_load_bw[1], 12e9, RT);
     NEAR(got.mem_copy_all, 16e9, RT);
     assert_int_equal(got.curve_n, 2);
     NEAR(got.copy_bw[1], want.copy_bw[1], RT);
@@ -389,6 +409,40 @@ static void test_predict(void **state)
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1536), 1.503754e-6,
          1e-6);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 4096), before, 1e-15);
+    /* With the pipeline's reduction measured (4 GB/s at 4 KiB, 16 at
+     * 1 MiB): 1 MiB at 2 ranks, slices of 128 KiB (0.625 of the way in
+     * log: 4 + 0.625 x 12 = 11.5 GB/s). Each byte priced from the cache:
+     * the input's read only beyond a slice's (read 20 GB/s at 1 MiB, 80 +
+     * 0.625 x (20 - 80) = 42.5 at 128 KiB: 1/20e9 - 1/42.5e9 = 0.0264706
+     * ns a byte, x 1 MiB = 27.7563 us); the peer's S/2 reduced at 11.5
+     * GB/s (45.5903 us); its own S/2 copied at copy(128 KiB) = 40 + 0.625
+     * x (10 - 40) = 21.25 GB/s plus the store beyond the slice's (0.1 ns
+     * a byte, above): 524288 x (1/21.25e9 + 0.1e-9) = 24.6724 + 52.4288
+     * = 77.1012 us; the gathered S/2 at the hand-over's 4.25 GB/s
+     * (123.3619 us) and its store (52.4288 us); syncs 1.7 us:
+     * 1.7 + 27.7563 + 45.5903 + 77.1012 + 123.3619 + 52.4288 = 327.9385
+     * us (327.938543 unrounded; the footprint, 2.75 MiB, reads the
+     * curves' last point as S does).
+     * The flat path (2 KiB) is priced as before. */
+    double flat2k = strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048);
+    c.reduce_n = 2, c.reduce_bytes[0] = 4096, c.reduce_bytes[1] = 1048576;
+    c.reduce_load_bw[0] = 4e9, c.reduce_load_bw[1] = 16e9;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         327.938543e-6, 1e-8);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), flat2k, 1e-15);
+    /* 64 KiB: one chunk (1 + 0.1 us), slices of 32 KiB (log(8)/log(256) =
+     * 0.375 of the way), the footprint 2 x 64 + 3 x 64 = 320 KiB
+     * (log(80)/log(256) = 0.7902410): read 57.5 GB/s at the slice, 80 -
+     * 60 x 0.7902410 = 32.585539 at the footprint, so 65536 x (1/32.585539
+     * - 1/57.5) ns = 0.871442 us; write 21 and 30 - 24 x 0.7902410 =
+     * 11.034216 GB/s, 0.0430081 ns a byte more; the peer's 32 KiB reduced
+     * at 4 + 0.375 x 12 = 8.5 GB/s (3.855059 us); its own copied at 40 -
+     * 30 x 0.375 = 28.75 GB/s and stored (2.549047 us); the gathered at
+     * the hand-over's 8 - 6 x 0.375 = 5.75 GB/s (5.698783 us) and stored
+     * (1.409291 us): 15.483622 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 65536), 15.483622e-6,
+         1e-7);
+    c.reduce_n = 0;
     char buf[512];
     strata_probe_bottleneck(&c, 4, buf, sizeof(buf));
     assert_non_null(strstr(buf, "the scheduler (ranks outnumber cores)"));
@@ -434,15 +488,11 @@ int main(int argc, char **argv)
         return cmocka_run_group_tests(measuring, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stat_odd),
-        cmocka_unit_test(test_stat_even),
-        cmocka_unit_test(test_stat_rejects),
-        cmocka_unit_test(test_bandwidth),
-        cmocka_unit_test(test_checks),
-        cmocka_unit_test(test_validate),
-        cmocka_unit_test(test_save_load_roundtrip),
-        cmocka_unit_test(test_load_errors),
-        cmocka_unit_test(test_predict),
+        cmocka_unit_test(test_stat_odd),    cmocka_unit_test(test_less_clock),
+        cmocka_unit_test(test_stat_even),   cmocka_unit_test(test_stat_rejects),
+        cmocka_unit_test(test_bandwidth),   cmocka_unit_test(test_checks),
+        cmocka_unit_test(test_validate),    cmocka_unit_test(test_save_load_roundtrip),
+        cmocka_unit_test(test_load_errors), cmocka_unit_test(test_predict),
         cmocka_unit_test(test_sockets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -131,6 +131,10 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
         snprintf(what, sizeof(what), "hand-over reduced at %.0f B", r->flat_bytes[i]);
         st = check_bw(what, &r->flat_copy[i], 0, err);
     }
+    for (int i = 0; i < r->reduce_n && st == STRATA_OK; i++) {
+        snprintf(what, sizeof(what), "reduction of a hand-over at %.0f B", r->reduce_bytes[i]);
+        st = check_bw(what, &r->reduce_load[i], 0, err);
+    }
     for (int z = 0; z < r->shm_curve_n && st == STRATA_OK; z++) {
         snprintf(what, sizeof(what), "shm one way at %.0f B", r->shm_curve_bytes[z]);
         st = check_lat(what, &r->shm_oneway[z], err);
@@ -220,6 +224,15 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
         snprintf(name, sizeof(name), "%s, reduced", util_fmt_bytes(r->flat_bytes[i], b, sizeof(b)));
         line_stat(out, name, &r->flat_copy[i], 1e-9, "GB/s");
     }
+    if (r->reduce_n)
+        fprintf(out, "the pipeline's reduction: the other's buffer summed with one's own input "
+                     "into lines the other reads next (GB/s)\n");
+    for (int i = 0; i < r->reduce_n; i++) {
+        char b[32], name[48];
+        snprintf(name, sizeof(name), "%s, pipeline reduce",
+                 util_fmt_bytes(r->reduce_bytes[i], b, sizeof(b)));
+        line_stat(out, name, &r->reduce_load[i], 1e-9, "GB/s");
+    }
 }
 
 void strata_probe_print(const strata_probe_result_t *r, FILE *out)
@@ -295,7 +308,11 @@ static json_t *memory_json(const strata_probe_result_t *r)
 
 static json_t *c2c_json(const strata_probe_result_t *r)
 {
-    json_t *m = json_array(), *cpus = json_array(), *remote = json_array(), *flat = json_array();
+    json_t *m = json_array(), *cpus = json_array(), *remote = json_array(), *flat = json_array(),
+           *red = json_array();
+    for (int i = 0; i < r->reduce_n; i++)
+        json_array_append_new(red, json_pack("{s:f,s:o}", "size_B", r->reduce_bytes[i],
+                                             "reduce_Bps", probe_stat_json(&r->reduce_load[i])));
     for (int i = 0; i < r->flat_n; i++)
         json_array_append_new(flat, json_pack("{s:f,s:o}", "size_B", r->flat_bytes[i],
                                               "handover_Bps", probe_stat_json(&r->flat_copy[i])));
@@ -310,10 +327,11 @@ static json_t *c2c_json(const strata_probe_result_t *r)
         json_array_append_new(m, row);
         json_array_append_new(cpus, json_integer(r->cpus[i]));
     }
-    return json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m,
+    return json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m,
                      "all_pairs_s", probe_stat_json(&r->c2c_all), "sockets", r->packages,
                      "within_socket_s", probe_stat_json(&r->c2c_within), "across_sockets_s",
-                     probe_stat_json(&r->c2c_across), "handover", remote, "handover_flat", flat);
+                     probe_stat_json(&r->c2c_across), "handover", remote, "handover_flat", flat,
+                     "handover_reduce", red);
 }
 
 strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *out,

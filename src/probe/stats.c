@@ -103,3 +103,22 @@ const char *strata_probe_mem_kind_name(strata_probe_mem_kind_t kind)
     };
     return kind >= 0 && kind < STRATA_PROBE_MEM_KINDS ? names[kind] : "?";
 }
+
+/* ==== The clock's own cost ==== */
+
+double probe_clock_cost(void)
+{
+    double d[31];
+    for (int i = 0; i < 31; i++) {
+        double t0 = util_now();
+        d[i] = util_now() - t0;
+    }
+    strata_probe_stat_t st;
+    return strata_probe_stat(d, 31, &st, NULL) == STRATA_OK && st.median > 0 ? st.median : 0;
+}
+
+double probe_less_clock(double t, int reads, double clk)
+{
+    double less = t - reads * clk;
+    return less > 0 ? less : t; /* a clock slower than the interval: keep it whole */
+}

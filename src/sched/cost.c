@@ -1328,8 +1328,10 @@ static void cost_innet(const strata_coll_machine_t *m, double n, acc_t *z, doubl
  * peer), red = the reduction rate, cp/rd the local copy/read rates:
  *   allreduce, reduce  S/rd (its own input, staged and reduced)
  *                      + f S / min(hand, red) (P-1 peers' copies of its
- *                      slice loaded and reduced) + S/P / cp (its slice
- *                      copied out) + f S / hand (the other slices loaded);
+ *                      slice loaded and reduced; at bw_reduce_load when
+ *                      the machine has it: the loads overlap the stores of
+ *                      the sum) + S/P / cp (its slice copied out) + f S /
+ *                      hand (the other slices loaded);
  *                      flat (<= 2 KiB): S/rd + (P-1) S / min(hand, red);
  *   reduce-scatter     S/rd + f S / min(hand, red)
  *   allgather          S/P / rd + S/P / cp + f S / hand
@@ -1371,6 +1373,7 @@ static void cost_direct(const strata_coll_machine_t *m, strata_coll_t c, double 
     case STRATA_COLL_ALLREDUCE:
     case STRATA_COLL_REDUCE:
         syncs = flat ? 1 : 2 * C;
+        if (!flat && m->bw_reduce_load > 0) pull = m->bw_reduce_load;
         t = flat ? n * rd + (P - 1) * n / pull : n * rd + f * n / pull + n / P * cp + f * n / hand;
         z->g = red(m, flat ? (P - 1) * n : f * n);
         break;

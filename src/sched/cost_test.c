@@ -505,6 +505,19 @@ static void test_direct_closed_form(void **state)
     assert_rel(k.time, 1.7e-6 + 314.5728e-6, 1e-9);
     k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 2048);
     assert_rel(k.time, 1e-6 + 1.3312e-6, 1e-9);
+    /* The pipeline's reduction measured as its own hand-over (the probe's
+     * bw_reduce_load, 8 GB/s): the peers' 0.75n loaded and reduced at 8
+     * instead of min(10, 5) GB/s: n/20e9 + 0.75n/8e9 + n/4/10e9 +
+     * 0.75n/10e9 = n x 0.24375 ns = 255.5904 us; flat (2 KiB) keeps
+     * min(hand, red): 1.3312 us; reduce-scatter too (n/20e9 + 0.75n/5e9). */
+    m.bw_reduce_load = 8e9;
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 1048576);
+    assert_rel(k.time, 1.7e-6 + 255.5904e-6, 1e-9);
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 2048);
+    assert_rel(k.time, 1e-6 + 1.3312e-6, 1e-9);
+    k = cost(&m, STRATA_COLL_REDUCE_SCATTER, STRATA_ALGO_DIRECT, 1048576);
+    assert_rel(k.beta, 1048576 / 20e9 + 0.75 * 1048576 / 5e9, 1e-9);
+    m.bw_reduce_load = 0;
     m.cores = 2, m.lat_oversub = 1e-6;
     k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 1048576);
     assert_rel(k.time, 1.7e-6 + 4e-6 + 2 * 314.5728e-6, 1e-9);
