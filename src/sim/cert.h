@@ -12,8 +12,8 @@
  * Σ over flows of w × (the flow's rate alone, min over its hops cap / w).
  * Owns its arrays; zero-initialise, free with sim_cert_free. */
 typedef struct sim_cert {
-    double *load;                  /* per channel, 0 where untouched */
-    UTIL_VEC(uint32_t) touched;    /* channels with load > 0 */
+    double *load;               /* per channel, 0 where untouched */
+    UTIL_VEC(uint32_t) touched; /* channels with load > 0 */
     uint32_t nres;
     bool broken; /* some channel's demand exceeds its capacity */
 } sim_cert_t;

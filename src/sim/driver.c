@@ -99,7 +99,7 @@ typedef struct drv {
     UTIL_VEC(strata_step_t) scratch;  /* one agent's phase, as sched gives it */
     UTIL_VEC(strata_step_t) scratch2; /* a second one, to compare phases */
     uint32_t agents_done;
-    bool async; /* ASYNC asked for, or several jobs */
+    bool async;      /* ASYNC asked for, or several jobs */
     sim_cert_t cert; /* the contention-free certificate of a phase (cert.c) */
     /* run_groups: the certificate between groups, this one's index, and
      * whether every phase so far ended on all agents at once (lockstep) */
@@ -587,8 +587,8 @@ static strata_status_t phase_certify(drv_t *v, bool *ok_p)
             const strata_step_t *s = &a->steps[i].step;
             if (s->op != STRATA_STEP_SEND) continue;
             const sim_route_t *r;
-            strata_status_t rc =
-                sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], rails, &r, v->err);
+            strata_status_t rc = sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer],
+                                                rails, &r, v->err);
             if (rc != STRATA_OK) return v->rc = rc;
             double req = pull_request_bytes(v, a, s, r);
             if (cert_flow(v, r, step_bytes(v, a, s)) != STRATA_OK) return v->rc;
@@ -609,8 +609,8 @@ static strata_status_t phase_certify(drv_t *v, bool *ok_p)
  * 1e-12 (cert.c), since progressive filling's shares round differently
  * from cap / w. Every step is loaded before any starts; steps start in
  * the same order as loading and starting agent by agent would. */
-static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur_p,
-                                 double *alone_p, bool *cert_p)
+static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur_p, double *alone_p,
+                                 bool *cert_p)
 {
     if (sim_net_rewind(v->net)) return fail(v, STRATA_ERR_INTERNAL, "engine busy at phase start");
     pairs_clear(v);
@@ -642,8 +642,8 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur
         if (v->agents[g].i_end > alone) alone = v->agents[g].i_end;
     }
     for (uint32_t g = 0; g < v->nagents && v->lockstep; g++)
-        v->lockstep = v->agents[g].n > 0 && v->agents[g].t_end == dur &&
-                      v->agents[g].i_end == alone;
+        v->lockstep =
+            v->agents[g].n > 0 && v->agents[g].t_end == dur && v->agents[g].i_end == alone;
     *dur_p = dur;
     *alone_p = alone;
     return STRATA_OK;
@@ -870,8 +870,8 @@ typedef struct wstep {
 } wstep_t;
 
 typedef struct wclass {
-    uint32_t rep;   /* the simulated phase */
-    uint32_t *off;  /* agent a's steps: st[off[a] .. off[a + 1]) */
+    uint32_t rep;  /* the simulated phase */
+    uint32_t *off; /* agent a's steps: st[off[a] .. off[a + 1]) */
     wstep_t *st;
     uint32_t *order;
     uint32_t m;
@@ -929,8 +929,8 @@ static strata_status_t walk_load(drv_t *v, wclass_t *c)
             if (s->op == STRATA_STEP_RECV || s->op == STRATA_STEP_RECV_REDUCE) w->kind = 2;
             if (s->op != STRATA_STEP_SEND) continue;
             const sim_route_t *r;
-            strata_status_t rc =
-                sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], rails, &r, v->err);
+            strata_status_t rc = sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer],
+                                                rails, &r, v->err);
             if (rc != STRATA_OK) return v->rc = rc;
             double req = pull_request_bytes(v, a, s, r);
             walk_flow(v, r, step_bytes(v, a, s), w);
@@ -1301,7 +1301,8 @@ static strata_status_t run_groups(drv_t *v, bool *done_p)
     sim_drive_t *d = v->d, sub;
     sim_job_t job;
     sim_gcert_t gc = {0};
-    drv_t w = {.net = v->net, .err = v->err, .pend_free = UINT32_MAX, .gcert = &gc, .lockstep = true};
+    drv_t w = {
+        .net = v->net, .err = v->err, .pend_free = UINT32_MAX, .gcert = &gc, .lockstep = true};
     double last = -1, crit[NCRIT] = {0}, time = 0, alone = 0;
     uint64_t ph = 0, sim = 0, cert = 0;
     *done_p = false;
