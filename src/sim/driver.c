@@ -16,8 +16,12 @@
  * was timed before reuses that duration, its statistics having been
  * weighted by the class's number of phases when it was simulated. Because a
  * rewound engine behaves bit-for-bit like a fresh one, reuse gives exactly
- * the total of the event-by-event run. ASYNC mode posts every agent's first
- * phase and lets each advance on its own; nothing is reused.
+ * the total of the event-by-event run. A simulated phase whose flows the
+ * contention-free certificate (cert.c) proves free of sharing runs in the
+ * engine's ideal mode. ASYNC mode posts every agent's first phase and lets
+ * each advance on its own; nothing is reused — except that concurrent
+ * collectives proven not to interact are each timed alone (run_groups:
+ * BARRIER with reuse when in lockstep, else the contention-free walk).
  *
  * Memory: O(agents × steps per phase) for the current steps, plus one entry
  * per communicating pair for message matching (BARRIER: the pairs of the
