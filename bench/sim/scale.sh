@@ -38,4 +38,5 @@ row "alltoall pairwise 4096" sim dgx-h100:512 --op alltoall --algo pairwise
 row "alltoall pairwise 16k" sim dgx-h100:2048 --op alltoall --algo pairwise
 row "alltoall bruck 16k" sim dgx-h100:2048 --op alltoall --algo bruck
 row "TP+DP 4096" sim dgx-h100:512 --size 256M --group 8 --also allreduce:1G:stride=8
+row "TP+DP 16k" sim dgx-h100:2048 --size 256M --group 8 --also allreduce:1G:stride=8
 row "report 100k" report dgx-h100:12500,radix=128

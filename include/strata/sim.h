@@ -145,6 +145,10 @@ typedef struct strata_sim_result {
     double *job_time;              /* finish time of each, in the order added */
     /* Work done. */
     uint64_t phases, phases_simulated;
+    /* simulated phases the contention-free certificate proved free of
+     * sharing, so timed with every flow at its rate alone on its path
+     * (docs/simulator.md) */
+    uint64_t phases_certified;
     uint64_t events, flows, batches;
     double wall;    /* seconds of host time for the run */
     char desc[160]; /* "allreduce ring 1 GiB on 1024 ranks, 1 chunk, spread, barrier" */

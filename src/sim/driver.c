@@ -16,13 +16,18 @@
  * was timed before reuses that duration, its statistics having been
  * weighted by the class's number of phases when it was simulated. Because a
  * rewound engine behaves bit-for-bit like a fresh one, reuse gives exactly
- * the total of the event-by-event run. ASYNC mode posts every agent's first
- * phase and lets each advance on its own; nothing is reused.
+ * the total of the event-by-event run. A simulated phase whose flows the
+ * contention-free certificate (cert.c) proves free of sharing runs in the
+ * engine's ideal mode. ASYNC mode posts every agent's first phase and lets
+ * each advance on its own; nothing is reused — except that concurrent
+ * collectives proven not to interact are each timed alone (run_groups:
+ * BARRIER with reuse when in lockstep, else the contention-free walk).
  *
  * Memory: O(agents × steps per phase) for the current steps, plus one entry
  * per communicating pair for message matching (BARRIER: the pairs of the
  * current phase only; ASYNC: every pair of the run).
  */
+#include "cert.h"
 #include "sim.h"
 #include "xorsym.h"
 
@@ -87,7 +92,7 @@ typedef struct drv {
     sim_drive_t *d;
     sim_net_t *net;
     agent_t *agents;
-    uint32_t nagents;
+    uint32_t nagents, agents_cap; /* agents_cap: run_groups' agents kept */
     pair_t *pairs;
     size_t pairs_cap, pairs_n;
     uint32_t pairs_gen; /* bumped when the table grows (slots move) */
@@ -98,7 +103,14 @@ typedef struct drv {
     UTIL_VEC(strata_step_t) scratch;  /* one agent's phase, as sched gives it */
     UTIL_VEC(strata_step_t) scratch2; /* a second one, to compare phases */
     uint32_t agents_done;
-    bool async; /* ASYNC asked for, or several jobs */
+    bool async;      /* ASYNC asked for, or several jobs */
+    sim_cert_t cert; /* the contention-free certificate of a phase (cert.c) */
+    /* run_groups: the certificate between groups, this one's index, and
+     * whether every phase so far ended on all agents at once (lockstep) */
+    sim_gcert_t *gcert;
+    sim_cert_t gsolo; /* every flow of this group's simulated phases */
+    uint32_t group;
+    bool lockstep;
     strata_error_t *err;
     strata_status_t rc;
 } drv_t;
@@ -553,8 +565,56 @@ static strata_status_t check_all_done(drv_t *v, const char *where)
     return v->rc = STRATA_ERR_PROTOCOL;
 }
 
-/* One phase of the (single) job from a rewound engine; *dur_p its length. */
-static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p, double *alone_p)
+/* The contention-free certificate of the phase whose steps are loaded
+ * (cert.c): every flow its sends will start — a send's data, and a pull's
+ * read requests — added with its route. *ok_p: the certificate holds, so
+ * max-min sharing gives every flow its rate alone on its path and the
+ * engine can run the phase in its ideal mode (rates fixed at each flow's
+ * start, no component searched) to the same times. */
+static strata_status_t cert_flow(drv_t *v, const sim_route_t *r, double bytes)
+{
+    if (sim_cert_add(&v->cert, v->net, r, bytes)) return oom(v);
+    if (v->gcert && (sim_gcert_add(v->gcert, v->net, r, bytes, v->group) ||
+                     sim_cert_add(&v->gsolo, v->net, r, bytes)))
+        return oom(v);
+    return STRATA_OK;
+}
+
+static strata_status_t phase_certify(drv_t *v, bool *ok_p)
+{
+    sim_cert_reset(&v->cert);
+    for (uint32_t g = 0; g < v->nagents && (!v->cert.broken || v->gcert); g++) {
+        const agent_t *a = &v->agents[g];
+        const sim_job_t *job = &v->d->jobs[a->job];
+        bool rails = strata_sched_channels(job->s) > 1; /* as start_send */
+        for (uint32_t i = 0; i < a->n; i++) {
+            const strata_step_t *s = &a->steps[i].step;
+            if (s->op != STRATA_STEP_SEND) continue;
+            const sim_route_t *r;
+            strata_status_t rc = sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer],
+                                                rails, &r, v->err);
+            if (rc != STRATA_OK) return v->rc = rc;
+            double req = pull_request_bytes(v, a, s, r);
+            if (cert_flow(v, r, step_bytes(v, a, s)) != STRATA_OK) return v->rc;
+            if (req <= 0) continue;
+            rc = sim_routes_get(v->d->routes, job->dev[s->peer], job->dev[a->idx], false, &r,
+                                v->err);
+            if (rc != STRATA_OK) return v->rc = rc;
+            if (cert_flow(v, r, req) != STRATA_OK) return v->rc;
+        }
+    }
+    *ok_p = !v->cert.broken;
+    return STRATA_OK;
+}
+
+/* One phase of the (single) job from a rewound engine; *dur_p its length.
+ * With certify, a phase whose contention-free certificate holds runs in
+ * the engine's ideal mode (*cert_p set): the same times within a relative
+ * 1e-12 (cert.c), since progressive filling's shares round differently
+ * from cap / w. Every step is loaded before any starts; steps start in
+ * the same order as loading and starting agent by agent would. */
+static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur_p, double *alone_p,
+                                 bool *cert_p)
 {
     if (sim_net_rewind(v->net)) return fail(v, STRATA_ERR_INTERNAL, "engine busy at phase start");
     pairs_clear(v);
@@ -562,13 +622,21 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p, double *al
     for (uint32_t g = 0; g < v->nagents; g++) {
         chain_reset(&v->agents[g]);
         if (load_phase(v, g, p) != STRATA_OK) return v->rc;
+    }
+    bool ok = false;
+    if (certify && phase_certify(v, &ok) != STRATA_OK) return v->rc;
+    *cert_p = ok;
+    sim_net_set_ideal(v->net, ok || v->d->ideal);
+    for (uint32_t g = 0; g < v->nagents; g++) {
         if (v->agents[g].n == 0)
             v->agents_done++;
         else if (start_ready(v, g) != STRATA_OK)
-            return v->rc;
-        if (drain(v) != STRATA_OK) return v->rc;
+            break;
+        if (drain(v) != STRATA_OK) break;
     }
-    if (run_engine(v) != STRATA_OK) return v->rc;
+    if (v->rc == STRATA_OK) run_engine(v);
+    sim_net_set_ideal(v->net, v->d->ideal);
+    if (v->rc != STRATA_OK) return v->rc;
     char where[48];
     snprintf(where, sizeof(where), "phase %u", p);
     if (check_all_done(v, where) != STRATA_OK) return v->rc;
@@ -577,6 +645,9 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, double *dur_p, double *al
         if (v->agents[g].t_end > dur) dur = v->agents[g].t_end;
         if (v->agents[g].i_end > alone) alone = v->agents[g].i_end;
     }
+    for (uint32_t g = 0; g < v->nagents && v->lockstep; g++)
+        v->lockstep =
+            v->agents[g].n > 0 && v->agents[g].t_end == dur && v->agents[g].i_end == alone;
     *dur_p = dur;
     *alone_p = alone;
     return STRATA_OK;
@@ -773,6 +844,278 @@ static bool sched_classes(const sim_job_t *job, uint32_t np, uint32_t *cand)
     return true;
 }
 
+/* ==== ASYNC without sharing, walked ====
+ * A group that is not in lockstep (ranks whose paths differ in latency)
+ * runs ahead of itself in ASYNC mode, so its BARRIER time is not its
+ * time. When the contention-free certificate holds over every flow of all
+ * its simulated phases together (v->gsolo: an agent is in one phase at a
+ * time and every phase moves the messages of its class's simulated one,
+ * so no set of flows active at once exceeds it), every flow runs at its
+ * rate alone on its path throughout the ASYNC run (cert.c), and the run
+ * is the contention-free one: a send ends at its start + its path latency
+ * + bytes / min(cap / w) (a pull: the later of its two flows), a receive
+ * at the later of its start and its message's end, a local step at its
+ * start; a step starts at its agent's phase start, or when its first
+ * `after` steps are done; an agent's phase starts when its previous phase
+ * with steps is done. walk_class prepares a class's simulated phase once
+ * (durations from the routes, message matching, an order that respects
+ * every dependency); walk_phase then times each phase of the run from the
+ * agents' own start times in O(steps). The critical chain is carried as
+ * the engine would attribute it (a flow's life to its bottleneck hop's
+ * class, the first such hop, as the engine's ideal mode; its latency and
+ * waits to the last column). */
+
+typedef struct wstep {
+    uint32_t agent, after;
+    uint32_t match; /* a receive: its message's send (flat index) */
+    uint8_t kind;   /* 0 local, 1 send, 2 receive */
+    uint8_t tier;   /* a send: the class that bounds its flow */
+    double lat, xfer;
+} wstep_t;
+
+typedef struct wclass {
+    uint32_t rep;  /* the simulated phase */
+    uint32_t *off; /* agent a's steps: st[off[a] .. off[a + 1]) */
+    wstep_t *st;
+    uint32_t *order;
+    uint32_t m;
+} wclass_t;
+
+typedef struct walk {
+    UTIL_VEC(wclass_t) cls;
+    double *done, *crit;        /* per step of the phase walked: end, chain (NCRIT each) */
+    double *start, *t0, *crit0; /* per agent: phase start, its chain */
+    double *pm;                 /* per agent: max of S and the ends of its done prefix */
+    uint32_t *prefix;
+    uint32_t mcap;
+} walk_t;
+
+/* The longer of a send's flows (data; a pull's read requests), alone. */
+static void walk_flow(drv_t *v, const sim_route_t *r, double bytes, wstep_t *w)
+{
+    double best = INFINITY;
+    unsigned tier = 0;
+    for (uint32_t h = 0; h < r->n; h++) {
+        double x = sim_net_res_cap(v->net, r->hops[h].res) / r->hops[h].w;
+        if (x < best) {
+            best = x;
+            tier = sim_net_res_tier(v->net, r->hops[h].res);
+        }
+    }
+    double xfer = r->n > 0 && bytes > 0 ? bytes / best : 0;
+    if (w->kind != 1 || r->latency + xfer > w->lat + w->xfer) {
+        w->kind = 1;
+        w->lat = r->latency;
+        w->xfer = xfer;
+        w->tier = (uint8_t)tier;
+    }
+}
+
+/* Steps, durations and message matching of phase `rep` (loaded). */
+static strata_status_t walk_load(drv_t *v, wclass_t *c)
+{
+    const sim_job_t *job = &v->d->jobs[0];
+    bool rails = strata_sched_channels(job->s) > 1;
+    uint32_t m = 0;
+    for (uint32_t g = 0; g < v->nagents; g++)
+        c->off[g] = m, m += v->agents[g].n;
+    c->off[v->nagents] = m;
+    c->m = m;
+    c->st = util_calloc(m ? m : 1, sizeof(wstep_t));
+    c->order = util_calloc(m ? m : 1, sizeof(uint32_t));
+    if (!c->st || !c->order) return oom(v);
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        agent_t *a = &v->agents[g];
+        for (uint32_t i = 0; i < a->n; i++) {
+            const strata_step_t *s = &a->steps[i].step;
+            wstep_t *w = &c->st[c->off[g] + i];
+            *w = (wstep_t){g, s->after, UINT32_MAX, 0, 0, 0, 0};
+            if (s->op == STRATA_STEP_RECV || s->op == STRATA_STEP_RECV_REDUCE) w->kind = 2;
+            if (s->op != STRATA_STEP_SEND) continue;
+            const sim_route_t *r;
+            strata_status_t rc = sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer],
+                                                rails, &r, v->err);
+            if (rc != STRATA_OK) return v->rc = rc;
+            double req = pull_request_bytes(v, a, s, r);
+            walk_flow(v, r, step_bytes(v, a, s), w);
+            if (req <= 0) continue;
+            rc = sim_routes_get(v->d->routes, job->dev[s->peer], job->dev[a->idx], false, &r,
+                                v->err);
+            if (rc != STRATA_OK) return v->rc = rc;
+            walk_flow(v, r, req, w);
+        }
+    }
+    /* match: the k-th send a -> b with the k-th receive at b from a (the
+     * sequence numbers load_phase gave, through the pair table) */
+    for (uint32_t g = 0; g < v->nagents; g++)
+        for (uint32_t i = 0; i < v->agents[g].n; i++) {
+            sstep_t *ss = &v->agents[g].steps[i];
+            if (ss->step.op != STRATA_STEP_SEND) continue;
+            pair_t *p = step_pair(v, ss, g, (uint32_t)ss->step.peer);
+            if (!p || pend_put(v, p, ss->seq, c->off[g] + i, 1, 0)) return oom(v);
+        }
+    for (uint32_t g = 0; g < v->nagents; g++)
+        for (uint32_t i = 0; i < v->agents[g].n; i++) {
+            sstep_t *ss = &v->agents[g].steps[i];
+            if (c->st[c->off[g] + i].kind != 2) continue;
+            pair_t *p = step_pair(v, ss, (uint32_t)ss->step.peer, g);
+            uint32_t *link = p ? &p->head : NULL;
+            while (link && *link != UINT32_MAX && v->pends.v[*link].seq != ss->seq)
+                link = &v->pends.v[*link].next;
+            if (!link || *link == UINT32_MAX)
+                return fail(v, STRATA_ERR_PROTOCOL, "a receive has no matching send");
+            c->st[c->off[g] + i].match = v->pends.v[*link].step;
+        }
+    return STRATA_OK;
+}
+
+/* An order of the class's steps in which every step follows what it
+ * waits for: the first `after` steps of its agent, and a receive its
+ * send. Passes over the agents until all are placed. */
+static strata_status_t walk_order(drv_t *v, wclass_t *c, uint32_t *prefix, uint8_t *placed)
+{
+    uint32_t n = 0;
+    memset(prefix, 0, v->nagents * sizeof(uint32_t));
+    memset(placed, 0, c->m);
+    while (n < c->m) {
+        uint32_t before = n;
+        for (uint32_t g = 0; g < v->nagents; g++) {
+            uint32_t o = c->off[g], k = c->off[g + 1] - o;
+            for (uint32_t i = 0; i < k; i++) {
+                const wstep_t *w = &c->st[o + i];
+                if (placed[o + i] || w->after > prefix[g]) continue;
+                if (w->kind == 2 && !placed[w->match]) continue;
+                placed[o + i] = 1;
+                c->order[n++] = o + i;
+            }
+            while (prefix[g] < k && placed[o + prefix[g]])
+                prefix[g]++;
+        }
+        if (n == before) return fail(v, STRATA_ERR_PROTOCOL, "circular wait in a phase");
+    }
+    return STRATA_OK;
+}
+
+static wclass_t *walk_class(drv_t *v, walk_t *wk, uint32_t rep)
+{
+    for (size_t i = 0; i < wk->cls.n; i++)
+        if (wk->cls.v[i].rep == rep) return &wk->cls.v[i];
+    wclass_t c = {rep, util_calloc((size_t)v->nagents + 1, sizeof(uint32_t)), NULL, NULL, 0};
+    if (!c.off || UTIL_VEC_PUSH(&wk->cls, c)) {
+        util_free(c.off);
+        oom(v);
+        return NULL;
+    }
+    wclass_t *cp = &wk->cls.v[wk->cls.n - 1];
+    pairs_clear(v);
+    for (uint32_t g = 0; g < v->nagents; g++)
+        if (load_phase(v, g, rep) != STRATA_OK) return NULL;
+    if (walk_load(v, cp) != STRATA_OK) return NULL;
+    uint8_t *placed = util_malloc(cp->m ? cp->m : 1);
+    if (!placed) {
+        oom(v);
+        return NULL;
+    }
+    strata_status_t rc = walk_order(v, cp, wk->prefix, placed);
+    util_free(placed);
+    if (cp->m > wk->mcap) {
+        util_free(wk->done);
+        util_free(wk->crit);
+        wk->done = util_malloc((size_t)cp->m * sizeof(double));
+        wk->crit = util_malloc((size_t)cp->m * NCRIT * sizeof(double));
+        wk->mcap = cp->m;
+        if (!wk->done || !wk->crit) rc = oom(v);
+    }
+    return rc == STRATA_OK ? cp : NULL;
+}
+
+/* Time one phase of class c from the agents' start times. */
+static void walk_phase(drv_t *v, walk_t *wk, const wclass_t *c)
+{
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        wk->prefix[g] = 0;
+        wk->pm[g] = wk->start[g];
+    }
+    for (uint32_t k = 0; k < c->m; k++) {
+        uint32_t x = c->order[k];
+        const wstep_t *w = &c->st[x];
+        uint32_t g = w->agent, o = c->off[g];
+        while (wk->prefix[g] < w->after) { /* all placed before x */
+            double d = wk->done[o + wk->prefix[g]++];
+            if (d > wk->pm[g]) wk->pm[g] = d;
+        }
+        double t = w->after ? wk->pm[g] : wk->start[g], *cr = &wk->crit[(size_t)x * NCRIT];
+        memcpy(cr, &wk->crit0[(size_t)g * NCRIT], NCRIT * sizeof(double));
+        cr[SIM_MAX_TIERS] += t - wk->t0[g];
+        if (w->kind == 1) {
+            cr[SIM_MAX_TIERS] += w->lat;
+            cr[w->tier] += w->xfer;
+            t += w->lat + w->xfer;
+        } else if (w->kind == 2 && wk->done[w->match] > t) {
+            t = wk->done[w->match];
+            memcpy(cr, &wk->crit[(size_t)w->match * NCRIT], NCRIT * sizeof(double));
+        }
+        wk->done[x] = t;
+    }
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        uint32_t o = c->off[g], n = c->off[g + 1] - o, last = UINT32_MAX;
+        if (n == 0) continue;
+        double end = wk->start[g];
+        for (uint32_t i = 0; i < n; i++)
+            if (wk->done[o + i] >= end) end = wk->done[o + i], last = o + i;
+        if (last != UINT32_MAX)
+            memcpy(&wk->crit0[(size_t)g * NCRIT], &wk->crit[(size_t)last * NCRIT],
+                   NCRIT * sizeof(double));
+        wk->start[g] = wk->t0[g] = end;
+    }
+}
+
+static void walk_free(walk_t *wk)
+{
+    for (size_t i = 0; i < wk->cls.n; i++) {
+        util_free(wk->cls.v[i].off);
+        util_free(wk->cls.v[i].st);
+        util_free(wk->cls.v[i].order);
+    }
+    UTIL_VEC_FREE(&wk->cls);
+    util_free(wk->done);
+    util_free(wk->crit);
+    util_free(wk->start);
+    util_free(wk->t0);
+    util_free(wk->crit0);
+    util_free(wk->pm);
+    util_free(wk->prefix);
+}
+
+/* The group's ASYNC time, walked; phases p < np of class pcls[p]. Sets
+ * v->d->time, time_alone and crit. */
+static strata_status_t walk_async(drv_t *v, uint32_t np, const uint32_t *pcls)
+{
+    walk_t wk = {0};
+    uint32_t n = v->nagents ? v->nagents : 1;
+    wk.start = util_calloc(n, sizeof(double));
+    wk.t0 = util_calloc(n, sizeof(double));
+    wk.pm = util_calloc(n, sizeof(double));
+    wk.crit0 = util_calloc((size_t)n * NCRIT, sizeof(double));
+    wk.prefix = util_calloc(n, sizeof(uint32_t));
+    if (!wk.start || !wk.t0 || !wk.pm || !wk.crit0 || !wk.prefix) oom(v);
+    for (uint32_t p = 0; p < np && v->rc == STRATA_OK; p++) {
+        const wclass_t *c = walk_class(v, &wk, pcls ? pcls[p] : p);
+        if (c) walk_phase(v, &wk, c);
+    }
+    if (v->rc == STRATA_OK) {
+        uint32_t last = 0;
+        for (uint32_t g = 1; g < v->nagents; g++)
+            if (wk.start[g] > wk.start[last]) last = g;
+        v->d->time = v->d->time_alone = v->nagents ? wk.start[last] : 0;
+        memcpy(v->d->crit, &wk.crit0[(size_t)last * NCRIT], sizeof(v->d->crit));
+    }
+    walk_free(&wk);
+    pairs_clear(v); /* the matching entries walk_load put */
+    v->open = 0;
+    return v->rc;
+}
+
 static strata_status_t run_barrier(drv_t *v)
 {
     const sim_job_t *job = &v->d->jobs[0];
@@ -789,7 +1132,9 @@ static strata_status_t run_barrier(drv_t *v)
         /* the XOR all-to-all's classes from the cluster's symmetry (xorsym.c;
          * not with a trace, whose replay would name the representative's ranks) */
         bool sym = false;
-        if (rc == STRATA_OK && !v->d->trace)
+        /* nor for concurrent groups: their bound between groups needs each
+         * phase to move the same messages as its class's (run_groups) */
+        if (rc == STRATA_OK && !v->d->trace && !v->gcert)
             rc = sim_xor_classes(job, v->d->st->topo, v->d->routes, np, pcls, &sym, v->err);
         if (rc == STRATA_OK && !sym)
             rc = pattern_classes(v, &k, job, np, sched_classes(job, np, cand) ? cand : NULL, pcls);
@@ -825,8 +1170,10 @@ static strata_status_t run_barrier(drv_t *v)
         size_t first = tr ? tr->ev.n : 0;
         if (tr) tr->offset = total;
         double dur = 0, alone = 0;
-        if (run_phase(v, p, &dur, &alone) != STRATA_OK) break;
+        bool cert = false;
+        if (run_phase(v, p, v->d->reuse, &dur, &alone, &cert) != STRATA_OK) break;
         v->d->phases_simulated++;
+        v->d->phases_certified += cert;
         add_crit(v, v->d->reuse ? e->count : 1);
         if (!e->timed) {
             e->timed = true;
@@ -841,17 +1188,37 @@ static strata_status_t run_barrier(drv_t *v)
     }
 #undef PHASE_CLASS
     UTIL_VEC_FREE(&cls);
-    util_free(pcls);
     sim_net_set_weight(v->net, 1);
     v->d->time = total;
     v->d->time_alone = total_alone;
     if (v->d->job_end) v->d->job_end[0] = total;
     v->d->have_crit = true;
+    /* a concurrent group out of lockstep: its ASYNC time, walked, when no
+     * flow of it ever shares (run_groups) */
+    if (v->rc == STRATA_OK && v->gcert && !v->lockstep && !v->gsolo.broken &&
+        walk_async(v, np, pcls) == STRATA_OK)
+        v->lockstep = true;
+    util_free(pcls);
     return v->rc;
 nomem:
     UTIL_VEC_FREE(&cls);
     util_free(pcls);
     return oom(v);
+}
+
+static void drv_free(drv_t *v)
+{
+    uint32_t n = v->agents_cap > v->nagents ? v->agents_cap : v->nagents;
+    for (uint32_t g = 0; v->agents && g < n; g++)
+        util_free(v->agents[g].steps);
+    util_free(v->agents);
+    util_free(v->pairs);
+    UTIL_VEC_FREE(&v->pends);
+    UTIL_VEC_FREE(&v->queue);
+    UTIL_VEC_FREE(&v->scratch);
+    UTIL_VEC_FREE(&v->scratch2);
+    sim_cert_free(&v->cert);
+    sim_cert_free(&v->gsolo);
 }
 
 static strata_status_t run_async(drv_t *v)
@@ -881,23 +1248,108 @@ static strata_status_t run_async(drv_t *v)
     return STRATA_OK;
 }
 
-static void drv_free(drv_t *v)
+/* ==== Concurrent groups ====
+ * Several collectives at once (strata_sim_add more than once: tensor- and
+ * data-parallel groups) run ASYNC. When they are proven not to interact
+ * and each runs in lockstep, each is timed alone in BARRIER mode with its
+ * phase reuse (the contention-free certificate included), exactly as the
+ * ASYNC run of all of them would time it:
+ *  - groups: the certificate between groups (cert.c) over the flows of
+ *    every phase each group simulates — each of its phases moves the same
+ *    messages as one of those, and an agent is in one phase at a time, so
+ *    their sum bounds what a group can have active at once;
+ *  - lockstep: in every phase every agent has steps and all end at the
+ *    same instant, shared and contention-free (run_phase); starting
+ *    together, no agent then runs ahead, so the ASYNC run of the group
+ *    alone is its BARRIER run, phase for phase.
+ * Times agree with the ASYNC run to rounding (a phase's events sit at
+ * local times rather than at the sum of earlier phases; sim_test checks
+ * 1e-12). When either proof fails, everything runs ASYNC, event by event.
+ * Not with a trace or --no-reuse. */
+
+/* Time job j alone in BARRIER mode on w (reused from job to job). */
+static strata_status_t run_group(drv_t *v, drv_t *w, sim_drive_t *sub, sim_job_t *job, uint32_t j)
 {
-    for (uint32_t g = 0; v->agents && g < v->nagents; g++)
-        util_free(v->agents[g].steps);
-    util_free(v->agents);
-    util_free(v->pairs);
-    UTIL_VEC_FREE(&v->pends);
-    UTIL_VEC_FREE(&v->queue);
-    UTIL_VEC_FREE(&v->scratch);
-    UTIL_VEC_FREE(&v->scratch2);
+    *job = v->d->jobs[j];
+    job->base = 0;
+    *sub = *v->d;
+    sub->jobs = job;
+    sub->njobs = 1;
+    sub->job_end = NULL;
+    sub->progress = NULL;
+    sub->time = sub->time_alone = 0;
+    memset(sub->crit, 0, sizeof(sub->crit));
+    w->d = sub;
+    w->group = j;
+    w->nagents = job->nagents;
+    w->rc = STRATA_OK;
+    sim_cert_reset(&w->gsolo);
+    if (job->nagents > w->agents_cap) { /* agents kept from job to job */
+        agent_t *na = util_realloc(w->agents, (size_t)job->nagents * sizeof(*na));
+        if (!na) return oom(v);
+        memset(na + w->agents_cap, 0, (job->nagents - w->agents_cap) * sizeof(*na));
+        w->agents = na;
+        w->agents_cap = job->nagents;
+    }
+    for (uint32_t a = 0; a < job->nagents; a++) {
+        w->agents[a].job = 0;
+        w->agents[a].idx = a;
+    }
+    strata_status_t rc = run_barrier(w);
+    return rc != STRATA_OK ? (v->rc = rc) : STRATA_OK;
+}
+
+/* *done_p: the groups were proven independent and each timed alone. */
+static strata_status_t run_groups(drv_t *v, bool *done_p)
+{
+    sim_drive_t *d = v->d, sub;
+    sim_job_t job;
+    sim_gcert_t gc = {0};
+    drv_t w = {
+        .net = v->net, .err = v->err, .pend_free = UINT32_MAX, .gcert = &gc, .lockstep = true};
+    double last = -1, crit[NCRIT] = {0}, time = 0, alone = 0;
+    uint64_t ph = 0, sim = 0, cert = 0;
+    *done_p = false;
+    for (uint32_t j = 0; j < d->njobs && w.lockstep; j++) {
+        if (run_group(v, &w, &sub, &job, j) != STRATA_OK) break;
+        if (sub.time > last) {
+            last = sub.time;
+            memcpy(crit, sub.crit, sizeof(crit));
+        }
+        if (d->job_end) d->job_end[j] = sub.time;
+        if (sub.time > time) time = sub.time;
+        if (sub.time_alone > alone) alone = sub.time_alone;
+        ph += sub.phases;
+        sim += sub.phases_simulated;
+        cert += sub.phases_certified;
+    }
+    bool ok = v->rc == STRATA_OK && w.lockstep && sim_gcert_holds(&gc, v->net);
+    drv_free(&w);
+    sim_gcert_free(&gc);
+    if (v->rc != STRATA_OK) return v->rc;
+    if (!ok) { /* start again from nothing, event by event */
+        if (sim_net_reset(v->net)) return fail(v, STRATA_ERR_INTERNAL, "engine not idle");
+        if (d->job_end) memset(d->job_end, 0, d->njobs * sizeof(double));
+        return STRATA_OK;
+    }
+    d->time = time;
+    d->time_alone = alone;
+    memcpy(d->crit, crit, sizeof(crit));
+    d->have_crit = true;
+    d->phases = ph;
+    d->phases_simulated = sim;
+    d->phases_certified = cert;
+    d->groups_independent = true;
+    *done_p = true;
+    return STRATA_OK;
 }
 
 strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err)
 {
     drv_t v = {.d = d, .net = d->st->net, .err = err, .rc = STRATA_OK, .pend_free = UINT32_MAX};
     d->time = 0;
-    d->phases = d->phases_simulated = 0;
+    d->phases = d->phases_simulated = d->phases_certified = 0;
+    d->groups_independent = false;
     for (uint32_t j = 0; j < d->njobs; j++)
         v.nagents += d->jobs[j].nagents;
     v.agents = util_calloc(v.nagents ? v.nagents : 1, sizeof(agent_t));
@@ -909,7 +1361,10 @@ strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err)
             ag->idx = a;
         }
     v.async = d->mode == STRATA_SIM_ASYNC || d->njobs > 1;
-    strata_status_t rc = v.async ? run_async(&v) : run_barrier(&v);
+    bool grouped = false;
+    strata_status_t rc = STRATA_OK;
+    if (d->njobs > 1 && d->reuse && !d->trace) rc = run_groups(&v, &grouped);
+    if (rc == STRATA_OK && !grouped) rc = v.async ? run_async(&v) : run_barrier(&v);
     drv_free(&v);
     return rc;
 }

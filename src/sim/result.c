@@ -23,9 +23,12 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
         if (r->model_caveat) fprintf(out, "            model caveat: %s\n", r->model_caveat);
     }
     fprintf(out, "  algbw     %.2f GB/s   busbw %.2f GB/s\n", r->algbw / 1e9, r->busbw / 1e9);
-    fprintf(out, "  phases    %llu (%llu simulated, %llu reused)   flows %llu   events %llu\n",
+    fprintf(out,
+            "  phases    %llu (%llu simulated, %llu reused; certified contention-free: %llu)"
+            "   flows %llu   events %llu\n",
             (unsigned long long)r->phases, (unsigned long long)r->phases_simulated,
-            (unsigned long long)(r->phases - r->phases_simulated), (unsigned long long)r->flows,
+            (unsigned long long)(r->phases - r->phases_simulated),
+            (unsigned long long)r->phases_certified, (unsigned long long)r->flows,
             (unsigned long long)r->events);
     fprintf(out, "\n  %-22s %12s %12s %7s %8s\n", "link class", "capacity", "carried", "util",
             "bound");
@@ -88,6 +91,7 @@ static json_t *to_json(const strata_sim_result_t *r)
     json_object_set_new(o, "collective_times_s", jobs);
     json_object_set_new(o, "phases", json_integer((json_int_t)r->phases));
     json_object_set_new(o, "phases_simulated", json_integer((json_int_t)r->phases_simulated));
+    json_object_set_new(o, "phases_certified", json_integer((json_int_t)r->phases_certified));
     json_object_set_new(o, "flows", json_integer((json_int_t)r->flows));
     json_object_set_new(o, "events", json_integer((json_int_t)r->events));
     return o;

@@ -249,6 +249,7 @@ static strata_status_t drive(strata_sim_t *sim, sim_trace_t *tr, bool ideal, boo
     d->njobs = (uint32_t)sim->jobs.n;
     d->mode = sim->opts.mode;
     d->reuse = !sim->opts.no_reuse;
+    d->ideal = ideal;
     d->phase_limit = sim->phase_limit;
     d->job_end = job_end;
     d->trace = tr;
@@ -372,7 +373,7 @@ done:
     return rc;
 }
 
-static void describe(strata_sim_t *sim, strata_sim_result_t *res)
+static void describe(strata_sim_t *sim, strata_sim_result_t *res, bool independent)
 {
     const strata_sched_params_t *p = strata_sched_params(sim->jobs.v[0].s);
     char sz[32];
@@ -385,6 +386,10 @@ static void describe(strata_sim_t *sim, strata_sim_result_t *res)
     if (p->algo == STRATA_ALGO_INNET && p->group > 0 && p->group < p->nranks) {
         size_t n = strlen(res->desc);
         snprintf(res->desc + n, sizeof(res->desc) - n, ", network switches reducing (SHARP)");
+    }
+    if (independent) { /* driver.c, run_groups */
+        size_t n = strlen(res->desc);
+        snprintf(res->desc + n, sizeof(res->desc) - n, ", proven independent");
     }
 }
 
@@ -427,6 +432,7 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     res->time = d.time;
     res->phases = d.phases;
     res->phases_simulated = d.phases_simulated;
+    res->phases_certified = d.phases_certified;
     res->bytes = coll_bytes(p);
     res->algbw = d.time > 0 ? res->bytes / d.time : 0;
     res->busbw = res->algbw * strata_sim_busbw_factor(p->coll, p->nranks);
@@ -435,7 +441,7 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
         sim->opts.top_links > sim->opts.trace_links ? sim->opts.top_links : sim->opts.trace_links;
     if ((rc = fill_links(sim, res, k, err)) != STRATA_OK) goto fail;
     res->wall = util_now() - t0;
-    describe(sim, res);
+    describe(sim, res, d.groups_independent);
     if (sim->opts.trace_path && (rc = trace_pass(sim, res, err)) != STRATA_OK) goto fail;
     /* the contention-free time comes with pass 1 (driver.c); tests can
      * still run the engine's ideal mode to compare */

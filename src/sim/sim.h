@@ -105,6 +105,7 @@ typedef struct sim_drive {
     uint32_t njobs;
     strata_sim_mode_t mode;
     bool reuse;
+    bool ideal;           /* the engine runs in its ideal mode throughout (tests) */
     uint32_t phase_limit; /* BARRIER: stop after this many phases (0 = all; bench) */
     sim_trace_t *trace;   /* NULL: no trace */
     util_progress_t *progress;
@@ -112,6 +113,12 @@ typedef struct sim_drive {
     /* outputs */
     double time;
     uint64_t phases, phases_simulated;
+    /* BARRIER: simulated phases the contention-free certificate proved
+     * free of sharing, run in the engine's ideal mode (cert.c) */
+    uint64_t phases_certified;
+    /* several collectives proven not to interact, each timed alone
+     * (driver.c, run_groups) */
+    bool groups_independent;
     /* BARRIER: each phase's duration split along its critical (last
      * completing) flow: seconds per tier bounding it, [SIM_MAX_TIERS]
      * latency and waits. Sums to time. */

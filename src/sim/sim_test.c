@@ -12,7 +12,10 @@
  *  - ECMP collisions slow exactly the flows the hash put together;
  *  - phase reuse gives the same total, bit for bit, as simulating every phase;
  *    the XOR all-to-all's symmetry classes give it to rounding (1e-12);
- *  - two collectives sharing a GPU's links each get half;
+ *  - the contention-free certificate: phases it certifies time as the
+ *    engine shares them (1e-12), and it fails where flows must share;
+ *  - two collectives sharing a GPU's links each get half; TP and DP
+ *    groups proven independent time as the ASYNC run of all of them;
  *  - the trace is trace-event JSON with every rank's steps;
  *  - bad placements are refused with a clear error.
  */
@@ -43,6 +46,17 @@ static strata_topo_t *make_fattree(double bw, double lat, double oversub)
     strata_topo_t *t = NULL;
     strata_error_t err;
     if (strata_topo_build_fattree(&ft, NULL, &t, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    return t;
+}
+
+/* A topology from a spec (`dgx-h100:4`) and the link catalog it needs;
+ * free both with strata_topo_destroy and strata_link_catalog_destroy. */
+static strata_topo_t *load_spec(const char *spec, strata_link_catalog_t **cat_p)
+{
+    strata_topo_t *t = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_link_catalog_load(NULL, cat_p, &err), STRATA_OK);
+    if (strata_topo_load_spec(spec, *cat_p, &t, &err) != STRATA_OK) fail_msg("%s", err.msg);
     return t;
 }
 
@@ -134,6 +148,10 @@ static void test_ring_no_contention_matches_alpha_beta(void **state)
     /* the reduce-scatter and allgather classes move the same messages (a
      * receive's reduction is free): one timing serves all 14 phases */
     assert_int_equal(r.phases_simulated, 1);
+    /* and that phase is certified contention-free: each rank's one flow
+     * crosses its own uplink and the next rank's downlink, which no other
+     * flow crosses, so each channel's demand is 10 GB/s = its capacity */
+    assert_int_equal(r.phases_certified, 1);
     strata_sim_result_free(&r);
     /* ASYNC on a symmetric ring: every rank moves in lockstep anyway. */
     o.mode = STRATA_SIM_ASYNC;
@@ -161,6 +179,10 @@ static void test_oversubscribed_quarter(void **state)
     strata_topo_t *t = make_fattree(10 * GB, 0, 4);
     run1(t, s, place, &o, &r);
     assert_rel(r.time, 3 * 1048576 / 2.5e9, 1e-9);
+    /* the certificate must fail: each uplink (2.5 GB/s) carries Σw = 1 of
+     * flows whose rate alone is 10 GB/s (their host links), a demand of
+     * 10 GB/s; the engine shares them */
+    assert_int_equal(r.phases_certified, 0);
     /* the leaf→spine class bounded every flow */
     for (int mode = 0; mode < 2; mode++) {
         double leaf_bound = 0;
@@ -179,6 +201,9 @@ static void test_oversubscribed_quarter(void **state)
     t = make_fattree(10 * GB, 0, 1);
     run1(t, s, place, &o, &r);
     assert_rel(r.time, 3 * 1048576 / 10e9, 1e-9);
+    /* non-blocking, the uplinks' demand is 10 GB/s = their capacity, and
+     * each host link carries one flow each way: certified */
+    assert_int_equal(r.phases_certified, r.phases_simulated);
     strata_sim_result_free(&r);
     strata_topo_destroy(t);
     strata_sched_destroy(s);
@@ -437,6 +462,9 @@ static void test_concurrent_collectives(void **state)
     assert_int_equal(strata_sim_run(sim, &r, &err), STRATA_OK);
     assert_rel(r.time, 2 * 4194304 / 5e9, 1e-9);
     assert_rel(r.time_ab, 2 * 4194304 / 10e9, 1e-9); /* α-β ignores the sharing */
+    /* they share GPU 0's links (demand 2 × 10 GB/s on 10): not independent,
+     * so they ran together, event by event */
+    assert_null(strstr(r.desc, "proven independent"));
     strata_sim_destroy(sim);
     sim = NULL;
     assert_int_equal(strata_sim_create(t, &o, &sim, &err), STRATA_OK);
@@ -451,6 +479,123 @@ static void test_concurrent_collectives(void **state)
     strata_sim_destroy(sim);
     strata_sched_destroy(s);
     strata_topo_destroy(t);
+}
+
+/* The contention-free certificate against the engine: recursive doubling
+ * and Rabenseifner on dgx-h100:4 (32 GPUs, spread) put one flow per rank
+ * and phase on its own path (inside a server over NVLink, across servers
+ * through its own NIC), so every simulated phase is certified and run in
+ * the engine's ideal mode; --no-reuse shares every phase in the engine.
+ * Equal within 1e-12, not bit for bit: progressive filling computes a
+ * share as remaining / Σw where the ideal mode takes cap / w. */
+static void test_certificate_vs_engine(void **state)
+{
+    (void)state;
+    strata_link_catalog_t *cat = NULL;
+    strata_topo_t *t = load_spec("dgx-h100:4", &cat);
+    strata_algo_t algos[] = {STRATA_ALGO_RECDBL, STRATA_ALGO_RABENSEIFNER};
+    for (int k = 0; k < 2; k++) {
+        strata_sched_t *s = make_algo(STRATA_COLL_ALLREDUCE, algos[k], 32, 1u << 22, 1);
+        strata_sim_opts_t o = strata_sim_opts_default();
+        strata_sim_result_t a, b;
+        run1(t, s, NULL, &o, &a);
+        o.no_reuse = true;
+        run1(t, s, NULL, &o, &b);
+        assert_true(a.phases_simulated > 0);
+        assert_int_equal(a.phases_certified, a.phases_simulated);
+        assert_int_equal(b.phases_certified, 0); /* --no-reuse: the engine throughout */
+        assert_int_equal(b.phases_simulated, b.phases);
+        assert_rel(a.time, b.time, 1e-12);
+        assert_rel(a.time_ab, b.time_ab, 1e-12);
+        for (int c = 0; c < a.nclasses; c++) {
+            assert_rel(a.classes[c].bytes, b.classes[c].bytes, 1e-12);
+            assert_near(a.classes[c].bound_share, b.classes[c].bound_share, 1e-9);
+        }
+        strata_sim_result_free(&a);
+        strata_sim_result_free(&b);
+        strata_sched_destroy(s);
+    }
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+}
+
+/* TP groups (8 ranks, one per server) and DP groups (stride 8) at once on
+ * `spec`, grouped (reuse) against --no-reuse, the ASYNC run of all of them
+ * event by event. tp_span: ranks per TP group (16 spans two servers). */
+static void tp_dp_run(const strata_topo_t *t, uint32_t tp_span, bool no_reuse,
+                      strata_sim_result_t *r)
+{
+    uint32_t P = (uint32_t)strata_topo_endpoint_count(t), ndp = P / 8;
+    strata_sched_t *tp = make_ring(STRATA_COLL_ALLREDUCE, tp_span, 1u << 21, 8);
+    strata_sched_t *dp = make_ring(STRATA_COLL_ALLREDUCE, ndp, 1u << 22, 0);
+    strata_sim_opts_t o = strata_sim_opts_default();
+    o.no_reuse = no_reuse;
+    strata_sim_t *sim = NULL;
+    strata_error_t err;
+    int32_t *ranks = calloc(P, sizeof(int32_t));
+    assert_int_equal(strata_sim_create(t, &o, &sim, &err), STRATA_OK);
+    for (uint32_t g = 0; g < P / tp_span; g++) {
+        for (uint32_t i = 0; i < tp_span; i++)
+            ranks[i] = (int32_t)(g * tp_span + i);
+        assert_int_equal(strata_sim_add(sim, tp, ranks, &err), STRATA_OK);
+    }
+    for (uint32_t k = 0; k < 8; k++) {
+        for (uint32_t i = 0; i < ndp; i++)
+            ranks[i] = (int32_t)(k + 8 * i);
+        assert_int_equal(strata_sim_add(sim, dp, ranks, &err), STRATA_OK);
+    }
+    if (strata_sim_run(sim, r, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    free(ranks);
+    strata_sim_destroy(sim);
+    strata_sched_destroy(tp);
+    strata_sched_destroy(dp);
+}
+
+static void check_tp_dp(const char *spec, uint32_t tp_span, bool independent)
+{
+    strata_link_catalog_t *cat = NULL;
+    strata_topo_t *t = load_spec(spec, &cat);
+    strata_sim_result_t a, b;
+    tp_dp_run(t, tp_span, false, &a);
+    tp_dp_run(t, tp_span, true, &b);
+    assert_true((strstr(a.desc, "proven independent") != NULL) == independent);
+    assert_null(strstr(b.desc, "proven independent"));
+    assert_int_equal(a.njobs, b.njobs);
+    assert_int_equal(a.phases, b.phases);
+    double tol = independent ? 1e-12 : 0; /* else the same event-by-event run */
+    assert_rel(a.time, b.time, tol);
+    assert_rel(a.time_ab, b.time_ab, tol);
+    for (uint32_t j = 0; j < a.njobs; j++)
+        assert_rel(a.job_time[j], b.job_time[j], tol);
+    for (int c = 0; c < a.nclasses; c++) {
+        assert_rel(a.classes[c].bytes, b.classes[c].bytes, 1e-12);
+        assert_near(a.classes[c].bound_share, b.classes[c].bound_share, 1e-9);
+    }
+    if (independent) assert_true(a.phases_simulated < b.phases_simulated);
+    strata_sim_result_free(&a);
+    strata_sim_result_free(&b);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+}
+
+/* Concurrent groups proven independent (driver.c, run_groups): TP rings
+ * inside a server cross only NVLinks and NVSwitches, DP rings (one rank
+ * per server) their GPU's PCIe switch, NIC and the fabric; no channel
+ * carries both, and the DP rails meet only on spine links, where their
+ * demand is far below capacity. On dgx-h100:4 (4 servers under one leaf
+ * block) every DP rank's paths have the same latency, so each group runs
+ * in lockstep and its BARRIER run is its time; on dgx-h100:64 (two
+ * blocks of 32 servers) the DP ring's steps across the spines take longer,
+ * the ranks drift apart, and the group is timed by the contention-free
+ * ASYNC walk. TP groups of 16 span two servers and send through the NICs
+ * the DP rings use (demand 2 × a NIC's rate): not independent, so all run
+ * together event by event. */
+static void test_tp_dp_groups(void **state)
+{
+    (void)state;
+    check_tp_dp("dgx-h100:4", 8, true);
+    check_tp_dp("dgx-h100:64", 8, true);
+    check_tp_dp("dgx-h100:4", 16, false);
 }
 
 /* The trace: valid JSON, trace-event format, and each rank's 2 steps per
@@ -655,10 +800,7 @@ static void test_ring_dgx_h100_preset(void **state)
 {
     (void)state;
     strata_link_catalog_t *cat = NULL;
-    strata_topo_t *t = NULL;
-    strata_error_t err;
-    assert_int_equal(strata_link_catalog_load(NULL, &cat, &err), STRATA_OK);
-    if (strata_topo_load_spec("dgx-h100:4", cat, &t, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    strata_topo_t *t = load_spec("dgx-h100:4", &cat);
     uint32_t g = strata_coll_ranks_per_server(t, NULL, 32);
     assert_int_equal(g, 8);
     strata_sim_opts_t o = strata_sim_opts_default();
@@ -1091,6 +1233,8 @@ int main(void)
         cmocka_unit_test(test_ecmp_collisions),
         cmocka_unit_test(test_phase_reuse_identical),
         cmocka_unit_test(test_concurrent_collectives),
+        cmocka_unit_test(test_certificate_vs_engine),
+        cmocka_unit_test(test_tp_dp_groups),
         cmocka_unit_test(test_alltoall_bounded_routes),
         cmocka_unit_test(test_alltoall_xor_classes),
         cmocka_unit_test(test_trace),
