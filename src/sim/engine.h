@@ -127,6 +127,7 @@ typedef struct sim_hent {
 typedef struct sim_heap {
     sim_hent_t *ent; /* heap order */
     uint32_t *pos;   /* pos[id] = index in ent, UINT32_MAX if absent */
+    sim_hent_t *tmp; /* sim_heap_take's sorting room */
     uint32_t n, cap_pos;
 } sim_heap_t;
 

@@ -500,6 +500,39 @@ static void test_heap_take(void **state)
     sim_heap_free(&b);
 }
 
+/* The batch sort sorts by bytes (heap.c): keys that differ only in their
+ * last bits (a batch lies within a relative 1e-12: 3.5 µs × (1 + j·2^-52)
+ * for j < 7, seven neighbouring doubles) and ids that need three bytes
+ * (70,000 of them) still come out exactly as popping gives them. */
+static void test_heap_take_close_keys(void **state)
+{
+    (void)state;
+    enum { N = 70000 };
+    sim_heap_t a = {0}, b = {0};
+    sim_hent_t *out = util_malloc(N * sizeof(*out));
+    assert_non_null(out);
+    uint64_t s = 11;
+    assert_int_equal(sim_heap_reserve(&a, N - 1), 0);
+    assert_int_equal(sim_heap_reserve(&b, N - 1), 0);
+    for (uint32_t i = 0; i < N; i++) {
+        s = util_hash_u64(s);
+        double k = 3.5e-6;
+        for (uint64_t j = s % 7; j > 0; j--)
+            k = nextafter(k, 1);
+        sim_heap_set(&a, i, k);
+        sim_heap_set(&b, i, k);
+    }
+    uint32_t m = sim_heap_take(&b, 3.5e-6 * (1 + 1e-12), out);
+    assert_int_equal(m, N);
+    for (uint32_t k = 0; k < m; k++) {
+        assert_true(k == 0 || out[k - 1].key <= out[k].key);
+        assert_int_equal(out[k].id, sim_heap_pop(&a));
+    }
+    util_free(out);
+    sim_heap_free(&a);
+    sim_heap_free(&b);
+}
+
 /* Every allocation failure point of a small run returns an error (or the
  * run completes), never crashes. */
 static void test_oom(void **state)
@@ -528,19 +561,13 @@ static void test_oom(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_flows_half),
-        cmocka_unit_test(test_three_link_static),
-        cmocka_unit_test(test_three_link_dynamic),
-        cmocka_unit_test(test_oversubscribed_quarter),
-        cmocka_unit_test(test_tie_attribution),
-        cmocka_unit_test(test_latency),
-        cmocka_unit_test(test_spread_weights),
-        cmocka_unit_test(test_chain),
-        cmocka_unit_test(test_random_vs_naive),
-        cmocka_unit_test(test_ideal_fast_path),
-        cmocka_unit_test(test_heap_order),
-        cmocka_unit_test(test_heap_take),
-        cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_two_flows_half),       cmocka_unit_test(test_three_link_static),
+        cmocka_unit_test(test_three_link_dynamic),   cmocka_unit_test(test_oversubscribed_quarter),
+        cmocka_unit_test(test_tie_attribution),      cmocka_unit_test(test_latency),
+        cmocka_unit_test(test_spread_weights),       cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_random_vs_naive),      cmocka_unit_test(test_ideal_fast_path),
+        cmocka_unit_test(test_heap_order),           cmocka_unit_test(test_heap_take),
+        cmocka_unit_test(test_heap_take_close_keys), cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -73,6 +73,9 @@ int sim_heap_reserve(sim_heap_t *h, uint32_t max_id)
     uint32_t *pos = util_realloc(h->pos, (size_t)cap * sizeof(*pos));
     if (!pos) return -1;
     h->pos = pos;
+    sim_hent_t *tmp = util_realloc(h->tmp, (size_t)cap * sizeof(*tmp));
+    if (!tmp) return -1;
+    h->tmp = tmp;
     memset(h->pos + h->cap_pos, 0xff, (size_t)(cap - h->cap_pos) * sizeof(*pos));
     h->cap_pos = cap;
     return 0;
@@ -121,10 +124,58 @@ uint32_t sim_heap_pop(sim_heap_t *h)
     return id;
 }
 
-static int cmp_hent(const void *pa, const void *pb)
+/* The bits of a key as an unsigned integer that sorts like the key:
+ * keys are times, never negative (-0 is read as +0, which it equals). */
+static inline uint64_t key_bits(double k)
 {
-    const sim_hent_t *a = pa, *b = pb;
-    return less(*a, *b) ? -1 : less(*b, *a) ? 1 : 0;
+    uint64_t b;
+    memcpy(&b, &k, sizeof(b));
+    return k == 0 ? 0 : b;
+}
+
+/* Sort v[0..m) by (key, id) with tmp (room for m): a least-significant-
+ * digit radix sort over the 12 bytes of (key bits, id), one byte a pass,
+ * skipping every byte all entries share — a batch's keys lie within a
+ * relative 1e-12 of each other, so their high bytes agree, and ids are
+ * small. Radix sorting is stable, so the result is the order of the total
+ * order (key, id): the same sequence any correct sort gives. qsort here
+ * was 12 % of an event-by-event run (bench/README.md). */
+static void sort_hents(sim_hent_t *v, sim_hent_t *tmp, uint32_t m)
+{
+    enum { DIGITS = 12 };
+    uint32_t count[DIGITS][256] = {{0}}; /* 12 KiB of stack */
+    for (uint32_t i = 0; i < m; i++) {
+        uint64_t k = key_bits(v[i].key);
+        uint32_t id = v[i].id;
+        for (int d = 0; d < 4; d++)
+            count[d][(id >> (8 * d)) & 0xff]++;
+        for (int d = 0; d < 8; d++)
+            count[4 + d][(k >> (8 * d)) & 0xff]++;
+    }
+    sim_hent_t *src = v, *dst = tmp;
+    for (int d = 0; d < DIGITS; d++) {
+        uint32_t *c = count[d];
+        uint32_t shift = d < 4 ? 8 * (uint32_t)d : 8 * (uint32_t)(d - 4);
+        /* every entry has this byte: the pass would not move anything */
+        uint32_t b0 =
+            d < 4 ? (src[0].id >> shift) & 0xff : (uint32_t)(key_bits(src[0].key) >> shift) & 0xff;
+        if (c[b0] == m) continue;
+        uint32_t sum = 0;
+        for (int b = 0; b < 256; b++) {
+            uint32_t n = c[b];
+            c[b] = sum;
+            sum += n;
+        }
+        for (uint32_t i = 0; i < m; i++) {
+            uint32_t b = d < 4 ? (src[i].id >> shift) & 0xff
+                               : (uint32_t)(key_bits(src[i].key) >> shift) & 0xff;
+            dst[c[b]++] = src[i];
+        }
+        sim_hent_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v) memcpy(v, src, (size_t)m * sizeof(*v));
 }
 
 /* Remove every entry with key <= limit into out (room for h->n entries),
@@ -167,7 +218,7 @@ uint32_t sim_heap_take(sim_heap_t *h, double limit, sim_hent_t *out)
     if (rest > 1)
         for (uint32_t i = (rest - 2) / SIM_HEAP_ARITY + 1; i-- > 0;)
             sift_down(h, i);
-    qsort(out, m, sizeof(*out), cmp_hent);
+    sort_hents(out, h->tmp, m);
     return m;
 }
 
@@ -175,5 +226,6 @@ void sim_heap_free(sim_heap_t *h)
 {
     util_free(h->ent);
     util_free(h->pos);
+    util_free(h->tmp);
     memset(h, 0, sizeof(*h));
 }
