@@ -22,18 +22,20 @@ typedef struct sim_fhop {
 } sim_fhop_t;
 
 typedef struct sim_flow {
-    double bytes, remaining, rate;
-    double next_rate; /* staged by progressive filling */
-    double t_last;    /* time `remaining` was last brought up to date */
-    double t_seg;     /* start of the current bottleneck-accounting segment */
-    uint64_t tag;
+    /* what the component search and progressive filling read, first */
     sim_fhop_t *hops;
     uint32_t n_hops, cap_hops;
-    uint32_t bott; /* resource that fixed the rate; UINT32_MAX if none */
-    uint32_t mark; /* BFS epoch */
+    uint32_t mark;    /* BFS epoch */
+    uint32_t bott;    /* resource that fixed the rate; UINT32_MAX if none */
+    double next_rate; /* staged by progressive filling */
     uint8_t state;
     uint8_t fixed;
-    double tb[SIM_MAX_TIERS + 1]; /* seconds this flow was bound by each tier; [MAX] latency */
+    uint8_t min_tier; /* lowest tier among its hops (attribution, flow.c) */
+    double rate;
+    double bytes, remaining;
+    double t_last; /* time `remaining` was last brought up to date */
+    double t_seg;  /* start of the current bottleneck-accounting segment */
+    uint64_t tag;
 } sim_flow_t;
 
 typedef struct sim_rentry {
@@ -73,6 +75,9 @@ struct sim_net {
     uint32_t tepoch;
 
     sim_flow_t *flows;
+    /* per slot: seconds its flow was bound by each tier, [SIM_MAX_TIERS]
+     * its latency (apart from the flow: read once per rate change) */
+    double (*ftb)[SIM_MAX_TIERS + 1];
     uint32_t n_slots, cap_slots;
     UTIL_VEC(uint32_t) free_slots;
     uint32_t pending;

@@ -47,6 +47,7 @@ void sim_net_destroy(sim_net_t *net)
     for (uint32_t i = 0; i < net->n_slots; i++)
         util_free(net->flows[i].hops);
     util_free(net->flows);
+    util_free(net->ftb);
     util_free(net->rs);
     util_free(net->bytes);
     util_free(net->load);
@@ -149,6 +150,9 @@ static int new_slot(sim_net_t *net, uint32_t *id_p)
         if (!f) return -1;
         memset(f + net->cap_slots, 0, (size_t)(cap - net->cap_slots) * sizeof(*f));
         net->flows = f;
+        double(*tb)[SIM_MAX_TIERS + 1] = util_realloc(net->ftb, (size_t)cap * sizeof(*tb));
+        if (!tb) return -1;
+        net->ftb = tb;
         net->cap_slots = cap;
     }
     if (sim_heap_reserve(&net->heap, net->n_slots)) return -1;
@@ -175,16 +179,20 @@ int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
         f->hops = nh;
         f->cap_hops = n_hops;
     }
-    for (uint32_t h = 0; h < n_hops; h++)
+    unsigned min_tier = SIM_MAX_TIERS;
+    for (uint32_t h = 0; h < n_hops; h++) {
         f->hops[h] = (sim_fhop_t){hops[h].res, 0, hops[h].w};
+        if (net->rs[hops[h].res].tier < min_tier) min_tier = net->rs[hops[h].res].tier;
+    }
     f->n_hops = n_hops;
+    f->min_tier = (uint8_t)min_tier;
     f->bytes = f->remaining = bytes;
     f->rate = 0;
     f->tag = tag;
     f->bott = UINT32_MAX;
     f->state = FLOW_WAITING;
-    memset(f->tb, 0, sizeof(f->tb));
-    f->tb[SIM_MAX_TIERS] = latency;
+    memset(net->ftb[id], 0, sizeof(net->ftb[id]));
+    net->ftb[id][SIM_MAX_TIERS] = latency;
     net->stats.tier_bound[SIM_MAX_TIERS] += latency * net->weight;
     net->pending++;
     sim_heap_set(&net->heap, id, t_start + latency);
@@ -261,7 +269,7 @@ static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
     sim_flow_advance(net, f);
     if (f->n_hops && f->bytes > 0 && deactivate(net, f)) return -1;
     uint64_t tag = f->tag;
-    memcpy(net->done_tb, f->tb, sizeof(f->tb));
+    memcpy(net->done_tb, net->ftb[id], sizeof(net->done_tb));
     f->state = FLOW_FREE;
     net->pending--;
     if (SIM_PUSH(&net->free_slots, id)) return -1;

@@ -64,13 +64,23 @@ static double share_of(const sim_net_t *net, uint32_t r)
 
 /* ==== Component search ==== */
 
+/* A resource joins the component once, its filling scratch reset. */
 static int add_res(sim_net_t *net, uint32_t r)
 {
-    if (net->rs[r].mark == net->epoch) return 0;
-    net->rs[r].mark = net->epoch;
+    sim_rstate_t *rs = &net->rs[r];
+    if (rs->mark == net->epoch) return 0;
+    rs->mark = net->epoch;
+    rs->rem = rs->cap;
+    rs->wsum = 0;
+    rs->nun = 0;
+    rs->maxrate = 0;
     return SIM_PUSH(&net->comp_res, r);
 }
 
+/* The component of the touched resources, and progressive filling's
+ * starting point in the same walk: each flow, when first reached, is
+ * unfixed and adds its weights to its resources (in the order flows
+ * join comp_flow, as a separate pass over them would). */
 static int find_component(sim_net_t *net)
 {
     net->epoch++;
@@ -83,34 +93,20 @@ static int find_component(sim_net_t *net)
             sim_flow_t *f = &net->flows[l->v[j].flow];
             if (f->mark == net->epoch) continue;
             f->mark = net->epoch;
+            f->fixed = 0;
             if (SIM_PUSH(&net->comp_flow, l->v[j].flow)) return -1;
-            for (uint32_t h = 0; h < f->n_hops; h++)
-                if (add_res(net, f->hops[h].res)) return -1;
+            for (uint32_t h = 0; h < f->n_hops; h++) {
+                uint32_t r = f->hops[h].res;
+                if (add_res(net, r)) return -1;
+                net->rs[r].wsum += f->hops[h].w;
+                net->rs[r].nun++;
+            }
         }
     }
     return 0;
 }
 
 /* ==== Progressive filling ==== */
-
-static void fill_init(sim_net_t *net)
-{
-    for (size_t i = 0; i < net->comp_res.n; i++) {
-        uint32_t r = net->comp_res.v[i];
-        net->rs[r].rem = net->rs[r].cap;
-        net->rs[r].wsum = 0;
-        net->rs[r].nun = 0;
-        net->rs[r].maxrate = 0;
-    }
-    for (size_t i = 0; i < net->comp_flow.n; i++) {
-        sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
-        f->fixed = 0;
-        for (uint32_t h = 0; h < f->n_hops; h++) {
-            net->rs[f->hops[h].res].wsum += f->hops[h].w;
-            net->rs[f->hops[h].res].nun++;
-        }
-    }
-}
 
 /* Fix flow f at rate x, bottlenecked by resource b; update the shares of
  * the other resources it crosses. Returns 0 or -1 on OOM. */
@@ -174,7 +170,6 @@ static int level_rounds(sim_net_t *net, size_t *left_p)
 static int fill(sim_net_t *net)
 {
     size_t left;
-    fill_init(net);
     if (level_rounds(net, &left)) return -1;
     if (left == 0) return 0;
     net->shares.n = 0;
@@ -208,6 +203,7 @@ static void attribute_ties(sim_net_t *net)
 {
     for (size_t i = 0; i < net->comp_flow.n; i++) {
         sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
+        if (net->rs[f->bott].tier <= f->min_tier) continue; /* no hop of a lower class */
         for (uint32_t h = 0; h < f->n_hops; h++) {
             uint32_t r = f->hops[h].res;
             if (net->rs[r].tier < net->rs[f->bott].tier &&
@@ -261,7 +257,7 @@ void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
     double seg = net->now - f->t_seg;
     if (seg > 0 && f->bott != UINT32_MAX) {
         net->stats.tier_bound[net->rs[f->bott].tier] += seg * net->weight;
-        f->tb[net->rs[f->bott].tier] += seg;
+        net->ftb[f - net->flows][net->rs[f->bott].tier] += seg;
     }
     f->t_seg = net->now;
 }
