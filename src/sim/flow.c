@@ -80,15 +80,14 @@ static int add_res(sim_net_t *net, uint32_t r)
 /* The component of the touched resources, and progressive filling's
  * starting point in the same walk: each flow, when first reached, is
  * unfixed and adds its weights to its resources (in the order flows
- * join comp_flow, as a separate pass over them would). */
+ * join comp_flow, as a separate pass over them would). The touched
+ * resources are comp_res already, marked epoch + 1 (event.c's touch). */
 static int find_component(sim_net_t *net)
 {
     net->epoch++;
-    net->comp_res.n = net->comp_flow.n = 0;
-    for (size_t i = 0; i < net->touched.n; i++)
-        if (add_res(net, net->touched.v[i])) return -1;
+    net->comp_flow.n = 0;
     for (size_t i = 0; i < net->comp_res.n; i++) {
-        const sim_rlist_t *l = &net->lists[net->comp_res.v[i]];
+        const sim_rstate_t *l = &net->rs[net->comp_res.v[i]];
         for (size_t j = 0; j < l->n; j++) {
             sim_flow_t *f = &net->flows[l->v[j].flow];
             if (f->mark == net->epoch) continue;
@@ -152,7 +151,7 @@ static int level_rounds(sim_net_t *net, size_t *left_p)
             if (net->rs[r].nun && share_of(net, r) <= lim && SIM_PUSH(&net->level, r)) return -1;
         }
         for (size_t i = 0; i < net->level.n; i++) {
-            const sim_rlist_t *l = &net->lists[net->level.v[i]];
+            const sim_rstate_t *l = &net->rs[net->level.v[i]];
             for (size_t j = 0; j < l->n; j++) {
                 sim_flow_t *f = &net->flows[l->v[j].flow];
                 if (f->fixed) continue;
@@ -181,7 +180,7 @@ static int fill(sim_net_t *net)
         sim_share_t e = share_pop(net);
         uint32_t r = e.res;
         if (net->rs[r].nun == 0 || e.share != share_of(net, r)) continue; /* stale */
-        const sim_rlist_t *l = &net->lists[r];
+        const sim_rstate_t *l = &net->rs[r];
         for (size_t j = 0; j < l->n; j++) {
             sim_flow_t *f = &net->flows[l->v[j].flow];
             if (f->fixed) continue;
@@ -267,8 +266,7 @@ static void notify_loads(sim_net_t *net)
     if (!net->observer) return;
     for (size_t i = 0; i < net->comp_res.n; i++) {
         uint32_t r = net->comp_res.v[i];
-        double used =
-            net->lists[r].n ? net->rs[r].cap - (net->rs[r].rem > 0 ? net->rs[r].rem : 0) : 0;
+        double used = net->rs[r].n ? net->rs[r].cap - (net->rs[r].rem > 0 ? net->rs[r].rem : 0) : 0;
         if (used != net->load[r]) {
             net->load[r] = used;
             net->observer(net->observer_ctx, r, net->now, used);
@@ -289,16 +287,21 @@ static void apply_rates(sim_net_t *net)
     }
 }
 
-int sim_flow_recompute(sim_net_t *net)
+/* Before the BFS epoch could wrap (epoch + 1 marks touched resources):
+ * forget every old mark. */
+static void epoch_wrap(sim_net_t *net)
 {
-    if (net->touched.n == 0) return 0;
+    if (net->epoch < UINT32_MAX - 2) return;
+    for (uint32_t r = 0; r < net->n_res; r++)
+        net->rs[r].mark = 0;
+    for (uint32_t i = 0; i < net->n_slots; i++)
+        net->flows[i].mark = 0;
+    net->epoch = 0;
+}
+
+static int recompute(sim_net_t *net)
+{
     if (find_component(net)) return -1;
-    net->touched.n = 0;
-    if (++net->tepoch == 0) { /* wrapped: forget every old mark */
-        for (uint32_t r = 0; r < net->n_res; r++)
-            net->rs[r].tmark = 0;
-        net->tepoch = 1;
-    }
     if (net->comp_flow.n == 0) {
         notify_loads(net);
         return 0;
@@ -313,4 +316,13 @@ int sim_flow_recompute(sim_net_t *net)
     apply_rates(net);
     notify_loads(net);
     return 0;
+}
+
+int sim_flow_recompute(sim_net_t *net)
+{
+    if (net->comp_res.n == 0) return 0;
+    int rc = recompute(net);
+    net->comp_res.n = 0; /* the next batch's touched resources start here */
+    epoch_wrap(net);
+    return rc;
 }
