@@ -285,16 +285,19 @@ static double pull_request_bytes(drv_t *v, const agent_t *a, const strata_step_t
 }
 
 /* How long a flow of `bytes` along r takes with its links to itself: its
- * latency, then the bottleneck rate min(cap / w) of its hops, as the
- * engine's contention-free pass gives it. */
-static double alone_time(drv_t *v, const sim_route_t *r, double bytes)
+ * latency, then the bottleneck rate min(cap / w) of its hops (the route's
+ * alone_bw), as the engine's contention-free pass gives it. */
+static double alone_time(const sim_route_t *r, double bytes)
 {
-    double best = INFINITY;
-    for (uint32_t h = 0; h < r->n; h++) {
-        double x = sim_net_res_cap(v->net, r->hops[h].res) / r->hops[h].w;
-        if (x < best) best = x;
-    }
-    return r->latency + (r->n > 0 && bytes > 0 ? bytes / best : 0);
+    return r->latency + (r->n > 0 && bytes > 0 ? bytes / r->alone_bw : 0);
+}
+
+/* A flow along route r: unchecked when the route's hops were checked. */
+static int add_flow(drv_t *v, double now, const sim_route_t *r, double bytes, uint64_t tag)
+{
+    if (r->valid)
+        return sim_flow_add_valid(v->net, now, r->latency, bytes, r->hops, r->n, r->min_tier, tag);
+    return sim_flow_add(v->net, now, r->latency, bytes, r->hops, r->n, tag);
 }
 
 static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
@@ -311,16 +314,15 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     if (rc != STRATA_OK) return v->rc = rc;
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
     double req = pull_request_bytes(v, a, s, r), now = sim_net_now(v->net);
+    double bytes = step_bytes(v, a, s);
     a->steps[i].flows = req > 0 ? 2 : 1;
-    a->steps[i].i_done = a->steps[i].i_start + alone_time(v, r, step_bytes(v, a, s));
-    if (sim_flow_add(v->net, now, r->latency, step_bytes(v, a, s), r->hops, r->n, tag))
-        return oom(v);
+    a->steps[i].i_done = a->steps[i].i_start + alone_time(r, bytes);
+    if (add_flow(v, now, r, bytes, tag)) return oom(v);
     if (req <= 0) return STRATA_OK;
     rc = sim_routes_get(v->d->routes, job->dev[s->peer], job->dev[a->idx], false, &back, v->err);
     if (rc != STRATA_OK) return v->rc = rc;
-    if (sim_flow_add(v->net, now, back->latency, req, back->hops, back->n, tag | TAG_REQUESTS))
-        return oom(v);
-    double t = a->steps[i].i_start + alone_time(v, back, req);
+    if (add_flow(v, now, back, req, tag | TAG_REQUESTS)) return oom(v);
+    double t = a->steps[i].i_start + alone_time(back, req);
     if (t > a->steps[i].i_done) a->steps[i].i_done = t;
     return STRATA_OK;
 }

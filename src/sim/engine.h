@@ -78,6 +78,13 @@ void sim_net_set_ideal(sim_net_t *net, bool ideal);
 int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
                  const sim_hop_t *hops, uint32_t n_hops, uint64_t tag);
 
+/* sim_flow_add for hops known to pass its checks (each resource in
+ * range with a capacity, each weight > 0), whose lowest tier is
+ * min_tier: nothing is checked (the driver's routes check their hops
+ * once, route.c). */
+int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double bytes,
+                       const sim_hop_t *hops, uint32_t n_hops, unsigned min_tier, uint64_t tag);
+
 /* Run until no flow is pending, calling done for each completed flow.
  * Returns 0, or -1 on OOM (the engine is then unusable). */
 int sim_net_run(sim_net_t *net, sim_done_fn done, void *ctx);

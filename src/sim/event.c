@@ -161,10 +161,19 @@ static int new_slot(sim_net_t *net, uint32_t *id_p)
 int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
                  const sim_hop_t *hops, uint32_t n_hops, uint64_t tag)
 {
-    if (!(t_start >= net->now) || !(latency >= 0) || !(bytes >= 0) || !isfinite(bytes)) return -1;
-    for (uint32_t h = 0; h < n_hops; h++)
+    unsigned min_tier = SIM_MAX_TIERS;
+    for (uint32_t h = 0; h < n_hops; h++) {
         if (hops[h].res >= net->n_res || !(hops[h].w > 0) || !(net->rs[hops[h].res].cap > 0))
             return -1;
+        if (net->rs[hops[h].res].tier < min_tier) min_tier = net->rs[hops[h].res].tier;
+    }
+    return sim_flow_add_valid(net, t_start, latency, bytes, hops, n_hops, min_tier, tag);
+}
+
+int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double bytes,
+                       const sim_hop_t *hops, uint32_t n_hops, unsigned min_tier, uint64_t tag)
+{
+    if (!(t_start >= net->now) || !(latency >= 0) || !(bytes >= 0) || !isfinite(bytes)) return -1;
     uint32_t id;
     if (new_slot(net, &id)) return -1;
     sim_flow_t *f = &net->flows[id];
@@ -177,11 +186,8 @@ int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
         f->hops = nh;
         f->cap_hops = n_hops;
     }
-    unsigned min_tier = SIM_MAX_TIERS;
-    for (uint32_t h = 0; h < n_hops; h++) {
+    for (uint32_t h = 0; h < n_hops; h++)
         f->hops[h] = (sim_fhop_t){hops[h].res, 0, hops[h].w};
-        if (net->rs[hops[h].res].tier < min_tier) min_tier = net->rs[hops[h].res].tier;
-    }
     f->n_hops = n_hops;
     f->min_tier = (uint8_t)min_tier;
     f->bytes = f->remaining = bytes;
