@@ -45,8 +45,7 @@ typedef struct sstep {
      * latest completion of the agent's steps up to this one, set as the
      * completed prefix passes it. */
     double i_start, i_done, i_pm;
-    bool crit_set;
-    double crit[NCRIT]; /* critical chain to this step's completion (below) */
+    bool crit_set; /* its critical chain (agent_t.crit, below) is set */
 } sstep_t;
 
 typedef struct agent {
@@ -57,7 +56,11 @@ typedef struct agent {
     uint32_t ndone, prefix, min_after;
     bool finished; /* ASYNC: no phases left */
     double t_end;
-    double t0;               /* start of the current phase for this agent */
+    double t0; /* start of the current phase for this agent */
+    /* Critical chains (below) in the driver's compact layout: one entry per
+     * link class the run has, then latency and waits (crit_n, crit_lat). */
+    double *crit;            /* per step, crit_n entries each */
+    uint32_t crit_cap;       /* steps crit has room for */
     double crit0[NCRIT];     /* critical chain to t0 */
     double crit_last[NCRIT]; /* chain of the step that completed last */
     double i_t0, i_end;      /* contention-free: phase start, latest completion */
@@ -214,13 +217,30 @@ static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t ar
 /* ==== Critical chains ====
  * Which class of link the time went to, along the chain of steps that
  * decided the finish: every step carries a vector of seconds per link
- * class (bottleneck of the flow's rate) plus [SIM_MAX_TIERS] for path
- * latency and waits, summing to its completion time. A send's chain is
+ * class (bottleneck of the flow's rate) plus one for path latency and
+ * waits, summing to its completion time. The driver keeps only the
+ * classes the run has (crit_n - 1 of them, latency at crit_lat), where
+ * the engine and sim_drive_t index latency as [SIM_MAX_TIERS]: copying
+ * and adding chains is per message, and most runs have a few classes. A send's chain is
  * its agent's chain at the phase start, the wait until it started, and its
  * flow's own breakdown (engine); a receive takes the chain of the message
  * when the message arrived last, else its agent's chain plus the wait; an
  * agent's next phase starts from the chain of its step that completed
  * last. The chain of the rank that finishes last splits the total. */
+
+static uint32_t crit_n(const drv_t *v)
+{
+    return (uint32_t)v->d->st->nclasses + 1;
+}
+static uint32_t crit_lat(const drv_t *v)
+{
+    return (uint32_t)v->d->st->nclasses;
+}
+/* Step i's chain. */
+static double *step_crit(const drv_t *v, const agent_t *a, uint32_t i)
+{
+    return a->crit + (size_t)i * crit_n(v);
+}
 
 static void chain_reset(agent_t *a)
 {
@@ -231,20 +251,24 @@ static void chain_reset(agent_t *a)
 }
 
 /* The agent's chain carried to `now` by waiting. */
-static void chain_wait(const agent_t *a, double now, double *out)
+static void chain_wait(const drv_t *v, const agent_t *a, double now, double *out)
 {
-    memcpy(out, a->crit0, sizeof(a->crit0));
-    if (now > a->t0) out[SIM_MAX_TIERS] += now - a->t0;
+    memcpy(out, a->crit0, crit_n(v) * sizeof(double));
+    if (now > a->t0) out[crit_lat(v)] += now - a->t0;
 }
 
-/* A send step's chain at its flow's completion. */
-static void chain_send(drv_t *v, const agent_t *a, sstep_t *ss)
+/* A send step's chain at its flow's completion: the engine's breakdown
+ * by tier (a tier is a class, route.c) and latency. */
+static void chain_send(drv_t *v, const agent_t *a, uint32_t i)
 {
     const double *tb = sim_net_done_breakdown(v->net);
-    chain_wait(a, ss->t_start, ss->crit);
-    for (int k = 0; k < NCRIT; k++)
-        ss->crit[k] += tb[k];
-    ss->crit_set = true;
+    double *c = step_crit(v, a, i);
+    chain_wait(v, a, a->steps[i].t_start, c);
+    uint32_t lat = crit_lat(v);
+    for (uint32_t k = 0; k < lat; k++)
+        c[k] += tb[k];
+    c[lat] += tb[SIM_MAX_TIERS];
+    a->steps[i].crit_set = true;
 }
 
 /* ==== Steps ==== */
@@ -400,6 +424,12 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
         a->steps = ns;
         a->cap = n;
     }
+    if (n > a->crit_cap) {
+        double *nc = util_realloc(a->crit, (size_t)n * crit_n(v) * sizeof(double));
+        if (!nc) return oom(v);
+        a->crit = nc;
+        a->crit_cap = n;
+    }
     a->phase = p;
     a->n = n;
     a->ndone = a->prefix = a->min_after = 0;
@@ -453,8 +483,9 @@ static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i)
     double now = sim_net_now(v->net);
     ss->state = ST_DONE;
     a->ndone++;
-    if (!ss->crit_set) chain_wait(a, now, ss->crit);
-    if (now >= a->t_end || a->ndone == 1) memcpy(a->crit_last, ss->crit, sizeof(ss->crit));
+    if (!ss->crit_set) chain_wait(v, a, now, step_crit(v, a, i));
+    if (now >= a->t_end || a->ndone == 1)
+        memcpy(a->crit_last, step_crit(v, a, i), crit_n(v) * sizeof(double));
     if (v->d->trace && (ss->step.op <= STRATA_STEP_RECV_REDUCE)) {
         double off = v->d->trace->offset;
         sim_tev_t e = {(int32_t)g,  (int32_t)global(v, a, ss->step.peer), -1,
@@ -501,7 +532,7 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     sstep_t *ss = &a->steps[i];
     if (--ss->flows > 0) return; /* a pull ends with both its flows */
     uint32_t dst = global(v, a, ss->step.peer);
-    chain_send(v, a, ss);
+    chain_send(v, a, i);
     pair_t *p = step_pair(v, ss, g, dst);
     if (!p) {
         oom(v);
@@ -514,7 +545,9 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     }
     if (waiter != UINT32_MAX) {
         sstep_t *rs = &v->agents[dst].steps[waiter];
-        memcpy(rs->crit, ss->crit, sizeof(rs->crit)); /* the message decided it */
+        /* the message decided it */
+        memcpy(step_crit(v, &v->agents[dst], waiter), step_crit(v, a, i),
+               crit_n(v) * sizeof(double));
         rs->crit_set = true;
         if (ss->i_done > rs->i_done) rs->i_done = ss->i_done;
         if (finish_now(v, dst, waiter)) oom(v);
@@ -590,8 +623,10 @@ static void add_crit(drv_t *v, double weight)
     const agent_t *last = NULL;
     for (uint32_t g = 0; g < v->nagents; g++)
         if (!last || v->agents[g].t_end > last->t_end) last = &v->agents[g];
-    for (int k = 0; last && k < NCRIT; k++)
+    uint32_t lat = crit_lat(v);
+    for (uint32_t k = 0; last && k < lat; k++)
         v->d->crit[k] += last->crit_last[k] * weight;
+    if (last) v->d->crit[SIM_MAX_TIERS] += last->crit_last[lat] * weight;
 }
 
 /* Class → (duration, count, trace range) for phase reuse. */
@@ -885,8 +920,10 @@ static strata_status_t run_async(drv_t *v)
 
 static void drv_free(drv_t *v)
 {
-    for (uint32_t g = 0; v->agents && g < v->nagents; g++)
+    for (uint32_t g = 0; v->agents && g < v->nagents; g++) {
         util_free(v->agents[g].steps);
+        util_free(v->agents[g].crit);
+    }
     util_free(v->agents);
     util_free(v->pairs);
     UTIL_VEC_FREE(&v->pends);
