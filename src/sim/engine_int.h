@@ -96,7 +96,7 @@ struct sim_net {
     void *observer_ctx;
     double weight;
     bool ideal;
-    double done_tb[SIM_MAX_TIERS + 1]; /* breakdown of the flow being completed */
+    const double *done_tb; /* breakdown of the flow being completed (its ftb row) */
 };
 
 /* UTIL_VEC_PUSH with the common case (room left) inline: the engine pushes

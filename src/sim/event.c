@@ -295,7 +295,7 @@ static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
     sim_flow_advance(net, f);
     if (f->n_hops && f->bytes > 0 && deactivate(net, f)) return -1;
     uint64_t tag = f->tag;
-    memcpy(net->done_tb, net->ftb[id], sizeof(net->done_tb));
+    net->done_tb = net->ftb[id];
     f->state = FLOW_FREE;
     net->pending--;
     if (SIM_PUSH(&net->free_slots, id)) return -1;

@@ -133,44 +133,50 @@ static inline uint64_t key_bits(double k)
     return k == 0 ? 0 : b;
 }
 
+/* Byte d of entry e's sort key: bytes 0-3 the id's, 4-11 the key's, least
+ * significant first. */
+static inline uint32_t digit(sim_hent_t e, int d)
+{
+    return d < 4 ? (e.id >> (8 * d)) & 0xff : (uint32_t)(key_bits(e.key) >> (8 * (d - 4))) & 0xff;
+}
+
 /* Sort v[0..m) by (key, id) with tmp (room for m): a least-significant-
  * digit radix sort over the 12 bytes of (key bits, id), one byte a pass,
- * skipping every byte all entries share — a batch's keys lie within a
- * relative 1e-12 of each other, so their high bytes agree, and ids are
- * small. Radix sorting is stable, so the result is the order of the total
- * order (key, id): the same sequence any correct sort gives. qsort here
- * was 12 % of an event-by-event run (bench/README.md). */
+ * over only the bytes that differ between entries (found by AND and OR
+ * over all of them) — a batch's keys lie within a relative 1e-12 of each
+ * other, so their high bytes agree, and ids are small. Radix sorting is
+ * stable, so the result is the order of the total order (key, id): the
+ * same sequence any correct sort gives. qsort here was 12 % of an
+ * event-by-event run (bench/README.md). */
 static void sort_hents(sim_hent_t *v, sim_hent_t *tmp, uint32_t m)
 {
-    enum { DIGITS = 12 };
-    uint32_t count[DIGITS][256] = {{0}}; /* 12 KiB of stack */
+    if (m < 2) return;
+    uint64_t kand = ~0ull, kor = 0;
+    uint32_t iand = ~0u, ior = 0;
     for (uint32_t i = 0; i < m; i++) {
         uint64_t k = key_bits(v[i].key);
-        uint32_t id = v[i].id;
-        for (int d = 0; d < 4; d++)
-            count[d][(id >> (8 * d)) & 0xff]++;
-        for (int d = 0; d < 8; d++)
-            count[4 + d][(k >> (8 * d)) & 0xff]++;
+        kand &= k;
+        kor |= k;
+        iand &= v[i].id;
+        ior |= v[i].id;
     }
+    uint64_t kdiff = kand ^ kor;
+    uint32_t idiff = iand ^ ior;
     sim_hent_t *src = v, *dst = tmp;
-    for (int d = 0; d < DIGITS; d++) {
-        uint32_t *c = count[d];
-        uint32_t shift = d < 4 ? 8 * (uint32_t)d : 8 * (uint32_t)(d - 4);
-        /* every entry has this byte: the pass would not move anything */
-        uint32_t b0 =
-            d < 4 ? (src[0].id >> shift) & 0xff : (uint32_t)(key_bits(src[0].key) >> shift) & 0xff;
-        if (c[b0] == m) continue;
+    for (int d = 0; d < 12; d++) {
+        bool varies = d < 4 ? (idiff >> (8 * d)) & 0xff : (kdiff >> (8 * (d - 4))) & 0xff;
+        if (!varies) continue; /* every entry has this byte: nothing would move */
+        uint32_t count[256] = {0};
+        for (uint32_t i = 0; i < m; i++)
+            count[digit(src[i], d)]++;
         uint32_t sum = 0;
         for (int b = 0; b < 256; b++) {
-            uint32_t n = c[b];
-            c[b] = sum;
+            uint32_t n = count[b];
+            count[b] = sum;
             sum += n;
         }
-        for (uint32_t i = 0; i < m; i++) {
-            uint32_t b = d < 4 ? (src[i].id >> shift) & 0xff
-                               : (uint32_t)(key_bits(src[i].key) >> shift) & 0xff;
-            dst[c[b]++] = src[i];
-        }
+        for (uint32_t i = 0; i < m; i++)
+            dst[count[digit(src[i], d)]++] = src[i];
         sim_hent_t *t = src;
         src = dst;
         dst = t;
