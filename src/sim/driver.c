@@ -46,7 +46,17 @@ typedef struct sstep {
      * completed prefix passes it. */
     double i_start, i_done, i_pm;
     bool crit_set; /* its critical chain (agent_t.crit, below) is set */
+    /* BARRIER, a receive: its message arrived before it was posted, and
+     * when the message would have arrived contention-free */
+    bool arrived;
+    double i_arr;
 } sstep_t;
+
+/* BARRIER: one of an agent's receives, keyed (source agent << 32 | seq). */
+typedef struct rx {
+    uint64_t key;
+    uint32_t step;
+} rx_t;
 
 typedef struct agent {
     uint32_t job, idx; /* job and agent index in it */
@@ -54,6 +64,9 @@ typedef struct agent {
     sstep_t *steps;
     uint32_t n, cap;
     uint32_t ndone, prefix, min_after;
+    /* BARRIER: the receives of the phase sorted by key (matching, below) */
+    rx_t *rx;
+    uint32_t nrx, rx_cap;
     bool finished; /* ASYNC: no phases left */
     double t_end;
     double t0; /* start of the current phase for this agent */
@@ -100,6 +113,7 @@ typedef struct drv {
     UTIL_VEC(done_ev_t) queue;
     UTIL_VEC(strata_step_t) scratch;  /* one agent's phase, as sched gives it */
     UTIL_VEC(strata_step_t) scratch2; /* a second one, to compare phases */
+    UTIL_VEC(uint64_t) sends, recvs;  /* BARRIER: an agent's, being numbered (below) */
     uint32_t agents_done;
     bool async; /* ASYNC asked for, or several jobs */
     strata_error_t *err;
@@ -214,6 +228,107 @@ static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t ar
     return 0;
 }
 
+static uint32_t global(drv_t *v, const agent_t *a, int32_t peer)
+{
+    return v->d->jobs[a->job].base + (uint32_t)peer;
+}
+
+/* ==== Matching inside a phase (BARRIER) ====
+ * Messages match inside a phase, and every agent's steps of the phase are
+ * loaded before any message arrives (flows complete only in the engine's
+ * run), so no table of pairs is needed: an agent numbers its own sends
+ * and receives per peer in step order (the k-th SEND a -> b is the k-th
+ * RECV at b from a), keeps its receives sorted by (source, number), and
+ * an arriving message finds its receive there by binary search. A receive
+ * the message reaches before it is posted is marked arrived. The pair
+ * table (above) stays for ASYNC runs, whose agents load phases at their
+ * own pace. */
+
+static void sort_u64(uint64_t *v, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++) { /* short lists: a ring's 8 peers */
+        uint64_t x = v[i];
+        uint32_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Sort (peer << 32 | step) keys; then number each step within its peer's
+ * run: seq of step k is its rank among the same peer's. */
+static void number_steps(uint64_t *keys, uint32_t n, sstep_t *steps)
+{
+    if (n <= 32)
+        sort_u64(keys, n);
+    else
+        qsort(keys, n, sizeof(*keys), cmp_u64);
+    uint32_t seq = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        seq = k > 0 && keys[k] >> 32 == keys[k - 1] >> 32 ? seq + 1 : 0;
+        steps[(uint32_t)keys[k]].seq = seq;
+    }
+}
+
+/* Number agent g's sends and receives of its loaded phase and index its
+ * receives. Returns -1 on OOM. */
+static int index_phase(drv_t *v, uint32_t g)
+{
+    agent_t *a = &v->agents[g];
+    v->sends.n = 0;
+    uint32_t nrx = 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        int op = a->steps[i].step.op;
+        if (op == STRATA_STEP_RECV || op == STRATA_STEP_RECV_REDUCE) nrx++;
+    }
+    if (nrx > a->rx_cap) {
+        rx_t *nr = util_realloc(a->rx, (size_t)nrx * sizeof(*nr));
+        if (!nr) return -1;
+        a->rx = nr;
+        a->rx_cap = nrx;
+    }
+    v->recvs.n = 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        const strata_step_t *st = &a->steps[i].step;
+        uint64_t key = ((uint64_t)global(v, a, st->peer) << 32) | i;
+        if (st->op == STRATA_STEP_SEND) {
+            if (UTIL_VEC_PUSH(&v->sends, key)) return -1;
+        } else if (st->op == STRATA_STEP_RECV || st->op == STRATA_STEP_RECV_REDUCE) {
+            if (UTIL_VEC_PUSH(&v->recvs, key)) return -1;
+        }
+    }
+    number_steps(v->sends.v, (uint32_t)v->sends.n, a->steps);
+    number_steps(v->recvs.v, nrx, a->steps);
+    for (uint32_t k = 0; k < nrx; k++) {
+        uint64_t key = v->recvs.v[k];
+        uint32_t i = (uint32_t)key;
+        a->rx[k] = (rx_t){(key >> 32 << 32) | a->steps[i].seq, i};
+    }
+    a->nrx = nrx;
+    return 0;
+}
+
+/* Agent b's receive of message seq from agent src; UINT32_MAX if none. */
+static uint32_t rx_find(const agent_t *b, uint32_t src, uint32_t seq)
+{
+    uint64_t key = ((uint64_t)src << 32) | seq;
+    uint32_t lo = 0, hi = b->nrx;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->rx[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < b->nrx && b->rx[lo].key == key ? b->rx[lo].step : UINT32_MAX;
+}
+
 /* ==== Critical chains ====
  * Which class of link the time went to, along the chain of steps that
  * decided the finish: every step carries a vector of seconds per link
@@ -272,11 +387,6 @@ static void chain_send(drv_t *v, const agent_t *a, uint32_t i)
 }
 
 /* ==== Steps ==== */
-
-static uint32_t global(drv_t *v, const agent_t *a, int32_t peer)
-{
-    return v->d->jobs[a->job].base + (uint32_t)peer;
-}
 
 static double step_bytes(drv_t *v, const agent_t *a, const strata_step_t *s)
 {
@@ -355,6 +465,15 @@ static strata_status_t start_recv(drv_t *v, uint32_t g, uint32_t i)
 {
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
+    if (!v->async) { /* BARRIER: matched in place (index_phase) */
+        if (!ss->arrived) {
+            v->open++; /* a receive waiting */
+            return STRATA_OK;
+        }
+        v->open--;
+        ss->i_done = ss->i_arr > ss->i_start ? ss->i_arr : ss->i_start;
+        return finish_now(v, g, i) ? oom(v) : STRATA_OK;
+    }
     pair_t *p = step_pair(v, ss, global(v, a, ss->step.peer), g);
     if (!p) return oom(v);
     double arr = 0;
@@ -438,6 +557,7 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
         ss->step = v->scratch.v[i];
         ss->state = ST_WAITING;
         ss->crit_set = false;
+        ss->arrived = false;
         ss->seq = 0;
         int op = ss->step.op;
         if (op != STRATA_STEP_SEND && op != STRATA_STEP_RECV && op != STRATA_STEP_RECV_REDUCE)
@@ -448,6 +568,7 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
                              p, i, (int)ss->step.peer);
             return v->rc = STRATA_ERR_INTERNAL;
         }
+        if (!v->async) continue; /* numbered below */
         uint32_t peer = global(v, a, ss->step.peer);
         pair_t *pr = op == STRATA_STEP_SEND ? pair_get(v, g, peer) : pair_get(v, peer, g);
         if (!pr) return oom(v);
@@ -455,6 +576,7 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
         ss->pslot = (uint32_t)(pr - v->pairs);
         ss->pgen = v->pairs_gen;
     }
+    if (!v->async && index_phase(v, g)) return oom(v);
     return STRATA_OK;
 }
 
@@ -533,6 +655,31 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     if (--ss->flows > 0) return; /* a pull ends with both its flows */
     uint32_t dst = global(v, a, ss->step.peer);
     chain_send(v, a, i);
+    if (!v->async) { /* BARRIER: matched in place (index_phase) */
+        agent_t *b = &v->agents[dst];
+        uint32_t r = rx_find(b, g, ss->seq);
+        if (finish_now(v, g, i)) {
+            oom(v);
+            return;
+        }
+        if (r != UINT32_MAX && b->steps[r].state == ST_STARTED) {
+            v->open--; /* its receive was waiting */
+            sstep_t *rs = &b->steps[r];
+            /* the message decided it */
+            memcpy(step_crit(v, b, r), step_crit(v, a, i), crit_n(v) * sizeof(double));
+            rs->crit_set = true;
+            if (ss->i_done > rs->i_done) rs->i_done = ss->i_done;
+            if (finish_now(v, dst, r)) oom(v);
+        } else {
+            v->open++; /* arrived before its receive (or has none) */
+            if (r != UINT32_MAX) {
+                b->steps[r].arrived = true;
+                b->steps[r].i_arr = ss->i_done;
+            }
+        }
+        drain(v);
+        return;
+    }
     pair_t *p = step_pair(v, ss, g, dst);
     if (!p) {
         oom(v);
@@ -923,6 +1070,7 @@ static void drv_free(drv_t *v)
     for (uint32_t g = 0; v->agents && g < v->nagents; g++) {
         util_free(v->agents[g].steps);
         util_free(v->agents[g].crit);
+        util_free(v->agents[g].rx);
     }
     util_free(v->agents);
     util_free(v->pairs);
@@ -930,6 +1078,8 @@ static void drv_free(drv_t *v)
     UTIL_VEC_FREE(&v->queue);
     UTIL_VEC_FREE(&v->scratch);
     UTIL_VEC_FREE(&v->scratch2);
+    UTIL_VEC_FREE(&v->sends);
+    UTIL_VEC_FREE(&v->recvs);
 }
 
 strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err)
