@@ -281,7 +281,8 @@ static void number_steps(uint64_t *keys, uint32_t n, sstep_t *steps)
 static int index_phase(drv_t *v, uint32_t g)
 {
     agent_t *a = &v->agents[g];
-    v->sends.n = 0;
+    v->sends.n = v->recvs.n = 0;
+    if (UTIL_VEC_RESERVE(&v->sends, a->n) || UTIL_VEC_RESERVE(&v->recvs, a->n)) return -1;
     uint32_t nrx = 0;
     for (uint32_t i = 0; i < a->n; i++) {
         int op = a->steps[i].step.op;
@@ -293,15 +294,13 @@ static int index_phase(drv_t *v, uint32_t g)
         a->rx = nr;
         a->rx_cap = nrx;
     }
-    v->recvs.n = 0;
-    for (uint32_t i = 0; i < a->n; i++) {
+    for (uint32_t i = 0; i < a->n; i++) { /* room for all reserved above */
         const strata_step_t *st = &a->steps[i].step;
         uint64_t key = ((uint64_t)global(v, a, st->peer) << 32) | i;
-        if (st->op == STRATA_STEP_SEND) {
-            if (UTIL_VEC_PUSH(&v->sends, key)) return -1;
-        } else if (st->op == STRATA_STEP_RECV || st->op == STRATA_STEP_RECV_REDUCE) {
-            if (UTIL_VEC_PUSH(&v->recvs, key)) return -1;
-        }
+        if (st->op == STRATA_STEP_SEND)
+            v->sends.v[v->sends.n++] = key;
+        else if (st->op == STRATA_STEP_RECV || st->op == STRATA_STEP_RECV_REDUCE)
+            v->recvs.v[v->recvs.n++] = key;
     }
     number_steps(v->sends.v, (uint32_t)v->sends.n, a->steps);
     number_steps(v->recvs.v, nrx, a->steps);

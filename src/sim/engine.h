@@ -143,6 +143,12 @@ typedef struct sim_heap {
 int sim_heap_reserve(sim_heap_t *h, uint32_t max_id);
 void sim_heap_set(sim_heap_t *h, uint32_t id, double key); /* insert or move */
 void sim_heap_remove(sim_heap_t *h, uint32_t id);
+/* Many keys at once: sim_heap_set_lazy inserts or moves without sifting
+ * (the heap is then out of order), sim_heap_fix restores the order in one
+ * bottom-up pass (Floyd, O(n)) — cheaper than sifting when a large part
+ * of the heap changed. The pop order, (key, id), is the same either way. */
+void sim_heap_set_lazy(sim_heap_t *h, uint32_t id, double key);
+void sim_heap_fix(sim_heap_t *h);
 uint32_t sim_heap_pop(sim_heap_t *h);
 /* Remove all entries with key <= limit into out (room for h->n), sorted by
  * (key, id), when they are at least a sixteenth of the heap; else remove

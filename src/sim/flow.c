@@ -274,8 +274,12 @@ static void notify_loads(sim_net_t *net)
     }
 }
 
+/* New rates and completion times. When the component is a large part of
+ * the heap (a collective's flows starting together), the heap is put in
+ * order once after all its keys changed rather than sifted per flow. */
 static void apply_rates(sim_net_t *net)
 {
+    bool bulk = net->comp_flow.n * 4 >= net->heap.n;
     for (size_t i = 0; i < net->comp_flow.n; i++) {
         uint32_t id = net->comp_flow.v[i];
         sim_flow_t *f = &net->flows[id];
@@ -283,8 +287,13 @@ static void apply_rates(sim_net_t *net)
         sim_flow_advance(net, f);
         if (x == f->rate && net->heap.pos[id] != UINT32_MAX) continue;
         f->rate = x;
-        sim_heap_set(&net->heap, id, x > 0 ? net->now + f->remaining / x : INFINITY);
+        double t = x > 0 ? net->now + f->remaining / x : INFINITY;
+        if (bulk)
+            sim_heap_set_lazy(&net->heap, id, t);
+        else
+            sim_heap_set(&net->heap, id, t);
     }
+    if (bulk) sim_heap_fix(&net->heap);
 }
 
 /* Before the BFS epoch could wrap (epoch + 1 marks touched resources):

@@ -99,6 +99,22 @@ void sim_heap_set(sim_heap_t *h, uint32_t id, double key)
         sift_down(h, i);
 }
 
+void sim_heap_set_lazy(sim_heap_t *h, uint32_t id, double key)
+{
+    uint32_t i = h->pos[id];
+    if (i == UINT32_MAX)
+        place(h, h->n++, (sim_hent_t){key, id});
+    else
+        h->ent[i].key = key;
+}
+
+void sim_heap_fix(sim_heap_t *h)
+{
+    if (h->n > 1)
+        for (uint32_t i = (h->n - 2) / SIM_HEAP_ARITY + 1; i-- > 0;)
+            sift_down(h, i);
+}
+
 void sim_heap_remove(sim_heap_t *h, uint32_t id)
 {
     uint32_t i = h->pos[id];
@@ -221,9 +237,7 @@ uint32_t sim_heap_take(sim_heap_t *h, double limit, sim_hent_t *out)
     h->n = rest;
     for (uint32_t i = 0; i < rest; i++)
         h->pos[h->ent[i].id] = i;
-    if (rest > 1)
-        for (uint32_t i = (rest - 2) / SIM_HEAP_ARITY + 1; i-- > 0;)
-            sift_down(h, i);
+    sim_heap_fix(h);
     sort_hents(out, h->tmp, m);
     return m;
 }
