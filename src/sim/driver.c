@@ -50,6 +50,13 @@ typedef struct sstep {
      * when the message would have arrived contention-free */
     bool arrived;
     double i_arr;
+    /* A SEND's route, kept from the last phase that sent from this step
+     * to the same peer while the route cache was not emptied since
+     * (route_flush is sim_routes_flushes + 1; 0: none): a collective's
+     * agent sends to the same peers phase after phase. */
+    const sim_route_t *route;
+    int32_t route_peer;
+    uint64_t route_flush;
 } sstep_t;
 
 /* BARRIER: one of an agent's receives, keyed (source agent << 32 | seq). */
@@ -439,12 +446,22 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     const strata_step_t *s = &a->steps[i].step;
     const sim_job_t *job = &v->d->jobs[a->job];
     const sim_route_t *r, *back;
-    /* a ring's channels keep to their rails (ring.c); other schedules send
-     * through their own NIC (docs/simulator.md) */
-    bool rails = strata_sched_channels(job->s) > 1;
-    strata_status_t rc =
-        sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], rails, &r, v->err);
-    if (rc != STRATA_OK) return v->rc = rc;
+    sstep_t *ss = &a->steps[i];
+    uint64_t flush = sim_routes_flushes(v->d->routes) + 1;
+    strata_status_t rc;
+    if (ss->route_flush == flush && ss->route_peer == s->peer) {
+        r = ss->route;
+    } else {
+        /* a ring's channels keep to their rails (ring.c); other schedules
+         * send through their own NIC (docs/simulator.md) */
+        bool rails = strata_sched_channels(job->s) > 1;
+        rc = sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], rails, &r, v->err);
+        if (rc != STRATA_OK) return v->rc = rc;
+        /* computing it may have emptied the cache: read the count again */
+        ss->route = r;
+        ss->route_peer = s->peer;
+        ss->route_flush = sim_routes_flushes(v->d->routes) + 1;
+    }
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
     double req = pull_request_bytes(v, a, s, r), now = sim_net_now(v->net);
     double bytes = step_bytes(v, a, s);
@@ -539,6 +556,8 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
     if (n > a->cap) {
         sstep_t *ns = util_realloc(a->steps, (size_t)n * sizeof(*ns));
         if (!ns) return oom(v);
+        for (uint32_t i = a->cap; i < n; i++)
+            ns[i].route_flush = 0;
         a->steps = ns;
         a->cap = n;
     }
