@@ -50,9 +50,25 @@ typedef struct sstep {
      * latest completion of the agent's steps up to this one, set as the
      * completed prefix passes it. */
     double i_start, i_done, i_pm;
-    bool crit_set;
-    double crit[NCRIT]; /* critical chain to this step's completion (below) */
+    bool crit_set; /* its critical chain (agent_t.crit, below) is set */
+    /* BARRIER, a receive: its message arrived before it was posted, and
+     * when the message would have arrived contention-free */
+    bool arrived;
+    double i_arr;
+    /* A SEND's route, kept from the last phase that sent from this step
+     * to the same peer while the route cache was not emptied since
+     * (route_flush is sim_routes_flushes + 1; 0: none): a collective's
+     * agent sends to the same peers phase after phase. */
+    const sim_route_t *route;
+    int32_t route_peer;
+    uint64_t route_flush;
 } sstep_t;
+
+/* BARRIER: one of an agent's receives, keyed (source agent << 32 | seq). */
+typedef struct rx {
+    uint64_t key;
+    uint32_t step;
+} rx_t;
 
 typedef struct agent {
     uint32_t job, idx; /* job and agent index in it */
@@ -60,9 +76,16 @@ typedef struct agent {
     sstep_t *steps;
     uint32_t n, cap;
     uint32_t ndone, prefix, min_after;
+    /* BARRIER: the receives of the phase sorted by key (matching, below) */
+    rx_t *rx;
+    uint32_t nrx, rx_cap;
     bool finished; /* ASYNC: no phases left */
     double t_end;
-    double t0;               /* start of the current phase for this agent */
+    double t0; /* start of the current phase for this agent */
+    /* Critical chains (below) in the driver's compact layout: one entry per
+     * link class the run has, then latency and waits (crit_n, crit_lat). */
+    double *crit;            /* per step, crit_n entries each */
+    uint32_t crit_cap;       /* steps crit has room for */
     double crit0[NCRIT];     /* critical chain to t0 */
     double crit_last[NCRIT]; /* chain of the step that completed last */
     double i_t0, i_end;      /* contention-free: phase start, latest completion */
@@ -102,6 +125,7 @@ typedef struct drv {
     UTIL_VEC(done_ev_t) queue;
     UTIL_VEC(strata_step_t) scratch;  /* one agent's phase, as sched gives it */
     UTIL_VEC(strata_step_t) scratch2; /* a second one, to compare phases */
+    UTIL_VEC(uint64_t) sends, recvs;  /* BARRIER: an agent's, being numbered (below) */
     uint32_t agents_done;
     bool async;      /* ASYNC asked for, or several jobs */
     sim_cert_t cert; /* the contention-free certificate of a phase (cert.c) */
@@ -223,16 +247,133 @@ static int pend_put(drv_t *v, pair_t *p, uint32_t seq, uint32_t step, uint8_t ar
     return 0;
 }
 
+static uint32_t global(drv_t *v, const agent_t *a, int32_t peer)
+{
+    return v->d->jobs[a->job].base + (uint32_t)peer;
+}
+
+/* ==== Matching inside a phase (BARRIER) ====
+ * Messages match inside a phase, and every agent's steps of the phase are
+ * loaded before any message arrives (flows complete only in the engine's
+ * run), so no table of pairs is needed: an agent numbers its own sends
+ * and receives per peer in step order (the k-th SEND a -> b is the k-th
+ * RECV at b from a), keeps its receives sorted by (source, number), and
+ * an arriving message finds its receive there by binary search. A receive
+ * the message reaches before it is posted is marked arrived. The pair
+ * table (above) stays for ASYNC runs, whose agents load phases at their
+ * own pace. */
+
+static void sort_u64(uint64_t *v, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++) { /* short lists: a ring's 8 peers */
+        uint64_t x = v[i];
+        uint32_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Sort (peer << 32 | step) keys; then number each step within its peer's
+ * run: seq of step k is its rank among the same peer's. */
+static void number_steps(uint64_t *keys, uint32_t n, sstep_t *steps)
+{
+    if (n <= 32)
+        sort_u64(keys, n);
+    else
+        qsort(keys, n, sizeof(*keys), cmp_u64);
+    uint32_t seq = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        seq = k > 0 && keys[k] >> 32 == keys[k - 1] >> 32 ? seq + 1 : 0;
+        steps[(uint32_t)keys[k]].seq = seq;
+    }
+}
+
+/* Number agent g's sends and receives of its loaded phase and index its
+ * receives. Returns -1 on OOM. */
+static int index_phase(drv_t *v, uint32_t g)
+{
+    agent_t *a = &v->agents[g];
+    v->sends.n = v->recvs.n = 0;
+    if (UTIL_VEC_RESERVE(&v->sends, a->n) || UTIL_VEC_RESERVE(&v->recvs, a->n)) return -1;
+    uint32_t nrx = 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        int op = a->steps[i].step.op;
+        if (op == STRATA_STEP_RECV || op == STRATA_STEP_RECV_REDUCE) nrx++;
+    }
+    if (nrx > a->rx_cap) {
+        rx_t *nr = util_realloc(a->rx, (size_t)nrx * sizeof(*nr));
+        if (!nr) return -1;
+        a->rx = nr;
+        a->rx_cap = nrx;
+    }
+    for (uint32_t i = 0; i < a->n; i++) { /* room for all reserved above */
+        const strata_step_t *st = &a->steps[i].step;
+        uint64_t key = ((uint64_t)global(v, a, st->peer) << 32) | i;
+        if (st->op == STRATA_STEP_SEND)
+            v->sends.v[v->sends.n++] = key;
+        else if (st->op == STRATA_STEP_RECV || st->op == STRATA_STEP_RECV_REDUCE)
+            v->recvs.v[v->recvs.n++] = key;
+    }
+    number_steps(v->sends.v, (uint32_t)v->sends.n, a->steps);
+    number_steps(v->recvs.v, nrx, a->steps);
+    for (uint32_t k = 0; k < nrx; k++) {
+        uint64_t key = v->recvs.v[k];
+        uint32_t i = (uint32_t)key;
+        a->rx[k] = (rx_t){(key >> 32 << 32) | a->steps[i].seq, i};
+    }
+    a->nrx = nrx;
+    return 0;
+}
+
+/* Agent b's receive of message seq from agent src; UINT32_MAX if none. */
+static uint32_t rx_find(const agent_t *b, uint32_t src, uint32_t seq)
+{
+    uint64_t key = ((uint64_t)src << 32) | seq;
+    uint32_t lo = 0, hi = b->nrx;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (b->rx[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < b->nrx && b->rx[lo].key == key ? b->rx[lo].step : UINT32_MAX;
+}
+
 /* ==== Critical chains ====
  * Which class of link the time went to, along the chain of steps that
  * decided the finish: every step carries a vector of seconds per link
- * class (bottleneck of the flow's rate) plus [SIM_MAX_TIERS] for path
- * latency and waits, summing to its completion time. A send's chain is
+ * class (bottleneck of the flow's rate) plus one for path latency and
+ * waits, summing to its completion time. The driver keeps only the
+ * classes the run has (crit_n - 1 of them, latency at crit_lat), where
+ * the engine and sim_drive_t index latency as [SIM_MAX_TIERS]: copying
+ * and adding chains is per message, and most runs have a few classes. A send's chain is
  * its agent's chain at the phase start, the wait until it started, and its
  * flow's own breakdown (engine); a receive takes the chain of the message
  * when the message arrived last, else its agent's chain plus the wait; an
  * agent's next phase starts from the chain of its step that completed
  * last. The chain of the rank that finishes last splits the total. */
+
+static uint32_t crit_n(const drv_t *v)
+{
+    return (uint32_t)v->d->st->nclasses + 1;
+}
+static uint32_t crit_lat(const drv_t *v)
+{
+    return (uint32_t)v->d->st->nclasses;
+}
+/* Step i's chain. */
+static double *step_crit(const drv_t *v, const agent_t *a, uint32_t i)
+{
+    return a->crit + (size_t)i * crit_n(v);
+}
 
 static void chain_reset(agent_t *a)
 {
@@ -243,28 +384,27 @@ static void chain_reset(agent_t *a)
 }
 
 /* The agent's chain carried to `now` by waiting. */
-static void chain_wait(const agent_t *a, double now, double *out)
+static void chain_wait(const drv_t *v, const agent_t *a, double now, double *out)
 {
-    memcpy(out, a->crit0, sizeof(a->crit0));
-    if (now > a->t0) out[SIM_MAX_TIERS] += now - a->t0;
+    memcpy(out, a->crit0, crit_n(v) * sizeof(double));
+    if (now > a->t0) out[crit_lat(v)] += now - a->t0;
 }
 
-/* A send step's chain at its flow's completion. */
-static void chain_send(drv_t *v, const agent_t *a, sstep_t *ss)
+/* A send step's chain at its flow's completion: the engine's breakdown
+ * by tier (a tier is a class, route.c) and latency. */
+static void chain_send(drv_t *v, const agent_t *a, uint32_t i)
 {
     const double *tb = sim_net_done_breakdown(v->net);
-    chain_wait(a, ss->t_start, ss->crit);
-    for (int k = 0; k < NCRIT; k++)
-        ss->crit[k] += tb[k];
-    ss->crit_set = true;
+    double *c = step_crit(v, a, i);
+    chain_wait(v, a, a->steps[i].t_start, c);
+    uint32_t lat = crit_lat(v);
+    for (uint32_t k = 0; k < lat; k++)
+        c[k] += tb[k];
+    c[lat] += tb[SIM_MAX_TIERS];
+    a->steps[i].crit_set = true;
 }
 
 /* ==== Steps ==== */
-
-static uint32_t global(drv_t *v, const agent_t *a, int32_t peer)
-{
-    return v->d->jobs[a->job].base + (uint32_t)peer;
-}
 
 static double step_bytes(drv_t *v, const agent_t *a, const strata_step_t *s)
 {
@@ -297,16 +437,19 @@ static double pull_request_bytes(drv_t *v, const agent_t *a, const strata_step_t
 }
 
 /* How long a flow of `bytes` along r takes with its links to itself: its
- * latency, then the bottleneck rate min(cap / w) of its hops, as the
- * engine's contention-free pass gives it. */
-static double alone_time(drv_t *v, const sim_route_t *r, double bytes)
+ * latency, then the bottleneck rate min(cap / w) of its hops (the route's
+ * alone_bw), as the engine's contention-free pass gives it. */
+static double alone_time(const sim_route_t *r, double bytes)
 {
-    double best = INFINITY;
-    for (uint32_t h = 0; h < r->n; h++) {
-        double x = sim_net_res_cap(v->net, r->hops[h].res) / r->hops[h].w;
-        if (x < best) best = x;
-    }
-    return r->latency + (r->n > 0 && bytes > 0 ? bytes / best : 0);
+    return r->latency + (r->n > 0 && bytes > 0 ? bytes / r->alone_bw : 0);
+}
+
+/* A flow along route r: unchecked when the route's hops were checked. */
+static int add_flow(drv_t *v, double now, const sim_route_t *r, double bytes, uint64_t tag)
+{
+    if (r->valid)
+        return sim_flow_add_valid(v->net, now, r->latency, bytes, r->hops, r->n, r->min_tier, tag);
+    return sim_flow_add(v->net, now, r->latency, bytes, r->hops, r->n, tag);
 }
 
 static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
@@ -315,24 +458,33 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     const strata_step_t *s = &a->steps[i].step;
     const sim_job_t *job = &v->d->jobs[a->job];
     const sim_route_t *r, *back;
-    /* a ring's channels keep to their rails (ring.c); other schedules send
-     * through their own NIC (docs/simulator.md) */
-    bool rails = strata_sched_channels(job->s) > 1;
-    strata_status_t rc =
-        sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], rails, &r, v->err);
-    if (rc != STRATA_OK) return v->rc = rc;
+    sstep_t *ss = &a->steps[i];
+    uint64_t flush = sim_routes_flushes(v->d->routes) + 1;
+    strata_status_t rc;
+    if (ss->route_flush == flush && ss->route_peer == s->peer) {
+        r = ss->route;
+    } else {
+        /* a ring's channels keep to their rails (ring.c); other schedules
+         * send through their own NIC (docs/simulator.md) */
+        bool rails = strata_sched_channels(job->s) > 1;
+        rc = sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], rails, &r, v->err);
+        if (rc != STRATA_OK) return v->rc = rc;
+        /* computing it may have emptied the cache: read the count again */
+        ss->route = r;
+        ss->route_peer = s->peer;
+        ss->route_flush = sim_routes_flushes(v->d->routes) + 1;
+    }
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
     double req = pull_request_bytes(v, a, s, r), now = sim_net_now(v->net);
+    double bytes = step_bytes(v, a, s);
     a->steps[i].flows = req > 0 ? 2 : 1;
-    a->steps[i].i_done = a->steps[i].i_start + alone_time(v, r, step_bytes(v, a, s));
-    if (sim_flow_add(v->net, now, r->latency, step_bytes(v, a, s), r->hops, r->n, tag))
-        return oom(v);
+    a->steps[i].i_done = a->steps[i].i_start + alone_time(r, bytes);
+    if (add_flow(v, now, r, bytes, tag)) return oom(v);
     if (req <= 0) return STRATA_OK;
     rc = sim_routes_get(v->d->routes, job->dev[s->peer], job->dev[a->idx], false, &back, v->err);
     if (rc != STRATA_OK) return v->rc = rc;
-    if (sim_flow_add(v->net, now, back->latency, req, back->hops, back->n, tag | TAG_REQUESTS))
-        return oom(v);
-    double t = a->steps[i].i_start + alone_time(v, back, req);
+    if (add_flow(v, now, back, req, tag | TAG_REQUESTS)) return oom(v);
+    double t = a->steps[i].i_start + alone_time(back, req);
     if (t > a->steps[i].i_done) a->steps[i].i_done = t;
     return STRATA_OK;
 }
@@ -341,6 +493,15 @@ static strata_status_t start_recv(drv_t *v, uint32_t g, uint32_t i)
 {
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
+    if (!v->async) { /* BARRIER: matched in place (index_phase) */
+        if (!ss->arrived) {
+            v->open++; /* a receive waiting */
+            return STRATA_OK;
+        }
+        v->open--;
+        ss->i_done = ss->i_arr > ss->i_start ? ss->i_arr : ss->i_start;
+        return finish_now(v, g, i) ? oom(v) : STRATA_OK;
+    }
     pair_t *p = step_pair(v, ss, global(v, a, ss->step.peer), g);
     if (!p) return oom(v);
     double arr = 0;
@@ -407,8 +568,16 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
     if (n > a->cap) {
         sstep_t *ns = util_realloc(a->steps, (size_t)n * sizeof(*ns));
         if (!ns) return oom(v);
+        for (uint32_t i = a->cap; i < n; i++)
+            ns[i].route_flush = 0;
         a->steps = ns;
         a->cap = n;
+    }
+    if (n > a->crit_cap) {
+        double *nc = util_realloc(a->crit, (size_t)n * crit_n(v) * sizeof(double));
+        if (!nc) return oom(v);
+        a->crit = nc;
+        a->crit_cap = n;
     }
     a->phase = p;
     a->n = n;
@@ -418,6 +587,7 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
         ss->step = v->scratch.v[i];
         ss->state = ST_WAITING;
         ss->crit_set = false;
+        ss->arrived = false;
         ss->seq = 0;
         int op = ss->step.op;
         if (op != STRATA_STEP_SEND && op != STRATA_STEP_RECV && op != STRATA_STEP_RECV_REDUCE)
@@ -428,6 +598,7 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
                              p, i, (int)ss->step.peer);
             return v->rc = STRATA_ERR_INTERNAL;
         }
+        if (!v->async) continue; /* numbered below */
         uint32_t peer = global(v, a, ss->step.peer);
         pair_t *pr = op == STRATA_STEP_SEND ? pair_get(v, g, peer) : pair_get(v, peer, g);
         if (!pr) return oom(v);
@@ -435,6 +606,7 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
         ss->pslot = (uint32_t)(pr - v->pairs);
         ss->pgen = v->pairs_gen;
     }
+    if (!v->async && index_phase(v, g)) return oom(v);
     return STRATA_OK;
 }
 
@@ -463,8 +635,9 @@ static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i)
     double now = sim_net_now(v->net);
     ss->state = ST_DONE;
     a->ndone++;
-    if (!ss->crit_set) chain_wait(a, now, ss->crit);
-    if (now >= a->t_end || a->ndone == 1) memcpy(a->crit_last, ss->crit, sizeof(ss->crit));
+    if (!ss->crit_set) chain_wait(v, a, now, step_crit(v, a, i));
+    if (now >= a->t_end || a->ndone == 1)
+        memcpy(a->crit_last, step_crit(v, a, i), crit_n(v) * sizeof(double));
     if (v->d->trace && (ss->step.op <= STRATA_STEP_RECV_REDUCE)) {
         double off = v->d->trace->offset;
         sim_tev_t e = {(int32_t)g,  (int32_t)global(v, a, ss->step.peer), -1,
@@ -511,7 +684,32 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     sstep_t *ss = &a->steps[i];
     if (--ss->flows > 0) return; /* a pull ends with both its flows */
     uint32_t dst = global(v, a, ss->step.peer);
-    chain_send(v, a, ss);
+    chain_send(v, a, i);
+    if (!v->async) { /* BARRIER: matched in place (index_phase) */
+        agent_t *b = &v->agents[dst];
+        uint32_t r = rx_find(b, g, ss->seq);
+        if (finish_now(v, g, i)) {
+            oom(v);
+            return;
+        }
+        if (r != UINT32_MAX && b->steps[r].state == ST_STARTED) {
+            v->open--; /* its receive was waiting */
+            sstep_t *rs = &b->steps[r];
+            /* the message decided it */
+            memcpy(step_crit(v, b, r), step_crit(v, a, i), crit_n(v) * sizeof(double));
+            rs->crit_set = true;
+            if (ss->i_done > rs->i_done) rs->i_done = ss->i_done;
+            if (finish_now(v, dst, r)) oom(v);
+        } else {
+            v->open++; /* arrived before its receive (or has none) */
+            if (r != UINT32_MAX) {
+                b->steps[r].arrived = true;
+                b->steps[r].i_arr = ss->i_done;
+            }
+        }
+        drain(v);
+        return;
+    }
     pair_t *p = step_pair(v, ss, g, dst);
     if (!p) {
         oom(v);
@@ -524,7 +722,9 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     }
     if (waiter != UINT32_MAX) {
         sstep_t *rs = &v->agents[dst].steps[waiter];
-        memcpy(rs->crit, ss->crit, sizeof(rs->crit)); /* the message decided it */
+        /* the message decided it */
+        memcpy(step_crit(v, &v->agents[dst], waiter), step_crit(v, a, i),
+               crit_n(v) * sizeof(double));
         rs->crit_set = true;
         if (ss->i_done > rs->i_done) rs->i_done = ss->i_done;
         if (finish_now(v, dst, waiter)) oom(v);
@@ -659,8 +859,10 @@ static void add_crit(drv_t *v, double weight)
     const agent_t *last = NULL;
     for (uint32_t g = 0; g < v->nagents; g++)
         if (!last || v->agents[g].t_end > last->t_end) last = &v->agents[g];
-    for (int k = 0; last && k < NCRIT; k++)
+    uint32_t lat = crit_lat(v);
+    for (uint32_t k = 0; last && k < lat; k++)
         v->d->crit[k] += last->crit_last[k] * weight;
+    if (last) v->d->crit[SIM_MAX_TIERS] += last->crit_last[lat] * weight;
 }
 
 /* Class → (duration, count, trace range) for phase reuse. */
@@ -1209,14 +1411,19 @@ nomem:
 static void drv_free(drv_t *v)
 {
     uint32_t n = v->agents_cap > v->nagents ? v->agents_cap : v->nagents;
-    for (uint32_t g = 0; v->agents && g < n; g++)
+    for (uint32_t g = 0; v->agents && g < n; g++) {
         util_free(v->agents[g].steps);
+        util_free(v->agents[g].crit);
+        util_free(v->agents[g].rx);
+    }
     util_free(v->agents);
     util_free(v->pairs);
     UTIL_VEC_FREE(&v->pends);
     UTIL_VEC_FREE(&v->queue);
     UTIL_VEC_FREE(&v->scratch);
     UTIL_VEC_FREE(&v->scratch2);
+    UTIL_VEC_FREE(&v->sends);
+    UTIL_VEC_FREE(&v->recvs);
     sim_cert_free(&v->cert);
     sim_cert_free(&v->gsolo);
 }

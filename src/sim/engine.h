@@ -78,13 +78,22 @@ void sim_net_set_ideal(sim_net_t *net, bool ideal);
 int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
                  const sim_hop_t *hops, uint32_t n_hops, uint64_t tag);
 
+/* sim_flow_add for hops known to pass its checks (each resource in
+ * range with a capacity, each weight > 0), whose lowest tier is
+ * min_tier: nothing is checked (the driver's routes check their hops
+ * once, route.c). */
+int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double bytes,
+                       const sim_hop_t *hops, uint32_t n_hops, unsigned min_tier, uint64_t tag);
+
 /* Run until no flow is pending, calling done for each completed flow.
  * Returns 0, or -1 on OOM (the engine is then unusable). */
 int sim_net_run(sim_net_t *net, sim_done_fn done, void *ctx);
 
 /* During a completion callback: the completed flow's life by tier — the
  * seconds each tier bounded its rate, and [SIM_MAX_TIERS] its latency.
- * They add up to its completion time minus its submit time. */
+ * They add up to its completion time minus its submit time. Read it
+ * before the callback adds a flow: the completed flow's slot (where the
+ * figures are kept, not copied) goes to the next flow added. */
 const double *sim_net_done_breakdown(const sim_net_t *net);
 
 /* Current simulated time (the time of the last event processed). */
@@ -127,12 +136,19 @@ typedef struct sim_hent {
 typedef struct sim_heap {
     sim_hent_t *ent; /* heap order */
     uint32_t *pos;   /* pos[id] = index in ent, UINT32_MAX if absent */
+    sim_hent_t *tmp; /* sim_heap_take's sorting room */
     uint32_t n, cap_pos;
 } sim_heap_t;
 
 int sim_heap_reserve(sim_heap_t *h, uint32_t max_id);
 void sim_heap_set(sim_heap_t *h, uint32_t id, double key); /* insert or move */
 void sim_heap_remove(sim_heap_t *h, uint32_t id);
+/* Many keys at once: sim_heap_set_lazy inserts or moves without sifting
+ * (the heap is then out of order), sim_heap_fix restores the order in one
+ * bottom-up pass (Floyd, O(n)) — cheaper than sifting when a large part
+ * of the heap changed. The pop order, (key, id), is the same either way. */
+void sim_heap_set_lazy(sim_heap_t *h, uint32_t id, double key);
+void sim_heap_fix(sim_heap_t *h);
 uint32_t sim_heap_pop(sim_heap_t *h);
 /* Remove all entries with key <= limit into out (room for h->n), sorted by
  * (key, id), when they are at least a sixteenth of the heap; else remove

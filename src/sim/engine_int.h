@@ -22,18 +22,20 @@ typedef struct sim_fhop {
 } sim_fhop_t;
 
 typedef struct sim_flow {
-    double bytes, remaining, rate;
-    double next_rate; /* staged by progressive filling */
-    double t_last;    /* time `remaining` was last brought up to date */
-    double t_seg;     /* start of the current bottleneck-accounting segment */
-    uint64_t tag;
+    /* what the component search and progressive filling read, first */
     sim_fhop_t *hops;
     uint32_t n_hops, cap_hops;
-    uint32_t bott; /* resource that fixed the rate; UINT32_MAX if none */
-    uint32_t mark; /* BFS epoch */
+    uint32_t mark;    /* BFS epoch */
+    uint32_t bott;    /* resource that fixed the rate; UINT32_MAX if none */
+    double next_rate; /* staged by progressive filling */
     uint8_t state;
     uint8_t fixed;
-    double tb[SIM_MAX_TIERS + 1]; /* seconds this flow was bound by each tier; [MAX] latency */
+    uint8_t min_tier; /* lowest tier among its hops (attribution, flow.c) */
+    double rate;
+    double bytes, remaining;
+    double t_last; /* time `remaining` was last brought up to date */
+    double t_seg;  /* start of the current bottleneck-accounting segment */
+    uint64_t tag;
 } sim_flow_t;
 
 typedef struct sim_rentry {
@@ -41,38 +43,38 @@ typedef struct sim_rentry {
     uint32_t hop;
 } sim_rentry_t;
 
-typedef struct sim_rlist {
-    sim_rentry_t *v;
-    size_t n, cap;
-} sim_rlist_t;
-
 typedef struct sim_share {
     double share;
     uint32_t res;
 } sim_share_t;
 
-/* Per-resource state the rate computation reads together, in one record
- * (one cache line) rather than one array each: a flow's hops are
- * scattered over the resources, and each array was a cache miss. */
+/* Everything the engine keeps per resource, in one 64-byte record on a
+ * cache line of its own: a flow's hops are scattered over the resources,
+ * and every separate per-resource array (its flow list, its marks, its
+ * bytes) was one more cache miss per hop. */
 typedef struct sim_rstate {
     double cap;
     double rem, wsum; /* progressive-filling scratch */
     double maxrate;   /* highest rate fixed on it during filling */
+    double bytes;     /* carried, for statistics */
+    sim_rentry_t *v;  /* the active flows crossing it */
+    uint32_t n;       /* how many */
     uint32_t nun;     /* unfixed flows crossing it during filling */
-    uint32_t mark;    /* BFS epoch */
-    uint32_t tmark;   /* == tepoch: already in `touched` for this batch */
+    uint32_t mark;    /* BFS epoch; epoch + 1: touched by the current batch */
     uint8_t tier;
+    uint8_t lg_cap; /* v has room for 1 << lg_cap entries (none while v is NULL) */
 } sim_rstate_t;
 
 struct sim_net {
     uint32_t n_res;
-    sim_rstate_t *rs;
-    double *bytes;      /* carried, for statistics */
-    double *load;       /* Σ rate × w of active flows (kept only with an observer) */
-    sim_rlist_t *lists; /* active flows crossing each resource */
-    uint32_t tepoch;
+    sim_rstate_t *rs; /* 64-byte aligned, inside rs_mem */
+    void *rs_mem;
+    double *load; /* Σ rate × w of active flows (kept only with an observer) */
 
     sim_flow_t *flows;
+    /* per slot: seconds its flow was bound by each tier, [SIM_MAX_TIERS]
+     * its latency (apart from the flow: read once per rate change) */
+    double (*ftb)[SIM_MAX_TIERS + 1];
     uint32_t n_slots, cap_slots;
     UTIL_VEC(uint32_t) free_slots;
     uint32_t pending;
@@ -81,8 +83,9 @@ struct sim_net {
     double now;
     uint32_t epoch;
 
-    UTIL_VEC(uint32_t) touched;  /* resources touched by the current batch */
-    UTIL_VEC(uint32_t) comp_res; /* component being recomputed */
+    /* component being recomputed; between recomputations, the resources
+     * the current batch touched (marked epoch + 1) */
+    UTIL_VEC(uint32_t) comp_res;
     UTIL_VEC(uint32_t) comp_flow;
     UTIL_VEC(sim_share_t) shares; /* progressive-filling heap */
     UTIL_VEC(uint32_t) level;     /* resources at the current fill level */
@@ -93,7 +96,7 @@ struct sim_net {
     void *observer_ctx;
     double weight;
     bool ideal;
-    double done_tb[SIM_MAX_TIERS + 1]; /* breakdown of the flow being completed */
+    const double *done_tb; /* breakdown of the flow being completed (its ftb row) */
 };
 
 /* UTIL_VEC_PUSH with the common case (room left) inline: the engine pushes

@@ -500,6 +500,77 @@ static void test_heap_take(void **state)
     sim_heap_free(&b);
 }
 
+/* Keys set without sifting and put in order at once (sim_heap_set_lazy,
+ * sim_heap_fix) pop in exactly the order sifting gives: two heaps filled
+ * alike (keys from 40 values: ties broken by id), then half the entries
+ * moved, one heap sifting each change, the other lazily. */
+static void test_heap_lazy(void **state)
+{
+    (void)state;
+    enum { N = 2000 };
+    sim_heap_t a = {0}, b = {0};
+    uint64_t s = 3;
+    assert_int_equal(sim_heap_reserve(&a, N - 1), 0);
+    assert_int_equal(sim_heap_reserve(&b, N - 1), 0);
+    for (uint32_t i = 0; i < N; i++) {
+        s = util_hash_u64(s);
+        sim_heap_set(&a, i, (double)(s % 40));
+        sim_heap_set_lazy(&b, i, (double)(s % 40));
+    }
+    sim_heap_fix(&b);
+    for (uint32_t i = 0; i < N; i += 2) {
+        s = util_hash_u64(s);
+        sim_heap_set(&a, i, (double)(s % 40) + 0.5);
+        sim_heap_set_lazy(&b, i, (double)(s % 40) + 0.5);
+    }
+    sim_heap_fix(&b);
+    assert_int_equal(a.n, N);
+    assert_int_equal(b.n, N);
+    double last = -1;
+    while (a.n) {
+        assert_true(sim_heap_top_key(&a) >= last);
+        last = sim_heap_top_key(&a);
+        assert_true(sim_heap_top_key(&b) == last);
+        assert_int_equal(sim_heap_pop(&b), sim_heap_pop(&a));
+    }
+    assert_int_equal(b.n, 0);
+    sim_heap_free(&a);
+    sim_heap_free(&b);
+}
+
+/* The batch sort sorts by bytes (heap.c): keys that differ only in their
+ * last bits (a batch lies within a relative 1e-12: 3.5 µs × (1 + j·2^-52)
+ * for j < 7, seven neighbouring doubles) and ids that need three bytes
+ * (70,000 of them) still come out exactly as popping gives them. */
+static void test_heap_take_close_keys(void **state)
+{
+    (void)state;
+    enum { N = 70000 };
+    sim_heap_t a = {0}, b = {0};
+    sim_hent_t *out = util_malloc(N * sizeof(*out));
+    assert_non_null(out);
+    uint64_t s = 11;
+    assert_int_equal(sim_heap_reserve(&a, N - 1), 0);
+    assert_int_equal(sim_heap_reserve(&b, N - 1), 0);
+    for (uint32_t i = 0; i < N; i++) {
+        s = util_hash_u64(s);
+        double k = 3.5e-6;
+        for (uint64_t j = s % 7; j > 0; j--)
+            k = nextafter(k, 1);
+        sim_heap_set(&a, i, k);
+        sim_heap_set(&b, i, k);
+    }
+    uint32_t m = sim_heap_take(&b, 3.5e-6 * (1 + 1e-12), out);
+    assert_int_equal(m, N);
+    for (uint32_t k = 0; k < m; k++) {
+        assert_true(k == 0 || out[k - 1].key <= out[k].key);
+        assert_int_equal(out[k].id, sim_heap_pop(&a));
+    }
+    util_free(out);
+    sim_heap_free(&a);
+    sim_heap_free(&b);
+}
+
 /* Every allocation failure point of a small run returns an error (or the
  * run completes), never crashes. */
 static void test_oom(void **state)
@@ -540,6 +611,8 @@ int main(void)
         cmocka_unit_test(test_ideal_fast_path),
         cmocka_unit_test(test_heap_order),
         cmocka_unit_test(test_heap_take),
+        cmocka_unit_test(test_heap_take_close_keys),
+        cmocka_unit_test(test_heap_lazy),
         cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

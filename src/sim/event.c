@@ -22,19 +22,19 @@
 
 sim_net_t *sim_net_create(uint32_t n_res)
 {
+    _Static_assert(sizeof(sim_rstate_t) == 64, "a resource's record is one cache line");
     sim_net_t *net = util_calloc(1, sizeof(*net));
     if (!net) return NULL;
     net->n_res = n_res;
     size_t n = n_res ? n_res : 1;
-    net->rs = util_calloc(n, sizeof(sim_rstate_t));
-    net->bytes = util_calloc(n, sizeof(double));
+    net->rs_mem = util_calloc(n + 1, sizeof(sim_rstate_t));
     net->load = util_calloc(n, sizeof(double));
-    net->lists = util_calloc(n, sizeof(sim_rlist_t));
-    net->tepoch = 1;
-    if (!net->rs || !net->bytes || !net->load || !net->lists) {
+    if (!net->rs_mem || !net->load) {
         sim_net_destroy(net);
         return NULL;
     }
+    uintptr_t a = (uintptr_t)net->rs_mem;
+    net->rs = (sim_rstate_t *)((a + 63) & ~(uintptr_t)63);
     net->weight = 1;
     return net;
 }
@@ -42,17 +42,15 @@ sim_net_t *sim_net_create(uint32_t n_res)
 void sim_net_destroy(sim_net_t *net)
 {
     if (!net) return;
-    for (uint32_t r = 0; net->lists && r < net->n_res; r++)
-        util_free(net->lists[r].v);
+    for (uint32_t r = 0; net->rs && r < net->n_res; r++)
+        util_free(net->rs[r].v);
     for (uint32_t i = 0; i < net->n_slots; i++)
         util_free(net->flows[i].hops);
     util_free(net->flows);
-    util_free(net->rs);
-    util_free(net->bytes);
+    util_free(net->ftb);
+    util_free(net->rs_mem);
     util_free(net->load);
-    util_free(net->lists);
     UTIL_VEC_FREE(&net->free_slots);
-    UTIL_VEC_FREE(&net->touched);
     UTIL_VEC_FREE(&net->comp_res);
     UTIL_VEC_FREE(&net->comp_flow);
     UTIL_VEC_FREE(&net->shares);
@@ -83,7 +81,7 @@ const double *sim_net_done_breakdown(const sim_net_t *net)
 }
 double sim_net_res_bytes(const sim_net_t *net, uint32_t r)
 {
-    return net->bytes[r];
+    return net->rs[r].bytes;
 }
 double sim_net_res_cap(const sim_net_t *net, uint32_t r)
 {
@@ -121,7 +119,8 @@ int sim_net_reset(sim_net_t *net)
 {
     if (sim_net_rewind(net)) return -1;
     memset(&net->stats, 0, sizeof(net->stats));
-    memset(net->bytes, 0, (size_t)net->n_res * sizeof(double));
+    for (uint32_t r = 0; r < net->n_res; r++)
+        net->rs[r].bytes = 0;
     memset(net->load, 0, (size_t)net->n_res * sizeof(double));
     return 0;
 }
@@ -149,6 +148,9 @@ static int new_slot(sim_net_t *net, uint32_t *id_p)
         if (!f) return -1;
         memset(f + net->cap_slots, 0, (size_t)(cap - net->cap_slots) * sizeof(*f));
         net->flows = f;
+        double(*tb)[SIM_MAX_TIERS + 1] = util_realloc(net->ftb, (size_t)cap * sizeof(*tb));
+        if (!tb) return -1;
+        net->ftb = tb;
         net->cap_slots = cap;
     }
     if (sim_heap_reserve(&net->heap, net->n_slots)) return -1;
@@ -159,10 +161,19 @@ static int new_slot(sim_net_t *net, uint32_t *id_p)
 int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
                  const sim_hop_t *hops, uint32_t n_hops, uint64_t tag)
 {
-    if (!(t_start >= net->now) || !(latency >= 0) || !(bytes >= 0) || !isfinite(bytes)) return -1;
-    for (uint32_t h = 0; h < n_hops; h++)
+    unsigned min_tier = SIM_MAX_TIERS;
+    for (uint32_t h = 0; h < n_hops; h++) {
         if (hops[h].res >= net->n_res || !(hops[h].w > 0) || !(net->rs[hops[h].res].cap > 0))
             return -1;
+        if (net->rs[hops[h].res].tier < min_tier) min_tier = net->rs[hops[h].res].tier;
+    }
+    return sim_flow_add_valid(net, t_start, latency, bytes, hops, n_hops, min_tier, tag);
+}
+
+int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double bytes,
+                       const sim_hop_t *hops, uint32_t n_hops, unsigned min_tier, uint64_t tag)
+{
+    if (!(t_start >= net->now) || !(latency >= 0) || !(bytes >= 0) || !isfinite(bytes)) return -1;
     uint32_t id;
     if (new_slot(net, &id)) return -1;
     sim_flow_t *f = &net->flows[id];
@@ -178,25 +189,48 @@ int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
     for (uint32_t h = 0; h < n_hops; h++)
         f->hops[h] = (sim_fhop_t){hops[h].res, 0, hops[h].w};
     f->n_hops = n_hops;
+    f->min_tier = (uint8_t)min_tier;
     f->bytes = f->remaining = bytes;
     f->rate = 0;
     f->tag = tag;
     f->bott = UINT32_MAX;
     f->state = FLOW_WAITING;
-    memset(f->tb, 0, sizeof(f->tb));
-    f->tb[SIM_MAX_TIERS] = latency;
+    memset(net->ftb[id], 0, sizeof(net->ftb[id]));
+    net->ftb[id][SIM_MAX_TIERS] = latency;
     net->stats.tier_bound[SIM_MAX_TIERS] += latency * net->weight;
     net->pending++;
     sim_heap_set(&net->heap, id, t_start + latency);
     return 0;
 }
 
-/* Each resource enters a batch's touched list once. */
+/* Each resource enters a batch's touched list (the start of the next
+ * component, flow.c) once, its filling scratch reset. */
 static int touch(sim_net_t *net, uint32_t r)
 {
-    if (net->rs[r].tmark == net->tepoch) return 0;
-    net->rs[r].tmark = net->tepoch;
-    return SIM_PUSH(&net->touched, r);
+    sim_rstate_t *rs = &net->rs[r];
+    if (rs->mark == net->epoch + 1) return 0;
+    rs->mark = net->epoch + 1;
+    rs->rem = rs->cap;
+    rs->wsum = 0;
+    rs->nun = 0;
+    rs->maxrate = 0;
+    return SIM_PUSH(&net->comp_res, r);
+}
+
+/* Append flow entry e to resource r's list; its index, or -1 on OOM. */
+static int64_t list_push(sim_rstate_t *rs, sim_rentry_t e)
+{
+    uint32_t room = rs->v ? 1u << rs->lg_cap : 0;
+    if (rs->n == room) {
+        unsigned lg = rs->v ? rs->lg_cap + 1u : 2u;
+        if (lg > 31) return -1;
+        sim_rentry_t *nv = util_realloc(rs->v, ((size_t)1 << lg) * sizeof(*nv));
+        if (!nv) return -1;
+        rs->v = nv;
+        rs->lg_cap = (uint8_t)lg;
+    }
+    rs->v[rs->n] = e;
+    return rs->n++;
 }
 
 static int activate(sim_net_t *net, uint32_t id)
@@ -221,10 +255,10 @@ static int activate(sim_net_t *net, uint32_t id)
         return 0;
     }
     for (uint32_t h = 0; h < f->n_hops; h++) {
-        sim_rlist_t *l = &net->lists[f->hops[h].res];
-        sim_rentry_t e = {id, h};
-        if (SIM_PUSH(l, e) || touch(net, f->hops[h].res)) return -1;
-        f->hops[h].pos = (uint32_t)(l->n - 1);
+        uint32_t r = f->hops[h].res;
+        int64_t p = list_push(&net->rs[r], (sim_rentry_t){id, h});
+        if (p < 0 || touch(net, r)) return -1;
+        f->hops[h].pos = (uint32_t)p;
     }
     /* No rate yet: it gets one (and its completion event) at the batch's
      * recomputation; until then it must not be popped again. */
@@ -235,19 +269,19 @@ static int deactivate(sim_net_t *net, sim_flow_t *f)
 {
     if (net->ideal && !net->observer) { /* it joined no list (activate) */
         for (uint32_t h = 0; h < f->n_hops; h++)
-            net->bytes[f->hops[h].res] += f->bytes * f->hops[h].w * net->weight;
+            net->rs[f->hops[h].res].bytes += f->bytes * f->hops[h].w * net->weight;
         return 0;
     }
     for (uint32_t h = 0; h < f->n_hops; h++) {
         uint32_t r = f->hops[h].res;
-        sim_rlist_t *l = &net->lists[r];
+        sim_rstate_t *l = &net->rs[r];
         uint32_t p = f->hops[h].pos;
         sim_rentry_t last = l->v[--l->n];
         if (p < l->n) {
             l->v[p] = last;
             net->flows[last.flow].hops[last.hop].pos = p;
         }
-        net->bytes[r] += f->bytes * f->hops[h].w * net->weight;
+        l->bytes += f->bytes * f->hops[h].w * net->weight;
         if (touch(net, r)) return -1;
     }
     return 0;
@@ -261,7 +295,7 @@ static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
     sim_flow_advance(net, f);
     if (f->n_hops && f->bytes > 0 && deactivate(net, f)) return -1;
     uint64_t tag = f->tag;
-    memcpy(net->done_tb, f->tb, sizeof(f->tb));
+    net->done_tb = net->ftb[id];
     f->state = FLOW_FREE;
     net->pending--;
     if (SIM_PUSH(&net->free_slots, id)) return -1;

@@ -64,53 +64,48 @@ static double share_of(const sim_net_t *net, uint32_t r)
 
 /* ==== Component search ==== */
 
+/* A resource joins the component once, its filling scratch reset. */
 static int add_res(sim_net_t *net, uint32_t r)
 {
-    if (net->rs[r].mark == net->epoch) return 0;
-    net->rs[r].mark = net->epoch;
+    sim_rstate_t *rs = &net->rs[r];
+    if (rs->mark == net->epoch) return 0;
+    rs->mark = net->epoch;
+    rs->rem = rs->cap;
+    rs->wsum = 0;
+    rs->nun = 0;
+    rs->maxrate = 0;
     return SIM_PUSH(&net->comp_res, r);
 }
 
+/* The component of the touched resources, and progressive filling's
+ * starting point in the same walk: each flow, when first reached, is
+ * unfixed and adds its weights to its resources (in the order flows
+ * join comp_flow, as a separate pass over them would). The touched
+ * resources are comp_res already, marked epoch + 1 (event.c's touch). */
 static int find_component(sim_net_t *net)
 {
     net->epoch++;
-    net->comp_res.n = net->comp_flow.n = 0;
-    for (size_t i = 0; i < net->touched.n; i++)
-        if (add_res(net, net->touched.v[i])) return -1;
+    net->comp_flow.n = 0;
     for (size_t i = 0; i < net->comp_res.n; i++) {
-        const sim_rlist_t *l = &net->lists[net->comp_res.v[i]];
+        const sim_rstate_t *l = &net->rs[net->comp_res.v[i]];
         for (size_t j = 0; j < l->n; j++) {
             sim_flow_t *f = &net->flows[l->v[j].flow];
             if (f->mark == net->epoch) continue;
             f->mark = net->epoch;
+            f->fixed = 0;
             if (SIM_PUSH(&net->comp_flow, l->v[j].flow)) return -1;
-            for (uint32_t h = 0; h < f->n_hops; h++)
-                if (add_res(net, f->hops[h].res)) return -1;
+            for (uint32_t h = 0; h < f->n_hops; h++) {
+                uint32_t r = f->hops[h].res;
+                if (add_res(net, r)) return -1;
+                net->rs[r].wsum += f->hops[h].w;
+                net->rs[r].nun++;
+            }
         }
     }
     return 0;
 }
 
 /* ==== Progressive filling ==== */
-
-static void fill_init(sim_net_t *net)
-{
-    for (size_t i = 0; i < net->comp_res.n; i++) {
-        uint32_t r = net->comp_res.v[i];
-        net->rs[r].rem = net->rs[r].cap;
-        net->rs[r].wsum = 0;
-        net->rs[r].nun = 0;
-        net->rs[r].maxrate = 0;
-    }
-    for (size_t i = 0; i < net->comp_flow.n; i++) {
-        sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
-        f->fixed = 0;
-        for (uint32_t h = 0; h < f->n_hops; h++) {
-            net->rs[f->hops[h].res].wsum += f->hops[h].w;
-            net->rs[f->hops[h].res].nun++;
-        }
-    }
-}
 
 /* Fix flow f at rate x, bottlenecked by resource b; update the shares of
  * the other resources it crosses. Returns 0 or -1 on OOM. */
@@ -156,7 +151,7 @@ static int level_rounds(sim_net_t *net, size_t *left_p)
             if (net->rs[r].nun && share_of(net, r) <= lim && SIM_PUSH(&net->level, r)) return -1;
         }
         for (size_t i = 0; i < net->level.n; i++) {
-            const sim_rlist_t *l = &net->lists[net->level.v[i]];
+            const sim_rstate_t *l = &net->rs[net->level.v[i]];
             for (size_t j = 0; j < l->n; j++) {
                 sim_flow_t *f = &net->flows[l->v[j].flow];
                 if (f->fixed) continue;
@@ -174,7 +169,6 @@ static int level_rounds(sim_net_t *net, size_t *left_p)
 static int fill(sim_net_t *net)
 {
     size_t left;
-    fill_init(net);
     if (level_rounds(net, &left)) return -1;
     if (left == 0) return 0;
     net->shares.n = 0;
@@ -186,7 +180,7 @@ static int fill(sim_net_t *net)
         sim_share_t e = share_pop(net);
         uint32_t r = e.res;
         if (net->rs[r].nun == 0 || e.share != share_of(net, r)) continue; /* stale */
-        const sim_rlist_t *l = &net->lists[r];
+        const sim_rstate_t *l = &net->rs[r];
         for (size_t j = 0; j < l->n; j++) {
             sim_flow_t *f = &net->flows[l->v[j].flow];
             if (f->fixed) continue;
@@ -208,6 +202,7 @@ static void attribute_ties(sim_net_t *net)
 {
     for (size_t i = 0; i < net->comp_flow.n; i++) {
         sim_flow_t *f = &net->flows[net->comp_flow.v[i]];
+        if (net->rs[f->bott].tier <= f->min_tier) continue; /* no hop of a lower class */
         for (uint32_t h = 0; h < f->n_hops; h++) {
             uint32_t r = f->hops[h].res;
             if (net->rs[r].tier < net->rs[f->bott].tier &&
@@ -261,7 +256,7 @@ void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
     double seg = net->now - f->t_seg;
     if (seg > 0 && f->bott != UINT32_MAX) {
         net->stats.tier_bound[net->rs[f->bott].tier] += seg * net->weight;
-        f->tb[net->rs[f->bott].tier] += seg;
+        net->ftb[f - net->flows][net->rs[f->bott].tier] += seg;
     }
     f->t_seg = net->now;
 }
@@ -271,8 +266,7 @@ static void notify_loads(sim_net_t *net)
     if (!net->observer) return;
     for (size_t i = 0; i < net->comp_res.n; i++) {
         uint32_t r = net->comp_res.v[i];
-        double used =
-            net->lists[r].n ? net->rs[r].cap - (net->rs[r].rem > 0 ? net->rs[r].rem : 0) : 0;
+        double used = net->rs[r].n ? net->rs[r].cap - (net->rs[r].rem > 0 ? net->rs[r].rem : 0) : 0;
         if (used != net->load[r]) {
             net->load[r] = used;
             net->observer(net->observer_ctx, r, net->now, used);
@@ -280,8 +274,12 @@ static void notify_loads(sim_net_t *net)
     }
 }
 
+/* New rates and completion times. When the component is a large part of
+ * the heap (a collective's flows starting together), the heap is put in
+ * order once after all its keys changed rather than sifted per flow. */
 static void apply_rates(sim_net_t *net)
 {
+    bool bulk = net->comp_flow.n * 4 >= net->heap.n;
     for (size_t i = 0; i < net->comp_flow.n; i++) {
         uint32_t id = net->comp_flow.v[i];
         sim_flow_t *f = &net->flows[id];
@@ -289,20 +287,30 @@ static void apply_rates(sim_net_t *net)
         sim_flow_advance(net, f);
         if (x == f->rate && net->heap.pos[id] != UINT32_MAX) continue;
         f->rate = x;
-        sim_heap_set(&net->heap, id, x > 0 ? net->now + f->remaining / x : INFINITY);
+        double t = x > 0 ? net->now + f->remaining / x : INFINITY;
+        if (bulk)
+            sim_heap_set_lazy(&net->heap, id, t);
+        else
+            sim_heap_set(&net->heap, id, t);
     }
+    if (bulk) sim_heap_fix(&net->heap);
 }
 
-int sim_flow_recompute(sim_net_t *net)
+/* Before the BFS epoch could wrap (epoch + 1 marks touched resources):
+ * forget every old mark. */
+static void epoch_wrap(sim_net_t *net)
 {
-    if (net->touched.n == 0) return 0;
+    if (net->epoch < UINT32_MAX - 2) return;
+    for (uint32_t r = 0; r < net->n_res; r++)
+        net->rs[r].mark = 0;
+    for (uint32_t i = 0; i < net->n_slots; i++)
+        net->flows[i].mark = 0;
+    net->epoch = 0;
+}
+
+static int recompute(sim_net_t *net)
+{
     if (find_component(net)) return -1;
-    net->touched.n = 0;
-    if (++net->tepoch == 0) { /* wrapped: forget every old mark */
-        for (uint32_t r = 0; r < net->n_res; r++)
-            net->rs[r].tmark = 0;
-        net->tepoch = 1;
-    }
     if (net->comp_flow.n == 0) {
         notify_loads(net);
         return 0;
@@ -317,4 +325,13 @@ int sim_flow_recompute(sim_net_t *net)
     apply_rates(net);
     notify_loads(net);
     return 0;
+}
+
+int sim_flow_recompute(sim_net_t *net)
+{
+    if (net->comp_res.n == 0) return 0;
+    int rc = recompute(net);
+    net->comp_res.n = 0; /* the next batch's touched resources start here */
+    epoch_wrap(net);
+    return rc;
 }

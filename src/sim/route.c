@@ -133,7 +133,9 @@ typedef struct sim_set {
 
 struct sim_routes {
     const strata_topo_t *topo;
+    const sim_net_t *net; /* for alone_bw, min_tier, valid; NULL: not set */
     int32_t ndev;
+    int32_t *dev_group;       /* each device's group (server), read per send */
     UTIL_VEC(sim_set_t) sets; /* device sets: ids ndev, ndev+1, ... */
     UTIL_VEC(int32_t) set_devs;
     strata_topo_router_t *router;
@@ -234,8 +236,11 @@ sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t 
     rt->plen = util_calloc(SIM_SPREAD_PATHS, sizeof(int32_t));
     rt->pbw = util_calloc(SIM_SPREAD_PATHS, sizeof(double));
     rt->plat = util_calloc(SIM_SPREAD_PATHS, sizeof(double));
-    if (!rt->arena || !rt->keys || !rt->vals || !rt->w || !rt->paths || !rt->plen || !rt->pbw ||
-        !rt->plat || (!cross_rail && rails_init(rt)))
+    rt->dev_group = util_malloc((size_t)(rt->ndev > 0 ? rt->ndev : 1) * sizeof(int32_t));
+    for (int32_t d = 0; rt->dev_group && d < rt->ndev; d++)
+        rt->dev_group[d] = strata_topo_device(topo, d).group;
+    if (!rt->dev_group || !rt->arena || !rt->keys || !rt->vals || !rt->w || !rt->paths ||
+        !rt->plen || !rt->pbw || !rt->plat || (!cross_rail && rails_init(rt)))
         goto oom;
     if (strata_topo_router_create(topo, &rt->router, err) != STRATA_OK) {
         sim_routes_destroy(rt);
@@ -260,6 +265,7 @@ void sim_routes_destroy(sim_routes_t *rt)
     util_free(rt->plen);
     util_free(rt->pbw);
     util_free(rt->plat);
+    util_free(rt->dev_group);
     util_free(rt->schan);
     util_free(rt->sfrac);
     util_free(rt->rail_nic);
@@ -472,8 +478,7 @@ static int32_t rail_mid(sim_routes_t *rt, int32_t src, int32_t dst)
 static bool rail_mid_possible(const sim_routes_t *rt, int32_t src, int32_t dst)
 {
     if (src >= rt->ndev || dst >= rt->ndev) return false;
-    int32_t a = strata_topo_device(rt->topo, src).group,
-            b = strata_topo_device(rt->topo, dst).group;
+    int32_t a = rt->dev_group[src], b = rt->dev_group[dst];
     return a >= 0 && b >= 0 && a != b;
 }
 
@@ -527,6 +532,33 @@ static double pair_bw(sim_routes_t *rt, int32_t a, int32_t b)
     return bw;
 }
 
+void sim_routes_set_net(sim_routes_t *rt, const sim_net_t *net)
+{
+    rt->net = net;
+}
+
+/* A route's figures the driver reads per send (sim_route_t), found once
+ * here: its rate alone (the engine's sim_flow_alone_rate, the same
+ * divisions in the same order), lowest tier, validity. */
+static void route_figures(const sim_routes_t *rt, sim_route_t *r)
+{
+    r->alone_bw = INFINITY;
+    r->min_tier = SIM_MAX_TIERS;
+    r->valid = rt->net != NULL;
+    for (uint32_t h = 0; rt->net && h < r->n; h++) {
+        if (r->hops[h].res >= sim_net_res_count(rt->net)) {
+            r->valid = false;
+            continue;
+        }
+        double cap = sim_net_res_cap(rt->net, r->hops[h].res);
+        double x = cap / r->hops[h].w;
+        if (x < r->alone_bw) r->alone_bw = x;
+        unsigned tier = sim_net_res_tier(rt->net, r->hops[h].res);
+        if (tier < r->min_tier) r->min_tier = (uint8_t)tier;
+        if (!(r->hops[h].w > 0) || !(cap > 0)) r->valid = false;
+    }
+}
+
 /* A route between two ids; a device set shares a message among its members
  * in proportion to the bandwidth to each (a message to an NVLS switch agent
  * goes to all of the server's switches, 5:4:4:5 on an H100). */
@@ -562,6 +594,7 @@ static strata_status_t compute(sim_routes_t *rt, int32_t src, int32_t dst, sim_r
         r->hops[i] = (sim_hop_t){c, rt->w[c]};
         rt->w[c] = 0;
     }
+    route_figures(rt, r);
     *out = r;
     return STRATA_OK;
 }

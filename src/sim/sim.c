@@ -71,7 +71,10 @@ strata_status_t strata_sim_create(const strata_topo_t *topo, const strata_sim_op
     if (rc == STRATA_OK) {
         sim->routes = sim_routes_create(topo, sim->opts.routing, sim->opts.seed, sim->opts.conns,
                                         sim->opts.cross_rail, err);
-        if (!sim->routes) rc = err ? err->status : STRATA_ERR_NOMEM;
+        if (!sim->routes)
+            rc = err ? err->status : STRATA_ERR_NOMEM;
+        else
+            sim_routes_set_net(sim->routes, sim->st.net);
     }
     if (rc != STRATA_OK) {
         strata_sim_destroy(sim);

@@ -30,6 +30,13 @@ typedef struct sim_route {
     sim_hop_t *hops;
     uint32_t n;
     double latency;
+    /* With the engine named (sim_routes_set_net): the bottleneck min over
+     * hops of cap / w (a flow's rate alone on the route), the lowest tier
+     * of its hops, and whether every hop is one sim_flow_add accepts
+     * (sim_flow_add_valid may then take it unchecked). */
+    double alone_bw;
+    uint8_t min_tier;
+    bool valid;
 } sim_route_t;
 
 typedef struct sim_routes sim_routes_t;
@@ -37,6 +44,9 @@ sim_routes_t *sim_routes_create(const strata_topo_t *topo, strata_sim_routing_t 
                                 uint64_t seed, uint32_t conns, bool cross_rail,
                                 strata_error_t *err);
 void sim_routes_destroy(sim_routes_t *rt);
+/* The engine whose resources the routes' channels are: routes computed
+ * from now on carry alone_bw, min_tier and valid. */
+void sim_routes_set_net(sim_routes_t *rt, const sim_net_t *net);
 /* The route is valid until the next call. rails: a send to another server
  * leaves by the NIC on the receiver's rail (route.c; a ring's channels),
  * unless the routes were made with cross_rail. */

@@ -17,10 +17,14 @@
  *  - two collectives sharing a GPU's links each get half; TP and DP
  *    groups proven independent time as the ASYNC run of all of them;
  *  - the trace is trace-event JSON with every rank's steps;
- *  - bad placements are refused with a clear error.
+ *  - bad placements are refused with a clear error;
+ *  - messages match the k-th send a -> b with the k-th receive at b from a,
+ *    whether the message or its receive comes first, alike in BARRIER and
+ *    ASYNC (two matching codes); unmatched ones are named.
  */
 #define _GNU_SOURCE
 #include "test.h"
+#include "../sched/sched.h" /* a hand-made schedule (test_matching) */
 #include "sim.h"
 
 #include <unistd.h>
@@ -1190,6 +1194,92 @@ static void test_mesh_rings_match_model(void **state)
     assert_true(b2 > 0.9 * 4 * 12.4e9 && b2 < 4 * 12.4e9 * 1.01);
 }
 
+/* ==== Matching, on a hand-made schedule ====
+ * Two agents on switch:2 (10 GB/s, 1 µs per link, two hops: 2 µs), one
+ * phase. Agent 0 sends 4,000, 8,000 and 2,000 B to agent 1 at once, and
+ * posts its receive of agent 1's 1,000,000 B at once. Agent 1 posts its
+ * receives of the first two at once, sends the 1,000,000 B when the first
+ * is done, and posts its receive of the third when that send is done (its
+ * message waits for it). By hand: the three share 0 -> 1 from 2 µs, 1e10/3
+ * each; the 2,000 B one is done at 2.6 µs, then 5e9 each: the 4,000 B one
+ * at 3.0 µs, the 8,000 B one at 3.4 µs. Agent 1 sends at 3.0 µs: done at
+ * 3.0 + 2 + 100 = 105 µs, the end. Matching the first receive to either
+ * other message would end at 104.6 or 105.4 µs. mode 1 drops agent 1's
+ * receives (three messages unmatched), mode 2 agent 0's sends (its
+ * receive, step 0, never completes). */
+static int match_mode;
+
+static void match_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k)
+{
+    (void)s;
+    if (agent == 0) {
+        if (match_mode != 2) {
+            sched_send(k, 0, 1, STRATA_BUF_INPUT, 0, 1000);
+            sched_send(k, 0, 1, STRATA_BUF_INPUT, 0, 2000);
+            sched_send(k, 0, 1, STRATA_BUF_INPUT, 0, 500);
+        }
+        sched_recv(k, 0, 1, STRATA_BUF_OUTPUT, 0, 250000);
+    } else if (match_mode == 1) {
+        sched_send(k, 0, 0, STRATA_BUF_INPUT, 0, 250000);
+    } else {
+        sched_recv(k, 0, 0, STRATA_BUF_OUTPUT, 0, 1000);
+        sched_recv(k, 0, 0, STRATA_BUF_OUTPUT, 0, 2000);
+        sched_send(k, 1, 0, STRATA_BUF_INPUT, 0, 250000);
+        sched_recv(k, 3, 0, STRATA_BUF_OUTPUT, 0, 500);
+    }
+}
+
+static strata_status_t match_run(strata_sim_mode_t mode, strata_sim_result_t *r, char *msg,
+                                 size_t len)
+{
+    strata_topo_t *t = make_switch(2, 10 * GB, 1e-6);
+    strata_sched_t *s = make_algo(STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 2, 1 << 20, 1);
+    sched_algo_t fake = *s->algo;
+    fake.phase = match_phase;
+    fake.phase_class = NULL;
+    s->algo = &fake;
+    s->nphases = 1;
+    strata_sim_opts_t o = strata_sim_opts_default();
+    o.mode = mode;
+    strata_sim_t *sim = NULL;
+    strata_error_t err = {0};
+    assert_int_equal(strata_sim_create(t, &o, &sim, &err), STRATA_OK);
+    assert_int_equal(strata_sim_add(sim, s, NULL, &err), STRATA_OK);
+    strata_status_t rc = strata_sim_run(sim, r, &err);
+    snprintf(msg, len, "%s", rc == STRATA_OK ? "" : err.msg);
+    strata_sim_destroy(sim);
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+    return rc;
+}
+
+static void test_matching(void **state)
+{
+    (void)state;
+    char msg[sizeof(((strata_error_t *)0)->msg)];
+    strata_sim_result_t b, a;
+    match_mode = 0;
+    assert_int_equal(match_run(STRATA_SIM_BARRIER, &b, msg, sizeof(msg)), STRATA_OK);
+    assert_int_equal(match_run(STRATA_SIM_ASYNC, &a, msg, sizeof(msg)), STRATA_OK);
+    assert_true(fabs(b.time - 105e-6) <= 105e-6 * 1e-12);
+    assert_true(a.time == b.time); /* the pair table (ASYNC) agrees bit for bit */
+    assert_true(a.time_ab == b.time_ab);
+    assert_int_equal(b.flows, 4);
+    strata_sim_result_free(&a);
+    strata_sim_result_free(&b);
+    match_mode = 1;
+    assert_int_equal(match_run(STRATA_SIM_BARRIER, &b, msg, sizeof(msg)), STRATA_ERR_PROTOCOL);
+    assert_string_equal(msg, "phase 0: 3 messages left unmatched");
+    assert_int_equal(match_run(STRATA_SIM_ASYNC, &a, msg, sizeof(msg)), STRATA_ERR_PROTOCOL);
+    assert_string_equal(msg, "async run: 3 messages left unmatched");
+    match_mode = 2;
+    assert_int_equal(match_run(STRATA_SIM_BARRIER, &b, msg, sizeof(msg)), STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(msg, "agent 0 step 0 of phase 0 never completed"));
+    assert_int_equal(match_run(STRATA_SIM_ASYNC, &a, msg, sizeof(msg)), STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(msg, "agent 0 step 0 of phase 0 never completed"));
+    match_mode = 0;
+}
+
 static void test_oom(void **state)
 {
     (void)state;
@@ -1250,6 +1340,7 @@ int main(void)
         cmocka_unit_test(test_every_algorithm_matches_model),
         cmocka_unit_test(test_mesh_rings_match_model),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_matching),
         cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
