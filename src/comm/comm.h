@@ -546,7 +546,9 @@ void comm_host_id(char out[64]);
 void comm_reduce2(void *out, const void *a, const void *b, size_t n, strata_dtype_t dt,
                   strata_op_t op);
 /* out = srcs[0] op srcs[1] op … in that order (fp16/bf16 accumulated in fp32
- * and rounded once); for AVG divides by `size` at the end. nsrc >= 1. */
+ * and rounded once); for AVG divides by `size` at the end. nsrc >= 1. out
+ * may alias srcs[0] or srcs[1] exactly (the first pass reads both before it
+ * writes an element; later passes read out), no later input. */
 void comm_reduce_n(void *out, const void *const *srcs, int nsrc, size_t n, strata_dtype_t dt,
                    strata_op_t op, int size);
 /* For AVG: out[i] /= size (after a SUM by other means). No-op otherwise. */
