@@ -491,14 +491,18 @@ static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_pe
      * more in per-chunk flag hand-offs than the overlap won (2 ranks,
      * paired with Open MPI: 256 KiB 10.6-12.5 -> 8.2-9.0 us, 128 KiB
      * 6.0 -> 5.0-5.4 us, 64 KiB 2.85 -> 2.9-3.0 us; bench/README.md, run C).
-     * The other collectives, not measured that way, keep at least 4 chunks.
-     * STRATA_MIN_CHUNKS sets the minimum for all (slices of 4 KiB or more). */
+     * The other collectives, not measured that way, keep at least 4 chunks,
+     * and so does allreduce when the host's ranks outnumber its CPUs: two
+     * ranks taking turns on a core then interleave chunk by chunk (4 ranks
+     * on 2 CPUs, 256 KiB: 57-62 us against 70-92 us a call in one chunk;
+     * bench/README.md, issue 17 session 7). STRATA_MIN_CHUNKS sets the
+     * minimum for all (slices of 4 KiB or more). */
     static long nmin_env = -1;
     if (nmin_env < 0) {
         const char *e = getenv("STRATA_MIN_CHUNKS");
         nmin_env = e && atol(e) > 0 ? atol(e) : 0;
     }
-    size_t nmin = nmin_env > 0 ? (size_t)nmin_env : kind == ENG_AR ? 1 : 4;
+    size_t nmin = nmin_env > 0 ? (size_t)nmin_env : kind == ENG_AR && !c->shared_cpus ? 1 : 4;
     size_t want = bytes_per_rank / nmin / COMM_LINE * COMM_LINE;
     if (want < STRATA_DIRECT_SLICE_MIN) want = STRATA_DIRECT_SLICE_MIN;
     return want < cap ? want : cap;

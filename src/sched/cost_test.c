@@ -508,6 +508,21 @@ static void test_direct_closed_form(void **state)
     m.cores = 2, m.lat_oversub = 1e-6;
     k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 1048576);
     assert_rel(k.time, 1.7e-6 + 4e-6 + 2 * 314.5728e-6, 1e-9);
+    /* 256 KiB: with a CPU per rank one chunk (slice min(64 KiB, max(S/P,
+     * 4 KiB)) = 64 KiB), 2 synchronisations, α = 1.1 us, data n x 0.3 ns =
+     * 78.6432 us. Ranks beyond the cores split it as the engine does, into
+     * at least 4 chunks (slice max(S/P/4, 4 KiB) = 16 KiB): 8
+     * synchronisations, α = 1.7 us, the data x 2 and the 2 waits' 4 us. */
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 262144);
+    assert_int_equal(k.chunks, 4);
+    assert_rel(k.steps, 8, 1e-12);
+    assert_rel(k.time, 1.7e-6 + 4e-6 + 2 * 78.6432e-6, 1e-9);
+    m.cores = 0;
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 262144);
+    assert_int_equal(k.chunks, 1);
+    assert_rel(k.steps, 2, 1e-12);
+    assert_rel(k.time, 1.1e-6 + 78.6432e-6, 1e-9);
+    m.cores = 2;
     /* Registered buffers, same machine and 1 MiB: S/P = 262,144 B of its
      * own slice read at 20 GB/s (13.1072 us) + chunk 0 staged, f·256 KiB =
      * 196,608 B at 20 GB/s (9.8304 us) + 786,432 B of peers' slices

@@ -71,13 +71,13 @@ static uint64_t engine_slice(uint64_t per_rank_bytes, uint32_t P, uint64_t nmin)
     return want < cap ? want : cap;
 }
 
-double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes)
+double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes, bool shared)
 {
     bool ar = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_REDUCE;
     bool sliced = ar || coll == STRATA_COLL_BROADCAST;
     if (P < 2 || bytes <= 0 || (ar && bytes <= STRATA_DIRECT_FLAT_MAX)) return 1;
     double per_rank = sliced ? bytes / P : bytes / P; /* AG/RS/A2A: bytes = P blocks */
-    double slice = (double)engine_slice((uint64_t)per_rank, P, ar ? 1 : 4);
+    double slice = (double)engine_slice((uint64_t)per_rank, P, ar && !shared ? 1 : 4);
     double c = ceil(per_rank / slice);
     return c < 1 ? 1 : c;
 }
