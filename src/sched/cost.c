@@ -1367,7 +1367,7 @@ static void cost_direct(const strata_coll_machine_t *m, strata_coll_t c, double 
     bool flat =
         (c == STRATA_COLL_ALLREDUCE || c == STRATA_COLL_REDUCE) && n <= STRATA_DIRECT_FLAT_MAX;
     bool reg = m->registered && c == STRATA_COLL_ALLREDUCE && !flat;
-    double chunk0 = fmin(n, P * floor(STRATA_DIRECT_CHUNK / P / 64) * 64);
+    double chunk0 = sched_direct_chunk0(m->nranks, n, direct_shared(m));
     switch (reg ? STRATA_COLL_COUNT : c) {
     case STRATA_COLL_COUNT: /* registered allreduce */
         syncs = 2;

@@ -539,7 +539,15 @@ static void test_direct_closed_form(void **state)
     assert_rel(k.time, 1.1e-6 + 285.0816e-6, 1e-9);
     k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 2048);
     assert_rel(k.time, 1e-6 + 1.3312e-6, 1e-9);
-    m.registered = false;
+    /* Registered, 256 KiB, 4 ranks on 2 cores: chunk 0 is the shared
+     * layout's, 4 x 16 KiB = 64 KiB. (65,536 + 0.75 x 65,536) B at 20 GB/s
+     * (5.7344 us) + 196,608 B at 5 GB/s (39.3216) + 65,536 B at 10 GB/s
+     * (6.5536) + 196,608 B at 10 GB/s (19.6608) = 71.2704 us, x 2 for the
+     * shared cores; 2 synchronisations (1.1 us) and the 2 waits' 4 us. */
+    m.cores = 2, m.lat_oversub = 1e-6;
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 262144);
+    assert_rel(k.time, 1.1e-6 + 4e-6 + 2 * 71.2704e-6, 1e-9);
+    m.cores = 0, m.registered = false;
     /* never chosen by selection, and not across servers */
     strata_coll_cost_t best;
     for (double n = 8; n < 1e9; n *= 8) {
