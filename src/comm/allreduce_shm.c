@@ -101,8 +101,8 @@ static unsigned char *pos(eng_t *e, int rank, size_t c, int q)
  * reduced from. Cache lines migrate to the core that last read them: a
  * line written by rank a and then read by rank b is b's, and b's next
  * store to it costs no cross-core request, while a's next store must take
- * it back (bench/README.md, issue 17 session 7: 128 KiB stored in 2.3 us
- * into lines this core last read, 5.6 us into lines the peer last read).
+ * it back (bench/comm/linehome.c: 128 KiB stored in 2.6 us into lines
+ * this core last read, 5.7 us into lines the peer last read).
  * So rank q stores its result into lines it owns after reducing, and at
  * P = 2 the peer gathers them from its own slot and owns them again when
  * it stages the next chunk there: every store of a call lands on lines its
@@ -255,10 +255,9 @@ static strata_status_t stage(eng_t *e, size_t c)
 }
 
 /* Bytes reduced and copied out at a time: a block stays in L1 (48 KiB
- * here) between the reduction and the copy. */
-#ifndef REDUCE_BLOCK
+ * here) between the reduction and the copy (4 KiB-1 MiB measured: 16 KiB
+ * best by ~1 us at 256 KiB; bench/README.md, issue 17 session 7). */
 #define REDUCE_BLOCK (16u * 1024u)
-#endif
 
 static strata_status_t reduce(eng_t *e, size_t c)
 {
