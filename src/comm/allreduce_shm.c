@@ -11,9 +11,11 @@
  *           staged[r] = s+1;
  *   reduce  rank r waits for every staged[q] and reduces its own slice in
  *           rank order 0..P-1, reading its own part straight from its
- *           private input and the rest from the peers' regions; the result
- *           goes to its own region, then reduced[r] = s+1, and is copied to
- *           the output while still hot in L1/L2;
+ *           private input and the rest from the peers' regions, in 16 KiB
+ *           blocks, each written over rank 1's (rank 0's for r = 1) staged
+ *           copy of the slice (reduced_at: lines r has just read, so its
+ *           stores stay on its core) and copied to the output while in L1;
+ *           then reduced[r] = s+1;
  *   gather  rank r waits for every reduced[q] and copies the other P-1
  *           reduced slices to its output (non-temporal stores for large
  *           outputs), then done[r] = s+1.
@@ -91,6 +93,25 @@ static void slice(const eng_t *e, size_t c, int q, size_t *off, size_t *n)
 static unsigned char *pos(eng_t *e, int rank, size_t c, int q)
 {
     return comm_region(e->c, rank, e->base + c) + (size_t)q * e->cap;
+}
+
+/* Where allreduce's reduced slice q of chunk c lives: in the staging slot
+ * of rank 1 (of rank 0 for q = 1), over that rank's staged copy of slice q,
+ * which rank q has just read — at P = 2, the peer's slot, the one rank q
+ * reduced from. Cache lines migrate to the core that last read them: a
+ * line written by rank a and then read by rank b is b's, and b's next
+ * store to it costs no cross-core request, while a's next store must take
+ * it back (bench/comm/linehome.c: 128 KiB stored in 2.6 us into lines
+ * this core last read, 5.7 us into lines the peer last read).
+ * So rank q stores its result into lines it owns after reducing, and at
+ * P = 2 the peer gathers them from its own slot and owns them again when
+ * it stages the next chunk there: every store of a call lands on lines its
+ * core owns, and only the two reads per byte cross cores. Rank 0 or 1, so
+ * that the slot is the reduction's first or second input
+ * (comm_reduce_n's contract allows out to alias those). */
+static unsigned char *reduced_at(eng_t *e, size_t c, int q)
+{
+    return pos(e, q == 0 ? 1 : 0, c, q);
 }
 
 static strata_status_t wait_all(eng_t *e, size_t field, uint64_t target)
@@ -233,6 +254,11 @@ static strata_status_t stage(eng_t *e, size_t c)
     return STRATA_OK;
 }
 
+/* Bytes reduced and copied out at a time: a block stays in L1 (48 KiB
+ * here) between the reduction and the copy (4 KiB-1 MiB measured: 16 KiB
+ * best by ~1 us at 256 KiB; bench/README.md, issue 17 session 7). */
+#define REDUCE_BLOCK (16u * 1024u)
+
 static strata_status_t reduce(eng_t *e, size_t c)
 {
     uint64_t s = e->base + c;
@@ -245,13 +271,25 @@ static strata_status_t reduce(eng_t *e, size_t c)
     size_t src_off = e->kind == ENG_RS ? (size_t)r * e->count + off : off;
     for (int q = 0; q < P; q++)
         srcs[q] = q == r ? e->src + src_off * e->es : pos(e, q, c, r);
-    void *out = e->kind == ENG_RS ? e->dst + off * e->es : pos(e, r, c, r);
-    comm_reduce_n(out, srcs, P, n, e->dt, e->op, P);
-    if (e->kind == ENG_AR) {
-        publish(e, F_REDUCED, s + 1);
-        /* our own slice is hot in L1/L2 now: copy it out before waiting */
-        if (e->root < 0 || e->root == r) comm_copy(e->dst + off * e->es, out, n * e->es, e->stream);
+    if (e->kind == ENG_RS) {
+        comm_reduce_n(e->dst + off * e->es, srcs, P, n, e->dt, e->op, P);
+        return STRATA_OK;
     }
+    /* Allreduce: reduce block by block, each copied to the output while it
+     * is in L1 (in place, a block of the input is read before it is
+     * written, and later blocks are not touched). */
+    unsigned char *out = reduced_at(e, c, r);
+    bool own = e->root < 0 || e->root == r;
+    size_t step = REDUCE_BLOCK / e->es;
+    for (size_t i = 0; i < n; i += step) {
+        size_t m = n - i < step ? n - i : step, o = i * e->es;
+        const void *in[COMM_MAX_SIZE];
+        for (int q = 0; q < P; q++)
+            in[q] = (const unsigned char *)srcs[q] + o;
+        comm_reduce_n(out + o, in, P, m, e->dt, e->op, P);
+        if (own) comm_copy(e->dst + off * e->es + o, out + o, m * e->es, e->stream);
+    }
+    publish(e, F_REDUCED, s + 1);
     return STRATA_OK;
 }
 
@@ -283,7 +321,7 @@ static strata_status_t gather(eng_t *e, size_t c)
         for (int q = 0; q < P && st == STRATA_OK; q++)
             if (q != r)
                 slice(e, c, q, &off, &n),
-                    comm_copy(e->dst + off * es, pos(e, q, c, q), n * es, e->stream);
+                    comm_copy(e->dst + off * es, reduced_at(e, c, q), n * es, e->stream);
         break;
     case ENG_AG:
     case ENG_A2A:
@@ -452,14 +490,18 @@ static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_pe
      * more in per-chunk flag hand-offs than the overlap won (2 ranks,
      * paired with Open MPI: 256 KiB 10.6-12.5 -> 8.2-9.0 us, 128 KiB
      * 6.0 -> 5.0-5.4 us, 64 KiB 2.85 -> 2.9-3.0 us; bench/README.md, run C).
-     * The other collectives, not measured that way, keep at least 4 chunks.
-     * STRATA_MIN_CHUNKS sets the minimum for all (slices of 4 KiB or more). */
+     * The other collectives, not measured that way, keep at least 4 chunks,
+     * and so does allreduce when the host's ranks outnumber its CPUs: two
+     * ranks taking turns on a core then interleave chunk by chunk (4 ranks
+     * on 2 CPUs, 256 KiB: 57-62 us against 70-92 us a call in one chunk;
+     * bench/README.md, issue 17 session 7). STRATA_MIN_CHUNKS sets the
+     * minimum for all (slices of 4 KiB or more). */
     static long nmin_env = -1;
     if (nmin_env < 0) {
         const char *e = getenv("STRATA_MIN_CHUNKS");
         nmin_env = e && atol(e) > 0 ? atol(e) : 0;
     }
-    size_t nmin = nmin_env > 0 ? (size_t)nmin_env : kind == ENG_AR ? 1 : 4;
+    size_t nmin = nmin_env > 0 ? (size_t)nmin_env : kind == ENG_AR && !c->shared_cpus ? 1 : 4;
     size_t want = bytes_per_rank / nmin / COMM_LINE * COMM_LINE;
     if (want < STRATA_DIRECT_SLICE_MIN) want = STRATA_DIRECT_SLICE_MIN;
     return want < cap ? want : cap;

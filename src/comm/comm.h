@@ -110,7 +110,12 @@ typedef struct comm_seg_header {
     uint32_t size;
     uint32_t version;
     uint64_t bytes;
-    char pad0[COMM_LINE - 24];
+    /* CPUs online where the segment was made (its creator's count, so that
+     * every rank of the host reads the same figure: the engine's chunk
+     * layout follows from it and must agree) */
+    uint32_t cpus;
+    uint32_t spare;
+    char pad0[COMM_LINE - 32];
     /* 0: healthy; else (rank + 1) | reason << 16 of the first failure. */
     _Atomic uint64_t failed;
     char pad1[COMM_LINE - sizeof(uint64_t)];
@@ -224,6 +229,9 @@ struct strata_comm {
     unsigned spin_limit;
     unsigned spin_running;
     bool offcpu_hint;
+    /* the host's ranks outnumber its CPUs (the segment's `cpus`): the
+     * engine splits allreduce into more chunks (allreduce_shm.c) */
+    bool shared_cpus;
     /* Sleeping waits: how many more blocking steps sleep at once without
      * trying sched_yield (set when a yield lasted long: a CPU hog had the
      * CPU; shm.c). */
@@ -546,7 +554,9 @@ void comm_host_id(char out[64]);
 void comm_reduce2(void *out, const void *a, const void *b, size_t n, strata_dtype_t dt,
                   strata_op_t op);
 /* out = srcs[0] op srcs[1] op … in that order (fp16/bf16 accumulated in fp32
- * and rounded once); for AVG divides by `size` at the end. nsrc >= 1. */
+ * and rounded once); for AVG divides by `size` at the end. nsrc >= 1. out
+ * may alias srcs[0] or srcs[1] exactly (the first pass reads both before it
+ * writes an element; later passes read out), no later input. */
 void comm_reduce_n(void *out, const void *const *srcs, int nsrc, size_t n, strata_dtype_t dt,
                    strata_op_t op, int size);
 /* For AVG: out[i] /= size (after a SUM by other means). No-op otherwise. */

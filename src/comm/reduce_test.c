@@ -122,6 +122,40 @@ static void test_reduce_n_rounds_halves_once(void **state)
     assert_int_equal(io, -1);
 }
 
+/* comm_reduce_n with out aliasing its first or second input, as the engine
+ * uses it (its reduced slice overwrites a staged copy): 4 inputs of 1037
+ * elements, values 1..4 so every type holds every result exactly. Input k
+ * holds (i + k) % 4 + 1; reference: the same reduction by ref2, in order. */
+static void test_reduce_n_aliases_first_inputs(void **state)
+{
+    (void)state;
+    enum { N = 1037, P = 4 };
+    static unsigned char in[P][N * 8];
+    for (int dt = 0; dt < STRATA_DTYPE_COUNT; dt++)
+        for (int op = 0; op < STRATA_OP_COUNT; op++)
+            for (int alias = 0; alias < 2; alias++) {
+                strata_dtype_t t = (strata_dtype_t)dt;
+                const void *srcs[P];
+                for (int k = 0; k < P; k++) {
+                    srcs[k] = in[k];
+                    for (size_t i = 0; i < N; i++)
+                        store(t, in[k], i, (double)((i + (size_t)k) % 4 + 1));
+                }
+                comm_reduce_n(in[alias], srcs, P, N, t, (strata_op_t)op, P);
+                for (size_t i = 0; i < N; i++) {
+                    double want = (double)(i % 4 + 1);
+                    for (int k = 1; k < P; k++)
+                        want = ref2((strata_op_t)op, want, (double)((i + (size_t)k) % 4 + 1));
+                    if (op == STRATA_AVG)
+                        want = dt <= STRATA_UINT64 ? (double)((long long)want / P) : want / P;
+                    if (load(t, in[alias], i) != want)
+                        fail_msg("%s %s out = input %d, element %zu: %g != %g",
+                                 strata_dtype_name(t), strata_op_name((strata_op_t)op), alias, i,
+                                 load(t, in[alias], i), want);
+                }
+            }
+}
+
 static void test_stream_copy(void **state)
 {
     (void)state;
@@ -166,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_kernels_match_reference),
         cmocka_unit_test(test_integer_wraparound),
         cmocka_unit_test(test_reduce_n_rounds_halves_once),
+        cmocka_unit_test(test_reduce_n_aliases_first_inputs),
         cmocka_unit_test(test_stream_copy),
         cmocka_unit_test(test_names),
     };

@@ -144,6 +144,8 @@ strata_status_t comm_seg_create(strata_comm_t *c, const char *name, strata_error
     c->hdr->size = (uint32_t)c->size;
     c->hdr->version = 1;
     c->hdr->bytes = c->lay.bytes;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    c->hdr->cpus = ncpu > 0 && ncpu < INT32_MAX ? (uint32_t)ncpu : 0;
     atomic_store(&c->hdr->failed, 0);
     return STRATA_OK;
 }
@@ -327,6 +329,7 @@ strata_status_t comm_local_setup(strata_comm_t *c, strata_error_t *err)
     for (int i = 0; i < c->size; i++)
         c->pidfds[i] = i == c->rank || (c->remote && c->remote[i]) ? -1 : open_pidfd(c->pids[i]);
     set_wait_policy(c);
+    c->shared_cpus = c->hdr && c->hdr->cpus > 0 && (uint32_t)c->size > c->hdr->cpus;
     seg_prefault(c);
     return STRATA_OK;
 }

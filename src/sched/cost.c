@@ -1350,20 +1350,26 @@ static void cost_innet(const strata_coll_machine_t *m, double n, acc_t *z, doubl
  * what the hand-over rate holds (bw_store, 0 = none).
  * Synchronisations: the call's first costs a message (lat_intra); the
  * others one flag each (lat_sync): allreduce 2 per chunk, flat 1, the
- * others 1 per chunk (sched_direct_chunks, the engine's layout). Ranks
+ * others 1 per chunk (sched_direct_chunks, the engine's layout: when the
+ * ranks outnumber the cores, allreduce in at least 4 chunks too). Ranks
  * beyond the cores pay lat_oversub per rank at the call's waits (below),
  * not at every chunk's. */
+static bool direct_shared(const strata_coll_machine_t *m)
+{
+    return m->cores > 0 && m->nranks > m->cores;
+}
+
 static void cost_direct(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
 {
     double P = m->nranks, f = (P - 1) / P, red_rate = m->reduce_bw;
     double hand = m->bw_load > 0 ? m->bw_load : m->bw_intra;
     double pull = red_rate > 0 && red_rate < hand ? red_rate : hand;
     double rd = m->bw_read > 0 ? 1 / m->bw_read : 0, cp = m->bw_copy > 0 ? 1 / m->bw_copy : 0;
-    double C = sched_direct_chunks(c, m->nranks, n), syncs = C, t, out = f * n;
+    double C = sched_direct_chunks(c, m->nranks, n, direct_shared(m)), syncs = C, t, out = f * n;
     bool flat =
         (c == STRATA_COLL_ALLREDUCE || c == STRATA_COLL_REDUCE) && n <= STRATA_DIRECT_FLAT_MAX;
     bool reg = m->registered && c == STRATA_COLL_ALLREDUCE && !flat;
-    double chunk0 = fmin(n, P * floor(STRATA_DIRECT_CHUNK / P / 64) * 64);
+    double chunk0 = sched_direct_chunk0(m->nranks, n, direct_shared(m));
     switch (reg ? STRATA_COLL_COUNT : c) {
     case STRATA_COLL_COUNT: /* registered allreduce */
         syncs = 2;
@@ -1513,7 +1519,8 @@ static void dispatch(const strata_coll_machine_t *m, strata_coll_t c, strata_alg
         cost_direct(m, c, n, z);
         *chunks = m->registered && c == STRATA_COLL_ALLREDUCE && n > STRATA_DIRECT_FLAT_MAX
                       ? 1
-                      : fmin(sched_direct_chunks(c, m->nranks, n), 4294967295.0); /* uint32 */
+                      : fmin(sched_direct_chunks(c, m->nranks, n, direct_shared(m)),
+                             4294967295.0); /* uint32 */
         break;
     default:
         break;

@@ -521,6 +521,21 @@ static void test_direct_closed_form(void **state)
     m.cores = 2, m.lat_oversub = 1e-6;
     k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 1048576);
     assert_rel(k.time, 1.7e-6 + 4e-6 + 2 * 314.5728e-6, 1e-9);
+    /* 256 KiB: with a CPU per rank one chunk (slice min(64 KiB, max(S/P,
+     * 4 KiB)) = 64 KiB), 2 synchronisations, α = 1.1 us, data n x 0.3 ns =
+     * 78.6432 us. Ranks beyond the cores split it as the engine does, into
+     * at least 4 chunks (slice max(S/P/4, 4 KiB) = 16 KiB): 8
+     * synchronisations, α = 1.7 us, the data x 2 and the 2 waits' 4 us. */
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 262144);
+    assert_int_equal(k.chunks, 4);
+    assert_rel(k.steps, 8, 1e-12);
+    assert_rel(k.time, 1.7e-6 + 4e-6 + 2 * 78.6432e-6, 1e-9);
+    m.cores = 0;
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 262144);
+    assert_int_equal(k.chunks, 1);
+    assert_rel(k.steps, 2, 1e-12);
+    assert_rel(k.time, 1.1e-6 + 78.6432e-6, 1e-9);
+    m.cores = 2;
     /* Registered buffers, same machine and 1 MiB: S/P = 262,144 B of its
      * own slice read at 20 GB/s (13.1072 us) + chunk 0 staged, f·256 KiB =
      * 196,608 B at 20 GB/s (9.8304 us) + 786,432 B of peers' slices
@@ -537,7 +552,15 @@ static void test_direct_closed_form(void **state)
     assert_rel(k.time, 1.1e-6 + 285.0816e-6, 1e-9);
     k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 2048);
     assert_rel(k.time, 1e-6 + 1.3312e-6, 1e-9);
-    m.registered = false;
+    /* Registered, 256 KiB, 4 ranks on 2 cores: chunk 0 is the shared
+     * layout's, 4 x 16 KiB = 64 KiB. (65,536 + 0.75 x 65,536) B at 20 GB/s
+     * (5.7344 us) + 196,608 B at 5 GB/s (39.3216) + 65,536 B at 10 GB/s
+     * (6.5536) + 196,608 B at 10 GB/s (19.6608) = 71.2704 us, x 2 for the
+     * shared cores; 2 synchronisations (1.1 us) and the 2 waits' 4 us. */
+    m.cores = 2, m.lat_oversub = 1e-6;
+    k = cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_DIRECT, 262144);
+    assert_rel(k.time, 1.1e-6 + 4e-6 + 2 * 71.2704e-6, 1e-9);
+    m.cores = 0, m.registered = false;
     /* never chosen by selection, and not across servers */
     strata_coll_cost_t best;
     for (double n = 8; n < 1e9; n *= 8) {

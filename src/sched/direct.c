@@ -30,6 +30,12 @@
  * OUTPUT (no gather); allgather and alltoall stage, then gather; broadcast
  * has only the root stage. The chunk layout is the engine's (sched.h,
  * STRATA_DIRECT_*), or, with params.chunks > 1, that many equal chunks.
+ * When the ranks outnumber the CPUs the engine splits allreduce into at
+ * least 4 chunks, as the other collectives: the cost model prices that
+ * from the machine's cores (sched_direct_chunks' `shared`); a schedule
+ * gets it through params.chunks. Where the engine keeps a reduced slice
+ * (over a staged copy in rank 0's or 1's slot, for the caches' sake) is
+ * below this schedule's level: SCRATCH is addressed by element.
  * Registered buffers (params.registered, allreduce above FLAT_MAX): every
  * rank maps every other's INPUT and OUTPUT, so there is no staging to
  * read from: phase 0 is the first handshake, which stages chunk 0 as
@@ -71,15 +77,22 @@ static uint64_t engine_slice(uint64_t per_rank_bytes, uint32_t P, uint64_t nmin)
     return want < cap ? want : cap;
 }
 
-double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes)
+double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes, bool shared)
 {
     bool ar = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_REDUCE;
     bool sliced = ar || coll == STRATA_COLL_BROADCAST;
     if (P < 2 || bytes <= 0 || (ar && bytes <= STRATA_DIRECT_FLAT_MAX)) return 1;
     double per_rank = sliced ? bytes / P : bytes / P; /* AG/RS/A2A: bytes = P blocks */
-    double slice = (double)engine_slice((uint64_t)per_rank, P, ar ? 1 : 4);
+    double slice = (double)engine_slice((uint64_t)per_rank, P, ar && !shared ? 1 : 4);
     double c = ceil(per_rank / slice);
     return c < 1 ? 1 : c;
+}
+
+double sched_direct_chunk0(uint32_t P, double bytes, bool shared)
+{
+    if (P < 2 || bytes <= 0) return bytes > 0 ? bytes : 0;
+    double chunk = (double)P * (double)engine_slice((uint64_t)(bytes / P), P, shared ? 4 : 1);
+    return chunk < bytes ? chunk : bytes;
 }
 
 static strata_status_t direct_init(strata_sched_t *s, strata_error_t *err)

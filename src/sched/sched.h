@@ -61,8 +61,13 @@ extern const sched_algo_t sched_ring, sched_tree, sched_binomial, sched_recdbl, 
     sched_direct;
 
 /* Pipeline chunks of the direct schedule (the engine's layout, direct.c)
- * for coll of `bytes` on P ranks; 1 for the flat and line-sized cases. */
-double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes);
+ * for coll of `bytes` on P ranks; 1 for the flat and line-sized cases.
+ * shared: the ranks outnumber the CPUs, where the engine splits allreduce
+ * into at least 4 chunks as the other collectives. */
+double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes, bool shared);
+/* Bytes of an allreduce's first chunk in that layout (what the registered
+ * path stages before the ranks know they all registered). */
+double sched_direct_chunk0(uint32_t P, double bytes, bool shared);
 
 /* Does algo implement coll at all (no parameter checks)? O(1). */
 bool sched_algo_supports(strata_coll_t coll, strata_algo_t algo);
