@@ -101,7 +101,7 @@ static void test_frame_refusals(void **state)
 /* ==== Ranks ==== */
 
 static int g_mode;
-enum { M_SUM, M_KILL, M_GARBAGE, M_SILENT, M_CHOICE };
+enum { M_SUM, M_KILL, M_GARBAGE, M_SILENT, M_CHOICE, M_SHORT };
 #define BIG (4u << 20) /* floats: 16 MiB, many frames on each stream */
 
 /* Sum allreduce of rank-dependent integers, checked exactly: element i is
@@ -173,6 +173,25 @@ static int rank_fn(void *arg)
             int fd = comm_tcp_test_fd(c, 0, 0);
             if (fd < 0 || send(fd, junk, sizeof junk, MSG_NOSIGNAL) != (ssize_t)sizeof junk)
                 _exit(6);
+        }
+        if (g_mode == M_SHORT && r == 1) {
+            /* a valid frame of this very call (its first message, S/2
+             * bytes at P = 2), but a 1000-byte piece where the sender's cut
+             * puts a full frame: a receiver that writes frames in place
+             * must refuse it */
+            unsigned char h[COMM_TCP_HDR + 1000] = {0};
+            comm_tcp_frame_t f = {.cid = comm_tcp_test_cid(c),
+                                  .seq = 0,
+                                  .msg_bytes = BIG * sizeof(float) / 2,
+                                  .tag = {.sig = {.coll = COMM_SIG_ALLREDUCE,
+                                                  .dtype = STRATA_FP32,
+                                                  .op = STRATA_SUM,
+                                                  .count = BIG},
+                                          .call = 1},
+                                  .len = 1000};
+            comm_tcp_frame_build(h, &f);
+            int fd = comm_tcp_test_fd(c, 0, 0);
+            if (fd < 0 || send(fd, h, sizeof h, MSG_NOSIGNAL) != (ssize_t)sizeof h) _exit(6);
         }
         if (g_mode == M_SILENT && r == 1) {
             sleep(7); /* past 2 x the deadline */
@@ -270,6 +289,16 @@ static void test_garbage(void **state)
     expect_survivors(2, -1, STRATA_OK);
 }
 
+static void test_short_piece(void **state)
+{
+    (void)state;
+    run_mode(M_SHORT, 2);
+    assert_int_equal(rrep->status[0], STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(rrep->msg[0], "sent a 1000-byte piece at byte 0 of its 8388608-byte "
+                                         "message, expected 262144 bytes"));
+    expect_survivors(2, -1, STRATA_OK);
+}
+
 static void test_silent(void **state)
 {
     (void)state;
@@ -346,7 +375,7 @@ int main(void)
         cmocka_unit_test(test_exact),           cmocka_unit_test(test_ipv6),
         cmocka_unit_test(test_peer_killed),     cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_silent),          cmocka_unit_test(test_torchrun_env),
-        cmocka_unit_test(test_p2_choice),
+        cmocka_unit_test(test_p2_choice),       cmocka_unit_test(test_short_piece),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
