@@ -210,6 +210,7 @@ static bool rx(step_t *s, int fd, int j, lane_t *l)
         unsigned char *into = s->direct_rx ? to : f;
         ssize_t got = recv(fd, into + l->off, n - l->off, MSG_DONTWAIT);
         if (got < 0 && (errno == EAGAIN || errno == EINTR)) break;
+        if (got == 0) errno = ECONNRESET;
         if (got <= 0) die("recv");
         moved = true;
         if ((l->off += (size_t)got) < n) continue;
@@ -255,6 +256,7 @@ static void add_fd(int ep, int fd)
 
 static void rank_main(const cfg_t *g, int r, int lfd, const uint16_t *port, shared_t *sh)
 {
+    alarm(300); /* a peer that died leaves this rank waiting: end it */
     if (g->bind) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -285,7 +287,7 @@ static void rank_main(const cfg_t *g, int r, int lfd, const uint16_t *port, shar
         double t0 = now();
         for (int k = 0; k < 2 * (g->p - 1); k++) {
             bool rs = k < g->p - 1; /* reduce-scatter half */
-            st.src = (rs && k == 0 ? src : dst) + (size_t)((r - k + g->p) % g->p) * blk;
+            st.src = (rs && k == 0 ? src : dst) + (size_t)((r - k + 2 * g->p) % g->p) * blk;
             st.dst = dst + (size_t)((r - k - 1 + 2 * g->p) % g->p) * blk;
             st.add = rs && (g->mode == MODE_REDUCE || g->mode == MODE_RRECV);
             st.direct_tx = g->mode == MODE_RAW || g->mode == MODE_RRECV;
