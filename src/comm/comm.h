@@ -413,6 +413,14 @@ static inline bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int *cpu)
 }
 /* The state of one wait (a loop polling some words until they show what it
  * waits for). Start it with COMM_WAIT_INIT. */
+/* A yield longer than this (s) gave the CPU to something that ran until its
+ * slice ended (EEVDF's base slice is 0.75 ms and more): the next
+ * COMM_SLEEP_CREDIT blocking steps sleep at once (shm.c's waits and the TCP
+ * transport's). A hand-off among the job's own ranks takes microseconds
+ * (bench/README.md: 1.4-4.3 us a call with 4 ranks on 1-2 cores). */
+#define COMM_YIELD_SLOW   100e-6
+#define COMM_SLEEP_CREDIT 256u
+
 typedef struct comm_wait {
     unsigned spins;  /* pauses so far */
     unsigned polls;  /* for comm_poll_due */

@@ -63,6 +63,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,7 @@
 #define TCP_AUTH_LEN    (16 + COMM_BOOT_MAC)
 #define TCP_WAIT_MS     5
 #define TCP_SPIN        512 /* polls before epoll sleeps, bound ranks (STRATA_TCP_SPIN) */
+#define TCP_YIELDS      16  /* yields before epoll sleeps, unbound ranks (STRATA_TCP_YIELDS) */
 #define TCP_ACCEPT_WAIT 2.0 /* a stranger's connection may cost this much */
 #define TCP_PENDING_MAX 64
 #define TCP_LABEL_DATA  "strata-v3 data"
@@ -194,6 +196,7 @@ struct comm_tcp {
     tcp_peer_t *peer; /* [size]; used for remote ranks only */
     bool has_local;   /* shared-memory peers too */
     unsigned spin;    /* polls of the sockets before sleeping in epoll (tcp_idle) */
+    unsigned yields;  /* then sched_yield calls before sleeping (tcp_idle) */
     strata_status_t st;
     int failed_peer;
     char msg[STRATA_ERROR_MSG_MAX - 64];
@@ -568,6 +571,20 @@ static bool tcp_idle(comm_call_t *k, comm_wait_t *w, uint64_t peers)
         progress(c, 0);
         return false;
     }
+    /* Then (unbound ranks) yield a few times before sleeping: the CPU goes
+     * to a peer queued on it, or, with nothing else to run, the rank keeps
+     * polling and its core stays awake (a core that idles takes tens of
+     * microseconds to wake in a VM). A yield that gave the CPU away for
+     * longer than COMM_YIELD_SLOW met a process that does not yield: the
+     * next COMM_SLEEP_CREDIT waits sleep at once, as shm.c's do. */
+    if (w->yields < c->tcp->yields && c->sleep_credit == 0) {
+        double t0 = util_now();
+        sched_yield();
+        w->yields++;
+        if (util_now() - t0 > COMM_YIELD_SLOW) c->sleep_credit = COMM_SLEEP_CREDIT;
+        return false;
+    }
+    if (c->sleep_credit) c->sleep_credit--;
     progress(c, TCP_WAIT_MS);
     return true;
 }
@@ -885,6 +902,8 @@ strata_status_t comm_tcp_connect(strata_comm_t *c, const char *token,
     t->nstreams = nstreams;
     const char *sp = getenv("STRATA_TCP_SPIN");
     t->spin = sp && *sp ? (unsigned)strtoul(sp, NULL, 10) : comm_cpus_allowed() == 1 ? TCP_SPIN : 0;
+    const char *yl = getenv("STRATA_TCP_YIELDS");
+    t->yields = yl && *yl ? (unsigned)strtoul(yl, NULL, 10) : t->spin ? 0 : TCP_YIELDS;
     t->cid = get32(id);
     for (int p = 0; p < c->size; p++) {
         for (int j = 0; j < COMM_TCP_MAX_STREAMS; j++)
