@@ -30,7 +30,8 @@
  *                 [-r ROUNDS] [-m raw|frame|reduce|rrecv] [-a]
  *   -b 0 keeps the kernel's autotuned socket buffers (strata's and Open
  *   MPI 4.1's default); -a binds rank r to CPU r mod ncpu.
- * (bench/tcp/bound.sh runs the sweep recorded in bench/README.md.)
+ * (bench/tcp/bound.sh runs the sweep recorded in bench/README.md "tcp, fewer
+ * copies".)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
