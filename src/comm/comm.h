@@ -300,6 +300,20 @@ struct comm_transport {
      * sent is out of this process (a rank may exit right after). NULL: the
      * slots are already the peer's. */
     strata_status_t (*drain)(comm_call_t *k);
+    /* Optional, for peers comm_tp_direct() names: queue the len bytes at
+     * data (the caller's memory) as the next slot towards peer without
+     * copying them. The bytes must stay unchanged until sent(mark) is true
+     * for the returned mark; 0 when no slot is free. */
+    uint64_t (*send_ref)(strata_comm_t *c, int peer, const comm_tag_t *tag, uint64_t msg_bytes,
+                         const void *data, size_t len);
+    /* Whether every slot up to mark has left this process. */
+    bool (*sent)(strata_comm_t *c, int peer, uint64_t mark);
+    /* Optional: the message the next receive from peer expects (its
+     * sender's tag and size) lies contiguous at dst: slots of it that
+     * arrive from now on may be written straight there, and recv_slot then
+     * returns their place in dst. dst NULL withdraws the offer. */
+    void (*recv_into)(strata_comm_t *c, int peer, const comm_tag_t *tag, uint64_t msg_bytes,
+                      void *dst);
 };
 
 extern const comm_transport_t comm_shm_transport;
@@ -356,6 +370,8 @@ void comm_tcp_shutdown(strata_comm_t *c);
 void comm_tcp_destroy(strata_comm_t *c);
 /* The socket of stream `stream` to `peer`, or -1 (tests inject faults). */
 int comm_tcp_test_fd(const strata_comm_t *c, int peer, int stream);
+/* The communicator number its frames carry, 0 without TCP (tests forge frames). */
+uint32_t comm_tcp_test_cid(const strata_comm_t *c);
 
 /* ==== Errors and waiting (shm.c) ==== */
 
@@ -405,6 +421,14 @@ static inline bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int *cpu)
 }
 /* The state of one wait (a loop polling some words until they show what it
  * waits for). Start it with COMM_WAIT_INIT. */
+/* A yield longer than this (s) gave the CPU to something that ran until its
+ * slice ended (EEVDF's base slice is 0.75 ms and more): the next
+ * COMM_SLEEP_CREDIT blocking steps sleep at once (shm.c's waits and the TCP
+ * transport's). A hand-off among the job's own ranks takes microseconds
+ * (bench/README.md: 1.4-4.3 us a call with 4 ranks on 1-2 cores). */
+#define COMM_YIELD_SLOW   100e-6
+#define COMM_SLEEP_CREDIT 256u
+
 typedef struct comm_wait {
     unsigned spins;  /* pauses so far */
     unsigned polls;  /* for comm_poll_due */

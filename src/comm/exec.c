@@ -16,6 +16,12 @@
  * REDUCE steps run when reached. AVG is executed as SUM with a final
  * division.
  *
+ * Peers on other hosts (TCP) take messages by reference where the bytes
+ * lie in one run of memory: a send is queued without a copy and counts as
+ * finished once the transport has written it (until then a later step must
+ * not overwrite it), and a plain receive offers its destination so that
+ * frames land in place.
+ *
  * In-place calls: schedules require disjoint input and output, so the
  * input is first copied to a cached staging buffer.
  */
@@ -111,27 +117,62 @@ static void local_step(const xctx_t *x, const strata_step_t *st)
 
 /* ==== Progress ==== */
 
+/* A transfer's progress. A send is `queued` once the transport has all of
+ * it and `fin` once none of it is read from the caller's memory any more
+ * (slots sent by reference: once the transport has written them out); a
+ * receive is both at once. */
 typedef struct xfer {
     uint64_t total, done;
-    bool fin, any;
+    uint64_t mark; /* send: the last slot sent by reference (transport's mark), 0: none */
+    bool queued, fin, posted;
 } xfer_t;
+
+/* Whether messages to and from peer go by reference (sent from the
+ * caller's memory, received straight into it): peers on other hosts, over
+ * TCP, whose frames are COMM_TCP_FRAME bytes. */
+static bool by_ref(const strata_comm_t *c, int peer)
+{
+    return c->remote && c->remote[peer] && c->tp->send_ref;
+}
+
+/* Message bytes [at, at+len) of a step's blocks in buffer buf at off with
+ * stride when they lie in one run of memory, else NULL. */
+static unsigned char *span(const xctx_t *x, const strata_step_t *st, int buf, uint64_t off,
+                           int64_t stride, uint64_t at, size_t len)
+{
+    uint64_t blk = st->count * x->es, b = at / blk, j = at % blk;
+    bool runs = stride == (int64_t)st->count || st->nblk == 1; /* blocks back to back */
+    if (!runs && j + len > blk) return NULL;
+    return block_at(x->buf[buf], off, stride, b, x->es) + j;
+}
 
 /* Push what fits of a send. Returns true on progress. */
 static bool push(const xctx_t *x, const strata_step_t *st, xfer_t *f)
 {
     strata_comm_t *c = x->k->c;
-    bool moved = false;
-    while (!f->fin) {
-        size_t cap;
-        unsigned char *slot = c->tp->send_slot(c, st->peer, &cap);
-        if (!slot) break;
-        size_t n = f->total - f->done < cap ? (size_t)(f->total - f->done) : cap;
-        msg_gather(x, st, f->done, slot, n);
-        c->tp->send_commit(c, st->peer, &x->tag, f->total, n);
+    bool moved = false, ref = by_ref(c, st->peer);
+    while (!f->queued) {
+        size_t n =
+            f->total - f->done < COMM_TCP_FRAME ? (size_t)(f->total - f->done) : COMM_TCP_FRAME;
+        const unsigned char *p =
+            ref && n > 0 ? span(x, st, st->src_buf, st->src_off, st->src_stride, f->done, n) : NULL;
+        if (p) {
+            uint64_t m = c->tp->send_ref(c, st->peer, &x->tag, f->total, p, n);
+            if (!m) break;
+            f->mark = m;
+        } else {
+            size_t cap;
+            unsigned char *slot = c->tp->send_slot(c, st->peer, &cap);
+            if (!slot) break;
+            n = f->total - f->done < cap ? (size_t)(f->total - f->done) : cap;
+            msg_gather(x, st, f->done, slot, n);
+            c->tp->send_commit(c, st->peer, &x->tag, f->total, n);
+        }
         f->done += n;
-        f->fin = f->done == f->total;
+        f->queued = f->done == f->total;
         moved = true;
     }
+    if (f->queued && !f->fin) moved |= f->fin = !f->mark || c->tp->sent(c, st->peer, f->mark);
     return moved;
 }
 
@@ -162,6 +203,16 @@ static int pull(const xctx_t *x, const strata_step_t *st, xfer_t *f)
 {
     strata_comm_t *c = x->k->c;
     int moved = 0;
+    /* a plain receive into one run of memory: offer it to the transport,
+     * which may then write frames of it in place (no copy here) */
+    unsigned char *run = NULL;
+    if (st->op == STRATA_STEP_RECV && by_ref(c, st->peer) && c->tp->recv_into && f->total > 0)
+        run = span(x, st, st->dst_buf, st->dst_off, st->dst_stride, 0, f->total);
+    if (run && !f->posted && f->done == 0) {
+        c->tp->recv_into(c, st->peer, &x->tag, f->total, run);
+        f->posted = true;
+    }
+    size_t cap = c->remote && c->remote[st->peer] ? COMM_TCP_FRAME : COMM_CH_BYTES;
     while (!f->fin) {
         uint64_t mb;
         size_t len;
@@ -169,19 +220,30 @@ static int pull(const xctx_t *x, const strata_step_t *st, xfer_t *f)
         const unsigned char *slot = c->tp->recv_slot(c, st->peer, &tag, &mb, &len);
         if (!slot) break;
         if (mismatched(x, st->peer, &tag)) return -2;
-        size_t cap = c->remote && c->remote[st->peer] ? COMM_TCP_FRAME : COMM_CH_BYTES;
-        if (mb != f->total || len > f->total - f->done || len > cap || len % x->es) {
+        /* senders cut a message into full slots and a last one: a frame
+         * written in place depends on it */
+        size_t want = f->total - f->done < cap ? (size_t)(f->total - f->done) : cap;
+        if (mb != f->total) {
             comm_fail(x->k, STRATA_ERR_PROTOCOL,
                       "%s: rank %d sent a %llu-byte message, expected %llu bytes", x->k->what,
                       st->peer, (unsigned long long)mb, (unsigned long long)f->total);
             return -1;
         }
-        msg_scatter(x, st, f->done, slot, len);
+        if (len != want || len % x->es) {
+            comm_fail(x->k, STRATA_ERR_PROTOCOL,
+                      "%s: rank %d sent a %zu-byte piece at byte %llu of its %llu-byte message, "
+                      "expected %zu bytes",
+                      x->k->what, st->peer, len, (unsigned long long)f->done,
+                      (unsigned long long)f->total, want);
+            return -1;
+        }
+        if (!run || slot != run + f->done) msg_scatter(x, st, f->done, slot, len);
         c->tp->recv_release(c, st->peer);
         f->done += len;
-        f->fin = f->done == f->total;
+        f->queued = f->fin = f->done == f->total;
         moved = 1;
     }
+    if (f->fin && f->posted) c->tp->recv_into(c, st->peer, &x->tag, 0, NULL), f->posted = false;
     return moved;
 }
 
@@ -189,8 +251,10 @@ static int pull(const xctx_t *x, const strata_step_t *st, xfer_t *f)
 static bool blocked(const strata_step_t *st, const xfer_t *f, size_t i)
 {
     bool is_send = st[i].op == STRATA_STEP_SEND;
+    /* messages keep their order per peer and direction: a send may follow
+     * one the transport has whole (queued), even if not yet written */
     for (size_t j = 0; j < i; j++)
-        if (!f[j].fin && st[j].peer == st[i].peer && (st[j].op == STRATA_STEP_SEND) == is_send &&
+        if (!f[j].queued && st[j].peer == st[i].peer && (st[j].op == STRATA_STEP_SEND) == is_send &&
             (st[j].op <= STRATA_STEP_RECV_REDUCE))
             return true;
     for (size_t j = 0; j < st[i].after && j < i; j++)
@@ -268,7 +332,7 @@ static strata_status_t run_phase_once(const xctx_t *x, const strata_step_t *st, 
                 moved |= r > 0;
             } else {
                 local_step(x, &st[i]);
-                f[i].fin = moved = true;
+                f[i].queued = f[i].fin = moved = true;
             }
             if (f[i].fin) left--;
         }

@@ -79,13 +79,6 @@ _Atomic unsigned comm_fence_word; /* comm_fence_seq_cst under TSan (comm.h) */
 /* Yields one wait makes before it sleeps: enough for a round of hand-offs
  * among the job's own ranks on one CPU (5 ranks: 4), with room. */
 #define COMM_YIELDS 16
-/* A yield longer than this (s) gave the CPU to something that ran until its
- * slice ended (EEVDF's base slice is 0.75 ms and more): the next
- * COMM_SLEEP_CREDIT blocking steps sleep at once. A hand-off among the
- * job's own ranks takes microseconds (bench/README.md: 1.4-4.3 us a call
- * with 4 ranks on 1-2 cores). */
-#define COMM_YIELD_SLOW   100e-6
-#define COMM_SLEEP_CREDIT 256u
 
 /* ==== Layout ==== */
 

@@ -15,7 +15,9 @@
 #include "ranks_test.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -101,7 +103,7 @@ static void test_frame_refusals(void **state)
 /* ==== Ranks ==== */
 
 static int g_mode;
-enum { M_SUM, M_KILL, M_GARBAGE, M_SILENT, M_CHOICE };
+enum { M_SUM, M_KILL, M_GARBAGE, M_SILENT, M_CHOICE, M_SHORT };
 #define BIG (4u << 20) /* floats: 16 MiB, many frames on each stream */
 
 /* Sum allreduce of rank-dependent integers, checked exactly: element i is
@@ -173,6 +175,41 @@ static int rank_fn(void *arg)
             int fd = comm_tcp_test_fd(c, 0, 0);
             if (fd < 0 || send(fd, junk, sizeof junk, MSG_NOSIGNAL) != (ssize_t)sizeof junk)
                 _exit(6);
+        }
+        if (g_mode == M_SHORT && r == 1) {
+            /* a valid frame of this very call (its first message, S/2
+             * bytes at P = 2), but a 1000-byte piece where the sender's cut
+             * puts a full frame: a receiver that writes frames in place
+             * must refuse it */
+            unsigned char h[COMM_TCP_HDR + 1000] = {0};
+            comm_tcp_frame_t f = {.cid = comm_tcp_test_cid(c),
+                                  .seq = 0,
+                                  .msg_bytes = BIG * sizeof(float) / 2,
+                                  .tag = {.sig = {.coll = COMM_SIG_ALLREDUCE,
+                                                  .dtype = STRATA_FP32,
+                                                  .op = STRATA_SUM,
+                                                  .count = BIG},
+                                          .call = 1},
+                                  .len = 1000};
+            comm_tcp_frame_build(h, &f);
+            int fd = comm_tcp_test_fd(c, 0, 0);
+            if (fd < 0 || send(fd, h, sizeof h, MSG_NOSIGNAL) != (ssize_t)sizeof h) _exit(6);
+            /* nothing more on this stream (a frame of its own would reach
+             * rank 0 out of sequence first): read what rank 0 sent until it
+             * closes */
+            struct pollfd pf = {.fd = fd, .events = POLLIN};
+            static char sink[1 << 16];
+            st = STRATA_ERR_TIMEOUT;
+            while (st == STRATA_ERR_TIMEOUT && util_now() < t0 + 6)
+                if (poll(&pf, 1, 1000) == 1) {
+                    ssize_t n = recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+                    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+                        st = STRATA_ERR_PEER;
+                }
+            ranks_record(c, st, t0);
+            strata_comm_destroy(c);
+            free(x);
+            return 0;
         }
         if (g_mode == M_SILENT && r == 1) {
             sleep(7); /* past 2 x the deadline */
@@ -270,6 +307,18 @@ static void test_garbage(void **state)
     expect_survivors(2, -1, STRATA_OK);
 }
 
+static void test_short_piece(void **state)
+{
+    (void)state;
+    run_mode(M_SHORT, 2);
+    assert_int_equal(rrep->status[0], STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(rrep->msg[0], "sent a 1000-byte piece at byte 0 of its 8388608-byte "
+                                         "message, expected 262144 bytes"));
+    /* and closed its streams at once: rank 1 saw the close */
+    expect_survivors(2, -1, STRATA_OK);
+    assert_int_equal(rrep->status[1], STRATA_ERR_PEER);
+}
+
 static void test_silent(void **state)
 {
     (void)state;
@@ -346,7 +395,7 @@ int main(void)
         cmocka_unit_test(test_exact),           cmocka_unit_test(test_ipv6),
         cmocka_unit_test(test_peer_killed),     cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_silent),          cmocka_unit_test(test_torchrun_env),
-        cmocka_unit_test(test_p2_choice),
+        cmocka_unit_test(test_p2_choice),       cmocka_unit_test(test_short_piece),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
