@@ -400,7 +400,6 @@ double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes)
  * every figure is read off the measured curves at the working set of that
  * call, and the model (sched/cost.c) does the rest — the engine priced as
  * the direct schedule, the message-passing algorithms as theirs. */
-#define CHUNK        ((double)STRATA_DIRECT_CHUNK) /* engine: pipeline chunk */
 #define ENGINE_SLOTS 3 /* engine: staging slots a rank rotates (comm.h COMM_DEPTH) */
 
 void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo, int size,
@@ -584,7 +583,9 @@ const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int P, char *
     double big = 64.0 * 1048576, small = 8;
     double t_small = strata_probe_predict(c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, P, 8),
            t_fit = c->shm_alpha;
-    double cp = strata_probe_remote_bw(c, (CHUNK < big ? CHUNK : big) / P);
+    strata_direct_layout_t lay;
+    strata_direct_layout(STRATA_COLL_ALLREDUCE, (uint32_t)P, big, P > c->cores, &lay);
+    double cp = strata_probe_remote_bw(c, lay.slice);
     int n = snprintf(
         buf, len,
         "At %d ranks on %d cores: a small allreduce is bound by %s (%.0f ns a "
