@@ -143,6 +143,20 @@ typedef enum {
 /* Outputs of at least this many bytes are stored with non-temporal stores
  * (src/comm/copy.c's default threshold). */
 #define STRATA_DIRECT_STREAM_MIN (16u << 20)
+/* Allreduce's reduce phase runs in blocks of this many bytes, each copied
+ * to the rank's output while it is in L1 (src/comm/allreduce_shm.c). */
+#define STRATA_DIRECT_BLOCK (16u << 10)
+
+/* The engine's layout of one direct collective (what the model prices and
+ * what a probe must measure at): pipeline chunks, bytes of the first chunk
+ * (all P slices), bytes of one rank's slice of it (the whole vector when
+ * allreduce or reduce runs flat), and bytes reduced and copied out at a
+ * time. shared: the ranks outnumber the CPUs (the engine then splits
+ * allreduce into at least 4 chunks, as the other collectives). O(1). */
+typedef struct strata_direct_layout {
+    double chunks, chunk, slice, block;
+    bool flat;
+} strata_direct_layout_t;
 
 /* "allreduce", "ring", ...; "?" when out of range. */
 STRATA_API const char *strata_coll_name(strata_coll_t coll);
@@ -516,6 +530,9 @@ typedef struct strata_coll_cost {
 
 /* nccl-tests busbw / algbw factor of a collective on P ranks. */
 STRATA_API double strata_coll_busbw_factor(strata_coll_t coll, uint32_t P);
+/* The direct schedule's layout of coll of `bytes` on P ranks (above). */
+STRATA_API void strata_direct_layout(strata_coll_t coll, uint32_t P, double bytes, bool shared,
+                                     strata_direct_layout_t *l);
 
 /* Predict algo for coll of `bytes` on machine m. ERR_UNSUPPORTED (with a
  * reason) when the algorithm does not apply (e.g. innet without reducing

@@ -257,7 +257,7 @@ static strata_status_t stage(eng_t *e, size_t c)
 /* Bytes reduced and copied out at a time: a block stays in L1 (48 KiB
  * here) between the reduction and the copy (4 KiB-1 MiB measured: 16 KiB
  * best by ~1 us at 256 KiB; bench/README.md, issue 17 session 7). */
-#define REDUCE_BLOCK (16u * 1024u)
+#define REDUCE_BLOCK STRATA_DIRECT_BLOCK
 
 static strata_status_t reduce(eng_t *e, size_t c)
 {

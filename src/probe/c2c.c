@@ -178,15 +178,18 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
 
 /* ==== Bytes another core wrote ==== */
 
-/* Hand-over bandwidth: bytes one core writes into lines the other core
- * holds (it read them last round) and the other core then copies out —
- * what strata's engine does with every staged and reduced slice, both
- * cores at once (every rank stages and pulls at the same time). In round
+/* Hand-over bandwidth: bytes one core writes and the other core then
+ * copies out — what strata's engine does with every staged and reduced
+ * slice, both cores at once (every rank stages and pulls at the same
+ * time). HO_COPY and HO_REDUCE run the pipeline's round (pipe_round,
+ * below: a pipeline slice is 2 KiB at 4 KiB and 2 ranks, so the curve
+ * keeps that pattern at every size); HO_FLAT the flat path's (up to
+ * STRATA_DIRECT_FLAT_MAX): in round
  * k each of two threads (cpus a and b) copies `bytes` from a private input
  * into its own shared buffer (timed: the stores must take the lines back
- * from the peer's cache); once both posted, each copies the other's buffer
- * into a private one (timed); a sample is bytes / the slower thread's
- * write + copy. Each timed part ends with a full fence, as each of the
+ * from the peer's cache, which read them); once both posted, each sums
+ * both buffers into a private one (timed); a sample is bytes / the slower
+ * thread's write + sum. Each timed part ends with a full fence, as each of the
  * engine's phases ends with one (it publishes its flag behind a seq_cst
  * fence, comm_posted): without it the timer stops while a few KiB of
  * stores still wait in the store buffer for their lines, and the cost of
@@ -202,15 +205,15 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
  * GB/s at 32-64 KiB, three in turn 10 GB/s; bench/README.md "probe"). */
 #define HANDOVER_SLOTS 3
 
-/* What a round times: the hand-over (write + copy-out), the flat path's
- * (write + both slots summed), or the pipeline's reduction alone. */
+/* What a round times: the pipeline's hand-over (stage + gather), the flat
+ * path's (write + both slots summed), or the pipeline's reduction alone. */
 typedef enum { HO_COPY, HO_FLAT, HO_REDUCE } ho_mode_t;
 
 typedef struct remote {
     _Atomic uint64_t arrived; /* both threads add 1 per phase */
     int cpu[2], rounds;
     size_t bytes;
-    unsigned char *shared[2][HANDOVER_SLOTS], *reduced[2][HANDOVER_SLOTS], *mine[2], *input[2];
+    unsigned char *shared[2][HANDOVER_SLOTS], *mine[2], *input[2];
     double t[2][PROBE_MAX_REPS];
     atomic_bool failed;
     ho_mode_t mode;
@@ -230,26 +233,40 @@ static bool phase(remote_t *x, uint64_t p)
     return false;
 }
 
-/* HO_REDUCE, round k (three phases): the write as above (untimed); then
- * each sums its own input with the other's buffer into its own reduced
- * buffer (timed, fenced) — the engine's reduce phase: the peer's staged
- * lines loaded, its own input read, the sum stored into lines the peer
- * copied out three rounds before; then each copies the other's sum out
- * (untimed), so the lines are the peer's again when the round comes back. */
-static void reduce_round(remote_t *x, int me, int k)
+/* Above STRATA_DIRECT_FLAT_MAX the engine's round (allreduce_shm.c, at 2
+ * ranks) has three phases, and the stores of each land on lines the
+ * storing core last read: stage (its own slot, which it read out in the
+ * gather three chunks before), reduce (the peer's staged copy it has just
+ * read is overwritten with the sum, in STRATA_DIRECT_BLOCK blocks) and
+ * gather (its own slot, where the peer left its sum, copied out). Only
+ * the loads cross cores (bench/comm/linehome.c: 128 KiB stored in 2.6 us
+ * into lines this core last read, 5.7 us into lines the peer read). A
+ * round here runs the three, each fenced, and keeps the hand-over (stage
+ * + gather, HO_COPY) or the reduction alone (HO_REDUCE). The own slice's
+ * copy to the output, which the engine interleaves block by block, is
+ * left out: the model prices it from the copy curve at a block. */
+static void pipe_round(remote_t *x, int me, int k)
 {
     int other = 1 - me, z = k % HANDOVER_SLOTS;
+    double t0 = util_now();
     memcpy(x->shared[me][z], x->input[me], x->bytes);
     atomic_thread_fence(memory_order_seq_cst);
+    double tw = util_now() - t0;
     if (!phase(x, 3 * (uint64_t)k)) return;
-    double t0 = util_now();
-    comm_reduce2(x->reduced[me][z], x->input[me], x->shared[other][z], x->bytes / sizeof(float),
-                 STRATA_FP32, STRATA_SUM);
+    unsigned char *peer = x->shared[other][z];
+    t0 = util_now();
+    for (size_t o = 0; o < x->bytes; o += STRATA_DIRECT_BLOCK) {
+        size_t m = x->bytes - o < STRATA_DIRECT_BLOCK ? x->bytes - o : STRATA_DIRECT_BLOCK;
+        comm_reduce2(peer + o, x->input[me] + o, peer + o, m / sizeof(float), STRATA_FP32,
+                     STRATA_SUM);
+    }
     atomic_thread_fence(memory_order_seq_cst);
-    x->t[me][k] = util_now() - t0;
+    double tr = util_now() - t0;
     if (!phase(x, 3 * (uint64_t)k + 1)) return;
-    memcpy(x->mine[me], x->reduced[other][z], x->bytes);
+    t0 = util_now();
+    memcpy(x->mine[me], x->shared[me][z], x->bytes);
     atomic_thread_fence(memory_order_seq_cst);
+    x->t[me][k] = x->mode == HO_REDUCE ? tr : tw + util_now() - t0;
     phase(x, 3 * (uint64_t)k + 2);
 }
 
@@ -257,13 +274,13 @@ static void *remote_side(void *arg)
 {
     remote_side_t *sd = arg;
     remote_t *x = sd->x;
-    int me = sd->me, other = 1 - me;
+    int me = sd->me;
     probe_pin(x->cpu[me]);
     memset(x->mine[me], 0, x->bytes); /* own pages, in own cache */
     for (int k = 0; k < x->rounds && !atomic_load(&x->failed); k++) {
         memset(x->input[me], k + 1, x->bytes); /* untimed: the engine's input is ready */
-        if (x->mode == HO_REDUCE) {
-            reduce_round(x, me, k);
+        if (x->mode != HO_FLAT) {
+            pipe_round(x, me, k);
             continue;
         }
         double t0 = util_now();
@@ -272,14 +289,12 @@ static void *remote_side(void *arg)
         double tw = util_now() - t0;
         if (!phase(x, 2 * (uint64_t)k)) break;
         t0 = util_now();
-        if (x->mode == HO_FLAT) { /* fp32 sum of both staged copies, its own slot too */
+        { /* fp32 sum of both staged copies, its own slot too */
             float *d = (float *)(void *)x->mine[me];
             const float *a = (const float *)(void *)x->shared[0][k % HANDOVER_SLOTS],
                         *b = (const float *)(void *)x->shared[1][k % HANDOVER_SLOTS];
             for (size_t i = 0; i < x->bytes / sizeof(float); i++)
                 d[i] = a[i] + b[i];
-        } else {
-            memcpy(x->mine[me], x->shared[other][k % HANDOVER_SLOTS], x->bytes);
         }
         atomic_thread_fence(memory_order_seq_cst);
         x->t[me][k] = tw + util_now() - t0;
@@ -301,10 +316,8 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
         x->mine[i] = util_malloc(bytes);
         x->input[i] = util_malloc(bytes);
         bool ok = x->mine[i] != NULL && x->input[i] != NULL;
-        for (int j = 0; j < HANDOVER_SLOTS; j++) {
+        for (int j = 0; j < HANDOVER_SLOTS; j++)
             ok = (x->shared[i][j] = util_malloc(bytes)) && ok;
-            ok = (x->reduced[i][j] = util_malloc(bytes)) && ok;
-        }
         if (!ok) st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     }
     remote_side_t sd[2] = {{x, 0}, {x, 1}};
@@ -334,10 +347,8 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
     for (int i = 0; i < 2; i++) {
         util_free(x->mine[i]);
         util_free(x->input[i]);
-        for (int j = 0; j < HANDOVER_SLOTS; j++) {
+        for (int j = 0; j < HANDOVER_SLOTS; j++)
             util_free(x->shared[i][j]);
-            util_free(x->reduced[i][j]);
-        }
     }
     util_free(x);
     return st;

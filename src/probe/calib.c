@@ -400,7 +400,6 @@ double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes)
  * every figure is read off the measured curves at the working set of that
  * call, and the model (sched/cost.c) does the rest — the engine priced as
  * the direct schedule, the message-passing algorithms as theirs. */
-#define CHUNK        ((double)STRATA_DIRECT_CHUNK) /* engine: pipeline chunk */
 #define ENGINE_SLOTS 3 /* engine: staging slots a rank rotates (comm.h COMM_DEPTH) */
 
 void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo, int size,
@@ -429,11 +428,16 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     m.bw_nic = m.bw_intra, m.lat_inter = m.lat_intra;
     /* direct: its own input read, copies and reductions at one core's rates
      * for a working set of S; a byte handed to a peer at the hand-over rate
-     * of a pipeline slice (min(S, chunk) / P; the whole S when flat) */
+     * of a pipeline slice (the layout's, below; the whole S when flat) */
     m.bw_read = strata_probe_read_bw(c, S);
     m.bw_copy = strata_probe_copy_bw(c, S);
     m.reduce_bw = strata_probe_reduce_bw(c, S);
-    double slice = S <= STRATA_DIRECT_FLAT_MAX ? S : fmin(S, CHUNK) / P;
+    /* the engine's layout (sched.h): a slice of the first chunk, which
+     * has at least 4 chunks' worth of slices when the ranks outnumber
+     * the cores */
+    strata_direct_layout_t lay;
+    strata_direct_layout(STRATA_COLL_ALLREDUCE, (uint32_t)P, S, P > c->cores, &lay);
+    double slice = lay.slice;
     m.bw_load = strata_probe_remote_bw(c, slice);
     /* the flat path reduces from the slots, its own too: a byte handed
      * over and reduced there at the rate measured so (not above the
@@ -460,18 +464,22 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
      * (1 / write(ws) - 1 / write(slice), bw_store) per byte, where ws is
      * the rank's footprint, the level its input and output live in: both
      * of S and its three staging slots of a chunk (1 MiB at 2 ranks:
-     * 2.75 MiB, past this host's 2 MiB L2, where S alone is not). */
-    if (c->reduce_n > 0 && P > 1 && S > STRATA_DIRECT_FLAT_MAX) {
+     * 2.75 MiB, past this host's 2 MiB L2, where S alone is not). The own
+     * slice is copied out block by block while each block is in L1: the
+     * copy curve at a block, and the store beyond a block's. */
+    if (c->reduce_n > 0 && P > 1 && !lay.flat) {
         m.bw_reduce_load = interp(c->reduce_n, c->reduce_bytes, c->reduce_load_bw, slice);
-        double ws = 2 * S + ENGINE_SLOTS * fmin(S, CHUNK);
+        double ws = 2 * S + ENGINE_SLOTS * lay.chunk;
         double r_out = strata_probe_read_bw(c, ws), r_hand = strata_probe_read_bw(c, slice);
         w_out = strata_probe_write_bw(c, ws);
         extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
         m.bw_store = extra > 0 ? 1 / extra : 0;
         double rx = r_out > 0 && r_hand > 0 ? 1 / r_out - 1 / r_hand : 0;
         m.bw_read = rx > 0 ? 1 / rx : 0;
-        double cp = strata_probe_copy_bw(c, slice);
-        m.bw_copy = cp > 0 ? 1 / (1 / cp + (extra > 0 ? extra : 0)) : 0;
+        double blk = fmin(slice, lay.block), cp = strata_probe_copy_bw(c, blk),
+               w_blk = strata_probe_write_bw(c, blk);
+        double own = w_out > 0 && w_blk > 0 ? 1 / w_out - 1 / w_blk : 0;
+        m.bw_copy = cp > 0 ? 1 / (1 / cp + (own > 0 ? own : 0)) : 0;
     }
     *m_p = m;
 }
@@ -575,7 +583,9 @@ const char *strata_probe_bottleneck(const strata_probe_calib_t *c, int P, char *
     double big = 64.0 * 1048576, small = 8;
     double t_small = strata_probe_predict(c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, P, 8),
            t_fit = c->shm_alpha;
-    double cp = strata_probe_remote_bw(c, (CHUNK < big ? CHUNK : big) / P);
+    strata_direct_layout_t lay;
+    strata_direct_layout(STRATA_COLL_ALLREDUCE, (uint32_t)P, big, P > c->cores, &lay);
+    double cp = strata_probe_remote_bw(c, lay.slice);
     int n = snprintf(
         buf, len,
         "At %d ranks on %d cores: a small allreduce is bound by %s (%.0f ns a "

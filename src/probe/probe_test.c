@@ -415,20 +415,23 @@ static void test_predict(void **state)
      * the input's read only beyond a slice's (read 20 GB/s at 1 MiB, 80 +
      * 0.625 x (20 - 80) = 42.5 at 128 KiB: 1/20e9 - 1/42.5e9 = 0.0264706
      * ns a byte, x 1 MiB = 27.7563 us); the peer's S/2 reduced at 11.5
-     * GB/s (45.5903 us); its own S/2 copied at copy(128 KiB) = 40 + 0.625
-     * x (10 - 40) = 21.25 GB/s plus the store beyond the slice's (0.1 ns
-     * a byte, above): 524288 x (1/21.25e9 + 0.1e-9) = 24.6724 + 52.4288
-     * = 77.1012 us; the gathered S/2 at the hand-over's 4.25 GB/s
-     * (123.3619 us) and its store (52.4288 us); syncs 1.7 us:
-     * 1.7 + 27.7563 + 45.5903 + 77.1012 + 123.3619 + 52.4288 = 327.9385
-     * us (327.938543 unrounded; the footprint, 2.75 MiB, reads the
+     * GB/s (45.5903 us); its own S/2 copied out in 16 KiB blocks (the
+     * engine's STRATA_DIRECT_BLOCK, log(4)/log(256) = 0.25 of the way) at
+     * copy(16 KiB) = 40 - 0.25 x 30 = 32.5 GB/s plus the store beyond a
+     * block's (write 30 - 0.25 x 24 = 24 GB/s there, 6 at the footprint:
+     * 1/6e9 - 1/24e9 = 0.125 ns a byte): 524288 x (1/32.5e9 + 0.125e-9)
+     * = 16.1319 + 65.5360 = 81.6679 us; the gathered S/2 at the
+     * hand-over's 4.25 GB/s (123.3619 us) and its store beyond the
+     * slice's (0.1 ns a byte, above: 52.4288 us); syncs 1.7 us:
+     * 1.7 + 27.7563 + 45.5903 + 81.6679 + 123.3619 + 52.4288 = 332.5052
+     * us (332.505305 unrounded; the footprint, 2.75 MiB, reads the
      * curves' last point as S does).
      * The flat path (2 KiB) is priced as before. */
     double flat2k = strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048);
     c.reduce_n = 2, c.reduce_bytes[0] = 4096, c.reduce_bytes[1] = 1048576;
     c.reduce_load_bw[0] = 4e9, c.reduce_load_bw[1] = 16e9;
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         327.938543e-6, 1e-8);
+         332.505305e-6, 1e-8);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), flat2k, 1e-15);
     /* 64 KiB: one chunk (1 + 0.1 us), slices of 32 KiB (log(8)/log(256) =
      * 0.375 of the way), the footprint 2 x 64 + 3 x 64 = 320 KiB
@@ -436,12 +439,24 @@ static void test_predict(void **state)
      * 60 x 0.7902410 = 32.585539 at the footprint, so 65536 x (1/32.585539
      * - 1/57.5) ns = 0.871442 us; write 21 and 30 - 24 x 0.7902410 =
      * 11.034216 GB/s, 0.0430081 ns a byte more; the peer's 32 KiB reduced
-     * at 4 + 0.375 x 12 = 8.5 GB/s (3.855059 us); its own copied at 40 -
-     * 30 x 0.375 = 28.75 GB/s and stored (2.549047 us); the gathered at
-     * the hand-over's 8 - 6 x 0.375 = 5.75 GB/s (5.698783 us) and stored
-     * (1.409291 us): 15.483622 us */
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 65536), 15.483622e-6,
+     * at 4 + 0.375 x 12 = 8.5 GB/s (3.855059 us); its own copied in
+     * 16 KiB blocks at 32.5 GB/s and stored beyond a block's (1/11.034216
+     * - 1/24 ns a byte): 32768 x (0.0307692 + 0.0489622) ns = 2.612585
+     * us; the gathered at the hand-over's 8 - 6 x 0.375 = 5.75 GB/s
+     * (5.698783 us) and stored (1.409291 us): 15.547159 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 65536), 15.547159e-6,
          1e-7);
+    /* 4 ranks on 2 cores, 256 KiB: the engine splits it into 4 chunks
+     * (sched.h's layout, shared): slices of 64 KiB / 4 = 16 KiB, not
+     * 256 KiB / 4 = 64 KiB; the hand-over read there, 8 - 6 x 0.25 = 6.5
+     * GB/s, and the footprint 2 x 256 + 3 x 64 = 704 KiB (log(176) /
+     * log(256) = 0.9324532 of the way: read 80 - 60 x 0.9324532 =
+     * 24.054263 GB/s, against 65 at the slice: 1 / (1/24.054263 - 1/65)
+     * = 38.185345 GB/s) */
+    strata_coll_machine_t mm;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 4, 262144, &mm);
+    NEAR(mm.bw_load, 6.5e9, 1e-12);
+    NEAR(mm.bw_read, 38.185345e9, 1e-7);
     c.reduce_n = 0;
     char buf[512];
     strata_probe_bottleneck(&c, 4, buf, sizeof(buf));

@@ -209,9 +209,9 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
         line_stat(out, "pairs across sockets (medians)", &r->c2c_across, 1e9, "ns");
     }
     if (r->remote_n)
-        fprintf(
-            out,
-            "\nhand-over between cores: one writes, the other copies out, both at once (GB/s)\n");
+        fprintf(out,
+                "\nhand-over between cores: one stages, the other copies out, both at once, as the "
+                "pipeline (GB/s)\n");
     for (int i = 0; i < r->remote_n; i++) {
         char b[32], name[48];
         snprintf(name, sizeof(name), "%s", util_fmt_bytes(r->remote_bytes[i], b, sizeof(b)));
@@ -226,7 +226,7 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
     }
     if (r->reduce_n)
         fprintf(out, "the pipeline's reduction: the other's buffer summed with one's own input "
-                     "into lines the other reads next (GB/s)\n");
+                     "and written over it (GB/s)\n");
     for (int i = 0; i < r->reduce_n; i++) {
         char b[32], name[48];
         snprintf(name, sizeof(name), "%s, pipeline reduce",

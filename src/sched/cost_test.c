@@ -573,6 +573,30 @@ static void test_direct_closed_form(void **state)
                      STRATA_ERR_UNSUPPORTED);
 }
 
+/* The engine's layout as strata_direct_layout gives it (by hand from
+ * allreduce_shm.c's slice_cap): 1 MiB at 2 ranks, 256 KiB chunks (the
+ * share 512 KiB > the 128 KiB cap): 4 chunks, slices of 128 KiB; 4 KiB at
+ * 2 ranks, a slice of at least 4 KiB, so one chunk of all 4 KiB, 2 KiB a
+ * rank; 2 KiB runs flat (the whole vector); 4 ranks sharing 2 CPUs, 256
+ * KiB: at least 4 chunks of the 64 KiB share, slices of 16 KiB, a chunk
+ * 64 KiB; the reduce block 16 KiB throughout. */
+static void test_direct_layout(void **state)
+{
+    (void)state;
+    strata_direct_layout_t l;
+    strata_direct_layout(STRATA_COLL_ALLREDUCE, 2, 1048576, false, &l);
+    assert_true(l.chunks == 4 && l.chunk == 262144 && l.slice == 131072 && !l.flat);
+    assert_true(l.block == 16384);
+    strata_direct_layout(STRATA_COLL_ALLREDUCE, 2, 4096, false, &l);
+    assert_true(l.chunks == 1 && l.chunk == 4096 && l.slice == 2048 && !l.flat);
+    strata_direct_layout(STRATA_COLL_ALLREDUCE, 2, 2048, false, &l);
+    assert_true(l.chunks == 1 && l.slice == 2048 && l.flat);
+    strata_direct_layout(STRATA_COLL_ALLREDUCE, 4, 262144, true, &l);
+    assert_true(l.chunks == 4 && l.chunk == 65536 && l.slice == 16384);
+    strata_direct_layout(STRATA_COLL_ALLREDUCE, 4, 262144, false, &l);
+    assert_true(l.chunks == 1 && l.chunk == 262144 && l.slice == 65536);
+}
+
 /* Two-level reduce-scatter, allgather, alltoall and barrier (hier.c) on
  * N = 4 servers of g = 2 ranks, 2 NICs of 50 GB/s each, 400 GB/s inside,
  * latencies 1 µs inside and 5 µs across, n = 8 MB (blocks of n/P = 1 MB):
@@ -974,6 +998,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_hier_other_colls),
         cmocka_unit_test(test_cost_edges),
         cmocka_unit_test(test_direct_closed_form),
+        cmocka_unit_test(test_direct_layout),
         cmocka_unit_test(test_machine_from_topo),
         cmocka_unit_test(test_dark_nics),
         cmocka_unit_test(test_reduction_memory),

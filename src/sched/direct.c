@@ -95,6 +95,18 @@ double sched_direct_chunk0(uint32_t P, double bytes, bool shared)
     return chunk < bytes ? chunk : bytes;
 }
 
+void strata_direct_layout(strata_coll_t coll, uint32_t P, double bytes, bool shared,
+                          strata_direct_layout_t *l)
+{
+    bool ar = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_REDUCE;
+    double p = P > 1 ? P : 1, b = bytes > 0 ? bytes : 0;
+    l->flat = ar && b <= STRATA_DIRECT_FLAT_MAX;
+    l->chunks = sched_direct_chunks(coll, P, b, shared);
+    l->chunk = l->flat ? b : sched_direct_chunk0(P, b, shared);
+    l->slice = l->flat ? b : l->chunk / p;
+    l->block = ar ? STRATA_DIRECT_BLOCK : l->slice;
+}
+
 static strata_status_t direct_init(strata_sched_t *s, strata_error_t *err)
 {
     uint64_t P = s->p.nranks, n = s->p.count, es = s->p.elem_size, bytes = n * es;
