@@ -250,7 +250,7 @@ static void pipe_round(remote_t *x, int me, int k)
     int other = 1 - me, z = k % HANDOVER_SLOTS;
     double t0 = util_now();
     memcpy(x->shared[me][z], x->input[me], x->bytes);
-    atomic_thread_fence(memory_order_seq_cst);
+    comm_fence_seq_cst();
     double tw = util_now() - t0;
     if (!phase(x, 3 * (uint64_t)k)) return;
     unsigned char *peer = x->shared[other][z];
@@ -260,12 +260,12 @@ static void pipe_round(remote_t *x, int me, int k)
         comm_reduce2(peer + o, x->input[me] + o, peer + o, m / sizeof(float), STRATA_FP32,
                      STRATA_SUM);
     }
-    atomic_thread_fence(memory_order_seq_cst);
+    comm_fence_seq_cst();
     double tr = util_now() - t0;
     if (!phase(x, 3 * (uint64_t)k + 1)) return;
     t0 = util_now();
     memcpy(x->mine[me], x->shared[me][z], x->bytes);
-    atomic_thread_fence(memory_order_seq_cst);
+    comm_fence_seq_cst();
     x->t[me][k] = x->mode == HO_REDUCE ? tr : tw + util_now() - t0;
     phase(x, 3 * (uint64_t)k + 2);
 }
@@ -285,7 +285,7 @@ static void *remote_side(void *arg)
         }
         double t0 = util_now();
         memcpy(x->shared[me][k % HANDOVER_SLOTS], x->input[me], x->bytes);
-        atomic_thread_fence(memory_order_seq_cst);
+        comm_fence_seq_cst();
         double tw = util_now() - t0;
         if (!phase(x, 2 * (uint64_t)k)) break;
         t0 = util_now();
@@ -296,7 +296,7 @@ static void *remote_side(void *arg)
             for (size_t i = 0; i < x->bytes / sizeof(float); i++)
                 d[i] = a[i] + b[i];
         }
-        atomic_thread_fence(memory_order_seq_cst);
+        comm_fence_seq_cst();
         x->t[me][k] = tw + util_now() - t0;
         if (!phase(x, 2 * (uint64_t)k + 1)) break;
     }
