@@ -14,6 +14,7 @@ set -u
 BUILD=${1:?usage: vs-mpi-tcp.sh BUILD_DIR [ROUNDS]}
 ROUNDS=${2:-7}
 EXE=$BUILD/bench/vs-mpi/vsmpi-ompi
+cmake --build "$BUILD" --target vsmpi >/dev/null 2>&1 || true # never older than libstrata
 [ -x "$EXE" ] || { echo "vs-mpi-tcp: $EXE not built (cmake --build $BUILD --target vsmpi)"; exit 77; }
 TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')
 for np in 2 4; do

@@ -26,6 +26,10 @@ conditions=${CONDITIONS:-default best}
 flavours=${FLAVOURS:-ompi mpich}
 keep=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=17179869184
 single=cma
+# vsmpi is a custom target the default build skips: rebuild it here so it is
+# never older than libstrata (a stale one read the probe's result with an old
+# layout and printed "first touch ... n=0")
+cmake --build "$build" --target vsmpi >/dev/null 2>&1 || true
 [ -e /dev/xpmem ] && single=xpmem
 for np in ${NPS:-2 4}; do
   for flavour in $flavours; do
