@@ -765,14 +765,40 @@ static strata_status_t check_all_done(drv_t *v, const char *where)
     return v->rc = STRATA_ERR_PROTOCOL;
 }
 
+/* Each flow a SEND starts, as start_send starts them — its data along its
+ * route, then a pull's read requests back along the reverse route — handed
+ * to fn(v, route, bytes, ctx) in that order (each route is used before the
+ * next is computed, which may empty the route cache), for the passes that
+ * look at a phase's flows without running them: the certificate and the
+ * walk. */
+typedef strata_status_t (*send_flow_fn)(drv_t *v, const sim_route_t *r, double bytes, void *ctx);
+
+static strata_status_t send_flows(drv_t *v, const agent_t *a, const strata_step_t *s,
+                                  send_flow_fn fn, void *ctx)
+{
+    const sim_job_t *job = &v->d->jobs[a->job];
+    bool rails = strata_sched_channels(job->s) > 1; /* as start_send */
+    const sim_route_t *r;
+    strata_status_t rc =
+        sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], rails, &r, v->err);
+    if (rc != STRATA_OK) return v->rc = rc;
+    double req = pull_request_bytes(v, a, s, r);
+    if ((rc = fn(v, r, step_bytes(v, a, s), ctx)) != STRATA_OK) return rc;
+    if (req <= 0) return STRATA_OK;
+    rc = sim_routes_get(v->d->routes, job->dev[s->peer], job->dev[a->idx], false, &r, v->err);
+    if (rc != STRATA_OK) return v->rc = rc;
+    return fn(v, r, req, ctx);
+}
+
 /* The contention-free certificate of the phase whose steps are loaded
  * (cert.c): every flow its sends will start — a send's data, and a pull's
  * read requests — added with its route. *ok_p: the certificate holds, so
  * max-min sharing gives every flow its rate alone on its path and the
  * engine can run the phase in its ideal mode (rates fixed at each flow's
  * start, no component searched) to the same times. */
-static strata_status_t cert_flow(drv_t *v, const sim_route_t *r, double bytes)
+static strata_status_t cert_flow(drv_t *v, const sim_route_t *r, double bytes, void *ctx)
 {
+    (void)ctx;
     if (sim_cert_add(&v->cert, v->net, r, bytes)) return oom(v);
     if (v->gcert && (sim_gcert_add(v->gcert, v->net, r, bytes, v->group) ||
                      sim_cert_add(&v->gsolo, v->net, r, bytes)))
@@ -785,22 +811,10 @@ static strata_status_t phase_certify(drv_t *v, bool *ok_p)
     sim_cert_reset(&v->cert);
     for (uint32_t g = 0; g < v->nagents && (!v->cert.broken || v->gcert); g++) {
         const agent_t *a = &v->agents[g];
-        const sim_job_t *job = &v->d->jobs[a->job];
-        bool rails = strata_sched_channels(job->s) > 1; /* as start_send */
         for (uint32_t i = 0; i < a->n; i++) {
             const strata_step_t *s = &a->steps[i].step;
-            if (s->op != STRATA_STEP_SEND) continue;
-            const sim_route_t *r;
-            strata_status_t rc = sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer],
-                                                rails, &r, v->err);
-            if (rc != STRATA_OK) return v->rc = rc;
-            double req = pull_request_bytes(v, a, s, r);
-            if (cert_flow(v, r, step_bytes(v, a, s)) != STRATA_OK) return v->rc;
-            if (req <= 0) continue;
-            rc = sim_routes_get(v->d->routes, job->dev[s->peer], job->dev[a->idx], false, &r,
-                                v->err);
-            if (rc != STRATA_OK) return v->rc = rc;
-            if (cert_flow(v, r, req) != STRATA_OK) return v->rc;
+            if (s->op == STRATA_STEP_SEND && send_flows(v, a, s, cert_flow, NULL) != STRATA_OK)
+                return v->rc;
         }
     }
     *ok_p = !v->cert.broken;
@@ -1093,8 +1107,9 @@ typedef struct walk {
 } walk_t;
 
 /* The longer of a send's flows (data; a pull's read requests), alone. */
-static void walk_flow(drv_t *v, const sim_route_t *r, double bytes, wstep_t *w)
+static strata_status_t walk_flow(drv_t *v, const sim_route_t *r, double bytes, void *ctx)
 {
+    wstep_t *w = ctx;
     double best = INFINITY;
     unsigned tier = 0;
     for (uint32_t h = 0; h < r->n; h++) {
@@ -1111,13 +1126,12 @@ static void walk_flow(drv_t *v, const sim_route_t *r, double bytes, wstep_t *w)
         w->xfer = xfer;
         w->tier = (uint8_t)tier;
     }
+    return STRATA_OK;
 }
 
 /* Steps, durations and message matching of phase `rep` (loaded). */
 static strata_status_t walk_load(drv_t *v, wclass_t *c)
 {
-    const sim_job_t *job = &v->d->jobs[0];
-    bool rails = strata_sched_channels(job->s) > 1;
     uint32_t m = 0;
     for (uint32_t g = 0; g < v->nagents; g++)
         c->off[g] = m, m += v->agents[g].n;
@@ -1133,18 +1147,8 @@ static strata_status_t walk_load(drv_t *v, wclass_t *c)
             wstep_t *w = &c->st[c->off[g] + i];
             *w = (wstep_t){g, s->after, UINT32_MAX, 0, 0, 0, 0};
             if (s->op == STRATA_STEP_RECV || s->op == STRATA_STEP_RECV_REDUCE) w->kind = 2;
-            if (s->op != STRATA_STEP_SEND) continue;
-            const sim_route_t *r;
-            strata_status_t rc = sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer],
-                                                rails, &r, v->err);
-            if (rc != STRATA_OK) return v->rc = rc;
-            double req = pull_request_bytes(v, a, s, r);
-            walk_flow(v, r, step_bytes(v, a, s), w);
-            if (req <= 0) continue;
-            rc = sim_routes_get(v->d->routes, job->dev[s->peer], job->dev[a->idx], false, &r,
-                                v->err);
-            if (rc != STRATA_OK) return v->rc = rc;
-            walk_flow(v, r, req, w);
+            if (s->op == STRATA_STEP_SEND && send_flows(v, a, s, walk_flow, w) != STRATA_OK)
+                return v->rc;
         }
     }
     /* match: the k-th send a -> b with the k-th receive at b from a (the
