@@ -458,6 +458,21 @@ static const vcase_t vcases[] = {
      * TLP: 63.015 x 128/152 x 152/160 = 50.41 GB/s */
     {"8 PCIe GPUs, 2 switches (H3)", STRATA_SOURCE_DIR "/tests/data/wrx90_2switch.json", "Ring",
      1.0 * (1 << 30), 46.44, 0.90, 1.10, 0, "2.27.5"},
+    /* NVIDIA/nccl#2140's other server: 8 x H100 SXM, one server, the same
+     * report's NCCL 2.30.4 (size not stated, 8 GiB modelled). NVLS off:
+     * 370, NCCL's model then runs the ring, priced as forced: 18 NVLink4
+     * links x 20.6 GB/s after the packet step, the ring's 14 steps at 7/8
+     * of n per rank: busbw -> the links' 360 less the steps' latency;
+     * NVLS on: 480, the NVLS law of row 2 (469.0) */
+    {"8xH100 NVLS off (#2140)", "dgx-h100", "Ring", 8.0 * (1 << 30), 370, 0.90, 1.10,
+     STRATA_ALGO_RING + 1, "2.30.4"},
+    {"8xH100 NVLS (#2140)", "dgx-h100", "NVLS", 8.0 * (1 << 30), 480, 0.90, 1.10, 0, "2.30.4"},
+    /* NVIDIA/nccl-tests#309: one Dell XE9680 (8 x H100 SXM), NCCL 2.26.2,
+     * NVLS disabled after the reporter's fixes: 368.76, which the reporter
+     * sets beside NVIDIA's single-node 370 (size not stated, 8 GiB
+     * modelled): the ring as above, 359.9 */
+    {"XE9680 NVLS off (#309)", "dgx-h100", "Ring", 8.0 * (1 << 30), 368.76, 0.90, 1.10,
+     STRATA_ALGO_RING + 1, "2.26.2"},
 };
 
 static void test_public_measurements(void **state)
