@@ -399,9 +399,12 @@ static const vcase_t vcases[] = {
     /* GB200 NVL72, one rack of 72 GPUs, NVLS (coreweave/nccl-tests#43):
      * 834.57 at 8 GiB. The NVLS law that fits H100 (1.32 x the GPU's 720
      * GB/s) gives 1145; 8 B200 in one server also stop at "830+" (nccl#1807),
-     * so NVLink5's NVLS rate, not the rack, is what the model lacks */
+     * so NVLink5's NVLS rate, not the rack, is what the model lacks. The
+     * release: the example's image at that commit (coreweave/nccl-tests
+     * aa40070, slurm/nccl-test-distributed-gb200-nvl72-enroot.slurm:
+     * nccl2.25.1-1, NCCL_NVLS_ENABLE=1) */
     {"GB200 NVL72 rack (NVLS)", "gb200-nvl72", "NVLS", 8.0 * (1 << 30), 834.57, 1.30, 1.45, 0,
-     NULL},
+     "2.25.1"},
     /* 8 x H800 (8 NVLink4 links per GPU, tests/data/validation/hgx-h800.json),
      * one server, NVLS: 215 (nccl#1374). NCCL-mode picked Ring (160, -26 %)
      * while its NVLS channels were 16 of 160/16 = 10 -> 6 GB/s; with NCCL's
@@ -473,6 +476,20 @@ static const vcase_t vcases[] = {
      * modelled): the ring as above, 359.9 */
     {"XE9680 NVLS off (#309)", "dgx-h100", "Ring", 8.0 * (1 << 30), 368.76, 0.90, 1.10,
      STRATA_ALGO_RING + 1, "2.26.2"},
+    /* Azure/AI-benchmarking-guide, Azure_Results/ND_*_results.md: one VM,
+     * all_reduce_perf 1K-8G, in-place busbw at 8G. ND A100 v4 (8 x A100
+     * SXM4 80GB, NCCL 2.18.5 -- older than the oldest transcribed tuning
+     * model, so the newest decides; A100 has no NVLS, the ring either way):
+     * 231.58, the ring over 12 NVLink3 links x 20 GB/s = 239.9 (row 3) */
+    {"ND A100 v4 (Azure)", "dgx-a100", "Ring", 8.0 * (1 << 30), 231.58, 0.90, 1.10, 0, NULL},
+    /* ND H200 v5 (8 x H200, NCCL 2.20.5): 479.98, NVLS as row 4 (469.0) */
+    {"ND H200 v5 (Azure)", "hgx-h200", "NVLS", 8.0 * (1 << 30), 479.98, 0.90, 1.10, 0, "2.20.5"},
+    /* ND GB200 v6 (one tray of 4 GB200, NCCL 2.25.1, "Ring algorithm"):
+     * 679.61; 2.25.1's model runs the ring on the tray's 4 GPUs: 18
+     * NVLink5 links x 40 GB/s after the packet step, busbw -> 720 less 6
+     * steps of latency (719.8) */
+    {"ND GB200 v6 tray (Azure)", VDATA "gb200-tray.json", "Ring", 8.0 * (1 << 30), 679.61, 0.90,
+     1.10, 0, "2.25.1"},
 };
 
 static void test_public_measurements(void **state)
@@ -531,7 +548,7 @@ static void test_acceptance_floors(void **state)
         {"ND MI300X v5 (RCCL)", "mi300x", "Ring", 314, 16.0 * (1 << 30), 1.10},
         {"ND H100 v5", "dgx-h100", "NVLS", 460, 16.0 * (1 << 30), 1.10},
         {"ND H200 v5", "hgx-h200", "NVLS", 431, 16.0 * (1 << 30), 1.10},
-        {"ND A100 v4", "dgx-a100", "Ring", 228, 8.0 * (1 << 30), 1.10},
+        {"ND A100 v4", "dgx-a100,memory=hbm-a100-40", "Ring", 228, 8.0 * (1 << 30), 1.10},
         {"ND A100 v4 80GB", "dgx-a100", "Ring", 228, 4.0 * (1 << 30), 1.10},
         /* ND GB200 v6, one tray of 4 B200 (conf/nd128isr_ndr_gb200_v6.conf,
          * check_nccl_allreduce 432.0 1 16G): NCCL's model runs the ring over
