@@ -500,6 +500,13 @@ static const vcase_t vcases[] = {
      * found (docs/validation.md) */
     {"20 GB200 racks, NVLS off", "gb200-nvl72:20", "Tree", 4.0 * (1 << 30), 346.38, 1.90, 2.10,
      STRATA_ALGO_TREE + 1, "2.26.2"},
+    /* a miss with its cause in strata: NVIDIA/nccl#1579, 2 GH200 nodes (one
+     * GPU each), 4 x 200G ports each (tests/data/validation/gh200-4x200g.json),
+     * NCCL 2.24.3, NCCL_NET_GDR_LEVEL=SYS: 96.07 at 2 GiB in-place, the four
+     * NICs' 4 x 24.5. strata's ring builds one channel per local rank (ring.c:
+     * g channels), so one GPU a server drives one NIC: 24.5 (-74.5 %) */
+    {"2 GH200, 4x200G (#1579)", VDATA "gh200-4x200g.json", "Ring", 2.0 * (1 << 30), 96.07, 0.22,
+     0.30, 0, "2.24.3"},
 };
 
 static void test_public_measurements(void **state)
