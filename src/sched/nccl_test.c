@@ -507,6 +507,17 @@ static const vcase_t vcases[] = {
      * g channels), so one GPU a server drives one NIC: 24.5 (-74.5 %) */
     {"2 GH200, 4x200G (#1579)", VDATA "gh200-4x200g.json", "Ring", 2.0 * (1 << 30), 96.07, 0.22,
      0.30, 0, "2.24.3"},
+    /* coreweave/nccl-tests 3b06be7 (2026-05-26): "Validated on ... 2-node
+     * B200 and H100 base MPIJobs ... (B200 690 GB/s, H100 441 GB/s busbw at
+     * 8G)": the manifests' NCCL 2.28.3, NCCL_IB_HCA=ibp (8 NDR NICs a node),
+     * NCCL_COLLNET_ENABLE=0, -b 512M -e 8G. 2.28.3's model runs NVLSTree on
+     * both. B200 (tests/data/validation/hgx-b200.json): bound by the 8 NICs,
+     * 726.9 (+5.3 %). H100: bound by NVLink, (1 + 1/8 + 0.2) n per rank,
+     * 501.5 -- a miss like row 16's (430) and above row 22's (470) */
+    {"2x8 B200 NDR (CoreWeave)", VDATA "hgx-b200.json", "NVLSTree", 8.0 * (1 << 30), 690, 0.90, 1.10,
+     0, "2.28.3"},
+    {"2x8 H100 NDR (CoreWeave)", "dgx-h100:2", "NVLSTree", 8.0 * (1 << 30), 441, 1.10, 1.20, 0,
+     "2.28.3"},
 };
 
 static void test_public_measurements(void **state)
