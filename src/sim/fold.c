@@ -84,10 +84,14 @@ static int ensure(sim_fold_t *f, const sim_net_t *net)
     f->parent = util_malloc(n * sizeof(uint32_t));
     f->cid = util_malloc(n * sizeof(uint32_t));
     f->rank = util_malloc(n * sizeof(uint32_t));
-    if (!f->load || !f->parent || !f->cid || !f->rank) return -1;
-    for (uint32_t r = 0; r < f->nres; r++) {
+    f->cap = util_malloc(n * sizeof(double));
+    f->tier = util_malloc(n);
+    if (!f->load || !f->parent || !f->cid || !f->rank || !f->cap || !f->tier) return -1;
+    for (uint32_t r = 0; r < f->nres; r++) { /* capacities are fixed for the run */
         f->parent[r] = r;
         f->cid[r] = f->rank[r] = UINT32_MAX;
+        f->cap[r] = sim_net_res_cap(net, r);
+        f->tier[r] = (uint8_t)sim_net_res_tier(net, r);
     }
     return 0;
 }
@@ -98,7 +102,7 @@ int sim_fold_add(sim_fold_t *f, const sim_net_t *net, const sim_route_t *r, doub
     sim_fflow_t x = {(uint32_t)f->hops.n, r->n, 0, 0, bytes, r->latency, INFINITY};
     for (uint32_t h = 0; h < r->n; h++) {
         f->hops.v[f->hops.n++] = r->hops[h];
-        double s = sim_net_res_cap(net, r->hops[h].res) / r->hops[h].w;
+        double s = f->cap[r->hops[h].res] / r->hops[h].w;
         if (s < x.solo) x.solo = s;
     }
     return UTIL_VEC_PUSH(&f->fl, x);
@@ -141,11 +145,14 @@ static void on_done(void *ctx, uint64_t tag, double t)
     }
 }
 
+/* One word into a running hash (multiply-xorshift; the final value goes
+ * through util_hash_u64). A hit is confirmed word by word anyway. */
 static uint64_t mix(uint64_t h, double x)
 {
     uint64_t b;
     memcpy(&b, &x, sizeof(b));
-    return util_hash_u64(h ^ b);
+    h = (h ^ b) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
 }
 
 /* Component c's signature into f->tmp; returns its hash. */
@@ -158,8 +165,8 @@ static uint64_t signature(sim_fold_t *f, const sim_net_t *net, uint32_t c)
     t[n++] = f1 - f0;
     t[n++] = r1 - r0;
     for (uint32_t k = r0; k < r1; k++) {
-        t[n++] = sim_net_res_cap(net, f->cres.v[k]);
-        t[n++] = sim_net_res_tier(net, f->cres.v[k]);
+        t[n++] = f->cap[f->cres.v[k]];
+        t[n++] = f->tier[f->cres.v[k]];
     }
     for (uint32_t k = f0; k < f1; k++) {
         const sim_fflow_t *x = &f->fl.v[f->cflows.v[k]];
@@ -173,10 +180,14 @@ static uint64_t signature(sim_fold_t *f, const sim_net_t *net, uint32_t c)
         }
     }
     f->tmp.n = n;
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (size_t k = 0; k < n; k++)
+    uint64_t h = 0x9e3779b97f4a7c15ull, g = 0; /* two chains, run side by side */
+    size_t k = 0;
+    for (; k + 1 < n; k += 2) {
         h = mix(h, t[k]);
-    return h | 1; /* 0 marks an empty slot */
+        g = mix(g, t[k + 1]);
+    }
+    if (k < n) h = mix(h, t[k]);
+    return util_hash_u64(h ^ (g * 0xff51afd7ed558ccdull)) | 1; /* 0 marks an empty slot */
 }
 
 int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra,
@@ -204,7 +215,7 @@ int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra
         const sim_fflow_t *x = &f->fl.v[i];
         for (uint32_t h = 0; h < x->n && !trivial(x); h++) {
             const sim_hop_t *hp = &f->hops.v[x->off + h];
-            double cap = sim_net_res_cap(net, hp->res);
+            double cap = f->cap[hp->res];
             bool over = f->load[hp->res] > cap * (1 + FOLD_TOL);
             if (over) out->contended = true;
             if (over || cap / hp->w == x->solo) f->rank[hp->res] = 0;
@@ -325,7 +336,7 @@ int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra
             const sim_hop_t *hp = &f->khops.v[x->koff];
             unsigned tier = SIM_MAX_TIERS;
             for (uint32_t h = 0; h < x->kn; h++) {
-                unsigned t = sim_net_res_tier(net, hp[h].res);
+                unsigned t = f->tier[hp[h].res];
                 if (t < tier) tier = t;
             }
             if (sim_flow_add_valid(net, 0, x->latency, x->bytes, hp, x->kn, tier, k)) goto done;
@@ -364,6 +375,8 @@ void sim_fold_free(sim_fold_t *f)
     util_free(f->parent);
     util_free(f->cid);
     util_free(f->rank);
+    util_free(f->cap);
+    util_free(f->tier);
     UTIL_VEC_FREE(&f->hops);
     UTIL_VEC_FREE(&f->khops);
     UTIL_VEC_FREE(&f->fl);
