@@ -328,7 +328,9 @@ static strata_status_t fill_links(strata_sim_t *sim, strata_sim_result_t *res, i
         double b = chan_bytes(sim, extra, ch) / sim_net_res_cap(sim->st.net, ch);
         if (!(b > 0)) continue;
         int pos = n < k ? n : k;
-        while (pos > 0 && res->links[pos - 1].bytes < b)
+        /* loads within a relative 1e-12 keep channel order: sums of the
+         * same bytes in another order (folded phases) rank alike */
+        while (pos > 0 && res->links[pos - 1].bytes < b * (1 - 1e-12))
             pos--;
         if (pos >= k) continue;
         int last = n < k ? n : k - 1;
