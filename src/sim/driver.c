@@ -18,7 +18,9 @@
  * rewound engine behaves bit-for-bit like a fresh one, reuse gives exactly
  * the total of the event-by-event run. A simulated phase whose flows the
  * contention-free certificate (cert.c) proves free of sharing runs in the
- * engine's ideal mode. ASYNC mode posts every agent's first phase and lets
+ * engine's ideal mode; one it does not certify, whose sends all start at
+ * the phase start, is timed by parts, each shape of part once (fold.c,
+ * run_folded). ASYNC mode posts every agent's first phase and lets
  * each advance on its own; nothing is reused — except that concurrent
  * collectives proven not to interact are each timed alone (run_groups:
  * BARRIER with reuse when in lockstep, else the contention-free walk).
