@@ -74,6 +74,7 @@ typedef struct strata_sim_opts {
     bool cross_rail;        /* every send to another server leaves by its sender's own
                                NIC (PXN off; default: by the NIC on the receiver's
                                rail, as NCCL sends, docs/simulator.md) */
+    bool no_fold;           /* BARRIER: time no phase by parts (docs/simulator.md; checks) */
 } strata_sim_opts_t;
 
 /* Defaults: SPREAD, BARRIER, seed 1, 1 connection, reuse on, no trace, 8 trace links,
@@ -149,6 +150,10 @@ typedef struct strata_sim_result {
      * sharing, so timed with every flow at its rate alone on its path
      * (docs/simulator.md) */
     uint64_t phases_certified;
+    /* simulated phases timed by parts, each shape of part once
+     * (docs/simulator.md), the flows of those phases, and of them the
+     * flows the engine ran */
+    uint64_t phases_folded, fold_flows, fold_timed;
     uint64_t events, flows, batches;
     double wall;    /* seconds of host time for the run */
     char desc[160]; /* "allreduce ring 1 GiB on 1024 ranks, 1 chunk, spread, barrier" */

@@ -18,7 +18,9 @@
  * rewound engine behaves bit-for-bit like a fresh one, reuse gives exactly
  * the total of the event-by-event run. A simulated phase whose flows the
  * contention-free certificate (cert.c) proves free of sharing runs in the
- * engine's ideal mode. ASYNC mode posts every agent's first phase and lets
+ * engine's ideal mode; one it does not certify, whose sends all start at
+ * the phase start, is timed by parts, each shape of part once (fold.c,
+ * run_folded). ASYNC mode posts every agent's first phase and lets
  * each advance on its own; nothing is reused — except that concurrent
  * collectives proven not to interact are each timed alone (run_groups:
  * BARRIER with reuse when in lockstep, else the contention-free walk).
@@ -28,6 +30,7 @@
  * current phase only; ASYNC: every pair of the run).
  */
 #include "cert.h"
+#include "fold.h"
 #include "sim.h"
 #include "xorsym.h"
 
@@ -128,7 +131,11 @@ typedef struct drv {
     UTIL_VEC(uint64_t) sends, recvs;  /* BARRIER: an agent's, being numbered (below) */
     uint32_t agents_done;
     bool async;      /* ASYNC asked for, or several jobs */
+    double weight;   /* the engine's statistics weight (BARRIER: the class's phases) */
     sim_cert_t cert; /* the contention-free certificate of a phase (cert.c) */
+    sim_fold_t fold; /* a phase cut into parts, each shape timed once (fold.c) */
+    bool folded;     /* the last run_phase was folded: its chain is fold_crit */
+    double fold_crit[SIM_MAX_TIERS + 1];
     /* run_groups: the certificate between groups, this one's index, and
      * whether every phase so far ended on all agents at once (lockstep) */
     sim_gcert_t *gcert;
@@ -821,6 +828,73 @@ static strata_status_t phase_certify(drv_t *v, bool *ok_p)
     return STRATA_OK;
 }
 
+/* ==== Folded phases (fold.c) ====
+ * A phase whose every send starts at the phase start — it waits only for
+ * local steps, which take no time — is a set of flows all submitted at
+ * time 0; its agents end with their last step, a send's at its flows'
+ * end, a receive's at its message's arrival or at an earlier step's end,
+ * so the phase ends when its last flow does, and each receive matches a
+ * send of the phase (checked here by count; the event-by-event run checks
+ * each). fold.c times such a set by parts, each shape once. Not with a
+ * trace (it names every step), concurrent groups (whose bound between
+ * groups reads the agents' ends) or the engine's ideal mode. */
+static bool phase_foldable(const drv_t *v)
+{
+    if (v->async || v->gcert || v->d->trace || v->d->ideal) return false;
+    uint64_t sends = 0, recvs = 0;
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        const agent_t *a = &v->agents[g];
+        uint32_t local = 0; /* the leading local steps */
+        while (local < a->n && a->steps[local].step.op != STRATA_STEP_SEND &&
+               a->steps[local].step.op != STRATA_STEP_RECV &&
+               a->steps[local].step.op != STRATA_STEP_RECV_REDUCE)
+            local++;
+        for (uint32_t i = 0; i < a->n; i++) {
+            const strata_step_t *s = &a->steps[i].step;
+            if (s->op == STRATA_STEP_SEND) {
+                if (s->after > local) return false;
+                sends++;
+            } else if (s->op == STRATA_STEP_RECV || s->op == STRATA_STEP_RECV_REDUCE) {
+                recvs++;
+            }
+        }
+    }
+    return sends == recvs;
+}
+
+static strata_status_t fold_flow(drv_t *v, const sim_route_t *r, double bytes, void *ctx)
+{
+    (void)ctx;
+    return sim_fold_add(&v->fold, v->net, r, bytes) ? oom(v) : STRATA_OK;
+}
+
+static strata_status_t run_folded(drv_t *v, double *dur_p, double *alone_p)
+{
+    sim_fold_reset(&v->fold);
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        const agent_t *a = &v->agents[g];
+        for (uint32_t i = 0; i < a->n; i++) {
+            const strata_step_t *s = &a->steps[i].step;
+            if (s->op == STRATA_STEP_SEND && send_flows(v, a, s, fold_flow, NULL) != STRATA_OK)
+                return v->rc;
+        }
+    }
+    if (!v->d->res_extra) {
+        v->d->res_extra = util_calloc(sim_net_res_count(v->net) + 1, sizeof(double));
+        if (!v->d->res_extra) return oom(v);
+    }
+    sim_fold_out_t o;
+    if (sim_fold_run(&v->fold, v->net, v->weight, v->d->res_extra, &o)) return oom(v);
+    v->folded = true;
+    memcpy(v->fold_crit, o.crit, sizeof(v->fold_crit));
+    v->d->phases_folded++;
+    v->d->fold_flows += o.flows;
+    v->d->fold_timed += o.timed;
+    *dur_p = o.dur;
+    *alone_p = o.alone;
+    return STRATA_OK;
+}
+
 /* One phase of the (single) job from a rewound engine; *dur_p its length.
  * With certify, a phase whose contention-free certificate holds runs in
  * the engine's ideal mode (*cert_p set): the same times within a relative
@@ -840,6 +914,8 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur
     bool ok = false;
     if (certify && phase_certify(v, &ok) != STRATA_OK) return v->rc;
     *cert_p = ok;
+    v->folded = false;
+    if (certify && !ok && v->d->fold && phase_foldable(v)) return run_folded(v, dur_p, alone_p);
     sim_net_set_ideal(v->net, ok || v->d->ideal);
     for (uint32_t g = 0; g < v->nagents; g++) {
         if (v->agents[g].n == 0)
@@ -870,6 +946,12 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur
 /* Add the critical chain of the agent that finished last, weight times. */
 static void add_crit(drv_t *v, double weight)
 {
+    if (v->folded) { /* the latest flow's life (fold.c) */
+        for (uint32_t k = 0; k < crit_lat(v); k++)
+            v->d->crit[k] += v->fold_crit[k] * weight;
+        v->d->crit[SIM_MAX_TIERS] += v->fold_crit[SIM_MAX_TIERS] * weight;
+        return;
+    }
     const agent_t *last = NULL;
     for (uint32_t g = 0; g < v->nagents; g++)
         if (!last || v->agents[g].t_end > last->t_end) last = &v->agents[g];
@@ -1372,7 +1454,8 @@ static strata_status_t run_barrier(drv_t *v)
             total_alone += e->alone;
             continue;
         }
-        sim_net_set_weight(v->net, v->d->reuse ? e->count : 1);
+        v->weight = v->d->reuse ? e->count : 1;
+        sim_net_set_weight(v->net, v->weight);
         size_t first = tr ? tr->ev.n : 0;
         if (tr) tr->offset = total;
         double dur = 0, alone = 0;
@@ -1430,6 +1513,7 @@ static void drv_free(drv_t *v)
     UTIL_VEC_FREE(&v->recvs);
     sim_cert_free(&v->cert);
     sim_cert_free(&v->gsolo);
+    sim_fold_free(&v->fold);
 }
 
 static strata_status_t run_async(drv_t *v)
@@ -1560,6 +1644,7 @@ strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err)
     drv_t v = {.d = d, .net = d->st->net, .err = err, .rc = STRATA_OK, .pend_free = UINT32_MAX};
     d->time = 0;
     d->phases = d->phases_simulated = d->phases_certified = 0;
+    d->phases_folded = d->fold_flows = d->fold_timed = 0;
     d->groups_independent = false;
     for (uint32_t j = 0; j < d->njobs; j++)
         v.nagents += d->jobs[j].nagents;

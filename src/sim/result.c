@@ -30,6 +30,10 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
             (unsigned long long)(r->phases - r->phases_simulated),
             (unsigned long long)r->phases_certified, (unsigned long long)r->flows,
             (unsigned long long)r->events);
+    if (r->phases_folded)
+        fprintf(out, "  folded    %llu phases by parts: %llu of their %llu flows run\n",
+                (unsigned long long)r->phases_folded, (unsigned long long)r->fold_timed,
+                (unsigned long long)r->fold_flows);
     fprintf(out, "\n  %-22s %12s %12s %7s %8s\n", "link class", "capacity", "carried", "util",
             "bound");
     for (int c = 0; c < r->nclasses; c++) {
@@ -92,6 +96,11 @@ static json_t *to_json(const strata_sim_result_t *r)
     json_object_set_new(o, "phases", json_integer((json_int_t)r->phases));
     json_object_set_new(o, "phases_simulated", json_integer((json_int_t)r->phases_simulated));
     json_object_set_new(o, "phases_certified", json_integer((json_int_t)r->phases_certified));
+    if (r->phases_folded) { /* present only when some phase was folded */
+        json_object_set_new(o, "phases_folded", json_integer((json_int_t)r->phases_folded));
+        json_object_set_new(o, "fold_flows", json_integer((json_int_t)r->fold_flows));
+        json_object_set_new(o, "fold_flows_run", json_integer((json_int_t)r->fold_timed));
+    }
     json_object_set_new(o, "flows", json_integer((json_int_t)r->flows));
     json_object_set_new(o, "events", json_integer((json_int_t)r->events));
     return o;

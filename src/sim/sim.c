@@ -53,7 +53,7 @@ uint64_t sim_route_flushes(const strata_sim_t *sim)
 strata_sim_opts_t strata_sim_opts_default(void)
 {
     strata_sim_opts_t o = {
-        STRATA_SIM_SPREAD, STRATA_SIM_BARRIER, 1, 1, false, false, NULL, 8, 10, false};
+        STRATA_SIM_SPREAD, STRATA_SIM_BARRIER, 1, 1, false, false, NULL, 8, 10, false, false};
     return o;
 }
 
@@ -252,6 +252,7 @@ static strata_status_t drive(strata_sim_t *sim, sim_trace_t *tr, bool ideal, boo
     d->njobs = (uint32_t)sim->jobs.n;
     d->mode = sim->opts.mode;
     d->reuse = !sim->opts.no_reuse;
+    d->fold = !sim->opts.no_fold;
     d->ideal = ideal;
     d->phase_limit = sim->phase_limit;
     d->job_end = job_end;
@@ -273,7 +274,15 @@ static strata_status_t drive(strata_sim_t *sim, sim_trace_t *tr, bool ideal, boo
 
 /* Bottleneck shares: along each phase's critical flow in BARRIER mode,
  * else by flow-time over all flows (docs/simulator.md). */
-static void fill_classes(strata_sim_t *sim, const sim_drive_t *d, strata_sim_result_t *res)
+/* Bytes channel ch carried: the engine's, plus those of folded phases
+ * counted outside it (extra, or NULL). */
+static double chan_bytes(const strata_sim_t *sim, const double *extra, uint32_t ch)
+{
+    return sim_net_res_bytes(sim->st.net, ch) + (extra ? extra[ch] : 0);
+}
+
+static void fill_classes(strata_sim_t *sim, const sim_drive_t *d, strata_sim_result_t *res,
+                         const double *extra)
 {
     sim_net_stats_t stats;
     sim_net_get_stats(sim->st.net, &stats);
@@ -287,7 +296,7 @@ static void fill_classes(strata_sim_t *sim, const sim_drive_t *d, strata_sim_res
         res->classes[c].bytes = 0;
     }
     for (uint32_t ch = 0; ch < sim->st.nchan; ch++)
-        res->classes[sim->st.chan_class[ch]].bytes += sim_net_res_bytes(sim->st.net, ch);
+        res->classes[sim->st.chan_class[ch]].bytes += chan_bytes(sim, extra, ch);
     for (int c = 0; c < res->nclasses; c++) {
         strata_sim_class_t *k = &res->classes[c];
         k->utilisation =
@@ -310,16 +319,18 @@ static void chan_name(const strata_topo_t *topo, int32_t ch, char *buf, size_t l
 /* The k most loaded channels (by utilisation, bytes / capacity), in
  * decreasing order; `bytes` holds the ranking key until the end. */
 static strata_status_t fill_links(strata_sim_t *sim, strata_sim_result_t *res, int k,
-                                  strata_error_t *err)
+                                  const double *extra, strata_error_t *err)
 {
     res->links = util_calloc(k > 0 ? (size_t)k : 1, sizeof(*res->links));
     if (!res->links) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     int n = 0;
     for (uint32_t ch = 0; ch < sim->st.nchan; ch++) {
-        double b = sim_net_res_bytes(sim->st.net, ch) / sim_net_res_cap(sim->st.net, ch);
+        double b = chan_bytes(sim, extra, ch) / sim_net_res_cap(sim->st.net, ch);
         if (!(b > 0)) continue;
         int pos = n < k ? n : k;
-        while (pos > 0 && res->links[pos - 1].bytes < b)
+        /* loads within a relative 1e-12 keep channel order: sums of the
+         * same bytes in another order (folded phases) rank alike */
+        while (pos > 0 && res->links[pos - 1].bytes < b * (1 - 1e-12))
             pos--;
         if (pos >= k) continue;
         int last = n < k ? n : k - 1;
@@ -333,7 +344,7 @@ static strata_status_t fill_links(strata_sim_t *sim, strata_sim_result_t *res, i
         l->link = strata_topo_chan_link(l->chan);
         l->cls = sim->st.chan_class[l->chan];
         double cap = sim_net_res_cap(sim->st.net, (uint32_t)l->chan);
-        l->bytes = sim_net_res_bytes(sim->st.net, (uint32_t)l->chan);
+        l->bytes = chan_bytes(sim, extra, (uint32_t)l->chan);
         l->utilisation = res->time > 0 ? l->bytes / (cap * res->time) : 0;
         chan_name(sim->topo, l->chan, l->name, sizeof(l->name));
     }
@@ -426,23 +437,31 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     sim->ran = true;
     double t0 = util_now();
     sim_drive_t d;
+    double *extra = NULL; /* bytes folded phases carried outside the engine */
     res->njobs = (uint32_t)sim->jobs.n;
     res->job_time = util_calloc(sim->jobs.n, sizeof(double));
     if (!res->job_time) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     strata_status_t rc = drive(sim, NULL, false, true, &d, res->job_time, err);
+    extra = d.res_extra;
     if (rc != STRATA_OK) goto fail;
     const strata_sched_params_t *p = strata_sched_params(sim->jobs.v[0].s);
     res->time = d.time;
     res->phases = d.phases;
     res->phases_simulated = d.phases_simulated;
     res->phases_certified = d.phases_certified;
+    res->phases_folded = d.phases_folded;
+    res->fold_flows = d.fold_flows;
+    res->fold_timed = d.fold_timed;
     res->bytes = coll_bytes(p);
     res->algbw = d.time > 0 ? res->bytes / d.time : 0;
     res->busbw = res->algbw * strata_sim_busbw_factor(p->coll, p->nranks);
-    fill_classes(sim, &d, res);
+    fill_classes(sim, &d, res, extra);
     int k =
         sim->opts.top_links > sim->opts.trace_links ? sim->opts.top_links : sim->opts.trace_links;
-    if ((rc = fill_links(sim, res, k, err)) != STRATA_OK) goto fail;
+    rc = fill_links(sim, res, k, extra, err);
+    util_free(extra);
+    extra = NULL;
+    if (rc != STRATA_OK) goto fail;
     res->wall = util_now() - t0;
     describe(sim, res, d.groups_independent);
     if (sim->opts.trace_path && (rc = trace_pass(sim, res, err)) != STRATA_OK) goto fail;
@@ -458,6 +477,7 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     if (res->nlinks > sim->opts.top_links) res->nlinks = sim->opts.top_links;
     return STRATA_OK;
 fail:
+    util_free(extra);
     strata_sim_result_free(res);
     return rc;
 }

@@ -115,6 +115,7 @@ typedef struct sim_drive {
     uint32_t njobs;
     strata_sim_mode_t mode;
     bool reuse;
+    bool fold; /* BARRIER: fold phases by parts (fold.c; with reuse) */
     bool ideal;           /* the engine runs in its ideal mode throughout (tests) */
     uint32_t phase_limit; /* BARRIER: stop after this many phases (0 = all; bench) */
     sim_trace_t *trace;   /* NULL: no trace */
@@ -126,6 +127,12 @@ typedef struct sim_drive {
     /* BARRIER: simulated phases the contention-free certificate proved
      * free of sharing, run in the engine's ideal mode (cert.c) */
     uint64_t phases_certified;
+    /* BARRIER: simulated phases timed by parts, one part per shape
+     * (fold.c), their flows, and of those the ones the engine ran */
+    uint64_t phases_folded, fold_flows, fold_timed;
+    /* per channel, bytes carried that the engine did not count (folded
+     * phases), or NULL; the caller frees it */
+    double *res_extra;
     /* several collectives proven not to interact, each timed alone
      * (driver.c, run_groups) */
     bool groups_independent;

@@ -14,6 +14,8 @@
  *    the XOR all-to-all's symmetry classes give it to rounding (1e-12);
  *  - the contention-free certificate: phases it certifies time as the
  *    engine shares them (1e-12), and it fails where flows must share;
+ *  - folded phases (tree, nvlstree, hier on dgx-h100:4 and :16, a tree on
+ *    an oversubscribed fat tree) time as --no-fold and --no-reuse (1e-12);
  *  - two collectives sharing a GPU's links each get half; TP and DP
  *    groups proven independent time as the ASYNC run of all of them;
  *  - the trace is trace-event JSON with every rank's steps;
@@ -521,6 +523,97 @@ static void test_certificate_vs_engine(void **state)
     }
     strata_topo_destroy(t);
     strata_link_catalog_destroy(cat);
+}
+
+/* Folded phases (fold.c) against the engine run of every flow. Three runs
+ * of one schedule: default (phases whose sends all start at the phase
+ * start are cut into parts linked by contended channels, each shape of
+ * part run once), --no-fold (the same phase classes, every flow of a
+ * simulated phase in the engine) and --no-reuse (every phase, every flow,
+ * event by event). fold.c's claim: the same times in real arithmetic; in
+ * floating point the engine joins parts through the dropped channels and
+ * sums in another order, so within 1e-12 relative (docs/simulator.md). The
+ * critical chain is that of the latest flow in both. */
+static void fold_check(const strata_topo_t *t, const strata_sched_t *s, const int32_t *ranks,
+                       strata_sim_result_t *a)
+{
+    strata_sim_opts_t o = strata_sim_opts_default();
+    strata_sim_result_t b, c;
+    run1(t, s, ranks, &o, a);
+    o.no_fold = true;
+    run1(t, s, ranks, &o, &b);
+    o.no_reuse = true;
+    run1(t, s, ranks, &o, &c);
+    assert_int_equal(b.phases_folded, 0);
+    assert_int_equal(c.phases_folded, 0);
+    assert_int_equal(a->phases_simulated, b.phases_simulated);
+    /* every simulated phase of these schedules either certifies or folds */
+    assert_int_equal(a->phases_folded + a->phases_certified, a->phases_simulated);
+    assert_true(a->fold_timed <= a->fold_flows);
+    const strata_sim_result_t *o2[] = {&b, &c};
+    for (int k = 0; k < 2; k++) {
+        const strata_sim_result_t *x = o2[k];
+        assert_rel(a->time, x->time, 1e-12);
+        assert_rel(a->time_ab, x->time_ab, 1e-12);
+        for (int i = 0; i < a->nclasses; i++) {
+            assert_rel(a->classes[i].bytes, x->classes[i].bytes, 1e-12);
+            assert_near(a->classes[i].bound_share, x->classes[i].bound_share, 1e-9);
+        }
+        assert_near(a->latency_share, x->latency_share, 1e-9);
+        assert_int_equal(a->nlinks, x->nlinks);
+        for (int i = 0; i < a->nlinks; i++)
+            assert_rel(a->links[i].bytes, x->links[i].bytes, 1e-12);
+    }
+    strata_sim_result_free(&b);
+    strata_sim_result_free(&c);
+}
+
+static void test_fold_vs_engine(void **state)
+{
+    (void)state;
+    const char *specs[] = {"dgx-h100:4", "dgx-h100:16"};
+    strata_algo_t algos[] = {STRATA_ALGO_TREE, STRATA_ALGO_NVLSTREE, STRATA_ALGO_HIER};
+    for (int sp = 0; sp < 2; sp++) {
+        strata_link_catalog_t *cat = NULL;
+        strata_topo_t *t = load_spec(specs[sp], &cat);
+        uint32_t P = (uint32_t)strata_topo_endpoint_count(t);
+        for (int k = 0; k < 3; k++) {
+            strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                                       .algo = algos[k],
+                                       .nranks = P,
+                                       .count = 1u << 24,
+                                       .elem_size = 4,
+                                       .chunks = 8,
+                                       .group = 8};
+            strata_sched_t *s = NULL;
+            strata_error_t err;
+            if (strata_sched_create(&p, &s, &err) != STRATA_OK) fail_msg("%s", err.msg);
+            strata_sim_result_t a;
+            fold_check(t, s, NULL, &a);
+            /* the pipelines' fill and drain share a rank's links: each
+             * such phase folds */
+            assert_true(a.phases_folded > 0);
+            /* parts repeat across servers (and rails): measured 5424 of
+             * 7920 flows run for the tree on dgx-h100:4, 562 of 14080 for
+             * nvlstree, 262 of 4192 for hier */
+            assert_true(a.fold_timed < a.fold_flows);
+            if (algos[k] != STRATA_ALGO_TREE) assert_true(a.fold_timed * 10 < a.fold_flows);
+            strata_sim_result_free(&a);
+            strata_sched_destroy(s);
+        }
+        strata_topo_destroy(t);
+        strata_link_catalog_destroy(cat);
+    }
+    /* a 1:4 oversubscribed fat tree (test_oversubscribed_quarter): the
+     * flat double binary tree over its 8 hosts shares the leaf uplinks */
+    strata_topo_t *t = make_fattree(10 * GB, 1e-6, 4);
+    strata_sched_t *s = make_algo(STRATA_COLL_ALLREDUCE, STRATA_ALGO_TREE, 8, 1u << 20, 4);
+    strata_sim_result_t a;
+    fold_check(t, s, NULL, &a);
+    assert_true(a.phases_folded > 0);
+    strata_sim_result_free(&a);
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
 }
 
 /* TP groups (8 ranks, one per server) and DP groups (stride 8) at once on
@@ -1324,6 +1417,7 @@ int main(void)
         cmocka_unit_test(test_phase_reuse_identical),
         cmocka_unit_test(test_concurrent_collectives),
         cmocka_unit_test(test_certificate_vs_engine),
+        cmocka_unit_test(test_fold_vs_engine),
         cmocka_unit_test(test_tp_dp_groups),
         cmocka_unit_test(test_alltoall_bounded_routes),
         cmocka_unit_test(test_alltoall_xor_classes),

@@ -54,6 +54,7 @@ static void usage(FILE *out)
                  "  --no-reuse         simulate every phase, every flow shared in the engine,\n"
                  "                     and concurrent collectives together event by event\n"
                  "                     (for checks and benchmarks)\n"
+                 "  --no-fold          time no phase by parts (each shape once; for checks)\n"
                  "  --top N            most loaded links to list, 0 to 1000 (default 10)\n"
                  "  --trace FILE       write a Chrome trace (Perfetto, chrome://tracing)\n"
                  "  --trace-links N    busiest links given a track in the trace, 0 to 1000\n"
@@ -215,6 +216,8 @@ static int parse_args(int argc, char **argv, sim_args_t *a)
             a->json = true;
         else if (strcmp(o, "--no-reuse") == 0)
             a->opts.no_reuse = true;
+        else if (strcmp(o, "--no-fold") == 0)
+            a->opts.no_fold = true;
         else if (o[0] == '-')
             return cli_unknown_option(NAME, o), -1;
         else if (!a->cluster)

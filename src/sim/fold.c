@@ -1,0 +1,397 @@
+/*
+ * fold.c — a phase's flows cut into independent parts by a partial
+ * contention-free certificate, and each part timed once per shape.
+ *
+ * Setting: a BARRIER phase whose every send starts at the phase start
+ * (driver.c checks it: a send waits only for local steps, which take no
+ * time), so the phase is a set of flows f, each activated at its path
+ * latency, sharing channels by max-min; the phase ends when the last flow
+ * delivers its last byte (a receive ends at its message's arrival, or
+ * later only when it waits for an earlier receive of the same phase,
+ * itself a flow's end). Let s_f = min over f's hops of cap / w (its rate
+ * alone) and, per channel r, D_r = Σ_f w_fr · s_f.
+ *
+ * Kept channels. A channel is kept when D_r > cap_r (contended) or when
+ * it is the bottleneck alone of some flow f crossing it (cap_r / w_fr =
+ * s_f); every flow crosses at least one kept channel. The reduced problem
+ * gives each flow only its hops on kept channels.
+ *
+ * Claim 1: at every instant, with any subset A of the flows active, the
+ * max-min allocation x of the reduced problem is that of the full one.
+ * Proof: x_f <= s_f, since a hop with cap / w = s_f is kept. x is feasible
+ * in the full problem: a dropped channel r has D_r <= cap_r, so
+ * Σ_{f∈A} w x_f <= Σ w s_f <= cap_r. Max-min is characterised by each
+ * flow having a bottleneck — a saturated channel on which its rate is the
+ * highest (Bertsekas & Gallager §6.5.2; the allocation is unique). In the
+ * reduced problem each flow has one among its kept channels; a kept
+ * channel carries the same flows with the same rates in both problems,
+ * so it is saturated there in the full problem too, with the flow's rate
+ * the highest on it. Hence x is the full max-min.
+ *
+ * Claim 2: the reduced problem splits into connected components (flows
+ * linked through kept channels), and each component evolves in time
+ * exactly as if alone: max-min of a disjoint union is the union of the
+ * max-mins, and an event (an activation, a completion) changes only its
+ * own component's rates. So the phase's end is the latest end over
+ * components, each timed alone.
+ *
+ * Claim 3 (the fold): two components with equal signatures — the number
+ * of flows and channels; per channel, in increasing channel number, its
+ * capacity and tier; per flow, in the order the schedule adds them, its
+ * bytes, latency and kept hops as (position of the channel in that
+ * increasing order, weight) — are the same problem under a renaming of
+ * channels that keeps their order and keeps the order of flows, so the
+ * engine (deterministic, its choices made by flow slot and channel order)
+ * times them bit-identically. Each signature is therefore run once and
+ * its result stands for every component that has it. Signatures are
+ * hashed, and a hit is confirmed word by word (no reliance on the hash).
+ *
+ * Floating point: all the representatives run together in one engine
+ * run (their channels are disjoint); the event-by-event run of the whole
+ * phase differs only in rounding, since there the engine's components are
+ * joined by the dropped channels (another order of the same sums) and a
+ * dropped channel's demand is checked against cap × (1 + 1e-12), as in
+ * cert.c: the times agree within a relative 1e-12 per rate, which
+ * sim_test checks against --no-reuse (1e-9 over a whole run).
+ *
+ * Statistics: the engine carries the representatives' kept hops; every
+ * other byte (dropped hops, the folded components' flows) is added to the
+ * caller's per-channel array at bytes × w × weight, the engine's formula.
+ * The flows and events counted are those the engine ran.
+ *
+ * Cost: O(hops) per flow plus a sort of each component's channels; the
+ * per-channel arrays are kept across phases and cleared through the list
+ * of channels touched.
+ */
+#include "fold.h"
+
+#include <math.h>
+#include <string.h>
+
+#define FOLD_TOL 1e-12
+
+void sim_fold_reset(sim_fold_t *f)
+{
+    f->hops.n = f->khops.n = f->fl.n = 0;
+}
+
+static int ensure(sim_fold_t *f, const sim_net_t *net)
+{
+    if (f->load) return 0;
+    f->nres = sim_net_res_count(net);
+    size_t n = f->nres ? f->nres : 1;
+    f->load = util_calloc(n, sizeof(double));
+    f->parent = util_malloc(n * sizeof(uint32_t));
+    f->cid = util_malloc(n * sizeof(uint32_t));
+    f->rank = util_malloc(n * sizeof(uint32_t));
+    f->cap = util_malloc(n * sizeof(double));
+    f->tier = util_malloc(n);
+    if (!f->load || !f->parent || !f->cid || !f->rank || !f->cap || !f->tier) return -1;
+    for (uint32_t r = 0; r < f->nres; r++) { /* capacities are fixed for the run */
+        f->parent[r] = r;
+        f->cid[r] = f->rank[r] = UINT32_MAX;
+        f->cap[r] = sim_net_res_cap(net, r);
+        f->tier[r] = (uint8_t)sim_net_res_tier(net, r);
+    }
+    return 0;
+}
+
+int sim_fold_add(sim_fold_t *f, const sim_net_t *net, const sim_route_t *r, double bytes)
+{
+    if (ensure(f, net) || UTIL_VEC_RESERVE(&f->hops, f->hops.n + r->n)) return -1;
+    sim_fflow_t x = {(uint32_t)f->hops.n, r->n, 0, 0, bytes, r->latency, INFINITY};
+    for (uint32_t h = 0; h < r->n; h++) {
+        f->hops.v[f->hops.n++] = r->hops[h];
+        double s = f->cap[r->hops[h].res] / r->hops[h].w;
+        if (s < x.solo) x.solo = s;
+    }
+    return UTIL_VEC_PUSH(&f->fl, x);
+}
+
+static bool trivial(const sim_fflow_t *x)
+{
+    return x->n == 0 || !(x->bytes > 0);
+}
+
+static uint32_t find(uint32_t *parent, uint32_t r)
+{
+    while (parent[r] != r) {
+        parent[r] = parent[parent[r]];
+        r = parent[r];
+    }
+    return r;
+}
+
+/* A channel kept (marked in rank[] by sim_fold_run, for every flow that
+ * crosses it). */
+static bool kept(const sim_fold_t *f, const sim_hop_t *h)
+{
+    return f->rank[h->res] != UINT32_MAX;
+}
+
+static int cmp_u32(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+static void on_done(void *ctx, uint64_t tag, double t)
+{
+    (void)tag;
+    sim_fold_t *f = ctx;
+    if (t >= f->best) {
+        f->best = t;
+        memcpy(f->best_bd, sim_net_done_breakdown(f->net), sizeof(f->best_bd));
+    }
+}
+
+/* One word into a running hash (multiply-xorshift; the final value goes
+ * through util_hash_u64). A hit is confirmed word by word anyway. */
+static uint64_t mix(uint64_t h, double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof(b));
+    h = (h ^ b) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
+}
+
+/* Component c's signature into f->tmp; returns its hash. */
+static uint64_t signature(sim_fold_t *f, const sim_net_t *net, uint32_t c)
+{
+    uint32_t f0 = f->foff.v[c], f1 = f->foff.v[c + 1], r0 = f->roff.v[c], r1 = f->roff.v[c + 1];
+    f->tmp.n = 0;
+    double *t = f->tmp.v;
+    size_t n = 0;
+    t[n++] = f1 - f0;
+    t[n++] = r1 - r0;
+    for (uint32_t k = r0; k < r1; k++) {
+        t[n++] = f->cap[f->cres.v[k]];
+        t[n++] = f->tier[f->cres.v[k]];
+    }
+    for (uint32_t k = f0; k < f1; k++) {
+        const sim_fflow_t *x = &f->fl.v[f->cflows.v[k]];
+        t[n++] = x->bytes;
+        t[n++] = x->latency;
+        t[n++] = x->kn;
+        for (uint32_t h = 0; h < x->kn; h++) {
+            const sim_hop_t *hp = &f->khops.v[x->koff + h];
+            t[n++] = f->rank[hp->res];
+            t[n++] = hp->w;
+        }
+    }
+    f->tmp.n = n;
+    uint64_t h = 0x9e3779b97f4a7c15ull, g = 0; /* two chains, run side by side */
+    size_t k = 0;
+    for (; k + 1 < n; k += 2) {
+        h = mix(h, t[k]);
+        g = mix(g, t[k + 1]);
+    }
+    if (k < n) h = mix(h, t[k]);
+    return util_hash_u64(h ^ (g * 0xff51afd7ed558ccdull)) | 1; /* 0 marks an empty slot */
+}
+
+int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra,
+                 sim_fold_out_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    size_t nf = f->fl.n;
+    out->flows = nf;
+    if (nf && ensure(f, net)) return -1;
+    int rc = -1;
+    /* demand per channel at each flow's rate alone */
+    for (size_t i = 0; i < nf; i++) {
+        const sim_fflow_t *x = &f->fl.v[i];
+        double alone = x->latency + (trivial(x) ? 0 : x->bytes / x->solo);
+        if (alone > out->alone) out->alone = alone;
+        if (trivial(x)) continue;
+        for (uint32_t h = 0; h < x->n; h++) {
+            const sim_hop_t *hp = &f->hops.v[x->off + h];
+            if (f->load[hp->res] == 0 && UTIL_VEC_PUSH(&f->touched, hp->res)) goto done;
+            f->load[hp->res] += hp->w * x->solo;
+        }
+    }
+    /* kept channels: contended, or some flow's bottleneck alone */
+    for (size_t i = 0; i < nf; i++) {
+        const sim_fflow_t *x = &f->fl.v[i];
+        for (uint32_t h = 0; h < x->n && !trivial(x); h++) {
+            const sim_hop_t *hp = &f->hops.v[x->off + h];
+            double cap = f->cap[hp->res];
+            bool over = f->load[hp->res] > cap * (1 + FOLD_TOL);
+            if (over) out->contended = true;
+            if (over || cap / hp->w == x->solo) f->rank[hp->res] = 0;
+        }
+    }
+    /* kept hops, and the components they link */
+    if (UTIL_VEC_RESERVE(&f->khops, f->hops.n) || UTIL_VEC_RESERVE(&f->fcomp, nf)) goto done;
+    f->khops.n = 0;
+    for (size_t i = 0; i < nf; i++) {
+        sim_fflow_t *x = &f->fl.v[i];
+        x->koff = (uint32_t)f->khops.n;
+        x->kn = 0;
+        if (trivial(x)) continue;
+        for (uint32_t h = 0; h < x->n; h++) {
+            const sim_hop_t *hp = &f->hops.v[x->off + h];
+            if (!kept(f, hp)) continue;
+            f->khops.v[f->khops.n++] = *hp;
+            uint32_t a = find(f->parent, f->khops.v[x->koff].res), b = find(f->parent, hp->res);
+            if (a != b) f->parent[a > b ? a : b] = a < b ? a : b;
+        }
+        x->kn = (uint32_t)f->khops.n - x->koff;
+    }
+    uint32_t nc = 0;
+    for (size_t i = 0; i < nf; i++) {
+        const sim_fflow_t *x = &f->fl.v[i];
+        f->fcomp.v[i] = UINT32_MAX;
+        if (x->kn == 0) continue;
+        uint32_t root = find(f->parent, f->khops.v[x->koff].res);
+        if (f->cid[root] == UINT32_MAX) f->cid[root] = nc++;
+        f->fcomp.v[i] = f->cid[root];
+    }
+    out->comps = nc;
+    /* flows and channels of each component (CSR, flows in their order) */
+    if (UTIL_VEC_RESERVE(&f->foff, (size_t)nc + 1) || UTIL_VEC_RESERVE(&f->roff, (size_t)nc + 1) ||
+        UTIL_VEC_RESERVE(&f->cflows, nf) || UTIL_VEC_RESERVE(&f->cres, f->touched.n) ||
+        UTIL_VEC_RESERVE(&f->rep, nc) || UTIL_VEC_RESERVE(&f->sigoff, nc) ||
+        UTIL_VEC_RESERVE(&f->siglen, nc))
+        goto done;
+    memset(f->foff.v, 0, ((size_t)nc + 1) * sizeof(uint32_t));
+    memset(f->roff.v, 0, ((size_t)nc + 1) * sizeof(uint32_t));
+    for (size_t i = 0; i < nf; i++)
+        if (f->fcomp.v[i] != UINT32_MAX) f->foff.v[f->fcomp.v[i] + 1]++;
+    for (size_t k = 0; k < f->touched.n; k++) {
+        uint32_t r = f->touched.v[k];
+        if (f->rank[r] != UINT32_MAX) f->roff.v[f->cid[find(f->parent, r)] + 1]++;
+    }
+    for (uint32_t c = 0; c < nc; c++) {
+        f->foff.v[c + 1] += f->foff.v[c];
+        f->roff.v[c + 1] += f->roff.v[c];
+    }
+    for (size_t i = 0; i < nf; i++) /* foff[c] runs ahead, then moves back */
+        if (f->fcomp.v[i] != UINT32_MAX) f->cflows.v[f->foff.v[f->fcomp.v[i]]++] = (uint32_t)i;
+    for (size_t k = 0; k < f->touched.n; k++) {
+        uint32_t r = f->touched.v[k];
+        if (f->rank[r] != UINT32_MAX) f->cres.v[f->roff.v[f->cid[find(f->parent, r)]]++] = r;
+    }
+    for (uint32_t c = nc; c > 0; c--) {
+        f->foff.v[c] = f->foff.v[c - 1];
+        f->roff.v[c] = f->roff.v[c - 1];
+    }
+    f->foff.v[0] = f->roff.v[0] = 0;
+    size_t maxsig = 0;
+    for (uint32_t c = 0; c < nc; c++) {
+        uint32_t r0 = f->roff.v[c], r1 = f->roff.v[c + 1];
+        if (r1 - r0 > 1) qsort(&f->cres.v[r0], r1 - r0, sizeof(uint32_t), cmp_u32);
+        for (uint32_t k = r0; k < r1; k++)
+            f->rank[f->cres.v[k]] = k - r0;
+        size_t len = 2 + 2 * (size_t)(r1 - r0);
+        for (uint32_t k = f->foff.v[c]; k < f->foff.v[c + 1]; k++)
+            len += 3 + 2 * (size_t)f->fl.v[f->cflows.v[k]].kn;
+        if (len > maxsig) maxsig = len;
+    }
+    if (UTIL_VEC_RESERVE(&f->tmp, maxsig)) goto done;
+    /* one representative per signature */
+    size_t cap = 16;
+    while (cap < (size_t)nc * 2)
+        cap *= 2;
+    if (UTIL_VEC_RESERVE(&f->sigkey, cap) || UTIL_VEC_RESERVE(&f->sigrep, cap)) goto done;
+    memset(f->sigkey.v, 0, cap * sizeof(uint64_t));
+    f->sig.n = 0;
+    for (uint32_t c = 0; c < nc; c++) {
+        uint64_t h = signature(f, net, c);
+        size_t s = util_hash_u64(h) & (cap - 1);
+        f->rep.v[c] = c;
+        for (; f->sigkey.v[s]; s = (s + 1) & (cap - 1)) {
+            uint32_t o = f->sigrep.v[s];
+            if (f->sigkey.v[s] == h && f->siglen.v[o] == f->tmp.n &&
+                memcmp(&f->sig.v[f->sigoff.v[o]], f->tmp.v, f->tmp.n * sizeof(double)) == 0) {
+                f->rep.v[c] = o;
+                break;
+            }
+        }
+        if (f->rep.v[c] != c) continue;
+        f->sigkey.v[s] = h;
+        f->sigrep.v[s] = c;
+        f->sigoff.v[c] = f->sig.n;
+        f->siglen.v[c] = f->tmp.n;
+        if (UTIL_VEC_RESERVE(&f->sig, f->sig.n + f->tmp.n)) goto done;
+        memcpy(&f->sig.v[f->sig.n], f->tmp.v, f->tmp.n * sizeof(double));
+        f->sig.n += f->tmp.n;
+    }
+    /* the representatives, in one engine run */
+    f->best = 0;
+    memset(f->best_bd, 0, sizeof(f->best_bd));
+    for (size_t i = 0; i < nf; i++) { /* no bytes or no hops: done on arrival */
+        const sim_fflow_t *x = &f->fl.v[i];
+        if (x->kn == 0 && x->latency > f->best) {
+            f->best = x->latency;
+            memset(f->best_bd, 0, sizeof(f->best_bd));
+            f->best_bd[SIM_MAX_TIERS] = x->latency;
+        }
+    }
+    for (uint32_t c = 0; c < nc; c++) {
+        if (f->rep.v[c] != c) continue;
+        out->reps++;
+        for (uint32_t k = f->foff.v[c]; k < f->foff.v[c + 1]; k++) {
+            const sim_fflow_t *x = &f->fl.v[f->cflows.v[k]];
+            const sim_hop_t *hp = &f->khops.v[x->koff];
+            unsigned tier = SIM_MAX_TIERS;
+            for (uint32_t h = 0; h < x->kn; h++) {
+                unsigned t = f->tier[hp[h].res];
+                if (t < tier) tier = t;
+            }
+            if (sim_flow_add_valid(net, 0, x->latency, x->bytes, hp, x->kn, tier, k)) goto done;
+            out->timed++;
+        }
+    }
+    f->net = net;
+    if (sim_net_run(net, on_done, f)) goto done;
+    out->dur = f->best;
+    memcpy(out->crit, f->best_bd, sizeof(out->crit));
+    /* the bytes the engine did not carry */
+    for (size_t i = 0; i < nf && res_extra; i++) {
+        const sim_fflow_t *x = &f->fl.v[i];
+        if (trivial(x)) continue;
+        bool rep = f->rep.v[f->fcomp.v[i]] == f->fcomp.v[i];
+        for (uint32_t h = 0; h < x->n; h++) {
+            const sim_hop_t *hp = &f->hops.v[x->off + h];
+            if (!rep || !kept(f, hp)) res_extra[hp->res] += x->bytes * hp->w * weight;
+        }
+    }
+    rc = 0;
+done:
+    for (size_t k = 0; k < f->touched.n; k++) {
+        uint32_t r = f->touched.v[k];
+        f->load[r] = 0;
+        f->parent[r] = r;
+        f->cid[r] = f->rank[r] = UINT32_MAX;
+    }
+    f->touched.n = 0;
+    return rc;
+}
+
+void sim_fold_free(sim_fold_t *f)
+{
+    util_free(f->load);
+    util_free(f->parent);
+    util_free(f->cid);
+    util_free(f->rank);
+    util_free(f->cap);
+    util_free(f->tier);
+    UTIL_VEC_FREE(&f->hops);
+    UTIL_VEC_FREE(&f->khops);
+    UTIL_VEC_FREE(&f->fl);
+    UTIL_VEC_FREE(&f->touched);
+    UTIL_VEC_FREE(&f->cflows);
+    UTIL_VEC_FREE(&f->cres);
+    UTIL_VEC_FREE(&f->foff);
+    UTIL_VEC_FREE(&f->roff);
+    UTIL_VEC_FREE(&f->fcomp);
+    UTIL_VEC_FREE(&f->rep);
+    UTIL_VEC_FREE(&f->sig);
+    UTIL_VEC_FREE(&f->tmp);
+    UTIL_VEC_FREE(&f->sigkey);
+    UTIL_VEC_FREE(&f->sigrep);
+    UTIL_VEC_FREE(&f->sigoff);
+    UTIL_VEC_FREE(&f->siglen);
+    memset(f, 0, sizeof(*f));
+}

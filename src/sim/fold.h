@@ -1,0 +1,64 @@
+/*
+ * fold.h — a phase's flows split into the parts that can share a link,
+ * each part timed once per shape (fold.c). Used by driver.c's BARRIER run
+ * for phases whose sends all start at the phase start.
+ */
+#ifndef STRATA_SIM_FOLD_H
+#define STRATA_SIM_FOLD_H
+
+#include "sim.h"
+
+/* One flow of the phase: its hops (in sim_fold_t.hops), bytes, latency. */
+typedef struct sim_fflow {
+    uint32_t off, n;   /* all hops */
+    uint32_t koff, kn; /* kept hops (fold.c), in sim_fold_t.khops */
+    double bytes, latency, solo;
+} sim_fflow_t;
+
+/* Owns its arrays; zero-initialise, free with sim_fold_free. */
+typedef struct sim_fold {
+    UTIL_VEC(sim_hop_t) hops, khops;
+    UTIL_VEC(sim_fflow_t) fl;
+    uint32_t nres;
+    /* per channel, kept across phases and cleared through `touched` */
+    double *load;
+    uint32_t *parent, *cid, *rank;
+    double *cap;   /* the engine's capacities and tiers, read once */
+    uint8_t *tier;
+    UTIL_VEC(uint32_t) touched;
+    /* per component: flows and channels (CSR), signature table */
+    UTIL_VEC(uint32_t) cflows, cres, foff, roff, fcomp, rep;
+    UTIL_VEC(double) sig, tmp;
+    UTIL_VEC(uint64_t) sigkey;
+    UTIL_VEC(uint32_t) sigrep; /* component whose signature sits at sigoff */
+    UTIL_VEC(size_t) sigoff, siglen;
+    /* the engine run of the representatives */
+    double best;
+    double best_bd[SIM_MAX_TIERS + 1];
+    const sim_net_t *net;
+} sim_fold_t;
+
+/* What one folded phase came to. */
+typedef struct sim_fold_out {
+    double dur;   /* latest completion of any flow (0 if none) */
+    double alone; /* latest latency + bytes / rate alone */
+    /* the latest flow's life by tier, [SIM_MAX_TIERS] latency (engine's) */
+    double crit[SIM_MAX_TIERS + 1];
+    uint64_t comps, reps;  /* components, of them timed in the engine */
+    uint64_t flows, timed; /* flows of the phase, of them run in the engine */
+    bool contended;        /* some channel's demand exceeded its capacity */
+} sim_fold_out_t;
+
+/* Forget the flows of the last phase. */
+void sim_fold_reset(sim_fold_t *f);
+/* Add one flow along r, starting at the phase start (copied). 0 or -1 OOM. */
+int sim_fold_add(sim_fold_t *f, const sim_net_t *net, const sim_route_t *r, double bytes);
+/* Time the flows added on net (idle, rewound: time 0), whose statistics
+ * weight is `weight`: one engine run of one component per signature.
+ * Bytes the engine does not carry (dropped channels, folded components)
+ * are added to res_extra[channel] × weight. 0, or -1 on OOM. */
+int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra,
+                 sim_fold_out_t *out);
+void sim_fold_free(sim_fold_t *f);
+
+#endif
