@@ -11,7 +11,8 @@
 #            shm, CMA, and xpmem/knem where present).
 # Each vsmpi alternates MPI_Allreduce and strata_comm_allreduce on the same
 # buffers and prints medians and ratios (ratio = MPI time / strata time),
-# its condition, and the host's core-to-core latency and first-touch rate.
+# its condition, and the host's core-to-core latency, first-touch rate and
+# hand-off between two processes on one CPU.
 # CONDITIONS="best" (or "default") runs one of them, FLAVOURS="ompi" (or
 # "mpich") one MPI; ROUNDS sets -r; NPS="2" (or "4") one rank count.
 # Each size prints two strata rows: "strata" (malloc'd buffers, the staged

@@ -27,8 +27,9 @@
  *
  * The host: before the table rank 0 prints the one-way cache-line transfer
  * between two cores and the first-touch cost of a page, measured by the
- * probe's own code (strata_probe_run with host_costs_only), while the other
- * ranks sleep — the two host figures that set the small-message and the
+ * probe's own code (strata_probe_run with host_costs_only), and the cost of
+ * handing a CPU from one process to another (handoff_cost), while the other
+ * ranks sleep — the host figures that set the small-message and the
  * first-touch part of both libraries' times. -n skips it.
  *
  * Registered buffers: the same allreduce on buffers from
@@ -51,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "strata/comm.h"
@@ -90,6 +92,47 @@ static double timed(lib_t lib, strata_comm_t *c, float *a, float *b, size_t n, i
     double t = (MPI_Wtime() - t0) / iters, tmax;
     MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return tmax;
+}
+
+/* One hand-off between two processes on one CPU, seconds (median of 7
+ * batches of HANDOFF_YIELDS sched_yield calls in each of two processes,
+ * this one and a child, both pinned to the CPU this one runs on: each of
+ * the parent's yields lets the child run until its yield, so a yield of
+ * the parent's loop is two switches). It sets the floor of a small
+ * collective with more ranks than CPUs: every rank must run within the
+ * call, so a CPU that holds two ranks switches at least once per call.
+ * -1 when it cannot be measured (fork or pinning fails). */
+#define HANDOFF_YIELDS 2000
+static double handoff_cost(void)
+{
+    int cpu = sched_getcpu();
+    cpu_set_t one, saved;
+    if (cpu < 0 || sched_getaffinity(0, sizeof(saved), &saved) != 0) return -1;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof(one), &one) != 0) return -1;
+    double t[7];
+    int ok = 1;
+    for (int b = 0; b < 7 && ok; b++) {
+        fflush(stdout);
+        pid_t p = fork();
+        if (p < 0) {
+            ok = 0;
+            break;
+        }
+        if (p == 0) { /* inherits the one-CPU affinity; ends on its own */
+            for (int i = 0; i < HANDOFF_YIELDS + 100; i++)
+                sched_yield();
+            _exit(0);
+        }
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < HANDOFF_YIELDS; i++)
+            sched_yield();
+        t[b] = (MPI_Wtime() - t0) / HANDOFF_YIELDS / 2;
+        ok = waitpid(p, NULL, 0) == p;
+    }
+    sched_setaffinity(0, sizeof(saved), &saved);
+    return ok ? median(t, 7) : -1;
 }
 
 /* Rank 0 measures the host's core-to-core latency and first touch with the
@@ -134,6 +177,13 @@ static void host_costs(int rank)
                page / r->page_fault.median / 1e9, r->page_fault.min * 1e6, r->page_fault.max * 1e6,
                r->page_fault.n);
     }
+    double h = handoff_cost();
+    if (h > 0)
+        printf("# host: hand-off between two processes on one CPU (sched_yield) %.2f us median "
+               "of 7 x %d\n",
+               h * 1e6, HANDOFF_YIELDS);
+    else
+        printf("# host: hand-off between two processes on one CPU not measured\n");
     fflush(stdout);
     strata_probe_destroy(r);
     sched_setaffinity(0, sizeof(saved), &saved);

@@ -428,6 +428,15 @@ static inline bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int *cpu)
  * (bench/README.md: 1.4-4.3 us a call with 4 ranks on 1-2 cores). */
 #define COMM_YIELD_SLOW   100e-6
 #define COMM_SLEEP_CREDIT 256u
+/* The same threshold when the host's ranks outnumber its CPUs
+ * (shared_cpus): there a yield hands the CPU to a core partner of the job,
+ * whose turn between two waits lasts up to a few hundred microseconds (4
+ * ranks on 2 CPUs, 8 B-4 MiB: 0.3-5 % of yields took 100-300 us, about one
+ * in a thousand 300-500 us; bench/README.md, issue 17 session 8), and taking
+ * that for a hog put the ranks to sleep for COMM_SLEEP_CREDIT steps, each
+ * woken by a futex call. Still below the 0.75 ms base slice a hog holds
+ * the CPU for, so a yield beside one still counts as slow. */
+#define COMM_YIELD_SLOW_SHARED 500e-6
 
 typedef struct comm_wait {
     unsigned spins;  /* pauses so far */

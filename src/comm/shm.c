@@ -17,7 +17,9 @@
  * job's own ranks, which yield back within microseconds — and after
  * COMM_YIELDS yields in one wait, or at once while recent yields were slow
  * (one lasted over COMM_YIELD_SLOW: a process that does not yield, such as
- * a CPU hog, had the CPU for its whole time slice), a sleep on a futex. A
+ * a CPU hog, had the CPU for its whole time slice; COMM_YIELD_SLOW_SHARED
+ * when the job's ranks outnumber the CPUs, where a core partner's turn
+ * takes longer than that), a sleep on a futex. A
  * yielder stays runnable and the scheduler treats it as CPU-bound (EEVDF
  * even pushes its deadline back), so beside hogs it runs again only after
  * their slices; a woken sleeper is runnable with the lag it kept while
@@ -398,7 +400,8 @@ bool comm_wait_block(comm_call_t *k, comm_wait_t *w, uint64_t peers)
         double t0 = util_now();
         comm_yield(c);
         w->yields++;
-        if (util_now() - t0 > COMM_YIELD_SLOW) c->sleep_credit = COMM_SLEEP_CREDIT;
+        if (util_now() - t0 > (c->shared_cpus ? COMM_YIELD_SLOW_SHARED : COMM_YIELD_SLOW))
+            c->sleep_credit = COMM_SLEEP_CREDIT;
         return true;
     }
     if (!w->armed)
