@@ -5,8 +5,13 @@
  *
  * Layout: resources are struct-of-arrays indexed by resource id; flows live
  * in recycled slots; each resource keeps the list of active flows crossing
- * it, and each flow hop remembers its index in that list so removal is O(1)
- * (swap with the last entry).
+ * it, and each flow hop remembers its index in that list. Removal is lazy:
+ * a completing flow marks its entries dead in place (SIM_DEAD), and the
+ * lists its batch touched are compacted (the last live entries fill the
+ * holes) before the batch's component search — a list that a batch empties,
+ * as a collective's phase does, is cleared without moving any entry, where
+ * removing one by one (swap with the last) rewrote the position of a flow
+ * that was about to complete too (issue 14's second pass, bench/README.md).
  */
 #ifndef STRATA_SIM_ENGINE_INT_H
 #define STRATA_SIM_ENGINE_INT_H
@@ -38,6 +43,9 @@ typedef struct sim_flow {
     uint64_t tag;
 } sim_flow_t;
 
+/* A list entry's flow once that flow completed (until compaction). */
+#define SIM_DEAD UINT32_MAX
+
 typedef struct sim_rentry {
     uint32_t flow;
     uint32_t hop;
@@ -59,7 +67,8 @@ typedef struct sim_rstate {
     double bytes;     /* carried, for statistics */
     sim_rentry_t *v;  /* the active flows crossing it */
     uint32_t n;       /* how many */
-    uint32_t nun;     /* unfixed flows crossing it during filling */
+    uint32_t nun;     /* unfixed flows crossing it during filling; between a
+                         batch's events and its recomputation, its dead entries */
     uint32_t mark;    /* BFS epoch; epoch + 1: touched by the current batch */
     uint8_t tier;
     uint8_t lg_cap; /* v has room for 1 << lg_cap entries (none while v is NULL) */

@@ -64,6 +64,37 @@ static double share_of(const sim_net_t *net, uint32_t r)
 
 /* ==== Component search ==== */
 
+/* Drop the dead entries (event.c's deactivate, counted in nun) from the
+ * lists the batch touched: a list with only dead entries is emptied, else
+ * the last live entries fill the holes and their flows learn their new
+ * positions. Leaves nun 0, as filling expects. */
+static void compact_touched(sim_net_t *net)
+{
+    for (size_t i = 0; i < net->comp_res.n; i++) {
+        sim_rstate_t *l = &net->rs[net->comp_res.v[i]];
+        uint32_t dead = l->nun, n = l->n, p = 0;
+        l->nun = 0;
+        if (dead == 0) continue;
+        if (dead == n) {
+            l->n = 0;
+            continue;
+        }
+        while (p < n) {
+            if (l->v[p].flow != SIM_DEAD) {
+                p++;
+                continue;
+            }
+            while (n > p && l->v[n - 1].flow == SIM_DEAD)
+                n--;
+            if (n == p) break;
+            sim_rentry_t e = l->v[--n]; /* live, after p */
+            l->v[p] = e;
+            net->flows[e.flow].hops[e.hop].pos = p++;
+        }
+        l->n = n;
+    }
+}
+
 /* A resource joins the component once, its filling scratch reset. */
 static int add_res(sim_net_t *net, uint32_t r)
 {
@@ -310,6 +341,7 @@ static void epoch_wrap(sim_net_t *net)
 
 static int recompute(sim_net_t *net)
 {
+    compact_touched(net);
     if (find_component(net)) return -1;
     if (net->comp_flow.n == 0) {
         notify_loads(net);
