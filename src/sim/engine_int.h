@@ -98,6 +98,7 @@ struct sim_net {
     UTIL_VEC(uint32_t) comp_flow;
     UTIL_VEC(sim_share_t) shares; /* progressive-filling heap */
     UTIL_VEC(uint32_t) level;     /* resources at the current fill level */
+    UTIL_VEC(double) lshare;      /* a level round's share of each comp_res entry */
     UTIL_VEC(sim_hent_t) batch;   /* a batch's events taken from the heap at once */
 
     sim_net_stats_t stats;
@@ -120,7 +121,22 @@ int sim_flow_recompute(sim_net_t *net);
 /* A flow's rate alone on its path, min over hops of cap / w; its bott
  * becomes the hop that sets it (the first among equals). */
 double sim_flow_alone_rate(const sim_net_t *net, sim_flow_t *f);
-/* Bring a flow's remaining bytes and bottleneck accounting up to `now`. */
-void sim_flow_advance(sim_net_t *net, sim_flow_t *f);
+/* Bring a flow's remaining bytes and bottleneck accounting up to `now`
+ * (inline: once per completion and per rate change). */
+static inline void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
+{
+    double dt = net->now - f->t_last;
+    if (dt > 0) {
+        f->remaining -= f->rate * dt;
+        if (f->remaining < 0) f->remaining = 0;
+        f->t_last = net->now;
+    }
+    double seg = net->now - f->t_seg;
+    if (seg > 0 && f->bott != UINT32_MAX) {
+        net->stats.tier_bound[net->rs[f->bott].tier] += seg * net->weight;
+        net->ftb[f - net->flows][net->rs[f->bott].tier] += seg;
+    }
+    f->t_seg = net->now;
+}
 
 #endif

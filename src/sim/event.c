@@ -55,6 +55,7 @@ void sim_net_destroy(sim_net_t *net)
     UTIL_VEC_FREE(&net->comp_flow);
     UTIL_VEC_FREE(&net->shares);
     UTIL_VEC_FREE(&net->level);
+    UTIL_VEC_FREE(&net->lshare);
     UTIL_VEC_FREE(&net->batch);
     sim_heap_free(&net->heap);
     util_free(net);
@@ -205,7 +206,7 @@ int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double by
 
 /* Each resource enters a batch's touched list (the start of the next
  * component, flow.c) once, its filling scratch reset. */
-static int touch(sim_net_t *net, uint32_t r)
+static inline int touch(sim_net_t *net, uint32_t r)
 {
     sim_rstate_t *rs = &net->rs[r];
     if (rs->mark == net->epoch + 1) return 0;
