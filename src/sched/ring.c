@@ -70,12 +70,28 @@
 
 /* ==== Generic sub-ring steps ==== */
 
+/* t mod m, without a division when t < 2m (the ring's arguments: a
+ * position plus one step, or plus a rotation below m): the simulator
+ * generates every rank's steps of every phase, and the divisions were most
+ * of a ring step's cost (bench/README.md, issue 14's second pass). */
+static inline uint32_t mod_small(uint32_t t, uint32_t m)
+{
+    return t < m ? t : t - m < m ? t - m : t % m;
+}
+
+/* (a - b) mod m for a, b < m. */
+static inline uint32_t sub_mod(uint32_t a, uint32_t b, uint32_t m)
+{
+    return a >= b ? a - b : a + (m - b);
+}
+
 static uint32_t ring_rank(const sched_ring_t *g, uint32_t j)
 {
-    j %= g->m;
+    j = mod_small(j, g->m);
     if (g->group > 1) {
         uint32_t q = j % g->group;
-        uint32_t l = g->rev ? (g->rot + g->group - q) % g->group : (q + g->rot) % g->group;
+        uint32_t l = g->rev ? mod_small(g->rot + g->group - q, g->group)
+                            : mod_small(q + g->rot, g->group);
         j = j - j % g->group + (g->order ? (uint32_t)g->order[l] : l);
     } else if (g->order) {
         j = (uint32_t)g->order[j];
@@ -83,9 +99,23 @@ static uint32_t ring_rank(const sched_ring_t *g, uint32_t j)
     return g->base + j * g->stride;
 }
 
+/* Blocks (i - k) mod m and (i - k - 1) mod m of a ring step. */
+static void step_blocks(const sched_ring_t *g, uint32_t k, uint32_t *b0_p, uint32_t *b1_p)
+{
+    if (g->i < g->m && k < g->m) {
+        uint32_t b = sub_mod(g->i, k, g->m);
+        *b0_p = b;
+        *b1_p = b ? b - 1 : g->m - 1;
+        return;
+    }
+    *b0_p = sched_mod((int64_t)g->i - k, g->m);
+    *b1_p = sched_mod((int64_t)g->i - k - 1, g->m);
+}
+
 void sched_ring_rs_step(const sched_ring_t *g, uint32_t k, int sbuf, int dbuf, sched_sink_t *out)
 {
-    uint32_t sb = sched_mod((int64_t)g->i - k, g->m), rb = sched_mod((int64_t)g->i - k - 1, g->m);
+    uint32_t sb, rb;
+    step_blocks(g, k, &sb, &rb);
     uint64_t so = g->off + sched_blk_off(g->len, g->m, sb), sl = sched_blk_len(g->len, g->m, sb);
     uint64_t ro = g->off + sched_blk_off(g->len, g->m, rb), rl = sched_blk_len(g->len, g->m, rb);
     sched_send(out, 0, (int32_t)ring_rank(g, g->i + 1), k == 0 ? sbuf : dbuf, so, sl);
@@ -94,7 +124,13 @@ void sched_ring_rs_step(const sched_ring_t *g, uint32_t k, int sbuf, int dbuf, s
 
 void sched_ring_ag_step(const sched_ring_t *g, uint32_t k, int buf, sched_sink_t *out)
 {
-    uint32_t sb = sched_mod((int64_t)g->i + 1 - k, g->m), rb = sched_mod((int64_t)g->i - k, g->m);
+    uint32_t sb, rb;
+    if (k >= 1) {
+        step_blocks(g, k - 1, &sb, &rb); /* (i + 1 - k), (i - k) */
+    } else {
+        sb = sched_mod((int64_t)g->i + 1, g->m);
+        rb = sched_mod((int64_t)g->i, g->m);
+    }
     uint64_t so = g->off + sched_blk_off(g->len, g->m, sb), sl = sched_blk_len(g->len, g->m, sb);
     uint64_t ro = g->off + sched_blk_off(g->len, g->m, rb), rl = sched_blk_len(g->len, g->m, rb);
     sched_send(out, 0, (int32_t)ring_rank(g, g->i + 1), buf, so, sl);
@@ -133,7 +169,7 @@ static void chan_of(const strata_sched_t *s, uint32_t c, uint32_t r, uint64_t n,
     uint32_t i;
     if (G > 1) {
         uint32_t loc = inv ? (uint32_t)inv[r % G] : r % G; /* r's place in the order */
-        i = r - r % G + (rev ? (h + G - loc) % G : (loc + G - h) % G);
+        i = r - r % G + (rev ? mod_small(h + G - loc, G) : mod_small(loc + G - h, G));
     } else
         i = inv ? (uint32_t)inv[r] : r;
     *ch = (sched_ring_t){.m = s->p.nranks,

@@ -5,8 +5,13 @@
  *
  * Layout: resources are struct-of-arrays indexed by resource id; flows live
  * in recycled slots; each resource keeps the list of active flows crossing
- * it, and each flow hop remembers its index in that list so removal is O(1)
- * (swap with the last entry).
+ * it, and each flow hop remembers its index in that list. Removal is lazy:
+ * a completing flow marks its entries dead in place (SIM_DEAD), and the
+ * lists its batch touched are compacted (the last live entries fill the
+ * holes) before the batch's component search — a list that a batch empties,
+ * as a collective's phase does, is cleared without moving any entry, where
+ * removing one by one (swap with the last) rewrote the position of a flow
+ * that was about to complete too (issue 14's second pass, bench/README.md).
  */
 #ifndef STRATA_SIM_ENGINE_INT_H
 #define STRATA_SIM_ENGINE_INT_H
@@ -38,6 +43,9 @@ typedef struct sim_flow {
     uint64_t tag;
 } sim_flow_t;
 
+/* A list entry's flow once that flow completed (until compaction). */
+#define SIM_DEAD UINT32_MAX
+
 typedef struct sim_rentry {
     uint32_t flow;
     uint32_t hop;
@@ -59,7 +67,8 @@ typedef struct sim_rstate {
     double bytes;     /* carried, for statistics */
     sim_rentry_t *v;  /* the active flows crossing it */
     uint32_t n;       /* how many */
-    uint32_t nun;     /* unfixed flows crossing it during filling */
+    uint32_t nun;     /* unfixed flows crossing it during filling; between a
+                         batch's events and its recomputation, its dead entries */
     uint32_t mark;    /* BFS epoch; epoch + 1: touched by the current batch */
     uint8_t tier;
     uint8_t lg_cap; /* v has room for 1 << lg_cap entries (none while v is NULL) */
@@ -89,6 +98,7 @@ struct sim_net {
     UTIL_VEC(uint32_t) comp_flow;
     UTIL_VEC(sim_share_t) shares; /* progressive-filling heap */
     UTIL_VEC(uint32_t) level;     /* resources at the current fill level */
+    UTIL_VEC(double) lshare;      /* a level round's share of each comp_res entry */
     UTIL_VEC(sim_hent_t) batch;   /* a batch's events taken from the heap at once */
 
     sim_net_stats_t stats;
@@ -111,7 +121,22 @@ int sim_flow_recompute(sim_net_t *net);
 /* A flow's rate alone on its path, min over hops of cap / w; its bott
  * becomes the hop that sets it (the first among equals). */
 double sim_flow_alone_rate(const sim_net_t *net, sim_flow_t *f);
-/* Bring a flow's remaining bytes and bottleneck accounting up to `now`. */
-void sim_flow_advance(sim_net_t *net, sim_flow_t *f);
+/* Bring a flow's remaining bytes and bottleneck accounting up to `now`
+ * (inline: once per completion and per rate change). */
+static inline void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
+{
+    double dt = net->now - f->t_last;
+    if (dt > 0) {
+        f->remaining -= f->rate * dt;
+        if (f->remaining < 0) f->remaining = 0;
+        f->t_last = net->now;
+    }
+    double seg = net->now - f->t_seg;
+    if (seg > 0 && f->bott != UINT32_MAX) {
+        net->stats.tier_bound[net->rs[f->bott].tier] += seg * net->weight;
+        net->ftb[f - net->flows][net->rs[f->bott].tier] += seg;
+    }
+    f->t_seg = net->now;
+}
 
 #endif

@@ -55,6 +55,7 @@ void sim_net_destroy(sim_net_t *net)
     UTIL_VEC_FREE(&net->comp_flow);
     UTIL_VEC_FREE(&net->shares);
     UTIL_VEC_FREE(&net->level);
+    UTIL_VEC_FREE(&net->lshare);
     UTIL_VEC_FREE(&net->batch);
     sim_heap_free(&net->heap);
     util_free(net);
@@ -205,7 +206,7 @@ int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double by
 
 /* Each resource enters a batch's touched list (the start of the next
  * component, flow.c) once, its filling scratch reset. */
-static int touch(sim_net_t *net, uint32_t r)
+static inline int touch(sim_net_t *net, uint32_t r)
 {
     sim_rstate_t *rs = &net->rs[r];
     if (rs->mark == net->epoch + 1) return 0;
@@ -275,14 +276,10 @@ static int deactivate(sim_net_t *net, sim_flow_t *f)
     for (uint32_t h = 0; h < f->n_hops; h++) {
         uint32_t r = f->hops[h].res;
         sim_rstate_t *l = &net->rs[r];
-        uint32_t p = f->hops[h].pos;
-        sim_rentry_t last = l->v[--l->n];
-        if (p < l->n) {
-            l->v[p] = last;
-            net->flows[last.flow].hops[last.hop].pos = p;
-        }
+        if (touch(net, r)) return -1; /* first: it clears nun */
+        l->v[f->hops[h].pos].flow = SIM_DEAD; /* compacted at the recomputation (flow.c) */
+        l->nun++;
         l->bytes += f->bytes * f->hops[h].w * net->weight;
-        if (touch(net, r)) return -1;
     }
     return 0;
 }

@@ -64,6 +64,37 @@ static double share_of(const sim_net_t *net, uint32_t r)
 
 /* ==== Component search ==== */
 
+/* Drop the dead entries (event.c's deactivate, counted in nun) from the
+ * lists the batch touched: a list with only dead entries is emptied, else
+ * the last live entries fill the holes and their flows learn their new
+ * positions. Leaves nun 0, as filling expects. */
+static void compact_touched(sim_net_t *net)
+{
+    for (size_t i = 0; i < net->comp_res.n; i++) {
+        sim_rstate_t *l = &net->rs[net->comp_res.v[i]];
+        uint32_t dead = l->nun, n = l->n, p = 0;
+        l->nun = 0;
+        if (dead == 0) continue;
+        if (dead == n) {
+            l->n = 0;
+            continue;
+        }
+        while (p < n) {
+            if (l->v[p].flow != SIM_DEAD) {
+                p++;
+                continue;
+            }
+            while (n > p && l->v[n - 1].flow == SIM_DEAD)
+                n--;
+            if (n == p) break;
+            sim_rentry_t e = l->v[--n]; /* live, after p */
+            l->v[p] = e;
+            net->flows[e.flow].hops[e.hop].pos = p++;
+        }
+        l->n = n;
+    }
+}
+
 /* A resource joins the component once, its filling scratch reset. */
 static int add_res(sim_net_t *net, uint32_t r)
 {
@@ -138,18 +169,20 @@ static int fix_flow(sim_net_t *net, sim_flow_t *f, double x, uint32_t b, bool pu
 static int level_rounds(sim_net_t *net, size_t *left_p)
 {
     size_t left = net->comp_flow.n;
+    if (UTIL_VEC_RESERVE(&net->lshare, net->comp_res.n)) return -1;
     for (int round = 0; round < SIM_LEVEL_ROUNDS && left; round++) {
-        double s = INFINITY;
+        /* each share once (a division, and a resource's record), kept for
+         * the second scan */
+        double s = INFINITY, *sh = net->lshare.v;
         for (size_t i = 0; i < net->comp_res.n; i++) {
             uint32_t r = net->comp_res.v[i];
-            if (net->rs[r].nun && share_of(net, r) < s) s = share_of(net, r);
+            sh[i] = net->rs[r].nun ? share_of(net, r) : INFINITY;
+            if (sh[i] < s) s = sh[i];
         }
         double lim = s * (1 + 1e-12);
         net->level.n = 0;
-        for (size_t i = 0; i < net->comp_res.n; i++) {
-            uint32_t r = net->comp_res.v[i];
-            if (net->rs[r].nun && share_of(net, r) <= lim && SIM_PUSH(&net->level, r)) return -1;
-        }
+        for (size_t i = 0; i < net->comp_res.n; i++)
+            if (sh[i] <= lim && SIM_PUSH(&net->level, net->comp_res.v[i])) return -1;
         for (size_t i = 0; i < net->level.n; i++) {
             const sim_rstate_t *l = &net->rs[net->level.v[i]];
             for (size_t j = 0; j < l->n; j++) {
@@ -245,22 +278,6 @@ static void fill_ideal(sim_net_t *net)
 
 /* ==== Applying new rates ==== */
 
-void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
-{
-    double dt = net->now - f->t_last;
-    if (dt > 0) {
-        f->remaining -= f->rate * dt;
-        if (f->remaining < 0) f->remaining = 0;
-        f->t_last = net->now;
-    }
-    double seg = net->now - f->t_seg;
-    if (seg > 0 && f->bott != UINT32_MAX) {
-        net->stats.tier_bound[net->rs[f->bott].tier] += seg * net->weight;
-        net->ftb[f - net->flows][net->rs[f->bott].tier] += seg;
-    }
-    f->t_seg = net->now;
-}
-
 static void notify_loads(sim_net_t *net)
 {
     if (!net->observer) return;
@@ -310,6 +327,7 @@ static void epoch_wrap(sim_net_t *net)
 
 static int recompute(sim_net_t *net)
 {
+    compact_touched(net);
     if (find_component(net)) return -1;
     if (net->comp_flow.n == 0) {
         notify_loads(net);
