@@ -53,6 +53,7 @@ typedef struct line {
 
 static size_t g_size;
 static int g_rounds, g_mode;
+static double g_work; /* s of work before each round (the call's own, outside the round) */
 static line_t g_line[2];
 static alignas(64) _Atomic int g_count, g_gen;
 static unsigned char *g_slot[2][SLOTS], *g_in[2], *g_out[2];
@@ -127,6 +128,8 @@ static void *thread_main(void *arg)
             continue;
         }
         if (g_mode == BARRIER) barrier(), t0 = now();
+        for (double w0 = now(); g_work > 0 && (me == 0 || getenv("BOTH")) && now() - w0 < g_work;) {
+        }
         round_k(me, (uint64_t)i, g_mode != FLAGS, &ts, &tn);
         double t = now();
         g_lap[me][i] = t - t0, g_tstaged[me][i] = ts - t0, g_tseen[me][i] = tn - t0;
@@ -139,6 +142,7 @@ int main(int argc, char **argv)
 {
     g_size = argc > 1 ? strtoull(argv[1], NULL, 10) : 256;
     g_rounds = argc > 2 ? atoi(argv[2]) : 20001;
+    g_work = argc > 3 ? atof(argv[3]) * 1e-9 : 0;
     if (g_size < 4 || g_size > (1u << 20) || g_size % 4 || g_rounds < 1 || g_rounds > 1000000) {
         fprintf(stderr, "flatround: usage: flatround [SIZE 4..1M, a multiple of 4 [ROUNDS "
                         "1..1000000]]\n");
