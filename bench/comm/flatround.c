@@ -25,7 +25,11 @@
  * start to its staged flag, to the peer's flag seen, and to its end.
  * Thread 0's median of ROUNDS per mode, in ns.
  *
- * Usage: flatround [SIZE [ROUNDS]] (default 256 bytes, 20001 rounds).
+ * WORK ns of busy work on thread 0 before each round (both threads with
+ * BOTH=1 in the environment) stand for what a call does outside the round.
+ *
+ * Usage: flatround [SIZE [ROUNDS [WORK]]] (default 256 bytes, 20001
+ * rounds, no work).
  */
 #define _GNU_SOURCE
 #include "bench_util.h"
@@ -54,6 +58,7 @@ typedef struct line {
 static size_t g_size;
 static int g_rounds, g_mode;
 static double g_work; /* s of work before each round (the call's own, outside the round) */
+static bool g_both;   /* the work on both threads (BOTH=1), else on thread 0 */
 static line_t g_line[2];
 static alignas(64) _Atomic int g_count, g_gen;
 static unsigned char *g_slot[2][SLOTS], *g_in[2], *g_out[2];
@@ -128,7 +133,7 @@ static void *thread_main(void *arg)
             continue;
         }
         if (g_mode == BARRIER) barrier(), t0 = now();
-        for (double w0 = now(); g_work > 0 && (me == 0 || getenv("BOTH")) && now() - w0 < g_work;) {
+        for (double w0 = now(); g_work > 0 && (me == 0 || g_both) && now() - w0 < g_work;) {
         }
         round_k(me, (uint64_t)i, g_mode != FLAGS, &ts, &tn);
         double t = now();
@@ -143,9 +148,11 @@ int main(int argc, char **argv)
     g_size = argc > 1 ? strtoull(argv[1], NULL, 10) : 256;
     g_rounds = argc > 2 ? atoi(argv[2]) : 20001;
     g_work = argc > 3 ? atof(argv[3]) * 1e-9 : 0;
-    if (g_size < 4 || g_size > (1u << 20) || g_size % 4 || g_rounds < 1 || g_rounds > 1000000) {
+    g_both = getenv("BOTH") != NULL;
+    if (g_size < 4 || g_size > (1u << 20) || g_size % 4 || g_rounds < 1 || g_rounds > 1000000 ||
+        !(g_work >= 0 && g_work <= 1e-3)) {
         fprintf(stderr, "flatround: usage: flatround [SIZE 4..1M, a multiple of 4 [ROUNDS "
-                        "1..1000000]]\n");
+                        "1..1000000 [WORK ns 0..1e6]]]\n");
         return 2;
     }
     for (int t = 0; t < 2; t++) {
