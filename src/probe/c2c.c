@@ -366,13 +366,14 @@ static void *flat_side(void *arg)
  * clock read, which cancels. Per-block medians of 30 laps moved the
  * difference by 2x between blocks at 256 B (the two threads fall into
  * one or the other order at the flags for a while), those of 240 laps
- * did not. Returns how many samples were positive. */
+ * did not. Returns how many samples were positive; -1 out of memory. */
 int probe_flat_samples(double *const lap[2], int rounds, size_t bytes, double *bw)
 {
     int segs = rounds / (2 * FLAT_BLOCK * FLAT_SEG), n = 0, per = FLAT_SEG * (FLAT_BLOCK - 2);
     double *sync = util_malloc(sizeof(double) * (size_t)per),
            *data = util_malloc(sizeof(double) * (size_t)per);
-    for (int j = 0; j < segs && sync && data; j++) {
+    if (!sync || !data) n = -1;
+    for (int j = 0; j < segs && n >= 0; j++) {
         double d = 0;
         for (int me = 0; me < 2; me++) {
             int m = 0;
@@ -428,11 +429,12 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
     double bw[PROBE_MAX_REPS], clk = probe_clock_cost();
     if (mode == HO_FLAT && st == STRATA_OK) {
         int n = probe_flat_samples(x->lap, rounds, bytes, bw);
-        st = n >= PROBE_MIN_REPS
+        st = n < 0 ? strata_error_set(err, STRATA_ERR_NOMEM, "out of memory")
+             : n >= PROBE_MIN_REPS
                  ? strata_probe_stat(bw, (size_t)n, s, err)
                  : strata_error_set(err, STRATA_ERR_TIMEOUT,
-                                    "probe: flat hand-over at %zu B: only %d of %d block pairs "
-                                    "cost more with data than without (host too busy)",
+                                    "probe: flat hand-over at %zu B: in only %d of %d samples did "
+                                    "rounds with data take longer than without (host too busy)",
                                     bytes, n, rounds / (2 * FLAT_BLOCK * FLAT_SEG));
     }
     /* the first round of each slot pays its first touches; each timed

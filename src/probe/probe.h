@@ -57,7 +57,8 @@ double probe_less_clock(double t, int reads, double clk);
  * threads (lap[t][0..rounds-1], rounds of 2 x FLAT_BLOCK x FLAT_SEG per
  * sample): bytes / the mean over the threads of the median lap with data
  * minus that without, each block's first two rounds left out; only
- * positive differences give a sample. Returns how many are in bw. */
+ * positive differences give a sample. Returns how many are in bw; -1 when
+ * out of memory. */
 int probe_flat_samples(double *const lap[2], int rounds, size_t bytes, double *bw);
 
 /* Sections. Each returns STRATA_OK or an error with its message. */
