@@ -38,11 +38,19 @@ typedef struct pingpong {
     atomic_bool failed, stop;
 } pingpong_t;
 
-/* Wait until *p reaches v; false when STALL_S passes without it. */
-static bool wait_for(_Atomic uint64_t *p, uint64_t v)
+/* Wait until *p reaches v; false when STALL_S passes without it. With
+ * pause, a pause between polls as the engine's waits spin
+ * (comm_wait_step), so that the poller does not keep taking the line the
+ * peer is about to store to (the flat round without it: the rounds
+ * without data cost as much as those with, now and then more; 2 of 16
+ * pairs of blocks came out positive at 256 B). */
+static bool wait_until(_Atomic uint64_t *p, uint64_t v, bool pause)
 {
     for (unsigned spins = 0;; spins++) {
         if (atomic_load_explicit(p, memory_order_acquire) >= v) return true;
+#if defined(__x86_64__) || defined(__i386__)
+        if (pause) __builtin_ia32_pause();
+#endif
         if ((spins & 1023) == 1023) {
             static _Thread_local double since;
             if (spins == 1023)
@@ -52,6 +60,11 @@ static bool wait_for(_Atomic uint64_t *p, uint64_t v)
             sched_yield();
         }
     }
+}
+
+static bool wait_for(_Atomic uint64_t *p, uint64_t v)
+{
+    return wait_until(p, v, false);
 }
 
 static void *side_b(void *arg)
@@ -184,12 +197,8 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
  * time). HO_COPY and HO_REDUCE run the pipeline's round (pipe_round,
  * below: a pipeline slice is 2 KiB at 4 KiB and 2 ranks, so the curve
  * keeps that pattern at every size); HO_FLAT the flat path's (up to
- * STRATA_DIRECT_FLAT_MAX): in round
- * k each of two threads (cpus a and b) copies `bytes` from a private input
- * into its own shared buffer (timed: the stores must take the lines back
- * from the peer's cache, which read them); once both posted, each sums
- * both buffers into a private one (timed); a sample is bytes / the slower
- * thread's write + sum. Each timed part ends with a full fence, as each of the
+ * STRATA_DIRECT_FLAT_MAX), back to back with its flags as the engine runs
+ * it (flat_side, below). Each timed part ends with a full fence, as each of the
  * engine's phases ends with one (it publishes its flag behind a seq_cst
  * fence, comm_posted): without it the timer stops while a few KiB of
  * stores still wait in the store buffer for their lines, and the cost of
@@ -206,8 +215,17 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
 #define HANDOVER_SLOTS 3
 
 /* What a round times: the pipeline's hand-over (stage + gather), the flat
- * path's (write + both slots summed), or the pipeline's reduction alone. */
+ * path's (what the write and both slots summed add to its round), or the
+ * pipeline's reduction alone. */
 typedef enum { HO_COPY, HO_FLAT, HO_REDUCE } ho_mode_t;
+
+/* A rank's flags in the flat round, each in its own line as the engine's
+ * (comm_rank_lines_t): staged = round + 1 once its slot holds the round's
+ * input, done = round + 1 once it has read both slots. */
+typedef struct flat_flags {
+    alignas(64) _Atomic uint64_t staged;
+    alignas(64) _Atomic uint64_t done;
+} flat_flags_t;
 
 typedef struct remote {
     _Atomic uint64_t arrived; /* both threads add 1 per phase */
@@ -215,6 +233,8 @@ typedef struct remote {
     size_t bytes;
     unsigned char *shared[2][HANDOVER_SLOTS], *mine[2], *input[2];
     double t[2][PROBE_MAX_REPS];
+    double *lap[2]; /* HO_FLAT: every round's lap */
+    flat_flags_t flags[2];
     atomic_bool failed;
     ho_mode_t mode;
 } remote_t;
@@ -279,28 +299,97 @@ static void *remote_side(void *arg)
     memset(x->mine[me], 0, x->bytes); /* own pages, in own cache */
     for (int k = 0; k < x->rounds && !atomic_load(&x->failed); k++) {
         memset(x->input[me], k + 1, x->bytes); /* untimed: the engine's input is ready */
-        if (x->mode != HO_FLAT) {
-            pipe_round(x, me, k);
-            continue;
-        }
-        double t0 = util_now();
-        memcpy(x->shared[me][k % HANDOVER_SLOTS], x->input[me], x->bytes);
-        comm_fence_seq_cst();
-        double tw = util_now() - t0;
-        if (!phase(x, 2 * (uint64_t)k)) break;
-        t0 = util_now();
-        { /* fp32 sum of both staged copies, its own slot too */
-            float *d = (float *)(void *)x->mine[me];
-            const float *a = (const float *)(void *)x->shared[0][k % HANDOVER_SLOTS],
-                        *b = (const float *)(void *)x->shared[1][k % HANDOVER_SLOTS];
-            for (size_t i = 0; i < x->bytes / sizeof(float); i++)
-                d[i] = a[i] + b[i];
-        }
-        comm_fence_seq_cst();
-        x->t[me][k] = tw + util_now() - t0;
-        if (!phase(x, 2 * (uint64_t)k + 1)) break;
+        pipe_round(x, me, k);
     }
     return NULL;
+}
+
+/* The flat allreduce's round (allreduce_shm.c, flat(), at 2 ranks), run
+ * back to back as a program calls it: round k waits until the peer's done
+ * shows round k - 2 (its slot is reused three rounds later), copies the
+ * input into slot k % 3, publishes staged behind a full fence (the
+ * engine's comm_posted), waits for the peer's staged, sums both slots
+ * into its output and publishes done. Rounds alternate in blocks of
+ * FLAT_BLOCK without the copy and the sum (the synchronisation alone) and
+ * with them. A round's lap is its end to the previous round's end.
+ * Back to back, a round's stores to its slot take the lines back from the
+ * peer while its staged flag's store does the same for the flag's line,
+ * and the fence waits for all at once: the stores cost next to nothing
+ * beyond the flag, and the loads of the peer's lines one transfer, in
+ * parallel (bench/comm/flatround.c at 256 B: a round 0.17-0.20 us beyond
+ * the flags alone, where the write and the sum timed one after the
+ * other, each fenced, behind a barrier, took 0.36 us; bench/README.md,
+ * "Issue 19, session 8"). */
+static void *flat_side(void *arg)
+{
+    remote_side_t *sd = arg;
+    remote_t *x = sd->x;
+    int me = sd->me, other = 1 - me;
+    probe_pin(x->cpu[me]);
+    memset(x->mine[me], 0, x->bytes);
+    memset(x->input[me], me + 1, x->bytes);
+    double prev = util_now();
+    for (int k = 0; k < x->rounds && !atomic_load(&x->failed); k++) {
+        bool data = (k / FLAT_BLOCK) % 2 == 1;
+        uint64_t r = (uint64_t)k;
+        int z = k % HANDOVER_SLOTS;
+        if (k >= HANDOVER_SLOTS &&
+            !wait_until(&x->flags[other].done, r - HANDOVER_SLOTS + 1, true)) {
+            atomic_store(&x->failed, true);
+            break;
+        }
+        if (data) memcpy(x->shared[me][z], x->input[me], x->bytes);
+        atomic_store_explicit(&x->flags[me].staged, r + 1, memory_order_release);
+        comm_fence_seq_cst();
+        if (!wait_until(&x->flags[other].staged, r + 1, true)) {
+            atomic_store(&x->failed, true);
+            break;
+        }
+        if (data) {
+            const void *src[2] = {x->shared[0][z], x->shared[1][z]};
+            comm_reduce_n(x->mine[me], src, 2, x->bytes / sizeof(float), STRATA_FP32, STRATA_SUM,
+                          2);
+        }
+        atomic_store_explicit(&x->flags[me].done, r + 1, memory_order_release);
+        comm_fence_seq_cst();
+        double t = util_now();
+        x->lap[me][k] = t - prev, prev = t;
+    }
+    return NULL;
+}
+
+/* The flat round's samples (probe.h), one per FLAT_SEG pairs of blocks: bytes / the
+ * cost data adds to a round — the median lap of the segment's rounds with
+ * data minus that of its rounds without (as strata bench reports a call's
+ * median lap), the mean of the two threads; each block's first two rounds
+ * left out (they follow a round of the other kind). Both laps carry one
+ * clock read, which cancels. Per-block medians of 30 laps moved the
+ * difference by 2x between blocks at 256 B (the two threads fall into
+ * one or the other order at the flags for a while), those of 240 laps
+ * did not. Returns how many samples were positive; -1 out of memory. */
+int probe_flat_samples(double *const lap[2], int rounds, size_t bytes, double *bw)
+{
+    int segs = rounds / (2 * FLAT_BLOCK * FLAT_SEG), n = 0, per = FLAT_SEG * (FLAT_BLOCK - 2);
+    double *sync = util_malloc(sizeof(double) * (size_t)per),
+           *data = util_malloc(sizeof(double) * (size_t)per);
+    if (!sync || !data) n = -1;
+    for (int j = 0; j < segs && n >= 0; j++) {
+        double d = 0;
+        for (int me = 0; me < 2; me++) {
+            int m = 0;
+            for (int b = 0; b < FLAT_SEG; b++) {
+                int k0 = (j * FLAT_SEG + b) * 2 * FLAT_BLOCK;
+                for (int i = 2; i < FLAT_BLOCK; i++, m++) {
+                    sync[m] = lap[me][k0 + i];
+                    data[m] = lap[me][k0 + FLAT_BLOCK + i];
+                }
+            }
+            d += (probe_median(data, m) - probe_median(sync, m)) / 2;
+        }
+        if (d > 0) bw[n++] = strata_probe_bandwidth((double)bytes, d);
+    }
+    util_free(sync), util_free(data);
+    return n;
 }
 
 static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mode_t mode,
@@ -318,13 +407,15 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
         bool ok = x->mine[i] != NULL && x->input[i] != NULL;
         for (int j = 0; j < HANDOVER_SLOTS; j++)
             ok = (x->shared[i][j] = util_malloc(bytes)) && ok;
+        if (mode == HO_FLAT) ok = (x->lap[i] = util_malloc(sizeof(double) * (size_t)rounds)) && ok;
         if (!ok) st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     }
     remote_side_t sd[2] = {{x, 0}, {x, 1}};
     pthread_t th[2];
     int started = 0;
     for (; started < 2 && st == STRATA_OK; started++)
-        if (pthread_create(&th[started], NULL, remote_side, &sd[started]) != 0) {
+        if (pthread_create(&th[started], NULL, mode == HO_FLAT ? flat_side : remote_side,
+                           &sd[started]) != 0) {
             atomic_store(&x->failed, true);
             st = strata_error_set(err, STRATA_ERR_SYSTEM, "probe: cannot start a thread");
             break;
@@ -336,15 +427,27 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
                               "probe: coherence: cpu %d or %d made no progress for %.0f ms", a, b,
                               STALL_S * 1e3);
     double bw[PROBE_MAX_REPS], clk = probe_clock_cost();
+    if (mode == HO_FLAT && st == STRATA_OK) {
+        int n = probe_flat_samples(x->lap, rounds, bytes, bw);
+        st = n < 0 ? strata_error_set(err, STRATA_ERR_NOMEM, "out of memory")
+             : n >= PROBE_MIN_REPS
+                 ? strata_probe_stat(bw, (size_t)n, s, err)
+                 : strata_error_set(err, STRATA_ERR_TIMEOUT,
+                                    "probe: flat hand-over at %zu B: in only %d of %d samples did "
+                                    "rounds with data take longer than without (host too busy)",
+                                    bytes, n, rounds / (2 * FLAT_BLOCK * FLAT_SEG));
+    }
     /* the first round of each slot pays its first touches; each timed
      * part pays one clock read beyond what it times (the reduction is one
      * part, the others two) */
-    for (int k = HANDOVER_SLOTS; k < rounds && st == STRATA_OK; k++)
+    for (int k = HANDOVER_SLOTS; mode != HO_FLAT && k < rounds && st == STRATA_OK; k++)
         bw[k - HANDOVER_SLOTS] = strata_probe_bandwidth(
             (double)bytes, probe_less_clock(x->t[0][k] > x->t[1][k] ? x->t[0][k] : x->t[1][k],
                                             mode == HO_REDUCE ? 1 : 2, clk));
-    if (st == STRATA_OK) st = strata_probe_stat(bw, (size_t)(rounds - HANDOVER_SLOTS), s, err);
+    if (st == STRATA_OK && mode != HO_FLAT)
+        st = strata_probe_stat(bw, (size_t)(rounds - HANDOVER_SLOTS), s, err);
     for (int i = 0; i < 2; i++) {
+        util_free(x->lap[i]);
         util_free(x->mine[i]);
         util_free(x->input[i]);
         for (int j = 0; j < HANDOVER_SLOTS; j++)
@@ -383,15 +486,16 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
     }
     /* The flat allreduce (up to 2 KiB) reduces every staged copy from the
      * slots, its own too, where the pipeline reads its own part from its
-     * private input: reading a slot the peer is reading at the same time
-     * costs more (a standalone copy of this loop at 1-2 KiB: 4.6-4.9 and
-     * 6.2-6.7 GB/s read out with memcpy, 2.8-3.0 and 4.3-4.4 reduced from
-     * both slots; bench/README.md "probe"). */
+     * private input, and synchronises once a call: its round, back to
+     * back (flat_side), is another access pattern than the pipeline's. */
     static const double flat_sizes[] = {256, 1024, STRATA_DIRECT_FLAT_MAX};
     res->flat_n = 3;
     for (int i = 0; i < res->flat_n && st == STRATA_OK; i++) {
         res->flat_bytes[i] = flat_sizes[i];
-        st = remote_size(res->cpus[0], res->cpus[1], (size_t)flat_sizes[i], PROBE_MAX_REPS, HO_FLAT,
+        /* a round is under 2 us: 16 samples (8 with --quick) of 512
+         * rounds, 8 ms on a quiet host */
+        st = remote_size(res->cpus[0], res->cpus[1], (size_t)flat_sizes[i],
+                         (x->opts->quick ? 8 : 16) * FLAT_SEG * 2 * FLAT_BLOCK, HO_FLAT,
                          &res->flat_copy[i], err);
     }
     /* The pipeline's reduce phase (above 2 KiB) loads the peer's staged

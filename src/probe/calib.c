@@ -439,12 +439,15 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     strata_direct_layout(STRATA_COLL_ALLREDUCE, (uint32_t)P, S, P > c->cores, &lay);
     double slice = lay.slice;
     m.bw_load = strata_probe_remote_bw(c, slice);
-    /* the flat path reduces from the slots, its own too: a byte handed
-     * over and reduced there at the rate measured so (not above the
-     * reduce rate: cost_direct reduces at the slower of the two) */
+    /* the flat path: its round measured as the engine runs it, back to
+     * back (c2c.c, flat_side): what the copy into the slot and the sum of
+     * both slots add to a round beyond its synchronisation, the hand-over
+     * and the reduction together — both rates of the flat path, so that
+     * cost_direct's min(hand, red) is this figure (the pipeline's
+     * hand-over curve, another access pattern, does not cap it) */
     if (S <= STRATA_DIRECT_FLAT_MAX && c->flat_n > 0) {
         double fr = interp(c->flat_n, c->flat_bytes, c->flat_bw, S);
-        if (fr > 0 && (m.reduce_bw <= 0 || fr < m.reduce_bw)) m.reduce_bw = fr;
+        if (fr > 0) m.reduce_bw = m.bw_load = fr;
     }
     /* the hand-over curve stores what it loads into a buffer of its size
      * (in cache); the engine stores into the output, a buffer of S (in

@@ -39,12 +39,27 @@ int probe_cpus(int *cpus, int max);
 strata_status_t probe_sample(double (*fn)(void *), void *arg, double budget_s,
                              strata_probe_stat_t *stat_p, strata_error_t *err);
 
+/* Median of v[0..n-1], n >= 1 (sorts v in place). */
+double probe_median(double *v, long n);
+
 /* The median cost of one clock read (util_now), s: an interval timed by
  * two reads measures this much beyond what it times. */
 double probe_clock_cost(void);
 /* t less `reads` clock reads of clk each; t itself when that leaves
  * nothing (the clock took longer than what it timed). */
 double probe_less_clock(double t, int reads, double clk);
+
+/* The flat allreduce's round (c2c.c): blocks of FLAT_BLOCK rounds, without
+ * data and with it in turn; a sample per FLAT_SEG pairs of blocks. */
+#define FLAT_BLOCK 32
+#define FLAT_SEG   8
+/* Samples of the flat round's hand-over from every round's lap of both
+ * threads (lap[t][0..rounds-1], rounds of 2 x FLAT_BLOCK x FLAT_SEG per
+ * sample): bytes / the mean over the threads of the median lap with data
+ * minus that without, each block's first two rounds left out; only
+ * positive differences give a sample. Returns how many are in bw; -1 when
+ * out of memory. */
+int probe_flat_samples(double *const lap[2], int rounds, size_t bytes, double *bw);
 
 /* Sections. Each returns STRATA_OK or an error with its message. */
 strata_status_t probe_mem(probe_ctx_t *x, double budget_s, strata_error_t *err);

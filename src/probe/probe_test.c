@@ -82,6 +82,35 @@ static void test_bandwidth(void **state)
     assert_true(strata_probe_bandwidth(-1, 1) < 0);
 }
 
+/* The flat round's samples from synthetic laps: two samples of 2 x 32 x 8
+ * = 512 rounds. Sample 0: thread 0's rounds without data 400 ns, with
+ * 600; thread 1's 420 and 640; the first two rounds of every block 10 us
+ * (left out, or the medians would not move but a mean would). The mean
+ * of the threads' differences, (200 + 220) / 2 = 210 ns: 256 B / 210 ns =
+ * 1.2190476 GB/s. Sample 1: rounds with data 30 ns faster than without
+ * (no cost resolved): no sample. The medians over 8 x 30 laps: one lap
+ * of 5 us among thread 0's data rounds of sample 0 leaves its median. */
+static void test_flat_samples(void **state)
+{
+    (void)state;
+    enum { R = 2 * FLAT_BLOCK * FLAT_SEG * 2 };
+    static double l0[R], l1[R];
+    for (int k = 0; k < R; k++) {
+        bool data = (k / FLAT_BLOCK) % 2 == 1, second = k >= R / 2;
+        double base0 = 400e-9, base1 = 420e-9;
+        l0[k] = data ? (second ? base0 - 30e-9 : 600e-9) : base0;
+        l1[k] = data ? (second ? base1 - 30e-9 : 640e-9) : base1;
+        if (k % FLAT_BLOCK < 2) l0[k] = l1[k] = 10e-6;
+    }
+    l0[FLAT_BLOCK + 5] = 5e-6;
+    double *lap[2] = {l0, l1}, bw[4] = {0};
+    assert_int_equal(probe_flat_samples(lap, R, 256, bw), 1);
+    NEAR(bw[0], 256 / 210e-9, 1e-9);
+    NEAR(bw[0], 1.2190476e9, 1e-7);
+    /* fewer rounds than a sample: none */
+    assert_int_equal(probe_flat_samples(lap, R / 2 - 1, 256, bw), 0);
+}
+
 /* ==== Physical sense ==== */
 
 static void test_checks(void **state)
@@ -409,6 +438,18 @@ static void test_predict(void **state)
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1536), 1.503754e-6,
          1e-6);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 4096), before, 1e-15);
+    /* the flat round's figure is both the hand-over and the reduction of
+     * the flat path: at 16 GB/s (above the pipeline's hand-over, 8, and
+     * below the reduce curve, 20) the peer's 2048 B take 128 ns: 1 us +
+     * 25.6 ns + 128 ns = 1.1536 us (the hand-over curve does not cap it) */
+    c.flat_bw[1] = 16e9;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.1536e-6,
+         1e-12);
+    /* and above the reduce curve too (40 GB/s: 51.2 ns): 1.0768 us */
+    c.flat_bw[1] = 40e9;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.0768e-6,
+         1e-12);
+    c.flat_bw[1] = 4e9;
     /* With the pipeline's reduction measured (4 GB/s at 4 KiB, 16 at
      * 1 MiB): 1 MiB at 2 ranks, slices of 128 KiB (0.625 of the way in
      * log: 4 + 0.625 x 12 = 11.5 GB/s). Each byte priced from the cache:
@@ -508,7 +549,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bandwidth),   cmocka_unit_test(test_checks),
         cmocka_unit_test(test_validate),    cmocka_unit_test(test_save_load_roundtrip),
         cmocka_unit_test(test_load_errors), cmocka_unit_test(test_predict),
-        cmocka_unit_test(test_sockets),
+        cmocka_unit_test(test_sockets),     cmocka_unit_test(test_flat_samples),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -218,7 +218,8 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
         line_stat(out, name, &r->remote_copy[i], 1e-9, "GB/s");
     }
     if (r->flat_n)
-        fprintf(out, "hand-over read out as the flat allreduce: both slots summed (GB/s)\n");
+        fprintf(out, "hand-over in the flat allreduce's round, back to back: bytes / what the "
+                     "copy and the sum of both slots add (GB/s)\n");
     for (int i = 0; i < r->flat_n; i++) {
         char b[32], name[48];
         snprintf(name, sizeof(name), "%s, reduced", util_fmt_bytes(r->flat_bytes[i], b, sizeof(b)));

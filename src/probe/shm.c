@@ -37,19 +37,6 @@ typedef struct shm_job {
 
 #define MAX_LAPS 2000
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of n laps (sorted in place). */
-static double median_lap(double *lap, long n)
-{
-    qsort(lap, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? lap[n / 2] : (lap[n / 2 - 1] + lap[n / 2]) / 2;
-}
-
 /* One batch of round trips of `bytes` between ranks 0 and 1, each timed
  * on its own: the median round trip / 2 (s one way). Per-call medians, as
  * strata bench reports, so a preemption by another process inflates
@@ -69,7 +56,7 @@ static double pingpong(strata_comm_t *c, unsigned char *buf, size_t bytes, long 
         double t = util_now();
         lap[i] = t - prev, prev = t;
     }
-    return median_lap(lap, trips) / 2;
+    return probe_median(lap, trips) / 2;
 }
 
 static int shm_rank(void *arg)
@@ -102,7 +89,7 @@ static int shm_rank(void *arg)
             double t = util_now();
             lap[i] = t - prev, prev = t;
         }
-        if (r == 0 && rc == 0) j->barrier[s] = median_lap(lap, n);
+        if (r == 0 && rc == 0) j->barrier[s] = probe_median(lap, n);
     }
     if (rc != 0 && r == 0) snprintf(j->msg, sizeof(j->msg), "%s", strata_comm_errmsg(c));
     util_free(buf);

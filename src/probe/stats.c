@@ -21,6 +21,12 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double probe_median(double *v, long n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /* Quantile q of sorted v[0..n-1] (Hyndman-Fan type 7). */
 static double quantile(const double *v, size_t n, double q)
 {
