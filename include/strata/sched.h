@@ -244,6 +244,14 @@ typedef struct strata_sched_params {
      * phases: the first handshake (which stages chunk 0 before the ranks
      * know they all registered) and that reduction. */
     bool registered;
+    /* RING over servers only: NICs per server its channels rotate over
+     * (strata_coll_machine_t.rails; NCCL starts channel c at NIC c mod the
+     * NICs its GPUs reach best, search.cc). Greater than max(group, 1) and
+     * a multiple of it: `rails` channels (times the mesh rings), channel c
+     * of a ring runs rotation c mod group on rail c (a GH200 node, one GPU
+     * and four NICs: four channels of the same ring, one a NIC); 0 (or up
+     * to group) = one channel per local rank. */
+    uint32_t rails;
 } strata_sched_params_t;
 
 /* Does `algo` implement `coll` for these parameters? Returns STRATA_OK or
@@ -308,6 +316,9 @@ typedef struct strata_sched_channel {
     uint32_t servers;     /* servers the ring visits, in order 0, 1, ... */
     uint64_t off, count;  /* its slice of the buffer, elements */
     int32_t tree;         /* TREE: which of the two trees (0, 1); RING: -1 */
+    int32_t rail;         /* RING with params rails > group: the server's NIC of
+                             this local index (c mod rails) carries its hops;
+                             -1: local rank entry's own NIC */
 } strata_sched_channel_t;
 
 /* A TREE schedule over several servers of g ranks (group = g > 1) runs
@@ -421,6 +432,13 @@ typedef struct strata_coll_machine {
      * tree carries its chunk each way, over what one rank's E edges cost
      * through bw_intra (a switch's port); 0 = 1 (not routed). */
     double tree_edge_factor;
+    /* NICs per server a ring's channels spread over (NCCL's search starts
+     * channel c at NIC c mod (the NICs its GPUs reach best), search.cc
+     * ncclTopoSearchRecNet): min(nics, per_server) plus the cabled NICs no
+     * accelerator calls its own that a rank reaches as near as its own NIC
+     * (a GH200 node: one GPU, four NICs on the Grace: 4). 0 = min(nics,
+     * per_server). */
+    uint32_t rails;
     /* Memory-semantic algorithms (direct: ranks load and store in memory
      * they share, strata's shared-memory engine), and ranks sharing
      * processors. Read off a topology: bw_read and bw_copy from the
@@ -490,6 +508,14 @@ STRATA_API double strata_coll_link_efficiency(const char *kind);
  * the schedule is the algorithm the model prices. O(n). */
 STRATA_API uint32_t strata_coll_ranks_per_server(const strata_topo_t *topo, const int32_t *ranks,
                                                  uint32_t n);
+
+/* NICs per server a ring's channels rotate over when a server has more
+ * NICs than its g ranks own (strata_coll_machine_t.rails, from the first
+ * server's cabled NICs: those no accelerator owns that one of endpoints
+ * 0..g-1 reaches as near as its own NIC, plus min(the others, g)); 0 when
+ * it has none (one channel per rank). A ring timed on topo passes it as
+ * the schedule's rails. O(NICs of a server x devices). */
+STRATA_API uint32_t strata_coll_rails(const strata_topo_t *topo, uint32_t g);
 
 /* The rings of a switchless mesh: over the L ranks ranks[0..L-1] (NULL:
  * endpoints 0..L-1) of one server, L = group when group > 1 (every server

@@ -207,10 +207,48 @@ static void count_server(const strata_topo_t *t, strata_coll_machine_t *m)
 
 static uint32_t torus_rows(const strata_coll_machine_t *m);
 
+/* m->rails (sched.h): NCCL's search lists, for the GPUs of a server, the
+ * NICs each reaches best (ncclTopoSelectNets: ncclTopoGetLocalNet's NICs
+ * of the best path bandwidth and type first) and starts channel c at NIC
+ * nets[c mod count], taking that NIC's bandwidth off for the channel
+ * (search.cc ncclTopoSearchRecNet, v2.24.3-1 .. v2.30), so every such NIC
+ * carries channels. A server whose GPUs each own a NIC (DGX, HGX) runs
+ * min(NICs, ranks) rails; NICs no accelerator owns (a GH200's four ports
+ * on its Grace, the GPU's own one of them) are added when some rank of
+ * server 0 reaches them in no more hops than its own NIC. 0 when there
+ * are none. O(NICs of a server x devices) plus a router when one is. */
+uint32_t strata_coll_rails(const strata_topo_t *t, uint32_t g)
+{
+    int32_t e0 = strata_topo_endpoint(t, 0), g0 = e0 >= 0 ? strata_topo_device(t, e0).group : -1;
+    uint32_t nics = 0, extra = 0;
+    strata_topo_router_t *rt = NULL;
+    if (g0 < 0 || g == 0) return 0;
+    for (int32_t d = 0; d < strata_topo_device_count(t); d++) {
+        strata_topo_device_t dv = strata_topo_device(t, d);
+        if (dv.kind != STRATA_DEV_NIC || dv.group != g0 ||
+            !link_kind_to(t, d, STRATA_DEV_NET_SWITCH)[0])
+            continue;
+        nics++;
+        bool owned = false, near = false;
+        for (int32_t a = 0; a < strata_topo_device_count(t) && !owned; a++) {
+            strata_topo_device_t av = strata_topo_device(t, a);
+            owned = av.kind == STRATA_DEV_ACCEL && av.group == g0 && av.nic == d;
+        }
+        if (owned || (!rt && strata_topo_router_create(t, &rt, NULL) != STRATA_OK)) continue;
+        for (uint32_t r = 0; r < g && !near; r++) {
+            int32_t e = strata_topo_endpoint(t, (int32_t)r), own = strata_topo_device(t, e).nic;
+            near = own >= 0 && strata_topo_hops(rt, e, d) <= strata_topo_hops(rt, e, own);
+        }
+        extra += near;
+    }
+    strata_topo_router_destroy(rt);
+    return extra ? (nics - extra < g ? nics - extra : g) + extra : 0;
+}
+
 /* ==== A ring channel's rail hop (ring.c) ==== */
 
 /* The cabled NIC of server `group` with local index L, or -1. O(devices). */
-static int32_t server_nic(const strata_topo_t *t, int32_t group, int32_t L)
+int32_t sched_server_nic(const strata_topo_t *t, int32_t group, int32_t L)
 {
     for (int32_t d = 0; d < strata_topo_device_count(t); d++) {
         strata_topo_device_t dv = strata_topo_device(t, d);
@@ -234,7 +272,8 @@ static strata_status_t ring_rail_hop(strata_topo_router_t *rt, const strata_topo
     int32_t x = strata_topo_endpoint(t, (int32_t)(from * m->per_server + 1)),
             e = strata_topo_endpoint(t, (int32_t)(to * m->per_server));
     strata_topo_device_t xd = strata_topo_device(t, x), ed = strata_topo_device(t, e);
-    int32_t sn = ed.nic >= 0 ? server_nic(t, xd.group, strata_topo_device(t, ed.nic).local) : -1;
+    int32_t sn =
+        ed.nic >= 0 ? sched_server_nic(t, xd.group, strata_topo_device(t, ed.nic).local) : -1;
     int32_t mid = -1;
     *pxn_p = false;
     if (sn >= 0 && sn != xd.nic) {
@@ -537,6 +576,7 @@ strata_status_t strata_coll_machine_from_topo(const strata_topo_t *t,
         snprintf(m.inter_kind, sizeof(m.inter_kind), "%s",
                  nic >= 0 ? link_kind_to(t, nic, STRATA_DEV_NET_SWITCH) : "");
         if (m.nics == 0) m.nics = 1;
+        m.rails = strata_coll_rails(t, m.per_server);
     }
     if (!st) st = staged_intra(rt, t, &m, err);
     if (m.per_server == 1) m.bw_intra = m.bw_nic, m.lat_intra = m.lat_inter, m.lat_leg_intra = 0;
@@ -628,6 +668,14 @@ static double net_bw(const strata_coll_machine_t *m, double active)
     return bw < m->bw_intra ? bw : m->bw_intra;
 }
 
+/* NICs per server an NVLS or CollNet graph uses: one per head GPU (the
+ * search skips a NIC whose local GPU already heads a channel, search.cc
+ * ncclTopoSearchRecNet), so at most one per rank. */
+static double head_nics(const strata_coll_machine_t *m)
+{
+    return m->nics < m->per_server ? m->nics : m->per_server;
+}
+
 static bool multi(const strata_coll_machine_t *m)
 {
     return m->servers > 1;
@@ -678,7 +726,7 @@ static double pipe_chunks(double a, double b, double alpha, double bytes)
 static void cost_ring(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z,
                       double *chunks)
 {
-    double P = m->nranks, g = m->per_server, K = m->nics < g ? m->nics : g;
+    double P = m->nranks, g = m->per_server, K = sched_rails(m);
     bool net = multi(m), mesh = m->mesh_rings > 1 && m->bw_mesh_lane > 0;
     bool chain = c == STRATA_COLL_BROADCAST || c == STRATA_COLL_REDUCE;
     double steps = c == STRATA_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1, blk = n / P;
@@ -743,10 +791,9 @@ static double dtree_edges(uint32_t N)
  * NICs. The tiers run at once; the busier sets the pace. Latency: `li`
  * fill phases at the scale-up latency, the rest at the network's. */
 static void pipeline(const strata_coll_machine_t *m, double n, double fill, double li, double up1,
-                     double net1, acc_t *z, double *chunks)
+                     double net1, double K, acc_t *z, double *chunks)
 {
     bool net = multi(m);
-    double K = m->nics < m->per_server ? m->nics : m->per_server;
     double ti = up1 / m->bw_intra, te = net ? net1 / (K * m->bw_nic) : 0;
     double a = net ? m->lat_inter : m->lat_intra, b = fmax(ti, te);
     double C = *chunks >= 1 ? *chunks : pipe_chunks(fill - 1, b, a, n);
@@ -874,7 +921,7 @@ static void tree_phase_cost(const strata_coll_machine_t *m, const tree_walk_t *w
 {
     bool net = multi(m);
     double chain = 0, ext = 0, q = n / (2.0 * w->g * (double)w->C);
-    double K = m->nics < m->per_server ? m->nics : m->per_server;
+    double K = sched_rails(m);
     for (size_t k = 0; k < w->nshape; k++) {
         double c, e;
         tree_node_load(w, &w->shape[k], p, &c, &e);
@@ -982,9 +1029,10 @@ static void cost_tree(const strata_coll_machine_t *m, double n, double chunk, ac
         double per = n / (2 * g);
         if (!(chunk > 0)) chunk = sched_nccl_tree_chunk(SCHED_NCCL_SIMPLE, n, m);
         *chunks = per > chunk ? ceil(per / chunk) : 1;
-        pipeline(m, n, 2 * (g - 1 + T), 2 * (g - 1), 2 * (g - 1) / g * n, E * n / 2, z, chunks);
+        pipeline(m, n, 2 * (g - 1 + T), 2 * (g - 1), 2 * (g - 1) / g * n, E * n / 2, sched_rails(m),
+                 z, chunks);
     } else
-        pipeline(m, n, 2 * T, 0, E * n / 2, 0, z, chunks);
+        pipeline(m, n, 2 * T, 0, E * n / 2, 0, sched_rails(m), z, chunks);
     tree_walk(m, n, *chunks, false, z);
     /* a rank reduces what reaches it on the way up: its chain share and
      * (as a head) up to two child servers' halves, or two children flat */
@@ -1004,7 +1052,8 @@ static void cost_nvlstree(const strata_coll_machine_t *m, double n, acc_t *z, do
 {
     double g = m->per_server, N = m->servers, E = dtree_edges((uint32_t)N);
     double T = sched_log2_ceil((uint64_t)N);
-    pipeline(m, n, 4 + 2 * T, 4, (1 + 1 / g) * n + pull_requests(m, n), E * n / 2, z, chunks);
+    pipeline(m, n, 4 + 2 * T, 4, (1 + 1 / g) * n + pull_requests(m, n), E * n / 2, head_nics(m), z,
+             chunks);
     tree_walk(m, n, *chunks, true, z);
     z->g += red(m, (z->steps / *chunks) * fmin(E, 2) * n / (2 * g));
 }
@@ -1281,7 +1330,7 @@ static void innet_walk(const strata_coll_machine_t *m, double n, double C, acc_t
         {3, 3, net ? 1 / g : 0},
     };
     size_t ns = sizeof(s) / sizeof(s[0]);
-    double K = m->nics < m->per_server ? m->nics : m->per_server;
+    double K = head_nics(m);
     double bnic = net ? K / g * m->bw_nic : 1; /* an owner's share of its server's NICs */
     double bw[4] = {m->bw_intra, m->bw_intra, bnic, bnic};
     /* phase boundaries: every stream's start and end */
@@ -1605,7 +1654,7 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
                                   size_t len)
 {
     uint32_t P = m->nranks, g = m->per_server, N = m->servers;
-    uint32_t K = m->nics < g ? m->nics : g;
+    uint32_t K = (uint32_t)sched_rails(m);
     switch (multi(m) ? (int)algo : -1 - (int)algo) {
     case STRATA_ALGO_TREE:
         snprintf(buf, len,
@@ -1653,6 +1702,11 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
                      "%u channels: %u mesh rings over disjoint links in each server x %u "
                      "rotations, each leaving every server by its own rank (%u NICs)",
                      m->mesh_rings * g, m->mesh_rings, g, K);
+        else if (K > g) /* more NICs than ranks: the channels rotate over them (rails.c) */
+            snprintf(buf, len,
+                     "%u channels of %u ranks, channel c on rail c (%u NICs a server, %u "
+                     "channels a rank): in and out at rank c mod %u",
+                     K, P, K, K / g, g);
         else if (K >= g)
             snprintf(buf, len,
                      "%u channels of %u ranks, channel c on rail c (%u NICs): in at rank c, "

@@ -268,9 +268,13 @@ static nccl_in_t inputs(const strata_coll_machine_t *m)
     in.cc = compcap_of(m->intra_kind);
     in.scale = in.N <= 1 ? 0 : in.N <= 2 ? 1 : 2;
     in.intra_hw = strncmp(m->intra_kind, "nvlink", 6) ? HW_PCI : HW_NVLINK;
-    in.up = m->bw_intra / 1e9;
+    /* one rank a server with several NICs (rails): no scale-up hop bounds
+     * it (bw_intra is then one NIC's figure, strata_coll_machine_from_topo) */
+    in.up = m->per_server == 1 && in.N > 1 && sched_rails(m) > 1 ? INFINITY : m->bw_intra / 1e9;
+    /* the ring's and tree's channels rotate over every NIC the GPUs reach
+     * best (sched_rails); NVLS heads are GPUs, one NIC each */
     double K = m->nics < m->per_server ? m->nics : m->per_server;
-    in.net = in.N > 1 ? K * m->bw_nic / 1e9 : INFINITY;
+    in.net = in.N > 1 ? sched_rails(m) * m->bw_nic / 1e9 : INFINITY;
     in.nic = m->bw_nic / 1e9;
     in.heads = fmin(K, NVLS_MAX_ARITY); /* each NIC's own GPU, one per NIC */
     in.nvls = m->switch_reduce && in.cc >= CC_HOPPER;

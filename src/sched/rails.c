@@ -11,7 +11,9 @@
  * server edges run on the rail of entry's NIC; exit reaches that NIC
  * through the PCIe switch the two share (NCCL's PIX path), by the NIC
  * itself when both GPUs sit behind it, or over scale-up links through
- * entry (PXN). Workload: O(1) per line after an O(servers) schedule.
+ * entry (PXN). A server with more NICs than ranks (a GH200 node) runs a
+ * channel per NIC (ring.c, params rails): the channel's rail is NIC c.
+ * Workload: O(1) per line after an O(servers) schedule.
  */
 #include "sched.h"
 
@@ -47,9 +49,9 @@ static bool scaleup_joined(strata_topo_router_t *rt, const strata_topo_t *t, int
  * simulator's rule (sim/route.c rail_mid): straight when it is x's own
  * NIC or no farther than it, else relayed by e over scale-up links (PXN),
  * else the long way through the host. */
-static const char *exit_path(const strata_topo_t *t, int32_t e, int32_t x)
+static const char *exit_path(const strata_topo_t *t, int32_t e, int32_t x, int32_t nic)
 {
-    int32_t nic = strata_topo_device(t, e).nic, own = strata_topo_device(t, x).nic;
+    int32_t own = strata_topo_device(t, x).nic;
     if (own == nic) return "its own NIC too";
     strata_topo_router_t *rt = NULL;
     if (strata_topo_router_create(t, &rt, NULL)) return "";
@@ -67,14 +69,17 @@ static const char *exit_path(const strata_topo_t *t, int32_t e, int32_t x)
 static strata_sched_t *channel_sched(const strata_coll_machine_t *m, strata_algo_t algo)
 {
     bool ring = algo == STRATA_ALGO_RING && m->mesh_rings <= 1;
-    if (!(ring || algo == STRATA_ALGO_TREE) || m->servers < 2 || m->per_server < 2) return NULL;
+    bool more_nics = ring && m->rails > m->per_server;
+    if (!(ring || algo == STRATA_ALGO_TREE) || m->servers < 2 || (m->per_server < 2 && !more_nics))
+        return NULL;
     strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
                                .algo = algo,
                                .nranks = m->nranks,
                                .count = 2 * (uint64_t)m->per_server,
                                .elem_size = 1,
                                .chunks = 1,
-                               .group = m->per_server};
+                               .group = m->per_server,
+                               .rails = more_nics ? m->rails : 0};
     strata_sched_t *s = NULL;
     if (strata_sched_create(&p, &s, NULL)) return NULL;
     return s;
@@ -89,7 +94,9 @@ uint32_t strata_coll_channel_line(const strata_topo_t *t, const strata_coll_mach
     if (c < n && strata_sched_channel(s, c, &ch, NULL) == STRATA_OK) {
         int32_t e = strata_topo_endpoint(t, (int32_t)ch.entry),
                 x = strata_topo_endpoint(t, (int32_t)ch.exit);
-        int32_t nic = e >= 0 ? strata_topo_device(t, e).nic : -1;
+        int32_t nic = e < 0          ? -1
+                      : ch.rail >= 0 ? sched_server_nic(t, strata_topo_device(t, e).group, ch.rail)
+                                     : strata_topo_device(t, e).nic;
         char rail[96];
         if (nic >= 0)
             snprintf(rail, sizeof(rail), "rail %d (NIC %s)", strata_topo_device(t, nic).local,
@@ -98,13 +105,13 @@ uint32_t strata_coll_channel_line(const strata_topo_t *t, const strata_coll_mach
             snprintf(rail, sizeof(rail), "no NIC");
         if (ch.tree < 0)
             snprintf(buf, len, "channel %u: %s; in at rank %u, out from rank %u, %s", c, rail,
-                     ch.entry, ch.exit, nic >= 0 ? exit_path(t, e, x) : "");
+                     ch.entry, ch.exit, nic >= 0 ? exit_path(t, e, x, nic) : "");
         else
             snprintf(
                 buf, len,
                 "tree %d channel %u: %s; rank %u meets parent and child 1, rank %u child 0, %s",
                 ch.tree, c % m->per_server, rail, ch.entry, ch.exit,
-                nic >= 0 ? exit_path(t, e, x) : "");
+                nic >= 0 ? exit_path(t, e, x, nic) : "");
     }
     strata_sched_destroy(s);
     return n;

@@ -44,6 +44,15 @@
  * still repeats and the pattern classes stay as for one ring. g = 1 (the
  * default) is the single ring 0, 1, ..., P-1 the runtime (comm) runs.
  *
+ * More NICs than ranks (params rails = R > g, a multiple of g; g = 1 for
+ * a GH200 node's one GPU and four NICs). NCCL's search lists the NICs its
+ * GPUs reach best and starts channel c at NIC nets[c mod R], taking that
+ * NIC's bandwidth off for the channel (search.cc ncclTopoSearchRecNet,
+ * v2.24.3-1), so all R carry channels. Here R channels: channel c runs
+ * rotation c mod g (as above) on slice c of R and is on rail c (NIC c of
+ * every server, strata_sched_channel_t.rail); the simulator sends a
+ * rail's hop through the NICs of the rails (sim/route.c).
+ *
  * Mesh rings (params rings = K, ring_order). Where a server's accelerators
  * link to each other with no switch (MI300X's xGMI full mesh, DGX-1's
  * hybrid cube-mesh, Ascend's HCCS mesh), one ring uses one link of each
@@ -139,14 +148,20 @@ void sched_ring_ag_step(const sched_ring_t *g, uint32_t k, int buf, sched_sink_t
 
 /* ==== Channels ==== */
 
-/* Rings (1 without mesh orders) and channels (rings x group). */
+/* Rings (1 without mesh orders), channels per ring (group, or rails when
+ * the server has more NICs than ranks: ring_init checks it is a multiple
+ * of group) and channels (rings x that). */
 static uint32_t nrings(const strata_sched_t *s)
 {
     return s->order ? s->p.rings : 1;
 }
+static uint32_t per_ring(const strata_sched_t *s)
+{
+    return s->p.rails > s->p.group ? s->p.rails : s->p.group;
+}
 static uint32_t nchan(const strata_sched_t *s)
 {
-    return nrings(s) * s->p.group;
+    return nrings(s) * per_ring(s);
 }
 
 /* Local members of one ring order: the server's ranks, or all of them. */
@@ -160,7 +175,8 @@ static uint32_t order_len(const strata_sched_t *s)
  * the orders (K x L) and then their inverses (K x L). */
 static void chan_of(const strata_sched_t *s, uint32_t c, uint32_t r, uint64_t n, sched_ring_t *ch)
 {
-    uint32_t G = s->p.group, q = c / G, h = c % G, L = order_len(s), NC = nchan(s);
+    uint32_t G = s->p.group, q = c / per_ring(s), h = c % per_ring(s) % G, L = order_len(s),
+             NC = nchan(s);
     const int32_t *ord = s->order ? s->tab + (size_t)q * L : NULL;
     const int32_t *inv = s->order ? s->tab + ((size_t)nrings(s) + q) * L : NULL;
     /* rail channels: even ones run down (file comment); a mesh ring keeps
@@ -228,7 +244,8 @@ strata_status_t strata_sched_channel(const strata_sched_t *s, uint32_t c,
                                   .servers = s->p.nranks / G,
                                   .off = ch.off,
                                   .count = ch.len,
-                                  .tree = -1};
+                                  .tree = -1,
+                                  .rail = s->p.rails > G ? (int32_t)(c % per_ring(s)) : -1};
     *ch_p = out;
     return STRATA_OK;
 }
@@ -419,6 +436,12 @@ static strata_status_t ring_init(strata_sched_t *s, strata_error_t *err)
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "ring: %u ranks per server does not divide the %u ranks",
                                 s->p.group, P);
+    if (s->p.rails > s->p.group && (s->p.rails % s->p.group || s->p.group == P))
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "ring: %u rails is not a multiple of %u ranks per server over "
+                                "several servers",
+                                s->p.rails, s->p.group);
+    if (s->p.rails <= s->p.group) s->p.rails = 0;
     strata_status_t st = copy_orders(s, err);
     if (st) return st;
     switch (s->p.coll) {

@@ -72,6 +72,18 @@ double sched_direct_chunk0(uint32_t P, double bytes, bool shared);
 /* Does algo implement coll at all (no parameter checks)? O(1). */
 bool sched_algo_supports(strata_coll_t coll, strata_algo_t algo);
 
+/* NICs per server a ring's (or tree's) channels spread over
+ * (strata_coll_machine_t.rails; 0 there = min(nics, per_server)). */
+static inline double sched_rails(const strata_coll_machine_t *m)
+{
+    if (m->rails > 0) return m->rails;
+    return m->nics < m->per_server ? m->nics : m->per_server;
+}
+
+/* The NIC of server `group` with local index L cabled to the network, or
+ * -1 (cost.c). O(devices). */
+int32_t sched_server_nic(const strata_topo_t *t, int32_t group, int32_t L);
+
 /* ==== Emit helpers (core.c) ==== */
 
 void sched_emit(sched_sink_t *k, const strata_step_t *st);

@@ -289,7 +289,8 @@ void sched_tree_channel(const strata_sched_t *s, uint32_t c, strata_sched_channe
                                    .servers = (uint32_t)s->aux[SCHED_DT_N],
                                    .off = sched_blk_off(s->p.count, nseg, seg),
                                    .count = sched_blk_len(s->p.count, nseg, seg),
-                                   .tree = (int32_t)t};
+                                   .tree = (int32_t)t,
+                                   .rail = -1};
 }
 
 uint32_t sched_tree_channel_local(const strata_sched_t *s, uint32_t c, uint32_t pos)

@@ -554,6 +554,76 @@ static void test_ring_channels(void **state)
     strata_sched_destroy(s);
 }
 
+/* More NICs than ranks a server (params rails, ring.c): a GH200 node's
+ * one GPU and four NICs. P = 2, group 1, rails 4: four channels of the
+ * ring 0 -> 1 -> 0, channel c on rail c with slice [16c, 16c + 16) of 64;
+ * allreduce step 0 of rank 0 sends block 0 of each slice (8 elements at
+ * 16c) to rank 1. P = 8 in servers of 2, rails 4: channel c runs rotation
+ * c mod 2 (entry c mod 2, exit its neighbour) on rail c. Every collective
+ * verifies symbolically; rails that are not a multiple of the group are
+ * refused. */
+static void test_ring_rails(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_RING,
+                               .nranks = 2,
+                               .count = 64,
+                               .elem_size = 4,
+                               .group = 1,
+                               .rails = 4};
+    strata_sched_t *s;
+    strata_error_t err;
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+    assert_int_equal(strata_sched_channels(s), 4);
+    assert_int_equal(strata_sched_nphases(s), 2);
+    assert_int_equal(strata_sched_phase_nsteps(s, 0, 0), 8);
+    for (uint32_t c = 0; c < 4; c++) {
+        strata_sched_channel_t ch;
+        strata_step_t st;
+        assert_int_equal(strata_sched_channel(s, c, &ch, NULL), STRATA_OK);
+        assert_int_equal(ch.entry, 0);
+        assert_int_equal(ch.exit, 0);
+        assert_int_equal(ch.rail, (int32_t)c);
+        assert_int_equal(ch.off, 16 * c);
+        assert_int_equal(ch.count, 16);
+        strata_sched_phase_step(s, 0, 0, 2 * c, &st);
+        assert_int_equal(st.op, STRATA_STEP_SEND);
+        assert_int_equal(st.peer, 1);
+        assert_int_equal(st.src_off, 16 * c);
+        assert_int_equal(st.count, 8);
+    }
+    strata_sched_destroy(s);
+    const strata_coll_t colls[] = {STRATA_COLL_ALLREDUCE, STRATA_COLL_REDUCE_SCATTER,
+                                   STRATA_COLL_ALLGATHER, STRATA_COLL_BROADCAST,
+                                   STRATA_COLL_REDUCE};
+    const uint32_t shape[2][3] = {{2, 1, 4}, {8, 2, 4}}; /* P, group, rails */
+    for (size_t k = 0; k < 2; k++)
+        for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
+            p.coll = colls[i], p.nranks = shape[k][0], p.group = shape[k][1];
+            p.rails = shape[k][2], p.count = 37, p.chunks = 2, p.root = 1;
+            assert_int_equal(strata_sched_check(&p, &err), STRATA_OK);
+            assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+            assert_int_equal(strata_sched_channels(s), 4);
+            if (strata_sched_verify(s, &err)) fail_msg("%s", err.msg);
+            strata_sched_channel_t ch;
+            assert_int_equal(strata_sched_channel(s, 3, &ch, NULL), STRATA_OK);
+            assert_int_equal(ch.rail, 3);
+            assert_int_equal(ch.entry, 3 % shape[k][1]);
+            strata_sched_destroy(s);
+        }
+    p.coll = STRATA_COLL_ALLREDUCE, p.nranks = 8, p.group = 2, p.rails = 3;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "ring: 3 rails is not a multiple of 2 ranks per server"));
+    /* no more rails than ranks: one channel a rank, no rail of its own */
+    p.group = 4, p.rails = 4;
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+    strata_sched_channel_t ch;
+    assert_int_equal(strata_sched_channel(s, 1, &ch, NULL), STRATA_OK);
+    assert_int_equal(ch.rail, -1);
+    strata_sched_destroy(s);
+}
+
 /* Innet adds switch agents; the double binary tree keeps every rank an
  * inner node of at most one tree (NCCL's design goal) for even P. */
 static void test_agents_and_trees(void **state)
@@ -663,19 +733,13 @@ static void test_out_of_memory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_all_verify),
-        cmocka_unit_test(test_hier_colls),
-        cmocka_unit_test(test_broken_caught),
-        cmocka_unit_test(test_deadlock_caught),
-        cmocka_unit_test(test_hazard_caught),
-        cmocka_unit_test(test_lazy_matches_materialised),
-        cmocka_unit_test(test_phase_classes),
-        cmocka_unit_test(test_ring_channels),
-        cmocka_unit_test(test_agents_and_trees),
-        cmocka_unit_test(test_bad_params),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_direct_layout),
-        cmocka_unit_test(test_direct_registered),
+        cmocka_unit_test(test_all_verify),    cmocka_unit_test(test_hier_colls),
+        cmocka_unit_test(test_broken_caught), cmocka_unit_test(test_deadlock_caught),
+        cmocka_unit_test(test_hazard_caught), cmocka_unit_test(test_lazy_matches_materialised),
+        cmocka_unit_test(test_phase_classes), cmocka_unit_test(test_ring_channels),
+        cmocka_unit_test(test_ring_rails),    cmocka_unit_test(test_agents_and_trees),
+        cmocka_unit_test(test_bad_params),    cmocka_unit_test(test_names),
+        cmocka_unit_test(test_direct_layout), cmocka_unit_test(test_direct_registered),
         cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

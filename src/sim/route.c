@@ -37,7 +37,9 @@
  * host; then that NIC to the receiver. Each leg is routed as above (the
  * scale-up leg striped, the network leg hashed under ECMP) and the latency
  * is that of the two legs as one path (one message: the endpoints'
- * overhead once). strata_sim_opts_t.cross_rail turns this off: every send
+ * overhead once). A server with more NICs than accelerators (a GH200
+ * node) spreads a rail send over the NICs its GPU reaches best, as NCCL's
+ * channels rotate over them (extra_rails). strata_sim_opts_t.cross_rail turns this off: every send
  * leaves by its sender's own NIC, crossing rails in the network.
  */
 #include "sim.h"
@@ -482,11 +484,71 @@ static bool rail_mid_possible(const sim_routes_t *rt, int32_t src, int32_t dst)
     return a >= 0 && b >= 0 && a != b;
 }
 
+/* More NICs than accelerators (a GH200 node: one GPU, four NICs on the
+ * Grace): the NICs a rail send from src may leave by: src's own and every
+ * cabled NIC of its server that no accelerator owns (rail_gpu -1) and
+ * that src reaches in no more hops than its own, each paired with the NIC
+ * of the same rail on dst's server. NCCL's channels rotate over them
+ * (search.cc ncclTopoSearchRecNet starts channel c at NIC c mod count;
+ * ring.c params rails), and the ring's channels between one pair of
+ * ranks are equal slices, so the fluid limit of one channel a NIC is the
+ * send split evenly over the NICs. Returns how many pairs went into
+ * out[] (pairs of NIC ids), 0 when src has no such extra NIC. */
+static int32_t extra_rails(sim_routes_t *rt, int32_t src, int32_t dst, int32_t *out, int32_t cap)
+{
+    if (!rt->rail_nic || !rt->rails_now) return 0;
+    const strata_topo_t *t = rt->topo;
+    strata_topo_device_t a = strata_topo_device(t, src), b = strata_topo_device(t, dst);
+    if (a.kind != STRATA_DEV_ACCEL || b.kind != STRATA_DEV_ACCEL || a.group < 0 || b.group < 0 ||
+        a.group == b.group || a.nic < 0 || a.group >= rt->ngroups || b.group >= rt->ngroups)
+        return 0;
+    int32_t own = strata_topo_hops(rt->router, src, a.nic), n = 0, extra = 0;
+    for (int32_t L = 0; L < rt->maxnic && n + 2 <= cap; L++) {
+        size_t i = (size_t)a.group * (size_t)rt->maxnic + (size_t)L;
+        size_t j = (size_t)b.group * (size_t)rt->maxnic + (size_t)L;
+        int32_t sn = rt->rail_nic[i], dn = rt->rail_nic[j];
+        if (sn < 0 || dn < 0) continue;
+        bool mine = sn == a.nic;
+        if (!mine && (rt->rail_gpu[i] >= 0 || strata_topo_hops(rt->router, src, sn) > own))
+            continue;
+        extra += !mine;
+        out[n++] = sn, out[n++] = dn;
+    }
+    return extra > 0 ? n / 2 : 0;
+}
+
 /* The route src → dst: one leg, or two through rail_mid's device, whose
- * latency is that of the two legs' first paths as one path. */
+ * latency is that of the two legs' first paths as one path; or split
+ * evenly over extra_rails' NICs, three legs each (src to its NIC, NIC to
+ * the same rail's NIC, that NIC to dst), with the first such path's
+ * latency. */
 static strata_status_t add_pair(sim_routes_t *rt, int32_t src, int32_t dst, double scale,
                                 double *lat_p, strata_error_t *err)
 {
+    int32_t via[2 * 64], k = extra_rails(rt, src, dst, via, 2 * 64);
+    if (k > 0) {
+        double ignored = 0, w = scale / k;
+        strata_status_t rc = STRATA_OK;
+        for (int32_t q = 0; q < k && rc == STRATA_OK; q++) {
+            rc = add_leg(rt, src, via[2 * q], w, &ignored, err);
+            if (rc == STRATA_OK) rc = add_leg(rt, via[2 * q], via[2 * q + 1], w, &ignored, err);
+            if (rc == STRATA_OK) rc = add_leg(rt, via[2 * q + 1], dst, w, &ignored, err);
+        }
+        if (rc != STRATA_OK) return rc;
+        int32_t n1 = 0, n2 = 0, n3 = 0;
+        if (grow_paths(rt, src, via[0]) || grow_paths(rt, via[0], via[1]) ||
+            grow_paths(rt, via[1], dst))
+            return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+        rc = one_path(rt, src, via[0], 0, false, rt->paths, &n1, err);
+        if (rc == STRATA_OK) rc = one_path(rt, via[0], via[1], 0, false, rt->paths + n1, &n2, err);
+        if (rc == STRATA_OK)
+            rc = one_path(rt, via[1], dst, 0, false, rt->paths + n1 + n2, &n3, err);
+        if (rc != STRATA_OK) return rc;
+        double bw, lat;
+        strata_topo_path_figures(rt->topo, rt->paths, n1 + n2 + n3, &bw, &lat);
+        *lat_p += scale * lat;
+        return STRATA_OK;
+    }
     int32_t mid = rail_mid(rt, src, dst);
     if (mid < 0) return add_leg(rt, src, dst, scale, lat_p, err);
     double ignored = 0;
