@@ -99,8 +99,8 @@ static uint32_t ring_rank(const sched_ring_t *g, uint32_t j)
     j = mod_small(j, g->m);
     if (g->group > 1) {
         uint32_t q = j % g->group;
-        uint32_t l = g->rev ? mod_small(g->rot + g->group - q, g->group)
-                            : mod_small(q + g->rot, g->group);
+        uint32_t l =
+            g->rev ? mod_small(g->rot + g->group - q, g->group) : mod_small(q + g->rot, g->group);
         j = j - j % g->group + (g->order ? (uint32_t)g->order[l] : l);
     } else if (g->order) {
         j = (uint32_t)g->order[j];

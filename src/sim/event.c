@@ -276,7 +276,7 @@ static int deactivate(sim_net_t *net, sim_flow_t *f)
     for (uint32_t h = 0; h < f->n_hops; h++) {
         uint32_t r = f->hops[h].res;
         sim_rstate_t *l = &net->rs[r];
-        if (touch(net, r)) return -1; /* first: it clears nun */
+        if (touch(net, r)) return -1;         /* first: it clears nun */
         l->v[f->hops[h].pos].flow = SIM_DEAD; /* compacted at the recomputation (flow.c) */
         l->nun++;
         l->bytes += f->bytes * f->hops[h].w * net->weight;

@@ -23,7 +23,7 @@ typedef struct sim_fold {
     /* per channel, kept across phases and cleared through `touched` */
     double *load;
     uint32_t *parent, *cid, *rank;
-    double *cap;   /* the engine's capacities and tiers, read once */
+    double *cap; /* the engine's capacities and tiers, read once */
     uint8_t *tier;
     UTIL_VEC(uint32_t) touched;
     /* per component: flows and channels (CSR), signature table */

@@ -115,7 +115,7 @@ typedef struct sim_drive {
     uint32_t njobs;
     strata_sim_mode_t mode;
     bool reuse;
-    bool fold; /* BARRIER: fold phases by parts (fold.c; with reuse) */
+    bool fold;            /* BARRIER: fold phases by parts (fold.c; with reuse) */
     bool ideal;           /* the engine runs in its ideal mode throughout (tests) */
     uint32_t phase_limit; /* BARRIER: stop after this many phases (0 = all; bench) */
     sim_trace_t *trace;   /* NULL: no trace */
