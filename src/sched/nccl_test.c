@@ -620,6 +620,42 @@ static void test_nvls_off_choice(void **state)
     assert_true(best > 0.010 && best < 0.020 && ring > 0.020 && ring < 0.035);
 }
 
+/* Row 35 (docs/validation.md): where strata's tree on 20 GB200 racks
+ * departs from the measured sizes, as a line t = t0 + n / S through 2 and
+ * 4 GiB. Measured (coreweave/nccl-tests#48, busbw -> t = 2(P-1)/P n /
+ * busbw): 286.52 at 2 GiB is 14.980 ms, 346.38 at 4 GiB 24.782 ms, so
+ * 9.802 ms per 2 GiB and t0 = 2 x 14.980 - 24.782 = 5.18 ms. strata's
+ * tree: every rank sends 2(g-1)/g n over its scale-up links (tree.c),
+ * g = 72, so 2 GiB more costs 1.97222 x 2 GiB / 720 GB/s = 5.882 ms; its
+ * fill is charged by the load of each phase (cost.c tree_walk) and the
+ * 144 channels' heads are spread over the ranks, so the 2T = 160 fill
+ * steps cost little more than their latency: t0 below 1 ms. The miss
+ * is then mostly the slope (9.80 against 5.88 ms per 2 GiB: 438 against
+ * 730 GB/s of busbw) and the rest the fixed time (5.18 against < 1 ms). */
+static void test_tree_racks_line(void **state)
+{
+    (void)state;
+    strata_error_t err;
+    strata_coll_cost_t c2, c4;
+    strata_coll_machine_t m = vmachine("gb200-nvl72:20");
+    double G = (double)(1 << 30), P = 1440, g = 72, f = 2 * (P - 1) / P;
+    if (strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_TREE, 2 * G, &c2, &err) ||
+        strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_TREE, 4 * G, &c4, &err))
+        fail_msg("%s", err.msg);
+    double slope = 2 * (g - 1) / g * 2 * G / 720e9; /* 5.882 ms */
+    assert_rel(m.bw_intra, 720e9, 1e-3);
+    assert_rel(c4.time - c2.time, slope, 0.03);
+    double t0 = 2 * c2.time - c4.time;
+    assert_true(t0 > 0 && t0 < 1e-3);
+    double m2 = f * 2 * G / 286.52e9, m4 = f * 4 * G / 346.38e9;
+    assert_rel(m4 - m2, 9.802e-3, 1e-3);
+    assert_rel(2 * m2 - m4, 5.178e-3, 2e-3);
+    print_message("row 35 line 2-4 GiB: measured %.3f ms per 2 GiB (busbw %.0f), t0 %.2f ms; "
+                  "strata %.3f ms (busbw %.0f), t0 %.2f ms\n",
+                  1e3 * (m4 - m2), f * 2 * G / (m4 - m2) / 1e9, 1e3 * (2 * m2 - m4),
+                  1e3 * (c4.time - c2.time), f * 2 * G / (c4.time - c2.time) / 1e9, 1e3 * t0);
+}
+
 /* Acceptance floors (docs/validation.md): Azure's health checks fail a
  * node whose rccl-tests / nccl-tests allreduce busbw at 16 GiB, one
  * process per GPU on one node, falls below the floor, so a healthy node's
@@ -675,6 +711,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_public_measurements),
         cmocka_unit_test(test_more_nics_than_gpus),
         cmocka_unit_test(test_nvls_off_choice),
+        cmocka_unit_test(test_tree_racks_line),
         cmocka_unit_test(test_acceptance_floors),
         cmocka_unit_test(test_releases),
         cmocka_unit_test(test_version_parse),
