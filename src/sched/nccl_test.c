@@ -702,18 +702,12 @@ static void test_acceptance_floors(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_latency_examples),
-        cmocka_unit_test(test_bandwidth_by_hand),
-        cmocka_unit_test(test_nvls_across_servers),
-        cmocka_unit_test(test_choices),
-        cmocka_unit_test(test_protocol_price),
-        cmocka_unit_test(test_library_labels),
-        cmocka_unit_test(test_public_measurements),
-        cmocka_unit_test(test_more_nics_than_gpus),
-        cmocka_unit_test(test_nvls_off_choice),
-        cmocka_unit_test(test_tree_racks_line),
-        cmocka_unit_test(test_acceptance_floors),
-        cmocka_unit_test(test_releases),
+        cmocka_unit_test(test_latency_examples),    cmocka_unit_test(test_bandwidth_by_hand),
+        cmocka_unit_test(test_nvls_across_servers), cmocka_unit_test(test_choices),
+        cmocka_unit_test(test_protocol_price),      cmocka_unit_test(test_library_labels),
+        cmocka_unit_test(test_public_measurements), cmocka_unit_test(test_more_nics_than_gpus),
+        cmocka_unit_test(test_nvls_off_choice),     cmocka_unit_test(test_tree_racks_line),
+        cmocka_unit_test(test_acceptance_floors),   cmocka_unit_test(test_releases),
         cmocka_unit_test(test_version_parse),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
