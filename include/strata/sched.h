@@ -244,13 +244,15 @@ typedef struct strata_sched_params {
      * phases: the first handshake (which stages chunk 0 before the ranks
      * know they all registered) and that reduction. */
     bool registered;
-    /* RING over servers only: NICs per server its channels rotate over
-     * (strata_coll_machine_t.rails; NCCL starts channel c at NIC c mod the
-     * NICs its GPUs reach best, search.cc). Greater than max(group, 1) and
-     * a multiple of it: `rails` channels (times the mesh rings), channel c
-     * of a ring runs rotation c mod group on rail c (a GH200 node, one GPU
-     * and four NICs: four channels of the same ring, one a NIC); 0 (or up
-     * to group) = one channel per local rank. */
+    /* RING and TREE over servers only: NICs per server their channels
+     * rotate over (strata_coll_machine_t.rails; NCCL starts channel c at
+     * NIC c mod the NICs its GPUs reach best, search.cc). Greater than
+     * max(group, 1) and a multiple of it: `rails` channels (times the mesh
+     * rings; the tree: per tree), channel c of a ring runs rotation
+     * c mod group on rail c, channel c of a tree the chain headed by local
+     * rank c mod group (a GH200 node, one GPU and four NICs: four channels
+     * of the same ring, or per tree, one a NIC); 0 (or up to group) = one
+     * channel per local rank. */
     uint32_t rails;
 } strata_sched_params_t;
 

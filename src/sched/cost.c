@@ -1026,7 +1026,9 @@ static void cost_tree(const strata_coll_machine_t *m, double n, double chunk, ac
     double g = multi(m) ? m->per_server : 1, N = m->nranks / g, E = dtree_edges((uint32_t)N);
     double T = sched_log2_ceil((uint64_t)N);
     if (multi(m)) {
-        double per = n / (2 * g);
+        /* a channel per tree and head rank, or per rail where a server has
+         * more NICs than ranks (tree.c, params rails) */
+        double W = m->rails > g && fmod(m->rails, g) == 0 ? m->rails : g, per = n / (2 * W);
         if (!(chunk > 0)) chunk = sched_nccl_tree_chunk(SCHED_NCCL_SIMPLE, n, m);
         *chunks = per > chunk ? ceil(per / chunk) : 1;
         pipeline(m, n, 2 * (g - 1 + T), 2 * (g - 1), 2 * (g - 1) / g * n, E * n / 2, sched_rails(m),
@@ -1657,10 +1659,17 @@ const char *strata_coll_algo_form(const strata_coll_machine_t *m, strata_algo_t 
     uint32_t K = (uint32_t)sched_rails(m);
     switch (multi(m) ? (int)algo : -1 - (int)algo) {
     case STRATA_ALGO_TREE:
-        snprintf(buf, len,
-                 "double binary tree over %u servers (NCCL's balanced tree), a chain of %u ranks "
-                 "in each, %u channels (2 trees x a head per rank), NCCL's 512 KiB chunks",
-                 N, g, 2 * g);
+        if (m->rails > g && m->rails % g == 0) /* tree.c, params rails */
+            snprintf(buf, len,
+                     "double binary tree over %u servers (NCCL's balanced tree), a chain of %u "
+                     "ranks in each, %u channels (2 trees x a NIC each), NCCL's 512 KiB chunks",
+                     N, g, 2 * m->rails);
+        else
+            snprintf(buf, len,
+                     "double binary tree over %u servers (NCCL's balanced tree), a chain of %u "
+                     "ranks in each, %u channels (2 trees x a head per rank), NCCL's 512 KiB "
+                     "chunks",
+                     N, g, 2 * g);
         break;
     case -1 - STRATA_ALGO_TREE:
         snprintf(buf, len, "double binary tree flat over %u ranks", P);

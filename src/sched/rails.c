@@ -12,7 +12,9 @@
  * through the PCIe switch the two share (NCCL's PIX path), by the NIC
  * itself when both GPUs sit behind it, or over scale-up links through
  * entry (PXN). A server with more NICs than ranks (a GH200 node) runs a
- * channel per NIC (ring.c, params rails): the channel's rail is NIC c.
+ * channel per NIC (ring.c, tree.c: per tree; params rails): the channel's
+ * rail is NIC c; a server of one rank meets its parent and both children
+ * with it.
  * Workload: O(1) per line after an O(servers) schedule.
  */
 #include "sched.h"
@@ -69,7 +71,8 @@ static const char *exit_path(const strata_topo_t *t, int32_t e, int32_t x, int32
 static strata_sched_t *channel_sched(const strata_coll_machine_t *m, strata_algo_t algo)
 {
     bool ring = algo == STRATA_ALGO_RING && m->mesh_rings <= 1;
-    bool more_nics = ring && m->rails > m->per_server;
+    bool more_nics = (ring || algo == STRATA_ALGO_TREE) && m->rails > m->per_server &&
+                     m->rails % m->per_server == 0;
     if (!(ring || algo == STRATA_ALGO_TREE) || m->servers < 2 || (m->per_server < 2 && !more_nics))
         return NULL;
     strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
@@ -106,11 +109,14 @@ uint32_t strata_coll_channel_line(const strata_topo_t *t, const strata_coll_mach
         if (ch.tree < 0)
             snprintf(buf, len, "channel %u: %s; in at rank %u, out from rank %u, %s", c, rail,
                      ch.entry, ch.exit, nic >= 0 ? exit_path(t, e, x, nic) : "");
+        else if (ch.entry == ch.exit)
+            snprintf(buf, len, "tree %d channel %u: %s; rank %u meets parent and both children",
+                     ch.tree, c % (n / 2), rail, ch.entry);
         else
             snprintf(
                 buf, len,
                 "tree %d channel %u: %s; rank %u meets parent and child 1, rank %u child 0, %s",
-                ch.tree, c % m->per_server, rail, ch.entry, ch.exit,
+                ch.tree, c % (n / 2), rail, ch.entry, ch.exit,
                 nic >= 0 ? exit_path(t, e, x, nic) : "");
     }
     strata_sched_destroy(s);

@@ -272,31 +272,42 @@ static int64_t height_of(const strata_sched_t *s, int t, uint32_t h, int32_t r)
 
 /* ==== Channels (the public view, ring.c's strata_sched_channel) ==== */
 
+/* Channels per tree: a head per rank of a node (g), or with params rails
+ * R > g (a server with more NICs than ranks: a GH200 node's one GPU and
+ * four NICs) R, channel h on rail h with rank h mod g's chain, as the
+ * ring's (ring.c): NCCL's tree search starts channels on the NICs in
+ * turn as the ring's does (search.cc ncclTopoSearchRecNet), so every NIC
+ * carries a channel. */
+static uint32_t width(const strata_sched_t *s)
+{
+    return s->p.rails > s->p.group ? s->p.rails : s->p.group;
+}
+
 uint32_t sched_tree_channels(const strata_sched_t *s)
 {
-    uint32_t g = s->p.group;
-    return g > 1 && s->aux[SCHED_DT_N] > 1 ? 2 * g : 0;
+    uint32_t W = width(s);
+    return W > 1 && s->aux[SCHED_DT_N] > 1 ? 2 * W : 0;
 }
 
 /* The chain of a full node (the view names one server's local ranks). */
 void sched_tree_channel(const strata_sched_t *s, uint32_t c, strata_sched_channel_t *ch)
 {
-    uint32_t g = s->p.group, t = c / g, h = c % g;
-    uint64_t nseg = 2 * (uint64_t)g, seg = (uint64_t)t * g + h;
+    uint32_t g = s->p.group, W = width(s), t = c / W, h = c % W;
+    uint64_t nseg = 2 * (uint64_t)W, seg = (uint64_t)t * W + h;
     *ch = (strata_sched_channel_t){.entry = chain_local(g, h, 0),
                                    .exit = chain_local(g, h, 1),
-                                   .up = h % 2 == 0,
+                                   .up = h % g % 2 == 0,
                                    .servers = (uint32_t)s->aux[SCHED_DT_N],
                                    .off = sched_blk_off(s->p.count, nseg, seg),
                                    .count = sched_blk_len(s->p.count, nseg, seg),
                                    .tree = (int32_t)t,
-                                   .rail = -1};
+                                   .rail = s->p.rails > g ? (int32_t)h : -1};
 }
 
 uint32_t sched_tree_channel_local(const strata_sched_t *s, uint32_t c, uint32_t pos)
 {
     uint32_t g = s->p.group;
-    return chain_local(g, c % g, pos % g);
+    return chain_local(g, c % width(s), pos % g);
 }
 
 static strata_status_t tree_init(strata_sched_t *s, strata_error_t *err)
@@ -306,6 +317,13 @@ static strata_status_t tree_init(strata_sched_t *s, strata_error_t *err)
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "tree: %u ranks per node is more than the %u ranks", s->p.group,
                                 s->p.nranks);
+    uint32_t g = s->p.group, P = s->p.nranks;
+    if (s->p.rails > g && (s->p.rails % g || g == P))
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "tree: %u rails is not a multiple of %u ranks per server over "
+                                "several servers",
+                                s->p.rails, g);
+    if (s->p.rails <= g) s->p.rails = 0;
     strata_status_t st = sched_dtree_init(s, s->p.group, true, err);
     if (st) return st;
     int64_t T0 = s->aux[SCHED_DT_T0], T1 = s->aux[SCHED_DT_T1];
@@ -313,11 +331,11 @@ static strata_status_t tree_init(strata_sched_t *s, strata_error_t *err)
     return STRATA_OK;
 }
 
-/* Chunk c of (tree t, channel h)'s segment: segment t*g + h of 2g. */
+/* Chunk c of (tree t, channel h)'s segment: segment t*W + h of 2W. */
 static void chunk(const strata_sched_t *s, int t, uint32_t h, int64_t c, uint64_t *off,
                   uint64_t *len)
 {
-    uint64_t nseg = 2 * (uint64_t)s->p.group, seg = (uint64_t)t * s->p.group + h;
+    uint64_t W = width(s), nseg = 2 * W, seg = (uint64_t)t * W + h;
     uint64_t base = sched_blk_off(s->p.count, nseg, seg), sl = sched_blk_len(s->p.count, nseg, seg);
     *off = base + sched_blk_off(sl, s->p.chunks, (uint64_t)c);
     *len = sched_blk_len(sl, s->p.chunks, (uint64_t)c);
@@ -363,7 +381,7 @@ static void tree_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
         after = 1;
     }
     for (int t = 0; t < 2; t++)
-        for (uint32_t h = 0; h < s->p.group; h++)
+        for (uint32_t h = 0; h < width(s); h++)
             tree_steps(s, t, h, r, after, k);
 }
 

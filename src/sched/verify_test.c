@@ -730,16 +730,79 @@ static void test_out_of_memory(void **state)
     assert_true(passed);
 }
 
+/* The tree with more NICs than ranks a server (params rails, tree.c): P =
+ * 2 servers of one rank (GH200), rails 4: 4 channels per tree, 8 in all,
+ * channel c = t 4 + h on rail h, slice c of 8 (count 64: 8 elements at
+ * 8c); with one chunk the tree over 2 nodes (root and one leaf per tree,
+ * T = 1) takes C - 1 + 2T = 2 phases. P = 8 in servers of 2,
+ * rails 4 and P = 2 with rails 4: the verifier accepts the allreduce;
+ * rails that are not a multiple of the group are refused. */
+static void test_tree_rails(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_TREE,
+                               .nranks = 2,
+                               .count = 64,
+                               .elem_size = 4,
+                               .chunks = 1,
+                               .group = 1,
+                               .rails = 4};
+    strata_sched_t *s;
+    strata_error_t err;
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+    assert_int_equal(strata_sched_channels(s), 8);
+    assert_int_equal(strata_sched_nphases(s), 2);
+    for (uint32_t c = 0; c < 8; c++) {
+        strata_sched_channel_t ch;
+        assert_int_equal(strata_sched_channel(s, c, &ch, NULL), STRATA_OK);
+        assert_int_equal(ch.tree, (int32_t)(c / 4));
+        assert_int_equal(ch.rail, (int32_t)(c % 4));
+        assert_int_equal(ch.entry, 0);
+        assert_int_equal(ch.exit, 0);
+        assert_int_equal(ch.off, 8 * c);
+        assert_int_equal(ch.count, 8);
+    }
+    if (strata_sched_verify(s, &err)) fail_msg("%s", err.msg);
+    strata_sched_destroy(s);
+    p.nranks = 8, p.group = 2, p.count = 37, p.chunks = 2;
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+    assert_int_equal(strata_sched_channels(s), 8);
+    if (strata_sched_verify(s, &err)) fail_msg("%s", err.msg);
+    strata_sched_channel_t ch;
+    assert_int_equal(strata_sched_channel(s, 7, &ch, NULL), STRATA_OK);
+    assert_int_equal(ch.rail, 3);
+    assert_int_equal(ch.entry, 1); /* rank 3 mod 2's chain */
+    strata_sched_destroy(s);
+    p.rails = 3;
+    assert_int_equal(strata_sched_check(&p, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "tree: 3 rails is not a multiple of 2 ranks per server"));
+    p.rails = 2; /* no more rails than ranks: a channel per rank, as before */
+    assert_int_equal(strata_sched_create(&p, &s, &err), STRATA_OK);
+    assert_int_equal(strata_sched_channels(s), 4);
+    assert_int_equal(strata_sched_channel(s, 1, &ch, NULL), STRATA_OK);
+    assert_int_equal(ch.rail, -1);
+    strata_sched_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_all_verify),    cmocka_unit_test(test_hier_colls),
-        cmocka_unit_test(test_broken_caught), cmocka_unit_test(test_deadlock_caught),
-        cmocka_unit_test(test_hazard_caught), cmocka_unit_test(test_lazy_matches_materialised),
-        cmocka_unit_test(test_phase_classes), cmocka_unit_test(test_ring_channels),
-        cmocka_unit_test(test_ring_rails),    cmocka_unit_test(test_agents_and_trees),
-        cmocka_unit_test(test_bad_params),    cmocka_unit_test(test_names),
-        cmocka_unit_test(test_direct_layout), cmocka_unit_test(test_direct_registered),
+        cmocka_unit_test(test_all_verify),
+        cmocka_unit_test(test_hier_colls),
+        cmocka_unit_test(test_broken_caught),
+        cmocka_unit_test(test_deadlock_caught),
+        cmocka_unit_test(test_hazard_caught),
+        cmocka_unit_test(test_lazy_matches_materialised),
+        cmocka_unit_test(test_phase_classes),
+        cmocka_unit_test(test_ring_channels),
+        cmocka_unit_test(test_ring_rails),
+        cmocka_unit_test(test_tree_rails),
+        cmocka_unit_test(test_agents_and_trees),
+        cmocka_unit_test(test_bad_params),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_direct_layout),
+        cmocka_unit_test(test_direct_registered),
         cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

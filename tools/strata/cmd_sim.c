@@ -372,8 +372,10 @@ static strata_status_t make_scheds(sim_args_t *a, const strata_topo_t *topo, uin
         p.group = set_group(c, topo, st->size[k]);
         p.rings = set_rings(c, topo, st->size[k], p.group, st->order);
         p.ring_order = p.rings ? st->order : NULL;
-        /* a server with more NICs than ranks: a ring channel a NIC (ring.c) */
-        if (c->algo == STRATA_ALGO_RING && st->size[k] == P && !p.rings) {
+        /* a server with more NICs than ranks: a ring or tree channel a NIC
+         * (ring.c, tree.c) */
+        if ((c->algo == STRATA_ALGO_RING || c->algo == STRATA_ALGO_TREE) && st->size[k] == P &&
+            !p.rings) {
             uint32_t g = p.group ? p.group : 1, r = strata_coll_rails(topo, g);
             p.rails = r > g && r % g == 0 && P / g > 1 ? r : 0;
         }
