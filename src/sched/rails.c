@@ -71,8 +71,7 @@ static const char *exit_path(const strata_topo_t *t, int32_t e, int32_t x, int32
 static strata_sched_t *channel_sched(const strata_coll_machine_t *m, strata_algo_t algo)
 {
     bool ring = algo == STRATA_ALGO_RING && m->mesh_rings <= 1;
-    bool more_nics = (ring || algo == STRATA_ALGO_TREE) && m->rails > m->per_server &&
-                     m->rails % m->per_server == 0;
+    bool more_nics = (ring || algo == STRATA_ALGO_TREE) && m->rails > m->per_server;
     if (!(ring || algo == STRATA_ALGO_TREE) || m->servers < 2 || (m->per_server < 2 && !more_nics))
         return NULL;
     strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,

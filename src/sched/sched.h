@@ -200,8 +200,9 @@ static inline int32_t sched_dt(const strata_sched_t *s, int t, int64_t n, int f)
 /* Node n's parent and children in tree t (-1: none) without a table. */
 void sched_dtree_links(uint32_t N, int t, uint32_t n, int32_t *up, int32_t *d0, int32_t *d1);
 /* The tree's channels (strata_sched_channels etc. for a TREE schedule):
- * 2g over several servers of g ranks (tree t's channel h is c = t g + h),
- * else 0; channel c's view; the local rank at chain position pos. */
+ * 2W over several servers of g ranks, W = g or params rails R > g (tree
+ * t's channel h is c = t W + h, rank h mod g's chain), else 0; channel c's
+ * view; the local rank at chain position pos. */
 uint32_t sched_tree_channels(const strata_sched_t *s);
 void sched_tree_channel(const strata_sched_t *s, uint32_t c, strata_sched_channel_t *ch);
 uint32_t sched_tree_channel_local(const strata_sched_t *s, uint32_t c, uint32_t pos);

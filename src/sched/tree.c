@@ -30,6 +30,13 @@
  * it). g = 1 (the default) is the flat tree over all ranks; g >= P is one
  * node: a pipelined chain reduce + broadcast.
  *
+ * More NICs than ranks (params rails = R > g, a multiple of g; g = 1 for
+ * a GH200 node's one GPU and four NICs): R channels per tree, channel h
+ * on slice h of R of its tree's half, rank h mod g's chain, rail h — the
+ * ring's rule (ring.c), since NCCL's tree search starts its channels on
+ * the NICs in turn as the ring's does. The simulator splits such a
+ * server's sends over the NICs of the rails (sim/route.c).
+ *
  * Each (tree, channel) is then one rank-level tree whose vertices have a
  * parent, up to three children, a depth and a height. With C chunks the
  * phases pipeline: chunk c leaves a rank of height h at phase c + h on its
