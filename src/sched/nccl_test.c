@@ -496,8 +496,8 @@ static const vcase_t vcases[] = {
      * NCCL_NET_GDR_C2C=1, -b 512M -e 8G: 346.38 at 4 GiB, the largest size
      * the stored PR shows. NVLS and CollNet off, 2.26.2's model runs the
      * tree (test_nvls_off_choice), priced as forced: the double binary tree
-     * over 20 racks with a chain of 72 in each, 690.1 (+99 %); no cause
-     * found (docs/validation.md) */
+     * over 20 racks with a chain of 72 in each, 690.1 (+99 %); mostly the
+     * slope (test_tree_racks_line), no cause found (docs/validation.md) */
     {"20 GB200 racks, NVLS off", "gb200-nvl72:20", "Tree", 4.0 * (1 << 30), 346.38, 1.90, 2.10,
      STRATA_ALGO_TREE + 1, "2.26.2"},
     /* NVIDIA/nccl#1579, 2 GH200 nodes (one GPU each), 4 x 200G ports each
