@@ -287,8 +287,9 @@ static strata_status_t reduce(eng_t *e, size_t c)
         for (int q = 0; q < P; q++)
             in[q] = (const unsigned char *)srcs[q] + o;
         comm_reduce_n(out + o, in, P, m, e->dt, e->op, P);
-        if (own) comm_copy(e->dst + off * e->es + o, out + o, m * e->es, e->stream);
+        if (own) comm_copy_nofence(e->dst + off * e->es + o, out + o, m * e->es, e->stream);
     }
+    if (own && e->stream) comm_stream_fence(); /* one fence a phase (copy.c) */
     publish(e, F_REDUCED, s + 1);
     return STRATA_OK;
 }
@@ -321,7 +322,8 @@ static strata_status_t gather(eng_t *e, size_t c)
         for (int q = 0; q < P && st == STRATA_OK; q++)
             if (q != r)
                 slice(e, c, q, &off, &n),
-                    comm_copy(e->dst + off * es, reduced_at(e, c, q), n * es, e->stream);
+                    comm_copy_nofence(e->dst + off * es, reduced_at(e, c, q), n * es, e->stream);
+        if (e->stream) comm_stream_fence();
         break;
     case ENG_AG:
     case ENG_A2A:

@@ -600,6 +600,10 @@ void comm_reduce_finish(void *buf, size_t n, strata_dtype_t dt, strata_op_t op, 
 /* Copy with non-temporal stores when `stream` (large outputs that will not be
  * re-read soon), else memcpy. Ends with a store fence when streaming. */
 void comm_copy(void *dst, const void *src, size_t bytes, bool stream);
+/* comm_copy without the store fence; a phase that streams its pieces with
+ * it calls comm_stream_fence once after the last, before its flag. */
+void comm_copy_nofence(void *dst, const void *src, size_t bytes, bool stream);
+void comm_stream_fence(void);
 /* Output size from which copies to user buffers stream (see copy.c):
  * 16 MiB, or STRATA_NT_THRESHOLD (read once). */
 size_t comm_stream_min(void);

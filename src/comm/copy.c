@@ -36,7 +36,9 @@ size_t comm_stream_min(void)
 }
 
 #ifdef HAVE_STREAM
-static void stream_copy(unsigned char *dst, const unsigned char *src, size_t bytes)
+/* Without the closing fence: comm_copy_nofence's callers fence once after
+ * their last piece. */
+static void stream_copy_nf(unsigned char *dst, const unsigned char *src, size_t bytes)
 {
     size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
     if (head > bytes) head = bytes;
@@ -54,20 +56,37 @@ static void stream_copy(unsigned char *dst, const unsigned char *src, size_t byt
         _mm_stream_si128((__m128i *)(dst + 48), d);
     }
     memcpy(dst, src, bytes % 64);
-    _mm_sfence();
 }
 #endif
 
 void comm_copy(void *dst, const void *src, size_t bytes, bool stream)
 {
+    comm_copy_nofence(dst, src, bytes, stream);
+    if (stream) comm_stream_fence();
+}
+
+/* The engine's reduction copies its slice out in 16 KiB blocks; with a
+ * fence after each, the next block's loads wait for the fence. One fence
+ * per phase, before the phase's flag, orders the same stores (measured at
+ * 2 ranks, 64 MiB: the reduction phase 6-7 % shorter; bench/README.md,
+ * issue 17 session 9). */
+void comm_copy_nofence(void *dst, const void *src, size_t bytes, bool stream)
+{
     if (dst == src || bytes == 0) return;
 #ifdef HAVE_STREAM
     if (stream && bytes >= 256) {
-        stream_copy(dst, src, bytes);
+        stream_copy_nf(dst, src, bytes);
         return;
     }
 #else
     (void)stream;
 #endif
     memcpy(dst, src, bytes);
+}
+
+void comm_stream_fence(void)
+{
+#ifdef HAVE_STREAM
+    _mm_sfence();
+#endif
 }

@@ -171,6 +171,18 @@ static void test_stream_copy(void **state)
         assert_int_equal(dst[off + N - 5], 0); /* nothing written past the end */
         if (off) assert_int_equal(dst[off - 1], 0);
     }
+    /* the engine's copy-out in pieces without a fence each (16 KiB blocks
+     * and a 255-byte piece below the streaming minimum, at a misaligned
+     * start), then one fence: the same bytes as one copy */
+    memset(dst, 0, sizeof(dst));
+    size_t pieces[] = {16384, 16384, 255, 16384, N - 5 - 3 * 16384 - 255}, at = 0;
+    for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++, at += pieces[i - 1])
+        comm_copy_nofence(dst + 9 + at, src + 3 + at, pieces[i], true);
+    comm_stream_fence();
+    assert_int_equal(at, N - 5);
+    assert_memory_equal(dst + 9, src + 3, N - 5);
+    assert_int_equal(dst[8], 0);
+    assert_int_equal(dst[9 + N - 5], 0);
 }
 
 static void test_names(void **state)
