@@ -1102,6 +1102,7 @@ static strata_status_t pattern_classes(drv_t *v, const pkey_t *k, const sim_job_
             continue;
         }
         uint64_t h = phase_hash(v, k, job, p, &nomem) | 1; /* 0 marks an empty slot */
+        v->d->phases_generated++;
         size_t i = util_hash_u64(h) & (cap - 1);
         cls[p] = p;
         while (!nomem && keys[i]) {
@@ -1122,24 +1123,43 @@ static strata_status_t pattern_classes(drv_t *v, const pkey_t *k, const sim_job_
 }
 
 /* The generator's classes as first phases (cand[p]: the first phase of
- * p's class), when it names few enough of them (at most a quarter of the
- * phases: a ring's two); false, else — the simulator then looks for
- * repeats among all phases itself. */
-static bool sched_classes(const sim_job_t *job, uint32_t np, uint32_t *cand)
+ * p's class), found through an open-addressed table of the class ids;
+ * false when it names no repeat (every phase its own class) — the
+ * simulator then looks for repeats among all phases itself. Only the
+ * first phase of each class is then generated to find repeats
+ * (pattern_classes), so a generator that names its classes completely
+ * (hier's pipeline, sched_twolevel_class) has its phases generated a
+ * number of times that does not grow with the phase count. */
+static bool sched_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t *cand)
 {
-    uint32_t seen[64], first[64], nseen = 0;
-    for (uint32_t p = 0; p < np; p++) {
-        uint32_t c = strata_sched_phase_class(job->s, p), k = 0;
-        while (k < nseen && seen[k] != c)
-            k++;
-        if (k == nseen) {
-            if (nseen == 64 || (nseen + 1) * 4 > np) return false;
-            seen[nseen] = c;
-            first[nseen++] = p;
-        }
-        cand[p] = first[k];
+    size_t cap = 16;
+    while (cap < (size_t)np * 2)
+        cap *= 2;
+    uint32_t *ids = util_malloc(cap * sizeof(uint32_t)), *first = util_malloc(cap * sizeof(uint32_t));
+    if (!ids || !first) {
+        util_free(ids);
+        util_free(first);
+        oom(v);
+        return false;
     }
-    return true;
+    for (size_t i = 0; i < cap; i++)
+        first[i] = UINT32_MAX; /* empty */
+    uint32_t nseen = 0;
+    for (uint32_t p = 0; p < np; p++) {
+        uint32_t c = strata_sched_phase_class(job->s, p);
+        size_t i = util_hash_u64(c) & (cap - 1);
+        while (first[i] != UINT32_MAX && ids[i] != c)
+            i = (i + 1) & (cap - 1);
+        if (first[i] == UINT32_MAX) {
+            ids[i] = c;
+            first[i] = p;
+            nseen++;
+        }
+        cand[p] = first[i];
+    }
+    util_free(ids);
+    util_free(first);
+    return nseen < np;
 }
 
 /* ==== ASYNC without sharing, walked ====
@@ -1410,6 +1430,7 @@ static strata_status_t run_barrier(drv_t *v)
     uint32_t np = job->nphases;
     if (v->d->phase_limit && v->d->phase_limit < np) np = v->d->phase_limit;
     uint32_t *pcls = NULL, *cand = NULL;
+    bool scanned = false; /* pattern_classes generated the phases it needed */
     if (v->d->reuse && np > 1) {
         const strata_sched_params_t *sp = strata_sched_params(job->s);
         pkey_t k = {v->d->trace != NULL,
@@ -1425,7 +1446,12 @@ static strata_status_t run_barrier(drv_t *v)
         if (rc == STRATA_OK && !v->d->trace && !v->gcert)
             rc = sim_xor_classes(job, v->d->st->topo, v->d->routes, np, pcls, &sym, v->err);
         if (rc == STRATA_OK && !sym)
-            rc = pattern_classes(v, &k, job, np, sched_classes(job, np, cand) ? cand : NULL, pcls);
+            {
+            bool named = sched_classes(v, job, np, cand);
+            rc = v->rc != STRATA_OK ? v->rc
+                                    : pattern_classes(v, &k, job, np, named ? cand : NULL, pcls);
+            scanned = true; /* the phases it simulates are among those it scanned */
+        }
         util_free(cand);
         if (rc != STRATA_OK) {
             util_free(pcls);
@@ -1462,6 +1488,7 @@ static strata_status_t run_barrier(drv_t *v)
         bool cert = false;
         if (run_phase(v, p, v->d->reuse, &dur, &alone, &cert) != STRATA_OK) break;
         v->d->phases_simulated++;
+        v->d->phases_generated += !scanned;
         v->d->phases_certified += cert;
         add_crit(v, v->d->reuse ? e->count : 1);
         if (!e->timed) {
@@ -1539,7 +1566,7 @@ static strata_status_t run_async(drv_t *v)
     v->d->have_crit = true;
     for (uint32_t j = 0; j < v->d->njobs; j++)
         v->d->phases += v->d->jobs[j].nphases;
-    v->d->phases_simulated = v->d->phases;
+    v->d->phases_simulated = v->d->phases_generated = v->d->phases;
     return STRATA_OK;
 }
 
@@ -1603,7 +1630,7 @@ static strata_status_t run_groups(drv_t *v, bool *done_p)
     drv_t w = {
         .net = v->net, .err = v->err, .pend_free = UINT32_MAX, .gcert = &gc, .lockstep = true};
     double last = -1, crit[NCRIT] = {0}, time = 0, alone = 0;
-    uint64_t ph = 0, sim = 0, cert = 0;
+    uint64_t ph = 0, sim = 0, cert = 0, gen = 0;
     *done_p = false;
     for (uint32_t j = 0; j < d->njobs && w.lockstep; j++) {
         if (run_group(v, &w, &sub, &job, j) != STRATA_OK) break;
@@ -1617,6 +1644,7 @@ static strata_status_t run_groups(drv_t *v, bool *done_p)
         ph += sub.phases;
         sim += sub.phases_simulated;
         cert += sub.phases_certified;
+        gen += sub.phases_generated;
     }
     bool ok = v->rc == STRATA_OK && w.lockstep && sim_gcert_holds(&gc, v->net);
     drv_free(&w);
@@ -1634,6 +1662,7 @@ static strata_status_t run_groups(drv_t *v, bool *done_p)
     d->phases = ph;
     d->phases_simulated = sim;
     d->phases_certified = cert;
+    d->phases_generated = gen;
     d->groups_independent = true;
     *done_p = true;
     return STRATA_OK;
@@ -1643,7 +1672,7 @@ strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err)
 {
     drv_t v = {.d = d, .net = d->st->net, .err = err, .rc = STRATA_OK, .pend_free = UINT32_MAX};
     d->time = 0;
-    d->phases = d->phases_simulated = d->phases_certified = 0;
+    d->phases = d->phases_simulated = d->phases_certified = d->phases_generated = 0;
     d->phases_folded = d->fold_flows = d->fold_timed = 0;
     d->groups_independent = false;
     for (uint32_t j = 0; j < d->njobs; j++)
