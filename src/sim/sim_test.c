@@ -377,7 +377,12 @@ static void test_twolevel_reuse_identical(void **state)
         assert_int_equal(b.phases_generated, 9);
         assert_true(a.time == b.time); /* bit-identical */
         assert_true(a.time_ab == b.time_ab);
+        /* folded, with each agent's identical sends of a phase merged
+         * into one flow (driver.c, fold_flow): the same times, and the
+         * contention-free time each message's own */
         assert_rel(c.time, b.time, 1e-12);
+        assert_rel(c.time_ab, b.time_ab, 1e-12);
+        assert_true(c.phases_folded > 0);
         for (int k = 0; k < a.nclasses; k++) {
             assert_rel(a.classes[k].bytes, b.classes[k].bytes, 1e-12);
             assert_rel(c.classes[k].bytes, b.classes[k].bytes, 1e-12);
