@@ -883,21 +883,19 @@ static bool phase_foldable(const drv_t *v)
  * (exact for the weights 1 and 1/2^i of a fat tree's even split), so
  * within fold's 1e-12. Each message's own alone time is kept here (the
  * merged flow's would be k times it): the phase's contention-free end
- * is the latest latency + bytes / (min over hops of cap / w), computed
- * as fold.c does. Only runs of consecutive flows are merged — an
- * agent's sends of one phase to one peer, one per pipelined chunk
- * (hier: up to C of them) — compared by value, not by route pointer,
- * since the route cache may be emptied between two lookups. Not for
- * schedules that pull (innet, nvlstree): there the merged flows changed
- * the parts' shapes (nvlstree on dgx-h100:4: the engine ran 1,563 of
- * 14,080 flows instead of 562) for no measured gain. */
+ * is the latest latency + bytes / (min over hops of cap / w), the
+ * route's alone_bw (route.c: the divisions fold.c makes, in its order). Only runs of consecutive
+ * flows are merged — an agent's sends of one phase to one peer, one per pipelined chunk (hier: up
+ * to C of them) — compared by value, not by route pointer, since the route cache may be emptied
+ * between two lookups. Not for schedules that pull (innet, nvlstree): there the merged flows
+ * changed the parts' shapes (nvlstree on dgx-h100:4: the engine ran 1,563 of 14,080 flows instead
+ * of 562) for no measured gain. */
 static bool agg_same(const drv_t *v, const sim_route_t *r, double bytes)
 {
     if (!v->agg_k || bytes != v->agg_bytes || r->n != v->agg.n || r->latency != v->agg.latency)
         return false;
     for (uint32_t h = 0; h < r->n; h++)
-        if (r->hops[h].res != v->agg.hops[h].res || r->hops[h].w != v->agg.hops[h].w)
-            return false;
+        if (r->hops[h].res != v->agg.hops[h].res || r->hops[h].w != v->agg.hops[h].w) return false;
     return true;
 }
 
@@ -914,12 +912,7 @@ static strata_status_t agg_flush(drv_t *v)
 static strata_status_t fold_flow(drv_t *v, const sim_route_t *r, double bytes, void *ctx)
 {
     (void)ctx;
-    double solo = INFINITY;
-    for (uint32_t h = 0; h < r->n; h++) {
-        double x = sim_net_res_cap(v->net, r->hops[h].res) / r->hops[h].w;
-        if (x < solo) solo = x;
-    }
-    double alone = r->latency + (r->n == 0 || !(bytes > 0) ? 0 : bytes / solo);
+    double alone = alone_time(r, bytes); /* fold.c's latency + bytes / solo, same divisions */
     if (alone > v->agg_alone) v->agg_alone = alone;
     if (v->agg_on && agg_same(v, r, bytes)) {
         v->agg_k++;
@@ -1203,7 +1196,8 @@ static bool sched_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t 
     size_t cap = 16;
     while (cap < (size_t)np * 2)
         cap *= 2;
-    uint32_t *ids = util_malloc(cap * sizeof(uint32_t)), *first = util_malloc(cap * sizeof(uint32_t));
+    uint32_t *ids = util_malloc(cap * sizeof(uint32_t)),
+             *first = util_malloc(cap * sizeof(uint32_t));
     if (!ids || !first) {
         util_free(ids);
         util_free(first);
@@ -1514,8 +1508,7 @@ static strata_status_t run_barrier(drv_t *v)
          * phase to move the same messages as its class's (run_groups) */
         if (rc == STRATA_OK && !v->d->trace && !v->gcert)
             rc = sim_xor_classes(job, v->d->st->topo, v->d->routes, np, pcls, &sym, v->err);
-        if (rc == STRATA_OK && !sym)
-            {
+        if (rc == STRATA_OK && !sym) {
             bool named = sched_classes(v, job, np, cand);
             rc = v->rc != STRATA_OK ? v->rc
                                     : pattern_classes(v, &k, job, np, named ? cand : NULL, pcls);
