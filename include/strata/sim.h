@@ -150,6 +150,11 @@ typedef struct strata_sim_result {
      * sharing, so timed with every flow at its rate alone on its path
      * (docs/simulator.md) */
     uint64_t phases_certified;
+    /* phases whose steps were generated at all: simulated, or walked to
+     * find which phases repeat; every other phase was reused on the
+     * schedule's own class (strata_sched_phase_class) without being
+     * generated (docs/simulator.md) */
+    uint64_t phases_generated;
     /* simulated phases timed by parts, each shape of part once
      * (docs/simulator.md), the flows of those phases, and of them the
      * flows the engine ran */

@@ -55,12 +55,12 @@ static void twolevel_step(const strata_sched_t *s, uint32_t g, uint32_t r, uint3
  * inside the server — the tiers work at the same time. */
 void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched_sink_t *k)
 {
-    uint32_t C = s->p.chunks, S = sched_twolevel_nphases(s->p.nranks, g, 1);
+    uint32_t C = s->p.chunks, S = sched_twolevel_nphases(s->p.nranks, g, 1), p = k->phase;
     uint64_t n = s->p.count;
-    for (uint32_t c = 0; c < C; c++) {
-        if (k->phase < c || k->phase - c >= S) continue;
-        twolevel_step(s, g, r, k->phase - c, sched_blk_off(n, C, c), sched_blk_len(n, C, c), k);
-    }
+    /* the chunks c with 0 <= p - c < S, in increasing c */
+    uint32_t c_lo = p >= S ? p - S + 1 : 0, c_hi = p < C ? p : C - 1;
+    for (uint32_t c = c_lo; c <= c_hi && c < C; c++)
+        twolevel_step(s, g, r, p - c, sched_blk_off(n, C, c), sched_blk_len(n, C, c), k);
 }
 
 strata_status_t sched_twolevel_init(strata_sched_t *s, const char *what, strata_error_t *err)
@@ -79,18 +79,64 @@ void sched_twolevel_algo_phase(const strata_sched_t *s, uint32_t r, sched_sink_t
     sched_twolevel_phase(s, s->p.group, r, k);
 }
 
-/* Unpipelined with equal blocks, the phases of each stage are alike:
- * classes 0 (intra reduce-scatter), 1 and 2 (inter reduce-scatter,
- * allgather), 3 (intra allgather); otherwise every phase is its own. */
+/* Phase classes of the two-level allreduce, pipelined or not.
+ *
+ * Step types. Let S = 2(g-1) + 2(N-1) and cut the steps j of one chunk
+ * into four intervals: K0 = [0, g-1) intra reduce-scatter, K1 =
+ * [g-1, g-1+N-1) inter reduce-scatter, K2 = [g-1+N-1, g-1+2(N-1)) inter
+ * allgather, K3 = [g-1+2(N-1), S) intra allgather. With equal blocks —
+ * the chunks (n/C elements each), their g intra blocks and the N inter
+ * blocks of each all of one length — two steps j, j' of one interval, on
+ * one rank, emit the same steps but for offsets (and the buffer a ring
+ * reduce-scatter's first send reads, which a class does not promise,
+ * strata/sched.h): twolevel_step's intra ring sends to the next local
+ * rank and receives (K0: reducing) from the previous one, len/g elements;
+ * the inter ring sends to the same local index on the next server and
+ * receives from the previous one, len/(gN) elements (K1 reducing, K2
+ * not); sched_ring_rs_step / ag_step choose only the blocks (offsets)
+ * from the step number; every `after` is 0.
+ *
+ * Windows. Phase p runs chunk c at step p - c for the chunks c in
+ * [c_lo, c_hi] = [max(0, p-S+1), min(C-1, p)], in increasing c
+ * (sched_twolevel_phase), i.e. the steps of its window [j_lo, j_hi] =
+ * [max(0, p-C+1), min(p, S-1)] in decreasing j. So an agent's step list
+ * in phase p is the concatenation, j from j_hi down to j_lo, of its
+ * lists for one step, and two phases whose windows have the same length
+ * L and the same type at each position have equal step lists but for
+ * offsets, on every agent: the same messages.
+ *  - A window inside one interval Kk has type k throughout: class
+ *    (k, L), id k + 4(L - 1) (< 4C). This is the pipeline's steady state
+ *    — all C chunks crossing the network in one direction — which holds
+ *    2(N-1) - C + 1 phases per direction when 2(N-1) >= C, and the
+ *    unpipelined schedule's four classes 0..3 (C = 1).
+ *  - Two phases p < q have the same window only when both are at most
+ *    C-1 (j_lo = 0) and at least S-1 (j_hi = S-1): with C >= S every chunk
+ *    step is active in the phases S-1 .. C-1; class id 4C + S - 1.
+ *  - Every other phase (the fill and drain, a window across an
+ *    interval's end) is its own class, id 4C + p: at most C - 1 + 3(C-1)
+ *    + (C-1) of them (the window's ends cross each of the three inner
+ *    interval ends in C - 1 phases, plus the fill and the drain), so the
+ *    number of classes does not grow with N.
+ * Without equal blocks, or ids that would not fit, every phase is its
+ * own (ids p + 4, as before). verify_test's test_twolevel_classes
+ * generates every phase of small schedules and checks that phases of
+ * one class have equal step lists but for offsets and buffers. */
 uint32_t sched_twolevel_class(const strata_sched_t *s, uint32_t phase)
 {
-    uint32_t g = s->p.group, N = s->p.nranks / g;
-    uint64_t n = s->p.count;
-    if (s->p.chunks != 1 || n % g || (n / g) % N) return phase + 4;
-    if (phase < g - 1) return 0;
-    phase -= g - 1;
-    if (phase < 2 * (N - 1)) return phase < N - 1 ? 1 : 2;
-    return 3;
+    uint32_t g = s->p.group, N = s->p.nranks / g, C = s->p.chunks;
+    uint64_t n = s->p.count, S = sched_twolevel_nphases(s->p.nranks, g, 1);
+    bool equal = C > 0 && n % C == 0 && (n / C) % g == 0 && (n / C / g) % N == 0;
+    if (!equal || S == 0 || (uint64_t)s->nphases + 4ull * C > UINT32_MAX) return phase + 4;
+    uint64_t jlo = phase + 1 > C ? phase + 1 - C : 0, jhi = phase < S - 1 ? phase : S - 1;
+    uint64_t end[4] = {g - 1, g - 1 + (N - 1), g - 1 + 2 * (uint64_t)(N - 1), S};
+    uint32_t klo = 0, khi = 0;
+    while (jlo >= end[klo])
+        klo++;
+    while (jhi >= end[khi])
+        khi++;
+    if (klo == khi) return klo + 4 * (uint32_t)(jhi - jlo);
+    if (jlo == 0 && jhi == S - 1) return 4 * C + (uint32_t)(S - 1);
+    return 4 * C + phase;
 }
 
 /* ==== The other collectives, two-level ====

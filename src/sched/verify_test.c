@@ -366,6 +366,108 @@ static void test_phase_classes(void **state)
     strata_sched_destroy(s);
 }
 
+/* Two phases of one class must move the same messages (strata/sched.h):
+ * every agent's steps equal in op, peer, `after` and bytes (offsets and
+ * buffers may differ). Generates every phase of s and compares each with
+ * the first phase of its class; returns the number of classes. */
+static uint32_t check_classes_equal(const strata_sched_t *s)
+{
+    uint32_t np = strata_sched_nphases(s), P = strata_sched_nagents(s), ncls = 0;
+    uint32_t *ids = calloc(np, sizeof(uint32_t));
+    strata_step_t a[256], b[256];
+    assert_non_null(ids);
+    for (uint32_t p = 0; p < np; p++) {
+        ids[p] = strata_sched_phase_class(s, p);
+        uint32_t q = 0;
+        while (ids[q] != ids[p])
+            q++;
+        ncls += q == p;
+        for (uint32_t r = 0; r < P && q < p; r++) {
+            uint32_t n = strata_sched_phase_steps(s, r, p, a, 256);
+            uint32_t m = strata_sched_phase_steps(s, r, q, b, 256);
+            assert_true(n <= 256);
+            assert_int_equal(n, m);
+            for (uint32_t i = 0; i < n; i++) {
+                assert_int_equal(a[i].op, b[i].op);
+                assert_int_equal(a[i].peer, b[i].peer);
+                assert_int_equal(a[i].after, b[i].after);
+                assert_int_equal(a[i].count * a[i].nblk, b[i].count * b[i].nblk);
+            }
+        }
+    }
+    free(ids);
+    return ncls;
+}
+
+/* The pipelined two-level allreduce's classes (sched_twolevel_class): by
+ * hand for small cases, every class checked by generating its phases,
+ * and the class count independent of the server count. */
+static void test_twolevel_classes(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_HIER,
+                               .nranks = 16,
+                               .group = 2,
+                               .chunks = 3,
+                               .count = 48,
+                               .elem_size = 4};
+    strata_sched_t *s;
+    /* g = 2, N = 8, C = 3: S = 2 + 14 = 16 steps, intervals K0 = [0,1),
+     * K1 = [1,8), K2 = [8,15), K3 = [15,16); phase p's window is
+     * [max(0,p-2), min(p,15)]. Inside one interval k with length L: id
+     * k + 4(L-1); else 4C + p = 12 + p. p0 [0,0] K0 -> 0; p1, p2 cross
+     * K0|K1 -> 13, 14; p3..p7 [p-2,p] in K1, L 3 -> 9; p8 [6,8], p9 [7,9]
+     * -> 20, 21; p10..p14 in K2 -> 10; p15 [13,15], p16 [14,15] -> 27, 28;
+     * p17 [15,15] K3 -> 3. */
+    const uint32_t want[18] = {0, 13, 14, 9, 9, 9, 9, 9, 20, 21, 10, 10, 10, 10, 10, 27, 28, 3};
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_nphases(s), 18);
+    for (uint32_t ph = 0; ph < 18; ph++)
+        assert_int_equal(strata_sched_phase_class(s, ph), want[ph]);
+    assert_int_equal(check_classes_equal(s), 10);
+    strata_sched_destroy(s);
+    /* twice and four times the servers: still 10 classes (the steady
+     * state of each direction is one class however long) */
+    for (uint32_t P = 32; P <= 64; P *= 2) {
+        p.nranks = P, p.count = 3 * P;
+        assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+        assert_int_equal(check_classes_equal(s), 10);
+        strata_sched_destroy(s);
+    }
+    /* C >= S: g = 2, N = 2, C = 6, S = 4, each interval one step; the
+     * phases 3..5 run every step (window [0,3]): 4C + 3 = 27 */
+    p.nranks = 4, p.chunks = 6, p.count = 24;
+    const uint32_t want2[9] = {0, 25, 26, 27, 27, 27, 30, 31, 3};
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_nphases(s), 9);
+    for (uint32_t ph = 0; ph < 9; ph++)
+        assert_int_equal(strata_sched_phase_class(s, ph), want2[ph]);
+    assert_int_equal(check_classes_equal(s), 7);
+    strata_sched_destroy(s);
+    /* unequal blocks (count 50 = not a multiple of C g N): no promise */
+    p.count = 50;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(check_classes_equal(s), 9);
+    strata_sched_destroy(s);
+    /* more shapes, every class generated and compared: g = 4 and g = 1
+     * (no intra stage), 5 chunks; one server (no inter stage: p1 [0,1] and
+     * p2 [1,2] are both K0, length 2); torus2d (rows of 4) shares the code */
+    const uint32_t shapes[][4] = {{32, 4, 5, 160}, {8, 1, 5, 40}, {64, 4, 5, 320}, {4, 4, 2, 8}};
+    for (int k = 0; k < 4; k++) {
+        p.nranks = shapes[k][0], p.group = shapes[k][1], p.chunks = shapes[k][2];
+        p.count = shapes[k][3];
+        assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+        uint32_t np = strata_sched_nphases(s);
+        assert_true(check_classes_equal(s) < np);
+        strata_sched_destroy(s);
+    }
+    p.algo = STRATA_ALGO_TORUS2D, p.nranks = 32, p.group = 4, p.chunks = 5, p.count = 160;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_true(check_classes_equal(s) < strata_sched_nphases(s));
+    strata_sched_destroy(s);
+}
+
 /* The two-level schedules of the other collectives (hier.c), by hand, on
  * 3 servers x 2 ranks (P = 6, g = 2, N = 3), count 12 (reduce-scatter:
  * per-rank block 12):
@@ -795,6 +897,7 @@ int main(void)
         cmocka_unit_test(test_hazard_caught),
         cmocka_unit_test(test_lazy_matches_materialised),
         cmocka_unit_test(test_phase_classes),
+        cmocka_unit_test(test_twolevel_classes),
         cmocka_unit_test(test_ring_channels),
         cmocka_unit_test(test_ring_rails),
         cmocka_unit_test(test_tree_rails),

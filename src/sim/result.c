@@ -24,10 +24,11 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
     }
     fprintf(out, "  algbw     %.2f GB/s   busbw %.2f GB/s\n", r->algbw / 1e9, r->busbw / 1e9);
     fprintf(out,
-            "  phases    %llu (%llu simulated, %llu reused; certified contention-free: %llu)"
-            "   flows %llu   events %llu\n",
+            "  phases    %llu (%llu simulated, %llu reused, %llu generated; certified "
+            "contention-free: %llu)   flows %llu   events %llu\n",
             (unsigned long long)r->phases, (unsigned long long)r->phases_simulated,
             (unsigned long long)(r->phases - r->phases_simulated),
+            (unsigned long long)r->phases_generated,
             (unsigned long long)r->phases_certified, (unsigned long long)r->flows,
             (unsigned long long)r->events);
     if (r->phases_folded)
@@ -96,6 +97,7 @@ static json_t *to_json(const strata_sim_result_t *r)
     json_object_set_new(o, "phases", json_integer((json_int_t)r->phases));
     json_object_set_new(o, "phases_simulated", json_integer((json_int_t)r->phases_simulated));
     json_object_set_new(o, "phases_certified", json_integer((json_int_t)r->phases_certified));
+    json_object_set_new(o, "phases_generated", json_integer((json_int_t)r->phases_generated));
     if (r->phases_folded) { /* present only when some phase was folded */
         json_object_set_new(o, "phases_folded", json_integer((json_int_t)r->phases_folded));
         json_object_set_new(o, "fold_flows", json_integer((json_int_t)r->fold_flows));

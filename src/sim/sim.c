@@ -449,6 +449,7 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     res->phases = d.phases;
     res->phases_simulated = d.phases_simulated;
     res->phases_certified = d.phases_certified;
+    res->phases_generated = d.phases_generated;
     res->phases_folded = d.phases_folded;
     res->fold_flows = d.fold_flows;
     res->fold_timed = d.fold_timed;

@@ -127,6 +127,9 @@ typedef struct sim_drive {
     /* BARRIER: simulated phases the contention-free certificate proved
      * free of sharing, run in the engine's ideal mode (cert.c) */
     uint64_t phases_certified;
+    /* phases whose steps were generated at all (simulated, or scanned for
+     * repeats); the others were reused on their schedule's class alone */
+    uint64_t phases_generated;
     /* BARRIER: simulated phases timed by parts, one part per shape
      * (fold.c), their flows, and of those the ones the engine ran */
     uint64_t phases_folded, fold_flows, fold_timed;

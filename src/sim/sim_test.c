@@ -326,6 +326,76 @@ static void test_phase_reuse_identical(void **state)
     strata_topo_destroy(t);
 }
 
+/* The pipelined two-level allreduce's classes come from its generator
+ * (sched_twolevel_class: the steady state of each direction of the
+ * server ring is one class), and only the first phase of each is ever
+ * generated. hier with 4 "servers" of 2 on the 1:2 oversubscribed fat
+ * tree, 2 chunks: S = 2 + 6 = 8 steps, 9 phases, windows [p-1, p]; the
+ * inter reduce-scatter steps are [1,4) and the allgather's [4,7), so
+ * phases 2, 3 and 5, 6 repeat (classes 5 and 6 by hand: k + 4(L-1)).
+ * Against --no-reuse, folding off (each simulated phase event by event
+ * in the engine): bit-identical; with folding within 1e-12 (fold.c). */
+static void test_twolevel_reuse_identical(void **state)
+{
+    (void)state;
+    strata_topo_t *t = make_fattree(10 * GB, 0.7e-6, 2);
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_HIER,
+                               .nranks = 8,
+                               .group = 2,
+                               .chunks = 2,
+                               .count = 2 * 8 * 1000,
+                               .elem_size = 4};
+    strata_sched_t *s = NULL;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_nphases(s), 9);
+    assert_int_equal(strata_sched_phase_class(s, 2), 5);
+    assert_int_equal(strata_sched_phase_class(s, 3), 5);
+    assert_int_equal(strata_sched_phase_class(s, 5), 6);
+    assert_int_equal(strata_sched_phase_class(s, 6), 6);
+    int32_t place[] = {0, 5, 2, 7, 1, 4, 3, 6};
+    for (int routing = 0; routing < 2; routing++) {
+        strata_sim_opts_t o = strata_sim_opts_default();
+        o.routing = routing ? STRATA_SIM_ECMP : STRATA_SIM_SPREAD;
+        o.seed = 3;
+        strata_sim_result_t a, b, c;
+        run1(t, s, place, &o, &c);
+        o.no_fold = true;
+        run1(t, s, place, &o, &a);
+        o.no_reuse = true;
+        run1(t, s, place, &o, &b);
+        assert_int_equal(a.phases, 9);
+        /* classes by the generator: phases 3 and 6 never generated. The
+         * simulator then merges what times alike (a receive with or
+         * without a reduction): 8 (chunk 1's intra allgather step) into
+         * 0 (chunk 0's intra reduce-scatter step), and 4 (one chunk in
+         * each direction across) and 5 into 2; 1 (across, then inside)
+         * and 7 (inside, then across) stay apart: 4 simulated */
+        assert_int_equal(a.phases_generated, 7);
+        assert_int_equal(a.phases_simulated, 4);
+        assert_int_equal(b.phases_simulated, 9);
+        assert_int_equal(b.phases_generated, 9);
+        assert_true(a.time == b.time); /* bit-identical */
+        assert_true(a.time_ab == b.time_ab);
+        /* folded, with each agent's identical sends of a phase merged
+         * into one flow (driver.c, fold_flow): the same times, and the
+         * contention-free time each message's own */
+        assert_rel(c.time, b.time, 1e-12);
+        assert_rel(c.time_ab, b.time_ab, 1e-12);
+        assert_true(c.phases_folded > 0);
+        for (int k = 0; k < a.nclasses; k++) {
+            assert_rel(a.classes[k].bytes, b.classes[k].bytes, 1e-12);
+            assert_rel(c.classes[k].bytes, b.classes[k].bytes, 1e-12);
+            assert_near(a.classes[k].bound_share, b.classes[k].bound_share, 1e-12);
+        }
+        strata_sim_result_free(&a);
+        strata_sim_result_free(&b);
+        strata_sim_result_free(&c);
+    }
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+}
+
 /* All-to-all memory stays linear (issue 14): the route cache is emptied
  * when full and the pair table holds one phase's pairs. A pairwise
  * all-to-all on the 8-host fat-tree (56 pairs, each routed once) with a
@@ -598,6 +668,14 @@ static void test_fold_vs_engine(void **state)
              * nvlstree, 262 of 4192 for hier */
             assert_true(a.fold_timed < a.fold_flows);
             if (algos[k] != STRATA_ALGO_TREE) assert_true(a.fold_timed * 10 < a.fold_flows);
+            /* hier on 16 servers: each direction's steady state (windows
+             * of 8 chunk steps inside the 15 of one direction, 8 phases
+             * each) is one generator class, generated once: 51 phases,
+             * 14 of them never generated */
+            if (algos[k] == STRATA_ALGO_HIER && sp == 1) {
+                assert_int_equal(a.phases, 51);
+                assert_int_equal(a.phases_generated, 51 - 14);
+            }
             strata_sim_result_free(&a);
             strata_sched_destroy(s);
         }
@@ -1415,6 +1493,7 @@ int main(void)
         cmocka_unit_test(test_oversubscribed_quarter),
         cmocka_unit_test(test_ecmp_collisions),
         cmocka_unit_test(test_phase_reuse_identical),
+        cmocka_unit_test(test_twolevel_reuse_identical),
         cmocka_unit_test(test_concurrent_collectives),
         cmocka_unit_test(test_certificate_vs_engine),
         cmocka_unit_test(test_fold_vs_engine),

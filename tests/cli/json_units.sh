@@ -40,7 +40,7 @@ schema_version gpus servers devices links endpoints count mult hops paths diamet
 avg_hops tiers tier lanes links_per_device links_per_gpu per_server nics_per_server ranks
 steps chunks eta eta_line eta_pkt eta_flow gbn_eta sr_eta gbn_window ber packet_error
 efficiency utilisation bound_share latency_share bw_share ring_sim_share best_over_ring cliff
-vs_alpha_beta oversubscription from_rank to_rank channel link phases phases_simulated phases_certified phases_folded fold_flows fold_flows_run flows events
+vs_alpha_beta oversubscription from_rank to_rank channel link phases phases_simulated phases_certified phases_generated phases_folded fold_flows fold_flows_run flows events
 tp pp vpp dp cp ep zero mbs micro_batch micro_batches global_batch batch group calls mfu
 exposed_share fabric_tiers wall evaluated radix switches transceivers channels req_slots rsp_slots
 ratio cores cpus sockets node n spread ranks_fit ranks_over iters warmup_iters check root rows
