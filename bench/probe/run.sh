@@ -14,7 +14,7 @@
 # coherence latency (`strata probe --quick`'s all-pairs median) taken just
 # before the calibrating probe and just after the bench, beside the
 # calibration's own figure; when the largest of the three is more than
-# STATE_RATIO (default 2) times the smallest, the state changed under the
+# STATE_RATIO (default 3) times the smallest, the state changed under the
 # run: the line "# STATE CHANGED" says so and the run is redone, at most
 # STATE_TRIES times in all (default 3). Every try is printed, the flipped
 # ones too; none is hidden.
@@ -22,7 +22,7 @@ set -eu
 build=${1:-build/release}
 quick=${2:-}
 S=$build/tools/strata/strata
-ratio=${STATE_RATIO:-2}
+ratio=${STATE_RATIO:-3}
 tries=${STATE_TRIES:-3}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
