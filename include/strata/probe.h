@@ -141,6 +141,12 @@ typedef struct strata_probe_result {
     /* ... and storing a buffer of that size as the engine stores its output
      * (plain stores, non-temporal from STRATA_DIRECT_STREAM_MIN) */
     strata_probe_stat_t write_curve[STRATA_PROBE_CURVE_MAX];
+    /* ... read and store (as above) by each of node 0's cores at once, each
+     * its own buffer of that size: what one core gets while every core
+     * streams (they share the last-level cache and the DRAM channels, as
+     * ranks that fill the cores do), B/s per core; 0 samples on one core */
+    strata_probe_stat_t read_all_curve[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t write_all_curve[STRATA_PROBE_CURVE_MAX];
 
     /* coherence: one-way cache-line transfer latency, c2c[i][j] between
      * cpus[i] and cpus[j] (median; 0 on the diagonal), and over all pairs */
@@ -251,7 +257,10 @@ typedef struct strata_probe_calib {
     double reduce_bw[STRATA_PROBE_CURVE_MAX]; /* one core, by buffer size */
     double read_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */
     double write_bw[STRATA_PROBE_CURVE_MAX];  /* one core, output stores; 0 = not measured */
-    int remote_n;                             /* hand-over between cores, by size */
+    /* per core with every core at once (result's *_all_curve); 0 = not measured */
+    double read_all_bw[STRATA_PROBE_CURVE_MAX];
+    double write_all_bw[STRATA_PROBE_CURVE_MAX];
+    int remote_n; /* hand-over between cores, by size */
     double remote_bytes[STRATA_PROBE_CURVE_MAX];
     double remote_bw[STRATA_PROBE_CURVE_MAX];
     int flat_n; /* hand-over reduced from both slots (the flat path); 0 = not measured */
@@ -290,6 +299,12 @@ STRATA_API double strata_probe_reduce_bw(const strata_probe_calib_t *c, double b
 STRATA_API double strata_probe_read_bw(const strata_probe_calib_t *c, double bytes);
 /* ... storing an output of `bytes` (0 when the file has no write curve) */
 STRATA_API double strata_probe_write_bw(const strata_probe_calib_t *c, double bytes);
+/* Read and output-store bandwidth per core for `bytes` while `busy` cores
+ * stream at once, each its own buffer: the one-core curve at busy <= 1,
+ * the all-core curve at busy >= cores, the time per byte linear in busy
+ * between; the one-core curve where the all-core one was not measured. */
+STRATA_API double strata_probe_read_bw_at(const strata_probe_calib_t *c, double bytes, int busy);
+STRATA_API double strata_probe_write_bw_at(const strata_probe_calib_t *c, double bytes, int busy);
 /* Hand-over bandwidth between cores for `bytes` (one writes, the other
  * copies out), likewise; without that curve (one core) from the
  * send/recv curve. */

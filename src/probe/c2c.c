@@ -477,9 +477,12 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
         res->remote_bytes[i] = sizes[i];
         /* a few lines take well under a microsecond a round, and one
          * preempted round moves the median of 16 (the host's other load
-         * only adds): small sizes take PROBE_MAX_REPS rounds, still cheap */
-        int rounds =
-            sizes[i] <= 4096 ? PROBE_MAX_REPS : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
+         * only adds): the sizes up to the pipeline's largest slices take
+         * PROBE_MAX_REPS rounds, still cheap (256 KiB: ~2 ms), as those of
+         * the reduction below do */
+        int rounds = sizes[i] <= STRATA_DIRECT_CHUNK
+                         ? PROBE_MAX_REPS
+                         : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], rounds, HO_COPY,
                          &res->remote_copy[i], err);
         probe_tick(x, budget, (double)(i + 1) / (n + 1));
@@ -509,8 +512,11 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
     res->reduce_n = (int)(sizeof(red_sizes) / sizeof(red_sizes[0]));
     for (int i = 0; i < res->reduce_n && st == STRATA_OK; i++) {
         res->reduce_bytes[i] = red_sizes[i];
-        int rounds =
-            red_sizes[i] <= 4096 ? PROBE_MAX_REPS : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
+        /* PROBE_MAX_REPS rounds at every size (128 KiB: ~1.5 ms): with 15
+         * (7 with --quick) the median at 64-128 KiB read 10.8-14.1 GB/s in
+         * some runs and 18-20 in others of one host state, with 61 18.9-21.3
+         * in three runs (bench/README.md, "Issue 19, session 9") */
+        int rounds = PROBE_MAX_REPS;
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)red_sizes[i], rounds, HO_REDUCE,
                          &res->reduce_load[i], err);
     }

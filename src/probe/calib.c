@@ -49,6 +49,8 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
         c->reduce_bw[i] = r->reduce_curve[i].median;
         c->read_bw[i] = r->read_curve[i].median;
         c->write_bw[i] = r->write_curve[i].n ? r->write_curve[i].median : 0;
+        c->read_all_bw[i] = r->read_all_curve[i].n ? r->read_all_curve[i].median : 0;
+        c->write_all_bw[i] = r->write_all_curve[i].n ? r->write_all_curve[i].median : 0;
     }
     c->flat_n = r->flat_n;
     for (int i = 0; i < r->flat_n; i++) {
@@ -108,6 +110,10 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
                       "read_Bps", util_json_real(c->read_bw[i]));
         if (c->write_bw[i] > 0)
             json_object_set_new(pt, "write_Bps", util_json_real(c->write_bw[i]));
+        if (c->read_all_bw[i] > 0 && c->write_all_bw[i] > 0) {
+            json_object_set_new(pt, "read_all_Bps", util_json_real(c->read_all_bw[i]));
+            json_object_set_new(pt, "write_all_Bps", util_json_real(c->write_all_bw[i]));
+        }
         json_array_append_new(curve, pt);
     }
     json_t *doc = json_pack(
@@ -215,6 +221,13 @@ static strata_status_t read_curve(util_json_doc_t *d, json_t *m, strata_probe_ca
         /* optional (files before the write curve): 0 = not charged */
         if (json_object_get(p, "write_Bps") &&
             (st = num(d, p, "write_Bps", true, &c->write_bw[i], err)))
+            return st;
+        /* optional (files before them): per core with all cores at once */
+        if (json_object_get(p, "read_all_Bps") &&
+            (st = num(d, p, "read_all_Bps", true, &c->read_all_bw[i], err)))
+            return st;
+        if (json_object_get(p, "write_all_Bps") &&
+            (st = num(d, p, "write_all_Bps", true, &c->write_all_bw[i], err)))
             return st;
         if (i > 0 && c->curve_bytes[i] <= c->curve_bytes[i - 1])
             return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
@@ -365,6 +378,34 @@ double strata_probe_write_bw(const strata_probe_calib_t *c, double bytes)
     return interp(c->curve_n, c->curve_bytes, c->write_bw, bytes);
 }
 
+/* Per core with `busy` cores at once (probe.h): the seconds per byte
+ * of the one-core curve (one) and of the all-core one (all), linear in
+ * the busy cores between 1 and c->cores; one alone where all is missing
+ * at any point of the curve. */
+static double busy_bw(const strata_probe_calib_t *c, const double *one, const double *all,
+                      double bytes, int busy)
+{
+    double r1 = interp(c->curve_n, c->curve_bytes, one, bytes);
+    bool have = c->cores > 1 && busy > 1;
+    for (int i = 0; i < c->curve_n && have; i++)
+        have = all[i] > 0;
+    if (!have || !(r1 > 0)) return r1;
+    double ra = interp(c->curve_n, c->curve_bytes, all, bytes);
+    double w = busy >= c->cores ? 1 : (double)(busy - 1) / (c->cores - 1);
+    return 1 / ((1 - w) / r1 + w / ra);
+}
+
+double strata_probe_read_bw_at(const strata_probe_calib_t *c, double bytes, int busy)
+{
+    return busy_bw(c, c->read_bw, c->read_all_bw, bytes, busy);
+}
+
+double strata_probe_write_bw_at(const strata_probe_calib_t *c, double bytes, int busy)
+{
+    if (strata_probe_write_bw(c, bytes) <= 0) return 0; /* not measured */
+    return busy_bw(c, c->write_bw, c->write_all_bw, bytes, busy);
+}
+
 /* Without a remote curve (one core), the send/recv curve stands in. */
 double strata_probe_remote_bw(const strata_probe_calib_t *c, double bytes)
 {
@@ -429,7 +470,11 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     /* direct: its own input read, copies and reductions at one core's rates
      * for a working set of S; a byte handed to a peer at the hand-over rate
      * of a pipeline slice (the layout's, below; the whole S when flat) */
-    m.bw_read = strata_probe_read_bw(c, S);
+    /* the ranks that run at once (all of them, or one per core) read their
+     * inputs and store their outputs together: at the per-core rates of
+     * that many cores streaming at once (mem.c's all-core curve) */
+    int busy = (int)fmin(P, c->cores);
+    m.bw_read = strata_probe_read_bw_at(c, S, busy);
     m.bw_copy = strata_probe_copy_bw(c, S);
     m.reduce_bw = strata_probe_reduce_bw(c, S);
     /* the engine's layout (sched.h): a slice of the first chunk, which
@@ -453,7 +498,8 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
      * (in cache); the engine stores into the output, a buffer of S (in
      * memory once S leaves the caches, streamed from 16 MiB): the
      * difference per byte, when positive, is bw_store */
-    double w_out = strata_probe_write_bw(c, S), w_hand = strata_probe_write_bw(c, slice);
+    double w_out = strata_probe_write_bw_at(c, S, busy),
+           w_hand = strata_probe_write_bw_at(c, slice, busy);
     double extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
     m.bw_store = extra > 0 ? 1 / extra : 0;
     /* With the pipeline's reduction measured (files before it price as
@@ -473,14 +519,15 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     if (c->reduce_n > 0 && P > 1 && !lay.flat) {
         m.bw_reduce_load = interp(c->reduce_n, c->reduce_bytes, c->reduce_load_bw, slice);
         double ws = 2 * S + ENGINE_SLOTS * lay.chunk;
-        double r_out = strata_probe_read_bw(c, ws), r_hand = strata_probe_read_bw(c, slice);
-        w_out = strata_probe_write_bw(c, ws);
+        double r_out = strata_probe_read_bw_at(c, ws, busy),
+               r_hand = strata_probe_read_bw_at(c, slice, busy);
+        w_out = strata_probe_write_bw_at(c, ws, busy);
         extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
         m.bw_store = extra > 0 ? 1 / extra : 0;
         double rx = r_out > 0 && r_hand > 0 ? 1 / r_out - 1 / r_hand : 0;
         m.bw_read = rx > 0 ? 1 / rx : 0;
         double blk = fmin(slice, lay.block), cp = strata_probe_copy_bw(c, blk),
-               w_blk = strata_probe_write_bw(c, blk);
+               w_blk = strata_probe_write_bw_at(c, blk, busy);
         double own = w_out > 0 && w_blk > 0 ? 1 / w_out - 1 / w_blk : 0;
         m.bw_copy = cp > 0 ? 1 / (1 / cp + (own > 0 ? own : 0)) : 0;
     }

@@ -240,6 +240,12 @@ static strata_status_t measure(const int *cpus, int n, size_t bytes, strata_prob
     return strata_probe_stat(out, (size_t)rounds, s, err);
 }
 
+/* An aggregate over n cores as the rate of each. */
+static void per_core(strata_probe_stat_t *s, int n)
+{
+    s->median /= n, s->min /= n, s->max /= n; /* spread is relative: unchanged */
+}
+
 strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
@@ -251,7 +257,7 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
     res->big_bytes = x->opts->quick ? (size_t)16 << 20 : (size_t)64 << 20;
     g_pool.bytes =
         res->big_bytes > (size_t)curve[ncurve - 1] ? res->big_bytes : (size_t)curve[ncurve - 1];
-    int jobs = nn * STRATA_PROBE_MEM_KINDS * 2 + ncurve * 4, done = 0;
+    int jobs = nn * STRATA_PROBE_MEM_KINDS * 2 + ncurve * 6, done = 0;
     double per = budget / jobs;
     strata_status_t st = STRATA_OK;
     res->numa_nodes = nn;
@@ -285,7 +291,25 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
                          curve[c] >= STRATA_DIRECT_STREAM_MIN ? STRATA_PROBE_MEM_WRITE_NT
                                                               : STRATA_PROBE_MEM_WRITE,
                          per, &res->write_curve[c], err);
-        done += 4;
+        /* read and store with every core of the node at once, each its own
+         * buffer of the size: the ranks of a collective that fill the
+         * cores stream their inputs and outputs together, sharing the
+         * last-level cache and the DRAM channels (per core: aggregate / n) */
+        if (st == STRATA_OK && nodes[0].n > 1) {
+            strata_probe_mem_kind_t wk = curve[c] >= STRATA_DIRECT_STREAM_MIN
+                                             ? STRATA_PROBE_MEM_WRITE_NT
+                                             : STRATA_PROBE_MEM_WRITE;
+            st = measure(nodes[0].cpus, nodes[0].n, (size_t)curve[c], STRATA_PROBE_MEM_READ, per,
+                         &res->read_all_curve[c], err);
+            if (st == STRATA_OK)
+                st = measure(nodes[0].cpus, nodes[0].n, (size_t)curve[c], wk, per,
+                             &res->write_all_curve[c], err);
+            if (st == STRATA_OK) {
+                per_core(&res->read_all_curve[c], nodes[0].n);
+                per_core(&res->write_all_curve[c], nodes[0].n);
+            }
+        }
+        done += 6;
         probe_tick(x, budget, (double)done / jobs);
     }
     pool_free();

@@ -243,7 +243,9 @@ static void test_save_load_roundtrip(void **state)
     assert_true(fd >= 0);
     close(fd);
     strata_error_t err = {0};
-    r->write_curve[0] = one(30e9), r->write_curve[1] = one(6e9);     /* optional in files */
+    r->write_curve[0] = one(30e9), r->write_curve[1] = one(6e9);        /* optional in files */
+    r->read_all_curve[0] = one(70e9), r->read_all_curve[1] = one(14e9); /* optional too */
+    r->write_all_curve[0] = one(25e9), r->write_all_curve[1] = one(5e9);
     r->flat_n = 2, r->flat_bytes[0] = 1024, r->flat_bytes[1] = 2048; /* optional too */
     r->flat_copy[0] = one(2e9), r->flat_copy[1] = one(4e9);
     r->reduce_n = 2, r->reduce_bytes[0] = 4096, r->reduce_bytes[1] = 131072; /* optional too */
@@ -275,6 +277,8 @@ static void test_save_load_roundtrip(void **state)
     NEAR(got.remote_bw[1], 2e9, RT);
     NEAR(got.shm_oneway[1], want.shm_oneway[1], RT);
     NEAR(got.write_bw[1], 6e9, RT);
+    NEAR(got.read_all_bw[1], 14e9, RT);
+    NEAR(got.write_all_bw[0], 25e9, RT);
 
     /* the topology loader takes it: 2 cpu endpoints joined by the measured link */
     strata_link_catalog_t *cat = NULL;
@@ -474,6 +478,30 @@ static void test_predict(void **state)
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
          332.505305e-6, 1e-8);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), flat2k, 1e-15);
+    /* Read per core while both cores stream (80 GB/s at 4 KiB as alone,
+     * 10 at 1 MiB where one core alone reads 20): busy 1 reads the
+     * one-core curve (20), busy 2 = the cores the all-core one (10); on 4
+     * cores busy 2 is a third of the way in time per byte: 1 / (2/3 / 20
+     * + 1/3 / 10) = 15 GB/s; busy 4 10; a missing all-core point leaves
+     * the one-core curve. The 1 MiB prediction at 2 ranks (both ranks at
+     * once): the input's read beyond a slice's becomes 1/10 - 1/36.25
+     * (80 + 0.625 x (10 - 80) at 128 KiB) = 0.0724138 ns a byte, x 1 MiB
+     * = 75.9314 us in place of 27.7564 (the write curves, equal alone and
+     * together, change nothing): 332.505305 - 27.756424 + 75.931366 =
+     * 380.680247 us */
+    c.read_all_bw[0] = 80e9, c.read_all_bw[1] = 10e9;
+    c.write_all_bw[0] = 30e9, c.write_all_bw[1] = 6e9;
+    NEAR(strata_probe_read_bw_at(&c, 1048576, 1), 20e9, 1e-12);
+    NEAR(strata_probe_read_bw_at(&c, 1048576, 2), 10e9, 1e-12);
+    NEAR(strata_probe_write_bw_at(&c, 1048576, 2), 6e9, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         380.680247e-6, 1e-8);
+    c.cores = 4;
+    NEAR(strata_probe_read_bw_at(&c, 1048576, 2), 15e9, 1e-3);
+    NEAR(strata_probe_read_bw_at(&c, 1048576, 4), 10e9, 1e-12);
+    c.cores = 2, c.read_all_bw[0] = 0;
+    NEAR(strata_probe_read_bw_at(&c, 1048576, 2), 20e9, 1e-12);
+    c.read_all_bw[1] = 0, c.write_all_bw[0] = c.write_all_bw[1] = 0;
     /* 64 KiB: one chunk (1 + 0.1 us), slices of 32 KiB (log(8)/log(256) =
      * 0.375 of the way), the footprint 2 x 64 + 3 x 64 = 320 KiB
      * (log(80)/log(256) = 0.7902410): read 57.5 GB/s at the slice, 80 -

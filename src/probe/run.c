@@ -121,6 +121,8 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
         if (st == STRATA_OK) st = check_bw(what, &r->reduce_curve[c], 0, err);
         if (st == STRATA_OK) st = check_bw(what, &r->read_curve[c], 0, err);
         if (st == STRATA_OK) st = check_bw(what, &r->write_curve[c], 0, err);
+        if (st == STRATA_OK) st = check_bw(what, &r->read_all_curve[c], 0, err);
+        if (st == STRATA_OK) st = check_bw(what, &r->write_all_curve[c], 0, err);
     }
     if (st == STRATA_OK) st = check_lat("coherence (cache-line transfer)", &r->c2c_all, err);
     for (int i = 0; i < r->remote_n && st == STRATA_OK; i++) {
@@ -186,6 +188,15 @@ static void print_memory(const strata_probe_result_t *r, FILE *out)
                 util_fmt_bytes(r->curve_bytes[c], b, sizeof(b)), r->copy_curve[c].median / 1e9,
                 r->reduce_curve[c].median / 1e9, r->read_curve[c].median / 1e9,
                 r->write_curve[c].median / 1e9);
+    if (r->curve_n > 0 && r->read_all_curve[0].n > 0) {
+        fprintf(out,
+                "\neach core while all %d stream at once, by buffer size (GB/s per core)\n"
+                "  %10s %10s %10s\n",
+                r->numa_nodes > 0 ? r->numa[0].cores : r->cores, "buffer", "read", "write");
+        for (int c = 0; c < r->curve_n; c++)
+            fprintf(out, "  %10s %10.2f %10.2f\n", util_fmt_bytes(r->curve_bytes[c], b, sizeof(b)),
+                    r->read_all_curve[c].median / 1e9, r->write_all_curve[c].median / 1e9);
+    }
     fprintf(out, "  bus ceiling: %s\n", r->ceiling_source);
 }
 
@@ -296,12 +307,18 @@ static json_t *memory_json(const strata_probe_result_t *r)
                                                "cores", r->numa[i].cores, "one_core_Bps", one,
                                                "all_cores_Bps", all));
     }
-    for (int c = 0; c < r->curve_n; c++)
-        json_array_append_new(curve, json_pack("{s:f,s:o,s:o,s:o,s:o}", "size_B", r->curve_bytes[c],
-                                               "copy_Bps", probe_stat_json(&r->copy_curve[c]),
-                                               "reduce_Bps", probe_stat_json(&r->reduce_curve[c]),
-                                               "read_Bps", probe_stat_json(&r->read_curve[c]),
-                                               "write_Bps", probe_stat_json(&r->write_curve[c])));
+    for (int c = 0; c < r->curve_n; c++) {
+        json_t *pt = json_pack("{s:f,s:o,s:o,s:o,s:o}", "size_B", r->curve_bytes[c], "copy_Bps",
+                               probe_stat_json(&r->copy_curve[c]), "reduce_Bps",
+                               probe_stat_json(&r->reduce_curve[c]), "read_Bps",
+                               probe_stat_json(&r->read_curve[c]), "write_Bps",
+                               probe_stat_json(&r->write_curve[c]));
+        if (pt && r->read_all_curve[c].n > 0) { /* per core, all cores at once */
+            json_object_set_new(pt, "read_all_Bps", probe_stat_json(&r->read_all_curve[c]));
+            json_object_set_new(pt, "write_all_Bps", probe_stat_json(&r->write_all_curve[c]));
+        }
+        json_array_append_new(curve, pt);
+    }
     return json_pack("{s:I,s:o,s:o,s:f,s:s}", "buffer_B", (json_int_t)r->big_bytes, "nodes", nodes,
                      "curve", curve, "bus_ceiling_Bps", r->bus_ceiling, "ceiling_source",
                      r->ceiling_source);
