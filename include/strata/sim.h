@@ -75,6 +75,8 @@ typedef struct strata_sim_opts {
                                NIC (PXN off; default: by the NIC on the receiver's
                                rail, as NCCL sends, docs/simulator.md) */
     bool no_fold;           /* BARRIER: time no phase by parts (docs/simulator.md; checks) */
+    bool no_rotate;         /* BARRIER: generate every channel of a folded phase, not one
+                               per orbit of the schedule's channel rotation (checks) */
 } strata_sim_opts_t;
 
 /* Defaults: SPREAD, BARRIER, seed 1, 1 connection, reuse on, no trace, 8 trace links,

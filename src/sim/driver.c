@@ -1437,7 +1437,7 @@ static strata_status_t run_barrier(drv_t *v)
      * phase it cannot fold is generated whole), not with a trace (which
      * names every step) nor concurrent groups */
     v->rot = 1;
-    if (v->d->reuse && v->d->fold && !v->d->trace && !v->gcert && !v->async)
+    if (v->d->reuse && v->d->fold && v->d->rotate && !v->d->trace && !v->gcert && !v->async)
         v->rot = strata_sched_rot_order(job->s);
     v->d->rot_order = v->rot;
     if (v->d->reuse && np > 1) {

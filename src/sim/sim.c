@@ -53,7 +53,7 @@ uint64_t sim_route_flushes(const strata_sim_t *sim)
 strata_sim_opts_t strata_sim_opts_default(void)
 {
     strata_sim_opts_t o = {
-        STRATA_SIM_SPREAD, STRATA_SIM_BARRIER, 1, 1, false, false, NULL, 8, 10, false, false};
+        STRATA_SIM_SPREAD, STRATA_SIM_BARRIER, 1, 1, false, false, NULL, 8, 10, false, false, false};
     return o;
 }
 
@@ -253,6 +253,7 @@ static strata_status_t drive(strata_sim_t *sim, sim_trace_t *tr, bool ideal, boo
     d->mode = sim->opts.mode;
     d->reuse = !sim->opts.no_reuse;
     d->fold = !sim->opts.no_fold;
+    d->rotate = !sim->opts.no_rotate;
     d->ideal = ideal;
     d->phase_limit = sim->phase_limit;
     d->job_end = job_end;

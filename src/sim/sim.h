@@ -116,6 +116,7 @@ typedef struct sim_drive {
     strata_sim_mode_t mode;
     bool reuse;
     bool fold;            /* BARRIER: fold phases by parts (fold.c; with reuse) */
+    bool rotate;          /* BARRIER: folded phases from their representative channels */
     bool ideal;           /* the engine runs in its ideal mode throughout (tests) */
     uint32_t phase_limit; /* BARRIER: stop after this many phases (0 = all; bench) */
     sim_trace_t *trace;   /* NULL: no trace */
