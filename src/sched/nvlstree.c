@@ -154,6 +154,16 @@ static void nvlstree_phase(const strata_sched_t *s, uint32_t a, sched_sink_t *k)
         switch_phase(s, a - s->p.nranks, k);
 }
 
+/* The steady state (tree.c's sched_dtree_class): phase ph moves chunks ph
+ * - x with x in {0, 1} (input to the switch, its sum to the head), 2 +
+ * a height <= 2 + T (up the tree), 1 + T + d, 2 + T + d and 3 + T + d
+ * (down, to the switch, the multicast; d <= T): all in [0, 3 + 2 T]. */
+static uint32_t nvlstree_class(const strata_sched_t *s, uint32_t phase)
+{
+    int64_t T0 = s->aux[SCHED_DT_T0], T1 = s->aux[SCHED_DT_T1];
+    return sched_dtree_class(s, phase, 3 + 2 * (T0 > T1 ? T0 : T1));
+}
+
 /* The channel rotation (strata_sched_rot_order, tree.c's
  * sched_dtree_rot_order): with full nodes, head_of(n, h + 2) = rho(head_of(n,
  * h)) and the node tables do not depend on h, so channel h + 2's rank
@@ -167,5 +177,6 @@ const sched_algo_t sched_nvlstree = {
     .colls = SCHED_COLL(ALLREDUCE),
     .init = nvlstree_init,
     .phase = nvlstree_phase,
+    .phase_class = nvlstree_class,
     .rot_order = sched_dtree_rot_order,
 };

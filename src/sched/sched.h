@@ -62,6 +62,12 @@ struct sched_algo {
  * P = N g with g even, g >= 4, and the count splits into 2g equal
  * segments; rho moves local rank l to (l + 2) mod g. 1 otherwise. */
 uint32_t sched_dtree_rot_order(const strata_sched_t *s);
+/* The pipeline's steady state as a phase class (strata_sched_phase_class)
+ * of a double-binary-tree schedule whose steps in phase ph move chunks
+ * ph - x for offsets 0 <= x <= reach: phases reach .. C - 1 are one
+ * class, named by its first phase, when every chunk of every segment has
+ * the same length; every other phase is its own class. */
+uint32_t sched_dtree_class(const strata_sched_t *s, uint32_t phase, int64_t reach);
 
 #define SCHED_COLL(c) (1u << STRATA_COLL_##c)
 

@@ -451,6 +451,28 @@ static void tree_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
  * (rank, channel) is in use at its image in channel 0 or 1, so two phases
  * whose representative steps agree agree in all their steps. The phase-0
  * copy is per rank and kept in the representatives. */
+/* The steady state (sched_dtree_class). Phase ph of the tree moves, at a
+ * rank of depth d and height hgt in tree t, chunks ph - x for x among the
+ * children's heights, hgt, T_t + d - 1 and T_t + d — all in [0, 2 T_t],
+ * since d + hgt <= T_t (a child is at least one lower and one deeper).
+ * For 2 max(T_0, T_1) <= ph <= C - 1 every one of those is a chunk, so
+ * every rank emits the same steps in every such phase (ph > 0: no copy);
+ * with equal chunk lengths they move the same bytes, and the phases are
+ * one class (exactly the same messages, as the contract asks). */
+uint32_t sched_dtree_class(const strata_sched_t *s, uint32_t phase, int64_t reach)
+{
+    uint64_t nseg = 2 * (uint64_t)s->p.group, C = s->p.chunks;
+    if (s->p.count % nseg || (s->p.count / nseg) % C) return phase; /* unequal chunks */
+    if ((int64_t)phase >= reach && phase <= C - 1 && reach >= 1) return (uint32_t)reach;
+    return phase;
+}
+
+static uint32_t tree_class(const strata_sched_t *s, uint32_t phase)
+{
+    int64_t T0 = s->aux[SCHED_DT_T0], T1 = s->aux[SCHED_DT_T1];
+    return sched_dtree_class(s, phase, 2 * (T0 > T1 ? T0 : T1));
+}
+
 uint32_t sched_dtree_rot_order(const strata_sched_t *s)
 {
     uint32_t g = s->p.group, P = s->p.nranks;
@@ -463,5 +485,6 @@ const sched_algo_t sched_tree = {
     .colls = SCHED_COLL(ALLREDUCE),
     .init = tree_init,
     .phase = tree_phase,
+    .phase_class = tree_class,
     .rot_order = sched_dtree_rot_order,
 };

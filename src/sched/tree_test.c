@@ -375,6 +375,54 @@ static void test_rotation(void **state)
     strata_sched_destroy(s);
 }
 
+/* The pipeline's steady state (sched_dtree_class): phases of one class
+ * emit, agent by agent, the same steps but for offsets. By hand, 2
+ * servers of 8: the tree's T = g - 1 + 1 = 8 (tree.c), so with C = 24 it
+ * has 23 + 16 = 39 phases and phases 16..23 (2T .. C - 1) are class 16;
+ * nvlstree's node trees have height T = 1: 24 + 3 + 2 = 29 phases,
+ * phases 5..23 (3 + 2T .. C - 1) class 5. 38,416 B: segments of 2,401,
+ * not a multiple of 24 chunks (101 or 100 B each): no class. */
+static void test_steady_state(void **state)
+{
+    (void)state;
+    static const struct {
+        strata_algo_t algo;
+        uint32_t nphases, lo;
+    } cs[] = {{STRATA_ALGO_TREE, 39, 16}, {STRATA_ALGO_NVLSTREE, 29, 5}};
+    static strata_step_t a[1024], b[1024];
+    for (size_t c = 0; c < 2; c++) {
+        strata_sched_t *s = sched_of(cs[c].algo, 16, 8, 16 * 24 * 100, 24);
+        assert_int_equal(strata_sched_nphases(s), cs[c].nphases);
+        uint32_t nclass = 0;
+        for (uint32_t ph = 0; ph < cs[c].nphases; ph++) {
+            uint32_t k = strata_sched_phase_class(s, ph);
+            assert_int_equal(k, ph >= cs[c].lo && ph <= 23 ? cs[c].lo : ph);
+            if (k == ph) {
+                nclass++;
+                continue;
+            }
+            for (uint32_t g = 0; g < strata_sched_nagents(s); g++) {
+                uint32_t n = strata_sched_phase_steps(s, g, ph, a, 1024);
+                assert_true(n <= 1024);
+                assert_int_equal(strata_sched_phase_steps(s, g, k, b, 1024), n);
+                for (uint32_t i = 0; i < n; i++) {
+                    assert_int_equal(a[i].op, b[i].op);
+                    assert_int_equal(a[i].peer, b[i].peer);
+                    assert_int_equal(a[i].after, b[i].after);
+                    assert_int_equal(a[i].src_buf, b[i].src_buf);
+                    assert_int_equal(a[i].count * a[i].nblk, b[i].count * b[i].nblk);
+                }
+            }
+        }
+        assert_int_equal(nclass, cs[c].nphases - (23 - cs[c].lo));
+        strata_sched_destroy(s);
+        s = sched_of(cs[c].algo, 16, 8, 16 * 24 * 100 + 16, 24);
+        for (uint32_t ph = 0; ph < strata_sched_nphases(s); ph++)
+            assert_int_equal(strata_sched_phase_class(s, ph), ph);
+        strata_sched_destroy(s);
+    }
+}
+
 static void test_time(void **state)
 {
     (void)state;
@@ -430,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_four_servers_shape),
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_rotation),
+        cmocka_unit_test(test_steady_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
