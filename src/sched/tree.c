@@ -61,6 +61,8 @@
  */
 #include "sched.h"
 
+#include <string.h>
+
 /* ==== Node trees ==== */
 
 /* NCCL's ncclGetBtree. */
@@ -280,7 +282,7 @@ static int64_t height_of(const strata_sched_t *s, int t, uint32_t h, int32_t r)
  * servers of 8). Above TREE_PL_MAX entries (one node of many ranks: 2 P^2)
  * places are computed on demand as before; either way the same numbers. */
 enum { PL_PARENT, PL_C0, PL_C1, PL_C2, PL_H0, PL_H1, PL_H2, PL_DEPTH, PL_HEIGHT, PL_FIELDS };
-enum { TREE_PL_OFF = 3 };
+enum { TREE_PL_OFF = 3, TREE_SEG_OFF = 4 };
 #define TREE_PL_MAX ((size_t)1 << 22)
 
 static strata_status_t places_init(strata_sched_t *s, strata_error_t *err)
@@ -289,7 +291,10 @@ static strata_status_t places_init(strata_sched_t *s, strata_error_t *err)
     s->aux[TREE_PL_OFF] = 0;
     if (n > TREE_PL_MAX) return STRATA_OK;
     size_t base = 2 * (size_t)s->aux[SCHED_DT_N] * DT_FIELDS;
-    int32_t *tab = util_realloc(s->tab, (base + n * PL_FIELDS) * sizeof(*tab));
+    /* then per segment (2g) its offset, chunk length and the number of
+     * longer chunks (sched_blk_off/len without a division per chunk) */
+    size_t segs = base + n * PL_FIELDS;
+    int32_t *tab = util_realloc(s->tab, (segs + 2 * g * 6) * sizeof(*tab));
     if (!tab) return strata_error_set(err, STRATA_ERR_NOMEM, "tree: out of memory");
     s->tab = tab;
     int32_t *e = tab + base;
@@ -306,7 +311,13 @@ static strata_status_t places_init(strata_sched_t *s, strata_error_t *err)
                 e[PL_DEPTH] = (int32_t)pl.depth;
                 e[PL_HEIGHT] = (int32_t)pl.height;
             }
+    for (uint64_t seg = 0; seg < 2 * g; seg++) {
+        uint64_t sl = sched_blk_len(s->p.count, 2 * g, seg), C = s->p.chunks;
+        uint64_t v[3] = {sched_blk_off(s->p.count, 2 * g, seg), sl / C, sl % C};
+        memcpy(tab + segs + seg * 6, v, sizeof(v));
+    }
     s->aux[TREE_PL_OFF] = (int64_t)base;
+    s->aux[TREE_SEG_OFF] = (int64_t)segs;
     return STRATA_OK;
 }
 
@@ -378,6 +389,13 @@ static strata_status_t tree_init(strata_sched_t *s, strata_error_t *err)
 static void chunk(const strata_sched_t *s, int t, uint32_t h, int64_t c, uint64_t *off,
                   uint64_t *len)
 {
+    if (s->aux[TREE_PL_OFF]) { /* the cached segment (places_init) */
+        uint64_t v[3], i = (uint64_t)c;
+        memcpy(v, s->tab + s->aux[TREE_SEG_OFF] + ((size_t)t * s->p.group + h) * 6, sizeof(v));
+        *off = v[0] + i * v[1] + (i < v[2] ? i : v[2]);
+        *len = v[1] + (i < v[2] ? 1 : 0);
+        return;
+    }
     uint64_t nseg = 2 * (uint64_t)s->p.group, seg = (uint64_t)t * s->p.group + h;
     uint64_t base = sched_blk_off(s->p.count, nseg, seg), sl = sched_blk_len(s->p.count, nseg, seg);
     *off = base + sched_blk_off(sl, s->p.chunks, (uint64_t)c);
