@@ -331,8 +331,7 @@ static void place_get(const strata_sched_t *s, int t, uint32_t h, uint32_t r, pl
         return;
     }
     size_t P = s->p.nranks, g = s->p.group;
-    const int32_t *e = s->tab + s->aux[TREE_PL_OFF] +
-                       (((size_t)t * g + h) * P + r) * PL_FIELDS;
+    const int32_t *e = s->tab + s->aux[TREE_PL_OFF] + (((size_t)t * g + h) * P + r) * PL_FIELDS;
     pl->parent = e[PL_PARENT];
     for (int i = 0; i < 3; i++) {
         pl->child[i] = e[PL_C0 + i];

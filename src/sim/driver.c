@@ -793,7 +793,7 @@ static strata_status_t send_flows(drv_t *v, const agent_t *a, const strata_step_
                                   send_flow_fn fn, void *ctx)
 {
     const sim_job_t *job = &v->d->jobs[a->job];
-    bool rails = strata_sched_channels(job->s) > 1; /* as start_send */
+    bool rails = strata_sched_channels(job->s) > 1;   /* as start_send */
     for (uint32_t i = 0; i < v->rot || i == 0; i++) { /* the send's images (rotation) */
         uint32_t src = i ? strata_sched_rot_agent(job->s, a->idx, i) : a->idx;
         uint32_t dst = i ? strata_sched_rot_agent(job->s, (uint32_t)s->peer, i) : (uint32_t)s->peer;

@@ -52,8 +52,12 @@ uint64_t sim_route_flushes(const strata_sim_t *sim)
 
 strata_sim_opts_t strata_sim_opts_default(void)
 {
-    strata_sim_opts_t o = {
-        STRATA_SIM_SPREAD, STRATA_SIM_BARRIER, 1, 1, false, false, NULL, 8, 10, false, false, false};
+    strata_sim_opts_t o = {.routing = STRATA_SIM_SPREAD,
+                           .mode = STRATA_SIM_BARRIER,
+                           .seed = 1,
+                           .conns = 1,
+                           .trace_links = 8,
+                           .top_links = 10}; /* the rest false / NULL */
     return o;
 }
 
