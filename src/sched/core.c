@@ -255,6 +255,31 @@ uint32_t strata_sched_phase_class(const strata_sched_t *s, uint32_t phase)
     return phase;
 }
 
+uint32_t strata_sched_rot_order(const strata_sched_t *s)
+{
+    if (trivial(s) || !s->algo->rot_order) return 1;
+    return s->algo->rot_order(s);
+}
+
+uint32_t strata_sched_rot_agent(const strata_sched_t *s, uint32_t agent, uint32_t i)
+{
+    uint32_t g = s->p.group;
+    if (agent >= s->p.nranks || g == 0) return agent;
+    return agent - agent % g + (uint32_t)((agent % g + 2 * (uint64_t)i) % g);
+}
+
+uint32_t strata_sched_phase_rep_steps(const strata_sched_t *s, uint32_t agent, uint32_t phase,
+                                      strata_step_t *steps, uint32_t cap)
+{
+    sched_sink_t k = {.phase = phase,
+                      .want = UINT32_MAX,
+                      .all = steps,
+                      .cap = steps ? cap : 0,
+                      .reps = strata_sched_rot_order(s) > 1};
+    enumerate(s, agent, &k);
+    return k.n;
+}
+
 uint64_t strata_sched_nsteps(const strata_sched_t *s, uint32_t agent)
 {
     uint64_t n = 0;

@@ -104,11 +104,11 @@ static void head_steps(const strata_sched_t *s, int t, uint32_t h, uint32_t n, s
 
 static void rank_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 {
-    uint32_t n = r / s->p.group;
+    uint32_t n = r / s->p.group, nh = k->reps ? 2 : s->p.group;
     int32_t sw = (int32_t)(s->p.nranks + n);
     uint64_t off, len;
     for (int t = 0; t < 2; t++)
-        for (uint32_t h = 0; h < s->p.group; h++) {
+        for (uint32_t h = 0; h < nh; h++) {
             if (chunk(s, t, h, k->phase, &off, &len))
                 sched_send(k, 0, sw, STRATA_BUF_INPUT, off, len);
             if (head_of(s, n, h) == (int32_t)r) {
@@ -125,10 +125,10 @@ static void rank_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
 static void switch_phase(const strata_sched_t *s, uint32_t n, sched_sink_t *k)
 {
     int S = STRATA_BUF_SCRATCH;
-    uint32_t first = node_first(s, n), m = node_size(s, n);
+    uint32_t first = node_first(s, n), m = node_size(s, n), nh = k->reps ? 2 : s->p.group;
     uint64_t off, len;
     for (int t = 0; t < 2; t++)
-        for (uint32_t h = 0; h < s->p.group; h++) {
+        for (uint32_t h = 0; h < nh; h++) {
             int64_t ph = k->phase,
                     late = ph - 2 - s->aux[SCHED_DT_T0 + t] - sched_dt(s, t, n, DT_DEPTH);
             int32_t head = head_of(s, n, h);
@@ -154,9 +154,29 @@ static void nvlstree_phase(const strata_sched_t *s, uint32_t a, sched_sink_t *k)
         switch_phase(s, a - s->p.nranks, k);
 }
 
+/* The steady state (tree.c's sched_dtree_class): phase ph moves chunks ph
+ * - x with x in {0, 1} (input to the switch, its sum to the head), 2 +
+ * a height <= 2 + T (up the tree), 1 + T + d, 2 + T + d and 3 + T + d
+ * (down, to the switch, the multicast; d <= T): all in [0, 3 + 2 T]. */
+static uint32_t nvlstree_class(const strata_sched_t *s, uint32_t phase)
+{
+    int64_t T0 = s->aux[SCHED_DT_T0], T1 = s->aux[SCHED_DT_T1];
+    return sched_dtree_class(s, phase, 3 + 2 * (T0 > T1 ? T0 : T1));
+}
+
+/* The channel rotation (strata_sched_rot_order, tree.c's
+ * sched_dtree_rot_order): with full nodes, head_of(n, h + 2) = rho(head_of(n,
+ * h)) and the node tables do not depend on h, so channel h + 2's rank
+ * steps are the images of channel h's; a switch is fixed by rho and its
+ * steps for channel h + 2 are those for h with its ranks renamed by rho
+ * (the same sends and receives; which receive of the node's m initialises
+ * the sum, and so the `after` of its receives, follows the ranks' order,
+ * which only the receives' reductions see). */
 const sched_algo_t sched_nvlstree = {
     .id = STRATA_ALGO_NVLSTREE,
     .colls = SCHED_COLL(ALLREDUCE),
     .init = nvlstree_init,
     .phase = nvlstree_phase,
+    .phase_class = nvlstree_class,
+    .rot_order = sched_dtree_rot_order,
 };

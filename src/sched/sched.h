@@ -24,6 +24,7 @@ typedef struct sched_sink {
     strata_step_t *out; /* where the wanted step goes */
     strata_step_t *all; /* or: every step, up to `cap` of them (strata_sched_phase_steps) */
     uint32_t cap;
+    bool reps; /* emit only the representative channels (strata_sched_rot_order) */
 } sched_sink_t;
 
 typedef struct sched_algo sched_algo_t;
@@ -52,7 +53,21 @@ struct sched_algo {
     void (*phase)(const strata_sched_t *s, uint32_t agent, sched_sink_t *k);
     /* Optional: pattern class of a phase (NULL: the phase index). */
     uint32_t (*phase_class)(const strata_sched_t *s, uint32_t phase);
+    /* Optional: order of the channel rotation (strata_sched_rot_order;
+     * NULL or 1: none). The phase function then honours k->reps. */
+    uint32_t (*rot_order)(const strata_sched_t *s);
 };
+
+/* The channel rotation both tree.c and nvlstree.c declare: order g/2 when
+ * P = N g with g even, g >= 4, and the count splits into 2g equal
+ * segments; rho moves local rank l to (l + 2) mod g. 1 otherwise. */
+uint32_t sched_dtree_rot_order(const strata_sched_t *s);
+/* The pipeline's steady state as a phase class (strata_sched_phase_class)
+ * of a double-binary-tree schedule whose steps in phase ph move chunks
+ * ph - x for offsets 0 <= x <= reach: phases reach .. C - 1 are one
+ * class, named by its first phase, when every chunk of every segment has
+ * the same length; every other phase is its own class. */
+uint32_t sched_dtree_class(const strata_sched_t *s, uint32_t phase, int64_t reach);
 
 #define SCHED_COLL(c) (1u << STRATA_COLL_##c)
 

@@ -68,6 +68,8 @@
  */
 #include "sched.h"
 
+#include <string.h>
+
 /* ==== Node trees ==== */
 
 /* NCCL's ncclGetBtree. */
@@ -215,6 +217,7 @@ strata_status_t sched_dtree_init(strata_sched_t *s, uint32_t g, bool chain, stra
 typedef struct place {
     int32_t parent, child[3];
     int64_t depth, height;
+    int64_t chh[3]; /* the children's heights (place_get only) */
 } place_t;
 
 /* Channel h's chain in a node of m ranks starts at local rank h mod m and
@@ -277,6 +280,76 @@ static int64_t height_of(const strata_sched_t *s, int t, uint32_t h, int32_t r)
     return pl.height;
 }
 
+/* The places of every (tree, channel, rank), cached: a phase asks each
+ * rank's place in every (tree, channel) and its children's heights, and
+ * every phase asks the same (issue 14: place_of was a fifth of a folded
+ * tree run at 4,096 GPUs). The cache sits after the node table in s->tab
+ * (aux[TREE_PL_OFF] its offset, 0: none), PL_FIELDS int32 per entry, in
+ * (t, h, r) order: 2 g P entries, 36 B each (9.4 MiB at 16,384 ranks in
+ * servers of 8). Above TREE_PL_MAX entries (one node of many ranks: 2 P^2)
+ * places are computed on demand as before; either way the same numbers. */
+enum { PL_PARENT, PL_C0, PL_C1, PL_C2, PL_H0, PL_H1, PL_H2, PL_DEPTH, PL_HEIGHT, PL_FIELDS };
+enum { TREE_PL_OFF = 3, TREE_SEG_OFF = 4 };
+#define TREE_PL_MAX ((size_t)1 << 22)
+
+static strata_status_t places_init(strata_sched_t *s, strata_error_t *err)
+{
+    size_t P = s->p.nranks, g = s->p.group, n = 2 * g * P;
+    s->aux[TREE_PL_OFF] = 0;
+    /* channels over rails (params rails > g, width() below): channel h
+     * >= g has no entry; places are computed on demand */
+    if (n > TREE_PL_MAX || s->p.rails > s->p.group) return STRATA_OK;
+    size_t base = 2 * (size_t)s->aux[SCHED_DT_N] * DT_FIELDS;
+    /* then per segment (2g) its offset, chunk length and the number of
+     * longer chunks (sched_blk_off/len without a division per chunk) */
+    size_t segs = base + n * PL_FIELDS;
+    int32_t *tab = util_realloc(s->tab, (segs + 2 * g * 6) * sizeof(*tab));
+    if (!tab) return strata_error_set(err, STRATA_ERR_NOMEM, "tree: out of memory");
+    s->tab = tab;
+    int32_t *e = tab + base;
+    for (int t = 0; t < 2; t++)
+        for (uint32_t h = 0; h < g; h++)
+            for (uint32_t r = 0; r < P; r++, e += PL_FIELDS) {
+                place_t pl;
+                place_of(s, t, h, r, &pl);
+                e[PL_PARENT] = pl.parent;
+                for (int i = 0; i < 3; i++) {
+                    e[PL_C0 + i] = pl.child[i];
+                    e[PL_H0 + i] = pl.child[i] < 0 ? -1 : (int32_t)height_of(s, t, h, pl.child[i]);
+                }
+                e[PL_DEPTH] = (int32_t)pl.depth;
+                e[PL_HEIGHT] = (int32_t)pl.height;
+            }
+    for (uint64_t seg = 0; seg < 2 * g; seg++) {
+        uint64_t sl = sched_blk_len(s->p.count, 2 * g, seg), C = s->p.chunks;
+        uint64_t v[3] = {sched_blk_off(s->p.count, 2 * g, seg), sl / C, sl % C};
+        memcpy(tab + segs + seg * 6, v, sizeof(v));
+    }
+    s->aux[TREE_PL_OFF] = (int64_t)base;
+    s->aux[TREE_SEG_OFF] = (int64_t)segs;
+    return STRATA_OK;
+}
+
+/* place_of with the children's heights, from the cache when there is one. */
+static void place_get(const strata_sched_t *s, int t, uint32_t h, uint32_t r, place_t *pl)
+{
+    if (s->aux[TREE_PL_OFF] == 0) {
+        place_of(s, t, h, r, pl);
+        for (int i = 0; i < 3; i++)
+            pl->chh[i] = pl->child[i] < 0 ? -1 : height_of(s, t, h, pl->child[i]);
+        return;
+    }
+    size_t P = s->p.nranks, g = s->p.group;
+    const int32_t *e = s->tab + s->aux[TREE_PL_OFF] + (((size_t)t * g + h) * P + r) * PL_FIELDS;
+    pl->parent = e[PL_PARENT];
+    for (int i = 0; i < 3; i++) {
+        pl->child[i] = e[PL_C0 + i];
+        pl->chh[i] = e[PL_H0 + i];
+    }
+    pl->depth = e[PL_DEPTH];
+    pl->height = e[PL_HEIGHT];
+}
+
 /* ==== Channels (the public view, ring.c's strata_sched_channel) ==== */
 
 /* Channels per tree: a head per rank of a node (g), or with params rails
@@ -335,13 +408,20 @@ static strata_status_t tree_init(strata_sched_t *s, strata_error_t *err)
     if (st) return st;
     int64_t T0 = s->aux[SCHED_DT_T0], T1 = s->aux[SCHED_DT_T1];
     s->nphases = s->p.chunks - 1 + 2 * (uint32_t)(T0 > T1 ? T0 : T1);
-    return STRATA_OK;
+    return places_init(s, err);
 }
 
 /* Chunk c of (tree t, channel h)'s segment: segment t*W + h of 2W. */
 static void chunk(const strata_sched_t *s, int t, uint32_t h, int64_t c, uint64_t *off,
                   uint64_t *len)
 {
+    if (s->aux[TREE_PL_OFF]) { /* the cached segment (places_init; W = g) */
+        uint64_t v[3], i = (uint64_t)c;
+        memcpy(v, s->tab + s->aux[TREE_SEG_OFF] + ((size_t)t * s->p.group + h) * 6, sizeof(v));
+        *off = v[0] + i * v[1] + (i < v[2] ? i : v[2]);
+        *len = v[1] + (i < v[2] ? 1 : 0);
+        return;
+    }
     uint64_t W = width(s), nseg = 2 * W, seg = (uint64_t)t * W + h;
     uint64_t base = sched_blk_off(s->p.count, nseg, seg), sl = sched_blk_len(s->p.count, nseg, seg);
     *off = base + sched_blk_off(sl, s->p.chunks, (uint64_t)c);
@@ -353,12 +433,12 @@ static void tree_steps(const strata_sched_t *s, int t, uint32_t h, uint32_t r, u
 {
     int64_t C = s->p.chunks, ph = k->phase, T = s->aux[SCHED_DT_T0 + t];
     place_t pl;
-    place_of(s, t, h, r, &pl);
+    place_get(s, t, h, r, &pl);
     int O = STRATA_BUF_OUTPUT;
     uint64_t off, len;
     for (int i = 0; i < 3; i++) { /* up: reduce chunk from each child */
         if (pl.child[i] < 0) continue;
-        int64_t c = ph - height_of(s, t, h, pl.child[i]);
+        int64_t c = ph - pl.chh[i];
         if (c >= 0 && c < C) {
             chunk(s, t, h, c, &off, &len);
             sched_recv_reduce(k, after, pl.child[i], O, off, O, off, len);
@@ -387,9 +467,67 @@ static void tree_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k)
         sched_copy(k, 0, STRATA_BUF_INPUT, 0, STRATA_BUF_OUTPUT, 0, s->p.count);
         after = 1;
     }
+    uint32_t nh = k->reps ? 2 : width(s); /* representatives: channels 0 and 1 */
     for (int t = 0; t < 2; t++)
-        for (uint32_t h = 0; h < width(s); h++)
+        for (uint32_t h = 0; h < nh; h++)
             tree_steps(s, t, h, r, after, k);
+}
+
+/* The channel rotation (strata_sched_rot_order). With P = N g, g even and
+ * every segment of equal length L = count / 2g, rho (local rank l -> l + 2
+ * mod g in every node) carries channel h's steps onto channel h + 2's:
+ *   - chain_local(g, h + 2, j) = chain_local(g, h, j) + 2 mod g (an even
+ *     head adds j, an odd one subtracts it; h + 2 has h's parity), so
+ *     rank_at(n, h + 2, j) = rho(rank_at(n, h, j)) and chain_pos(g, h + 2,
+ *     rho(r)) = chain_pos(g, h, r): a rank's position j in its chain, and
+ *     so its depth and height, are rho's image's in channel h + 2;
+ *   - the node tables (links, depths, heights, DT_H1) do not depend on h,
+ *     so up_rank and the children (rank_at of a child or parent node) are
+ *     images under rho too: place_of(t, h + 2, rho(r)) = rho(place_of(t,
+ *     h, r)) with equal depth and height;
+ *   - chunk c of segment (t, h) has length blk_len(L, C, c), the same for
+ *     every h: tree_steps(t, h + 2, rho(r)) emits, step for step, the
+ *     images of tree_steps(t, h, r) (same op, after, bytes, buffer).
+ * rho^(g/2) is the identity, and channels 0 and 1 (one even, one odd)
+ * meet every orbit {h, h + 2, ...} once. Which chunks a phase moves
+ * (c = phase - x for the offsets x a rank's place gives, and their
+ * lengths) is common to all channels, and every offset x in use at some
+ * (rank, channel) is in use at its image in channel 0 or 1, so two phases
+ * whose representative steps agree agree in all their steps. The phase-0
+ * copy is per rank and kept in the representatives. */
+/* The steady state (sched_dtree_class). Phase ph of the tree moves, at a
+ * rank of depth d and height hgt in tree t, chunks ph - x for x among the
+ * children's heights, hgt, T_t + d - 1 and T_t + d — all in [0, 2 T_t],
+ * since d + hgt <= T_t (a child is at least one lower and one deeper).
+ * For 2 max(T_0, T_1) <= ph <= C - 1 every one of those is a chunk, so
+ * every rank emits the same steps in every such phase (ph > 0: no copy);
+ * with equal chunk lengths they move the same bytes, and the phases are
+ * one class (exactly the same messages, as the contract asks). */
+uint32_t sched_dtree_class(const strata_sched_t *s, uint32_t phase, int64_t reach)
+{
+    uint64_t nseg = 2 * (uint64_t)s->p.group, C = s->p.chunks;
+    if (s->p.count % nseg || (s->p.count / nseg) % C) return phase; /* unequal chunks */
+    if ((int64_t)phase >= reach && phase <= C - 1 && reach >= 1) return (uint32_t)reach;
+    return phase;
+}
+
+static uint32_t tree_class(const strata_sched_t *s, uint32_t phase)
+{
+    int64_t T0 = s->aux[SCHED_DT_T0], T1 = s->aux[SCHED_DT_T1];
+    /* channels over rails: 2W segments (W = rails, a multiple of g), whose
+     * chunks must be equal too; then so are the 2g of sched_dtree_class */
+    uint64_t nseg = 2 * (uint64_t)width(s);
+    if (s->p.count % nseg || (s->p.count / nseg) % s->p.chunks) return phase;
+    return sched_dtree_class(s, phase, 2 * (T0 > T1 ? T0 : T1));
+}
+
+uint32_t sched_dtree_rot_order(const strata_sched_t *s)
+{
+    uint32_t g = s->p.group, P = s->p.nranks;
+    /* channels over rails (tree, params rails > g): not proven, none */
+    if (s->p.rails > g) return 1;
+    if (g < 4 || g % 2 || P % g || s->p.count % (2 * (uint64_t)g)) return 1;
+    return g / 2;
 }
 
 const sched_algo_t sched_tree = {
@@ -397,4 +535,6 @@ const sched_algo_t sched_tree = {
     .colls = SCHED_COLL(ALLREDUCE),
     .init = tree_init,
     .phase = tree_phase,
+    .phase_class = tree_class,
+    .rot_order = sched_dtree_rot_order,
 };

@@ -229,6 +229,200 @@ static double walk(const strata_sched_t *s, const strata_coll_machine_t *m)
  * chunks. 4 servers: NIC-bound, 4 streams per NIC in steady state (32 > 28
  * chain): at least C x 4 q / 50 GB/s = 5.3687 ms, and the 19 fill and
  * drain phases add less than 19 x that / C; the walk gives the exact sum. */
+/* ==== The channel rotation (strata_sched_rot_order, tree.c) ====
+ * Checked on the generator's output, phase by phase, against the full
+ * walk: the sends (agent, peer, bytes, buffer, after) of every channel
+ * are the images under rho^i (local rank l -> l + 2i mod g) of the
+ * representative channels' sends, the receives (agent, peer, bytes) too,
+ * and the representatives keep every local step. */
+typedef struct tup {
+    uint64_t agent, peer, buf, after, kind, bytes; /* no padding: compared by memcmp */
+} tup_t;
+
+static int cmp_tup(const void *pa, const void *pb)
+{
+    return memcmp(pa, pb, sizeof(tup_t));
+}
+
+static strata_sched_t *sched_of(strata_algo_t algo, uint32_t P, uint32_t g, uint64_t count,
+                                uint32_t chunks)
+{
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = algo,
+                               .nranks = P,
+                               .count = count,
+                               .elem_size = 1,
+                               .chunks = chunks,
+                               .group = g};
+    strata_sched_t *s = NULL;
+    strata_error_t err;
+    if (strata_sched_create(&p, &s, &err)) fail_msg("%s", err.msg);
+    return s;
+}
+
+static tup_t tup_of(uint32_t agent, const strata_step_t *st)
+{
+    tup_t t;
+    bool send = st->op == STRATA_STEP_SEND;
+    bool recv = st->op == STRATA_STEP_RECV || st->op == STRATA_STEP_RECV_REDUCE;
+    t.agent = agent;
+    t.kind = send ? 1 : recv ? 2 : 3;
+    t.peer = send || recv ? (uint32_t)st->peer : 0;
+    t.buf = send ? (uint32_t)st->src_buf : 0;
+    t.after = send ? st->after : 0;
+    t.bytes = st->count * (uint64_t)st->nblk;
+    return t;
+}
+
+/* Do the full phases equal the images of the representatives under
+ * map(s, agent, i) for i < k? Local steps: the representatives' own. */
+static bool images_match(const strata_sched_t *s, uint32_t k,
+                         uint32_t (*map)(const strata_sched_t *, uint32_t, uint32_t))
+{
+    uint32_t A = strata_sched_nagents(s);
+    strata_step_t st[256];
+    tup_t *full = malloc(sizeof(tup_t) * 65536), *img = malloc(sizeof(tup_t) * 65536);
+    bool ok = true;
+    for (uint32_t ph = 0; ph < strata_sched_nphases(s) && ok; ph++) {
+        size_t nf = 0, ni = 0;
+        for (uint32_t a = 0; a < A; a++) {
+            uint32_t n = strata_sched_phase_steps(s, a, ph, st, 256);
+            assert_true(n <= 256);
+            for (uint32_t i = 0; i < n; i++)
+                full[nf++] = tup_of(a, &st[i]);
+            n = strata_sched_phase_rep_steps(s, a, ph, st, 256);
+            for (uint32_t i = 0; i < n; i++) {
+                tup_t t = tup_of(a, &st[i]);
+                if (t.kind == 3) {
+                    img[ni++] = t;
+                    continue;
+                }
+                for (uint32_t r = 0; r < k; r++) {
+                    tup_t u = t;
+                    u.agent = map(s, a, r);
+                    u.peer = map(s, (uint32_t)t.peer, r);
+                    img[ni++] = u;
+                }
+            }
+        }
+        assert_true(nf < 65536 && ni < 65536);
+        qsort(full, nf, sizeof(tup_t), cmp_tup);
+        qsort(img, ni, sizeof(tup_t), cmp_tup);
+        ok = nf == ni && memcmp(full, img, nf * sizeof(tup_t)) == 0;
+    }
+    free(full);
+    free(img);
+    return ok;
+}
+
+/* A map that is not the schedule's symmetry: l -> l + i mod g. */
+static uint32_t rot_by_one(const strata_sched_t *s, uint32_t a, uint32_t i)
+{
+    uint32_t g = strata_sched_params(s)->group;
+    if (a >= strata_sched_params(s)->nranks) return a;
+    return a - a % g + (a % g + i) % g;
+}
+
+static void test_rotation(void **state)
+{
+    (void)state;
+    static const strata_algo_t algos[] = {STRATA_ALGO_TREE, STRATA_ALGO_NVLSTREE};
+    /* (P, g, count, chunks): 2, 4, 5 servers of 8 (order 4), 3 servers of
+     * 4 (order 2), 4 of 6 (order 3); counts divisible by 2g */
+    static const struct {
+        uint32_t P, g;
+        uint64_t count;
+        uint32_t chunks, order;
+    } cs[] = {{16, 8, 1 << 20, 3, 4},
+              {32, 8, 16 * 999, 4, 4},
+              {40, 8, 1 << 16, 2, 4},
+              {12, 4, 8 * 77, 5, 2},
+              {24, 6, 12 * 50, 3, 3}};
+    for (size_t a = 0; a < 2; a++)
+        for (size_t c = 0; c < sizeof(cs) / sizeof(cs[0]); c++) {
+            strata_sched_t *s = sched_of(algos[a], cs[c].P, cs[c].g, cs[c].count, cs[c].chunks);
+            uint32_t k = strata_sched_rot_order(s);
+            assert_int_equal(k, cs[c].order); /* g / 2 */
+            assert_true(images_match(s, k, strata_sched_rot_agent));
+            /* the check tells a wrong map apart: rotating by one local rank */
+            assert_false(images_match(s, k, rot_by_one));
+            /* rho^k is the identity, rho moves a rank within its server */
+            assert_int_equal(strata_sched_rot_agent(s, 13 % cs[c].P, k), 13 % cs[c].P);
+            assert_int_equal(strata_sched_rot_agent(s, 0, 1), 2);
+            strata_sched_destroy(s);
+        }
+    /* no rotation: odd group, group 2, a partial server, a count that does
+     * not split into 2g equal segments, the flat tree */
+    strata_sched_t *s = sched_of(STRATA_ALGO_TREE, 15, 5, 1000, 2);
+    assert_int_equal(strata_sched_rot_order(s), 1);
+    strata_sched_destroy(s);
+    s = sched_of(STRATA_ALGO_TREE, 8, 2, 1000, 2);
+    assert_int_equal(strata_sched_rot_order(s), 1);
+    strata_sched_destroy(s);
+    s = sched_of(STRATA_ALGO_NVLSTREE, 20, 8, 1 << 16, 2);
+    assert_int_equal(strata_sched_rot_order(s), 1);
+    strata_sched_destroy(s);
+    s = sched_of(STRATA_ALGO_TREE, 16, 8, 16 * 100 + 8, 2);
+    assert_int_equal(strata_sched_rot_order(s), 1);
+    strata_sched_destroy(s);
+    s = sched_of(STRATA_ALGO_TREE, 16, 1, 1 << 16, 2);
+    assert_int_equal(strata_sched_rot_order(s), 1);
+    /* without a rotation the representatives are every step */
+    strata_step_t a[64], b[64];
+    uint32_t n = strata_sched_phase_steps(s, 3, 2, a, 64);
+    assert_int_equal(strata_sched_phase_rep_steps(s, 3, 2, b, 64), n);
+    assert_memory_equal(a, b, n * sizeof(a[0]));
+    strata_sched_destroy(s);
+}
+
+/* The pipeline's steady state (sched_dtree_class): phases of one class
+ * emit, agent by agent, the same steps but for offsets. By hand, 2
+ * servers of 8: the tree's T = g - 1 + 1 = 8 (tree.c), so with C = 24 it
+ * has 23 + 16 = 39 phases and phases 16..23 (2T .. C - 1) are class 16;
+ * nvlstree's node trees have height T = 1: 24 + 3 + 2 = 29 phases,
+ * phases 5..23 (3 + 2T .. C - 1) class 5. 38,416 B: segments of 2,401,
+ * not a multiple of 24 chunks (101 or 100 B each): no class. */
+static void test_steady_state(void **state)
+{
+    (void)state;
+    static const struct {
+        strata_algo_t algo;
+        uint32_t nphases, lo;
+    } cs[] = {{STRATA_ALGO_TREE, 39, 16}, {STRATA_ALGO_NVLSTREE, 29, 5}};
+    static strata_step_t a[1024], b[1024];
+    for (size_t c = 0; c < 2; c++) {
+        strata_sched_t *s = sched_of(cs[c].algo, 16, 8, 16 * 24 * 100, 24);
+        assert_int_equal(strata_sched_nphases(s), cs[c].nphases);
+        uint32_t nclass = 0;
+        for (uint32_t ph = 0; ph < cs[c].nphases; ph++) {
+            uint32_t k = strata_sched_phase_class(s, ph);
+            assert_int_equal(k, ph >= cs[c].lo && ph <= 23 ? cs[c].lo : ph);
+            if (k == ph) {
+                nclass++;
+                continue;
+            }
+            for (uint32_t g = 0; g < strata_sched_nagents(s); g++) {
+                uint32_t n = strata_sched_phase_steps(s, g, ph, a, 1024);
+                assert_true(n <= 1024);
+                assert_int_equal(strata_sched_phase_steps(s, g, k, b, 1024), n);
+                for (uint32_t i = 0; i < n; i++) {
+                    assert_int_equal(a[i].op, b[i].op);
+                    assert_int_equal(a[i].peer, b[i].peer);
+                    assert_int_equal(a[i].after, b[i].after);
+                    assert_int_equal(a[i].src_buf, b[i].src_buf);
+                    assert_int_equal(a[i].count * a[i].nblk, b[i].count * b[i].nblk);
+                }
+            }
+        }
+        assert_int_equal(nclass, cs[c].nphases - (23 - cs[c].lo));
+        strata_sched_destroy(s);
+        s = sched_of(cs[c].algo, 16, 8, 16 * 24 * 100 + 16, 24);
+        for (uint32_t ph = 0; ph < strata_sched_nphases(s); ph++)
+            assert_int_equal(strata_sched_phase_class(s, ph), ph);
+        strata_sched_destroy(s);
+    }
+}
+
 static void test_time(void **state)
 {
     (void)state;
@@ -283,6 +477,8 @@ int main(void)
         cmocka_unit_test(test_two_servers_shape),
         cmocka_unit_test(test_four_servers_shape),
         cmocka_unit_test(test_time),
+        cmocka_unit_test(test_rotation),
+        cmocka_unit_test(test_steady_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

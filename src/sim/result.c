@@ -35,6 +35,11 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
         fprintf(out, "  folded    %llu phases by parts: %llu of their %llu flows run\n",
                 (unsigned long long)r->phases_folded, (unsigned long long)r->fold_timed,
                 (unsigned long long)r->fold_flows);
+    if (r->phases_rot)
+        fprintf(out,
+                "  rotated   %llu folded phases generated from 1 channel in %u (channel "
+                "rotation)\n",
+                (unsigned long long)r->phases_rot, r->rot_order);
     fprintf(out, "\n  %-22s %12s %12s %7s %8s\n", "link class", "capacity", "carried", "util",
             "bound");
     for (int c = 0; c < r->nclasses; c++) {
@@ -102,6 +107,10 @@ static json_t *to_json(const strata_sim_result_t *r)
         json_object_set_new(o, "phases_folded", json_integer((json_int_t)r->phases_folded));
         json_object_set_new(o, "fold_flows", json_integer((json_int_t)r->fold_flows));
         json_object_set_new(o, "fold_flows_run", json_integer((json_int_t)r->fold_timed));
+    }
+    if (r->phases_rot) { /* present only when the channel rotation was used */
+        json_object_set_new(o, "phases_rotated", json_integer((json_int_t)r->phases_rot));
+        json_object_set_new(o, "rotation_order", json_integer((json_int_t)r->rot_order));
     }
     json_object_set_new(o, "flows", json_integer((json_int_t)r->flows));
     json_object_set_new(o, "events", json_integer((json_int_t)r->events));

@@ -52,8 +52,12 @@ uint64_t sim_route_flushes(const strata_sim_t *sim)
 
 strata_sim_opts_t strata_sim_opts_default(void)
 {
-    strata_sim_opts_t o = {
-        STRATA_SIM_SPREAD, STRATA_SIM_BARRIER, 1, 1, false, false, NULL, 8, 10, false, false};
+    strata_sim_opts_t o = {.routing = STRATA_SIM_SPREAD,
+                           .mode = STRATA_SIM_BARRIER,
+                           .seed = 1,
+                           .conns = 1,
+                           .trace_links = 8,
+                           .top_links = 10}; /* the rest false / NULL */
     return o;
 }
 
@@ -253,6 +257,7 @@ static strata_status_t drive(strata_sim_t *sim, sim_trace_t *tr, bool ideal, boo
     d->mode = sim->opts.mode;
     d->reuse = !sim->opts.no_reuse;
     d->fold = !sim->opts.no_fold;
+    d->rotate = !sim->opts.no_rotate;
     d->ideal = ideal;
     d->phase_limit = sim->phase_limit;
     d->job_end = job_end;
@@ -453,6 +458,8 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     res->phases_folded = d.phases_folded;
     res->fold_flows = d.fold_flows;
     res->fold_timed = d.fold_timed;
+    res->phases_rot = d.phases_rot;
+    res->rot_order = d.phases_rot ? d.rot_order : 1;
     res->bytes = coll_bytes(p);
     res->algbw = d.time > 0 ? res->bytes / d.time : 0;
     res->busbw = res->algbw * strata_sim_busbw_factor(p->coll, p->nranks);
