@@ -397,7 +397,7 @@ static int pump_in(strata_comm_t *c, int p, int j)
         size_t ask = direct ? want : TCP_STAGE;
         ssize_t n = recv(s->fd, direct ? to : s->in, ask, MSG_DONTWAIT);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            s->ready = false;
+            s->ready = direct; /* mid-payload: more is on its way */
             return 0;
         }
         if (n < 0 && errno == EINTR) return 0;
@@ -559,7 +559,9 @@ static const void *tcp_recv_slot(strata_comm_t *c, int peer, comm_tag_t *tag_p,
     tcp_buf_t *b = &q->rq[q->r_tail % (uint64_t)depth];
     if (t->st != STRATA_OK) return NULL;
     int j = (int)(q->r_tail % (uint64_t)t->nstreams);
-    if (!b->done) pump(c, peer, j);
+    /* the executor waits for this frame: read its stream directly (a
+     * frame the peer sent meanwhile costs one read, no epoll_wait) */
+    if (!b->done) q->s[j].ready = true, pump(c, peer, j);
     if (!b->done && q->s[j].eof && t->st == STRATA_OK)
         tcp_fail(c, peer, STRATA_ERR_PEER, "closed its connection (it exited or failed)");
     if (t->st != STRATA_OK || !b->done) return NULL;
