@@ -644,7 +644,13 @@ static bool tcp_idle(comm_call_t *k, comm_wait_t *w, uint64_t peers)
 
 static strata_status_t tcp_status(comm_call_t *k)
 {
-    comm_tcp_t *t = k->c->tcp;
+    strata_comm_t *c = k->c;
+    comm_tcp_t *t = c->tcp;
+    /* the executor's periodic check: read every stream once, so that a
+     * peer's close is seen on streams no wait is reading */
+    for (int p = 0; p < c->size && t->st == STRATA_OK; p++)
+        for (int j = 0; c->remote[p] && j < t->nstreams; j++)
+            t->peer[p].s[j].ready = true, pump(c, p, j);
     if (t->st == STRATA_OK) return STRATA_OK;
     /* this host's other ranks stop too, naming the remote rank */
     comm_mark_failed(k->c, t->failed_peer, COMM_FAIL_DIED);
