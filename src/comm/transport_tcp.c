@@ -79,6 +79,7 @@
 #define TCP_SEND_DEPTH  4
 #define TCP_RECV_DEPTH  (2 * COMM_TCP_MAX_STREAMS)
 #define TCP_STAGE       4096 /* staged reads per stream (pump_in) */
+#define TCP_SWEEP_S     1e-3 /* tcp_status reads every stream at most this often */
 #define TCP_AUTH_LEN    (16 + COMM_BOOT_MAC)
 #define TCP_WAIT_MS     5
 #define TCP_SPIN        512 /* polls before epoll sleeps, bound ranks (STRATA_TCP_SPIN) */
@@ -201,6 +202,7 @@ struct comm_tcp {
     bool has_local;   /* shared-memory peers too */
     unsigned spin;    /* polls of the sockets before sleeping in epoll (tcp_idle) */
     unsigned yields;  /* then sched_yield calls before sleeping (tcp_idle) */
+    double swept_at;  /* tcp_status's last read of every stream */
     strata_status_t st;
     int failed_peer;
     char msg[STRATA_ERROR_MSG_MAX - 64];
@@ -646,11 +648,16 @@ static strata_status_t tcp_status(comm_call_t *k)
 {
     strata_comm_t *c = k->c;
     comm_tcp_t *t = c->tcp;
-    /* the executor's periodic check: read every stream once, so that a
-     * peer's close is seen on streams no wait is reading */
-    for (int p = 0; p < c->size && t->st == STRATA_OK; p++)
-        for (int j = 0; c->remote[p] && j < t->nstreams; j++)
-            t->peer[p].s[j].ready = true, pump(c, p, j);
+    /* the executor's periodic check, at most every TCP_SWEEP_S: read every
+     * stream once, so that a peer's close is seen on streams no wait is
+     * reading (a stream without a free buffer has no EPOLLIN interest) */
+    double now = util_now();
+    if (now - t->swept_at >= TCP_SWEEP_S) {
+        t->swept_at = now;
+        for (int p = 0; p < c->size && t->st == STRATA_OK; p++)
+            for (int j = 0; c->remote[p] && j < t->nstreams; j++)
+                t->peer[p].s[j].ready = true, pump(c, p, j);
+    }
     if (t->st == STRATA_OK) return STRATA_OK;
     /* this host's other ranks stop too, naming the remote rank */
     comm_mark_failed(k->c, t->failed_peer, COMM_FAIL_DIED);
