@@ -69,15 +69,19 @@ typedef enum {
 
 /* How a collective is executed. AUTO picks by size; SHM is the
  * memory-semantic engine (each rank reduces its 1/P slice reading its peers'
- * data in the segment, then all gather); RING and RECDBL execute the
- * collective layer's schedules (strata/sched.h: the same ones the simulator
- * times) as message passing over per-pair shared-memory channels.
- * STRATA_ALGO in the environment (auto|shm|ring|recdbl) overrides AUTO. */
+ * data in the segment, then all gather); RING, RECDBL and RABENSEIFNER
+ * execute the collective layer's schedules (strata/sched.h: the same ones
+ * the simulator times) as message passing over per-pair shared-memory
+ * channels (TCP between hosts). RECDBL and RABENSEIFNER implement only some
+ * operations (allreduce and allgather; allreduce and reduce-scatter); the
+ * others then run on the ring. STRATA_ALGO in the environment
+ * (auto|shm|ring|recdbl|rabenseifner) overrides AUTO. */
 typedef enum {
     STRATA_COMM_AUTO,
     STRATA_COMM_SHM,
     STRATA_COMM_RING,
     STRATA_COMM_RECDBL,
+    STRATA_COMM_RABENSEIFNER,
     STRATA_COMM_ALGO_COUNT
 } strata_comm_algo_t;
 

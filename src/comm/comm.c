@@ -330,7 +330,8 @@ static strata_status_t begin(strata_comm_t *c, const char *what, const strata_ca
  * measured shared-memory and TCP alpha/beta), assumed defaults, labelled as
  * such: inside a host a message is a flag and a copy through the segment
  * (about 1 µs, one core's copy bandwidth, ~5 GB/s); between hosts it
- * crosses two TCP stacks (α = 50 µs) over a 1 Gbit/s link. */
+ * crosses two TCP stacks (α = 50 µs) over a 1 Gbit/s link; a rank reduces
+ * and copies within its memory at that core's ~5 GB/s. */
 #define HOSTS_DEFAULT_SRC                                                                          \
     "assumed defaults (1 us, 5 GB/s inside a host; 50 us, 1 Gbit/s between; not measured)"
 
@@ -347,38 +348,57 @@ static strata_coll_machine_t hosts_machine(const strata_comm_t *c)
                                    .lat_intra = 1e-6,
                                    .lat_inter = 50e-6,
                                    .eta_intra = 1,
-                                   .reduce_bw = 5e9};
+                                   .reduce_bw = 5e9,
+                                   .bw_copy = 5e9};
 }
 
-/* The schedule for a communicator spanning hosts. Allreduce on P ranks:
- * ring takes 2(P-1) steps of S/P bytes, recursive doubling log2 P steps of
- * S bytes (strata_coll_cost's α-β forms), so ring is the cheaper once
- * S·β·(log2 P - 2(P-1)/P) > α·(2(P-1) - log2 P): above S = 8α/β at P = 4
- * and 8.8α/β at P = 8. Taking α = 50 µs (a small message through two
- * hosts' TCP stacks; assumed, not measured here) and β = 8 ns/B
- * (1 Gbit/s) puts the switch near 50 KB for P >= 4; 64 KiB is used, and
- * allgather follows allreduce. At P = 2 both send S per rank: the ring
- * costs one more α and reduces S/2 instead of S on the core that also
- * drives the TCP copies, so its saving S/(2R) (R: the hosts machine's
- * reduction rate) exceeds its cost above S = 2αR (500 KB on the defaults;
- * without a reduction rate, never). Measured on loopback TCP, 2 bound
- * ranks, load 9-10: ring 683-741 us vs recdbl 773-841 us at 256 KiB,
- * 16.4-18.5 vs 22.6-24.3 ms at 4 MiB (bench/README.md). Recursive
- * doubling implements allreduce and allgather only; the others run on the
- * ring (alltoall on pairwise exchange, see sched_algo). STRATA_ALGO or the
+/* The schedule for a communicator spanning hosts. Allreduce: sched's cost
+ * model (strata_coll_cost on hosts_machine) prices the ring, recursive
+ * doubling and Rabenseifner (recursive halving + doubling) for the call's
+ * size and the cheapest runs (the ring on a tie). On P ranks with one
+ * message costing α + m·β between hosts, reductions at R and one rank's
+ * copy at C (hosts_machine), the α-β-γ forms are (P a power of two,
+ * L = log2 P):
+ *   ring          2(P-1) α + 2(P-1)/P S β,  γ = (P-1)/P S / R;
+ *   recdbl        L α + L S β + S / C,       γ = L S / R;
+ *   rabenseifner  2L α + 2(P-1)/P S β + S / C, γ = (P-1)/P S / R;
+ * time = α-terms + max(β-terms, γ). The S / C is the copy both others
+ * make first (they work in the output buffer; the ring reduces straight
+ * from the input). On the defaults (α = 50 µs, β = 8 ns/B, C = R = 5 GB/s)
+ * at P = 4: recdbl 100 µs + 16.2 ns/B·S, rabenseifner 200 µs + 12.2 ns/B·S,
+ * ring 300 µs + 12 ns/B·S: recursive doubling up to 25,000 B,
+ * Rabenseifner to 500,000 B, the ring above. At P = 2 Rabenseifner is the
+ * ring plus the copy, and the ring beats recursive doubling above
+ * S = α·C = 250,000 B (one α more against the copy). Measured on loopback
+ * TCP (bench/README.md "TCP, session 9"). Allgather: recursive doubling
+ * up to 64 KiB at P >= 4 and always at P = 2, else the ring (allgather
+ * copies its own block whichever runs). The others run on the ring
+ * (alltoall on pairwise exchange, see comm_exec_algo). STRATA_ALGO or the
  * call's algo overrides. */
 static strata_comm_algo_t cross_algo(const strata_comm_t *c, strata_coll_t coll, size_t bytes)
 {
-    bool dbl = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_ALLGATHER;
-    if (!dbl) return STRATA_COMM_RING;
-    if (c->size == 2) {
-        strata_coll_machine_t m = hosts_machine(c);
-        return coll == STRATA_COLL_ALLREDUCE && m.reduce_bw > 0 &&
-                       (double)bytes > 2 * m.lat_inter * m.reduce_bw
-                   ? STRATA_COMM_RING
-                   : STRATA_COMM_RECDBL;
+    if (coll == STRATA_COLL_ALLGATHER)
+        return c->size == 2 || bytes <= 65536 ? STRATA_COMM_RECDBL : STRATA_COMM_RING;
+    if (coll != STRATA_COLL_ALLREDUCE) return STRATA_COMM_RING;
+    static const struct {
+        strata_algo_t sched;
+        strata_comm_algo_t comm;
+    } cand[] = {{STRATA_ALGO_RING, STRATA_COMM_RING},
+                {STRATA_ALGO_RECDBL, STRATA_COMM_RECDBL},
+                {STRATA_ALGO_RABENSEIFNER, STRATA_COMM_RABENSEIFNER}};
+    strata_coll_machine_t m = hosts_machine(c);
+    strata_comm_algo_t best = STRATA_COMM_RING;
+    double t_best = 0;
+    for (size_t i = 0; i < sizeof(cand) / sizeof(cand[0]); i++) {
+        strata_coll_cost_t k;
+        if (strata_coll_cost(&m, coll, cand[i].sched, (double)bytes, &k, NULL) != STRATA_OK)
+            continue;
+        if (best == STRATA_COMM_RING && i == 0)
+            t_best = k.time;
+        else if (k.time < t_best)
+            best = cand[i].comm, t_best = k.time;
     }
-    return bytes <= 65536 ? STRATA_COMM_RECDBL : STRATA_COMM_RING;
+    return best;
 }
 
 strata_comm_algo_t strata_comm_algo_for(const strata_comm_t *c, strata_coll_t coll, size_t bytes,
@@ -481,14 +501,16 @@ strata_algo_t comm_exec_algo(comm_call_t *k, strata_coll_t coll, size_t bytes)
     strata_comm_t *c = k->c;
     strata_comm_algo_t req = k->algo != STRATA_COMM_AUTO ? k->algo : c->env_algo;
     strata_comm_algo_t a = strata_comm_algo_for(c, coll, bytes, k->algo);
-    strata_algo_t flat = coll == STRATA_COLL_ALLTOALL  ? STRATA_ALGO_PAIRWISE
-                         : a == STRATA_COMM_RECDBL     ? STRATA_ALGO_RECDBL
-                         : coll == STRATA_COLL_BARRIER ? STRATA_ALGO_RECDBL
-                                                       : STRATA_ALGO_RING;
-    /* recursive doubling has no broadcast (nor every other operation): the
-     * ring runs those, as documented, rather than a call failing for an
-     * algorithm that was asked for every operation at once */
-    if (flat == STRATA_ALGO_RECDBL) {
+    strata_algo_t flat = coll == STRATA_COLL_ALLTOALL    ? STRATA_ALGO_PAIRWISE
+                         : a == STRATA_COMM_RECDBL       ? STRATA_ALGO_RECDBL
+                         : coll == STRATA_COLL_BARRIER   ? STRATA_ALGO_RECDBL
+                         : a == STRATA_COMM_RABENSEIFNER ? STRATA_ALGO_RABENSEIFNER
+                                                         : STRATA_ALGO_RING;
+    /* recursive doubling and Rabenseifner have no broadcast (nor every
+     * other operation): the ring runs those, as documented, rather than a
+     * call failing for an algorithm that was asked for every operation at
+     * once */
+    if (flat == STRATA_ALGO_RECDBL || flat == STRATA_ALGO_RABENSEIFNER) {
         strata_sched_params_t p = {
             .coll = coll, .algo = flat, .nranks = (uint32_t)c->size, .elem_size = 1};
         if (strata_sched_check(&p, NULL) == STRATA_ERR_UNSUPPORTED) flat = STRATA_ALGO_RING;

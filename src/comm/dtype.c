@@ -44,7 +44,8 @@ strata_status_t strata_dtype_parse(const char *name, strata_dtype_t *dt_p)
 }
 
 static const char *const op_names[STRATA_OP_COUNT] = {"sum", "prod", "min", "max", "avg"};
-static const char *const algo_names[STRATA_COMM_ALGO_COUNT] = {"auto", "shm", "ring", "recdbl"};
+static const char *const algo_names[STRATA_COMM_ALGO_COUNT] = {"auto", "shm", "ring", "recdbl",
+                                                               "rabenseifner"};
 
 const char *strata_op_name(strata_op_t op)
 {

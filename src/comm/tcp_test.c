@@ -136,21 +136,62 @@ static int rank_fn(void *arg)
     if (!c->tcp || c->nhosts != P) _exit(4); /* every rank its own host */
     double t0 = util_now();
     strata_status_t st = STRATA_OK;
-    if (g_mode == M_CHOICE) {
-        /* P = 2 across hosts: allreduce runs the ring above S = 2αR, on the
-         * default machine 2 x 50 µs x 5 GB/s = 500,000 B (comm.c
-         * cross_algo), recursive doubling up to it; allgather always
-         * recursive doubling; on a machine without a reduction rate (a
-         * cluster without memory) never the ring. Then one call each side
-         * of the switch, checked exactly. */
-        int bad = strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, 500000, STRATA_COMM_AUTO) !=
+    if (g_mode == M_CHOICE && P == 4) {
+        /* P = 4 across hosts, allreduce of S bytes priced by sched's cost
+         * model on the default machine (α = 50 µs, β = 1/125 MB/s = 8 ns/B,
+         * copy C and reduction R at 5 GB/s; comm.c cross_algo), time =
+         * α-terms + max(β-terms, γ), by hand:
+         *   recdbl        2α + max(2Sβ + S/C, 2S/R)      = 100 µs + 16.2 ns·S
+         *   rabenseifner  4α + max(1.5Sβ + S/C, 0.75S/R) = 200 µs + 12.2 ns·S
+         *   ring          6α + max(1.5Sβ, 0.75S/R)       = 300 µs + 12.0 ns·S
+         * recdbl = rabenseifner at 4 ns·S = 100 µs: S = 25,000 B;
+         * rabenseifner = ring at 0.2 ns·S = 100 µs: S = 500,000 B. Then one
+         * call in each range, checked exactly. */
+        static const struct {
+            size_t bytes;
+            strata_comm_algo_t want;
+        } cases[] = {{8, STRATA_COMM_RECDBL},
+                     {24000, STRATA_COMM_RECDBL},
+                     {26000, STRATA_COMM_RABENSEIFNER},
+                     {65536, STRATA_COMM_RABENSEIFNER},
+                     {490000, STRATA_COMM_RABENSEIFNER},
+                     {510000, STRATA_COMM_RING},
+                     {64u << 20, STRATA_COMM_RING}};
+        int bad = 0;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            strata_comm_algo_t a =
+                strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, cases[i].bytes, STRATA_COMM_AUTO);
+            if (a != cases[i].want) {
+                fprintf(stderr, "rank %d: allreduce of %zu B at P = 4: %s, want %s\n", r,
+                        cases[i].bytes, strata_comm_algo_name(a),
+                        strata_comm_algo_name(cases[i].want));
+                bad = 1;
+            }
+        }
+        bad |= strata_comm_schedule_for(c, STRATA_COLL_ALLREDUCE, 65536, STRATA_COMM_AUTO) !=
+               STRATA_ALGO_RABENSEIFNER;
+        bad |= allreduce_exact(c, 6000, STRATA_COMM_AUTO) |
+               allreduce_exact(c, 6500, STRATA_COMM_AUTO) |
+               allreduce_exact(c, 127500, STRATA_COMM_AUTO);
+        st = bad ? STRATA_ERR_PROTOCOL : STRATA_OK;
+    } else if (g_mode == M_CHOICE) {
+        /* P = 2 across hosts, priced as above (comm.c cross_algo), by hand:
+         *   recdbl        α + max(Sβ + S/C, S/R)   =  50 µs + 8.2 ns·S
+         *   ring          2α + max(Sβ, 0.5S/R)     = 100 µs + 8.0 ns·S
+         *   rabenseifner  2α + max(Sβ + S/C, ...)  = the ring plus the copy
+         * so the ring from S = 50 µs / 0.2 ns = 250,000 B (α·C), recursive
+         * doubling below; allgather always recursive doubling; on a
+         * machine without a reduction or copy rate (a cluster without
+         * memory) never the ring (recdbl α + Sβ against the ring's
+         * 2α + Sβ). Then one call each side of the switch, checked exactly. */
+        int bad = strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, 249000, STRATA_COMM_AUTO) !=
                       STRATA_COMM_RECDBL ||
-                  strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, 500004, STRATA_COMM_AUTO) !=
+                  strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, 251000, STRATA_COMM_AUTO) !=
                       STRATA_COMM_RING ||
                   strata_comm_algo_for(c, STRATA_COLL_ALLGATHER, 64u << 20, STRATA_COMM_AUTO) !=
                       STRATA_COMM_RECDBL;
-        bad |= allreduce_exact(c, 125000, STRATA_COMM_AUTO) |
-               allreduce_exact(c, 125001, STRATA_COMM_AUTO);
+        bad |= allreduce_exact(c, 62250, STRATA_COMM_AUTO) |
+               allreduce_exact(c, 62750, STRATA_COMM_AUTO);
         strata_coll_machine_t m = {
             .nics = 1, .bw_intra = 5e9, .bw_nic = 125e6, .lat_intra = 1e-6, .lat_inter = 50e-6};
         bad |= strata_comm_set_hosts_machine(c, &m, "no reduction rate") != STRATA_OK ||
@@ -159,7 +200,7 @@ static int rank_fn(void *arg)
         st = bad ? STRATA_ERR_PROTOCOL : STRATA_OK;
     } else if (g_mode == M_SUM) {
         int bad = 0;
-        for (strata_comm_algo_t a = STRATA_COMM_AUTO; a <= STRATA_COMM_RECDBL; a++)
+        for (strata_comm_algo_t a = STRATA_COMM_AUTO; a <= STRATA_COMM_RABENSEIFNER; a++)
             bad |= allreduce_exact(c, 1000, a) | allreduce_exact(c, BIG, a);
         st = bad ? STRATA_ERR_PROTOCOL : STRATA_OK;
     } else {
@@ -243,12 +284,23 @@ static void test_exact(void **state)
     }
 }
 
-/* The schedule at P = 2 across hosts (rank_fn's M_CHOICE states why). */
+/* The schedule at P = 2 and P = 4 across hosts (rank_fn's M_CHOICE states
+ * why). */
 static void test_p2_choice(void **state)
 {
     (void)state;
     run_mode(M_CHOICE, 2);
     for (int r = 0; r < 2; r++) {
+        assert_int_equal(rrep->done[r], 1);
+        assert_int_equal(rrep->status[r], STRATA_OK);
+    }
+}
+
+static void test_p4_choice(void **state)
+{
+    (void)state;
+    run_mode(M_CHOICE, 4);
+    for (int r = 0; r < 4; r++) {
         assert_int_equal(rrep->done[r], 1);
         assert_int_equal(rrep->status[r], STRATA_OK);
     }
@@ -395,7 +447,8 @@ int main(void)
         cmocka_unit_test(test_exact),           cmocka_unit_test(test_ipv6),
         cmocka_unit_test(test_peer_killed),     cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_silent),          cmocka_unit_test(test_torchrun_env),
-        cmocka_unit_test(test_p2_choice),       cmocka_unit_test(test_short_piece),
+        cmocka_unit_test(test_p2_choice),       cmocka_unit_test(test_p4_choice),
+        cmocka_unit_test(test_short_piece),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

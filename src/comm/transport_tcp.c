@@ -78,6 +78,8 @@
 #define TCP_FRAME       COMM_TCP_FRAME
 #define TCP_SEND_DEPTH  4
 #define TCP_RECV_DEPTH  (2 * COMM_TCP_MAX_STREAMS)
+#define TCP_STAGE       4096 /* staged reads per stream (pump_in) */
+#define TCP_SWEEP_S     1e-3 /* tcp_status reads every stream at most this often */
 #define TCP_AUTH_LEN    (16 + COMM_BOOT_MAC)
 #define TCP_WAIT_MS     5
 #define TCP_SPIN        512 /* polls before epoll sleeps, bound ranks (STRATA_TCP_SPIN) */
@@ -170,10 +172,13 @@ typedef struct tcp_buf {
 
 typedef struct tcp_stream {
     int fd;
-    uint64_t rseq;   /* next frame number expected on this stream */
-    tcp_buf_t *rx;   /* frame being received, or NULL */
-    uint32_t events; /* current epoll interest */
-    bool eof;        /* the peer closed this stream (its frames so far are all here) */
+    uint64_t rseq;         /* next frame number expected on this stream */
+    tcp_buf_t *rx;         /* frame being received, or NULL */
+    uint32_t events;       /* current epoll interest */
+    bool eof;              /* the peer closed this stream (its frames so far are all here) */
+    bool ready;            /* the socket may hold data (pump_in) */
+    unsigned char *in;     /* staging buffer, TCP_STAGE bytes, allocated on first use */
+    size_t in_off, in_len; /* its unread bytes: [in_off, in_len) */
 } tcp_stream_t;
 
 typedef struct tcp_peer {
@@ -197,6 +202,7 @@ struct comm_tcp {
     bool has_local;   /* shared-memory peers too */
     unsigned spin;    /* polls of the sockets before sleeping in epoll (tcp_idle) */
     unsigned yields;  /* then sched_yield calls before sleeping (tcp_idle) */
+    double swept_at;  /* tcp_status's last read of every stream */
     strata_status_t st;
     int failed_peer;
     char msg[STRATA_ERROR_MSG_MAX - 64];
@@ -234,8 +240,10 @@ void comm_tcp_destroy(strata_comm_t *c)
     if (!t) return;
     for (int p = 0; p < c->size && t->peer; p++) {
         tcp_peer_t *q = &t->peer[p];
-        for (int j = 0; j < COMM_TCP_MAX_STREAMS; j++)
+        for (int j = 0; j < COMM_TCP_MAX_STREAMS; j++) {
             if (q->s[j].fd >= 0) close(q->s[j].fd);
+            util_free(q->s[j].in);
+        }
         for (int i = 0; i < TCP_SEND_DEPTH; i++)
             util_free(q->sq[i].data);
         for (int i = 0; i < TCP_RECV_DEPTH; i++)
@@ -319,7 +327,44 @@ static unsigned char *placed(const tcp_peer_t *q, uint64_t seq, const comm_tcp_f
     return f->len == want ? q->into + at : NULL;
 }
 
-/* Read what has arrived on stream j into free receive buffers. */
+/* Account n more bytes of frame b (header or payload) on stream j: parse
+ * the header once it is whole, finish the frame once its payload is. -1 on
+ * a frame that fails the checks. */
+static int rx_advance(strata_comm_t *c, int p, int j, tcp_buf_t *b, size_t n)
+{
+    comm_tcp_t *t = c->tcp;
+    tcp_peer_t *q = &t->peer[p];
+    tcp_stream_t *s = &q->s[j];
+    b->off += n;
+    if (b->off == COMM_TCP_HDR) {
+        const char *why = "";
+        if (comm_tcp_frame_parse(b->hdr, t->cid, s->rseq, TCP_FRAME, &b->f, &why) != 0) {
+            char m[128];
+            snprintf(m, sizeof m, "sent %s on stream %d", why, j);
+            tcp_fail(c, p, STRATA_ERR_PROTOCOL, m);
+            return -1;
+        }
+        b->dst = placed(q, s->rseq, &b->f);
+        if (b->f.len > 0 && !b->dst && !b->data && !(b->data = util_malloc(TCP_FRAME))) {
+            tcp_fail(c, p, STRATA_ERR_NOMEM, "out of memory for a receive buffer");
+            return -1;
+        }
+    }
+    if (b->off >= COMM_TCP_HDR && b->off == COMM_TCP_HDR + b->f.len) {
+        b->done = true;
+        s->rx = NULL;
+        s->rseq += (uint64_t)t->nstreams;
+    }
+    return 0;
+}
+
+/* Read what has arrived on stream j into free receive buffers. Small
+ * reads go through the stream's staging buffer (TCP_STAGE bytes): one
+ * recv takes a small frame's header and payload together, and whatever
+ * follows; the payload of a frame with TCP_STAGE bytes or more still to
+ * come is read straight into its place. The socket is read only while it
+ * may hold data (s->ready: set by epoll, cleared by a read that found less
+ * than it asked for), so a drained socket costs no EAGAIN read per frame. */
 static int pump_in(strata_comm_t *c, int p, int j)
 {
     comm_tcp_t *t = c->tcp;
@@ -334,18 +379,30 @@ static int pump_in(strata_comm_t *c, int p, int j)
             s->rx->off = 0, s->rx->done = false, s->rx->dst = NULL;
         }
         tcp_buf_t *b = s->rx;
-        ssize_t n;
-        if (b->off < COMM_TCP_HDR) {
-            n = recv(s->fd, b->hdr + b->off, COMM_TCP_HDR - b->off, MSG_DONTWAIT);
-        } else {
-            if (!b->dst && !b->data && !(b->data = util_malloc(TCP_FRAME))) {
-                tcp_fail(c, p, STRATA_ERR_NOMEM, "out of memory for a receive buffer");
-                return -1;
-            }
-            n = recv(s->fd, (b->dst ? b->dst : b->data) + (b->off - COMM_TCP_HDR),
-                     b->f.len - (b->off - COMM_TCP_HDR), MSG_DONTWAIT);
+        bool hdr = b->off < COMM_TCP_HDR;
+        size_t want = hdr ? COMM_TCP_HDR - b->off : COMM_TCP_HDR + b->f.len - b->off;
+        unsigned char *to =
+            hdr ? b->hdr + b->off : (b->dst ? b->dst : b->data) + (b->off - COMM_TCP_HDR);
+        if (s->in_off < s->in_len) { /* staged bytes first */
+            size_t n = s->in_len - s->in_off < want ? s->in_len - s->in_off : want;
+            memcpy(to, s->in + s->in_off, n);
+            s->in_off += n;
+            if (rx_advance(c, p, j, b, n) != 0) return -1;
+            continue;
         }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
+        if (!s->ready) return 0;
+        bool direct = !hdr && want >= TCP_STAGE;
+        if (!direct && !s->in && !(s->in = util_malloc(TCP_STAGE))) {
+            tcp_fail(c, p, STRATA_ERR_NOMEM, "out of memory for a receive buffer");
+            return -1;
+        }
+        size_t ask = direct ? want : TCP_STAGE;
+        ssize_t n = recv(s->fd, direct ? to : s->in, ask, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            s->ready = direct; /* mid-payload: more is on its way */
+            return 0;
+        }
+        if (n < 0 && errno == EINTR) return 0;
         if (n == 0 && b->off == 0) {
             /* A rank that finished its part may exit: only a frame that
              * is then still awaited from it is an error (tcp_recv_slot). */
@@ -358,21 +415,13 @@ static int pump_in(strata_comm_t *c, int p, int j)
                      n == 0 ? "closed its connection in the middle of a frame" : strerror(errno));
             return -1;
         }
-        b->off += (size_t)n;
-        if (b->off == COMM_TCP_HDR) {
-            const char *why = "";
-            if (comm_tcp_frame_parse(b->hdr, t->cid, s->rseq, TCP_FRAME, &b->f, &why) != 0) {
-                char m[128];
-                snprintf(m, sizeof m, "sent %s on stream %d", why, j);
-                tcp_fail(c, p, STRATA_ERR_PROTOCOL, m);
-                return -1;
-            }
-            b->dst = placed(q, s->rseq, &b->f);
-        }
-        if (b->off >= COMM_TCP_HDR && b->off == COMM_TCP_HDR + b->f.len) {
-            b->done = true;
-            s->rx = NULL;
-            s->rseq += (uint64_t)t->nstreams;
+        /* a short staged read drained the socket: the next read waits for
+         * epoll; a direct one reads on (bulk data keeps arriving) */
+        if (!direct && (size_t)n < ask) s->ready = false;
+        if (direct) {
+            if (rx_advance(c, p, j, b, (size_t)n) != 0) return -1;
+        } else {
+            s->in_off = 0, s->in_len = (size_t)n;
         }
     }
 }
@@ -407,8 +456,11 @@ static void progress(strata_comm_t *c, int ms)
     comm_tcp_t *t = c->tcp;
     struct epoll_event ev[32];
     int n = epoll_wait(t->ep, ev, 32, ms);
-    for (int i = 0; i < n && t->st == STRATA_OK; i++)
-        pump(c, (int)(ev[i].data.u64 >> 8), (int)(ev[i].data.u64 & 0xff));
+    for (int i = 0; i < n && t->st == STRATA_OK; i++) {
+        int p = (int)(ev[i].data.u64 >> 8), j = (int)(ev[i].data.u64 & 0xff);
+        if (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) t->peer[p].s[j].ready = true;
+        pump(c, p, j);
+    }
 }
 
 /* ==== Slot interface ==== */
@@ -509,7 +561,9 @@ static const void *tcp_recv_slot(strata_comm_t *c, int peer, comm_tag_t *tag_p,
     tcp_buf_t *b = &q->rq[q->r_tail % (uint64_t)depth];
     if (t->st != STRATA_OK) return NULL;
     int j = (int)(q->r_tail % (uint64_t)t->nstreams);
-    if (!b->done) pump(c, peer, j);
+    /* the executor waits for this frame: read its stream directly (a
+     * frame the peer sent meanwhile costs one read, no epoll_wait) */
+    if (!b->done) q->s[j].ready = true, pump(c, peer, j);
     if (!b->done && q->s[j].eof && t->st == STRATA_OK)
         tcp_fail(c, peer, STRATA_ERR_PEER, "closed its connection (it exited or failed)");
     if (t->st != STRATA_OK || !b->done) return NULL;
@@ -582,6 +636,7 @@ static bool tcp_idle(comm_call_t *k, comm_wait_t *w, uint64_t peers)
         sched_yield();
         w->yields++;
         if (util_now() - t0 > COMM_YIELD_SLOW) c->sleep_credit = COMM_SLEEP_CREDIT;
+        progress(c, 0); /* a drained socket is read again only once epoll says so */
         return false;
     }
     if (c->sleep_credit) c->sleep_credit--;
@@ -591,7 +646,18 @@ static bool tcp_idle(comm_call_t *k, comm_wait_t *w, uint64_t peers)
 
 static strata_status_t tcp_status(comm_call_t *k)
 {
-    comm_tcp_t *t = k->c->tcp;
+    strata_comm_t *c = k->c;
+    comm_tcp_t *t = c->tcp;
+    /* the executor's periodic check, at most every TCP_SWEEP_S: read every
+     * stream once, so that a peer's close is seen on streams no wait is
+     * reading (a stream without a free buffer has no EPOLLIN interest) */
+    double now = util_now();
+    if (now - t->swept_at >= TCP_SWEEP_S) {
+        t->swept_at = now;
+        for (int p = 0; p < c->size && t->st == STRATA_OK; p++)
+            for (int j = 0; c->remote[p] && j < t->nstreams; j++)
+                t->peer[p].s[j].ready = true, pump(c, p, j);
+    }
     if (t->st == STRATA_OK) return STRATA_OK;
     /* this host's other ranks stop too, naming the remote rank */
     comm_mark_failed(k->c, t->failed_peer, COMM_FAIL_DIED);
@@ -907,7 +973,7 @@ strata_status_t comm_tcp_connect(strata_comm_t *c, const char *token,
     t->cid = get32(id);
     for (int p = 0; p < c->size; p++) {
         for (int j = 0; j < COMM_TCP_MAX_STREAMS; j++)
-            t->peer[p].s[j] = (tcp_stream_t){.fd = -1, .rseq = (uint64_t)j};
+            t->peer[p].s[j] = (tcp_stream_t){.fd = -1, .rseq = (uint64_t)j, .ready = true};
         if (p != c->rank && !c->remote[p]) t->has_local = true;
     }
     /* Test hook: wait this many seconds before dialing, so a test can meet

@@ -561,12 +561,13 @@ double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
     if (!c || size < 1 || c->curve_n < 1 || c->cores < 1 || c->shm_n < 2) return 0;
     strata_coll_machine_t m;
     strata_probe_machine(c, algo, size, (double)bytes, &m);
-    strata_algo_t a = algo == STRATA_COMM_RING     ? STRATA_ALGO_RING
-                      : algo == STRATA_COMM_RECDBL ? STRATA_ALGO_RECDBL
-                                                   : STRATA_ALGO_DIRECT;
+    strata_algo_t a = algo == STRATA_COMM_RING           ? STRATA_ALGO_RING
+                      : algo == STRATA_COMM_RECDBL       ? STRATA_ALGO_RECDBL
+                      : algo == STRATA_COMM_RABENSEIFNER ? STRATA_ALGO_RABENSEIFNER
+                                                         : STRATA_ALGO_DIRECT;
     strata_coll_cost_t k;
     strata_status_t st = strata_coll_cost(&m, coll, a, (double)bytes, &k, NULL);
-    if (st == STRATA_ERR_UNSUPPORTED && a == STRATA_ALGO_RECDBL) /* the runtime runs the ring */
+    if (st == STRATA_ERR_UNSUPPORTED && a != STRATA_ALGO_DIRECT) /* the runtime runs the ring */
         st = strata_coll_cost(&m, coll, STRATA_ALGO_RING, (double)bytes, &k, NULL);
     return st == STRATA_OK ? k.time : 0;
 }

@@ -1092,6 +1092,19 @@ static void fold_steps(const strata_coll_machine_t *m, double first, double last
     step(z, m, true, last, net_bw(m, m->per_server), 1);
 }
 
+/* Recursive doubling's and Rabenseifner's allreduce work in OUTPUT: when
+ * P is a power of two every rank first copies its n input bytes there
+ * (recdbl.c and rabenseifner.c fold_in: phase 0, no message), at one
+ * rank's copy rate; the ring reduces straight from INPUT and copies
+ * nothing. With folding (P not a power of two) phase 0 is the fold's
+ * message of n, which the others' copy runs beside: not charged. */
+static void first_copy(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
+{
+    if (c == STRATA_COLL_ALLREDUCE && m->bw_copy > 0 &&
+        m->nranks == (1u << sched_log2_floor(m->nranks)))
+        z->bi += n / m->bw_copy;
+}
+
 static void cost_recdbl(const strata_coll_machine_t *m, strata_coll_t c, double n, acc_t *z)
 {
     uint32_t L = sched_log2_floor(m->nranks);
@@ -1105,6 +1118,7 @@ static void cost_recdbl(const strata_coll_machine_t *m, strata_coll_t c, double 
         if (c == STRATA_COLL_ALLREDUCE) z->g += red(m, n);
     }
     fold_steps(m, c == STRATA_COLL_ALLGATHER ? n / P : n, n, z);
+    first_copy(m, c, n, z);
 }
 
 /* Halving step s exchanges half its range with the core rank d = 2^(L-1-s)
@@ -1129,6 +1143,7 @@ static void cost_rabenseifner(const strata_coll_machine_t *m, strata_coll_t c, d
         z->g += red(m, bytes);
     }
     fold_steps(m, n, c == STRATA_COLL_ALLREDUCE ? n : n / m->nranks, z);
+    first_copy(m, c, n, z);
 }
 
 /* Bruck: step k sends to r - 2^k (allgather) or r + 2^k (alltoall); when

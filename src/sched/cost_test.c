@@ -451,6 +451,46 @@ static void test_closed_forms_match_schedules(void **state)
     }
 }
 
+/* The copy recursive doubling and Rabenseifner make first (their
+ * allreduce works in OUTPUT: phase 0 copies the n input bytes there, no
+ * message; the ring reduces from INPUT), at the machine's copy rate. By
+ * hand, 4 hosts of one rank (α = 50 µs, 1 Gbit/s = 125 MB/s, no
+ * reduction rate), n = 1 MB, copy at 5 GB/s (200 µs per MB):
+ *   ring          6α + 6 (n/4)/B      = 300 µs + 12 ms      = 12.300 ms
+ *   rabenseifner  4α + (n/2 + n/4)·2/B + n/C = 200 µs + 12 ms + 200 µs = 12.400 ms
+ *   recdbl        2α + 2n/B + n/C     = 100 µs + 16 ms + 200 µs = 16.300 ms
+ * and without a copy rate rabenseifner is 12.200 ms, below the ring. On 3
+ * ranks (folded) phase 0 is the fold's message of n, beside which the
+ * others copy: nothing is added. Allgather copies nothing priced. */
+static void test_first_copy(void **state)
+{
+    (void)state;
+    strata_coll_machine_t m = {.nranks = 4,
+                               .per_server = 1,
+                               .servers = 4,
+                               .nics = 1,
+                               .bw_intra = 5e9,
+                               .bw_nic = 125e6,
+                               .lat_intra = 1e-6,
+                               .lat_inter = 50e-6,
+                               .eta_intra = 1,
+                               .bw_copy = 5e9};
+    double n = 1e6;
+    assert_rel(cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, n).time, 12.3e-3, 1e-12);
+    assert_rel(cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RABENSEIFNER, n).time, 12.4e-3, 1e-12);
+    assert_rel(cost(&m, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RECDBL, n).time, 16.3e-3, 1e-12);
+    strata_coll_machine_t nc = m;
+    nc.bw_copy = 0;
+    assert_rel(cost(&nc, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RABENSEIFNER, n).time, 12.2e-3, 1e-12);
+    /* allgather by recursive doubling: 2α + (n/4 + n/2)/B = 6.1 ms, copy or not */
+    assert_rel(cost(&m, STRATA_COLL_ALLGATHER, STRATA_ALGO_RECDBL, n).time, 6.1e-3, 1e-12);
+    /* 3 ranks folded: the copy rate changes nothing */
+    strata_coll_machine_t f3 = m, f3n = nc;
+    f3.nranks = f3.servers = f3n.nranks = f3n.servers = 3;
+    assert_rel(cost(&f3, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RABENSEIFNER, n).time,
+               cost(&f3n, STRATA_COLL_ALLREDUCE, STRATA_ALGO_RABENSEIFNER, n).time, 1e-12);
+}
+
 static void test_selection(void **state)
 {
     (void)state;
@@ -994,6 +1034,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_node_tree_closed_form),
         cmocka_unit_test(test_innet_closed_form),
         cmocka_unit_test(test_closed_forms_match_schedules),
+        cmocka_unit_test(test_first_copy),
         cmocka_unit_test(test_selection),
         cmocka_unit_test(test_hier_other_colls),
         cmocka_unit_test(test_cost_edges),

@@ -69,8 +69,8 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: strata bench OP [-P RANKS] [-b 8] [-e 64M] [-f 2 | -i BYTES] [-n 20] [-w 5]\n"
             "                       [-c 1] [-d float|all] [-o sum|all] [-r 0] [-J FILE]\n"
-            "                       [--algo auto|shm|ring|recdbl] [--model FILE] [--json]\n"
-            "                       [--wait auto|spin|yield|futex|barrier] [--join]\n\n"
+            "                       [--algo auto|shm|ring|recdbl|rabenseifner] [--model FILE]\n"
+            "                       [--json] [--wait auto|spin|yield|futex|barrier] [--join]\n\n"
             "OP: allreduce reduce_scatter allgather broadcast reduce alltoall.\n"
             "Launches RANKS local ranks and prints nccl-tests' table with the model's\n"
             "prediction for this host beside the measurement. The flags are nccl-tests':\n\n"
@@ -96,8 +96,9 @@ static void usage(FILE *out)
             "                         goes to stdout)\n"
             "      --json             JSON on stdout instead of the table\n"
             "      --output FILE      write what stdout would show to FILE (-o is the op)\n"
-            "      --algo A           auto, shm (memory semantics), ring or recdbl (the\n"
-            "                         collective layer's schedules as message passing)\n"
+            "      --algo A           auto, shm (memory semantics), ring, recdbl or\n"
+            "                         rabenseifner (the collective layer's schedules as\n"
+            "                         message passing)\n"
             "      --model FILE       predict with the calibrated model in FILE, a cluster\n"
             "                         file strata probe saved (docs/probe.md; default: a\n"
             "                         quick calibration measured now); a cluster without\n"
@@ -934,14 +935,17 @@ static long count_sizes(const bench_opts_t *o)
 
 static int check_sched(const bench_opts_t *o)
 {
-    if ((o->algo != STRATA_COMM_RING && o->algo != STRATA_COMM_RECDBL) || o->ranks < 2 || o->join)
+    if ((o->algo != STRATA_COMM_RING && o->algo != STRATA_COMM_RECDBL &&
+         o->algo != STRATA_COMM_RABENSEIFNER) ||
+        o->ranks < 2 || o->join)
         return 0; /* a joined job's rank count is known only inside it */
     strata_sched_params_t sp = {.coll = o->coll,
                                 .nranks = (uint32_t)o->ranks,
                                 .count = 1024,
                                 .elem_size = (uint32_t)strata_dtype_size(o->dt),
-                                .algo = o->algo == STRATA_COMM_RING ? STRATA_ALGO_RING
-                                                                    : STRATA_ALGO_RECDBL};
+                                .algo = o->algo == STRATA_COMM_RING     ? STRATA_ALGO_RING
+                                        : o->algo == STRATA_COMM_RECDBL ? STRATA_ALGO_RECDBL
+                                                                        : STRATA_ALGO_RABENSEIFNER};
     strata_error_t err = {0};
     if (strata_sched_check(&sp, &err) == STRATA_OK) return 0;
     return cli_usage_error("bench", "--algo %s: %s", strata_comm_algo_name(o->algo), err.msg), -1;
