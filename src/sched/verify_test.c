@@ -890,22 +890,14 @@ static void test_tree_rails(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_all_verify),
-        cmocka_unit_test(test_hier_colls),
-        cmocka_unit_test(test_broken_caught),
-        cmocka_unit_test(test_deadlock_caught),
-        cmocka_unit_test(test_hazard_caught),
-        cmocka_unit_test(test_lazy_matches_materialised),
-        cmocka_unit_test(test_phase_classes),
-        cmocka_unit_test(test_twolevel_classes),
-        cmocka_unit_test(test_ring_channels),
-        cmocka_unit_test(test_ring_rails),
-        cmocka_unit_test(test_tree_rails),
-        cmocka_unit_test(test_agents_and_trees),
-        cmocka_unit_test(test_bad_params),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_direct_layout),
-        cmocka_unit_test(test_direct_registered),
+        cmocka_unit_test(test_all_verify),    cmocka_unit_test(test_hier_colls),
+        cmocka_unit_test(test_broken_caught), cmocka_unit_test(test_deadlock_caught),
+        cmocka_unit_test(test_hazard_caught), cmocka_unit_test(test_lazy_matches_materialised),
+        cmocka_unit_test(test_phase_classes), cmocka_unit_test(test_twolevel_classes),
+        cmocka_unit_test(test_ring_channels), cmocka_unit_test(test_ring_rails),
+        cmocka_unit_test(test_tree_rails),    cmocka_unit_test(test_agents_and_trees),
+        cmocka_unit_test(test_bad_params),    cmocka_unit_test(test_names),
+        cmocka_unit_test(test_direct_layout), cmocka_unit_test(test_direct_registered),
         cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

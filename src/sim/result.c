@@ -28,9 +28,8 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
             "contention-free: %llu)   flows %llu   events %llu\n",
             (unsigned long long)r->phases, (unsigned long long)r->phases_simulated,
             (unsigned long long)(r->phases - r->phases_simulated),
-            (unsigned long long)r->phases_generated,
-            (unsigned long long)r->phases_certified, (unsigned long long)r->flows,
-            (unsigned long long)r->events);
+            (unsigned long long)r->phases_generated, (unsigned long long)r->phases_certified,
+            (unsigned long long)r->flows, (unsigned long long)r->events);
     if (r->phases_folded)
         fprintf(out, "  folded    %llu phases by parts: %llu of their %llu flows run\n",
                 (unsigned long long)r->phases_folded, (unsigned long long)r->fold_timed,
