@@ -479,8 +479,8 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
          * preempted round moves the median of 16 (the host's other load
          * only adds): the sizes up to the pipeline's largest slices take
          * PROBE_MAX_REPS rounds, still cheap (256 KiB: ~2 ms), as those of
-         * the reduction below do */
-        int rounds = sizes[i] <= STRATA_DIRECT_CHUNK
+         * the reduction below do; --quick only up to 4 KiB (below) */
+        int rounds = sizes[i] <= (x->opts->quick ? 4096 : STRATA_DIRECT_CHUNK)
                          ? PROBE_MAX_REPS
                          : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], rounds, HO_COPY,
@@ -515,8 +515,12 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
         /* PROBE_MAX_REPS rounds at every size (128 KiB: ~1.5 ms): with 15
          * (7 with --quick) the median at 64-128 KiB read 10.8-14.1 GB/s in
          * some runs and 18-20 in others of one host state, with 61 18.9-21.3
-         * in three runs (bench/README.md, "Issue 19, session 9") */
-        int rounds = PROBE_MAX_REPS;
+         * in three runs (bench/README.md, "Issue 19, session 9"). --quick
+         * keeps its 7 above 4 KiB (and the hand-over above): 64 rounds a
+         * size doubled its time on a loaded host (5.6-5.9 -> 8.9-10.6 s,
+         * past the 10 s budget), and each round needs both cores at once */
+        int rounds =
+            !x->opts->quick || red_sizes[i] <= 4096 ? PROBE_MAX_REPS : 8 + HANDOVER_SLOTS - 1;
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)red_sizes[i], rounds, HO_REDUCE,
                          &res->reduce_load[i], err);
     }

@@ -612,6 +612,10 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
         ss->crit_set = false;
         ss->arrived = false;
         ss->seq = 0;
+        /* no cached pair slot: the steps array may be fresh from realloc,
+         * and a garbage pgen equal to the table's generation made
+         * step_pair (the walk's matching) read a slot past the table */
+        ss->pgen = UINT32_MAX;
         int op = ss->step.op;
         if (op != STRATA_STEP_SEND && op != STRATA_STEP_RECV && op != STRATA_STEP_RECV_REDUCE)
             continue;
