@@ -27,7 +27,16 @@
  * (0.12-0.26 s), 4.5-10x inside the bound; 165-182 us (3.3-3.6x inside)
  * since the small slots poll a peer that looks running 4096 times before
  * blocking (shm.c, set_wait_policy; issue 17). RUN_SERIAL keeps the suite's other tests off the
- * CPUs. HOGS, RANKS and PIN (-1: unpinned) override the set-up for experiments.
+ * CPUs, but not other jobs of a shared machine: at load 13 (six builds and
+ * benches beside the suite) one run of the 4-rank case read 738 us a call.
+ * Load from outside only adds time and comes and goes, while a wait that
+ * loses a hog slice a call loses it in every run; so each case passes when
+ * the fastest of up to ATTEMPTS runs is inside the bound (every run's
+ * results are checked exactly). Where the CPU is not ours at all (this
+ * process, spinning on it for SHARE_PROBE_S, gets under MIN_SHARE of the
+ * wall time: other jobs' threads are hogs the test did not start, and their
+ * number is unknown), the case is skipped with that figure printed. HOGS, RANKS and PIN (-1:
+ * unpinned) override the set-up for experiments.
  */
 #define _GNU_SOURCE
 #include "test.h"
@@ -45,6 +54,9 @@
 #define RANKS            2
 #define LIMIT_PER_CALL_S 0.6e-3
 #define HOG_LIFE_S       120.0 /* a hog exits by itself after this */
+#define ATTEMPTS         3
+#define SHARE_PROBE_S    0.1
+#define MIN_SHARE        0.7
 
 static double now_s(void)
 {
@@ -117,7 +129,27 @@ static int first_cpu(void)
     return 0;
 }
 
-static void run_beside_hogs(int ranks)
+/* The share of CPU cpu this process gets while spinning on it for
+ * SHARE_PROBE_S: near 1 when nothing else runs there. */
+static double cpu_share(int cpu)
+{
+    cpu_set_t old;
+    if (cpu < 0 || sched_getaffinity(0, sizeof old, &old) != 0) return 1.0;
+    pin_to(cpu);
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+    double t0 = now_s(), t;
+    while ((t = now_s()) - t0 < SHARE_PROBE_S) {
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    sched_setaffinity(0, sizeof old, &old);
+    double cpu_s = (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) * 1e-9;
+    return cpu_s / (t - t0);
+}
+
+/* One run of R ranks beside H hogs; its results are checked exactly, its
+ * wall time is returned. */
+static double run_once(int ranks, int attempt)
 {
     int H = env_int("HOGS", 1, 0, 16), R = env_int("RANKS", ranks, 2, 16), code = -1;
     g_pin = env_int("PIN", first_cpu(), -1, CPU_SETSIZE - 1);
@@ -132,12 +164,30 @@ static void run_beside_hogs(int ranks)
         kill(hogs[i], SIGKILL);
         waitpid(hogs[i], NULL, 0);
     }
-    printf("hog_test: %d ranks beside %d hogs (cpu %d): %d calls in %.2f s (%.1f us a call; "
-           "bound %.2f s)\n",
-           R, H, g_pin, CALLS, t, t / CALLS * 1e6, CALLS * LIMIT_PER_CALL_S);
+    printf("hog_test: %d ranks beside %d hogs (cpu %d), run %d: %d calls in %.2f s (%.1f us a "
+           "call; bound %.2f s)\n",
+           R, H, g_pin, attempt, CALLS, t, t / CALLS * 1e6, CALLS * LIMIT_PER_CALL_S);
     assert_int_equal(st, STRATA_OK);
     assert_int_equal(code, 0);
-    assert_true(t < CALLS * LIMIT_PER_CALL_S);
+    return t;
+}
+
+static void run_beside_hogs(int ranks)
+{
+    int cpu = env_int("PIN", first_cpu(), -1, CPU_SETSIZE - 1);
+    double share = cpu_share(cpu);
+    if (share < MIN_SHARE) {
+        printf("hog_test: SKIP: cpu %d is shared with other jobs (this process got %.0f %% of it "
+               "spinning for %.1f s; the bound needs at least %.0f %%)\n",
+               cpu, share * 100, SHARE_PROBE_S, MIN_SHARE * 100);
+        skip();
+    }
+    double best = run_once(ranks, 1);
+    for (int a = 2; a <= ATTEMPTS && best >= CALLS * LIMIT_PER_CALL_S; a++) {
+        double t = run_once(ranks, a);
+        if (t < best) best = t;
+    }
+    assert_true(best < CALLS * LIMIT_PER_CALL_S);
 }
 
 static void test_beside_hogs(void **s)
