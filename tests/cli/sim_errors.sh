@@ -71,6 +71,15 @@ assert all(l["moved_B"] == 100663296 for l in leaf), leaf[0]
 assert all(l["utilisation"] <= 1 for l in d["top_links"])
 PY
 fi
+# TP pairs then DP pairs (one rank a server): each DP pair is timed on its
+# own NIC route, as the event-by-event run times it (64 MiB over a 2-rank
+# ring: 64 MiB through a 49.7 GB/s NIC, 1.35 ms), not over the TP pairs'
+# NVLink (188 us while routes were cached by peer index)
+expect 0 "" sim dgx-h100:2 --size 64M --group 2 --also allreduce:64M:stride=8 --json
+t1=$(grep '"time_s"' "$tmp/out")
+expect 0 "" sim dgx-h100:2 --size 64M --group 2 --also allreduce:64M:stride=8 --json --no-reuse
+t2=$(grep '"time_s"' "$tmp/out")
+[ -n "$t1" ] && [ "$t1" = "$t2" ] || { echo "FAIL: grouped $t1, event by event $t2"; fail=1; }
 
 # the report's simulated section runs on the default cluster and at scale
 "$S" report --section sim >"$tmp/rep" 2>"$tmp/err" || { echo "FAIL: report --section sim"; cat "$tmp/err"; fail=1; }
