@@ -17,7 +17,8 @@
  *  - folded phases (tree, nvlstree, hier on dgx-h100:4 and :16, a tree on
  *    an oversubscribed fat tree) time as --no-fold and --no-reuse (1e-12);
  *  - two collectives sharing a GPU's links each get half; TP and DP
- *    groups proven independent time as the ASYNC run of all of them;
+ *    groups proven independent time as the ASYNC run of all of them, link
+ *    by link, and TP pairs then DP pairs each on their own routes;
  *  - the trace is trace-event JSON with every rank's steps;
  *  - bad placements are refused with a clear error;
  *  - messages match the k-th send a -> b with the k-th receive at b from a,
