@@ -63,11 +63,15 @@ typedef struct sstep {
     bool arrived;
     double i_arr;
     /* A SEND's route, kept from the last phase that sent from this step
-     * to the same peer while the route cache was not emptied since
-     * (route_flush is sim_routes_flushes + 1; 0: none): a collective's
-     * agent sends to the same peers phase after phase. */
+     * between the same two devices, on the same rails rule, while the
+     * route cache was not emptied since (route_flush is
+     * sim_routes_flushes + 1; 0: none): a collective's agent sends to the
+     * same peers phase after phase. Keyed by devices, not by the peer's
+     * index: concurrent groups timed one after another (run_groups) reuse
+     * the agents, and agent a's peer p is another device in every group. */
     const sim_route_t *route;
-    int32_t route_peer;
+    int32_t route_src, route_dst;
+    bool route_rails;
     uint64_t route_flush;
 } sstep_t;
 
@@ -482,18 +486,22 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     const sim_route_t *r, *back;
     sstep_t *ss = &a->steps[i];
     uint64_t flush = sim_routes_flushes(v->d->routes) + 1;
+    int32_t src = job->dev[a->idx], dst = job->dev[s->peer];
+    /* a ring's channels keep to their rails (ring.c); other schedules
+     * send through their own NIC (docs/simulator.md) */
+    bool rails = strata_sched_channels(job->s) > 1;
     strata_status_t rc;
-    if (ss->route_flush == flush && ss->route_peer == s->peer) {
+    if (ss->route_flush == flush && ss->route_src == src && ss->route_dst == dst &&
+        ss->route_rails == rails) {
         r = ss->route;
     } else {
-        /* a ring's channels keep to their rails (ring.c); other schedules
-         * send through their own NIC (docs/simulator.md) */
-        bool rails = strata_sched_channels(job->s) > 1;
-        rc = sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer], rails, &r, v->err);
+        rc = sim_routes_get(v->d->routes, src, dst, rails, &r, v->err);
         if (rc != STRATA_OK) return v->rc = rc;
         /* computing it may have emptied the cache: read the count again */
         ss->route = r;
-        ss->route_peer = s->peer;
+        ss->route_src = src;
+        ss->route_dst = dst;
+        ss->route_rails = rails;
         ss->route_flush = sim_routes_flushes(v->d->routes) + 1;
     }
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;

@@ -17,7 +17,8 @@
  *  - folded phases (tree, nvlstree, hier on dgx-h100:4 and :16, a tree on
  *    an oversubscribed fat tree) time as --no-fold and --no-reuse (1e-12);
  *  - two collectives sharing a GPU's links each get half; TP and DP
- *    groups proven independent time as the ASYNC run of all of them;
+ *    groups proven independent time as the ASYNC run of all of them, link
+ *    by link, and TP pairs then DP pairs each on their own routes;
  *  - the trace is trace-event JSON with every rank's steps;
  *  - bad placements are refused with a clear error;
  *  - messages match the k-th send a -> b with the k-th receive at b from a,
@@ -783,6 +784,13 @@ static void check_tp_dp(const char *spec, uint32_t tp_span, bool independent)
         assert_rel(a.classes[c].bytes, b.classes[c].bytes, 1e-12);
         assert_near(a.classes[c].bound_share, b.classes[c].bound_share, 1e-9);
     }
+    /* link by link too: a class's total cannot tell one group's links
+     * carrying every group's bytes from each group on its own */
+    assert_int_equal(a.nlinks, b.nlinks);
+    for (int i = 0; i < a.nlinks; i++) {
+        assert_int_equal(a.links[i].chan, b.links[i].chan);
+        assert_rel(a.links[i].bytes, b.links[i].bytes, 1e-12);
+    }
     if (independent) assert_true(a.phases_simulated < b.phases_simulated);
     strata_sim_result_free(&a);
     strata_sim_result_free(&b);
@@ -808,6 +816,78 @@ static void test_tp_dp_groups(void **state)
     check_tp_dp("dgx-h100:4", 8, true);
     check_tp_dp("dgx-h100:64", 8, true);
     check_tp_dp("dgx-h100:4", 16, false);
+}
+
+/* Groups of 2 ranks on dgx-h100:2 (16 GPUs, 8 a server): 8 TP pairs
+ * {2g, 2g+1} inside a server (NVLink), then 8 DP pairs {k, k+8}, one rank
+ * a server (GPU k's PCIe switch, NIC k, leaf), all at once, each a ring
+ * allreduce of S = 64 MiB. run_groups times the groups one after another
+ * on the same agents; a SEND's cached route was keyed by the peer's index,
+ * so every DP pair reused the last TP pair's NVLink route (timed at
+ * NVLink speed: 2.98 ms for 1 GiB where the NIC gives 21.6 ms) and every
+ * group's bytes landed on the links of the group before (`strata sim
+ * dgx-h100:512 --stride 8` listed s0.nic0 at 761 %, 8 groups on it).
+ * By hand: a 2-rank ring allreduce is 2 phases, each rank sending S/2 to
+ * the other in each, so each direction of a DP pair's path carries
+ * S = 64 MiB: all 16 NICs, up and down, are 32 leaf channels of S each
+ * (2 servers × 8 NICs × 2 directions), none more. The DP pair is bound
+ * by its NIC (cap = the class's capacity / 32), so its time is
+ * 2 × (S/2 / cap + L) with L the path latency (µs) against
+ * S/cap = 67.1e6 / 49.7e9 = 1.35 ms: each NIC channel's utilisation
+ * S / (cap × T) is within 2 % of 1 and never above it. Second method:
+ * one DP pair simulated alone gives every DP group's time. */
+static void test_groups_own_routes(void **state)
+{
+    (void)state;
+    strata_link_catalog_t *cat = NULL;
+    strata_topo_t *t = load_spec("dgx-h100:2", &cat);
+    const double S = 64.0 * 1024 * 1024;
+    strata_sched_t *pair = make_ring(STRATA_COLL_ALLREDUCE, 2, (uint64_t)(S / 4), 0);
+    strata_sim_opts_t o = strata_sim_opts_default();
+    o.top_links = 1000;
+    strata_sim_t *sim = NULL;
+    strata_error_t err;
+    assert_int_equal(strata_sim_create(t, &o, &sim, &err), STRATA_OK);
+    for (int32_t g = 0; g < 8; g++) {
+        int32_t tp[2] = {2 * g, 2 * g + 1};
+        assert_int_equal(strata_sim_add(sim, pair, tp, &err), STRATA_OK);
+    }
+    for (int32_t k = 0; k < 8; k++) {
+        int32_t dp[2] = {k, k + 8};
+        assert_int_equal(strata_sim_add(sim, pair, dp, &err), STRATA_OK);
+    }
+    strata_sim_result_t a, alone;
+    if (strata_sim_run(sim, &a, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    strata_sim_destroy(sim);
+    const int32_t dp0[2] = {0, 8};
+    run1(t, pair, dp0, &o, &alone);
+    assert_non_null(strstr(a.desc, "proven independent"));
+    assert_int_equal(a.njobs, 16);
+    for (uint32_t j = 8; j < 16; j++) /* each DP pair: its own NIC's time */
+        assert_rel(a.job_time[j], alone.time, 1e-12);
+    assert_true(a.job_time[8] > 5 * a.job_time[0]); /* NIC, not NVLink */
+    assert_rel(a.time, alone.time, 1e-12);
+    int leaf = -1;
+    for (int c = 0; c < a.nclasses; c++)
+        if (strcmp(a.classes[c].name, "leaf/ib-ndr") == 0) leaf = c;
+    assert_true(leaf >= 0);
+    double cap = a.classes[leaf].capacity / 32;
+    int nleaf = 0;
+    for (int i = 0; i < a.nlinks; i++) {
+        const strata_sim_link_load_t *l = &a.links[i];
+        assert_true(l->utilisation <= 1 + 1e-12);
+        if (l->cls != leaf) continue;
+        nleaf++;
+        assert_rel(l->bytes, S, 1e-12);
+        assert_rel(l->utilisation, S / (cap * a.time), 1e-12);
+        assert_true(l->utilisation > 0.98);
+    }
+    assert_int_equal(nleaf, 32);
+    strata_sim_result_free(&a);
+    strata_sim_result_free(&alone);
+    strata_sched_destroy(pair);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
 }
 
 /* The trace: valid JSON, trace-event format, and each rank's 2 steps per
@@ -1535,6 +1615,7 @@ int main(void)
         cmocka_unit_test(test_certificate_vs_engine),
         cmocka_unit_test(test_fold_vs_engine),
         cmocka_unit_test(test_tp_dp_groups),
+        cmocka_unit_test(test_groups_own_routes),
         cmocka_unit_test(test_alltoall_bounded_routes),
         cmocka_unit_test(test_alltoall_xor_classes),
         cmocka_unit_test(test_trace),

@@ -52,6 +52,35 @@ for try in 1 2 3; do
   expect 0 "" sim dgx-h100:64 --size 1G --stride 8 --algo ring
 done
 
+# strided groups, each link with its own group's bytes: a ring allreduce
+# of 64 MiB over 4 ranks (one per server) moves 2 x 3/4 x 64 MiB = 96 MiB
+# = 100663296 B through each NIC each way; 4 servers x 8 NICs x 2 = 64
+# leaf channels, none over 100 % (a SEND's cached route was keyed by the
+# peer's index, and every group reused group 0's: s0.nic0 at 796 %)
+expect 0 "" sim dgx-h100:4 --size 64M --stride 8 --algo ring --top 1000
+awk '/most loaded links/ {on=1; next} on && /%$/ { u=$NF; sub("%","",u); if (u+0 > 100) bad=1 }
+     END { exit bad }' "$tmp/out" || { echo "FAIL: a link over 100 %"; cat "$tmp/out"; fail=1; }
+expect 0 "" sim dgx-h100:4 --size 64M --stride 8 --algo ring --top 1000 --json
+if command -v python3 >/dev/null; then
+  python3 - "$tmp/out" <<'PY' || { echo "FAIL: strided top_links"; fail=1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+leaf = [l for l in d["top_links"] if l["class"] == "leaf/ib-ndr"]
+assert len(leaf) == 64, len(leaf)
+assert all(l["moved_B"] == 100663296 for l in leaf), leaf[0]
+assert all(l["utilisation"] <= 1 for l in d["top_links"])
+PY
+fi
+# TP pairs then DP pairs (one rank a server): each DP pair is timed on its
+# own NIC route, as the event-by-event run times it (64 MiB over a 2-rank
+# ring: 64 MiB through a 49.7 GB/s NIC, 1.35 ms), not over the TP pairs'
+# NVLink (188 us while routes were cached by peer index)
+expect 0 "" sim dgx-h100:2 --size 64M --group 2 --also allreduce:64M:stride=8 --json
+t1=$(grep '"time_s"' "$tmp/out")
+expect 0 "" sim dgx-h100:2 --size 64M --group 2 --also allreduce:64M:stride=8 --json --no-reuse
+t2=$(grep '"time_s"' "$tmp/out")
+[ -n "$t1" ] && [ "$t1" = "$t2" ] || { echo "FAIL: grouped $t1, event by event $t2"; fail=1; }
+
 # the report's simulated section runs on the default cluster and at scale
 "$S" report --section sim >"$tmp/rep" 2>"$tmp/err" || { echo "FAIL: report --section sim"; cat "$tmp/err"; fail=1; }
 grep -q "Simulated collectives" "$tmp/rep" && grep -q "^  ecmp" "$tmp/rep" && grep -q "at scale" "$tmp/rep" ||
