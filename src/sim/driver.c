@@ -1397,15 +1397,11 @@ static strata_status_t pattern_classes(drv_t *v, const pkey_t *k, const sim_job_
     return nomem ? oom(v) : STRATA_OK;
 }
 
-/* The generator's classes as first phases (cand[p]: the first phase of
- * p's class), found through an open-addressed table of the class ids;
- * false when it names no repeat (every phase its own class) — the
- * simulator then looks for repeats among all phases itself. Only the
- * first phase of each class is then generated to find repeats
- * (pattern_classes), so a generator that names its classes completely
- * (hier's pipeline, sched_twolevel_class) has its phases generated a
- * number of times that does not grow with the phase count. */
-static bool sched_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t *cand)
+/* The generator's ids (classes, or with `patterns` its timing patterns)
+ * of the phases p < np as first phases (cand[p]: the first phase with
+ * p's id), found through an open-addressed table of the ids; whether
+ * some id repeats. */
+static bool sched_ids(drv_t *v, const sim_job_t *job, uint32_t np, bool patterns, uint32_t *cand)
 {
     size_t cap = 16;
     while (cap < (size_t)np * 2)
@@ -1422,7 +1418,8 @@ static bool sched_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t 
         first[i] = UINT32_MAX; /* empty */
     uint32_t nseen = 0;
     for (uint32_t p = 0; p < np; p++) {
-        uint32_t c = strata_sched_phase_class(job->s, p);
+        uint32_t c =
+            patterns ? strata_sched_phase_pattern(job->s, p) : strata_sched_phase_class(job->s, p);
         size_t i = util_hash_u64(c) & (cap - 1);
         while (first[i] != UINT32_MAX && ids[i] != c)
             i = (i + 1) & (cap - 1);
@@ -1436,6 +1433,35 @@ static bool sched_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t 
     util_free(ids);
     util_free(first);
     return nseen < np;
+}
+
+/* The generator's classes as first phases (cand[p]: the first phase of
+ * p's class); false when it names no repeat (every phase its own class) —
+ * the simulator then looks for repeats among all phases itself. Only the
+ * first phase of each class is then generated to find repeats
+ * (pattern_classes), so a generator that names its classes completely
+ * (hier's pipeline, sched_twolevel_class) has its phases generated a
+ * number of times that does not grow with the phase count. */
+static bool sched_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t *cand)
+{
+    return sched_ids(v, job, np, false, cand);
+}
+
+/* The schedule's timing patterns (strata_sched_phase_pattern) as first
+ * phases: cls[p] is the first phase of p's pattern. A pattern is the
+ * schedule's promise that its phases have equal step lists in every
+ * field step_same reads without strict or pulls, so its phases time
+ * alike as those pattern_classes confirms do — found without generating
+ * a phase, where pattern_classes generates each class's first phase to
+ * hash it and both phases of each hit to compare them (hier at 16,384
+ * GPUs: 160 + 2 x 56 of 4,156 phases). False when the schedule names
+ * none, or not for every phase (then nothing is written). */
+static bool sched_patterns(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t *cls)
+{
+    for (uint32_t p = 0; p < np; p++)
+        if (strata_sched_phase_pattern(job->s, p) == STRATA_SCHED_NO_PATTERN) return false;
+    sched_ids(v, job, np, true, cls);
+    return v->rc == STRATA_OK;
 }
 
 /* ==== ASYNC without sharing, walked ====
@@ -1729,8 +1755,16 @@ static strata_status_t run_barrier(drv_t *v)
          * phase to move the same messages as its class's (run_groups) */
         if (rc == STRATA_OK && !v->d->trace && !v->gcert)
             rc = sim_xor_classes(job, v->d->st->topo, v->d->routes, np, pcls, &sym, v->err);
-        if (rc == STRATA_OK && !sym) {
-            bool named = sched_classes(v, job, np, cand);
+        /* the schedule's patterns: what pattern_classes would find, not
+         * with a trace (whose key is strict) or pulls (whose source buffer
+         * counts) */
+        bool named = false;
+        if (rc == STRATA_OK && !sym && !k.strict && !k.pulls) {
+            named = sched_patterns(v, job, np, pcls);
+            rc = v->rc;
+        }
+        if (rc == STRATA_OK && !sym && !named) {
+            named = sched_classes(v, job, np, cand);
             rc = v->rc != STRATA_OK ? v->rc
                                     : pattern_classes(v, &k, job, np, named ? cand : NULL, pcls);
             scanned = true; /* the phases it simulates are among those it scanned */
