@@ -255,6 +255,13 @@ uint32_t strata_sched_phase_class(const strata_sched_t *s, uint32_t phase)
     return phase;
 }
 
+uint32_t strata_sched_phase_pattern(const strata_sched_t *s, uint32_t phase)
+{
+    if (trivial(s) || !s->algo->phase_pattern || phase >= s->nphases)
+        return STRATA_SCHED_NO_PATTERN;
+    return s->algo->phase_pattern(s, phase);
+}
+
 uint32_t strata_sched_rot_order(const strata_sched_t *s)
 {
     if (trivial(s) || !s->algo->rot_order) return 1;

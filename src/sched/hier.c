@@ -139,6 +139,43 @@ uint32_t sched_twolevel_class(const strata_sched_t *s, uint32_t phase)
     return 4 * C + phase;
 }
 
+/* Phase patterns of the two-level allreduce (strata_sched_phase_pattern):
+ * its classes (above) up to whether a receive reduces.
+ *
+ * With equal blocks, a step of K0 and one of K3 emit the same steps but
+ * for offsets, buffers and the reduction (K0's receive reduces, K3's does
+ * not): both are the intra ring's send to the next local rank and receive
+ * from the previous one, len/g elements, `after` 0. So are a step of K1
+ * and one of K2 (the inter ring's, len/(gN)). A phase's step list is its
+ * window's, j from j_hi down to j_lo (above), and the intervals lie in
+ * the order K0 K1 K2 K3 along j, so the list is: a steps of K3 (intra),
+ * then b of K1 or K2 (inter), then c of K0 (intra) — with a, b, c the
+ * window's overlaps with K3, K1 + K2 and K0. Phases with the same
+ * (a, b, c) have equal step lists but for offsets, buffers and the
+ * reduction; with b = 0 the list is a + c intra steps, named (0, 0, a+c).
+ * The id is a + W(b + W c), W = C + 1 (each count is at most the window's
+ * length, at most C). This names every pattern the step lists can share:
+ * an intra step and an inter step differ in peer when g > 1 and N > 1
+ * (the next local rank is on the same server, the next server's rank
+ * not), and with g = 1 or N = 1 one kind is empty; verify_test's
+ * test_twolevel_patterns compares every pair of phases of small
+ * schedules. Unequal blocks, or an id past 32 bits: none named. */
+uint32_t sched_twolevel_pattern(const strata_sched_t *s, uint32_t phase)
+{
+    uint32_t g = s->p.group, N = s->p.nranks / g, C = s->p.chunks;
+    uint64_t n = s->p.count, S = sched_twolevel_nphases(s->p.nranks, g, 1);
+    bool equal = C > 0 && n % C == 0 && (n / C) % g == 0 && (n / C / g) % N == 0;
+    if (!equal || S == 0 || C >= (1u << 21)) return STRATA_SCHED_NO_PATTERN; /* W^3 < 2^64 */
+    uint64_t jlo = phase + 1 > C ? phase + 1 - C : 0, jhi = phase < S - 1 ? phase : S - 1;
+    uint64_t e0 = g - 1, e2 = g - 1 + 2 * (uint64_t)(N - 1); /* K0 = [0, e0), K3 = [e2, S) */
+    uint64_t c = jlo < e0 ? (jhi < e0 ? jhi : e0 - 1) - jlo + 1 : 0;
+    uint64_t a = jhi >= e2 ? jhi - (jlo > e2 ? jlo : e2) + 1 : 0;
+    uint64_t b = jhi - jlo + 1 - a - c;
+    if (b == 0) c += a, a = 0;
+    uint64_t W = (uint64_t)C + 1, id = a + W * (b + W * c);
+    return id < STRATA_SCHED_NO_PATTERN ? (uint32_t)id : STRATA_SCHED_NO_PATTERN;
+}
+
 /* ==== The other collectives, two-level ====
  *
  * Ranks r = node*g + l as above (N = P/g servers). Data move in "columns":
@@ -393,6 +430,12 @@ static uint32_t hier_class(const strata_sched_t *s, uint32_t phase)
     return s->p.coll == STRATA_COLL_ALLREDUCE ? sched_twolevel_class(s, phase) : phase;
 }
 
+static uint32_t hier_pattern(const strata_sched_t *s, uint32_t phase)
+{
+    if (s->p.coll != STRATA_COLL_ALLREDUCE) return STRATA_SCHED_NO_PATTERN;
+    return sched_twolevel_pattern(s, phase);
+}
+
 static strata_status_t hier_init(strata_sched_t *s, strata_error_t *err)
 {
     if (s->p.group == 0) s->p.group = s->p.nranks % 8 == 0 ? 8 : s->p.nranks;
@@ -434,4 +477,5 @@ const sched_algo_t sched_hier = {
     .init = hier_init,
     .phase = hier_phase,
     .phase_class = hier_class,
+    .phase_pattern = hier_pattern,
 };

@@ -53,6 +53,9 @@ struct sched_algo {
     void (*phase)(const strata_sched_t *s, uint32_t agent, sched_sink_t *k);
     /* Optional: pattern class of a phase (NULL: the phase index). */
     uint32_t (*phase_class)(const strata_sched_t *s, uint32_t phase);
+    /* Optional: timing pattern of a phase (strata_sched_phase_pattern;
+     * NULL or STRATA_SCHED_NO_PATTERN: none named). */
+    uint32_t (*phase_pattern)(const strata_sched_t *s, uint32_t phase);
     /* Optional: order of the channel rotation (strata_sched_rot_order;
      * NULL or 1: none). The phase function then honours k->reps. */
     uint32_t (*rot_order)(const strata_sched_t *s);
@@ -190,6 +193,7 @@ void sched_twolevel_phase(const strata_sched_t *s, uint32_t g, uint32_t r, sched
 strata_status_t sched_twolevel_init(strata_sched_t *s, const char *what, strata_error_t *err);
 void sched_twolevel_algo_phase(const strata_sched_t *s, uint32_t r, sched_sink_t *k);
 uint32_t sched_twolevel_class(const strata_sched_t *s, uint32_t phase);
+uint32_t sched_twolevel_pattern(const strata_sched_t *s, uint32_t phase);
 
 /* ==== NCCL's double binary tree over nodes (tree.c), reused by nvlstree.c ==== */
 

@@ -31,4 +31,5 @@ const sched_algo_t sched_torus2d = {
     .init = torus_init,
     .phase = sched_twolevel_algo_phase,
     .phase_class = sched_twolevel_class,
+    .phase_pattern = sched_twolevel_pattern,
 };

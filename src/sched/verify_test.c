@@ -468,6 +468,108 @@ static void test_twolevel_classes(void **state)
     strata_sched_destroy(s);
 }
 
+/* Whether phases p and q of s have, agent by agent, equal step lists in
+ * what a phase's timing reads (strata_sched_phase_pattern): op with a
+ * receive's or a local step's reduction ignored, peer, `after`, bytes. */
+static bool phases_time_alike(const strata_sched_t *s, uint32_t p, uint32_t q)
+{
+    static strata_step_t a[256], b[256];
+    for (uint32_t r = 0; r < strata_sched_nagents(s); r++) {
+        uint32_t n = strata_sched_phase_steps(s, r, p, a, 256);
+        uint32_t m = strata_sched_phase_steps(s, r, q, b, 256);
+        assert_true(n <= 256 && m <= 256);
+        if (n != m) return false;
+        for (uint32_t i = 0; i < n; i++) {
+            int oa = a[i].op == STRATA_STEP_RECV_REDUCE ? STRATA_STEP_RECV
+                     : a[i].op == STRATA_STEP_REDUCE    ? STRATA_STEP_COPY
+                                                        : a[i].op;
+            int ob = b[i].op == STRATA_STEP_RECV_REDUCE ? STRATA_STEP_RECV
+                     : b[i].op == STRATA_STEP_REDUCE    ? STRATA_STEP_COPY
+                                                        : b[i].op;
+            if (oa != ob || a[i].peer != b[i].peer || a[i].after != b[i].after ||
+                a[i].count * a[i].nblk != b[i].count * b[i].nblk)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Every pair of phases of s: equal pattern ids exactly when the phases
+ * time alike (generated and compared: the promise, and that no pattern
+ * the step lists share is left unnamed). Returns the number of patterns. */
+static uint32_t check_patterns_exact(const strata_sched_t *s)
+{
+    uint32_t np = strata_sched_nphases(s), npat = 0;
+    for (uint32_t p = 0; p < np; p++) {
+        uint32_t id = strata_sched_phase_pattern(s, p);
+        assert_int_not_equal(id, STRATA_SCHED_NO_PATTERN);
+        bool first = true;
+        for (uint32_t q = 0; q < p; q++) {
+            bool same = strata_sched_phase_pattern(s, q) == id;
+            assert_int_equal(same, phases_time_alike(s, p, q));
+            first = first && !same;
+        }
+        npat += first;
+    }
+    return npat;
+}
+
+/* The pipelined two-level allreduce's timing patterns
+ * (sched_twolevel_pattern): by hand for one case, then every pair of
+ * phases of several shapes compared. */
+static void test_twolevel_patterns(void **state)
+{
+    (void)state;
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_HIER,
+                               .nranks = 8,
+                               .group = 2,
+                               .chunks = 2,
+                               .count = 2 * 8 * 1000,
+                               .elem_size = 4};
+    strata_sched_t *s;
+    /* g = 2, N = 4, C = 2: S = 8, K0 = [0,1), K1 + K2 = [1,7), K3 = [7,8);
+     * phase p's window [max(0,p-1), min(p,7)] gives (a, b, c) = p0 (0,0,1),
+     * p1 (0,1,1), p2..p6 (0,2,0), p7 (1,1,0), p8 (1,0,0) -> (0,0,1); W = 3,
+     * id = a + 3(b + 3c): 9, 12, 6 (x5), 4, 9 — four patterns, where the
+     * classes are six (sim_test's test_twolevel_reuse_identical) */
+    const uint32_t want[9] = {9, 12, 6, 6, 6, 6, 6, 4, 9};
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_nphases(s), 9);
+    for (uint32_t ph = 0; ph < 9; ph++)
+        assert_int_equal(strata_sched_phase_pattern(s, ph), want[ph]);
+    assert_int_equal(check_patterns_exact(s), 4);
+    strata_sched_destroy(s);
+    /* shapes: {P, g, C, count}: the classes' (C < S, C >= S, g = 1, one
+     * server) and torus2d's rows */
+    const uint32_t shapes[][4] = {{16, 2, 3, 48}, {4, 2, 6, 24},   {32, 4, 5, 160},
+                                  {8, 1, 5, 40},  {64, 4, 5, 320}, {4, 4, 2, 8}};
+    for (int k = 0; k < 6; k++) {
+        p.nranks = shapes[k][0], p.group = shapes[k][1], p.chunks = shapes[k][2];
+        p.count = shapes[k][3];
+        assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+        assert_true(check_patterns_exact(s) <= check_classes_equal(s));
+        strata_sched_destroy(s);
+    }
+    p.algo = STRATA_ALGO_TORUS2D, p.nranks = 32, p.group = 4, p.chunks = 5, p.count = 160;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_true(check_patterns_exact(s) < strata_sched_nphases(s));
+    strata_sched_destroy(s);
+    /* unequal blocks, another collective, another algorithm: none named */
+    p.algo = STRATA_ALGO_HIER, p.count = 50;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_phase_pattern(s, 0), STRATA_SCHED_NO_PATTERN);
+    strata_sched_destroy(s);
+    p.count = 160, p.coll = STRATA_COLL_ALLGATHER;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_phase_pattern(s, 0), STRATA_SCHED_NO_PATTERN);
+    strata_sched_destroy(s);
+    p.coll = STRATA_COLL_ALLREDUCE, p.algo = STRATA_ALGO_RING, p.group = 0;
+    assert_int_equal(strata_sched_create(&p, &s, NULL), STRATA_OK);
+    assert_int_equal(strata_sched_phase_pattern(s, 0), STRATA_SCHED_NO_PATTERN);
+    strata_sched_destroy(s);
+}
+
 /* The two-level schedules of the other collectives (hier.c), by hand, on
  * 3 servers x 2 ranks (P = 6, g = 2, N = 3), count 12 (reduce-scatter:
  * per-rank block 12):
@@ -890,14 +992,23 @@ static void test_tree_rails(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_all_verify),    cmocka_unit_test(test_hier_colls),
-        cmocka_unit_test(test_broken_caught), cmocka_unit_test(test_deadlock_caught),
-        cmocka_unit_test(test_hazard_caught), cmocka_unit_test(test_lazy_matches_materialised),
-        cmocka_unit_test(test_phase_classes), cmocka_unit_test(test_twolevel_classes),
-        cmocka_unit_test(test_ring_channels), cmocka_unit_test(test_ring_rails),
-        cmocka_unit_test(test_tree_rails),    cmocka_unit_test(test_agents_and_trees),
-        cmocka_unit_test(test_bad_params),    cmocka_unit_test(test_names),
-        cmocka_unit_test(test_direct_layout), cmocka_unit_test(test_direct_registered),
+        cmocka_unit_test(test_all_verify),
+        cmocka_unit_test(test_hier_colls),
+        cmocka_unit_test(test_broken_caught),
+        cmocka_unit_test(test_deadlock_caught),
+        cmocka_unit_test(test_hazard_caught),
+        cmocka_unit_test(test_lazy_matches_materialised),
+        cmocka_unit_test(test_phase_classes),
+        cmocka_unit_test(test_twolevel_classes),
+        cmocka_unit_test(test_twolevel_patterns),
+        cmocka_unit_test(test_ring_channels),
+        cmocka_unit_test(test_ring_rails),
+        cmocka_unit_test(test_tree_rails),
+        cmocka_unit_test(test_agents_and_trees),
+        cmocka_unit_test(test_bad_params),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_direct_layout),
+        cmocka_unit_test(test_direct_registered),
         cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -137,6 +137,10 @@ typedef struct drv {
     UTIL_VEC(strata_step_t) scratch;  /* one agent's phase, as sched gives it */
     UTIL_VEC(strata_step_t) scratch2; /* a second one, to compare phases */
     UTIL_VEC(uint64_t) sends, recvs;  /* BARRIER: an agent's, being numbered (below) */
+    /* BARRIER, a phase generated once (stream_phase): every agent's steps,
+     * agent g's at flat.v[flat_off.v[g] .. flat_off.v[g + 1]) */
+    UTIL_VEC(strata_step_t) flat;
+    UTIL_VEC(size_t) flat_off;
     uint32_t agents_done;
     bool async;      /* ASYNC asked for, or several jobs */
     double weight;   /* the engine's statistics weight (BARRIER: the class's phases) */
@@ -583,19 +587,45 @@ static strata_status_t start_ready(drv_t *v, uint32_t g)
 
 /* ==== Phases of one agent ==== */
 
-/* Load agent g's steps of phase p, numbering its messages. */
-static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
+/* The generator of the phases being run: each step, or with a channel
+ * rotation only the representative channels' (below). */
+static uint32_t gen_steps(const drv_t *v, const agent_t *a, uint32_t p, strata_step_t *buf,
+                          uint32_t cap)
+{
+    const sim_job_t *job = &v->d->jobs[a->job];
+    if (v->rot > 1) return strata_sched_phase_rep_steps(job->s, a->idx, p, buf, cap);
+    return strata_sched_phase_steps(job->s, a->idx, p, buf, cap);
+}
+
+/* Agent g's generated steps of phase p checked: their number fits a flow's
+ * tag, every peer is an agent of the job. */
+static strata_status_t check_steps(drv_t *v, uint32_t g, uint32_t p, const strata_step_t *st,
+                                   uint32_t n)
+{
+    const agent_t *a = &v->agents[g];
+    const sim_job_t *job = &v->d->jobs[a->job];
+    if (n >= (1u << TAG_STEP_BITS)) return fail(v, STRATA_ERR_RANGE, "too many steps in a phase");
+    for (uint32_t i = 0; i < n; i++) {
+        int op = st[i].op;
+        if (op != STRATA_STEP_SEND && op != STRATA_STEP_RECV && op != STRATA_STEP_RECV_REDUCE)
+            continue;
+        if (st[i].peer < 0 || (uint32_t)st[i].peer >= job->nagents) {
+            strata_error_set(v->err, STRATA_ERR_INTERNAL,
+                             "schedule: agent %u phase %u step %u has peer %d out of range", a->idx,
+                             p, i, (int)st[i].peer);
+            return v->rc = STRATA_ERR_INTERNAL;
+        }
+    }
+    return STRATA_OK;
+}
+
+/* Load agent g's steps of phase p from src (n of them, as generated; checked
+ * here), numbering its messages. */
+static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata_step_t *src,
+                                  uint32_t n)
 {
     agent_t *a = &v->agents[g];
-    const sim_job_t *job = &v->d->jobs[a->job];
-    uint32_t (*gen)(const strata_sched_t *, uint32_t, uint32_t, strata_step_t *, uint32_t) =
-        v->rot > 1 ? strata_sched_phase_rep_steps : strata_sched_phase_steps;
-    uint32_t n = gen(job->s, a->idx, p, v->scratch.v, (uint32_t)v->scratch.cap);
-    if (n >= (1u << TAG_STEP_BITS)) return fail(v, STRATA_ERR_RANGE, "too many steps in a phase");
-    if (n > v->scratch.cap) { /* one walk of the phase for all its steps */
-        if (UTIL_VEC_RESERVE(&v->scratch, n)) return oom(v);
-        gen(job->s, a->idx, p, v->scratch.v, n);
-    }
+    if (check_steps(v, g, p, src, n) != STRATA_OK) return v->rc;
     if (n > a->cap) {
         sstep_t *ns = util_realloc(a->steps, (size_t)n * sizeof(*ns));
         if (!ns) return oom(v);
@@ -615,7 +645,7 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
     a->ndone = a->prefix = a->min_after = 0;
     for (uint32_t i = 0; i < n; i++) {
         sstep_t *ss = &a->steps[i];
-        ss->step = v->scratch.v[i];
+        ss->step = src[i];
         ss->state = ST_WAITING;
         ss->crit_set = false;
         ss->arrived = false;
@@ -627,12 +657,6 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
         int op = ss->step.op;
         if (op != STRATA_STEP_SEND && op != STRATA_STEP_RECV && op != STRATA_STEP_RECV_REDUCE)
             continue;
-        if (ss->step.peer < 0 || (uint32_t)ss->step.peer >= job->nagents) {
-            strata_error_set(v->err, STRATA_ERR_INTERNAL,
-                             "schedule: agent %u phase %u step %u has peer %d out of range", a->idx,
-                             p, i, (int)ss->step.peer);
-            return v->rc = STRATA_ERR_INTERNAL;
-        }
         if (!v->async) continue; /* numbered below */
         uint32_t peer = global(v, a, ss->step.peer);
         pair_t *pr = op == STRATA_STEP_SEND ? pair_get(v, g, peer) : pair_get(v, peer, g);
@@ -643,6 +667,19 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
     }
     if (!v->async && index_phase(v, g)) return oom(v);
     return STRATA_OK;
+}
+
+/* Load agent g's steps of phase p, numbering its messages. */
+static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
+{
+    agent_t *a = &v->agents[g];
+    uint32_t n = gen_steps(v, a, p, v->scratch.v, (uint32_t)v->scratch.cap);
+    if (n >= (1u << TAG_STEP_BITS)) return fail(v, STRATA_ERR_RANGE, "too many steps in a phase");
+    if (n > v->scratch.cap) { /* one walk of the phase for all its steps */
+        if (UTIL_VEC_RESERVE(&v->scratch, n)) return oom(v);
+        gen_steps(v, a, p, v->scratch.v, n);
+    }
+    return load_steps(v, g, p, v->scratch.v, n);
 }
 
 static strata_status_t next_phase_async(drv_t *v, uint32_t g)
@@ -983,6 +1020,136 @@ static strata_status_t run_folded(drv_t *v, double *dur_p, double *alone_p)
     return STRATA_OK;
 }
 
+/* ==== A phase generated once (BARRIER, foldable) ====
+ * run_phase's reused path used to load every agent's steps (a copy into
+ * the per-step state, its receives sorted), certify them, check that the
+ * phase folds and fold its flows: four passes over P × steps records of
+ * 152 bytes, where a folded phase needs only the steps' op, peer, `after`
+ * and bytes. stream_phase generates each agent's steps once into `flat`
+ * and, while they are in cache, adds its sends to the certificate (until
+ * it breaks), checks it for the fold (phase_foldable's test, agent by
+ * agent) and, once the certificate has broken, hands its sends to the
+ * fold. The certificate, the fold's test and its flows see the same steps
+ * in the same order as the four passes did, so a folded phase times to
+ * the same bits. A phase that does not fold (or is certified) is then
+ * loaded from `flat`, not generated again. */
+
+/* phase_foldable's test on agent g's steps: every send waits only for the
+ * leading local steps; its sends and receives counted. */
+static bool steps_foldable(const strata_step_t *st, uint32_t n, uint64_t *sends, uint64_t *recvs)
+{
+    uint32_t local = 0;
+    while (local < n && st[local].op != STRATA_STEP_SEND && st[local].op != STRATA_STEP_RECV &&
+           st[local].op != STRATA_STEP_RECV_REDUCE)
+        local++;
+    for (uint32_t i = 0; i < n; i++) {
+        if (st[i].op == STRATA_STEP_SEND) {
+            if (st[i].after > local) return false;
+            (*sends)++;
+        } else if (st[i].op == STRATA_STEP_RECV || st[i].op == STRATA_STEP_RECV_REDUCE) {
+            (*recvs)++;
+        }
+    }
+    return true;
+}
+
+/* Agent g's sends (st, n) to the certificate, or to the fold. Into the
+ * fold, a send to the peer of the agent's previous send with its bytes
+ * is that send's flow again: with no rotation and no pulls it is one
+ * flow along the route of the pair, which the cache gives again (no
+ * lookup in between could empty it), so fold_flow would merge it (k + 1)
+ * and its alone time is the previous one's — counted without the lookup. */
+static strata_status_t stream_sends(drv_t *v, uint32_t g, const strata_step_t *st, uint32_t n,
+                                    send_flow_fn fn)
+{
+    const agent_t *a = &v->agents[g];
+    bool same_ok = fn == fold_flow && v->agg_on && v->rot == 1;
+    int32_t prev = -1;
+    double prev_bytes = -1;
+    for (uint32_t i = 0; i < n && (fn == fold_flow || !v->cert.broken); i++) {
+        if (st[i].op != STRATA_STEP_SEND) continue;
+        if (same_ok) {
+            double bytes = step_bytes(v, a, &st[i]);
+            if (v->agg_k && st[i].peer == prev && bytes == prev_bytes) {
+                v->agg_k++;
+                continue;
+            }
+            prev = st[i].peer;
+            prev_bytes = bytes;
+        }
+        if (send_flows(v, a, &st[i], fn, NULL) != STRATA_OK) return v->rc;
+    }
+    return STRATA_OK;
+}
+
+/* Agent g's steps of phase p appended to flat. */
+static strata_status_t flat_gen(drv_t *v, uint32_t g, uint32_t p)
+{
+    const agent_t *a = &v->agents[g];
+    size_t at = v->flat.n;
+    uint32_t room = (uint32_t)(v->flat.cap - at < UINT32_MAX ? v->flat.cap - at : UINT32_MAX);
+    uint32_t n = gen_steps(v, a, p, v->flat.v + at, room);
+    if (n > room) {
+        if (UTIL_VEC_RESERVE(&v->flat, at + n)) return oom(v);
+        gen_steps(v, a, p, v->flat.v + at, n);
+    }
+    if (check_steps(v, g, p, v->flat.v + at, n) != STRATA_OK) return v->rc;
+    v->flat.n = at + n;
+    return UTIL_VEC_PUSH(&v->flat_off, v->flat.n) ? oom(v) : STRATA_OK;
+}
+
+/* Generate phase p into flat, certify it and, where the certificate
+ * breaks and the phase folds, hand its flows to the fold (run_folded's
+ * loop). *ok_p: certified; *fold_p: foldable and not certified, its flows
+ * all added (run_folded's loop done). */
+static strata_status_t stream_phase(drv_t *v, uint32_t p, bool *ok_p, bool *fold_p)
+{
+    sim_cert_reset(&v->cert);
+    sim_fold_reset(&v->fold);
+    v->agg_k = 0;
+    v->agg_alone = 0;
+    v->flat.n = v->flat_off.n = 0;
+    if (UTIL_VEC_PUSH(&v->flat_off, (size_t)0)) return oom(v);
+    uint64_t sends = 0, recvs = 0;
+    bool folds = true;
+    uint32_t folded = 0; /* agents whose sends the fold has */
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        if (flat_gen(v, g, p) != STRATA_OK) return v->rc;
+        const strata_step_t *st = v->flat.v + v->flat_off.v[g];
+        uint32_t n = (uint32_t)(v->flat_off.v[g + 1] - v->flat_off.v[g]);
+        folds = folds && steps_foldable(st, n, &sends, &recvs);
+        if (!v->cert.broken && stream_sends(v, g, st, n, cert_flow) != STRATA_OK) return v->rc;
+        for (; folds && v->cert.broken && folded <= g; folded++) {
+            const strata_step_t *sf = v->flat.v + v->flat_off.v[folded];
+            uint32_t nf = (uint32_t)(v->flat_off.v[folded + 1] - v->flat_off.v[folded]);
+            if (stream_sends(v, folded, sf, nf, fold_flow) != STRATA_OK) return v->rc;
+        }
+    }
+    *ok_p = !v->cert.broken;
+    *fold_p = folds && !*ok_p && sends == recvs;
+    return STRATA_OK;
+}
+
+/* The fold's run of the flows stream_phase added (run_folded's end). */
+static strata_status_t fold_finish(drv_t *v, double *dur_p, double *alone_p)
+{
+    if (agg_flush(v) != STRATA_OK) return v->rc;
+    if (!v->d->res_extra) {
+        v->d->res_extra = util_calloc(sim_net_res_count(v->net) + 1, sizeof(double));
+        if (!v->d->res_extra) return oom(v);
+    }
+    sim_fold_out_t o;
+    if (sim_fold_run(&v->fold, v->net, v->weight, v->d->res_extra, &o)) return oom(v);
+    v->folded = true;
+    memcpy(v->fold_crit, o.crit, sizeof(v->fold_crit));
+    v->d->phases_folded++;
+    v->d->fold_flows += o.flows;
+    v->d->fold_timed += o.timed;
+    *dur_p = o.dur;
+    *alone_p = v->agg_alone; /* each message's own (fold_flow), not a merged flow's */
+    return STRATA_OK;
+}
+
 /* One phase of the (single) job from a rewound engine; *dur_p its length.
  * With certify, a phase whose contention-free certificate holds runs in
  * the engine's ideal mode (*cert_p set): the same times within a relative
@@ -995,17 +1162,33 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur
     if (sim_net_rewind(v->net)) return fail(v, STRATA_ERR_INTERNAL, "engine busy at phase start");
     pairs_clear(v);
     v->agents_done = 0;
-    for (uint32_t g = 0; g < v->nagents; g++) {
+    for (uint32_t g = 0; g < v->nagents; g++)
         chain_reset(&v->agents[g]);
-        if (load_phase(v, g, p) != STRATA_OK) return v->rc;
-    }
     bool ok = false;
-    if (certify && phase_certify(v, &ok) != STRATA_OK) return v->rc;
-    *cert_p = ok;
     v->folded = false;
-    if (certify && !ok && v->d->fold && phase_foldable(v)) {
-        v->d->phases_rot += v->rot > 1;
-        return run_folded(v, dur_p, alone_p);
+    /* phase_foldable's conditions: the phase generated once (above) */
+    if (certify && v->d->fold && !v->async && !v->gcert && !v->d->trace && !v->d->ideal) {
+        bool folds = false;
+        if (stream_phase(v, p, &ok, &folds) != STRATA_OK) return v->rc;
+        *cert_p = ok;
+        if (folds) {
+            v->d->phases_rot += v->rot > 1;
+            return fold_finish(v, dur_p, alone_p);
+        }
+        for (uint32_t g = 0; g < v->nagents && v->rot == 1; g++) {
+            size_t at = v->flat_off.v[g];
+            if (load_steps(v, g, p, v->flat.v + at, (uint32_t)(v->flat_off.v[g + 1] - at)))
+                return v->rc;
+        }
+    } else {
+        for (uint32_t g = 0; g < v->nagents; g++)
+            if (load_phase(v, g, p) != STRATA_OK) return v->rc;
+        if (certify && phase_certify(v, &ok) != STRATA_OK) return v->rc;
+        *cert_p = ok;
+        if (certify && !ok && v->d->fold && phase_foldable(v)) {
+            v->d->phases_rot += v->rot > 1;
+            return run_folded(v, dur_p, alone_p);
+        }
     }
     if (v->rot > 1) { /* not folded: every channel's steps, run as they are */
         uint32_t rot = v->rot;
@@ -1222,15 +1405,11 @@ static strata_status_t pattern_classes(drv_t *v, const pkey_t *k, const sim_job_
     return nomem ? oom(v) : STRATA_OK;
 }
 
-/* The generator's classes as first phases (cand[p]: the first phase of
- * p's class), found through an open-addressed table of the class ids;
- * false when it names no repeat (every phase its own class) — the
- * simulator then looks for repeats among all phases itself. Only the
- * first phase of each class is then generated to find repeats
- * (pattern_classes), so a generator that names its classes completely
- * (hier's pipeline, sched_twolevel_class) has its phases generated a
- * number of times that does not grow with the phase count. */
-static bool sched_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t *cand)
+/* The generator's ids (classes, or with `patterns` its timing patterns)
+ * of the phases p < np as first phases (cand[p]: the first phase with
+ * p's id), found through an open-addressed table of the ids; whether
+ * some id repeats. */
+static bool sched_ids(drv_t *v, const sim_job_t *job, uint32_t np, bool patterns, uint32_t *cand)
 {
     size_t cap = 16;
     while (cap < (size_t)np * 2)
@@ -1247,7 +1426,8 @@ static bool sched_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t 
         first[i] = UINT32_MAX; /* empty */
     uint32_t nseen = 0;
     for (uint32_t p = 0; p < np; p++) {
-        uint32_t c = strata_sched_phase_class(job->s, p);
+        uint32_t c =
+            patterns ? strata_sched_phase_pattern(job->s, p) : strata_sched_phase_class(job->s, p);
         size_t i = util_hash_u64(c) & (cap - 1);
         while (first[i] != UINT32_MAX && ids[i] != c)
             i = (i + 1) & (cap - 1);
@@ -1261,6 +1441,35 @@ static bool sched_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t 
     util_free(ids);
     util_free(first);
     return nseen < np;
+}
+
+/* The generator's classes as first phases (cand[p]: the first phase of
+ * p's class); false when it names no repeat (every phase its own class) —
+ * the simulator then looks for repeats among all phases itself. Only the
+ * first phase of each class is then generated to find repeats
+ * (pattern_classes), so a generator that names its classes completely
+ * (hier's pipeline, sched_twolevel_class) has its phases generated a
+ * number of times that does not grow with the phase count. */
+static bool sched_classes(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t *cand)
+{
+    return sched_ids(v, job, np, false, cand);
+}
+
+/* The schedule's timing patterns (strata_sched_phase_pattern) as first
+ * phases: cls[p] is the first phase of p's pattern. A pattern is the
+ * schedule's promise that its phases have equal step lists in every
+ * field step_same reads without strict or pulls, so its phases time
+ * alike as those pattern_classes confirms do — found without generating
+ * a phase, where pattern_classes generates each class's first phase to
+ * hash it and both phases of each hit to compare them (hier at 16,384
+ * GPUs: 160 + 2 x 56 of 4,156 phases). False when the schedule names
+ * none, or not for every phase (then nothing is written). */
+static bool sched_patterns(drv_t *v, const sim_job_t *job, uint32_t np, uint32_t *cls)
+{
+    for (uint32_t p = 0; p < np; p++)
+        if (strata_sched_phase_pattern(job->s, p) == STRATA_SCHED_NO_PATTERN) return false;
+    sched_ids(v, job, np, true, cls);
+    return v->rc == STRATA_OK;
 }
 
 /* ==== ASYNC without sharing, walked ====
@@ -1554,8 +1763,16 @@ static strata_status_t run_barrier(drv_t *v)
          * phase to move the same messages as its class's (run_groups) */
         if (rc == STRATA_OK && !v->d->trace && !v->gcert)
             rc = sim_xor_classes(job, v->d->st->topo, v->d->routes, np, pcls, &sym, v->err);
-        if (rc == STRATA_OK && !sym) {
-            bool named = sched_classes(v, job, np, cand);
+        /* the schedule's patterns: what pattern_classes would find, not
+         * with a trace (whose key is strict) or pulls (whose source buffer
+         * counts) */
+        bool named = false;
+        if (rc == STRATA_OK && !sym && !k.strict && !k.pulls) {
+            named = sched_patterns(v, job, np, pcls);
+            rc = v->rc;
+        }
+        if (rc == STRATA_OK && !sym && !named) {
+            named = sched_classes(v, job, np, cand);
             rc = v->rc != STRATA_OK ? v->rc
                                     : pattern_classes(v, &k, job, np, named ? cand : NULL, pcls);
             scanned = true; /* the phases it simulates are among those it scanned */
@@ -1651,6 +1868,8 @@ static void drv_free(drv_t *v)
     sim_cert_free(&v->gsolo);
     sim_fold_free(&v->fold);
     UTIL_VEC_FREE(&v->agg_hops);
+    UTIL_VEC_FREE(&v->flat);
+    UTIL_VEC_FREE(&v->flat_off);
 }
 
 static strata_status_t run_async(drv_t *v)
