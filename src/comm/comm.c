@@ -348,7 +348,7 @@ static strata_status_t begin(strata_comm_t *c, const char *what, const strata_ca
 #define HOSTS_DEFAULT_SRC                                                                          \
     "assumed defaults (1 us, 5 GB/s inside a host; 50 us, 1 Gbit/s between; not measured)"
 #define HOSTS_KERNEL_SRC                                                                           \
-    "assumed defaults (1 us, 5 GB/s inside a host; 50 us and 2 copies at 5 GB/s between "       \
+    "assumed defaults (1 us, 5 GB/s inside a host; 50 us and 2 copies at 5 GB/s between "          \
     "hosts on one kernel; not measured)"
 #define HOSTS_OVERSUB_S 5e-6
 
@@ -452,9 +452,7 @@ const char *strata_comm_hosts_machine(const strata_comm_t *c, strata_coll_machin
 {
     if (!c) return "";
     if (m_p) *m_p = hosts_machine(c);
-    return c->hosts_set       ? c->hosts_src
-           : c->kernels == 1 ? HOSTS_KERNEL_SRC
-                             : HOSTS_DEFAULT_SRC;
+    return c->hosts_set ? c->hosts_src : c->kernels == 1 ? HOSTS_KERNEL_SRC : HOSTS_DEFAULT_SRC;
 }
 
 strata_status_t strata_comm_set_hosts_machine(strata_comm_t *c, const strata_coll_machine_t *m,

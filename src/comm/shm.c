@@ -282,10 +282,10 @@ static void set_wait_policy(strata_comm_t *c)
     c->spin_limit = default_spin_limit(c->size);
     const char *off = getenv("STRATA_OFFCPU"), *run = getenv("STRATA_SPIN_RUNNING");
     c->offcpu_hint = !(off && strcmp(off, "0") == 0);
-    c->spin_running = !c->offcpu_hint        ? c->spin_limit
-                      : run && *run          ? (unsigned)strtoul(run, NULL, 10)
+    c->spin_running = !c->offcpu_hint             ? c->spin_limit
+                      : run && *run               ? (unsigned)strtoul(run, NULL, 10)
                       : c->size > comm_job_cpus() ? 256u
-                                             : COMM_SPIN_RUNNING;
+                                                  : COMM_SPIN_RUNNING;
 }
 
 /* Map the engine's staging slots into this process before the first call:

@@ -192,9 +192,16 @@ static int rank_fn(void *arg)
          * rabenseifner 200 µs + 12.2 ns·S, ring 300 µs + 12.0 ns·S:
          * Rabenseifner from 25,000 B (100 µs / 4 ns) to 500,000 B
          * (100 µs / 0.2 ns); one exact call at 64 KiB on it. */
-        m = (strata_coll_machine_t){.nranks = 4, .per_server = 1, .servers = 4, .nics = 1,
-                                    .bw_intra = 5e9, .bw_nic = 125e6, .lat_intra = 1e-6,
-                                    .lat_inter = 50e-6, .eta_intra = 1, .reduce_bw = 5e9,
+        m = (strata_coll_machine_t){.nranks = 4,
+                                    .per_server = 1,
+                                    .servers = 4,
+                                    .nics = 1,
+                                    .bw_intra = 5e9,
+                                    .bw_nic = 125e6,
+                                    .lat_intra = 1e-6,
+                                    .lat_inter = 50e-6,
+                                    .eta_intra = 1,
+                                    .reduce_bw = 5e9,
                                     .bw_copy = 5e9};
         bad |= strata_comm_set_hosts_machine(c, &m, "hosts apart") != STRATA_OK;
         bad |= strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, 24000, STRATA_COMM_AUTO) !=

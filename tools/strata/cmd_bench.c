@@ -584,8 +584,7 @@ static strata_status_t hosts_figures(const bench_opts_t *o, strata_comm_t *c)
      * first), spread over the ranks beyond, as strata_probe_machine does;
      * cores themselves come from the communicator (its kernels' CPUs) */
     int P = strata_comm_size(c);
-    if (k->cores > 0 && P > k->cores)
-        m.lat_oversub = strata_probe_wait_cost(k, P) / (P - k->cores);
+    if (k->cores > 0 && P > k->cores) m.lat_oversub = strata_probe_wait_cost(k, P) / (P - k->cores);
     snprintf(src, sizeof src,
              "strata probe's figures in %s (shm %.2f us, %.2f GB/s; TCP %.2f us, %.2f GB/s)",
              o->model_path, k->shm_alpha * 1e6, k->shm_bw / 1e9, k->tcp_alpha * 1e6,
