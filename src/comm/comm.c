@@ -384,13 +384,18 @@ static strata_coll_machine_t hosts_machine(const strata_comm_t *c)
  *   rabenseifner  2L α + 2(P-1)/P S β + S / C, γ = (P-1)/P S / R;
  * time = α-terms + max(β-terms, γ). The S / C is the copy both others
  * make first (they work in the output buffer; the ring reduces straight
- * from the input). On the defaults (α = 50 µs, β = 8 ns/B, C = R = 5 GB/s)
- * at P = 4: recdbl 100 µs + 16.2 ns/B·S, rabenseifner 200 µs + 12.2 ns/B·S,
- * ring 300 µs + 12 ns/B·S: recursive doubling up to 25,000 B,
- * Rabenseifner to 500,000 B, the ring above. At P = 2 Rabenseifner is the
- * ring plus the copy, and the ring beats recursive doubling above
- * S = α·C = 250,000 B (one α more against the copy). Measured on loopback
- * TCP (bench/README.md "TCP, session 9"). Allgather: recursive doubling
+ * from the input). On the defaults for hosts apart (α = 50 µs, β = 8 ns/B,
+ * C = R = 5 GB/s) at P = 4: recdbl 100 µs + 16.2 ns/B·S, rabenseifner
+ * 200 µs + 12.2 ns/B·S, ring 300 µs + 12 ns/B·S: recursive doubling up to
+ * 25,000 B, Rabenseifner to 500,000 B, the ring above. Hosts on one kernel
+ * (β = 2 / C = 0.4 ns/B): recdbl 100 µs + 1.0 ns/B·S, rabenseifner
+ * 200 µs + 0.8, ring 300 µs + 0.6, Rabenseifner their mean, so recursive
+ * doubling up to 500,000 B and the ring above; with the 4 ranks on 2 CPUs
+ * (data × 2, each step 2 × 5 µs more) the switch is at 300,000 B. At P = 2
+ * Rabenseifner is the ring plus the copy, and the ring beats recursive
+ * doubling above S = α·C = 250,000 B (one α more against the copy).
+ * Measured on loopback TCP (bench/README.md "TCP, session 9" and "TCP,
+ * session 10"). Allgather: recursive doubling
  * up to 64 KiB at P >= 4 and always at P = 2, else the ring (allgather
  * copies its own block whichever runs). The others run on the ring
  * (alltoall on pairwise exchange, see comm_exec_algo). STRATA_ALGO or the
