@@ -476,8 +476,6 @@ strata_status_t strata_comm_set_hosts_machine(strata_comm_t *c, const strata_col
     if (mm.nranks == 0) { /* comm's shape */
         strata_coll_machine_t d = hosts_machine(c);
         mm.nranks = d.nranks, mm.per_server = d.per_server, mm.servers = d.servers;
-        if (mm.cores == 0) mm.cores = d.cores; /* the ranks share this job's kernels */
-        if (mm.lat_oversub == 0) mm.lat_oversub = d.lat_oversub;
     }
     if (c->remote && g > 1 &&
         (mm.nranks != (uint32_t)c->size || mm.per_server != (uint32_t)g ||
