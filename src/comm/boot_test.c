@@ -176,6 +176,37 @@ static void explicit_rank(int rank, int size, int port, int lfd, const char *tok
 
 /* ==== The token never travels; a rank refuses a rank 0 without it ==== */
 
+/* Host ids (comm_host_id: CPUs, host name, boot id, namespace) grouped by
+ * kernel: the processors the ranks run on are, per kernel, the fewer of its
+ * ranks and the fewest CPUs any of its ranks may use. */
+static void test_kernels(void **state)
+{
+    (void)state;
+    char one[4][64] = {"0002/a/b1/pid:1", "0002/a/b1/pid:2", "0002/a/b1/pid:3", "0002/a/b1/pid:4"};
+    int k = 0, cores = 0;
+    comm_kernels(one, 4, &k, &cores);
+    assert_int_equal(k, 1);
+    assert_int_equal(cores, 2); /* 4 ranks on 2 CPUs */
+    /* kernel a: 2 ranks on 8 CPUs (2); kernel c (a's name, another boot):
+     * 3 ranks, one of them bound to a CPU of its own: min(3, 1) = 1 */
+    char two[5][64] = {"0008/a/b1/n:1", "0008/a/b1/n:2", "0004/a/b2/n:1", "0001/a/b2/n:1",
+                       "0004/a/b2/n:9"};
+    comm_kernels(two, 5, &k, &cores);
+    assert_int_equal(k, 2);
+    assert_int_equal(cores, 2 + 1);
+    /* every rank its own kernel with CPUs to spare: one per rank */
+    char apart[3][64] = {"0016/x/b/n", "0016/y/b/n", "0016/z/b/n"};
+    comm_kernels(apart, 3, &k, &cores);
+    assert_int_equal(k, 3);
+    assert_int_equal(cores, 3);
+    /* this process's own id opens with its CPUs */
+    char mine[1][64];
+    comm_host_id(mine[0]);
+    long cpus = comm_job_cpus();
+    assert_int_equal(atoi(mine[0]), cpus > 9999 ? 9999 : cpus);
+    assert_int_equal(mine[0][4], '/');
+}
+
 static void test_token_not_on_wire(void **state)
 {
     (void)state;
@@ -632,6 +663,7 @@ int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_token_not_on_wire),
         cmocka_unit_test(test_wrong_token_refused_by_rank0),
         cmocka_unit_test(test_silent_connections),

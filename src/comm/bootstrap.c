@@ -172,7 +172,14 @@ void comm_job_hash(const char *token, char out[17])
  * as two hosts, since they usually do not share /dev/shm either.
  * STRATA_TRANSPORT=tcp makes every process its own host (TCP between all
  * ranks, for tests and comparisons); STRATA_HOST=<name> replaces the
- * namespace part (ranks naming the same host share memory). */
+ * namespace part (ranks naming the same host share memory).
+ *
+ * The id opens with the CPUs the job may use on this kernel (comm_job_cpus,
+ * 4 digits) and a '/': not part of the identity (comm_id_same skips it), it
+ * tells every rank how many processors each kernel's ranks share, for the
+ * cost model's oversubscription terms (comm_kernels). Host name and boot id
+ * (the first two fields after it) name the kernel: namespaces of one kernel
+ * share its CPUs. */
 void comm_host_id(char out[64])
 {
     char host[40] = "", boot[40] = "", ns[64] = "";
@@ -193,8 +200,52 @@ void comm_host_id(char out[64])
         if (stat("/proc/self/ns/net", &st) == 0)
             snprintf(ns, sizeof ns, "n:%lu", (unsigned long)st.st_ino);
     }
+    long cpus = comm_job_cpus();
+    cpus = cpus < 1 ? 1 : cpus > 9999 ? 9999 : cpus;
     memset(out, 0, 64);
-    snprintf(out, 64, "%.16s/%.31s/%.14s", host, boot, ns);
+    snprintf(out, 64, "%04ld/%.16s/%.24s/%.14s", cpus, host, boot, ns);
+}
+
+/* The identity part of a host id (past the CPU count). */
+static const char *id_host(const char *id)
+{
+    return strlen(id) > 5 && id[4] == '/' ? id + 5 : id;
+}
+
+static bool comm_id_same(const char *a, const char *b)
+{
+    return strcmp(id_host(a), id_host(b)) == 0;
+}
+
+/* Length of the kernel part of an identity: host name and boot id. */
+static size_t id_kernel_len(const char *h)
+{
+    const char *s = strchr(h, '/');
+    s = s ? strchr(s + 1, '/') : NULL;
+    return s ? (size_t)(s - h) : strlen(h);
+}
+
+void comm_kernels(char (*ids)[64], int n, int *kernels_p, int *cores_p)
+{
+    int kernels = 0, cores = 0;
+    for (int r = 0; r < n; r++) {
+        const char *h = id_host(ids[r]);
+        size_t len = id_kernel_len(h);
+        bool seen = false;
+        for (int q = 0; q < r && !seen; q++)
+            seen = id_kernel_len(id_host(ids[q])) == len && !memcmp(id_host(ids[q]), h, len);
+        if (seen) continue;
+        /* a new kernel: its ranks, and the fewest CPUs any of them may use */
+        int ranks = 0, cpus = 0;
+        for (int q = r; q < n; q++) {
+            const char *o = id_host(ids[q]);
+            if (id_kernel_len(o) != len || memcmp(o, h, len)) continue;
+            int k = o != ids[q] ? atoi(ids[q]) : 1;
+            ranks++, cpus = cpus == 0 || k < cpus ? k : cpus;
+        }
+        kernels++, cores += ranks < cpus ? ranks : cpus;
+    }
+    *kernels_p = kernels, *cores_p = cores;
 }
 
 /* ==== Launcher events ==== */
@@ -769,12 +820,12 @@ static int inherited_listener(const boot_addr_t *a)
 static strata_status_t same_host(boot_server_t *s, strata_error_t *err)
 {
     for (int r = 1; r < s->c->size; r++)
-        if (strcmp(s->hosts[r], s->hosts[0]) != 0) {
+        if (!comm_id_same(s->hosts[r], s->hosts[0])) {
             strata_error_set(err, STRATA_ERR_UNSUPPORTED,
                              "bootstrap: rank %d is on host %s, rank 0 on %s: ranks on "
                              "different hosts (or network namespaces) meet at a TCP "
                              "rendezvous, not \"local\": set STRATA_TOKEN and STRATA_ROOT",
-                             r, s->hosts[r], s->hosts[0]);
+                             r, id_host(s->hosts[r]), id_host(s->hosts[0]));
             send_status(s, "STRW", 1, err ? err->msg : "different hosts");
             return STRATA_ERR_UNSUPPORTED;
         }
@@ -869,15 +920,16 @@ static int group_hosts(char (*hosts)[HOST_LEN], int n, int *host_of)
     for (int r = 0; r < n; r++) {
         host_of[r] = -1;
         for (int q = 0; q < r && host_of[r] < 0; q++)
-            if (strcmp(hosts[q], hosts[r]) == 0) host_of[r] = host_of[q];
+            if (comm_id_same(hosts[q], hosts[r])) host_of[r] = host_of[q];
         if (host_of[r] < 0) host_of[r] = nh++;
     }
     return nh;
 }
 
 static strata_status_t set_remote(strata_comm_t *c, const int *host_of, int nhosts,
-                                  strata_error_t *err)
+                                  char (*hosts)[HOST_LEN], strata_error_t *err)
 {
+    comm_kernels(hosts, c->size, &c->kernels, &c->cores);
     c->remote = util_calloc((size_t)c->size, sizeof(bool));
     if (!c->remote) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     for (int r = 0; r < c->size; r++)
@@ -989,7 +1041,7 @@ static strata_status_t serve_cross(boot_server_t *s, strata_error_t *err)
         goto out;
     }
     if ((lfd = data_listener(&near, &x.addrs[0], err)) < 0) goto out;
-    st = set_remote(c, x.host_of, x.nhosts, err);
+    st = set_remote(c, x.host_of, x.nhosts, s->hosts, err);
     if (st == STRATA_OK) st = serve_cross_frames(s, &x, err);
     if (st != STRATA_OK) comm_seg_unmap(c);
     for (int r = 1; r < c->size; r++)
@@ -1049,7 +1101,7 @@ static strata_status_t read_table(strata_comm_t *c, int fd, double deadline, con
     memcpy(x->base, b + fixed, nl);
     x->base[nl] = 0;
     x->nhosts = group_hosts(hosts, c->size, x->host_of);
-    st = set_remote(c, x->host_of, x->nhosts, err);
+    st = set_remote(c, x->host_of, x->nhosts, hosts, err);
 out:
     util_free(b);
     util_free(hosts);
@@ -1150,6 +1202,7 @@ strata_status_t comm_dup_cross(strata_comm_t *c, strata_comm_t *n, strata_error_
     }
     memcpy(n->remote, c->remote, (size_t)P * sizeof(bool));
     n->nhosts = c->nhosts, n->host_group = c->host_group;
+    n->kernels = c->kernels, n->cores = c->cores;
     unsigned char sec[COMM_TCP_ID + NONCE_LEN + 1] = {0}, rec[DUP_REC] = {0};
     comm_net_addr_t mine = {0};
     char name[64] = "";
@@ -1248,7 +1301,7 @@ static strata_status_t serve(strata_comm_t *c, const boot_addr_t *a, const char 
     if (st != STRATA_OK) send_status(&s, "STRW", 1, err ? err->msg : "start-up failed");
     bool one_host = true;
     for (int r = 1; r < c->size; r++)
-        if (strcmp(s.hosts[r], s.hosts[0]) != 0) one_host = false;
+        if (!comm_id_same(s.hosts[r], s.hosts[0])) one_host = false;
     if (st == STRATA_OK && !one_host && a->local) st = same_host(&s, err);
     if (st == STRATA_OK) st = one_host ? share_segment(&s, err) : serve_cross(&s, err);
     for (size_t i = 0; i < n; i++)

@@ -331,25 +331,45 @@ static strata_status_t begin(strata_comm_t *c, const char *what, const strata_ca
  * such: inside a host a message is a flag and a copy through the segment
  * (about 1 µs, one core's copy bandwidth, ~5 GB/s); between hosts it
  * crosses two TCP stacks (α = 50 µs) over a 1 Gbit/s link; a rank reduces
- * and copies within its memory at that core's ~5 GB/s. */
+ * and copies within its memory at that core's ~5 GB/s.
+ *
+ * Hosts that are one kernel (STRATA_TRANSPORT=tcp, network namespaces:
+ * comm_kernels finds one host name and boot id) have no wire between them:
+ * TCP over loopback or a veth moves each byte by two CPU copies, the
+ * sender's into the socket buffer and the receiver's out of it, so the
+ * link is half the copy rate (2.5 GB/s). The ranks share that kernel's
+ * CPUs: `cores` is, over the kernels, the fewer of its ranks and the CPUs
+ * they may use (comm_job_cpus), and when the ranks outnumber them sched's
+ * cost model multiplies the data terms by ceil(P / cores) and charges each
+ * step (P - cores) x lat_oversub: a rank waiting on its sockets yields,
+ * then sleeps in epoll_wait, and a peer sharing its core runs after one
+ * process switch, 0.7-3.1 µs by sched_yield and 1.2-5.1 µs by futex on this
+ * VM (strata probe, docs/probe.md "The wait regime"): 5 µs, the top. */
 #define HOSTS_DEFAULT_SRC                                                                          \
     "assumed defaults (1 us, 5 GB/s inside a host; 50 us, 1 Gbit/s between; not measured)"
+#define HOSTS_KERNEL_SRC                                                                           \
+    "assumed defaults (1 us, 5 GB/s inside a host; 50 us and 2 copies at 5 GB/s between "          \
+    "hosts on one kernel; not measured)"
+#define HOSTS_OVERSUB_S 5e-6
 
 static strata_coll_machine_t hosts_machine(const strata_comm_t *c)
 {
     if (c->hosts_set) return c->hosts_m;
     uint32_t g = c->host_group > 0 ? (uint32_t)c->host_group : 1;
+    bool one_kernel = c->kernels == 1;
     return (strata_coll_machine_t){.nranks = (uint32_t)c->size,
                                    .per_server = g,
                                    .servers = (uint32_t)c->size / g,
                                    .nics = 1,
                                    .bw_intra = 5e9,
-                                   .bw_nic = 125e6,
+                                   .bw_nic = one_kernel ? 5e9 / 2 : 125e6,
                                    .lat_intra = 1e-6,
                                    .lat_inter = 50e-6,
                                    .eta_intra = 1,
                                    .reduce_bw = 5e9,
-                                   .bw_copy = 5e9};
+                                   .bw_copy = 5e9,
+                                   .cores = c->cores > 0 ? (uint32_t)c->cores : 0,
+                                   .lat_oversub = HOSTS_OVERSUB_S};
 }
 
 /* The schedule for a communicator spanning hosts. Allreduce: sched's cost
@@ -364,13 +384,18 @@ static strata_coll_machine_t hosts_machine(const strata_comm_t *c)
  *   rabenseifner  2L α + 2(P-1)/P S β + S / C, γ = (P-1)/P S / R;
  * time = α-terms + max(β-terms, γ). The S / C is the copy both others
  * make first (they work in the output buffer; the ring reduces straight
- * from the input). On the defaults (α = 50 µs, β = 8 ns/B, C = R = 5 GB/s)
- * at P = 4: recdbl 100 µs + 16.2 ns/B·S, rabenseifner 200 µs + 12.2 ns/B·S,
- * ring 300 µs + 12 ns/B·S: recursive doubling up to 25,000 B,
- * Rabenseifner to 500,000 B, the ring above. At P = 2 Rabenseifner is the
- * ring plus the copy, and the ring beats recursive doubling above
- * S = α·C = 250,000 B (one α more against the copy). Measured on loopback
- * TCP (bench/README.md "TCP, session 9"). Allgather: recursive doubling
+ * from the input). On the defaults for hosts apart (α = 50 µs, β = 8 ns/B,
+ * C = R = 5 GB/s) at P = 4: recdbl 100 µs + 16.2 ns/B·S, rabenseifner
+ * 200 µs + 12.2 ns/B·S, ring 300 µs + 12 ns/B·S: recursive doubling up to
+ * 25,000 B, Rabenseifner to 500,000 B, the ring above. Hosts on one kernel
+ * (β = 2 / C = 0.4 ns/B): recdbl 100 µs + 1.0 ns/B·S, rabenseifner
+ * 200 µs + 0.8, ring 300 µs + 0.6, Rabenseifner their mean, so recursive
+ * doubling up to 500,000 B and the ring above; with the 4 ranks on 2 CPUs
+ * (data × 2, each step 2 × 5 µs more) the switch is at 300,000 B. At P = 2
+ * Rabenseifner is the ring plus the copy, and the ring beats recursive
+ * doubling above S = α·C = 250,000 B (one α more against the copy).
+ * Measured on loopback TCP (bench/README.md "TCP, session 9" and "TCP,
+ * session 10"). Allgather: recursive doubling
  * up to 64 KiB at P >= 4 and always at P = 2, else the ring (allgather
  * copies its own block whichever runs). The others run on the ring
  * (alltoall on pairwise exchange, see comm_exec_algo). STRATA_ALGO or the
@@ -432,7 +457,7 @@ const char *strata_comm_hosts_machine(const strata_comm_t *c, strata_coll_machin
 {
     if (!c) return "";
     if (m_p) *m_p = hosts_machine(c);
-    return c->hosts_set ? c->hosts_src : HOSTS_DEFAULT_SRC;
+    return c->hosts_set ? c->hosts_src : c->kernels == 1 ? HOSTS_KERNEL_SRC : HOSTS_DEFAULT_SRC;
 }
 
 strata_status_t strata_comm_set_hosts_machine(strata_comm_t *c, const strata_coll_machine_t *m,

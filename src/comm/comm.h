@@ -246,6 +246,9 @@ struct strata_comm {
     int nhosts;
     int host_group;       /* ranks per host when every host holds that many
                              consecutive ranks (the two-level schedules' shape), else 0 */
+    int kernels;          /* distinct kernels (host name + boot id) the ranks run on */
+    int cores;            /* processors the ranks run on: over the kernels, the fewer of
+                             its ranks and the CPUs they may use (comm_kernels) */
     comm_tcp_t *tcp;      /* transport_tcp.c, when remote ranks exist */
     struct comm_mem *mem; /* mem.c: registered buffers, NULL until the first */
     uint64_t reg_calls;   /* allreduces run on registered buffers (tests) */
@@ -580,6 +583,11 @@ int comm_boot_send_status(int fd, const char *magic, uint32_t status, const char
                           double deadline);
 /* Host identity: hostname + boot id. */
 void comm_host_id(char out[64]);
+/* Over n host ids (comm_host_id): the distinct kernels and the processors
+ * the ranks run on (per kernel the fewer of its ranks and its CPUs). */
+void comm_kernels(char (*ids)[64], int n, int *kernels_p, int *cores_p);
+/* CPUs the job may use on this kernel (shm.c). */
+long comm_job_cpus(void);
 
 /* ==== Data types and reductions (dtype.c, reduce.c) ==== */
 

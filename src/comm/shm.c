@@ -237,7 +237,7 @@ long comm_cpus_allowed(void)
 /* CPUs the job may use: an affinity of one CPU is a launcher binding each
  * rank to its own core (mpirun --bind-to core), not a limit on the job; a
  * wider restricted set (taskset, cgroup cpuset) is. */
-static long job_cpus(void)
+long comm_job_cpus(void)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     long aff = comm_cpus_allowed();
@@ -249,7 +249,7 @@ static unsigned default_spin_limit(int size)
 {
     const char *env = getenv("STRATA_SPIN");
     if (env && *env) return (unsigned)strtoul(env, NULL, 10);
-    long ncpu = job_cpus();
+    long ncpu = comm_job_cpus();
     /* About 6 us of pause instructions (Zen: ~65 cycles each at 2.6 GHz)
      * covers a normal cross-core hand-off (~0.06-1 us) and a peer's chunk
      * copy; past that the peer is probably descheduled, maybe onto this
@@ -282,10 +282,10 @@ static void set_wait_policy(strata_comm_t *c)
     c->spin_limit = default_spin_limit(c->size);
     const char *off = getenv("STRATA_OFFCPU"), *run = getenv("STRATA_SPIN_RUNNING");
     c->offcpu_hint = !(off && strcmp(off, "0") == 0);
-    c->spin_running = !c->offcpu_hint        ? c->spin_limit
-                      : run && *run          ? (unsigned)strtoul(run, NULL, 10)
-                      : c->size > job_cpus() ? 256u
-                                             : COMM_SPIN_RUNNING;
+    c->spin_running = !c->offcpu_hint             ? c->spin_limit
+                      : run && *run               ? (unsigned)strtoul(run, NULL, 10)
+                      : c->size > comm_job_cpus() ? 256u
+                                                  : COMM_SPIN_RUNNING;
 }
 
 /* Map the engine's staging slots into this process before the first call:

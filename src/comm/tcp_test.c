@@ -137,42 +137,82 @@ static int rank_fn(void *arg)
     double t0 = util_now();
     strata_status_t st = STRATA_OK;
     if (g_mode == M_CHOICE && P == 4) {
-        /* P = 4 across hosts, allreduce of S bytes priced by sched's cost
-         * model on the default machine (α = 50 µs, β = 1/125 MB/s = 8 ns/B,
-         * copy C and reduction R at 5 GB/s; comm.c cross_algo), time =
-         * α-terms + max(β-terms, γ), by hand:
-         *   recdbl        2α + max(2Sβ + S/C, 2S/R)      = 100 µs + 16.2 ns·S
-         *   rabenseifner  4α + max(1.5Sβ + S/C, 0.75S/R) = 200 µs + 12.2 ns·S
-         *   ring          6α + max(1.5Sβ, 0.75S/R)       = 300 µs + 12.0 ns·S
-         * recdbl = rabenseifner at 4 ns·S = 100 µs: S = 25,000 B;
-         * rabenseifner = ring at 0.2 ns·S = 100 µs: S = 500,000 B. Then one
-         * call in each range, checked exactly. */
-        static const struct {
+        /* P = 4 across hosts that are one kernel (every rank its own
+         * process on this machine): the default machine (comm.c
+         * hosts_machine) has α = 50 µs between hosts, the link two copies
+         * at 5 GB/s (β = 0.4 ns/B), copy C and reduction R at 5 GB/s, and
+         * the 4 ranks share min(4, this kernel's CPUs) = cores; beyond
+         * them the data terms grow by k = ceil(4 / cores) and each step
+         * costs (4 - cores) × 5 µs (lat_oversub) more. sched's cost model,
+         * time = α-terms + max(β-terms, γ), by hand:
+         *   recdbl        2 steps: 2α + max(2Sβ + S/C, 2S/R)    = 100 µs + 1.0 ns·S
+         *   rabenseifner  4 steps: 4α + max(1.5Sβ + S/C, .75S/R) = 200 µs + 0.8 ns·S
+         *   ring          6 steps: 6α + max(1.5Sβ, .75S/R)      = 300 µs + 0.6 ns·S
+         * (before the oversubscription terms). Rabenseifner is their mean
+         * in both terms (β = 2/C), so never strictly cheapest: recursive
+         * doubling up to X, the ring above, X where the steps' extra
+         * 2 (α + (4 - cores) 10 µs) equals 0.4 ns·S·k:
+         *   cores >= 4: 100 µs / 0.2 ns = 500,000 B;
+         *   cores 3 (k 2): 110 µs / 0.4 ns = 275,000 B;
+         *   cores 2 (k 2): 120 µs / 0.4 ns = 300,000 B;
+         *   cores 1 (k 4): 130 µs / 0.8 ns = 162,500 B.
+         * Then one call each side of X, checked exactly. */
+        long cpus = comm_job_cpus();
+        int cores = cpus >= 4 ? 4 : (int)cpus;
+        double X = cores >= 4 ? 500000 : cores == 3 ? 275000 : cores == 2 ? 300000 : 162500;
+        strata_coll_machine_t m;
+        strata_comm_hosts_machine(c, &m);
+        int bad = c->kernels != 1 || c->cores != cores || m.cores != (uint32_t)cores ||
+                  m.bw_nic != 2.5e9 || m.lat_oversub != 5e-6 ||
+                  !strstr(strata_comm_hosts_machine(c, NULL), "one kernel");
+        const struct {
             size_t bytes;
             strata_comm_algo_t want;
         } cases[] = {{8, STRATA_COMM_RECDBL},
-                     {24000, STRATA_COMM_RECDBL},
-                     {26000, STRATA_COMM_RABENSEIFNER},
-                     {65536, STRATA_COMM_RABENSEIFNER},
-                     {490000, STRATA_COMM_RABENSEIFNER},
-                     {510000, STRATA_COMM_RING},
+                     {65536, STRATA_COMM_RECDBL},
+                     {(size_t)X - 4000, STRATA_COMM_RECDBL},
+                     {(size_t)X + 4000, STRATA_COMM_RING},
                      {64u << 20, STRATA_COMM_RING}};
-        int bad = 0;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
             strata_comm_algo_t a =
                 strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, cases[i].bytes, STRATA_COMM_AUTO);
             if (a != cases[i].want) {
-                fprintf(stderr, "rank %d: allreduce of %zu B at P = 4: %s, want %s\n", r,
-                        cases[i].bytes, strata_comm_algo_name(a),
+                fprintf(stderr, "rank %d: allreduce of %zu B at P = 4 on %d cores: %s, want %s\n",
+                        r, cases[i].bytes, cores, strata_comm_algo_name(a),
                         strata_comm_algo_name(cases[i].want));
                 bad = 1;
             }
         }
         bad |= strata_comm_schedule_for(c, STRATA_COLL_ALLREDUCE, 65536, STRATA_COMM_AUTO) !=
-               STRATA_ALGO_RABENSEIFNER;
-        bad |= allreduce_exact(c, 6000, STRATA_COMM_AUTO) |
-               allreduce_exact(c, 6500, STRATA_COMM_AUTO) |
-               allreduce_exact(c, 127500, STRATA_COMM_AUTO);
+               STRATA_ALGO_RECDBL;
+        bad |= allreduce_exact(c, (size_t)X / 4 - 1000, STRATA_COMM_AUTO) |
+               allreduce_exact(c, (size_t)X / 4 + 1000, STRATA_COMM_AUTO);
+        /* Hosts apart (a 1 Gbit/s link, β = 8 ns/B, no shared cores: the
+         * machine given whole), as before: recdbl 100 µs + 16.2 ns·S,
+         * rabenseifner 200 µs + 12.2 ns·S, ring 300 µs + 12.0 ns·S:
+         * Rabenseifner from 25,000 B (100 µs / 4 ns) to 500,000 B
+         * (100 µs / 0.2 ns); one exact call at 64 KiB on it. */
+        m = (strata_coll_machine_t){.nranks = 4,
+                                    .per_server = 1,
+                                    .servers = 4,
+                                    .nics = 1,
+                                    .bw_intra = 5e9,
+                                    .bw_nic = 125e6,
+                                    .lat_intra = 1e-6,
+                                    .lat_inter = 50e-6,
+                                    .eta_intra = 1,
+                                    .reduce_bw = 5e9,
+                                    .bw_copy = 5e9};
+        bad |= strata_comm_set_hosts_machine(c, &m, "hosts apart") != STRATA_OK;
+        bad |= strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, 24000, STRATA_COMM_AUTO) !=
+                   STRATA_COMM_RECDBL ||
+               strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, 26000, STRATA_COMM_AUTO) !=
+                   STRATA_COMM_RABENSEIFNER ||
+               strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, 490000, STRATA_COMM_AUTO) !=
+                   STRATA_COMM_RABENSEIFNER ||
+               strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, 510000, STRATA_COMM_AUTO) !=
+                   STRATA_COMM_RING;
+        bad |= allreduce_exact(c, 16384, STRATA_COMM_AUTO);
         st = bad ? STRATA_ERR_PROTOCOL : STRATA_OK;
     } else if (g_mode == M_CHOICE) {
         /* P = 2 across hosts, priced as above (comm.c cross_algo), by hand:

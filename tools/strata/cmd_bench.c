@@ -579,6 +579,16 @@ static strata_status_t hosts_figures(const bench_opts_t *o, strata_comm_t *c)
                                .lat_inter = k->tcp_alpha,
                                .eta_intra = 1,
                                .reduce_bw = strata_probe_reduce_bw(k, 1e12)};
+    /* the processors the ranks share come from the communicator (its
+     * kernels' CPUs, the default machine's `cores`); each wait beyond them
+     * costs the probe's regime (strata_probe_wait_cost; a rank waiting on
+     * its sockets yields first), spread over the ranks beyond, as
+     * strata_probe_machine does */
+    strata_coll_machine_t d;
+    strata_comm_hosts_machine(c, &d);
+    int P = strata_comm_size(c);
+    m.cores = d.cores;
+    if (k->cores > 0 && P > k->cores) m.lat_oversub = strata_probe_wait_cost(k, P) / (P - k->cores);
     snprintf(src, sizeof src,
              "strata probe's figures in %s (shm %.2f us, %.2f GB/s; TCP %.2f us, %.2f GB/s)",
              o->model_path, k->shm_alpha * 1e6, k->shm_bw / 1e9, k->tcp_alpha * 1e6,
