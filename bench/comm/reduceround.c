@@ -22,8 +22,15 @@
  * Prints the median over rounds of the slower thread's reduce time (the
  * probe's figure) and of each thread's own.
  *
- * Usage: reduceround MODE [SLICE [TOTAL [ROUNDS]]] (default 131072,
- * 2 SLICE, 301).
+ * The threads meet at a spinning barrier; WAIT chooses how they poll:
+ * 0 bare polls (the default), 1 a sched_yield every 1024 bare polls (the
+ * probe's rounds before session 10), 2 a pause between polls and the yield
+ * every 1024 (the probe's rounds now, and the engine's waits), 3 a bare
+ * system call (getppid) in place of the yield. SKEW offsets every buffer
+ * from its page (malloc's buffers sit 16 bytes past one).
+ *
+ * Usage: reduceround MODE [SLICE [TOTAL [ROUNDS [SKEW [WAIT]]]]]
+ * (default 131072, 2 SLICE, 301, 0, 0).
  */
 #define _GNU_SOURCE
 #include "bench_util.h"
@@ -58,7 +65,9 @@ static void barrier(void)
         atomic_fetch_add(&g_gen, 1);
     } else {
         for (unsigned spins = 1; atomic_load(&g_gen) == gen; spins++) {
+#if defined(__x86_64__) || defined(__i386__)
             if (g_yield >= 2) __builtin_ia32_pause();
+#endif
             if (g_yield && spins % 1024 == 0) {
                 if (g_yield == 3)
                     syscall(SYS_getppid); /* a system call, no switch */
