@@ -244,11 +244,21 @@ typedef struct remote_side {
     int me;
 } remote_side_t;
 
-/* Arrive at phase p and wait for the other thread. */
+/* Arrive at phase p and wait for the other thread, as the engine waits
+ * between its phases: polling with a pause, so that the yield (after 1024
+ * polls) comes only when the peer is off its core, never for the few
+ * microseconds one thread's phase outlasts the other's. The engine spins
+ * 256 pauses (shm.c, default_spin_limit: ~6 us) before it yields; the
+ * probe's rounds once yielded after 1024 bare polls (~1 us), and on a
+ * loaded host each such yield let another process run on the core, so the
+ * next phase found its lines gone: the reduction read 21-23 GB/s at
+ * 64-128 KiB where the same round polling with pauses (or without yields)
+ * reads 29-31, and a bare system call in place of the yield costs nothing
+ * (bench/comm/reduceround.c; bench/README.md, "Issue 19, session 10"). */
 static bool phase(remote_t *x, uint64_t p)
 {
     atomic_fetch_add(&x->arrived, 1);
-    if (wait_for(&x->arrived, 2 * (p + 1))) return true;
+    if (wait_until(&x->arrived, 2 * (p + 1), true)) return true;
     atomic_store(&x->failed, true);
     return false;
 }
