@@ -25,6 +25,14 @@ typedef struct sim_fold {
     uint32_t *parent, *cid, *rank;
     double *cap; /* the engine's capacities and tiers, read once */
     uint8_t *tier;
+    /* The rotation's quotient (fold.c, "Orbits"): set orbit = k >= 2 when
+     * the flows come in consecutive runs of k, the images of one send
+     * under a channel rotation; 0 otherwise. Per channel: the map the
+     * runs induce on kept channels (nxt) and its inverse (prv), each
+     * channel's orbit representative and orbit size. */
+    uint32_t orbit;
+    uint32_t *nxt, *prv, *canon, *osz;
+    UTIL_VEC(sim_hop_t) qhops;
     UTIL_VEC(uint32_t) touched;
     /* per component: flows and channels (CSR), signature table */
     UTIL_VEC(uint32_t) cflows, cres, foff, roff, fcomp, rep;
@@ -47,6 +55,7 @@ typedef struct sim_fold_out {
     uint64_t comps, reps;  /* components, of them timed in the engine */
     uint64_t flows, timed; /* flows of the phase, of them run in the engine */
     bool contended;        /* some channel's demand exceeded its capacity */
+    bool quotient;         /* timed on the rotation's quotient (orbit >= 2, checked) */
 } sim_fold_out_t;
 
 /* Forget the flows of the last phase. */
