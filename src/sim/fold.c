@@ -89,6 +89,26 @@
  * Statistics: every flow's bytes on every hop go to res_extra, less the
  * quotient flows' bytes the engine carried on the representatives.
  *
+ * The run's map (global). The quotient above still routes, copies, loads
+ * and marks every image. When the driver has checked, once per send of
+ * the run, that the routes of its images i and i+1 (mod k) agree in
+ * length, latency, weights, capacities and tiers, and that hop j of one
+ * -> hop j of the next extends a single map on channels that stays a
+ * function and injective (sim_fold_sigma, kept across phases), a phase
+ * made of such sends is added as its representatives only (global).
+ * The map is then a permutation of the channels those routes touch (each
+ * send's images close a cycle), carrying every hop of the phase's flows,
+ * dropped or kept, onto a hop of the next image: the loads are
+ * invariant, so a channel's load is its orbit's — sum over the
+ * representatives' hops in O of (k / |O|) w s, kept with its orbit —
+ * and the quotient follows as above, with no image touched. Floating
+ * point: the loads are summed in another order than the whole phase's,
+ * so a channel within rounding of cap (1 + 1e-12) may be kept in one and
+ * not the other — dropping such a channel is the tolerance the fold
+ * already states. Bytes: (k / |O|) w bytes per hop go to the orbit's
+ * account (orb), spread over its channels at the end of the run
+ * (sim_fold_spread), less the engine's share on the representative.
+ *
  * Cost: O(hops) per flow plus a sort of each component's channels; the
  * per-channel arrays are kept across phases and cleared through the list
  * of channels touched.
@@ -120,13 +140,20 @@ static int ensure(sim_fold_t *f, const sim_net_t *net)
     f->prv = util_malloc(n * sizeof(uint32_t));
     f->canon = util_malloc(n * sizeof(uint32_t));
     f->osz = util_malloc(n * sizeof(uint32_t));
+    f->gnxt = util_malloc(n * sizeof(uint32_t));
+    f->gprv = util_malloc(n * sizeof(uint32_t));
+    f->gcanon = util_malloc(n * sizeof(uint32_t));
+    f->gosz = util_malloc(n * sizeof(uint32_t));
+    f->orb = util_calloc(n, sizeof(double));
     if (!f->load || !f->parent || !f->cid || !f->rank || !f->cap || !f->tier || !f->nxt ||
-        !f->prv || !f->canon || !f->osz)
+        !f->prv || !f->canon || !f->osz || !f->gnxt || !f->gprv || !f->gcanon || !f->gosz ||
+        !f->orb)
         return -1;
     for (uint32_t r = 0; r < f->nres; r++) { /* capacities are fixed for the run */
         f->parent[r] = r;
         f->cid[r] = f->rank[r] = UINT32_MAX;
         f->nxt[r] = f->prv[r] = f->canon[r] = UINT32_MAX;
+        f->gnxt[r] = f->gprv[r] = f->gcanon[r] = UINT32_MAX;
         f->cap[r] = sim_net_res_cap(net, r);
         f->tier[r] = (uint8_t)sim_net_res_tier(net, r);
     }
@@ -260,6 +287,106 @@ static int quotient_build(sim_fold_t *f, size_t nf)
     return 0;
 }
 
+/* ==== The run's map (header comment, "The run's map") ==== */
+
+bool sim_fold_sigma(sim_fold_t *f, const sim_net_t *net, const sim_hop_t *a, uint32_t n, double lat,
+                    const sim_route_t *b)
+{
+    if (ensure(f, net) || b->n != n || b->latency != lat) return false;
+    for (uint32_t h = 0; h < n; h++) {
+        uint32_t x = a[h].res, y = b->hops[h].res;
+        if (a[h].w != b->hops[h].w || f->cap[x] != f->cap[y] || f->tier[x] != f->tier[y])
+            return false;
+        if (f->gnxt[x] == UINT32_MAX && f->gprv[y] == UINT32_MAX) {
+            f->gnxt[x] = y;
+            f->gprv[y] = x;
+        } else if (f->gnxt[x] != y || f->gprv[y] != x) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A channel's orbit under the run's map: its least channel and size,
+ * cached (a cycle of checked images is never changed). */
+static uint32_t gorbit_of(sim_fold_t *f, uint32_t c, uint32_t *m_p)
+{
+    if (f->gcanon[c] == UINT32_MAX) {
+        uint32_t least = c, m = 1;
+        for (uint32_t r = f->gnxt[c]; r != c && r != UINT32_MAX && m <= f->orbit;
+             r = f->gnxt[r], m++)
+            if (r < least) least = r;
+        for (uint32_t r = c, i = 0; i < m && r != UINT32_MAX; r = f->gnxt[r], i++) {
+            f->gcanon[r] = least;
+            f->gosz[r] = m;
+        }
+    }
+    *m_p = f->gosz[c];
+    return f->gcanon[c];
+}
+
+/* A global phase's loads, kept channels and quotient hops: each flow
+ * stands for its run of k images, so a channel's load is its orbit's,
+ * (k / |O|) w s per hop of the representative in O, summed on the
+ * orbit's least channel; a channel is kept with its orbit. */
+static int global_reduce(sim_fold_t *f, size_t nf, sim_fold_out_t *out)
+{
+    uint32_t k = f->orbit, m;
+    for (size_t i = 0; i < nf; i++) {
+        const sim_fflow_t *x = &f->fl.v[i];
+        double alone = x->latency + (trivial(x) ? 0 : x->bytes / x->solo);
+        if (alone > out->alone) out->alone = alone;
+        if (trivial(x)) continue;
+        for (uint32_t h = 0; h < x->n; h++) {
+            const sim_hop_t *hp = &f->hops.v[x->off + h];
+            uint32_t c = gorbit_of(f, hp->res, &m);
+            if (f->load[c] == 0 && UTIL_VEC_PUSH(&f->touched, c)) return -1;
+            f->load[c] += (double)(k / m) * hp->w * x->solo;
+        }
+    }
+    for (size_t i = 0; i < nf; i++) {
+        const sim_fflow_t *x = &f->fl.v[i];
+        for (uint32_t h = 0; h < x->n && !trivial(x); h++) {
+            const sim_hop_t *hp = &f->hops.v[x->off + h];
+            uint32_t c = gorbit_of(f, hp->res, &m);
+            double cap = f->cap[c];
+            bool over = f->load[c] > cap * (1 + FOLD_TOL);
+            if (over) out->contended = true;
+            if (over || cap / hp->w == x->solo) f->rank[c] = 0;
+        }
+    }
+    if (UTIL_VEC_RESERVE(&f->khops, f->hops.n)) return -1;
+    f->khops.n = 0;
+    for (size_t i = 0; i < nf; i++) {
+        sim_fflow_t *x = &f->fl.v[i];
+        uint32_t q0 = (uint32_t)f->khops.n;
+        for (uint32_t h = 0; h < x->n && !trivial(x); h++) {
+            const sim_hop_t *hp = &f->hops.v[x->off + h];
+            uint32_t c = gorbit_of(f, hp->res, &m);
+            if (f->rank[c] == UINT32_MAX) continue;
+            double w = hp->w * (double)(k / m);
+            uint32_t j = q0;
+            while (j < f->khops.n && f->khops.v[j].res != c)
+                j++;
+            if (j < f->khops.n)
+                f->khops.v[j].w += w;
+            else
+                f->khops.v[f->khops.n++] = (sim_hop_t){.res = c, .w = w};
+        }
+        x->koff = q0;
+        x->kn = (uint32_t)f->khops.n - q0;
+    }
+    out->quotient = true;
+    out->flows = nf * k;
+    return 0;
+}
+
+void sim_fold_spread(sim_fold_t *f, double *res_extra)
+{
+    for (uint32_t r = 0; r < f->nres && f->orb && res_extra; r++)
+        if (f->gcanon[r] != UINT32_MAX) res_extra[r] += f->orb[f->gcanon[r]];
+}
+
 static void on_done(void *ctx, uint64_t tag, double t)
 {
     (void)tag;
@@ -323,6 +450,10 @@ int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra
     out->flows = nf;
     if (nf && ensure(f, net)) return -1;
     int rc = -1;
+    if (f->global && f->orbit > 1) {
+        if (global_reduce(f, nf, out) || UTIL_VEC_RESERVE(&f->fcomp, nf)) goto done;
+        goto components;
+    }
     /* demand per channel at each flow's rate alone */
     for (size_t i = 0; i < nf; i++) {
         const sim_fflow_t *x = &f->fl.v[i];
@@ -362,6 +493,7 @@ int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra
     }
     out->quotient = orbit_check(f, nf);
     if (out->quotient && quotient_build(f, nf)) goto done;
+components:
     for (size_t i = 0; i < nf; i++) { /* the components (the root is a set's least channel) */
         const sim_fflow_t *x = &f->fl.v[i];
         for (uint32_t h = 1; h < x->kn; h++) {
@@ -485,7 +617,12 @@ int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra
         if (trivial(x)) continue;
         uint32_t fc = f->fcomp.v[i];
         bool rep = fc != UINT32_MAX && f->rep.v[fc] == fc;
-        for (uint32_t h = 0; h < x->n; h++) {
+        for (uint32_t h = 0; h < x->n && f->global; h++) { /* per channel of its orbit */
+            const sim_hop_t *hp = &f->hops.v[x->off + h];
+            uint32_t m, c = gorbit_of(f, hp->res, &m);
+            f->orb[c] += x->bytes * (hp->w * (double)(f->orbit / m)) * weight;
+        }
+        for (uint32_t h = 0; h < x->n && !f->global; h++) {
             const sim_hop_t *hp = &f->hops.v[x->off + h];
             if (out->quotient || !rep || !kept(f, hp))
                 res_extra[hp->res] += x->bytes * hp->w * weight;
@@ -520,6 +657,11 @@ void sim_fold_free(sim_fold_t *f)
     util_free(f->prv);
     util_free(f->canon);
     util_free(f->osz);
+    util_free(f->gnxt);
+    util_free(f->gprv);
+    util_free(f->gcanon);
+    util_free(f->gosz);
+    util_free(f->orb);
     UTIL_VEC_FREE(&f->qhops);
     UTIL_VEC_FREE(&f->hops);
     UTIL_VEC_FREE(&f->khops);

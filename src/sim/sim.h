@@ -139,6 +139,7 @@ typedef struct sim_drive {
     uint32_t rot_order;
     uint64_t phases_rot;
     uint64_t phases_quot; /* of them, timed on the rotation's quotient (fold.c) */
+    uint64_t phases_map;  /* of those, from the representatives under the run's map */
     /* per channel, bytes carried that the engine did not count (folded
      * phases), or NULL; the caller frees it */
     double *res_extra;
