@@ -136,24 +136,10 @@ static int ensure(sim_fold_t *f, const sim_net_t *net)
     f->rank = util_malloc(n * sizeof(uint32_t));
     f->cap = util_malloc(n * sizeof(double));
     f->tier = util_malloc(n);
-    f->nxt = util_malloc(n * sizeof(uint32_t));
-    f->prv = util_malloc(n * sizeof(uint32_t));
-    f->canon = util_malloc(n * sizeof(uint32_t));
-    f->osz = util_malloc(n * sizeof(uint32_t));
-    f->gnxt = util_malloc(n * sizeof(uint32_t));
-    f->gprv = util_malloc(n * sizeof(uint32_t));
-    f->gcanon = util_malloc(n * sizeof(uint32_t));
-    f->gosz = util_malloc(n * sizeof(uint32_t));
-    f->orb = util_calloc(n, sizeof(double));
-    if (!f->load || !f->parent || !f->cid || !f->rank || !f->cap || !f->tier || !f->nxt ||
-        !f->prv || !f->canon || !f->osz || !f->gnxt || !f->gprv || !f->gcanon || !f->gosz ||
-        !f->orb)
-        return -1;
+    if (!f->load || !f->parent || !f->cid || !f->rank || !f->cap || !f->tier) return -1;
     for (uint32_t r = 0; r < f->nres; r++) { /* capacities are fixed for the run */
         f->parent[r] = r;
         f->cid[r] = f->rank[r] = UINT32_MAX;
-        f->nxt[r] = f->prv[r] = f->canon[r] = UINT32_MAX;
-        f->gnxt[r] = f->gprv[r] = f->gcanon[r] = UINT32_MAX;
         f->cap[r] = sim_net_res_cap(net, r);
         f->tier[r] = (uint8_t)sim_net_res_tier(net, r);
     }
@@ -201,6 +187,16 @@ static int cmp_u32(const void *pa, const void *pb)
 
 /* ==== Orbits (the rotation's quotient; header comment) ==== */
 
+/* n channels of UINT32_MAX each, allocated on first use (most runs never
+ * rotate); 0 or -1 OOM. */
+static int ensure_u32(uint32_t **a, uint32_t n)
+{
+    if (*a) return 0;
+    if (!(*a = util_malloc((n ? n : 1) * sizeof(uint32_t)))) return -1;
+    memset(*a, 0xff, (n ? n : 1) * sizeof(uint32_t));
+    return 0;
+}
+
 /* sigma over every run of k flows: hop j of f_i's kept hops -> hop j of
  * f_{i+1 mod k}'s, in nxt (and its inverse in prv); true when it is a
  * function, injective, and preserves what the engine reads. */
@@ -208,6 +204,9 @@ static bool orbit_check(sim_fold_t *f, size_t nf)
 {
     uint32_t k = f->orbit;
     if (k < 2 || nf % k) return false;
+    if (ensure_u32(&f->nxt, f->nres) || ensure_u32(&f->prv, f->nres) ||
+        ensure_u32(&f->canon, f->nres) || ensure_u32(&f->osz, f->nres))
+        return false; /* out of memory: fold the phase whole */
     for (size_t b = 0; b < nf; b += k)
         for (uint32_t i = 0; i < k; i++) {
             const sim_fflow_t *x = &f->fl.v[b + i], *y = &f->fl.v[b + (i + 1) % k];
@@ -293,6 +292,10 @@ bool sim_fold_sigma(sim_fold_t *f, const sim_net_t *net, const sim_hop_t *a, uin
                     const sim_route_t *b)
 {
     if (ensure(f, net) || b->n != n || b->latency != lat) return false;
+    if (ensure_u32(&f->gnxt, f->nres) || ensure_u32(&f->gprv, f->nres) ||
+        ensure_u32(&f->gcanon, f->nres) || ensure_u32(&f->gosz, f->nres))
+        return false; /* out of memory: the map unused */
+    if (!f->orb && !(f->orb = util_calloc(f->nres ? f->nres : 1, sizeof(double)))) return false;
     for (uint32_t h = 0; h < n; h++) {
         uint32_t x = a[h].res, y = b->hops[h].res;
         if (a[h].w != b->hops[h].w || f->cap[x] != f->cap[y] || f->tier[x] != f->tier[y])
@@ -383,7 +386,7 @@ static int global_reduce(sim_fold_t *f, size_t nf, sim_fold_out_t *out)
 
 void sim_fold_spread(sim_fold_t *f, double *res_extra)
 {
-    for (uint32_t r = 0; r < f->nres && f->orb && res_extra; r++)
+    for (uint32_t r = 0; r < f->nres && f->orb && f->gcanon && res_extra; r++)
         if (f->gcanon[r] != UINT32_MAX) res_extra[r] += f->orb[f->gcanon[r]];
 }
 
@@ -639,7 +642,7 @@ done:
         f->load[r] = 0;
         f->parent[r] = r;
         f->cid[r] = f->rank[r] = UINT32_MAX;
-        f->nxt[r] = f->prv[r] = f->canon[r] = UINT32_MAX;
+        if (f->nxt && f->prv && f->canon) f->nxt[r] = f->prv[r] = f->canon[r] = UINT32_MAX;
     }
     f->touched.n = 0;
     return rc;
