@@ -167,6 +167,14 @@ typedef struct strata_sim_result {
      * docs/simulator.md); rot_order 1 when none was used */
     uint64_t phases_rot;
     uint32_t rot_order;
+    /* of the rotated phases, those whose fold found the rotation a
+     * symmetry of the routed flows and timed one flow per orbit
+     * (docs/simulator.md, "The rotation's quotient") */
+    uint64_t phases_quot;
+    /* of those, the phases handed to the fold as their representative
+     * sends only, under the run's checked channel map (driver.c
+     * run_global) */
+    uint64_t phases_map;
     uint64_t events, flows, batches;
     double wall;    /* seconds of host time for the run */
     char desc[160]; /* "allreduce ring 1 GiB on 1024 ranks, 1 chunk, spread, barrier" */

@@ -59,6 +59,56 @@
  * caller's per-channel array at bytes × w × weight, the engine's formula.
  * The flows and events counted are those the engine ran.
  *
+ * Orbits (the rotation's quotient). When the caller sets orbit = k >= 2,
+ * the flows come in runs of k, f_0 .. f_{k-1}: the images of one send
+ * under a channel rotation rho of order k (driver.c, each routed as
+ * itself). Loads and kept channels are computed over every flow as
+ * above. Then the map sigma, hop j of f_i's kept hops -> hop j of
+ * f_{i+1 mod k}'s, is built over every run and checked to be a function
+ * and injective, capacity-, tier- and weight-preserving, with equal bytes
+ * and latency along each run (orbit_check; on any failure the phase is
+ * folded as above, whole). It is then a permutation of the kept
+ * channels (a finite set onto itself) that carries the reduced problem
+ * onto itself, flow f_i onto f_{i+1}: max-min's allocation, unique, is
+ * invariant, so the flows of a run have equal rates at every instant
+ * (activated together, at equal latency, with equal bytes: progressive
+ * filling raises them together and the channels of one orbit of sigma
+ * saturate together). The run is then one flow x at their common rate,
+ * and a channel c, of orbit O (a cycle of sigma, |O| dividing k),
+ * carries sum_i sum_{hops h of f_0 with sigma^i(h) = c} w_h x = (k / |O|)
+ * sum_{h of f_0 in O} w_h x — the same on every channel of O. So the
+ * quotient problem — f_0 of each run, its kept hops moved to their
+ * orbit's representative (the least channel) with weight (k / |O|) w,
+ * hops that land on one representative summed — has the same rates and
+ * completion times in real arithmetic, and only it is cut into
+ * components, signed and run (a k-th of the flows). Floating point: the
+ * loads, kept channels and bytes carried are those of the whole phase,
+ * bit for bit; the engine sums k / |O| w once where the whole problem
+ * adds w over k flows, so the times agree within the 1e-12 above
+ * (sim_test: rotate_check and fold_check on dgx-h100:4, :16, oversub).
+ * Statistics: every flow's bytes on every hop go to res_extra, less the
+ * quotient flows' bytes the engine carried on the representatives.
+ *
+ * The run's map (global). The quotient above still routes, copies, loads
+ * and marks every image. When the driver has checked, once per send of
+ * the run, that the routes of its images i and i+1 (mod k) agree in
+ * length, latency, weights, capacities and tiers, and that hop j of one
+ * -> hop j of the next extends a single map on channels that stays a
+ * function and injective (sim_fold_sigma, kept across phases), a phase
+ * made of such sends is added as its representatives only (global).
+ * The map is then a permutation of the channels those routes touch (each
+ * send's images close a cycle), carrying every hop of the phase's flows,
+ * dropped or kept, onto a hop of the next image: the loads are
+ * invariant, so a channel's load is its orbit's — sum over the
+ * representatives' hops in O of (k / |O|) w s, kept with its orbit —
+ * and the quotient follows as above, with no image touched. Floating
+ * point: the loads are summed in another order than the whole phase's,
+ * so a channel within rounding of cap (1 + 1e-12) may be kept in one and
+ * not the other — dropping such a channel is the tolerance the fold
+ * already states. Bytes: (k / |O|) w bytes per hop go to the orbit's
+ * account (orb), spread over its channels at the end of the run
+ * (sim_fold_spread), less the engine's share on the representative.
+ *
  * Cost: O(hops) per flow plus a sort of each component's channels; the
  * per-channel arrays are kept across phases and cleared through the list
  * of channels touched.
@@ -135,6 +185,211 @@ static int cmp_u32(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
+/* ==== Orbits (the rotation's quotient; header comment) ==== */
+
+/* n channels of UINT32_MAX each, allocated on first use (most runs never
+ * rotate); 0 or -1 OOM. */
+static int ensure_u32(uint32_t **a, uint32_t n)
+{
+    if (*a) return 0;
+    if (!(*a = util_malloc((n ? n : 1) * sizeof(uint32_t)))) return -1;
+    memset(*a, 0xff, (n ? n : 1) * sizeof(uint32_t));
+    return 0;
+}
+
+/* sigma over every run of k flows: hop j of f_i's kept hops -> hop j of
+ * f_{i+1 mod k}'s, in nxt (and its inverse in prv); true when it is a
+ * function, injective, and preserves what the engine reads. */
+static bool orbit_check(sim_fold_t *f, size_t nf)
+{
+    uint32_t k = f->orbit;
+    if (k < 2 || nf % k) return false;
+    if (ensure_u32(&f->nxt, f->nres) || ensure_u32(&f->prv, f->nres) ||
+        ensure_u32(&f->canon, f->nres) || ensure_u32(&f->osz, f->nres))
+        return false; /* out of memory: fold the phase whole */
+    for (size_t b = 0; b < nf; b += k)
+        for (uint32_t i = 0; i < k; i++) {
+            const sim_fflow_t *x = &f->fl.v[b + i], *y = &f->fl.v[b + (i + 1) % k];
+            if (x->bytes != y->bytes || x->latency != y->latency || x->kn != y->kn) return false;
+            for (uint32_t h = 0; h < x->kn; h++) {
+                uint32_t a = f->khops.v[x->koff + h].res, c = f->khops.v[y->koff + h].res;
+                if (f->khops.v[x->koff + h].w != f->khops.v[y->koff + h].w ||
+                    f->cap[a] != f->cap[c] || f->tier[a] != f->tier[c])
+                    return false;
+                if (f->nxt[a] == UINT32_MAX && f->prv[c] == UINT32_MAX) {
+                    f->nxt[a] = c;
+                    f->prv[c] = a;
+                } else if (f->nxt[a] != c || f->prv[c] != a) {
+                    return false;
+                }
+            }
+        }
+    return true;
+}
+
+/* A kept channel's orbit (its cycle under sigma, at most k long): the
+ * least channel of it in canon[], its length in osz[]. */
+static void orbit_of(sim_fold_t *f, uint32_t c)
+{
+    if (f->canon[c] != UINT32_MAX) return;
+    uint32_t least = c, m = 1;
+    for (uint32_t r = f->nxt[c]; r != c && r != UINT32_MAX && m <= f->orbit; r = f->nxt[r], m++)
+        if (r < least) least = r;
+    for (uint32_t r = c, i = 0; i < m && r != UINT32_MAX; r = f->nxt[r], i++) {
+        f->canon[r] = least;
+        f->osz[r] = m;
+    }
+}
+
+/* The quotient (header comment): the first flow of each run keeps its
+ * kept hops moved to their orbit's least channel at (k / |O|) w, merged
+ * per channel; the other flows keep none; kept channels that represent
+ * no orbit are unmarked. Swaps the result into khops. */
+static int quotient_build(sim_fold_t *f, size_t nf)
+{
+    uint32_t k = f->orbit;
+    if (UTIL_VEC_RESERVE(&f->qhops, f->khops.n)) return -1;
+    f->qhops.n = 0;
+    for (size_t i = 0; i < nf; i++) {
+        sim_fflow_t *x = &f->fl.v[i];
+        uint32_t q0 = (uint32_t)f->qhops.n;
+        for (uint32_t h = 0; h < x->kn && i % k == 0; h++) {
+            const sim_hop_t *hp = &f->khops.v[x->koff + h];
+            orbit_of(f, hp->res);
+            uint32_t c = f->canon[hp->res];
+            double w = hp->w * (double)(k / f->osz[hp->res]);
+            uint32_t j = q0;
+            while (j < f->qhops.n && f->qhops.v[j].res != c)
+                j++;
+            if (j < f->qhops.n)
+                f->qhops.v[j].w += w;
+            else
+                f->qhops.v[f->qhops.n++] = (sim_hop_t){.res = c, .w = w};
+        }
+        x->koff = q0;
+        x->kn = (uint32_t)f->qhops.n - q0;
+    }
+    for (size_t t = 0; t < f->touched.n; t++) {
+        uint32_t r = f->touched.v[t];
+        if (f->rank[r] == UINT32_MAX) continue;
+        orbit_of(f, r);
+        if (f->canon[r] != r) f->rank[r] = UINT32_MAX;
+    }
+    sim_hop_t *v = f->khops.v;
+    size_t cap = f->khops.cap;
+    f->khops.v = f->qhops.v;
+    f->khops.cap = f->qhops.cap;
+    f->khops.n = f->qhops.n;
+    f->qhops.v = v;
+    f->qhops.cap = cap;
+    f->qhops.n = 0;
+    return 0;
+}
+
+/* ==== The run's map (header comment, "The run's map") ==== */
+
+bool sim_fold_sigma(sim_fold_t *f, const sim_net_t *net, const sim_hop_t *a, uint32_t n, double lat,
+                    const sim_route_t *b)
+{
+    if (ensure(f, net) || b->n != n || b->latency != lat) return false;
+    if (ensure_u32(&f->gnxt, f->nres) || ensure_u32(&f->gprv, f->nres) ||
+        ensure_u32(&f->gcanon, f->nres) || ensure_u32(&f->gosz, f->nres))
+        return false; /* out of memory: the map unused */
+    if (!f->orb && !(f->orb = util_calloc(f->nres ? f->nres : 1, sizeof(double)))) return false;
+    for (uint32_t h = 0; h < n; h++) {
+        uint32_t x = a[h].res, y = b->hops[h].res;
+        if (a[h].w != b->hops[h].w || f->cap[x] != f->cap[y] || f->tier[x] != f->tier[y])
+            return false;
+        if (f->gnxt[x] == UINT32_MAX && f->gprv[y] == UINT32_MAX) {
+            f->gnxt[x] = y;
+            f->gprv[y] = x;
+        } else if (f->gnxt[x] != y || f->gprv[y] != x) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A channel's orbit under the run's map: its least channel and size,
+ * cached (a cycle of checked images is never changed). */
+static uint32_t gorbit_of(sim_fold_t *f, uint32_t c, uint32_t *m_p)
+{
+    if (f->gcanon[c] == UINT32_MAX) {
+        uint32_t least = c, m = 1;
+        for (uint32_t r = f->gnxt[c]; r != c && r != UINT32_MAX && m <= f->orbit;
+             r = f->gnxt[r], m++)
+            if (r < least) least = r;
+        for (uint32_t r = c, i = 0; i < m && r != UINT32_MAX; r = f->gnxt[r], i++) {
+            f->gcanon[r] = least;
+            f->gosz[r] = m;
+        }
+    }
+    *m_p = f->gosz[c];
+    return f->gcanon[c];
+}
+
+/* A global phase's loads, kept channels and quotient hops: each flow
+ * stands for its run of k images, so a channel's load is its orbit's,
+ * (k / |O|) w s per hop of the representative in O, summed on the
+ * orbit's least channel; a channel is kept with its orbit. */
+static int global_reduce(sim_fold_t *f, size_t nf, sim_fold_out_t *out)
+{
+    uint32_t k = f->orbit, m;
+    for (size_t i = 0; i < nf; i++) {
+        const sim_fflow_t *x = &f->fl.v[i];
+        double alone = x->latency + (trivial(x) ? 0 : x->bytes / x->solo);
+        if (alone > out->alone) out->alone = alone;
+        if (trivial(x)) continue;
+        for (uint32_t h = 0; h < x->n; h++) {
+            const sim_hop_t *hp = &f->hops.v[x->off + h];
+            uint32_t c = gorbit_of(f, hp->res, &m);
+            if (f->load[c] == 0 && UTIL_VEC_PUSH(&f->touched, c)) return -1;
+            f->load[c] += (double)(k / m) * hp->w * x->solo;
+        }
+    }
+    for (size_t i = 0; i < nf; i++) {
+        const sim_fflow_t *x = &f->fl.v[i];
+        for (uint32_t h = 0; h < x->n && !trivial(x); h++) {
+            const sim_hop_t *hp = &f->hops.v[x->off + h];
+            uint32_t c = gorbit_of(f, hp->res, &m);
+            double cap = f->cap[c];
+            bool over = f->load[c] > cap * (1 + FOLD_TOL);
+            if (over) out->contended = true;
+            if (over || cap / hp->w == x->solo) f->rank[c] = 0;
+        }
+    }
+    if (UTIL_VEC_RESERVE(&f->khops, f->hops.n)) return -1;
+    f->khops.n = 0;
+    for (size_t i = 0; i < nf; i++) {
+        sim_fflow_t *x = &f->fl.v[i];
+        uint32_t q0 = (uint32_t)f->khops.n;
+        for (uint32_t h = 0; h < x->n && !trivial(x); h++) {
+            const sim_hop_t *hp = &f->hops.v[x->off + h];
+            uint32_t c = gorbit_of(f, hp->res, &m);
+            if (f->rank[c] == UINT32_MAX) continue;
+            double w = hp->w * (double)(k / m);
+            uint32_t j = q0;
+            while (j < f->khops.n && f->khops.v[j].res != c)
+                j++;
+            if (j < f->khops.n)
+                f->khops.v[j].w += w;
+            else
+                f->khops.v[f->khops.n++] = (sim_hop_t){.res = c, .w = w};
+        }
+        x->koff = q0;
+        x->kn = (uint32_t)f->khops.n - q0;
+    }
+    out->quotient = true;
+    out->flows = nf * k;
+    return 0;
+}
+
+void sim_fold_spread(sim_fold_t *f, double *res_extra)
+{
+    for (uint32_t r = 0; r < f->nres && f->orb && f->gcanon && res_extra; r++)
+        if (f->gcanon[r] != UINT32_MAX) res_extra[r] += f->orb[f->gcanon[r]];
+}
+
 static void on_done(void *ctx, uint64_t tag, double t)
 {
     (void)tag;
@@ -198,6 +453,10 @@ int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra
     out->flows = nf;
     if (nf && ensure(f, net)) return -1;
     int rc = -1;
+    if (f->global && f->orbit > 1) {
+        if (global_reduce(f, nf, out) || UTIL_VEC_RESERVE(&f->fcomp, nf)) goto done;
+        goto components;
+    }
     /* demand per channel at each flow's rate alone */
     for (size_t i = 0; i < nf; i++) {
         const sim_fflow_t *x = &f->fl.v[i];
@@ -231,12 +490,20 @@ int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra
         if (trivial(x)) continue;
         for (uint32_t h = 0; h < x->n; h++) {
             const sim_hop_t *hp = &f->hops.v[x->off + h];
-            if (!kept(f, hp)) continue;
-            f->khops.v[f->khops.n++] = *hp;
-            uint32_t a = find(f->parent, f->khops.v[x->koff].res), b = find(f->parent, hp->res);
-            if (a != b) f->parent[a > b ? a : b] = a < b ? a : b;
+            if (kept(f, hp)) f->khops.v[f->khops.n++] = *hp;
         }
         x->kn = (uint32_t)f->khops.n - x->koff;
+    }
+    out->quotient = orbit_check(f, nf);
+    if (out->quotient && quotient_build(f, nf)) goto done;
+components:
+    for (size_t i = 0; i < nf; i++) { /* the components (the root is a set's least channel) */
+        const sim_fflow_t *x = &f->fl.v[i];
+        for (uint32_t h = 1; h < x->kn; h++) {
+            uint32_t a = find(f->parent, f->khops.v[x->koff].res);
+            uint32_t b = find(f->parent, f->khops.v[x->koff + h].res);
+            if (a != b) f->parent[a > b ? a : b] = a < b ? a : b;
+        }
     }
     uint32_t nc = 0;
     for (size_t i = 0; i < nf; i++) {
@@ -322,7 +589,7 @@ int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra
     memset(f->best_bd, 0, sizeof(f->best_bd));
     for (size_t i = 0; i < nf; i++) { /* no bytes or no hops: done on arrival */
         const sim_fflow_t *x = &f->fl.v[i];
-        if (x->kn == 0 && x->latency > f->best) {
+        if (trivial(x) && x->latency > f->best) {
             f->best = x->latency;
             memset(f->best_bd, 0, sizeof(f->best_bd));
             f->best_bd[SIM_MAX_TIERS] = x->latency;
@@ -351,10 +618,21 @@ int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra
     for (size_t i = 0; i < nf && res_extra; i++) {
         const sim_fflow_t *x = &f->fl.v[i];
         if (trivial(x)) continue;
-        bool rep = f->rep.v[f->fcomp.v[i]] == f->fcomp.v[i];
-        for (uint32_t h = 0; h < x->n; h++) {
+        uint32_t fc = f->fcomp.v[i];
+        bool rep = fc != UINT32_MAX && f->rep.v[fc] == fc;
+        for (uint32_t h = 0; h < x->n && f->global; h++) { /* per channel of its orbit */
             const sim_hop_t *hp = &f->hops.v[x->off + h];
-            if (!rep || !kept(f, hp)) res_extra[hp->res] += x->bytes * hp->w * weight;
+            uint32_t m, c = gorbit_of(f, hp->res, &m);
+            f->orb[c] += x->bytes * (hp->w * (double)(f->orbit / m)) * weight;
+        }
+        for (uint32_t h = 0; h < x->n && !f->global; h++) {
+            const sim_hop_t *hp = &f->hops.v[x->off + h];
+            if (out->quotient || !rep || !kept(f, hp))
+                res_extra[hp->res] += x->bytes * hp->w * weight;
+        }
+        for (uint32_t h = 0; h < x->kn && out->quotient && rep; h++) { /* the engine's share */
+            const sim_hop_t *hp = &f->khops.v[x->koff + h];
+            res_extra[hp->res] -= x->bytes * hp->w * weight;
         }
     }
     rc = 0;
@@ -364,6 +642,7 @@ done:
         f->load[r] = 0;
         f->parent[r] = r;
         f->cid[r] = f->rank[r] = UINT32_MAX;
+        if (f->nxt && f->prv && f->canon) f->nxt[r] = f->prv[r] = f->canon[r] = UINT32_MAX;
     }
     f->touched.n = 0;
     return rc;
@@ -377,6 +656,16 @@ void sim_fold_free(sim_fold_t *f)
     util_free(f->rank);
     util_free(f->cap);
     util_free(f->tier);
+    util_free(f->nxt);
+    util_free(f->prv);
+    util_free(f->canon);
+    util_free(f->osz);
+    util_free(f->gnxt);
+    util_free(f->gprv);
+    util_free(f->gcanon);
+    util_free(f->gosz);
+    util_free(f->orb);
+    UTIL_VEC_FREE(&f->qhops);
     UTIL_VEC_FREE(&f->hops);
     UTIL_VEC_FREE(&f->khops);
     UTIL_VEC_FREE(&f->fl);

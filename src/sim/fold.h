@@ -25,6 +25,22 @@ typedef struct sim_fold {
     uint32_t *parent, *cid, *rank;
     double *cap; /* the engine's capacities and tiers, read once */
     uint8_t *tier;
+    /* The rotation's quotient (fold.c, "Orbits"): set orbit = k >= 2 when
+     * the flows come in consecutive runs of k, the images of one send
+     * under a channel rotation; 0 otherwise. Per channel: the map the
+     * runs induce on kept channels (nxt) and its inverse (prv), each
+     * channel's orbit representative and orbit size. */
+    uint32_t orbit;
+    uint32_t *nxt, *prv, *canon, *osz;
+    UTIL_VEC(sim_hop_t) qhops;
+    /* The run's channel map (fold.c, "The run's map"): with global set,
+     * every flow added stands for its run of `orbit` images, whose routes
+     * sim_fold_sigma checked against the map. Kept across phases (gnxt,
+     * gprv, gcanon, gosz); orb[] the bytes per channel of each orbit's
+     * channels, spread over the orbit by sim_fold_spread. */
+    bool global;
+    uint32_t *gnxt, *gprv, *gcanon, *gosz;
+    double *orb;
     UTIL_VEC(uint32_t) touched;
     /* per component: flows and channels (CSR), signature table */
     UTIL_VEC(uint32_t) cflows, cres, foff, roff, fcomp, rep;
@@ -47,6 +63,7 @@ typedef struct sim_fold_out {
     uint64_t comps, reps;  /* components, of them timed in the engine */
     uint64_t flows, timed; /* flows of the phase, of them run in the engine */
     bool contended;        /* some channel's demand exceeded its capacity */
+    bool quotient;         /* timed on the rotation's quotient (orbit >= 2, checked) */
 } sim_fold_out_t;
 
 /* Forget the flows of the last phase. */
@@ -59,6 +76,17 @@ int sim_fold_add(sim_fold_t *f, const sim_net_t *net, const sim_route_t *r, doub
  * are added to res_extra[channel] × weight. 0, or -1 on OOM. */
 int sim_fold_run(sim_fold_t *f, sim_net_t *net, double weight, double *res_extra,
                  sim_fold_out_t *out);
+/* The run's map: hop j of a (n hops, latency lat) -> hop j of b, for a
+ * route a and its image b under the channel rotation; extends the map or
+ * checks it. false when a and b differ in what the engine reads (length,
+ * latency, weights, capacities, tiers) or the map would stop being a
+ * function or injective (the map is then left partly extended: the
+ * caller stops using it). */
+bool sim_fold_sigma(sim_fold_t *f, const sim_net_t *net, const sim_hop_t *a, uint32_t n, double lat,
+                    const sim_route_t *b);
+/* Add the bytes that global phases carried on each orbit (orb) to every
+ * channel of the orbit, into res_extra; once, at the end of the run. */
+void sim_fold_spread(sim_fold_t *f, double *res_extra);
 void sim_fold_free(sim_fold_t *f);
 
 #endif

@@ -37,8 +37,9 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
     if (r->phases_rot)
         fprintf(out,
                 "  rotated   %llu folded phases generated from 1 channel in %u (channel "
-                "rotation)\n",
-                (unsigned long long)r->phases_rot, r->rot_order);
+                "rotation; %llu timed on its quotient, %llu of them from the representatives)\n",
+                (unsigned long long)r->phases_rot, r->rot_order, (unsigned long long)r->phases_quot,
+                (unsigned long long)r->phases_map);
     fprintf(out, "\n  %-22s %12s %12s %7s %8s\n", "link class", "capacity", "carried", "util",
             "bound");
     for (int c = 0; c < r->nclasses; c++) {
@@ -110,6 +111,8 @@ static json_t *to_json(const strata_sim_result_t *r)
     if (r->phases_rot) { /* present only when the channel rotation was used */
         json_object_set_new(o, "phases_rotated", json_integer((json_int_t)r->phases_rot));
         json_object_set_new(o, "rotation_order", json_integer((json_int_t)r->rot_order));
+        json_object_set_new(o, "phases_quotient", json_integer((json_int_t)r->phases_quot));
+        json_object_set_new(o, "phases_quotient_map", json_integer((json_int_t)r->phases_map));
     }
     json_object_set_new(o, "flows", json_integer((json_int_t)r->flows));
     json_object_set_new(o, "events", json_integer((json_int_t)r->events));
