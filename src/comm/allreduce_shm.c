@@ -482,9 +482,25 @@ size_t comm_chunk_bytes(void)
     return chunk;
 }
 
+/* The chunk of an allreduce whose ranks outnumber the host's CPUs: two
+ * ranks on a core take turns at least once per chunk (a rank cannot gather
+ * chunk c before its core partner has reduced it), so each chunk costs a
+ * switch per core (5-8 us here, vsmpi's hand-off line); 1 MiB chunks, the
+ * whole slot, take a quarter of the switches of 256 KiB ones (4 ranks on 2
+ * CPUs, 64 MiB: 20.8 against 23.8 ms a call, 4 MiB the same; bench/README.md,
+ * issue 17 session 10). STRATA_CHUNK, when set, applies here too. */
+size_t comm_chunk_bytes_shared(void)
+{
+    const char *env = getenv("STRATA_CHUNK");
+    if (env && *env && strtoull(env, NULL, 10) > 0) return comm_chunk_bytes();
+    return STRATA_DIRECT_CHUNK_SHARED < COMM_REGION ? STRATA_DIRECT_CHUNK_SHARED : COMM_REGION;
+}
+
 static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_per_rank)
 {
-    size_t P = (size_t)c->size, chunk = comm_chunk_bytes();
+    size_t P = (size_t)c->size;
+    size_t chunk =
+        kind == ENG_AR && c->shared_cpus ? comm_chunk_bytes_shared() : comm_chunk_bytes();
     size_t cap = chunk / P / COMM_LINE * COMM_LINE;
     if (cap < COMM_LINE) cap = COMM_LINE;
     /* Allreduce of one chunk or less runs as one chunk: splitting a 256 KiB
