@@ -139,13 +139,16 @@ typedef enum {
 #define STRATA_DIRECT_LINE_MAX 56u
 #define STRATA_DIRECT_FLAT_MAX 2048u
 #define STRATA_DIRECT_CHUNK    262144u
-/* Allreduce's chunk when the host's ranks outnumber its CPUs (the whole
- * 1 MiB staging slot): two ranks on a core take turns at least once per
+/* Allreduce's chunk when the host's ranks outnumber its CPUs: the vector
+ * over SHARED_CHUNKS, at least CHUNK and at most CHUNK_SHARED (the whole
+ * 1 MiB staging slot). Two ranks on a core take turns at least once per
  * chunk, so fewer, larger chunks mean fewer switches (4 ranks on 2 CPUs,
- * 64 MiB: 256 -> 64 chunks, 23.8 -> 20.8 ms a call; bench/README.md,
- * issue 17 session 10). */
-#define STRATA_DIRECT_CHUNK_SHARED (1u << 20)
-#define STRATA_DIRECT_SLICE_MIN    4096u
+ * 64 MiB: 256 -> 64 chunks, 24.5 -> 21.8 ms a call), while 4 chunks of a
+ * 4 MiB vector lost to 16 (1133 against 1036 us) and 16 of a 16 MiB one
+ * did not beat 64 (bench/README.md, issue 17 session 10). */
+#define STRATA_DIRECT_CHUNK_SHARED  (1u << 20)
+#define STRATA_DIRECT_SHARED_CHUNKS 64u
+#define STRATA_DIRECT_SLICE_MIN     4096u
 /* Outputs of at least this many bytes are stored with non-temporal stores
  * (src/comm/copy.c's default threshold). */
 #define STRATA_DIRECT_STREAM_MIN (16u << 20)

@@ -76,21 +76,19 @@ static void test_first_call_faults(void **s)
     }
 }
 
-/* Four ranks, 4 MiB: the chunk layout and the prefault of whole slots.
+/* Four ranks, 64 MiB: the chunk layout and the prefault of whole slots.
  * When the host's ranks outnumber its CPUs (4 ranks on a 2-CPU host) an
- * allreduce runs in 1 MiB chunks, the whole slot (allreduce_shm.c,
- * comm_chunk_bytes_shared): 4 MiB = 1,048,576 floats, 1 MiB a rank, at
- * least 4 chunks of it (256 KiB slices) and at most 1 MiB / 4 = 256 KiB a
- * slice: 4 chunks. Otherwise 256 KiB chunks, 64 KiB slices: 16 chunks.
- * The chunk count is what the call advances the engine's sequence by
- * (cseq). The slots are mapped as far as the chunk reaches (shm.c,
- * seg_prefault); without the whole slot mapped the 4 MiB call would fault,
- * per rank, on every page past 256 KiB of its own slots it stages into
- * (3 slices at 256 KiB, 512 KiB and 768 KiB; each chunk's slot, slots
- * 1, 2, 0 after the 8 KiB call in slot 0: 3 × 2 × 64 = 384 pages or more)
- * — the same bound of 32 as above. Sums checked exactly: i % 5 + r summed
- * over r = 0..3 is 4(i % 5) + 6. */
-#define QUAD_N ((size_t)1 << 20)
+ * allreduce runs in 64 chunks of at least 256 KiB and at most 1 MiB, the
+ * whole slot (allreduce_shm.c, slice_cap): 64 MiB / 64 = 1 MiB chunks,
+ * 256 KiB slices: 64 chunks. Otherwise 256 KiB chunks: 256. The chunk
+ * count is what the call advances the engine's sequence by (cseq). The
+ * slots are mapped as far as the chunk reaches (shm.c, seg_prefault);
+ * without the whole slot mapped the call would fault, per rank, on every
+ * page past 256 KiB of its own slots it stages into (3 slices at 256 KiB,
+ * 512 KiB and 768 KiB of each of the 3 slots: 3 × 3 × 64 = 576 pages; 576
+ * measured with the prefault at 256 KiB) — the same bound of 32 as above.
+ * Sums checked exactly: i % 5 + r summed over r = 0..3 is 4(i % 5) + 6. */
+#define QUAD_N ((size_t)16 << 20)
 static int *quad; /* per rank: chunks, shared */
 
 static int quad_main(void *arg)
@@ -126,10 +124,10 @@ static void test_shared_chunks(void **s)
     assert_int_equal(ranks_run(4, quad_main), 0);
     for (int r = 0; r < 4; r++) {
         printf("prefault_test: 4 ranks, rank %d: %d chunks (ranks %s the CPUs), %d minor "
-               "faults in its first 4 MiB allreduce (bound %d)\n",
+               "faults in its first 64 MiB allreduce (bound %d)\n",
                r, quad[2 * r], quad[2 * r + 1] ? "outnumber" : "fit", rrep->after[r], BOUND);
         assert_int_equal(rrep->status[r], STRATA_OK);
-        assert_int_equal(quad[2 * r], quad[2 * r + 1] ? 4 : 16);
+        assert_int_equal(quad[2 * r], quad[2 * r + 1] ? 64 : 256);
         assert_true(rrep->after[r] < BOUND);
     }
     munmap(quad, 4096);

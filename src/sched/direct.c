@@ -78,15 +78,26 @@ static uint64_t engine_slice(uint64_t per_rank_bytes, uint32_t P, uint64_t nmin,
     return want < cap ? want : cap;
 }
 
+/* The allreduce chunk when ranks outnumber CPUs (allreduce_shm.c
+ * slice_cap): the vector over SHARED_CHUNKS, between CHUNK and
+ * CHUNK_SHARED. */
+static uint64_t shared_chunk(uint64_t per_rank_bytes, uint32_t P)
+{
+    uint64_t chunk = per_rank_bytes * P / STRATA_DIRECT_SHARED_CHUNKS;
+    return chunk < STRATA_DIRECT_CHUNK          ? STRATA_DIRECT_CHUNK
+           : chunk > STRATA_DIRECT_CHUNK_SHARED ? STRATA_DIRECT_CHUNK_SHARED
+                                                : chunk;
+}
+
 double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes, bool shared)
 {
     bool ar = coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_REDUCE;
     bool sliced = ar || coll == STRATA_COLL_BROADCAST;
     if (P < 2 || bytes <= 0 || (ar && bytes <= STRATA_DIRECT_FLAT_MAX)) return 1;
     double per_rank = sliced ? bytes / P : bytes / P; /* AG/RS/A2A: bytes = P blocks */
-    double slice =
-        (double)engine_slice((uint64_t)per_rank, P, ar && !shared ? 1 : 4,
-                             ar && shared ? STRATA_DIRECT_CHUNK_SHARED : STRATA_DIRECT_CHUNK);
+    double slice = (double)engine_slice((uint64_t)per_rank, P, ar && !shared ? 1 : 4,
+                                        ar && shared ? shared_chunk((uint64_t)per_rank, P)
+                                                     : STRATA_DIRECT_CHUNK);
     double c = ceil(per_rank / slice);
     return c < 1 ? 1 : c;
 }
@@ -94,9 +105,9 @@ double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes, bool sh
 double sched_direct_chunk0(uint32_t P, double bytes, bool shared)
 {
     if (P < 2 || bytes <= 0) return bytes > 0 ? bytes : 0;
-    double chunk =
-        (double)P * (double)engine_slice((uint64_t)(bytes / P), P, shared ? 4 : 1,
-                                         shared ? STRATA_DIRECT_CHUNK_SHARED : STRATA_DIRECT_CHUNK);
+    double chunk = (double)P * (double)engine_slice((uint64_t)(bytes / P), P, shared ? 4 : 1,
+                                                    shared ? shared_chunk((uint64_t)(bytes / P), P)
+                                                           : STRATA_DIRECT_CHUNK);
     return chunk < bytes ? chunk : bytes;
 }
 
