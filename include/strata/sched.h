@@ -136,10 +136,19 @@ typedef enum {
  * most FLAT_MAX bytes run flat (every rank reduces the whole vector); the
  * rest is pipelined in chunks of CHUNK bytes (all P slices), a slice at
  * least SLICE_MIN bytes and a multiple of a 64-byte line. */
-#define STRATA_DIRECT_LINE_MAX  56u
-#define STRATA_DIRECT_FLAT_MAX  2048u
-#define STRATA_DIRECT_CHUNK     262144u
-#define STRATA_DIRECT_SLICE_MIN 4096u
+#define STRATA_DIRECT_LINE_MAX 56u
+#define STRATA_DIRECT_FLAT_MAX 2048u
+#define STRATA_DIRECT_CHUNK    262144u
+/* Allreduce's chunk when the host's ranks outnumber its CPUs: the vector
+ * over SHARED_CHUNKS, at least CHUNK and at most CHUNK_SHARED (the whole
+ * 1 MiB staging slot). Two ranks on a core take turns at least once per
+ * chunk, so fewer, larger chunks mean fewer switches (4 ranks on 2 CPUs,
+ * 64 MiB: 256 -> 64 chunks, 24.5 -> 21.8 ms a call), while 4 chunks of a
+ * 4 MiB vector lost to 16 (1133 against 1036 us) and 16 of a 16 MiB one
+ * did not beat 64 (bench/README.md, issue 17 session 10). */
+#define STRATA_DIRECT_CHUNK_SHARED  (1u << 20)
+#define STRATA_DIRECT_SHARED_CHUNKS 64u
+#define STRATA_DIRECT_SLICE_MIN     4096u
 /* Outputs of at least this many bytes are stored with non-temporal stores
  * (src/comm/copy.c's default threshold). */
 #define STRATA_DIRECT_STREAM_MIN (16u << 20)

@@ -482,9 +482,32 @@ size_t comm_chunk_bytes(void)
     return chunk;
 }
 
+/* The largest chunk of an allreduce whose ranks outnumber the host's CPUs:
+ * two ranks on a core take turns at least once per chunk (a rank cannot
+ * gather chunk c before its core partner has reduced it), so each chunk
+ * costs a switch per core (5-8 us here, vsmpi's hand-off line). A vector
+ * runs in 64 chunks up to this (slice_cap): 1 MiB chunks, the whole slot,
+ * take a quarter of the switches of 256 KiB ones at 64 MiB (4 ranks on 2
+ * CPUs: 21.8 against 24.5 ms a call), but 4 of them lost to 16 at 4 MiB
+ * (1133 against 1036 us) and 16 at 16 MiB did not beat 64 (bench/README.md,
+ * issue 17 session 10).
+ * STRATA_CHUNK, when set, is the chunk here too. */
+size_t comm_chunk_bytes_shared(void)
+{
+    const char *env = getenv("STRATA_CHUNK");
+    if (env && *env && strtoull(env, NULL, 10) > 0) return comm_chunk_bytes();
+    return STRATA_DIRECT_CHUNK_SHARED < COMM_REGION ? STRATA_DIRECT_CHUNK_SHARED : COMM_REGION;
+}
+
 static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_per_rank)
 {
-    size_t P = (size_t)c->size, chunk = comm_chunk_bytes();
+    size_t P = (size_t)c->size;
+    size_t chunk = comm_chunk_bytes();
+    if (kind == ENG_AR && c->shared_cpus) { /* the vector over 64, up to the whole slot */
+        size_t want = bytes_per_rank * P / STRATA_DIRECT_SHARED_CHUNKS,
+               max = comm_chunk_bytes_shared();
+        chunk = want > max ? max : want > chunk ? want : chunk;
+    }
     size_t cap = chunk / P / COMM_LINE * COMM_LINE;
     if (cap < COMM_LINE) cap = COMM_LINE;
     /* Allreduce of one chunk or less runs as one chunk: splitting a 256 KiB

@@ -622,6 +622,9 @@ size_t comm_stream_min(void);
 /* The pipeline chunk (all P slices) for large vectors, at most COMM_REGION:
  * 256 KiB, or STRATA_CHUNK (read once). */
 size_t comm_chunk_bytes(void);
+/* The allreduce chunk when the host's ranks outnumber its CPUs:
+ * STRATA_DIRECT_CHUNK_SHARED (at most COMM_REGION), or STRATA_CHUNK's. */
+size_t comm_chunk_bytes_shared(void);
 strata_status_t comm_shm_allreduce(comm_call_t *k, const void *src, void *dst, size_t count,
                                    strata_dtype_t dt, strata_op_t op, int root);
 strata_status_t comm_shm_reduce_scatter(comm_call_t *k, const void *src, void *dst, size_t count,

@@ -291,7 +291,8 @@ static void set_wait_policy(strata_comm_t *c)
 /* Map the engine's staging slots into this process before the first call:
  * this rank's own slots writable (it writes them), the other local ranks'
  * readable, as far as the default pipeline chunk reaches into each slot (the
- * whole slot is 1 MiB, most of it used only with STRATA_CHUNK). Otherwise the
+ * whole slot is 1 MiB, all of it used by allreduce when the ranks outnumber
+ * the CPUs, else only with STRATA_CHUNK). Otherwise the
  * first large collective of every communicator takes a page fault per 4 KiB
  * page per rank — on a host whose first touch costs 1-7 us a page (the
  * probe's "first-touch page fault"), 2-3 ms per rank at P = 2, paid inside
@@ -301,7 +302,8 @@ static void seg_prefault(strata_comm_t *c)
 {
 #if defined(MADV_POPULATE_WRITE) && defined(MADV_POPULATE_READ)
     if (!c->seg) return;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), used = align_up(comm_chunk_bytes(), page);
+    size_t chunk = c->shared_cpus ? comm_chunk_bytes_shared() : comm_chunk_bytes();
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), used = align_up(chunk, page);
     if (used > COMM_REGION) used = COMM_REGION;
     for (int q = 0; q < c->size; q++) {
         if (c->remote && c->remote[q]) continue;

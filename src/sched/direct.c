@@ -68,13 +68,25 @@ static bool is_ar(const strata_sched_t *s)
  * (allreduce_shm.c slice_cap): the chunk's share per rank rounded down to
  * a line, at least SLICE_MIN, split further into at least `nmin` chunks
  * of the rank's bytes (1 for allreduce, 4 otherwise), never above the
- * chunk's share. */
-static uint64_t engine_slice(uint64_t per_rank_bytes, uint32_t P, uint64_t nmin)
+ * chunk's share. The chunk is CHUNK, or CHUNK_SHARED for an allreduce
+ * whose ranks outnumber the CPUs. */
+static uint64_t engine_slice(uint64_t per_rank_bytes, uint32_t P, uint64_t nmin, uint64_t chunk)
 {
-    uint64_t cap = STRATA_DIRECT_CHUNK / P / 64 * 64, want = per_rank_bytes / nmin / 64 * 64;
+    uint64_t cap = chunk / P / 64 * 64, want = per_rank_bytes / nmin / 64 * 64;
     if (cap < 64) cap = 64;
     if (want < STRATA_DIRECT_SLICE_MIN) want = STRATA_DIRECT_SLICE_MIN;
     return want < cap ? want : cap;
+}
+
+/* The allreduce chunk when ranks outnumber CPUs (allreduce_shm.c
+ * slice_cap): the vector over SHARED_CHUNKS, between CHUNK and
+ * CHUNK_SHARED. */
+static uint64_t shared_chunk(uint64_t per_rank_bytes, uint32_t P)
+{
+    uint64_t chunk = per_rank_bytes * P / STRATA_DIRECT_SHARED_CHUNKS;
+    return chunk < STRATA_DIRECT_CHUNK          ? STRATA_DIRECT_CHUNK
+           : chunk > STRATA_DIRECT_CHUNK_SHARED ? STRATA_DIRECT_CHUNK_SHARED
+                                                : chunk;
 }
 
 double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes, bool shared)
@@ -83,7 +95,9 @@ double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes, bool sh
     bool sliced = ar || coll == STRATA_COLL_BROADCAST;
     if (P < 2 || bytes <= 0 || (ar && bytes <= STRATA_DIRECT_FLAT_MAX)) return 1;
     double per_rank = sliced ? bytes / P : bytes / P; /* AG/RS/A2A: bytes = P blocks */
-    double slice = (double)engine_slice((uint64_t)per_rank, P, ar && !shared ? 1 : 4);
+    double slice = (double)engine_slice((uint64_t)per_rank, P, ar && !shared ? 1 : 4,
+                                        ar && shared ? shared_chunk((uint64_t)per_rank, P)
+                                                     : STRATA_DIRECT_CHUNK);
     double c = ceil(per_rank / slice);
     return c < 1 ? 1 : c;
 }
@@ -91,7 +105,9 @@ double sched_direct_chunks(strata_coll_t coll, uint32_t P, double bytes, bool sh
 double sched_direct_chunk0(uint32_t P, double bytes, bool shared)
 {
     if (P < 2 || bytes <= 0) return bytes > 0 ? bytes : 0;
-    double chunk = (double)P * (double)engine_slice((uint64_t)(bytes / P), P, shared ? 4 : 1);
+    double chunk = (double)P * (double)engine_slice((uint64_t)(bytes / P), P, shared ? 4 : 1,
+                                                    shared ? shared_chunk((uint64_t)(bytes / P), P)
+                                                           : STRATA_DIRECT_CHUNK);
     return chunk < bytes ? chunk : bytes;
 }
 
@@ -120,7 +136,7 @@ static strata_status_t direct_init(strata_sched_t *s, strata_error_t *err)
         E = sliced ? per * P : per;
     } else {
         uint64_t pr = sliced ? bytes / P : bytes;
-        per = engine_slice(pr, (uint32_t)P, is_ar(s) ? 1 : 4) / es;
+        per = engine_slice(pr, (uint32_t)P, is_ar(s) ? 1 : 4, STRATA_DIRECT_CHUNK) / es;
         if (per < 1) per = 1;
         E = sliced ? per * P : per;
     }
