@@ -1112,6 +1112,33 @@ static strata_status_t run_global(drv_t *v, bool *ok_p)
     return STRATA_OK;
 }
 
+/* The fold's run of the flows added (run_folded's, stream_phase's);
+ * global: the phase came as its representatives under the run's map
+ * (run_global), else its flows are runs of a send's images where v->orbit
+ * is still set. */
+static strata_status_t fold_finish(drv_t *v, bool global, double *dur_p, double *alone_p)
+{
+    if (agg_flush(v) != STRATA_OK) return v->rc;
+    if (!v->d->res_extra) {
+        v->d->res_extra = util_calloc(sim_net_res_count(v->net) + 1, sizeof(double));
+        if (!v->d->res_extra) return oom(v);
+    }
+    sim_fold_out_t o;
+    v->fold.orbit = global || v->orbit ? v->rot : 0;
+    v->fold.global = global;
+    if (sim_fold_run(&v->fold, v->net, v->weight, v->d->res_extra, &o)) return oom(v);
+    v->d->phases_quot += o.quotient;
+    v->d->phases_map += global;
+    v->folded = true;
+    memcpy(v->fold_crit, o.crit, sizeof(v->fold_crit));
+    v->d->phases_folded++;
+    v->d->fold_flows += o.flows;
+    v->d->fold_timed += o.timed;
+    *dur_p = o.dur;
+    *alone_p = v->agg_alone; /* each message's own (fold_flow), not a merged flow's */
+    return STRATA_OK;
+}
+
 static strata_status_t run_folded(drv_t *v, double *dur_p, double *alone_p)
 {
     sim_fold_reset(&v->fold);
@@ -1135,25 +1162,7 @@ static strata_status_t run_folded(drv_t *v, double *dur_p, double *alone_p)
                 return v->rc;
         }
     }
-    if (agg_flush(v) != STRATA_OK) return v->rc;
-    if (!v->d->res_extra) {
-        v->d->res_extra = util_calloc(sim_net_res_count(v->net) + 1, sizeof(double));
-        if (!v->d->res_extra) return oom(v);
-    }
-    sim_fold_out_t o;
-    v->fold.orbit = global || v->orbit ? v->rot : 0;
-    v->fold.global = global;
-    if (sim_fold_run(&v->fold, v->net, v->weight, v->d->res_extra, &o)) return oom(v);
-    v->d->phases_quot += o.quotient;
-    v->d->phases_map += global;
-    v->folded = true;
-    memcpy(v->fold_crit, o.crit, sizeof(v->fold_crit));
-    v->d->phases_folded++;
-    v->d->fold_flows += o.flows;
-    v->d->fold_timed += o.timed;
-    *dur_p = o.dur;
-    *alone_p = v->agg_alone; /* each message's own (fold_flow), not a merged flow's */
-    return STRATA_OK;
+    return fold_finish(v, global, dur_p, alone_p);
 }
 
 /* ==== A phase generated once (BARRIER, foldable) ====
@@ -1168,7 +1177,10 @@ static strata_status_t run_folded(drv_t *v, double *dur_p, double *alone_p)
  * fold. The certificate, the fold's test and its flows see the same steps
  * in the same order as the four passes did, so a folded phase times to
  * the same bits. A phase that does not fold (or is certified) is then
- * loaded from `flat`, not generated again. */
+ * loaded from `flat`, not generated again. Not where the schedule rotates
+ * its channels (rot > 1): those phases are loaded from their
+ * representative channels and folded by run_folded, whose run's map times
+ * them from the representative sends alone (run_global). */
 
 /* phase_foldable's test on agent g's steps: every send waits only for the
  * leading local steps; its sends and receives counted. */
@@ -1244,6 +1256,7 @@ static strata_status_t stream_phase(drv_t *v, uint32_t p, bool *ok_p, bool *fold
     sim_fold_reset(&v->fold);
     v->agg_k = 0;
     v->agg_alone = 0;
+    v->orbit = false; /* no rotation here: runs of identical flows merge */
     v->flat.n = v->flat_off.n = 0;
     if (UTIL_VEC_PUSH(&v->flat_off, (size_t)0)) return oom(v);
     uint64_t sends = 0, recvs = 0;
@@ -1266,26 +1279,6 @@ static strata_status_t stream_phase(drv_t *v, uint32_t p, bool *ok_p, bool *fold
     return STRATA_OK;
 }
 
-/* The fold's run of the flows stream_phase added (run_folded's end). */
-static strata_status_t fold_finish(drv_t *v, double *dur_p, double *alone_p)
-{
-    if (agg_flush(v) != STRATA_OK) return v->rc;
-    if (!v->d->res_extra) {
-        v->d->res_extra = util_calloc(sim_net_res_count(v->net) + 1, sizeof(double));
-        if (!v->d->res_extra) return oom(v);
-    }
-    sim_fold_out_t o;
-    if (sim_fold_run(&v->fold, v->net, v->weight, v->d->res_extra, &o)) return oom(v);
-    v->folded = true;
-    memcpy(v->fold_crit, o.crit, sizeof(v->fold_crit));
-    v->d->phases_folded++;
-    v->d->fold_flows += o.flows;
-    v->d->fold_timed += o.timed;
-    *dur_p = o.dur;
-    *alone_p = v->agg_alone; /* each message's own (fold_flow), not a merged flow's */
-    return STRATA_OK;
-}
-
 /* One phase of the (single) job from a rewound engine; *dur_p its length.
  * With certify, a phase whose contention-free certificate holds runs in
  * the engine's ideal mode (*cert_p set): the same times within a relative
@@ -1303,15 +1296,15 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur
     bool ok = false;
     v->folded = false;
     /* phase_foldable's conditions: the phase generated once (above) */
-    if (certify && v->d->fold && !v->async && !v->gcert && !v->d->trace && !v->d->ideal) {
+    if (certify && v->d->fold && !v->async && !v->gcert && !v->d->trace && !v->d->ideal &&
+        v->rot == 1) {
         bool folds = false;
         if (stream_phase(v, p, &ok, &folds) != STRATA_OK) return v->rc;
         *cert_p = ok;
         if (folds) {
-            v->d->phases_rot += v->rot > 1;
-            return fold_finish(v, dur_p, alone_p);
+            return fold_finish(v, false, dur_p, alone_p);
         }
-        for (uint32_t g = 0; g < v->nagents && v->rot == 1; g++) {
+        for (uint32_t g = 0; g < v->nagents; g++) {
             size_t at = v->flat_off.v[g];
             if (load_steps(v, g, p, v->flat.v + at, (uint32_t)(v->flat_off.v[g + 1] - at)))
                 return v->rc;
