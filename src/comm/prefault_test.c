@@ -87,8 +87,19 @@ static void test_first_call_faults(void **s)
  * page past 256 KiB of its own slots it stages into (3 slices at 256 KiB,
  * 512 KiB and 768 KiB of each of the 3 slots: 3 × 3 × 64 = 576 pages; 576
  * measured with the prefault at 256 KiB) — the same bound of 32 as above.
+ * Under AddressSanitizer the first 64 MiB call also faults pages outside
+ * the segment (the sanitizer's shadow and allocator for a call this size:
+ * 152-227 a rank measured with the prefault in the asan-ubsan build, 0
+ * in release); the segment's own 576 come on top of them without the
+ * prefault (rank 0 with slots mapped only to 256 KiB: 728 = 576 + 152), so
+ * there the bound is half of those, 288.
  * Sums checked exactly: i % 5 + r summed over r = 0..3 is 4(i % 5) + 6. */
 #define QUAD_N ((size_t)16 << 20)
+#if defined(__SANITIZE_ADDRESS__)
+#define QUAD_BOUND 288
+#else
+#define QUAD_BOUND BOUND
+#endif
 static int *quad; /* per rank: chunks, shared */
 
 static int quad_main(void *arg)
@@ -125,10 +136,10 @@ static void test_shared_chunks(void **s)
     for (int r = 0; r < 4; r++) {
         printf("prefault_test: 4 ranks, rank %d: %d chunks (ranks %s the CPUs), %d minor "
                "faults in its first 64 MiB allreduce (bound %d)\n",
-               r, quad[2 * r], quad[2 * r + 1] ? "outnumber" : "fit", rrep->after[r], BOUND);
+               r, quad[2 * r], quad[2 * r + 1] ? "outnumber" : "fit", rrep->after[r], QUAD_BOUND);
         assert_int_equal(rrep->status[r], STRATA_OK);
         assert_int_equal(quad[2 * r], quad[2 * r + 1] ? 64 : 256);
-        assert_true(rrep->after[r] < BOUND);
+        assert_true(rrep->after[r] < QUAD_BOUND);
     }
     munmap(quad, 4096);
 }
