@@ -197,6 +197,21 @@ static int ensure_u32(uint32_t **a, uint32_t n)
     return 0;
 }
 
+/* Channel x -> y added to a map on channels (nxt, its inverse prv): true
+ * when both hops weigh the same, the channels match in capacity and tier,
+ * and the map stays a function and injective. */
+static bool map_extend(const sim_fold_t *f, uint32_t *nxt, uint32_t *prv, uint32_t x, double wx,
+                       uint32_t y, double wy)
+{
+    if (wx != wy || f->cap[x] != f->cap[y] || f->tier[x] != f->tier[y]) return false;
+    if (nxt[x] == UINT32_MAX && prv[y] == UINT32_MAX) {
+        nxt[x] = y;
+        prv[y] = x;
+        return true;
+    }
+    return nxt[x] == y && prv[y] == x;
+}
+
 /* sigma over every run of k flows: hop j of f_i's kept hops -> hop j of
  * f_{i+1 mod k}'s, in nxt (and its inverse in prv); true when it is a
  * function, injective, and preserves what the engine reads. */
@@ -212,16 +227,8 @@ static bool orbit_check(sim_fold_t *f, size_t nf)
             const sim_fflow_t *x = &f->fl.v[b + i], *y = &f->fl.v[b + (i + 1) % k];
             if (x->bytes != y->bytes || x->latency != y->latency || x->kn != y->kn) return false;
             for (uint32_t h = 0; h < x->kn; h++) {
-                uint32_t a = f->khops.v[x->koff + h].res, c = f->khops.v[y->koff + h].res;
-                if (f->khops.v[x->koff + h].w != f->khops.v[y->koff + h].w ||
-                    f->cap[a] != f->cap[c] || f->tier[a] != f->tier[c])
-                    return false;
-                if (f->nxt[a] == UINT32_MAX && f->prv[c] == UINT32_MAX) {
-                    f->nxt[a] = c;
-                    f->prv[c] = a;
-                } else if (f->nxt[a] != c || f->prv[c] != a) {
-                    return false;
-                }
+                const sim_hop_t *hx = &f->khops.v[x->koff + h], *hy = &f->khops.v[y->koff + h];
+                if (!map_extend(f, f->nxt, f->prv, hx->res, hx->w, hy->res, hy->w)) return false;
             }
         }
     return true;
@@ -296,17 +303,9 @@ bool sim_fold_sigma(sim_fold_t *f, const sim_net_t *net, const sim_hop_t *a, uin
         ensure_u32(&f->gcanon, f->nres) || ensure_u32(&f->gosz, f->nres))
         return false; /* out of memory: the map unused */
     if (!f->orb && !(f->orb = util_calloc(f->nres ? f->nres : 1, sizeof(double)))) return false;
-    for (uint32_t h = 0; h < n; h++) {
-        uint32_t x = a[h].res, y = b->hops[h].res;
-        if (a[h].w != b->hops[h].w || f->cap[x] != f->cap[y] || f->tier[x] != f->tier[y])
+    for (uint32_t h = 0; h < n; h++)
+        if (!map_extend(f, f->gnxt, f->gprv, a[h].res, a[h].w, b->hops[h].res, b->hops[h].w))
             return false;
-        if (f->gnxt[x] == UINT32_MAX && f->gprv[y] == UINT32_MAX) {
-            f->gnxt[x] = y;
-            f->gprv[y] = x;
-        } else if (f->gnxt[x] != y || f->gprv[y] != x) {
-            return false;
-        }
-    }
     return true;
 }
 
