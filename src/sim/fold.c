@@ -248,6 +248,20 @@ static void orbit_of(sim_fold_t *f, uint32_t c)
     }
 }
 
+/* Adds weight w on channel c to the hops v[q0..*n) of one flow: merged
+ * into c's hop if the flow has one, else appended (the caller reserved
+ * room for every hop). */
+static void hop_merge(sim_hop_t *v, size_t *n, uint32_t q0, uint32_t c, double w)
+{
+    size_t j = q0;
+    while (j < *n && v[j].res != c)
+        j++;
+    if (j < *n)
+        v[j].w += w;
+    else
+        v[(*n)++] = (sim_hop_t){.res = c, .w = w};
+}
+
 /* The quotient (header comment): the first flow of each run keeps its
  * kept hops moved to their orbit's least channel at (k / |O|) w, merged
  * per channel; the other flows keep none; kept channels that represent
@@ -265,13 +279,7 @@ static int quotient_build(sim_fold_t *f, size_t nf)
             orbit_of(f, hp->res);
             uint32_t c = f->canon[hp->res];
             double w = hp->w * (double)(k / f->osz[hp->res]);
-            uint32_t j = q0;
-            while (j < f->qhops.n && f->qhops.v[j].res != c)
-                j++;
-            if (j < f->qhops.n)
-                f->qhops.v[j].w += w;
-            else
-                f->qhops.v[f->qhops.n++] = (sim_hop_t){.res = c, .w = w};
+            hop_merge(f->qhops.v, &f->qhops.n, q0, c, w);
         }
         x->koff = q0;
         x->kn = (uint32_t)f->qhops.n - q0;
@@ -367,13 +375,7 @@ static int global_reduce(sim_fold_t *f, size_t nf, sim_fold_out_t *out)
             uint32_t c = gorbit_of(f, hp->res, &m);
             if (f->rank[c] == UINT32_MAX) continue;
             double w = hp->w * (double)(k / m);
-            uint32_t j = q0;
-            while (j < f->khops.n && f->khops.v[j].res != c)
-                j++;
-            if (j < f->khops.n)
-                f->khops.v[j].w += w;
-            else
-                f->khops.v[f->khops.n++] = (sim_hop_t){.res = c, .w = w};
+            hop_merge(f->khops.v, &f->khops.n, q0, c, w);
         }
         x->koff = q0;
         x->kn = (uint32_t)f->khops.n - q0;
