@@ -24,7 +24,9 @@ expect 1 "group 3 does not divide the cluster's 4 ranks" sim $C --group 3
 expect 1 "group= or stride=, not both" sim $C --group 2 --stride 2
 expect 2 "--also expects OP:SIZE" sim $C --also allreduce
 expect 2 "unknown collective 'allsum'" sim $C --also allsum:1M
+expect 2 "--also 'ring:64MiB': unknown collective 'ring' .the form is OP:SIZE" sim $C --also ring:64MiB
 expect 2 "unknown algorithm 'fast'" sim $C --also allreduce:1M:fast
+expect 2 "--also 'allreduce:1M:foo=3': unknown algorithm 'foo=3' .after OP:SIZE come group=N" sim $C --also allreduce:1M:foo=3
 expect 2 "--also stride= expects an integer" sim $C --also allreduce:1M:stride=x
 expect 1 "cannot write trace file" sim $C --size 1M --trace "$tmp/no/such/dir/t.json"
 

@@ -130,6 +130,7 @@ static int parse_choice(const char *opt, const char *arg, sim_args_t *a)
 }
 
 /* --also OP:SIZE[:group=N|:stride=N][:ALGO] */
+#define ALSO_FORM "OP:SIZE[:group=N|:stride=N][:ALGO]"
 static int parse_also(const char *arg, sim_args_t *a)
 {
     if (a->nsets == SIM_SETS_MAX)
@@ -139,9 +140,14 @@ static int parse_also(const char *arg, sim_args_t *a)
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", arg);
     char *save = NULL, *tok = strtok_r(buf, ":", &save);
-    if (!tok || parse_coll(tok, &c->coll)) return -1;
+    if (!tok || strata_coll_parse(tok, &c->coll))
+        return cli_usage_error(NAME,
+                               "--also '%s': unknown collective '%s' (the form is " ALSO_FORM
+                               ", e.g. allreduce:256M:group=8)",
+                               arg, tok ? tok : ""),
+               -1;
     tok = strtok_r(NULL, ":", &save);
-    if (!tok) return cli_usage_error(NAME, "--also expects OP:SIZE[...], got '%s'", arg), -1;
+    if (!tok) return cli_usage_error(NAME, "--also expects " ALSO_FORM ", got '%s'", arg), -1;
     if (cli_parse_size(NAME, "--also", tok, CLI_SIZE_MAX, &c->size)) return -1;
     while ((tok = strtok_r(NULL, ":", &save))) {
         if (strncmp(tok, "group=", 6) == 0) {
@@ -150,8 +156,12 @@ static int parse_also(const char *arg, sim_args_t *a)
         } else if (strncmp(tok, "stride=", 7) == 0) {
             if (cli_parse_int(NAME, "--also stride=", tok + 7, 1, SIM_RANKS_MAX, &c->stride))
                 return -1;
-        } else if (parse_algo(tok, &c->algo)) {
-            return -1;
+        } else if (strata_algo_parse(tok, &c->algo)) {
+            return cli_usage_error(NAME,
+                                   "--also '%s': unknown algorithm '%s' (after OP:SIZE come "
+                                   "group=N, stride=N or an algorithm)",
+                                   arg, tok),
+                   -1;
         } else {
             c->algo_given = true;
         }
