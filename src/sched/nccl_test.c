@@ -630,13 +630,9 @@ static void test_deficit_is_a_rate(void **state)
     (void)state;
     const double G = 1 << 30;
     strata_coll_machine_t m = vmachine("dgx-h100:4");
-    strata_error_t err;
-    assert_int_equal(strata_nccl_version_parse("2.24.3", &m.nccl_version, &err), STRATA_OK);
     strata_nccl_choice_t c4, c8;
-    assert_int_equal(strata_coll_select_nccl(&m, STRATA_COLL_ALLREDUCE, 4 * G, &c4, &err),
-                     STRATA_OK);
-    assert_int_equal(strata_coll_select_nccl(&m, STRATA_COLL_ALLREDUCE, 8 * G, &c8, &err),
-                     STRATA_OK);
+    nccl_busbw("dgx-h100:4", 4 * G, "2.24.3", &c4);
+    nccl_busbw("dgx-h100:4", 8 * G, "2.24.3", &c8);
     assert_string_equal(strata_nccl_algo_name(c4.algo), "Ring");
     assert_string_equal(strata_nccl_algo_name(c8.algo), "Ring");
     double slope = c8.cost.time - c4.cost.time, fixed = c4.cost.time - slope;
