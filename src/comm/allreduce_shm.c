@@ -757,10 +757,12 @@ strata_status_t comm_small_allreduce(comm_call_t *k, const void *src, void *dst,
         srcs[q] = all + (size_t)q * sizeof(comm_rank_lines_t);
     /* Our own part from our private input, not from our line: the peers
      * have just read that line, and a line another core read after this
-     * one wrote it has moved to that core (bench/comm/linehome.c), so
-     * reading it back is one more cross-core transfer, on the path of every
-     * call (2 ranks, 8 B: 0.10-0.11 -> 0.08 us; bench/README.md, issue 17
-     * session 11). Same values, same order: results stay bit-identical. */
+     * one wrote it has moved to that core, so reading it back is one more
+     * cross-core transfer, on the path of every call (bench/comm/ownline.c:
+     * an exchange 210 ns, 406 ns with the own line read back; 2 ranks,
+     * 8 B: 0.38-0.40 -> 0.27-0.28 us with the CPUs far apart, 0.12-0.13 ->
+     * 0.08 us close; bench/README.md, issue 17 session 11). Same values in
+     * the same order: results stay bit-identical. */
     srcs[c->rank] = src;
     unsigned char tmp[COMM_LINE_DATA];
     comm_reduce_n(tmp, srcs, c->size, count, dt, op, c->size);
