@@ -760,9 +760,9 @@ strata_status_t comm_small_allreduce(comm_call_t *k, const void *src, void *dst,
      * one wrote it has moved to that core, so reading it back is one more
      * cross-core transfer, on the path of every call (bench/comm/ownline.c:
      * an exchange 210 ns, 406 ns with the own line read back; 2 ranks,
-     * 8 B: 0.38-0.40 -> 0.27-0.28 us with the CPUs far apart, 0.12-0.13 ->
-     * 0.08 us close; bench/README.md, issue 17 session 11). Same values in
-     * the same order: results stay bit-identical. */
+     * 8 B: 0.35-0.40 -> 0.26-0.28 us with the CPUs far apart, 0.12-0.15 ->
+     * 0.08-0.09 us close; bench/README.md, issue 17 session 11). Same
+     * values in the same order: results stay bit-identical. */
     srcs[c->rank] = src;
     unsigned char tmp[COMM_LINE_DATA];
     comm_reduce_n(tmp, srcs, c->size, count, dt, op, c->size);
