@@ -304,7 +304,13 @@ static strata_status_t flat(eng_t *e, size_t c)
     const void *srcs[COMM_MAX_SIZE];
     for (int q = 0; q < P; q++)
         srcs[q] = pos(e, q, c, 0);
-    /* dst may alias src (in place): read our own staged copy, not src. */
+    /* Our own part from src rather than from our slot, whose lines the
+     * peers are reading (they move to the core that reads them: see
+     * comm_small_allreduce), unless dst overlaps src in a way the reduction
+     * does not allow (it may alias its first or second input exactly). */
+    size_t b = e->count * e->es;
+    bool apart = e->src + b <= e->dst || e->dst + b <= e->src;
+    if (apart || (e->src == e->dst && r < 2)) srcs[r] = e->src + lo * e->es;
     comm_reduce_n(e->dst + lo * e->es, srcs, P, len, e->dt, e->op, P);
     return STRATA_OK;
 }
@@ -749,6 +755,15 @@ strata_status_t comm_small_allreduce(comm_call_t *k, const void *src, void *dst,
     const void *srcs[COMM_MAX_SIZE];
     for (int q = 0; q < c->size; q++)
         srcs[q] = all + (size_t)q * sizeof(comm_rank_lines_t);
+    /* Our own part from our private input, not from our line: the peers
+     * have just read that line, and a line another core read after this
+     * one wrote it has moved to that core, so reading it back is one more
+     * cross-core transfer, on the path of every call (bench/comm/ownline.c:
+     * an exchange 210 ns, 406 ns with the own line read back; 2 ranks,
+     * 8 B: 0.35-0.40 -> 0.26-0.28 us with the CPUs far apart, 0.12-0.15 ->
+     * 0.08-0.09 us close; bench/README.md, issue 17 session 11). Same
+     * values in the same order: results stay bit-identical. */
+    srcs[c->rank] = src;
     unsigned char tmp[COMM_LINE_DATA];
     comm_reduce_n(tmp, srcs, c->size, count, dt, op, c->size);
     memcpy(dst, tmp, bytes);
