@@ -461,6 +461,122 @@ static void test_silent(void **state)
                  DEADLINE - 0.1, 2 * DEADLINE);
 }
 
+/* ==== Interfaces: STRATA_IFNAME ==== */
+
+/* Whether IPv6 loopback (::1) can be bound here. */
+static bool have_ipv6_loopback(void)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    if (fd >= 0) close(fd);
+    return ok;
+}
+
+/* The interface choice, NCCL_SOCKET_IFNAME's syntax, on the one interface
+ * every Linux machine has (lo: 127.0.0.1, and ::1 where IPv6 is on): a
+ * prefix, an exact name, a list, a negated list that leaves lo, the
+ * rendezvous' family first and the other after it, and names that match
+ * nothing refused with the spec in the message. */
+static void test_ifname_choice(void **state)
+{
+    (void)state;
+    static const unsigned char v4lo[4] = {127, 0, 0, 1}, v6lo[16] = {[15] = 1};
+    const char *lo4[] = {"lo", "l", "=lo", "nosuch,lo", "=nosuch,lo"};
+    for (size_t i = 0; i < sizeof lo4 / sizeof lo4[0]; i++) {
+        comm_net_addr_t a;
+        strata_error_t err = {0};
+        assert_int_equal(comm_net_ifaddr(lo4[i], 4, &a, &err), 0);
+        assert_int_equal(a.family, 4);
+        assert_memory_equal(a.ip, v4lo, 4);
+        assert_int_equal(a.port, 0);
+    }
+    /* "^lo": any interface but lo — never loopback's address (where lo is
+     * the only one up: refused) */
+    {
+        comm_net_addr_t a;
+        strata_error_t err = {0};
+        if (comm_net_ifaddr("^lo", 4, &a, &err) == 0)
+            assert_false((a.family == 4 && a.ip[0] == 127) ||
+                         (a.family == 6 && memcmp(a.ip, v6lo, 16) == 0));
+        else
+            assert_non_null(strstr(err.msg, "STRATA_IFNAME=^lo: no interface that is up"));
+    }
+    /* IPv6 asked first: ::1 where there is one, else lo's IPv4 address */
+    comm_net_addr_t a;
+    strata_error_t err = {0};
+    assert_int_equal(comm_net_ifaddr("=lo", 6, &a, &err), 0);
+    if (have_ipv6_loopback()) {
+        assert_int_equal(a.family, 6);
+        assert_memory_equal(a.ip, v6lo, 16);
+    } else {
+        assert_int_equal(a.family, 4);
+        assert_memory_equal(a.ip, v4lo, 4);
+    }
+    /* nothing matches: an exact name that is only a prefix of lo, a name
+     * that is not there */
+    const char *none[] = {"=l", "nosuch0"};
+    for (size_t i = 0; i < 2; i++) {
+        memset(&err, 0, sizeof err);
+        assert_int_equal(comm_net_ifaddr(none[i], 4, &a, &err), -1);
+        assert_int_equal(err.status, STRATA_ERR_INVALID);
+        char want[64];
+        snprintf(want, sizeof want, "STRATA_IFNAME=%s: no interface that is up", none[i]);
+        assert_non_null(strstr(err.msg, want));
+    }
+}
+
+/* A job with STRATA_IFNAME=lo: its data streams are on 127.0.0.1 (the
+ * stream's local address) and it sums exactly; a rank whose STRATA_IFNAME
+ * names no interface fails its start-up with the reason. */
+static int ifname_fn(void *arg)
+{
+    (void)arg;
+    signal(SIGTERM, SIG_IGN);
+    int me = atoi(getenv("STRATA_RANK"));
+    strata_comm_t *c = NULL;
+    strata_error_t err = {0};
+    strata_status_t st = strata_comm_init_env(&c, &err);
+    if (st != STRATA_OK) {
+        rrep->status[me] = st, rrep->done[me] = 1;
+        snprintf(rrep->msg[me], sizeof rrep->msg[me], "%s", err.msg);
+        return 3;
+    }
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    int fd = comm_tcp_test_fd(c, 1 - me, 0);
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&sa, &len) != 0 || sa.sin_family != AF_INET ||
+        ntohl(sa.sin_addr.s_addr) != INADDR_LOOPBACK)
+        st = STRATA_ERR_PROTOCOL;
+    if (st == STRATA_OK && allreduce_exact(c, 100000, STRATA_COMM_AUTO)) st = STRATA_ERR_PROTOCOL;
+    ranks_record(c, st, util_now());
+    strata_comm_destroy(c);
+    return 0;
+}
+
+static void test_ifname_job(void **state)
+{
+    (void)state;
+    ranks_fresh();
+    setenv("STRATA_TRANSPORT", "tcp", 1);
+    setenv("STRATA_IFNAME", "=lo", 1);
+    ranks_run(2, ifname_fn);
+    for (int r = 0; r < 2; r++)
+        assert_int_equal(rrep->status[r], STRATA_OK);
+    ranks_fresh();
+    setenv("STRATA_IFNAME", "=nosuch0", 1);
+    setenv("STRATA_TIMEOUT", "20", 1);
+    assert_int_not_equal(ranks_run(2, ifname_fn), 0);
+    unsetenv("STRATA_TIMEOUT");
+    unsetenv("STRATA_IFNAME");
+    unsetenv("STRATA_TRANSPORT");
+    int named = 0;
+    for (int r = 0; r < 2; r++)
+        if (rrep->done[r] && rrep->status[r] != STRATA_OK)
+            named += strstr(rrep->msg[r], "STRATA_IFNAME==nosuch0: no interface") != NULL;
+    assert_true(named >= 1); /* the rank that opened its listener first says why */
+}
+
 /* ==== Launchers' environments ==== */
 
 /* Which launcher a rank pretends to run under: its variables alone (no
@@ -616,6 +732,8 @@ int main(void)
         cmocka_unit_test(test_short_piece),
         cmocka_unit_test(test_srun_env),
         cmocka_unit_test(test_mpich_env),
+        cmocka_unit_test(test_ifname_choice),
+        cmocka_unit_test(test_ifname_job),
         cmocka_unit_test(test_launcher_spanning_hosts_needs_token),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
