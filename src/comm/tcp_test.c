@@ -380,22 +380,31 @@ static void test_p4_choice(void **state)
     }
 }
 
+/* A free port on IPv6 loopback (::1), bound once and released; -1 where
+ * ::1 cannot be bound. */
+static int ipv6_loopback_port(void)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM, 0), port = -1;
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    socklen_t len = sizeof a;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin6_port);
+    if (fd >= 0) close(fd);
+    return port;
+}
+
 /* IPv6 loopback rendezvous; skipped where ::1 cannot be bound. */
 static void test_ipv6(void **state)
 {
     (void)state;
-    int fd = socket(AF_INET6, SOCK_STREAM, 0);
-    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        if (fd >= 0) close(fd);
+    int port = ipv6_loopback_port();
+    if (port < 0) {
         printf("skipped: IPv6 loopback (::1) is not available here\n");
         skip();
     }
     char root[64];
-    snprintf(root, sizeof root, "[::1]:%u", (unsigned)ntohs(a.sin6_port));
-    close(fd); /* free again; rank 0 binds it */
+    snprintf(root, sizeof root, "[::1]:%d", port); /* free again; rank 0 binds it */
     setenv("TCP_TEST_ROOT6", root, 1);
     run_mode(M_SUM, 2);
     unsetenv("TCP_TEST_ROOT6");
@@ -463,16 +472,6 @@ static void test_silent(void **state)
 
 /* ==== Interfaces: STRATA_IFNAME ==== */
 
-/* Whether IPv6 loopback (::1) can be bound here. */
-static bool have_ipv6_loopback(void)
-{
-    int fd = socket(AF_INET6, SOCK_STREAM, 0);
-    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
-    bool ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
-    if (fd >= 0) close(fd);
-    return ok;
-}
-
 /* The interface choice, NCCL_SOCKET_IFNAME's syntax, on the one interface
  * every Linux machine has (lo: 127.0.0.1, and ::1 where IPv6 is on): a
  * prefix, an exact name, a list, a negated list that leaves lo, the
@@ -506,7 +505,7 @@ static void test_ifname_choice(void **state)
     comm_net_addr_t a;
     strata_error_t err = {0};
     assert_int_equal(comm_net_ifaddr("=lo", 6, &a, &err), 0);
-    if (have_ipv6_loopback()) {
+    if (ipv6_loopback_port() >= 0) {
         assert_int_equal(a.family, 6);
         assert_memory_equal(a.ip, v6lo, 16);
     } else {
