@@ -7,7 +7,8 @@
  * Each P is one cmocka test that launches P ranks (strata_launch_fn); each
  * rank loops over count ∈ {0, 1, 7, 1023, 1M+3} × data type × operator and
  * runs allreduce, reduce, reduce-scatter, allgather, alltoall and broadcast,
- * each with the memory-semantic engine (shm) and with the collective
+ * and send/recv around the ring (run_p2p),
+ * each collective with the memory-semantic engine (shm) and with the collective
  * layer's ring and recursive-doubling schedules where it implements them,
  * in and out of place (the schedules at 1 M + 3 only for fp32, bf16 and
  * int32, to keep each test within a few minutes on 2 loaded cores), and counts mismatches; the
@@ -270,10 +271,37 @@ static void run_moves_algo(rank_ctx_t *x, size_t count, strata_dtype_t dt, strat
         x->skipped++;
 }
 
+/* Send/recv around the ring, one hop at a time (rank 0 sends first, every
+ * other rank receives from its left and then sends to its right, so no two
+ * ranks wait on each other): each rank gets its left neighbour's count
+ * elements, a2a_val(left, r, j), exactly. Across pretend or real hosts the
+ * hops between hosts go over TCP and the others over shared memory. At
+ * 1 M + 3 only fp32 and int32 (the bytes, not the type, are what moves). */
+static void run_p2p(rank_ctx_t *x, size_t count, strata_dtype_t dt)
+{
+    int P = x->P, r = x->rank, left = (r + P - 1) % P, right = (r + 1) % P;
+    size_t es = strata_dtype_size(dt);
+    if (P < 2 || (count > 1023 && dt != STRATA_FP32 && dt != STRATA_INT32)) {
+        x->skipped++;
+        return;
+    }
+    for (size_t j = 0; j < count; j++) {
+        put(dt, x->in, j, a2a_val(r, right, j));
+        put(dt, x->ref, j, a2a_val(left, r, j));
+    }
+    memset(x->out, 0xee, count * es);
+    strata_status_t st = STRATA_OK;
+    if (r == 0) st = strata_comm_send(x->c, x->in, count * es, right, NULL);
+    if (st == STRATA_OK) st = strata_comm_recv(x->c, x->out, count * es, left, NULL);
+    if (st == STRATA_OK && r != 0) st = strata_comm_send(x->c, x->in, count * es, right, NULL);
+    check(x, "send/recv", dt, STRATA_SUM, count, x->out, x->ref, 0, st);
+}
+
 static void run_moves(rank_ctx_t *x, size_t count, strata_dtype_t dt)
 {
     for (strata_comm_algo_t a = STRATA_COMM_SHM; a <= STRATA_COMM_RECDBL; a++)
         run_moves_algo(x, count, dt, a);
+    run_p2p(x, count, dt);
 }
 
 /* Hosts of g > 1 ranks (COLL_TEST_HOSTS): which schedule auto runs, as
