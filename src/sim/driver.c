@@ -2027,6 +2027,8 @@ static strata_status_t run_barrier(drv_t *v)
     util_free(pcls);
     return v->rc;
 nomem:
+    if (v->swp) sim_routes_hold(v->d->routes, 0);
+    relabel_free(v);
     UTIL_VEC_FREE(&cls);
     util_free(pcls);
     return oom(v);
