@@ -175,6 +175,10 @@ typedef struct strata_sim_result {
      * sends only, under the run's checked channel map (driver.c
      * run_global) */
     uint64_t phases_map;
+    /* simulated phases relabelled by a proven symmetry of the cluster onto
+     * a representative XOR distance, whose routes they share
+     * (docs/simulator.md, "Phases relabelled") */
+    uint64_t phases_relabeled;
     uint64_t events, flows, batches;
     double wall;    /* seconds of host time for the run */
     char desc[160]; /* "allreduce ring 1 GiB on 1024 ranks, 1 chunk, spread, barrier" */

@@ -40,6 +40,11 @@ static void print_text(const strata_sim_result_t *r, FILE *out)
                 "rotation; %llu timed on its quotient, %llu of them from the representatives)\n",
                 (unsigned long long)r->phases_rot, r->rot_order, (unsigned long long)r->phases_quot,
                 (unsigned long long)r->phases_map);
+    if (r->phases_relabeled)
+        fprintf(out,
+                "  relabeled %llu phases onto a representative distance (a proven symmetry of "
+                "the cluster)\n",
+                (unsigned long long)r->phases_relabeled);
     fprintf(out, "\n  %-22s %12s %12s %7s %8s\n", "link class", "capacity", "carried", "util",
             "bound");
     for (int c = 0; c < r->nclasses; c++) {
@@ -114,6 +119,8 @@ static json_t *to_json(const strata_sim_result_t *r)
         json_object_set_new(o, "phases_quotient", json_integer((json_int_t)r->phases_quot));
         json_object_set_new(o, "phases_quotient_map", json_integer((json_int_t)r->phases_map));
     }
+    if (r->phases_relabeled) /* present only when some phase was relabelled */
+        json_object_set_new(o, "phases_relabeled", json_integer((json_int_t)r->phases_relabeled));
     json_object_set_new(o, "flows", json_integer((json_int_t)r->flows));
     json_object_set_new(o, "events", json_integer((json_int_t)r->events));
     return o;

@@ -149,7 +149,9 @@ struct sim_routes {
     uint64_t *keys;
     sim_route_t **vals;
     size_t cap, n;
-    size_t limit;       /* routes kept before the cache is emptied */
+    size_t limit;                  /* routes kept before the cache is emptied */
+    size_t held_limit, held_bytes; /* sim_routes_hold: the limits it lifted */
+    bool held;
     size_t limit_bytes; /* ... or bytes of routes */
     uint64_t flushes;   /* times it was emptied */
     /* SPREAD scratch: weight per channel and the channels touched; the
@@ -671,16 +673,12 @@ int32_t sim_routes_add_set(sim_routes_t *rt, const int32_t *devs, uint32_t n)
     return rt->ndev + (int32_t)(rt->sets.n - 1);
 }
 
-static int flush(sim_routes_t *rt)
+static void flush(sim_routes_t *rt)
 {
-    util_arena_t *a = util_arena_create(1 << 20);
-    if (!a) return -1;
-    util_arena_destroy(rt->arena);
-    rt->arena = a;
+    util_arena_reset(rt->arena); /* its chunks refilled: no fresh pages */
     memset(rt->keys, 0, rt->cap * sizeof(uint64_t));
     rt->n = 0;
     rt->flushes++;
-    return 0;
 }
 
 /* The cached route from device src to dst (computing it on first use).
@@ -701,7 +699,7 @@ strata_status_t sim_routes_get(sim_routes_t *rt, int32_t src, int32_t dst, bool 
         i = (i + 1) & (rt->cap - 1);
     }
     if (rt->n >= rt->limit || util_arena_used(rt->arena) >= rt->limit_bytes) {
-        if (flush(rt)) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+        flush(rt);
         i = util_hash_u64(key) & (rt->cap - 1);
     }
     sim_route_t *r = NULL;
@@ -749,6 +747,27 @@ size_t sim_routes_count(const sim_routes_t *rt)
 uint64_t sim_routes_flushes(const sim_routes_t *rt)
 {
     return rt->flushes;
+}
+
+void sim_routes_hold(sim_routes_t *rt, size_t routes)
+{
+    if (routes && !rt->held) {
+        rt->held_limit = rt->limit;
+        rt->held_bytes = rt->limit_bytes;
+        rt->held = true;
+        if (routes + SIM_ROUTES_MIN < rt->limit) rt->limit = routes + SIM_ROUTES_MIN;
+        rt->limit_bytes = SIZE_MAX;
+    } else if (!routes && rt->held) {
+        rt->limit = rt->held_limit;
+        rt->limit_bytes = rt->held_bytes;
+        rt->held = false;
+        flush(rt);
+    }
+}
+
+void sim_routes_empty(sim_routes_t *rt)
+{
+    if (rt->n) flush(rt);
 }
 
 void sim_routes_set_limit(sim_routes_t *rt, size_t limit)

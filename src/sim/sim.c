@@ -461,6 +461,7 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     res->phases_rot = d.phases_rot;
     res->phases_quot = d.phases_quot;
     res->phases_map = d.phases_map;
+    res->phases_relabeled = d.phases_relabeled;
     res->rot_order = d.phases_rot ? d.rot_order : 1;
     res->bytes = coll_bytes(p);
     res->algbw = d.time > 0 ? res->bytes / d.time : 0;

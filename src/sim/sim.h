@@ -62,6 +62,12 @@ int sim_routes_exhaustive(sim_routes_t *rt, int32_t src, int32_t dst);
  * the count limit can be lowered for tests. */
 uint64_t sim_routes_flushes(const sim_routes_t *rt);
 void sim_routes_set_limit(sim_routes_t *rt, size_t limit);
+/* With routes > 0: keep up to routes (+ 4096) routes whatever their bytes,
+ * a phase's worth that the next phases reuse (driver.c, relabelled
+ * phases); with 0: the usual limits again (the cache emptied). */
+void sim_routes_hold(sim_routes_t *rt, size_t routes);
+/* Empty the cache (its memory kept for the next routes). */
+void sim_routes_empty(sim_routes_t *rt);
 /* A set of devices routed as one (spread evenly over its members); returns
  * its id for sim_routes_get, or -1 on OOM. */
 int32_t sim_routes_add_set(sim_routes_t *rt, const int32_t *devs, uint32_t n);
@@ -140,6 +146,9 @@ typedef struct sim_drive {
     uint64_t phases_rot;
     uint64_t phases_quot; /* of them, timed on the rotation's quotient (fold.c) */
     uint64_t phases_map;  /* of those, from the representatives under the run's map */
+    /* BARRIER: simulated phases relabelled onto a representative distance
+     * (xorsym.c, sim_xor_relabel) */
+    uint64_t phases_relabeled;
     /* per channel, bytes carried that the engine did not count (folded
      * phases), or NULL; the caller frees it */
     double *res_extra;

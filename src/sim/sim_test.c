@@ -439,6 +439,18 @@ static void test_alltoall_bounded_routes(void **state)
     strata_topo_destroy(t);
 }
 
+/* s on t routed so, with reuse (a) and with --no-reuse (b). */
+static void run_reuse_pair(const strata_topo_t *t, const strata_sched_t *s, const int32_t *place,
+                           strata_sim_routing_t routing, strata_sim_result_t *a,
+                           strata_sim_result_t *b)
+{
+    strata_sim_opts_t o = strata_sim_opts_default();
+    o.routing = routing;
+    run1(t, s, place, &o, a);
+    o.no_reuse = true;
+    run1(t, s, place, &o, b);
+}
+
 /* The pairwise all-to-all's phases timed once per symmetry class
  * (xorsym.c) against every phase simulated. The schedule first: with P a
  * power of two, phase k pairs rank r with r XOR (k+1) (MPICH's order).
@@ -468,12 +480,8 @@ static void check_xor_classes(const char *spec, const int32_t *place, strata_sim
         strata_topo_load_spec(spec, cat, &t, &err) != STRATA_OK)
         fail_msg("%s", err.msg);
     strata_sched_t *s = make_algo(STRATA_COLL_ALLTOALL, STRATA_ALGO_PAIRWISE, 128, 4096, 1);
-    strata_sim_opts_t o = strata_sim_opts_default();
-    o.routing = routing;
     strata_sim_result_t a, b;
-    run1(t, s, place, &o, &a);
-    o.no_reuse = true;
-    run1(t, s, place, &o, &b);
+    run_reuse_pair(t, s, place, routing, &a, &b);
     assert_int_equal(a.phases, 127);
     assert_int_equal(b.phases_simulated, 127);
     if (expect_simulated)
@@ -516,6 +524,82 @@ static void test_alltoall_xor_classes(void **state)
     for (int32_t r = 0; r < 128; r++) /* rank r on server r mod 16 */
         place[r] = (r % 16) * 8 + r / 16;
     check_xor_classes("dgx-h100:16", place, STRATA_SIM_SPREAD, 127);
+}
+
+/* Recursive doubling and Rabenseifner relabelled onto representative
+ * distances (xorsym.c, "Phases relabelled") against the event-by-event
+ * run. P = 128 ranks on dgx-h100:16 (8 per server, 16 servers; rank r on
+ * server r >> 3). Recursive doubling has 8 phases (checked: with
+ * --no-reuse all 8 simulated): a local copy, 3 inside the servers
+ * (distances 1, 2, 4), 4 across them (server bits 0-3, distances 8 ... 64);
+ * Rabenseifner 15: the copy, then reduce-scatter and allgather over the
+ * same 7 distances, each allgather phase one class with its reduce-scatter
+ * phase (8 simulated). By hand:
+ *  - radix 64: one leaf per rail serves 32 servers, every server bit
+ *    exchanges with bit 0, so the phases of server bits 1-3 are relabelled
+ *    (3 for recdbl, 6 for Rabenseifner). Recdbl's relabelled phases move
+ *    what the bit-0 phase moves (a full vector each): one class with it,
+ *    5 simulated. Rabenseifner's move other bytes: still 8 simulated.
+ *  - radix 8: a leaf serves 4 servers (bits 0-1), blocks of 4 exchange
+ *    with each other (bits 2-3) but not with servers: bit 1 -> 0, bit 3
+ *    -> 2, so 2 relabelled for recdbl (6 simulated), 4 for Rabenseifner.
+ *  - ECMP (hashes device ids) and ranks not server-major: none.
+ * Every run within 1e-12 of --no-reuse in time, α-β time and class bytes
+ * (bound shares 1e-9), and the busiest link's bytes: every server's NICs
+ * carry the same bytes in each phase, so relabelling the servers moves
+ * none between NIC links. */
+static void check_relabel(const char *spec, const int32_t *place, strata_sim_routing_t routing,
+                          strata_algo_t algo, uint64_t relabeled, uint64_t simulated)
+{
+    strata_link_catalog_t *cat = NULL;
+    strata_topo_t *t = load_spec(spec, &cat);
+    strata_sched_t *s = make_algo(STRATA_COLL_ALLREDUCE, algo, 128, 1u << 22, 1);
+    strata_sim_result_t a, b;
+    run_reuse_pair(t, s, place, routing, &a, &b);
+    assert_int_equal(b.phases_simulated, b.phases);
+    assert_int_equal(b.phases_relabeled, 0);
+    assert_int_equal(a.phases, algo == STRATA_ALGO_RECDBL ? 8 : 15);
+    assert_int_equal(a.phases_relabeled, relabeled);
+    assert_int_equal(a.phases_simulated, simulated);
+    assert_rel(a.time, b.time, 1e-12);
+    assert_rel(a.time_ab, b.time_ab, 1e-12);
+    for (int c = 0; c < a.nclasses; c++) {
+        assert_rel(a.classes[c].bytes, b.classes[c].bytes, 1e-12);
+        assert_near(a.classes[c].bound_share, b.classes[c].bound_share, 1e-9);
+    }
+    assert_true(a.nlinks > 0 && b.nlinks > 0);
+    assert_rel(a.links[0].bytes, b.links[0].bytes, 1e-12);
+    strata_sim_result_free(&a);
+    strata_sim_result_free(&b);
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+}
+
+static void test_xor_relabel(void **state)
+{
+    (void)state;
+    /* the distances by hand: phase k >= 1 of recdbl pairs r with r XOR
+     * 2^(k-1) */
+    strata_sched_t *s = make_algo(STRATA_COLL_ALLREDUCE, STRATA_ALGO_RECDBL, 128, 1u << 22, 1);
+    strata_step_t st[8];
+    for (uint32_t k = 1; k < 8; k++)
+        for (uint32_t r = 0; r < 128; r++) {
+            uint32_t n = strata_sched_phase_steps(s, r, k, st, 8);
+            for (uint32_t j = 0; j < n; j++)
+                if (st[j].op == STRATA_STEP_SEND || st[j].op == STRATA_STEP_RECV_REDUCE)
+                    assert_int_equal(st[j].peer, (int32_t)(r ^ (1u << (k - 1))));
+        }
+    strata_sched_destroy(s);
+    check_relabel("dgx-h100:16", NULL, STRATA_SIM_SPREAD, STRATA_ALGO_RECDBL, 3, 5);
+    check_relabel("dgx-h100:16", NULL, STRATA_SIM_SPREAD, STRATA_ALGO_RABENSEIFNER, 6, 8);
+    check_relabel("dgx-h100:16,radix=8", NULL, STRATA_SIM_SPREAD, STRATA_ALGO_RECDBL, 2, 6);
+    check_relabel("dgx-h100:16,radix=8", NULL, STRATA_SIM_SPREAD, STRATA_ALGO_RABENSEIFNER, 4, 8);
+    check_relabel("dgx-h100:16", NULL, STRATA_SIM_ECMP, STRATA_ALGO_RECDBL, 0, 8);
+    int32_t place[128];
+    for (int32_t r = 0; r < 128; r++) /* rank r on server r mod 16 */
+        place[r] = (r % 16) * 8 + r / 16;
+    check_relabel("dgx-h100:16", place, STRATA_SIM_SPREAD, STRATA_ALGO_RABENSEIFNER, 0, 8);
 }
 
 /* Two collectives at once: allreduce over GPUs {0,1} and over GPUs {0,2}
@@ -1709,6 +1793,7 @@ int main(void)
         cmocka_unit_test(test_groups_own_routes),
         cmocka_unit_test(test_alltoall_bounded_routes),
         cmocka_unit_test(test_alltoall_xor_classes),
+        cmocka_unit_test(test_xor_relabel),
         cmocka_unit_test(test_trace),
         cmocka_unit_test(test_innet),
         cmocka_unit_test(test_nvls_requests_dgx_h100),

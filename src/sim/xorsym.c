@@ -399,6 +399,27 @@ static uint32_t log2u(uint32_t x)
     return k;
 }
 
+/* g = 2^j when the job's P ranks are placed server-major, g on each of
+ * servers 0 .. P/g - 1 (rank s·g + l on server s, local index l), else 0. */
+static uint32_t server_major(const sim_job_t *job, const strata_topo_t *topo, uint32_t P)
+{
+    int32_t ndev = strata_topo_device_count(topo);
+    uint32_t g = 0;
+    for (uint32_t r = 0; r < P; r++) {
+        if (job->dev[r] < 0 || job->dev[r] >= ndev) return 0;
+        strata_topo_device_t dv = strata_topo_device(topo, job->dev[r]);
+        if (dv.kind != STRATA_DEV_ACCEL || dv.group < 0) return 0;
+        if (dv.group == 0) g++;
+    }
+    if (!pof2(g) || g >= P) return 0;
+    uint32_t L = log2u(g);
+    for (uint32_t r = 0; r < P; r++) {
+        strata_topo_device_t dv = strata_topo_device(topo, job->dev[r]);
+        if ((uint32_t)dv.group != r >> L || (uint32_t)dv.local != (r & (g - 1))) return 0;
+    }
+    return g;
+}
+
 enum { MAP_XLATE, MAP_SHEAR, MAP_SWAP };
 
 /* Prove a server permutation on the job's S servers (others fixed):
@@ -427,21 +448,9 @@ strata_status_t sim_xor_classes(const sim_job_t *job, const strata_topo_t *topo,
         job->nagents != P || np > P - 1 || strata_sched_channels(job->s) > 1 ||
         sim_routes_routing(routes) != STRATA_SIM_SPREAD)
         return STRATA_OK;
-    /* server-major placement, g = 2^j ranks on each of servers 0 .. S-1 */
-    int32_t ndev = strata_topo_device_count(topo);
-    uint32_t g = 0;
-    for (uint32_t r = 0; r < P; r++) {
-        if (job->dev[r] < 0 || job->dev[r] >= ndev) return STRATA_OK;
-        strata_topo_device_t dv = strata_topo_device(topo, job->dev[r]);
-        if (dv.kind != STRATA_DEV_ACCEL || dv.group < 0) return STRATA_OK;
-        if (dv.group == 0) g++;
-    }
-    if (!pof2(g) || g >= P) return STRATA_OK;
+    uint32_t g = server_major(job, topo, P);
+    if (!g) return STRATA_OK;
     uint32_t L = log2u(g), S = P / g, n = log2u(S);
-    for (uint32_t r = 0; r < P; r++) {
-        strata_topo_device_t dv = strata_topo_device(topo, job->dev[r]);
-        if ((uint32_t)dv.group != r >> L || (uint32_t)dv.local != (r & (g - 1))) return STRATA_OK;
-    }
     sym_t y;
     int ok = sym_init(&y, topo);
     if (ok < 0) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
@@ -502,4 +511,200 @@ oom:
     util_free(rep_ok);
     sym_free(&y);
     return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+}
+
+/* Phases relabelled (sim_xor_relabel). Phase p's distance i_p: every rank
+ * r sends to and receives from r XOR i_p only (checked here on every
+ * rank's steps, all phases generated once). With i_p = (2^h << j) | b, b
+ * < g, and the exchange E of server bits h and h0 a proven automorphism
+ * (h0 < h the lowest bit whose exchange with h is proven, as above), the
+ * agent map π(s·g + l) = E(s)·g + l carries phase p onto the phase in
+ * which agent π(r) does what agent r does in p, with peers mapped by π:
+ * π(r XOR i_p) = π(r) XOR i' with i' = (2^h0 << j) | b (E is linear). The
+ * relabelled phase (driver.c: gen_steps) has every step of p, bytes and
+ * `after` unchanged, on routes that are the images of p's, so it times as
+ * p (Max-min is equivariant under the relabelling, file comment) — and all
+ * its routes are those of distance i', shared by every phase of h's level:
+ * recursive doubling and Rabenseifner route 2 + (levels) distances, not
+ * one per bit. Routes: the translations X(c) are proven, so server 0's g
+ * routes at distance i' splitting over all their paths cover every route
+ * of the relabelled phase (file comment). */
+/* Each phase's distance (dist[q]; UINT32_MAX: not one distance for every
+ * rank's sends and receives), every rank's steps generated. 0 or -1 (OOM). */
+static int phase_distances(const sim_job_t *job, uint32_t P, uint32_t np, uint32_t *dist)
+{
+    uint32_t cap = 16;
+    strata_step_t *buf = util_malloc(cap * sizeof(strata_step_t));
+    if (!buf) return -1;
+    for (uint32_t q = 0; q < np; q++) {
+        uint32_t i = 0;
+        for (uint32_t r = 0; r < P && i != UINT32_MAX; r++) {
+            uint32_t k = strata_sched_phase_steps(job->s, r, q, buf, cap);
+            if (k > cap) {
+                strata_step_t *nb = util_realloc(buf, (size_t)k * sizeof(strata_step_t));
+                if (!nb) {
+                    util_free(buf);
+                    return -1;
+                }
+                buf = nb;
+                cap = k;
+                strata_sched_phase_steps(job->s, r, q, buf, cap);
+            }
+            for (uint32_t t = 0; t < k; t++) {
+                int op = buf[t].op;
+                if (op != STRATA_STEP_SEND && op != STRATA_STEP_RECV &&
+                    op != STRATA_STEP_RECV_REDUCE)
+                    continue;
+                uint32_t d = buf[t].peer < 0 ? UINT32_MAX : (uint32_t)buf[t].peer ^ r;
+                if (d == 0 || d >= P || (i && d != i)) {
+                    i = UINT32_MAX;
+                    break;
+                }
+                i = d;
+            }
+        }
+        dist[q] = i ? i : UINT32_MAX;
+    }
+    util_free(buf);
+    return 0;
+}
+
+/* sim_xor_relabel's proofs on the cluster: 0 or -1 (OOM). */
+static int relabel_prove(const sim_job_t *job, const strata_topo_t *topo, sim_routes_t *routes,
+                         uint32_t np, const uint32_t *dist, uint32_t g, uint32_t S, uint32_t *swp,
+                         bool *used)
+{
+    uint32_t L = log2u(g), n = log2u(S);
+    sym_t y;
+    int ok = sym_init(&y, topo);
+    if (ok <= 0 || (uint32_t)y.nsrv < S) {
+        if (ok > 0) sym_free(&y);
+        return ok < 0 ? -1 : 0;
+    }
+    int32_t *phi = util_malloc((size_t)y.nsrv * sizeof(int32_t));
+    int32_t *low = util_malloc((size_t)n * sizeof(int32_t)); /* S >= 2: n >= 1 */
+    if (!phi || !low) ok = -1;
+    for (uint32_t c = 0; c < n && ok > 0; c++) /* the translations X(c) */
+        ok = prove_map(&y, phi, S, MAP_XLATE, 0, c);
+    for (uint32_t h = 0; h < n && ok > 0; h++) {
+        low[h] = (int32_t)h;
+        for (uint32_t c = 0; c < h && low[h] == (int32_t)h; c++)
+            if (prove_map(&y, phi, S, MAP_SWAP, h, c)) low[h] = (int32_t)c;
+    }
+    for (uint32_t q = 0; q < np && ok > 0; q++) {
+        uint32_t i = dist[q], a = i == UINT32_MAX ? 0 : i >> L;
+        if (!a || !pof2(a) || (i & (g - 1)) || low[log2u(a)] == (int32_t)log2u(a)) continue;
+        uint32_t h = log2u(a), h0 = (uint32_t)low[h];
+        /* every route of the representative distance over all its paths
+         * (server 0's; the translations carry them onto the others') */
+        for (uint32_t l = 0; l < g && low[h] < (int32_t)h; l++)
+            if (!sim_routes_exhaustive(routes, job->dev[l], job->dev[((1u << h0) << L) | l]))
+                low[h] = (int32_t)h;
+        if (low[h] == (int32_t)h) continue;
+        swp[q] = 1 + ((L + h) << 8 | (L + h0));
+        *used = true;
+    }
+    util_free(phi);
+    util_free(low);
+    sym_free(&y);
+    return ok < 0 ? -1 : 0;
+}
+
+/* Does relabelled phase p (exchange swp) time as phase q, generated as it
+ * is: every agent's steps alike in what a phase's timing reads (op, peer,
+ * after, bytes, source buffer)? 1 yes, 0 no, -1 OOM. */
+static int relabel_same(const sim_job_t *job, uint32_t P, uint32_t p, uint32_t swp, uint32_t q)
+{
+    uint32_t cap = 16;
+    strata_step_t *a = util_malloc(cap * sizeof(strata_step_t)),
+                  *b = util_malloc(cap * sizeof(strata_step_t));
+    int same = a && b ? 1 : -1;
+    for (uint32_t r = 0; r < P && same == 1; r++) {
+        uint32_t na = strata_sched_phase_steps(job->s, sim_xor_swap(swp, r), p, a, cap);
+        uint32_t nb = strata_sched_phase_steps(job->s, r, q, b, cap);
+        if (na > cap || nb > cap) {
+            cap = na > nb ? na : nb;
+            strata_step_t *x = util_realloc(a, (size_t)cap * sizeof(strata_step_t));
+            if (x) a = x;
+            strata_step_t *y = x ? util_realloc(b, (size_t)cap * sizeof(strata_step_t)) : NULL;
+            if (y) b = y;
+            if (!x || !y) {
+                same = -1;
+                break;
+            }
+            strata_sched_phase_steps(job->s, sim_xor_swap(swp, r), p, a, cap);
+            strata_sched_phase_steps(job->s, r, q, b, cap);
+        }
+        if (na != nb) same = 0;
+        for (uint32_t t = 0; t < na && same == 1; t++) {
+            int32_t peer = a[t].peer;
+            int op = a[t].op;
+            if ((op == STRATA_STEP_SEND || op == STRATA_STEP_RECV ||
+                 op == STRATA_STEP_RECV_REDUCE) &&
+                peer >= 0)
+                peer = (int32_t)sim_xor_swap(swp, (uint32_t)peer);
+            same = a[t].op == b[t].op && peer == b[t].peer && a[t].after == b[t].after &&
+                   a[t].src_buf == b[t].src_buf &&
+                   a[t].count * (uint64_t)a[t].nblk == b[t].count * (uint64_t)b[t].nblk;
+        }
+    }
+    util_free(a);
+    util_free(b);
+    return same;
+}
+
+/* Classes merged: a relabelled phase whose every step is its representative
+ * phase's (the phase of distance 2^h0 · g, generated as it is) times as
+ * it, so the two classes are one. 0 or -1 (OOM). */
+static int relabel_merge(const sim_job_t *job, uint32_t P, uint32_t g, uint32_t np,
+                         const uint32_t *dist, uint32_t *swp, uint32_t *cls)
+{
+    for (uint32_t p = 0; p < np; p++) {
+        if (!swp[p]) continue;
+        uint32_t c = (swp[p] - 1) & 0xffu, i = (dist[p] & (g - 1)) | (1u << c);
+        for (uint32_t q = 0; q < np; q++) {
+            if (swp[q] || dist[q] != i || cls[q] == cls[p]) continue;
+            int same = relabel_same(job, P, p, swp[p], q);
+            if (same < 0) return -1;
+            if (!same) continue;
+            uint32_t old = cls[p];
+            for (uint32_t k = 0; k < np; k++)
+                if (cls[k] == old) cls[k] = cls[q];
+            break;
+        }
+    }
+    return 0;
+}
+
+strata_status_t sim_xor_relabel(const sim_job_t *job, const strata_topo_t *topo,
+                                sim_routes_t *routes, uint32_t np, uint32_t *swp, uint32_t *cls,
+                                uint32_t *rdist, bool *used, strata_error_t *err)
+{
+    *used = false;
+    memset(swp, 0, (size_t)np * sizeof(uint32_t));
+    const strata_sched_params_t *p = strata_sched_params(job->s);
+    uint32_t P = p->nranks;
+    if (!pof2(P) || P < 4 || job->nagents != P || strata_sched_channels(job->s) > 1 ||
+        sim_routes_routing(routes) != STRATA_SIM_SPREAD || np == 0)
+        return STRATA_OK;
+    uint32_t g = server_major(job, topo, P);
+    if (!g || P / g < 4) return STRATA_OK; /* a server bit above the lowest: 4 servers */
+    uint32_t *dist = util_malloc((size_t)np * sizeof(uint32_t));
+    int rc = dist ? phase_distances(job, P, np, dist) : -1;
+    bool any = false;
+    for (uint32_t q = 0; q < np && rc == 0; q++) {
+        uint32_t a = dist[q] == UINT32_MAX ? 0 : dist[q] / g;
+        any = any || (a > 1 && pof2(a) && !(dist[q] & (g - 1)));
+    }
+    if (rc == 0 && any) rc = relabel_prove(job, topo, routes, np, dist, g, P / g, swp, used);
+    if (rc == 0 && *used && cls) rc = relabel_merge(job, P, g, np, dist, swp, cls);
+    for (uint32_t q = 0; rc == 0 && *used && rdist && q < np; q++)
+        rdist[q] = swp[q] ? (dist[q] & (g - 1)) | (1u << ((swp[q] - 1) & 0xffu)) : dist[q];
+    util_free(dist);
+    if (rc < 0) {
+        memset(swp, 0, (size_t)np * sizeof(uint32_t));
+        *used = false;
+        return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    }
+    return STRATA_OK;
 }

@@ -82,6 +82,7 @@ typedef struct arena_chunk {
 
 struct util_arena {
     arena_chunk_t *head;
+    arena_chunk_t *spare; /* chunks kept by util_arena_reset, for reuse */
     size_t chunk_size;
     size_t total;
 };
@@ -99,8 +100,14 @@ void *util_arena_alloc(util_arena_t *a, size_t size)
     arena_chunk_t *c = a->head;
     if (c == NULL || c->size - c->used < size) {
         size_t csize = size > a->chunk_size ? size : a->chunk_size;
-        c = util_malloc(sizeof(*c) + csize);
-        if (c == NULL) return NULL;
+        if (a->spare && a->spare->size >= csize) { /* a chunk kept by a reset */
+            c = a->spare;
+            a->spare = c->next;
+            csize = c->size;
+        } else {
+            c = util_malloc(sizeof(*c) + csize);
+            if (c == NULL) return NULL;
+        }
         c->size = csize;
         c->used = 0;
         if (a->head && size > a->chunk_size) {
@@ -132,10 +139,28 @@ size_t util_arena_used(const util_arena_t *a)
     return a ? a->total : 0;
 }
 
-void util_arena_destroy(util_arena_t *a)
+/* Forget every allocation but keep the chunks for the next ones: memory
+ * already touched is used again (no fresh pages to fault in and clear). */
+void util_arena_reset(util_arena_t *a)
 {
     if (a == NULL) return;
     arena_chunk_t *c = a->head;
+    while (c) {
+        arena_chunk_t *next = c->next;
+        c->used = 0;
+        c->next = a->spare;
+        a->spare = c;
+        c = next;
+    }
+    a->head = NULL;
+    a->total = 0;
+}
+
+void util_arena_destroy(util_arena_t *a)
+{
+    if (a == NULL) return;
+    util_arena_reset(a);
+    arena_chunk_t *c = a->spare;
     while (c) {
         arena_chunk_t *next = c->next;
         util_free(c);

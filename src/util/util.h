@@ -39,6 +39,7 @@ util_arena_t *util_arena_create(size_t chunk_size);
 void *util_arena_alloc(util_arena_t *a, size_t size);
 char *util_arena_strdup(util_arena_t *a, const char *s);
 size_t util_arena_used(const util_arena_t *a);
+void util_arena_reset(util_arena_t *a); /* empty it, keeping its memory for reuse */
 void util_arena_destroy(util_arena_t *a);
 
 /* ==== Growable arrays ==== */
