@@ -432,10 +432,13 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
         }
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    /* named by the round, so that a stall on a loaded host says where */
+    static const char *const round_name[] = {"hand-over", "flat round", "pipeline reduction"};
     if (st == STRATA_OK && atomic_load(&x->failed))
         st = strata_error_set(err, STRATA_ERR_TIMEOUT,
-                              "probe: coherence: cpu %d or %d made no progress for %.0f ms", a, b,
-                              STALL_S * 1e3);
+                              "probe: coherence: %s at %zu B: cpu %d or %d made no progress for "
+                              "%.0f ms",
+                              round_name[mode], bytes, a, b, STALL_S * 1e3);
     double bw[PROBE_MAX_REPS], clk = probe_clock_cost();
     if (mode == HO_FLAT && st == STRATA_OK) {
         int n = probe_flat_samples(x->lap, rounds, bytes, bw);
