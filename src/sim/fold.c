@@ -342,6 +342,7 @@ static uint32_t gorbit_of(sim_fold_t *f, uint32_t c, uint32_t *m_p)
 static int global_reduce(sim_fold_t *f, size_t nf, sim_fold_out_t *out)
 {
     uint32_t k = f->orbit, m;
+    if (UTIL_VEC_RESERVE(&f->horb, f->hops.n) || UTIL_VEC_RESERVE(&f->hosz, f->hops.n)) return -1;
     for (size_t i = 0; i < nf; i++) {
         const sim_fflow_t *x = &f->fl.v[i];
         double alone = x->latency + (trivial(x) ? 0 : x->bytes / x->solo);
@@ -350,6 +351,8 @@ static int global_reduce(sim_fold_t *f, size_t nf, sim_fold_out_t *out)
         for (uint32_t h = 0; h < x->n; h++) {
             const sim_hop_t *hp = &f->hops.v[x->off + h];
             uint32_t c = gorbit_of(f, hp->res, &m);
+            f->horb.v[x->off + h] = c;
+            f->hosz.v[x->off + h] = m;
             if (f->load[c] == 0 && UTIL_VEC_PUSH(&f->touched, c)) return -1;
             f->load[c] += (double)(k / m) * hp->w * x->solo;
         }
@@ -358,7 +361,7 @@ static int global_reduce(sim_fold_t *f, size_t nf, sim_fold_out_t *out)
         const sim_fflow_t *x = &f->fl.v[i];
         for (uint32_t h = 0; h < x->n && !trivial(x); h++) {
             const sim_hop_t *hp = &f->hops.v[x->off + h];
-            uint32_t c = gorbit_of(f, hp->res, &m);
+            uint32_t c = f->horb.v[x->off + h];
             double cap = f->cap[c];
             bool over = f->load[c] > cap * (1 + FOLD_TOL);
             if (over) out->contended = true;
@@ -372,9 +375,9 @@ static int global_reduce(sim_fold_t *f, size_t nf, sim_fold_out_t *out)
         uint32_t q0 = (uint32_t)f->khops.n;
         for (uint32_t h = 0; h < x->n && !trivial(x); h++) {
             const sim_hop_t *hp = &f->hops.v[x->off + h];
-            uint32_t c = gorbit_of(f, hp->res, &m);
+            uint32_t c = f->horb.v[x->off + h];
             if (f->rank[c] == UINT32_MAX) continue;
-            double w = hp->w * (double)(k / m);
+            double w = hp->w * (double)(k / f->hosz.v[x->off + h]);
             hop_merge(f->khops.v, &f->khops.n, q0, c, w);
         }
         x->koff = q0;
@@ -623,7 +626,13 @@ components:
         bool rep = fc != UINT32_MAX && f->rep.v[fc] == fc;
         for (uint32_t h = 0; h < x->n && f->global; h++) { /* per channel of its orbit */
             const sim_hop_t *hp = &f->hops.v[x->off + h];
-            uint32_t m, c = gorbit_of(f, hp->res, &m);
+            uint32_t m, c;
+            if (f->orbit > 1) { /* global_reduce found it */
+                m = f->hosz.v[x->off + h];
+                c = f->horb.v[x->off + h];
+            } else {
+                c = gorbit_of(f, hp->res, &m);
+            }
             f->orb[c] += x->bytes * (hp->w * (double)(f->orbit / m)) * weight;
         }
         for (uint32_t h = 0; h < x->n && !f->global; h++) {
@@ -671,6 +680,8 @@ void sim_fold_free(sim_fold_t *f)
     UTIL_VEC_FREE(&f->khops);
     UTIL_VEC_FREE(&f->fl);
     UTIL_VEC_FREE(&f->touched);
+    UTIL_VEC_FREE(&f->horb);
+    UTIL_VEC_FREE(&f->hosz);
     UTIL_VEC_FREE(&f->cflows);
     UTIL_VEC_FREE(&f->cres);
     UTIL_VEC_FREE(&f->foff);

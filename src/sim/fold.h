@@ -42,6 +42,9 @@ typedef struct sim_fold {
     uint32_t *gnxt, *gprv, *gcanon, *gosz;
     double *orb;
     UTIL_VEC(uint32_t) touched;
+    /* global phases: each hop's orbit (its least channel) and orbit size,
+     * found once per phase by global_reduce, read by its later passes */
+    UTIL_VEC(uint32_t) horb, hosz;
     /* per component: flows and channels (CSR), signature table */
     UTIL_VEC(uint32_t) cflows, cres, foff, roff, fcomp, rep;
     UTIL_VEC(double) sig, tmp;
