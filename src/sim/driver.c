@@ -100,6 +100,7 @@ typedef struct agent {
     double crit0[NCRIT];     /* critical chain to t0 */
     double crit_last[NCRIT]; /* chain of the step that completed last */
     double i_t0, i_end;      /* contention-free: phase start, latest completion */
+    uint64_t vkey[2];        /* run_global: the last two send keys found in vpairs (0: none) */
 } agent_t;
 
 /* Matching state of one ordered pair (src → dst). A message and its
@@ -1100,18 +1101,22 @@ static strata_status_t run_global(drv_t *v, bool *ok_p)
 {
     *ok_p = false;
     for (uint32_t g = 0; g < v->nagents; g++) {
-        const agent_t *a = &v->agents[g];
+        agent_t *a = &v->agents[g];
         const sim_job_t *job = &v->d->jobs[a->job];
         bool rails = strata_sched_channels(job->s) > 1;
         for (uint32_t i = 0; i < a->n; i++) {
             const strata_step_t *s = &a->steps[i].step;
             if (s->op != STRATA_STEP_SEND) continue;
             uint64_t key = ((uint64_t)a->idx << 32 | (uint32_t)s->peer) + 1;
-            if (!vpair_has(v, key)) {
-                bool ok;
-                if (rot_check(v, a, (uint32_t)s->peer, &ok) != STRATA_OK) return v->rc;
-                if (!ok) return STRATA_OK;
-                if (vpair_add(v, key)) return oom(v);
+            if (key != a->vkey[0] && key != a->vkey[1]) { /* else checked: in vpairs */
+                if (!vpair_has(v, key)) {
+                    bool ok;
+                    if (rot_check(v, a, (uint32_t)s->peer, &ok) != STRATA_OK) return v->rc;
+                    if (!ok) return STRATA_OK;
+                    if (vpair_add(v, key)) return oom(v);
+                }
+                a->vkey[1] = a->vkey[0];
+                a->vkey[0] = key;
             }
             const sim_route_t *r;
             strata_status_t rc = sim_routes_get(v->d->routes, job->dev[a->idx], job->dev[s->peer],
