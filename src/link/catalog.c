@@ -237,7 +237,13 @@ static strata_status_t parse_flow(parse_ctx_t *c, const json_t *e, link_spec_t *
     if (pp && !sp->has_packet)
         return link_bad(c, f, "%s per_packets needs a packet format", "flow");
     sp->flow = pp ? LINK_FLOW_PER_PACKETS : LINK_FLOW_PER_BYTES;
-    return link_req_num(c, f, pp ? "per_packets" : "per_bytes", 0, &sp->flow_per);
+    TRY(link_req_num(c, f, pp ? "per_packets" : "per_bytes", 0, &sp->flow_per));
+    /* per_bytes: the ACK/credit bytes are part of every per_bytes, so the
+     * goodput factor 1 - bytes/per_bytes must stay above 0 */
+    if (pb && sp->flow_bytes >= sp->flow_per)
+        return link_bad(c, f, "%s: bytes must be less than per_bytes (they are part of it)",
+                        "flow");
+    return STRATA_OK;
 }
 
 /* ==== Entry ==== */

@@ -136,6 +136,29 @@ static void test_bad_values(void **state)
                  STRATA_ERR_PARSE, 6, 39, "mtu_min..mtu_max");
 }
 
+/* Flow control per bytes: 6 B of every 242 B is a goodput factor of
+ * 1 - 6/242 (x4's 3.93846 GB/s line rate -> 3.84082 GB/s); 6 B of every
+ * 2.2 B would be negative goodput and is refused at the flow object (found
+ * by fz_links). Columns: Python's line.index('{"bytes"') + 1 = 56. */
+static void test_flow_per_bytes(void **state)
+{
+    (void)state;
+    strata_link_catalog_t *cat = NULL;
+    const char *p =
+        catalog_with(6, "   \"packet\": {\"format\": \"none\", \"basis\": \"b\"}, "
+                        "\"flow\": {\"bytes\": 6, \"per_bytes\": 242, \"basis\": \"b\"}}");
+    assert_int_equal(strata_link_catalog_load(p, &cat, NULL), STRATA_OK);
+    assert_near(strata_link_find(cat, "x4")->bw_dir, 4e9 * 128 / 130 * (1 - 6.0 / 242), 1);
+    strata_link_catalog_destroy(cat);
+    remove(p);
+    expect_error(catalog_with(6, "   \"packet\": {\"format\": \"none\", \"basis\": \"b\"}, "
+                                 "\"flow\": {\"bytes\": 6, \"per_bytes\": 2.2, \"basis\": \"b\"}}"),
+                 STRATA_ERR_PARSE, 6, 56, "bytes must be less than per_bytes");
+    expect_error(catalog_with(6, "   \"packet\": {\"format\": \"none\", \"basis\": \"b\"}, "
+                                 "\"flow\": {\"bytes\": 6, \"per_bytes\": 6, \"basis\": \"b\"}}"),
+                 STRATA_ERR_PARSE, 6, 56, "bytes must be less than per_bytes");
+}
+
 /* A vendor's usable rate where the packet layout is unpublished: x4's line
  * rate is 4 x 8 GT/s x 128/130 / 8 = 3.938 GB/s, so 3 GB/s is a packet
  * step of 3/3.938 = 0.7617 and 5 GB/s is refused at its value; it applies
@@ -356,14 +379,23 @@ static void test_mutations(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_good_minimal),      cmocka_unit_test(test_malformed_json),
-        cmocka_unit_test(test_missing_field),     cmocka_unit_test(test_negative_lanes),
-        cmocka_unit_test(test_unknown_line_code), cmocka_unit_test(test_unknown_modulation_and_key),
-        cmocka_unit_test(test_bad_values),        cmocka_unit_test(test_usable_rate),
-        cmocka_unit_test(test_duplicate_id),      cmocka_unit_test(test_bad_memory),
-        cmocka_unit_test(test_missing_file),      cmocka_unit_test(test_bad_latency),
-        cmocka_unit_test(test_shipped_catalog),   cmocka_unit_test(test_oom),
-        cmocka_unit_test(test_mutations),         cmocka_unit_test(test_latency_split),
+        cmocka_unit_test(test_good_minimal),
+        cmocka_unit_test(test_malformed_json),
+        cmocka_unit_test(test_missing_field),
+        cmocka_unit_test(test_negative_lanes),
+        cmocka_unit_test(test_unknown_line_code),
+        cmocka_unit_test(test_unknown_modulation_and_key),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_flow_per_bytes),
+        cmocka_unit_test(test_usable_rate),
+        cmocka_unit_test(test_duplicate_id),
+        cmocka_unit_test(test_bad_memory),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_bad_latency),
+        cmocka_unit_test(test_shipped_catalog),
+        cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_latency_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
