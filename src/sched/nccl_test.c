@@ -966,6 +966,204 @@ static void test_acceptance_floors(void **state)
     }
 }
 
+/* The table's row named `what` (vcases). */
+static const vcase_t *vrow(const char *what)
+{
+    for (size_t i = 0; i < sizeof(vcases) / sizeof(vcases[0]); i++)
+        if (!strcmp(vcases[i].what, what)) return &vcases[i];
+    fail_msg("no row %s", what);
+    return NULL;
+}
+
+/* A row's schedule (NCCL's choice, or the forced one) priced with the
+ * NICs' rate scaled by f: predicted / measured busbw, and the bound. */
+static double nic_scaled(const vcase_t *v, double f, const char **bound)
+{
+    strata_error_t err;
+    strata_coll_machine_t m = vmachine(v->spec);
+    strata_algo_t algo = (strata_algo_t)(v->forced - 1);
+    if (!v->forced) {
+        strata_nccl_choice_t c;
+        nccl_busbw(v->spec, v->bytes, v->version, &c);
+        algo = c.cost.algo;
+    }
+    m.bw_nic *= f;
+    strata_coll_cost_t cost;
+    if (strata_coll_cost(&m, STRATA_COLL_ALLREDUCE, algo, v->bytes, &cost, &err))
+        fail_msg("%s", err.msg);
+    if (bound) *bound = cost.bound;
+    return cost.busbw / (v->measured * 1e9);
+}
+
+/* The NIC factors f in [0.5, 1.5] that keep a row within 10 %: predicted
+ * / measured does not fall as f grows, so each end is a bisection (the
+ * top is 1.5 where another bound takes over first). */
+static void nic_window(const vcase_t *v, double *lo, double *hi)
+{
+    double a = 0.5, b = 1.5;
+    for (int i = 0; i < 50; i++) {
+        double f = (a + b) / 2;
+        *(nic_scaled(v, f, NULL) >= 0.9 ? &b : &a) = f;
+    }
+    *lo = b;
+    a = 0.5, b = 1.5;
+    if (nic_scaled(v, 1.5, NULL) <= 1.1) b = a = 1.5;
+    for (int i = 0; i < 50 && a < b; i++) {
+        double f = (a + b) / 2;
+        *(nic_scaled(v, f, NULL) <= 1.1 ? &a : &b) = f;
+    }
+    *hi = a;
+}
+
+/* Issue 11's common deficit across servers (docs/validation.md, "One
+ * factor for the misses?", 2026-12-03): could one NIC rate below strata's
+ * put rows 7, 14 and 15 in tolerance without taking out the rows of the
+ * same hardware that are in it? Every row of the table whose schedule
+ * strata bounds by the NICs on x86 servers (GPUDirect through a PCIe
+ * switch, as in the misses) is priced with bw_nic x f; each row allows the
+ * f with predicted/measured in [0.9, 1.1]. By hand, ignoring the fixed
+ * time (under 0.3 % of these sizes), a row allows f in [0.9 M/P, 1.1 M/P]
+ * with P the prediction and M the measurement: the highest floor is row
+ * 13's 0.9 x 375 / 377.3 = 0.8945 (4 x 8 H100, NVLSTree, NIC-bound), the
+ * lowest ceiling row 15's 1.1 x 320 / 390.7 = 0.9009: a window 0.6 %
+ * wide. With the Grace rows (24-27, 36: GPUDirect over C2C) it closes:
+ * row 25's floor is 0.9 x 234.43 / 233.3 = 0.9044 by hand (0.9008 with the
+ * fixed time), at the ceiling. NVIDIA's maintainers' per-NIC figures, 48
+ * GB/s from a CX7 (nccl-tests#319) and 24 from a 200G NIC
+ * (nccl-tests#119), are 48 / 49.684 = 24 / 24.842 = 0.966 of strata's
+ * rates: above the window, so rows 14 and 15 stay misses at them (by hand
+ * 1.1985 x 0.966 = 1.158 and 1.2208 x 0.966 = 1.179). A factor inside the
+ * window is what the data fits, not what a source derives; it is not
+ * modelled. */
+static void test_one_nic_factor(void **state)
+{
+    (void)state;
+    const char *x86[] = {"DGX A100 x4, 8xHDR",        "2x8 A100, 4xHDR",
+                         "3x8 A100, 4xHDR, 128 MiB",  "DGX-1 x2, 4xEDR",
+                         "2x8 A100, 4xHDR (#100)",    "2x8 H100, 4xNDR",
+                         "H100 NVLSTree (GTC 2024)",  "4x8 H100 NDR (Voltage Park)",
+                         "4x8 H100 RoCE (nccl#1221)", "H100 ring (GTC 2024)",
+                         "4x8 H100 NDR (XE9680)",     "2x8 B200 NDR (CoreWeave)"};
+    const char *grace[] = {"3 GB200 NVL4 ring (#1801)", "3 GB200 NVL4 tree (#1801)",
+                           "3 GB200 NVL8 ring (#1801)", "3 GB200 NVL8 tree (#1801)",
+                           "2 GH200, 4x200G (#1579)"};
+    const size_t nx = sizeof(x86) / sizeof(x86[0]), ng = sizeof(grace) / sizeof(grace[0]);
+    double lo = 0, hi = 2, glo = 0, ghi = 2;
+    for (size_t i = 0; i < nx + ng; i++) {
+        const vcase_t *v = vrow(i < nx ? x86[i] : grace[i - nx]);
+        const char *bound;
+        double a, b;
+        nic_scaled(v, 1, &bound);
+        assert_string_equal(bound, "network bandwidth");
+        nic_window(v, &a, &b);
+        print_message("%-28s NICs x f within 10 %% for f in [%.4f, %.4f]\n", v->what, a, b);
+        if (i < nx) lo = fmax(lo, a), hi = fmin(hi, b);
+        glo = fmax(glo, a), ghi = fmin(ghi, b);
+    }
+    print_message("one NIC factor: x86 rows [%.4f, %.4f], with the Grace rows [%.4f, %.4f]\n", lo,
+                  hi, glo, ghi);
+    assert_near(lo, 0.8945, 0.003);
+    assert_near(hi, 0.9009, 0.003);
+    assert_true(hi - lo < 0.01);
+    assert_true(ghi - glo < 0.001);
+    /* the per-NIC rates NVIDIA's maintainers state leave rows 14 and 15 out */
+    assert_near(48 / 49.684, 24 / 24.842, 1e-3);
+    const double nv = 48 / 49.684;
+    assert_true(nv > hi);
+    assert_near(nic_scaled(vrow("4x8 H100 NDR (Voltage Park)"), nv, NULL), 1.158, 0.003);
+    assert_near(nic_scaled(vrow("4x8 H100 RoCE (nccl#1221)"), nv, NULL), 1.179, 0.003);
+    /* what a factor fitted mid-window (0.8967) would do: by hand with f x
+     * P, rows 1, 8, 9, 11 and 13 fall to -7 ... -10 %, the twelve rows'
+     * mean |error| goes from 8.0 % to 6.5 % and the table's from 8.2 % to
+     * 7.7 %, rows 16, 17, 21, 35 and 38 still out: no target met */
+    const double mid = (lo + hi) / 2;
+    size_t nv_rows = sizeof(vcases) / sizeof(vcases[0]);
+    double x0 = 0, x1 = 0, a0 = 0, a1 = 0;
+    int out = 0;
+    for (size_t i = 0; i < nv_rows; i++) {
+        bool fitted = false;
+        for (size_t k = 0; k < nx; k++)
+            fitted |= !strcmp(vcases[i].what, x86[k]);
+        double r0 = nic_scaled(&vcases[i], 1, NULL),
+               r1 = fitted ? nic_scaled(&vcases[i], mid, NULL) : r0;
+        a0 += fabs(r0 - 1), a1 += fabs(r1 - 1);
+        if (fitted) x0 += fabs(r0 - 1), x1 += fabs(r1 - 1);
+        out += fabs(r1 - 1) > 0.1;
+    }
+    print_message(
+        "fitted %.4f: x86 NIC rows %.1f %% -> %.1f %%, all rows %.1f %% -> %.1f %%, %d out\n", mid,
+        100 * x0 / nx, 100 * x1 / nx, 100 * a0 / nv_rows, 100 * a1 / nv_rows, out);
+    assert_near(x0 / nx, 0.080, 0.002);
+    assert_near(x1 / nx, 0.065, 0.002);
+    assert_near(a0 / nv_rows, 0.082, 0.002);
+    assert_near(a1 / nv_rows, 0.077, 0.002);
+    assert_int_equal(out, 5);
+}
+
+/* The same question for the two-server NVLSTree rows, which strata bounds
+ * by NVLink (rows 5, 6, 16, 22, 38): a factor g on their busbw keeps each
+ * within 10 % for g in [0.9 M/P, 1.1 M/P], P from the model. By hand with
+ * the table's P: floors 0.9 x 458.7 / 486.1 = 0.849, 0.9 x 483.8 / 495.8
+ * = 0.878 (row 6, the highest), 0.772, 0.843, 0.791; ceilings 1.038,
+ * 1.073, 1.1 x 430 / 501.0 = 0.944 (row 16, the lowest), 1.031, 0.967: g
+ * in [0.878, 0.944]. The open candidate (docs/validation.md, NCCL's warp
+ * split: a child channel's 5 of 7 reduce warps, half the channels a
+ * child) gives g = (1 + 5/7) / 2 = 0.857 on every Hopper pair, below the
+ * window: it would put row 6 (2 x 8 H200, the same kernel and NVLink) at
+ * 0.857 x 495.8 / 483.8 - 1 = -12.2 %. At full strength it is ruled out;
+ * a part of it would need a per-warp rate no source gives. */
+static void test_two_server_nvls_factor(void **state)
+{
+    (void)state;
+    const char *rows[] = {"2x8 H200 1 GiB", "2x8 H200 3 GiB", "2x8 H100 RoCE (nccl#1221)",
+                          "2x8 H100 NDR (XE9680)", "2x8 H100 NDR (CoreWeave)"};
+    double lo = 0, hi = 2;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        const vcase_t *v = vrow(rows[i]);
+        strata_nccl_choice_t c;
+        double r = nccl_busbw(v->spec, v->bytes, v->version, &c) / (v->measured * 1e9);
+        assert_string_equal(strata_nccl_algo_name(c.algo), "NVLSTree");
+        assert_string_equal(c.cost.bound, "scale-up bandwidth");
+        lo = fmax(lo, 0.9 / r), hi = fmin(hi, 1.1 / r);
+    }
+    print_message("one two-server NVLS factor: [%.4f, %.4f]\n", lo, hi);
+    assert_near(lo, 0.878, 0.002);
+    assert_near(hi, 0.944, 0.002);
+    const double warp = (1 + 5.0 / 7) / 2;
+    assert_near(warp, 0.857, 0.001);
+    assert_true(warp < lo);
+    const vcase_t *h200 = vrow("2x8 H200 3 GiB");
+    strata_nccl_choice_t c;
+    assert_near(warp * nccl_busbw(h200->spec, h200->bytes, NULL, &c) / (h200->measured * 1e9) - 1,
+                -0.122, 0.002);
+}
+
+/* Bounded buffers as a rate (docs/validation.md, (8)): a channel holds
+ * NCCL_STEPS = 8 steps in flight. The ring's Simple step is 4 MiB / 8 =
+ * 512 KiB, and each NIC carries two of the 16 channels (NCCL's search: 8
+ * channels of 45 GB/s, doubled by connect.cc), so 8 MiB is in flight
+ * through a NIC each way: by hand 8 x 2^20 / 49.684e9 = 168.8 us, the
+ * round trip a step would need before the window binds. Two servers'
+ * NVLSTree: 16 channels (SM90), 128 KiB chunks (below 4 nodes), a head's
+ * NIC carrying 1/8 of the data: 16 MiB in flight against algbw / 8, by
+ * hand 16 x 2^20 / (267.5e9 / 8) = 501.7 us. Both are over twenty times
+ * strata's network latency per hop: the buffers do not bind. */
+static void test_bounded_buffers(void **state)
+{
+    (void)state;
+    const double MiB = 1 << 20, G = 1 << 30;
+    strata_coll_machine_t m = vmachine("dgx-h100:4");
+    double ring = 2 * 8 * 512 * 1024 / m.bw_nic;
+    assert_near(ring, 168.8e-6, 0.2e-6);
+    strata_nccl_choice_t c;
+    nccl_busbw("dgx-h100:2", 8 * G, "2.28.3", &c);
+    assert_string_equal(strata_nccl_algo_name(c.algo), "NVLSTree");
+    double tree = 16 * 8 * 128 * 1024 / (c.cost.algbw / 8);
+    assert_near(c.cost.algbw, 267.5e9, 0.1e9);
+    assert_near(tree, 16 * MiB / (267.5e9 / 8), 0.5e-6);
+    assert_true(ring > 20 * m.lat_inter && tree > 20 * m.lat_inter);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -988,6 +1186,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_deficit_is_a_rate),
         cmocka_unit_test(test_nvlstree_two_servers_as_one),
         cmocka_unit_test(test_coreweave_node_count),
+        cmocka_unit_test(test_one_nic_factor),
+        cmocka_unit_test(test_two_server_nvls_factor),
+        cmocka_unit_test(test_bounded_buffers),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests(tests, setup, teardown);
