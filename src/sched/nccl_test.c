@@ -1001,14 +1001,14 @@ static double nic_scaled(const vcase_t *v, double f, const char **bound)
 static void nic_window(const vcase_t *v, double *lo, double *hi)
 {
     double a = 0.5, b = 1.5;
-    for (int i = 0; i < 50; i++) {
+    for (int i = 0; i < 30; i++) {
         double f = (a + b) / 2;
         *(nic_scaled(v, f, NULL) >= 0.9 ? &b : &a) = f;
     }
     *lo = b;
     a = 0.5, b = 1.5;
     if (nic_scaled(v, 1.5, NULL) <= 1.1) b = a = 1.5;
-    for (int i = 0; i < 50 && a < b; i++) {
+    for (int i = 0; i < 30 && a < b; i++) {
         double f = (a + b) / 2;
         *(nic_scaled(v, f, NULL) <= 1.1 ? &a : &b) = f;
     }
