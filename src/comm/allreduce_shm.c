@@ -72,6 +72,8 @@ typedef struct eng {
     uint64_t base; /* sequence of chunk 0 */
     /* allreduce: this rank's send and receive buffers are registered */
     bool reg;
+    /* allreduce at P > 2: stage with streaming stores; time the call */
+    bool nt_stage, measure;
     comm_mem_ref_t rsrc, rdst;
 } eng_t;
 
@@ -222,11 +224,14 @@ static strata_status_t stage(eng_t *e, size_t c)
     }
     size_t off, n, es = e->es;
     switch (e->kind) {
-    case ENG_AR:
+    case ENG_AR: {
         for (int q = 0; q < P; q++)
             if (q != r)
-                slice(e, c, q, &off, &n), memcpy(pos(e, r, c, q), e->src + off * es, n * es);
+                slice(e, c, q, &off, &n),
+                    comm_copy_nofence(pos(e, r, c, q), e->src + off * es, n * es, e->nt_stage);
+        if (e->nt_stage) comm_stream_fence(); /* before publish_staged's release store */
         break;
+    }
     case ENG_RS:
     case ENG_A2A:
         for (int q = 0; q < P; q++)
@@ -538,6 +543,73 @@ static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_pe
     return want < cap ? want : cap;
 }
 
+/* How an allreduce at P > 2 stages: cached stores (memcpy) or streaming
+ * ones. At P = 2 the lines a rank restages were last touched by itself (the
+ * peer gathers from its own slot: reduced_at), but at P > 2 the peers read a
+ * rank's staged slices, and the reduced slices written over rank 1's (rank
+ * 0's) slot are gathered by every rank, so the next staging into the slot
+ * stores into lines other cores read last: each store must first fetch its
+ * line back (a read for ownership). What that costs is the placement's.
+ * With the two CPUs close (core-to-core line 30-48 ns) it is cheap, and
+ * the peers then read the staged slices from this core's cache; with them
+ * far apart (155-211 ns) such stores crawl (2.0-2.5 GB/s, bench/comm/
+ * linehome.c), and streaming stores, which write whole lines without
+ * fetching them, cost less even though the peers then read memory. The
+ * host switches between the two while a job runs (bench/README.md, issue
+ * 17 sessions 11-12), so each rank measures: the wall time per byte of its
+ * calls under either mode (waits included: a mode also changes what the
+ * peers' reads and this rank's waits for them cost). Every STAGE_PROBE-th
+ call (the same calls on every rank, which count the same engine
+ * allreduces: in a probe every rank stages the other way) refreshes the
+ * other mode's figure; the first probes are the second and fourth calls. A
+ * rank changes mode only once each mode has two calls measured, and when the
+ * other mode's figure is lower by more than both figures' mean deviations
+ * (the spread of the calls measured), so noise on a loaded host does not
+ * flip it. A call of another size (power of two)
+ * starts over, with cached stores. STRATA_STAGE_NT=0 or 1 fixes the mode
+ * (comparisons). Only this rank's stores change: the bytes, and the flags
+ * that publish them (after a fence), are the same, so the choice needs no
+ * agreement between ranks. */
+#define STAGE_PROBE 16
+
+static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure)
+{
+    static int forced = -2; /* -1: measured */
+    if (forced == -2) {
+        const char *v = getenv("STRATA_STAGE_NT");
+        forced = v && *v ? atoi(v) != 0 : -1;
+    }
+    *measure = forced < 0;
+    if (!*measure) return forced == 1;
+    int bucket = 0;
+    while ((bytes >> bucket) > 1)
+        bucket++;
+    if (bucket != c->stage_bucket) {
+        c->stage_bucket = bucket, c->ar_calls = 0, c->stage_nt = false;
+        c->stage_cost[0] = c->stage_cost[1] = c->stage_dev[0] = c->stage_dev[1] = 0;
+        c->stage_n[0] = c->stage_n[1] = 0;
+    }
+    uint64_t call = c->ar_calls++;
+    return call % STAGE_PROBE == 1 || call == 3 ? !c->stage_nt : c->stage_nt;
+}
+
+/* Fold a finished call's seconds per byte into its mode's figure and mean
+ * deviation (each the mean of the last value and this call's: a placement
+ * change shows within two calls of a mode), then prefer the other mode if
+ * it is cheaper beyond both spreads. */
+static void stage_learn(strata_comm_t *c, bool nt, double x)
+{
+    double *f = &c->stage_cost[nt], *d = &c->stage_dev[nt];
+    if (c->stage_n[nt]++ > 0)
+        *d = (*d + (x > *f ? x - *f : *f - x)) / 2, *f = (*f + x) / 2;
+    else
+        *f = x;
+    bool cur = c->stage_nt, alt = !cur;
+    if (c->stage_n[alt] >= 2 && c->stage_n[cur] >= 2 &&
+        c->stage_cost[alt] + c->stage_dev[alt] < c->stage_cost[cur] - c->stage_dev[cur])
+        c->stage_nt = alt;
+}
+
 static strata_status_t run(eng_t *e)
 {
     strata_comm_t *c = e->c;
@@ -549,6 +621,9 @@ static strata_status_t run(eng_t *e)
     }
     e->base = c->cseq;
     c->cseq += e->nchunks;
+    if (e->kind == ENG_AR && c->size > 2 && e->nchunks > 1)
+        e->nt_stage = stage_mode(c, e->count * e->es, &e->measure);
+    double t0 = e->measure ? util_now() : 0;
     strata_status_t st = stage(e, 0);
     if (st == STRATA_OK && e->kind == ENG_AR && e->root < 0) {
         st = wait_staged(e, 0); /* reduce(e, 0) would wait for it first anyway */
@@ -561,6 +636,9 @@ static strata_status_t run(eng_t *e)
         if (st == STRATA_OK) st = gather(e, ch);
         if (st == STRATA_OK) publish(e, F_DONE, e->base + ch + 1);
     }
+    if (st == STRATA_OK && e->nt_stage) c->stage_nt_calls++;
+    if (st == STRATA_OK && e->measure)
+        stage_learn(c, e->nt_stage, (util_now() - t0) / (double)(e->count * e->es));
     return st;
 }
 

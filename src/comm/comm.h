@@ -252,6 +252,18 @@ struct strata_comm {
     comm_tcp_t *tcp;      /* transport_tcp.c, when remote ranks exist */
     struct comm_mem *mem; /* mem.c: registered buffers, NULL until the first */
     uint64_t reg_calls;   /* allreduces run on registered buffers (tests) */
+    /* How an allreduce at P > 2 stages (allreduce_shm.c stage_mode): the
+     * engine allreduces of this size class run so far (the same count on
+     * every rank), the class (log2 of the bytes), this rank's measured
+     * seconds per byte of a call with cached [0] and with streaming [1]
+     * stores, each figure's mean deviation and number of calls, the mode
+     * it prefers, and how many calls staged with streaming stores (tests). */
+    uint64_t ar_calls;
+    int stage_bucket;
+    double stage_cost[2], stage_dev[2];
+    unsigned stage_n[2];
+    bool stage_nt;
+    uint64_t stage_nt_calls;
     /* the machine the choice across hosts prices on (comm.c hosts_machine):
      * given by strata_comm_set_hosts_machine, else assumed defaults */
     bool hosts_set;
