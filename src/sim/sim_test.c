@@ -1064,6 +1064,85 @@ static void test_groups_own_routes(void **state)
     strata_link_catalog_destroy(cat);
 }
 
+/* The run's map keys (driver.c run_global: vpairs and each agent's vkey)
+ * are (agent index, peer) within one job, and run_groups times its groups
+ * one after another on one sub-driver whose agents (vkey) and vpairs
+ * table persist. Could group B skip a check because group A's ranks had
+ * the same indices? Two trees of 16 ranks in servers of 8, which rotate
+ * alone (order 4: channel h -> h + 2, rot_order), on servers {0, 1} and
+ * {2, 3} of dgx-h100:4, added as two groups: same job-local keys, other
+ * devices. A grouped run never rotates (run_barrier sets rot = 1 under
+ * gcert, so run_global, vpairs and vkey are never reached): no phase is
+ * rotated or timed from the representatives, and the result equals the
+ * --no-reuse run of both groups (the ASYNC run, event by event) within
+ * 1e-12 — the groups are proven independent (measured), so the grouped
+ * path is the one taken — and each group's time is its own run alone,
+ * with the rotation (second method), within 1e-12. */
+static void test_groups_rotating_trees(void **state)
+{
+    (void)state;
+    strata_link_catalog_t *cat = NULL;
+    strata_topo_t *t = load_spec("dgx-h100:4", &cat);
+    strata_sched_params_t p = {.coll = STRATA_COLL_ALLREDUCE,
+                               .algo = STRATA_ALGO_TREE,
+                               .nranks = 16,
+                               .count = 1u << 22,
+                               .elem_size = 4,
+                               .chunks = 4,
+                               .group = 8};
+    strata_sched_t *s = NULL;
+    strata_error_t err;
+    if (strata_sched_create(&p, &s, &err) != STRATA_OK) fail_msg("%s", err.msg);
+    int32_t ranks[2][16];
+    for (int32_t i = 0; i < 16; i++) {
+        ranks[0][i] = i;
+        ranks[1][i] = 16 + i;
+    }
+    strata_sim_result_t r[2], solo[2];
+    for (int k = 0; k < 2; k++) { /* k = 1: --no-reuse */
+        strata_sim_opts_t o = strata_sim_opts_default();
+        o.no_reuse = k == 1;
+        strata_sim_t *sim = NULL;
+        assert_int_equal(strata_sim_create(t, &o, &sim, &err), STRATA_OK);
+        for (int g = 0; g < 2; g++)
+            assert_int_equal(strata_sim_add(sim, s, ranks[g], &err), STRATA_OK);
+        if (strata_sim_run(sim, &r[k], &err) != STRATA_OK) fail_msg("%s", err.msg);
+        strata_sim_destroy(sim);
+    }
+    strata_sim_opts_t o = strata_sim_opts_default();
+    for (int g = 0; g < 2; g++) {
+        run1(t, s, ranks[g], &o, &solo[g]);
+        assert_int_equal(solo[g].rot_order, 4); /* alone, each rotates */
+        assert_true(solo[g].phases_map > 0);
+    }
+    const strata_sim_result_t *a = &r[0], *b = &r[1];
+    assert_int_equal(a->njobs, 2);
+    assert_int_equal(a->phases_rot, 0);
+    assert_int_equal(a->phases_map, 0);
+    assert_int_equal(a->rot_order, 1);
+    /* proven independent (measured): the grouped path, vpairs' sub-driver */
+    assert_non_null(strstr(a->desc, "proven independent"));
+    double tol = 1e-12;
+    assert_rel(a->time, b->time, tol);
+    assert_rel(a->time_ab, b->time_ab, tol);
+    for (uint32_t j = 0; j < 2; j++) {
+        assert_rel(a->job_time[j], b->job_time[j], tol);
+        assert_rel(a->job_time[j], solo[j].time, 1e-12);
+    }
+    assert_int_equal(a->nlinks, b->nlinks);
+    for (int i = 0; i < a->nlinks; i++) {
+        assert_int_equal(a->links[i].chan, b->links[i].chan);
+        assert_rel(a->links[i].bytes, b->links[i].bytes, 1e-12);
+    }
+    for (int k = 0; k < 2; k++) {
+        strata_sim_result_free(&r[k]);
+        strata_sim_result_free(&solo[k]);
+    }
+    strata_sched_destroy(s);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+}
+
 /* The trace: valid JSON, trace-event format, and each rank's 2 steps per
  * phase (a send and a receive) in every one of the 2(P-1) phases, reused
  * phases included. */
@@ -1791,6 +1870,7 @@ int main(void)
         cmocka_unit_test(test_rotation_quotient),
         cmocka_unit_test(test_tp_dp_groups),
         cmocka_unit_test(test_groups_own_routes),
+        cmocka_unit_test(test_groups_rotating_trees),
         cmocka_unit_test(test_alltoall_bounded_routes),
         cmocka_unit_test(test_alltoall_xor_classes),
         cmocka_unit_test(test_xor_relabel),
