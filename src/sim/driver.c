@@ -692,7 +692,11 @@ static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata
         ss->pslot = (uint32_t)(pr - v->pairs);
         ss->pgen = v->pairs_gen;
     }
-    if (!v->async && index_phase(v, g)) return oom(v);
+    /* messages are matched only in an engine run of every channel: a
+     * phase loaded by its representatives (rot > 1) is folded or loaded
+     * again whole (run_phase), so it is not indexed */
+    a->nrx = 0;
+    if (!v->async && v->rot == 1 && index_phase(v, g)) return oom(v);
     return STRATA_OK;
 }
 
