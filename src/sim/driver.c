@@ -692,7 +692,11 @@ static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata
         ss->pslot = (uint32_t)(pr - v->pairs);
         ss->pgen = v->pairs_gen;
     }
-    if (!v->async && index_phase(v, g)) return oom(v);
+    /* messages are matched only in an engine run of every channel: a
+     * phase loaded by its representatives (rot > 1) is folded or loaded
+     * again whole (run_phase), so it is not indexed */
+    a->nrx = 0;
+    if (!v->async && v->rot == 1 && index_phase(v, g)) return oom(v);
     return STRATA_OK;
 }
 
@@ -1154,6 +1158,8 @@ static strata_status_t fold_finish(drv_t *v, bool global, double *dur_p, double 
     v->d->phases_folded++;
     v->d->fold_flows += o.flows;
     v->d->fold_timed += o.timed;
+    v->d->fold_recalled += o.recalled;
+    v->d->fold_recalled_flows += o.recalled_flows;
     *dur_p = o.dur;
     *alone_p = v->agg_alone; /* each message's own (fold_flow), not a merged flow's */
     return STRATA_OK;
@@ -2196,9 +2202,11 @@ static strata_status_t run_groups(drv_t *v, bool *done_p)
 strata_status_t sim_drive_run(sim_drive_t *d, strata_error_t *err)
 {
     drv_t v = {.d = d, .net = d->st->net, .err = err, .rc = STRATA_OK, .pend_free = UINT32_MAX};
+    v.fold.no_recall = !d->recall;
     d->time = 0;
     d->phases = d->phases_simulated = d->phases_certified = d->phases_generated = 0;
     d->phases_folded = d->fold_flows = d->fold_timed = 0;
+    d->fold_recalled = d->fold_recalled_flows = 0;
     d->rot_order = 1;
     d->phases_rot = 0;
     d->phases_quot = 0;

@@ -109,6 +109,28 @@
  * account (orb), spread over its channels at the end of the run
  * (sim_fold_spread), less the engine's share on the representative.
  *
+ * Across phases (recall). Claim 3 does not depend on the phase: a
+ * component's signature lists everything the engine reads of it (the
+ * flows' bytes, latencies and kept hops, the channels' capacities and
+ * tiers, both orders), and the engine starts every phase from a rewound
+ * state, so a component whose signature an earlier phase of the run ran
+ * has that run's completion times. Each signature run is kept (its
+ * words, its latest flow's end and life by tier; up to XSIG_MAX words in
+ * all, then no more are kept) and a later representative with the same
+ * signature — hashed, confirmed word by word — is recalled instead of
+ * run. A pipelined tree's fill and drain phases differ in which chunks
+ * are in flight, so no two are one class, but most of their parts (one
+ * server's chain, one rail's edge) recur from phase to phase: at 16,384
+ * GPUs 1,082 of 1,266 representatives are recalled and the engine runs
+ * 381,750 flows instead of 752,732. The phase's end is the latest end
+ * over its representatives (recalled or run), the later of equal ends in
+ * component order: the same time; the engine carries no bytes for a
+ * recalled part, so its flows' bytes all go to res_extra, as a folded
+ * component's do. Floating point: a part run among other co-runners
+ * than before can round differently (the engine batches simultaneous
+ * events of disjoint components), so within the 1e-12 above; sim_test
+ * (test_fold_recall) compares recall on and off and --no-reuse.
+ *
  * Cost: O(hops) per flow plus a sort of each component's channels; the
  * per-channel arrays are kept across phases and cleared through the list
  * of channels touched.
@@ -394,14 +416,82 @@ void sim_fold_spread(sim_fold_t *f, double *res_extra)
         if (f->gcanon[r] != UINT32_MAX) res_extra[r] += f->orb[f->gcanon[r]];
 }
 
+/* tag: the flow's place in cflows; its component keeps its latest flow
+ * (the later of equal ends, as the engine reports them) */
 static void on_done(void *ctx, uint64_t tag, double t)
 {
-    (void)tag;
     sim_fold_t *f = ctx;
-    if (t >= f->best) {
-        f->best = t;
-        memcpy(f->best_bd, sim_net_done_breakdown(f->net), sizeof(f->best_bd));
+    uint32_t c = f->fcomp.v[f->cflows.v[tag]];
+    if (t >= f->cend.v[c]) {
+        f->cend.v[c] = t;
+        memcpy(&f->cbd.v[(size_t)c * (SIM_MAX_TIERS + 1)], sim_net_done_breakdown(f->net),
+               (SIM_MAX_TIERS + 1) * sizeof(double));
     }
+}
+
+/* ==== Across phases (header comment) ==== */
+
+enum { XRES = SIM_MAX_TIERS + 2 }; /* end, then the life by tier */
+#define XSIG_MAX ((size_t)1 << 23) /* words of signatures kept (64 MiB) */
+
+/* The entry whose signature is f->tmp (hash h), or UINT32_MAX. */
+static uint32_t recall_find(const sim_fold_t *f, uint64_t h)
+{
+    size_t cap = f->xkey.n, s = cap ? util_hash_u64(h) & (cap - 1) : 0;
+    for (; cap && f->xkey.v[s]; s = (s + 1) & (cap - 1)) {
+        uint32_t e = f->xent.v[s];
+        if (f->xkey.v[s] == h && f->xlen.v[e] == f->tmp.n &&
+            memcmp(&f->xsig.v[f->xoff.v[e]], f->tmp.v, f->tmp.n * sizeof(double)) == 0)
+            break;
+    }
+    return cap && f->xkey.v[s] ? f->xent.v[s] : UINT32_MAX;
+}
+
+/* Keep component c's signature (in f->sig) and result for later phases;
+ * a full table keeps nothing more (the result is the same either way). */
+static int recall_keep(sim_fold_t *f, uint32_t c, uint64_t h)
+{
+    size_t len = f->siglen.v[c], e = f->xoff.n;
+    if (f->xsig.n + len > XSIG_MAX) return 0;
+    if ((e + 1) * 2 > f->xkey.n) { /* grow the table, rehash */
+        size_t cap = f->xkey.n ? f->xkey.n * 2 : 256;
+        uint64_t *nk = util_calloc(cap, sizeof(*nk));
+        uint32_t *ne = util_malloc(cap * sizeof(*ne));
+        if (!nk || !ne) {
+            util_free(nk);
+            util_free(ne);
+            return -1;
+        }
+        for (size_t s = 0; s < f->xkey.n; s++) {
+            if (!f->xkey.v[s]) continue;
+            size_t j = util_hash_u64(f->xkey.v[s]) & (cap - 1);
+            while (nk[j])
+                j = (j + 1) & (cap - 1);
+            nk[j] = f->xkey.v[s];
+            ne[j] = f->xent.v[s];
+        }
+        UTIL_VEC_FREE(&f->xkey);
+        UTIL_VEC_FREE(&f->xent);
+        f->xkey.v = nk;
+        f->xkey.n = f->xkey.cap = cap;
+        f->xent.v = ne;
+        f->xent.n = f->xent.cap = cap;
+    }
+    if (UTIL_VEC_RESERVE(&f->xsig, f->xsig.n + len) || UTIL_VEC_PUSH(&f->xoff, f->xsig.n) ||
+        UTIL_VEC_PUSH(&f->xlen, len) || UTIL_VEC_RESERVE(&f->xres, (e + 1) * XRES))
+        return -1;
+    memcpy(&f->xsig.v[f->xsig.n], &f->sig.v[f->sigoff.v[c]], len * sizeof(double));
+    f->xsig.n += len;
+    double *x = &f->xres.v[e * XRES];
+    x[0] = f->cend.v[c];
+    memcpy(x + 1, &f->cbd.v[(size_t)c * (SIM_MAX_TIERS + 1)], (SIM_MAX_TIERS + 1) * sizeof(double));
+    f->xres.n = (e + 1) * XRES;
+    size_t s = util_hash_u64(h) & (f->xkey.n - 1);
+    while (f->xkey.v[s])
+        s = (s + 1) & (f->xkey.n - 1);
+    f->xkey.v[s] = h;
+    f->xent.v[s] = (uint32_t)e;
+    return 0;
 }
 
 /* One word into a running hash (multiply-xorshift; the final value goes
@@ -564,13 +654,21 @@ components:
     size_t cap = 16;
     while (cap < (size_t)nc * 2)
         cap *= 2;
-    if (UTIL_VEC_RESERVE(&f->sigkey, cap) || UTIL_VEC_RESERVE(&f->sigrep, cap)) goto done;
+    if (UTIL_VEC_RESERVE(&f->sigkey, cap) || UTIL_VEC_RESERVE(&f->sigrep, cap) ||
+        UTIL_VEC_RESERVE(&f->chash, nc) || UTIL_VEC_RESERVE(&f->crec, nc) ||
+        UTIL_VEC_RESERVE(&f->cend, nc) ||
+        UTIL_VEC_RESERVE(&f->cbd, (size_t)nc * (SIM_MAX_TIERS + 1)))
+        goto done;
     memset(f->sigkey.v, 0, cap * sizeof(uint64_t));
+    memset(f->cend.v, 0, nc * sizeof(double));
+    memset(f->cbd.v, 0, (size_t)nc * (SIM_MAX_TIERS + 1) * sizeof(double));
     f->sig.n = 0;
     for (uint32_t c = 0; c < nc; c++) {
         uint64_t h = signature(f, net, c);
         size_t s = util_hash_u64(h) & (cap - 1);
         f->rep.v[c] = c;
+        f->chash.v[c] = h;
+        f->crec.v[c] = UINT32_MAX;
         for (; f->sigkey.v[s]; s = (s + 1) & (cap - 1)) {
             uint32_t o = f->sigrep.v[s];
             if (f->sigkey.v[s] == h && f->siglen.v[o] == f->tmp.n &&
@@ -580,6 +678,7 @@ components:
             }
         }
         if (f->rep.v[c] != c) continue;
+        if (!f->no_recall) f->crec.v[c] = recall_find(f, h);
         f->sigkey.v[s] = h;
         f->sigrep.v[s] = c;
         f->sigoff.v[c] = f->sig.n;
@@ -588,20 +687,24 @@ components:
         memcpy(&f->sig.v[f->sig.n], f->tmp.v, f->tmp.n * sizeof(double));
         f->sig.n += f->tmp.n;
     }
-    /* the representatives, in one engine run */
-    f->best = 0;
-    memset(f->best_bd, 0, sizeof(f->best_bd));
+    /* the representatives not timed before, in one engine run */
+    double best = 0, best_bd[SIM_MAX_TIERS + 1] = {0};
     for (size_t i = 0; i < nf; i++) { /* no bytes or no hops: done on arrival */
         const sim_fflow_t *x = &f->fl.v[i];
-        if (trivial(x) && x->latency > f->best) {
-            f->best = x->latency;
-            memset(f->best_bd, 0, sizeof(f->best_bd));
-            f->best_bd[SIM_MAX_TIERS] = x->latency;
+        if (trivial(x) && x->latency > best) {
+            best = x->latency;
+            memset(best_bd, 0, sizeof(best_bd));
+            best_bd[SIM_MAX_TIERS] = x->latency;
         }
     }
     for (uint32_t c = 0; c < nc; c++) {
         if (f->rep.v[c] != c) continue;
         out->reps++;
+        if (f->crec.v[c] != UINT32_MAX) {
+            out->recalled++;
+            out->recalled_flows += f->foff.v[c + 1] - f->foff.v[c];
+            continue;
+        }
         for (uint32_t k = f->foff.v[c]; k < f->foff.v[c + 1]; k++) {
             const sim_fflow_t *x = &f->fl.v[f->cflows.v[k]];
             const sim_hop_t *hp = &f->khops.v[x->koff];
@@ -616,14 +719,32 @@ components:
     }
     f->net = net;
     if (sim_net_run(net, on_done, f)) goto done;
-    out->dur = f->best;
-    memcpy(out->crit, f->best_bd, sizeof(out->crit));
+    /* the phase's latest flow: over the representatives in component
+     * order, the later of equal ends; those run now kept for later phases */
+    for (uint32_t c = 0; c < nc; c++) {
+        if (f->rep.v[c] != c) continue;
+        double end = f->cend.v[c];
+        const double *bd = &f->cbd.v[(size_t)c * (SIM_MAX_TIERS + 1)];
+        if (f->crec.v[c] != UINT32_MAX) {
+            const double *x = &f->xres.v[(size_t)f->crec.v[c] * XRES];
+            end = x[0];
+            bd = x + 1;
+        } else if (!f->no_recall && recall_keep(f, c, f->chash.v[c])) {
+            goto done;
+        }
+        if (end >= best) {
+            best = end;
+            memcpy(best_bd, bd, sizeof(best_bd));
+        }
+    }
+    out->dur = best;
+    memcpy(out->crit, best_bd, sizeof(out->crit));
     /* the bytes the engine did not carry */
     for (size_t i = 0; i < nf && res_extra; i++) {
         const sim_fflow_t *x = &f->fl.v[i];
         if (trivial(x)) continue;
-        uint32_t fc = f->fcomp.v[i];
-        bool rep = fc != UINT32_MAX && f->rep.v[fc] == fc;
+        uint32_t fc = f->fcomp.v[i]; /* rep: its hops carried by the engine */
+        bool rep = fc != UINT32_MAX && f->rep.v[fc] == fc && f->crec.v[fc] == UINT32_MAX;
         for (uint32_t h = 0; h < x->n && f->global; h++) { /* per channel of its orbit */
             const sim_hop_t *hp = &f->hops.v[x->off + h];
             uint32_t m, c;
@@ -694,5 +815,15 @@ void sim_fold_free(sim_fold_t *f)
     UTIL_VEC_FREE(&f->sigrep);
     UTIL_VEC_FREE(&f->sigoff);
     UTIL_VEC_FREE(&f->siglen);
+    UTIL_VEC_FREE(&f->chash);
+    UTIL_VEC_FREE(&f->crec);
+    UTIL_VEC_FREE(&f->cend);
+    UTIL_VEC_FREE(&f->cbd);
+    UTIL_VEC_FREE(&f->xkey);
+    UTIL_VEC_FREE(&f->xent);
+    UTIL_VEC_FREE(&f->xsig);
+    UTIL_VEC_FREE(&f->xres);
+    UTIL_VEC_FREE(&f->xoff);
+    UTIL_VEC_FREE(&f->xlen);
     memset(f, 0, sizeof(*f));
 }

@@ -51,9 +51,22 @@ typedef struct sim_fold {
     UTIL_VEC(uint64_t) sigkey;
     UTIL_VEC(uint32_t) sigrep; /* component whose signature sits at sigoff */
     UTIL_VEC(size_t) sigoff, siglen;
-    /* the engine run of the representatives */
-    double best;
-    double best_bd[SIM_MAX_TIERS + 1];
+    /* the engine run of the representatives: per component, its latest
+     * flow's end and life by tier (cend, cbd), and the recalled entry of
+     * each representative (crec; UINT32_MAX: run now) */
+    UTIL_VEC(uint64_t) chash;
+    UTIL_VEC(uint32_t) crec;
+    UTIL_VEC(double) cend, cbd;
+    /* Signatures timed in earlier phases of the run (fold.c, "Across
+     * phases"): open addressing on the hash (xkey, 0 empty; xent the
+     * entry), each entry's signature at xoff/xlen in xsig and its end and
+     * life by tier in xres (SIM_MAX_TIERS + 2 words). no_recall: off
+     * (tests). */
+    UTIL_VEC(uint64_t) xkey;
+    UTIL_VEC(uint32_t) xent;
+    UTIL_VEC(double) xsig, xres;
+    UTIL_VEC(size_t) xoff, xlen;
+    bool no_recall;
     const sim_net_t *net;
 } sim_fold_t;
 
@@ -63,10 +76,12 @@ typedef struct sim_fold_out {
     double alone; /* latest latency + bytes / rate alone */
     /* the latest flow's life by tier, [SIM_MAX_TIERS] latency (engine's) */
     double crit[SIM_MAX_TIERS + 1];
-    uint64_t comps, reps;  /* components, of them timed in the engine */
-    uint64_t flows, timed; /* flows of the phase, of them run in the engine */
-    bool contended;        /* some channel's demand exceeded its capacity */
-    bool quotient;         /* timed on the rotation's quotient (orbit >= 2, checked) */
+    uint64_t comps, reps;    /* components, of them representatives (one per signature) */
+    uint64_t recalled;       /* of the representatives, timed in an earlier phase */
+    uint64_t recalled_flows; /* their flows (not run in the engine) */
+    uint64_t flows, timed;   /* flows of the phase, of them run in the engine */
+    bool contended;          /* some channel's demand exceeded its capacity */
+    bool quotient;           /* timed on the rotation's quotient (orbit >= 2, checked) */
 } sim_fold_out_t;
 
 /* Forget the flows of the last phase. */

@@ -26,7 +26,9 @@ struct strata_sim {
     UTIL_VEC(sim_job_t) jobs;
     uint32_t nagents;
     uint32_t phase_limit;
-    bool alone_pass; /* tests: the contention-free pass even when not needed */
+    bool alone_pass;                   /* tests: the contention-free pass even when not needed */
+    bool no_recall;                    /* tests: no folded part recalled across phases */
+    uint64_t recalled, recalled_flows; /* the last run's (sim_fold_recalled) */
     bool ran;
 };
 
@@ -43,6 +45,17 @@ void sim_set_route_limit(strata_sim_t *sim, size_t n)
 void sim_set_alone_pass(strata_sim_t *sim, bool always)
 {
     sim->alone_pass = always;
+}
+
+void sim_set_fold_recall(strata_sim_t *sim, bool on)
+{
+    sim->no_recall = !on;
+}
+
+void sim_fold_recalled(const strata_sim_t *sim, uint64_t *parts, uint64_t *flows)
+{
+    *parts = sim->recalled;
+    *flows = sim->recalled_flows;
 }
 
 uint64_t sim_route_flushes(const strata_sim_t *sim)
@@ -258,6 +271,7 @@ static strata_status_t drive(strata_sim_t *sim, sim_trace_t *tr, bool ideal, boo
     d->reuse = !sim->opts.no_reuse;
     d->fold = !sim->opts.no_fold;
     d->rotate = !sim->opts.no_rotate;
+    d->recall = !sim->no_recall;
     d->ideal = ideal;
     d->phase_limit = sim->phase_limit;
     d->job_end = job_end;
@@ -458,6 +472,8 @@ strata_status_t strata_sim_run(strata_sim_t *sim, strata_sim_result_t *res, stra
     res->phases_folded = d.phases_folded;
     res->fold_flows = d.fold_flows;
     res->fold_timed = d.fold_timed;
+    sim->recalled = d.fold_recalled;
+    sim->recalled_flows = d.fold_recalled_flows;
     res->phases_rot = d.phases_rot;
     res->phases_quot = d.phases_quot;
     res->phases_map = d.phases_map;
