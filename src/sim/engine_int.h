@@ -12,6 +12,18 @@
  * as a collective's phase does, is cleared without moving any entry, where
  * removing one by one (swap with the last) rewrote the position of a flow
  * that was about to complete too (issue 14's second pass, bench/README.md).
+ *
+ * Local numbering: a resource gets its record (sim_rstate_t) when the first
+ * flow crossing it is added, numbered in that order, and flows' hops hold
+ * these local numbers; a rewind (no flow pending) forgets the numbering.
+ * A phase's few thousand resources, scattered over a 16k-GPU fabric's
+ * 300k, so sit together, a component's next to each other, in the order
+ * its flows were added — the records the max-min recomputation walks
+ * again at every event of the component share cache lines and pages
+ * (bench/README.md, s12-h14e). Capacities, tiers and bytes carried stay
+ * indexed by the caller's (global) number; where the order of resources
+ * decides anything (ties in the share heap, flow.c) the global number does,
+ * so a run is bit-identical to the one numbered globally.
  */
 #ifndef STRATA_SIM_ENGINE_INT_H
 #define STRATA_SIM_ENGINE_INT_H
@@ -21,7 +33,7 @@
 enum { FLOW_FREE = 0, FLOW_WAITING = 1, FLOW_ACTIVE = 2 };
 
 typedef struct sim_fhop {
-    uint32_t res;
+    uint32_t res; /* local number (engine_int.h) */
     uint32_t pos; /* index of this flow in lists[res] while active */
     double w;
 } sim_fhop_t;
@@ -53,7 +65,8 @@ typedef struct sim_rentry {
 
 typedef struct sim_share {
     double share;
-    uint32_t res;
+    uint32_t res; /* local */
+    uint32_t gid; /* its global number: ties are broken by it */
 } sim_share_t;
 
 /* Everything the engine keeps per resource, in one 64-byte record on a
@@ -64,21 +77,28 @@ typedef struct sim_rstate {
     double cap;
     double rem, wsum; /* progressive-filling scratch */
     double maxrate;   /* highest rate fixed on it during filling */
-    double bytes;     /* carried, for statistics */
     sim_rentry_t *v;  /* the active flows crossing it */
     uint32_t n;       /* how many */
     uint32_t nun;     /* unfixed flows crossing it during filling; between a
                          batch's events and its recomputation, its dead entries */
     uint32_t mark;    /* BFS epoch; epoch + 1: touched by the current batch */
+    uint32_t gid;     /* the caller's number of this resource */
     uint8_t tier;
     uint8_t lg_cap; /* v has room for 1 << lg_cap entries (none while v is NULL) */
 } sim_rstate_t;
 
 struct sim_net {
     uint32_t n_res;
+    /* by global number */
+    double *gcap;
+    uint8_t *gtier;
+    double *gbytes; /* carried, for statistics */
+    uint32_t *lmap; /* its local number, UINT32_MAX if it has none */
+    double *load;   /* Σ rate × w of active flows (kept only with an observer) */
+    /* by local number: n_local records in use, room for cap_local */
     sim_rstate_t *rs; /* 64-byte aligned, inside rs_mem */
     void *rs_mem;
-    double *load; /* Σ rate × w of active flows (kept only with an observer) */
+    uint32_t n_local, cap_local;
 
     sim_flow_t *flows;
     /* per slot: seconds its flow was bound by each tier, [SIM_MAX_TIERS]
