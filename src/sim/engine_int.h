@@ -40,20 +40,26 @@ typedef struct sim_fhop {
 
 typedef struct sim_flow {
     /* what the component search and progressive filling read, first */
-    sim_fhop_t *hops;
-    uint32_t n_hops, cap_hops;
+    sim_fhop_t *hops; /* hpool.v + hoff */
+    uint32_t n_hops, hoff;
     uint32_t mark;    /* BFS epoch */
     uint32_t bott;    /* resource that fixed the rate; UINT32_MAX if none */
     double next_rate; /* staged by progressive filling */
     uint8_t state;
     uint8_t fixed;
     uint8_t min_tier; /* lowest tier among its hops (attribution, flow.c) */
+    uint8_t ctier;    /* the tier whose ftb entry cacc holds; SIM_TB_NONE */
     double rate;
     double bytes, remaining;
-    double t_last; /* time `remaining` was last brought up to date */
-    double t_seg;  /* start of the current bottleneck-accounting segment */
+    /* time `remaining` was last brought up to date, which is also when its
+     * current bottleneck-accounting segment started */
+    double t_last;
+    double cacc; /* ftb[its slot][ctier], kept here while the tier lasts */
     uint64_t tag;
 } sim_flow_t;
+
+/* No tier in a flow's cacc. */
+#define SIM_TB_NONE 0xff
 
 /* A list entry's flow once that flow completed (until compaction). */
 #define SIM_DEAD UINT32_MAX
@@ -106,6 +112,12 @@ struct sim_net {
     double (*ftb)[SIM_MAX_TIERS + 1];
     uint32_t n_slots, cap_slots;
     UTIL_VEC(uint32_t) free_slots;
+    /* every flow's hops, in the order flows were added (a phase's flows,
+     * walked at each of its events, side by side); emptied by a rewind,
+     * compacted when it fills (event.c, hop_room). live_hops: those of
+     * pending flows. */
+    UTIL_VEC(sim_fhop_t) hpool;
+    size_t live_hops;
     uint32_t pending;
 
     sim_heap_t heap;
@@ -141,22 +153,37 @@ int sim_flow_recompute(sim_net_t *net);
 /* A flow's rate alone on its path, min over hops of cap / w; its bott
  * becomes the hop that sets it (the first among equals). */
 double sim_flow_alone_rate(const sim_net_t *net, sim_flow_t *f);
+/* Write a flow's cached breakdown entry back to its ftb row. */
+static inline void sim_flow_tb_flush(sim_net_t *net, sim_flow_t *f)
+{
+    if (f->ctier != SIM_TB_NONE) net->ftb[f - net->flows][f->ctier] = f->cacc;
+}
+
 /* Bring a flow's remaining bytes and bottleneck accounting up to `now`
- * (inline: once per completion and per rate change). */
+ * (inline: once per completion and per rate change). The seconds its
+ * bottleneck's tier bound it go to cacc, the running value of that
+ * tier's entry in the flow's ftb row (a separate array, a cache miss at
+ * every rate change when written there), flushed when the tier changes
+ * and at completion: the same additions in the same order, so the same
+ * bits. */
 static inline void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
 {
-    double dt = net->now - f->t_last;
+    double dt = net->now - f->t_last; /* >= 0: time only advances */
     if (dt > 0) {
         f->remaining -= f->rate * dt;
         if (f->remaining < 0) f->remaining = 0;
         f->t_last = net->now;
+        if (f->bott != UINT32_MAX) {
+            unsigned t = net->rs[f->bott].tier;
+            net->stats.tier_bound[t] += dt * net->weight;
+            if (t != f->ctier) {
+                sim_flow_tb_flush(net, f);
+                f->ctier = (uint8_t)t;
+                f->cacc = net->ftb[f - net->flows][t];
+            }
+            f->cacc += dt;
+        }
     }
-    double seg = net->now - f->t_seg;
-    if (seg > 0 && f->bott != UINT32_MAX) {
-        net->stats.tier_bound[net->rs[f->bott].tier] += seg * net->weight;
-        net->ftb[f - net->flows][net->rs[f->bott].tier] += seg;
-    }
-    f->t_seg = net->now;
 }
 
 #endif

@@ -82,8 +82,7 @@ void sim_net_destroy(sim_net_t *net)
     if (!net) return;
     for (uint32_t r = 0; net->rs && r < net->cap_local; r++)
         util_free(net->rs[r].v);
-    for (uint32_t i = 0; i < net->n_slots; i++)
-        util_free(net->flows[i].hops);
+    UTIL_VEC_FREE(&net->hpool);
     util_free(net->flows);
     util_free(net->ftb);
     util_free(net->rs_mem);
@@ -157,6 +156,7 @@ int sim_net_rewind(sim_net_t *net)
     for (uint32_t l = 0; l < net->n_local; l++)
         net->lmap[net->rs[l].gid] = UINT32_MAX;
     net->n_local = 0;
+    net->hpool.n = 0; /* no flow pending: no live hops */
     /* Free slots as a stack popping 0, 1, 2 ...: the order of a fresh net. */
     net->free_slots.n = 0;
     if (UTIL_VEC_RESERVE(&net->free_slots, net->n_slots)) return -1;
@@ -208,6 +208,34 @@ static int new_slot(sim_net_t *net, uint32_t *id_p)
     return 0;
 }
 
+/* Room for n more hops in the pool. When it is full, the pending flows'
+ * hops move to a new pool (in slot order) with room for twice what they
+ * and the new ones need, and no less than before: each move is paid for
+ * by the hops added since the last. */
+static int hop_room(sim_net_t *net, uint32_t n)
+{
+    if (net->hpool.cap - net->hpool.n >= n) return 0;
+    size_t cap = 2 * (net->live_hops + n);
+    if (cap < net->hpool.cap) cap = net->hpool.cap;
+    if (cap < 256) cap = 256;
+    sim_fhop_t *v = util_malloc(cap * sizeof(*v));
+    if (!v) return -1;
+    size_t at = 0;
+    for (uint32_t i = 0; i < net->n_slots; i++) {
+        sim_flow_t *f = &net->flows[i];
+        if (f->state == FLOW_FREE || f->n_hops == 0) continue;
+        memcpy(v + at, net->hpool.v + f->hoff, f->n_hops * sizeof(*v));
+        f->hoff = (uint32_t)at;
+        f->hops = v + at;
+        at += f->n_hops;
+    }
+    util_free(net->hpool.v);
+    net->hpool.v = v;
+    net->hpool.n = at;
+    net->hpool.cap = cap;
+    return 0;
+}
+
 int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
                  const sim_hop_t *hops, uint32_t n_hops, uint64_t tag)
 {
@@ -227,15 +255,12 @@ int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double by
     uint32_t id;
     if (new_slot(net, &id)) return -1;
     sim_flow_t *f = &net->flows[id];
-    if (n_hops > f->cap_hops) {
-        sim_fhop_t *nh = util_realloc(f->hops, (size_t)n_hops * sizeof(*nh));
-        if (!nh) {
-            SIM_PUSH(&net->free_slots, id);
-            return -1;
-        }
-        f->hops = nh;
-        f->cap_hops = n_hops;
+    if (hop_room(net, n_hops)) {
+        SIM_PUSH(&net->free_slots, id);
+        return -1;
     }
+    f->hoff = (uint32_t)net->hpool.n;
+    f->hops = n_hops ? net->hpool.v + f->hoff : NULL;
     for (uint32_t h = 0; h < n_hops; h++) {
         uint32_t l = local_of(net, hops[h].res);
         if (l == UINT32_MAX) {
@@ -245,6 +270,8 @@ int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double by
         f->hops[h] = (sim_fhop_t){l, 0, hops[h].w};
     }
     f->n_hops = n_hops;
+    net->hpool.n += n_hops;
+    net->live_hops += n_hops;
     f->min_tier = (uint8_t)min_tier;
     f->bytes = f->remaining = bytes;
     f->rate = 0;
@@ -252,6 +279,7 @@ int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double by
     f->bott = UINT32_MAX;
     f->state = FLOW_WAITING;
     memset(net->ftb[id], 0, sizeof(net->ftb[id]));
+    f->ctier = SIM_TB_NONE;
     net->ftb[id][SIM_MAX_TIERS] = latency;
     net->stats.tier_bound[SIM_MAX_TIERS] += latency * net->weight;
     net->pending++;
@@ -294,7 +322,7 @@ static int activate(sim_net_t *net, uint32_t id)
     sim_flow_t *f = &net->flows[id];
     net->stats.events++;
     f->state = FLOW_ACTIVE;
-    f->t_last = f->t_seg = net->now;
+    f->t_last = net->now;
     if (f->n_hops == 0 || f->bytes == 0) {
         sim_heap_set(&net->heap, id, net->now); /* completes in this batch */
         return 0;
@@ -347,8 +375,10 @@ static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
     sim_flow_advance(net, f);
     if (f->n_hops && f->bytes > 0 && deactivate(net, f)) return -1;
     uint64_t tag = f->tag;
+    sim_flow_tb_flush(net, f);
     net->done_tb = net->ftb[id];
     f->state = FLOW_FREE;
+    net->live_hops -= f->n_hops;
     net->pending--;
     if (SIM_PUSH(&net->free_slots, id)) return -1;
     if (done) done(ctx, tag, net->now);
