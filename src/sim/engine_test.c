@@ -294,7 +294,10 @@ static void test_chain(void **state)
  * the chain ends at 30 + 15 = 45 s. Bytes: r3 150 + 300 GB, r5 150 GB,
  * r0 300 GB. Then a rewind forgets the local numbers and keeps the bytes,
  * and a capacity set while a resource has its local number (a flow added
- * over it) is the one the run uses: 1 GB over r3 at 20 GB/s is 0.05 s. */
+ * over it) is the one the run uses: 1 GB over r3 at 20 GB/s is 0.05 s.
+ * With it, 150 flows of 0.1 GB over r0, r2, r4 added at once (450 hops:
+ * the pool grows in place under pending flows) share r0: 10/150 GB/s
+ * each, all end at 150 × 0.1 / 10 = 1.5 s. */
 typedef struct pool_chain {
     sim_net_t *net;
     int left;
@@ -332,13 +335,18 @@ static void test_hop_pool_local_numbers(void **state)
     assert_near(sim_net_res_bytes(net, 0), 300 * GB, 1e-3);
     assert_near(sim_net_res_bytes(net, 2), 0, 0);
     assert_int_equal(sim_net_rewind(net), 0);
-    sim_hop_t r3 = {3, 1};
+    sim_hop_t r3 = {3, 1}, g[] = {{0, 1}, {2, 1}, {4, 1}};
     assert_int_equal(sim_flow_add(net, 0, 0, 1 * GB, &r3, 1, 0), 0);
     sim_net_set_res(net, 3, 20 * GB, 3);
-    done_log_t d = {0};
-    assert_int_equal(sim_net_run(net, log_done, &d), 0);
-    assert_near(d.t[0], 0.05, 1e-12);
+    for (uint64_t i = 1; i <= 150; i++)
+        assert_int_equal(sim_flow_add(net, 0, 0, 0.1 * GB, g, 3, i), 0);
+    double t[151] = {0};
+    assert_int_equal(sim_net_run(net, log_any, t), 0);
+    assert_near(t[0], 0.05, 1e-12);
+    for (int i = 1; i <= 150; i++)
+        assert_near(t[i], 1.5, 1e-9);
     assert_near(sim_net_res_bytes(net, 3), 451 * GB, 1e-3);
+    assert_near(sim_net_res_bytes(net, 4), 15 * GB, 1e-3);
     assert_near(sim_net_res_cap(net, 3), 20 * GB, 0);
     sim_net_destroy(net);
 }

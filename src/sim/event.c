@@ -208,19 +208,34 @@ static int new_slot(sim_net_t *net, uint32_t *id_p)
     return 0;
 }
 
-/* Room for n more hops in the pool. When it is full, the pending flows'
- * hops move to a new pool (in slot order) with room for twice what they
- * and the new ones need, and no less than before: each move is paid for
- * by the hops added since the last. */
+/* Room for n more hops in the pool. When it is full and at least half of
+ * it is hops of completed flows, the pending flows' hops move to a new
+ * pool (in slot order) with room for twice what they and the new ones
+ * need, and no less than before; otherwise it grows in place to twice its
+ * use (realloc: pages not yet written are not touched), and the pending
+ * flows' hops pointers follow. Either way the work is paid for by the
+ * hops added since the last time. */
 static int hop_room(sim_net_t *net, uint32_t n)
 {
     if (net->hpool.cap - net->hpool.n >= n) return 0;
+    sim_fhop_t *v;
+    size_t at = 0;
+    if (net->hpool.n - net->live_hops < net->hpool.n / 2) {
+        size_t cap = 2 * (net->hpool.n + n);
+        v = util_realloc(net->hpool.v, (cap < 256 ? 256 : cap) * sizeof(*v));
+        if (!v) return -1;
+        net->hpool.cap = cap < 256 ? 256 : cap;
+        for (uint32_t i = 0; i < net->n_slots; i++) {
+            sim_flow_t *f = &net->flows[i];
+            if (f->state != FLOW_FREE && f->n_hops) f->hops = v + f->hoff;
+        }
+        net->hpool.v = v;
+        return 0;
+    }
     size_t cap = 2 * (net->live_hops + n);
     if (cap < net->hpool.cap) cap = net->hpool.cap;
-    if (cap < 256) cap = 256;
-    sim_fhop_t *v = util_malloc(cap * sizeof(*v));
+    v = util_malloc(cap * sizeof(*v));
     if (!v) return -1;
-    size_t at = 0;
     for (uint32_t i = 0; i < net->n_slots; i++) {
         sim_flow_t *f = &net->flows[i];
         if (f->state == FLOW_FREE || f->n_hops == 0) continue;
