@@ -75,10 +75,11 @@ typedef struct sim_share {
     uint32_t gid; /* its global number: ties are broken by it */
 } sim_share_t;
 
-/* Everything the engine keeps per resource, in one 64-byte record on a
- * cache line of its own: a flow's hops are scattered over the resources,
- * and every separate per-resource array (its flow list, its marks, its
- * bytes) was one more cache miss per hop. */
+/* What the engine reads per resource while flows cross it, in one 64-byte
+ * record on a cache line of its own (by local number): a flow's hops are
+ * scattered over the resources, and every separate per-resource array
+ * (its flow list, its marks) was one more cache miss per hop. The bytes
+ * carried are added by global number (gbytes), once per completed hop. */
 typedef struct sim_rstate {
     double cap;
     double rem, wsum; /* progressive-filling scratch */
