@@ -3,8 +3,8 @@
  * one link, holes left in a link's list by flows that end first, a
  * three-link max-min example with rates that change as flows finish, a 1:4
  * oversubscribed uplink, latency, ideal spreading weights, an event heap
- * against sorting (and a batch taken at once against popping), and
- * allocation failure.
+ * against sorting (and a batch taken at once against popping), the hop
+ * pool and local resource numbers, and allocation failure.
  */
 #define _GNU_SOURCE
 #include "test.h"
@@ -278,6 +278,76 @@ static void test_chain(void **state)
     assert_int_equal(sim_flow_add(net, 0.0, 0, 1, &h, 1, 0), -1); /* in the past */
     sim_hop_t bad = {7, 1};
     assert_int_equal(sim_flow_add(net, c.end, 0, 1, &bad, 1, 0), -1);
+    sim_net_destroy(net);
+}
+
+/* Flows' hops live in one pool that moves when it fills (event.c,
+ * hop_room), and resources are numbered locally in the order flows first
+ * cross them (engine_int.h). A long flow A (150 GB over r5 then r3, so r5
+ * gets the first local number) stays pending while a chain of 300 flows
+ * of 1 GB over r0, r1, r3, each started by the last one's completion,
+ * fills the pool again and again (3 hops each: the 256-hop pool is full
+ * after about 85 of them, and A's hops move each time). By hand, with
+ * every link 10 GB/s: while A runs, A and the chain's flow share r3 at
+ * 5 GB/s, so a chain flow takes 0.2 s and A ends at 150 / 5 = 30 s,
+ * with the 150th chain flow; the other 150 take 0.1 s each alone:
+ * the chain ends at 30 + 15 = 45 s. Bytes: r3 150 + 300 GB, r5 150 GB,
+ * r0 300 GB. Then a rewind forgets the local numbers and keeps the bytes,
+ * and a capacity set while a resource has its local number (a flow added
+ * over it) is the one the run uses: 1 GB over r3 at 20 GB/s is 0.05 s.
+ * With it, 150 flows of 0.1 GB over r0, r2, r4 added at once (450 hops:
+ * the pool grows in place under pending flows) share r0: 10/150 GB/s
+ * each, all end at 150 × 0.1 / 10 = 1.5 s. */
+typedef struct pool_chain {
+    sim_net_t *net;
+    int left;
+    double end, a_end;
+} pool_chain_t;
+
+static void pool_next(void *ctx, uint64_t tag, double t)
+{
+    pool_chain_t *c = ctx;
+    if (tag == 1000) {
+        c->a_end = t;
+        return;
+    }
+    c->end = t;
+    if (--c->left == 0) return;
+    sim_hop_t h[] = {{0, 1}, {1, 1}, {3, 1}};
+    assert_int_equal(sim_flow_add(c->net, t, 0, 1 * GB, h, 3, tag + 1), 0);
+}
+
+static void test_hop_pool_local_numbers(void **state)
+{
+    (void)state;
+    double caps[] = {10 * GB, 10 * GB, 10 * GB, 10 * GB, 10 * GB, 10 * GB};
+    sim_net_t *net = net_with(6, caps);
+    sim_hop_t a[] = {{5, 1}, {3, 1}}, h[] = {{0, 1}, {1, 1}, {3, 1}};
+    assert_int_equal(sim_flow_add(net, 0, 0, 150 * GB, a, 2, 1000), 0);
+    assert_int_equal(sim_flow_add(net, 0, 0, 1 * GB, h, 3, 0), 0);
+    pool_chain_t c = {net, 300, 0, 0};
+    assert_int_equal(sim_net_run(net, pool_next, &c), 0);
+    assert_int_equal(c.left, 0);
+    assert_near(c.a_end, 30.0, 1e-9);
+    assert_near(c.end, 45.0, 1e-9);
+    assert_near(sim_net_res_bytes(net, 3), 450 * GB, 1e-3);
+    assert_near(sim_net_res_bytes(net, 5), 150 * GB, 1e-3);
+    assert_near(sim_net_res_bytes(net, 0), 300 * GB, 1e-3);
+    assert_near(sim_net_res_bytes(net, 2), 0, 0);
+    assert_int_equal(sim_net_rewind(net), 0);
+    sim_hop_t r3 = {3, 1}, g[] = {{0, 1}, {2, 1}, {4, 1}};
+    assert_int_equal(sim_flow_add(net, 0, 0, 1 * GB, &r3, 1, 0), 0);
+    sim_net_set_res(net, 3, 20 * GB, 3);
+    for (uint64_t i = 1; i <= 150; i++)
+        assert_int_equal(sim_flow_add(net, 0, 0, 0.1 * GB, g, 3, i), 0);
+    double t[151] = {0};
+    assert_int_equal(sim_net_run(net, log_any, t), 0);
+    assert_near(t[0], 0.05, 1e-12);
+    for (int i = 1; i <= 150; i++)
+        assert_near(t[i], 1.5, 1e-9);
+    assert_near(sim_net_res_bytes(net, 3), 451 * GB, 1e-3);
+    assert_near(sim_net_res_bytes(net, 4), 15 * GB, 1e-3);
+    assert_near(sim_net_res_cap(net, 3), 20 * GB, 0);
     sim_net_destroy(net);
 }
 
@@ -634,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_latency),
         cmocka_unit_test(test_spread_weights),
         cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_hop_pool_local_numbers),
         cmocka_unit_test(test_random_vs_naive),
         cmocka_unit_test(test_ideal_fast_path),
         cmocka_unit_test(test_heap_order),

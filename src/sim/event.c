@@ -27,28 +27,69 @@ sim_net_t *sim_net_create(uint32_t n_res)
     if (!net) return NULL;
     net->n_res = n_res;
     size_t n = n_res ? n_res : 1;
-    net->rs_mem = util_calloc(n + 1, sizeof(sim_rstate_t));
+    net->gcap = util_calloc(n, sizeof(double));
+    net->gtier = util_calloc(n, 1);
+    net->gbytes = util_calloc(n, sizeof(double));
+    net->lmap = util_malloc(n * sizeof(uint32_t));
     net->load = util_calloc(n, sizeof(double));
-    if (!net->rs_mem || !net->load) {
+    if (!net->gcap || !net->gtier || !net->gbytes || !net->lmap || !net->load) {
         sim_net_destroy(net);
         return NULL;
     }
-    uintptr_t a = (uintptr_t)net->rs_mem;
-    net->rs = (sim_rstate_t *)((a + 63) & ~(uintptr_t)63);
+    memset(net->lmap, 0xff, n * sizeof(uint32_t)); /* UINT32_MAX: none */
     net->weight = 1;
     return net;
+}
+
+/* Room for one more local record: a new 64-byte aligned block, twice as
+ * large, the records moved (their flow lists go with them). */
+static int grow_local(sim_net_t *net)
+{
+    uint32_t cap = net->cap_local ? net->cap_local * 2 : 64;
+    if (cap > net->n_res) cap = net->n_res;
+    void *mem = util_calloc((size_t)cap + 1, sizeof(sim_rstate_t));
+    if (!mem) return -1;
+    sim_rstate_t *rs = (sim_rstate_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+    if (net->cap_local) memcpy(rs, net->rs, (size_t)net->cap_local * sizeof(*rs));
+    util_free(net->rs_mem);
+    net->rs_mem = mem;
+    net->rs = rs;
+    net->cap_local = cap;
+    return 0;
+}
+
+/* Global resource g's local number, given one on first use (its record
+ * reset, keeping the list's memory of the record's last use). UINT32_MAX
+ * on OOM. */
+static uint32_t local_of(sim_net_t *net, uint32_t g)
+{
+    uint32_t l = net->lmap[g];
+    if (l != UINT32_MAX) return l;
+    if (net->n_local == net->cap_local && grow_local(net)) return UINT32_MAX;
+    l = net->n_local++;
+    sim_rstate_t *rs = &net->rs[l];
+    rs->cap = net->gcap[g];
+    rs->tier = net->gtier[g];
+    rs->gid = g;
+    rs->n = rs->nun = 0;
+    rs->mark = 0; /* never a live epoch: find_component's epoch is >= 1 */
+    net->lmap[g] = l;
+    return l;
 }
 
 void sim_net_destroy(sim_net_t *net)
 {
     if (!net) return;
-    for (uint32_t r = 0; net->rs && r < net->n_res; r++)
+    for (uint32_t r = 0; net->rs && r < net->cap_local; r++)
         util_free(net->rs[r].v);
-    for (uint32_t i = 0; i < net->n_slots; i++)
-        util_free(net->flows[i].hops);
+    UTIL_VEC_FREE(&net->hpool);
     util_free(net->flows);
     util_free(net->ftb);
     util_free(net->rs_mem);
+    util_free(net->gcap);
+    util_free(net->gtier);
+    util_free(net->gbytes);
+    util_free(net->lmap);
     util_free(net->load);
     UTIL_VEC_FREE(&net->free_slots);
     UTIL_VEC_FREE(&net->comp_res);
@@ -64,8 +105,12 @@ void sim_net_destroy(sim_net_t *net)
 void sim_net_set_res(sim_net_t *net, uint32_t r, double cap, unsigned tier)
 {
     if (r >= net->n_res) return;
-    net->rs[r].cap = cap;
-    net->rs[r].tier = (uint8_t)(tier < SIM_MAX_TIERS ? tier : SIM_MAX_TIERS - 1);
+    net->gcap[r] = cap;
+    net->gtier[r] = (uint8_t)(tier < SIM_MAX_TIERS ? tier : SIM_MAX_TIERS - 1);
+    if (net->lmap[r] != UINT32_MAX) {
+        net->rs[net->lmap[r]].cap = cap;
+        net->rs[net->lmap[r]].tier = net->gtier[r];
+    }
 }
 
 uint32_t sim_net_res_count(const sim_net_t *net)
@@ -82,15 +127,15 @@ const double *sim_net_done_breakdown(const sim_net_t *net)
 }
 double sim_net_res_bytes(const sim_net_t *net, uint32_t r)
 {
-    return net->rs[r].bytes;
+    return net->gbytes[r];
 }
 double sim_net_res_cap(const sim_net_t *net, uint32_t r)
 {
-    return net->rs[r].cap;
+    return net->gcap[r];
 }
 unsigned sim_net_res_tier(const sim_net_t *net, uint32_t r)
 {
-    return net->rs[r].tier;
+    return net->gtier[r];
 }
 void sim_net_get_stats(const sim_net_t *net, sim_net_stats_t *out)
 {
@@ -107,6 +152,11 @@ int sim_net_rewind(sim_net_t *net)
 {
     if (net->pending) return -1;
     net->now = 0;
+    /* the local numbering starts again (engine_int.h) */
+    for (uint32_t l = 0; l < net->n_local; l++)
+        net->lmap[net->rs[l].gid] = UINT32_MAX;
+    net->n_local = 0;
+    net->hpool.n = 0; /* no flow pending: no live hops */
     /* Free slots as a stack popping 0, 1, 2 ...: the order of a fresh net. */
     net->free_slots.n = 0;
     if (UTIL_VEC_RESERVE(&net->free_slots, net->n_slots)) return -1;
@@ -120,8 +170,7 @@ int sim_net_reset(sim_net_t *net)
 {
     if (sim_net_rewind(net)) return -1;
     memset(&net->stats, 0, sizeof(net->stats));
-    for (uint32_t r = 0; r < net->n_res; r++)
-        net->rs[r].bytes = 0;
+    memset(net->gbytes, 0, (size_t)net->n_res * sizeof(double));
     memset(net->load, 0, (size_t)net->n_res * sizeof(double));
     return 0;
 }
@@ -159,14 +208,57 @@ static int new_slot(sim_net_t *net, uint32_t *id_p)
     return 0;
 }
 
+/* Room for n more hops in the pool. When it is full and at least half of
+ * it is hops of completed flows, the pending flows' hops move to a new
+ * pool (in slot order) with room for twice what they and the new ones
+ * need, and no less than before; otherwise it grows in place to twice its
+ * use (realloc: pages not yet written are not touched), and the pending
+ * flows' hops pointers follow. Either way the work is paid for by the
+ * hops added since the last time. */
+static int hop_room(sim_net_t *net, uint32_t n)
+{
+    if (net->hpool.cap - net->hpool.n >= n) return 0;
+    sim_fhop_t *v;
+    size_t at = 0;
+    if (net->hpool.n - net->live_hops < net->hpool.n / 2) {
+        size_t cap = 2 * (net->hpool.n + n);
+        v = util_realloc(net->hpool.v, (cap < 256 ? 256 : cap) * sizeof(*v));
+        if (!v) return -1;
+        net->hpool.cap = cap < 256 ? 256 : cap;
+        for (uint32_t i = 0; i < net->n_slots; i++) {
+            sim_flow_t *f = &net->flows[i];
+            if (f->state != FLOW_FREE && f->n_hops) f->hops = v + f->hoff;
+        }
+        net->hpool.v = v;
+        return 0;
+    }
+    size_t cap = 2 * (net->live_hops + n);
+    if (cap < net->hpool.cap) cap = net->hpool.cap;
+    v = util_malloc(cap * sizeof(*v));
+    if (!v) return -1;
+    for (uint32_t i = 0; i < net->n_slots; i++) {
+        sim_flow_t *f = &net->flows[i];
+        if (f->state == FLOW_FREE || f->n_hops == 0) continue;
+        memcpy(v + at, net->hpool.v + f->hoff, f->n_hops * sizeof(*v));
+        f->hoff = (uint32_t)at;
+        f->hops = v + at;
+        at += f->n_hops;
+    }
+    util_free(net->hpool.v);
+    net->hpool.v = v;
+    net->hpool.n = at;
+    net->hpool.cap = cap;
+    return 0;
+}
+
 int sim_flow_add(sim_net_t *net, double t_start, double latency, double bytes,
                  const sim_hop_t *hops, uint32_t n_hops, uint64_t tag)
 {
     unsigned min_tier = SIM_MAX_TIERS;
     for (uint32_t h = 0; h < n_hops; h++) {
-        if (hops[h].res >= net->n_res || !(hops[h].w > 0) || !(net->rs[hops[h].res].cap > 0))
+        if (hops[h].res >= net->n_res || !(hops[h].w > 0) || !(net->gcap[hops[h].res] > 0))
             return -1;
-        if (net->rs[hops[h].res].tier < min_tier) min_tier = net->rs[hops[h].res].tier;
+        if (net->gtier[hops[h].res] < min_tier) min_tier = net->gtier[hops[h].res];
     }
     return sim_flow_add_valid(net, t_start, latency, bytes, hops, n_hops, min_tier, tag);
 }
@@ -178,18 +270,23 @@ int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double by
     uint32_t id;
     if (new_slot(net, &id)) return -1;
     sim_flow_t *f = &net->flows[id];
-    if (n_hops > f->cap_hops) {
-        sim_fhop_t *nh = util_realloc(f->hops, (size_t)n_hops * sizeof(*nh));
-        if (!nh) {
+    if (hop_room(net, n_hops)) {
+        SIM_PUSH(&net->free_slots, id);
+        return -1;
+    }
+    f->hoff = (uint32_t)net->hpool.n;
+    f->hops = n_hops ? net->hpool.v + f->hoff : NULL;
+    for (uint32_t h = 0; h < n_hops; h++) {
+        uint32_t l = local_of(net, hops[h].res);
+        if (l == UINT32_MAX) {
             SIM_PUSH(&net->free_slots, id);
             return -1;
         }
-        f->hops = nh;
-        f->cap_hops = n_hops;
+        f->hops[h] = (sim_fhop_t){l, 0, hops[h].w};
     }
-    for (uint32_t h = 0; h < n_hops; h++)
-        f->hops[h] = (sim_fhop_t){hops[h].res, 0, hops[h].w};
     f->n_hops = n_hops;
+    net->hpool.n += n_hops;
+    net->live_hops += n_hops;
     f->min_tier = (uint8_t)min_tier;
     f->bytes = f->remaining = bytes;
     f->rate = 0;
@@ -197,6 +294,7 @@ int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double by
     f->bott = UINT32_MAX;
     f->state = FLOW_WAITING;
     memset(net->ftb[id], 0, sizeof(net->ftb[id]));
+    f->ctier = SIM_TB_NONE;
     net->ftb[id][SIM_MAX_TIERS] = latency;
     net->stats.tier_bound[SIM_MAX_TIERS] += latency * net->weight;
     net->pending++;
@@ -239,7 +337,7 @@ static int activate(sim_net_t *net, uint32_t id)
     sim_flow_t *f = &net->flows[id];
     net->stats.events++;
     f->state = FLOW_ACTIVE;
-    f->t_last = f->t_seg = net->now;
+    f->t_last = net->now;
     if (f->n_hops == 0 || f->bytes == 0) {
         sim_heap_set(&net->heap, id, net->now); /* completes in this batch */
         return 0;
@@ -270,7 +368,7 @@ static int deactivate(sim_net_t *net, sim_flow_t *f)
 {
     if (net->ideal && !net->observer) { /* it joined no list (activate) */
         for (uint32_t h = 0; h < f->n_hops; h++)
-            net->rs[f->hops[h].res].bytes += f->bytes * f->hops[h].w * net->weight;
+            net->gbytes[net->rs[f->hops[h].res].gid] += f->bytes * f->hops[h].w * net->weight;
         return 0;
     }
     for (uint32_t h = 0; h < f->n_hops; h++) {
@@ -279,7 +377,7 @@ static int deactivate(sim_net_t *net, sim_flow_t *f)
         if (touch(net, r)) return -1;         /* first: it clears nun */
         l->v[f->hops[h].pos].flow = SIM_DEAD; /* compacted at the recomputation (flow.c) */
         l->nun++;
-        l->bytes += f->bytes * f->hops[h].w * net->weight;
+        net->gbytes[l->gid] += f->bytes * f->hops[h].w * net->weight;
     }
     return 0;
 }
@@ -292,8 +390,10 @@ static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
     sim_flow_advance(net, f);
     if (f->n_hops && f->bytes > 0 && deactivate(net, f)) return -1;
     uint64_t tag = f->tag;
+    sim_flow_tb_flush(net, f);
     net->done_tb = net->ftb[id];
     f->state = FLOW_FREE;
+    net->live_hops -= f->n_hops;
     net->pending--;
     if (SIM_PUSH(&net->free_slots, id)) return -1;
     if (done) done(ctx, tag, net->now);

@@ -23,13 +23,13 @@
 
 static int share_push(sim_net_t *net, double share, uint32_t res)
 {
-    sim_share_t e = {share, res};
+    sim_share_t e = {share, res, net->rs[res].gid};
     if (SIM_PUSH(&net->shares, e)) return -1;
     sim_share_t *v = net->shares.v;
     size_t i = net->shares.n - 1;
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (v[p].share < e.share || (v[p].share == e.share && v[p].res <= e.res)) break;
+        if (v[p].share < e.share || (v[p].share == e.share && v[p].gid <= e.gid)) break;
         v[i] = v[p];
         i = p;
     }
@@ -46,9 +46,9 @@ static sim_share_t share_pop(sim_net_t *net)
         size_t c = 2 * i + 1;
         if (c >= n) break;
         if (c + 1 < n && (v[c + 1].share < v[c].share ||
-                          (v[c + 1].share == v[c].share && v[c + 1].res < v[c].res)))
+                          (v[c + 1].share == v[c].share && v[c + 1].gid < v[c].gid)))
             c++;
-        if (last.share < v[c].share || (last.share == v[c].share && last.res <= v[c].res)) break;
+        if (last.share < v[c].share || (last.share == v[c].share && last.gid <= v[c].gid)) break;
         v[i] = v[c];
         i = c;
     }
@@ -282,11 +282,11 @@ static void notify_loads(sim_net_t *net)
 {
     if (!net->observer) return;
     for (size_t i = 0; i < net->comp_res.n; i++) {
-        uint32_t r = net->comp_res.v[i];
+        uint32_t r = net->comp_res.v[i], g = net->rs[r].gid;
         double used = net->rs[r].n ? net->rs[r].cap - (net->rs[r].rem > 0 ? net->rs[r].rem : 0) : 0;
-        if (used != net->load[r]) {
-            net->load[r] = used;
-            net->observer(net->observer_ctx, r, net->now, used);
+        if (used != net->load[g]) {
+            net->load[g] = used;
+            net->observer(net->observer_ctx, g, net->now, used);
         }
     }
 }
@@ -318,7 +318,7 @@ static void apply_rates(sim_net_t *net)
 static void epoch_wrap(sim_net_t *net)
 {
     if (net->epoch < UINT32_MAX - 2) return;
-    for (uint32_t r = 0; r < net->n_res; r++)
+    for (uint32_t r = 0; r < net->n_local; r++)
         net->rs[r].mark = 0;
     for (uint32_t i = 0; i < net->n_slots; i++)
         net->flows[i].mark = 0;
