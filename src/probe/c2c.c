@@ -357,6 +357,7 @@ static void *flat_side(void *arg)
         }
         if (data) {
             const void *src[2] = {x->shared[0][z], x->shared[1][z]};
+            src[me] = x->input[me];
             comm_reduce_n(x->mine[me], src, 2, x->bytes / sizeof(float), STRATA_FP32, STRATA_SUM,
                           2);
         }
