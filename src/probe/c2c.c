@@ -318,8 +318,15 @@ static void *remote_side(void *arg)
  * back to back as a program calls it: round k waits until the peer's done
  * shows round k - 2 (its slot is reused three rounds later), copies the
  * input into slot k % 3, publishes staged behind a full fence (the
- * engine's comm_posted), waits for the peer's staged, sums both slots
- * into its output and publishes done. Rounds alternate in blocks of
+ * engine's comm_posted), waits for the peer's staged, sums the peer's slot
+ * with its own private input into its output and publishes done. Its own
+ * part from the input, not from its slot, as the engine reads it (flat():
+ * the peer has just read that slot, and a line another core read has
+ * moved to that core, so reading it back is one more transfer a line: the
+ * round that summed both slots read 1 KiB at 4.2 GB/s where the engine's
+ * whole call took 0.27 us; bench/README.md, "s12-h19"). Per round, then,
+ * as the engine: two flags handed over (staged, done), the slot's lines
+ * taken back by its stores and loaded once by the peer. Rounds alternate in blocks of
  * FLAT_BLOCK without the copy and the sum (the synchronisation alone) and
  * with them. A round's lap is its end to the previous round's end.
  * Back to back, a round's stores to its slot take the lines back from the
@@ -403,8 +410,28 @@ int probe_flat_samples(double *const lap[2], int rounds, size_t bytes, double *b
     return n;
 }
 
+int probe_flat_sync(double *const lap[2], int rounds, double *sync)
+{
+    int segs = rounds / (2 * FLAT_BLOCK * FLAT_SEG), per = FLAT_SEG * (FLAT_BLOCK - 2);
+    double *v = util_malloc(sizeof(double) * (size_t)per);
+    if (!v) return -1;
+    for (int j = 0; j < segs; j++) {
+        sync[j] = 0;
+        for (int me = 0; me < 2; me++) {
+            int m = 0;
+            for (int b = 0; b < FLAT_SEG; b++)
+                for (int i = 2; i < FLAT_BLOCK; i++)
+                    v[m++] = lap[me][(j * FLAT_SEG + b) * 2 * FLAT_BLOCK + i];
+            sync[j] += probe_median(v, m) / 2;
+        }
+    }
+    util_free(v);
+    return segs;
+}
+
 static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mode_t mode,
-                                   strata_probe_stat_t *s, strata_error_t *err)
+                                   strata_probe_stat_t *s, strata_probe_stat_t *sync_p,
+                                   strata_error_t *err)
 {
     remote_t *x = util_malloc(sizeof(*x));
     if (!x) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
@@ -450,6 +477,9 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
                                     "probe: flat hand-over at %zu B: in only %d of %d samples did "
                                     "rounds with data take longer than without (host too busy)",
                                     bytes, n, rounds / (2 * FLAT_BLOCK * FLAT_SEG));
+        int ns = st == STRATA_OK && sync_p ? probe_flat_sync(x->lap, rounds, bw) : 0;
+        if (ns < 0) st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+        if (ns > 0) st = strata_probe_stat(bw, (size_t)ns, sync_p, err);
     }
     /* the first round of each slot pays its first touches; each timed
      * part pays one clock read beyond what it times (the reduction is one
@@ -498,7 +528,7 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
                          ? PROBE_MAX_REPS
                          : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], rounds, HO_COPY,
-                         &res->remote_copy[i], err);
+                         &res->remote_copy[i], NULL, err);
         probe_tick(x, budget, (double)(i + 1) / (n + 1));
     }
     /* The flat allreduce (up to 2 KiB) reduces every staged copy from the
@@ -513,7 +543,7 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
          * rounds, 8 ms on a quiet host */
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)flat_sizes[i],
                          (x->opts->quick ? 8 : 16) * FLAT_SEG * 2 * FLAT_BLOCK, HO_FLAT,
-                         &res->flat_copy[i], err);
+                         &res->flat_copy[i], i == 0 ? &res->flat_sync : NULL, err);
     }
     /* The pipeline's reduce phase (above 2 KiB) loads the peer's staged
      * slice while it stores its sum into lines the peer copies out next:
@@ -536,7 +566,7 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
         int rounds =
             !x->opts->quick || red_sizes[i] <= 4096 ? PROBE_MAX_REPS : 8 + HANDOVER_SLOTS - 1;
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)red_sizes[i], rounds, HO_REDUCE,
-                         &res->reduce_load[i], err);
+                         &res->reduce_load[i], NULL, err);
     }
     probe_tick(x, budget, 1);
     return st;

@@ -111,6 +111,31 @@ static void test_flat_samples(void **state)
     assert_int_equal(probe_flat_samples(lap, R / 2 - 1, 256, bw), 0);
 }
 
+/* The flat round's flags alone from the same synthetic laps: per sample
+ * the mean of the threads' median lap without data, the first two rounds
+ * of each block (10 us) left out. Sample 0: (400 + 420) / 2 = 410 ns;
+ * sample 1 likewise 410 ns (its data rounds, faster, are not read). One
+ * round without data of thread 1 at 9 us among 240 leaves the median; a
+ * lap count short of a sample gives none. */
+static void test_flat_sync(void **state)
+{
+    (void)state;
+    enum { R = 2 * FLAT_BLOCK * FLAT_SEG * 2 };
+    static double l0[R], l1[R];
+    for (int k = 0; k < R; k++) {
+        bool data = (k / FLAT_BLOCK) % 2 == 1;
+        l0[k] = data ? 600e-9 : 400e-9;
+        l1[k] = data ? 640e-9 : 420e-9;
+        if (k % FLAT_BLOCK < 2) l0[k] = l1[k] = 10e-6;
+    }
+    l1[2 * FLAT_BLOCK + 7] = 9e-6;
+    double *lap[2] = {l0, l1}, sync[4] = {0};
+    assert_int_equal(probe_flat_sync(lap, R, sync), 2);
+    NEAR(sync[0], 410e-9, 1e-15);
+    NEAR(sync[1], 410e-9, 1e-15);
+    assert_int_equal(probe_flat_sync(lap, R / 2 - 1, sync), 0);
+}
+
 /* ==== Physical sense ==== */
 
 static void test_checks(void **state)
@@ -578,6 +603,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_validate),    cmocka_unit_test(test_save_load_roundtrip),
         cmocka_unit_test(test_load_errors), cmocka_unit_test(test_predict),
         cmocka_unit_test(test_sockets),     cmocka_unit_test(test_flat_samples),
+        cmocka_unit_test(test_flat_sync),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
