@@ -353,10 +353,10 @@ static json_t *c2c_json(const strata_probe_result_t *r)
         json_array_append_new(cpus, json_integer(r->cpus[i]));
     }
     json_t *doc = json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m,
-                     "all_pairs_s", probe_stat_json(&r->c2c_all), "sockets", r->packages,
-                     "within_socket_s", probe_stat_json(&r->c2c_within), "across_sockets_s",
-                     probe_stat_json(&r->c2c_across), "handover", remote, "handover_flat", flat,
-                     "handover_reduce", red);
+                            "all_pairs_s", probe_stat_json(&r->c2c_all), "sockets", r->packages,
+                            "within_socket_s", probe_stat_json(&r->c2c_within), "across_sockets_s",
+                            probe_stat_json(&r->c2c_across), "handover", remote, "handover_flat",
+                            flat, "handover_reduce", red);
     if (doc && r->flat_sync.n)
         json_object_set_new(doc, "flat_flags_s", probe_stat_json(&r->flat_sync));
     return doc;
