@@ -215,13 +215,14 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
 #define HANDOVER_SLOTS 3
 
 /* What a round times: the pipeline's hand-over (stage + gather), the flat
- * path's (what the write and both slots summed add to its round), or the
+ * path's (what the write and the sum with the peer's slot add to its
+ * round), or the
  * pipeline's reduction alone. */
 typedef enum { HO_COPY, HO_FLAT, HO_REDUCE } ho_mode_t;
 
 /* A rank's flags in the flat round, each in its own line as the engine's
  * (comm_rank_lines_t): staged = round + 1 once its slot holds the round's
- * input, done = round + 1 once it has read both slots. */
+ * input, done = round + 1 once it has read the peer's slot. */
 typedef struct flat_flags {
     alignas(64) _Atomic uint64_t staged;
     alignas(64) _Atomic uint64_t done;
@@ -531,10 +532,12 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
                          &res->remote_copy[i], NULL, err);
         probe_tick(x, budget, (double)(i + 1) / (n + 1));
     }
-    /* The flat allreduce (up to 2 KiB) reduces every staged copy from the
-     * slots, its own too, where the pipeline reads its own part from its
-     * private input, and synchronises once a call: its round, back to
-     * back (flat_side), is another access pattern than the pipeline's. */
+    /* The flat allreduce (up to 2 KiB) reduces the whole vector itself,
+     * the peers' staged copies from their slots and its own part from its
+     * private input, and waits once a call (for the staged flags): its
+     * round, back to back (flat_side), is another access pattern than the
+     * pipeline's. The first size's rounds without data also give the
+     * flags alone (res->flat_sync). */
     static const double flat_sizes[] = {256, 1024, STRATA_DIRECT_FLAT_MAX};
     res->flat_n = 3;
     for (int i = 0; i < res->flat_n && st == STRATA_OK; i++) {

@@ -503,7 +503,8 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     m.bw_load = strata_probe_remote_bw(c, slice);
     /* the flat path: its round measured as the engine runs it, back to
      * back (c2c.c, flat_side): what the copy into the slot and the sum of
-     * both slots add to a round beyond its synchronisation, the hand-over
+     * the peer's slot with its own input add to a round beyond its
+     * synchronisation, the hand-over
      * and the reduction together — both rates of the flat path, so that
      * cost_direct's min(hand, red) is this figure (the pipeline's
      * hand-over curve, another access pattern, does not cap it) */

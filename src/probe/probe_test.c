@@ -463,7 +463,7 @@ static void test_predict(void **state)
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.3816e-6,
          1e-12);
     /* with the flat path's own hand-over (2 GB/s at 1 KiB, 4 at 2 KiB:
-     * both slots reduced) the peer's bytes move at 4 GB/s (512 ns):
+     * the peer's slot reduced) the peer's bytes move at 4 GB/s (512 ns):
      * 1.6376 us; at 1.5 KiB log(1.5)/log(2) = 0.5849625 of the way: 2 +
      * 0.5849625 x 2 = 3.169925 GB/s: 1.1 us + 1536/80e9 s (19.2 ns) +
      * 1536/3.169925e9 s (484.554 ns) = 1.603754 us; the pipeline
