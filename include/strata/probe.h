@@ -167,6 +167,10 @@ typedef struct strata_probe_result {
     int flat_n;
     double flat_bytes[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t flat_copy[STRATA_PROBE_CURVE_MAX];
+    /* the flat round's flags alone (staged, done; its rounds without
+     * data), seconds a round: what the engine's flat path pays to
+     * synchronise, beside the line hand-off it counts in (docs/probe.md) */
+    strata_probe_stat_t flat_sync;
     /* the pipeline's reduction as a hand-over: each sums its own private
      * input with the buffer the other just wrote, into lines the other
      * copied out three rounds before (and copies out next), both at once;

@@ -215,13 +215,14 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
 #define HANDOVER_SLOTS 3
 
 /* What a round times: the pipeline's hand-over (stage + gather), the flat
- * path's (what the write and both slots summed add to its round), or the
+ * path's (what the write and the sum with the peer's slot add to its
+ * round), or the
  * pipeline's reduction alone. */
 typedef enum { HO_COPY, HO_FLAT, HO_REDUCE } ho_mode_t;
 
 /* A rank's flags in the flat round, each in its own line as the engine's
  * (comm_rank_lines_t): staged = round + 1 once its slot holds the round's
- * input, done = round + 1 once it has read both slots. */
+ * input, done = round + 1 once it has read the peer's slot. */
 typedef struct flat_flags {
     alignas(64) _Atomic uint64_t staged;
     alignas(64) _Atomic uint64_t done;
@@ -318,8 +319,15 @@ static void *remote_side(void *arg)
  * back to back as a program calls it: round k waits until the peer's done
  * shows round k - 2 (its slot is reused three rounds later), copies the
  * input into slot k % 3, publishes staged behind a full fence (the
- * engine's comm_posted), waits for the peer's staged, sums both slots
- * into its output and publishes done. Rounds alternate in blocks of
+ * engine's comm_posted), waits for the peer's staged, sums the peer's slot
+ * with its own private input into its output and publishes done. Its own
+ * part from the input, not from its slot, as the engine reads it (flat():
+ * the peer has just read that slot, and a line another core read has
+ * moved to that core, so reading it back is one more transfer a line: the
+ * round that summed both slots read 1 KiB at 4.2 GB/s where the engine's
+ * whole call took 0.27 us; bench/README.md, "s12-h19"). Per round, then,
+ * as the engine: two flags handed over (staged, done), the slot's lines
+ * taken back by its stores and loaded once by the peer. Rounds alternate in blocks of
  * FLAT_BLOCK without the copy and the sum (the synchronisation alone) and
  * with them. A round's lap is its end to the previous round's end.
  * Back to back, a round's stores to its slot take the lines back from the
@@ -357,6 +365,7 @@ static void *flat_side(void *arg)
         }
         if (data) {
             const void *src[2] = {x->shared[0][z], x->shared[1][z]};
+            src[me] = x->input[me];
             comm_reduce_n(x->mine[me], src, 2, x->bytes / sizeof(float), STRATA_FP32, STRATA_SUM,
                           2);
         }
@@ -402,8 +411,28 @@ int probe_flat_samples(double *const lap[2], int rounds, size_t bytes, double *b
     return n;
 }
 
+int probe_flat_sync(double *const lap[2], int rounds, double *sync)
+{
+    int segs = rounds / (2 * FLAT_BLOCK * FLAT_SEG), per = FLAT_SEG * (FLAT_BLOCK - 2);
+    double *v = util_malloc(sizeof(double) * (size_t)per);
+    if (!v) return -1;
+    for (int j = 0; j < segs; j++) {
+        sync[j] = 0;
+        for (int me = 0; me < 2; me++) {
+            int m = 0;
+            for (int b = 0; b < FLAT_SEG; b++)
+                for (int i = 2; i < FLAT_BLOCK; i++)
+                    v[m++] = lap[me][(j * FLAT_SEG + b) * 2 * FLAT_BLOCK + i];
+            sync[j] += probe_median(v, m) / 2;
+        }
+    }
+    util_free(v);
+    return segs;
+}
+
 static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mode_t mode,
-                                   strata_probe_stat_t *s, strata_error_t *err)
+                                   strata_probe_stat_t *s, strata_probe_stat_t *sync_p,
+                                   strata_error_t *err)
 {
     remote_t *x = util_malloc(sizeof(*x));
     if (!x) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
@@ -449,6 +478,9 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
                                     "probe: flat hand-over at %zu B: in only %d of %d samples did "
                                     "rounds with data take longer than without (host too busy)",
                                     bytes, n, rounds / (2 * FLAT_BLOCK * FLAT_SEG));
+        int ns = st == STRATA_OK && sync_p ? probe_flat_sync(x->lap, rounds, bw) : 0;
+        if (ns < 0) st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+        if (ns > 0) st = strata_probe_stat(bw, (size_t)ns, sync_p, err);
     }
     /* the first round of each slot pays its first touches; each timed
      * part pays one clock read beyond what it times (the reduction is one
@@ -497,13 +529,15 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
                          ? PROBE_MAX_REPS
                          : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], rounds, HO_COPY,
-                         &res->remote_copy[i], err);
+                         &res->remote_copy[i], NULL, err);
         probe_tick(x, budget, (double)(i + 1) / (n + 1));
     }
-    /* The flat allreduce (up to 2 KiB) reduces every staged copy from the
-     * slots, its own too, where the pipeline reads its own part from its
-     * private input, and synchronises once a call: its round, back to
-     * back (flat_side), is another access pattern than the pipeline's. */
+    /* The flat allreduce (up to 2 KiB) reduces the whole vector itself,
+     * the peers' staged copies from their slots and its own part from its
+     * private input, and waits once a call (for the staged flags): its
+     * round, back to back (flat_side), is another access pattern than the
+     * pipeline's. The first size's rounds without data also give the
+     * flags alone (res->flat_sync). */
     static const double flat_sizes[] = {256, 1024, STRATA_DIRECT_FLAT_MAX};
     res->flat_n = 3;
     for (int i = 0; i < res->flat_n && st == STRATA_OK; i++) {
@@ -512,7 +546,7 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
          * rounds, 8 ms on a quiet host */
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)flat_sizes[i],
                          (x->opts->quick ? 8 : 16) * FLAT_SEG * 2 * FLAT_BLOCK, HO_FLAT,
-                         &res->flat_copy[i], err);
+                         &res->flat_copy[i], i == 0 ? &res->flat_sync : NULL, err);
     }
     /* The pipeline's reduce phase (above 2 KiB) loads the peer's staged
      * slice while it stores its sum into lines the peer copies out next:
@@ -535,7 +569,7 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
         int rounds =
             !x->opts->quick || red_sizes[i] <= 4096 ? PROBE_MAX_REPS : 8 + HANDOVER_SLOTS - 1;
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)red_sizes[i], rounds, HO_REDUCE,
-                         &res->reduce_load[i], err);
+                         &res->reduce_load[i], NULL, err);
     }
     probe_tick(x, budget, 1);
     return st;

@@ -462,6 +462,23 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
      * (the same path); each further one a cache-line hand-off */
     m.lat_intra = c->shm_n > 0 ? c->shm_oneway[0] : c->shm_alpha;
     m.lat_sync = c->line_latency;
+    /* The engine's flags, counted in allreduce_shm.c: the line path (56 B
+     * or less) hands over one line a call; the flat path two flags
+     * (staged, then done), the pipeline three a chunk (staged, reduced,
+     * done), every other collective two a chunk (staged, done). sched
+     * prices the first as lat_intra and one more a chunk of the pipeline
+     * (2 C - 1) or none (flat, one-phase: C - 1) at lat_sync: the done
+     * flag is not among them. It is charged here once a call, at the
+     * measured line hand-off: the last chunk's done, whose store the
+     * call's closing fence waits for and whose line the peer loads when
+     * it next stages; an earlier chunk's is loaded behind the next
+     * chunk's staging copy (the engine reads it before restaging a slot,
+     * three chunks later), and at 2 chunks or more a hand-off is under
+     * 0.5 % of the call here. A message (ring, recursive doubling) has
+     * no done flag. */
+    if ((algo == STRATA_COMM_SHM || algo == STRATA_COMM_AUTO) && S > STRATA_DIRECT_LINE_MAX &&
+        P > 1)
+        m.lat_intra += c->line_latency;
     /* message passing: a step's message moves at the send/recv curve's rate
      * for its size (ring: a block of S/P; recursive doubling: all of S) */
     double msg = algo == STRATA_COMM_RECDBL ? S : S / P, mv = strata_probe_shm_move(c, msg);
@@ -486,7 +503,8 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     m.bw_load = strata_probe_remote_bw(c, slice);
     /* the flat path: its round measured as the engine runs it, back to
      * back (c2c.c, flat_side): what the copy into the slot and the sum of
-     * both slots add to a round beyond its synchronisation, the hand-over
+     * the peer's slot with its own input add to a round beyond its
+     * synchronisation, the hand-over
      * and the reduction together — both rates of the flat path, so that
      * cost_direct's min(hand, red) is this figure (the pipeline's
      * hand-over curve, another access pattern, does not cap it) */

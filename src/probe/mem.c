@@ -251,9 +251,9 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
     strata_probe_result_t *res = x->res;
     probe_numa_cpus_t nodes[STRATA_PROBE_NUMA_MAX];
     int nn = probe_numa_layout(nodes, STRATA_PROBE_NUMA_MAX, res->cpus, res->cores);
-    static const double curve[] = {4096,    16384,   65536,    262144,
-                                   1048576, 4194304, 16777216, 67108864};
-    int ncurve = x->opts->quick ? 6 : 8; /* quick stops at 4 MiB */
+    static const double curve[] = {4096,    16384,   65536,   262144,   1048576,
+                                   2097152, 4194304, 8388608, 16777216, 67108864};
+    int ncurve = x->opts->quick ? 7 : 10; /* quick stops at 4 MiB */
     res->big_bytes = x->opts->quick ? (size_t)16 << 20 : (size_t)64 << 20;
     g_pool.bytes =
         res->big_bytes > (size_t)curve[ncurve - 1] ? res->big_bytes : (size_t)curve[ncurve - 1];

@@ -60,6 +60,11 @@ double probe_less_clock(double t, int reads, double clk);
  * positive differences give a sample. Returns how many are in bw; -1 when
  * out of memory. */
 int probe_flat_samples(double *const lap[2], int rounds, size_t bytes, double *bw);
+/* Samples of the flat round's flags alone from the same laps: per sample,
+ * the mean over the threads of the median lap without data (each block's
+ * first two rounds left out), s. Returns how many are in sync (the samples
+ * probe_flat_samples takes, positive or not). */
+int probe_flat_sync(double *const lap[2], int rounds, double *sync);
 
 /* Sections. Each returns STRATA_OK or an error with its message. */
 strata_status_t probe_mem(probe_ctx_t *x, double budget_s, strata_error_t *err);

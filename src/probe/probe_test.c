@@ -111,6 +111,31 @@ static void test_flat_samples(void **state)
     assert_int_equal(probe_flat_samples(lap, R / 2 - 1, 256, bw), 0);
 }
 
+/* The flat round's flags alone from the same synthetic laps: per sample
+ * the mean of the threads' median lap without data, the first two rounds
+ * of each block (10 us) left out. Sample 0: (400 + 420) / 2 = 410 ns;
+ * sample 1 likewise 410 ns (its data rounds, faster, are not read). One
+ * round without data of thread 1 at 9 us among 240 leaves the median; a
+ * lap count short of a sample gives none. */
+static void test_flat_sync(void **state)
+{
+    (void)state;
+    enum { R = 2 * FLAT_BLOCK * FLAT_SEG * 2 };
+    static double l0[R], l1[R];
+    for (int k = 0; k < R; k++) {
+        bool data = (k / FLAT_BLOCK) % 2 == 1;
+        l0[k] = data ? 600e-9 : 400e-9;
+        l1[k] = data ? 640e-9 : 420e-9;
+        if (k % FLAT_BLOCK < 2) l0[k] = l1[k] = 10e-6;
+    }
+    l1[2 * FLAT_BLOCK + 7] = 9e-6;
+    double *lap[2] = {l0, l1}, sync[4] = {0};
+    assert_int_equal(probe_flat_sync(lap, R, sync), 2);
+    NEAR(sync[0], 410e-9, 1e-15);
+    NEAR(sync[1], 410e-9, 1e-15);
+    assert_int_equal(probe_flat_sync(lap, R / 2 - 1, sync), 0);
+}
+
 /* ==== Physical sense ==== */
 
 static void test_checks(void **state)
@@ -359,12 +384,20 @@ static void test_predict(void **state)
      * (1 GB/s: 8 ns) = 1.0081 us */
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 8), 1.0081e-6, 1e-9);
     /* 1 MiB at 2 ranks: 4 chunks of 256 KiB (slices of 128 KiB), 8 syncs:
-     * α 1 + 7 x 0.1 us; reading its own S at 20 GB/s (52.4288 us) + 2
+     * α 1 + 7 x 0.1 us, and the call's done flag, one more line hand-off
+     * (0.1 us); reading its own S at 20 GB/s (52.4288 us) + 2
      * hand-overs of S/2 (at 1 GB/s, below the 5 GB/s reduce rate:
      * 524.288 us each) + own S/2 / cp at 10 GB/s (52.4288 us)
-     * = 1.7 + 52.4288 + 1048.576 + 52.4288 = 1155.1336 us */
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576), 1155.1336e-6,
+     * = 1.8 + 52.4288 + 1048.576 + 52.4288 = 1155.2336 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576), 1155.2336e-6,
          1e-9);
+    /* The flags counted (calib.c): 56 B, the line path, one hand-off: α
+     * 1 us + 56 B read at 80 GB/s (0.7 ns) + pulled at 1 GB/s (56 ns) =
+     * 1.0567 us; 64 B, the flat path, staged and done: α + 0.1 us + 0.8 +
+     * 64 ns = 1.1648 us (ring, messages without a done flag: no extra
+     * hand-off, its 1 MiB below as before) */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 56), 1.0567e-6, 1e-9);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 64), 1.1648e-6, 1e-9);
     /* 4 ranks on 2 cores, 8 B: one sync (one wait), data (0.1 ns + 3 x
      * 8 ns) twice (two ranks per core) = 48.2 ns, and the wait regime:
      * auto is the engine's policy, yield (switches of 1.2 us, under the
@@ -406,52 +439,53 @@ static void test_predict(void **state)
     /* with a hand-over curve (8 GB/s at 4 KiB, 2 GB/s at 1 MiB): the
      * engine hands over 128 KiB slices (half a 256 KiB chunk) at
      * log(32)/log(256) = 0.625 of the way: 4.25 GB/s (below the 5 GB/s
-     * reduce rate): 1.7 + 52.4288 + 2 x 524288 / 4.25e9 s + 52.4288 us
-     * = 353.2813647 us */
+     * reduce rate): 1.8 + 52.4288 + 2 x 524288 / 4.25e9 s + 52.4288 us
+     * = 353.3813647 us */
     c.remote_n = 2;
     c.remote_bytes[0] = 4096, c.remote_bytes[1] = 1048576;
     c.remote_bw[0] = 8e9, c.remote_bw[1] = 2e9;
     NEAR(strata_probe_remote_bw(&c, 131072), 4.25e9, 1e-12);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         353.2813647e-6, 1e-9);
+         353.3813647e-6, 1e-9);
     /* with a write curve (30 GB/s at 4 KiB, 6 at 1 MiB): the gathered S/2
      * is stored into a 1 MiB output at 6 GB/s where the hand-over stored
      * into a 128 KiB buffer at 30 + 0.625 x (6 - 30) = 15 GB/s: 1/6e9 -
      * 1/15e9 = 0.1 ns a byte more, 524288 x 0.1 ns = 52.4288 us:
-     * 353.2813647 + 52.4288 = 405.7101647 us */
+     * 353.3813647 + 52.4288 = 405.8101647 us */
     c.write_bw[0] = 30e9, c.write_bw[1] = 6e9;
     NEAR(strata_probe_write_bw(&c, 131072), 15e9, 1e-12);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         405.7101647e-6, 1e-9);
-    /* 2 KiB at 2 ranks runs flat: α 1 us + its 2048 B read at 80 GB/s
-     * (25.6 ns) + the peer's 2048 B at min(hand-over 8, reduce 20 GB/s)
-     * (256 ns); no store term (output and slice both 2 KiB) = 1.2816 us */
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.2816e-6,
+         405.8101647e-6, 1e-9);
+    /* 2 KiB at 2 ranks runs flat: α 1 us + the done flag 0.1 us + its
+     * 2048 B read at 80 GB/s (25.6 ns) + the peer's 2048 B at
+     * min(hand-over 8, reduce 20 GB/s) (256 ns); no store term (output
+     * and slice both 2 KiB) = 1.3816 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.3816e-6,
          1e-12);
     /* with the flat path's own hand-over (2 GB/s at 1 KiB, 4 at 2 KiB:
-     * both slots reduced) the peer's bytes move at 4 GB/s (512 ns):
-     * 1.5376 us; at 1.5 KiB log(1.5)/log(2) = 0.5849625 of the way: 2 +
-     * 0.5849625 x 2 = 3.169925 GB/s: 1 us + 1536/80e9 s (19.2 ns) +
-     * 1536/3.169925e9 s (484.554 ns) = 1.503754 us; the pipeline
+     * the peer's slot reduced) the peer's bytes move at 4 GB/s (512 ns):
+     * 1.6376 us; at 1.5 KiB log(1.5)/log(2) = 0.5849625 of the way: 2 +
+     * 0.5849625 x 2 = 3.169925 GB/s: 1.1 us + 1536/80e9 s (19.2 ns) +
+     * 1536/3.169925e9 s (484.554 ns) = 1.603754 us; the pipeline
      * (4 KiB) does not read it */
     double before = strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 4096);
     c.flat_n = 2, c.flat_bytes[0] = 1024, c.flat_bytes[1] = 2048;
     c.flat_bw[0] = 2e9, c.flat_bw[1] = 4e9;
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.5376e-6,
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.6376e-6,
          1e-12);
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1536), 1.503754e-6,
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1536), 1.603754e-6,
          1e-6);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 4096), before, 1e-15);
     /* the flat round's figure is both the hand-over and the reduction of
      * the flat path: at 16 GB/s (above the pipeline's hand-over, 8, and
-     * below the reduce curve, 20) the peer's 2048 B take 128 ns: 1 us +
-     * 25.6 ns + 128 ns = 1.1536 us (the hand-over curve does not cap it) */
+     * below the reduce curve, 20) the peer's 2048 B take 128 ns: 1.1 us +
+     * 25.6 ns + 128 ns = 1.2536 us (the hand-over curve does not cap it) */
     c.flat_bw[1] = 16e9;
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.1536e-6,
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.2536e-6,
          1e-12);
-    /* and above the reduce curve too (40 GB/s: 51.2 ns): 1.0768 us */
+    /* and above the reduce curve too (40 GB/s: 51.2 ns): 1.1768 us */
     c.flat_bw[1] = 40e9;
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.0768e-6,
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.1768e-6,
          1e-12);
     c.flat_bw[1] = 4e9;
     /* With the pipeline's reduction measured (4 GB/s at 4 KiB, 16 at
@@ -467,16 +501,16 @@ static void test_predict(void **state)
      * 1/6e9 - 1/24e9 = 0.125 ns a byte): 524288 x (1/32.5e9 + 0.125e-9)
      * = 16.1319 + 65.5360 = 81.6679 us; the gathered S/2 at the
      * hand-over's 4.25 GB/s (123.3619 us) and its store beyond the
-     * slice's (0.1 ns a byte, above: 52.4288 us); syncs 1.7 us:
-     * 1.7 + 27.7563 + 45.5903 + 81.6679 + 123.3619 + 52.4288 = 332.5052
-     * us (332.505305 unrounded; the footprint, 2.75 MiB, reads the
+     * slice's (0.1 ns a byte, above: 52.4288 us); syncs 1.8 us:
+     * 1.8 + 27.7563 + 45.5903 + 81.6679 + 123.3619 + 52.4288 = 332.6052
+     * us (332.605305 unrounded; the footprint, 2.75 MiB, reads the
      * curves' last point as S does).
      * The flat path (2 KiB) is priced as before. */
     double flat2k = strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048);
     c.reduce_n = 2, c.reduce_bytes[0] = 4096, c.reduce_bytes[1] = 1048576;
     c.reduce_load_bw[0] = 4e9, c.reduce_load_bw[1] = 16e9;
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         332.505305e-6, 1e-8);
+         332.605305e-6, 1e-8);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), flat2k, 1e-15);
     /* Read per core while both cores stream (80 GB/s at 4 KiB as alone,
      * 10 at 1 MiB where one core alone reads 20): busy 1 reads the
@@ -487,22 +521,22 @@ static void test_predict(void **state)
      * once): the input's read beyond a slice's becomes 1/10 - 1/36.25
      * (80 + 0.625 x (10 - 80) at 128 KiB) = 0.0724138 ns a byte, x 1 MiB
      * = 75.9314 us in place of 27.7564 (the write curves, equal alone and
-     * together, change nothing): 332.505305 - 27.756424 + 75.931366 =
-     * 380.680247 us */
+     * together, change nothing): 332.605305 - 27.756424 + 75.931366 =
+     * 380.780247 us */
     c.read_all_bw[0] = 80e9, c.read_all_bw[1] = 10e9;
     c.write_all_bw[0] = 30e9, c.write_all_bw[1] = 6e9;
     NEAR(strata_probe_read_bw_at(&c, 1048576, 1), 20e9, 1e-12);
     NEAR(strata_probe_read_bw_at(&c, 1048576, 2), 10e9, 1e-12);
     NEAR(strata_probe_write_bw_at(&c, 1048576, 2), 6e9, 1e-12);
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         380.680247e-6, 1e-8);
+         380.780247e-6, 1e-8);
     c.cores = 4;
     NEAR(strata_probe_read_bw_at(&c, 1048576, 2), 15e9, 1e-3);
     NEAR(strata_probe_read_bw_at(&c, 1048576, 4), 10e9, 1e-12);
     c.cores = 2, c.read_all_bw[0] = 0;
     NEAR(strata_probe_read_bw_at(&c, 1048576, 2), 20e9, 1e-12);
     c.read_all_bw[1] = 0, c.write_all_bw[0] = c.write_all_bw[1] = 0;
-    /* 64 KiB: one chunk (1 + 0.1 us), slices of 32 KiB (log(8)/log(256) =
+    /* 64 KiB: one chunk (1 + 0.1 us, and 0.1 us the done flag), slices of 32 KiB (log(8)/log(256) =
      * 0.375 of the way), the footprint 2 x 64 + 3 x 64 = 320 KiB
      * (log(80)/log(256) = 0.7902410): read 57.5 GB/s at the slice, 80 -
      * 60 x 0.7902410 = 32.585539 at the footprint, so 65536 x (1/32.585539
@@ -512,8 +546,8 @@ static void test_predict(void **state)
      * 16 KiB blocks at 32.5 GB/s and stored beyond a block's (1/11.034216
      * - 1/24 ns a byte): 32768 x (0.0307692 + 0.0489622) ns = 2.612585
      * us; the gathered at the hand-over's 8 - 6 x 0.375 = 5.75 GB/s
-     * (5.698783 us) and stored (1.409291 us): 15.547159 us */
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 65536), 15.547159e-6,
+     * (5.698783 us) and stored (1.409291 us): 15.647159 us */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 65536), 15.647159e-6,
          1e-7);
     /* 4 ranks on 2 cores, 256 KiB: the engine splits it into 4 chunks
      * (sched.h's layout, shared): slices of 64 KiB / 4 = 16 KiB, not
@@ -578,6 +612,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_validate),    cmocka_unit_test(test_save_load_roundtrip),
         cmocka_unit_test(test_load_errors), cmocka_unit_test(test_predict),
         cmocka_unit_test(test_sockets),     cmocka_unit_test(test_flat_samples),
+        cmocka_unit_test(test_flat_sync),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

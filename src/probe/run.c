@@ -230,11 +230,18 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
     }
     if (r->flat_n)
         fprintf(out, "hand-over in the flat allreduce's round, back to back: bytes / what the "
-                     "copy and the sum of both slots add (GB/s)\n");
+                     "copy into its slot and the sum of the peer's slot with its own input add "
+                     "(GB/s)\n");
     for (int i = 0; i < r->flat_n; i++) {
         char b[32], name[48];
         snprintf(name, sizeof(name), "%s, reduced", util_fmt_bytes(r->flat_bytes[i], b, sizeof(b)));
         line_stat(out, name, &r->flat_copy[i], 1e-9, "GB/s");
+    }
+    if (r->flat_sync.n) {
+        line_stat(out, "flags alone (staged, done), a round", &r->flat_sync, 1e6, "us");
+        if (r->c2c_all.median > 0)
+            fprintf(out, "    = %.1f line hand-offs of %.0f ns (the engine's flat path counts 2)\n",
+                    r->flat_sync.median / r->c2c_all.median, r->c2c_all.median * 1e9);
     }
     if (r->reduce_n)
         fprintf(out, "the pipeline's reduction: the other's buffer summed with one's own input "
@@ -345,11 +352,14 @@ static json_t *c2c_json(const strata_probe_result_t *r)
         json_array_append_new(m, row);
         json_array_append_new(cpus, json_integer(r->cpus[i]));
     }
-    return json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m,
-                     "all_pairs_s", probe_stat_json(&r->c2c_all), "sockets", r->packages,
-                     "within_socket_s", probe_stat_json(&r->c2c_within), "across_sockets_s",
-                     probe_stat_json(&r->c2c_across), "handover", remote, "handover_flat", flat,
-                     "handover_reduce", red);
+    json_t *doc = json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m,
+                            "all_pairs_s", probe_stat_json(&r->c2c_all), "sockets", r->packages,
+                            "within_socket_s", probe_stat_json(&r->c2c_within), "across_sockets_s",
+                            probe_stat_json(&r->c2c_across), "handover", remote, "handover_flat",
+                            flat, "handover_reduce", red);
+    if (doc && r->flat_sync.n)
+        json_object_set_new(doc, "flat_flags_s", probe_stat_json(&r->flat_sync));
+    return doc;
 }
 
 strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *out,
