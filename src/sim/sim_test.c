@@ -439,6 +439,19 @@ static void test_alltoall_bounded_routes(void **state)
     strata_topo_destroy(t);
 }
 
+/* Two runs of one simulation agree: time and contention-free time within
+ * tol, each class's bytes within 1e-12 and bound share within 1e-9. */
+static void expect_same_totals(const strata_sim_result_t *a, const strata_sim_result_t *b,
+                               double tol)
+{
+    assert_rel(a->time, b->time, tol);
+    assert_rel(a->time_ab, b->time_ab, tol);
+    for (int c = 0; c < a->nclasses; c++) {
+        assert_rel(a->classes[c].bytes, b->classes[c].bytes, 1e-12);
+        assert_near(a->classes[c].bound_share, b->classes[c].bound_share, 1e-9);
+    }
+}
+
 /* s on t routed so, with reuse (a) and with --no-reuse (b). */
 static void run_reuse_pair(const strata_topo_t *t, const strata_sched_t *s, const int32_t *place,
                            strata_sim_routing_t routing, strata_sim_result_t *a,
@@ -561,12 +574,7 @@ static void check_relabel(const char *spec, const int32_t *place, strata_sim_rou
     assert_int_equal(a.phases, algo == STRATA_ALGO_RECDBL ? 8 : 15);
     assert_int_equal(a.phases_relabeled, relabeled);
     assert_int_equal(a.phases_simulated, simulated);
-    assert_rel(a.time, b.time, 1e-12);
-    assert_rel(a.time_ab, b.time_ab, 1e-12);
-    for (int c = 0; c < a.nclasses; c++) {
-        assert_rel(a.classes[c].bytes, b.classes[c].bytes, 1e-12);
-        assert_near(a.classes[c].bound_share, b.classes[c].bound_share, 1e-9);
-    }
+    expect_same_totals(&a, &b, 1e-12);
     assert_true(a.nlinks > 0 && b.nlinks > 0);
     assert_rel(a.links[0].bytes, b.links[0].bytes, 1e-12);
     strata_sim_result_free(&a);
@@ -668,12 +676,7 @@ static void test_certificate_vs_engine(void **state)
         assert_int_equal(a.phases_certified, a.phases_simulated);
         assert_int_equal(b.phases_certified, 0); /* --no-reuse: the engine throughout */
         assert_int_equal(b.phases_simulated, b.phases);
-        assert_rel(a.time, b.time, 1e-12);
-        assert_rel(a.time_ab, b.time_ab, 1e-12);
-        for (int c = 0; c < a.nclasses; c++) {
-            assert_rel(a.classes[c].bytes, b.classes[c].bytes, 1e-12);
-            assert_near(a.classes[c].bound_share, b.classes[c].bound_share, 1e-9);
-        }
+        expect_same_totals(&a, &b, 1e-12);
         strata_sim_result_free(&a);
         strata_sim_result_free(&b);
         strata_sched_destroy(s);
@@ -867,12 +870,7 @@ static void recall_check(const char *spec, strata_algo_t algo, bool recalls)
     assert_int_equal(a->phases_simulated, r[1].phases_simulated);
     for (int k = 1; k < 3; k++) {
         const strata_sim_result_t *b = &r[k];
-        assert_rel(a->time, b->time, 1e-12);
-        assert_rel(a->time_ab, b->time_ab, 1e-12);
-        for (int c = 0; c < a->nclasses; c++) {
-            assert_rel(a->classes[c].bytes, b->classes[c].bytes, 1e-12);
-            assert_near(a->classes[c].bound_share, b->classes[c].bound_share, 1e-9);
-        }
+        expect_same_totals(a, b, 1e-12);
         assert_int_equal(a->nlinks, b->nlinks);
         for (int i = 0; i < a->nlinks; i++)
             assert_rel(a->links[i].bytes, b->links[i].bytes, 1e-12);
@@ -1023,14 +1021,9 @@ static void check_tp_dp(const char *spec, uint32_t tp_span, bool independent)
     assert_int_equal(a.njobs, b.njobs);
     assert_int_equal(a.phases, b.phases);
     double tol = independent ? 1e-12 : 0; /* else the same event-by-event run */
-    assert_rel(a.time, b.time, tol);
-    assert_rel(a.time_ab, b.time_ab, tol);
+    expect_same_totals(&a, &b, tol);
     for (uint32_t j = 0; j < a.njobs; j++)
         assert_rel(a.job_time[j], b.job_time[j], tol);
-    for (int c = 0; c < a.nclasses; c++) {
-        assert_rel(a.classes[c].bytes, b.classes[c].bytes, 1e-12);
-        assert_near(a.classes[c].bound_share, b.classes[c].bound_share, 1e-9);
-    }
     /* link by link too: a class's total cannot tell one group's links
      * carrying every group's bytes from each group on its own */
     assert_int_equal(a.nlinks, b.nlinks);
