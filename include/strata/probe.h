@@ -112,6 +112,11 @@ typedef struct strata_probe_opts {
                              as bench/vs-mpi prints; wins over coherence_only */
 } strata_probe_opts_t;
 
+/* Two coherence readings further apart than this factor are two
+ * placements of the vCPUs (close 30-48 ns, far 155-240 ns here: 3.2x at
+ * the nearest; one placement's readings within 2.2x). */
+#define STRATA_PROBE_PLACEMENT_RATIO 2.5
+
 /* Everything one probe measured. Latencies in seconds, bandwidths in B/s. */
 typedef struct strata_probe_result {
     char date[32];                       /* UTC, ISO 8601 */
@@ -138,20 +143,35 @@ typedef struct strata_probe_result {
     strata_probe_stat_t copy_curve[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t reduce_curve[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t read_curve[STRATA_PROBE_CURVE_MAX];
-    /* ... and storing a buffer of that size as the engine stores its output
-     * (plain stores, non-temporal from STRATA_DIRECT_STREAM_MIN) */
+    /* ... and storing a buffer of that size with plain stores (memset) */
     strata_probe_stat_t write_curve[STRATA_PROBE_CURVE_MAX];
+    /* ... and with streaming (non-temporal) stores, from PROBE_NT_CURVE_MIN
+     * (1 MiB) up, where the engine's choice of store mode for its output
+     * can fall either way; 0 samples below */
+    strata_probe_stat_t write_nt_curve[STRATA_PROBE_CURVE_MAX];
     /* ... read and store (as above) by each of node 0's cores at once, each
      * its own buffer of that size: what one core gets while every core
      * streams (they share the last-level cache and the DRAM channels, as
      * ranks that fill the cores do), B/s per core; 0 samples on one core */
     strata_probe_stat_t read_all_curve[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t write_all_curve[STRATA_PROBE_CURVE_MAX];
+    strata_probe_stat_t write_nt_all_curve[STRATA_PROBE_CURVE_MAX];
 
     /* coherence: one-way cache-line transfer latency, c2c[i][j] between
      * cpus[i] and cpus[j] (median; 0 on the diagonal), and over all pairs */
     double c2c[STRATA_PROBE_CORES_MAX][STRATA_PROBE_CORES_MAX];
     strata_probe_stat_t c2c_all;
+    /* The placement: the coherence latency (every pair, as c2c_all) at the
+     * probe's start and at its end, 0 samples where not taken (the
+     * coherence-only runs). This host's hypervisor places its vCPUs close
+     * or far apart and moves them from run to run; placement_changed when
+     * the largest of line_first, c2c_all and line_last exceeds
+     * STRATA_PROBE_PLACEMENT_RATIO times the smallest; remeasured when the
+     * line-latency-dependent sections (coherence, hand-over, shm) ran a
+     * second time because line_last disagreed with c2c_all (docs/probe.md,
+     * "The placement"). */
+    strata_probe_stat_t line_first, line_last;
+    bool placement_changed, remeasured;
     /* medians of the matrix within a socket and across sockets (0 samples
      * when the cpus sit on one socket) */
     strata_probe_stat_t c2c_within, c2c_across;
@@ -244,6 +264,13 @@ typedef enum strata_probe_wait {
     STRATA_PROBE_WAIT_BARRIER,  /* the per-rank cost the probe's barriers measured */
 } strata_probe_wait_t;
 
+/* How the engine stores an allreduce's output, as the model prices it. */
+typedef enum strata_probe_store {
+    STRATA_PROBE_STORE_AUTO = 0, /* the cheaper of the two at each size, as the engine picks */
+    STRATA_PROBE_STORE_PLAIN,    /* plain (temporal) stores */
+    STRATA_PROBE_STORE_STREAM,   /* streaming (non-temporal) stores */
+} strata_probe_store_t;
+
 /* What the calibrated model of this host uses (docs/probe.md). */
 typedef struct strata_probe_calib {
     char date[32];
@@ -264,6 +291,12 @@ typedef struct strata_probe_calib {
     /* per core with every core at once (result's *_all_curve); 0 = not measured */
     double read_all_bw[STRATA_PROBE_CURVE_MAX];
     double write_all_bw[STRATA_PROBE_CURVE_MAX];
+    /* streaming stores, one core and per core with all at once; 0 where
+     * not measured. Where a file has them, write_bw holds plain stores at
+     * every size; a file without them (before 2026-12-03) holds the
+     * engine's fixed rule then: plain stores, streaming from 16 MiB. */
+    double write_nt_bw[STRATA_PROBE_CURVE_MAX];
+    double write_nt_all_bw[STRATA_PROBE_CURVE_MAX];
     int remote_n; /* hand-over between cores, by size */
     double remote_bytes[STRATA_PROBE_CURVE_MAX];
     double remote_bw[STRATA_PROBE_CURVE_MAX];
@@ -281,6 +314,14 @@ typedef struct strata_probe_calib {
     /* An input, not a measurement (never saved): how a waiting rank gets
      * a descheduled peer onto its core when ranks outnumber cores. */
     strata_probe_wait_t wait;
+    /* Inputs (never saved): how the engine stores its output. store: AUTO
+     * prices both plain and streaming stores and takes the cheaper, as
+     * the engine picks per output size (docs/probe.md); PLAIN or STREAM
+     * price that one. stream_from > 0: the engine was told to stream from
+     * that many bytes (STRATA_NT_THRESHOLD) and the model follows it,
+     * whatever store says. */
+    strata_probe_store_t store;
+    double stream_from;
 } strata_probe_calib_t;
 
 /* The calibration a result gives. */
@@ -309,6 +350,16 @@ STRATA_API double strata_probe_write_bw(const strata_probe_calib_t *c, double by
  * between; the one-core curve where the all-core one was not measured. */
 STRATA_API double strata_probe_read_bw_at(const strata_probe_calib_t *c, double bytes, int busy);
 STRATA_API double strata_probe_write_bw_at(const strata_probe_calib_t *c, double bytes, int busy);
+/* ... with streaming stores: interpolated over the points where they were
+ * measured (clamped at their ends); 0 when the file has none. */
+STRATA_API double strata_probe_write_nt_bw_at(const strata_probe_calib_t *c, double bytes,
+                                              int busy);
+/* The store mode the model prices for an output of `bytes` (PLAIN or
+ * STREAM): c->stream_from when set, else c->store; AUTO prices both and
+ * names the cheaper (PLAIN where no streaming curve was measured). */
+STRATA_API strata_probe_store_t strata_probe_store_at(const strata_probe_calib_t *c,
+                                                      strata_coll_t coll, strata_comm_algo_t algo,
+                                                      int size, double bytes);
 /* Hand-over bandwidth between cores for `bytes` (one writes, the other
  * copies out), likewise; without that curve (one core) from the
  * send/recv curve. */
@@ -321,7 +372,9 @@ STRATA_API double strata_probe_shm_move(const strata_probe_calib_t *c, double by
 
 /* This host as sched's cost model sees it for one call of `bytes` on
  * `size` local ranks with algo (strata_coll_machine_t's fields read off
- * the measured curves at the call's working set; docs/probe.md). */
+ * the measured curves at the call's working set; docs/probe.md). Its
+ * output stores are streaming where c->store is STREAM (and the file has
+ * the streaming curve), plain otherwise: strata_probe_predict chooses. */
 STRATA_API void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo,
                                      int size, double bytes, strata_coll_machine_t *m_p);
 
@@ -349,8 +402,9 @@ STRATA_API double strata_probe_wait_cost(const strata_probe_calib_t *c, int size
 /* Calibrated prediction (s) of one collective of `bytes` (the nccl-tests
  * size) on `size` local ranks: sched's cost model (strata_coll_cost) on
  * strata_probe_machine, with strata's engine as the direct schedule (algo
- * SHM/AUTO) or its message-passing schedules (RING, RECDBL). 0 when the
- * calibration lacks a curve. */
+ * SHM/AUTO) or its message-passing schedules (RING, RECDBL), its output
+ * stores in the mode strata_probe_store_at names. 0 when the calibration
+ * lacks a curve. */
 STRATA_API double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
                                        strata_comm_algo_t algo, int size, size_t bytes);
 

@@ -164,9 +164,13 @@ strata_status_t probe_c2c_by_socket(strata_probe_result_t *res, strata_error_t *
     return st;
 }
 
-strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
+/* Every pair of res's cpus within budget s: the matrix into m (NULL: not
+ * kept) and every sample of every pair summarised in *all_p. x (NULL: no
+ * bar) is ticked per pair. */
+static strata_status_t all_pairs(probe_ctx_t *x, strata_probe_result_t *res, double budget,
+                                 double (*m)[STRATA_PROBE_CORES_MAX], strata_probe_stat_t *all_p,
+                                 strata_error_t *err)
 {
-    strata_probe_result_t *res = x->res;
     int n = res->cores, pairs = n * (n - 1) / 2, done = 0, nall = 0;
     if (pairs == 0) return STRATA_OK;
     /* ~0.1 ms per round trip pair of samples on a quiet host; keep within budget */
@@ -178,15 +182,28 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
     strata_status_t st = STRATA_OK;
     for (int i = 0; i < n && st == STRATA_OK; i++)
         for (int j = i + 1; j < n && st == STRATA_OK; j++) {
-            double m = 0;
-            st = pair(res->cpus[i], res->cpus[j], samples, budget / pairs, all, &nall, &m, err);
-            res->c2c[i][j] = res->c2c[j][i] = m;
-            probe_tick(x, budget, (double)++done / pairs);
+            double med = 0;
+            st = pair(res->cpus[i], res->cpus[j], samples, budget / pairs, all, &nall, &med, err);
+            if (m) m[i][j] = m[j][i] = med;
+            if (x) probe_tick(x, budget, (double)++done / pairs);
         }
-    if (st == STRATA_OK) st = strata_probe_stat(all, (size_t)nall, &res->c2c_all, err);
-    if (st == STRATA_OK && res->packages > 1) st = probe_c2c_by_socket(res, err);
+    if (st == STRATA_OK) st = strata_probe_stat(all, (size_t)nall, all_p, err);
     util_free(all);
     return st;
+}
+
+strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    strata_status_t st = all_pairs(x, res, budget, res->c2c, &res->c2c_all, err);
+    if (st == STRATA_OK && res->packages > 1) st = probe_c2c_by_socket(res, err);
+    return st;
+}
+
+strata_status_t probe_line_reading(strata_probe_result_t *res, double budget,
+                                   strata_probe_stat_t *s_p, strata_error_t *err)
+{
+    return all_pairs(NULL, res, budget, NULL, s_p, err);
 }
 
 /* ==== Bytes another core wrote ==== */

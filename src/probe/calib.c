@@ -51,6 +51,8 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
         c->write_bw[i] = r->write_curve[i].n ? r->write_curve[i].median : 0;
         c->read_all_bw[i] = r->read_all_curve[i].n ? r->read_all_curve[i].median : 0;
         c->write_all_bw[i] = r->write_all_curve[i].n ? r->write_all_curve[i].median : 0;
+        c->write_nt_bw[i] = r->write_nt_curve[i].n ? r->write_nt_curve[i].median : 0;
+        c->write_nt_all_bw[i] = r->write_nt_all_curve[i].n ? r->write_nt_all_curve[i].median : 0;
     }
     c->flat_n = r->flat_n;
     for (int i = 0; i < r->flat_n; i++) {
@@ -114,6 +116,10 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
             json_object_set_new(pt, "read_all_Bps", util_json_real(c->read_all_bw[i]));
             json_object_set_new(pt, "write_all_Bps", util_json_real(c->write_all_bw[i]));
         }
+        if (c->write_nt_bw[i] > 0)
+            json_object_set_new(pt, "write_nt_Bps", util_json_real(c->write_nt_bw[i]));
+        if (c->write_nt_all_bw[i] > 0)
+            json_object_set_new(pt, "write_nt_all_Bps", util_json_real(c->write_nt_all_bw[i]));
         json_array_append_new(curve, pt);
     }
     json_t *doc = json_pack(
@@ -228,6 +234,13 @@ static strata_status_t read_curve(util_json_doc_t *d, json_t *m, strata_probe_ca
             return st;
         if (json_object_get(p, "write_all_Bps") &&
             (st = num(d, p, "write_all_Bps", true, &c->write_all_bw[i], err)))
+            return st;
+        /* optional (files before them, and sizes below 1 MiB): streaming stores */
+        if (json_object_get(p, "write_nt_Bps") &&
+            (st = num(d, p, "write_nt_Bps", true, &c->write_nt_bw[i], err)))
+            return st;
+        if (json_object_get(p, "write_nt_all_Bps") &&
+            (st = num(d, p, "write_nt_all_Bps", true, &c->write_nt_all_bw[i], err)))
             return st;
         if (i > 0 && c->curve_bytes[i] <= c->curve_bytes[i - 1])
             return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
@@ -406,6 +419,39 @@ double strata_probe_write_bw_at(const strata_probe_calib_t *c, double bytes, int
     return busy_bw(c, c->write_bw, c->write_all_bw, bytes, busy);
 }
 
+/* Streaming stores per core with `busy` cores at once, as busy_bw, over
+ * the points where both kinds were measured (the one-core curve alone at
+ * busy <= 1 or where no all-core point was); 0 when none was. */
+double strata_probe_write_nt_bw_at(const strata_probe_calib_t *c, double bytes, int busy)
+{
+    double xs[STRATA_PROBE_CURVE_MAX], one[STRATA_PROBE_CURVE_MAX], all[STRATA_PROBE_CURVE_MAX];
+    int n = 0;
+    bool have_all = true;
+    for (int i = 0; i < c->curve_n; i++)
+        if (c->write_nt_bw[i] > 0) {
+            xs[n] = c->curve_bytes[i], one[n] = c->write_nt_bw[i], all[n] = c->write_nt_all_bw[i];
+            have_all = have_all && all[n] > 0;
+            n++;
+        }
+    if (n == 0) return 0;
+    double r1 = interp(n, xs, one, bytes);
+    if (!have_all || c->cores < 2 || busy < 2) return r1;
+    double ra = interp(n, xs, all, bytes);
+    double w = busy >= c->cores ? 1 : (double)(busy - 1) / (c->cores - 1);
+    return 1 / ((1 - w) / r1 + w / ra);
+}
+
+/* The output's stores at `bytes` in the mode the machine prices: the
+ * streaming curve when c->store is STREAM and it was measured, the plain
+ * (or, in files before the streaming curve, the engine's fixed) curve
+ * otherwise. */
+static double out_write_at(const strata_probe_calib_t *c, double bytes, int busy)
+{
+    double nt =
+        c->store == STRATA_PROBE_STORE_STREAM ? strata_probe_write_nt_bw_at(c, bytes, busy) : 0;
+    return nt > 0 ? nt : strata_probe_write_bw_at(c, bytes, busy);
+}
+
 /* Without a remote curve (one core), the send/recv curve stands in. */
 double strata_probe_remote_bw(const strata_probe_calib_t *c, double bytes)
 {
@@ -516,8 +562,7 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
      * (in cache); the engine stores into the output, a buffer of S (in
      * memory once S leaves the caches, streamed from 16 MiB): the
      * difference per byte, when positive, is bw_store */
-    double w_out = strata_probe_write_bw_at(c, S, busy),
-           w_hand = strata_probe_write_bw_at(c, slice, busy);
+    double w_out = out_write_at(c, S, busy), w_hand = strata_probe_write_bw_at(c, slice, busy);
     double extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
     m.bw_store = extra > 0 ? 1 / extra : 0;
     /* With the pipeline's reduction measured (files before it price as
@@ -539,7 +584,7 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
         double ws = 2 * S + ENGINE_SLOTS * lay.chunk;
         double r_out = strata_probe_read_bw_at(c, ws, busy),
                r_hand = strata_probe_read_bw_at(c, slice, busy);
-        w_out = strata_probe_write_bw_at(c, ws, busy);
+        w_out = out_write_at(c, ws, busy);
         extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
         m.bw_store = extra > 0 ? 1 / extra : 0;
         double rx = r_out > 0 && r_hand > 0 ? 1 / r_out - 1 / r_hand : 0;
@@ -573,10 +618,10 @@ void strata_probe_calib_quick(double alpha_s, double copy_bw, double reduce_bw, 
     *c_p = c;
 }
 
-double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
-                            strata_comm_algo_t algo, int size, size_t bytes)
+/* The prediction with the output stored as c->store says (PLAIN or STREAM). */
+static double predict_mode(const strata_probe_calib_t *c, strata_coll_t coll,
+                           strata_comm_algo_t algo, int size, size_t bytes)
 {
-    if (!c || size < 1 || c->curve_n < 1 || c->cores < 1 || c->shm_n < 2) return 0;
     strata_coll_machine_t m;
     strata_probe_machine(c, algo, size, (double)bytes, &m);
     strata_algo_t a = algo == STRATA_COMM_RING           ? STRATA_ALGO_RING
@@ -588,6 +633,33 @@ double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
     if (st == STRATA_ERR_UNSUPPORTED && a != STRATA_ALGO_DIRECT) /* the runtime runs the ring */
         st = strata_coll_cost(&m, coll, STRATA_ALGO_RING, (double)bytes, &k, NULL);
     return st == STRATA_OK ? k.time : 0;
+}
+
+/* The engine picks, per output size, whichever store mode is cheaper
+ * (STRATA_NT_THRESHOLD overrides it), so the model prices both at that
+ * size, each from its own write curve, and takes the cheaper. */
+strata_probe_store_t strata_probe_store_at(const strata_probe_calib_t *c, strata_coll_t coll,
+                                           strata_comm_algo_t algo, int size, double bytes)
+{
+    if (c->stream_from > 0)
+        return bytes >= c->stream_from ? STRATA_PROBE_STORE_STREAM : STRATA_PROBE_STORE_PLAIN;
+    if (c->store != STRATA_PROBE_STORE_AUTO) return c->store;
+    if (!(strata_probe_write_nt_bw_at(c, bytes, 1) > 0)) return STRATA_PROBE_STORE_PLAIN;
+    strata_probe_calib_t k = *c;
+    k.store = STRATA_PROBE_STORE_PLAIN;
+    double plain = predict_mode(&k, coll, algo, size, (size_t)bytes);
+    k.store = STRATA_PROBE_STORE_STREAM;
+    double stream = predict_mode(&k, coll, algo, size, (size_t)bytes);
+    return stream > 0 && stream < plain ? STRATA_PROBE_STORE_STREAM : STRATA_PROBE_STORE_PLAIN;
+}
+
+double strata_probe_predict(const strata_probe_calib_t *c, strata_coll_t coll,
+                            strata_comm_algo_t algo, int size, size_t bytes)
+{
+    if (!c || size < 1 || c->curve_n < 1 || c->cores < 1 || c->shm_n < 2) return 0;
+    strata_probe_calib_t k = *c;
+    k.store = strata_probe_store_at(c, coll, algo, size, (double)bytes);
+    return predict_mode(&k, coll, algo, size, bytes);
 }
 
 /* ==== The wait regime ==== */

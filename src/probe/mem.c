@@ -26,6 +26,11 @@
 #endif
 
 #define MIN_SAMPLE_S 0.002
+/* Smallest buffer whose streaming-store rate is measured (the size curve's
+ * 1 MiB point and up): the engine's choice of store mode for an output
+ * can go either way from where its footprint leaves L2 (bench/README.md,
+ * "s12-h19": 4-8 MiB run 2x faster streamed). */
+#define NT_CURVE_MIN 1048576.0
 
 static volatile uint64_t g_sink;
 
@@ -257,7 +262,10 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
     res->big_bytes = x->opts->quick ? (size_t)16 << 20 : (size_t)64 << 20;
     g_pool.bytes =
         res->big_bytes > (size_t)curve[ncurve - 1] ? res->big_bytes : (size_t)curve[ncurve - 1];
-    int jobs = nn * STRATA_PROBE_MEM_KINDS * 2 + ncurve * 6, done = 0;
+    int nnt = 0; /* curve points with streaming stores too: two more jobs each */
+    for (int c = 0; c < ncurve; c++)
+        nnt += curve[c] >= NT_CURVE_MIN;
+    int jobs = nn * STRATA_PROBE_MEM_KINDS * 2 + ncurve * 6 + nnt * 2, done = 0;
     double per = budget / jobs;
     strata_status_t st = STRATA_OK;
     res->numa_nodes = nn;
@@ -285,31 +293,37 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
         if (st == STRATA_OK)
             st = measure(nodes[0].cpus, 1, (size_t)curve[c], STRATA_PROBE_MEM_READ, per,
                          &res->read_curve[c], err);
-        /* the engine's output stores: non-temporal from its threshold (copy.c) */
+        /* the engine's output stores, both kinds: it picks per output
+         * size whichever is cheaper (copy.c), so the model prices both;
+         * streaming only from NT_CURVE_MIN, below which a buffer stays in
+         * the private caches and plain stores win */
+        bool nt = curve[c] >= NT_CURVE_MIN;
         if (st == STRATA_OK)
-            st = measure(nodes[0].cpus, 1, (size_t)curve[c],
-                         curve[c] >= STRATA_DIRECT_STREAM_MIN ? STRATA_PROBE_MEM_WRITE_NT
-                                                              : STRATA_PROBE_MEM_WRITE,
-                         per, &res->write_curve[c], err);
+            st = measure(nodes[0].cpus, 1, (size_t)curve[c], STRATA_PROBE_MEM_WRITE, per,
+                         &res->write_curve[c], err);
+        if (st == STRATA_OK && nt)
+            st = measure(nodes[0].cpus, 1, (size_t)curve[c], STRATA_PROBE_MEM_WRITE_NT, per,
+                         &res->write_nt_curve[c], err);
         /* read and store with every core of the node at once, each its own
          * buffer of the size: the ranks of a collective that fill the
          * cores stream their inputs and outputs together, sharing the
          * last-level cache and the DRAM channels (per core: aggregate / n) */
         if (st == STRATA_OK && nodes[0].n > 1) {
-            strata_probe_mem_kind_t wk = curve[c] >= STRATA_DIRECT_STREAM_MIN
-                                             ? STRATA_PROBE_MEM_WRITE_NT
-                                             : STRATA_PROBE_MEM_WRITE;
             st = measure(nodes[0].cpus, nodes[0].n, (size_t)curve[c], STRATA_PROBE_MEM_READ, per,
                          &res->read_all_curve[c], err);
             if (st == STRATA_OK)
-                st = measure(nodes[0].cpus, nodes[0].n, (size_t)curve[c], wk, per,
-                             &res->write_all_curve[c], err);
+                st = measure(nodes[0].cpus, nodes[0].n, (size_t)curve[c], STRATA_PROBE_MEM_WRITE,
+                             per, &res->write_all_curve[c], err);
+            if (st == STRATA_OK && nt)
+                st = measure(nodes[0].cpus, nodes[0].n, (size_t)curve[c], STRATA_PROBE_MEM_WRITE_NT,
+                             per, &res->write_nt_all_curve[c], err);
             if (st == STRATA_OK) {
                 per_core(&res->read_all_curve[c], nodes[0].n);
                 per_core(&res->write_all_curve[c], nodes[0].n);
+                if (nt) per_core(&res->write_nt_all_curve[c], nodes[0].n);
             }
         }
-        done += 6;
+        done += nt ? 8 : 6;
         probe_tick(x, budget, (double)done / jobs);
     }
     pool_free();

@@ -66,9 +66,18 @@ int probe_flat_samples(double *const lap[2], int rounds, size_t bytes, double *b
  * probe_flat_samples takes, positive or not). */
 int probe_flat_sync(double *const lap[2], int rounds, double *sync);
 
+/* Whether the positive values among v[0..n-1] span more than
+ * STRATA_PROBE_PLACEMENT_RATIO (largest over smallest): two placements. */
+bool probe_placement_differs(const double *v, int n);
+
 /* Sections. Each returns STRATA_OK or an error with its message. */
 strata_status_t probe_mem(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_c2c(probe_ctx_t *x, double budget_s, strata_error_t *err);
+/* The coherence latency now: every pair of res's cpus, as probe_c2c
+ * measures them, within budget s, summarised in *s_p (0 samples on one
+ * cpu); res's matrix is left as it is. */
+strata_status_t probe_line_reading(strata_probe_result_t *res, double budget,
+                                   strata_probe_stat_t *s_p, strata_error_t *err);
 /* Summarise res->c2c by res->package: pairs within a socket, across. */
 strata_status_t probe_c2c_by_socket(strata_probe_result_t *res, strata_error_t *err);
 strata_status_t probe_remote(probe_ctx_t *x, double budget_s, strata_error_t *err);

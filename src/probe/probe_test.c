@@ -271,7 +271,8 @@ static void test_save_load_roundtrip(void **state)
     r->write_curve[0] = one(30e9), r->write_curve[1] = one(6e9);        /* optional in files */
     r->read_all_curve[0] = one(70e9), r->read_all_curve[1] = one(14e9); /* optional too */
     r->write_all_curve[0] = one(25e9), r->write_all_curve[1] = one(5e9);
-    r->flat_n = 2, r->flat_bytes[0] = 1024, r->flat_bytes[1] = 2048; /* optional too */
+    r->write_nt_curve[1] = one(12e9), r->write_nt_all_curve[1] = one(7e9); /* from 1 MiB */
+    r->flat_n = 2, r->flat_bytes[0] = 1024, r->flat_bytes[1] = 2048;       /* optional too */
     r->flat_copy[0] = one(2e9), r->flat_copy[1] = one(4e9);
     r->reduce_n = 2, r->reduce_bytes[0] = 4096, r->reduce_bytes[1] = 131072; /* optional too */
     r->reduce_load[0] = one(5e9), r->reduce_load[1] = one(12e9);
@@ -304,6 +305,9 @@ static void test_save_load_roundtrip(void **state)
     NEAR(got.write_bw[1], 6e9, RT);
     NEAR(got.read_all_bw[1], 14e9, RT);
     NEAR(got.write_all_bw[0], 25e9, RT);
+    NEAR(got.write_nt_bw[0], 0, 0); /* not measured at 4 KiB: absent */
+    NEAR(got.write_nt_bw[1], 12e9, RT);
+    NEAR(got.write_nt_all_bw[1], 7e9, RT);
 
     /* the topology loader takes it: 2 cpu endpoints joined by the measured link */
     strata_link_catalog_t *cat = NULL;
@@ -569,6 +573,118 @@ static void test_predict(void **state)
     free(r);
 }
 
+/* The output's store mode (calib.c, strata_probe_store_at): the engine
+ * picks per output size whichever of plain and streaming stores is
+ * cheaper, so the model prices both and takes the cheaper. The machine of
+ * test_predict's 1 MiB pipeline (one-core curves; 332.605305 us with plain
+ * stores at 6 GB/s: the gathered S/2 stored 1/6 - 1/15 = 0.1 ns a byte
+ * beyond the hand-over's (52.4288 us), its own S/2 copied in 16 KiB blocks
+ * at 32.5 GB/s plus 1/6 - 1/24 = 0.125 ns a byte (81.667938 us)). */
+static void store_machine(strata_probe_calib_t *c)
+{
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    synthetic(r);
+    strata_probe_calib_from(r, c);
+    free(r);
+    c->remote_n = 2, c->remote_bytes[0] = 4096, c->remote_bytes[1] = 1048576;
+    c->remote_bw[0] = 8e9, c->remote_bw[1] = 2e9;
+    c->write_bw[0] = 30e9, c->write_bw[1] = 6e9;
+    c->reduce_n = 2, c->reduce_bytes[0] = 4096, c->reduce_bytes[1] = 1048576;
+    c->reduce_load_bw[0] = 4e9, c->reduce_load_bw[1] = 16e9;
+}
+
+static void test_store_modes(void **state)
+{
+    (void)state;
+    strata_probe_calib_t c;
+    store_machine(&c);
+    /* no streaming curve (a file before it): plain, whatever is asked */
+    NEAR(strata_probe_write_nt_bw_at(&c, 1048576, 1), 0, 0);
+    assert_int_equal(strata_probe_store_at(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+                     STRATA_PROBE_STORE_PLAIN);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         332.605305e-6, 1e-8);
+    c.store = STRATA_PROBE_STORE_STREAM;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         332.605305e-6, 1e-8);
+    c.store = STRATA_PROBE_STORE_AUTO;
+    /* streaming measured at 1 MiB only (12 GB/s one core, 6 per core with
+     * both): the one point, clamped, at any size; with 4 cores, 2 busy a
+     * third of the way in time per byte: 1 / (2/3 / 12 + 1/3 / 6) = 9 */
+    c.write_nt_bw[1] = 12e9;
+    NEAR(strata_probe_write_nt_bw_at(&c, 64 << 20, 1), 12e9, 1e-12);
+    NEAR(strata_probe_write_nt_bw_at(&c, 4096, 2), 12e9, 1e-12); /* no all-core point: one core */
+    c.write_nt_all_bw[1] = 6e9;
+    NEAR(strata_probe_write_nt_bw_at(&c, 1048576, 2), 6e9, 1e-12);
+    c.cores = 4;
+    NEAR(strata_probe_write_nt_bw_at(&c, 1048576, 2), 9e9, 1e-12);
+    c.cores = 2, c.write_nt_all_bw[1] = 0;
+    /* Streamed at 12 GB/s: the gathered S/2 stored 1/12 - 1/15 =
+     * 0.0166667 ns a byte beyond the hand-over's (8.738133 us), its own
+     * S/2 at 1/32.5 + 1/12 - 1/24 ns a byte (37.977272 us): 332.605305 -
+     * 52.4288 - 81.667938 + 8.738133 + 37.977272 = 245.223972 us, the
+     * cheaper: taken */
+    assert_int_equal(strata_probe_store_at(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+                     STRATA_PROBE_STORE_STREAM);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         245.223972e-6, 1e-8);
+    /* forced plain (the engine told to stream only from 2 MiB, or the
+     * mode given): the plain branch, 332.605305 us */
+    c.stream_from = 2097152;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         332.605305e-6, 1e-8);
+    c.stream_from = 1; /* streaming from 1 B: the stream branch */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         245.223972e-6, 1e-8);
+    c.stream_from = 0, c.store = STRATA_PROBE_STORE_PLAIN;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         332.605305e-6, 1e-8);
+    /* streaming at 3 GB/s costs more (1/3 - 1/15 and 1/32.5 + 1/3 - 1/24
+     * ns a byte: 507.367972 us): auto keeps plain */
+    c.store = STRATA_PROBE_STORE_AUTO, c.write_nt_bw[1] = 3e9;
+    assert_int_equal(strata_probe_store_at(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+                     STRATA_PROBE_STORE_PLAIN);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         332.605305e-6, 1e-8);
+    c.store = STRATA_PROBE_STORE_STREAM;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+         507.367972e-6, 1e-8);
+}
+
+/* Two placements: readings over 2.5x apart (zeros, not taken, ignored). */
+static void test_placement(void **state)
+{
+    (void)state;
+    double moved[] = {40e-9, 165e-9, 42e-9}, far[] = {155e-9, 240e-9}, gap[] = {0, 100e-9, 240e-9},
+           edge[] = {30e-9, 76e-9};
+    assert_true(probe_placement_differs(moved, 3)); /* 165 / 40 = 4.1 */
+    assert_false(probe_placement_differs(far, 2));  /* 1.55: one placement */
+    assert_false(probe_placement_differs(gap, 3));  /* 2.4 */
+    assert_true(probe_placement_differs(edge, 2));  /* 2.53 */
+    assert_false(probe_placement_differs(gap, 1));  /* nothing taken */
+    /* the text says so, with the three readings */
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    synthetic(r);
+    r->line_first = one(40e-9), r->line_last = one(42e-9), r->c2c_all = one(165e-9);
+    r->placement_changed = true;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    strata_probe_print(r, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "placement: line 40 ns at the start, 165 ns in the coherence "
+                                "section, 42 ns at the end"));
+    assert_non_null(strstr(buf, "PLACEMENT CHANGED during the probe"));
+    free(buf);
+    r->placement_changed = false, r->c2c_all = one(41e-9);
+    f = open_memstream(&buf, &len);
+    strata_probe_print(r, f);
+    fclose(f);
+    assert_null(strstr(buf, "PLACEMENT CHANGED"));
+    free(buf);
+    free(r);
+}
+
 /* host_costs_only measures coherence and first touch and nothing else: the
  * sections that bench/vs-mpi prints, each with at least PROBE_MIN_REPS
  * samples (coherence only with two cores), every other figure unmeasured
@@ -612,7 +728,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_validate),    cmocka_unit_test(test_save_load_roundtrip),
         cmocka_unit_test(test_load_errors), cmocka_unit_test(test_predict),
         cmocka_unit_test(test_sockets),     cmocka_unit_test(test_flat_samples),
-        cmocka_unit_test(test_flat_sync),
+        cmocka_unit_test(test_flat_sync),   cmocka_unit_test(test_store_modes),
+        cmocka_unit_test(test_placement),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

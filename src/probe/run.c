@@ -4,10 +4,12 @@
  * every figure passes before the result is returned; the text and JSON
  * renderings of a result.
  *
- * Budgets (s, default / --quick): memory 24 / 3, coherence 3 / 0.6,
- * hand-over 2 / 0.4, shm
- * (fixed sample counts: about 6 / 1.5), TCP 3 / 0.6, system 6 / 1.5. A
- * loaded host takes fewer samples of each, not longer.
+ * Budgets (s, default / --quick), in this order: memory 24 / 3, TCP 3 /
+ * 0.6, system 6 / 1.5, coherence 3 / 0.6, hand-over 2 / 0.4, shm (fixed
+ * sample counts: about 6 / 1.5); a placement reading of 0.1 s before and
+ * after, and (not with --quick) the last three once more when the
+ * placement moved (run_placed). A loaded host takes fewer samples of each,
+ * not longer.
  */
 #define _GNU_SOURCE
 #include "probe.h"
@@ -22,18 +24,91 @@ typedef struct section {
     strata_status_t (*run)(probe_ctx_t *, double, strata_error_t *);
 } section_t;
 
+/* The sections whose figures depend on the vCPUs' placement (the line
+ * hand-off, the hand-over between cores, strata's shm transport) come
+ * last, right before the closing placement reading, so that they describe
+ * the placement the probe ends in, which is the one a bench run right
+ * after it meets if the host does not move the vCPUs in between: traced
+ * on this host (2026-12-03, bench/README.md "s13-h19") the placement held
+ * through the memory stage and moved at the sections that start
+ * processes or sleep (shm, tcp, system costs), where a vCPU idles. */
 static const section_t sections[] = {
-    {"memory", 24, 3, probe_mem},        {"coherence", 3, 0.6, probe_c2c},
+    {"memory", 24, 3, probe_mem},        {"tcp", 3, 0.6, probe_net},
+    {"system costs", 6, 1.5, probe_sys}, {"coherence", 3, 0.6, probe_c2c},
     {"hand-over", 2, 0.4, probe_remote}, {"shm transport", 6, 1.5, probe_shm},
-    {"tcp", 3, 0.6, probe_net},          {"system costs", 6, 1.5, probe_sys},
 };
-#define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
+#define NSECTIONS    (sizeof(sections) / sizeof(sections[0]))
+#define FIRST_PLACED 3 /* sections[FIRST_PLACED..]: the placement's */
+
+/* coherence_only: what `strata coherence local` needs */
+static const section_t coherence_sections[] = {
+    {"memory", 24, 3, probe_mem},
+    {"coherence", 3, 0.6, probe_c2c},
+};
 
 /* host_costs_only: what bench/vs-mpi prints beside its table. */
 static const section_t cost_sections[] = {
     {"coherence", 3, 0.6, probe_c2c},
     {"first touch", 2, 0.5, probe_fault},
 };
+
+/* A placement reading's budget (s): 0.1 s is ~60 samples of 100 round
+ * trips at the far placement's 165 ns */
+#define PLACEMENT_READ_S 0.1
+
+bool probe_placement_differs(const double *v, int n)
+{
+    double lo = 0, hi = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(v[i] > 0)) continue;
+        if (lo == 0 || v[i] < lo) lo = v[i];
+        if (v[i] > hi) hi = v[i];
+    }
+    return lo > 0 && hi > STRATA_PROBE_PLACEMENT_RATIO * lo;
+}
+
+/* Run tab[from..to) in turn; each adds its plan to x->done. */
+static strata_status_t run_sections(probe_ctx_t *x, const section_t *tab, size_t from, size_t to,
+                                    strata_error_t *err)
+{
+    strata_status_t st = STRATA_OK;
+    for (size_t i = from; i < to && st == STRATA_OK; i++) {
+        double plan = x->opts->quick ? tab[i].plan_quick : tab[i].plan;
+        x->bar.label = tab[i].name;
+        double t0 = util_now();
+        st = tab[i].run(x, plan, err);
+        strata_log(STRATA_LOG_INFO, "probe: %s: %.2f s (planned %.1f s)", tab[i].name,
+                   util_now() - t0, plan);
+        x->done += plan;
+    }
+    return st;
+}
+
+/* The whole probe: a placement reading first and last; when the last
+ * disagrees with the coherence section's, the placement moved while the
+ * probe ran, and (not with --quick, whose budget has no room) the
+ * placement's sections run once more, so that the calibration describes
+ * the placement at the end; the flag stays if it moved again. */
+static strata_status_t run_placed(probe_ctx_t *x, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    strata_status_t st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_first, err);
+    if (st == STRATA_OK) st = run_sections(x, sections, 0, NSECTIONS, err);
+    if (st == STRATA_OK) st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_last, err);
+    double v[3] = {res->line_first.median, res->c2c_all.median, res->line_last.median};
+    if (st == STRATA_OK && !x->opts->quick && probe_placement_differs(v + 1, 2)) {
+        strata_log(STRATA_LOG_INFO,
+                   "probe: the placement moved (line %.0f ns in the coherence section, %.0f ns "
+                   "after): its sections again",
+                   v[1] * 1e9, v[2] * 1e9);
+        res->remeasured = true;
+        st = run_sections(x, sections, FIRST_PLACED, NSECTIONS, err);
+        if (st == STRATA_OK) st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_last, err);
+        v[1] = res->c2c_all.median, v[2] = res->line_last.median;
+    }
+    res->placement_changed = probe_placement_differs(v, 3);
+    return st;
+}
 
 strata_status_t strata_probe_run(const strata_probe_opts_t *opts, strata_probe_result_t **res_p,
                                  strata_error_t *err)
@@ -51,23 +126,16 @@ strata_status_t strata_probe_run(const strata_probe_opts_t *opts, strata_probe_r
         return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: no cpu is available");
     }
     probe_ctx_t x = {.opts = opts, .res = res, .t0 = util_now()};
-    /* memory and coherence come first in sections[] */
-    const section_t *tab = opts->host_costs_only ? cost_sections : sections;
-    size_t nsec = opts->host_costs_only ? 2 : opts->coherence_only ? 2 : NSECTIONS;
+    const section_t *tab = opts->host_costs_only  ? cost_sections
+                           : opts->coherence_only ? coherence_sections
+                                                  : sections;
+    size_t nsec = opts->host_costs_only || opts->coherence_only ? 2 : NSECTIONS;
     for (size_t i = 0; i < nsec; i++)
         x.total += opts->quick ? tab[i].plan_quick : tab[i].plan;
     if (opts->progress) util_progress_begin(&x.bar, "strata probe", x.total);
-    strata_status_t st = STRATA_OK;
-    for (size_t i = 0; i < nsec && st == STRATA_OK; i++) {
-        double plan = opts->quick ? tab[i].plan_quick : tab[i].plan;
-        x.bar.label = tab[i].name;
-        double t0 = util_now();
-        st = tab[i].run(&x, plan, err);
-        strata_log(STRATA_LOG_INFO, "probe: %s: %.2f s (planned %.1f s)", tab[i].name,
-                   util_now() - t0, plan);
-        x.done += plan;
-    }
-    if (!opts->coherence_only && !opts->host_costs_only) probe_accel(&x, 0);
+    strata_status_t st =
+        tab == sections ? run_placed(&x, err) : run_sections(&x, tab, 0, nsec, err);
+    if (st == STRATA_OK && tab == sections) probe_accel(&x, 0);
     if (opts->progress) util_progress_end(&x.bar);
     res->seconds = util_now() - x.t0;
     if (st == STRATA_OK) st = strata_probe_validate(res, err);
@@ -123,8 +191,12 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
         if (st == STRATA_OK) st = check_bw(what, &r->write_curve[c], 0, err);
         if (st == STRATA_OK) st = check_bw(what, &r->read_all_curve[c], 0, err);
         if (st == STRATA_OK) st = check_bw(what, &r->write_all_curve[c], 0, err);
+        if (st == STRATA_OK) st = check_bw(what, &r->write_nt_curve[c], 0, err);
+        if (st == STRATA_OK) st = check_bw(what, &r->write_nt_all_curve[c], 0, err);
     }
     if (st == STRATA_OK) st = check_lat("coherence (cache-line transfer)", &r->c2c_all, err);
+    if (st == STRATA_OK) st = check_lat("coherence at the start", &r->line_first, err);
+    if (st == STRATA_OK) st = check_lat("coherence at the end", &r->line_last, err);
     for (int i = 0; i < r->remote_n && st == STRATA_OK; i++) {
         snprintf(what, sizeof(what), "hand-over at %.0f B", r->remote_bytes[i]);
         st = check_bw(what, &r->remote_copy[i], 0, err);
@@ -166,9 +238,17 @@ static void line_stat(FILE *out, const char *name, const strata_probe_stat_t *s,
             unit, s->spread * 50, s->min * scale, s->max * scale, s->n);
 }
 
+/* A rate in GB/s, or "-" where it was not measured. */
+static const char *gbps_or_dash(const strata_probe_stat_t *s, char *buf, size_t len)
+{
+    if (s->n == 0) return "-";
+    snprintf(buf, len, "%.2f", s->median / 1e9);
+    return buf;
+}
+
 static void print_memory(const strata_probe_result_t *r, FILE *out)
 {
-    char b[32];
+    char b[32], nt[32];
     fprintf(out, "\nmemory bandwidth, %s buffers (GB/s; median ±half the IQR; [min .. max])\n",
             util_fmt_bytes((double)r->big_bytes, b, sizeof(b)));
     for (int i = 0; i < r->numa_nodes; i++)
@@ -181,23 +261,46 @@ static void print_memory(const strata_probe_result_t *r, FILE *out)
                      strata_probe_mem_kind_name(k), r->numa[i].cores);
             line_stat(out, name, &r->numa[i].all[k], 1e-9, "GB/s");
         }
-    fprintf(out, "\none core, by buffer size (GB/s)\n  %10s %10s %10s %10s %10s\n", "buffer",
-            "copy", "reduce", "read", "write");
+    fprintf(out,
+            "\none core, by buffer size (GB/s; write nt: streaming stores)\n"
+            "  %10s %10s %10s %10s %10s %10s\n",
+            "buffer", "copy", "reduce", "read", "write", "write nt");
     for (int c = 0; c < r->curve_n; c++)
-        fprintf(out, "  %10s %10.2f %10.2f %10.2f %10.2f\n",
+        fprintf(out, "  %10s %10.2f %10.2f %10.2f %10.2f %10s\n",
                 util_fmt_bytes(r->curve_bytes[c], b, sizeof(b)), r->copy_curve[c].median / 1e9,
                 r->reduce_curve[c].median / 1e9, r->read_curve[c].median / 1e9,
-                r->write_curve[c].median / 1e9);
+                r->write_curve[c].median / 1e9,
+                gbps_or_dash(&r->write_nt_curve[c], nt, sizeof(nt)));
     if (r->curve_n > 0 && r->read_all_curve[0].n > 0) {
         fprintf(out,
                 "\neach core while all %d stream at once, by buffer size (GB/s per core)\n"
-                "  %10s %10s %10s\n",
-                r->numa_nodes > 0 ? r->numa[0].cores : r->cores, "buffer", "read", "write");
+                "  %10s %10s %10s %10s\n",
+                r->numa_nodes > 0 ? r->numa[0].cores : r->cores, "buffer", "read", "write",
+                "write nt");
         for (int c = 0; c < r->curve_n; c++)
-            fprintf(out, "  %10s %10.2f %10.2f\n", util_fmt_bytes(r->curve_bytes[c], b, sizeof(b)),
-                    r->read_all_curve[c].median / 1e9, r->write_all_curve[c].median / 1e9);
+            fprintf(out, "  %10s %10.2f %10.2f %10s\n",
+                    util_fmt_bytes(r->curve_bytes[c], b, sizeof(b)),
+                    r->read_all_curve[c].median / 1e9, r->write_all_curve[c].median / 1e9,
+                    gbps_or_dash(&r->write_nt_all_curve[c], nt, sizeof(nt)));
     }
     fprintf(out, "  bus ceiling: %s\n", r->ceiling_source);
+}
+
+/* The placement readings, and a line saying so when the placement moved. */
+static void print_placement(const strata_probe_result_t *r, FILE *out)
+{
+    if (r->line_first.n == 0 || r->line_last.n == 0) return;
+    fprintf(out,
+            "  placement: line %.0f ns at the start, %.0f ns in the coherence section%s, %.0f ns "
+            "at the end\n",
+            r->line_first.median * 1e9, r->c2c_all.median * 1e9,
+            r->remeasured ? " (run again: the placement had moved)" : "",
+            r->line_last.median * 1e9);
+    if (r->placement_changed)
+        fprintf(out,
+                "  PLACEMENT CHANGED during the probe (readings over %.1fx apart): the "
+                "calibration describes the coherence section's (%.0f ns)\n",
+                STRATA_PROBE_PLACEMENT_RATIO, r->c2c_all.median * 1e9);
 }
 
 static void print_c2c(const strata_probe_result_t *r, FILE *out)
@@ -215,6 +318,7 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
     }
     if (r->cores > n) fprintf(out, "  (first 16 of %d cpus shown; --json has all)\n", r->cores);
     line_stat(out, "all pairs", &r->c2c_all, 1e9, "ns");
+    print_placement(r, out);
     if (r->packages > 1) {
         line_stat(out, "pairs within a socket (medians)", &r->c2c_within, 1e9, "ns");
         line_stat(out, "pairs across sockets (medians)", &r->c2c_across, 1e9, "ns");
@@ -324,6 +428,10 @@ static json_t *memory_json(const strata_probe_result_t *r)
             json_object_set_new(pt, "read_all_Bps", probe_stat_json(&r->read_all_curve[c]));
             json_object_set_new(pt, "write_all_Bps", probe_stat_json(&r->write_all_curve[c]));
         }
+        if (pt && r->write_nt_curve[c].n > 0) /* streaming stores, from 1 MiB */
+            json_object_set_new(pt, "write_nt_Bps", probe_stat_json(&r->write_nt_curve[c]));
+        if (pt && r->write_nt_all_curve[c].n > 0)
+            json_object_set_new(pt, "write_nt_all_Bps", probe_stat_json(&r->write_nt_all_curve[c]));
         json_array_append_new(curve, pt);
     }
     return json_pack("{s:I,s:o,s:o,s:f,s:s}", "buffer_B", (json_int_t)r->big_bytes, "nodes", nodes,
@@ -359,6 +467,12 @@ static json_t *c2c_json(const strata_probe_result_t *r)
                             flat, "handover_reduce", red);
     if (doc && r->flat_sync.n)
         json_object_set_new(doc, "flat_flags_s", probe_stat_json(&r->flat_sync));
+    if (doc && r->line_first.n && r->line_last.n)
+        json_object_set_new(doc, "placement",
+                            json_pack("{s:o,s:o,s:b,s:b}", "first_s",
+                                      probe_stat_json(&r->line_first), "last_s",
+                                      probe_stat_json(&r->line_last), "changed",
+                                      r->placement_changed, "remeasured", r->remeasured));
     return doc;
 }
 

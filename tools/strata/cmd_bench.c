@@ -478,6 +478,16 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
                "core,\n#   measured now); model(us) = sched's cost of the algorithm "
                "(docs/runtime.md)\n",
                m->alpha_s * 1e6, m->copy_bw / 1e9, m->reduce_bw / 1e9);
+    if (o->model_path && !o->cluster && o->calib.stream_from > 0)
+        printf("# model: output stores streamed from %.0f B, as STRATA_NT_THRESHOLD tells the "
+               "engine\n",
+               o->calib.stream_from);
+    else if (o->model_path && !o->cluster)
+        printf("# model: output stores priced plain and streamed at each size, the cheaper "
+               "taken%s\n",
+               strata_probe_write_nt_bw_at(&o->calib, 1 << 30, 1) > 0
+                   ? ""
+                   : " (this file has no streaming curve: its write curve alone)");
     if (o->model_path)
         printf("# choice across hosts priced on: %s\n", strata_comm_hosts_machine(c, NULL));
     printf("#\n#%61s%37s\n", "out-of-place", "in-place");
@@ -617,6 +627,16 @@ static strata_status_t check_cluster(const bench_opts_t *o, strata_comm_t *c)
     return STRATA_ERR_IO; /* said why */
 }
 
+/* STRATA_NT_THRESHOLD as the engine reads it (comm/copy.c): the output
+ * size from which it was told to stream its stores, which the model then
+ * follows; 0 when unset (the engine's own choice, and the model's). */
+static double nt_threshold(void)
+{
+    const char *env = getenv("STRATA_NT_THRESHOLD");
+    unsigned long long v = env && *env ? strtoull(env, NULL, 10) : 0;
+    return (double)v;
+}
+
 /* Every size of one type and operator, rows appended to t. */
 static strata_status_t run_sizes(strata_comm_t *c, const bench_opts_t *o, bufs_t *b,
                                  const strata_comm_model_t *m, double *lap, totals_t *t)
@@ -741,6 +761,7 @@ static int bench_rank(void *arg)
     if (st == STRATA_OK && !o.model_path)
         strata_probe_calib_quick(m.alpha_s, m.copy_bw, m.reduce_bw, cpus(), &o.calib);
     o.calib.wait = o.wait;
+    o.calib.stream_from = nt_threshold();
     if (r == 0 && st == STRATA_OK) header(&o, P, &m, c);
     if (st == STRATA_OK) st = run_all(c, &o, &b, &m, lap, &t);
     if (st != STRATA_OK && st != STRATA_ERR_IO)
