@@ -165,12 +165,16 @@ typedef struct strata_probe_result {
      * probe's start and at its end, 0 samples where not taken (the
      * coherence-only runs). This host's hypervisor places its vCPUs close
      * or far apart and moves them from run to run; placement_changed when
-     * the largest of line_first, c2c_all and line_last exceeds
+     * the largest of line_first, line_mem, c2c_all and line_last exceeds
      * STRATA_PROBE_PLACEMENT_RATIO times the smallest; remeasured when the
      * line-latency-dependent sections (coherence, hand-over, shm) ran a
      * second time because line_last disagreed with c2c_all (docs/probe.md,
      * "The placement"). */
     strata_probe_stat_t line_first, line_last;
+    /* ... and right after the memory stage: in the far placement the two
+     * vCPUs sit on two L3s, so the all-core curves at L3 sizes are the
+     * placement's too */
+    strata_probe_stat_t line_mem;
     bool placement_changed, remeasured;
     /* medians of the matrix within a socket and across sockets (0 samples
      * when the cpus sit on one socket) */

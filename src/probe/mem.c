@@ -46,10 +46,19 @@ static void k_read(unsigned char *dst, const unsigned char *src, size_t n)
     (void)dst;
 }
 
+/* Plain stores as the engine's output sees them: memcpy of a cache-hot
+ * block (the first STRATA_DIRECT_BLOCK bytes of src) over the buffer, block
+ * by block — the engine copies out of L1 with memcpy's temporal vector
+ * stores. Not memset: on this host glibc's memset of a buffer past the L3
+ * stores without reading the lines first (64 MiB at 69 GB/s on one core,
+ * above the 27 GB/s streaming stores reach), and with both cores at 16 MiB
+ * each it read 41.9 GB/s a core where these stores read 16.9
+ * (bench/probe/copyall.c modes 3 and 4, bench/README.md "s13-h19"): the
+ * model priced the 8 MiB output's stores 2.5x too cheap. */
 static void k_write(unsigned char *dst, const unsigned char *src, size_t n)
 {
-    memset(dst, (int)(n & 0xff), n);
-    (void)src;
+    for (size_t o = 0; o < n; o += STRATA_DIRECT_BLOCK)
+        memcpy(dst + o, src, n - o < STRATA_DIRECT_BLOCK ? n - o : STRATA_DIRECT_BLOCK);
 }
 
 static void k_write_nt(unsigned char *dst, const unsigned char *src, size_t n)

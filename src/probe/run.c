@@ -93,10 +93,13 @@ static strata_status_t run_placed(probe_ctx_t *x, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
     strata_status_t st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_first, err);
-    if (st == STRATA_OK) st = run_sections(x, sections, 0, NSECTIONS, err);
+    if (st == STRATA_OK) st = run_sections(x, sections, 0, 1, err); /* memory */
+    if (st == STRATA_OK) st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_mem, err);
+    if (st == STRATA_OK) st = run_sections(x, sections, 1, NSECTIONS, err);
     if (st == STRATA_OK) st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_last, err);
-    double v[3] = {res->line_first.median, res->c2c_all.median, res->line_last.median};
-    if (st == STRATA_OK && !x->opts->quick && probe_placement_differs(v + 1, 2)) {
+    double v[4] = {res->line_first.median, res->line_mem.median, res->c2c_all.median,
+                   res->line_last.median};
+    if (st == STRATA_OK && !x->opts->quick && probe_placement_differs(v + 2, 2)) {
         strata_log(STRATA_LOG_INFO,
                    "probe: the placement moved (line %.0f ns in the coherence section, %.0f ns "
                    "after): its sections again",
@@ -104,9 +107,9 @@ static strata_status_t run_placed(probe_ctx_t *x, strata_error_t *err)
         res->remeasured = true;
         st = run_sections(x, sections, FIRST_PLACED, NSECTIONS, err);
         if (st == STRATA_OK) st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_last, err);
-        v[1] = res->c2c_all.median, v[2] = res->line_last.median;
+        v[2] = res->c2c_all.median, v[3] = res->line_last.median;
     }
-    res->placement_changed = probe_placement_differs(v, 3);
+    res->placement_changed = probe_placement_differs(v, 4);
     return st;
 }
 
@@ -197,6 +200,7 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
     if (st == STRATA_OK) st = check_lat("coherence (cache-line transfer)", &r->c2c_all, err);
     if (st == STRATA_OK) st = check_lat("coherence at the start", &r->line_first, err);
     if (st == STRATA_OK) st = check_lat("coherence at the end", &r->line_last, err);
+    if (st == STRATA_OK) st = check_lat("coherence after the memory stage", &r->line_mem, err);
     for (int i = 0; i < r->remote_n && st == STRATA_OK; i++) {
         snprintf(what, sizeof(what), "hand-over at %.0f B", r->remote_bytes[i]);
         st = check_bw(what, &r->remote_copy[i], 0, err);
@@ -291,16 +295,20 @@ static void print_placement(const strata_probe_result_t *r, FILE *out)
 {
     if (r->line_first.n == 0 || r->line_last.n == 0) return;
     fprintf(out,
-            "  placement: line %.0f ns at the start, %.0f ns in the coherence section%s, %.0f ns "
-            "at the end\n",
-            r->line_first.median * 1e9, r->c2c_all.median * 1e9,
+            "  placement: line %.0f ns at the start, %.0f ns after the memory stage, %.0f ns in "
+            "the coherence section%s, %.0f ns at the end\n",
+            r->line_first.median * 1e9, r->line_mem.median * 1e9, r->c2c_all.median * 1e9,
             r->remeasured ? " (run again: the placement had moved)" : "",
             r->line_last.median * 1e9);
     if (r->placement_changed)
         fprintf(out,
                 "  PLACEMENT CHANGED during the probe (readings over %.1fx apart): the "
-                "calibration describes the coherence section's (%.0f ns)\n",
-                STRATA_PROBE_PLACEMENT_RATIO, r->c2c_all.median * 1e9);
+                "calibration's line-dependent figures describe the coherence section's (%.0f "
+                "ns)%s\n",
+                STRATA_PROBE_PLACEMENT_RATIO, r->c2c_all.median * 1e9,
+                probe_placement_differs((double[]){r->line_mem.median, r->c2c_all.median}, 2)
+                    ? ", its memory curves the other"
+                    : "");
 }
 
 static void print_c2c(const strata_probe_result_t *r, FILE *out)
@@ -469,8 +477,9 @@ static json_t *c2c_json(const strata_probe_result_t *r)
         json_object_set_new(doc, "flat_flags_s", probe_stat_json(&r->flat_sync));
     if (doc && r->line_first.n && r->line_last.n)
         json_object_set_new(doc, "placement",
-                            json_pack("{s:o,s:o,s:b,s:b}", "first_s",
-                                      probe_stat_json(&r->line_first), "last_s",
+                            json_pack("{s:o,s:o,s:o,s:b,s:b}", "first_s",
+                                      probe_stat_json(&r->line_first), "after_memory_s",
+                                      probe_stat_json(&r->line_mem), "last_s",
                                       probe_stat_json(&r->line_last), "changed",
                                       r->placement_changed, "remeasured", r->remeasured));
     return doc;
