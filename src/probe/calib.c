@@ -560,7 +560,7 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     }
     /* the hand-over curve stores what it loads into a buffer of its size
      * (in cache); the engine stores into the output, a buffer of S (in
-     * memory once S leaves the caches, streamed from 16 MiB): the
+     * memory once S leaves the caches; plain or streamed, below): the
      * difference per byte, when positive, is bw_store */
     double w_out = out_write_at(c, S, busy), w_hand = strata_probe_write_bw_at(c, slice, busy);
     double extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
