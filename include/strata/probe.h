@@ -283,6 +283,10 @@ typedef struct strata_probe_calib {
     double shm_alpha;    /* s, strata send/recv 8 B one way */
     double shm_bw;       /* B/s, strata send/recv streaming */
     double per_rank;     /* s per extra rank per synchronisation beyond the cores */
+    /* s, strata's barrier at barrier_ranks ranks (= the cores): a call's
+     * entry and one line exchange; 0 = not measured (files before it) */
+    double barrier;
+    int barrier_ranks;
     double proc_switch;  /* s, a switch between two processes on one cpu (sched_yield) */
     double futex_switch; /* s, a switch on one cpu by futex sleep and wake; 0 = not measured */
     double mem_copy_all; /* B/s, all cores of node 0 copying together */

@@ -39,6 +39,8 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     c->shm_bw = r->shm_bw.median;
     c->per_rank = r->per_rank.n ? r->per_rank.median : 0;
     if (c->per_rank < 0) c->per_rank = 0; /* noise around a zero cost */
+    c->barrier = r->barrier_fit.n ? r->barrier_fit.median : 0;
+    c->barrier_ranks = r->barrier_fit.n ? r->ranks_fit : 0;
     c->proc_switch = r->proc_switch.median;
     c->futex_switch = r->futex_switch.n ? r->futex_switch.median : 0;
     c->mem_copy_all = r->numa_nodes ? r->numa[0].all[STRATA_PROBE_MEM_COPY].median : 0;
@@ -134,6 +136,11 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
                   "shm_alpha", util_json_real(r->shm_alpha.spread), "shm_bw",
                   util_json_real(r->shm_bw.spread), "per_rank",
                   util_json_real(r->per_rank.spread)));
+    /* optional (files before it): the barrier at the cores' ranks */
+    if (doc && c->barrier > 0) {
+        json_object_set_new(doc, "barrier_s", util_json_real(c->barrier));
+        json_object_set_new(doc, "barrier_ranks", json_integer(c->barrier_ranks));
+    }
     /* optional (files before the wait regime): the futex regime's cost */
     if (doc && c->futex_switch > 0)
         json_object_set_new(doc, "futex_switch_s", util_json_real(c->futex_switch));
@@ -333,6 +340,12 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
         /* optional (files before the wait regime): 0 = not measured */
         if (json_object_get(m, "futex_switch_s"))
             st = num(d, m, "futex_switch_s", true, &c.futex_switch, err);
+        /* optional (files before it): the barrier, with its rank count */
+        double br = 0;
+        if (st == STRATA_OK && json_object_get(m, "barrier_s") &&
+            !(st = num(d, m, "barrier_s", true, &c.barrier, err)))
+            st = num(d, m, "barrier_ranks", true, &br, err);
+        c.barrier_ranks = (int)br;
         if (st == STRATA_OK) st = read_curve(d, m, &c, err);
         if (st == STRATA_OK) st = read_shm_curve(d, m, &c, err);
         if (st == STRATA_OK)
@@ -508,6 +521,19 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
      * (the same path); each further one a cache-line hand-off */
     m.lat_intra = c->shm_n > 0 ? c->shm_oneway[0] : c->shm_alpha;
     m.lat_sync = c->line_latency;
+    /* The engine's first synchronisation is the barrier's path, not a
+     * message's: strata's barrier is the line path without data
+     * (comm_shm_barrier: enter the call, post one line, fetch the peer's),
+     * where an 8-byte message hands two counters over one way (the
+     * channel's head, and its tail, which the sender reads back before its
+     * next message). In the close placement the two differ by 30-40 ns,
+     * in the far one by 75-140 ns: α priced the 8 B allreduce +28 ... +44 %
+     * far (bench/README.md, "s13-h19"). Measured at the cores' ranks, so
+     * it stands for calls of that many ranks (more ranks wait for the
+     * scheduler, priced below; fewer post fewer lines: α then). */
+    if ((algo == STRATA_COMM_SHM || algo == STRATA_COMM_AUTO) && c->barrier > 0 &&
+        c->barrier_ranks == size)
+        m.lat_intra = c->barrier;
     /* The engine's flags, counted in allreduce_shm.c: the line path (56 B
      * or less) hands over one line a call; the flat path two flags
      * (staged, then done), the pipeline three a chunk (staged, reduced,

@@ -651,6 +651,43 @@ static void test_store_modes(void **state)
          507.367972e-6, 1e-8);
 }
 
+/* The engine's first synchronisation priced at the barrier of the cores'
+ * ranks (comm_shm_barrier: the line path without data), not at an 8-byte
+ * message's one way: test_predict's machine (α 1 us) with a barrier of
+ * 0.8 us at 2 ranks. 8 B at 2 ranks: 0.8 us + its 8 B read at 80 GB/s
+ * (0.1 ns) + pulled at 1 GB/s (8 ns) = 0.8081 us; 64 B (flat, with the
+ * done flag's 0.1 us): 0.8 + 0.1 + 0.0008 + 0.064 = 0.9648 us; 4 ranks
+ * (not the barrier's count) keep α: 2.2482 us as in test_predict; the
+ * ring's messages keep α: 1050.576 us. Saved and loaded back. */
+static void test_barrier_sync(void **state)
+{
+    (void)state;
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    synthetic(r);
+    r->barrier_fit = one(0.8e-6);
+    strata_probe_calib_t c;
+    strata_probe_calib_from(r, &c);
+    c.remote_n = 0;
+    assert_int_equal(c.barrier_ranks, 2);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 8), 0.8081e-6, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 64), 0.9648e-6, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 2.2482e-6, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_RING, 2, 1048576), 1050.576e-6,
+         1e-9);
+    char path[] = "/tmp/strata_probe_barXXXXXX.json";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    close(fd);
+    strata_error_t err = {0};
+    assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
+    strata_probe_calib_t got;
+    assert_int_equal(strata_probe_calib_load(path, &got, &err), STRATA_OK);
+    NEAR(got.barrier, 0.8e-6, RT);
+    assert_int_equal(got.barrier_ranks, 2);
+    unlink(path);
+    free(r);
+}
+
 /* Two placements: readings over 2.5x apart (zeros, not taken, ignored). */
 static void test_placement(void **state)
 {
@@ -738,7 +775,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_load_errors), cmocka_unit_test(test_predict),
         cmocka_unit_test(test_sockets),     cmocka_unit_test(test_flat_samples),
         cmocka_unit_test(test_flat_sync),   cmocka_unit_test(test_store_modes),
-        cmocka_unit_test(test_placement),
+        cmocka_unit_test(test_placement),   cmocka_unit_test(test_barrier_sync),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
