@@ -166,16 +166,19 @@ typedef struct strata_probe_result {
      * coherence-only runs). This host's hypervisor places its vCPUs close
      * or far apart and moves them from run to run; placement_changed when
      * the largest of line_first, line_mem, c2c_all and line_last exceeds
-     * STRATA_PROBE_PLACEMENT_RATIO times the smallest; remeasured when the
-     * line-latency-dependent sections (coherence, hand-over, shm) ran a
-     * second time because line_last disagreed with c2c_all (docs/probe.md,
-     * "The placement"). */
+     * STRATA_PROBE_PLACEMENT_RATIO times the smallest (in the first pass);
+     * remeasured when the memory stage and the line-latency-dependent
+     * sections (coherence, hand-over, shm) then ran a second time, on
+     * their --quick budgets (docs/probe.md, "The placement"); line_mem,
+     * c2c_all and line_last are the second pass's then. */
     strata_probe_stat_t line_first, line_last;
     /* ... and right after the memory stage: in the far placement the two
      * vCPUs sit on two L3s, so the all-core curves at L3 sizes are the
      * placement's too */
     strata_probe_stat_t line_mem;
-    bool placement_changed, remeasured;
+    /* placement_mixed: line_mem, c2c_all and line_last (after the second
+     * pass, if any) still span two placements: the calibration mixes them */
+    bool placement_changed, remeasured, placement_mixed;
     /* medians of the matrix within a socket and across sockets (0 samples
      * when the cpus sit on one socket) */
     strata_probe_stat_t c2c_within, c2c_across;

@@ -704,7 +704,7 @@ static void test_placement(void **state)
     synthetic(r);
     r->line_first = one(40e-9), r->line_last = one(42e-9), r->c2c_all = one(165e-9);
     r->line_mem = one(170e-9);
-    r->placement_changed = true;
+    r->placement_changed = true, r->placement_mixed = true;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -712,21 +712,25 @@ static void test_placement(void **state)
     fclose(f);
     assert_non_null(strstr(buf, "placement: line 40 ns at the start, 170 ns after the memory "
                                 "stage, 165 ns in the coherence section, 42 ns at the end"));
-    assert_non_null(strstr(buf, "PLACEMENT CHANGED during the probe"));
-    assert_null(strstr(buf, "its memory curves the other")); /* 170 and 165: one placement */
+    assert_non_null(strstr(buf, "PLACEMENT CHANGED during the probe (readings over 2.5x apart): "
+                                "the calibration mixes two placements (memory curves at 170 ns, "
+                                "the line-dependent figures at 165 ns)"));
     free(buf);
-    r->line_mem = one(40e-9); /* the memory stage in the other placement */
-    f = open_memstream(&buf, &len);
-    strata_probe_print(r, f);
-    fclose(f);
-    assert_non_null(strstr(buf, "describe the coherence section's (165 ns), its memory curves "
-                                "the other"));
-    free(buf);
-    r->placement_changed = false, r->c2c_all = one(41e-9), r->line_mem = one(41e-9);
+    /* moved, then measured again in one: said, not flagged */
+    r->placement_mixed = false, r->remeasured = true;
+    r->line_mem = one(40e-9), r->c2c_all = one(41e-9);
     f = open_memstream(&buf, &len);
     strata_probe_print(r, f);
     fclose(f);
     assert_null(strstr(buf, "PLACEMENT CHANGED"));
+    assert_non_null(strstr(buf, "(the last three of a second pass: the placement had moved)"));
+    assert_non_null(strstr(buf, "the calibration was measured again in one (41 ns)"));
+    free(buf);
+    r->placement_changed = false, r->remeasured = false;
+    f = open_memstream(&buf, &len);
+    strata_probe_print(r, f);
+    fclose(f);
+    assert_null(strstr(buf, "moved"));
     free(buf);
     free(r);
 }

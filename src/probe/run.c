@@ -67,13 +67,14 @@ bool probe_placement_differs(const double *v, int n)
     return lo > 0 && hi > STRATA_PROBE_PLACEMENT_RATIO * lo;
 }
 
-/* Run tab[from..to) in turn; each adds its plan to x->done. */
+/* Run tab[from..to) in turn, each with its quick plan when short; each
+ * adds its plan to x->done. */
 static strata_status_t run_sections(probe_ctx_t *x, const section_t *tab, size_t from, size_t to,
-                                    strata_error_t *err)
+                                    bool short_plan, strata_error_t *err)
 {
     strata_status_t st = STRATA_OK;
     for (size_t i = from; i < to && st == STRATA_OK; i++) {
-        double plan = x->opts->quick ? tab[i].plan_quick : tab[i].plan;
+        double plan = x->opts->quick || short_plan ? tab[i].plan_quick : tab[i].plan;
         x->bar.label = tab[i].name;
         double t0 = util_now();
         st = tab[i].run(x, plan, err);
@@ -84,32 +85,48 @@ static strata_status_t run_sections(probe_ctx_t *x, const section_t *tab, size_t
     return st;
 }
 
-/* The whole probe: a placement reading first and last; when the last
- * disagrees with the coherence section's, the placement moved while the
- * probe ran, and (not with --quick, whose budget has no room) the
- * placement's sections run once more, so that the calibration describes
- * the placement at the end; the flag stays if it moved again. */
+/* Memory, a reading, the rest (from `from`), a reading. */
+static strata_status_t one_pass(probe_ctx_t *x, size_t from, bool short_plan, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    strata_status_t st = run_sections(x, sections, 0, 1, short_plan, err);
+    if (st == STRATA_OK) st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_mem, err);
+    if (st == STRATA_OK) st = run_sections(x, sections, from, NSECTIONS, short_plan, err);
+    if (st == STRATA_OK) st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_last, err);
+    return st;
+}
+
+/* Whether the figures of the calibration (the memory curves, the
+ * line-dependent sections, up to the end) span two placements. */
+static bool mixed(const strata_probe_result_t *r)
+{
+    double v[3] = {r->line_mem.median, r->c2c_all.median, r->line_last.median};
+    return probe_placement_differs(v, 3);
+}
+
+/* The whole probe: a placement reading at the start, after the memory
+ * stage and at the end. When the placement moved anywhere (not with
+ * --quick, whose budget has no room), the memory stage and the
+ * placement's sections run once more, on their --quick budgets (sizes
+ * unchanged), so that the calibration describes one placement, the one at
+ * the end; `mixed` says when it moved again. */
 static strata_status_t run_placed(probe_ctx_t *x, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
     strata_status_t st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_first, err);
-    if (st == STRATA_OK) st = run_sections(x, sections, 0, 1, err); /* memory */
-    if (st == STRATA_OK) st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_mem, err);
-    if (st == STRATA_OK) st = run_sections(x, sections, 1, NSECTIONS, err);
-    if (st == STRATA_OK) st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_last, err);
+    if (st == STRATA_OK) st = one_pass(x, 1, false, err);
     double v[4] = {res->line_first.median, res->line_mem.median, res->c2c_all.median,
                    res->line_last.median};
-    if (st == STRATA_OK && !x->opts->quick && probe_placement_differs(v + 2, 2)) {
-        strata_log(STRATA_LOG_INFO,
-                   "probe: the placement moved (line %.0f ns in the coherence section, %.0f ns "
-                   "after): its sections again",
-                   v[1] * 1e9, v[2] * 1e9);
-        res->remeasured = true;
-        st = run_sections(x, sections, FIRST_PLACED, NSECTIONS, err);
-        if (st == STRATA_OK) st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_last, err);
-        v[2] = res->c2c_all.median, v[3] = res->line_last.median;
-    }
     res->placement_changed = probe_placement_differs(v, 4);
+    if (st == STRATA_OK && !x->opts->quick && res->placement_changed) {
+        strata_log(STRATA_LOG_INFO,
+                   "probe: the placement moved (line %.0f, %.0f, %.0f, %.0f ns): memory and "
+                   "the placement's sections again",
+                   v[0] * 1e9, v[1] * 1e9, v[2] * 1e9, v[3] * 1e9);
+        res->remeasured = true;
+        st = one_pass(x, FIRST_PLACED, true, err);
+    }
+    res->placement_mixed = mixed(res);
     return st;
 }
 
@@ -137,7 +154,7 @@ strata_status_t strata_probe_run(const strata_probe_opts_t *opts, strata_probe_r
         x.total += opts->quick ? tab[i].plan_quick : tab[i].plan;
     if (opts->progress) util_progress_begin(&x.bar, "strata probe", x.total);
     strata_status_t st =
-        tab == sections ? run_placed(&x, err) : run_sections(&x, tab, 0, nsec, err);
+        tab == sections ? run_placed(&x, err) : run_sections(&x, tab, 0, nsec, false, err);
     if (st == STRATA_OK && tab == sections) probe_accel(&x, 0);
     if (opts->progress) util_progress_end(&x.bar);
     res->seconds = util_now() - x.t0;
@@ -296,19 +313,21 @@ static void print_placement(const strata_probe_result_t *r, FILE *out)
     if (r->line_first.n == 0 || r->line_last.n == 0) return;
     fprintf(out,
             "  placement: line %.0f ns at the start, %.0f ns after the memory stage, %.0f ns in "
-            "the coherence section%s, %.0f ns at the end\n",
+            "the coherence section, %.0f ns at the end%s\n",
             r->line_first.median * 1e9, r->line_mem.median * 1e9, r->c2c_all.median * 1e9,
-            r->remeasured ? " (run again: the placement had moved)" : "",
-            r->line_last.median * 1e9);
-    if (r->placement_changed)
+            r->line_last.median * 1e9,
+            r->remeasured ? " (the last three of a second pass: the placement had moved)" : "");
+    if (r->placement_mixed)
         fprintf(out,
                 "  PLACEMENT CHANGED during the probe (readings over %.1fx apart): the "
-                "calibration's line-dependent figures describe the coherence section's (%.0f "
-                "ns)%s\n",
-                STRATA_PROBE_PLACEMENT_RATIO, r->c2c_all.median * 1e9,
-                probe_placement_differs((double[]){r->line_mem.median, r->c2c_all.median}, 2)
-                    ? ", its memory curves the other"
-                    : "");
+                "calibration mixes two placements (memory curves at %.0f ns, the line-dependent "
+                "figures at %.0f ns)\n",
+                STRATA_PROBE_PLACEMENT_RATIO, r->line_mem.median * 1e9, r->c2c_all.median * 1e9);
+    else if (r->placement_changed)
+        fprintf(out,
+                "  placement moved during the probe; the calibration was measured again in "
+                "one (%.0f ns)\n",
+                r->c2c_all.median * 1e9);
 }
 
 static void print_c2c(const strata_probe_result_t *r, FILE *out)
@@ -476,12 +495,12 @@ static json_t *c2c_json(const strata_probe_result_t *r)
     if (doc && r->flat_sync.n)
         json_object_set_new(doc, "flat_flags_s", probe_stat_json(&r->flat_sync));
     if (doc && r->line_first.n && r->line_last.n)
-        json_object_set_new(doc, "placement",
-                            json_pack("{s:o,s:o,s:o,s:b,s:b}", "first_s",
-                                      probe_stat_json(&r->line_first), "after_memory_s",
-                                      probe_stat_json(&r->line_mem), "last_s",
-                                      probe_stat_json(&r->line_last), "changed",
-                                      r->placement_changed, "remeasured", r->remeasured));
+        json_object_set_new(
+            doc, "placement",
+            json_pack("{s:o,s:o,s:o,s:b,s:b,s:b}", "first_s", probe_stat_json(&r->line_first),
+                      "after_memory_s", probe_stat_json(&r->line_mem), "last_s",
+                      probe_stat_json(&r->line_last), "changed", r->placement_changed, "remeasured",
+                      r->remeasured, "mixed", r->placement_mixed));
     return doc;
 }
 
