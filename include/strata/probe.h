@@ -167,10 +167,11 @@ typedef struct strata_probe_result {
      * or far apart and moves them from run to run; placement_changed when
      * the largest of line_first, line_mem, c2c_all and line_last exceeds
      * STRATA_PROBE_PLACEMENT_RATIO times the smallest (in the first pass);
-     * remeasured when the memory stage and the line-latency-dependent
-     * sections (coherence, hand-over, shm) then ran a second time, on
-     * their --quick budgets (docs/probe.md, "The placement"); line_mem,
-     * c2c_all and line_last are the second pass's then. */
+     * remeasured when line_mem, c2c_all and line_last spanned two, and the
+     * memory stage and the line-latency-dependent sections (coherence,
+     * hand-over, shm) then ran a second time, on their --quick budgets
+     * (docs/probe.md, "The placement"); line_mem, c2c_all and line_last
+     * are the second pass's then. */
     strata_probe_stat_t line_first, line_last;
     /* ... and right after the memory stage: in the far placement the two
      * vCPUs sit on two L3s, so the all-core curves at L3 sizes are the

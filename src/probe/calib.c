@@ -14,6 +14,12 @@
  *                 cost of a synchronisation per rank beyond the cores.
  *   shm_alpha, shm_bw  strata send/recv ping-pong: the link α and β of the
  *                 cluster file, and of the message-passing schedules.
+ *   barrier       strata's barrier at the cores' ranks: the engine's first
+ *                 synchronisation at that rank count (the line path
+ *                 without data; α where not measured).
+ *   write_bw, write_nt_bw  one core's (and all cores') plain and streaming
+ *                 stores by buffer size: the output's stores, priced both
+ *                 ways and the cheaper taken, as the engine picks.
  * No allreduce (or other collective the model predicts) is timed to set
  * any of them.
  */

@@ -105,11 +105,13 @@ static bool mixed(const strata_probe_result_t *r)
 }
 
 /* The whole probe: a placement reading at the start, after the memory
- * stage and at the end. When the placement moved anywhere (not with
- * --quick, whose budget has no room), the memory stage and the
- * placement's sections run once more, on their --quick budgets (sizes
- * unchanged), so that the calibration describes one placement, the one at
- * the end; `mixed` says when it moved again. */
+ * stage and at the end. When the calibration's figures span two
+ * placements (the memory stage's reading, the coherence section's and the
+ * end's; not with --quick, whose budget has no room), the memory stage
+ * and the placement's sections run once more, on their --quick budgets
+ * (sizes unchanged), so that the calibration describes one placement, the
+ * one at the end; `placement_mixed` says when it moved again. A move
+ * before the memory stage alone is said (placement_changed), not redone. */
 static strata_status_t run_placed(probe_ctx_t *x, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
@@ -118,7 +120,7 @@ static strata_status_t run_placed(probe_ctx_t *x, strata_error_t *err)
     double v[4] = {res->line_first.median, res->line_mem.median, res->c2c_all.median,
                    res->line_last.median};
     res->placement_changed = probe_placement_differs(v, 4);
-    if (st == STRATA_OK && !x->opts->quick && res->placement_changed) {
+    if (st == STRATA_OK && !x->opts->quick && mixed(res)) {
         strata_log(STRATA_LOG_INFO,
                    "probe: the placement moved (line %.0f, %.0f, %.0f, %.0f ns): memory and "
                    "the placement's sections again",
