@@ -726,6 +726,15 @@ static void test_placement(void **state)
     assert_non_null(strstr(buf, "(the last three of a second pass: the placement had moved)"));
     assert_non_null(strstr(buf, "the calibration was measured again in one (41 ns)"));
     free(buf);
+    /* moved before the memory stage only: said, nothing measured again */
+    r->remeasured = false;
+    f = open_memstream(&buf, &len);
+    strata_probe_print(r, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "placement moved during the probe; the calibration was measured "
+                                "in one (41 ns)"));
+    assert_null(strstr(buf, "second pass"));
+    free(buf);
     r->placement_changed = false, r->remeasured = false;
     f = open_memstream(&buf, &len);
     strata_probe_print(r, f);

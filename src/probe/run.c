@@ -326,9 +326,8 @@ static void print_placement(const strata_probe_result_t *r, FILE *out)
                 "figures at %.0f ns)\n",
                 STRATA_PROBE_PLACEMENT_RATIO, r->line_mem.median * 1e9, r->c2c_all.median * 1e9);
     else if (r->placement_changed)
-        fprintf(out,
-                "  placement moved during the probe; the calibration was measured again in "
-                "one (%.0f ns)\n",
+        fprintf(out, "  placement moved during the probe; the calibration %s one (%.0f ns)\n",
+                r->remeasured ? "was measured again in" : "was measured in",
                 r->c2c_all.median * 1e9);
 }
 
