@@ -8,8 +8,12 @@
  * from the last-level cache (on this machine ~192 MiB, i.e. 3/4 of the
  * 32 MiB L3 × threads; glibc's x86_non_temporal_threshold), far above the
  * sizes where the engine's output stops fitting in L2/L3, so the engine
- * decides itself: outputs of comm_stream_min() bytes or more stream
- * (16 MiB, the prototype's crossover; STRATA_NT_THRESHOLD overrides).
+ * decides itself. An allreduce measures which store mode its calls of a
+ * size class run faster in (allreduce_shm.c out_mode), starting from the
+ * fixed crossover comm_stream_min(); the other collectives use that
+ * crossover: outputs of comm_stream_min() bytes or more stream (16 MiB,
+ * the prototype's crossover). STRATA_NT_THRESHOLD fixes the crossover for
+ * all, allreduce included (no measuring).
  *
  * SSE2 streaming stores (16 B) are enough to reach memory bandwidth; the
  * unaligned head and tail go through memcpy.
@@ -33,6 +37,16 @@ size_t comm_stream_min(void)
                                                          : (size_t)STRATA_DIRECT_STREAM_MIN;
     }
     return min;
+}
+
+bool comm_stream_env(void)
+{
+    static int set = -1;
+    if (set < 0) {
+        const char *env = getenv("STRATA_NT_THRESHOLD");
+        set = env && *env && strtoull(env, NULL, 10) > 0;
+    }
+    return set == 1;
 }
 
 #ifdef HAVE_STREAM
