@@ -73,9 +73,10 @@ typedef struct eng {
     /* allreduce: this rank's send and receive buffers are registered */
     bool reg;
     /* allreduce: its measured choices (mode_pick): stage with streaming
-     * stores (P > 2), and whether each choice is measured on this call and
-     * is a probe of its other mode */
-    bool nt_stage, stage_measure, stage_probe, out_measure, out_probe;
+     * stores (P > 2), whether each choice is measured on this call, and
+     * where the call falls in each choice's probe window (-1: none) */
+    bool nt_stage, stage_measure, out_measure;
+    int stage_pos, out_pos;
     comm_mem_ref_t rsrc, rdst;
 } eng_t;
 
@@ -551,15 +552,35 @@ static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_pe
 
 #define MODE_PROBE 16
 
+/* Where call `call` of a size class falls in a probe window of a choice
+ * with phase `phase`: 0 and 1 run the other mode, 2 is the first call
+ * back, -1 outside. The windows start at calls phase and phase + 3 (so
+ * that each mode has two calls measured early) and then every MODE_PROBE
+ * calls from phase + MODE_PROBE. Two calls a probe, and only the second
+ * measured, as only a call after a call in the same mode costs what a run
+ * of that mode costs: a call's stores leave its output and staging lines
+ * where the next call finds them (plain stores: in the caches, dirty;
+ * streaming ones: in memory), so the first call of a mode pays for the
+ * other mode's leftovers (a plain call after streaming ones reads its
+ * output lines from memory, a streaming call after plain ones writes the
+ * cached copies back first), and a probe measured there would favour
+ * whichever mode runs. The call back (2) pays the same and is not
+ * measured either. */
+static int probe_pos(uint64_t call, unsigned phase)
+{
+    if (call < phase) return -1;
+    uint64_t d = call - phase;
+    if (d < 6) return (int)(d % 3);
+    return d >= MODE_PROBE && d % MODE_PROBE < 3 ? (int)(d % MODE_PROBE) : -1;
+}
+
 /* The mode of this call of a measured choice l (stage_mode, out_mode) for
- * a call of `bytes`: the preferred one, or the other on a probe. A call of
- * another size class (power of two) than the last starts the choice over,
- * preferring mode `start`. Calls count per class, from 0, on every rank
- * alike (the same collectives in the same order), so the probes fall on
- * the same calls everywhere: every MODE_PROBE-th call from `phase`, and
- * call phase + 2 (so that each mode has two calls measured early).
- * *probe_p: this call is a probe. */
-static bool mode_pick(comm_learn_t *l, size_t bytes, bool start, unsigned phase, bool *probe_p)
+ * a call of `bytes`: the preferred one, or the other in a probe window
+ * (probe_pos). A call of another size class (power of two) than the last
+ * starts the choice over, preferring mode `start`. Calls count per class,
+ * from 0, on every rank alike (the same collectives in the same order), so
+ * the probes fall on the same calls everywhere. *pos_p: probe_pos. */
+static bool mode_pick(comm_learn_t *l, size_t bytes, bool start, unsigned phase, int *pos_p)
 {
     int bucket = 0;
     while ((bytes >> bucket) > 1)
@@ -569,9 +590,8 @@ static bool mode_pick(comm_learn_t *l, size_t bytes, bool start, unsigned phase,
         l->cost[0] = l->cost[1] = l->dev[0] = l->dev[1] = 0;
         l->n[0] = l->n[1] = 0;
     }
-    uint64_t call = l->calls++;
-    *probe_p = call % MODE_PROBE == phase || call == phase + 2;
-    bool m = *probe_p ? !l->mode : l->mode;
+    *pos_p = probe_pos(l->calls++, phase);
+    bool m = *pos_p == 0 || *pos_p == 1 ? !l->mode : l->mode;
     if (m) l->on_calls++;
     return m;
 }
@@ -610,8 +630,8 @@ static void mode_learn(comm_learn_t *l, bool m, double x)
  * peers' reads and this rank's waits for them cost). Every MODE_PROBE-th
  * call (the same calls on every rank, which count the same engine
  * allreduces: in a probe every rank stages the other way) refreshes the
- * other mode's figure; the first probes are the second and fourth calls
- * (mode_pick's phase 1: calls 1, 3, 17, 33, ...). A rank changes mode only
+ * other mode's figure (probe_pos's phase 1: calls 1-2 and 4-5 probe, 3 and
+ * 6 come back; then 17-18, 33-34, ...; calls 2, 5, 18, 34, ... measured). A rank changes mode only
  * once each mode has two calls measured, and when the other mode's figure
  * is lower by more than both figures' mean deviations (the spread of the
  * calls measured), so noise on a loaded host does not flip it
@@ -620,19 +640,19 @@ static void mode_learn(comm_learn_t *l, bool m, double x)
  * (comparisons). Only this rank's stores change: the bytes, and the flags
  * that publish them (after a fence), are the same, so the choice needs no
  * agreement between ranks. */
-static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure, bool *probe)
+static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure, int *pos)
 {
     static int forced = -2; /* -1: measured */
     if (forced == -2) {
         const char *v = getenv("STRATA_STAGE_NT");
         forced = v && *v ? atoi(v) != 0 : -1;
     }
-    *measure = forced < 0, *probe = false;
+    *measure = forced < 0;
     if (!*measure) {
         if (forced == 1) c->stage.on_calls++;
         return forced == 1;
     }
-    return mode_pick(&c->stage, bytes, false, 1, probe);
+    return mode_pick(&c->stage, bytes, false, 1, pos);
 }
 
 /* How an allreduce stores its output (the reduced slices it copies to the
@@ -646,24 +666,26 @@ static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure, bool *prob
  * 4-8 MiB: 8 MiB 2,087-2,144 us a call with plain, 954-1,228 us with
  * streaming stores; bench/README.md, issue 17 session 12), so the engine
  * measures it as stage_mode does, per size class, starting from the fixed
- * crossover comm_stream_min() (16 MiB): its probes are calls 5, 7, 21, 37,
- * ... of a class, apart from stage_mode's 1, 3, 17, 33, ..., so one call
- * probes one choice. Only from outputs of OUT_LEARN_MIN bytes: an output
- * of half the L2 or less (2 MiB a core here) likely stays in the caches for
- * the caller, which plain stores leave it in, and its stores are few.
- * STRATA_NT_THRESHOLD fixes the crossover (no measuring). Only this rank's
- * stores to its own output change: no agreement between ranks needed. */
+ * crossover comm_stream_min() (16 MiB): probe_pos's phase 8, i.e. calls
+ * 8-9 and 11-12 of a class probe, 10 and 13 come back, then 24-26, 40-42,
+ * ...: apart from stage_mode's windows (calls 1-6, then 17-19, 33-35, ...),
+ * so a call is in one choice's window at most, and a call in either
+ * window is measured for neither choice but the probing one. Only from outputs of OUT_LEARN_MIN
+ * bytes: an output of half the L2 or less (2 MiB a core here) likely stays in the caches for the
+ * caller, which plain stores leave it in, and its stores are few. STRATA_NT_THRESHOLD fixes the
+ * crossover (no measuring). Only this rank's stores to its own output change: no agreement between
+ * ranks needed. */
 #define OUT_LEARN_MIN (1u << 20)
 
-static bool out_mode(strata_comm_t *c, size_t bytes, bool *measure, bool *probe)
+static bool out_mode(strata_comm_t *c, size_t bytes, bool *measure, int *pos)
 {
     bool fixed = bytes >= comm_stream_min();
-    *measure = !comm_stream_env() && bytes >= OUT_LEARN_MIN, *probe = false;
+    *measure = !comm_stream_env() && bytes >= OUT_LEARN_MIN;
     if (!*measure) {
         if (fixed) c->out.on_calls++;
         return fixed;
     }
-    return mode_pick(&c->out, bytes, fixed, 5, probe);
+    return mode_pick(&c->out, bytes, fixed, 8, pos);
 }
 
 static strata_status_t run(eng_t *e)
@@ -679,9 +701,9 @@ static strata_status_t run(eng_t *e)
     c->cseq += e->nchunks;
     size_t bytes = e->count * e->es;
     if (e->kind == ENG_AR && c->size > 2 && e->nchunks > 1)
-        e->nt_stage = stage_mode(c, bytes, &e->stage_measure, &e->stage_probe);
+        e->nt_stage = stage_mode(c, bytes, &e->stage_measure, &e->stage_pos);
     if (e->kind == ENG_AR && e->root < 0)
-        e->stream = out_mode(c, bytes, &e->out_measure, &e->out_probe);
+        e->stream = out_mode(c, bytes, &e->out_measure, &e->out_pos);
     double t0 = e->stage_measure || e->out_measure ? util_now() : 0;
     strata_status_t st = stage(e, 0);
     if (st == STRATA_OK && e->kind == ENG_AR && e->root < 0) {
@@ -695,10 +717,14 @@ static strata_status_t run(eng_t *e)
         if (st == STRATA_OK) st = gather(e, ch);
         if (st == STRATA_OK) publish(e, F_DONE, e->base + ch + 1);
     }
-    /* a call that probes one choice says nothing of the other's mode */
+    /* a call in one choice's probe window says nothing of the other's mode */
     double x = st == STRATA_OK ? (util_now() - t0) / (double)bytes : 0;
-    if (st == STRATA_OK && e->stage_measure && !e->out_probe) mode_learn(&c->stage, e->nt_stage, x);
-    if (st == STRATA_OK && e->out_measure && !e->stage_probe) mode_learn(&c->out, e->stream, x);
+    if (st == STRATA_OK && e->stage_measure && (e->stage_pos == -1 || e->stage_pos == 1) &&
+        e->out_pos == -1)
+        mode_learn(&c->stage, e->nt_stage, x);
+    if (st == STRATA_OK && e->out_measure && (e->out_pos == -1 || e->out_pos == 1) &&
+        e->stage_pos == -1)
+        mode_learn(&c->out, e->stream, x);
     return st;
 }
 
@@ -713,6 +739,8 @@ static eng_t eng_init(comm_call_t *k, eng_kind_t kind, const void *src, void *ds
                .es = es,
                .count = count,
                .root = -1,
+               .stage_pos = -1,
+               .out_pos = -1,
                .dt = STRATA_UINT8,
                .op = STRATA_SUM};
     size_t per_rank_bytes =

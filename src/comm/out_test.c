@@ -8,23 +8,26 @@
  * calls of a class is known by hand whatever the measurements say: a rank
  * keeps the class's starting mode (streaming from comm_stream_min() =
  * 16 MiB, plain below) until each mode has two calls measured, and the
- * probes (the other mode) are the class's calls 5 and 7 (mode_pick's phase
- * 5: 5, 7, 21, 37, ...). Each rank makes 8 calls of B floats, then 6 of
- * 256 Ki + 5 floats (1 MiB + 20 B: another class, from OUT_LEARN_MIN),
- * then 3 of 128 Ki floats (512 KiB: below OUT_LEARN_MIN, plain and never
- * counted as a call of the choice). After each call it records how many
- * calls stored their output streaming (comm->out.on_calls):
- *   B = 1 Mi + 3 (4 MiB + 12 B, starts plain): calls 0-4 plain, 5 streams,
- *     6 plain, 7 streams: 0 0 0 0 0 1 1 2; the 1 MiB class: calls 0-4
- *     plain, 5 streams: 2 2 2 2 2 3; 512 KiB: 3 3 3.
- *   B = 4 Mi + 3 (16 MiB + 12 B, starts streaming): calls 0-4 stream, 5
- *     plain, 6 streams, 7 plain: 1 2 3 4 5 5 6 6; then 6 6 6 6 6 7; 7 7 7.
+ * first probe windows (the other mode; allreduce_shm.c probe_pos, phase 8)
+ * are the class's calls 8-9 and 11-12, of which 9 and 12 are measured: no
+ * switch before call 13, whose mode is the measurements'. Each rank makes
+ * 13 calls of B floats, then 10 of 256 Ki + 5 floats (1 MiB + 20 B:
+ * another class, from OUT_LEARN_MIN), then 3 of 128 Ki floats (512 KiB:
+ * below OUT_LEARN_MIN, plain and never counted as a call of the choice).
+ * After each call it records how many calls stored their output streaming
+ * (comm->out.on_calls):
+ *   B = 1 Mi + 3 (4 MiB + 12 B, starts plain): calls 0-7 plain, 8-9
+ *     stream, 10 plain, 11-12 stream: 0 0 0 0 0 0 0 0 1 2 2 3 4; the 1 MiB
+ *     class: calls 0-7 plain, 8-9 stream: 4 x 8, 5 6; 512 KiB: 6 6 6.
+ *   B = 4 Mi + 3 (16 MiB + 12 B, starts streaming): calls 0-7 stream, 8-9
+ *     plain, 10 streams, 11-12 plain: 1 2 3 4 5 6 7 8 8 8 9 9 9; then
+ *     9 x 8, 10 11; 11 11 11.
  *   STRATA_NT_THRESHOLD=1 (a fixed crossover, every output streams):
- *     1 2 ... 17. STRATA_NT_THRESHOLD=2^40: none, 0 throughout.
- * At P > 2 the staging choice (stage_mode) probes calls 1 and 3 of the
- * same classes; the output counts are the same. The choice's call count
- * (comm->out.calls) ends at 6: the 1 MiB class's calls, the 512 KiB calls
- * not counted (0 when the threshold is fixed: no class measured).
+ *     1 2 ... 26. STRATA_NT_THRESHOLD=2^40: none, 0 throughout.
+ * At P > 2 the staging choice (stage_mode) probes calls 1-2 and 4-5 of
+ * the same classes; the output counts are the same. The choice's call
+ * count (comm->out.calls) ends at 10: the 1 MiB class's calls, the 512 KiB
+ * calls not counted (0 when the threshold is fixed: no class measured).
  *
  * Every result is checked exactly whatever the mode: rank r contributes
  * i % 5 + r, so element i is P·(i % 5) + P(P−1)/2 (integers below 2^24,
@@ -39,7 +42,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#define NCALLS  17
+#define NCALLS  26
 #define SMALL_N (((size_t)1 << 18) + 5)
 #define TINY_N  ((size_t)1 << 17)
 
@@ -70,7 +73,7 @@ static int rank_main(void *arg)
         src[i] = (float)(i % 5 + (size_t)r);
     strata_status_t st = STRATA_OK;
     for (int k = 0; k < NCALLS && st == STRATA_OK; k++) {
-        size_t n = k < 8 ? big_n : k < 14 ? SMALL_N : TINY_N;
+        size_t n = k < 13 ? big_n : k < 23 ? SMALL_N : TINY_N;
         memset(dst, 0xff, n * sizeof(float));
         st = strata_comm_allreduce(c, src, dst, n, STRATA_FP32, STRATA_SUM, NULL);
         if (st == STRATA_OK && check(dst, n, P)) st = STRATA_ERR_PROTOCOL;
@@ -114,23 +117,25 @@ static void run_case(int P, size_t n, const char *env, const int *expect, int ca
 #define N4M  (((size_t)1 << 20) + 3)
 #define N16M (((size_t)4 << 20) + 3)
 
-static const int from_plain[NCALLS] = {0, 0, 0, 0, 0, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3};
+static const int from_plain[NCALLS] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 2, 3, 4,
+                                       4, 4, 4, 4, 4, 4, 4, 4, 5, 6, 6, 6, 6};
 
-/* Measured, starting plain: probes on calls 5 and 7 of each class. */
+/* Measured, starting plain: probes on calls 8-9 and 11-12 of each class. */
 static void test_probe_schedule(void **s)
 {
     (void)s;
-    run_case(2, N4M, NULL, from_plain, 6);
-    run_case(4, N4M, NULL, from_plain, 6); /* stage_mode's probes on calls 1, 3 */
-    run_case(3, N4M, NULL, from_plain, 6);
+    run_case(2, N4M, NULL, from_plain, 10);
+    run_case(4, N4M, NULL, from_plain, 10); /* stage_mode's probes on calls 1-2, 4-5 */
+    run_case(3, N4M, NULL, from_plain, 10);
 }
 
-/* Measured, starting streaming (16 MiB and more): calls 5 and 7 plain. */
+/* Measured, starting streaming (16 MiB and more): calls 8-9, 11-12 plain. */
 static void test_from_streaming(void **s)
 {
     (void)s;
-    static const int expect[NCALLS] = {1, 2, 3, 4, 5, 5, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7};
-    run_case(2, N16M, NULL, expect, 6);
+    static const int expect[NCALLS] = {1, 2, 3, 4, 5, 6, 7, 8, 8,  8,  9,  9,  9,
+                                       9, 9, 9, 9, 9, 9, 9, 9, 10, 11, 11, 11, 11};
+    run_case(2, N16M, NULL, expect, 10);
 }
 
 /* STRATA_NT_THRESHOLD fixes the crossover: no probes. */
