@@ -553,34 +553,44 @@ static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_pe
 #define MODE_PROBE 16
 
 /* Where call `call` of a size class falls in a probe window of a choice
- * with phase `phase`: 0 and 1 run the other mode, 2 is the first call
- * back, -1 outside. The windows start at calls phase and phase + 3 (so
- * that each mode has two calls measured early) and then every MODE_PROBE
- * calls from phase + MODE_PROBE. Two calls a probe, and only the second
- * measured, as only a call after a call in the same mode costs what a run
- * of that mode costs: a call's stores leave its output and staging lines
- * where the next call finds them (plain stores: in the caches, dirty;
- * streaming ones: in memory), so the first call of a mode pays for the
- * other mode's leftovers (a plain call after streaming ones reads its
- * output lines from memory, a streaming call after plain ones writes the
- * cached copies back first), and a probe measured there would favour
- * whichever mode runs. The call back (2) pays the same and is not
- * measured either. */
-static int probe_pos(uint64_t call, unsigned phase)
+ * with phase `phase` (-1 outside). Single-call windows (stage_mode's):
+ * calls phase and phase + 2 (so that each mode has two calls measured
+ * early), then every MODE_PROBE-th call from phase + MODE_PROBE; the window's
+ * call is 1: it runs the other mode and is measured. Two-call windows
+ * (out_mode's): 0 and 1 run the other mode, only 1 is measured, and 2 is
+ * the first call back, not measured either; they start at phase and
+ * phase + 3, then at phase + 16, 32, 64 and every MODE_PROBE_MAX calls
+ * from phase + MODE_PROBE_MAX. Two calls because only a call after one in
+ * the same mode costs what a run of that mode costs when the mode decides
+ * where a call's stores leave lines the next call uses again: the output's
+ * (plain stores: in the caches, dirty; streaming ones: in memory), so the
+ * first call of a mode pays for the other's leftovers (a plain call after
+ * streaming ones reads its output lines from memory, a streaming call after
+ * plain ones writes the cached copies back first) and a probe measured
+ * there would favour whichever mode runs. The gaps grow so that a choice
+ * that has settled costs 3 calls in MODE_PROBE_MAX (one in 16 before). */
+#define MODE_PROBE_MAX 128
+
+static int probe_pos(uint64_t call, unsigned phase, bool pair)
 {
     if (call < phase) return -1;
     uint64_t d = call - phase;
+    if (!pair) return d == 0 || d == 2 || (d >= MODE_PROBE && d % MODE_PROBE == 0) ? 1 : -1;
     if (d < 6) return (int)(d % 3);
-    return d >= MODE_PROBE && d % MODE_PROBE < 3 ? (int)(d % MODE_PROBE) : -1;
+    uint64_t w = d >= MODE_PROBE_MAX ? d - d % MODE_PROBE_MAX : MODE_PROBE;
+    while (w * 2 <= d && w * 2 < MODE_PROBE_MAX)
+        w *= 2;
+    return d >= MODE_PROBE && d - w < 3 ? (int)(d - w) : -1;
 }
 
 /* The mode of this call of a measured choice l (stage_mode, out_mode) for
  * a call of `bytes`: the preferred one, or the other in a probe window
- * (probe_pos). A call of another size class (power of two) than the last
- * starts the choice over, preferring mode `start`. Calls count per class,
- * from 0, on every rank alike (the same collectives in the same order), so
- * the probes fall on the same calls everywhere. *pos_p: probe_pos. */
-static bool mode_pick(comm_learn_t *l, size_t bytes, bool start, unsigned phase, int *pos_p)
+ * (probe_pos, two-call windows when `pair`). A call of another size class (power of two) than the
+ * last starts the choice over, preferring mode `start`. Calls count per class, from 0, on every
+ * rank alike (the same collectives in the same order), so the probes fall on the same calls
+ * everywhere. *pos_p: probe_pos. */
+static bool mode_pick(comm_learn_t *l, size_t bytes, bool start, unsigned phase, bool pair,
+                      int *pos_p)
 {
     int bucket = 0;
     while ((bytes >> bucket) > 1)
@@ -590,7 +600,7 @@ static bool mode_pick(comm_learn_t *l, size_t bytes, bool start, unsigned phase,
         l->cost[0] = l->cost[1] = l->dev[0] = l->dev[1] = 0;
         l->n[0] = l->n[1] = 0;
     }
-    *pos_p = probe_pos(l->calls++, phase);
+    *pos_p = probe_pos(l->calls++, phase, pair);
     bool m = *pos_p == 0 || *pos_p == 1 ? !l->mode : l->mode;
     if (m) l->on_calls++;
     return m;
@@ -630,8 +640,9 @@ static void mode_learn(comm_learn_t *l, bool m, double x)
  * peers' reads and this rank's waits for them cost). Every MODE_PROBE-th
  * call (the same calls on every rank, which count the same engine
  * allreduces: in a probe every rank stages the other way) refreshes the
- * other mode's figure (probe_pos's phase 1: calls 1-2 and 4-5 probe, 3 and
- * 6 come back; then 17-18, 33-34, ...; calls 2, 5, 18, 34, ... measured). A rank changes mode only
+ * other mode's figure (probe_pos's single-call windows, phase 1: calls 1,
+ * 3, 17, 33, ...; the slots rotate every 3 chunks, so a call leaves few of
+ * its lines to the next). A rank changes mode only
  * once each mode has two calls measured, and when the other mode's figure
  * is lower by more than both figures' mean deviations (the spread of the
  * calls measured), so noise on a loaded host does not flip it
@@ -652,7 +663,7 @@ static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure, int *pos)
         if (forced == 1) c->stage.on_calls++;
         return forced == 1;
     }
-    return mode_pick(&c->stage, bytes, false, 1, pos);
+    return mode_pick(&c->stage, bytes, false, 1, false, pos);
 }
 
 /* How an allreduce stores its output (the reduced slices it copies to the
@@ -666,26 +677,33 @@ static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure, int *pos)
  * 4-8 MiB: 8 MiB 2,087-2,144 us a call with plain, 954-1,228 us with
  * streaming stores; bench/README.md, issue 17 session 12), so the engine
  * measures it as stage_mode does, per size class, starting from the fixed
- * crossover comm_stream_min() (16 MiB): probe_pos's phase 8, i.e. calls
- * 8-9 and 11-12 of a class probe, 10 and 13 come back, then 24-26, 40-42,
- * ...: apart from stage_mode's windows (calls 1-6, then 17-19, 33-35, ...),
- * so a call is in one choice's window at most, and a call in either
- * window is measured for neither choice but the probing one. Only from outputs of OUT_LEARN_MIN
- * bytes: an output of half the L2 or less (2 MiB a core here) likely stays in the caches for the
- * caller, which plain stores leave it in, and its stores are few. STRATA_NT_THRESHOLD fixes the
- * crossover (no measuring). Only this rank's stores to its own output change: no agreement between
- * ranks needed. */
+ * crossover comm_stream_min() (16 MiB): probe_pos's two-call windows,
+ * phase 8, i.e. calls 8-9 and 11-12 of a class probe, 10 and 13 come back,
+ * then 24-26, 40-42, 72-74, 136-138 and every 128 calls: apart from
+ * stage_mode's probes (calls 1, 3, 17, 33, ...: 1 mod 16), so a call is in
+ * one choice's window at most, and a call in either choice's window is
+ * measured for the probing choice only. Only from outputs of OUT_LEARN_MIN
+ * bytes: an output of a core's L2 (1 MiB here) or less likely stays in the
+ * caches for the caller, which plain stores leave it in, and its stores are
+ * few. Above the last-level cache (comm_llc_bytes, when known) the output
+ * cannot stay in the caches, so plain stores only add a read per line:
+ * streaming, not measured. STRATA_NT_THRESHOLD fixes the crossover (no
+ * measuring). Only this rank's stores to its own output change: no
+ * agreement between ranks needed. */
 #define OUT_LEARN_MIN (1u << 20)
 
 static bool out_mode(strata_comm_t *c, size_t bytes, bool *measure, int *pos)
 {
     bool fixed = bytes >= comm_stream_min();
-    *measure = !comm_stream_env() && bytes >= OUT_LEARN_MIN;
+    size_t llc = comm_llc_bytes();
+    bool env = comm_stream_env();
+    if (!env && llc > 0 && bytes > llc) fixed = true;
+    *measure = !env && bytes >= OUT_LEARN_MIN && (llc == 0 || bytes <= llc);
     if (!*measure) {
         if (fixed) c->out.on_calls++;
         return fixed;
     }
-    return mode_pick(&c->out, bytes, fixed, 8, pos);
+    return mode_pick(&c->out, bytes, fixed, 8, true, pos);
 }
 
 static strata_status_t run(eng_t *e)

@@ -637,6 +637,8 @@ void comm_stream_fence(void);
 size_t comm_stream_min(void);
 /* Whether STRATA_NT_THRESHOLD fixes the crossover (read once). */
 bool comm_stream_env(void);
+/* Bytes of the last-level cache (sysfs, read once); 0 when unknown. */
+size_t comm_llc_bytes(void);
 
 /* ==== Collectives ==== */
 

@@ -20,6 +20,7 @@
  */
 #include "comm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,36 @@ bool comm_stream_env(void)
         set = env && *env && strtoull(env, NULL, 10) > 0;
     }
     return set == 1;
+}
+
+/* The size of the last-level cache cpu0 sees (sysfs: the highest
+ * cache/indexN level), read once; 0 when unknown. glibc's sysconf
+ * (_SC_LEVEL3_CACHE_SIZE) reads the CPUID leaves, which a VM may fill
+ * with the host's figures (here 320 MiB for a guest whose L3 is 32 MiB). */
+size_t comm_llc_bytes(void)
+{
+    static long llc = -1;
+    if (llc >= 0) return (size_t)llc;
+    int best = 0;
+    llc = 0;
+    for (int i = 0; i < 10; i++) {
+        char path[96];
+        int level = 0;
+        unsigned long kib = 0;
+        char unit = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (fscanf(f, "%d", &level) != 1) level = 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "r");
+        if (!f) continue;
+        if (fscanf(f, "%lu%c", &kib, &unit) == 2 && unit == 'K' && level > best)
+            best = level, llc = (long)kib * 1024;
+        fclose(f);
+    }
+    return (size_t)llc;
 }
 
 #ifdef HAVE_STREAM

@@ -22,6 +22,9 @@
  *   B = 4 Mi + 3 (16 MiB + 12 B, starts streaming): calls 0-7 stream, 8-9
  *     plain, 10 streams, 11-12 plain: 1 2 3 4 5 6 7 8 8 8 9 9 9; then
  *     9 x 8, 10 11; 11 11 11.
+ *     (On a host whose last-level cache, comm_llc_bytes, is smaller than
+ *     16 MiB + 12 B, that class streams unmeasured: 1 2 ... 13, then 13 x 8,
+ *     14 15; 15 15 15.)
  *   STRATA_NT_THRESHOLD=1 (a fixed crossover, every output streams):
  *     1 2 ... 26. STRATA_NT_THRESHOLD=2^40: none, 0 throughout.
  * At P > 2 the staging choice (stage_mode) probes calls 1-2 and 4-5 of
