@@ -555,32 +555,44 @@ static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_pe
 /* Where call `call` of a size class falls in a probe window of a choice
  * with phase `phase` (-1 outside). Single-call windows (stage_mode's):
  * calls phase and phase + 2 (so that each mode has two calls measured
- * early), then every MODE_PROBE-th call from phase + MODE_PROBE; the window's
- * call is 1: it runs the other mode and is measured. Two-call windows
- * (out_mode's): 0 and 1 run the other mode, only 1 is measured, and 2 is
- * the first call back, not measured either; they start at phase and
- * phase + 3, then at phase + 16, 32, 64 and every MODE_PROBE_MAX calls
- * from phase + MODE_PROBE_MAX. Two calls because only a call after one in
- * the same mode costs what a run of that mode costs when the mode decides
- * where a call's stores leave lines the next call uses again: the output's
- * (plain stores: in the caches, dirty; streaming ones: in memory), so the
- * first call of a mode pays for the other's leftovers (a plain call after
- * streaming ones reads its output lines from memory, a streaming call after
- * plain ones writes the cached copies back first) and a probe measured
- * there would favour whichever mode runs. The gaps grow so that a choice
- * that has settled costs 3 calls in MODE_PROBE_MAX (one in 16 before). */
+ * early), then every MODE_PROBE-th call from phase + MODE_PROBE; the
+ * window's call is 1: it runs the other mode and is measured, and every
+ * other call is measured for the current mode. Paired windows (out_mode's):
+ * 3, the call before a window, runs the current mode and is measured as
+ * its reference; 0 and 1 run the other mode, only 1 measured; 2, the call
+ * back, is not measured; no other call is. They start at phase and
+ * phase + 4 (so that each mode has two calls measured early), then at
+ * phase + 16, 32, 64 and every MODE_PROBE_MAX calls from phase +
+ * MODE_PROBE_MAX. Two calls because only a call after one in the same mode
+ * costs what a run of that mode costs when the mode decides where a call's
+ * stores leave lines the next call uses again: the output's (plain stores:
+ * in the caches, dirty; streaming ones: in memory), so the first call of a
+ * mode pays for the other's leftovers (a plain call after streaming ones
+ * reads its output lines from memory, a streaming call after plain ones
+ * writes the cached copies back first). A reference beside each probe,
+ * not every call, because the current mode's calls also catch whatever
+ * else disturbs the caches (another program's calls between, a placement
+ * change) while the rare probes mostly miss it: measured on every call,
+ * the current mode looked dearer than it was and a choice flipped to the
+ * other mode for good (2 ranks, 4 MiB, vsmpi: plain calls after Open MPI's
+ * calls 0.14-0.16 ns/B against 0.06-0.07 in a run). The gaps grow so that
+ * a settled choice costs 3 calls in MODE_PROBE_MAX in the other mode. */
 #define MODE_PROBE_MAX 128
 
 static int probe_pos(uint64_t call, unsigned phase, bool pair)
 {
-    if (call < phase) return -1;
-    uint64_t d = call - phase;
-    if (!pair) return d == 0 || d == 2 || (d >= MODE_PROBE && d % MODE_PROBE == 0) ? 1 : -1;
-    if (d < 6) return (int)(d % 3);
+    if (!pair) {
+        uint64_t d = call - phase;
+        return call >= phase && (d == 0 || d == 2 || (d >= MODE_PROBE && d % MODE_PROBE == 0)) ? 1
+                                                                                               : -1;
+    }
+    if (call + 1 < phase) return -1;
+    uint64_t d = call + 1 - phase; /* from the reference before the first window */
+    if (d < 8) return (int)((d + 3) % 4);
     uint64_t w = d >= MODE_PROBE_MAX ? d - d % MODE_PROBE_MAX : MODE_PROBE;
     while (w * 2 <= d && w * 2 < MODE_PROBE_MAX)
         w *= 2;
-    return d >= MODE_PROBE && d - w < 3 ? (int)(d - w) : -1;
+    return d >= MODE_PROBE && d - w < 4 ? (int)((d - w + 3) % 4) : -1;
 }
 
 /* The mode of this call of a measured choice l (stage_mode, out_mode) for
@@ -677,12 +689,13 @@ static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure, int *pos)
  * 4-8 MiB: 8 MiB 2,087-2,144 us a call with plain, 954-1,228 us with
  * streaming stores; bench/README.md, issue 17 session 12), so the engine
  * measures it as stage_mode does, per size class, starting from the fixed
- * crossover comm_stream_min() (16 MiB): probe_pos's two-call windows,
- * phase 8, i.e. calls 8-9 and 11-12 of a class probe, 10 and 13 come back,
- * then 24-26, 40-42, 72-74, 136-138 and every 128 calls: apart from
+ * crossover comm_stream_min() (16 MiB): probe_pos's paired windows, phase
+ * 8, i.e. calls 7 and 11 of a class measure the current mode, 8-9 and
+ * 12-13 probe the other (9 and 13 measured), 10 and 14 come back; then
+ * 23-26, 39-42, 71-74, 135-138 and every 128 calls: apart from
  * stage_mode's probes (calls 1, 3, 17, 33, ...: 1 mod 16), so a call is in
- * one choice's window at most, and a call in either choice's window is
- * measured for the probing choice only. Only from outputs of OUT_LEARN_MIN
+ * one choice's window at most, and a call in out_mode's probe is not
+ * measured for stage_mode. Only from outputs of OUT_LEARN_MIN
  * bytes: an output of a core's L2 (1 MiB here) or less likely stays in the
  * caches for the caller, which plain stores leave it in, and its stores are
  * few. Above the last-level cache (comm_llc_bytes, when known) the output
@@ -720,13 +733,14 @@ static strata_status_t run(eng_t *e)
     size_t bytes = e->count * e->es;
     if (e->kind == ENG_AR && c->size > 2 && e->nchunks > 1)
         e->nt_stage = stage_mode(c, bytes, &e->stage_measure, &e->stage_pos);
-    if (e->kind == ENG_AR && e->root < 0)
-        e->stream = out_mode(c, bytes, &e->out_measure, &e->out_pos);
-    double t0 = e->stage_measure || e->out_measure ? util_now() : 0;
+    double t0 = e->kind == ENG_AR ? util_now() : 0;
     strata_status_t st = stage(e, 0);
     if (st == STRATA_OK && e->kind == ENG_AR && e->root < 0) {
         st = wait_staged(e, 0); /* reduce(e, 0) would wait for it first anyway */
         if (st == STRATA_OK && all_registered(e)) return registered(e);
+        /* not before: registered calls (the same on every rank) are not
+         * this choice's; the output's first stores come after this */
+        e->stream = out_mode(c, bytes, &e->out_measure, &e->out_pos);
     }
     for (size_t ch = 0; ch < e->nchunks && st == STRATA_OK; ch++) {
         if (e->kind == ENG_AR || e->kind == ENG_RS) st = reduce(e, ch);
@@ -737,10 +751,9 @@ static strata_status_t run(eng_t *e)
     }
     /* a call in one choice's probe window says nothing of the other's mode */
     double x = st == STRATA_OK ? (util_now() - t0) / (double)bytes : 0;
-    if (st == STRATA_OK && e->stage_measure && (e->stage_pos == -1 || e->stage_pos == 1) &&
-        e->out_pos == -1)
-        mode_learn(&c->stage, e->nt_stage, x);
-    if (st == STRATA_OK && e->out_measure && (e->out_pos == -1 || e->out_pos == 1) &&
+    bool out_quiet = e->out_pos == -1 || e->out_pos == 3; /* the current mode's stores */
+    if (st == STRATA_OK && e->stage_measure && out_quiet) mode_learn(&c->stage, e->nt_stage, x);
+    if (st == STRATA_OK && e->out_measure && (e->out_pos == 1 || e->out_pos == 3) &&
         e->stage_pos == -1)
         mode_learn(&c->out, e->stream, x);
     return st;
