@@ -597,7 +597,7 @@ static int probe_pos(uint64_t call, unsigned phase, bool pair)
 
 /* The mode of this call of a measured choice l (stage_mode, out_mode) for
  * a call of `bytes`: the preferred one, or the other in a probe window
- * (probe_pos, two-call windows when `pair`). A call of another size class (power of two) than the
+ * (probe_pos, paired windows when `pair`). A call of another size class (power of two) than the
  * last starts the choice over, preferring mode `start`. Calls count per class, from 0, on every
  * rank alike (the same collectives in the same order), so the probes fall on the same calls
  * everywhere. *pos_p: probe_pos. */
