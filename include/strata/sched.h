@@ -149,8 +149,12 @@ typedef enum {
 #define STRATA_DIRECT_CHUNK_SHARED  (1u << 20)
 #define STRATA_DIRECT_SHARED_CHUNKS 64u
 #define STRATA_DIRECT_SLICE_MIN     4096u
-/* Outputs of at least this many bytes are stored with non-temporal stores
- * (src/comm/copy.c's default threshold). */
+/* The fixed crossover from which outputs are stored with non-temporal
+ * stores (src/comm/copy.c comm_stream_min): the other collectives and
+ * registered-buffer allreduces use it; a staged allreduce starts from it and
+ * then measures which store mode is cheaper for outputs from 1 MiB to the
+ * last-level cache (src/comm/allreduce_shm.c out_mode), so a model should
+ * price both modes at each size and take the cheaper. */
 #define STRATA_DIRECT_STREAM_MIN (16u << 20)
 /* Allreduce's reduce phase runs in blocks of this many bytes, each copied
  * to the rank's output while it is in L1 (src/comm/allreduce_shm.c). */

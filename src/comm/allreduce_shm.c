@@ -72,8 +72,11 @@ typedef struct eng {
     uint64_t base; /* sequence of chunk 0 */
     /* allreduce: this rank's send and receive buffers are registered */
     bool reg;
-    /* allreduce at P > 2: stage with streaming stores; time the call */
-    bool nt_stage, measure;
+    /* allreduce: its measured choices (mode_pick): stage with streaming
+     * stores (P > 2), whether each choice is measured on this call, and
+     * where the call falls in each choice's probe window (-1: none) */
+    bool nt_stage, stage_measure, out_measure;
+    int stage_pos, out_pos;
     comm_mem_ref_t rsrc, rdst;
 } eng_t;
 
@@ -445,6 +448,8 @@ static strata_status_t registered(eng_t *e)
     int r = c->rank, P = c->size;
     c->cseq = e->base + 1; /* only chunk 0 (its staging unread) */
     c->reg_calls++;
+    /* the fixed crossover: out_mode measures the staged calls only */
+    e->stream = e->count * e->es >= comm_stream_min();
     const unsigned char *srcs[COMM_MAX_SIZE];
     unsigned char *dsts[COMM_MAX_SIZE];
     strata_status_t st = reg_buffers(e, srcs, dsts);
@@ -543,6 +548,92 @@ static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_pe
     return want < cap ? want : cap;
 }
 
+/* ==== Measured choices ==== */
+
+#define MODE_PROBE 16
+
+/* Where call `call` of a size class falls in a probe window of a choice
+ * with phase `phase` (-1 outside). Single-call windows (stage_mode's):
+ * calls phase and phase + 2 (so that each mode has two calls measured
+ * early), then every MODE_PROBE-th call from phase + MODE_PROBE; the
+ * window's call is 1: it runs the other mode and is measured, and every
+ * other call is measured for the current mode. Paired windows (out_mode's):
+ * 3, the call before a window, runs the current mode and is measured as
+ * its reference; 0 and 1 run the other mode, only 1 measured; 2, the call
+ * back, is not measured; no other call is. They start at phase and
+ * phase + 4 (so that each mode has two calls measured early), then at
+ * phase + 16, 32, 64 and every MODE_PROBE_MAX calls from phase +
+ * MODE_PROBE_MAX. Two calls because only a call after one in the same mode
+ * costs what a run of that mode costs when the mode decides where a call's
+ * stores leave lines the next call uses again: the output's (plain stores:
+ * in the caches, dirty; streaming ones: in memory), so the first call of a
+ * mode pays for the other's leftovers (a plain call after streaming ones
+ * reads its output lines from memory, a streaming call after plain ones
+ * writes the cached copies back first). A reference beside each probe,
+ * not every call, because the current mode's calls also catch whatever
+ * else disturbs the caches (another program's calls between, a placement
+ * change) while the rare probes mostly miss it: measured on every call,
+ * the current mode looked dearer than it was and a choice flipped to the
+ * other mode for good (2 ranks, 4 MiB, vsmpi: plain calls after Open MPI's
+ * calls 0.14-0.16 ns/B against 0.06-0.07 in a run). The gaps grow so that
+ * a settled choice costs 3 calls in MODE_PROBE_MAX in the other mode. */
+#define MODE_PROBE_MAX 128
+
+static int probe_pos(uint64_t call, unsigned phase, bool pair)
+{
+    if (!pair) {
+        uint64_t d = call - phase;
+        return call >= phase && (d == 0 || d == 2 || (d >= MODE_PROBE && d % MODE_PROBE == 0)) ? 1
+                                                                                               : -1;
+    }
+    if (call + 1 < phase) return -1;
+    uint64_t d = call + 1 - phase; /* from the reference before the first window */
+    if (d < 8) return (int)((d + 3) % 4);
+    uint64_t w = d >= MODE_PROBE_MAX ? d - d % MODE_PROBE_MAX : MODE_PROBE;
+    while (w * 2 <= d && w * 2 < MODE_PROBE_MAX)
+        w *= 2;
+    return d >= MODE_PROBE && d - w < 4 ? (int)((d - w + 3) % 4) : -1;
+}
+
+/* The mode of this call of a measured choice l (stage_mode, out_mode) for
+ * a call of `bytes`: the preferred one, or the other in a probe window
+ * (probe_pos, paired windows when `pair`). A call of another size class (power of two) than the
+ * last starts the choice over, preferring mode `start`. Calls count per class, from 0, on every
+ * rank alike (the same collectives in the same order), so the probes fall on the same calls
+ * everywhere. *pos_p: probe_pos. */
+static bool mode_pick(comm_learn_t *l, size_t bytes, bool start, unsigned phase, bool pair,
+                      int *pos_p)
+{
+    int bucket = 0;
+    while ((bytes >> bucket) > 1)
+        bucket++;
+    if (bucket != l->bucket) {
+        l->bucket = bucket, l->calls = 0, l->mode = start;
+        l->cost[0] = l->cost[1] = l->dev[0] = l->dev[1] = 0;
+        l->n[0] = l->n[1] = 0;
+    }
+    *pos_p = probe_pos(l->calls++, phase, pair);
+    bool m = *pos_p == 0 || *pos_p == 1 ? !l->mode : l->mode;
+    if (m) l->on_calls++;
+    return m;
+}
+
+/* Fold a finished call's seconds per byte x, run in mode m, into that
+ * mode's figure and mean deviation (each the mean of the last value and
+ * this call's: a placement change shows within two calls of a mode), then
+ * prefer the other mode if it is cheaper beyond both spreads. */
+static void mode_learn(comm_learn_t *l, bool m, double x)
+{
+    double *f = &l->cost[m], *d = &l->dev[m];
+    if (l->n[m]++ > 0)
+        *d = (*d + (x > *f ? x - *f : *f - x)) / 2, *f = (*f + x) / 2;
+    else
+        *f = x;
+    bool cur = l->mode, alt = !cur;
+    if (l->n[alt] >= 2 && l->n[cur] >= 2 && l->cost[alt] + l->dev[alt] < l->cost[cur] - l->dev[cur])
+        l->mode = alt;
+}
+
 /* How an allreduce at P > 2 stages: cached stores (memcpy) or streaming
  * ones. At P = 2 the lines a rank restages were last touched by itself (the
  * peer gathers from its own slot: reduced_at), but at P > 2 the peers read a
@@ -558,21 +649,21 @@ static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_pe
  * host switches between the two while a job runs (bench/README.md, issue
  * 17 sessions 11-12), so each rank measures: the wall time per byte of its
  * calls under either mode (waits included: a mode also changes what the
- * peers' reads and this rank's waits for them cost). Every STAGE_PROBE-th
- call (the same calls on every rank, which count the same engine
+ * peers' reads and this rank's waits for them cost). Every MODE_PROBE-th
+ * call (the same calls on every rank, which count the same engine
  * allreduces: in a probe every rank stages the other way) refreshes the
- * other mode's figure; the first probes are the second and fourth calls. A
- * rank changes mode only once each mode has two calls measured, and when the
- * other mode's figure is lower by more than both figures' mean deviations
- * (the spread of the calls measured), so noise on a loaded host does not
- * flip it. A call of another size (power of two)
- * starts over, with cached stores. STRATA_STAGE_NT=0 or 1 fixes the mode
+ * other mode's figure (probe_pos's single-call windows, phase 1: calls 1,
+ * 3, 17, 33, ...; the slots rotate every 3 chunks, so a call leaves few of
+ * its lines to the next). A rank changes mode only
+ * once each mode has two calls measured, and when the other mode's figure
+ * is lower by more than both figures' mean deviations (the spread of the
+ * calls measured), so noise on a loaded host does not flip it
+ * (mode_learn). A call of another size (power of two) starts over, with
+ * cached stores. STRATA_STAGE_NT=0 or 1 fixes the mode
  * (comparisons). Only this rank's stores change: the bytes, and the flags
  * that publish them (after a fence), are the same, so the choice needs no
  * agreement between ranks. */
-#define STAGE_PROBE 16
-
-static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure)
+static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure, int *pos)
 {
     static int forced = -2; /* -1: measured */
     if (forced == -2) {
@@ -580,34 +671,52 @@ static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure)
         forced = v && *v ? atoi(v) != 0 : -1;
     }
     *measure = forced < 0;
-    if (!*measure) return forced == 1;
-    int bucket = 0;
-    while ((bytes >> bucket) > 1)
-        bucket++;
-    if (bucket != c->stage_bucket) {
-        c->stage_bucket = bucket, c->ar_calls = 0, c->stage_nt = false;
-        c->stage_cost[0] = c->stage_cost[1] = c->stage_dev[0] = c->stage_dev[1] = 0;
-        c->stage_n[0] = c->stage_n[1] = 0;
+    if (!*measure) {
+        if (forced == 1) c->stage.on_calls++;
+        return forced == 1;
     }
-    uint64_t call = c->ar_calls++;
-    return call % STAGE_PROBE == 1 || call == 3 ? !c->stage_nt : c->stage_nt;
+    return mode_pick(&c->stage, bytes, false, 1, false, pos);
 }
 
-/* Fold a finished call's seconds per byte into its mode's figure and mean
- * deviation (each the mean of the last value and this call's: a placement
- * change shows within two calls of a mode), then prefer the other mode if
- * it is cheaper beyond both spreads. */
-static void stage_learn(strata_comm_t *c, bool nt, double x)
+/* How an allreduce stores its output (the reduced slices it copies to the
+ * user's buffer): plain stores (memcpy) or streaming ones. Streaming stores
+ * write whole lines without reading them first and leave the caches to the
+ * slots the peers still read, but the stores go to memory and the caller
+ * then finds its result there, not in its caches; plain stores into an
+ * output that does not fit the caches cost a read for ownership and an
+ * eviction per line. Where the two cross depends on the host and on the
+ * placement of the ranks' CPUs, which change while a job runs (2 ranks,
+ * 4-8 MiB: 8 MiB 2,087-2,144 us a call with plain, 954-1,228 us with
+ * streaming stores; bench/README.md, issue 17 session 12), so the engine
+ * measures it as stage_mode does, per size class, starting from the fixed
+ * crossover comm_stream_min() (16 MiB): probe_pos's paired windows, phase
+ * 8, i.e. calls 7 and 11 of a class measure the current mode, 8-9 and
+ * 12-13 probe the other (9 and 13 measured), 10 and 14 come back; then
+ * 23-26, 39-42, 71-74, 135-138 and every 128 calls: apart from
+ * stage_mode's probes (calls 1, 3, 17, 33, ...: 1 mod 16), so a call is in
+ * one choice's window at most, and a call in out_mode's probe is not
+ * measured for stage_mode. Only from outputs of OUT_LEARN_MIN
+ * bytes: an output of a core's L2 (1 MiB here) or less likely stays in the
+ * caches for the caller, which plain stores leave it in, and its stores are
+ * few. Above the last-level cache (comm_llc_bytes, when known) the output
+ * cannot stay in the caches, so plain stores only add a read per line:
+ * streaming, not measured. STRATA_NT_THRESHOLD fixes the crossover (no
+ * measuring). Only this rank's stores to its own output change: no
+ * agreement between ranks needed. */
+#define OUT_LEARN_MIN (1u << 20)
+
+static bool out_mode(strata_comm_t *c, size_t bytes, bool *measure, int *pos)
 {
-    double *f = &c->stage_cost[nt], *d = &c->stage_dev[nt];
-    if (c->stage_n[nt]++ > 0)
-        *d = (*d + (x > *f ? x - *f : *f - x)) / 2, *f = (*f + x) / 2;
-    else
-        *f = x;
-    bool cur = c->stage_nt, alt = !cur;
-    if (c->stage_n[alt] >= 2 && c->stage_n[cur] >= 2 &&
-        c->stage_cost[alt] + c->stage_dev[alt] < c->stage_cost[cur] - c->stage_dev[cur])
-        c->stage_nt = alt;
+    bool fixed = bytes >= comm_stream_min();
+    size_t llc = comm_llc_bytes();
+    bool env = comm_stream_env();
+    if (!env && llc > 0 && bytes > llc) fixed = true;
+    *measure = !env && bytes >= OUT_LEARN_MIN && (llc == 0 || bytes <= llc);
+    if (!*measure) {
+        if (fixed) c->out.on_calls++;
+        return fixed;
+    }
+    return mode_pick(&c->out, bytes, fixed, 8, true, pos);
 }
 
 static strata_status_t run(eng_t *e)
@@ -621,13 +730,17 @@ static strata_status_t run(eng_t *e)
     }
     e->base = c->cseq;
     c->cseq += e->nchunks;
+    size_t bytes = e->count * e->es;
     if (e->kind == ENG_AR && c->size > 2 && e->nchunks > 1)
-        e->nt_stage = stage_mode(c, e->count * e->es, &e->measure);
-    double t0 = e->measure ? util_now() : 0;
+        e->nt_stage = stage_mode(c, bytes, &e->stage_measure, &e->stage_pos);
+    double t0 = e->kind == ENG_AR ? util_now() : 0;
     strata_status_t st = stage(e, 0);
     if (st == STRATA_OK && e->kind == ENG_AR && e->root < 0) {
         st = wait_staged(e, 0); /* reduce(e, 0) would wait for it first anyway */
         if (st == STRATA_OK && all_registered(e)) return registered(e);
+        /* not before: registered calls (the same on every rank) are not
+         * this choice's; the output's first stores come after this */
+        e->stream = out_mode(c, bytes, &e->out_measure, &e->out_pos);
     }
     for (size_t ch = 0; ch < e->nchunks && st == STRATA_OK; ch++) {
         if (e->kind == ENG_AR || e->kind == ENG_RS) st = reduce(e, ch);
@@ -636,9 +749,13 @@ static strata_status_t run(eng_t *e)
         if (st == STRATA_OK) st = gather(e, ch);
         if (st == STRATA_OK) publish(e, F_DONE, e->base + ch + 1);
     }
-    if (st == STRATA_OK && e->nt_stage) c->stage_nt_calls++;
-    if (st == STRATA_OK && e->measure)
-        stage_learn(c, e->nt_stage, (util_now() - t0) / (double)(e->count * e->es));
+    /* a call in one choice's probe window says nothing of the other's mode */
+    double x = st == STRATA_OK ? (util_now() - t0) / (double)bytes : 0;
+    bool out_quiet = e->out_pos == -1 || e->out_pos == 3; /* the current mode's stores */
+    if (st == STRATA_OK && e->stage_measure && out_quiet) mode_learn(&c->stage, e->nt_stage, x);
+    if (st == STRATA_OK && e->out_measure && (e->out_pos == 1 || e->out_pos == 3) &&
+        e->stage_pos == -1)
+        mode_learn(&c->out, e->stream, x);
     return st;
 }
 
@@ -653,6 +770,8 @@ static eng_t eng_init(comm_call_t *k, eng_kind_t kind, const void *src, void *ds
                .es = es,
                .count = count,
                .root = -1,
+               .stage_pos = -1,
+               .out_pos = -1,
                .dt = STRATA_UINT8,
                .op = STRATA_SUM};
     size_t per_rank_bytes =

@@ -201,6 +201,21 @@ typedef struct comm_transport comm_transport_t;
 struct comm_wait; /* comm_wait_t, below: a transport's idle step takes one */
 typedef struct comm_tcp comm_tcp_t;
 
+/* A measured choice between two modes of one step of the allreduce engine
+ * (allreduce_shm.c mode_pick, mode_learn): the calls of the current size
+ * class run so far (the same count on every rank), the class (log2 of the
+ * bytes), this rank's measured seconds per byte of a call in mode 0 and in
+ * mode 1, each figure's mean deviation and number of calls, the mode it
+ * prefers, and how many calls ran in mode 1 (tests). */
+typedef struct comm_learn {
+    uint64_t calls;
+    int bucket;
+    double cost[2], dev[2];
+    unsigned n[2];
+    bool mode;
+    uint64_t on_calls;
+} comm_learn_t;
+
 struct strata_comm {
     int rank, size;
     double timeout;
@@ -252,18 +267,10 @@ struct strata_comm {
     comm_tcp_t *tcp;      /* transport_tcp.c, when remote ranks exist */
     struct comm_mem *mem; /* mem.c: registered buffers, NULL until the first */
     uint64_t reg_calls;   /* allreduces run on registered buffers (tests) */
-    /* How an allreduce at P > 2 stages (allreduce_shm.c stage_mode): the
-     * engine allreduces of this size class run so far (the same count on
-     * every rank), the class (log2 of the bytes), this rank's measured
-     * seconds per byte of a call with cached [0] and with streaming [1]
-     * stores, each figure's mean deviation and number of calls, the mode
-     * it prefers, and how many calls staged with streaming stores (tests). */
-    uint64_t ar_calls;
-    int stage_bucket;
-    double stage_cost[2], stage_dev[2];
-    unsigned stage_n[2];
-    bool stage_nt;
-    uint64_t stage_nt_calls;
+    /* Two measured choices of the allreduce engine (allreduce_shm.c
+     * mode_pick): how it stages at P > 2 (mode 1: streaming stores) and how
+     * it stores its output (mode 1: streaming stores). */
+    comm_learn_t stage, out;
     /* the machine the choice across hosts prices on (comm.c hosts_machine):
      * given by strata_comm_set_hosts_machine, else assumed defaults */
     bool hosts_set;
@@ -625,8 +632,13 @@ void comm_copy(void *dst, const void *src, size_t bytes, bool stream);
 void comm_copy_nofence(void *dst, const void *src, size_t bytes, bool stream);
 void comm_stream_fence(void);
 /* Output size from which copies to user buffers stream (see copy.c):
- * 16 MiB, or STRATA_NT_THRESHOLD (read once). */
+ * 16 MiB, or STRATA_NT_THRESHOLD (read once). An allreduce measures its
+ * choice instead (allreduce_shm.c out_mode) unless comm_stream_env(). */
 size_t comm_stream_min(void);
+/* Whether STRATA_NT_THRESHOLD fixes the crossover (read once). */
+bool comm_stream_env(void);
+/* Bytes of the last-level cache (sysfs, read once); 0 when unknown. */
+size_t comm_llc_bytes(void);
 
 /* ==== Collectives ==== */
 

@@ -8,14 +8,19 @@
  * from the last-level cache (on this machine ~192 MiB, i.e. 3/4 of the
  * 32 MiB L3 × threads; glibc's x86_non_temporal_threshold), far above the
  * sizes where the engine's output stops fitting in L2/L3, so the engine
- * decides itself: outputs of comm_stream_min() bytes or more stream
- * (16 MiB, the prototype's crossover; STRATA_NT_THRESHOLD overrides).
+ * decides itself. An allreduce measures which store mode its calls of a
+ * size class run faster in (allreduce_shm.c out_mode), starting from the
+ * fixed crossover comm_stream_min(); the other collectives use that
+ * crossover: outputs of comm_stream_min() bytes or more stream (16 MiB,
+ * the prototype's crossover). STRATA_NT_THRESHOLD fixes the crossover for
+ * all, allreduce included (no measuring).
  *
  * SSE2 streaming stores (16 B) are enough to reach memory bandwidth; the
  * unaligned head and tail go through memcpy.
  */
 #include "comm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +38,46 @@ size_t comm_stream_min(void)
                                                          : (size_t)STRATA_DIRECT_STREAM_MIN;
     }
     return min;
+}
+
+bool comm_stream_env(void)
+{
+    static int set = -1;
+    if (set < 0) {
+        const char *env = getenv("STRATA_NT_THRESHOLD");
+        set = env && *env && strtoull(env, NULL, 10) > 0;
+    }
+    return set == 1;
+}
+
+/* The size of the last-level cache cpu0 sees (sysfs: the highest
+ * cache/indexN level), read once; 0 when unknown. glibc's sysconf
+ * (_SC_LEVEL3_CACHE_SIZE) reads the CPUID leaves, which a VM may fill
+ * with the host's figures (here 320 MiB for a guest whose L3 is 32 MiB). */
+size_t comm_llc_bytes(void)
+{
+    static long llc = -1;
+    if (llc >= 0) return (size_t)llc;
+    int best = 0;
+    llc = 0;
+    for (int i = 0; i < 10; i++) {
+        char path[96];
+        int level = 0;
+        unsigned long kib = 0;
+        char unit = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        if (fscanf(f, "%d", &level) != 1) level = 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        f = fopen(path, "r");
+        if (!f) continue;
+        if (fscanf(f, "%lu%c", &kib, &unit) == 2 && unit == 'K' && level > best)
+            best = level, llc = (long)kib * 1024;
+        fclose(f);
+    }
+    return (size_t)llc;
 }
 
 #ifdef HAVE_STREAM

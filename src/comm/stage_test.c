@@ -7,7 +7,7 @@
  * calls is known by hand whatever the measurements say: a rank prefers
  * cached stores until each mode has two calls measured, so calls 0 and 2
  * stage cached and calls 1 and 3 (the probes) streaming — after calls 0, 1,
- * 2, 3 the count of streaming calls (comm->stage_nt_calls) is 0, 1, 1, 2.
+ * 2, 3 the count of streaming calls (comm->stage.on_calls) is 0, 1, 1, 2.
  * A call of another size class (power of two) starts over: its calls 0 and
  * 1 add 0 and 1. STRATA_STAGE_NT=1 stages every such call streaming (4 of 4),
  * STRATA_STAGE_NT=0 none. At P = 2 the mode never applies (0 of 4): there a
@@ -55,7 +55,7 @@ static int rank_main(void *arg)
         memset(dst, 0xff, n * sizeof(float));
         st = strata_comm_allreduce(c, src, dst, n, STRATA_FP32, STRATA_SUM, NULL);
         if (st == STRATA_OK && check(dst, n, P)) st = STRATA_ERR_PROTOCOL;
-        digits = digits * 10 + (int)c->stage_nt_calls;
+        digits = digits * 10 + (int)c->stage.on_calls;
     }
     rrep->after[r] = digits;
     ranks_record(c, st, util_now());
