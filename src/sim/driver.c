@@ -57,7 +57,6 @@ typedef struct sstep {
      * latest completion of the agent's steps up to this one, set as the
      * completed prefix passes it. */
     double i_start, i_done, i_pm;
-    bool crit_set; /* its critical chain (agent_t.crit, below) is set */
     /* BARRIER, a receive: its message arrived before it was posted, and
      * when the message would have arrived contention-free */
     bool arrived;
@@ -95,8 +94,6 @@ typedef struct agent {
     double t0; /* start of the current phase for this agent */
     /* Critical chains (below) in the driver's compact layout: one entry per
      * link class the run has, then latency and waits (crit_n, crit_lat). */
-    double *crit;            /* per step, crit_n entries each */
-    uint32_t crit_cap;       /* steps crit has room for */
     double crit0[NCRIT];     /* critical chain to t0 */
     double crit_last[NCRIT]; /* chain of the step that completed last */
     double i_t0, i_end;      /* contention-free: phase start, latest completion */
@@ -119,8 +116,11 @@ typedef struct pair {
     uint32_t head; /* pend list, UINT32_MAX = empty */
 } pair_t;
 
+/* A step completed, to be handled (drain); msg: its chain is the message's
+ * (drv_t.msg), else its agent's carried by waiting. */
 typedef struct done_ev {
     uint32_t g, i;
+    bool msg;
 } done_ev_t;
 
 typedef struct drv {
@@ -135,6 +135,9 @@ typedef struct drv {
     uint32_t pend_free;
     uint64_t open; /* unmatched arrivals + waiting receives */
     UTIL_VEC(done_ev_t) queue;
+    /* the critical chain of the message delivered last (on_flow_done):
+     * its send's and, when it decided it, its receive's */
+    double msg[NCRIT];
     UTIL_VEC(strata_step_t) scratch;  /* one agent's phase, as sched gives it */
     UTIL_VEC(strata_step_t) scratch2; /* a second one, to compare phases */
     UTIL_VEC(uint64_t) sends, recvs;  /* BARRIER: an agent's, being numbered (below) */
@@ -406,7 +409,11 @@ static uint32_t rx_find(const agent_t *b, uint32_t src, uint32_t seq)
  * flow's own breakdown (engine); a receive takes the chain of the message
  * when the message arrived last, else its agent's chain plus the wait; an
  * agent's next phase starts from the chain of its step that completed
- * last. The chain of the rank that finishes last splits the total. */
+ * last. The chain of the rank that finishes last splits the total. A
+ * step's chain is needed only as it completes (to become its agent's
+ * latest), so none is stored per step: a message's chain is made once in
+ * drv_t.msg when it is delivered, and a step's own is made only when it
+ * completes last. */
 
 static uint32_t crit_n(const drv_t *v)
 {
@@ -416,12 +423,6 @@ static uint32_t crit_lat(const drv_t *v)
 {
     return (uint32_t)v->d->st->nclasses;
 }
-/* Step i's chain. */
-static double *step_crit(const drv_t *v, const agent_t *a, uint32_t i)
-{
-    return a->crit + (size_t)i * crit_n(v);
-}
-
 static void chain_reset(agent_t *a)
 {
     a->t_end = a->t0 = 0;
@@ -437,18 +438,17 @@ static void chain_wait(const drv_t *v, const agent_t *a, double now, double *out
     if (now > a->t0) out[crit_lat(v)] += now - a->t0;
 }
 
-/* A send step's chain at its flow's completion: the engine's breakdown
- * by tier (a tier is a class, route.c) and latency. */
+/* A send step's chain at its flow's completion, into drv_t.msg: the
+ * engine's breakdown by tier (a tier is a class, route.c) and latency. */
 static void chain_send(drv_t *v, const agent_t *a, uint32_t i)
 {
     const double *tb = sim_net_done_breakdown(v->net);
-    double *c = step_crit(v, a, i);
+    double *c = v->msg;
     chain_wait(v, a, a->steps[i].t_start, c);
     uint32_t lat = crit_lat(v);
     for (uint32_t k = 0; k < lat; k++)
         c[k] += tb[k];
     c[lat] += tb[SIM_MAX_TIERS];
-    a->steps[i].crit_set = true;
 }
 
 /* ==== Steps ==== */
@@ -461,7 +461,15 @@ static double step_bytes(drv_t *v, const agent_t *a, const strata_step_t *s)
 
 static int finish_now(drv_t *v, uint32_t g, uint32_t i)
 {
-    done_ev_t e = {g, i};
+    done_ev_t e = {g, i, false};
+    return UTIL_VEC_PUSH(&v->queue, e);
+}
+
+/* Agent g's step i completes now on the chain of the message just
+ * delivered (drv_t.msg, unchanged until the queue is drained). */
+static int finish_msg(drv_t *v, uint32_t g, uint32_t i)
+{
+    done_ev_t e = {g, i, true};
     return UTIL_VEC_PUSH(&v->queue, e);
 }
 
@@ -661,12 +669,6 @@ static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata
         a->steps = ns;
         a->cap = n;
     }
-    if (n > a->crit_cap) {
-        double *nc = util_realloc(a->crit, (size_t)n * crit_n(v) * sizeof(double));
-        if (!nc) return oom(v);
-        a->crit = nc;
-        a->crit_cap = n;
-    }
     a->phase = p;
     a->n = n;
     a->ndone = a->prefix = a->min_after = 0;
@@ -674,7 +676,6 @@ static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata
         sstep_t *ss = &a->steps[i];
         ss->step = src[i];
         ss->state = ST_WAITING;
-        ss->crit_set = false;
         ss->arrived = false;
         ss->seq = 0;
         /* no cached pair slot: the steps array may be fresh from realloc,
@@ -730,17 +731,21 @@ static strata_status_t next_phase_async(drv_t *v, uint32_t g)
     return STRATA_OK;
 }
 
-/* Agent g's step i completed now. */
-static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i)
+/* Agent g's step i completed now; msg: on the chain of the message just
+ * delivered (drv_t.msg). */
+static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i, bool msg)
 {
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
     double now = sim_net_now(v->net);
     ss->state = ST_DONE;
     a->ndone++;
-    if (!ss->crit_set) chain_wait(v, a, now, step_crit(v, a, i));
-    if (now >= a->t_end || a->ndone == 1)
-        memcpy(a->crit_last, step_crit(v, a, i), crit_n(v) * sizeof(double));
+    if (now >= a->t_end || a->ndone == 1) { /* the agent's latest */
+        if (msg)
+            memcpy(a->crit_last, v->msg, crit_n(v) * sizeof(double));
+        else
+            chain_wait(v, a, now, a->crit_last);
+    }
     if (v->d->trace && (ss->step.op <= STRATA_STEP_RECV_REDUCE)) {
         double off = v->d->trace->offset;
         sim_tev_t e = {(int32_t)g,  (int32_t)global(v, a, ss->step.peer), -1,
@@ -770,7 +775,7 @@ static strata_status_t drain(drv_t *v)
 {
     while (v->queue.n && v->rc == STRATA_OK) {
         done_ev_t e = v->queue.v[--v->queue.n];
-        complete_step(v, e.g, e.i);
+        complete_step(v, e.g, e.i, e.msg);
     }
     return v->rc;
 }
@@ -791,7 +796,7 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     if (!v->async) { /* BARRIER: matched in place (index_phase) */
         agent_t *b = &v->agents[dst];
         uint32_t r = rx_find(b, g, ss->seq);
-        if (finish_now(v, g, i)) {
+        if (finish_msg(v, g, i)) {
             oom(v);
             return;
         }
@@ -799,10 +804,8 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
             v->open--; /* its receive was waiting */
             sstep_t *rs = &b->steps[r];
             /* the message decided it */
-            memcpy(step_crit(v, b, r), step_crit(v, a, i), crit_n(v) * sizeof(double));
-            rs->crit_set = true;
             if (ss->i_done > rs->i_done) rs->i_done = ss->i_done;
-            if (finish_now(v, dst, r)) oom(v);
+            if (finish_msg(v, dst, r)) oom(v);
         } else {
             v->open++; /* arrived before its receive (or has none) */
             if (r != UINT32_MAX) {
@@ -819,18 +822,15 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
         return;
     }
     uint32_t waiter = pend_take(v, p, ss->seq, 0, NULL);
-    if (finish_now(v, g, i)) {
+    if (finish_msg(v, g, i)) {
         oom(v);
         return;
     }
     if (waiter != UINT32_MAX) {
         sstep_t *rs = &v->agents[dst].steps[waiter];
         /* the message decided it */
-        memcpy(step_crit(v, &v->agents[dst], waiter), step_crit(v, a, i),
-               crit_n(v) * sizeof(double));
-        rs->crit_set = true;
         if (ss->i_done > rs->i_done) rs->i_done = ss->i_done;
-        if (finish_now(v, dst, waiter)) oom(v);
+        if (finish_msg(v, dst, waiter)) oom(v);
     } else if (pend_put(v, p, ss->seq, 0, 1, ss->i_done)) {
         oom(v);
     }
@@ -1305,12 +1305,50 @@ static strata_status_t stream_phase(drv_t *v, uint32_t p, bool *ok_p, bool *fold
     return STRATA_OK;
 }
 
+/* Start agent g's ready steps of a loaded phase (BARRIER: nothing has
+ * arrived yet, so this touches g's records only) and handle those that
+ * complete at once. */
+static strata_status_t start_agent(drv_t *v, uint32_t g)
+{
+    if (v->agents[g].n == 0)
+        v->agents_done++;
+    else if (start_ready(v, g) != STRATA_OK)
+        return v->rc;
+    return drain(v);
+}
+
+/* The started phase p run to its end: *dur_p its length, *alone_p its
+ * contention-free length. */
+static strata_status_t finish_phase(drv_t *v, uint32_t p, double *dur_p, double *alone_p)
+{
+    if (v->rc == STRATA_OK) run_engine(v);
+    sim_net_set_ideal(v->net, v->d->ideal);
+    if (v->rc != STRATA_OK) return v->rc;
+    char where[48];
+    snprintf(where, sizeof(where), "phase %u", p);
+    if (check_all_done(v, where) != STRATA_OK) return v->rc;
+    double dur = 0, alone = 0;
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        if (v->agents[g].t_end > dur) dur = v->agents[g].t_end;
+        if (v->agents[g].i_end > alone) alone = v->agents[g].i_end;
+    }
+    for (uint32_t g = 0; g < v->nagents && v->lockstep; g++)
+        v->lockstep =
+            v->agents[g].n > 0 && v->agents[g].t_end == dur && v->agents[g].i_end == alone;
+    *dur_p = dur;
+    *alone_p = alone;
+    return STRATA_OK;
+}
+
 /* One phase of the (single) job from a rewound engine; *dur_p its length.
  * With certify, a phase whose contention-free certificate holds runs in
  * the engine's ideal mode (*cert_p set): the same times within a relative
  * 1e-12 (cert.c), since progressive filling's shares round differently
- * from cap / w. Every step is loaded before any starts; steps start in
- * the same order as loading and starting agent by agent would. */
+ * from cap / w. With certify, every step is loaded before any starts;
+ * steps start in the same order as loading and starting agent by agent
+ * would, which is what happens without it (while the agent's records
+ * are still in cache: no flow completes before the engine runs, and an
+ * agent's start reads no other agent's records). */
 static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur_p, double *alone_p,
                                  bool *cert_p)
 {
@@ -1335,12 +1373,18 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur
             if (load_steps(v, g, p, v->flat.v + at, (uint32_t)(v->flat_off.v[g + 1] - at)))
                 return v->rc;
         }
+    } else if (!certify && v->rot == 1) {
+        *cert_p = false;
+        sim_net_set_ideal(v->net, v->d->ideal);
+        for (uint32_t g = 0; g < v->nagents && v->rc == STRATA_OK; g++)
+            if (load_phase(v, g, p) == STRATA_OK) start_agent(v, g);
+        return finish_phase(v, p, dur_p, alone_p);
     } else {
         for (uint32_t g = 0; g < v->nagents; g++)
             if (load_phase(v, g, p) != STRATA_OK) return v->rc;
-        if (certify && phase_certify(v, &ok) != STRATA_OK) return v->rc;
+        if (phase_certify(v, &ok) != STRATA_OK) return v->rc;
         *cert_p = ok;
-        if (certify && !ok && v->d->fold && phase_foldable(v)) {
+        if (!ok && v->d->fold && phase_foldable(v)) {
             v->d->phases_rot += v->rot > 1;
             return run_folded(v, dur_p, alone_p);
         }
@@ -1353,30 +1397,9 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur
         return rc;
     }
     sim_net_set_ideal(v->net, ok || v->d->ideal);
-    for (uint32_t g = 0; g < v->nagents; g++) {
-        if (v->agents[g].n == 0)
-            v->agents_done++;
-        else if (start_ready(v, g) != STRATA_OK)
-            break;
-        if (drain(v) != STRATA_OK) break;
-    }
-    if (v->rc == STRATA_OK) run_engine(v);
-    sim_net_set_ideal(v->net, v->d->ideal);
-    if (v->rc != STRATA_OK) return v->rc;
-    char where[48];
-    snprintf(where, sizeof(where), "phase %u", p);
-    if (check_all_done(v, where) != STRATA_OK) return v->rc;
-    double dur = 0, alone = 0;
-    for (uint32_t g = 0; g < v->nagents; g++) {
-        if (v->agents[g].t_end > dur) dur = v->agents[g].t_end;
-        if (v->agents[g].i_end > alone) alone = v->agents[g].i_end;
-    }
-    for (uint32_t g = 0; g < v->nagents && v->lockstep; g++)
-        v->lockstep =
-            v->agents[g].n > 0 && v->agents[g].t_end == dur && v->agents[g].i_end == alone;
-    *dur_p = dur;
-    *alone_p = alone;
-    return STRATA_OK;
+    for (uint32_t g = 0; g < v->nagents && v->rc == STRATA_OK; g++)
+        start_agent(v, g);
+    return finish_phase(v, p, dur_p, alone_p);
 }
 
 /* Add the critical chain of the agent that finished last, weight times. */
@@ -2051,7 +2074,6 @@ static void drv_free(drv_t *v)
     uint32_t n = v->agents_cap > v->nagents ? v->agents_cap : v->nagents;
     for (uint32_t g = 0; v->agents && g < n; g++) {
         util_free(v->agents[g].steps);
-        util_free(v->agents[g].crit);
         util_free(v->agents[g].rx);
     }
     util_free(v->agents);
