@@ -45,34 +45,51 @@ enum { ST_WAITING = 0, ST_STARTED = 1, ST_DONE = 2 };
 
 #define NCRIT (SIM_MAX_TIERS + 1)
 
+/* A loaded step as the event path reads it (64 bytes: each message's
+ * completion reads its sender's and its receiver's; with every agent's
+ * steps of a phase in memory, how many lines they take was the driver's
+ * cost, bench/README.md s13-h14d). The step as generated (agent_t.full)
+ * and its route cache (scold_t) are apart. */
 typedef struct sstep {
-    strata_step_t step;
     double t_start;
-    uint32_t seq;         /* message sequence number within its (src, dst) pair */
-    uint32_t pslot, pgen; /* that pair's slot in the table, valid while pgen matches */
+    /* The contention-free run alongside (below): when this step would
+     * start and complete with every flow alone on its path; i_pm (once the
+     * step is done) is the latest completion of the agent's steps up to
+     * this one, set as the completed prefix passes it; i_arr (BARRIER, a
+     * receive not yet posted, so never at once with i_pm) when its message
+     * would have arrived contention-free. */
+    double i_start, i_done;
+    union {
+        double i_pm;
+        double i_arr;
+    };
+    double bytes; /* count × blocks × element size (step_bytes) */
+    int32_t peer;
+    uint32_t after;
+    uint32_t seq; /* message sequence number within its (src, dst) pair */
+    uint8_t op, src_buf;
     uint8_t state;
     uint8_t flows; /* SEND: its flows still delivering (data, read requests) */
-    /* The contention-free run alongside (below): when this step would
-     * start and complete with every flow alone on its path; i_pm is the
-     * latest completion of the agent's steps up to this one, set as the
-     * completed prefix passes it. */
-    double i_start, i_done, i_pm;
-    /* BARRIER, a receive: its message arrived before it was posted, and
-     * when the message would have arrived contention-free */
+    /* BARRIER, a receive: its message arrived before it was posted */
     bool arrived;
-    double i_arr;
-    /* A SEND's route, kept from the last phase that sent from this step
-     * between the same two devices, on the same rails rule, while the
-     * route cache was not emptied since (route_flush is
-     * sim_routes_flushes + 1; 0: none): a collective's agent sends to the
-     * same peers phase after phase. Keyed by devices, not by the peer's
-     * index: concurrent groups timed one after another (run_groups) reuse
-     * the agents, and agent a's peer p is another device in every group. */
+} sstep_t;
+
+/* What a step's start keeps apart from the event path. A SEND's route,
+ * kept from the last phase that sent from this step between the same two
+ * devices, on the same rails rule, while the route cache was not emptied
+ * since (route_flush is sim_routes_flushes + 1; 0: none): a collective's
+ * agent sends to the same peers phase after phase. Keyed by devices, not
+ * by the peer's index: concurrent groups timed one after another
+ * (run_groups) reuse the agents, and agent a's peer p is another device in
+ * every group. ASYNC: the step's pair slot in the table, valid while pgen
+ * matches. */
+typedef struct scold {
     const sim_route_t *route;
     int32_t route_src, route_dst;
-    bool route_rails;
     uint64_t route_flush;
-} sstep_t;
+    bool route_rails;
+    uint32_t pslot, pgen;
+} scold_t;
 
 /* BARRIER: one of an agent's receives, keyed (source agent << 32 | seq). */
 typedef struct rx {
@@ -84,6 +101,8 @@ typedef struct agent {
     uint32_t job, idx; /* job and agent index in it */
     uint32_t phase;
     sstep_t *steps;
+    scold_t *cold;      /* per step, beside steps */
+    strata_step_t *full; /* per step as generated; kept unless loaded to start at once */
     uint32_t n, cap;
     uint32_t ndone, prefix, min_after;
     /* BARRIER: the receives of the phase sorted by key (matching, below) */
@@ -248,13 +267,13 @@ static void pairs_clear(drv_t *v)
 }
 
 /* The pair of a step's message (src → dst), through its cached slot. */
-static pair_t *step_pair(drv_t *v, sstep_t *ss, uint32_t src, uint32_t dst)
+static pair_t *step_pair(drv_t *v, scold_t *sc, uint32_t src, uint32_t dst)
 {
-    if (ss->pgen == v->pairs_gen) return &v->pairs[ss->pslot];
+    if (sc->pgen == v->pairs_gen) return &v->pairs[sc->pslot];
     pair_t *p = pair_get(v, src, dst);
     if (p) {
-        ss->pslot = (uint32_t)(p - v->pairs);
-        ss->pgen = v->pairs_gen;
+        sc->pslot = (uint32_t)(p - v->pairs);
+        sc->pgen = v->pairs_gen;
     }
     return p;
 }
@@ -354,7 +373,7 @@ static int index_phase(drv_t *v, uint32_t g)
     if (UTIL_VEC_RESERVE(&v->sends, a->n) || UTIL_VEC_RESERVE(&v->recvs, a->n)) return -1;
     uint32_t nrx = 0;
     for (uint32_t i = 0; i < a->n; i++) {
-        int op = a->steps[i].step.op;
+        int op = a->steps[i].op;
         if (op == STRATA_STEP_RECV || op == STRATA_STEP_RECV_REDUCE) nrx++;
     }
     if (nrx > a->rx_cap) {
@@ -364,7 +383,7 @@ static int index_phase(drv_t *v, uint32_t g)
         a->rx_cap = nrx;
     }
     for (uint32_t i = 0; i < a->n; i++) { /* room for all reserved above */
-        const strata_step_t *st = &a->steps[i].step;
+        const sstep_t *st = &a->steps[i];
         uint64_t key = ((uint64_t)global(v, a, st->peer) << 32) | i;
         if (st->op == STRATA_STEP_SEND)
             v->sends.v[v->sends.n++] = key;
@@ -459,6 +478,19 @@ static double step_bytes(drv_t *v, const agent_t *a, const strata_step_t *s)
     return (double)s->count * (double)s->nblk * (double)p->elem_size;
 }
 
+/* pull_request_bytes (below) of a send to peer from buffer src_buf,
+ * `bytes` long, along r. */
+static double pull_bytes(drv_t *v, const agent_t *a, int32_t peer, uint8_t src_buf, double bytes,
+                         const sim_route_t *r)
+{
+    const strata_sched_params_t *p = strata_sched_params(v->d->jobs[a->job].s);
+    if ((p->algo != STRATA_ALGO_INNET && p->algo != STRATA_ALGO_NVLSTREE) || a->idx >= p->nranks ||
+        (uint32_t)peer < p->nranks || src_buf != STRATA_BUF_INPUT || r->n == 0)
+        return 0;
+    strata_topo_link_t lk = strata_topo_link(v->d->st->topo, (int32_t)(r->hops[0].res / 2));
+    return (1 - strata_coll_link_efficiency(lk.kind)) * bytes;
+}
+
 static int finish_now(drv_t *v, uint32_t g, uint32_t i)
 {
     done_ev_t e = {g, i, false};
@@ -483,12 +515,7 @@ static int finish_msg(drv_t *v, uint32_t g, uint32_t i)
 static double pull_request_bytes(drv_t *v, const agent_t *a, const strata_step_t *s,
                                  const sim_route_t *r)
 {
-    const strata_sched_params_t *p = strata_sched_params(v->d->jobs[a->job].s);
-    if ((p->algo != STRATA_ALGO_INNET && p->algo != STRATA_ALGO_NVLSTREE) || a->idx >= p->nranks ||
-        (uint32_t)s->peer < p->nranks || s->src_buf != STRATA_BUF_INPUT || r->n == 0)
-        return 0;
-    strata_topo_link_t lk = strata_topo_link(v->d->st->topo, (int32_t)(r->hops[0].res / 2));
-    return (1 - strata_coll_link_efficiency(lk.kind)) * step_bytes(v, a, s);
+    return pull_bytes(v, a, s->peer, s->src_buf, step_bytes(v, a, s), r);
 }
 
 /* How long a flow of `bytes` along r takes with its links to itself: its
@@ -510,41 +537,41 @@ static int add_flow(drv_t *v, double now, const sim_route_t *r, double bytes, ui
 static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
 {
     agent_t *a = &v->agents[g];
-    const strata_step_t *s = &a->steps[i].step;
     const sim_job_t *job = &v->d->jobs[a->job];
     const sim_route_t *r, *back;
     sstep_t *ss = &a->steps[i];
+    scold_t *sc = &a->cold[i];
     uint64_t flush = sim_routes_flushes(v->d->routes) + 1;
-    int32_t src = job->dev[a->idx], dst = job->dev[s->peer];
+    int32_t src = job->dev[a->idx], dst = job->dev[ss->peer];
     /* a ring's channels keep to their rails (ring.c); other schedules
      * send through their own NIC (docs/simulator.md) */
     bool rails = strata_sched_channels(job->s) > 1;
     strata_status_t rc;
-    if (ss->route_flush == flush && ss->route_src == src && ss->route_dst == dst &&
-        ss->route_rails == rails) {
-        r = ss->route;
+    if (sc->route_flush == flush && sc->route_src == src && sc->route_dst == dst &&
+        sc->route_rails == rails) {
+        r = sc->route;
     } else {
         rc = sim_routes_get(v->d->routes, src, dst, rails, &r, v->err);
         if (rc != STRATA_OK) return v->rc = rc;
         /* computing it may have emptied the cache: read the count again */
-        ss->route = r;
-        ss->route_src = src;
-        ss->route_dst = dst;
-        ss->route_rails = rails;
-        ss->route_flush = sim_routes_flushes(v->d->routes) + 1;
+        sc->route = r;
+        sc->route_src = src;
+        sc->route_dst = dst;
+        sc->route_rails = rails;
+        sc->route_flush = sim_routes_flushes(v->d->routes) + 1;
     }
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
-    double req = pull_request_bytes(v, a, s, r), now = sim_net_now(v->net);
-    double bytes = step_bytes(v, a, s);
-    a->steps[i].flows = req > 0 ? 2 : 1;
-    a->steps[i].i_done = a->steps[i].i_start + alone_time(r, bytes);
+    double bytes = ss->bytes, now = sim_net_now(v->net);
+    double req = pull_bytes(v, a, ss->peer, ss->src_buf, bytes, r);
+    ss->flows = req > 0 ? 2 : 1;
+    ss->i_done = ss->i_start + alone_time(r, bytes);
     if (add_flow(v, now, r, bytes, tag)) return oom(v);
     if (req <= 0) return STRATA_OK;
-    rc = sim_routes_get(v->d->routes, job->dev[s->peer], job->dev[a->idx], false, &back, v->err);
+    rc = sim_routes_get(v->d->routes, job->dev[ss->peer], job->dev[a->idx], false, &back, v->err);
     if (rc != STRATA_OK) return v->rc = rc;
     if (add_flow(v, now, back, req, tag | TAG_REQUESTS)) return oom(v);
-    double t = a->steps[i].i_start + alone_time(back, req);
-    if (t > a->steps[i].i_done) a->steps[i].i_done = t;
+    double t = ss->i_start + alone_time(back, req);
+    if (t > ss->i_done) ss->i_done = t;
     return STRATA_OK;
 }
 
@@ -561,7 +588,7 @@ static strata_status_t start_recv(drv_t *v, uint32_t g, uint32_t i)
         ss->i_done = ss->i_arr > ss->i_start ? ss->i_arr : ss->i_start;
         return finish_now(v, g, i) ? oom(v) : STRATA_OK;
     }
-    pair_t *p = step_pair(v, ss, global(v, a, ss->step.peer), g);
+    pair_t *p = step_pair(v, &a->cold[i], global(v, a, ss->peer), g);
     if (!p) return oom(v);
     double arr = 0;
     if (pend_take(v, p, ss->seq, 1, &arr) != UINT32_MAX) {
@@ -578,9 +605,9 @@ static strata_status_t start_step(drv_t *v, uint32_t g, uint32_t i)
     ss->state = ST_STARTED;
     ss->t_start = sim_net_now(v->net);
     /* contention-free: after its phase start and its first `after` steps */
-    ss->i_start = ss->step.after ? a->steps[ss->step.after - 1].i_pm : a->i_t0;
+    ss->i_start = ss->after ? a->steps[ss->after - 1].i_pm : a->i_t0;
     ss->i_done = ss->i_start;
-    switch (ss->step.op) {
+    switch (ss->op) {
     case STRATA_STEP_SEND:
         return start_send(v, g, i);
     case STRATA_STEP_RECV:
@@ -600,10 +627,10 @@ static strata_status_t start_ready(drv_t *v, uint32_t g)
     for (uint32_t i = 0; i < a->n; i++) {
         sstep_t *ss = &a->steps[i];
         if (ss->state != ST_WAITING) continue;
-        if (ss->step.after <= a->prefix) {
+        if (ss->after <= a->prefix) {
             if (start_step(v, g, i) != STRATA_OK) return v->rc;
-        } else if (ss->step.after < next_min) {
-            next_min = ss->step.after;
+        } else if (ss->after < next_min) {
+            next_min = ss->after;
         }
     }
     a->min_after = next_min;
@@ -654,44 +681,64 @@ static strata_status_t check_steps(drv_t *v, uint32_t g, uint32_t p, const strat
     return STRATA_OK;
 }
 
+/* Room for n steps in agent g's arrays; new route caches empty, new pair
+ * slots unset. Returns -1 on OOM. */
+static int steps_reserve(agent_t *a, uint32_t n)
+{
+    if (n <= a->cap) return 0;
+    sstep_t *ns = util_realloc(a->steps, (size_t)n * sizeof(*ns));
+    if (ns) a->steps = ns;
+    scold_t *nc = util_realloc(a->cold, (size_t)n * sizeof(*nc));
+    if (nc) a->cold = nc;
+    strata_step_t *nf = util_realloc(a->full, (size_t)n * sizeof(*nf));
+    if (nf) a->full = nf;
+    if (!ns || !nc || !nf) return -1;
+    for (uint32_t i = a->cap; i < n; i++)
+        a->cold[i] = (scold_t){.route_flush = 0, .pgen = UINT32_MAX};
+    a->cap = n;
+    return 0;
+}
+
 /* Load agent g's steps of phase p from src (n of them, as generated; checked
- * here), numbering its messages. */
+ * here), numbering its messages. keep: the steps as generated kept
+ * (agent_t.full) and pair slots unset, for what reads the loaded phase
+ * whole (the certificate, the fold, the walk, ASYNC's matching); without
+ * it (a BARRIER phase whose agents start as they load) only what the
+ * event path reads is written. */
 static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata_step_t *src,
-                                  uint32_t n)
+                                  uint32_t n, bool keep)
 {
     agent_t *a = &v->agents[g];
     if (check_steps(v, g, p, src, n) != STRATA_OK) return v->rc;
-    if (n > a->cap) {
-        sstep_t *ns = util_realloc(a->steps, (size_t)n * sizeof(*ns));
-        if (!ns) return oom(v);
-        for (uint32_t i = a->cap; i < n; i++)
-            ns[i].route_flush = 0;
-        a->steps = ns;
-        a->cap = n;
-    }
+    if (steps_reserve(a, n)) return oom(v);
     a->phase = p;
     a->n = n;
     a->ndone = a->prefix = a->min_after = 0;
+    double elem = (double)strata_sched_params(v->d->jobs[a->job].s)->elem_size;
+    if (keep) memcpy(a->full, src, (size_t)n * sizeof(*src));
     for (uint32_t i = 0; i < n; i++) {
         sstep_t *ss = &a->steps[i];
-        ss->step = src[i];
-        ss->state = ST_WAITING;
-        ss->arrived = false;
-        ss->seq = 0;
-        /* no cached pair slot: the steps array may be fresh from realloc,
-         * and a garbage pgen equal to the table's generation made
-         * step_pair (the walk's matching) read a slot past the table */
-        ss->pgen = UINT32_MAX;
-        int op = ss->step.op;
+        const strata_step_t *st = &src[i];
+        /* as step_bytes computes it */
+        *ss = (sstep_t){.bytes = (double)st->count * (double)st->nblk * elem,
+                        .peer = st->peer,
+                        .after = st->after,
+                        .op = st->op,
+                        .src_buf = st->src_buf,
+                        .state = ST_WAITING};
+        /* no cached pair slot: one of an earlier phase may name another
+         * pair in the same table generation */
+        if (keep) a->cold[i].pgen = UINT32_MAX;
+        int op = ss->op;
         if (op != STRATA_STEP_SEND && op != STRATA_STEP_RECV && op != STRATA_STEP_RECV_REDUCE)
             continue;
         if (!v->async) continue; /* numbered below */
-        uint32_t peer = global(v, a, ss->step.peer);
+        uint32_t peer = global(v, a, ss->peer);
         pair_t *pr = op == STRATA_STEP_SEND ? pair_get(v, g, peer) : pair_get(v, peer, g);
         if (!pr) return oom(v);
         ss->seq = op == STRATA_STEP_SEND ? pr->send_seq++ : pr->recv_seq++;
-        ss->pslot = (uint32_t)(pr - v->pairs);
-        ss->pgen = v->pairs_gen;
+        a->cold[i].pslot = (uint32_t)(pr - v->pairs);
+        a->cold[i].pgen = v->pairs_gen;
     }
     /* messages are matched only in an engine run of every channel: a
      * phase loaded by its representatives (rot > 1) is folded or loaded
@@ -701,8 +748,9 @@ static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata
     return STRATA_OK;
 }
 
-/* Load agent g's steps of phase p, numbering its messages. */
-static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
+/* Load agent g's steps of phase p, numbering its messages; keep as for
+ * load_steps. */
+static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p, bool keep)
 {
     agent_t *a = &v->agents[g];
     uint32_t n = gen_steps(v, a, p, v->scratch.v, (uint32_t)v->scratch.cap);
@@ -711,7 +759,7 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
         if (UTIL_VEC_RESERVE(&v->scratch, n)) return oom(v);
         gen_steps(v, a, p, v->scratch.v, n);
     }
-    return load_steps(v, g, p, v->scratch.v, n);
+    return load_steps(v, g, p, v->scratch.v, n, keep);
 }
 
 static strata_status_t next_phase_async(drv_t *v, uint32_t g)
@@ -721,7 +769,7 @@ static strata_status_t next_phase_async(drv_t *v, uint32_t g)
     if (g == 0 && v->d->progress) util_progress_update(v->d->progress, a->phase);
     for (uint32_t p = a->n || a->finished ? a->phase + 1 : a->phase; p < job->nphases; p++) {
         if (strata_sched_phase_nsteps(job->s, a->idx, p) == 0) continue;
-        if (load_phase(v, g, p) != STRATA_OK) return v->rc;
+        if (load_phase(v, g, p, true) != STRATA_OK) return v->rc;
         return start_ready(v, g);
     }
     a->finished = true;
@@ -746,10 +794,10 @@ static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i, bool msg)
         else
             chain_wait(v, a, now, a->crit_last);
     }
-    if (v->d->trace && (ss->step.op <= STRATA_STEP_RECV_REDUCE)) {
+    if (v->d->trace && (ss->op <= STRATA_STEP_RECV_REDUCE)) {
         double off = v->d->trace->offset;
-        sim_tev_t e = {(int32_t)g,  (int32_t)global(v, a, ss->step.peer), -1,
-                       ss->step.op, step_bytes(v, a, &ss->step),          ss->t_start + off,
+        sim_tev_t e = {(int32_t)g,  (int32_t)global(v, a, ss->peer), -1,
+                       ss->op, ss->bytes,          ss->t_start + off,
                        now + off};
         sim_trace_add(v->d->trace, &e);
     }
@@ -791,7 +839,7 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
     if (--ss->flows > 0) return; /* a pull ends with both its flows */
-    uint32_t dst = global(v, a, ss->step.peer);
+    uint32_t dst = global(v, a, ss->peer);
     chain_send(v, a, i);
     if (!v->async) { /* BARRIER: matched in place (index_phase) */
         agent_t *b = &v->agents[dst];
@@ -816,7 +864,7 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
         drain(v);
         return;
     }
-    pair_t *p = step_pair(v, ss, g, dst);
+    pair_t *p = step_pair(v, &a->cold[i], g, dst);
     if (!p) {
         oom(v);
         return;
@@ -922,7 +970,7 @@ static strata_status_t phase_certify(drv_t *v, bool *ok_p)
     for (uint32_t g = 0; g < v->nagents && (!v->cert.broken || v->gcert); g++) {
         const agent_t *a = &v->agents[g];
         for (uint32_t i = 0; i < a->n; i++) {
-            const strata_step_t *s = &a->steps[i].step;
+            const strata_step_t *s = &a->full[i];
             if (s->op == STRATA_STEP_SEND && send_flows(v, a, s, cert_flow, NULL) != STRATA_OK)
                 return v->rc;
         }
@@ -948,12 +996,12 @@ static bool phase_foldable(const drv_t *v)
     for (uint32_t g = 0; g < v->nagents; g++) {
         const agent_t *a = &v->agents[g];
         uint32_t local = 0; /* the leading local steps */
-        while (local < a->n && a->steps[local].step.op != STRATA_STEP_SEND &&
-               a->steps[local].step.op != STRATA_STEP_RECV &&
-               a->steps[local].step.op != STRATA_STEP_RECV_REDUCE)
+        while (local < a->n && a->steps[local].op != STRATA_STEP_SEND &&
+               a->steps[local].op != STRATA_STEP_RECV &&
+               a->steps[local].op != STRATA_STEP_RECV_REDUCE)
             local++;
         for (uint32_t i = 0; i < a->n; i++) {
-            const strata_step_t *s = &a->steps[i].step;
+            const strata_step_t *s = &a->full[i];
             if (s->op == STRATA_STEP_SEND) {
                 if (s->after > local) return false;
                 sends++;
@@ -1109,7 +1157,7 @@ static strata_status_t run_global(drv_t *v, bool *ok_p)
         const sim_job_t *job = &v->d->jobs[a->job];
         bool rails = strata_sched_channels(job->s) > 1;
         for (uint32_t i = 0; i < a->n; i++) {
-            const strata_step_t *s = &a->steps[i].step;
+            const strata_step_t *s = &a->full[i];
             if (s->op != STRATA_STEP_SEND) continue;
             uint64_t key = ((uint64_t)a->idx << 32 | (uint32_t)s->peer) + 1;
             if (key != a->vkey[0] && key != a->vkey[1]) { /* else checked: in vpairs */
@@ -1183,7 +1231,7 @@ static strata_status_t run_folded(drv_t *v, double *dur_p, double *alone_p)
     for (uint32_t g = 0; g < v->nagents && !global; g++) {
         const agent_t *a = &v->agents[g];
         for (uint32_t i = 0; i < a->n; i++) {
-            const strata_step_t *s = &a->steps[i].step;
+            const strata_step_t *s = &a->full[i];
             if (s->op == STRATA_STEP_SEND && send_flows(v, a, s, fold_flow, NULL) != STRATA_OK)
                 return v->rc;
         }
@@ -1370,18 +1418,18 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur
         }
         for (uint32_t g = 0; g < v->nagents; g++) {
             size_t at = v->flat_off.v[g];
-            if (load_steps(v, g, p, v->flat.v + at, (uint32_t)(v->flat_off.v[g + 1] - at)))
+            if (load_steps(v, g, p, v->flat.v + at, (uint32_t)(v->flat_off.v[g + 1] - at), true))
                 return v->rc;
         }
     } else if (!certify && v->rot == 1) {
         *cert_p = false;
         sim_net_set_ideal(v->net, v->d->ideal);
         for (uint32_t g = 0; g < v->nagents && v->rc == STRATA_OK; g++)
-            if (load_phase(v, g, p) == STRATA_OK) start_agent(v, g);
+            if (load_phase(v, g, p, false) == STRATA_OK) start_agent(v, g);
         return finish_phase(v, p, dur_p, alone_p);
     } else {
         for (uint32_t g = 0; g < v->nagents; g++)
-            if (load_phase(v, g, p) != STRATA_OK) return v->rc;
+            if (load_phase(v, g, p, true) != STRATA_OK) return v->rc;
         if (phase_certify(v, &ok) != STRATA_OK) return v->rc;
         *cert_p = ok;
         if (!ok && v->d->fold && phase_foldable(v)) {
@@ -1733,7 +1781,7 @@ static strata_status_t walk_load(drv_t *v, wclass_t *c)
     for (uint32_t g = 0; g < v->nagents; g++) {
         agent_t *a = &v->agents[g];
         for (uint32_t i = 0; i < a->n; i++) {
-            const strata_step_t *s = &a->steps[i].step;
+            const strata_step_t *s = &a->full[i];
             wstep_t *w = &c->st[c->off[g] + i];
             *w = (wstep_t){g, s->after, UINT32_MAX, 0, 0, 0, 0};
             if (s->op == STRATA_STEP_RECV || s->op == STRATA_STEP_RECV_REDUCE) w->kind = 2;
@@ -1746,15 +1794,15 @@ static strata_status_t walk_load(drv_t *v, wclass_t *c)
     for (uint32_t g = 0; g < v->nagents; g++)
         for (uint32_t i = 0; i < v->agents[g].n; i++) {
             sstep_t *ss = &v->agents[g].steps[i];
-            if (ss->step.op != STRATA_STEP_SEND) continue;
-            pair_t *p = step_pair(v, ss, g, (uint32_t)ss->step.peer);
+            if (ss->op != STRATA_STEP_SEND) continue;
+            pair_t *p = step_pair(v, &v->agents[g].cold[i], g, (uint32_t)ss->peer);
             if (!p || pend_put(v, p, ss->seq, c->off[g] + i, 1, 0)) return oom(v);
         }
     for (uint32_t g = 0; g < v->nagents; g++)
         for (uint32_t i = 0; i < v->agents[g].n; i++) {
             sstep_t *ss = &v->agents[g].steps[i];
             if (c->st[c->off[g] + i].kind != 2) continue;
-            pair_t *p = step_pair(v, ss, (uint32_t)ss->step.peer, g);
+            pair_t *p = step_pair(v, &v->agents[g].cold[i], (uint32_t)ss->peer, g);
             uint32_t *link = p ? &p->head : NULL;
             while (link && *link != UINT32_MAX && v->pends.v[*link].seq != ss->seq)
                 link = &v->pends.v[*link].next;
@@ -1805,7 +1853,7 @@ static wclass_t *walk_class(drv_t *v, walk_t *wk, uint32_t rep)
     wclass_t *cp = &wk->cls.v[wk->cls.n - 1];
     pairs_clear(v);
     for (uint32_t g = 0; g < v->nagents; g++)
-        if (load_phase(v, g, rep) != STRATA_OK) return NULL;
+        if (load_phase(v, g, rep, true) != STRATA_OK) return NULL;
     if (walk_load(v, cp) != STRATA_OK) return NULL;
     uint8_t *placed = util_malloc(cp->m ? cp->m : 1);
     if (!placed) {
@@ -2074,6 +2122,8 @@ static void drv_free(drv_t *v)
     uint32_t n = v->agents_cap > v->nagents ? v->agents_cap : v->nagents;
     for (uint32_t g = 0; v->agents && g < n; g++) {
         util_free(v->agents[g].steps);
+        util_free(v->agents[g].cold);
+        util_free(v->agents[g].full);
         util_free(v->agents[g].rx);
     }
     util_free(v->agents);
