@@ -66,7 +66,8 @@ typedef struct sstep {
     double bytes; /* count × blocks × element size (step_bytes) */
     int32_t peer;
     uint32_t after;
-    uint32_t seq; /* message sequence number within its (src, dst) pair */
+    uint32_t seq;   /* message sequence number within its (src, dst) pair */
+    uint32_t match; /* BARRIER, a SEND: its receive's step at the peer (UINT32_MAX: none) */
     uint8_t op, src_buf;
     uint8_t state;
     uint8_t flows; /* SEND: its flows still delivering (data, read requests) */
@@ -105,9 +106,10 @@ typedef struct agent {
     strata_step_t *full; /* per step as generated; kept unless loaded to start at once */
     uint32_t n, cap;
     uint32_t ndone, prefix, min_after;
-    /* BARRIER: the receives of the phase sorted by key (matching, below) */
+    /* BARRIER: the receives of the phase sorted by key, then its sends
+     * (ntx of them, keyed by destination) likewise (matching, below) */
     rx_t *rx;
-    uint32_t nrx, rx_cap;
+    uint32_t nrx, ntx, rx_cap;
     bool finished; /* ASYNC: no phases left */
     double t_end;
     double t0; /* start of the current phase for this agent */
@@ -326,11 +328,14 @@ static uint32_t global(drv_t *v, const agent_t *a, int32_t peer)
  * loaded before any message arrives (flows complete only in the engine's
  * run), so no table of pairs is needed: an agent numbers its own sends
  * and receives per peer in step order (the k-th SEND a -> b is the k-th
- * RECV at b from a), keeps its receives sorted by (source, number), and
- * an arriving message finds its receive there by binary search. A receive
- * the message reaches before it is posted is marked arrived. The pair
- * table (above) stays for ASYNC runs, whose agents load phases at their
- * own pace. */
+ * RECV at b from a) and keeps its receives sorted by (source, number)
+ * and its sends by (destination, number). Agents load in index order, and
+ * each pair is matched by binary search when the later of its two agents
+ * loads, in the index of the earlier one (loaded just before in a ring or
+ * a tree: still in cache); the send keeps its receive's step (match), so
+ * an arriving message goes straight to it. A receive the message reaches
+ * before it is posted is marked arrived. The pair table (above) stays for
+ * ASYNC runs, whose agents load phases at their own pace. */
 
 static void sort_u64(uint64_t *v, uint32_t n)
 {
@@ -364,24 +369,61 @@ static void number_steps(uint64_t *keys, uint32_t n, sstep_t *steps)
     }
 }
 
-/* Number agent g's sends and receives of its loaded phase and index its
- * receives. Returns -1 on OOM. */
+/* The step of message (peer, seq) in a sorted index of n; UINT32_MAX if
+ * none. */
+static uint32_t ix_find(const rx_t *ix, uint32_t n, uint32_t peer, uint32_t seq)
+{
+    uint64_t key = ((uint64_t)peer << 32) | seq;
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ix[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && ix[lo].key == key ? ix[lo].step : UINT32_MAX;
+}
+
+/* Sorted (peer << 32 | step) keys of n numbered steps as an index keyed
+ * (peer << 32 | seq): the same order, as seq grows with the step within
+ * a peer's run. */
+static void index_keys(const uint64_t *keys, uint32_t n, const sstep_t *steps, rx_t *ix)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = (uint32_t)keys[k];
+        ix[k] = (rx_t){(keys[k] >> 32 << 32) | steps[i].seq, i};
+    }
+}
+
+/* Match agent g's messages with those of the agents loaded before it in
+ * this phase (lower indices) and its own. */
+static void match_phase(drv_t *v, uint32_t g)
+{
+    agent_t *a = &v->agents[g];
+    const rx_t *tx = a->rx + a->nrx;
+    for (uint32_t k = 0; k < a->ntx; k++) {
+        uint32_t dst = (uint32_t)(tx[k].key >> 32);
+        if (dst > g) continue; /* matched when dst loads */
+        const agent_t *b = &v->agents[dst];
+        a->steps[tx[k].step].match = ix_find(b->rx, b->nrx, g, (uint32_t)tx[k].key);
+    }
+    for (uint32_t k = 0; k < a->nrx; k++) {
+        uint32_t src = (uint32_t)(a->rx[k].key >> 32);
+        if (src >= g) continue; /* matched above, or when src loads */
+        agent_t *b = &v->agents[src];
+        uint32_t j = ix_find(b->rx + b->nrx, b->ntx, g, (uint32_t)a->rx[k].key);
+        if (j != UINT32_MAX) b->steps[j].match = a->rx[k].step;
+    }
+}
+
+/* Number agent g's sends and receives of its loaded phase, index them and
+ * match them with the agents loaded before it. Returns -1 on OOM. */
 static int index_phase(drv_t *v, uint32_t g)
 {
     agent_t *a = &v->agents[g];
     v->sends.n = v->recvs.n = 0;
     if (UTIL_VEC_RESERVE(&v->sends, a->n) || UTIL_VEC_RESERVE(&v->recvs, a->n)) return -1;
-    uint32_t nrx = 0;
-    for (uint32_t i = 0; i < a->n; i++) {
-        int op = a->steps[i].op;
-        if (op == STRATA_STEP_RECV || op == STRATA_STEP_RECV_REDUCE) nrx++;
-    }
-    if (nrx > a->rx_cap) {
-        rx_t *nr = util_realloc(a->rx, (size_t)nrx * sizeof(*nr));
-        if (!nr) return -1;
-        a->rx = nr;
-        a->rx_cap = nrx;
-    }
     for (uint32_t i = 0; i < a->n; i++) { /* room for all reserved above */
         const sstep_t *st = &a->steps[i];
         uint64_t key = ((uint64_t)global(v, a, st->peer) << 32) | i;
@@ -390,30 +432,21 @@ static int index_phase(drv_t *v, uint32_t g)
         else if (st->op == STRATA_STEP_RECV || st->op == STRATA_STEP_RECV_REDUCE)
             v->recvs.v[v->recvs.n++] = key;
     }
-    number_steps(v->sends.v, (uint32_t)v->sends.n, a->steps);
+    uint32_t nrx = (uint32_t)v->recvs.n, ntx = (uint32_t)v->sends.n;
+    if (nrx + ntx > a->rx_cap) {
+        rx_t *nr = util_realloc(a->rx, (size_t)(nrx + ntx) * sizeof(*nr));
+        if (!nr) return -1;
+        a->rx = nr;
+        a->rx_cap = nrx + ntx;
+    }
+    number_steps(v->sends.v, ntx, a->steps);
     number_steps(v->recvs.v, nrx, a->steps);
-    for (uint32_t k = 0; k < nrx; k++) {
-        uint64_t key = v->recvs.v[k];
-        uint32_t i = (uint32_t)key;
-        a->rx[k] = (rx_t){(key >> 32 << 32) | a->steps[i].seq, i};
-    }
+    index_keys(v->recvs.v, nrx, a->steps, a->rx);
+    index_keys(v->sends.v, ntx, a->steps, a->rx + nrx);
     a->nrx = nrx;
+    a->ntx = ntx;
+    match_phase(v, g);
     return 0;
-}
-
-/* Agent b's receive of message seq from agent src; UINT32_MAX if none. */
-static uint32_t rx_find(const agent_t *b, uint32_t src, uint32_t seq)
-{
-    uint64_t key = ((uint64_t)src << 32) | seq;
-    uint32_t lo = 0, hi = b->nrx;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (b->rx[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < b->nrx && b->rx[lo].key == key ? b->rx[lo].step : UINT32_MAX;
 }
 
 /* ==== Critical chains ====
@@ -725,7 +758,8 @@ static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata
                         .after = st->after,
                         .op = st->op,
                         .src_buf = st->src_buf,
-                        .state = ST_WAITING};
+                        .state = ST_WAITING,
+                        .match = UINT32_MAX};
         /* no cached pair slot: one of an earlier phase may name another
          * pair in the same table generation */
         if (keep) a->cold[i].pgen = UINT32_MAX;
@@ -743,7 +777,7 @@ static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata
     /* messages are matched only in an engine run of every channel: a
      * phase loaded by its representatives (rot > 1) is folded or loaded
      * again whole (run_phase), so it is not indexed */
-    a->nrx = 0;
+    a->nrx = a->ntx = 0;
     if (!v->async && v->rot == 1 && index_phase(v, g)) return oom(v);
     return STRATA_OK;
 }
@@ -843,7 +877,7 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     chain_send(v, a, i);
     if (!v->async) { /* BARRIER: matched in place (index_phase) */
         agent_t *b = &v->agents[dst];
-        uint32_t r = rx_find(b, g, ss->seq);
+        uint32_t r = ss->match;
         if (finish_msg(v, g, i)) {
             oom(v);
             return;
