@@ -110,6 +110,7 @@ typedef struct agent {
      * (ntx of them, keyed by destination) likewise (matching, below) */
     rx_t *rx;
     uint32_t nrx, ntx, rx_cap;
+    uint32_t fused_at; /* the run of loads (drv_t.fuse_seq) that loaded it to start at once; 0: none */
     bool finished; /* ASYNC: no phases left */
     double t_end;
     double t0; /* start of the current phase for this agent */
@@ -167,6 +168,11 @@ typedef struct drv {
     UTIL_VEC(strata_step_t) flat;
     UTIL_VEC(size_t) flat_off;
     uint32_t agents_done;
+    /* BARRIER, phases whose agents start as they load (run_phase): the
+     * number of the current run of loads, and whether every agent it
+     * loaded so far had the steps of its previous run (load_steps) */
+    uint32_t fuse_seq;
+    bool fuse_same;
     bool async;      /* ASYNC asked for, or several jobs */
     double weight;   /* the engine's statistics weight (BARRIER: the class's phases) */
     sim_cert_t cert; /* the contention-free certificate of a phase (cert.c) */
@@ -714,6 +720,66 @@ static strata_status_t check_steps(drv_t *v, uint32_t g, uint32_t p, const strat
     return STRATA_OK;
 }
 
+/* Whether agent a's loaded steps are src (n of them) as load_steps
+ * would load them: what the event path and the matching read. */
+static bool steps_same(const drv_t *v, const agent_t *a, const strata_step_t *src, uint32_t n,
+                       double elem)
+{
+    if (a->n != n) return false;
+    for (uint32_t i = 0; i < n; i++) {
+        const sstep_t *ss = &a->steps[i];
+        const strata_step_t *st = &src[i];
+        if (ss->op != st->op || ss->peer != st->peer || ss->after != st->after ||
+            ss->src_buf != st->src_buf ||
+            ss->bytes != (double)st->count * (double)st->nblk * elem)
+            return false;
+    }
+    return true;
+}
+
+/* The first agent of a run of loads whose steps changed is agent h: the
+ * agents before it kept their indexes, but their matches with the agents
+ * from h on are made again as those load, so theirs are made afresh. */
+static void rematch_before(drv_t *v, uint32_t h)
+{
+    for (uint32_t g = 0; g < h; g++) {
+        agent_t *a = &v->agents[g];
+        for (uint32_t i = 0; i < a->n; i++)
+            a->steps[i].match = UINT32_MAX;
+    }
+    for (uint32_t g = 0; g < h; g++)
+        match_phase(v, g);
+}
+
+/* A run of loads, agent after agent, whose agents start as they load. */
+static void fuse_begin(drv_t *v)
+{
+    v->fuse_seq++;
+    v->fuse_same = true;
+}
+
+/* A BARRIER agent whose steps of this phase are those of its previous one
+ * (a ring's phases: the same peers, only the blocks move), while every
+ * agent before it in this run of loads had its previous ones too, keeps
+ * its numbering, index and matches: set just as they would be again. */
+static bool load_same(drv_t *v, agent_t *a, const strata_step_t *src, uint32_t n, double elem)
+{
+    bool same = v->fuse_same && a->fused_at != 0 && a->fused_at + 1 == v->fuse_seq &&
+                steps_same(v, a, src, n, elem);
+    a->fused_at = v->fuse_seq;
+    if (!same && v->fuse_same) {
+        v->fuse_same = false;
+        rematch_before(v, (uint32_t)(a - v->agents));
+    }
+    if (!same) return false;
+    a->ndone = a->prefix = a->min_after = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        a->steps[i].state = ST_WAITING;
+        a->steps[i].arrived = false;
+    }
+    return true;
+}
+
 /* Room for n steps in agent g's arrays; new route caches empty, new pair
  * slots unset. Returns -1 on OOM. */
 static int steps_reserve(agent_t *a, uint32_t n)
@@ -742,12 +808,18 @@ static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata
                                   uint32_t n, bool keep)
 {
     agent_t *a = &v->agents[g];
+    double elem = (double)strata_sched_params(v->d->jobs[a->job].s)->elem_size;
+    if (keep)
+        a->fused_at = 0;
+    else if (load_same(v, a, src, n, elem)) {
+        a->phase = p;
+        return STRATA_OK;
+    }
     if (check_steps(v, g, p, src, n) != STRATA_OK) return v->rc;
     if (steps_reserve(a, n)) return oom(v);
     a->phase = p;
     a->n = n;
     a->ndone = a->prefix = a->min_after = 0;
-    double elem = (double)strata_sched_params(v->d->jobs[a->job].s)->elem_size;
     if (keep) memcpy(a->full, src, (size_t)n * sizeof(*src));
     for (uint32_t i = 0; i < n; i++) {
         sstep_t *ss = &a->steps[i];
@@ -1458,6 +1530,7 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur
     } else if (!certify && v->rot == 1) {
         *cert_p = false;
         sim_net_set_ideal(v->net, v->d->ideal);
+        fuse_begin(v);
         for (uint32_t g = 0; g < v->nagents && v->rc == STRATA_OK; g++)
             if (load_phase(v, g, p, false) == STRATA_OK) start_agent(v, g);
         return finish_phase(v, p, dur_p, alone_p);
@@ -2010,6 +2083,7 @@ static strata_status_t run_barrier(drv_t *v)
 {
     const sim_job_t *job = &v->d->jobs[0];
     uint32_t np = job->nphases;
+    v->fuse_seq += 2; /* no agent keeps the steps of another run (run_groups) */
     if (v->d->phase_limit && v->d->phase_limit < np) np = v->d->phase_limit;
     uint32_t *pcls = NULL, *cand = NULL;
     bool scanned = false; /* pattern_classes generated the phases it needed */
