@@ -110,6 +110,7 @@ typedef struct agent {
      * (ntx of them, keyed by destination) likewise (matching, below) */
     rx_t *rx;
     uint32_t nrx, ntx, rx_cap;
+    bool rails;        /* its sends keep to their rails (start_send) */
     uint32_t fused_at; /* the run of loads (drv_t.fuse_seq) that loaded it to start at once; 0: none */
     bool finished; /* ASYNC: no phases left */
     double t_end;
@@ -473,10 +474,6 @@ static int index_phase(drv_t *v, uint32_t g)
  * drv_t.msg when it is delivered, and a step's own is made only when it
  * completes last. */
 
-static uint32_t crit_n(const drv_t *v)
-{
-    return (uint32_t)v->d->st->nclasses + 1;
-}
 static uint32_t crit_lat(const drv_t *v)
 {
     return (uint32_t)v->d->st->nclasses;
@@ -492,7 +489,9 @@ static void chain_reset(agent_t *a)
 /* The agent's chain carried to `now` by waiting. */
 static void chain_wait(const drv_t *v, const agent_t *a, double now, double *out)
 {
-    memcpy(out, a->crit0, crit_n(v) * sizeof(double));
+    /* all NCRIT entries, past the run's classes too: a fixed size copies
+     * inline, and those entries are never read */
+    memcpy(out, a->crit0, sizeof(a->crit0));
     if (now > a->t0) out[crit_lat(v)] += now - a->t0;
 }
 
@@ -522,9 +521,10 @@ static double step_bytes(drv_t *v, const agent_t *a, const strata_step_t *s)
 static double pull_bytes(drv_t *v, const agent_t *a, int32_t peer, uint8_t src_buf, double bytes,
                          const sim_route_t *r)
 {
+    if (src_buf != STRATA_BUF_INPUT || r->n == 0) return 0; /* the cheap tests first */
     const strata_sched_params_t *p = strata_sched_params(v->d->jobs[a->job].s);
     if ((p->algo != STRATA_ALGO_INNET && p->algo != STRATA_ALGO_NVLSTREE) || a->idx >= p->nranks ||
-        (uint32_t)peer < p->nranks || src_buf != STRATA_BUF_INPUT || r->n == 0)
+        (uint32_t)peer < p->nranks)
         return 0;
     strata_topo_link_t lk = strata_topo_link(v->d->st->topo, (int32_t)(r->hops[0].res / 2));
     return (1 - strata_coll_link_efficiency(lk.kind)) * bytes;
@@ -573,7 +573,7 @@ static int add_flow(drv_t *v, double now, const sim_route_t *r, double bytes, ui
     return sim_flow_add(v->net, now, r->latency, bytes, r->hops, r->n, tag);
 }
 
-static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
+static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i, double now)
 {
     agent_t *a = &v->agents[g];
     const sim_job_t *job = &v->d->jobs[a->job];
@@ -582,9 +582,7 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
     scold_t *sc = &a->cold[i];
     uint64_t flush = sim_routes_flushes(v->d->routes) + 1;
     int32_t src = job->dev[a->idx], dst = job->dev[ss->peer];
-    /* a ring's channels keep to their rails (ring.c); other schedules
-     * send through their own NIC (docs/simulator.md) */
-    bool rails = strata_sched_channels(job->s) > 1;
+    bool rails = a->rails; /* set at load */
     strata_status_t rc;
     if (sc->route_flush == flush && sc->route_src == src && sc->route_dst == dst &&
         sc->route_rails == rails) {
@@ -600,7 +598,7 @@ static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
         sc->route_flush = sim_routes_flushes(v->d->routes) + 1;
     }
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
-    double bytes = ss->bytes, now = sim_net_now(v->net);
+    double bytes = ss->bytes;
     double req = pull_bytes(v, a, ss->peer, ss->src_buf, bytes, r);
     ss->flows = req > 0 ? 2 : 1;
     ss->i_done = ss->i_start + alone_time(r, bytes);
@@ -637,18 +635,18 @@ static strata_status_t start_recv(drv_t *v, uint32_t g, uint32_t i)
     return pend_put(v, p, ss->seq, i, 0, 0) ? oom(v) : STRATA_OK;
 }
 
-static strata_status_t start_step(drv_t *v, uint32_t g, uint32_t i)
+static strata_status_t start_step(drv_t *v, uint32_t g, uint32_t i, double now)
 {
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
     ss->state = ST_STARTED;
-    ss->t_start = sim_net_now(v->net);
+    ss->t_start = now;
     /* contention-free: after its phase start and its first `after` steps */
     ss->i_start = ss->after ? a->steps[ss->after - 1].i_pm : a->i_t0;
     ss->i_done = ss->i_start;
     switch (ss->op) {
     case STRATA_STEP_SEND:
-        return start_send(v, g, i);
+        return start_send(v, g, i, now);
     case STRATA_STEP_RECV:
     case STRATA_STEP_RECV_REDUCE:
         return start_recv(v, g, i);
@@ -663,11 +661,12 @@ static strata_status_t start_ready(drv_t *v, uint32_t g)
     agent_t *a = &v->agents[g];
     if (a->prefix < a->min_after) return STRATA_OK;
     uint32_t next_min = UINT32_MAX;
+    double now = sim_net_now(v->net);
     for (uint32_t i = 0; i < a->n; i++) {
         sstep_t *ss = &a->steps[i];
         if (ss->state != ST_WAITING) continue;
         if (ss->after <= a->prefix) {
-            if (start_step(v, g, i) != STRATA_OK) return v->rc;
+            if (start_step(v, g, i, now) != STRATA_OK) return v->rc;
         } else if (ss->after < next_min) {
             next_min = ss->after;
         }
@@ -809,6 +808,9 @@ static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata
 {
     agent_t *a = &v->agents[g];
     double elem = (double)strata_sched_params(v->d->jobs[a->job].s)->elem_size;
+    /* a ring's channels keep to their rails (ring.c); other schedules
+     * send through their own NIC (docs/simulator.md) */
+    a->rails = strata_sched_channels(v->d->jobs[a->job].s) > 1;
     if (keep)
         a->fused_at = 0;
     else if (load_same(v, a, src, n, elem)) {
@@ -896,7 +898,7 @@ static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i, bool msg)
     a->ndone++;
     if (now >= a->t_end || a->ndone == 1) { /* the agent's latest */
         if (msg)
-            memcpy(a->crit_last, v->msg, crit_n(v) * sizeof(double));
+            memcpy(a->crit_last, v->msg, sizeof(a->crit_last));
         else
             chain_wait(v, a, now, a->crit_last);
     }
