@@ -102,7 +102,7 @@ typedef struct agent {
     uint32_t job, idx; /* job and agent index in it */
     uint32_t phase;
     sstep_t *steps;
-    scold_t *cold;      /* per step, beside steps */
+    scold_t *cold;       /* per step, beside steps */
     strata_step_t *full; /* per step as generated; kept unless loaded to start at once */
     uint32_t n, cap;
     uint32_t ndone, prefix, min_after;
@@ -111,8 +111,8 @@ typedef struct agent {
     rx_t *rx;
     uint32_t nrx, ntx, rx_cap;
     bool rails;        /* its sends keep to their rails (start_send) */
-    uint32_t fused_at; /* the run of loads (drv_t.fuse_seq) that loaded it to start at once; 0: none */
-    bool finished; /* ASYNC: no phases left */
+    uint32_t fused_at; /* the run of loads that started it as it loaded (fuse_seq); 0: none */
+    bool finished;     /* ASYNC: no phases left */
     double t_end;
     double t0; /* start of the current phase for this agent */
     /* Critical chains (below) in the driver's compact layout: one entry per
@@ -729,8 +729,7 @@ static bool steps_same(const drv_t *v, const agent_t *a, const strata_step_t *sr
         const sstep_t *ss = &a->steps[i];
         const strata_step_t *st = &src[i];
         if (ss->op != st->op || ss->peer != st->peer || ss->after != st->after ||
-            ss->src_buf != st->src_buf ||
-            ss->bytes != (double)st->count * (double)st->nblk * elem)
+            ss->src_buf != st->src_buf || ss->bytes != (double)st->count * (double)st->nblk * elem)
             return false;
     }
     return true;
@@ -904,9 +903,9 @@ static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i, bool msg)
     }
     if (v->d->trace && (ss->op <= STRATA_STEP_RECV_REDUCE)) {
         double off = v->d->trace->offset;
-        sim_tev_t e = {(int32_t)g,  (int32_t)global(v, a, ss->peer), -1,
-                       ss->op, ss->bytes,          ss->t_start + off,
-                       now + off};
+        sim_tev_t e = {
+            (int32_t)g, (int32_t)global(v, a, ss->peer), -1, ss->op, ss->bytes, ss->t_start + off,
+            now + off};
         sim_trace_add(v->d->trace, &e);
     }
     if (ss->i_done > a->i_end) a->i_end = ss->i_done;
