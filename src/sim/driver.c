@@ -43,6 +43,8 @@
 
 enum { ST_WAITING = 0, ST_STARTED = 1, ST_DONE = 2 };
 
+#define MATCH_LATER (UINT32_MAX - 1)
+
 #define NCRIT (SIM_MAX_TIERS + 1)
 
 /* A loaded step as the event path reads it (64 bytes: each message's
@@ -66,8 +68,10 @@ typedef struct sstep {
     double bytes; /* count × blocks × element size (step_bytes) */
     int32_t peer;
     uint32_t after;
-    uint32_t seq;   /* message sequence number within its (src, dst) pair */
-    uint32_t match; /* BARRIER, a SEND: its receive's step at the peer (UINT32_MAX: none) */
+    uint32_t seq; /* message sequence number within its (src, dst) pair */
+    /* BARRIER, a SEND: its receive's step at the peer (UINT32_MAX: none;
+     * MATCH_LATER: found as the message arrives) */
+    uint32_t match;
     uint8_t op, src_buf;
     uint8_t state;
     uint8_t flows; /* SEND: its flows still delivering (data, read requests) */
@@ -424,9 +428,13 @@ static void match_phase(drv_t *v, uint32_t g)
     }
 }
 
-/* Number agent g's sends and receives of its loaded phase, index them and
- * match them with the agents loaded before it. Returns -1 on OOM. */
-static int index_phase(drv_t *v, uint32_t g)
+/* Number agent g's sends and receives of its loaded phase and index its
+ * receives; with now (a phase whose agents start as they load), index its
+ * sends too and match them with the agents loaded before it, else its
+ * sends find their receives as they arrive (MATCH_LATER: a phase loaded
+ * whole may be certified or folded and never run message by message).
+ * Returns -1 on OOM. */
+static int index_phase(drv_t *v, uint32_t g, bool now)
 {
     agent_t *a = &v->agents[g];
     v->sends.n = v->recvs.n = 0;
@@ -449,8 +457,13 @@ static int index_phase(drv_t *v, uint32_t g)
     number_steps(v->sends.v, ntx, a->steps);
     number_steps(v->recvs.v, nrx, a->steps);
     index_keys(v->recvs.v, nrx, a->steps, a->rx);
-    index_keys(v->sends.v, ntx, a->steps, a->rx + nrx);
     a->nrx = nrx;
+    if (!now) {
+        for (uint32_t k = 0; k < ntx; k++)
+            a->steps[(uint32_t)v->sends.v[k]].match = MATCH_LATER;
+        return 0;
+    }
+    index_keys(v->sends.v, ntx, a->steps, a->rx + nrx);
     a->ntx = ntx;
     match_phase(v, g);
     return 0;
@@ -851,7 +864,7 @@ static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata
      * phase loaded by its representatives (rot > 1) is folded or loaded
      * again whole (run_phase), so it is not indexed */
     a->nrx = a->ntx = 0;
-    if (!v->async && v->rot == 1 && index_phase(v, g)) return oom(v);
+    if (!v->async && v->rot == 1 && index_phase(v, g, !keep)) return oom(v);
     return STRATA_OK;
 }
 
@@ -950,7 +963,7 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     chain_send(v, a, i);
     if (!v->async) { /* BARRIER: matched in place (index_phase) */
         agent_t *b = &v->agents[dst];
-        uint32_t r = ss->match;
+        uint32_t r = ss->match == MATCH_LATER ? ix_find(b->rx, b->nrx, g, ss->seq) : ss->match;
         if (finish_msg(v, g, i)) {
             oom(v);
             return;
