@@ -1836,21 +1836,23 @@ static void match_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k
     }
 }
 
-static strata_status_t match_run(strata_sim_mode_t mode, strata_sim_result_t *r, char *msg,
-                                 size_t len)
+/* A hand-made schedule of nphases phases over `ranks` ranks (count
+ * elements) run on switch:ranks (10 GB/s, 1 µs per link); msg: the error. */
+static strata_status_t fake_run(uint32_t ranks, uint64_t count, uint32_t nphases,
+                                void (*phase)(const strata_sched_t *, uint32_t, sched_sink_t *),
+                                const strata_sim_opts_t *o, strata_sim_result_t *r, char *msg,
+                                size_t len)
 {
-    strata_topo_t *t = make_switch(2, 10 * GB, 1e-6);
-    strata_sched_t *s = make_algo(STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 2, 1 << 20, 1);
+    strata_topo_t *t = make_switch(ranks, 10 * GB, 1e-6);
+    strata_sched_t *s = make_algo(STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, ranks, count, 1);
     sched_algo_t fake = *s->algo;
-    fake.phase = match_phase;
+    fake.phase = phase;
     fake.phase_class = NULL;
     s->algo = &fake;
-    s->nphases = 1;
-    strata_sim_opts_t o = strata_sim_opts_default();
-    o.mode = mode;
+    s->nphases = nphases;
     strata_sim_t *sim = NULL;
     strata_error_t err = {0};
-    assert_int_equal(strata_sim_create(t, &o, &sim, &err), STRATA_OK);
+    assert_int_equal(strata_sim_create(t, o, &sim, &err), STRATA_OK);
     assert_int_equal(strata_sim_add(sim, s, NULL, &err), STRATA_OK);
     strata_status_t rc = strata_sim_run(sim, r, &err);
     snprintf(msg, len, "%s", rc == STRATA_OK ? "" : err.msg);
@@ -1858,6 +1860,14 @@ static strata_status_t match_run(strata_sim_mode_t mode, strata_sim_result_t *r,
     strata_sched_destroy(s);
     strata_topo_destroy(t);
     return rc;
+}
+
+static strata_status_t match_run(strata_sim_mode_t mode, strata_sim_result_t *r, char *msg,
+                                 size_t len)
+{
+    strata_sim_opts_t o = strata_sim_opts_default();
+    o.mode = mode;
+    return fake_run(2, 1 << 20, 1, match_phase, &o, r, msg, len);
 }
 
 static void test_matching(void **state)
@@ -1915,25 +1925,9 @@ static void kept_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k)
 
 static strata_status_t kept_run(strata_sim_result_t *r, char *msg, size_t len)
 {
-    strata_topo_t *t = make_switch(3, 10 * GB, 1e-6);
-    strata_sched_t *s = make_algo(STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 3, 3 << 20, 1);
-    sched_algo_t fake = *s->algo;
-    fake.phase = kept_phase;
-    fake.phase_class = NULL;
-    s->algo = &fake;
-    s->nphases = 3;
     strata_sim_opts_t o = strata_sim_opts_default();
     o.no_reuse = true;
-    strata_sim_t *sim = NULL;
-    strata_error_t err = {0};
-    assert_int_equal(strata_sim_create(t, &o, &sim, &err), STRATA_OK);
-    assert_int_equal(strata_sim_add(sim, s, NULL, &err), STRATA_OK);
-    strata_status_t rc = strata_sim_run(sim, r, &err);
-    snprintf(msg, len, "%s", rc == STRATA_OK ? "" : err.msg);
-    strata_sim_destroy(sim);
-    strata_sched_destroy(s);
-    strata_topo_destroy(t);
-    return rc;
+    return fake_run(3, 3 << 20, 3, kept_phase, &o, r, msg, len);
 }
 
 static void test_kept_matches(void **state)
