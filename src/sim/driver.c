@@ -43,37 +43,58 @@
 
 enum { ST_WAITING = 0, ST_STARTED = 1, ST_DONE = 2 };
 
+#define MATCH_LATER (UINT32_MAX - 1)
+
 #define NCRIT (SIM_MAX_TIERS + 1)
 
+/* A loaded step as the event path reads it (64 bytes: each message's
+ * completion reads its sender's and its receiver's; with every agent's
+ * steps of a phase in memory, how many lines they take was the driver's
+ * cost, bench/README.md s13-h14d). The step as generated (agent_t.full)
+ * and its route cache (scold_t) are apart. */
 typedef struct sstep {
-    strata_step_t step;
     double t_start;
-    uint32_t seq;         /* message sequence number within its (src, dst) pair */
-    uint32_t pslot, pgen; /* that pair's slot in the table, valid while pgen matches */
+    /* The contention-free run alongside (below): when this step would
+     * start and complete with every flow alone on its path; i_pm (once the
+     * step is done) is the latest completion of the agent's steps up to
+     * this one, set as the completed prefix passes it; i_arr (BARRIER, a
+     * receive not yet posted, so never at once with i_pm) when its message
+     * would have arrived contention-free. */
+    double i_start, i_done;
+    union {
+        double i_pm;
+        double i_arr;
+    };
+    double bytes; /* count × blocks × element size (step_bytes) */
+    int32_t peer;
+    uint32_t after;
+    uint32_t seq; /* message sequence number within its (src, dst) pair */
+    /* BARRIER, a SEND: its receive's step at the peer (UINT32_MAX: none;
+     * MATCH_LATER: found as the message arrives) */
+    uint32_t match;
+    uint8_t op, src_buf;
     uint8_t state;
     uint8_t flows; /* SEND: its flows still delivering (data, read requests) */
-    /* The contention-free run alongside (below): when this step would
-     * start and complete with every flow alone on its path; i_pm is the
-     * latest completion of the agent's steps up to this one, set as the
-     * completed prefix passes it. */
-    double i_start, i_done, i_pm;
-    bool crit_set; /* its critical chain (agent_t.crit, below) is set */
-    /* BARRIER, a receive: its message arrived before it was posted, and
-     * when the message would have arrived contention-free */
+    /* BARRIER, a receive: its message arrived before it was posted */
     bool arrived;
-    double i_arr;
-    /* A SEND's route, kept from the last phase that sent from this step
-     * between the same two devices, on the same rails rule, while the
-     * route cache was not emptied since (route_flush is
-     * sim_routes_flushes + 1; 0: none): a collective's agent sends to the
-     * same peers phase after phase. Keyed by devices, not by the peer's
-     * index: concurrent groups timed one after another (run_groups) reuse
-     * the agents, and agent a's peer p is another device in every group. */
+} sstep_t;
+
+/* What a step's start keeps apart from the event path. A SEND's route,
+ * kept from the last phase that sent from this step between the same two
+ * devices, on the same rails rule, while the route cache was not emptied
+ * since (route_flush is sim_routes_flushes + 1; 0: none): a collective's
+ * agent sends to the same peers phase after phase. Keyed by devices, not
+ * by the peer's index: concurrent groups timed one after another
+ * (run_groups) reuse the agents, and agent a's peer p is another device in
+ * every group. ASYNC: the step's pair slot in the table, valid while pgen
+ * matches. */
+typedef struct scold {
     const sim_route_t *route;
     int32_t route_src, route_dst;
-    bool route_rails;
     uint64_t route_flush;
-} sstep_t;
+    bool route_rails;
+    uint32_t pslot, pgen;
+} scold_t;
 
 /* BARRIER: one of an agent's receives, keyed (source agent << 32 | seq). */
 typedef struct rx {
@@ -85,18 +106,21 @@ typedef struct agent {
     uint32_t job, idx; /* job and agent index in it */
     uint32_t phase;
     sstep_t *steps;
+    scold_t *cold;       /* per step, beside steps */
+    strata_step_t *full; /* per step as generated; kept unless loaded to start at once */
     uint32_t n, cap;
     uint32_t ndone, prefix, min_after;
-    /* BARRIER: the receives of the phase sorted by key (matching, below) */
+    /* BARRIER: the receives of the phase sorted by key, then its sends
+     * (ntx of them, keyed by destination) likewise (matching, below) */
     rx_t *rx;
-    uint32_t nrx, rx_cap;
-    bool finished; /* ASYNC: no phases left */
+    uint32_t nrx, ntx, rx_cap;
+    bool rails;        /* its sends keep to their rails (start_send) */
+    uint32_t fused_at; /* the run of loads that started it as it loaded (fuse_seq); 0: none */
+    bool finished;     /* ASYNC: no phases left */
     double t_end;
     double t0; /* start of the current phase for this agent */
     /* Critical chains (below) in the driver's compact layout: one entry per
      * link class the run has, then latency and waits (crit_n, crit_lat). */
-    double *crit;            /* per step, crit_n entries each */
-    uint32_t crit_cap;       /* steps crit has room for */
     double crit0[NCRIT];     /* critical chain to t0 */
     double crit_last[NCRIT]; /* chain of the step that completed last */
     double i_t0, i_end;      /* contention-free: phase start, latest completion */
@@ -119,8 +143,11 @@ typedef struct pair {
     uint32_t head; /* pend list, UINT32_MAX = empty */
 } pair_t;
 
+/* A step completed, to be handled (drain); msg: its chain is the message's
+ * (drv_t.msg), else its agent's carried by waiting. */
 typedef struct done_ev {
     uint32_t g, i;
+    bool msg;
 } done_ev_t;
 
 typedef struct drv {
@@ -135,6 +162,9 @@ typedef struct drv {
     uint32_t pend_free;
     uint64_t open; /* unmatched arrivals + waiting receives */
     UTIL_VEC(done_ev_t) queue;
+    /* the critical chain of the message delivered last (on_flow_done):
+     * its send's and, when it decided it, its receive's */
+    double msg[NCRIT];
     UTIL_VEC(strata_step_t) scratch;  /* one agent's phase, as sched gives it */
     UTIL_VEC(strata_step_t) scratch2; /* a second one, to compare phases */
     UTIL_VEC(uint64_t) sends, recvs;  /* BARRIER: an agent's, being numbered (below) */
@@ -143,6 +173,11 @@ typedef struct drv {
     UTIL_VEC(strata_step_t) flat;
     UTIL_VEC(size_t) flat_off;
     uint32_t agents_done;
+    /* BARRIER, phases whose agents start as they load (run_phase): the
+     * number of the current run of loads, and whether every agent it
+     * loaded so far had the steps of its previous run (load_steps) */
+    uint32_t fuse_seq;
+    bool fuse_same;
     bool async;      /* ASYNC asked for, or several jobs */
     double weight;   /* the engine's statistics weight (BARRIER: the class's phases) */
     sim_cert_t cert; /* the contention-free certificate of a phase (cert.c) */
@@ -245,13 +280,13 @@ static void pairs_clear(drv_t *v)
 }
 
 /* The pair of a step's message (src → dst), through its cached slot. */
-static pair_t *step_pair(drv_t *v, sstep_t *ss, uint32_t src, uint32_t dst)
+static pair_t *step_pair(drv_t *v, scold_t *sc, uint32_t src, uint32_t dst)
 {
-    if (ss->pgen == v->pairs_gen) return &v->pairs[ss->pslot];
+    if (sc->pgen == v->pairs_gen) return &v->pairs[sc->pslot];
     pair_t *p = pair_get(v, src, dst);
     if (p) {
-        ss->pslot = (uint32_t)(p - v->pairs);
-        ss->pgen = v->pairs_gen;
+        sc->pslot = (uint32_t)(p - v->pairs);
+        sc->pgen = v->pairs_gen;
     }
     return p;
 }
@@ -304,11 +339,14 @@ static uint32_t global(drv_t *v, const agent_t *a, int32_t peer)
  * loaded before any message arrives (flows complete only in the engine's
  * run), so no table of pairs is needed: an agent numbers its own sends
  * and receives per peer in step order (the k-th SEND a -> b is the k-th
- * RECV at b from a), keeps its receives sorted by (source, number), and
- * an arriving message finds its receive there by binary search. A receive
- * the message reaches before it is posted is marked arrived. The pair
- * table (above) stays for ASYNC runs, whose agents load phases at their
- * own pace. */
+ * RECV at b from a) and keeps its receives sorted by (source, number)
+ * and its sends by (destination, number). Agents load in index order, and
+ * each pair is matched by binary search when the later of its two agents
+ * loads, in the index of the earlier one (loaded just before in a ring or
+ * a tree: still in cache); the send keeps its receive's step (match), so
+ * an arriving message goes straight to it. A receive the message reaches
+ * before it is posted is marked arrived. The pair table (above) stays for
+ * ASYNC runs, whose agents load phases at their own pace. */
 
 static void sort_u64(uint64_t *v, uint32_t n)
 {
@@ -342,56 +380,93 @@ static void number_steps(uint64_t *keys, uint32_t n, sstep_t *steps)
     }
 }
 
+/* The step of message (peer, seq) in a sorted index of n; UINT32_MAX if
+ * none. */
+static uint32_t ix_find(const rx_t *ix, uint32_t n, uint32_t peer, uint32_t seq)
+{
+    uint64_t key = ((uint64_t)peer << 32) | seq;
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ix[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && ix[lo].key == key ? ix[lo].step : UINT32_MAX;
+}
+
+/* Sorted (peer << 32 | step) keys of n numbered steps as an index keyed
+ * (peer << 32 | seq): the same order, as seq grows with the step within
+ * a peer's run. */
+static void index_keys(const uint64_t *keys, uint32_t n, const sstep_t *steps, rx_t *ix)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = (uint32_t)keys[k];
+        ix[k] = (rx_t){(keys[k] >> 32 << 32) | steps[i].seq, i};
+    }
+}
+
+/* Match agent g's messages with those of the agents loaded before it in
+ * this phase (lower indices) and its own. */
+static void match_phase(drv_t *v, uint32_t g)
+{
+    agent_t *a = &v->agents[g];
+    const rx_t *tx = a->rx + a->nrx;
+    for (uint32_t k = 0; k < a->ntx; k++) {
+        uint32_t dst = (uint32_t)(tx[k].key >> 32);
+        if (dst > g) continue; /* matched when dst loads */
+        const agent_t *b = &v->agents[dst];
+        a->steps[tx[k].step].match = ix_find(b->rx, b->nrx, g, (uint32_t)tx[k].key);
+    }
+    for (uint32_t k = 0; k < a->nrx; k++) {
+        uint32_t src = (uint32_t)(a->rx[k].key >> 32);
+        if (src >= g) continue; /* matched above, or when src loads */
+        agent_t *b = &v->agents[src];
+        uint32_t j = ix_find(b->rx + b->nrx, b->ntx, g, (uint32_t)a->rx[k].key);
+        if (j != UINT32_MAX) b->steps[j].match = a->rx[k].step;
+    }
+}
+
 /* Number agent g's sends and receives of its loaded phase and index its
- * receives. Returns -1 on OOM. */
-static int index_phase(drv_t *v, uint32_t g)
+ * receives; with now (a phase whose agents start as they load), index its
+ * sends too and match them with the agents loaded before it, else its
+ * sends find their receives as they arrive (MATCH_LATER: a phase loaded
+ * whole may be certified or folded and never run message by message).
+ * Returns -1 on OOM. */
+static int index_phase(drv_t *v, uint32_t g, bool now)
 {
     agent_t *a = &v->agents[g];
     v->sends.n = v->recvs.n = 0;
     if (UTIL_VEC_RESERVE(&v->sends, a->n) || UTIL_VEC_RESERVE(&v->recvs, a->n)) return -1;
-    uint32_t nrx = 0;
-    for (uint32_t i = 0; i < a->n; i++) {
-        int op = a->steps[i].step.op;
-        if (op == STRATA_STEP_RECV || op == STRATA_STEP_RECV_REDUCE) nrx++;
-    }
-    if (nrx > a->rx_cap) {
-        rx_t *nr = util_realloc(a->rx, (size_t)nrx * sizeof(*nr));
-        if (!nr) return -1;
-        a->rx = nr;
-        a->rx_cap = nrx;
-    }
     for (uint32_t i = 0; i < a->n; i++) { /* room for all reserved above */
-        const strata_step_t *st = &a->steps[i].step;
+        const sstep_t *st = &a->steps[i];
         uint64_t key = ((uint64_t)global(v, a, st->peer) << 32) | i;
         if (st->op == STRATA_STEP_SEND)
             v->sends.v[v->sends.n++] = key;
         else if (st->op == STRATA_STEP_RECV || st->op == STRATA_STEP_RECV_REDUCE)
             v->recvs.v[v->recvs.n++] = key;
     }
-    number_steps(v->sends.v, (uint32_t)v->sends.n, a->steps);
+    uint32_t nrx = (uint32_t)v->recvs.n, ntx = (uint32_t)v->sends.n;
+    if (nrx + ntx > a->rx_cap) {
+        rx_t *nr = util_realloc(a->rx, (size_t)(nrx + ntx) * sizeof(*nr));
+        if (!nr) return -1;
+        a->rx = nr;
+        a->rx_cap = nrx + ntx;
+    }
+    number_steps(v->sends.v, ntx, a->steps);
     number_steps(v->recvs.v, nrx, a->steps);
-    for (uint32_t k = 0; k < nrx; k++) {
-        uint64_t key = v->recvs.v[k];
-        uint32_t i = (uint32_t)key;
-        a->rx[k] = (rx_t){(key >> 32 << 32) | a->steps[i].seq, i};
-    }
+    index_keys(v->recvs.v, nrx, a->steps, a->rx);
     a->nrx = nrx;
-    return 0;
-}
-
-/* Agent b's receive of message seq from agent src; UINT32_MAX if none. */
-static uint32_t rx_find(const agent_t *b, uint32_t src, uint32_t seq)
-{
-    uint64_t key = ((uint64_t)src << 32) | seq;
-    uint32_t lo = 0, hi = b->nrx;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (b->rx[mid].key < key)
-            lo = mid + 1;
-        else
-            hi = mid;
+    if (!now) {
+        for (uint32_t k = 0; k < ntx; k++)
+            a->steps[(uint32_t)v->sends.v[k]].match = MATCH_LATER;
+        return 0;
     }
-    return lo < b->nrx && b->rx[lo].key == key ? b->rx[lo].step : UINT32_MAX;
+    index_keys(v->sends.v, ntx, a->steps, a->rx + nrx);
+    a->ntx = ntx;
+    match_phase(v, g);
+    return 0;
 }
 
 /* ==== Critical chains ====
@@ -406,22 +481,16 @@ static uint32_t rx_find(const agent_t *b, uint32_t src, uint32_t seq)
  * flow's own breakdown (engine); a receive takes the chain of the message
  * when the message arrived last, else its agent's chain plus the wait; an
  * agent's next phase starts from the chain of its step that completed
- * last. The chain of the rank that finishes last splits the total. */
+ * last. The chain of the rank that finishes last splits the total. A
+ * step's chain is needed only as it completes (to become its agent's
+ * latest), so none is stored per step: a message's chain is made once in
+ * drv_t.msg when it is delivered, and a step's own is made only when it
+ * completes last. */
 
-static uint32_t crit_n(const drv_t *v)
-{
-    return (uint32_t)v->d->st->nclasses + 1;
-}
 static uint32_t crit_lat(const drv_t *v)
 {
     return (uint32_t)v->d->st->nclasses;
 }
-/* Step i's chain. */
-static double *step_crit(const drv_t *v, const agent_t *a, uint32_t i)
-{
-    return a->crit + (size_t)i * crit_n(v);
-}
-
 static void chain_reset(agent_t *a)
 {
     a->t_end = a->t0 = 0;
@@ -433,22 +502,23 @@ static void chain_reset(agent_t *a)
 /* The agent's chain carried to `now` by waiting. */
 static void chain_wait(const drv_t *v, const agent_t *a, double now, double *out)
 {
-    memcpy(out, a->crit0, crit_n(v) * sizeof(double));
+    /* all NCRIT entries, past the run's classes too: a fixed size copies
+     * inline, and those entries are never read */
+    memcpy(out, a->crit0, sizeof(a->crit0));
     if (now > a->t0) out[crit_lat(v)] += now - a->t0;
 }
 
-/* A send step's chain at its flow's completion: the engine's breakdown
- * by tier (a tier is a class, route.c) and latency. */
+/* A send step's chain at its flow's completion, into drv_t.msg: the
+ * engine's breakdown by tier (a tier is a class, route.c) and latency. */
 static void chain_send(drv_t *v, const agent_t *a, uint32_t i)
 {
     const double *tb = sim_net_done_breakdown(v->net);
-    double *c = step_crit(v, a, i);
+    double *c = v->msg;
     chain_wait(v, a, a->steps[i].t_start, c);
     uint32_t lat = crit_lat(v);
     for (uint32_t k = 0; k < lat; k++)
         c[k] += tb[k];
     c[lat] += tb[SIM_MAX_TIERS];
-    a->steps[i].crit_set = true;
 }
 
 /* ==== Steps ==== */
@@ -459,9 +529,31 @@ static double step_bytes(drv_t *v, const agent_t *a, const strata_step_t *s)
     return (double)s->count * (double)s->nblk * (double)p->elem_size;
 }
 
+/* pull_request_bytes (below) of a send to peer from buffer src_buf,
+ * `bytes` long, along r. */
+static double pull_bytes(drv_t *v, const agent_t *a, int32_t peer, uint8_t src_buf, double bytes,
+                         const sim_route_t *r)
+{
+    if (src_buf != STRATA_BUF_INPUT || r->n == 0) return 0; /* the cheap tests first */
+    const strata_sched_params_t *p = strata_sched_params(v->d->jobs[a->job].s);
+    if ((p->algo != STRATA_ALGO_INNET && p->algo != STRATA_ALGO_NVLSTREE) || a->idx >= p->nranks ||
+        (uint32_t)peer < p->nranks)
+        return 0;
+    strata_topo_link_t lk = strata_topo_link(v->d->st->topo, (int32_t)(r->hops[0].res / 2));
+    return (1 - strata_coll_link_efficiency(lk.kind)) * bytes;
+}
+
 static int finish_now(drv_t *v, uint32_t g, uint32_t i)
 {
-    done_ev_t e = {g, i};
+    done_ev_t e = {g, i, false};
+    return UTIL_VEC_PUSH(&v->queue, e);
+}
+
+/* Agent g's step i completes now on the chain of the message just
+ * delivered (drv_t.msg, unchanged until the queue is drained). */
+static int finish_msg(drv_t *v, uint32_t g, uint32_t i)
+{
+    done_ev_t e = {g, i, true};
     return UTIL_VEC_PUSH(&v->queue, e);
 }
 
@@ -475,12 +567,7 @@ static int finish_now(drv_t *v, uint32_t g, uint32_t i)
 static double pull_request_bytes(drv_t *v, const agent_t *a, const strata_step_t *s,
                                  const sim_route_t *r)
 {
-    const strata_sched_params_t *p = strata_sched_params(v->d->jobs[a->job].s);
-    if ((p->algo != STRATA_ALGO_INNET && p->algo != STRATA_ALGO_NVLSTREE) || a->idx >= p->nranks ||
-        (uint32_t)s->peer < p->nranks || s->src_buf != STRATA_BUF_INPUT || r->n == 0)
-        return 0;
-    strata_topo_link_t lk = strata_topo_link(v->d->st->topo, (int32_t)(r->hops[0].res / 2));
-    return (1 - strata_coll_link_efficiency(lk.kind)) * step_bytes(v, a, s);
+    return pull_bytes(v, a, s->peer, s->src_buf, step_bytes(v, a, s), r);
 }
 
 /* How long a flow of `bytes` along r takes with its links to itself: its
@@ -499,44 +586,42 @@ static int add_flow(drv_t *v, double now, const sim_route_t *r, double bytes, ui
     return sim_flow_add(v->net, now, r->latency, bytes, r->hops, r->n, tag);
 }
 
-static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i)
+static strata_status_t start_send(drv_t *v, uint32_t g, uint32_t i, double now)
 {
     agent_t *a = &v->agents[g];
-    const strata_step_t *s = &a->steps[i].step;
     const sim_job_t *job = &v->d->jobs[a->job];
     const sim_route_t *r, *back;
     sstep_t *ss = &a->steps[i];
+    scold_t *sc = &a->cold[i];
     uint64_t flush = sim_routes_flushes(v->d->routes) + 1;
-    int32_t src = job->dev[a->idx], dst = job->dev[s->peer];
-    /* a ring's channels keep to their rails (ring.c); other schedules
-     * send through their own NIC (docs/simulator.md) */
-    bool rails = strata_sched_channels(job->s) > 1;
+    int32_t src = job->dev[a->idx], dst = job->dev[ss->peer];
+    bool rails = a->rails; /* set at load */
     strata_status_t rc;
-    if (ss->route_flush == flush && ss->route_src == src && ss->route_dst == dst &&
-        ss->route_rails == rails) {
-        r = ss->route;
+    if (sc->route_flush == flush && sc->route_src == src && sc->route_dst == dst &&
+        sc->route_rails == rails) {
+        r = sc->route;
     } else {
         rc = sim_routes_get(v->d->routes, src, dst, rails, &r, v->err);
         if (rc != STRATA_OK) return v->rc = rc;
         /* computing it may have emptied the cache: read the count again */
-        ss->route = r;
-        ss->route_src = src;
-        ss->route_dst = dst;
-        ss->route_rails = rails;
-        ss->route_flush = sim_routes_flushes(v->d->routes) + 1;
+        sc->route = r;
+        sc->route_src = src;
+        sc->route_dst = dst;
+        sc->route_rails = rails;
+        sc->route_flush = sim_routes_flushes(v->d->routes) + 1;
     }
     uint64_t tag = ((uint64_t)g << TAG_STEP_BITS) | i;
-    double req = pull_request_bytes(v, a, s, r), now = sim_net_now(v->net);
-    double bytes = step_bytes(v, a, s);
-    a->steps[i].flows = req > 0 ? 2 : 1;
-    a->steps[i].i_done = a->steps[i].i_start + alone_time(r, bytes);
+    double bytes = ss->bytes;
+    double req = pull_bytes(v, a, ss->peer, ss->src_buf, bytes, r);
+    ss->flows = req > 0 ? 2 : 1;
+    ss->i_done = ss->i_start + alone_time(r, bytes);
     if (add_flow(v, now, r, bytes, tag)) return oom(v);
     if (req <= 0) return STRATA_OK;
-    rc = sim_routes_get(v->d->routes, job->dev[s->peer], job->dev[a->idx], false, &back, v->err);
+    rc = sim_routes_get(v->d->routes, job->dev[ss->peer], job->dev[a->idx], false, &back, v->err);
     if (rc != STRATA_OK) return v->rc = rc;
     if (add_flow(v, now, back, req, tag | TAG_REQUESTS)) return oom(v);
-    double t = a->steps[i].i_start + alone_time(back, req);
-    if (t > a->steps[i].i_done) a->steps[i].i_done = t;
+    double t = ss->i_start + alone_time(back, req);
+    if (t > ss->i_done) ss->i_done = t;
     return STRATA_OK;
 }
 
@@ -553,7 +638,7 @@ static strata_status_t start_recv(drv_t *v, uint32_t g, uint32_t i)
         ss->i_done = ss->i_arr > ss->i_start ? ss->i_arr : ss->i_start;
         return finish_now(v, g, i) ? oom(v) : STRATA_OK;
     }
-    pair_t *p = step_pair(v, ss, global(v, a, ss->step.peer), g);
+    pair_t *p = step_pair(v, &a->cold[i], global(v, a, ss->peer), g);
     if (!p) return oom(v);
     double arr = 0;
     if (pend_take(v, p, ss->seq, 1, &arr) != UINT32_MAX) {
@@ -563,18 +648,18 @@ static strata_status_t start_recv(drv_t *v, uint32_t g, uint32_t i)
     return pend_put(v, p, ss->seq, i, 0, 0) ? oom(v) : STRATA_OK;
 }
 
-static strata_status_t start_step(drv_t *v, uint32_t g, uint32_t i)
+static strata_status_t start_step(drv_t *v, uint32_t g, uint32_t i, double now)
 {
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
     ss->state = ST_STARTED;
-    ss->t_start = sim_net_now(v->net);
+    ss->t_start = now;
     /* contention-free: after its phase start and its first `after` steps */
-    ss->i_start = ss->step.after ? a->steps[ss->step.after - 1].i_pm : a->i_t0;
+    ss->i_start = ss->after ? a->steps[ss->after - 1].i_pm : a->i_t0;
     ss->i_done = ss->i_start;
-    switch (ss->step.op) {
+    switch (ss->op) {
     case STRATA_STEP_SEND:
-        return start_send(v, g, i);
+        return start_send(v, g, i, now);
     case STRATA_STEP_RECV:
     case STRATA_STEP_RECV_REDUCE:
         return start_recv(v, g, i);
@@ -589,13 +674,14 @@ static strata_status_t start_ready(drv_t *v, uint32_t g)
     agent_t *a = &v->agents[g];
     if (a->prefix < a->min_after) return STRATA_OK;
     uint32_t next_min = UINT32_MAX;
+    double now = sim_net_now(v->net);
     for (uint32_t i = 0; i < a->n; i++) {
         sstep_t *ss = &a->steps[i];
         if (ss->state != ST_WAITING) continue;
-        if (ss->step.after <= a->prefix) {
-            if (start_step(v, g, i) != STRATA_OK) return v->rc;
-        } else if (ss->step.after < next_min) {
-            next_min = ss->step.after;
+        if (ss->after <= a->prefix) {
+            if (start_step(v, g, i, now) != STRATA_OK) return v->rc;
+        } else if (ss->after < next_min) {
+            next_min = ss->after;
         }
     }
     a->min_after = next_min;
@@ -646,62 +732,145 @@ static strata_status_t check_steps(drv_t *v, uint32_t g, uint32_t p, const strat
     return STRATA_OK;
 }
 
+/* Whether agent a's loaded steps are src (n of them) as load_steps
+ * would load them: what the event path and the matching read. */
+static bool steps_same(const drv_t *v, const agent_t *a, const strata_step_t *src, uint32_t n,
+                       double elem)
+{
+    if (a->n != n) return false;
+    for (uint32_t i = 0; i < n; i++) {
+        const sstep_t *ss = &a->steps[i];
+        const strata_step_t *st = &src[i];
+        if (ss->op != st->op || ss->peer != st->peer || ss->after != st->after ||
+            ss->src_buf != st->src_buf || ss->bytes != (double)st->count * (double)st->nblk * elem)
+            return false;
+    }
+    return true;
+}
+
+/* The first agent of a run of loads whose steps changed is agent h: the
+ * agents before it kept their indexes, but their matches with the agents
+ * from h on are made again as those load, so theirs are made afresh. */
+static void rematch_before(drv_t *v, uint32_t h)
+{
+    for (uint32_t g = 0; g < h; g++) {
+        agent_t *a = &v->agents[g];
+        for (uint32_t i = 0; i < a->n; i++)
+            a->steps[i].match = UINT32_MAX;
+    }
+    for (uint32_t g = 0; g < h; g++)
+        match_phase(v, g);
+}
+
+/* A run of loads, agent after agent, whose agents start as they load. */
+static void fuse_begin(drv_t *v)
+{
+    v->fuse_seq++;
+    v->fuse_same = true;
+}
+
+/* A BARRIER agent whose steps of this phase are those of its previous one
+ * (a ring's phases: the same peers, only the blocks move), while every
+ * agent before it in this run of loads had its previous ones too, keeps
+ * its numbering, index and matches: set just as they would be again. */
+static bool load_same(drv_t *v, agent_t *a, const strata_step_t *src, uint32_t n, double elem)
+{
+    bool same = v->fuse_same && a->fused_at != 0 && a->fused_at + 1 == v->fuse_seq &&
+                steps_same(v, a, src, n, elem);
+    a->fused_at = v->fuse_seq;
+    if (!same && v->fuse_same) {
+        v->fuse_same = false;
+        rematch_before(v, (uint32_t)(a - v->agents));
+    }
+    if (!same) return false;
+    a->ndone = a->prefix = a->min_after = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        a->steps[i].state = ST_WAITING;
+        a->steps[i].arrived = false;
+    }
+    return true;
+}
+
+/* Room for n steps in agent g's arrays; new route caches empty, new pair
+ * slots unset. Returns -1 on OOM. */
+static int steps_reserve(agent_t *a, uint32_t n)
+{
+    if (n <= a->cap) return 0;
+    sstep_t *ns = util_realloc(a->steps, (size_t)n * sizeof(*ns));
+    if (ns) a->steps = ns;
+    scold_t *nc = util_realloc(a->cold, (size_t)n * sizeof(*nc));
+    if (nc) a->cold = nc;
+    strata_step_t *nf = util_realloc(a->full, (size_t)n * sizeof(*nf));
+    if (nf) a->full = nf;
+    if (!ns || !nc || !nf) return -1;
+    for (uint32_t i = a->cap; i < n; i++)
+        a->cold[i] = (scold_t){.route_flush = 0, .pgen = UINT32_MAX};
+    a->cap = n;
+    return 0;
+}
+
 /* Load agent g's steps of phase p from src (n of them, as generated; checked
- * here), numbering its messages. */
+ * here), numbering its messages. keep: the steps as generated kept
+ * (agent_t.full) and pair slots unset, for what reads the loaded phase
+ * whole (the certificate, the fold, the walk, ASYNC's matching); without
+ * it (a BARRIER phase whose agents start as they load) only what the
+ * event path reads is written. */
 static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata_step_t *src,
-                                  uint32_t n)
+                                  uint32_t n, bool keep)
 {
     agent_t *a = &v->agents[g];
+    double elem = (double)strata_sched_params(v->d->jobs[a->job].s)->elem_size;
+    /* a ring's channels keep to their rails (ring.c); other schedules
+     * send through their own NIC (docs/simulator.md) */
+    a->rails = strata_sched_channels(v->d->jobs[a->job].s) > 1;
+    if (keep)
+        a->fused_at = 0;
+    else if (load_same(v, a, src, n, elem)) {
+        a->phase = p;
+        return STRATA_OK;
+    }
     if (check_steps(v, g, p, src, n) != STRATA_OK) return v->rc;
-    if (n > a->cap) {
-        sstep_t *ns = util_realloc(a->steps, (size_t)n * sizeof(*ns));
-        if (!ns) return oom(v);
-        for (uint32_t i = a->cap; i < n; i++)
-            ns[i].route_flush = 0;
-        a->steps = ns;
-        a->cap = n;
-    }
-    if (n > a->crit_cap) {
-        double *nc = util_realloc(a->crit, (size_t)n * crit_n(v) * sizeof(double));
-        if (!nc) return oom(v);
-        a->crit = nc;
-        a->crit_cap = n;
-    }
+    if (steps_reserve(a, n)) return oom(v);
     a->phase = p;
     a->n = n;
     a->ndone = a->prefix = a->min_after = 0;
+    if (keep) memcpy(a->full, src, (size_t)n * sizeof(*src));
     for (uint32_t i = 0; i < n; i++) {
         sstep_t *ss = &a->steps[i];
-        ss->step = src[i];
-        ss->state = ST_WAITING;
-        ss->crit_set = false;
-        ss->arrived = false;
-        ss->seq = 0;
-        /* no cached pair slot: the steps array may be fresh from realloc,
-         * and a garbage pgen equal to the table's generation made
-         * step_pair (the walk's matching) read a slot past the table */
-        ss->pgen = UINT32_MAX;
-        int op = ss->step.op;
+        const strata_step_t *st = &src[i];
+        /* as step_bytes computes it */
+        *ss = (sstep_t){.bytes = (double)st->count * (double)st->nblk * elem,
+                        .peer = st->peer,
+                        .after = st->after,
+                        .op = st->op,
+                        .src_buf = st->src_buf,
+                        .state = ST_WAITING,
+                        .match = UINT32_MAX};
+        /* no cached pair slot: one of an earlier phase may name another
+         * pair in the same table generation */
+        if (keep) a->cold[i].pgen = UINT32_MAX;
+        int op = ss->op;
         if (op != STRATA_STEP_SEND && op != STRATA_STEP_RECV && op != STRATA_STEP_RECV_REDUCE)
             continue;
         if (!v->async) continue; /* numbered below */
-        uint32_t peer = global(v, a, ss->step.peer);
+        uint32_t peer = global(v, a, ss->peer);
         pair_t *pr = op == STRATA_STEP_SEND ? pair_get(v, g, peer) : pair_get(v, peer, g);
         if (!pr) return oom(v);
         ss->seq = op == STRATA_STEP_SEND ? pr->send_seq++ : pr->recv_seq++;
-        ss->pslot = (uint32_t)(pr - v->pairs);
-        ss->pgen = v->pairs_gen;
+        a->cold[i].pslot = (uint32_t)(pr - v->pairs);
+        a->cold[i].pgen = v->pairs_gen;
     }
     /* messages are matched only in an engine run of every channel: a
      * phase loaded by its representatives (rot > 1) is folded or loaded
      * again whole (run_phase), so it is not indexed */
-    a->nrx = 0;
-    if (!v->async && v->rot == 1 && index_phase(v, g)) return oom(v);
+    a->nrx = a->ntx = 0;
+    if (!v->async && v->rot == 1 && index_phase(v, g, !keep)) return oom(v);
     return STRATA_OK;
 }
 
-/* Load agent g's steps of phase p, numbering its messages. */
-static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
+/* Load agent g's steps of phase p, numbering its messages; keep as for
+ * load_steps. */
+static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p, bool keep)
 {
     agent_t *a = &v->agents[g];
     uint32_t n = gen_steps(v, a, p, v->scratch.v, (uint32_t)v->scratch.cap);
@@ -710,7 +879,7 @@ static strata_status_t load_phase(drv_t *v, uint32_t g, uint32_t p)
         if (UTIL_VEC_RESERVE(&v->scratch, n)) return oom(v);
         gen_steps(v, a, p, v->scratch.v, n);
     }
-    return load_steps(v, g, p, v->scratch.v, n);
+    return load_steps(v, g, p, v->scratch.v, n, keep);
 }
 
 static strata_status_t next_phase_async(drv_t *v, uint32_t g)
@@ -720,7 +889,7 @@ static strata_status_t next_phase_async(drv_t *v, uint32_t g)
     if (g == 0 && v->d->progress) util_progress_update(v->d->progress, a->phase);
     for (uint32_t p = a->n || a->finished ? a->phase + 1 : a->phase; p < job->nphases; p++) {
         if (strata_sched_phase_nsteps(job->s, a->idx, p) == 0) continue;
-        if (load_phase(v, g, p) != STRATA_OK) return v->rc;
+        if (load_phase(v, g, p, true) != STRATA_OK) return v->rc;
         return start_ready(v, g);
     }
     a->finished = true;
@@ -730,22 +899,26 @@ static strata_status_t next_phase_async(drv_t *v, uint32_t g)
     return STRATA_OK;
 }
 
-/* Agent g's step i completed now. */
-static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i)
+/* Agent g's step i completed now; msg: on the chain of the message just
+ * delivered (drv_t.msg). */
+static strata_status_t complete_step(drv_t *v, uint32_t g, uint32_t i, bool msg)
 {
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
     double now = sim_net_now(v->net);
     ss->state = ST_DONE;
     a->ndone++;
-    if (!ss->crit_set) chain_wait(v, a, now, step_crit(v, a, i));
-    if (now >= a->t_end || a->ndone == 1)
-        memcpy(a->crit_last, step_crit(v, a, i), crit_n(v) * sizeof(double));
-    if (v->d->trace && (ss->step.op <= STRATA_STEP_RECV_REDUCE)) {
+    if (now >= a->t_end || a->ndone == 1) { /* the agent's latest */
+        if (msg)
+            memcpy(a->crit_last, v->msg, sizeof(a->crit_last));
+        else
+            chain_wait(v, a, now, a->crit_last);
+    }
+    if (v->d->trace && (ss->op <= STRATA_STEP_RECV_REDUCE)) {
         double off = v->d->trace->offset;
-        sim_tev_t e = {(int32_t)g,  (int32_t)global(v, a, ss->step.peer), -1,
-                       ss->step.op, step_bytes(v, a, &ss->step),          ss->t_start + off,
-                       now + off};
+        sim_tev_t e = {
+            (int32_t)g, (int32_t)global(v, a, ss->peer), -1, ss->op, ss->bytes, ss->t_start + off,
+            now + off};
         sim_trace_add(v->d->trace, &e);
     }
     if (ss->i_done > a->i_end) a->i_end = ss->i_done;
@@ -770,7 +943,7 @@ static strata_status_t drain(drv_t *v)
 {
     while (v->queue.n && v->rc == STRATA_OK) {
         done_ev_t e = v->queue.v[--v->queue.n];
-        complete_step(v, e.g, e.i);
+        complete_step(v, e.g, e.i, e.msg);
     }
     return v->rc;
 }
@@ -786,12 +959,12 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
     agent_t *a = &v->agents[g];
     sstep_t *ss = &a->steps[i];
     if (--ss->flows > 0) return; /* a pull ends with both its flows */
-    uint32_t dst = global(v, a, ss->step.peer);
+    uint32_t dst = global(v, a, ss->peer);
     chain_send(v, a, i);
     if (!v->async) { /* BARRIER: matched in place (index_phase) */
         agent_t *b = &v->agents[dst];
-        uint32_t r = rx_find(b, g, ss->seq);
-        if (finish_now(v, g, i)) {
+        uint32_t r = ss->match == MATCH_LATER ? ix_find(b->rx, b->nrx, g, ss->seq) : ss->match;
+        if (finish_msg(v, g, i)) {
             oom(v);
             return;
         }
@@ -799,10 +972,8 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
             v->open--; /* its receive was waiting */
             sstep_t *rs = &b->steps[r];
             /* the message decided it */
-            memcpy(step_crit(v, b, r), step_crit(v, a, i), crit_n(v) * sizeof(double));
-            rs->crit_set = true;
             if (ss->i_done > rs->i_done) rs->i_done = ss->i_done;
-            if (finish_now(v, dst, r)) oom(v);
+            if (finish_msg(v, dst, r)) oom(v);
         } else {
             v->open++; /* arrived before its receive (or has none) */
             if (r != UINT32_MAX) {
@@ -813,24 +984,21 @@ static void on_flow_done(void *ctx, uint64_t tag, double t)
         drain(v);
         return;
     }
-    pair_t *p = step_pair(v, ss, g, dst);
+    pair_t *p = step_pair(v, &a->cold[i], g, dst);
     if (!p) {
         oom(v);
         return;
     }
     uint32_t waiter = pend_take(v, p, ss->seq, 0, NULL);
-    if (finish_now(v, g, i)) {
+    if (finish_msg(v, g, i)) {
         oom(v);
         return;
     }
     if (waiter != UINT32_MAX) {
         sstep_t *rs = &v->agents[dst].steps[waiter];
         /* the message decided it */
-        memcpy(step_crit(v, &v->agents[dst], waiter), step_crit(v, a, i),
-               crit_n(v) * sizeof(double));
-        rs->crit_set = true;
         if (ss->i_done > rs->i_done) rs->i_done = ss->i_done;
-        if (finish_now(v, dst, waiter)) oom(v);
+        if (finish_msg(v, dst, waiter)) oom(v);
     } else if (pend_put(v, p, ss->seq, 0, 1, ss->i_done)) {
         oom(v);
     }
@@ -922,7 +1090,7 @@ static strata_status_t phase_certify(drv_t *v, bool *ok_p)
     for (uint32_t g = 0; g < v->nagents && (!v->cert.broken || v->gcert); g++) {
         const agent_t *a = &v->agents[g];
         for (uint32_t i = 0; i < a->n; i++) {
-            const strata_step_t *s = &a->steps[i].step;
+            const strata_step_t *s = &a->full[i];
             if (s->op == STRATA_STEP_SEND && send_flows(v, a, s, cert_flow, NULL) != STRATA_OK)
                 return v->rc;
         }
@@ -948,12 +1116,12 @@ static bool phase_foldable(const drv_t *v)
     for (uint32_t g = 0; g < v->nagents; g++) {
         const agent_t *a = &v->agents[g];
         uint32_t local = 0; /* the leading local steps */
-        while (local < a->n && a->steps[local].step.op != STRATA_STEP_SEND &&
-               a->steps[local].step.op != STRATA_STEP_RECV &&
-               a->steps[local].step.op != STRATA_STEP_RECV_REDUCE)
+        while (local < a->n && a->steps[local].op != STRATA_STEP_SEND &&
+               a->steps[local].op != STRATA_STEP_RECV &&
+               a->steps[local].op != STRATA_STEP_RECV_REDUCE)
             local++;
         for (uint32_t i = 0; i < a->n; i++) {
-            const strata_step_t *s = &a->steps[i].step;
+            const strata_step_t *s = &a->full[i];
             if (s->op == STRATA_STEP_SEND) {
                 if (s->after > local) return false;
                 sends++;
@@ -1109,7 +1277,7 @@ static strata_status_t run_global(drv_t *v, bool *ok_p)
         const sim_job_t *job = &v->d->jobs[a->job];
         bool rails = strata_sched_channels(job->s) > 1;
         for (uint32_t i = 0; i < a->n; i++) {
-            const strata_step_t *s = &a->steps[i].step;
+            const strata_step_t *s = &a->full[i];
             if (s->op != STRATA_STEP_SEND) continue;
             uint64_t key = ((uint64_t)a->idx << 32 | (uint32_t)s->peer) + 1;
             if (key != a->vkey[0] && key != a->vkey[1]) { /* else checked: in vpairs */
@@ -1183,7 +1351,7 @@ static strata_status_t run_folded(drv_t *v, double *dur_p, double *alone_p)
     for (uint32_t g = 0; g < v->nagents && !global; g++) {
         const agent_t *a = &v->agents[g];
         for (uint32_t i = 0; i < a->n; i++) {
-            const strata_step_t *s = &a->steps[i].step;
+            const strata_step_t *s = &a->full[i];
             if (s->op == STRATA_STEP_SEND && send_flows(v, a, s, fold_flow, NULL) != STRATA_OK)
                 return v->rc;
         }
@@ -1305,12 +1473,50 @@ static strata_status_t stream_phase(drv_t *v, uint32_t p, bool *ok_p, bool *fold
     return STRATA_OK;
 }
 
+/* Start agent g's ready steps of a loaded phase (BARRIER: nothing has
+ * arrived yet, so this touches g's records only) and handle those that
+ * complete at once. */
+static strata_status_t start_agent(drv_t *v, uint32_t g)
+{
+    if (v->agents[g].n == 0)
+        v->agents_done++;
+    else if (start_ready(v, g) != STRATA_OK)
+        return v->rc;
+    return drain(v);
+}
+
+/* The started phase p run to its end: *dur_p its length, *alone_p its
+ * contention-free length. */
+static strata_status_t finish_phase(drv_t *v, uint32_t p, double *dur_p, double *alone_p)
+{
+    if (v->rc == STRATA_OK) run_engine(v);
+    sim_net_set_ideal(v->net, v->d->ideal);
+    if (v->rc != STRATA_OK) return v->rc;
+    char where[48];
+    snprintf(where, sizeof(where), "phase %u", p);
+    if (check_all_done(v, where) != STRATA_OK) return v->rc;
+    double dur = 0, alone = 0;
+    for (uint32_t g = 0; g < v->nagents; g++) {
+        if (v->agents[g].t_end > dur) dur = v->agents[g].t_end;
+        if (v->agents[g].i_end > alone) alone = v->agents[g].i_end;
+    }
+    for (uint32_t g = 0; g < v->nagents && v->lockstep; g++)
+        v->lockstep =
+            v->agents[g].n > 0 && v->agents[g].t_end == dur && v->agents[g].i_end == alone;
+    *dur_p = dur;
+    *alone_p = alone;
+    return STRATA_OK;
+}
+
 /* One phase of the (single) job from a rewound engine; *dur_p its length.
  * With certify, a phase whose contention-free certificate holds runs in
  * the engine's ideal mode (*cert_p set): the same times within a relative
  * 1e-12 (cert.c), since progressive filling's shares round differently
- * from cap / w. Every step is loaded before any starts; steps start in
- * the same order as loading and starting agent by agent would. */
+ * from cap / w. With certify, every step is loaded before any starts;
+ * steps start in the same order as loading and starting agent by agent
+ * would, which is what happens without it (while the agent's records
+ * are still in cache: no flow completes before the engine runs, and an
+ * agent's start reads no other agent's records). */
 static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur_p, double *alone_p,
                                  bool *cert_p)
 {
@@ -1332,15 +1538,22 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur
         }
         for (uint32_t g = 0; g < v->nagents; g++) {
             size_t at = v->flat_off.v[g];
-            if (load_steps(v, g, p, v->flat.v + at, (uint32_t)(v->flat_off.v[g + 1] - at)))
+            if (load_steps(v, g, p, v->flat.v + at, (uint32_t)(v->flat_off.v[g + 1] - at), true))
                 return v->rc;
         }
+    } else if (!certify && v->rot == 1) {
+        *cert_p = false;
+        sim_net_set_ideal(v->net, v->d->ideal);
+        fuse_begin(v);
+        for (uint32_t g = 0; g < v->nagents && v->rc == STRATA_OK; g++)
+            if (load_phase(v, g, p, false) == STRATA_OK) start_agent(v, g);
+        return finish_phase(v, p, dur_p, alone_p);
     } else {
         for (uint32_t g = 0; g < v->nagents; g++)
-            if (load_phase(v, g, p) != STRATA_OK) return v->rc;
-        if (certify && phase_certify(v, &ok) != STRATA_OK) return v->rc;
+            if (load_phase(v, g, p, true) != STRATA_OK) return v->rc;
+        if (phase_certify(v, &ok) != STRATA_OK) return v->rc;
         *cert_p = ok;
-        if (certify && !ok && v->d->fold && phase_foldable(v)) {
+        if (!ok && v->d->fold && phase_foldable(v)) {
             v->d->phases_rot += v->rot > 1;
             return run_folded(v, dur_p, alone_p);
         }
@@ -1353,30 +1566,9 @@ static strata_status_t run_phase(drv_t *v, uint32_t p, bool certify, double *dur
         return rc;
     }
     sim_net_set_ideal(v->net, ok || v->d->ideal);
-    for (uint32_t g = 0; g < v->nagents; g++) {
-        if (v->agents[g].n == 0)
-            v->agents_done++;
-        else if (start_ready(v, g) != STRATA_OK)
-            break;
-        if (drain(v) != STRATA_OK) break;
-    }
-    if (v->rc == STRATA_OK) run_engine(v);
-    sim_net_set_ideal(v->net, v->d->ideal);
-    if (v->rc != STRATA_OK) return v->rc;
-    char where[48];
-    snprintf(where, sizeof(where), "phase %u", p);
-    if (check_all_done(v, where) != STRATA_OK) return v->rc;
-    double dur = 0, alone = 0;
-    for (uint32_t g = 0; g < v->nagents; g++) {
-        if (v->agents[g].t_end > dur) dur = v->agents[g].t_end;
-        if (v->agents[g].i_end > alone) alone = v->agents[g].i_end;
-    }
-    for (uint32_t g = 0; g < v->nagents && v->lockstep; g++)
-        v->lockstep =
-            v->agents[g].n > 0 && v->agents[g].t_end == dur && v->agents[g].i_end == alone;
-    *dur_p = dur;
-    *alone_p = alone;
-    return STRATA_OK;
+    for (uint32_t g = 0; g < v->nagents && v->rc == STRATA_OK; g++)
+        start_agent(v, g);
+    return finish_phase(v, p, dur_p, alone_p);
 }
 
 /* Add the critical chain of the agent that finished last, weight times. */
@@ -1710,7 +1902,7 @@ static strata_status_t walk_load(drv_t *v, wclass_t *c)
     for (uint32_t g = 0; g < v->nagents; g++) {
         agent_t *a = &v->agents[g];
         for (uint32_t i = 0; i < a->n; i++) {
-            const strata_step_t *s = &a->steps[i].step;
+            const strata_step_t *s = &a->full[i];
             wstep_t *w = &c->st[c->off[g] + i];
             *w = (wstep_t){g, s->after, UINT32_MAX, 0, 0, 0, 0};
             if (s->op == STRATA_STEP_RECV || s->op == STRATA_STEP_RECV_REDUCE) w->kind = 2;
@@ -1723,15 +1915,15 @@ static strata_status_t walk_load(drv_t *v, wclass_t *c)
     for (uint32_t g = 0; g < v->nagents; g++)
         for (uint32_t i = 0; i < v->agents[g].n; i++) {
             sstep_t *ss = &v->agents[g].steps[i];
-            if (ss->step.op != STRATA_STEP_SEND) continue;
-            pair_t *p = step_pair(v, ss, g, (uint32_t)ss->step.peer);
+            if (ss->op != STRATA_STEP_SEND) continue;
+            pair_t *p = step_pair(v, &v->agents[g].cold[i], g, (uint32_t)ss->peer);
             if (!p || pend_put(v, p, ss->seq, c->off[g] + i, 1, 0)) return oom(v);
         }
     for (uint32_t g = 0; g < v->nagents; g++)
         for (uint32_t i = 0; i < v->agents[g].n; i++) {
             sstep_t *ss = &v->agents[g].steps[i];
             if (c->st[c->off[g] + i].kind != 2) continue;
-            pair_t *p = step_pair(v, ss, (uint32_t)ss->step.peer, g);
+            pair_t *p = step_pair(v, &v->agents[g].cold[i], (uint32_t)ss->peer, g);
             uint32_t *link = p ? &p->head : NULL;
             while (link && *link != UINT32_MAX && v->pends.v[*link].seq != ss->seq)
                 link = &v->pends.v[*link].next;
@@ -1782,7 +1974,7 @@ static wclass_t *walk_class(drv_t *v, walk_t *wk, uint32_t rep)
     wclass_t *cp = &wk->cls.v[wk->cls.n - 1];
     pairs_clear(v);
     for (uint32_t g = 0; g < v->nagents; g++)
-        if (load_phase(v, g, rep) != STRATA_OK) return NULL;
+        if (load_phase(v, g, rep, true) != STRATA_OK) return NULL;
     if (walk_load(v, cp) != STRATA_OK) return NULL;
     uint8_t *placed = util_malloc(cp->m ? cp->m : 1);
     if (!placed) {
@@ -1905,6 +2097,7 @@ static strata_status_t run_barrier(drv_t *v)
 {
     const sim_job_t *job = &v->d->jobs[0];
     uint32_t np = job->nphases;
+    v->fuse_seq += 2; /* no agent keeps the steps of another run (run_groups) */
     if (v->d->phase_limit && v->d->phase_limit < np) np = v->d->phase_limit;
     uint32_t *pcls = NULL, *cand = NULL;
     bool scanned = false; /* pattern_classes generated the phases it needed */
@@ -2051,7 +2244,8 @@ static void drv_free(drv_t *v)
     uint32_t n = v->agents_cap > v->nagents ? v->agents_cap : v->nagents;
     for (uint32_t g = 0; v->agents && g < n; g++) {
         util_free(v->agents[g].steps);
-        util_free(v->agents[g].crit);
+        util_free(v->agents[g].cold);
+        util_free(v->agents[g].full);
         util_free(v->agents[g].rx);
     }
     util_free(v->agents);

@@ -1836,21 +1836,23 @@ static void match_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k
     }
 }
 
-static strata_status_t match_run(strata_sim_mode_t mode, strata_sim_result_t *r, char *msg,
-                                 size_t len)
+/* A hand-made schedule of nphases phases over `ranks` ranks (count
+ * elements) run on switch:ranks (10 GB/s, 1 µs per link); msg: the error. */
+static strata_status_t fake_run(uint32_t ranks, uint64_t count, uint32_t nphases,
+                                void (*phase)(const strata_sched_t *, uint32_t, sched_sink_t *),
+                                const strata_sim_opts_t *o, strata_sim_result_t *r, char *msg,
+                                size_t len)
 {
-    strata_topo_t *t = make_switch(2, 10 * GB, 1e-6);
-    strata_sched_t *s = make_algo(STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, 2, 1 << 20, 1);
+    strata_topo_t *t = make_switch(ranks, 10 * GB, 1e-6);
+    strata_sched_t *s = make_algo(STRATA_COLL_ALLREDUCE, STRATA_ALGO_RING, ranks, count, 1);
     sched_algo_t fake = *s->algo;
-    fake.phase = match_phase;
+    fake.phase = phase;
     fake.phase_class = NULL;
     s->algo = &fake;
-    s->nphases = 1;
-    strata_sim_opts_t o = strata_sim_opts_default();
-    o.mode = mode;
+    s->nphases = nphases;
     strata_sim_t *sim = NULL;
     strata_error_t err = {0};
-    assert_int_equal(strata_sim_create(t, &o, &sim, &err), STRATA_OK);
+    assert_int_equal(strata_sim_create(t, o, &sim, &err), STRATA_OK);
     assert_int_equal(strata_sim_add(sim, s, NULL, &err), STRATA_OK);
     strata_status_t rc = strata_sim_run(sim, r, &err);
     snprintf(msg, len, "%s", rc == STRATA_OK ? "" : err.msg);
@@ -1858,6 +1860,14 @@ static strata_status_t match_run(strata_sim_mode_t mode, strata_sim_result_t *r,
     strata_sched_destroy(s);
     strata_topo_destroy(t);
     return rc;
+}
+
+static strata_status_t match_run(strata_sim_mode_t mode, strata_sim_result_t *r, char *msg,
+                                 size_t len)
+{
+    strata_sim_opts_t o = strata_sim_opts_default();
+    o.mode = mode;
+    return fake_run(2, 1 << 20, 1, match_phase, &o, r, msg, len);
 }
 
 static void test_matching(void **state)
@@ -1885,6 +1895,57 @@ static void test_matching(void **state)
     assert_int_equal(match_run(STRATA_SIM_ASYNC, &a, msg, sizeof(msg)), STRATA_ERR_PROTOCOL);
     assert_non_null(strstr(msg, "agent 0 step 0 of phase 0 never completed"));
     match_mode = 0;
+}
+
+/* ==== Matches kept from phase to phase (driver.c load_same) ====
+ * Three agents on switch:3 (10 GB/s, 1 µs per link, two hops), three
+ * phases, every phase simulated, all steps at once. Phases 0 and 1: a ring,
+ * each agent receiving from the one before (step 0) and sending 1,000,000
+ * B to the next (step 1). Phase 2: agent 0 as before (it keeps its
+ * matches), agent 1 sends first (step 0) and receives agent 0's message
+ * in step 1, agent 2 as before. By hand: every message has its links to
+ * itself, 2 + 100 µs; 3 phases, 306 µs. Agent 0's message of phase 2 must
+ * reach agent 1's step 1: kept from phase 1 it would name step 0, a send.
+ * kept_mode 1: agent 1 has no receive in phase 2, so agent 0's message is
+ * left unmatched (a kept match would deliver it to the send). */
+static int kept_mode;
+
+static void kept_phase(const strata_sched_t *s, uint32_t agent, sched_sink_t *k)
+{
+    (void)s;
+    int32_t next = (int32_t)((agent + 1) % 3), prev = (int32_t)((agent + 2) % 3);
+    if (k->phase == 2 && agent == 1) {
+        sched_send(k, 0, next, STRATA_BUF_INPUT, 0, 250000);
+        if (kept_mode == 0) sched_recv(k, 0, prev, STRATA_BUF_OUTPUT, 0, 250000);
+        return;
+    }
+    sched_recv(k, 0, prev, STRATA_BUF_OUTPUT, 0, 250000);
+    sched_send(k, 0, next, STRATA_BUF_INPUT, 0, 250000);
+}
+
+static strata_status_t kept_run(strata_sim_result_t *r, char *msg, size_t len)
+{
+    strata_sim_opts_t o = strata_sim_opts_default();
+    o.no_reuse = true;
+    return fake_run(3, 3 << 20, 3, kept_phase, &o, r, msg, len);
+}
+
+static void test_kept_matches(void **state)
+{
+    (void)state;
+    char msg[sizeof(((strata_error_t *)0)->msg)];
+    strata_sim_result_t r;
+    kept_mode = 0;
+    assert_int_equal(kept_run(&r, msg, sizeof(msg)), STRATA_OK);
+    assert_true(fabs(r.time - 306e-6) <= 306e-6 * 1e-12);
+    assert_true(fabs(r.time_ab - 306e-6) <= 306e-6 * 1e-12);
+    assert_int_equal(r.phases_simulated, 3);
+    assert_int_equal(r.flows, 9);
+    strata_sim_result_free(&r);
+    kept_mode = 1;
+    assert_int_equal(kept_run(&r, msg, sizeof(msg)), STRATA_ERR_PROTOCOL);
+    assert_string_equal(msg, "phase 2: 1 messages left unmatched");
+    kept_mode = 0;
 }
 
 static void test_oom(void **state)
@@ -1955,6 +2016,7 @@ int main(void)
         cmocka_unit_test(test_mesh_rings_match_model),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_matching),
+        cmocka_unit_test(test_kept_matches),
         cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
