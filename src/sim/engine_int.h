@@ -49,12 +49,15 @@ typedef struct sim_flow {
     uint8_t fixed;
     uint8_t min_tier; /* lowest tier among its hops (attribution, flow.c) */
     uint8_t ctier;    /* the tier whose ftb entry cacc holds; SIM_TB_NONE */
+    uint32_t tmask;   /* bit t: its ftb row's entry t is written (others are
+                         stale: the row is not cleared when the slot is reused) */
     double rate;
     double bytes, remaining;
     /* time `remaining` was last brought up to date, which is also when its
      * current bottleneck-accounting segment started */
     double t_last;
     double cacc; /* ftb[its slot][ctier], kept here while the tier lasts */
+    double latency;
     uint64_t tag;
 } sim_flow_t;
 
@@ -108,9 +111,11 @@ struct sim_net {
     uint32_t n_local, cap_local;
 
     sim_flow_t *flows;
-    /* per slot: seconds its flow was bound by each tier, [SIM_MAX_TIERS]
-     * its latency (apart from the flow: read once per rate change) */
-    double (*ftb)[SIM_MAX_TIERS + 1];
+    /* per slot: seconds its flow was bound by each tier but the current
+     * one (apart from the flow; only the entries of its tmask are its
+     * own). Most flows keep one tier all their life, so the row is written
+     * only when a flow's bottleneck changes tier. */
+    double (*ftb)[SIM_MAX_TIERS];
     uint32_t n_slots, cap_slots;
     UTIL_VEC(uint32_t) free_slots;
     /* every flow's hops, in the order flows were added (a phase's flows,
@@ -139,7 +144,9 @@ struct sim_net {
     void *observer_ctx;
     double weight;
     bool ideal;
-    const double *done_tb; /* breakdown of the flow being completed (its ftb row) */
+    /* breakdown of the flow being completed, [SIM_MAX_TIERS] its latency:
+     * assembled from its ftb entries, cacc and latency at completion */
+    double done_tb[SIM_MAX_TIERS + 1];
 };
 
 /* UTIL_VEC_PUSH with the common case (room left) inline: the engine pushes
@@ -157,7 +164,9 @@ double sim_flow_alone_rate(const sim_net_t *net, sim_flow_t *f);
 /* Write a flow's cached breakdown entry back to its ftb row. */
 static inline void sim_flow_tb_flush(sim_net_t *net, sim_flow_t *f)
 {
-    if (f->ctier != SIM_TB_NONE) net->ftb[f - net->flows][f->ctier] = f->cacc;
+    if (f->ctier == SIM_TB_NONE) return;
+    net->ftb[f - net->flows][f->ctier] = f->cacc;
+    f->tmask |= 1u << f->ctier;
 }
 
 /* Bring a flow's remaining bytes and bottleneck accounting up to `now`
@@ -180,7 +189,7 @@ static inline void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
             if (t != f->ctier) {
                 sim_flow_tb_flush(net, f);
                 f->ctier = (uint8_t)t;
-                f->cacc = net->ftb[f - net->flows][t];
+                f->cacc = f->tmask >> t & 1 ? net->ftb[f - net->flows][t] : 0;
             }
             f->cacc += dt;
         }

@@ -23,6 +23,7 @@
 sim_net_t *sim_net_create(uint32_t n_res)
 {
     _Static_assert(sizeof(sim_rstate_t) == 64, "a resource's record is one cache line");
+    _Static_assert(SIM_MAX_TIERS <= 32, "a flow's tmask has a bit per tier");
     sim_net_t *net = util_calloc(1, sizeof(*net));
     if (!net) return NULL;
     net->n_res = n_res;
@@ -198,7 +199,7 @@ static int new_slot(sim_net_t *net, uint32_t *id_p)
         if (!f) return -1;
         memset(f + net->cap_slots, 0, (size_t)(cap - net->cap_slots) * sizeof(*f));
         net->flows = f;
-        double(*tb)[SIM_MAX_TIERS + 1] = util_realloc(net->ftb, (size_t)cap * sizeof(*tb));
+        double(*tb)[SIM_MAX_TIERS] = util_realloc(net->ftb, (size_t)cap * sizeof(*tb));
         if (!tb) return -1;
         net->ftb = tb;
         net->cap_slots = cap;
@@ -293,9 +294,9 @@ int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double by
     f->tag = tag;
     f->bott = UINT32_MAX;
     f->state = FLOW_WAITING;
-    memset(net->ftb[id], 0, sizeof(net->ftb[id]));
     f->ctier = SIM_TB_NONE;
-    net->ftb[id][SIM_MAX_TIERS] = latency;
+    f->tmask = 0; /* its ftb row is stale until written (engine_int.h) */
+    f->latency = latency;
     net->stats.tier_bound[SIM_MAX_TIERS] += latency * net->weight;
     net->pending++;
     sim_heap_set(&net->heap, id, t_start + latency);
@@ -382,6 +383,21 @@ static int deactivate(sim_net_t *net, sim_flow_t *f)
     return 0;
 }
 
+/* The completing flow's breakdown into done_tb: its written ftb entries,
+ * the current tier's from cacc, zero elsewhere — the figures a row
+ * cleared at the flow's start and flushed at its end would hold. */
+static void done_breakdown(sim_net_t *net, const sim_flow_t *f)
+{
+    double *tb = net->done_tb;
+    memset(tb, 0, SIM_MAX_TIERS * sizeof(double));
+    for (uint32_t m = f->tmask; m; m &= m - 1) {
+        unsigned t = (unsigned)__builtin_ctz(m);
+        tb[t] = net->ftb[f - net->flows][t];
+    }
+    if (f->ctier != SIM_TB_NONE) tb[f->ctier] = f->cacc;
+    tb[SIM_MAX_TIERS] = f->latency;
+}
+
 static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
 {
     sim_flow_t *f = &net->flows[id];
@@ -390,8 +406,7 @@ static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
     sim_flow_advance(net, f);
     if (f->n_hops && f->bytes > 0 && deactivate(net, f)) return -1;
     uint64_t tag = f->tag;
-    sim_flow_tb_flush(net, f);
-    net->done_tb = net->ftb[id];
+    done_breakdown(net, f);
     f->state = FLOW_FREE;
     net->live_hops -= f->n_hops;
     net->pending--;
