@@ -6,7 +6,8 @@
  * Layout: resources are struct-of-arrays indexed by resource id; flows live
  * in recycled slots; each resource keeps the list of active flows crossing
  * it, and each flow hop remembers its index in that list. Removal is lazy:
- * a completing flow marks its entries dead in place (SIM_DEAD), and the
+ * a completing flow only counts its entries dead (an entry is live while
+ * its flow is active and its hop points back at it, flow.c), and the
  * lists its batch touched are compacted (the last live entries fill the
  * holes) before the batch's component search — a list that a batch empties,
  * as a collective's phase does, is cleared without moving any entry, where
@@ -15,7 +16,11 @@
  *
  * Local numbering: a resource gets its record (sim_rstate_t) when the first
  * flow crossing it is added, numbered in that order, and flows' hops hold
- * these local numbers; a rewind (no flow pending) forgets the numbering.
+ * these local numbers. A rewind (no flow pending) forgets the numbering
+ * unless the run that ended used every
+ * numbered resource (the next phase of a ring crosses the same ones; its
+ * records are then neither renumbered nor reset, which were 16k random
+ * writes a phase on 1,024 GPUs).
  * A phase's few thousand resources, scattered over a 16k-GPU fabric's
  * 300k, so sit together, a component's next to each other, in the order
  * its flows were added — the records the max-min recomputation walks
@@ -64,9 +69,6 @@ typedef struct sim_flow {
 /* No tier in a flow's cacc. */
 #define SIM_TB_NONE 0xff
 
-/* A list entry's flow once that flow completed (until compaction). */
-#define SIM_DEAD UINT32_MAX
-
 typedef struct sim_rentry {
     uint32_t flow;
     uint32_t hop;
@@ -109,6 +111,12 @@ struct sim_net {
     sim_rstate_t *rs; /* 64-byte aligned, inside rs_mem */
     void *rs_mem;
     uint32_t n_local, cap_local;
+    /* by local number: the last run (between rewinds) that used it; a
+     * rewind keeps the numbering when the run just ended used every
+     * numbered resource (n_used == n_local: the next run, a collective's
+     * next phase, usually crosses the same ones), else forgets it */
+    uint32_t *lrun;
+    uint32_t run, n_used;
 
     sim_flow_t *flows;
     /* per slot: seconds its flow was bound by each tier but the current
