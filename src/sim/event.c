@@ -400,8 +400,8 @@ static int deactivate(sim_net_t *net, sim_flow_t *f)
     for (uint32_t h = 0; h < f->n_hops; h++) {
         uint32_t r = f->hops[h].res;
         sim_rstate_t *l = &net->rs[r];
-        if (touch(net, r)) return -1;         /* first: it clears nun */
-        l->nun++; /* its entry is compacted at the recomputation (flow.c) */
+        if (touch(net, r)) return -1; /* first: it clears nun */
+        l->nun++;                     /* its entry is compacted at the recomputation (flow.c) */
         net->gbytes[l->gid] += f->bytes * f->hops[h].w * net->weight;
     }
     return 0;
