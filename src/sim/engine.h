@@ -91,9 +91,8 @@ int sim_net_run(sim_net_t *net, sim_done_fn done, void *ctx);
 
 /* During a completion callback: the completed flow's life by tier — the
  * seconds each tier bounded its rate, and [SIM_MAX_TIERS] its latency.
- * They add up to its completion time minus its submit time. Read it
- * before the callback adds a flow: the completed flow's slot (where the
- * figures are kept, not copied) goes to the next flow added. */
+ * They add up to its completion time minus its submit time. One scratch
+ * row, assembled at each completion: read it in the callback. */
 const double *sim_net_done_breakdown(const sim_net_t *net);
 
 /* Current simulated time (the time of the last event processed). */

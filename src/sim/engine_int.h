@@ -6,7 +6,8 @@
  * Layout: resources are struct-of-arrays indexed by resource id; flows live
  * in recycled slots; each resource keeps the list of active flows crossing
  * it, and each flow hop remembers its index in that list. Removal is lazy:
- * a completing flow marks its entries dead in place (SIM_DEAD), and the
+ * a completing flow only counts its entries dead (an entry is live while
+ * its flow is active and its hop points back at it, flow.c), and the
  * lists its batch touched are compacted (the last live entries fill the
  * holes) before the batch's component search — a list that a batch empties,
  * as a collective's phase does, is cleared without moving any entry, where
@@ -15,7 +16,11 @@
  *
  * Local numbering: a resource gets its record (sim_rstate_t) when the first
  * flow crossing it is added, numbered in that order, and flows' hops hold
- * these local numbers; a rewind (no flow pending) forgets the numbering.
+ * these local numbers. A rewind (no flow pending) forgets the numbering
+ * unless the run that ended used every
+ * numbered resource (the next phase of a ring crosses the same ones; its
+ * records are then neither renumbered nor reset, which were 16k random
+ * writes a phase on 1,024 GPUs).
  * A phase's few thousand resources, scattered over a 16k-GPU fabric's
  * 300k, so sit together, a component's next to each other, in the order
  * its flows were added — the records the max-min recomputation walks
@@ -49,20 +54,20 @@ typedef struct sim_flow {
     uint8_t fixed;
     uint8_t min_tier; /* lowest tier among its hops (attribution, flow.c) */
     uint8_t ctier;    /* the tier whose ftb entry cacc holds; SIM_TB_NONE */
+    uint32_t tmask;   /* bit t: its ftb row's entry t is written (others are
+                         stale: the row is not cleared when the slot is reused) */
     double rate;
     double bytes, remaining;
     /* time `remaining` was last brought up to date, which is also when its
      * current bottleneck-accounting segment started */
     double t_last;
     double cacc; /* ftb[its slot][ctier], kept here while the tier lasts */
+    double latency;
     uint64_t tag;
 } sim_flow_t;
 
 /* No tier in a flow's cacc. */
 #define SIM_TB_NONE 0xff
-
-/* A list entry's flow once that flow completed (until compaction). */
-#define SIM_DEAD UINT32_MAX
 
 typedef struct sim_rentry {
     uint32_t flow;
@@ -106,11 +111,19 @@ struct sim_net {
     sim_rstate_t *rs; /* 64-byte aligned, inside rs_mem */
     void *rs_mem;
     uint32_t n_local, cap_local;
+    /* by local number: the last run (between rewinds) that used it; a
+     * rewind keeps the numbering when the run just ended used every
+     * numbered resource (n_used == n_local: the next run, a collective's
+     * next phase, usually crosses the same ones), else forgets it */
+    uint32_t *lrun;
+    uint32_t run, n_used;
 
     sim_flow_t *flows;
-    /* per slot: seconds its flow was bound by each tier, [SIM_MAX_TIERS]
-     * its latency (apart from the flow: read once per rate change) */
-    double (*ftb)[SIM_MAX_TIERS + 1];
+    /* per slot: seconds its flow was bound by each tier but the current
+     * one (apart from the flow; only the entries of its tmask are its
+     * own). Most flows keep one tier all their life, so the row is written
+     * only when a flow's bottleneck changes tier. */
+    double (*ftb)[SIM_MAX_TIERS];
     uint32_t n_slots, cap_slots;
     UTIL_VEC(uint32_t) free_slots;
     /* every flow's hops, in the order flows were added (a phase's flows,
@@ -139,7 +152,9 @@ struct sim_net {
     void *observer_ctx;
     double weight;
     bool ideal;
-    const double *done_tb; /* breakdown of the flow being completed (its ftb row) */
+    /* breakdown of the flow being completed, [SIM_MAX_TIERS] its latency:
+     * assembled from its ftb entries, cacc and latency at completion */
+    double done_tb[SIM_MAX_TIERS + 1];
 };
 
 /* UTIL_VEC_PUSH with the common case (room left) inline: the engine pushes
@@ -157,7 +172,9 @@ double sim_flow_alone_rate(const sim_net_t *net, sim_flow_t *f);
 /* Write a flow's cached breakdown entry back to its ftb row. */
 static inline void sim_flow_tb_flush(sim_net_t *net, sim_flow_t *f)
 {
-    if (f->ctier != SIM_TB_NONE) net->ftb[f - net->flows][f->ctier] = f->cacc;
+    if (f->ctier == SIM_TB_NONE) return;
+    net->ftb[f - net->flows][f->ctier] = f->cacc;
+    f->tmask |= 1u << f->ctier;
 }
 
 /* Bring a flow's remaining bytes and bottleneck accounting up to `now`
@@ -180,7 +197,7 @@ static inline void sim_flow_advance(sim_net_t *net, sim_flow_t *f)
             if (t != f->ctier) {
                 sim_flow_tb_flush(net, f);
                 f->ctier = (uint8_t)t;
-                f->cacc = net->ftb[f - net->flows][t];
+                f->cacc = f->tmask >> t & 1 ? net->ftb[f - net->flows][t] : 0;
             }
             f->cacc += dt;
         }

@@ -292,7 +292,8 @@ static void test_chain(void **state)
  * 5 GB/s, so a chain flow takes 0.2 s and A ends at 150 / 5 = 30 s,
  * with the 150th chain flow; the other 150 take 0.1 s each alone:
  * the chain ends at 30 + 15 = 45 s. Bytes: r3 150 + 300 GB, r5 150 GB,
- * r0 300 GB. Then a rewind forgets the local numbers and keeps the bytes,
+ * r0 300 GB. Then a rewind keeps the bytes (and the local numbers: the
+ * run used every resource it numbered, test_numbering_kept),
  * and a capacity set while a resource has its local number (a flow added
  * over it) is the one the run uses: 1 GB over r3 at 20 GB/s is 0.05 s.
  * With it, 150 flows of 0.1 GB over r0, r2, r4 added at once (450 hops:
@@ -348,6 +349,119 @@ static void test_hop_pool_local_numbers(void **state)
     assert_near(sim_net_res_bytes(net, 3), 451 * GB, 1e-3);
     assert_near(sim_net_res_bytes(net, 4), 15 * GB, 1e-3);
     assert_near(sim_net_res_cap(net, 3), 20 * GB, 0);
+    sim_net_destroy(net);
+}
+
+/* A flow's breakdown by tier when its bottleneck changes tier, and a
+ * reused slot's row (not cleared, engine_int.h: only the entries of the
+ * flow's tmask are its own). r0 tier 0, r1 tier 1, both 10 GB/s. F: 3 GB
+ * over r0, r1; G: 1 GB over r1; H: 1 GB over r1, starting at 0.3 s.
+ *   [0, 0.2]   F, G share r1 at 5 GB/s (r0 alone would give F 10): G
+ *              ends at 0.2 (1 / 5), its 0.2 s all tier 1; F has 2 GB left.
+ *   [0.2, 0.3] F alone at 10 GB/s, both links saturated: r0 (the lower
+ *              tier) bounds it. 1 GB left.
+ *   [0.3, 0.5] F, H share r1 at 5: F's last 1 GB and H's take 0.2 s.
+ * The engine brings a flow's account up to date when a new rate is
+ * applied, charging the time since to the new bottleneck's tier: [0, 0.2]
+ * to tier 0 (r0 from 0.2), [0.2, 0.3] to tier 1 (r1 from 0.3), then [0.3,
+ * 0.5] to tier 1: F's row 0.2 in tier 0, 0.3 in tier 1 — the tier changed
+ * once, so its row was written — 0.5 s in all, its completion time. After
+ * a rewind a flow K (slot 0 again, F's; 1 GB over r1, 1 ms of latency) is
+ * bound by tier 1 only: 0.1 s there and 0 in tier 0 (F's 0.2 s is still
+ * in the row), latency 1e-3. */
+typedef struct tb_log {
+    const sim_net_t *net;
+    double tb[3][SIM_MAX_TIERS + 1];
+    double t[3];
+} tb_log_t;
+
+static void log_tb(void *ctx, uint64_t tag, double t)
+{
+    tb_log_t *l = ctx;
+    memcpy(l->tb[tag], sim_net_done_breakdown(l->net), sizeof(l->tb[tag]));
+    l->t[tag] = t;
+}
+
+static void test_breakdown_rows(void **state)
+{
+    (void)state;
+    double caps[] = {10 * GB, 10 * GB};
+    sim_net_t *net = net_with(2, caps);
+    sim_hop_t f[] = {{0, 1}, {1, 1}}, g = {1, 1};
+    assert_int_equal(sim_flow_add(net, 0, 0, 3 * GB, f, 2, 0), 0);
+    assert_int_equal(sim_flow_add(net, 0, 0, 1 * GB, &g, 1, 1), 0);
+    assert_int_equal(sim_flow_add(net, 0.3, 0, 1 * GB, &g, 1, 2), 0);
+    tb_log_t l;
+    memset(&l, 0xff, sizeof(l)); /* NaNs: every entry must be written */
+    l.net = net;
+    assert_int_equal(sim_net_run(net, log_tb, &l), 0);
+    assert_near(l.t[0], 0.5, 1e-12);
+    assert_near(l.t[1], 0.2, 1e-12);
+    assert_near(l.t[2], 0.5, 1e-12);
+    assert_near(l.tb[0][0], 0.2, 1e-12);
+    assert_near(l.tb[0][1], 0.3, 1e-12);
+    for (int k = 2; k <= SIM_MAX_TIERS; k++)
+        assert_true(l.tb[0][k] == 0);
+    assert_true(l.tb[1][0] == 0);
+    assert_near(l.tb[1][1], 0.2, 1e-12);
+    assert_int_equal(sim_net_rewind(net), 0);
+    assert_int_equal(sim_flow_add(net, 0, 1e-3, 1 * GB, &g, 1, 2), 0);
+    assert_int_equal((int)net->flows[0].tag, 2); /* F's slot */
+    memset(&l, 0xff, sizeof(l));
+    l.net = net;
+    assert_int_equal(sim_net_run(net, log_tb, &l), 0);
+    assert_near(l.t[2], 1e-3 + 0.1, 1e-12);
+    assert_true(l.tb[2][0] == 0);
+    assert_near(l.tb[2][1], 0.1, 1e-12);
+    for (int k = 2; k < SIM_MAX_TIERS; k++)
+        assert_true(l.tb[2][k] == 0);
+    assert_true(l.tb[2][SIM_MAX_TIERS] == 1e-3);
+    sim_net_destroy(net);
+}
+
+/* A rewind keeps the local numbering when the run used every numbered
+ * resource, else forgets it (engine_int.h), and either way the times are
+ * the ones by hand. r0, r1, r2 at 10 GB/s. Run 1: 1 GB over r0, r1 (0.1
+ * s); kept (2 numbers). r1 set to 5 GB/s while numbered. Run 2: the same
+ * flow (0.2 s, r1 the bottleneck) and 1 GB over r2 (0.1 s): 3 numbers,
+ * all used, kept. Run 3: 1 GB over r2 alone (0.1 s): 1 of 3 used, so
+ * forgotten. Run 4: two 1 GB flows over r1 and r2 share r1's 5 GB/s:
+ * 2.5 each, 0.4 s; numbered afresh, r1 first. Bytes carried over the runs:
+ * r1 1 + 1 + 2 = 4 GB, r2 1 + 1 + 2 = 4 GB. */
+static void test_numbering_kept(void **state)
+{
+    (void)state;
+    double caps[] = {10 * GB, 10 * GB, 10 * GB};
+    sim_net_t *net = net_with(3, caps);
+    sim_hop_t a[] = {{0, 1}, {1, 1}}, b = {2, 1}, c[] = {{1, 1}, {2, 1}};
+    double t[2] = {0};
+    assert_int_equal(sim_flow_add(net, 0, 0, 1 * GB, a, 2, 0), 0);
+    assert_int_equal(sim_net_run(net, log_any, t), 0);
+    assert_near(t[0], 0.1, 1e-12);
+    assert_int_equal(sim_net_rewind(net), 0);
+    assert_int_equal(net->n_local, 2);
+    sim_net_set_res(net, 1, 5 * GB, 1);
+    assert_int_equal(sim_flow_add(net, 0, 0, 1 * GB, a, 2, 0), 0);
+    assert_int_equal(sim_flow_add(net, 0, 0, 1 * GB, &b, 1, 1), 0);
+    assert_int_equal(sim_net_run(net, log_any, t), 0);
+    assert_near(t[0], 0.2, 1e-12);
+    assert_near(t[1], 0.1, 1e-12);
+    assert_int_equal(sim_net_rewind(net), 0);
+    assert_int_equal(net->n_local, 3);
+    assert_int_equal(net->lmap[1], 1);
+    assert_int_equal(sim_flow_add(net, 0, 0, 1 * GB, &b, 1, 0), 0);
+    assert_int_equal(sim_net_run(net, log_any, t), 0);
+    assert_near(t[0], 0.1, 1e-12);
+    assert_int_equal(sim_net_rewind(net), 0);
+    assert_int_equal(net->n_local, 0);
+    assert_int_equal(sim_flow_add(net, 0, 0, 1 * GB, c, 2, 0), 0);
+    assert_int_equal(sim_flow_add(net, 0, 0, 1 * GB, c, 2, 1), 0);
+    assert_int_equal(net->lmap[1], 0);
+    assert_int_equal(sim_net_run(net, log_any, t), 0);
+    assert_near(t[0], 0.4, 1e-12);
+    assert_near(t[1], 0.4, 1e-12);
+    assert_near(sim_net_res_bytes(net, 1), 4 * GB, 1e-3);
+    assert_near(sim_net_res_bytes(net, 2), 4 * GB, 1e-3);
     sim_net_destroy(net);
 }
 
@@ -705,6 +819,8 @@ int main(void)
         cmocka_unit_test(test_spread_weights),
         cmocka_unit_test(test_chain),
         cmocka_unit_test(test_hop_pool_local_numbers),
+        cmocka_unit_test(test_breakdown_rows),
+        cmocka_unit_test(test_numbering_kept),
         cmocka_unit_test(test_random_vs_naive),
         cmocka_unit_test(test_ideal_fast_path),
         cmocka_unit_test(test_heap_order),

@@ -23,6 +23,7 @@
 sim_net_t *sim_net_create(uint32_t n_res)
 {
     _Static_assert(sizeof(sim_rstate_t) == 64, "a resource's record is one cache line");
+    _Static_assert(SIM_MAX_TIERS <= 32, "a flow's tmask has a bit per tier");
     sim_net_t *net = util_calloc(1, sizeof(*net));
     if (!net) return NULL;
     net->n_res = n_res;
@@ -37,6 +38,7 @@ sim_net_t *sim_net_create(uint32_t n_res)
         return NULL;
     }
     memset(net->lmap, 0xff, n * sizeof(uint32_t)); /* UINT32_MAX: none */
+    net->run = 1;                                  /* lrun entries start at 0 */
     net->weight = 1;
     return net;
 }
@@ -50,6 +52,12 @@ static int grow_local(sim_net_t *net)
     void *mem = util_calloc((size_t)cap + 1, sizeof(sim_rstate_t));
     if (!mem) return -1;
     sim_rstate_t *rs = (sim_rstate_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+    uint32_t *lrun = util_realloc(net->lrun, (size_t)cap * sizeof(*lrun));
+    if (!lrun) {
+        util_free(mem);
+        return -1;
+    }
+    net->lrun = lrun;
     if (net->cap_local) memcpy(rs, net->rs, (size_t)net->cap_local * sizeof(*rs));
     util_free(net->rs_mem);
     net->rs_mem = mem;
@@ -64,9 +72,17 @@ static int grow_local(sim_net_t *net)
 static uint32_t local_of(sim_net_t *net, uint32_t g)
 {
     uint32_t l = net->lmap[g];
-    if (l != UINT32_MAX) return l;
+    if (l != UINT32_MAX) {
+        if (net->lrun[l] != net->run) { /* numbered by an earlier run */
+            net->lrun[l] = net->run;
+            net->n_used++;
+        }
+        return l;
+    }
     if (net->n_local == net->cap_local && grow_local(net)) return UINT32_MAX;
     l = net->n_local++;
+    net->lrun[l] = net->run;
+    net->n_used++;
     sim_rstate_t *rs = &net->rs[l];
     rs->cap = net->gcap[g];
     rs->tier = net->gtier[g];
@@ -86,6 +102,7 @@ void sim_net_destroy(sim_net_t *net)
     util_free(net->flows);
     util_free(net->ftb);
     util_free(net->rs_mem);
+    util_free(net->lrun);
     util_free(net->gcap);
     util_free(net->gtier);
     util_free(net->gbytes);
@@ -152,10 +169,19 @@ int sim_net_rewind(sim_net_t *net)
 {
     if (net->pending) return -1;
     net->now = 0;
-    /* the local numbering starts again (engine_int.h) */
-    for (uint32_t l = 0; l < net->n_local; l++)
-        net->lmap[net->rs[l].gid] = UINT32_MAX;
-    net->n_local = 0;
+    /* the local numbering starts again unless the run used all of it
+     * (engine_int.h); a kept record is as local_of would reset it: no
+     * flow pending, so its list was emptied at its last batch */
+    if (net->n_used < net->n_local) {
+        for (uint32_t l = 0; l < net->n_local; l++)
+            net->lmap[net->rs[l].gid] = UINT32_MAX;
+        net->n_local = 0;
+    }
+    net->n_used = 0;
+    if (++net->run == 0) { /* wrapped: no record may look used by this run */
+        memset(net->lrun, 0, (size_t)net->cap_local * sizeof(*net->lrun));
+        net->run = 1;
+    }
     net->hpool.n = 0; /* no flow pending: no live hops */
     /* Free slots as a stack popping 0, 1, 2 ...: the order of a fresh net. */
     net->free_slots.n = 0;
@@ -198,7 +224,7 @@ static int new_slot(sim_net_t *net, uint32_t *id_p)
         if (!f) return -1;
         memset(f + net->cap_slots, 0, (size_t)(cap - net->cap_slots) * sizeof(*f));
         net->flows = f;
-        double(*tb)[SIM_MAX_TIERS + 1] = util_realloc(net->ftb, (size_t)cap * sizeof(*tb));
+        double(*tb)[SIM_MAX_TIERS] = util_realloc(net->ftb, (size_t)cap * sizeof(*tb));
         if (!tb) return -1;
         net->ftb = tb;
         net->cap_slots = cap;
@@ -293,9 +319,9 @@ int sim_flow_add_valid(sim_net_t *net, double t_start, double latency, double by
     f->tag = tag;
     f->bott = UINT32_MAX;
     f->state = FLOW_WAITING;
-    memset(net->ftb[id], 0, sizeof(net->ftb[id]));
     f->ctier = SIM_TB_NONE;
-    net->ftb[id][SIM_MAX_TIERS] = latency;
+    f->tmask = 0; /* its ftb row is stale until written (engine_int.h) */
+    f->latency = latency;
     net->stats.tier_bound[SIM_MAX_TIERS] += latency * net->weight;
     net->pending++;
     sim_heap_set(&net->heap, id, t_start + latency);
@@ -374,12 +400,26 @@ static int deactivate(sim_net_t *net, sim_flow_t *f)
     for (uint32_t h = 0; h < f->n_hops; h++) {
         uint32_t r = f->hops[h].res;
         sim_rstate_t *l = &net->rs[r];
-        if (touch(net, r)) return -1;         /* first: it clears nun */
-        l->v[f->hops[h].pos].flow = SIM_DEAD; /* compacted at the recomputation (flow.c) */
-        l->nun++;
+        if (touch(net, r)) return -1; /* first: it clears nun */
+        l->nun++;                     /* its entry is compacted at the recomputation (flow.c) */
         net->gbytes[l->gid] += f->bytes * f->hops[h].w * net->weight;
     }
     return 0;
+}
+
+/* The completing flow's breakdown into done_tb: its written ftb entries,
+ * the current tier's from cacc, zero elsewhere — the figures a row
+ * cleared at the flow's start and flushed at its end would hold. */
+static void done_breakdown(sim_net_t *net, const sim_flow_t *f)
+{
+    double *tb = net->done_tb;
+    memset(tb, 0, SIM_MAX_TIERS * sizeof(double));
+    for (uint32_t m = f->tmask; m; m &= m - 1) {
+        unsigned t = (unsigned)__builtin_ctz(m);
+        tb[t] = net->ftb[f - net->flows][t];
+    }
+    if (f->ctier != SIM_TB_NONE) tb[f->ctier] = f->cacc;
+    tb[SIM_MAX_TIERS] = f->latency;
 }
 
 static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
@@ -390,8 +430,7 @@ static int complete(sim_net_t *net, uint32_t id, sim_done_fn done, void *ctx)
     sim_flow_advance(net, f);
     if (f->n_hops && f->bytes > 0 && deactivate(net, f)) return -1;
     uint64_t tag = f->tag;
-    sim_flow_tb_flush(net, f);
-    net->done_tb = net->ftb[id];
+    done_breakdown(net, f);
     f->state = FLOW_FREE;
     net->live_hops -= f->n_hops;
     net->pending--;

@@ -64,14 +64,29 @@ static double share_of(const sim_net_t *net, uint32_t r)
 
 /* ==== Component search ==== */
 
+/* Entry p of resource r's list is live when its flow is active and its
+ * hop points back at it. A completed flow's entries are left as they were
+ * (event.c's deactivate only counts them): its slot is free, or taken by
+ * a flow added since, which is waiting, or active with its entries in
+ * other lists or after this list's old end (appended), never at p of r. */
+static inline bool entry_live(const sim_net_t *net, uint32_t r, uint32_t p)
+{
+    sim_rentry_t e = net->rs[r].v[p];
+    const sim_flow_t *f = &net->flows[e.flow];
+    return f->state == FLOW_ACTIVE && e.hop < f->n_hops && f->hops[e.hop].res == r &&
+           f->hops[e.hop].pos == p;
+}
+
 /* Drop the dead entries (event.c's deactivate, counted in nun) from the
- * lists the batch touched: a list with only dead entries is emptied, else
- * the last live entries fill the holes and their flows learn their new
- * positions. Leaves nun 0, as filling expects. */
+ * lists the batch touched: a list with only dead entries is emptied
+ * without reading one, else the last live entries fill the holes and
+ * their flows learn their new positions. Leaves nun 0, as filling
+ * expects. */
 static void compact_touched(sim_net_t *net)
 {
     for (size_t i = 0; i < net->comp_res.n; i++) {
-        sim_rstate_t *l = &net->rs[net->comp_res.v[i]];
+        uint32_t r = net->comp_res.v[i];
+        sim_rstate_t *l = &net->rs[r];
         uint32_t dead = l->nun, n = l->n, p = 0;
         l->nun = 0;
         if (dead == 0) continue;
@@ -80,11 +95,11 @@ static void compact_touched(sim_net_t *net)
             continue;
         }
         while (p < n) {
-            if (l->v[p].flow != SIM_DEAD) {
+            if (entry_live(net, r, p)) {
                 p++;
                 continue;
             }
-            while (n > p && l->v[n - 1].flow == SIM_DEAD)
+            while (n > p && !entry_live(net, r, n - 1))
                 n--;
             if (n == p) break;
             sim_rentry_t e = l->v[--n]; /* live, after p */
