@@ -361,14 +361,14 @@ static void test_hop_pool_local_numbers(void **state)
  *   [0.2, 0.3] F alone at 10 GB/s, both links saturated: r0 (the lower
  *              tier) bounds it. 1 GB left.
  *   [0.3, 0.5] F, H share r1 at 5: F's last 1 GB and H's take 0.2 s.
- * The engine brings a flow's account up to date when a new rate is
- * applied, charging the time since to the new bottleneck's tier: [0, 0.2]
- * to tier 0 (r0 from 0.2), [0.2, 0.3] to tier 1 (r1 from 0.3), then [0.3,
- * 0.5] to tier 1: F's row 0.2 in tier 0, 0.3 in tier 1 — the tier changed
- * once, so its row was written — 0.5 s in all, its completion time. After
- * a rewind a flow K (slot 0 again, F's; 1 GB over r1, 1 ms of latency) is
- * bound by tier 1 only: 0.1 s there and 0 in tier 0 (F's 0.2 s is still
- * in the row), latency 1e-3. */
+ * Each interval is charged to the tier that bound the flow during it (the
+ * engine brings a flow's account up to date before filling picks its new
+ * bottleneck): [0, 0.2] tier 1, [0.2, 0.3] tier 0, [0.3, 0.5] tier 1 — F's
+ * row 0.1 in tier 0, 0.4 in tier 1 (the tier changed, so its row was
+ * written), 0.5 s in all, its completion time. After a rewind a flow K
+ * (slot 0 again, F's; 1 GB over r1, 1 ms of latency) is bound by tier 1
+ * only: 0.1 s there and 0 in tier 0 (F's 0.1 s is still in the row),
+ * latency 1e-3. */
 typedef struct tb_log {
     const sim_net_t *net;
     double tb[3][SIM_MAX_TIERS + 1];
@@ -398,8 +398,8 @@ static void test_breakdown_rows(void **state)
     assert_near(l.t[0], 0.5, 1e-12);
     assert_near(l.t[1], 0.2, 1e-12);
     assert_near(l.t[2], 0.5, 1e-12);
-    assert_near(l.tb[0][0], 0.2, 1e-12);
-    assert_near(l.tb[0][1], 0.3, 1e-12);
+    assert_near(l.tb[0][0], 0.1, 1e-12);
+    assert_near(l.tb[0][1], 0.4, 1e-12);
     for (int k = 2; k <= SIM_MAX_TIERS; k++)
         assert_true(l.tb[0][k] == 0);
     assert_true(l.tb[1][0] == 0);

@@ -349,6 +349,12 @@ static int recompute(sim_net_t *net)
         return 0;
     }
     net->stats.comp_flows += net->comp_flow.n;
+    /* Bring every flow's account up to date before filling sets its new
+     * bottleneck: the time since its last rate change belongs to the tier
+     * that bound it then (apply_rates' advance is then a no-op for the
+     * bytes, which are the same either way). */
+    for (size_t i = 0; i < net->comp_flow.n; i++)
+        sim_flow_advance(net, &net->flows[net->comp_flow.v[i]]);
     if (net->ideal)
         fill_ideal(net);
     else if (fill(net))
