@@ -834,7 +834,7 @@ static strata_status_t load_steps(drv_t *v, uint32_t g, uint32_t p, const strata
     a->phase = p;
     a->n = n;
     a->ndone = a->prefix = a->min_after = 0;
-    if (keep) memcpy(a->full, src, (size_t)n * sizeof(*src));
+    if (keep && n) memcpy(a->full, src, (size_t)n * sizeof(*src));
     for (uint32_t i = 0; i < n; i++) {
         sstep_t *ss = &a->steps[i];
         const strata_step_t *st = &src[i];
