@@ -156,14 +156,20 @@ static void publish_staged(eng_t *e, uint64_t s)
     comm_posted(e->c);
 }
 
-/* Whether rank q, which has not staged what this engine call waits for, is
- * in a small call (56 bytes or less) this rank has not made. */
-static strata_status_t small_ahead(comm_call_t *k, int q)
+/* Whether rank q, which has not staged what this engine call waits for
+ * (chunk sequence target in l), is in a small call (56 bytes or less) this
+ * rank has not made. The chunk is read again once the small word is seen
+ * (acquire), as engine_ahead reads the small word again: what q staged
+ * before its small call is then visible, and a chunk that has arrived
+ * since the caller looked is no mismatch. */
+static strata_status_t small_ahead(comm_call_t *k, int q, const comm_staged_t *l, uint32_t target)
 {
     strata_comm_t *c = k->c;
     for (int par = 0; par < 2; par++) {
         uint64_t w = atomic_load_explicit(&c->lines[q].small[par].seq, memory_order_acquire);
         if ((int32_t)((uint32_t)w - (uint32_t)c->sseq) > 0) {
+            uint64_t v = atomic_load_explicit(&l->v, memory_order_acquire);
+            if ((int32_t)((uint32_t)v - target) >= 0) return STRATA_OK;
             comm_sig_t theirs = comm_sig_from_word((uint32_t)(w >> 32), 0);
             return comm_mismatch(k, q, &theirs);
         }
@@ -191,7 +197,7 @@ static strata_status_t wait_staged_one(eng_t *e, int q, size_t ch)
             return comm_mismatch(e->k, q, &theirs);
         }
         if (comm_poll_due(&wt.polls, blocked)) {
-            strata_status_t st = small_ahead(e->k, q); /* first: as in wait_small */
+            strata_status_t st = small_ahead(e->k, q, l, target); /* first: as in wait_small */
             if (st == STRATA_OK) st = comm_check(e->k, q);
             if (st != STRATA_OK) return st;
         }
@@ -854,14 +860,20 @@ static bool posted(strata_comm_t *c, int q, int par, uint64_t s)
     return (uint32_t)small_word(c, q, par) == (uint32_t)s;
 }
 
-/* Whether rank q, which has not posted this small call, has staged an engine
- * chunk this rank has not: it is in an engine call (more than 56 bytes)
- * where this rank made a small one. Checked when polling slowly. */
-static strata_status_t engine_ahead(comm_call_t *k, int q)
+/* Whether rank q, which has not posted this small call (sequence s of
+ * parity par), has staged an engine chunk this rank has not: it is in an
+ * engine call (more than 56 bytes) where this rank made a small one.
+ * Checked when polling slowly. q may have posted s, finished this call and
+ * staged its next engine call's first chunk since the caller saw s missing:
+ * its post comes before that chunk's, so once the chunk is seen here
+ * (acquire) the post is too — read the small word again before calling it
+ * a mismatch (an ASan run of the bench hit that window, CI 2026-12-03). */
+static strata_status_t engine_ahead(comm_call_t *k, int q, int par, uint64_t s)
 {
     strata_comm_t *c = k->c;
     uint64_t w = atomic_load_explicit(&c->lines[q].staged.v, memory_order_acquire);
     if ((int32_t)((uint32_t)w - (uint32_t)(c->cseq + 1)) < 0) return STRATA_OK;
+    if (posted(c, q, par, s)) return STRATA_OK;
     uint64_t n = atomic_load_explicit(&c->lines[q].staged.count, memory_order_relaxed);
     comm_sig_t theirs = comm_sig_from_word((uint32_t)(w >> 32), n);
     return comm_mismatch(k, q, &theirs);
@@ -908,7 +920,7 @@ static strata_status_t wait_small(comm_call_t *k, int par, uint64_t s)
             if (comm_poll_due(&wt.polls, blocked)) {
                 /* the peer's own words first: they name its call, which a
                  * failure already marked by a rank that saw it would not */
-                strata_status_t st = engine_ahead(k, q);
+                strata_status_t st = engine_ahead(k, q, par, s);
                 if (st == STRATA_OK) st = comm_check(k, q);
                 if (st != STRATA_OK) return st;
             }
