@@ -58,13 +58,6 @@ typedef struct {
 static out_report_t *orep;
 static size_t big_n;
 
-static int check(const float *dst, size_t n, int P)
-{
-    for (size_t i = 0; i < n; i++)
-        if (dst[i] != (float)((size_t)P * (i % 5) + (size_t)(P * (P - 1) / 2))) return 1;
-    return 0;
-}
-
 static int rank_main(void *arg)
 {
     (void)arg;
@@ -72,14 +65,13 @@ static int rank_main(void *arg)
     int r = strata_comm_rank(c), P = strata_comm_size(c);
     float *src = malloc(big_n * sizeof(float)), *dst = malloc(big_n * sizeof(float));
     if (!src || !dst) return 4;
-    for (size_t i = 0; i < big_n; i++)
-        src[i] = (float)(i % 5 + (size_t)r);
+    ranks_fill_pattern(src, big_n, r);
     strata_status_t st = STRATA_OK;
     for (int k = 0; k < NCALLS && st == STRATA_OK; k++) {
         size_t n = k < 14 ? big_n : k < 24 ? SMALL_N : TINY_N;
         memset(dst, 0xff, n * sizeof(float));
         st = strata_comm_allreduce(c, src, dst, n, STRATA_FP32, STRATA_SUM, NULL);
-        if (st == STRATA_OK && check(dst, n, P)) st = STRATA_ERR_PROTOCOL;
+        if (st == STRATA_OK && ranks_check_pattern(dst, n, P)) st = STRATA_ERR_PROTOCOL;
         orep->after[r][k] = (int)c->out.on_calls;
     }
     orep->calls[r] = (int)c->out.calls;

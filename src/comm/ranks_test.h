@@ -76,4 +76,20 @@ static inline int ranks_run(int n, int (*fn)(void *))
     return ranks_run_grace(n, fn, 2.0);
 }
 
+/* The pattern the store-mode tests sum: rank r's input i % 5 + r, so the
+ * sum over P ranks is P (i % 5) + P (P - 1) / 2, exact in fp32. */
+static inline void ranks_fill_pattern(float *src, size_t n, int r)
+{
+    for (size_t i = 0; i < n; i++)
+        src[i] = (float)(i % 5 + (size_t)r);
+}
+
+/* 1 when some element of dst is not that sum. */
+static inline int ranks_check_pattern(const float *dst, size_t n, int P)
+{
+    for (size_t i = 0; i < n; i++)
+        if (dst[i] != (float)((size_t)P * (i % 5) + (size_t)(P * (P - 1) / 2))) return 1;
+    return 0;
+}
+
 #endif

@@ -30,13 +30,6 @@
 #define BIG_N   (((size_t)1 << 20) + 3)
 #define SMALL_N (((size_t)1 << 18) + 5)
 
-static int check(const float *dst, size_t n, int P)
-{
-    for (size_t i = 0; i < n; i++)
-        if (dst[i] != (float)((size_t)P * (i % 5) + (size_t)(P * (P - 1) / 2))) return 1;
-    return 0;
-}
-
 /* after[] per rank: the streaming counts after big calls 0..3 and small
  * calls 0..1, packed as decimal digits (each count < 10). */
 static int rank_main(void *arg)
@@ -46,15 +39,14 @@ static int rank_main(void *arg)
     int r = strata_comm_rank(c), P = strata_comm_size(c);
     float *src = malloc(BIG_N * sizeof(float)), *dst = malloc(BIG_N * sizeof(float));
     if (!src || !dst) return 4;
-    for (size_t i = 0; i < BIG_N; i++)
-        src[i] = (float)(i % 5 + (size_t)r);
+    ranks_fill_pattern(src, BIG_N, r);
     strata_status_t st = STRATA_OK;
     int digits = 0;
     for (int k = 0; k < 6 && st == STRATA_OK; k++) {
         size_t n = k < 4 ? BIG_N : SMALL_N;
         memset(dst, 0xff, n * sizeof(float));
         st = strata_comm_allreduce(c, src, dst, n, STRATA_FP32, STRATA_SUM, NULL);
-        if (st == STRATA_OK && check(dst, n, P)) st = STRATA_ERR_PROTOCOL;
+        if (st == STRATA_OK && ranks_check_pattern(dst, n, P)) st = STRATA_ERR_PROTOCOL;
         digits = digits * 10 + (int)c->stage.on_calls;
     }
     rrep->after[r] = digits;
