@@ -69,7 +69,9 @@ void util_progress_update(util_progress_t *p, double done)
     for (int i = 0; i < width; i++)
         bar[i] = i < fill ? '#' : '.';
     bar[width] = 0;
-    fprintf(stderr, "\r%s [%s] %5.1f%%", p->label, bar, frac * 100);
+    /* erase to the end of the line: a shorter label ("coherence" after
+     * "system costs") would leave the old line's tail on screen */
+    fprintf(stderr, "\r%s [%s] %5.1f%%\033[K", p->label, bar, frac * 100);
     fflush(stderr);
     p->last_shown = done;
 }

@@ -71,7 +71,9 @@ uint64_t util_hash_u64(uint64_t x); /* splitmix64 finaliser */
 /* ==== Progress bar ==== */
 
 /* Shown on stderr only when stderr is a TTY and STRATA_PROGRESS != 0;
- * otherwise every call is a cheap no-op. */
+ * otherwise every call is a cheap no-op. Each redraw (at most 10 a second)
+ * is "\rLABEL [###...] NN.N%" and an erase to the end of the line, so the
+ * label may change between updates (p->label); end erases the line. */
 typedef struct util_progress {
     const char *label;
     double total;

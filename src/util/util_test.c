@@ -1,12 +1,15 @@
 /*
  * util_test.c — status table, error rendering, arena, vectors, size parsing
- * and JSON positions.
+ * JSON positions, and the progress bar on a terminal.
  */
 #define _GNU_SOURCE
 #include "test.h"
 #include "util.h"
 
+#include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
 static void test_status_table(void **state)
@@ -224,6 +227,61 @@ static void test_json_syntax_error(void **state)
     assert_non_null(strstr(e.msg, "NUL byte"));
 }
 
+/* The progress bar on a terminal (a pseudo-terminal as stderr): each
+ * redraw is "\rLABEL [bar] NN.N%" then an erase to the end of the line,
+ * so a shorter label does not leave the longer one's tail on screen; end
+ * erases the line. 5 of 10 done: 15 of 30 '#'; 7.5 of 10: (int)22.5 = 22. */
+static void test_progress_tty(void **state)
+{
+    (void)state;
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(m >= 0);
+    assert_int_equal(grantpt(m), 0);
+    assert_int_equal(unlockpt(m), 0);
+    int s = open(ptsname(m), O_RDWR | O_NOCTTY);
+    assert_true(s >= 0);
+    struct termios t;
+    assert_int_equal(tcgetattr(s, &t), 0);
+    cfmakeraw(&t); /* bytes as written, no output translation */
+    assert_int_equal(tcsetattr(s, TCSANOW, &t), 0);
+    int saved = dup(STDERR_FILENO);
+    assert_true(saved >= 0);
+    fflush(stderr);
+    dup2(s, STDERR_FILENO);
+    setenv("STRATA_PROGRESS", "1", 1);
+    util_progress_t p;
+    util_progress_begin(&p, "system costs", 10);
+    bool active = p.active;
+    p.last_time = 0; /* the 0.1 s between redraws has passed */
+    util_progress_update(&p, 5);
+    p.label = "tcp", p.last_time = 0;
+    util_progress_update(&p, 7.5);
+    util_progress_update(&p, 9); /* within 0.1 s of the last: not drawn */
+    util_progress_end(&p);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(s);
+    char got[256] = {0};
+    ssize_t n = read(m, got, sizeof(got) - 1);
+    close(m);
+    assert_true(active);
+    assert_true(n > 0);
+    assert_string_equal(got, "\rsystem costs [###############...............]  50.0%\033[K"
+                             "\rtcp [######################........]  75.0%\033[K"
+                             "\r\033[K");
+    /* not a terminal (a file): nothing drawn */
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    saved = dup(STDERR_FILENO);
+    dup2(fileno(f), STDERR_FILENO);
+    util_progress_begin(&p, "memory", 1);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    assert_false(p.active);
+    fclose(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,7 +289,7 @@ int main(void)
         cmocka_unit_test(test_arena_and_vec),    cmocka_unit_test(test_alloc_failure),
         cmocka_unit_test(test_parse_size),       cmocka_unit_test(test_parse_numbers),
         cmocka_unit_test(test_json_positions),   cmocka_unit_test(test_json_syntax_error),
-        cmocka_unit_test(test_read_file_bounds),
+        cmocka_unit_test(test_read_file_bounds), cmocka_unit_test(test_progress_tty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

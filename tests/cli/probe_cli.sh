@@ -12,6 +12,14 @@ expect 2 "option '--save' needs a value" probe --save
 expect 2 "--peer 'nohost': expected HOST:PORT" probe --peer nohost
 expect 2 "--serve expects an integer >= 1 and <= 65535" probe --serve 70000
 expect 0 "" probe --help
+# a port checked where it is typed, not after the memory stage; --serve and
+# --timeout each refuse the other mode's options; an unwritable --save
+# fails before the probe's minute
+expect 2 "--peer PORT expects an integer >= 1 and <= 65535 \(decimal\), got '0'" probe --peer localhost:0
+expect 2 "--peer ':80': expected HOST:PORT" probe --peer :80
+expect 2 "--timeout applies to --serve only" probe --quick --timeout 5
+expect 2 "--serve takes only --timeout" probe --serve 9 --peer localhost:9
+CLI_TIMEOUT=5 expect 1 "cannot write '$tmp/no/local.json': No such file or directory" probe --save "$tmp/no/local.json"
 # --serve on a port no one uses: the kernel's pick (bind to port 0, freed
 # just before). A fixed port (29733 before) failed with "Address already
 # in use" when two runs of this test overlapped, or when another job's
@@ -70,5 +78,21 @@ expect 2 "neg.json:2:21: \"line_latency_s\" must be > 0" bench allreduce -P 2 --
 # (a cluster file without "measured" is a cluster for bench --model: tests/cli/netns_model.sh)
 expect 2 "cannot open|No such file" bench allreduce -P 2 --model "$tmp/none.json"
 sed 's/"bw_Bps": [0-9.e+-]*/"bw_Bps": -5/' "$tmp/local.json" >"$tmp/negbw.json"
-expect 1 "\"bw_Bps\" must be > 0" coll "$tmp/negbw.json"
+expect 1 "negbw.json:[0-9]+:[0-9]+: \"bw_Bps\" must be > 0" coll "$tmp/negbw.json"
+# bench --model reads the file's cluster too, as coll does (before, it
+# took the negative link bandwidth)
+expect 2 "--model: .*negbw.json:[0-9]+:[0-9]+: \"bw_Bps\" must be > 0" bench allreduce -P 2 --model "$tmp/negbw.json"
+# beyond physical sense: a link over 100 TB/s, a one-way time over 5 s
+sed 's/"bw_Bps": [0-9.e+-]*/"bw_Bps": 1e300/' "$tmp/local.json" >"$tmp/fastbw.json"
+expect 1 "fastbw.json:[0-9]+:[0-9]+: \"bw_Bps\" must be > 0 and at most 1e14 B/s" coll "$tmp/fastbw.json"
+sed 's/"alpha_s": [0-9.e+-]*/"alpha_s": 1e9/' "$tmp/local.json" >"$tmp/slow.json"
+expect 1 "slow.json:[0-9]+:[0-9]+: \"alpha_s\" must be from 0 to 5 s" coll "$tmp/slow.json"
+# report: a bad figure of the probe's fails the section with its place
+# (before, the section was left out without a word and report exited 0)
+jq '.measured.shm_alpha_s = "fast"' "$tmp/local.json" >"$tmp/str.json"
+expect 1 "str.json:[0-9]+:[0-9]+: field \"shm_alpha_s\" must be a number, found a string" report "$tmp/str.json"
+STRATA_PROBE="$tmp/str.json" expect 1 "field \"shm_alpha_s\" must be a number" report local
+head -c 700 "$tmp/local.json" >"$tmp/cut.json"
+expect 1 "cut.json:[0-9]+:[0-9]+: " report "$tmp/cut.json"
+expect 2 "--model: .*cut.json:[0-9]+:[0-9]+: " bench allreduce -P 2 --model "$tmp/cut.json"
 exit $fail

@@ -869,23 +869,34 @@ static const struct bench_flag *flag_of(int argc, char **argv, int *i, const cha
     return f;
 }
 
+/* The cluster file or preset v as sched's machine, into *mach_p. */
+static strata_status_t model_cluster(const char *v, strata_coll_machine_t *mach_p,
+                                     strata_error_t *err)
+{
+    strata_link_catalog_t *cat = NULL;
+    strata_topo_t *t = NULL;
+    strata_status_t st = strata_link_catalog_load(NULL, &cat, err);
+    if (st == STRATA_OK) st = strata_topo_load_spec(v, cat, &t, err);
+    if (st == STRATA_OK) st = strata_coll_machine_from_topo(t, cat, mach_p, err);
+    strata_topo_destroy(t);
+    strata_link_catalog_destroy(cat);
+    return st;
+}
+
 static int parse_model(bench_opts_t *o, const char *v)
 {
     strata_error_t err = {0};
     o->model_path = v;
     strata_status_t st = strata_probe_calib_load(v, &o->calib, &err);
-    if (st == STRATA_OK) return 0;
+    /* probe figures: the rest of the file must be a good cluster too, as
+     * `strata coll` reads it (a negative link alpha or a bad device count
+     * passed here before) */
+    strata_coll_machine_t unused;
+    if (st == STRATA_OK && (st = model_cluster(v, &unused, &err)) == STRATA_OK) return 0;
     /* no probe figures, or no such file (a preset name): a cluster */
     if (st == STRATA_ERR_NOT_FOUND || st == STRATA_ERR_IO) {
-        strata_link_catalog_t *cat = NULL;
-        strata_topo_t *t = NULL;
         strata_error_clear(&err);
-        st = strata_link_catalog_load(NULL, &cat, &err);
-        if (st == STRATA_OK) st = strata_topo_load_spec(v, cat, &t, &err);
-        if (st == STRATA_OK) st = strata_coll_machine_from_topo(t, cat, &o->mach, &err);
-        strata_topo_destroy(t);
-        strata_link_catalog_destroy(cat);
-        o->cluster = st == STRATA_OK;
+        o->cluster = (st = model_cluster(v, &o->mach, &err)) == STRATA_OK;
         if (o->cluster) return 0;
     }
     char msg[STRATA_ERROR_MSG_MAX + STRATA_ERROR_FILE_MAX + 32];

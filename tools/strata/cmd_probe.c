@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,9 +40,12 @@ typedef struct probe_args {
     double timeout;
 } probe_args_t;
 
+static int check_peer(const char *peer);
+
 static int parse(int argc, char **argv, probe_args_t *a)
 {
     *a = (probe_args_t){.timeout = 60};
+    bool have_timeout = false;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(o, "--quick") == 0) {
@@ -64,11 +68,41 @@ static int parse(int argc, char **argv, probe_args_t *a)
         else if (strcmp(o, "--serve") == 0 && cli_parse_int("probe", o, v, 1, 65535, &a->serve))
             return CLI_USAGE;
         else if (strcmp(o, "--timeout") == 0 &&
-                 cli_parse_double("probe", o, v, 0.001, 3600, &a->timeout))
+                 (have_timeout = true, cli_parse_double("probe", o, v, 0.001, 3600, &a->timeout)))
             return CLI_USAGE;
     }
-    if (a->opts.peer && !strchr(a->opts.peer, ':'))
-        return cli_usage_error("probe", "--peer '%s': expected HOST:PORT", a->opts.peer);
+    if (a->opts.peer && check_peer(a->opts.peer) != CLI_OK) return CLI_USAGE;
+    /* --serve answers another probe and measures nothing itself */
+    if (a->serve && (a->opts.quick || a->json || a->save || a->opts.peer))
+        return cli_usage_error("probe", "--serve takes only --timeout (the peer measures; "
+                                        "--quick, --json, --save and --peer are its options)");
+    if (!a->serve && have_timeout)
+        return cli_usage_error("probe", "--timeout applies to --serve only");
+    return CLI_OK;
+}
+
+/* --peer HOST:PORT: a host before the last ':' and a port 1..65535 after. */
+static int check_peer(const char *peer)
+{
+    const char *colon = strrchr(peer, ':');
+    long port;
+    if (!colon || colon == peer)
+        return cli_usage_error("probe", "--peer '%s': expected HOST:PORT", peer);
+    return cli_parse_int("probe", "--peer PORT", colon + 1, 1, 65535, &port) ? CLI_USAGE : CLI_OK;
+}
+
+/* The --save file can be written: checked before the probe's minute, not
+ * after it. A file that was not there is removed again. */
+static int check_save(const char *path)
+{
+    bool existed = access(path, F_OK) == 0;
+    FILE *f = fopen(path, "a");
+    if (!f) {
+        fprintf(stderr, "strata probe: cannot write '%s': %s\n", path, strerror(errno));
+        return CLI_FAIL;
+    }
+    fclose(f);
+    if (!existed) unlink(path);
     return CLI_OK;
 }
 
@@ -86,6 +120,7 @@ int cmd_probe(int argc, char **argv)
         if (strata_probe_serve((int)a.serve, a.timeout, &err) != STRATA_OK) return cli_fail(&err);
         return CLI_OK;
     }
+    if (a.save && (rc = check_save(a.save)) != CLI_OK) return rc;
     a.opts.progress = true; /* drawn only when stderr is a terminal */
     strata_probe_result_t *res = NULL;
     if (strata_probe_run(&a.opts, &res, &err) != STRATA_OK) return cli_fail(&err);

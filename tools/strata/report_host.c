@@ -31,7 +31,10 @@ bool report_host_applies(const report_ctx_t *ctx)
     strata_probe_calib_t c;
     const char *path = calib_path(ctx, buf, sizeof(buf));
     if (strcmp(ctx->spec, "local") == 0) return true; /* says how to measure it */
-    return path && strata_probe_calib_load(path, &c, NULL) == STRATA_OK;
+    /* a file with figures applies even when they are bad: the section then
+     * fails with the loader's file:line:col message (before, a bad figure
+     * left the section out without a word) */
+    return path && strata_probe_calib_load(path, &c, NULL) != STRATA_ERR_NOT_FOUND;
 }
 
 static void one(const report_ctx_t *ctx, const strata_probe_calib_t *c, int P)
