@@ -593,6 +593,26 @@ static void store_machine(strata_probe_calib_t *c)
     c->reduce_load_bw[0] = 4e9, c->reduce_load_bw[1] = 16e9;
 }
 
+/* The 1 MiB allreduce at 2 ranks on c, priced in c's store mode. */
+static double mib_call(const strata_probe_calib_t *c)
+{
+    return strata_probe_predict(c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576);
+}
+
+/* The mode auto picks for the 1 MiB call and its price, then the price
+ * with streaming stores asked for; c->store is left at auto. */
+static void expect_store(strata_probe_calib_t *c, strata_probe_store_t picked, double auto_s,
+                         double stream_s)
+{
+    c->store = STRATA_PROBE_STORE_AUTO;
+    assert_int_equal(strata_probe_store_at(c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+                     picked);
+    NEAR(mib_call(c), auto_s, 1e-8);
+    c->store = STRATA_PROBE_STORE_STREAM;
+    NEAR(mib_call(c), stream_s, 1e-8);
+    c->store = STRATA_PROBE_STORE_AUTO;
+}
+
 static void test_store_modes(void **state)
 {
     (void)state;
@@ -600,14 +620,7 @@ static void test_store_modes(void **state)
     store_machine(&c);
     /* no streaming curve (a file before it): plain, whatever is asked */
     NEAR(strata_probe_write_nt_bw_at(&c, 1048576, 1), 0, 0);
-    assert_int_equal(strata_probe_store_at(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-                     STRATA_PROBE_STORE_PLAIN);
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         332.605305e-6, 1e-8);
-    c.store = STRATA_PROBE_STORE_STREAM;
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         332.605305e-6, 1e-8);
-    c.store = STRATA_PROBE_STORE_AUTO;
+    expect_store(&c, STRATA_PROBE_STORE_PLAIN, 332.605305e-6, 332.605305e-6);
     /* streaming measured at 1 MiB only (12 GB/s one core, 6 per core with
      * both): the one point, clamped, at any size; with 4 cores, 2 busy a
      * third of the way in time per byte: 1 / (2/3 / 12 + 1/3 / 6) = 9 */
@@ -624,31 +637,19 @@ static void test_store_modes(void **state)
      * S/2 at 1/32.5 + 1/12 - 1/24 ns a byte (37.977272 us): 332.605305 -
      * 52.4288 - 81.667938 + 8.738133 + 37.977272 = 245.223972 us, the
      * cheaper: taken */
-    assert_int_equal(strata_probe_store_at(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-                     STRATA_PROBE_STORE_STREAM);
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         245.223972e-6, 1e-8);
+    expect_store(&c, STRATA_PROBE_STORE_STREAM, 245.223972e-6, 245.223972e-6);
     /* forced plain (the engine told to stream only from 2 MiB, or the
      * mode given): the plain branch, 332.605305 us */
     c.stream_from = 2097152;
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         332.605305e-6, 1e-8);
+    NEAR(mib_call(&c), 332.605305e-6, 1e-8);
     c.stream_from = 1; /* streaming from 1 B: the stream branch */
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         245.223972e-6, 1e-8);
+    NEAR(mib_call(&c), 245.223972e-6, 1e-8);
     c.stream_from = 0, c.store = STRATA_PROBE_STORE_PLAIN;
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         332.605305e-6, 1e-8);
+    NEAR(mib_call(&c), 332.605305e-6, 1e-8);
     /* streaming at 3 GB/s costs more (1/3 - 1/15 and 1/32.5 + 1/3 - 1/24
      * ns a byte: 507.367972 us): auto keeps plain */
-    c.store = STRATA_PROBE_STORE_AUTO, c.write_nt_bw[1] = 3e9;
-    assert_int_equal(strata_probe_store_at(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-                     STRATA_PROBE_STORE_PLAIN);
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         332.605305e-6, 1e-8);
-    c.store = STRATA_PROBE_STORE_STREAM;
-    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
-         507.367972e-6, 1e-8);
+    c.write_nt_bw[1] = 3e9;
+    expect_store(&c, STRATA_PROBE_STORE_PLAIN, 332.605305e-6, 507.367972e-6);
 }
 
 /* The engine's first synchronisation priced at the barrier of the cores'
