@@ -226,6 +226,12 @@ static void test_validate(void **state)
     r->c2c_all.min = -2e-9; /* a clock that ran backwards */
     assert_int_equal(strata_probe_validate(r, &err), STRATA_ERR_RANGE);
     assert_non_null(strstr(err.msg, "coherence (cache-line transfer): measured latency"));
+    /* a size curve's figure is named with its curve and size */
+    r->c2c_all.min = 40e-9;
+    r->read_curve[1].median = -1;
+    assert_int_equal(strata_probe_validate(r, &err), STRATA_ERR_RANGE);
+    assert_non_null(strstr(err.msg, "memory read at 1048576 B: measured bandwidth -1 B/s is not "
+                                    "physical (must be > 0)"));
     free(r);
 }
 

@@ -205,16 +205,25 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
                      strata_probe_mem_kind_name(k), r->numa[i].node);
             if (st == STRATA_OK) st = check_bw(what, &r->numa[i].all[k], r->bus_ceiling, err);
         }
+    /* each size curve named in its message (before, all eight were called
+     * "memory copy", so a bad read curve blamed the copy) */
+    static const char *const curve_name[] = {"copy",
+                                             "reduce",
+                                             "read",
+                                             "write",
+                                             "read, all cores",
+                                             "write, all cores",
+                                             "streaming write",
+                                             "streaming write, all cores"};
     for (int c = 0; c < r->curve_n && st == STRATA_OK; c++) {
-        snprintf(what, sizeof(what), "memory copy at %.0f B", r->curve_bytes[c]);
-        st = check_bw(what, &r->copy_curve[c], 0, err);
-        if (st == STRATA_OK) st = check_bw(what, &r->reduce_curve[c], 0, err);
-        if (st == STRATA_OK) st = check_bw(what, &r->read_curve[c], 0, err);
-        if (st == STRATA_OK) st = check_bw(what, &r->write_curve[c], 0, err);
-        if (st == STRATA_OK) st = check_bw(what, &r->read_all_curve[c], 0, err);
-        if (st == STRATA_OK) st = check_bw(what, &r->write_all_curve[c], 0, err);
-        if (st == STRATA_OK) st = check_bw(what, &r->write_nt_curve[c], 0, err);
-        if (st == STRATA_OK) st = check_bw(what, &r->write_nt_all_curve[c], 0, err);
+        const strata_probe_stat_t *curve[] = {&r->copy_curve[c],     &r->reduce_curve[c],
+                                              &r->read_curve[c],     &r->write_curve[c],
+                                              &r->read_all_curve[c], &r->write_all_curve[c],
+                                              &r->write_nt_curve[c], &r->write_nt_all_curve[c]};
+        for (size_t k = 0; k < sizeof(curve) / sizeof(curve[0]) && st == STRATA_OK; k++) {
+            snprintf(what, sizeof(what), "memory %s at %.0f B", curve_name[k], r->curve_bytes[c]);
+            st = check_bw(what, curve[k], 0, err);
+        }
     }
     if (st == STRATA_OK) st = check_lat("coherence (cache-line transfer)", &r->c2c_all, err);
     if (st == STRATA_OK) st = check_lat("coherence at the start", &r->line_first, err);
