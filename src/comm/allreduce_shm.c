@@ -658,8 +658,11 @@ static void mode_learn(comm_learn_t *l, bool m, double x)
  * peers' reads and this rank's waits for them cost). The other mode is
  * probed in out_mode's paired windows (probe_pos, phase 1: calls 0 and 4
  * of a class are references, 1-2 and 5-6 probes measured on 2 and 6, 3
- * and 7 the calls back; then 16-19, 32-35, 64-67 and 128k to 128k + 3;
- * call 0 is not measured: it pays for the change of size), the
+ * and 7 the calls back; then 16-19, 32-35, 64-67 and 128k to 128k + 3.
+ * Call 0 pays for the change of size (2.1-3.0 ns/B against 0.85-0.98 for
+ * call 4, vsmpi 4 ranks 4 MiB), but a figure of two calls less its
+ * deviation is the cheaper of them, so it does not delay a switch after
+ * call 6; leaving it out delayed it to call 16), the
  * same calls on every rank (they count the same staged allreduces, so in
  * a probe every rank stages the other way; registered-buffer calls, which
  * stage only chunk 0, are not counted). Single-call probes, compared with
@@ -776,11 +779,8 @@ static strata_status_t run(eng_t *e)
     /* a call in one choice's probe window says nothing of the other's mode */
     double x = st == STRATA_OK ? (util_now() - t0) / (double)bytes : 0;
     bool out_quiet = e->out_pos == -1 || e->out_pos == 3; /* the current mode's stores */
-    /* a class's call 0 is no reference: it pays for the size change (cold
-     * lines of new buffers: 2.3-3.0 ns/B against 0.5-1.0 for call 4, vsmpi
-     * 4 ranks 4 MiB) */
-    bool stage_ref = e->stage_pos == 3 && c->stage.calls > 1;
-    if (st == STRATA_OK && e->stage_measure && (e->stage_pos == 1 || stage_ref) && out_quiet)
+    if (st == STRATA_OK && e->stage_measure && (e->stage_pos == 1 || e->stage_pos == 3) &&
+        out_quiet)
         mode_learn(&c->stage, e->nt_stage, x);
     if (st == STRATA_OK && e->out_measure && (e->out_pos == 1 || e->out_pos == 3) &&
         e->stage_pos == -1)
