@@ -656,23 +656,20 @@ static void mode_learn(comm_learn_t *l, bool m, double x)
  * 17 sessions 11-12), so each rank measures: the wall time per byte of its
  * calls under either mode (waits included: a mode also changes what the
  * peers' reads and this rank's waits for them cost). The other mode is
- * probed in out_mode's paired windows (probe_pos, phase 1: calls 0 and 4
- * of a class are references, 1-2 and 5-6 probes measured on 2 and 6, 3
- * and 7 the calls back; then 16-19, 32-35, 64-67 and 128k to 128k + 3.
- * Call 0 pays for the change of size (2.1-3.0 ns/B against 0.85-0.98 for
- * call 4, vsmpi 4 ranks 4 MiB), but a figure of two calls less its
- * deviation is the cheaper of them, so it does not delay a switch after
- * call 6; leaving it out delayed it to call 16), the
- * same calls on every rank (they count the same staged allreduces, so in
- * a probe every rank stages the other way; registered-buffer calls, which
- * stage only chunk 0, are not counted). Single-call probes, compared with
- * every call of the current mode, were biased as out_mode's first form
- * was: a call staged with cached stores right after streaming ones finds
- * the slot lines in memory, not in the peers' caches, and skips the
- * cross-core fetches a run of cached calls pays (far placement, vsmpi 4
- * ranks 4 MiB: such probes 0.35-0.39 ns/B against streaming calls
- * 0.43-0.50, while cached staging forced on every call took 0.9-1.1;
- * bench/README.md "s14-h17"). A rank changes mode only
+ * probed in out_mode's paired windows (probe_pos, phase 2: calls 1 and 5
+ * of a class are references, 2-3 and 6-7 probes measured on 3 and 7, 4
+ * and 8 the calls back; then 17-20, 33-36, 65-68 and 128k + 1 to 128k +
+ * 4), the same calls on every rank (they count the same staged allreduces,
+ * so in a probe every rank stages the other way; registered-buffer calls,
+ * which stage only chunk 0, are not counted). Call 0 is not measured: it
+ * pays for the change of size (2.1-3.0 ns/B against 0.85-0.98 for the
+ * next references, vsmpi 4 ranks 4 MiB far), and a figure halves such a
+ * call's weight only slowly: measured, it kept a rank in the mode it had
+ * left for 100 calls while the other's calls measured cheaper (the single
+ * probes before: cached 0.35-0.39 against streaming 0.43-0.50 ns/B;
+ * bench/README.md "s14-h17"). Windows of two calls, only the second
+ * measured against the call before the window, because the first call
+ * of a mode pays for the other's leftovers (out_mode below). A rank changes mode only
  * once each mode has two calls measured, and when the other mode's figure
  * is lower by more than both figures' mean deviations (the spread of the
  * calls measured), so noise on a loaded host does not flip it
@@ -693,7 +690,7 @@ static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure, int *pos)
         if (forced == 1) c->stage.on_calls++;
         return forced == 1;
     }
-    return mode_pick(&c->stage, bytes, false, 1, true, pos);
+    return mode_pick(&c->stage, bytes, false, 2, true, pos);
 }
 
 /* How an allreduce stores its output (the reduced slices it copies to the
@@ -711,9 +708,9 @@ static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure, int *pos)
  * 8, i.e. calls 7 and 11 of a class measure the current mode, 8-9 and
  * 12-13 probe the other (9 and 13 measured), 10 and 14 come back; then
  * 23-26, 39-42, 71-74, 135-138 and every 128 calls: apart from
- * stage_mode's windows (calls 0-7, 16-19, 32-35, 64-67, 128k to 128k + 3)
- * but for call 7, stage_mode's call back, which is therefore not measured
- * here (a call in one choice's window is not measured for the other), and
+ * stage_mode's windows (calls 1-8, 17-20, 33-36, 65-68, 128k + 1 to 128k
+ * + 4) but for calls 7-8, which are therefore not measured here (a call in
+ * one choice's window is not measured for the other), and
  * a call in out_mode's probe is not measured for stage_mode. Only from
  * outputs of OUT_LEARN_MIN
  * bytes: an output of a core's L2 (1 MiB here) or less likely stays in the

@@ -6,17 +6,18 @@
  * The probe schedule is fixed by the call count, so the mode of the first
  * calls is known by hand whatever the measurements say: a rank prefers
  * cached stores until each mode has two calls measured, and the first
- * probe window (allreduce_shm.c probe_pos, paired, phase 1) is calls 1-2
- * of a class, after call 0 (the reference) and before call 3 (back):
- * calls 0 and 3 stage cached, 1 and 2 streaming — after calls 0, 1, 2, 3
- * the count of streaming calls (comm->stage.on_calls) is 0, 1, 2, 2. A
- * call of another size class (power of two) starts over: its calls 0 and
- * 1 add 0 and 1. Then an allreduce of the first size on registered
- * buffers (every rank), which stages only its chunk 0 and is no call of
- * the choice: it neither counts nor starts the first class over, so the
- * next call of the second class is its call 2, a probe: +0 then +1. (Were
- * it counted, it would restart the first class at its call 0, and the next
- * call would restart the second at its call 0, cached: +0, +0.)
+ * probe window (allreduce_shm.c probe_pos, paired, phase 2) is calls 2-3
+ * of a class, after call 1 (the reference; call 0 is outside any window)
+ * and before call 4 (back): calls 0 and 1 stage cached, 2 and 3 streaming
+ * — after calls 0, 1, 2, 3 the count of streaming calls
+ * (comm->stage.on_calls) is 0, 0, 1, 2. A call of another size class
+ * (power of two) starts over: its calls 0 and 1 add nothing. Then an
+ * allreduce of the first size on registered buffers (every rank), which
+ * stages only its chunk 0 and is no call of the choice: it neither counts
+ * nor starts the first class over, so the next call of the second class
+ * is its call 2, a probe: +0 then +1. (Were it counted, it would restart
+ * the first class at its call 0, and the next call would restart the
+ * second at its call 0, cached: +0, +0.)
  * STRATA_STAGE_NT=1 stages every counted call streaming (7 of 8: not the
  * registered one), STRATA_STAGE_NT=0 none. At P = 2 the mode never applies
  * (0 throughout): there a rank's slot lines were last touched by itself.
@@ -90,13 +91,13 @@ static void run_case(int P, const char *env, int expect)
     unsetenv("STRATA_STAGE_NT");
 }
 
-/* Measured: probes on calls 1-2, then 1 of the new class; the registered
- * call uncounted, then the new class's call 2 (a probe). */
+/* Measured: probes on calls 2-3, none on calls 0-1 of the new class; the
+ * registered call uncounted, then the new class's call 2 (a probe). */
 static void test_probe_schedule(void **s)
 {
     (void)s;
-    run_case(4, NULL, 1222334); /* 0,1,2,2 then 2,3, then 3, 4: digits 01222334 */
-    run_case(3, NULL, 1222334);
+    run_case(4, NULL, 122223); /* 0,0,1,2 then 2,2, then 2, 3: digits 00122223 */
+    run_case(3, NULL, 122223);
 }
 
 static void test_forced(void **s)
