@@ -665,11 +665,14 @@ static void mode_learn(comm_learn_t *l, bool m, double x)
  * pays for the change of size (2.1-3.0 ns/B against 0.85-0.98 for the
  * next references, vsmpi 4 ranks 4 MiB far), and a figure halves such a
  * call's weight only slowly: measured, it kept a rank in the mode it had
- * left for 100 calls while the other's calls measured cheaper (the single
+ * left for 117 calls while the other's calls measured cheaper (the single
  * probes before: cached 0.35-0.39 against streaming 0.43-0.50 ns/B;
  * bench/README.md "s14-h17"). Windows of two calls, only the second
- * measured against the call before the window, because the first call
- * of a mode pays for the other's leftovers (out_mode below). A rank changes mode only
+ * measured against the call before the window, as out_mode's, whose first
+ * call of a mode pays for the other's leftovers (not seen in the staging
+ * figures here: single cached probes measured as cached calls in a run
+ * do), and a settled choice costs 2 calls in 128 where single probes cost
+ * 1 in 16. A rank changes mode only
  * once each mode has two calls measured, and when the other mode's figure
  * is lower by more than both figures' mean deviations (the spread of the
  * calls measured), so noise on a loaded host does not flip it
