@@ -655,12 +655,24 @@ static void mode_learn(comm_learn_t *l, bool m, double x)
  * host switches between the two while a job runs (bench/README.md, issue
  * 17 sessions 11-12), so each rank measures: the wall time per byte of its
  * calls under either mode (waits included: a mode also changes what the
- * peers' reads and this rank's waits for them cost). Every MODE_PROBE-th
- * call (the same calls on every rank, which count the same engine
- * allreduces: in a probe every rank stages the other way) refreshes the
- * other mode's figure (probe_pos's single-call windows, phase 1: calls 1,
- * 3, 17, 33, ...; the slots rotate every 3 chunks, so a call leaves few of
- * its lines to the next). A rank changes mode only
+ * peers' reads and this rank's waits for them cost). The other mode is
+ * probed in out_mode's paired windows (probe_pos, phase 2: calls 1 and 5
+ * of a class are references, 2-3 and 6-7 probes measured on 3 and 7, 4
+ * and 8 the calls back; then 17-20, 33-36, 65-68 and 128k + 1 to 128k +
+ * 4), the same calls on every rank (they count the same staged allreduces,
+ * so in a probe every rank stages the other way; registered-buffer calls,
+ * which stage only chunk 0, are not counted). Call 0 is not measured: it
+ * pays for the change of size (2.1-3.0 ns/B against 0.85-0.98 for the
+ * next references, vsmpi 4 ranks 4 MiB far), and a figure halves such a
+ * call's weight only slowly: measured, it kept a rank in the mode it had
+ * left for 117 calls while the other's calls measured cheaper (the single
+ * probes before: cached 0.35-0.39 against streaming 0.43-0.50 ns/B;
+ * bench/README.md "s14-h17"). Windows of two calls, only the second
+ * measured against the call before the window, as out_mode's, whose first
+ * call of a mode pays for the other's leftovers (not seen in the staging
+ * figures here: single cached probes measured as cached calls in a run
+ * do), and a settled choice costs 2 calls in 128 where single probes cost
+ * 1 in 16. A rank changes mode only
  * once each mode has two calls measured, and when the other mode's figure
  * is lower by more than both figures' mean deviations (the spread of the
  * calls measured), so noise on a loaded host does not flip it
@@ -681,7 +693,7 @@ static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure, int *pos)
         if (forced == 1) c->stage.on_calls++;
         return forced == 1;
     }
-    return mode_pick(&c->stage, bytes, false, 1, false, pos);
+    return mode_pick(&c->stage, bytes, false, 2, true, pos);
 }
 
 /* How an allreduce stores its output (the reduced slices it copies to the
@@ -699,9 +711,11 @@ static bool stage_mode(strata_comm_t *c, size_t bytes, bool *measure, int *pos)
  * 8, i.e. calls 7 and 11 of a class measure the current mode, 8-9 and
  * 12-13 probe the other (9 and 13 measured), 10 and 14 come back; then
  * 23-26, 39-42, 71-74, 135-138 and every 128 calls: apart from
- * stage_mode's probes (calls 1, 3, 17, 33, ...: 1 mod 16), so a call is in
- * one choice's window at most, and a call in out_mode's probe is not
- * measured for stage_mode. Only from outputs of OUT_LEARN_MIN
+ * stage_mode's windows (calls 1-8, 17-20, 33-36, 65-68, 128k + 1 to 128k
+ * + 4) but for calls 7-8, which are therefore not measured here (a call in
+ * one choice's window is not measured for the other), and
+ * a call in out_mode's probe is not measured for stage_mode. Only from
+ * outputs of OUT_LEARN_MIN
  * bytes: an output of a core's L2 (1 MiB here) or less likely stays in the
  * caches for the caller, which plain stores leave it in, and its stores are
  * few. Above the last-level cache (comm_llc_bytes, when known) the output
@@ -737,13 +751,20 @@ static strata_status_t run(eng_t *e)
     e->base = c->cseq;
     c->cseq += e->nchunks;
     size_t bytes = e->count * e->es;
+    comm_learn_t stage_before = c->stage;
     if (e->kind == ENG_AR && c->size > 2 && e->nchunks > 1)
         e->nt_stage = stage_mode(c, bytes, &e->stage_measure, &e->stage_pos);
     double t0 = e->kind == ENG_AR ? util_now() : 0;
     strata_status_t st = stage(e, 0);
     if (st == STRATA_OK && e->kind == ENG_AR && e->root < 0) {
         st = wait_staged(e, 0); /* reduce(e, 0) would wait for it first anyway */
-        if (st == STRATA_OK && all_registered(e)) return registered(e);
+        if (st == STRATA_OK && all_registered(e)) {
+            /* not a call of the staging choice either (every rank alike):
+             * only chunk 0 was staged, and a probe window must not fall
+             * on calls that stage nothing else */
+            c->stage = stage_before;
+            return registered(e);
+        }
         /* not before: registered calls (the same on every rank) are not
          * this choice's; the output's first stores come after this */
         e->stream = out_mode(c, bytes, &e->out_measure, &e->out_pos);
@@ -758,7 +779,9 @@ static strata_status_t run(eng_t *e)
     /* a call in one choice's probe window says nothing of the other's mode */
     double x = st == STRATA_OK ? (util_now() - t0) / (double)bytes : 0;
     bool out_quiet = e->out_pos == -1 || e->out_pos == 3; /* the current mode's stores */
-    if (st == STRATA_OK && e->stage_measure && out_quiet) mode_learn(&c->stage, e->nt_stage, x);
+    if (st == STRATA_OK && e->stage_measure && (e->stage_pos == 1 || e->stage_pos == 3) &&
+        out_quiet)
+        mode_learn(&c->stage, e->nt_stage, x);
     if (st == STRATA_OK && e->out_measure && (e->out_pos == 1 || e->out_pos == 3) &&
         e->stage_pos == -1)
         mode_learn(&c->out, e->stream, x);

@@ -27,7 +27,7 @@
  *     15 16; 16 16 16.)
  *   STRATA_NT_THRESHOLD=1 (a fixed crossover, every output streams):
  *     1 2 ... 27. STRATA_NT_THRESHOLD=2^40: none, 0 throughout.
- * At P > 2 the staging choice (stage_mode) probes calls 1 and 3 of the
+ * At P > 2 the staging choice (stage_mode) probes calls 2-3 and 6-7 of the
  * same classes; the output counts are the same. The choice's call count
  * (comm->out.calls) ends at 10: the 1 MiB class's calls, the 512 KiB
  * calls not counted (0 when the threshold is fixed: no class measured).
@@ -120,7 +120,7 @@ static void test_probe_schedule(void **s)
 {
     (void)s;
     run_case(2, N4M, NULL, from_plain, 10);
-    run_case(4, N4M, NULL, from_plain, 10); /* stage_mode's probes on calls 1-2, 4-5 */
+    run_case(4, N4M, NULL, from_plain, 10); /* stage_mode's probes on calls 2-3, 6-7 */
     run_case(3, N4M, NULL, from_plain, 10);
 }
 
