@@ -245,6 +245,9 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
     if (st == STRATA_OK) st = check_lat("futex switch", &r->futex_switch, err);
     if (st == STRATA_OK) st = check_lat("page fault", &r->page_fault, err);
     if (st == STRATA_OK) st = check_lat("barrier", &r->barrier_fit, err);
+    if (st == STRATA_OK && r->line_work.n)
+        st = check_lat("line path's own work", &r->line_work, err);
+    if (st == STRATA_OK && r->clock_read.n) st = check_lat("clock read", &r->clock_read, err);
     return st;
 }
 
@@ -409,6 +412,10 @@ void strata_probe_print(const strata_probe_result_t *r, FILE *out)
     snprintf(b, sizeof(b), "barrier, %d ranks", r->ranks_over);
     line_stat(out, b, &r->barrier_over, 1e6, "us");
     line_stat(out, "per rank beyond the cores", &r->per_rank, 1e6, "us");
+    if (r->line_work.n) {
+        line_stat(out, "8 B allreduce's own work, one rank", &r->line_work, 1e9, "ns");
+        line_stat(out, "clock read, one rank", &r->clock_read, 1e9, "ns");
+    }
     fprintf(out, "\ntcp (%s)\n", r->tcp_target);
     line_stat(out, "latency (8 B one way)", &r->tcp_alpha, 1e6, "us");
     line_stat(out, "bandwidth", &r->tcp_bw, 1e-9, "GB/s");
@@ -518,6 +525,10 @@ strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *ou
         (json_int_t)r->shm_bw_bytes, "barrier_fit_s", probe_stat_json(&r->barrier_fit),
         "barrier_over_s", probe_stat_json(&r->barrier_over), "per_rank_s",
         probe_stat_json(&r->per_rank), "ranks_fit", r->ranks_fit, "ranks_over", r->ranks_over);
+    if (shm && r->line_work.n) {
+        json_object_set_new(shm, "line_work_s", probe_stat_json(&r->line_work));
+        json_object_set_new(shm, "clock_read_s", probe_stat_json(&r->clock_read));
+    }
     json_t *doc = json_pack(
         "{s:i,s:s,s:s,s:s,s:i,s:b,s:f,s:o,s:o,s:o,s:{s:s,s:o,s:o},s:{s:o,s:o,s:o,s:o},s:s}",
         "schema_version", STRATA_JSON_SCHEMA_VERSION, "date", r->date, "host", r->host, "cpu_model",
