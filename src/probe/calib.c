@@ -17,6 +17,11 @@
  *   barrier       strata's barrier at the cores' ranks: the engine's first
  *                 synchronisation at that rank count (the line path
  *                 without data; α where not measured).
+ *   line_work, clock_read  timed on one rank through the library's
+ *                 functions (shm.c): the line path's own work beyond the
+ *                 barrier's exchange, added to it for 56 B or less; a clock
+ *                 read, once in a flat engine call and twice in a pipelined
+ *                 one (the engine's learned choices read the clock).
  *   write_bw, write_nt_bw  one core's (and all cores') plain and streaming
  *                 stores by buffer size: the output's stores, priced both
  *                 ways and the cheaper taken, as the engine picks.
@@ -563,7 +568,7 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     }
     /* Every engine call (more than 56 B) reads the clock for its learned
      * choices (allreduce_shm.c run(): at its end, and at its start for
-     * the pipelined allreduce too): 30 ns a read on this VM, measured on
+     * the pipelined allreduce too): 26-32 ns a read on this VM, measured on
      * one rank (shm.c, clock_read). */
     strata_direct_layout_t lay;
     strata_direct_layout(STRATA_COLL_ALLREDUCE, (uint32_t)P, S, P > c->cores, &lay);
