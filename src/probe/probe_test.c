@@ -753,6 +753,18 @@ static void test_call_work(void **state)
     free(r);
 }
 
+/* r's text (strata_probe_print), for the caller to free. */
+static char *printed(const strata_probe_result_t *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    strata_probe_print(r, f);
+    fclose(f);
+    return buf;
+}
+
 /* Two placements: readings over 2.5x apart (zeros, not taken, ignored). */
 static void test_placement(void **state)
 {
@@ -770,11 +782,9 @@ static void test_placement(void **state)
     r->line_first = one(40e-9), r->line_last = one(42e-9), r->c2c_all = one(165e-9);
     r->line_mem = one(170e-9);
     r->placement_changed = true, r->placement_mixed = true;
-    char *buf = NULL;
+    char *buf = printed(r);
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    strata_probe_print(r, f);
-    fclose(f);
+    FILE *f;
     assert_non_null(strstr(buf, "placement: line 40 ns at the start, 170 ns after the memory "
                                 "stage, 165 ns in the coherence section, 42 ns at the end"));
     assert_non_null(strstr(buf, "PLACEMENT CHANGED during the probe (readings over 2.5x apart): "
@@ -805,6 +815,35 @@ static void test_placement(void **state)
     strata_probe_print(r, f);
     fclose(f);
     assert_null(strstr(buf, "moved"));
+    free(buf);
+    free(r);
+}
+
+/* The shm section's barrier as one more placement reading: a barrier
+ * waits for the peer's line at least once, so 0.100 us under a 160 ns
+ * hand-off is two placements (the run of 11:49:58: every reading far, the
+ * barrier close); 0.290 us over 160 ns, or either figure not measured, is
+ * not. The text names the barrier when the readings agree. */
+static void test_barrier_closer(void **state)
+{
+    (void)state;
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    synthetic(r);
+    r->c2c_all = one(160e-9), r->barrier_fit = one(0.100e-6);
+    assert_true(probe_barrier_closer(r));
+    r->barrier_fit = one(0.290e-6);
+    assert_false(probe_barrier_closer(r));
+    r->barrier_fit = one(0.100e-6), r->barrier_fit.n = 0;
+    assert_false(probe_barrier_closer(r));
+    r->barrier_fit.n = 1, r->c2c_all.n = 0;
+    assert_false(probe_barrier_closer(r));
+    r->c2c_all = one(160e-9);
+    r->line_first = r->line_mem = r->line_last = one(160e-9);
+    r->placement_mixed = true;
+    char *buf = printed(r);
+    assert_non_null(strstr(buf, "PLACEMENT CHANGED during the probe: the barrier (0.100 us) is "
+                                "under one line hand-off (160 ns)"));
+    assert_null(strstr(buf, "readings over"));
     free(buf);
     free(r);
 }
@@ -854,7 +893,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sockets),     cmocka_unit_test(test_flat_samples),
         cmocka_unit_test(test_flat_sync),   cmocka_unit_test(test_store_modes),
         cmocka_unit_test(test_placement),   cmocka_unit_test(test_barrier_sync),
-        cmocka_unit_test(test_call_work),
+        cmocka_unit_test(test_call_work),   cmocka_unit_test(test_barrier_closer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,12 +96,28 @@ static strata_status_t one_pass(probe_ctx_t *x, size_t from, bool short_plan, st
     return st;
 }
 
-/* Whether the figures of the calibration (the memory curves, the
- * line-dependent sections, up to the end) span two placements. */
-static bool mixed(const strata_probe_result_t *r)
+bool probe_barrier_closer(const strata_probe_result_t *r)
+{
+    return r->barrier_fit.n > 0 && r->c2c_all.n > 0 && r->barrier_fit.median < r->c2c_all.median;
+}
+
+/* Whether the calibration's three readings (after the memory stage, in
+ * the coherence section, at the end) span two placements. */
+static bool readings_differ(const strata_probe_result_t *r)
 {
     double v[3] = {r->line_mem.median, r->c2c_all.median, r->line_last.median};
     return probe_placement_differs(v, 3);
+}
+
+/* Whether the figures of the calibration (the memory curves, the
+ * line-dependent sections, up to the end) span two placements: the
+ * readings, or the shm section's barrier faster than one hand-off of the
+ * coherence section's line (it met a placement between two readings:
+ * every reading far and the barrier close, 2026-12-03 11:49:58,
+ * bench/README.md "s14-h19"). */
+static bool mixed(const strata_probe_result_t *r)
+{
+    return readings_differ(r) || probe_barrier_closer(r);
 }
 
 /* The whole probe: a placement reading at the start, after the memory
@@ -322,7 +338,13 @@ static void print_placement(const strata_probe_result_t *r, FILE *out)
             r->line_first.median * 1e9, r->line_mem.median * 1e9, r->c2c_all.median * 1e9,
             r->line_last.median * 1e9,
             r->remeasured ? " (the last three of a second pass: the placement had moved)" : "");
-    if (r->placement_mixed)
+    if (r->placement_mixed && !readings_differ(r))
+        fprintf(out,
+                "  PLACEMENT CHANGED during the probe: the barrier (%.3f us) is under one line "
+                "hand-off (%.0f ns), which no barrier is in one placement: the shm section met "
+                "another placement than the coherence section\n",
+                r->barrier_fit.median * 1e6, r->c2c_all.median * 1e9);
+    else if (r->placement_mixed)
         fprintf(out,
                 "  PLACEMENT CHANGED during the probe (readings over %.1fx apart): the "
                 "calibration mixes two placements (memory curves at %.0f ns, the line-dependent "
