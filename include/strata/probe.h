@@ -221,6 +221,15 @@ typedef struct strata_probe_result {
     strata_probe_stat_t shm_oneway[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t barrier_fit, barrier_over, per_rank;
     int ranks_fit, ranks_over;
+    /* The call's own work, timed on one rank through the library's
+     * functions (docs/probe.md, "The call's entry"): line_work = what an
+     * 8-byte allreduce on the line path does beyond the barrier's exchange
+     * (the algorithm choice, its 8 B copied beside the sequence, the
+     * reduction of ranks_fit lines by the engine's kernel, the result
+     * copied out); clock_read = one read of the library's clock, which
+     * every engine call (more than 56 B) makes for its learned choices;
+     * 0 samples when not measured */
+    strata_probe_stat_t line_work, clock_read;
 
     /* TCP: one-way time of an 8-byte message, and streaming bandwidth */
     strata_probe_stat_t tcp_alpha, tcp_bw;
@@ -291,6 +300,9 @@ typedef struct strata_probe_calib {
      * entry and one line exchange; 0 = not measured (files before it) */
     double barrier;
     int barrier_ranks;
+    /* s, the call's own work on one rank (result's line_work, clock_read);
+     * 0 = not measured (files before it) */
+    double line_work, clock_read;
     double proc_switch;  /* s, a switch between two processes on one cpu (sched_yield) */
     double futex_switch; /* s, a switch on one cpu by futex sleep and wake; 0 = not measured */
     double mem_copy_all; /* B/s, all cores of node 0 copying together */

@@ -17,6 +17,11 @@
  *   barrier       strata's barrier at the cores' ranks: the engine's first
  *                 synchronisation at that rank count (the line path
  *                 without data; α where not measured).
+ *   line_work, clock_read  timed on one rank through the library's
+ *                 functions (shm.c): the line path's own work beyond the
+ *                 barrier's exchange, added to it for 56 B or less; a clock
+ *                 read, once in a flat engine call and twice in a pipelined
+ *                 one (the engine's learned choices read the clock).
  *   write_bw, write_nt_bw  one core's (and all cores') plain and streaming
  *                 stores by buffer size: the output's stores, priced both
  *                 ways and the cheaper taken, as the engine picks.
@@ -47,6 +52,8 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     if (c->per_rank < 0) c->per_rank = 0; /* noise around a zero cost */
     c->barrier = r->barrier_fit.n ? r->barrier_fit.median : 0;
     c->barrier_ranks = r->barrier_fit.n ? r->ranks_fit : 0;
+    c->line_work = r->line_work.n ? r->line_work.median : 0;
+    c->clock_read = r->clock_read.n ? r->clock_read.median : 0;
     c->proc_switch = r->proc_switch.median;
     c->futex_switch = r->futex_switch.n ? r->futex_switch.median : 0;
     c->mem_copy_all = r->numa_nodes ? r->numa[0].all[STRATA_PROBE_MEM_COPY].median : 0;
@@ -146,6 +153,11 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
     if (doc && c->barrier > 0) {
         json_object_set_new(doc, "barrier_s", util_json_real(c->barrier));
         json_object_set_new(doc, "barrier_ranks", json_integer(c->barrier_ranks));
+    }
+    /* optional (files before it): the call's own work on one rank */
+    if (doc && c->line_work > 0 && c->clock_read > 0) {
+        json_object_set_new(doc, "line_work_s", util_json_real(c->line_work));
+        json_object_set_new(doc, "clock_read_s", util_json_real(c->clock_read));
     }
     /* optional (files before the wait regime): the futex regime's cost */
     if (doc && c->futex_switch > 0)
@@ -352,6 +364,11 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
             !(st = num(d, m, "barrier_s", true, &c.barrier, err)))
             st = num(d, m, "barrier_ranks", true, &br, err);
         c.barrier_ranks = (int)br;
+        /* optional (files before it): the call's own work, both or neither */
+        if (st == STRATA_OK &&
+            (json_object_get(m, "line_work_s") || json_object_get(m, "clock_read_s")) &&
+            !(st = num(d, m, "line_work_s", true, &c.line_work, err)))
+            st = num(d, m, "clock_read_s", true, &c.clock_read, err);
         if (st == STRATA_OK) st = read_curve(d, m, &c, err);
         if (st == STRATA_OK) st = read_shm_curve(d, m, &c, err);
         if (st == STRATA_OK)
@@ -537,9 +554,25 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
      * far (bench/README.md, "s13-h19"). Measured at the cores' ranks, so
      * it stands for calls of that many ranks (more ranks wait for the
      * scheduler, priced below; fewer post fewer lines: α then). */
-    if ((algo == STRATA_COMM_SHM || algo == STRATA_COMM_AUTO) && c->barrier > 0 &&
-        c->barrier_ranks == size)
+    bool engine = (algo == STRATA_COMM_SHM || algo == STRATA_COMM_AUTO) && P > 1;
+    if (engine && c->barrier > 0 && c->barrier_ranks == size) {
         m.lat_intra = c->barrier;
+        /* The barrier is the line path without data: an allreduce of 56 B
+         * or less does that and its own work besides — the algorithm
+         * choice, its data copied beside the sequence, the ranks' lines
+         * reduced, the result copied out — timed on one rank through the
+         * library's functions (shm.c, line_work): 20-40 ns more than the
+         * barrier measured here, 8-12 of it this work (bench/README.md,
+         * "s14-h19"). */
+        if (S <= STRATA_DIRECT_LINE_MAX) m.lat_intra += c->line_work;
+    }
+    /* Every engine call (more than 56 B) reads the clock for its learned
+     * choices (allreduce_shm.c run(): at its end, and at its start for
+     * the pipelined allreduce too): 26-32 ns a read on this VM, measured on
+     * one rank (shm.c, clock_read). */
+    strata_direct_layout_t lay;
+    strata_direct_layout(STRATA_COLL_ALLREDUCE, (uint32_t)P, S, P > c->cores, &lay);
+    if (engine && S > STRATA_DIRECT_LINE_MAX) m.lat_intra += (lay.flat ? 1 : 2) * c->clock_read;
     /* The engine's flags, counted in allreduce_shm.c: the line path (56 B
      * or less) hands over one line a call; the flat path two flags
      * (staged, then done), the pipeline three a chunk (staged, reduced,
@@ -575,8 +608,6 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     /* the engine's layout (sched.h): a slice of the first chunk, which
      * has at least 4 chunks' worth of slices when the ranks outnumber
      * the cores */
-    strata_direct_layout_t lay;
-    strata_direct_layout(STRATA_COLL_ALLREDUCE, (uint32_t)P, S, P > c->cores, &lay);
     double slice = lay.slice;
     m.bw_load = strata_probe_remote_bw(c, slice);
     /* the flat path: its round measured as the engine runs it, back to

@@ -70,6 +70,13 @@ int probe_flat_sync(double *const lap[2], int rounds, double *sync);
  * STRATA_PROBE_PLACEMENT_RATIO (largest over smallest): two placements. */
 bool probe_placement_differs(const double *v, int n);
 
+/* Whether the shm section's barrier at the cores' ranks (barrier_fit) is
+ * under one cache-line hand-off of the coherence section (c2c_all): a
+ * barrier waits for the peer's line to come over at least once, so in one
+ * placement it never is; the shm section then met a closer placement than
+ * the coherence section measured. False when either was not measured. */
+bool probe_barrier_closer(const strata_probe_result_t *r);
+
 /* Sections. Each returns STRATA_OK or an error with its message. */
 strata_status_t probe_mem(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_c2c(probe_ctx_t *x, double budget_s, strata_error_t *err);

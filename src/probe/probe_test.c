@@ -658,6 +658,18 @@ static void test_store_modes(void **state)
     expect_store(&c, STRATA_PROBE_STORE_PLAIN, 332.605305e-6, 507.367972e-6);
 }
 
+/* r saved to a fresh file named from the template path (kept, for the
+ * caller to unlink) and loaded back into *got. */
+static void save_load(const strata_probe_result_t *r, char *path, strata_probe_calib_t *got)
+{
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    close(fd);
+    strata_error_t err = {0};
+    assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
+    assert_int_equal(strata_probe_calib_load(path, got, &err), STRATA_OK);
+}
+
 /* The engine's first synchronisation priced at the barrier of the cores'
  * ranks (comm_shm_barrier: the line path without data), not at an 8-byte
  * message's one way: test_predict's machine (α 1 us) with a barrier of
@@ -682,17 +694,82 @@ static void test_barrier_sync(void **state)
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_RING, 2, 1048576), 1050.576e-6,
          1e-9);
     char path[] = "/tmp/strata_probe_barXXXXXX.json";
-    int fd = mkstemps(path, 5);
-    assert_true(fd >= 0);
-    close(fd);
-    strata_error_t err = {0};
-    assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
     strata_probe_calib_t got;
-    assert_int_equal(strata_probe_calib_load(path, &got, &err), STRATA_OK);
+    save_load(r, path, &got);
     NEAR(got.barrier, 0.8e-6, RT);
     assert_int_equal(got.barrier_ranks, 2);
     unlink(path);
     free(r);
+}
+
+/* The call's own work (shm.c's line_work and clock_read, one rank) on
+ * test_barrier_sync's machine (barrier 0.8 us at 2 ranks), with 20 ns of
+ * line-path work and a 30 ns clock read. 8 B (line path, at the barrier's
+ * rank count): 0.8081 us + 0.020 = 0.8281 us; 56 B, the line path's
+ * largest: 0.8 + 0.02 + 56 / 80e9 (0.7 ns) + 56 / 1e9 (56 ns) =
+ * 0.8767 us; 64 B (flat: one clock read, no line work): 0.9648 + 0.030 =
+ * 0.9948 us; 4 ranks, 8 B: alpha (not the barrier's count), and no line
+ * work beside it: 2.2482 us as before; 1 MiB at 2 ranks (the pipeline: two
+ * reads) exactly 60 ns above the same machine without the figures; the
+ * ring's messages (no engine call) unchanged, 1050.576 us. Saved and
+ * loaded back; a file with one of the two figures alone is refused. */
+static void test_call_work(void **state)
+{
+    (void)state;
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    synthetic(r);
+    r->barrier_fit = one(0.8e-6);
+    strata_probe_calib_t c0, c;
+    strata_probe_calib_from(r, &c0);
+    assert_true(c0.line_work == 0 && c0.clock_read == 0); /* not measured: not charged */
+    r->line_work = one(20e-9), r->clock_read = one(30e-9);
+    strata_probe_calib_from(r, &c);
+    c.remote_n = 0, c0.remote_n = 0;
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 8), 0.8281e-6, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 56), 0.8767e-6, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 64), 0.9948e-6, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 4, 8), 2.2482e-6, 1e-12);
+    double big = strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576),
+           big0 = strata_probe_predict(&c0, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1048576);
+    assert_true(big0 > 0);
+    NEAR(big - big0, 60e-9, 1e-6); /* of a difference of two 332 us figures */
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_RING, 2, 1048576), 1050.576e-6,
+         1e-9);
+    char path[] = "/tmp/strata_probe_workXXXXXX.json";
+    strata_probe_calib_t got;
+    save_load(r, path, &got);
+    strata_error_t err = {0};
+    NEAR(got.line_work, 20e-9, RT);
+    NEAR(got.clock_read, 30e-9, RT);
+    /* one without the other: the file is not the probe's */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *text = calloc(1, 1 << 20);
+    size_t n = fread(text, 1, (1 << 20) - 1, f);
+    fclose(f);
+    char *k = strstr(text, "\"clock_read_s\"");
+    assert_true(n > 0 && k != NULL);
+    memcpy(k, "\"clock_xxxx_s\"", 14);
+    f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+    assert_int_not_equal(strata_probe_calib_load(path, &got, &err), STRATA_OK);
+    assert_non_null(strstr(err.msg, "clock_read_s"));
+    free(text);
+    unlink(path);
+    free(r);
+}
+
+/* r's text (strata_probe_print), for the caller to free. */
+static char *printed(const strata_probe_result_t *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    strata_probe_print(r, f);
+    fclose(f);
+    return buf;
 }
 
 /* Two placements: readings over 2.5x apart (zeros, not taken, ignored). */
@@ -712,11 +789,9 @@ static void test_placement(void **state)
     r->line_first = one(40e-9), r->line_last = one(42e-9), r->c2c_all = one(165e-9);
     r->line_mem = one(170e-9);
     r->placement_changed = true, r->placement_mixed = true;
-    char *buf = NULL;
+    char *buf = printed(r);
     size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    strata_probe_print(r, f);
-    fclose(f);
+    FILE *f;
     assert_non_null(strstr(buf, "placement: line 40 ns at the start, 170 ns after the memory "
                                 "stage, 165 ns in the coherence section, 42 ns at the end"));
     assert_non_null(strstr(buf, "PLACEMENT CHANGED during the probe (readings over 2.5x apart): "
@@ -747,6 +822,35 @@ static void test_placement(void **state)
     strata_probe_print(r, f);
     fclose(f);
     assert_null(strstr(buf, "moved"));
+    free(buf);
+    free(r);
+}
+
+/* The shm section's barrier as one more placement reading: a barrier
+ * waits for the peer's line at least once, so 0.100 us under a 160 ns
+ * hand-off is two placements (the run of 11:49:58: every reading far, the
+ * barrier close); 0.290 us over 160 ns, or either figure not measured, is
+ * not. The text names the barrier when the readings agree. */
+static void test_barrier_closer(void **state)
+{
+    (void)state;
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    synthetic(r);
+    r->c2c_all = one(160e-9), r->barrier_fit = one(0.100e-6);
+    assert_true(probe_barrier_closer(r));
+    r->barrier_fit = one(0.290e-6);
+    assert_false(probe_barrier_closer(r));
+    r->barrier_fit = one(0.100e-6), r->barrier_fit.n = 0;
+    assert_false(probe_barrier_closer(r));
+    r->barrier_fit.n = 1, r->c2c_all.n = 0;
+    assert_false(probe_barrier_closer(r));
+    r->c2c_all = one(160e-9);
+    r->line_first = r->line_mem = r->line_last = one(160e-9);
+    r->placement_mixed = true;
+    char *buf = printed(r);
+    assert_non_null(strstr(buf, "PLACEMENT CHANGED during the probe: the barrier (0.100 us) is "
+                                "under one line hand-off (160 ns)"));
+    assert_null(strstr(buf, "readings over"));
     free(buf);
     free(r);
 }
@@ -796,6 +900,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sockets),     cmocka_unit_test(test_flat_samples),
         cmocka_unit_test(test_flat_sync),   cmocka_unit_test(test_store_modes),
         cmocka_unit_test(test_placement),   cmocka_unit_test(test_barrier_sync),
+        cmocka_unit_test(test_call_work),   cmocka_unit_test(test_barrier_closer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,12 +12,23 @@
  *             outnumbering cores, the scheduler in the loop): the extra
  *             time per barrier per added rank (median barrier of a batch,
  *             as strata bench takes the median call).
+ *   line_work, clock_read  on this process's one thread (no second rank):
+ *             what an 8-byte allreduce on the line path does beyond the
+ *             barrier's exchange, through the library's own functions
+ *             (strata_comm_algo_for, the 8 B copied beside a sequence word,
+ *             comm_reduce_n over ranks_fit inputs, the result copied out),
+ *             and one read of the library's clock (util_now), which every
+ *             engine call makes for its learned choices; a sample is a
+ *             batch of WORK_ITERS timed as a whole / WORK_ITERS (the
+ *             batch's own clock read adds 1/WORK_ITERS of a read a pass).
  * No collective that the model later predicts (allreduce…) is timed here.
  * The ranks write their samples into an anonymous shared mapping made
  * before the fork.
  */
 #define _GNU_SOURCE
 #include "probe.h"
+
+#include "comm.h" /* the engine's reduction kernel, as c2c.c */
 
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +140,72 @@ static strata_status_t per_rank(probe_ctx_t *x, shm_job_t *j, strata_error_t *er
     return strata_probe_stat(d, (size_t)j->samples, &res->per_rank, err);
 }
 
+/* ==== The call's own work, one rank ==== */
+
+#define WORK_ITERS 2000
+
+typedef struct work {
+    int ranks; /* inputs reduced: the barrier's rank count */
+    float src[2], out[2];
+    float tmp[2];
+    struct { /* a line slot: the sequence word, then the data beside it */
+        uint64_t seq;
+        unsigned char data[56];
+    } line[COMM_MAX_SIZE] __attribute__((aligned(64)));
+} work_t;
+
+/* One pass of the line path's own work (comm.c's dispatch and
+ * allreduce_shm.c's comm_small_allreduce, less the exchange that the
+ * barrier times): the algorithm for the call, the input copied beside the
+ * sequence, every rank's line reduced (its own input for its own part, as
+ * the engine reads it), the result copied out. */
+static void line_pass(work_t *w)
+{
+    volatile strata_comm_algo_t a =
+        strata_comm_algo_for(NULL, STRATA_COLL_ALLREDUCE, sizeof(w->src), STRATA_COMM_AUTO);
+    (void)a;
+    memcpy(w->line[0].data, w->src, sizeof(w->src));
+    const void *srcs[COMM_MAX_SIZE];
+    for (int q = 0; q < w->ranks; q++)
+        srcs[q] = q == 0 ? (const void *)w->src : w->line[q].data;
+    comm_reduce_n(w->tmp, srcs, w->ranks, 2, STRATA_FP32, STRATA_SUM, w->ranks);
+    memcpy(w->out, w->tmp, sizeof(w->out));
+    __asm__ volatile("" : : "r"(w) : "memory"); /* the compiler keeps every pass */
+}
+
+static double line_sample(void *arg)
+{
+    work_t *w = arg;
+    double t0 = util_now();
+    for (int i = 0; i < WORK_ITERS; i++)
+        line_pass(w);
+    return (util_now() - t0) / WORK_ITERS;
+}
+
+static double clock_sample(void *arg)
+{
+    (void)arg;
+    volatile double sink = 0;
+    double t0 = util_now();
+    for (int i = 0; i < WORK_ITERS; i++)
+        sink = util_now();
+    double t = sink - t0; /* WORK_ITERS reads between the first and the last */
+    return t / WORK_ITERS;
+}
+
+static strata_status_t call_work(probe_ctx_t *x, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    work_t w = {.ranks = res->ranks_fit > 1 && res->ranks_fit <= COMM_MAX_SIZE ? res->ranks_fit : 2,
+                .src = {1, 2}};
+    for (int q = 0; q < COMM_MAX_SIZE; q++)
+        memcpy(w.line[q].data, w.src, sizeof(w.src));
+    double budget = x->opts->quick ? 0.002 : 0.01;
+    strata_status_t st = probe_sample(clock_sample, NULL, budget, &res->clock_read, err);
+    if (st != STRATA_OK) return st;
+    return probe_sample(line_sample, &w, budget, &res->line_work, err);
+}
+
 strata_status_t probe_shm(probe_ctx_t *x, double budget, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
@@ -158,6 +235,7 @@ strata_status_t probe_shm(probe_ctx_t *x, double budget, strata_error_t *err)
         st = strata_probe_stat(bw, (size_t)j->samples, &res->shm_bw, err);
     }
     if (st == STRATA_OK) st = per_rank(x, j, err);
+    if (st == STRATA_OK) st = call_work(x, err);
     probe_tick(x, budget, 1);
     munmap(j, sizeof(*j));
     return st;
