@@ -219,14 +219,84 @@ strata_status_t strata_probe_save(const strata_probe_result_t *r, const char *pa
 
 /* ==== Loading ==== */
 
+/* Bounds of physical sense for a saved figure, by its key: a time ("_s")
+ * at most 5 s (the probe's longest wait: anything slower was never
+ * measured by it), a rate ("_Bps") from 1 B/s to 1e14 B/s (100 TB/s,
+ * over ten times an accelerator's HBM3e, as cluster files bound a
+ * measured link), a size ("bytes") at most 2^40 B (1 TiB: no curve
+ * point of the probe is a thousandth of that). */
+#define CALIB_TIME_MAX  5.0
+#define CALIB_RATE_MIN  1.0
+#define CALIB_RATE_MAX  1e14
+#define CALIB_BYTES_MAX 1099511627776.0
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* A figure under key: finite, > 0 (positive) or >= 0, and within its
+ * kind's bounds above (a zero that is allowed means "not measured"). */
 static strata_status_t num(util_json_doc_t *d, json_t *m, const char *key, bool positive,
                            double *out, strata_error_t *err)
 {
     strata_status_t st = util_json_req_num(d, m, key, out, err);
     if (st) return st;
-    if (!isfinite(*out) || *out < 0 || (positive && *out == 0))
+    double v = *out;
+    if (!isfinite(v) || v < 0 || (positive && v == 0))
         return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE,
                                "\"%s\" must be %s", key, positive ? "> 0" : ">= 0");
+    if (v == 0) return STRATA_OK;
+    if (ends_with(key, "_s") && v > CALIB_TIME_MAX)
+        return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE,
+                               "\"%s\" is %g s: not physical (at most %g s)", key, v,
+                               CALIB_TIME_MAX);
+    if (ends_with(key, "_Bps") && (v < CALIB_RATE_MIN || v > CALIB_RATE_MAX))
+        return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE,
+                               "\"%s\" is %g B/s: not physical (from 1 B/s to 1e14 B/s)", key, v);
+    if (strcmp(key, "bytes") == 0 && v > CALIB_BYTES_MAX)
+        return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE,
+                               "\"bytes\" is %g: at most 2^40 (1 TiB)", v);
+    return STRATA_OK;
+}
+
+/* A count under key: a whole number from lo to hi. */
+static strata_status_t count(util_json_doc_t *d, json_t *m, const char *key, int lo, int hi,
+                             int *out, strata_error_t *err)
+{
+    double v;
+    strata_status_t st = util_json_req_num(d, m, key, &v, err);
+    if (st) return st;
+    if (!(v >= lo && v <= hi) || v != floor(v))
+        return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE,
+                               "\"%s\" must be a whole number from %d to %d", key, lo, hi);
+    *out = (int)v;
+    return STRATA_OK;
+}
+
+/* An optional "spread" under m: a number >= 0 (a curve point's) or, where
+ * obj, an object of such numbers (the top level's). Not used by the model
+ * (it prices medians), checked so a file that says nonsense is refused. */
+static strata_status_t check_spread(util_json_doc_t *d, json_t *m, bool obj, strata_error_t *err)
+{
+    json_t *s = json_object_get(m, "spread"), *v;
+    const char *k;
+    if (!s) return STRATA_OK;
+    if (!obj) {
+        if (json_is_number(s) && isfinite(json_number_value(s)) && json_number_value(s) >= 0)
+            return STRATA_OK;
+        return util_json_error(d, s, err, STRATA_ERR_PARSE, "\"spread\" must be a number >= 0");
+    }
+    if (!json_is_object(s))
+        return util_json_error(d, s, err, STRATA_ERR_PARSE,
+                               "\"spread\" must be an object of numbers >= 0");
+    json_object_foreach(s, k, v)
+    {
+        if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+            return util_json_error(d, v, err, STRATA_ERR_PARSE,
+                                   "\"spread\".\"%s\" must be a number >= 0", k);
+    }
     return STRATA_OK;
 }
 
@@ -294,7 +364,8 @@ static strata_status_t read_handover(util_json_doc_t *d, json_t *m, const char *
         if (!json_is_object(p))
             return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
         if ((st = num(d, p, "bytes", true, &bytes[i], err)) ||
-            (st = num(d, p, "handover_Bps", true, &bw[i], err)))
+            (st = num(d, p, "handover_Bps", true, &bw[i], err)) ||
+            (st = check_spread(d, p, false, err)))
             return st;
         if (i > 0 && bytes[i] <= bytes[i - 1])
             return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
@@ -319,7 +390,8 @@ static strata_status_t read_shm_curve(util_json_doc_t *d, json_t *m, strata_prob
         if (!json_is_object(p))
             return util_json_error(d, p, err, STRATA_ERR_PARSE, "expected a curve point {...}");
         if ((st = num(d, p, "bytes", true, &c->shm_bytes[i], err)) ||
-            (st = num(d, p, "oneway_s", true, &c->shm_oneway[i], err)))
+            (st = num(d, p, "oneway_s", true, &c->shm_oneway[i], err)) ||
+            (st = check_spread(d, p, false, err)))
             return st;
         if (i > 0 && c->shm_bytes[i] <= c->shm_bytes[i - 1])
             return util_json_error(d, json_object_get(p, "bytes"), err, STRATA_ERR_PARSE,
@@ -338,7 +410,6 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
     json_t *root = util_json_root(d),
            *m = json_is_object(root) ? json_object_get(root, "measured") : NULL;
     strata_probe_calib_t c = {0};
-    double cores = 0;
     const char *date = NULL;
     if (!m) {
         st = strata_error_set_at(err, STRATA_ERR_NOT_FOUND, path, 0, 0,
@@ -346,7 +417,7 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
     } else if (!json_is_object(m)) {
         st = util_json_error(d, m, err, STRATA_ERR_PARSE, "\"measured\" must be an object");
     } else if (!(st = util_json_opt_str(d, m, "date", &date, err)) &&
-               !(st = num(d, m, "cores", true, &cores, err)) &&
+               !(st = count(d, m, "cores", 1, STRATA_PROBE_CORES_MAX, &c.cores, err)) &&
                !(st = num(d, m, "line_latency_s", true, &c.line_latency, err)) &&
                !(st = num(d, m, "shm_alpha_s", true, &c.shm_alpha, err)) &&
                !(st = num(d, m, "shm_bw_Bps", true, &c.shm_bw, err)) &&
@@ -359,11 +430,10 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
         if (json_object_get(m, "futex_switch_s"))
             st = num(d, m, "futex_switch_s", true, &c.futex_switch, err);
         /* optional (files before it): the barrier, with its rank count */
-        double br = 0;
         if (st == STRATA_OK && json_object_get(m, "barrier_s") &&
             !(st = num(d, m, "barrier_s", true, &c.barrier, err)))
-            st = num(d, m, "barrier_ranks", true, &br, err);
-        c.barrier_ranks = (int)br;
+            st = count(d, m, "barrier_ranks", 2, STRATA_PROBE_CORES_MAX, &c.barrier_ranks, err);
+        if (st == STRATA_OK) st = check_spread(d, m, true, err);
         /* optional (files before it): the call's own work, both or neither */
         if (st == STRATA_OK &&
             (json_object_get(m, "line_work_s") || json_object_get(m, "clock_read_s")) &&
@@ -382,7 +452,6 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
                                &c.reduce_n, err);
     }
     if (st == STRATA_OK) {
-        c.cores = (int)cores;
         snprintf(c.date, sizeof(c.date), "%s", date ? date : "");
         *c_p = c;
     }

@@ -366,6 +366,34 @@ static void test_load_errors(void **state)
     strata_error_str(&err, buf, sizeof(buf));
     /* the value -1e-7 starts on line 2, column 21 */
     assert_non_null(strstr(buf, ":2:21: \"line_latency_s\" must be > 0"));
+    /* bounds of physical sense (calib.c): a count is a whole number of
+     * 1..64 (1e30 cast to int was -2^31), a time at most 5 s, a rate from
+     * 1 B/s to 1e14 B/s, a spread a number >= 0; the value of the first
+     * two starts at column 24: {"measured": {"cores": is 23 characters */
+    static const struct {
+        const char *json, *msg;
+    } bad[] = {
+        {"{\"measured\": {\"cores\": 1e30}}",
+         ":1:24: \"cores\" must be a whole number from 1 to 64"},
+        {"{\"measured\": {\"cores\": 2.5}}",
+         ":1:24: \"cores\" must be a whole number from 1 to 64"},
+        {"{\"measured\": {\"cores\": 2, \"line_latency_s\": 1e6}}",
+         "\"line_latency_s\" is 1e+06 s: not physical (at most 5 s)"},
+        {"{\"measured\": {\"cores\": 2, \"line_latency_s\": 4e-8, \"shm_alpha_s\": 1e-7,"
+         " \"shm_bw_Bps\": 1e-300}}",
+         "\"shm_bw_Bps\" is 1e-300 B/s: not physical (from 1 B/s to 1e14 B/s)"},
+        {"{\"measured\": {\"cores\": 2, \"line_latency_s\": 4e-8, \"shm_alpha_s\": 1e-7,"
+         " \"shm_bw_Bps\": 1e10, \"per_rank_s\": 0, \"proc_switch_s\": 1e-6,"
+         " \"mem_copy_all_Bps\": 1e10, \"tcp_alpha_s\": 0, \"tcp_bw_Bps\": 0,"
+         " \"spread\": \"wide\"}}",
+         "\"spread\" must be an object of numbers >= 0"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        write_file(path, bad[i].json);
+        assert_int_equal(strata_probe_calib_load(path, &c, &err), STRATA_ERR_PARSE);
+        strata_error_str(&err, buf, sizeof(buf));
+        if (!strstr(buf, bad[i].msg)) fail_msg("case %zu: '%s' lacks '%s'", i, buf, bad[i].msg);
+    }
     unlink(path);
 }
 
