@@ -25,6 +25,8 @@
  *   write_bw, write_nt_bw  one core's (and all cores') plain and streaming
  *                 stores by buffer size: the output's stores, priced both
  *                 ways and the cheaper taken, as the engine picks.
+ *   llc_bytes     the shared last-level cache (sysfs, comm_llc_bytes): the
+ *                 curve size the footprint is read at (probe_cache_level).
  * No allreduce (or other collective the model predicts) is timed to set
  * any of them.
  */
