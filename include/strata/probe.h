@@ -135,6 +135,9 @@ typedef struct strata_probe_result {
 
     /* memory */
     size_t big_bytes; /* buffer of the per-node table */
+    /* the last-level cache the cores share (sysfs, as the engine reads it:
+     * comm_llc_bytes); 0 = unknown */
+    size_t llc_bytes;
     int numa_nodes;
     strata_probe_numa_t numa[STRATA_PROBE_NUMA_MAX];
     /* one core of node 0: copy, reduce and read bandwidth against the buffer size */
@@ -306,6 +309,7 @@ typedef struct strata_probe_calib {
     double proc_switch;  /* s, a switch between two processes on one cpu (sched_yield) */
     double futex_switch; /* s, a switch on one cpu by futex sleep and wake; 0 = not measured */
     double mem_copy_all; /* B/s, all cores of node 0 copying together */
+    double llc_bytes;    /* B, the shared last-level cache (sysfs); 0 = unknown */
     int curve_n;
     double curve_bytes[STRATA_PROBE_CURVE_MAX];
     double copy_bw[STRATA_PROBE_CURVE_MAX];   /* one core, by buffer size */

@@ -25,6 +25,8 @@
  *   write_bw, write_nt_bw  one core's (and all cores') plain and streaming
  *                 stores by buffer size: the output's stores, priced both
  *                 ways and the cheaper taken, as the engine picks.
+ *   llc_bytes     the shared last-level cache (sysfs, comm_llc_bytes): the
+ *                 curve size the footprint is read at (probe_cache_level).
  * No allreduce (or other collective the model predicts) is timed to set
  * any of them.
  */
@@ -57,6 +59,7 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     c->proc_switch = r->proc_switch.median;
     c->futex_switch = r->futex_switch.n ? r->futex_switch.median : 0;
     c->mem_copy_all = r->numa_nodes ? r->numa[0].all[STRATA_PROBE_MEM_COPY].median : 0;
+    c->llc_bytes = (double)r->llc_bytes;
     c->curve_n = r->curve_n;
     for (int i = 0; i < r->curve_n; i++) {
         c->curve_bytes[i] = r->curve_bytes[i];
@@ -159,6 +162,8 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
         json_object_set_new(doc, "line_work_s", util_json_real(c->line_work));
         json_object_set_new(doc, "clock_read_s", util_json_real(c->clock_read));
     }
+    /* optional (files before it; 0 = unknown): the shared last-level cache */
+    if (doc && c->llc_bytes > 0) json_object_set_new(doc, "llc_B", util_json_real(c->llc_bytes));
     /* optional (files before the wait regime): the futex regime's cost */
     if (doc && c->futex_switch > 0)
         json_object_set_new(doc, "futex_switch_s", util_json_real(c->futex_switch));
@@ -439,6 +444,9 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
             (json_object_get(m, "line_work_s") || json_object_get(m, "clock_read_s")) &&
             !(st = num(d, m, "line_work_s", true, &c.line_work, err)))
             st = num(d, m, "clock_read_s", true, &c.clock_read, err);
+        /* optional (files before it): the shared last-level cache */
+        if (st == STRATA_OK && json_object_get(m, "llc_B"))
+            st = num(d, m, "llc_B", true, &c.llc_bytes, err);
         if (st == STRATA_OK) st = read_curve(d, m, &c, err);
         if (st == STRATA_OK) st = read_shm_curve(d, m, &c, err);
         if (st == STRATA_OK)
@@ -588,6 +596,31 @@ double strata_probe_shm_move(const strata_probe_calib_t *c, double bytes)
     return last > 0 ? last * bytes : 0;
 }
 
+/* The buffer size at which the curves price a rank's working set of ws
+ * bytes when the call sweeps `sweep` bytes (all ranks' working sets)
+ * through the shared last-level cache, every call the same buffers. A
+ * cyclic sweep larger than the cache misses nearly every line, one that
+ * fits hits nearly every line: a step at the cache's size, which the
+ * curves' interpolation in log size between the points either side makes
+ * a ramp (8 MiB at 2 ranks: 33.5 MiB swept past a 32 MiB L3 was priced at
+ * a rank's 16.75 MiB as if mostly cached, bench/README.md "s14-h19"). So:
+ * past the cache, the memory point (the curves' largest, when its
+ * all-core footprint, cores x size, is past the cache too); within it, no
+ * further than the largest point whose all-core footprint fits it. With
+ * the cache unknown, or curves that do not reach past it: ws. */
+double probe_cache_level(const strata_probe_calib_t *c, double ws, double sweep)
+{
+    double L = c->llc_bytes, k = c->cores > 1 ? c->cores : 1;
+    int n = c->curve_n;
+    if (!(L > 0) || n < 1) return ws;
+    double last = c->curve_bytes[n - 1];
+    if (sweep > L) return k * last > L ? fmax(ws, last) : ws;
+    double fits = 0;
+    for (int i = 0; i < n; i++)
+        if (k * c->curve_bytes[i] < L) fits = c->curve_bytes[i];
+    return fits > 0 ? fmin(ws, fits) : ws;
+}
+
 /* The host as sched's cost model sees it, for one call (docs/probe.md):
  * every figure is read off the measured curves at the working set of that
  * call, and the model (sched/cost.c) does the rest — the engine priced as
@@ -713,10 +746,21 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
      * copy curve at a block, and the store beyond a block's. */
     if (c->reduce_n > 0 && P > 1 && !lay.flat) {
         m.bw_reduce_load = interp(c->reduce_n, c->reduce_bytes, c->reduce_load_bw, slice);
-        double ws = 2 * S + ENGINE_SLOTS * lay.chunk;
-        double r_out = strata_probe_read_bw_at(c, ws, busy),
+        /* Where those bytes live: every call sweeps all P ranks' footprints
+         * through the shared last-level cache (probe_cache_level). Plain
+         * stores keep the output there too (2 S and the slots a rank);
+         * streamed, it bypasses the caches, and only the input and the
+         * slots (S and the slots) compete for them — 8 MiB at 2 ranks:
+         * 33.5 MiB plain, past this host's 32 MiB L3, every line from
+         * memory; 17.5 MiB streamed, the input in the L3. */
+        double slots = ENGINE_SLOTS * lay.chunk, ws = 2 * S + slots;
+        bool nt =
+            c->store == STRATA_PROBE_STORE_STREAM && strata_probe_write_nt_bw_at(c, ws, busy) > 0;
+        double in_ws = nt ? S + slots : ws;
+        double lvl = probe_cache_level(c, ws, P * ws);
+        double r_out = strata_probe_read_bw_at(c, probe_cache_level(c, in_ws, P * in_ws), busy),
                r_hand = strata_probe_read_bw_at(c, slice, busy);
-        w_out = out_write_at(c, ws, busy);
+        w_out = nt ? out_write_at(c, ws, busy) : out_write_at(c, lvl, busy);
         extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
         m.bw_store = extra > 0 ? 1 / extra : 0;
         double rx = r_out > 0 && r_hand > 0 ? 1 / r_out - 1 / r_hand : 0;

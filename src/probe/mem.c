@@ -16,6 +16,8 @@
 #define _GNU_SOURCE
 #include "probe.h"
 
+#include "comm.h" /* comm_llc_bytes: the cache the engine reads */
+
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -269,6 +271,7 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
                                    2097152, 4194304, 8388608, 16777216, 67108864};
     int ncurve = x->opts->quick ? 7 : 10; /* quick stops at 4 MiB */
     res->big_bytes = x->opts->quick ? (size_t)16 << 20 : (size_t)64 << 20;
+    res->llc_bytes = comm_llc_bytes();
     g_pool.bytes =
         res->big_bytes > (size_t)curve[ncurve - 1] ? res->big_bytes : (size_t)curve[ncurve - 1];
     int nnt = 0; /* curve points with streaming stores too: two more jobs each */

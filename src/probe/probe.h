@@ -106,4 +106,8 @@ typedef struct probe_numa_cpus {
 int probe_numa_layout(probe_numa_cpus_t *nodes, int max, const int *allowed, int nallowed);
 void probe_host_facts(strata_probe_result_t *res);
 
+/* calib.c: the curve size that prices a rank's working set of ws bytes
+ * when a call sweeps `sweep` bytes through the shared last-level cache. */
+double probe_cache_level(const strata_probe_calib_t *c, double ws, double sweep);
+
 #endif

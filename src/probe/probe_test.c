@@ -282,6 +282,7 @@ static void test_save_load_roundtrip(void **state)
     r->flat_copy[0] = one(2e9), r->flat_copy[1] = one(4e9);
     r->reduce_n = 2, r->reduce_bytes[0] = 4096, r->reduce_bytes[1] = 131072; /* optional too */
     r->reduce_load[0] = one(5e9), r->reduce_load[1] = one(12e9);
+    r->llc_bytes = (size_t)32 << 20; /* optional too */
     assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
     strata_probe_calib_t want, got;
     strata_probe_calib_from(r, &want);
@@ -293,6 +294,7 @@ static void test_save_load_roundtrip(void **state)
     NEAR(got.shm_bw, 1e9, RT);
     NEAR(got.per_rank, 2e-6, RT);
     NEAR(got.futex_switch, 5e-6, RT);
+    NEAR(got.llc_bytes, 33554432, RT);
     assert_int_equal(got.flat_n, 2);
     NEAR(got.flat_bytes[1], 2048, RT);
     NEAR(got.flat_bw[0], 2e9, RT);
@@ -686,6 +688,68 @@ static void test_store_modes(void **state)
     expect_store(&c, STRATA_PROBE_STORE_PLAIN, 332.605305e-6, 507.367972e-6);
 }
 
+/* Where a working set lives (calib.c, probe_cache_level): a 2-core host
+ * with a 32 MiB shared cache and curve points 4, 8, 16 and 64 MiB. */
+static void test_cache_level(void **state)
+{
+    (void)state;
+    strata_probe_calib_t c = {.cores = 2, .curve_n = 4, .llc_bytes = 32 << 20};
+    double mib = 1048576;
+    c.curve_bytes[0] = 4 * mib, c.curve_bytes[1] = 8 * mib;
+    c.curve_bytes[2] = 16 * mib, c.curve_bytes[3] = 64 * mib;
+    /* 8 MiB plain at 2 ranks: a rank's 16.75 MiB, 33.5 MiB swept, past
+     * the 32: the memory point, 64 MiB (2 x 64 past the cache too) */
+    NEAR(probe_cache_level(&c, 16.75 * mib, 33.5 * mib), 64 * mib, 1e-12);
+    /* a working set larger than the last point: itself (clamped there) */
+    NEAR(probe_cache_level(&c, 100 * mib, 200 * mib), 100 * mib, 1e-12);
+    /* 8 MiB streamed (input and slots, 8.75 MiB a rank, 17.5 swept): in
+     * the cache, at most 8 MiB (2 x 16 MiB is the whole cache, not in it) */
+    NEAR(probe_cache_level(&c, 8.75 * mib, 17.5 * mib), 8 * mib, 1e-12);
+    NEAR(probe_cache_level(&c, 4.75 * mib, 9.5 * mib), 4.75 * mib, 1e-12); /* itself */
+    /* the cache unknown: ws, as before */
+    c.llc_bytes = 0;
+    NEAR(probe_cache_level(&c, 16.75 * mib, 33.5 * mib), 16.75 * mib, 1e-12);
+    /* curves that stop at 16 MiB (--quick-like): 2 x 16 is not past the
+     * 32 MiB cache, no memory point to read: ws */
+    c.llc_bytes = 32 << 20, c.curve_n = 3;
+    NEAR(probe_cache_level(&c, 16.75 * mib, 33.5 * mib), 16.75 * mib, 1e-12);
+}
+
+/* The machine's read of the input by store mode, on store_machine with a
+ * memory point (64 MiB: read 5, write 3 GB/s) and a 4 MiB cache. The
+ * 1 MiB call at 2 ranks: chunk 256 KiB, slice 128 KiB (asserted below);
+ * the slice's read 80 - 5/8 x 60 = 42.5 GB/s (log 128K/4K over log
+ * 1M/4K, one-core curves: no all-core points). Plain: a rank's 2 S + 3
+ * chunks = 2.75 MiB, 5.5 swept, past the 4: read at 5 GB/s, the extra
+ * 1/5 - 1/42.5 ns a byte: 5.6666667 GB/s. Streamed: S + 3 chunks = 1.75
+ * MiB, 3.5 swept, in the cache: at most the 1 MiB point (2 x 1 MiB fits,
+ * 2 x 64 does not), 20 GB/s, 1/20 - 1/42.5: 37.777778 GB/s. Without the
+ * cache size: plain at 2.75 MiB, 20 - 15 ln 2.75 / ln 64 = 16.351 GB/s,
+ * extra 1/16.351 - 1/42.5: 26.574 GB/s. */
+static void test_cache_machine(void **state)
+{
+    (void)state;
+    strata_probe_calib_t c;
+    store_machine(&c);
+    c.curve_n = 3, c.curve_bytes[2] = 64 << 20;
+    c.copy_bw[2] = 10e9, c.reduce_bw[2] = 5e9, c.read_bw[2] = 5e9, c.write_bw[2] = 3e9;
+    c.write_nt_bw[1] = c.write_nt_bw[2] = 12e9;
+    strata_direct_layout_t lay;
+    strata_direct_layout(STRATA_COLL_ALLREDUCE, 2, 1048576, false, &lay);
+    assert_true(lay.chunk == 262144 && lay.slice == 131072 && !lay.flat);
+    strata_coll_machine_t m;
+    c.llc_bytes = 4 << 20, c.store = STRATA_PROBE_STORE_PLAIN;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m);
+    NEAR(m.bw_read, 1 / (1 / 5e9 - 1 / 42.5e9), 1e-9);
+    c.store = STRATA_PROBE_STORE_STREAM;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m);
+    NEAR(m.bw_read, 1 / (1 / 20e9 - 1 / 42.5e9), 1e-9);
+    c.llc_bytes = 0, c.store = STRATA_PROBE_STORE_PLAIN;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m);
+    double r_ws = 20e9 - 15e9 * log(2.75) / log(64);
+    NEAR(m.bw_read, 1 / (1 / r_ws - 1 / 42.5e9), 1e-9);
+}
+
 /* r saved to a fresh file named from the template path (kept, for the
  * caller to unlink) and loaded back into *got. */
 static void save_load(const strata_probe_result_t *r, char *path, strata_probe_calib_t *got)
@@ -929,6 +993,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_flat_sync),   cmocka_unit_test(test_store_modes),
         cmocka_unit_test(test_placement),   cmocka_unit_test(test_barrier_sync),
         cmocka_unit_test(test_call_work),   cmocka_unit_test(test_barrier_closer),
+        cmocka_unit_test(test_cache_level), cmocka_unit_test(test_cache_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
