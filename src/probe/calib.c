@@ -228,7 +228,7 @@ strata_status_t strata_probe_save(const strata_probe_result_t *r, const char *pa
  * at most 5 s (the probe's longest wait: anything slower was never
  * measured by it), a rate ("_Bps") from 1 B/s to 1e14 B/s (100 TB/s,
  * over ten times an accelerator's HBM3e, as cluster files bound a
- * measured link), a size ("bytes") at most 2^40 B (1 TiB: no curve
+ * measured link), a size ("bytes", "llc_B") at most 2^40 B (1 TiB: no curve
  * point of the probe is a thousandth of that). */
 #define CALIB_TIME_MAX  5.0
 #define CALIB_RATE_MIN  1.0
@@ -260,9 +260,9 @@ static strata_status_t num(util_json_doc_t *d, json_t *m, const char *key, bool 
     if (ends_with(key, "_Bps") && (v < CALIB_RATE_MIN || v > CALIB_RATE_MAX))
         return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE,
                                "\"%s\" is %g B/s: not physical (from 1 B/s to 1e14 B/s)", key, v);
-    if (strcmp(key, "bytes") == 0 && v > CALIB_BYTES_MAX)
+    if ((strcmp(key, "bytes") == 0 || ends_with(key, "_B")) && v > CALIB_BYTES_MAX)
         return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE,
-                               "\"bytes\" is %g: at most 2^40 (1 TiB)", v);
+                               "\"%s\" is %g: at most 2^40 (1 TiB)", key, v);
     return STRATA_OK;
 }
 
