@@ -87,6 +87,14 @@ STRATA_API const char *strata_dev_kind_str(strata_dev_kind_t kind);
  * docs/formats.md "Device kinds"). Returns 0 and writes *kind_p, or -1. */
 STRATA_API int strata_dev_kind_parse(const char *s, strata_dev_kind_t *kind_p);
 
+/* Bounds of physical sense for a figure measured on a host (a cluster
+ * file's "measured" link, a saved probe file): a rate at most 1e14 B/s
+ * (100 TB/s, over ten times the fastest memory a processor has, an
+ * accelerator's HBM3e at 8 TB/s) and a time at most 5 s (no wait of
+ * strata probe lasts longer, so it measured none longer). */
+#define STRATA_MEASURED_RATE_MAX 1e14
+#define STRATA_MEASURED_TIME_MAX 5.0
+
 /* Deepest tier: 0 (in-server / direct) .. STRATA_TOPO_TIERS_MAX-1 (core). */
 #define STRATA_TOPO_TIERS_MAX 4
 

@@ -225,14 +225,12 @@ strata_status_t strata_probe_save(const strata_probe_result_t *r, const char *pa
 /* ==== Loading ==== */
 
 /* Bounds of physical sense for a saved figure, by its key: a time ("_s")
- * at most 5 s (the probe's longest wait: anything slower was never
- * measured by it), a rate ("_Bps") from 1 B/s to 1e14 B/s (100 TB/s,
- * over ten times an accelerator's HBM3e, as cluster files bound a
- * measured link), a size ("bytes", "llc_B") at most 2^40 B (1 TiB: no curve
- * point of the probe is a thousandth of that). */
-#define CALIB_TIME_MAX  5.0
+ * at most STRATA_MEASURED_TIME_MAX and a rate ("_Bps") at most
+ * STRATA_MEASURED_RATE_MAX, as cluster files bound a measured link
+ * (strata/topo.h), a rate at least 1 B/s, a size ("bytes", "llc_B") at
+ * most 2^40 B (1 TiB: no curve point of the probe is a thousandth of
+ * that). */
 #define CALIB_RATE_MIN  1.0
-#define CALIB_RATE_MAX  1e14
 #define CALIB_BYTES_MAX 1099511627776.0
 
 static bool ends_with(const char *s, const char *tail)
@@ -253,11 +251,11 @@ static strata_status_t num(util_json_doc_t *d, json_t *m, const char *key, bool 
         return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE,
                                "\"%s\" must be %s", key, positive ? "> 0" : ">= 0");
     if (v == 0) return STRATA_OK;
-    if (ends_with(key, "_s") && v > CALIB_TIME_MAX)
+    if (ends_with(key, "_s") && v > STRATA_MEASURED_TIME_MAX)
         return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE,
                                "\"%s\" is %g s: not physical (at most %g s)", key, v,
-                               CALIB_TIME_MAX);
-    if (ends_with(key, "_Bps") && (v < CALIB_RATE_MIN || v > CALIB_RATE_MAX))
+                               STRATA_MEASURED_TIME_MAX);
+    if (ends_with(key, "_Bps") && (v < CALIB_RATE_MIN || v > STRATA_MEASURED_RATE_MAX))
         return util_json_error(d, json_object_get(m, key), err, STRATA_ERR_PARSE,
                                "\"%s\" is %g B/s: not physical (from 1 B/s to 1e14 B/s)", key, v);
     if ((strcmp(key, "bytes") == 0 || ends_with(key, "_B")) && v > CALIB_BYTES_MAX)

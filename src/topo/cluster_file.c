@@ -423,14 +423,11 @@ static strata_status_t read_measured(reader_t *r, const json_t *l, topoio_conn_t
         (st = util_json_opt_str(r->doc, m, "date", &date, r->err)) ||
         (st = util_json_opt_str(r->doc, m, "method", &method, r->err)))
         return st;
-    /* Upper bounds of physical sense: 1e14 B/s (100 TB/s) is over ten times
-     * the fastest memory a processor has (an accelerator's HBM3e, 8 TB/s),
-     * and no wait of strata probe lasts over 5 s (its sockets' bound;
-     * docs/probe.md), so no measured one-way latency can. */
-    if (!(k->meas_bw > 0) || !(k->meas_bw <= 1e14))
+    /* upper bounds of physical sense (strata/topo.h; docs/probe.md) */
+    if (!(k->meas_bw > 0) || !(k->meas_bw <= STRATA_MEASURED_RATE_MAX))
         return bad(r, json_object_get(m, "bw_Bps"),
                    "\"bw_Bps\" must be > 0 and at most 1e14 B/s (100 TB/s)%s", "");
-    if (!(k->meas_lat >= 0) || !(k->meas_lat <= 5))
+    if (!(k->meas_lat >= 0) || !(k->meas_lat <= STRATA_MEASURED_TIME_MAX))
         return bad(r, json_object_get(m, "alpha_s"), "\"alpha_s\" must be from 0 to 5 s%s", "");
     if (json_object_get(m, "bw_spread") && !(k->meas_bw_spread >= 0))
         return bad(r, json_object_get(m, "bw_spread"), "\"bw_spread\" must be >= 0%s", "");
