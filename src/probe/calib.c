@@ -720,6 +720,11 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     if (S <= STRATA_DIRECT_FLAT_MAX && c->flat_n > 0) {
         double fr = interp(c->flat_n, c->flat_bytes, c->flat_bw, S);
         if (fr > 0) m.reduce_bw = m.bw_load = fr;
+        /* and the input's reads with them: the round copies its input
+         * into the slot and sums it with the peer's, as flat() does, so
+         * cost_direct's S / read(S) would count them a second time
+         * (2 KiB: 30-40 ns at this host's all-core read curve) */
+        if (fr > 0) m.bw_read = 0;
     }
     /* the hand-over curve stores what it loads into a buffer of its size
      * (in cache); the engine stores into the output, a buffer of S (in
