@@ -36,6 +36,11 @@ int probe_cpus(int *cpus, int max);
 /* A sample loop: fn(arg) returns one sample (> 0) or <= 0 on failure.
  * Takes samples until budget_s passed and PROBE_MIN_REPS were taken, or
  * PROBE_MAX_REPS; summarises them. Returns the samples' status. */
+/* Every sample of s taken `add` seconds later (a constant part measured
+ * apart): the median and extremes move by add, the interquartile range does
+ * not (the spread, IQR / median, is rescaled). Nothing when add <= 0 or s
+ * is empty. */
+void probe_stat_add(strata_probe_stat_t *s, double add);
 strata_status_t probe_sample(double (*fn)(void *), void *arg, double budget_s,
                              strata_probe_stat_t *stat_p, strata_error_t *err);
 

@@ -854,6 +854,34 @@ static void test_call_work(void **state)
     free(r);
 }
 
+/* The call's entry added to the line pass's figure (shm.c): samples 1..5
+ * (median 3, type-7 quartiles 2 and 4: spread 2/3) taken 1 later read as
+ * 2..6 do (second method: strata_probe_stat on them): median 4, extremes
+ * 2 and 6, the same IQR of 2 over 4 = 0.5; an add of 0 or below (the
+ * one-rank allreduce no slower than the barrier) leaves it as it was. */
+static void test_stat_add(void **state)
+{
+    (void)state;
+    const double a[] = {1, 2, 3, 4, 5}, b[] = {2, 3, 4, 5, 6};
+    strata_probe_stat_t s, t;
+    strata_error_t err = {0};
+    assert_int_equal(strata_probe_stat(a, 5, &s, &err), STRATA_OK);
+    NEAR(s.spread, 2.0 / 3, 1e-12);
+    strata_probe_stat_t s0 = s;
+    probe_stat_add(&s, 0);
+    probe_stat_add(&s, -0.5);
+    assert_memory_equal(&s, &s0, sizeof s);
+    probe_stat_add(&s, 1);
+    assert_int_equal(strata_probe_stat(b, 5, &t, &err), STRATA_OK);
+    NEAR(s.median, 4, 1e-12);
+    NEAR(s.min, 2, 1e-12);
+    NEAR(s.max, 6, 1e-12);
+    NEAR(s.spread, 0.5, 1e-12);
+    NEAR(t.median, s.median, 1e-12);
+    NEAR(t.spread, s.spread, 1e-12);
+    assert_int_equal(s.n, 5);
+}
+
 /* r's text (strata_probe_print), for the caller to free. */
 static char *printed(const strata_probe_result_t *r)
 {
@@ -986,16 +1014,17 @@ int main(int argc, char **argv)
         return cmocka_run_group_tests(measuring, NULL, NULL);
     }
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stat_odd),    cmocka_unit_test(test_less_clock),
-        cmocka_unit_test(test_stat_even),   cmocka_unit_test(test_stat_rejects),
-        cmocka_unit_test(test_bandwidth),   cmocka_unit_test(test_checks),
-        cmocka_unit_test(test_validate),    cmocka_unit_test(test_save_load_roundtrip),
-        cmocka_unit_test(test_load_errors), cmocka_unit_test(test_predict),
-        cmocka_unit_test(test_sockets),     cmocka_unit_test(test_flat_samples),
-        cmocka_unit_test(test_flat_sync),   cmocka_unit_test(test_store_modes),
-        cmocka_unit_test(test_placement),   cmocka_unit_test(test_barrier_sync),
-        cmocka_unit_test(test_call_work),   cmocka_unit_test(test_barrier_closer),
-        cmocka_unit_test(test_cache_level), cmocka_unit_test(test_cache_machine),
+        cmocka_unit_test(test_stat_odd),       cmocka_unit_test(test_less_clock),
+        cmocka_unit_test(test_stat_even),      cmocka_unit_test(test_stat_rejects),
+        cmocka_unit_test(test_bandwidth),      cmocka_unit_test(test_checks),
+        cmocka_unit_test(test_validate),       cmocka_unit_test(test_save_load_roundtrip),
+        cmocka_unit_test(test_load_errors),    cmocka_unit_test(test_predict),
+        cmocka_unit_test(test_sockets),        cmocka_unit_test(test_flat_samples),
+        cmocka_unit_test(test_flat_sync),      cmocka_unit_test(test_store_modes),
+        cmocka_unit_test(test_placement),      cmocka_unit_test(test_barrier_sync),
+        cmocka_unit_test(test_call_work),      cmocka_unit_test(test_stat_add),
+        cmocka_unit_test(test_barrier_closer), cmocka_unit_test(test_cache_level),
+        cmocka_unit_test(test_cache_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

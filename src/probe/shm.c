@@ -179,23 +179,32 @@ static void line_pass(work_t *w)
 
 /* The public call's entry beyond the barrier's, on a communicator of one
  * rank (no peer, no exchange): strata_comm_allreduce of 8 B less
- * strata_comm_barrier, both through the public API. Both enter and sign
- * alike (comm.c begin), and one rank's barrier returns there; the
- * allreduce checks its types and buffers (check_types, in place, the
- * element size) and returns a memmove of its 8 B, which line_pass has
- * priced too (1-2 ns, counted twice). A one-rank allreduce skips the
- * dispatch, the signature's exchange and the reduction, which line_pass
- * times; together they are what the 8 B allreduce does beyond the
- * barrier on this thread. */
-static double entry_batch(strata_comm_t *one, work_t *w)
+ * strata_comm_barrier, both through the public API, each timed in batches
+ * of its own, the difference of their medians (one batch less the other
+ * within a sample read below zero under load, 2026-12-03 15:03 UTC). Both
+ * enter and sign alike (comm.c begin), and one rank's barrier returns
+ * there; the allreduce checks its types and buffers (check_types, in
+ * place, the element size) and returns a memmove of its 8 B, which
+ * line_pass has priced too (1-2 ns, counted twice). A one-rank allreduce
+ * skips the dispatch, the signature's exchange and the reduction, which
+ * line_pass times; together they are what the 8 B allreduce does beyond
+ * the barrier on this thread. */
+static double one_allreduce(void *arg)
 {
+    work_t *w = arg;
     double t0 = util_now();
     for (int i = 0; i < WORK_ITERS; i++)
-        (void)strata_comm_allreduce(one, w->src, w->out, 2, STRATA_FP32, STRATA_SUM, NULL);
-    double t1 = util_now();
+        (void)strata_comm_allreduce(w->one, w->src, w->out, 2, STRATA_FP32, STRATA_SUM, NULL);
+    return (util_now() - t0) / WORK_ITERS;
+}
+
+static double one_barrier(void *arg)
+{
+    work_t *w = arg;
+    double t0 = util_now();
     for (int i = 0; i < WORK_ITERS; i++)
-        (void)strata_comm_barrier(one, NULL);
-    return ((t1 - t0) - (util_now() - t1)) / WORK_ITERS;
+        (void)strata_comm_barrier(w->one, NULL);
+    return (util_now() - t0) / WORK_ITERS;
 }
 
 static double line_sample(void *arg)
@@ -204,8 +213,7 @@ static double line_sample(void *arg)
     double t0 = util_now();
     for (int i = 0; i < WORK_ITERS; i++)
         line_pass(w);
-    double t = (util_now() - t0) / WORK_ITERS;
-    return w->one ? t + entry_batch(w->one, w) : t;
+    return (util_now() - t0) / WORK_ITERS;
 }
 
 static double clock_sample(void *arg)
@@ -239,8 +247,15 @@ static strata_status_t call_work(probe_ctx_t *x, strata_error_t *err)
                    e1.msg);
         w.one = NULL;
     }
-    st = probe_sample(line_sample, &w, budget, &res->line_work, err);
-    if (w.one) strata_comm_destroy(w.one);
+    strata_probe_stat_t ar = {0}, bar = {0};
+    if (w.one) {
+        st = probe_sample(one_allreduce, &w, budget / 2, &ar, err);
+        if (st == STRATA_OK) st = probe_sample(one_barrier, &w, budget / 2, &bar, err);
+        strata_comm_destroy(w.one);
+    }
+    if (st == STRATA_OK) st = probe_sample(line_sample, &w, budget, &res->line_work, err);
+    if (st == STRATA_OK && ar.n > 0 && bar.n > 0)
+        probe_stat_add(&res->line_work, ar.median - bar.median);
     return st;
 }
 

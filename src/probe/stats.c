@@ -63,6 +63,14 @@ double strata_probe_bandwidth(double bytes, double seconds)
     return bytes / seconds;
 }
 
+void probe_stat_add(strata_probe_stat_t *s, double add)
+{
+    if (s->n <= 0 || !(add > 0)) return;
+    double iqr = s->spread * s->median; /* spread = IQR / median: the IQR does not move */
+    s->median += add, s->min += add, s->max += add;
+    s->spread = s->median > 0 ? iqr / s->median : 0;
+}
+
 strata_status_t strata_probe_check_latency(const char *what, double seconds, strata_error_t *err)
 {
     if (isfinite(seconds) && seconds > 0) return STRATA_OK;
