@@ -251,9 +251,6 @@ struct strata_comm {
      * trying sched_yield (set when a yield lasted long: a CPU hog had the
      * CPU; shm.c). */
     unsigned sleep_credit;
-    /* yields timed so far (comm_yield_seen), and the count at the last
-     * slow one (0: none yet) */
-    uint64_t yields_seen, slow_yield_at;
     strata_comm_algo_t env_algo; /* $STRATA_ALGO at start-up, AUTO if unset */
     char jobhash[17];
     unsigned dup_count;
@@ -481,20 +478,6 @@ typedef struct comm_wait {
  * posts or COMM_SLEEP_MAX s pass (never past the call's deadline). Returns
  * true: the caller runs its checks (comm_poll_due) and polls again. */
 bool comm_wait_block(comm_call_t *k, comm_wait_t *w, uint64_t peers);
-/* A blocking step's sched_yield has returned; `slow`: it lasted longer than
- * the threshold above. Sets sleep_credit when yields look like a hog's:
- * at once when the ranks do not outnumber the CPUs; when they do
- * (shared_cpus), only at the second slow yield within COMM_SLOW_PAIR yields.
- * There one slow yield is mostly a core partner that was outside the
- * library when this rank yielded to it (in the caller's code between two
- * collectives, or in another library's calls: vsmpi's Open MPI rounds),
- * and ran on until its next wait: every round of vsmpi, 4 ranks on 2 CPUs,
- * 4 MiB, met 4-6 of them, and the credit each set put 40-50 % of the
- * calls to sleeping (futex) hand-offs (bench/README.md, "s15-h17"). A hog
- * beside the ranks makes many of the yields slow, so the pair comes within
- * a few yields. */
-#define COMM_SLOW_PAIR 64u
-void comm_yield_seen(strata_comm_t *c, bool slow);
 /* One step of a wait: block (above) if asked or once `limit` pauses are
  * spent (then forget w->cpu and return true), else pause. */
 static inline bool comm_wait_step(comm_call_t *k, comm_wait_t *w, unsigned limit, bool yield_now,

@@ -394,16 +394,6 @@ static void wait_sleep(comm_call_t *k, comm_wait_t *w)
     if (k->c->sleep_credit) k->c->sleep_credit--;
 }
 
-void comm_yield_seen(strata_comm_t *c, bool slow)
-{
-    c->yields_seen++;
-    if (!slow) return;
-    if (!c->shared_cpus ||
-        (c->slow_yield_at && c->yields_seen - c->slow_yield_at <= COMM_SLOW_PAIR))
-        c->sleep_credit = COMM_SLEEP_CREDIT;
-    c->slow_yield_at = c->yields_seen;
-}
-
 bool comm_wait_block(comm_call_t *k, comm_wait_t *w, uint64_t peers)
 {
     strata_comm_t *c = k->c;
@@ -412,8 +402,8 @@ bool comm_wait_block(comm_call_t *k, comm_wait_t *w, uint64_t peers)
         double t0 = util_now();
         comm_yield(c);
         w->yields++;
-        comm_yield_seen(c, util_now() - t0 >
-                               (c->shared_cpus ? COMM_YIELD_SLOW_SHARED : COMM_YIELD_SLOW));
+        if (util_now() - t0 > (c->shared_cpus ? COMM_YIELD_SLOW_SHARED : COMM_YIELD_SLOW))
+            c->sleep_credit = COMM_SLEEP_CREDIT;
         return true;
     }
     if (!w->armed)
