@@ -311,10 +311,10 @@ typedef struct strata_probe_calib {
     /* s, the call's own work on one rank (result's line_work, clock_read);
      * 0 = not measured (files before it) */
     double line_work, clock_read;
-    /* the fraction (-1..1) of the streamed output's store time hidden
-     * beside the reduction's loads (result's nt_overlap, clamped; below 0
-     * the stores cost more there than alone); 0 = in series (files before
-     * it) */
+    /* the fraction (0..1) of the streamed output's store time hidden
+     * beside the reduction's loads (result's nt_overlap, clamped to the
+     * bounds of the model: in series, 0, to hidden, 1); 0 = in series
+     * (files before it) */
     double nt_overlap;
     double proc_switch;  /* s, a switch between two processes on one cpu (sched_yield) */
     double futex_switch; /* s, a switch on one cpu by futex sleep and wake; 0 = not measured */
