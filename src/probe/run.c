@@ -274,14 +274,11 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
     if (st == STRATA_OK && r->line_work.n)
         st = check_lat("line path's own work", &r->line_work, err);
     if (st == STRATA_OK && r->clock_read.n) st = check_lat("clock read", &r->clock_read, err);
-    /* a hidden fraction: at most all of it, and not worse than in series
-     * by more than the stores' own time again (then the timing is noise) */
-    if (st == STRATA_OK && r->nt_overlap.n &&
-        !(isfinite(r->nt_overlap.median) && r->nt_overlap.median >= -1 &&
-          r->nt_overlap.median <= 1.05))
+    /* a hidden fraction, kept as measured (the calibration clamps it to
+     * 0 .. 1: a loaded host reads it below 0, never a reason to fail) */
+    if (st == STRATA_OK && r->nt_overlap.n && !isfinite(r->nt_overlap.median))
         st = strata_error_set(err, STRATA_ERR_RANGE,
-                              "probe: streamed stores' overlap %.3f: outside -1 .. 1 (noise)",
-                              r->nt_overlap.median);
+                              "probe: streamed stores' overlap: not a number");
     return st;
 }
 
