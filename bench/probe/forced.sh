@@ -6,8 +6,7 @@
 # times in turn (default 2). bench --model follows STRATA_NT_THRESHOLD, so
 # its model column is that branch; unset, the model's own choice (auto).
 # usage: bash bench/probe/forced.sh [BUILD_DIR]
-# KEEP=FILE keeps the calibration.
-# KEEP=FILE keeps the calibration.
+# KEEP=FILE keeps the calibration. FROM, TO: the sizes (default 2M, 16M).
 # LOCK="flock /tmp/strata-rt.lock chrt -f 50" runs each step under it.
 set -eu
 build=${1:-build/release}
@@ -26,7 +25,7 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
       *) env="STRATA_NT_UNSET=1" ;;
     esac
     echo "# round $round, $mode, $(date -u +%T) $(uptime | sed 's/.*average: //')"
-    env $env $lock "$S" bench allreduce -P 2 -b 2M -e 16M -f 2 -w 5 -n 40 -c 0 \
+    env $env $lock "$S" bench allreduce -P 2 -b "${FROM:-2M}" -e "${TO:-16M}" -f 2 -w 5 -n 40 -c 0 \
       --model "$out/local.json" | awk '!/^#/ || /Model error/' | cut -c1-22,101-
   done
 done

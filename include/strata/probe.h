@@ -233,6 +233,11 @@ typedef struct strata_probe_result {
      * every engine call (more than 56 B) makes for its learned choices;
      * 0 samples when not measured */
     strata_probe_stat_t line_work, clock_read;
+    /* The streamed output's overlap (docs/probe.md): on one core, the
+     * fraction of streamed stores' own time hidden beside a read+reduce
+     * stream, (t_A + t_B - t_C) / t_B (overlap.c); 0 samples when not
+     * measured */
+    strata_probe_stat_t nt_overlap;
 
     /* TCP: one-way time of an 8-byte message, and streaming bandwidth */
     strata_probe_stat_t tcp_alpha, tcp_bw;
@@ -306,6 +311,11 @@ typedef struct strata_probe_calib {
     /* s, the call's own work on one rank (result's line_work, clock_read);
      * 0 = not measured (files before it) */
     double line_work, clock_read;
+    /* the fraction (0..1) of the streamed output's store time hidden
+     * beside the reduction's loads (result's nt_overlap, clamped to the
+     * bounds of the model: in series, 0, to hidden, 1); 0 = in series
+     * (files before it) */
+    double nt_overlap;
     double proc_switch;  /* s, a switch between two processes on one cpu (sched_yield) */
     double futex_switch; /* s, a switch on one cpu by futex sleep and wake; 0 = not measured */
     double mem_copy_all; /* B/s, all cores of node 0 copying together */

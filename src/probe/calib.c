@@ -27,6 +27,10 @@
  *                 ways and the cheaper taken, as the engine picks.
  *   llc_bytes     the shared last-level cache (sysfs, comm_llc_bytes): the
  *                 curve size the footprint is read at (probe_cache_level).
+ *   nt_overlap    the fraction of streamed stores' time a read+reduce
+ *                 stream hides, one core (overlap.c), within 0 .. 1: the
+ *                 streamed output's stores beside the engine's reduction
+ *                 and copies.
  * No allreduce (or other collective the model predicts) is timed to set
  * any of them.
  */
@@ -60,6 +64,10 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     c->futex_switch = r->futex_switch.n ? r->futex_switch.median : 0;
     c->mem_copy_all = r->numa_nodes ? r->numa[0].all[STRATA_PROBE_MEM_COPY].median : 0;
     c->llc_bytes = (double)r->llc_bytes;
+    /* the model's bounds: the stores in series (0) or hidden (1); a reading
+     * below 0 (dearer beside the reads than alone, a noisy difference of
+     * two long passes over a short one) takes the series bound */
+    c->nt_overlap = r->nt_overlap.n ? fmin(fmax(r->nt_overlap.median, 0), 1) : 0;
     c->curve_n = r->curve_n;
     for (int i = 0; i < r->curve_n; i++) {
         c->curve_bytes[i] = r->curve_bytes[i];
@@ -164,6 +172,9 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
     }
     /* optional (files before it; 0 = unknown): the shared last-level cache */
     if (doc && c->llc_bytes > 0) json_object_set_new(doc, "llc_B", util_json_real(c->llc_bytes));
+    /* optional (files before it; 0 = in series): the streamed stores' overlap */
+    if (doc && c->nt_overlap > 0)
+        json_object_set_new(doc, "nt_overlap", util_json_real(c->nt_overlap));
     /* optional (files before the wait regime): the futex regime's cost */
     if (doc && c->futex_switch > 0)
         json_object_set_new(doc, "futex_switch_s", util_json_real(c->futex_switch));
@@ -445,6 +456,12 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
         /* optional (files before it): the shared last-level cache */
         if (st == STRATA_OK && json_object_get(m, "llc_B"))
             st = num(d, m, "llc_B", true, &c.llc_bytes, err);
+        /* optional (files before it): the streamed stores' hidden fraction */
+        if (st == STRATA_OK && json_object_get(m, "nt_overlap") &&
+            !(st = util_json_req_num(d, m, "nt_overlap", &c.nt_overlap, err)) &&
+            !(c.nt_overlap >= 0 && c.nt_overlap <= 1))
+            st = util_json_error(d, json_object_get(m, "nt_overlap"), err, STRATA_ERR_PARSE,
+                                 "\"nt_overlap\" is %g: a fraction, from 0 to 1", c.nt_overlap);
         if (st == STRATA_OK) st = read_curve(d, m, &c, err);
         if (st == STRATA_OK) st = read_shm_curve(d, m, &c, err);
         if (st == STRATA_OK)
@@ -764,13 +781,20 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
         double r_out = strata_probe_read_bw_at(c, probe_cache_level(c, in_ws, P * in_ws), busy),
                r_hand = strata_probe_read_bw_at(c, slice, busy);
         w_out = nt ? out_write_at(c, ws, busy) : out_write_at(c, lvl, busy);
-        extra = w_out > 0 && w_hand > 0 ? 1 / w_out - 1 / w_hand : 0;
+        /* Streamed, the output's stores drain from the write-combining
+         * buffers while the next block's loads and reduction proceed: of
+         * their own time 1 / w_out a byte, the part the read+reduce
+         * stream does not hide (1 - nt_overlap, overlap.c) is what the
+         * call pays; of that, a cached store's worth is already in the
+         * hand-over and copy terms. Plain stores: in series, as before. */
+        double keep = nt ? 1 - c->nt_overlap : 1;
+        extra = w_out > 0 && w_hand > 0 ? keep / w_out - 1 / w_hand : 0;
         m.bw_store = extra > 0 ? 1 / extra : 0;
         double rx = r_out > 0 && r_hand > 0 ? 1 / r_out - 1 / r_hand : 0;
         m.bw_read = rx > 0 ? 1 / rx : 0;
         double blk = fmin(slice, lay.block), cp = strata_probe_copy_bw(c, blk),
                w_blk = strata_probe_write_bw_at(c, blk, busy);
-        double own = w_out > 0 && w_blk > 0 ? 1 / w_out - 1 / w_blk : 0;
+        double own = w_out > 0 && w_blk > 0 ? keep / w_out - 1 / w_blk : 0;
         m.bw_copy = cp > 0 ? 1 / (1 / cp + (own > 0 ? own : 0)) : 0;
     }
     *m_p = m;

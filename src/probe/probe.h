@@ -94,6 +94,8 @@ strata_status_t probe_line_reading(strata_probe_result_t *res, double budget,
 strata_status_t probe_c2c_by_socket(strata_probe_result_t *res, strata_error_t *err);
 strata_status_t probe_remote(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_shm(probe_ctx_t *x, double budget_s, strata_error_t *err);
+/* The streamed output's overlap with a read+reduce stream (overlap.c). */
+strata_status_t probe_overlap(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_net(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_sys(probe_ctx_t *x, double budget_s, strata_error_t *err);
 /* First touch alone (res->page_fault): the third of probe_sys. */

@@ -764,6 +764,77 @@ static void save_load(const strata_probe_result_t *r, char *path, strata_probe_c
     assert_int_equal(strata_probe_calib_load(path, got, &err), STRATA_OK);
 }
 
+/* The streamed output's overlap (overlap.c's nt_overlap, h): of the
+ * streamed stores' own time 1/12 ns a byte (test_store_modes' 12 GB/s),
+ * the call pays (1 - h)/12, of which a cached store's worth is already in
+ * the hand-over (1/15) and copy (1/24) terms. The 1 MiB call at 2 ranks,
+ * streamed, in series (h = 0): 245.223972 us (test_store_modes). h = 0.5:
+ * the gathered S/2 at 0.5/12 - 1/15 < 0, nothing beyond the hand-over
+ * (-8.738133 us); its own S/2 at 1/32.5 + 0.5/12 - 1/24 = 1/32.5 ns a
+ * byte, 524288 x 0.5/12 ns = 21.845333 us less: 214.640506 us. h = 0.25:
+ * the gathered S/2 at 0.75/12 - 1/15 < 0, none (-8.738133 us); its own
+ * at 1/32.5 + 0.75/12 - 1/24 ns a byte, 524288 x 0.25/12 ns = 10.922667
+ * us less: 225.563172 us, below plain (332.605305 us, which h does not
+ * touch). Saved and loaded back; a file's value outside 0 .. 1 is
+ * rejected, a result's clamped to it. */
+static void test_nt_overlap(void **state)
+{
+    (void)state;
+    strata_probe_calib_t c;
+    store_machine(&c);
+    c.write_nt_bw[1] = 12e9, c.store = STRATA_PROBE_STORE_STREAM;
+    NEAR(mib_call(&c), 245.223972e-6, 1e-8);
+    c.nt_overlap = 0.5;
+    NEAR(mib_call(&c), 214.640506e-6, 1e-8);
+    strata_coll_machine_t m;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m);
+    NEAR(m.bw_store, 0, 0); /* nothing beyond the hand-over's store */
+    c.nt_overlap = 0.25;
+    NEAR(mib_call(&c), 225.563172e-6, 1e-8);
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m);
+    NEAR(m.bw_store, 0, 0);
+    NEAR(524288 / m.bw_copy, 27.054605e-6, 1e-7); /* 16.131938 + 10.922667 us */
+    expect_store(&c, STRATA_PROBE_STORE_STREAM, 225.563172e-6, 225.563172e-6);
+    c.store = STRATA_PROBE_STORE_PLAIN;
+    NEAR(mib_call(&c), 332.605305e-6, 1e-8);
+    /* from a result: the median, clamped to 0 .. 1; 0 samples: in series */
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    synthetic(r);
+    strata_probe_calib_t k;
+    strata_probe_calib_from(r, &k);
+    NEAR(k.nt_overlap, 0, 0);
+    r->nt_overlap = one(-0.3);
+    strata_probe_calib_from(r, &k);
+    NEAR(k.nt_overlap, 0, 0);
+    r->nt_overlap = one(1.02);
+    strata_probe_calib_from(r, &k);
+    NEAR(k.nt_overlap, 1, 0);
+    r->nt_overlap = one(0.25);
+    char path[] = "/tmp/strata_probe_ovlXXXXXX.json";
+    strata_probe_calib_t got;
+    save_load(r, path, &got);
+    NEAR(got.nt_overlap, 0.25, RT);
+    /* the saved value made 1.5: not a fraction */
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t len = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[len] = 0;
+    char *v = strstr(text, "\"nt_overlap\":");
+    assert_non_null(v);
+    v += strlen("\"nt_overlap\":");
+    size_t end = strcspn(v, ",}\n");
+    char out[sizeof(text) + 8];
+    snprintf(out, sizeof(out), "%.*s 1.5%s", (int)(v - text), text, v + end);
+    write_file(path, out);
+    strata_error_t err = {0};
+    assert_int_equal(strata_probe_calib_load(path, &got, &err), STRATA_ERR_PARSE);
+    assert_non_null(strstr(err.msg, "\"nt_overlap\" is 1.5: a fraction, from 0 to 1"));
+    unlink(path);
+    free(r);
+}
+
 /* The engine's first synchronisation priced at the barrier of the cores'
  * ranks (comm_shm_barrier: the line path without data), not at an 8-byte
  * message's one way: test_predict's machine (α 1 us) with a barrier of
@@ -1024,7 +1095,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_placement),      cmocka_unit_test(test_barrier_sync),
         cmocka_unit_test(test_call_work),      cmocka_unit_test(test_stat_add),
         cmocka_unit_test(test_barrier_closer), cmocka_unit_test(test_cache_level),
-        cmocka_unit_test(test_cache_machine),
+        cmocka_unit_test(test_cache_machine),  cmocka_unit_test(test_nt_overlap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

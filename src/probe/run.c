@@ -33,12 +33,13 @@ typedef struct section {
  * through the memory stage and moved at the sections that start
  * processes or sleep (shm, tcp, system costs), where a vCPU idles. */
 static const section_t sections[] = {
-    {"memory", 24, 3, probe_mem},        {"tcp", 3, 0.6, probe_net},
-    {"system costs", 6, 1.5, probe_sys}, {"coherence", 3, 0.6, probe_c2c},
-    {"hand-over", 2, 0.4, probe_remote}, {"shm transport", 6, 1.5, probe_shm},
+    {"memory", 24, 3, probe_mem},         {"store overlap", 1, 0.3, probe_overlap},
+    {"tcp", 3, 0.6, probe_net},           {"system costs", 6, 1.5, probe_sys},
+    {"coherence", 3, 0.6, probe_c2c},     {"hand-over", 2, 0.4, probe_remote},
+    {"shm transport", 6, 1.5, probe_shm},
 };
 #define NSECTIONS    (sizeof(sections) / sizeof(sections[0]))
-#define FIRST_PLACED 3 /* sections[FIRST_PLACED..]: the placement's */
+#define FIRST_PLACED 4 /* sections[FIRST_PLACED..]: the placement's */
 
 /* coherence_only: what `strata coherence local` needs */
 static const section_t coherence_sections[] = {
@@ -273,6 +274,11 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
     if (st == STRATA_OK && r->line_work.n)
         st = check_lat("line path's own work", &r->line_work, err);
     if (st == STRATA_OK && r->clock_read.n) st = check_lat("clock read", &r->clock_read, err);
+    /* a hidden fraction, kept as measured (the calibration clamps it to
+     * 0 .. 1: a loaded host reads it below 0, never a reason to fail) */
+    if (st == STRATA_OK && r->nt_overlap.n && !isfinite(r->nt_overlap.median))
+        st = strata_error_set(err, STRATA_ERR_RANGE,
+                              "probe: streamed stores' overlap: not a number");
     return st;
 }
 
@@ -447,6 +453,8 @@ void strata_probe_print(const strata_probe_result_t *r, FILE *out)
         line_stat(out, "8 B allreduce's own work, one rank", &r->line_work, 1e9, "ns");
         line_stat(out, "clock read, one rank", &r->clock_read, 1e9, "ns");
     }
+    if (r->nt_overlap.n)
+        line_stat(out, "streamed stores hidden by a reduce", &r->nt_overlap, 1, "");
     fprintf(out, "\ntcp (%s)\n", r->tcp_target);
     line_stat(out, "latency (8 B one way)", &r->tcp_alpha, 1e6, "us");
     line_stat(out, "bandwidth", &r->tcp_bw, 1e-9, "GB/s");
@@ -560,6 +568,8 @@ strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *ou
         json_object_set_new(shm, "line_work_s", probe_stat_json(&r->line_work));
         json_object_set_new(shm, "clock_read_s", probe_stat_json(&r->clock_read));
     }
+    if (shm && r->nt_overlap.n)
+        json_object_set_new(shm, "nt_overlap", probe_stat_json(&r->nt_overlap));
     json_t *doc = json_pack(
         "{s:i,s:s,s:s,s:s,s:i,s:b,s:f,s:o,s:o,s:o,s:{s:s,s:o,s:o},s:{s:o,s:o,s:o,s:o},s:s}",
         "schema_version", STRATA_JSON_SCHEMA_VERSION, "date", r->date, "host", r->host, "cpu_model",

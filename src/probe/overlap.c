@@ -1,0 +1,98 @@
+/*
+ * overlap.c — how much of a streamed store's time stays exposed beside a
+ * read+reduce stream, on one core, with the engine's own kernels (docs/
+ * probe.md, "The streamed output's overlap").
+ *
+ * The engine's pipelined allreduce at a streaming size reduces, block by
+ * block (STRATA_DIRECT_BLOCK), its input (in memory) with a peer's staged
+ * slot (in the caches) into a cache-resident sum, and copies each block
+ * of the sum to its output with non-temporal stores (allreduce_shm.c,
+ * reduce()); the stores drain from write-combining buffers while the next
+ * block's loads proceed. Three kernels over the same OVL_BYTES:
+ *   A  the read+reduce alone: comm_reduce_n(sum, {input, slot}) a block
+ *      at a time, the input streaming from memory, slot and sum cycling
+ *      through OVL_HOT bytes of cache;
+ *   C  A with each block's sum copied to an output of OVL_BYTES by
+ *      comm_copy_nofence(..., stream = true), one fence at the end;
+ *   B  the streamed copies alone (the same sum blocks to the same output).
+ * A sample is (t_A + t_B - t_C) / t_B from one pass of each, in turn:
+ * the fraction of the streamed stores' own time that the read+reduce
+ * hides (0: in series; 1: hidden entirely; below 0: beside the reads the
+ * stores cost more than alone, the memory bus turning between reads and
+ * writes). Nothing the model predicts (an allreduce) is timed.
+ */
+#define _GNU_SOURCE
+#include "probe.h"
+
+#include "comm.h" /* the engine's reduction and copy kernels */
+
+#include <string.h>
+
+#define OVL_BYTES ((size_t)32 << 20)  /* past this host's 32 MiB L3 with the output */
+#define OVL_HOT   ((size_t)256 << 10) /* slot and sum: in L2, as a slice's blocks are */
+
+typedef struct ovl {
+    unsigned char *in, *slot, *sum, *out;
+} ovl_t;
+
+static void reduce_pass(const ovl_t *w, bool copy)
+{
+    size_t blk = STRATA_DIRECT_BLOCK;
+    for (size_t o = 0; o < OVL_BYTES; o += blk) {
+        size_t h = o % OVL_HOT;
+        const void *srcs[2] = {w->in + o, w->slot + h};
+        comm_reduce_n(w->sum + h, srcs, 2, blk / sizeof(float), STRATA_FP32, STRATA_SUM, 2);
+        if (copy) comm_copy_nofence(w->out + o, w->sum + h, blk, true);
+    }
+    if (copy) comm_stream_fence();
+    __asm__ volatile("" : : "r"(w->sum), "r"(w->out) : "memory");
+}
+
+static void copy_pass(const ovl_t *w)
+{
+    size_t blk = STRATA_DIRECT_BLOCK;
+    for (size_t o = 0; o < OVL_BYTES; o += blk)
+        comm_copy_nofence(w->out + o, w->sum + o % OVL_HOT, blk, true);
+    comm_stream_fence();
+    __asm__ volatile("" : : "r"(w->out) : "memory");
+}
+
+/* One sample: (t_A + t_B - t_C) / t_B; also the three times (s). */
+static double probe_overlap_sample(const ovl_t *w, double t[3])
+{
+    double t0 = util_now();
+    reduce_pass(w, false);
+    double t1 = util_now();
+    reduce_pass(w, true);
+    double t2 = util_now();
+    copy_pass(w);
+    double t3 = util_now();
+    t[0] = t1 - t0, t[1] = t2 - t1, t[2] = t3 - t2;
+    return t[2] > 0 ? (t[0] + t[2] - t[1]) / t[2] : 0;
+}
+
+strata_status_t probe_overlap(probe_ctx_t *x, double budget, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    ovl_t w = {util_malloc(OVL_BYTES), util_malloc(OVL_HOT), util_malloc(OVL_HOT),
+               util_malloc(OVL_BYTES)};
+    strata_status_t st = STRATA_OK;
+    if (!w.in || !w.slot || !w.sum || !w.out) {
+        st = strata_error_set(err, STRATA_ERR_NOMEM, "probe: overlap: out of memory");
+        goto done;
+    }
+    /* touch every page (and fill the floats with small values) before timing */
+    memset(w.in, 0, OVL_BYTES), memset(w.out, 0, OVL_BYTES);
+    memset(w.slot, 0, OVL_HOT), memset(w.sum, 0, OVL_HOT);
+    int n = x->opts->quick ? 3 : 7;
+    double h[PROBE_MAX_REPS], t[3];
+    probe_overlap_sample(&w, t); /* warm-up */
+    for (int s = 0; s < n; s++) {
+        h[s] = probe_overlap_sample(&w, t);
+        probe_tick(x, budget, (double)(s + 1) / n);
+    }
+    st = strata_probe_stat(h, (size_t)n, &res->nt_overlap, err);
+done:
+    util_free(w.in), util_free(w.slot), util_free(w.sum), util_free(w.out);
+    return st;
+}
