@@ -55,7 +55,11 @@ double probe_less_clock(double t, int reads, double clk);
  * every measurement then posts a job to the first n workers. Every wait
  * is bounded: a worker that makes no progress for stall_s fails the
  * measurement with "cpu N made no progress". */
-#define PROBE_MEM_STALL_S 1.0
+/* 5 s, not the coherence section's 1 s: a sample is a whole kernel pass
+ * (64 MiB copied), and with another process holding the cpu under
+ * SCHED_FIFO the kernel leaves others 5 % of it; at 1 s the stage failed
+ * twice in two tries at load 23 (bench/README.md "s15-h19m"). */
+#define PROBE_MEM_STALL_S 5.0
 typedef struct probe_team probe_team_t;
 /* Start workers on cpus[0..n-1] (a cpu may repeat) with buffers of bytes
  * each into *t_p; an error (and *t_p NULL) when a thread cannot be created
