@@ -400,9 +400,7 @@ strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kin
             conc += c[done - 1];
         }
         double el = util_now() - t0;
-        if (done >= PROBE_MIN_REPS && el > budget_s &&
-            (conc >= PROBE_MIN_REPS || el > 4 * budget_s))
-            break;
+        if (done >= PROBE_MIN_REPS && el > budget_s) break;
         atomic_store(&t->released, done + 1);
     }
     atomic_store(&t->stop, true); /* the workers at round `done` leave */

@@ -70,9 +70,9 @@ strata_status_t probe_team_start(const int *cpus, int n, size_t bytes, double st
  * workers at once, each over `bytes` of its buffers `inner` times: one
  * warm-up pass, then rounds until budget_s passed (from before the job
  * was posted, so the warm-up counts) and PROBE_MIN_REPS windows were
- * taken of which PROBE_MIN_REPS concurrent (or 4 x budget_s passed), or
- * rounds. out[i] the aggregate B/s of window i (probe_window_rate), *nout
- * their count, *nconc how many were concurrent; when at least
+ * taken, or rounds (no more windows are sought for concurrency: at load 7-9
+ * seeking them up to 4 x budget_s doubled the --quick stage's time). out[i] the aggregate B/s of
+ * window i (probe_window_rate), *nout their count, *nconc how many were concurrent; when at least
  * PROBE_MIN_REPS were, out holds only those. */
 strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kind, long inner,
                                    int rounds, double budget_s, double *out, int *nout, int *nconc,
