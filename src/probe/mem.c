@@ -108,7 +108,7 @@ static const kernel_fn kernels[STRATA_PROBE_MEM_KINDS] = {k_read, k_write,   k_w
 
 /* ==== The team: persistent pinned workers ==== */
 
-#define TEAM_ROUNDS_MAX 32 /* windows a measurement may take seeking concurrent ones */
+#define TEAM_ROUNDS_MAX 32 /* windows a measurement may take */
 
 typedef struct member {
     pthread_t th;
@@ -386,7 +386,7 @@ strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kin
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
     double bytes_each = (double)bytes * (double)inner;
-    int done = 0, conc = 0, rc = 0;
+    int done = 0, rc = 0;
     bool c[TEAM_ROUNDS_MAX] = {false};
     double w[TEAM_ROUNDS_MAX];
     for (; done < rounds; done++) {
@@ -395,10 +395,7 @@ strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kin
             rc = -1;
             break;
         }
-        if (done > 0) {
-            w[done - 1] = window_of(t, n, done - 1, bytes_each, &c[done - 1]);
-            conc += c[done - 1];
-        }
+        if (done > 0) w[done - 1] = window_of(t, n, done - 1, bytes_each, &c[done - 1]);
         double el = util_now() - t0;
         if (done >= PROBE_MIN_REPS && el > budget_s) break;
         atomic_store(&t->released, done + 1);
@@ -416,10 +413,8 @@ strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kin
                                 strata_probe_mem_kind_name(kind), n, t->m[late].cpu,
                                 t->stall_s * 1e3);
     }
-    if (done == rounds) { /* the last round's window, complete now */
+    if (done == rounds) /* the last round's window, complete now */
         w[done - 1] = window_of(t, n, done - 1, bytes_each, &c[done - 1]);
-        conc += c[done - 1];
-    }
     for (int r = 0; r < done; r++)
         if (w[r] <= 0)
             return strata_error_set(err, STRATA_ERR_RANGE,
