@@ -100,6 +100,10 @@ typedef struct strata_probe_numa {
     int cores;
     strata_probe_stat_t one[STRATA_PROBE_MEM_KINDS];
     strata_probe_stat_t all[STRATA_PROBE_MEM_KINDS];
+    /* of all[k]'s windows, how many had every core running together (the
+     * figure is their median when at least 3 were; mem.c) */
+    int all_concurrent[STRATA_PROBE_MEM_KINDS];
+    int all_windows[STRATA_PROBE_MEM_KINDS];
 } strata_probe_numa_t;
 
 typedef struct strata_probe_opts {
@@ -134,7 +138,8 @@ typedef struct strata_probe_result {
     char ceiling_source[96];
 
     /* memory */
-    size_t big_bytes; /* buffer of the per-node table */
+    size_t big_bytes; /* buffer of the per-node table, one core (at least the LLC) */
+    size_t all_bytes; /* ... each core's with all at once (at least 2 x LLC / cores) */
     /* the last-level cache the cores share (sysfs, as the engine reads it:
      * comm_llc_bytes); 0 = unknown */
     size_t llc_bytes;

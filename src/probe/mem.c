@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -105,136 +106,322 @@ typedef void (*kernel_fn)(unsigned char *, const unsigned char *, size_t);
 static const kernel_fn kernels[STRATA_PROBE_MEM_KINDS] = {k_read, k_write,   k_write_nt,
                                                           k_copy, k_copy_nt, k_reduce};
 
-/* ==== Workers ==== */
+/* ==== The team: persistent pinned workers ==== */
 
-/* Start line of a group: the coordinator releases round r once every
- * worker arrived; cancel releases everyone (a thread failed to start). */
-typedef struct start {
-    atomic_int arrived, round;
-    atomic_bool cancel;
-} start_t;
+#define TEAM_ROUNDS_MAX 32 /* windows a measurement may take */
 
-typedef struct worker {
+typedef struct member {
     pthread_t th;
     int cpu;
-    size_t bytes;
+    bool joinable;
     unsigned char *src, *dst;
-    strata_probe_mem_kind_t kind;
-    long inner;
-    double secs;
-    struct start *go;
-    int rounds; /* samples to take; each waits at the barrier */
-    double *out;
-} worker_t;
+    atomic_int state; /* 0 starting, 1 ready (pinned, buffers touched), -1 pin failed */
+    atomic_int at;    /* this job: rounds arrived at, and 1 << 20 once finished */
+    double start[TEAM_ROUNDS_MAX], end[TEAM_ROUNDS_MAX];
+    struct probe_team *t;
+} member_t;
 
-static double run_inner(worker_t *w)
+struct probe_team {
+    member_t m[STRATA_PROBE_CORES_MAX];
+    int n;
+    size_t cap; /* bytes of each buffer */
+    double stall_s;
+    int stall_idx; /* test hook: this worker never arrives; -1 none */
+    /* the job, posted under mu with gen incremented */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int gen;
+    bool quit;
+    int job_n, job_kind, job_rounds;
+    size_t job_bytes;
+    long job_inner;
+    /* a job's rounds: arrived counts arrivals (n a round), released the
+     * rounds let go, finished the workers done with the job; progress
+     * moves on every step of any worker (the waits' no-progress bound) */
+    atomic_int arrived, released, finished, progress;
+    atomic_bool stop; /* the job's end: workers leave their round waits */
+    bool broken;      /* a job failed: a worker may still be in it, no more jobs */
+    int created, touched, jobs;
+};
+
+/* Wait (yielding) until *a >= want or stop; false when stopped short. */
+static bool wait_at_least(atomic_int *a, int want, atomic_bool *stop)
 {
-    double t0 = util_now();
-    for (long i = 0; i < w->inner; i++)
-        kernels[w->kind](w->dst, w->src, w->bytes);
-    return util_now() - t0;
+    while (atomic_load(a) < want) {
+        if (atomic_load(stop)) return false;
+        sched_yield();
+    }
+    return true;
 }
 
-static void *worker_main(void *arg)
+static void *member_main(void *arg)
 {
-    worker_t *w = arg;
-    probe_pin(w->cpu);
-    memset(w->src, 1, w->bytes); /* first touch on this cpu's node */
-    memset(w->dst, 0, w->bytes);
-    kernels[w->kind](w->dst, w->src, w->bytes); /* warm-up */
-    for (int r = 0; r < w->rounds; r++) {
-        atomic_fetch_add(&w->go->arrived, 1);
-        while (atomic_load(&w->go->round) <= r && !atomic_load(&w->go->cancel))
-            sched_yield();
-        if (atomic_load(&w->go->round) <= r) break; /* cancelled before release */
-        w->out[r] = run_inner(w);
+    member_t *w = arg;
+    probe_team_t *t = w->t;
+    if (probe_pin(w->cpu) != 0) {
+        atomic_store(&w->state, -1);
+        return NULL;
+    }
+    /* first touch on this cpu's node, a MiB at a time (each a progress) */
+    for (size_t o = 0; o < t->cap; o += (size_t)1 << 20) {
+        size_t k = t->cap - o < ((size_t)1 << 20) ? t->cap - o : (size_t)1 << 20;
+        memset(w->src + o, 1, k), memset(w->dst + o, 0, k);
+        atomic_fetch_add(&t->progress, 1);
+    }
+    atomic_store(&w->state, 1);
+    int seen = 0, me = (int)(w - t->m);
+    for (;;) {
+        pthread_mutex_lock(&t->mu);
+        while (t->gen == seen && !t->quit)
+            pthread_cond_wait(&t->cv, &t->mu);
+        bool quit = t->quit;
+        seen = t->gen;
+        int n = t->job_n, kind = t->job_kind, rounds = t->job_rounds;
+        size_t bytes = t->job_bytes;
+        long inner = t->job_inner;
+        pthread_mutex_unlock(&t->mu);
+        if (quit) break;
+        if (me >= n) continue;    /* not in this job */
+        if (me == t->stall_idx) { /* test hook: never arrives */
+            while (!atomic_load(&t->stop))
+                sched_yield();
+        } else {
+            kernels[kind](w->dst, w->src, bytes); /* warm-up, inside the budget */
+            for (int r = 0; r < rounds; r++) {
+                atomic_fetch_add(&w->at, 1);
+                atomic_fetch_add(&t->arrived, 1);
+                atomic_fetch_add(&t->progress, 1);
+                if (!wait_at_least(&t->released, r + 1, &t->stop)) break;
+                w->start[r] = util_now();
+                for (long i = 0; i < inner; i++)
+                    kernels[kind](w->dst, w->src, bytes);
+                w->end[r] = util_now();
+            }
+        }
+        atomic_fetch_add(&w->at, 1 << 20);
+        atomic_fetch_add(&t->finished, 1);
+        atomic_fetch_add(&t->progress, 1);
     }
     return NULL;
 }
 
-/* Bandwidth samples of `kind` on the cpus given, each with `bytes` of its
- * own; aggregate B/s per sample in out[0..*rounds_p-1]: at most `rounds`,
- * fewer once `budget` s passed (never fewer than PROBE_MIN_REPS). 0 ok,
- * -1 failed. */
-/* Buffers reused by every measurement (a fresh mapping would pay a page
- * fault per 4 KiB, which on a loaded VM costs more than the kernel timed):
- * one source and one destination of `bytes` per cpu, first touched by the
- * worker pinned to that cpu. */
-typedef struct pool {
-    int cpu[STRATA_PROBE_CORES_MAX];
-    unsigned char *src[STRATA_PROBE_CORES_MAX], *dst[STRATA_PROBE_CORES_MAX];
-    int n;
-    size_t bytes;
-} pool_t;
-
-static pool_t g_pool;
-
-static int pool_get(int cpu, unsigned char **src, unsigned char **dst)
+/* Wait until *a >= want; STRATA_ERR_TIMEOUT-style failure (-1) when
+ * t->progress stood still for stall_s. */
+static int team_wait(probe_team_t *t, atomic_int *a, int want)
 {
-    for (int i = 0; i < g_pool.n; i++)
-        if (g_pool.cpu[i] == cpu) return *src = g_pool.src[i], *dst = g_pool.dst[i], 0;
-    if (g_pool.n == STRATA_PROBE_CORES_MAX) return -1;
-    int i = g_pool.n;
-    g_pool.src[i] = util_malloc(g_pool.bytes + 64), g_pool.dst[i] = util_malloc(g_pool.bytes + 64);
-    if (!g_pool.src[i] || !g_pool.dst[i]) {
-        util_free(g_pool.src[i]), util_free(g_pool.dst[i]);
-        return -1;
+    int last = atomic_load(&t->progress);
+    double since = util_now();
+    while (atomic_load(a) < want) {
+        int p = atomic_load(&t->progress);
+        if (p != last)
+            last = p, since = util_now();
+        else if (util_now() - since > t->stall_s)
+            return -1;
+        sched_yield();
     }
-    g_pool.cpu[g_pool.n++] = cpu;
-    *src = g_pool.src[i], *dst = g_pool.dst[i];
     return 0;
 }
 
-static void pool_free(void)
+strata_status_t probe_team_start(const int *cpus, int n, size_t bytes, double stall_s,
+                                 probe_team_t **t_p, strata_error_t *err)
 {
-    for (int i = 0; i < g_pool.n; i++)
-        util_free(g_pool.src[i]), util_free(g_pool.dst[i]);
-    g_pool.n = 0;
+    strata_status_t st;
+    *t_p = NULL;
+    if (n < 1 || n > STRATA_PROBE_CORES_MAX) {
+        return strata_error_set(err, STRATA_ERR_INVALID, "probe: memory: %d workers (1..%d)", n,
+                                STRATA_PROBE_CORES_MAX);
+    }
+    probe_team_t *t = util_malloc(sizeof(*t));
+    if (!t) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    memset(t, 0, sizeof(*t));
+    t->n = n, t->cap = bytes < 64 ? 64 : bytes, t->stall_s = stall_s, t->stall_idx = -1;
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, NULL);
+    for (int i = 0; i < n; i++) {
+        member_t *w = &t->m[i];
+        w->cpu = cpus[i], w->t = t;
+        w->src = util_malloc(t->cap + 64), w->dst = util_malloc(t->cap + 64);
+        if (!w->src || !w->dst) {
+            st = strata_error_set(err, STRATA_ERR_NOMEM, "probe: memory: cannot allocate %zu bytes",
+                                  t->cap * 2);
+            probe_team_stop(t);
+            return st;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (pthread_create(&t->m[i].th, NULL, member_main, &t->m[i]) != 0) {
+            st = strata_error_set(err, STRATA_ERR_SYSTEM,
+                                  "probe: memory: cannot start a worker thread for cpu %d",
+                                  t->m[i].cpu);
+            probe_team_stop(t);
+            return st;
+        }
+        t->m[i].joinable = true, t->created++;
+    }
+    /* every worker pinned and its buffers touched, or an error */
+    int last = atomic_load(&t->progress);
+    double since = util_now();
+    for (int i = 0; i < n; i++) {
+        int s;
+        while ((s = atomic_load(&t->m[i].state)) == 0) {
+            int p = atomic_load(&t->progress);
+            if (p != last)
+                last = p, since = util_now();
+            else if (util_now() - since > stall_s)
+                break;
+            sched_yield();
+        }
+        if (s != 1) {
+            if (s == -1)
+                st = strata_error_set(err, STRATA_ERR_SYSTEM,
+                                      "probe: memory: cannot pin a worker thread to cpu %d",
+                                      t->m[i].cpu);
+            else
+                st = strata_error_set(err, STRATA_ERR_TIMEOUT,
+                                      "probe: memory: cpu %d made no progress for %.0f ms "
+                                      "touching its buffers",
+                                      t->m[i].cpu, stall_s * 1e3);
+            probe_team_stop(t);
+            return st;
+        }
+        t->touched++;
+    }
+    *t_p = t;
+    return STRATA_OK;
 }
 
-static int run_group(const int *cpus, int n, size_t bytes, strata_probe_mem_kind_t kind, long inner,
-                     int rounds, double budget, int *rounds_p, double *out)
+void probe_team_counts(const probe_team_t *t, int *created, int *touched, int *jobs)
 {
-    worker_t w[STRATA_PROBE_CORES_MAX];
-    double times[STRATA_PROBE_CORES_MAX][PROBE_MAX_REPS];
-    start_t go = {0};
-    int rc = 0, started = 0;
-    for (int i = 0; i < n; i++) {
-        w[i] = (worker_t){.cpu = cpus[i],
-                          .bytes = bytes,
-                          .kind = kind,
-                          .inner = inner,
-                          .go = &go,
-                          .rounds = rounds,
-                          .out = times[i]};
-        if (bytes > g_pool.bytes || pool_get(cpus[i], &w[i].src, &w[i].dst) != 0) rc = -1;
+    *created = t->created, *touched = t->touched, *jobs = t->jobs;
+}
+
+void probe_team_stall(probe_team_t *t, int i)
+{
+    t->stall_idx = i;
+}
+
+void probe_team_stop(probe_team_t *t)
+{
+    if (!t) return;
+    atomic_store(&t->stop, true);
+    pthread_mutex_lock(&t->mu);
+    t->quit = true;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    bool stuck = false;
+    for (int i = 0; i < t->n; i++) {
+        if (!t->m[i].joinable) continue;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double at = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + t->stall_s;
+        ts.tv_sec = (time_t)at, ts.tv_nsec = (long)((at - (double)(time_t)at) * 1e9);
+        if (pthread_timedjoin_np(t->m[i].th, NULL, &ts) != 0) {
+            pthread_detach(t->m[i].th); /* it may still touch t: leave t allocated */
+            stuck = true;
+        }
     }
-    for (int i = 0; i < n && rc == 0; i++, started++)
-        if (pthread_create(&w[i].th, NULL, worker_main, &w[i]) != 0) rc = -1;
-    /* release rounds while the budget lasts (at least PROBE_MIN_REPS) */
-    double t0 = util_now();
-    int done = 0;
-    for (; done < rounds && rc == 0; done++) {
-        while (atomic_load(&go.arrived) < n * (done + 1))
-            sched_yield();
-        if (done >= PROBE_MIN_REPS && util_now() - t0 > budget) break;
-        atomic_store(&go.round, done + 1);
+    if (stuck) return;
+    for (int i = 0; i < t->n; i++)
+        util_free(t->m[i].src), util_free(t->m[i].dst);
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
+    util_free(t);
+}
+
+double probe_window_rate(const double *start, const double *end, int n, double bytes_each,
+                         bool *concurrent)
+{
+    double s0 = start[0], s1 = start[0], e0 = end[0], e1 = end[0];
+    for (int i = 1; i < n; i++) {
+        if (start[i] < s0) s0 = start[i];
+        if (start[i] > s1) s1 = start[i];
+        if (end[i] < e0) e0 = end[i];
+        if (end[i] > e1) e1 = end[i];
     }
-    while (rc == 0 && atomic_load(&go.arrived) < n * (done + 1) && done < rounds)
-        sched_yield(); /* the last released round finished */
-    atomic_store(&go.cancel, true);
-    for (int i = 0; i < started; i++)
-        pthread_join(w[i].th, NULL);
-    *rounds_p = done;
-    rounds = done;
-    for (int r = 0; r < rounds && rc == 0; r++) {
-        double slow = 0;
-        for (int i = 0; i < n; i++)
-            if (times[i][r] > slow) slow = times[i][r];
-        out[r] = strata_probe_bandwidth((double)bytes * (double)inner * n, slow);
-        if (out[r] <= 0) rc = -1;
+    *concurrent = e1 > s0 && e0 - s1 >= PROBE_CONCURRENT_FRAC * (e1 - s0);
+    return strata_probe_bandwidth(bytes_each * n, e1 - s0);
+}
+
+int probe_windows_pick(const double *w, const bool *conc, int n, double *out, int *nconc)
+{
+    int c = 0, k = 0;
+    for (int i = 0; i < n; i++)
+        c += conc[i];
+    for (int i = 0; i < n; i++)
+        if (c < PROBE_MIN_REPS || conc[i]) out[k++] = w[i];
+    *nconc = c;
+    return k;
+}
+
+/* Window r's rate over the job's n workers (probe_window_rate). */
+static double window_of(const probe_team_t *t, int n, int r, double bytes_each, bool *conc)
+{
+    double s[STRATA_PROBE_CORES_MAX], e[STRATA_PROBE_CORES_MAX];
+    for (int i = 0; i < n; i++)
+        s[i] = t->m[i].start[r], e[i] = t->m[i].end[r];
+    return probe_window_rate(s, e, n, bytes_each, conc);
+}
+
+strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kind, long inner,
+                                   int rounds, double budget_s, double *out, int *nout, int *nconc,
+                                   strata_error_t *err)
+{
+    if (n < 1 || n > t->n || bytes > t->cap || kind < 0 || kind >= STRATA_PROBE_MEM_KINDS)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "probe: memory: a job of %d workers over %zu bytes (team: %d, %zu)",
+                                n, bytes, t->n, t->cap);
+    if (t->broken)
+        return strata_error_set(err, STRATA_ERR_INVALID, "probe: memory: the team failed before");
+    if (rounds > TEAM_ROUNDS_MAX) rounds = TEAM_ROUNDS_MAX;
+    if (rounds < PROBE_MIN_REPS) rounds = PROBE_MIN_REPS;
+    double t0 = util_now(); /* before the post: the wake-up and warm-up count */
+    atomic_store(&t->arrived, 0), atomic_store(&t->released, 0), atomic_store(&t->finished, 0);
+    atomic_store(&t->stop, false);
+    for (int i = 0; i < n; i++)
+        atomic_store(&t->m[i].at, 0);
+    pthread_mutex_lock(&t->mu);
+    t->job_n = n, t->job_kind = kind, t->job_rounds = rounds, t->job_bytes = bytes;
+    t->job_inner = inner;
+    t->gen++, t->jobs++;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    double bytes_each = (double)bytes * (double)inner;
+    int done = 0, rc = 0;
+    bool c[TEAM_ROUNDS_MAX] = {false};
+    double w[TEAM_ROUNDS_MAX];
+    for (; done < rounds; done++) {
+        /* all arrived at round `done`: round done-1 is complete */
+        if (team_wait(t, &t->arrived, n * (done + 1)) != 0) {
+            rc = -1;
+            break;
+        }
+        if (done > 0) w[done - 1] = window_of(t, n, done - 1, bytes_each, &c[done - 1]);
+        double el = util_now() - t0;
+        if (done >= PROBE_MIN_REPS && el > budget_s) break;
+        atomic_store(&t->released, done + 1);
     }
-    return rc;
+    atomic_store(&t->stop, true); /* the workers at round `done` leave */
+    if (rc == 0 && team_wait(t, &t->finished, n) != 0) rc = -1;
+    if (rc != 0) {
+        t->broken = true;
+        int late = 0; /* the worker furthest behind */
+        for (int i = 1; i < n; i++)
+            if (atomic_load(&t->m[i].at) < atomic_load(&t->m[late].at)) late = i;
+        return strata_error_set(err, STRATA_ERR_TIMEOUT,
+                                "probe: memory: %s on %d cpus: cpu %d made no progress "
+                                "for %.0f ms",
+                                strata_probe_mem_kind_name(kind), n, t->m[late].cpu,
+                                t->stall_s * 1e3);
+    }
+    if (done == rounds) /* the last round's window, complete now */
+        w[done - 1] = window_of(t, n, done - 1, bytes_each, &c[done - 1]);
+    for (int r = 0; r < done; r++)
+        if (w[r] <= 0)
+            return strata_error_set(err, STRATA_ERR_RANGE,
+                                    "probe: memory: %s: a window of no time (the clock)",
+                                    strata_probe_mem_kind_name(kind));
+    *nout = probe_windows_pick(w, c, done, out, nconc);
+    return STRATA_OK;
 }
 
 /* Kernel runs per sample: enough for MIN_SAMPLE_S at an assumed 20 GB/s
@@ -245,21 +432,94 @@ static long pick_inner(size_t bytes)
     return inner > 100000 ? 100000 : inner;
 }
 
-static strata_status_t measure(const int *cpus, int n, size_t bytes, strata_probe_mem_kind_t kind,
-                               double budget, strata_probe_stat_t *s, strata_error_t *err)
+/* One figure: kind on the team's first n workers, each over `bytes`;
+ * *conc_p / *win_p (when not NULL) the concurrent windows of all taken. */
+static strata_status_t measure(probe_team_t *t, int n, size_t bytes, strata_probe_mem_kind_t kind,
+                               double budget, strata_probe_stat_t *s, int *conc_p, int *win_p,
+                               strata_error_t *err)
 {
     double out[PROBE_MAX_REPS];
-    int rounds = 15;
-    if (run_group(cpus, n, bytes, kind, pick_inner(bytes), rounds, budget, &rounds, out) != 0)
-        return strata_error_set(err, STRATA_ERR_NOMEM, "probe: memory: cannot allocate %zu bytes",
-                                bytes * 2);
-    return strata_probe_stat(out, (size_t)rounds, s, err);
+    int nout = 0, conc = 0;
+    strata_status_t st = probe_team_measure(t, n, bytes, (int)kind, pick_inner(bytes), 15, budget,
+                                            out, &nout, &conc, err);
+    if (st != STRATA_OK) return st;
+    if (conc_p) *conc_p = conc;
+    if (win_p) *win_p = nout > conc ? nout : conc;
+    return strata_probe_stat(out, (size_t)nout, s, err);
 }
 
 /* An aggregate over n cores as the rate of each. */
 static void per_core(strata_probe_stat_t *s, int n)
 {
     s->median /= n, s->min /= n, s->max /= n; /* spread is relative: unchanged */
+}
+
+/* The curves: one core of the team (node 0's) by buffer size, and the
+ * read and stores with all its cores at once. */
+static strata_status_t measure_curves(probe_ctx_t *x, probe_team_t *t, int ncores,
+                                      const double *curve, int ncurve, double per, double budget,
+                                      int done, int jobs, strata_error_t *err)
+{
+    strata_probe_result_t *res = x->res;
+    strata_status_t st = STRATA_OK;
+    res->curve_n = ncurve;
+    for (int c = 0; c < ncurve && st == STRATA_OK; c++) {
+        size_t b = (size_t)curve[c];
+        res->curve_bytes[c] = curve[c];
+        st = measure(t, 1, b, STRATA_PROBE_MEM_COPY, per, &res->copy_curve[c], NULL, NULL, err);
+        if (st == STRATA_OK)
+            st = measure(t, 1, b, STRATA_PROBE_MEM_REDUCE, per, &res->reduce_curve[c], NULL, NULL,
+                         err);
+        if (st == STRATA_OK)
+            st = measure(t, 1, b, STRATA_PROBE_MEM_READ, per, &res->read_curve[c], NULL, NULL, err);
+        /* the engine's output stores, both kinds: it picks per output
+         * size whichever is cheaper (copy.c), so the model prices both;
+         * streaming only from NT_CURVE_MIN, below which a buffer stays in
+         * the private caches and plain stores win */
+        bool nt = curve[c] >= NT_CURVE_MIN;
+        if (st == STRATA_OK)
+            st = measure(t, 1, b, STRATA_PROBE_MEM_WRITE, per, &res->write_curve[c], NULL, NULL,
+                         err);
+        if (st == STRATA_OK && nt)
+            st = measure(t, 1, b, STRATA_PROBE_MEM_WRITE_NT, per, &res->write_nt_curve[c], NULL,
+                         NULL, err);
+        /* read and store with every core of the node at once, each its own
+         * buffer of the size: the ranks of a collective that fill the
+         * cores stream their inputs and outputs together, sharing the
+         * last-level cache and the DRAM channels (per core: aggregate / n) */
+        if (st == STRATA_OK && ncores > 1) {
+            st = measure(t, ncores, b, STRATA_PROBE_MEM_READ, per, &res->read_all_curve[c], NULL,
+                         NULL, err);
+            if (st == STRATA_OK)
+                st = measure(t, ncores, b, STRATA_PROBE_MEM_WRITE, per, &res->write_all_curve[c],
+                             NULL, NULL, err);
+            if (st == STRATA_OK && nt)
+                st = measure(t, ncores, b, STRATA_PROBE_MEM_WRITE_NT, per,
+                             &res->write_nt_all_curve[c], NULL, NULL, err);
+            if (st == STRATA_OK) {
+                per_core(&res->read_all_curve[c], ncores);
+                per_core(&res->write_all_curve[c], ncores);
+                if (nt) per_core(&res->write_nt_all_curve[c], ncores);
+            }
+        }
+        done += nt ? 8 : 6;
+        probe_tick(x, budget, (double)done / jobs);
+    }
+    return st;
+}
+
+/* The per-node table's buffers: one core's `big` (at least the last-level
+ * cache, so its source and destination pass it twice over), and each
+ * core's own with all at once, at least 2 x LLC / cores (together twice
+ * the LLC's size in each direction; and a core's whole L3 where the cores
+ * sit on two: this VM's far placement). Before 2026-12-03 --quick gave
+ * each of 2 cores 8 MiB: 32 MiB in all, this host's L3, and the copy read
+ * 15-17 GB/s or 55.7 from run to run (bench/README.md "s15-h19m"). */
+static size_t llc_capped(void)
+{
+    size_t llc = comm_llc_bytes();
+    size_t cap = (size_t)256 << 20;
+    return llc > cap ? cap : llc;
 }
 
 strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
@@ -270,10 +530,10 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
     static const double curve[] = {4096,    16384,   65536,   262144,   1048576,
                                    2097152, 4194304, 8388608, 16777216, 67108864};
     int ncurve = x->opts->quick ? 7 : 10; /* quick stops at 4 MiB */
-    res->big_bytes = x->opts->quick ? (size_t)16 << 20 : (size_t)64 << 20;
+    size_t llc = llc_capped();
     res->llc_bytes = comm_llc_bytes();
-    g_pool.bytes =
-        res->big_bytes > (size_t)curve[ncurve - 1] ? res->big_bytes : (size_t)curve[ncurve - 1];
+    res->big_bytes = x->opts->quick ? (size_t)16 << 20 : (size_t)64 << 20;
+    if (res->big_bytes < llc) res->big_bytes = (llc + 63) & ~(size_t)63;
     int nnt = 0; /* curve points with streaming stores too: two more jobs each */
     for (int c = 0; c < ncurve; c++)
         nnt += curve[c] >= NT_CURVE_MIN;
@@ -283,61 +543,27 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
     res->numa_nodes = nn;
     for (int i = 0; i < nn && st == STRATA_OK; i++) {
         strata_probe_numa_t *nd = &res->numa[i];
-        nd->node = nodes[i].node, nd->cores = nodes[i].n;
+        int n = nodes[i].n;
+        nd->node = nodes[i].node, nd->cores = n;
+        size_t each = res->big_bytes / (size_t)n, least = 2 * llc / (size_t)n;
+        each = (each > least ? each : least) & ~(size_t)63;
+        res->all_bytes = each;
+        size_t cap = res->big_bytes > each ? res->big_bytes : each;
+        if (i == 0 && cap < (size_t)curve[ncurve - 1]) cap = (size_t)curve[ncurve - 1];
+        probe_team_t *t;
+        st = probe_team_start(nodes[i].cpus, n, cap, PROBE_MEM_STALL_S, &t, err);
+        if (st != STRATA_OK) return st;
         for (int k = 0; k < STRATA_PROBE_MEM_KINDS && st == STRATA_OK; k++) {
-            size_t each = res->big_bytes / (size_t)nodes[i].n;
-            st = measure(nodes[i].cpus, 1, res->big_bytes, k, per, &nd->one[k], err);
+            st = measure(t, 1, res->big_bytes, k, per, &nd->one[k], NULL, NULL, err);
             if (st == STRATA_OK)
-                st = measure(nodes[i].cpus, nodes[i].n, each & ~(size_t)63, k, per, &nd->all[k],
-                             err);
+                st = measure(t, n, each, k, per, &nd->all[k], &nd->all_concurrent[k],
+                             &nd->all_windows[k], err);
             done += 2;
             probe_tick(x, budget, (double)done / jobs);
         }
+        if (i == 0 && st == STRATA_OK)
+            st = measure_curves(x, t, n, curve, ncurve, per, budget, done, jobs, err);
+        probe_team_stop(t);
     }
-    res->curve_n = ncurve;
-    for (int c = 0; c < ncurve && st == STRATA_OK; c++) {
-        res->curve_bytes[c] = curve[c];
-        st = measure(nodes[0].cpus, 1, (size_t)curve[c], STRATA_PROBE_MEM_COPY, per,
-                     &res->copy_curve[c], err);
-        if (st == STRATA_OK)
-            st = measure(nodes[0].cpus, 1, (size_t)curve[c], STRATA_PROBE_MEM_REDUCE, per,
-                         &res->reduce_curve[c], err);
-        if (st == STRATA_OK)
-            st = measure(nodes[0].cpus, 1, (size_t)curve[c], STRATA_PROBE_MEM_READ, per,
-                         &res->read_curve[c], err);
-        /* the engine's output stores, both kinds: it picks per output
-         * size whichever is cheaper (copy.c), so the model prices both;
-         * streaming only from NT_CURVE_MIN, below which a buffer stays in
-         * the private caches and plain stores win */
-        bool nt = curve[c] >= NT_CURVE_MIN;
-        if (st == STRATA_OK)
-            st = measure(nodes[0].cpus, 1, (size_t)curve[c], STRATA_PROBE_MEM_WRITE, per,
-                         &res->write_curve[c], err);
-        if (st == STRATA_OK && nt)
-            st = measure(nodes[0].cpus, 1, (size_t)curve[c], STRATA_PROBE_MEM_WRITE_NT, per,
-                         &res->write_nt_curve[c], err);
-        /* read and store with every core of the node at once, each its own
-         * buffer of the size: the ranks of a collective that fill the
-         * cores stream their inputs and outputs together, sharing the
-         * last-level cache and the DRAM channels (per core: aggregate / n) */
-        if (st == STRATA_OK && nodes[0].n > 1) {
-            st = measure(nodes[0].cpus, nodes[0].n, (size_t)curve[c], STRATA_PROBE_MEM_READ, per,
-                         &res->read_all_curve[c], err);
-            if (st == STRATA_OK)
-                st = measure(nodes[0].cpus, nodes[0].n, (size_t)curve[c], STRATA_PROBE_MEM_WRITE,
-                             per, &res->write_all_curve[c], err);
-            if (st == STRATA_OK && nt)
-                st = measure(nodes[0].cpus, nodes[0].n, (size_t)curve[c], STRATA_PROBE_MEM_WRITE_NT,
-                             per, &res->write_nt_all_curve[c], err);
-            if (st == STRATA_OK) {
-                per_core(&res->read_all_curve[c], nodes[0].n);
-                per_core(&res->write_all_curve[c], nodes[0].n);
-                if (nt) per_core(&res->write_nt_all_curve[c], nodes[0].n);
-            }
-        }
-        done += nt ? 8 : 6;
-        probe_tick(x, budget, (double)done / jobs);
-    }
-    pool_free();
     return st;
 }

@@ -54,6 +54,58 @@ double probe_clock_cost(void);
  * nothing (the clock took longer than what it timed). */
 double probe_less_clock(double t, int reads, double clk);
 
+/* The memory stage's team (mem.c): one worker thread per cpu, created and
+ * pinned once per stage, each first-touching its own source and
+ * destination buffers once (Linux places the pages on its cpu's node);
+ * every measurement then posts a job to the first n workers. Every wait
+ * is bounded: a worker that makes no progress for stall_s fails the
+ * measurement with "cpu N made no progress". */
+/* 5 s, not the coherence section's 1 s: a sample is a whole kernel pass
+ * (64 MiB copied), and with another process holding the cpu under
+ * SCHED_FIFO the kernel leaves others 5 % of it; at 1 s the stage failed
+ * twice in two tries at load 23 (bench/README.md "s15-h19m"). */
+#define PROBE_MEM_STALL_S 5.0
+typedef struct probe_team probe_team_t;
+/* Start workers on cpus[0..n-1] (a cpu may repeat) with buffers of bytes
+ * each into *t_p; an error (and *t_p NULL) when a thread cannot be created
+ * or pinned, the buffers allocated, or a worker stalls touching them. */
+strata_status_t probe_team_start(const int *cpus, int n, size_t bytes, double stall_s,
+                                 probe_team_t **t_p, strata_error_t *err);
+/* Samples of kernel `kind` (a strata_probe_mem_kind_t) on the first n
+ * workers at once, each over `bytes` of its buffers `inner` times: one
+ * warm-up pass, then rounds until budget_s passed (from before the job
+ * was posted, so the warm-up counts) and PROBE_MIN_REPS windows were
+ * taken, or rounds (no more windows are sought for concurrency: at load 7-9
+ * seeking them up to 4 x budget_s doubled the --quick stage's time). out[i] the aggregate B/s of
+ * window i (probe_window_rate), *nout their count, *nconc how many were concurrent; when at least
+ * PROBE_MIN_REPS were, out holds only those. */
+strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kind, long inner,
+                                   int rounds, double budget_s, double *out, int *nout, int *nconc,
+                                   strata_error_t *err);
+/* Counts for the tests: threads created, first touches, jobs run. */
+void probe_team_counts(const probe_team_t *t, int *created, int *touched, int *jobs);
+/* Test hook: worker i never arrives at a round (it waits for the job's
+ * end instead), as a worker whose cpu never runs it; -1 = none. */
+void probe_team_stall(probe_team_t *t, int i);
+/* Stop and join the workers (each join bounded by stall_s; a worker that
+ * does not end is detached and its buffers left allocated). NULL ok. */
+void probe_team_stop(probe_team_t *t);
+
+/* One all-core window: worker i ran its kernel from start[i] to end[i]
+ * (s), moving bytes_each. The window is concurrent when the span in which
+ * every worker ran (latest start to earliest end) is at least
+ * PROBE_CONCURRENT_FRAC of the whole window (earliest start to latest
+ * end): a worker that started late or was descheduled part-way makes the
+ * window partly serial. Returns n x bytes_each / the whole window (B/s),
+ * -1 when a window is empty; *concurrent as above. */
+#define PROBE_CONCURRENT_FRAC 0.75
+/* The windows a figure is the median of: of w[0..n-1], those with conc[i]
+ * when at least PROBE_MIN_REPS are, else all; into out, their count
+ * returned; *nconc the concurrent ones. */
+int probe_windows_pick(const double *w, const bool *conc, int n, double *out, int *nconc);
+double probe_window_rate(const double *start, const double *end, int n, double bytes_each,
+                         bool *concurrent);
+
 /* The flat allreduce's round (c2c.c): blocks of FLAT_BLOCK rounds, without
  * data and with it in turn; a sample per FLAT_SEG pairs of blocks. */
 #define FLAT_BLOCK 32

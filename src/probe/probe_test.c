@@ -13,6 +13,7 @@
 #include "strata/topo.h"
 
 #include <math.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1053,6 +1054,144 @@ static void test_barrier_closer(void **state)
  * samples (coherence only with two cores), every other figure unmeasured
  * (n = 0), and the first touch of a 4 KiB page between 10 ns (a page of
  * zeroes at ~400 GB/s, beyond any DRAM) and 10 ms. */
+/* ==== The memory stage's windows and team ==== */
+
+static void test_window_rate(void **state)
+{
+    (void)state;
+    bool c;
+    /* two workers, 1e8 B each: 0 .. 10 ms and 1 .. 10.5 ms. Window 0 ..
+     * 10.5 ms, both ran 1 .. 10 ms = 9 ms, 9 / 10.5 = 0.857 >= 0.75:
+     * concurrent; 2e8 B / 10.5 ms = 1.9048e10 B/s */
+    double s1[] = {0, 0.001}, e1[] = {0.010, 0.0105};
+    NEAR(probe_window_rate(s1, e1, 2, 1e8, &c), 2e8 / 0.0105, 1e-12);
+    assert_true(c);
+    /* one after the other, 0 .. 10 and 10 .. 20 ms: no common time, not
+     * concurrent; 2e8 / 20 ms = 1e10, one core's rate -- where the slowest
+     * thread's own 10 ms (the figure before 2026-12-03) said 2e10 */
+    double s2[] = {0, 0.010}, e2[] = {0.010, 0.020};
+    NEAR(probe_window_rate(s2, e2, 2, 1e8, &c), 1e10, 1e-12);
+    assert_false(c);
+    /* 0 .. 9 and 1 .. 10 ms: 8 of 10 ms together, concurrent; 0 .. 8.5 and
+     * 1.5 .. 10: 7 of 10, not (the bound is 0.75) */
+    double s3[] = {0, 0.001}, e3[] = {0.009, 0.010};
+    NEAR(probe_window_rate(s3, e3, 2, 1e8, &c), 2e10, 1e-12);
+    assert_true(c);
+    double s4[] = {0, 0.0015}, e4[] = {0.0085, 0.010};
+    NEAR(probe_window_rate(s4, e4, 2, 1e8, &c), 2e10, 1e-12);
+    assert_false(c);
+    /* three workers, one late by 4 of 12 ms: together 4 .. 10 = 6 of 12 */
+    double s5[] = {0, 0.001, 0.004}, e5[] = {0.010, 0.011, 0.012};
+    NEAR(probe_window_rate(s5, e5, 3, 1e8, &c), 3e8 / 0.012, 1e-12);
+    assert_false(c);
+    /* one worker: always concurrent, bytes / its time */
+    double s6[] = {1.0}, e6[] = {1.004};
+    NEAR(probe_window_rate(s6, e6, 1, 1e8, &c), 2.5e10, 1e-9);
+    assert_true(c);
+    /* no time: no rate */
+    assert_true(probe_window_rate(s6, s6, 1, 1e8, &c) < 0);
+    assert_false(c);
+}
+
+static void test_windows_pick(void **state)
+{
+    (void)state;
+    double w[] = {1, 2, 3, 4, 5}, out[5];
+    int nc;
+    /* three concurrent (>= PROBE_MIN_REPS): those alone, in order */
+    bool c1[] = {true, false, true, true, false};
+    assert_int_equal(probe_windows_pick(w, c1, 5, out, &nc), 3);
+    assert_int_equal(nc, 3);
+    NEAR(out[0], 1, 0), NEAR(out[1], 3, 0), NEAR(out[2], 4, 0);
+    /* two: too few, every window */
+    bool c2[] = {true, false, false, true, false};
+    assert_int_equal(probe_windows_pick(w, c2, 5, out, &nc), 5);
+    assert_int_equal(nc, 2);
+    NEAR(out[4], 5, 0);
+}
+
+/* Two workers on this process's first cpu (and its second when it has
+ * one): created once, buffers touched once, then every measurement a job
+ * to the same threads. */
+static int team_cpus(int cpu[2])
+{
+    int all[STRATA_PROBE_CORES_MAX];
+    int n = probe_cpus(all, STRATA_PROBE_CORES_MAX);
+    assert_true(n >= 1);
+    cpu[0] = all[0], cpu[1] = all[n > 1 ? 1 : 0];
+    return n;
+}
+
+static void test_team_reused(void **state)
+{
+    (void)state;
+    int cpu[2];
+    team_cpus(cpu);
+    probe_team_t *t = NULL;
+    strata_error_t err = {0};
+    /* a generous stall bound: this test checks counts, not time */
+    assert_int_equal(probe_team_start(cpu, 2, 65536, 10.0, &t, &err), STRATA_OK);
+    double out[PROBE_MAX_REPS];
+    int nout, nconc, created, touched, jobs;
+    static const int kinds[] = {STRATA_PROBE_MEM_COPY, STRATA_PROBE_MEM_READ,
+                                STRATA_PROBE_MEM_WRITE, STRATA_PROBE_MEM_REDUCE};
+    for (int j = 0; j < 4; j++) {
+        /* one then both workers; budget 0: PROBE_MIN_REPS windows at least */
+        assert_int_equal(probe_team_measure(t, 1 + j % 2, 4096 << j, kinds[j], 4, 5, 0.0, out,
+                                            &nout, &nconc, &err),
+                         STRATA_OK);
+        assert_true(nout >= PROBE_MIN_REPS && nout <= 5);
+        assert_true(nconc <= 5);
+        for (int i = 0; i < nout; i++)
+            assert_true(out[i] > 0);
+    }
+    probe_team_counts(t, &created, &touched, &jobs);
+    assert_int_equal(created, 2); /* two threads for four measurements */
+    assert_int_equal(touched, 2);
+    assert_int_equal(jobs, 4);
+    /* a job larger than the buffers is refused, not run */
+    assert_int_equal(probe_team_measure(t, 1, 131072, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout,
+                                        &nconc, &err),
+                     STRATA_ERR_INVALID);
+    probe_team_stop(t);
+}
+
+static void test_team_stall(void **state)
+{
+    (void)state;
+    int cpu[2];
+    team_cpus(cpu);
+    probe_team_t *t = NULL;
+    strata_error_t err = {0};
+    assert_int_equal(probe_team_start(cpu, 2, 4096, 0.2, &t, &err), STRATA_OK);
+    probe_team_stall(t, 1); /* worker 1 never arrives at a round */
+    double out[PROBE_MAX_REPS];
+    int nout, nconc;
+    double t0 = util_now();
+    assert_int_equal(
+        probe_team_measure(t, 2, 4096, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout, &nconc, &err),
+        STRATA_ERR_TIMEOUT);
+    double took = util_now() - t0;
+    /* the bound is 0.2 s without progress; generous slack for a loaded host */
+    assert_true(took >= 0.2 && took < 5.0);
+    /* names the worker furthest behind: worker 1, or worker 0 too when a
+     * loaded host had not run it by then either (both 0 rounds) */
+    char want1[64], want0[64];
+    snprintf(want1, sizeof(want1), "cpu %d made no progress for 200 ms", cpu[1]);
+    snprintf(want0, sizeof(want0), "cpu %d made no progress for 200 ms", cpu[0]);
+    assert_true(strstr(err.msg, want1) || strstr(err.msg, want0));
+    /* the team refuses further jobs; stopping it joins both */
+    assert_int_equal(
+        probe_team_measure(t, 1, 4096, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout, &nconc, &err),
+        STRATA_ERR_INVALID);
+    probe_team_stop(t);
+    /* a cpu that cannot be pinned: a clean error, nothing left running */
+    int bad[1] = {CPU_SETSIZE - 1};
+    assert_int_equal(probe_team_start(bad, 1, 4096, 0.2, &t, &err), STRATA_ERR_SYSTEM);
+    assert_null(t);
+    assert_non_null(strstr(err.msg, "cannot pin a worker thread to cpu"));
+}
+
 static void test_host_costs(void **state)
 {
     (void)state;
@@ -1096,6 +1235,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_call_work),      cmocka_unit_test(test_stat_add),
         cmocka_unit_test(test_barrier_closer), cmocka_unit_test(test_cache_level),
         cmocka_unit_test(test_cache_machine),  cmocka_unit_test(test_nt_overlap),
+        cmocka_unit_test(test_window_rate),    cmocka_unit_test(test_windows_pick),
+        cmocka_unit_test(test_team_reused),    cmocka_unit_test(test_team_stall),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -306,8 +306,12 @@ static const char *gbps_or_dash(const strata_probe_stat_t *s, char *buf, size_t 
 static void print_memory(const strata_probe_result_t *r, FILE *out)
 {
     char b[32], nt[32];
-    fprintf(out, "\nmemory bandwidth, %s buffers (GB/s; median ±half the IQR; [min .. max])\n",
-            util_fmt_bytes((double)r->big_bytes, b, sizeof(b)));
+    char ab[32];
+    fprintf(out,
+            "\nmemory bandwidth, %s buffers (all cores: %s each) (GB/s; median ±half the IQR; "
+            "[min .. max])\n",
+            util_fmt_bytes((double)r->big_bytes, b, sizeof(b)),
+            util_fmt_bytes((double)r->all_bytes, ab, sizeof(ab)));
     for (int i = 0; i < r->numa_nodes; i++)
         for (int k = 0; k < STRATA_PROBE_MEM_KINDS; k++) {
             char name[64];
@@ -317,6 +321,14 @@ static void print_memory(const strata_probe_result_t *r, FILE *out)
             snprintf(name, sizeof(name), "node %d %-8s %d cores", r->numa[i].node,
                      strata_probe_mem_kind_name(k), r->numa[i].cores);
             line_stat(out, name, &r->numa[i].all[k], 1e-9, "GB/s");
+            if (r->numa[i].all_windows[k] > 0 &&
+                r->numa[i].all_concurrent[k] < r->numa[i].all_windows[k])
+                fprintf(out, "    (%d of %d windows had all %d cores running together%s)\n",
+                        r->numa[i].all_concurrent[k], r->numa[i].all_windows[k], r->numa[i].cores,
+                        r->numa[i].all_concurrent[k] < PROBE_MIN_REPS
+                            ? ": too few, the figure is over all windows, each first start to "
+                              "last end"
+                            : ": the figure is theirs");
         }
     fprintf(out,
             "\none core, by buffer size (GB/s; write nt: streaming stores)\n"
@@ -488,9 +500,17 @@ static json_t *memory_json(const strata_probe_result_t *r)
             json_object_set_new(all, strata_probe_mem_kind_name(k),
                                 probe_stat_json(&r->numa[i].all[k]));
         }
-        json_array_append_new(nodes, json_pack("{s:i,s:i,s:o,s:o}", "node", r->numa[i].node,
+        json_t *conc = json_object(), *win = json_object();
+        for (int k = 0; k < STRATA_PROBE_MEM_KINDS; k++) {
+            json_object_set_new(conc, strata_probe_mem_kind_name(k),
+                                json_integer(r->numa[i].all_concurrent[k]));
+            json_object_set_new(win, strata_probe_mem_kind_name(k),
+                                json_integer(r->numa[i].all_windows[k]));
+        }
+        json_array_append_new(nodes, json_pack("{s:i,s:i,s:o,s:o,s:o,s:o}", "node", r->numa[i].node,
                                                "cores", r->numa[i].cores, "one_core_Bps", one,
-                                               "all_cores_Bps", all));
+                                               "all_cores_Bps", all, "all_cores_concurrent", conc,
+                                               "all_cores_windows", win));
     }
     for (int c = 0; c < r->curve_n; c++) {
         json_t *pt = json_pack("{s:f,s:o,s:o,s:o,s:o}", "size_B", r->curve_bytes[c], "copy_Bps",
@@ -508,9 +528,9 @@ static json_t *memory_json(const strata_probe_result_t *r)
             json_object_set_new(pt, "write_nt_all_Bps", probe_stat_json(&r->write_nt_all_curve[c]));
         json_array_append_new(curve, pt);
     }
-    return json_pack("{s:I,s:o,s:o,s:f,s:s}", "buffer_B", (json_int_t)r->big_bytes, "nodes", nodes,
-                     "curve", curve, "bus_ceiling_Bps", r->bus_ceiling, "ceiling_source",
-                     r->ceiling_source);
+    return json_pack("{s:I,s:I,s:o,s:o,s:f,s:s}", "buffer_B", (json_int_t)r->big_bytes,
+                     "all_cores_buffer_B", (json_int_t)r->all_bytes, "nodes", nodes, "curve", curve,
+                     "bus_ceiling_Bps", r->bus_ceiling, "ceiling_source", r->ceiling_source);
 }
 
 static json_t *c2c_json(const strata_probe_result_t *r)
