@@ -356,7 +356,7 @@ int probe_windows_pick(const double *w, const bool *conc, int n, double *out, in
 /* Window r's rate over the job's n workers (probe_window_rate). */
 static double window_of(const probe_team_t *t, int n, int r, double bytes_each, bool *conc)
 {
-    double s[STRATA_PROBE_CORES_MAX], e[STRATA_PROBE_CORES_MAX];
+    double s[STRATA_PROBE_CORES_MAX] = {0}, e[STRATA_PROBE_CORES_MAX] = {0};
     for (int i = 0; i < n; i++)
         s[i] = t->m[i].start[r], e[i] = t->m[i].end[r];
     return probe_window_rate(s, e, n, bytes_each, conc);
