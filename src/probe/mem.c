@@ -8,9 +8,10 @@
  * Each worker is a thread pinned to one cpu of the node, touching its own
  * buffers first (Linux's first-touch policy places the pages on the node of
  * the touching cpu). A sample runs the kernel `inner` times, inner chosen
- * so one sample lasts at least ~2 ms; all-core samples start together at a
- * barrier and count the slowest thread's time (aggregate = bytes of all
- * threads / that time). Non-temporal stores use SSE2 streaming stores
+ * so one sample lasts at least ~2 ms; an all-core sample is a window from
+ * the first worker's start to the last one's end (aggregate = bytes of all
+ * threads / that window), concurrent when all ran together for at least
+ * PROBE_CONCURRENT_FRAC of it (probe_window_rate). Non-temporal stores use SSE2 streaming stores
  * (x86-64 baseline); elsewhere they fall back to plain stores.
  */
 #define _GNU_SOURCE
@@ -124,7 +125,8 @@ typedef struct member {
 struct probe_team {
     member_t m[STRATA_PROBE_CORES_MAX];
     int n;
-    size_t cap; /* bytes of each buffer */
+    size_t cap;  /* bytes of each buffer, member 0's excepted */
+    size_t cap0; /* member 0's (at least cap: it runs the one-core figures) */
     double stall_s;
     int stall_idx; /* test hook: this worker never arrives; -1 none */
     /* the job, posted under mu with gen incremented */
@@ -163,8 +165,9 @@ static void *member_main(void *arg)
         return NULL;
     }
     /* first touch on this cpu's node, a MiB at a time (each a progress) */
-    for (size_t o = 0; o < t->cap; o += (size_t)1 << 20) {
-        size_t k = t->cap - o < ((size_t)1 << 20) ? t->cap - o : (size_t)1 << 20;
+    size_t cap = w == t->m ? t->cap0 : t->cap;
+    for (size_t o = 0; o < cap; o += (size_t)1 << 20) {
+        size_t k = cap - o < ((size_t)1 << 20) ? cap - o : (size_t)1 << 20;
         memset(w->src + o, 1, k), memset(w->dst + o, 0, k);
         atomic_fetch_add(&t->progress, 1);
     }
@@ -222,8 +225,8 @@ static int team_wait(probe_team_t *t, atomic_int *a, int want)
     return 0;
 }
 
-strata_status_t probe_team_start(const int *cpus, int n, size_t bytes, double stall_s,
-                                 probe_team_t **t_p, strata_error_t *err)
+strata_status_t probe_team_start(const int *cpus, int n, size_t bytes, size_t bytes0,
+                                 double stall_s, probe_team_t **t_p, strata_error_t *err)
 {
     strata_status_t st;
     *t_p = NULL;
@@ -235,15 +238,17 @@ strata_status_t probe_team_start(const int *cpus, int n, size_t bytes, double st
     if (!t) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     memset(t, 0, sizeof(*t));
     t->n = n, t->cap = bytes < 64 ? 64 : bytes, t->stall_s = stall_s, t->stall_idx = -1;
+    t->cap0 = bytes0 > t->cap ? bytes0 : t->cap;
     pthread_mutex_init(&t->mu, NULL);
     pthread_cond_init(&t->cv, NULL);
     for (int i = 0; i < n; i++) {
         member_t *w = &t->m[i];
         w->cpu = cpus[i], w->t = t;
-        w->src = util_malloc(t->cap + 64), w->dst = util_malloc(t->cap + 64);
+        size_t cap = i == 0 ? t->cap0 : t->cap;
+        w->src = util_malloc(cap + 64), w->dst = util_malloc(cap + 64);
         if (!w->src || !w->dst) {
             st = strata_error_set(err, STRATA_ERR_NOMEM, "probe: memory: cannot allocate %zu bytes",
-                                  t->cap * 2);
+                                  cap * 2);
             probe_team_stop(t);
             return st;
         }
@@ -309,12 +314,12 @@ void probe_team_stop(probe_team_t *t)
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
     bool stuck = false;
+    struct timespec ts; /* one deadline for all the joins: stall_s in all */
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double at = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + t->stall_s;
+    ts.tv_sec = (time_t)at, ts.tv_nsec = (long)((at - (double)(time_t)at) * 1e9);
     for (int i = 0; i < t->n; i++) {
         if (!t->m[i].joinable) continue;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        double at = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + t->stall_s;
-        ts.tv_sec = (time_t)at, ts.tv_nsec = (long)((at - (double)(time_t)at) * 1e9);
         if (pthread_timedjoin_np(t->m[i].th, NULL, &ts) != 0) {
             pthread_detach(t->m[i].th); /* it may still touch t: leave t allocated */
             stuck = true;
@@ -364,9 +369,10 @@ static double window_of(const probe_team_t *t, int n, int r, double bytes_each, 
 
 strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kind, long inner,
                                    int rounds, double budget_s, double *out, int *nout, int *nconc,
-                                   strata_error_t *err)
+                                   int *nwin, strata_error_t *err)
 {
-    if (n < 1 || n > t->n || bytes > t->cap || kind < 0 || kind >= STRATA_PROBE_MEM_KINDS)
+    if (n < 1 || n > t->n || bytes > (n == 1 ? t->cap0 : t->cap) || kind < 0 ||
+        kind >= STRATA_PROBE_MEM_KINDS)
         return strata_error_set(err, STRATA_ERR_INVALID,
                                 "probe: memory: a job of %d workers over %zu bytes (team: %d, %zu)",
                                 n, bytes, t->n, t->cap);
@@ -421,6 +427,7 @@ strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kin
                                     "probe: memory: %s: a window of no time (the clock)",
                                     strata_probe_mem_kind_name(kind));
     *nout = probe_windows_pick(w, c, done, out, nconc);
+    *nwin = done;
     return STRATA_OK;
 }
 
@@ -439,12 +446,12 @@ static strata_status_t measure(probe_team_t *t, int n, size_t bytes, strata_prob
                                strata_error_t *err)
 {
     double out[PROBE_MAX_REPS];
-    int nout = 0, conc = 0;
+    int nout = 0, conc = 0, nwin = 0;
     strata_status_t st = probe_team_measure(t, n, bytes, (int)kind, pick_inner(bytes), 15, budget,
-                                            out, &nout, &conc, err);
+                                            out, &nout, &conc, &nwin, err);
     if (st != STRATA_OK) return st;
     if (conc_p) *conc_p = conc;
-    if (win_p) *win_p = nout > conc ? nout : conc;
+    if (win_p) *win_p = nwin;
     return strata_probe_stat(out, (size_t)nout, s, err);
 }
 
@@ -547,11 +554,15 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
         nd->node = nodes[i].node, nd->cores = n;
         size_t each = res->big_bytes / (size_t)n, least = 2 * llc / (size_t)n;
         each = (each > least ? each : least) & ~(size_t)63;
-        res->all_bytes = each;
-        size_t cap = res->big_bytes > each ? res->big_bytes : each;
+        if (i == 0) res->all_bytes = each; /* node 0's, as the model reads */
+        /* each worker's buffers: the all-core figure's, and on node 0 the
+         * curves' largest (one core and all cores run them); worker 0's
+         * also the one-core figure's */
+        size_t cap = each;
         if (i == 0 && cap < (size_t)curve[ncurve - 1]) cap = (size_t)curve[ncurve - 1];
+        size_t cap0 = res->big_bytes > cap ? res->big_bytes : cap;
         probe_team_t *t;
-        st = probe_team_start(nodes[i].cpus, n, cap, PROBE_MEM_STALL_S, &t, err);
+        st = probe_team_start(nodes[i].cpus, n, cap, cap0, PROBE_MEM_STALL_S, &t, err);
         if (st != STRATA_OK) return st;
         for (int k = 0; k < STRATA_PROBE_MEM_KINDS && st == STRATA_OK; k++) {
             st = measure(t, 1, res->big_bytes, k, per, &nd->one[k], NULL, NULL, err);

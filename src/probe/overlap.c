@@ -26,6 +26,9 @@
 
 #include "comm.h" /* the engine's reduction and copy kernels */
 
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #define OVL_BYTES ((size_t)32 << 20)  /* past this host's 32 MiB L3 with the output */
@@ -68,7 +71,9 @@ static double probe_overlap_sample(const ovl_t *w, double t[3])
     copy_pass(w);
     double t3 = util_now();
     t[0] = t1 - t0, t[1] = t2 - t1, t[2] = t3 - t2;
-    return t[2] > 0 ? (t[0] + t[2] - t[1]) / t[2] : 0;
+    /* a pass of no time (the clock) is no reading: NAN, which
+     * strata_probe_stat refuses */
+    return t[2] > 0 ? (t[0] + t[2] - t[1]) / t[2] : NAN;
 }
 
 strata_status_t probe_overlap(probe_ctx_t *x, double budget, strata_error_t *err)
@@ -86,11 +91,18 @@ strata_status_t probe_overlap(probe_ctx_t *x, double budget, strata_error_t *err
     memset(w.slot, 0, OVL_HOT), memset(w.sum, 0, OVL_HOT);
     int n = x->opts->quick ? 3 : 7;
     double h[PROBE_MAX_REPS], t[3];
+    /* on one core: the thread pinned for the passes (the three of a sample
+     * on one cpu), its own affinity given back after, so that the threads
+     * later sections start inherit the process's */
+    cpu_set_t was;
+    bool pinned = pthread_getaffinity_np(pthread_self(), sizeof(was), &was) == 0 &&
+                  probe_pin(res->cpus[0]) == 0;
     probe_overlap_sample(&w, t); /* warm-up */
     for (int s = 0; s < n; s++) {
         h[s] = probe_overlap_sample(&w, t);
         probe_tick(x, budget, (double)(s + 1) / n);
     }
+    if (pinned) pthread_setaffinity_np(pthread_self(), sizeof(was), &was);
     st = strata_probe_stat(h, (size_t)n, &res->nt_overlap, err);
 done:
     util_free(w.in), util_free(w.slot), util_free(w.sum), util_free(w.out);

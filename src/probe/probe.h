@@ -33,14 +33,14 @@ int probe_pin(int cpu);
 /* The OS ids of the CPUs this process may use (at most max); count. */
 int probe_cpus(int *cpus, int max);
 
-/* A sample loop: fn(arg) returns one sample (> 0) or <= 0 on failure.
- * Takes samples until budget_s passed and PROBE_MIN_REPS were taken, or
- * PROBE_MAX_REPS; summarises them. Returns the samples' status. */
 /* Every sample of s taken `add` seconds later (a constant part measured
  * apart): the median and extremes move by add, the interquartile range does
  * not (the spread, IQR / median, is rescaled). Nothing when add <= 0 or s
  * is empty. */
 void probe_stat_add(strata_probe_stat_t *s, double add);
+/* A sample loop: fn(arg) returns one sample (> 0) or <= 0 on failure.
+ * Takes samples until budget_s passed and PROBE_MIN_REPS were taken, or
+ * PROBE_MAX_REPS; summarises them. Returns the samples' status. */
 strata_status_t probe_sample(double (*fn)(void *), void *arg, double budget_s,
                              strata_probe_stat_t *stat_p, strata_error_t *err);
 
@@ -67,10 +67,12 @@ double probe_less_clock(double t, int reads, double clk);
 #define PROBE_MEM_STALL_S 5.0
 typedef struct probe_team probe_team_t;
 /* Start workers on cpus[0..n-1] (a cpu may repeat) with buffers of bytes
- * each into *t_p; an error (and *t_p NULL) when a thread cannot be created
- * or pinned, the buffers allocated, or a worker stalls touching them. */
-strata_status_t probe_team_start(const int *cpus, int n, size_t bytes, double stall_s,
-                                 probe_team_t **t_p, strata_error_t *err);
+ * each (the first worker's bytes0, when larger: it alone runs one-core
+ * jobs) into *t_p; an error (and *t_p NULL) when a thread cannot be
+ * created or pinned, the buffers allocated, or a worker stalls touching
+ * them. */
+strata_status_t probe_team_start(const int *cpus, int n, size_t bytes, size_t bytes0,
+                                 double stall_s, probe_team_t **t_p, strata_error_t *err);
 /* Samples of kernel `kind` (a strata_probe_mem_kind_t) on the first n
  * workers at once, each over `bytes` of its buffers `inner` times: one
  * warm-up pass, then rounds until budget_s passed (from before the job
@@ -78,10 +80,10 @@ strata_status_t probe_team_start(const int *cpus, int n, size_t bytes, double st
  * taken, or rounds (no more windows are sought for concurrency: at load 7-9
  * seeking them up to 4 x budget_s doubled the --quick stage's time). out[i] the aggregate B/s of
  * window i (probe_window_rate), *nout their count, *nconc how many were concurrent; when at least
- * PROBE_MIN_REPS were, out holds only those. */
+ * PROBE_MIN_REPS were, out holds only those; *nwin the windows taken. */
 strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kind, long inner,
                                    int rounds, double budget_s, double *out, int *nout, int *nconc,
-                                   strata_error_t *err);
+                                   int *nwin, strata_error_t *err);
 /* Counts for the tests: threads created, first touches, jobs run. */
 void probe_team_counts(const probe_team_t *t, int *created, int *touched, int *jobs);
 /* Test hook: worker i never arrives at a round (it waits for the job's

@@ -1130,17 +1130,20 @@ static void test_team_reused(void **state)
     probe_team_t *t = NULL;
     strata_error_t err = {0};
     /* a generous stall bound: this test checks counts, not time */
-    assert_int_equal(probe_team_start(cpu, 2, 65536, 10.0, &t, &err), STRATA_OK);
+    /* worker 0 (one-core jobs) 64 KiB, the other 32 KiB */
+    assert_int_equal(probe_team_start(cpu, 2, 32768, 65536, 10.0, &t, &err), STRATA_OK);
     double out[PROBE_MAX_REPS];
-    int nout, nconc, created, touched, jobs;
+    int nout, nconc, nwin, created, touched, jobs;
     static const int kinds[] = {STRATA_PROBE_MEM_COPY, STRATA_PROBE_MEM_READ,
                                 STRATA_PROBE_MEM_WRITE, STRATA_PROBE_MEM_REDUCE};
     for (int j = 0; j < 4; j++) {
-        /* one then both workers; budget 0: PROBE_MIN_REPS windows at least */
+        /* one then both workers (4, 8, 16, 32 KiB); budget 0: the job
+         * stops once PROBE_MIN_REPS windows were taken, so exactly 3 */
         assert_int_equal(probe_team_measure(t, 1 + j % 2, 4096 << j, kinds[j], 4, 5, 0.0, out,
-                                            &nout, &nconc, &err),
+                                            &nout, &nconc, &nwin, &err),
                          STRATA_OK);
-        assert_true(nout >= PROBE_MIN_REPS && nout <= 5);
+        assert_int_equal(nwin, PROBE_MIN_REPS);
+        assert_true(nout >= PROBE_MIN_REPS && nout <= nwin);
         assert_true(nconc <= 5);
         for (int i = 0; i < nout; i++)
             assert_true(out[i] > 0);
@@ -1149,10 +1152,16 @@ static void test_team_reused(void **state)
     assert_int_equal(created, 2); /* two threads for four measurements */
     assert_int_equal(touched, 2);
     assert_int_equal(jobs, 4);
-    /* a job larger than the buffers is refused, not run */
+    /* a job larger than the buffers is refused, not run: 128 KiB on worker
+     * 0, and 64 KiB on both (worker 1's are 32 KiB) */
     assert_int_equal(probe_team_measure(t, 1, 131072, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout,
-                                        &nconc, &err),
+                                        &nconc, &nwin, &err),
                      STRATA_ERR_INVALID);
+    assert_int_equal(probe_team_measure(t, 2, 65536, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout,
+                                        &nconc, &nwin, &err),
+                     STRATA_ERR_INVALID);
+    probe_team_counts(t, &created, &touched, &jobs);
+    assert_int_equal(jobs, 4);
     probe_team_stop(t);
 }
 
@@ -1163,14 +1172,14 @@ static void test_team_stall(void **state)
     team_cpus(cpu);
     probe_team_t *t = NULL;
     strata_error_t err = {0};
-    assert_int_equal(probe_team_start(cpu, 2, 4096, 0.2, &t, &err), STRATA_OK);
+    assert_int_equal(probe_team_start(cpu, 2, 4096, 0, 0.2, &t, &err), STRATA_OK);
     probe_team_stall(t, 1); /* worker 1 never arrives at a round */
     double out[PROBE_MAX_REPS];
-    int nout, nconc;
+    int nout, nconc, nwin;
     double t0 = util_now();
-    assert_int_equal(
-        probe_team_measure(t, 2, 4096, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout, &nconc, &err),
-        STRATA_ERR_TIMEOUT);
+    assert_int_equal(probe_team_measure(t, 2, 4096, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout,
+                                        &nconc, &nwin, &err),
+                     STRATA_ERR_TIMEOUT);
     double took = util_now() - t0;
     /* the bound is 0.2 s without progress; generous slack for a loaded host */
     assert_true(took >= 0.2 && took < 5.0);
@@ -1181,13 +1190,13 @@ static void test_team_stall(void **state)
     snprintf(want0, sizeof(want0), "cpu %d made no progress for 200 ms", cpu[0]);
     assert_true(strstr(err.msg, want1) || strstr(err.msg, want0));
     /* the team refuses further jobs; stopping it joins both */
-    assert_int_equal(
-        probe_team_measure(t, 1, 4096, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout, &nconc, &err),
-        STRATA_ERR_INVALID);
+    assert_int_equal(probe_team_measure(t, 1, 4096, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout,
+                                        &nconc, &nwin, &err),
+                     STRATA_ERR_INVALID);
     probe_team_stop(t);
     /* a cpu that cannot be pinned: a clean error, nothing left running */
     int bad[1] = {CPU_SETSIZE - 1};
-    assert_int_equal(probe_team_start(bad, 1, 4096, 0.2, &t, &err), STRATA_ERR_SYSTEM);
+    assert_int_equal(probe_team_start(bad, 1, 4096, 0, 0.2, &t, &err), STRATA_ERR_SYSTEM);
     assert_null(t);
     assert_non_null(strstr(err.msg, "cannot pin a worker thread to cpu"));
 }

@@ -254,8 +254,15 @@ static strata_status_t call_work(probe_ctx_t *x, strata_error_t *err)
         strata_comm_destroy(w.one);
     }
     if (st == STRATA_OK) st = probe_sample(line_sample, &w, budget, &res->line_work, err);
-    if (st == STRATA_OK && ar.n > 0 && bar.n > 0)
-        probe_stat_add(&res->line_work, ar.median - bar.median);
+    if (st == STRATA_OK && ar.n > 0 && bar.n > 0) {
+        if (ar.median > bar.median)
+            probe_stat_add(&res->line_work, ar.median - bar.median);
+        else /* noise between the two batches: the entry is not priced */
+            strata_log(STRATA_LOG_WARN,
+                       "probe: the call's entry not added (one-rank allreduce %.1f ns, not above "
+                       "its barrier's %.1f ns)",
+                       ar.median * 1e9, bar.median * 1e9);
+    }
     return st;
 }
 
