@@ -150,6 +150,9 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget_s, strata_error_t *er
 strata_status_t probe_shm(probe_ctx_t *x, double budget_s, strata_error_t *err);
 /* The streamed output's overlap with a read+reduce stream (overlap.c). */
 strata_status_t probe_overlap(probe_ctx_t *x, double budget_s, strata_error_t *err);
+/* The store-overlap section's input and output, each: the LLC's size
+ * (llc, 0 unknown) within 32..128 MiB, rounded up to engine blocks. */
+size_t probe_overlap_bytes(size_t llc);
 strata_status_t probe_net(probe_ctx_t *x, double budget_s, strata_error_t *err);
 strata_status_t probe_sys(probe_ctx_t *x, double budget_s, strata_error_t *err);
 /* First touch alone (res->page_fault): the third of probe_sys. */

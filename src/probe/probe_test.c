@@ -778,6 +778,19 @@ static void save_load(const strata_probe_result_t *r, char *path, strata_probe_c
  * us less: 225.563172 us, below plain (332.605305 us, which h does not
  * touch). Saved and loaded back; a file's value outside 0 .. 1 is
  * rejected, a result's clamped to it. */
+static void test_overlap_bytes(void **state)
+{
+    (void)state;
+    /* by hand: unknown (0) and small caches take 32 MiB; this host's 32 MiB
+     * L3 32 MiB; 96 MiB + 1 B rounds up to the next 16 KiB block; a 1 GiB
+     * cache is capped at 128 MiB */
+    assert_int_equal(probe_overlap_bytes(0), (size_t)32 << 20);
+    assert_int_equal(probe_overlap_bytes((size_t)8 << 20), (size_t)32 << 20);
+    assert_int_equal(probe_overlap_bytes((size_t)32 << 20), (size_t)32 << 20);
+    assert_int_equal(probe_overlap_bytes(((size_t)96 << 20) + 1), ((size_t)96 << 20) + 16384);
+    assert_int_equal(probe_overlap_bytes((size_t)1 << 30), (size_t)128 << 20);
+}
+
 static void test_nt_overlap(void **state)
 {
     (void)state;
@@ -1244,8 +1257,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_call_work),      cmocka_unit_test(test_stat_add),
         cmocka_unit_test(test_barrier_closer), cmocka_unit_test(test_cache_level),
         cmocka_unit_test(test_cache_machine),  cmocka_unit_test(test_nt_overlap),
-        cmocka_unit_test(test_window_rate),    cmocka_unit_test(test_windows_pick),
-        cmocka_unit_test(test_team_reused),    cmocka_unit_test(test_team_stall),
+        cmocka_unit_test(test_overlap_bytes),  cmocka_unit_test(test_window_rate),
+        cmocka_unit_test(test_windows_pick),   cmocka_unit_test(test_team_reused),
+        cmocka_unit_test(test_team_stall),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
