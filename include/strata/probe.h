@@ -256,6 +256,13 @@ typedef struct strata_probe_result {
 
     /* accelerators: what the optional CUDA path says (never empty) */
     char accel_note[1024];
+    /* Why the coherence matrix (c2c, c2c_all) was not measured, "" when it
+     * was (or on one cpu): a pinned thread that made no progress within its
+     * bound and its retries (a loaded host); the probe goes on without it,
+     * and strata_probe_save refuses to write a calibration that lacks its
+     * line latency. Placement readings that failed likewise have 0
+     * samples. */
+    char c2c_note[256];
 } strata_probe_result_t;
 
 /* Run every measurement. progress on a terminal; total under 60 s (10 s

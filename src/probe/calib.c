@@ -212,6 +212,12 @@ strata_status_t strata_probe_save(const strata_probe_result_t *r, const char *pa
                                   strata_error_t *err)
 {
     if (!r || !path) return strata_error_set(err, STRATA_ERR_INVALID, "probe: nothing to save");
+    if (r->c2c_note[0]) /* the calibration's line latency is the matrix's median */
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "%s: not written: the coherence matrix, which sets the "
+                                "calibration's line latency, was not measured (%.120s); probe "
+                                "again on a less loaded host",
+                                path, r->c2c_note);
     strata_probe_calib_t c;
     strata_probe_calib_from(r, &c);
     char desc[256], src[128];

@@ -118,7 +118,6 @@ typedef struct member {
     unsigned char *src, *dst;
     atomic_int state; /* 0 starting, 1 ready (pinned, buffers touched), -1 pin failed */
     atomic_int at;    /* this job: rounds arrived at, and 1 << 20 once finished */
-    double start[TEAM_ROUNDS_MAX], end[TEAM_ROUNDS_MAX];
     struct probe_team *t;
 } member_t;
 
@@ -137,12 +136,17 @@ struct probe_team {
     int job_n, job_kind, job_rounds;
     size_t job_bytes;
     long job_inner;
+    bool job_warm;
+    /* round r's stamps, worker by worker: what window_of reads */
+    double start[TEAM_ROUNDS_MAX][STRATA_PROBE_CORES_MAX];
+    double end[TEAM_ROUNDS_MAX][STRATA_PROBE_CORES_MAX];
     /* a job's rounds: arrived counts arrivals (n a round), released the
      * rounds let go, finished the workers done with the job; progress
      * moves on every step of any worker (the waits' no-progress bound) */
     atomic_int arrived, released, finished, progress;
-    atomic_bool stop; /* the job's end: workers leave their round waits */
-    bool broken;      /* a job failed: a worker may still be in it, no more jobs */
+    atomic_int settled; /* workers pinned and touched, or failed to pin */
+    atomic_bool stop;   /* the job's end: workers leave their round waits */
+    bool broken;        /* a job failed: a worker may still be in it, no more jobs */
     int created, touched, jobs;
 };
 
@@ -162,6 +166,8 @@ static void *member_main(void *arg)
     probe_team_t *t = w->t;
     if (probe_pin(w->cpu) != 0) {
         atomic_store(&w->state, -1);
+        atomic_fetch_add(&t->settled, 1);
+        atomic_fetch_add(&t->progress, 1);
         return NULL;
     }
     /* first touch on this cpu's node, a MiB at a time (each a progress) */
@@ -172,6 +178,8 @@ static void *member_main(void *arg)
         atomic_fetch_add(&t->progress, 1);
     }
     atomic_store(&w->state, 1);
+    atomic_fetch_add(&t->settled, 1);
+    atomic_fetch_add(&t->progress, 1);
     int seen = 0, me = (int)(w - t->m);
     for (;;) {
         pthread_mutex_lock(&t->mu);
@@ -182,6 +190,7 @@ static void *member_main(void *arg)
         int n = t->job_n, kind = t->job_kind, rounds = t->job_rounds;
         size_t bytes = t->job_bytes;
         long inner = t->job_inner;
+        bool warm = t->job_warm;
         pthread_mutex_unlock(&t->mu);
         if (quit) break;
         if (me >= n) continue;    /* not in this job */
@@ -189,16 +198,16 @@ static void *member_main(void *arg)
             while (!atomic_load(&t->stop))
                 sched_yield();
         } else {
-            kernels[kind](w->dst, w->src, bytes); /* warm-up, inside the budget */
+            if (warm) kernels[kind](w->dst, w->src, bytes); /* inside the budget */
             for (int r = 0; r < rounds; r++) {
                 atomic_fetch_add(&w->at, 1);
                 atomic_fetch_add(&t->arrived, 1);
                 atomic_fetch_add(&t->progress, 1);
                 if (!wait_at_least(&t->released, r + 1, &t->stop)) break;
-                w->start[r] = util_now();
+                t->start[r][me] = util_now();
                 for (long i = 0; i < inner; i++)
                     kernels[kind](w->dst, w->src, bytes);
-                w->end[r] = util_now();
+                t->end[r][me] = util_now();
             }
         }
         atomic_fetch_add(&w->at, 1 << 20);
@@ -264,32 +273,24 @@ strata_status_t probe_team_start(const int *cpus, int n, size_t bytes, size_t by
         t->m[i].joinable = true, t->created++;
     }
     /* every worker pinned and its buffers touched, or an error */
-    int last = atomic_load(&t->progress);
-    double since = util_now();
+    team_wait(t, &t->settled, n); /* a stall leaves a worker at 0, said below */
     for (int i = 0; i < n; i++) {
-        int s;
-        while ((s = atomic_load(&t->m[i].state)) == 0) {
-            int p = atomic_load(&t->progress);
-            if (p != last)
-                last = p, since = util_now();
-            else if (util_now() - since > stall_s)
-                break;
-            sched_yield();
+        int s = atomic_load(&t->m[i].state);
+        if (s == 1) {
+            t->touched++;
+            continue;
         }
-        if (s != 1) {
-            if (s == -1)
-                st = strata_error_set(err, STRATA_ERR_SYSTEM,
-                                      "probe: memory: cannot pin a worker thread to cpu %d",
-                                      t->m[i].cpu);
-            else
-                st = strata_error_set(err, STRATA_ERR_TIMEOUT,
-                                      "probe: memory: cpu %d made no progress for %.0f ms "
-                                      "touching its buffers",
-                                      t->m[i].cpu, stall_s * 1e3);
-            probe_team_stop(t);
-            return st;
-        }
-        t->touched++;
+        if (s == -1)
+            st = strata_error_set(err, STRATA_ERR_SYSTEM,
+                                  "probe: memory: cannot pin a worker thread to cpu %d",
+                                  t->m[i].cpu);
+        else
+            st = strata_error_set(err, STRATA_ERR_TIMEOUT,
+                                  "probe: memory: cpu %d made no progress for %.0f ms "
+                                  "touching its buffers",
+                                  t->m[i].cpu, stall_s * 1e3);
+        probe_team_stop(t);
+        return st;
     }
     *t_p = t;
     return STRATA_OK;
@@ -361,15 +362,12 @@ int probe_windows_pick(const double *w, const bool *conc, int n, double *out, in
 /* Window r's rate over the job's n workers (probe_window_rate). */
 static double window_of(const probe_team_t *t, int n, int r, double bytes_each, bool *conc)
 {
-    double s[STRATA_PROBE_CORES_MAX] = {0}, e[STRATA_PROBE_CORES_MAX] = {0};
-    for (int i = 0; i < n; i++)
-        s[i] = t->m[i].start[r], e[i] = t->m[i].end[r];
-    return probe_window_rate(s, e, n, bytes_each, conc);
+    return probe_window_rate(t->start[r], t->end[r], n, bytes_each, conc);
 }
 
 strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kind, long inner,
-                                   int rounds, double budget_s, double *out, int *nout, int *nconc,
-                                   int *nwin, strata_error_t *err)
+                                   bool warm, int rounds, double budget_s, double *out, int *nout,
+                                   int *nconc, int *nwin, strata_error_t *err)
 {
     if (n < 1 || n > t->n || bytes > (n == 1 ? t->cap0 : t->cap) || kind < 0 ||
         kind >= STRATA_PROBE_MEM_KINDS)
@@ -379,7 +377,7 @@ strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kin
     if (t->broken)
         return strata_error_set(err, STRATA_ERR_INVALID, "probe: memory: the team failed before");
     if (rounds > TEAM_ROUNDS_MAX) rounds = TEAM_ROUNDS_MAX;
-    if (rounds < PROBE_MIN_REPS) rounds = PROBE_MIN_REPS;
+    if (rounds < 1) rounds = 1;
     double t0 = util_now(); /* before the post: the wake-up and warm-up count */
     atomic_store(&t->arrived, 0), atomic_store(&t->released, 0), atomic_store(&t->finished, 0);
     atomic_store(&t->stop, false);
@@ -387,11 +385,11 @@ strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kin
         atomic_store(&t->m[i].at, 0);
     pthread_mutex_lock(&t->mu);
     t->job_n = n, t->job_kind = kind, t->job_rounds = rounds, t->job_bytes = bytes;
-    t->job_inner = inner;
+    t->job_inner = inner, t->job_warm = warm;
     t->gen++, t->jobs++;
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
-    double bytes_each = (double)bytes * (double)inner;
+    double bytes_each = (double)bytes * (double)inner, prev = t0;
     int done = 0, rc = 0;
     bool c[TEAM_ROUNDS_MAX] = {false};
     double w[TEAM_ROUNDS_MAX];
@@ -402,8 +400,11 @@ strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kin
             break;
         }
         if (done > 0) w[done - 1] = window_of(t, n, done - 1, bytes_each, &c[done - 1]);
-        double el = util_now() - t0;
-        if (done >= PROBE_MIN_REPS && el > budget_s) break;
+        /* another window while one as long as the last ends within the
+         * share: windows are not taken past it, however few */
+        double now = util_now();
+        if (done > 0 && !probe_more(done, rounds, now - t0, now - prev, budget_s)) break;
+        prev = now;
         atomic_store(&t->released, done + 1);
     }
     atomic_store(&t->stop, true); /* the workers at round `done` leave */
@@ -439,16 +440,33 @@ static long pick_inner(size_t bytes)
     return inner > 100000 ? 100000 : inner;
 }
 
-/* One figure: kind on the team's first n workers, each over `bytes`;
- * *conc_p / *win_p (when not NULL) the concurrent windows of all taken. */
-static strata_status_t measure(probe_team_t *t, int n, size_t bytes, strata_probe_mem_kind_t kind,
-                               double budget, strata_probe_stat_t *s, int *conc_p, int *win_p,
-                               strata_error_t *err)
+/* The stage's figures: its deadline (x->deadline), how many figures it
+ * has and has taken, for each figure's share and the bar. */
+typedef struct mem_plan {
+    probe_ctx_t *x;
+    probe_team_t *t;
+    double budget; /* the stage's plan, for the bar */
+    int jobs, done;
+    size_t llc;
+} mem_plan_t;
+
+/* One figure: kind on the team's first n workers, each over `bytes`, in
+ * its share of what is left of the stage (probe_share); *conc_p / *win_p
+ * (when not NULL) the concurrent windows of all taken. No warm-up pass
+ * where the figure's buffers together are at least twice the LLC: a
+ * cyclic sweep that large finds nothing an earlier pass left in the cache
+ * (the all-core table's, and the default run's one-core table). */
+static strata_status_t measure(mem_plan_t *p, int n, size_t bytes, strata_probe_mem_kind_t kind,
+                               strata_probe_stat_t *s, int *conc_p, int *win_p, strata_error_t *err)
 {
     double out[PROBE_MAX_REPS];
     int nout = 0, conc = 0, nwin = 0;
-    strata_status_t st = probe_team_measure(t, n, bytes, (int)kind, pick_inner(bytes), 15, budget,
-                                            out, &nout, &conc, &nwin, err);
+    double share = probe_share(util_now(), p->x->deadline, p->jobs - p->done);
+    bool warm = p->llc == 0 || (double)bytes * n < 2.0 * (double)p->llc;
+    strata_status_t st = probe_team_measure(p->t, n, bytes, (int)kind, pick_inner(bytes), warm, 15,
+                                            share, out, &nout, &conc, &nwin, err);
+    p->done++;
+    probe_tick(p->x, p->budget, (double)p->done / p->jobs);
     if (st != STRATA_OK) return st;
     if (conc_p) *conc_p = conc;
     if (win_p) *win_p = nwin;
@@ -463,54 +481,49 @@ static void per_core(strata_probe_stat_t *s, int n)
 
 /* The curves: one core of the team (node 0's) by buffer size, and the
  * read and stores with all its cores at once. */
-static strata_status_t measure_curves(probe_ctx_t *x, probe_team_t *t, int ncores,
-                                      const double *curve, int ncurve, double per, double budget,
-                                      int done, int jobs, strata_error_t *err)
+static strata_status_t measure_curves(mem_plan_t *p, int ncores, const double *curve, int ncurve,
+                                      strata_error_t *err)
 {
-    strata_probe_result_t *res = x->res;
+    strata_probe_result_t *res = p->x->res;
     strata_status_t st = STRATA_OK;
     res->curve_n = ncurve;
     for (int c = 0; c < ncurve && st == STRATA_OK; c++) {
         size_t b = (size_t)curve[c];
         res->curve_bytes[c] = curve[c];
-        st = measure(t, 1, b, STRATA_PROBE_MEM_COPY, per, &res->copy_curve[c], NULL, NULL, err);
+        st = measure(p, 1, b, STRATA_PROBE_MEM_COPY, &res->copy_curve[c], NULL, NULL, err);
         if (st == STRATA_OK)
-            st = measure(t, 1, b, STRATA_PROBE_MEM_REDUCE, per, &res->reduce_curve[c], NULL, NULL,
-                         err);
+            st = measure(p, 1, b, STRATA_PROBE_MEM_REDUCE, &res->reduce_curve[c], NULL, NULL, err);
         if (st == STRATA_OK)
-            st = measure(t, 1, b, STRATA_PROBE_MEM_READ, per, &res->read_curve[c], NULL, NULL, err);
+            st = measure(p, 1, b, STRATA_PROBE_MEM_READ, &res->read_curve[c], NULL, NULL, err);
         /* the engine's output stores, both kinds: it picks per output
          * size whichever is cheaper (copy.c), so the model prices both;
          * streaming only from NT_CURVE_MIN, below which a buffer stays in
          * the private caches and plain stores win */
         bool nt = curve[c] >= NT_CURVE_MIN;
         if (st == STRATA_OK)
-            st = measure(t, 1, b, STRATA_PROBE_MEM_WRITE, per, &res->write_curve[c], NULL, NULL,
-                         err);
+            st = measure(p, 1, b, STRATA_PROBE_MEM_WRITE, &res->write_curve[c], NULL, NULL, err);
         if (st == STRATA_OK && nt)
-            st = measure(t, 1, b, STRATA_PROBE_MEM_WRITE_NT, per, &res->write_nt_curve[c], NULL,
-                         NULL, err);
+            st = measure(p, 1, b, STRATA_PROBE_MEM_WRITE_NT, &res->write_nt_curve[c], NULL, NULL,
+                         err);
         /* read and store with every core of the node at once, each its own
          * buffer of the size: the ranks of a collective that fill the
          * cores stream their inputs and outputs together, sharing the
          * last-level cache and the DRAM channels (per core: aggregate / n) */
         if (st == STRATA_OK && ncores > 1) {
-            st = measure(t, ncores, b, STRATA_PROBE_MEM_READ, per, &res->read_all_curve[c], NULL,
-                         NULL, err);
+            st = measure(p, ncores, b, STRATA_PROBE_MEM_READ, &res->read_all_curve[c], NULL, NULL,
+                         err);
             if (st == STRATA_OK)
-                st = measure(t, ncores, b, STRATA_PROBE_MEM_WRITE, per, &res->write_all_curve[c],
-                             NULL, NULL, err);
+                st = measure(p, ncores, b, STRATA_PROBE_MEM_WRITE, &res->write_all_curve[c], NULL,
+                             NULL, err);
             if (st == STRATA_OK && nt)
-                st = measure(t, ncores, b, STRATA_PROBE_MEM_WRITE_NT, per,
-                             &res->write_nt_all_curve[c], NULL, NULL, err);
+                st = measure(p, ncores, b, STRATA_PROBE_MEM_WRITE_NT, &res->write_nt_all_curve[c],
+                             NULL, NULL, err);
             if (st == STRATA_OK) {
                 per_core(&res->read_all_curve[c], ncores);
                 per_core(&res->write_all_curve[c], ncores);
                 if (nt) per_core(&res->write_nt_all_curve[c], ncores);
             }
         }
-        done += nt ? 8 : 6;
-        probe_tick(x, budget, (double)done / jobs);
     }
     return st;
 }
@@ -544,8 +557,11 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
     int nnt = 0; /* curve points with streaming stores too: two more jobs each */
     for (int c = 0; c < ncurve; c++)
         nnt += curve[c] >= NT_CURVE_MIN;
-    int jobs = nn * STRATA_PROBE_MEM_KINDS * 2 + ncurve * 6 + nnt * 2, done = 0;
-    double per = budget / jobs;
+    /* the stage's figures: the table's (each kind, one core and all) and
+     * the curves' (copy, reduce, read, write, read and write all cores,
+     * and the streaming writes from NT_CURVE_MIN) */
+    mem_plan_t p = {.x = x, .budget = budget, .llc = llc};
+    p.jobs = nn * STRATA_PROBE_MEM_KINDS * 2 + ncurve * 6 + nnt * 2;
     strata_status_t st = STRATA_OK;
     res->numa_nodes = nn;
     for (int i = 0; i < nn && st == STRATA_OK; i++) {
@@ -561,20 +577,16 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
         size_t cap = each;
         if (i == 0 && cap < (size_t)curve[ncurve - 1]) cap = (size_t)curve[ncurve - 1];
         size_t cap0 = res->big_bytes > cap ? res->big_bytes : cap;
-        probe_team_t *t;
-        st = probe_team_start(nodes[i].cpus, n, cap, cap0, PROBE_MEM_STALL_S, &t, err);
+        st = probe_team_start(nodes[i].cpus, n, cap, cap0, PROBE_MEM_STALL_S, &p.t, err);
         if (st != STRATA_OK) return st;
         for (int k = 0; k < STRATA_PROBE_MEM_KINDS && st == STRATA_OK; k++) {
-            st = measure(t, 1, res->big_bytes, k, per, &nd->one[k], NULL, NULL, err);
+            st = measure(&p, 1, res->big_bytes, k, &nd->one[k], NULL, NULL, err);
             if (st == STRATA_OK)
-                st = measure(t, n, each, k, per, &nd->all[k], &nd->all_concurrent[k],
+                st = measure(&p, n, each, k, &nd->all[k], &nd->all_concurrent[k],
                              &nd->all_windows[k], err);
-            done += 2;
-            probe_tick(x, budget, (double)done / jobs);
         }
-        if (i == 0 && st == STRATA_OK)
-            st = measure_curves(x, t, n, curve, ncurve, per, budget, done, jobs, err);
-        probe_team_stop(t);
+        if (i == 0 && st == STRATA_OK) st = measure_curves(&p, n, curve, ncurve, err);
+        probe_team_stop(p.t);
     }
     return st;
 }

@@ -68,8 +68,8 @@ static void copy_pass(const ovl_t *w)
     __asm__ volatile("" : : "r"(w->out) : "memory");
 }
 
-/* One sample: (t_A + t_B - t_C) / t_B; also the three times (s). */
-static double probe_overlap_sample(const ovl_t *w, double t[3])
+/* One sample: (t_A + t_B - t_C) / t_B. */
+static double probe_overlap_sample(const ovl_t *w)
 {
     double t0 = util_now();
     reduce_pass(w, false);
@@ -78,10 +78,10 @@ static double probe_overlap_sample(const ovl_t *w, double t[3])
     double t2 = util_now();
     copy_pass(w);
     double t3 = util_now();
-    t[0] = t1 - t0, t[1] = t2 - t1, t[2] = t3 - t2;
+    double ta = t1 - t0, tc = t2 - t1, tb = t3 - t2;
     /* a pass of no time (the clock) is no reading: NAN, which
      * strata_probe_stat refuses */
-    return t[2] > 0 ? (t[0] + t[2] - t[1]) / t[2] : NAN;
+    return tb > 0 ? (ta + tb - tc) / tb : NAN;
 }
 
 strata_status_t probe_overlap(probe_ctx_t *x, double budget, strata_error_t *err)
@@ -98,21 +98,30 @@ strata_status_t probe_overlap(probe_ctx_t *x, double budget, strata_error_t *err
     /* touch every page (and fill the floats with small values) before timing */
     memset(w.in, 0, bytes), memset(w.out, 0, bytes);
     memset(w.slot, 0, OVL_HOT), memset(w.sum, 0, OVL_HOT);
-    int n = x->opts->quick ? 3 : 7;
-    double h[PROBE_MAX_REPS], t[3];
+    /* up to 3 (7) samples, while one more ends before the section's
+     * deadline (probe_more: the allocation, first touch and warm-up above
+     * and below come out of the same plan; one at the least) */
+    int max = x->opts->quick ? 3 : 7, n = 0;
+    double h[PROBE_MAX_REPS];
     /* on one core: the thread pinned for the passes (the three of a sample
      * on one cpu), its own affinity given back after, so that the threads
      * later sections start inherit the process's */
     cpu_set_t was;
     bool pinned = pthread_getaffinity_np(pthread_self(), sizeof(was), &was) == 0 &&
                   probe_pin(res->cpus[0]) == 0;
-    probe_overlap_sample(&w, t); /* warm-up */
-    for (int s = 0; s < n; s++) {
-        h[s] = probe_overlap_sample(&w, t);
-        probe_tick(x, budget, (double)(s + 1) / n);
+    probe_overlap_sample(&w); /* warm-up */
+    double t0 = util_now(), share = probe_share(t0, x->deadline, 1), last = 0;
+    while (probe_more(n, max, util_now() - t0, last, share)) {
+        double ts = util_now();
+        h[n++] = probe_overlap_sample(&w);
+        last = util_now() - ts;
+        probe_tick(x, budget, (double)n / max);
     }
     if (pinned) pthread_setaffinity_np(pthread_self(), sizeof(was), &was);
     st = strata_probe_stat(h, (size_t)n, &res->nt_overlap, err);
+    if (st == STRATA_OK && n < max)
+        strata_log(STRATA_LOG_INFO, "probe: store overlap: %d of %d samples in its %.2f s", n, max,
+                   budget);
 done:
     util_free(w.in), util_free(w.slot), util_free(w.sum), util_free(w.out);
     return st;

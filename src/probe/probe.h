@@ -4,9 +4,13 @@
  *
  * Design. Each section (mem.c, c2c.c, shm.c, net.c, sys.c) fills its part
  * of strata_probe_result_t. A section is given a wall-clock budget and
- * takes repeated samples until it has PROBE_MIN_REPS of them and the
- * budget is spent, or PROBE_MAX_REPS — so a loaded host gives fewer
- * samples, never a longer run. The statistics are in stats.c.
+ * takes repeated samples while the next one, as long as the last, would
+ * end within its budget (at least one, at most PROBE_MAX_REPS) — so a
+ * loaded host gives fewer samples (down to one, its spread 0 and its n
+ * saying so), not a longer run. A stage's figures share what is left of
+ * its plan (probe_share: the deadline, not a fixed slice set at the start,
+ * so the stage's setup and a slow figure shorten the rest). The
+ * statistics are in stats.c.
  */
 #ifndef STRATA_PROBE_INT_H
 #define STRATA_PROBE_INT_H
@@ -23,7 +27,19 @@ typedef struct probe_ctx {
     util_progress_t bar;
     double t0, total; /* start and planned total (s) */
     double done;      /* planned seconds of the finished sections */
+    double deadline;  /* the running section's: its start + its plan (util_now) */
 } probe_ctx_t;
+
+/* A figure's share of what is left of its stage: (deadline - now) / left
+ * (left: the stage's figures not yet taken, this one included, >= 1); 0
+ * once the deadline has passed. */
+double probe_share(double now, double deadline, int left);
+/* Whether a figure takes another sample: n taken so far, el seconds since
+ * it began (its setup included), last the last sample's own time, budget
+ * its share. The first always; then another while n < max and el + last
+ * < budget (the next, as long as the last, ends within the share; none
+ * when the share is 0). */
+bool probe_more(int n, int max, double el, double last, double budget);
 
 /* Redraw the bar for `frac` (0..1) of a section planned at `plan` s. */
 void probe_tick(probe_ctx_t *x, double plan, double frac);
@@ -43,6 +59,10 @@ void probe_stat_add(strata_probe_stat_t *s, double add);
  * PROBE_MAX_REPS; summarises them. Returns the samples' status. */
 strata_status_t probe_sample(double (*fn)(void *), void *arg, double budget_s,
                              strata_probe_stat_t *stat_p, strata_error_t *err);
+/* The same within a share: samples while probe_more says so (one at the
+ * least, fewer than PROBE_MIN_REPS when the share is short). */
+strata_status_t probe_sample_in(double (*fn)(void *), void *arg, double budget_s,
+                                strata_probe_stat_t *stat_p, strata_error_t *err);
 
 /* Median of v[0..n-1], n >= 1 (sorts v in place). */
 double probe_median(double *v, long n);
@@ -75,15 +95,18 @@ strata_status_t probe_team_start(const int *cpus, int n, size_t bytes, size_t by
                                  double stall_s, probe_team_t **t_p, strata_error_t *err);
 /* Samples of kernel `kind` (a strata_probe_mem_kind_t) on the first n
  * workers at once, each over `bytes` of its buffers `inner` times: one
- * warm-up pass, then rounds until budget_s passed (from before the job
- * was posted, so the warm-up counts) and PROBE_MIN_REPS windows were
- * taken, or rounds (no more windows are sought for concurrency: at load 7-9
- * seeking them up to 4 x budget_s doubled the --quick stage's time). out[i] the aggregate B/s of
- * window i (probe_window_rate), *nout their count, *nconc how many were concurrent; when at least
- * PROBE_MIN_REPS were, out holds only those; *nwin the windows taken. */
+ * warm-up pass when warm, then windows while probe_more(windows, rounds,
+ * time since the job was posted — the wake-up and warm-up count —, the
+ * last window's time as the coordinator saw it, budget_s) says so: one at
+ * the least, so a share too short for more gives one window (no more
+ * windows are sought for concurrency: at load 7-9 seeking them up to 4 x
+ * budget_s doubled the --quick stage's time). out[i] the aggregate B/s of
+ * window i (probe_window_rate), *nout their count, *nconc how many were
+ * concurrent; when at least PROBE_MIN_REPS were, out holds only those;
+ * *nwin the windows taken. */
 strata_status_t probe_team_measure(probe_team_t *t, int n, size_t bytes, int kind, long inner,
-                                   int rounds, double budget_s, double *out, int *nout, int *nconc,
-                                   int *nwin, strata_error_t *err);
+                                   bool warm, int rounds, double budget_s, double *out, int *nout,
+                                   int *nconc, int *nwin, strata_error_t *err);
 /* Counts for the tests: threads created, first touches, jobs run. */
 void probe_team_counts(const probe_team_t *t, int *created, int *touched, int *jobs);
 /* Test hook: worker i never arrives at a round (it waits for the job's
@@ -138,12 +161,24 @@ bool probe_barrier_closer(const strata_probe_result_t *r);
 
 /* Sections. Each returns STRATA_OK or an error with its message. */
 strata_status_t probe_mem(probe_ctx_t *x, double budget_s, strata_error_t *err);
+/* The coherence matrix. A pair whose pinned thread makes no progress for
+ * its stall bound is tried again while the section's give-up time (its
+ * budget plus one stall bound from its start) has not passed; when it
+ * still fails, the matrix is not measured (0 samples, res->c2c_note says
+ * why, a warning logged) and the section returns STRATA_OK: the rest of
+ * the probe goes on. */
 strata_status_t probe_c2c(probe_ctx_t *x, double budget_s, strata_error_t *err);
 /* The coherence latency now: every pair of res's cpus, as probe_c2c
- * measures them, within budget s, summarised in *s_p (0 samples on one
- * cpu); res's matrix is left as it is. */
+ * measures them (retried alike), within budget s, summarised in *s_p (0
+ * samples on one cpu, or when it could not be read: a warning is logged
+ * and STRATA_OK returned); res's matrix is left as it is. */
 strata_status_t probe_line_reading(strata_probe_result_t *res, double budget,
                                    strata_probe_stat_t *s_p, strata_error_t *err);
+/* Test hook: the next `stalls` pair attempts of the coherence section
+ * and readings have side b never answer (a pinned thread that never
+ * runs), and a side gives up after stall_s (> 0; the default 1 s when
+ * 0). */
+void probe_c2c_test_hook(int stalls, double stall_s);
 /* Summarise res->c2c by res->package: pairs within a socket, across. */
 strata_status_t probe_c2c_by_socket(strata_probe_result_t *res, strata_error_t *err);
 strata_status_t probe_remote(probe_ctx_t *x, double budget_s, strata_error_t *err);

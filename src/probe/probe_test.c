@@ -1150,13 +1150,18 @@ static void test_team_reused(void **state)
     static const int kinds[] = {STRATA_PROBE_MEM_COPY, STRATA_PROBE_MEM_READ,
                                 STRATA_PROBE_MEM_WRITE, STRATA_PROBE_MEM_REDUCE};
     for (int j = 0; j < 4; j++) {
-        /* one then both workers (4, 8, 16, 32 KiB); budget 0: the job
-         * stops once PROBE_MIN_REPS windows were taken, so exactly 3 */
-        assert_int_equal(probe_team_measure(t, 1 + j % 2, 4096 << j, kinds[j], 4, 5, 0.0, out,
-                                            &nout, &nconc, &nwin, &err),
+        /* one then both workers (4, 8, 16, 32 KiB); a share of 0 (a stage
+         * past its deadline): one window, the first, and no more; a share
+         * of 60 s: every window the job allows, 5 (a window of 4 passes
+         * over 32 KiB is microseconds) */
+        double share = j < 2 ? 0.0 : 60.0;
+        int want = j < 2 ? 1 : 5;
+        assert_int_equal(probe_team_measure(t, 1 + j % 2, 4096 << j, kinds[j], 4, j % 2, 5, share,
+                                            out, &nout, &nconc, &nwin, &err),
                          STRATA_OK);
-        assert_int_equal(nwin, PROBE_MIN_REPS);
-        assert_true(nout >= PROBE_MIN_REPS && nout <= nwin);
+        assert_int_equal(nwin, want);
+        /* the concurrent ones when 3 or more were, else all: 1 of 1 */
+        assert_true(j < 2 ? nout == 1 : nout >= PROBE_MIN_REPS && nout <= nwin);
         assert_true(nconc <= 5);
         for (int i = 0; i < nout; i++)
             assert_true(out[i] > 0);
@@ -1167,11 +1172,11 @@ static void test_team_reused(void **state)
     assert_int_equal(jobs, 4);
     /* a job larger than the buffers is refused, not run: 128 KiB on worker
      * 0, and 64 KiB on both (worker 1's are 32 KiB) */
-    assert_int_equal(probe_team_measure(t, 1, 131072, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout,
-                                        &nconc, &nwin, &err),
+    assert_int_equal(probe_team_measure(t, 1, 131072, STRATA_PROBE_MEM_COPY, 1, true, 5, 0.0, out,
+                                        &nout, &nconc, &nwin, &err),
                      STRATA_ERR_INVALID);
-    assert_int_equal(probe_team_measure(t, 2, 65536, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout,
-                                        &nconc, &nwin, &err),
+    assert_int_equal(probe_team_measure(t, 2, 65536, STRATA_PROBE_MEM_COPY, 1, true, 5, 0.0, out,
+                                        &nout, &nconc, &nwin, &err),
                      STRATA_ERR_INVALID);
     probe_team_counts(t, &created, &touched, &jobs);
     assert_int_equal(jobs, 4);
@@ -1190,8 +1195,8 @@ static void test_team_stall(void **state)
     double out[PROBE_MAX_REPS];
     int nout, nconc, nwin;
     double t0 = util_now();
-    assert_int_equal(probe_team_measure(t, 2, 4096, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout,
-                                        &nconc, &nwin, &err),
+    assert_int_equal(probe_team_measure(t, 2, 4096, STRATA_PROBE_MEM_COPY, 1, true, 5, 0.0, out,
+                                        &nout, &nconc, &nwin, &err),
                      STRATA_ERR_TIMEOUT);
     double took = util_now() - t0;
     /* the bound is 0.2 s without progress; generous slack for a loaded host */
@@ -1203,8 +1208,8 @@ static void test_team_stall(void **state)
     snprintf(want0, sizeof(want0), "cpu %d made no progress for 200 ms", cpu[0]);
     assert_true(strstr(err.msg, want1) || strstr(err.msg, want0));
     /* the team refuses further jobs; stopping it joins both */
-    assert_int_equal(probe_team_measure(t, 1, 4096, STRATA_PROBE_MEM_COPY, 1, 5, 0.0, out, &nout,
-                                        &nconc, &nwin, &err),
+    assert_int_equal(probe_team_measure(t, 1, 4096, STRATA_PROBE_MEM_COPY, 1, true, 5, 0.0, out,
+                                        &nout, &nconc, &nwin, &err),
                      STRATA_ERR_INVALID);
     probe_team_stop(t);
     /* a cpu that cannot be pinned: a clean error, nothing left running */
@@ -1214,6 +1219,129 @@ static void test_team_stall(void **state)
     assert_non_null(strstr(err.msg, "cannot pin a worker thread to cpu"));
 }
 
+/* A stage's deadline shared among its figures, by hand. */
+static void test_stage_share(void **state)
+{
+    (void)state;
+    /* a 3 s stage whose setup took 0.4 s, 60 figures left: 2.6 / 60 */
+    NEAR(probe_share(10.4, 13.0, 60), 2.6 / 60, 1e-12);
+    /* the first figure took 0.3 s of its 0.043: the next 59 share 2.3 s */
+    NEAR(probe_share(10.7, 13.0, 59), 2.3 / 59, 1e-12);
+    /* the last figure gets all that is left; none past the deadline */
+    NEAR(probe_share(12.9, 13.0, 1), 0.1, 1e-12);
+    assert_true(probe_share(13.0, 13.0, 1) == 0);
+    assert_true(probe_share(13.5, 13.0, 5) == 0);
+    NEAR(probe_share(12.0, 13.0, 0), 1.0, 1e-12); /* left 0 read as 1 */
+    /* the sample rule: the first always, even with no share */
+    assert_true(probe_more(0, 15, 9.0, 0, 0));
+    /* 0.03 s in, the last took 0.01: 0.04 < 0.05, another */
+    assert_true(probe_more(1, 15, 0.03, 0.01, 0.05));
+    /* 0.045 s in, the last took 0.01: 0.055 would pass 0.05, stop (with 2,
+     * fewer than PROBE_MIN_REPS) */
+    assert_false(probe_more(2, 15, 0.045, 0.01, 0.05));
+    /* at most max, however much share is left */
+    assert_false(probe_more(15, 15, 0.001, 0.0001, 100));
+    /* a share of 0: one sample and no more, even of no time */
+    assert_false(probe_more(1, 15, 0, 0, 0));
+}
+
+static double count_sample(void *arg)
+{
+    ++*(int *)arg;
+    return 2.0;
+}
+
+/* A figure given no time takes one sample and says so (n = 1, no spread);
+ * given time, up to PROBE_MAX_REPS. */
+static void test_sample_in(void **state)
+{
+    (void)state;
+    int calls = 0;
+    strata_probe_stat_t s;
+    strata_error_t err = {0};
+    assert_int_equal(probe_sample_in(count_sample, &calls, 0.0, &s, &err), STRATA_OK);
+    assert_int_equal(calls, 1);
+    assert_int_equal(s.n, 1);
+    assert_true(s.median == 2.0 && s.spread == 0);
+    calls = 0;
+    assert_int_equal(probe_sample_in(count_sample, &calls, 60.0, &s, &err), STRATA_OK);
+    assert_int_equal(calls, PROBE_MAX_REPS);
+    assert_int_equal(s.n, PROBE_MAX_REPS);
+}
+
+/* The coherence reading's give-up path: a side that never answers (the
+ * test hook) is retried until the section's budget and one stall bound
+ * have passed, then the matrix is "not measured" with the reason, the
+ * section returns OK (the probe goes on), the saved calibration is
+ * refused; one stalled attempt followed by a good one measures. */
+static void test_c2c_give_up(void **state)
+{
+    (void)state;
+    int cpu[2];
+    if (team_cpus(cpu) < 2) skip(); /* no pair on one cpu */
+    strata_probe_result_t *r = calloc(1, sizeof(*r));
+    assert_non_null(r);
+    r->cores = 2, r->cpus[0] = cpu[0], r->cpus[1] = cpu[1];
+    strata_probe_opts_t o = {.quick = true};
+    probe_ctx_t x = {.opts = &o, .res = r};
+    strata_error_t err = {0};
+    /* every attempt stalls, 50 ms each: give up at 0.1 + 0.05 s */
+    probe_c2c_test_hook(1000, 0.05);
+    double t0 = util_now();
+    assert_int_equal(probe_c2c(&x, 0.1, &err), STRATA_OK);
+    double took = util_now() - t0;
+    probe_c2c_test_hook(0, 0);
+    assert_true(took >= 0.15 && took < 5.0);
+    assert_int_equal(r->c2c_all.n, 0);
+    assert_true(r->c2c[0][1] == 0);
+    char want[80];
+    snprintf(want, sizeof(want), "cpu %d or %d made no progress for 50 ms", cpu[0], cpu[1]);
+    assert_non_null(strstr(r->c2c_note, want));
+    /* tried until the give-up time: 3 or so of 50 ms on a quiet host, 1
+     * where a loaded host took longer to start and stall the first (its
+     * retry is the second half of this test) */
+    int tries = 0;
+    const char *tr = strstr(r->c2c_note, " tries in ");
+    assert_non_null(tr);
+    while (tr > r->c2c_note && tr[-1] >= '0' && tr[-1] <= '9')
+        tr--;
+    tries = atoi(tr);
+    assert_true(tries >= 1);
+    /* the reading alike: 0 samples, OK */
+    strata_probe_stat_t reading = {.n = 7};
+    probe_c2c_test_hook(1000, 0.05);
+    assert_int_equal(probe_line_reading(r, 0.05, &reading, &err), STRATA_OK);
+    probe_c2c_test_hook(0, 0);
+    assert_int_equal(reading.n, 0);
+    /* JSON says so; the calibration is not written */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(strata_probe_write_json(r, f, &err), STRATA_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"not_measured\": \"probe: coherence: cpu"));
+    free(buf);
+    char path[] = "/tmp/strata_probe_c2cXXXXXX.json";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    assert_int_equal(strata_probe_save(r, path, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, "the coherence matrix, which sets the calibration's line "
+                                    "latency, was not measured"));
+    assert_int_equal(access(path, F_OK), -1); /* nothing written */
+    /* one stalled attempt (0.2 s), then a good one before the give-up
+     * time, 3 + 0.2 s (room for a host whose other processes hold a cpu
+     * under SCHED_FIFO for a second: seen while this test was written) */
+    probe_c2c_test_hook(1, 0.2);
+    assert_int_equal(probe_c2c(&x, 3.0, &err), STRATA_OK);
+    probe_c2c_test_hook(0, 0);
+    assert_string_equal(r->c2c_note, "");
+    assert_true(r->c2c_all.n >= 1);
+    assert_true(r->c2c[0][1] > 0 && r->c2c[0][1] == r->c2c[1][0]);
+    free(r);
+}
+
 static void test_host_costs(void **state)
 {
     (void)state;
@@ -1221,10 +1349,10 @@ static void test_host_costs(void **state)
     strata_probe_result_t *r = NULL;
     strata_error_t err = {0};
     assert_int_equal(strata_probe_run(&o, &r, &err), STRATA_OK);
-    assert_true(r->page_fault.n >= PROBE_MIN_REPS);
+    assert_true(r->page_fault.n >= 1); /* fewer than 3 where the host is loaded */
     assert_true(r->page_fault.median > 10e-9 && r->page_fault.median < 10e-3);
     if (r->cores > 1)
-        assert_true(r->c2c_all.n >= PROBE_MIN_REPS);
+        assert_true(r->c2c_all.n >= 1 || r->c2c_note[0]);
     else
         assert_int_equal(r->c2c_all.n, 0);
     assert_int_equal(r->curve_n, 0);
@@ -1259,7 +1387,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_cache_machine),  cmocka_unit_test(test_nt_overlap),
         cmocka_unit_test(test_overlap_bytes),  cmocka_unit_test(test_window_rate),
         cmocka_unit_test(test_windows_pick),   cmocka_unit_test(test_team_reused),
-        cmocka_unit_test(test_team_stall),
+        cmocka_unit_test(test_team_stall),     cmocka_unit_test(test_stage_share),
+        cmocka_unit_test(test_sample_in),      cmocka_unit_test(test_c2c_give_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

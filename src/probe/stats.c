@@ -108,6 +108,33 @@ strata_status_t probe_sample(double (*fn)(void *), void *arg, double budget_s,
     return strata_probe_stat(v, n, stat_p, err);
 }
 
+double probe_share(double now, double deadline, int left)
+{
+    double rest = deadline - now;
+    return rest > 0 ? rest / (left > 1 ? left : 1) : 0;
+}
+
+bool probe_more(int n, int max, double el, double last, double budget)
+{
+    if (n <= 0) return true;
+    return n < max && el + last < budget;
+}
+
+strata_status_t probe_sample_in(double (*fn)(void *), void *arg, double budget_s,
+                                strata_probe_stat_t *stat_p, strata_error_t *err)
+{
+    double v[PROBE_MAX_REPS], t0 = util_now(), last = 0;
+    int n = 0;
+    while (probe_more(n, PROBE_MAX_REPS, util_now() - t0, last, budget_s)) {
+        double ts = util_now(), s = fn(arg);
+        if (!(s > 0))
+            return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: a measurement failed");
+        last = util_now() - ts;
+        v[n++] = s;
+    }
+    return strata_probe_stat(v, (size_t)n, stat_p, err);
+}
+
 const char *strata_probe_mem_kind_name(strata_probe_mem_kind_t kind)
 {
     static const char *const names[] = {

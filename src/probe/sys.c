@@ -215,22 +215,28 @@ static double fault_sample(void *arg)
     return r;
 }
 
-/* Sample fn with `rounds` sized by a 50-round pilot so that one sample
- * takes about secs. */
+/* Sample fn within `budget` (the figure's share of its section, the
+ * pilot's time included): rounds sized by a 50-round pilot so that one
+ * sample takes about a fifth of it, then samples while one more ends
+ * within it (probe_sample_in: one at the least, fewer than PROBE_MIN_REPS
+ * on a loaded host, where the pilot underestimated a sample's time). */
 static strata_status_t sized(double (*fn)(void *), sys_arg_t *a, double budget,
                              strata_probe_stat_t *stat_p, strata_error_t *err)
 {
+    double t0 = util_now();
     a->rounds = 50;
     double each = fn(a); /* per switch / wake / page: ~ per round / 2 */
     if (!(each > 0)) return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: a measurement failed");
     a->rounds = rounds_for(budget / (PROBE_MIN_REPS + 2), 2 * each);
-    return probe_sample(fn, a, budget, stat_p, err);
+    return probe_sample_in(fn, a, budget - (util_now() - t0), stat_p, err);
 }
 
 strata_status_t probe_fault(probe_ctx_t *x, double budget, strata_error_t *err)
 {
     sys_arg_t a = {.cpus = {0, 0}}; /* the fault sample uses no cpus */
-    return sized(fault_sample, &a, budget, &x->res->page_fault, err);
+    (void)budget;                   /* the rest of the section's plan: its last figure */
+    return sized(fault_sample, &a, probe_share(util_now(), x->deadline, 1), &x->res->page_fault,
+                 err);
 }
 
 strata_status_t probe_sys(probe_ctx_t *x, double budget, strata_error_t *err)
@@ -239,11 +245,17 @@ strata_status_t probe_sys(probe_ctx_t *x, double budget, strata_error_t *err)
     sys_arg_t a = {.cpus = {res->cpus[0], res->cores > 1 ? res->cpus[1] : res->cpus[0]}};
     cpu_set_t saved;
     sched_getaffinity(0, sizeof(saved), &saved); /* the samples pin this thread */
-    strata_status_t st = sized(switch_sample, &a, budget / 4, &res->proc_switch, err);
+    /* four figures, each its share of what is left of the section */
+    strata_status_t st =
+        sized(switch_sample, &a, probe_share(util_now(), x->deadline, 4), &res->proc_switch, err);
     probe_tick(x, budget, 1.0 / 4);
-    if (st == STRATA_OK) st = sized(futex_switch_sample, &a, budget / 4, &res->futex_switch, err);
+    if (st == STRATA_OK)
+        st = sized(futex_switch_sample, &a, probe_share(util_now(), x->deadline, 3),
+                   &res->futex_switch, err);
     probe_tick(x, budget, 2.0 / 4);
-    if (st == STRATA_OK) st = sized(futex_sample, &a, budget / 4, &res->futex_wake, err);
+    if (st == STRATA_OK)
+        st =
+            sized(futex_sample, &a, probe_share(util_now(), x->deadline, 2), &res->futex_wake, err);
     probe_tick(x, budget, 3.0 / 4);
     sched_setaffinity(0, sizeof(saved), &saved);
     if (st == STRATA_OK) st = probe_fault(x, budget / 4, err);

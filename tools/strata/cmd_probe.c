@@ -130,7 +130,10 @@ int cmd_probe(int argc, char **argv)
         rc = strata_probe_write_json(res, stdout, &err) == STRATA_OK ? CLI_OK : cli_fail(&err);
     else
         strata_probe_print(res, stdout);
-    if (!a.json && rc == CLI_OK) {
+    if (!a.json && rc == CLI_OK && res->c2c_note[0])
+        printf("\nbottleneck: not named: the coherence matrix was not measured (its line latency "
+               "prices every synchronisation)\n");
+    else if (!a.json && rc == CLI_OK) {
         strata_probe_calib_t c;
         char buf[512];
         strata_probe_calib_from(res, &c);
