@@ -33,7 +33,7 @@
 #include <string.h>
 
 #define TRIPS     100
-#define TRIPS_MIN 25 /* a sample cut short at its share's end: 50 transfers */
+#define TRIPS_MIN 10 /* a sample cut short at its share's end: 20 transfers */
 #define STALL_S   1.0
 
 /* The test hook (probe_c2c_test_hook): attempts whose side b stalls, and
@@ -610,8 +610,16 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
     if (res->cores < 2) return STRATA_OK;
     strata_status_t st = STRATA_OK;
     res->remote_n = n;
+    /* the sizes (hand-over, flat, reduction) not yet taken, and the last
+     * one's time: a size takes its full rounds while the last took no
+     * more than this one's share of what is left of the section, else the
+     * least (probe_rounds; the flat sizes keep theirs: fewer segments
+     * leave too few positive samples on a loaded host) */
+    int left = n + 3 + 7, least = HANDOVER_SLOTS + PROBE_MIN_REPS; /* 3 flat, 7 reductions */
+    double last = 0, t0;
     for (int i = 0; i < n && st == STRATA_OK; i++) {
         res->remote_bytes[i] = sizes[i];
+        t0 = util_now();
         /* a few lines take well under a microsecond a round, and one
          * preempted round moves the median of 16 (the host's other load
          * only adds): the sizes up to the pipeline's largest slices take
@@ -620,8 +628,10 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
         int rounds = sizes[i] <= (x->opts->quick ? 4096 : STRATA_DIRECT_CHUNK)
                          ? PROBE_MAX_REPS
                          : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
+        rounds = probe_rounds(rounds, least, probe_share(t0, x->deadline, left--), last);
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], rounds, HO_COPY,
                          &res->remote_copy[i], NULL, err);
+        last = util_now() - t0;
         probe_tick(x, budget, (double)(i + 1) / (n + 1));
     }
     /* The flat allreduce (up to 2 KiB) reduces the whole vector itself,
@@ -634,11 +644,13 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
     res->flat_n = 3;
     for (int i = 0; i < res->flat_n && st == STRATA_OK; i++) {
         res->flat_bytes[i] = flat_sizes[i];
+        left--, t0 = util_now();
         /* a round is under 2 us: 16 samples (8 with --quick) of 512
          * rounds, 8 ms on a quiet host */
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)flat_sizes[i],
                          (x->opts->quick ? 8 : 16) * FLAT_SEG * 2 * FLAT_BLOCK, HO_FLAT,
                          &res->flat_copy[i], i == 0 ? &res->flat_sync : NULL, err);
+        last = util_now() - t0;
     }
     /* The pipeline's reduce phase (above 2 KiB) loads the peer's staged
      * slice while it stores its sum into lines the peer copies out next:
@@ -651,6 +663,7 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
     res->reduce_n = (int)(sizeof(red_sizes) / sizeof(red_sizes[0]));
     for (int i = 0; i < res->reduce_n && st == STRATA_OK; i++) {
         res->reduce_bytes[i] = red_sizes[i];
+        t0 = util_now();
         /* PROBE_MAX_REPS rounds at every size (128 KiB: ~1.5 ms): with 15
          * (7 with --quick) the median at 64-128 KiB read 10.8-14.1 GB/s in
          * some runs and 18-20 in others of one host state, with 61 18.9-21.3
@@ -660,8 +673,10 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
          * past the 10 s budget), and each round needs both cores at once */
         int rounds =
             !x->opts->quick || red_sizes[i] <= 4096 ? PROBE_MAX_REPS : 8 + HANDOVER_SLOTS - 1;
+        rounds = probe_rounds(rounds, least, probe_share(t0, x->deadline, left--), last);
         st = remote_size(res->cpus[0], res->cpus[1], (size_t)red_sizes[i], rounds, HO_REDUCE,
                          &res->reduce_load[i], NULL, err);
+        last = util_now() - t0;
     }
     probe_tick(x, budget, 1);
     return st;

@@ -40,6 +40,10 @@ double probe_share(double now, double deadline, int left);
  * < budget (the next, as long as the last, ends within the share; none
  * when the share is 0). */
 bool probe_more(int n, int max, double el, double last, double budget);
+/* Rounds for a figure of fixed rounds (the hand-over's sizes, two threads
+ * in step: they cannot stop apart): full, or least (when smaller) where
+ * the last figure took longer than this one's share (last > share). */
+int probe_rounds(int full, int least, double share, double last);
 
 /* Redraw the bar for `frac` (0..1) of a section planned at `plan` s. */
 void probe_tick(probe_ctx_t *x, double plan, double frac);

@@ -1243,6 +1243,13 @@ static void test_stage_share(void **state)
     assert_false(probe_more(15, 15, 0.001, 0.0001, 100));
     /* a share of 0: one sample and no more, even of no time */
     assert_false(probe_more(1, 15, 0, 0, 0));
+    /* fixed rounds: 64 while the last size took 0.02 s of a 0.03 share;
+     * 6 once it took 0.04; full when it is the smaller; the first size
+     * (last 0) full */
+    assert_int_equal(probe_rounds(64, 6, 0.03, 0.02), 64);
+    assert_int_equal(probe_rounds(64, 6, 0.03, 0.04), 6);
+    assert_int_equal(probe_rounds(4, 6, 0.03, 0.04), 4);
+    assert_int_equal(probe_rounds(64, 6, 0.0, 0.0), 64);
 }
 
 static double count_sample(void *arg)

@@ -88,14 +88,25 @@ static strata_status_t run_sections(probe_ctx_t *x, const section_t *tab, size_t
     return st;
 }
 
+/* A placement reading, its time logged as a section's. */
+static strata_status_t reading(strata_probe_result_t *res, strata_probe_stat_t *s_p,
+                               strata_error_t *err)
+{
+    double t0 = util_now();
+    strata_status_t st = probe_line_reading(res, PLACEMENT_READ_S, s_p, err);
+    strata_log(STRATA_LOG_INFO, "probe: placement reading: %.2f s (planned %.1f s)",
+               util_now() - t0, PLACEMENT_READ_S);
+    return st;
+}
+
 /* Memory, a reading, the rest (from `from`), a reading. */
 static strata_status_t one_pass(probe_ctx_t *x, size_t from, bool short_plan, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
     strata_status_t st = run_sections(x, sections, 0, 1, short_plan, err);
-    if (st == STRATA_OK) st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_mem, err);
+    if (st == STRATA_OK) st = reading(res, &res->line_mem, err);
     if (st == STRATA_OK) st = run_sections(x, sections, from, NSECTIONS, short_plan, err);
-    if (st == STRATA_OK) st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_last, err);
+    if (st == STRATA_OK) st = reading(res, &res->line_last, err);
     return st;
 }
 
@@ -134,7 +145,7 @@ static bool mixed(const strata_probe_result_t *r)
 static strata_status_t run_placed(probe_ctx_t *x, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
-    strata_status_t st = probe_line_reading(res, PLACEMENT_READ_S, &res->line_first, err);
+    strata_status_t st = reading(res, &res->line_first, err);
     if (st == STRATA_OK) st = one_pass(x, 1, false, err);
     double v[4] = {res->line_first.median, res->line_mem.median, res->c2c_all.median,
                    res->line_last.median};

@@ -120,6 +120,11 @@ bool probe_more(int n, int max, double el, double last, double budget)
     return n < max && el + last < budget;
 }
 
+int probe_rounds(int full, int least, double share, double last)
+{
+    return last > share && least < full ? least : full;
+}
+
 strata_status_t probe_sample_in(double (*fn)(void *), void *arg, double budget_s,
                                 strata_probe_stat_t *stat_p, strata_error_t *err)
 {
