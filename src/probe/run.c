@@ -315,6 +315,29 @@ static const char *gbps_or_dash(const strata_probe_stat_t *s, char *buf, size_t 
     return buf;
 }
 
+/* The memory stage's figures taken, and those with fewer than
+ * PROBE_MIN_REPS samples (its time ran short: a loaded host). */
+static int memory_short(const strata_probe_result_t *r, int *taken)
+{
+    int n = 0, k = 0;
+    for (int i = 0; i < r->numa_nodes; i++)
+        for (int m = 0; m < STRATA_PROBE_MEM_KINDS; m++) {
+            const strata_probe_stat_t *s[] = {&r->numa[i].one[m], &r->numa[i].all[m]};
+            for (int j = 0; j < 2; j++)
+                if (s[j]->n) n++, k += s[j]->n < PROBE_MIN_REPS;
+        }
+    for (int c = 0; c < r->curve_n; c++) {
+        const strata_probe_stat_t *s[] = {&r->copy_curve[c],     &r->reduce_curve[c],
+                                          &r->read_curve[c],     &r->write_curve[c],
+                                          &r->read_all_curve[c], &r->write_all_curve[c],
+                                          &r->write_nt_curve[c], &r->write_nt_all_curve[c]};
+        for (size_t j = 0; j < sizeof(s) / sizeof(s[0]); j++)
+            if (s[j]->n) n++, k += s[j]->n < PROBE_MIN_REPS;
+    }
+    *taken = n;
+    return k;
+}
+
 static void print_memory(const strata_probe_result_t *r, FILE *out)
 {
     char b[32], nt[32];
@@ -365,6 +388,12 @@ static void print_memory(const strata_probe_result_t *r, FILE *out)
                     gbps_or_dash(&r->write_nt_all_curve[c], nt, sizeof(nt)));
     }
     fprintf(out, "  bus ceiling: %s\n", r->ceiling_source);
+    int taken, few = memory_short(r, &taken);
+    if (few)
+        fprintf(out,
+                "  %d of %d figures took fewer than %d samples (the stage's time ran short: a "
+                "loaded host); --json gives each figure's n and spread\n",
+                few, taken, PROBE_MIN_REPS);
 }
 
 /* The placement readings, and a line saying so when the placement moved. */
