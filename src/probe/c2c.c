@@ -37,7 +37,8 @@
 #define STALL_S   1.0
 
 /* The test hook (probe_c2c_test_hook): attempts whose side b stalls, and
- * the stall bound (the probe runs one section at a time, on one thread) */
+ * their stall bound (the probe runs one section at a time, on one
+ * thread); the other attempts keep STALL_S */
 static int g_stalls;
 static double g_stall_s = STALL_S;
 
@@ -151,7 +152,7 @@ static strata_status_t pair_once(int a, int b, int samples, double share, double
                        .cpu_b = b,
                        .samples = samples,
                        .share = share,
-                       .stall_s = g_stall_s,
+                       .stall_s = g_stalls > 0 ? g_stall_s : STALL_S,
                        .stall_b = g_stalls > 0};
     if (g_stalls > 0) g_stalls--;
     atomic_init(&pp->line, 0);
@@ -231,7 +232,7 @@ static strata_status_t all_pairs(probe_ctx_t *x, strata_probe_result_t *res, dou
     if (samples > PROBE_MAX_REPS - 1) samples = PROBE_MAX_REPS - 1;
     double *all = util_malloc(sizeof(double) * PROBE_MAX_REPS * 64);
     if (!all) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
-    double t0 = util_now(), deadline = t0 + budget, give_up = deadline + g_stall_s;
+    double t0 = util_now(), deadline = t0 + budget, give_up = deadline + STALL_S;
     strata_status_t st = STRATA_OK;
     for (int i = 0; i < n && st == STRATA_OK; i++)
         for (int j = i + 1; j < n && st == STRATA_OK; j++) {
@@ -255,7 +256,7 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
     strata_status_t st = all_pairs(x, res, budget, res->c2c, &res->c2c_all, &tries, e);
     if (st == STRATA_ERR_TIMEOUT) { /* not measured, said; the probe goes on */
         snprintf(res->c2c_note, sizeof(res->c2c_note), "%.200s, %d tries in %.1f s", e->msg, tries,
-                 budget + g_stall_s);
+                 budget + STALL_S);
         strata_log(STRATA_LOG_WARN, "probe: the coherence matrix was not measured: %s",
                    res->c2c_note);
         memset(res->c2c, 0, sizeof(res->c2c));

@@ -180,8 +180,8 @@ strata_status_t probe_line_reading(strata_probe_result_t *res, double budget,
                                    strata_probe_stat_t *s_p, strata_error_t *err);
 /* Test hook: the next `stalls` pair attempts of the coherence section
  * and readings have side b never answer (a pinned thread that never
- * runs), and a side gives up after stall_s (> 0; the default 1 s when
- * 0). */
+ * runs), and their side a gives up after stall_s (> 0; the default 1 s
+ * when 0); the other attempts keep 1 s. */
 void probe_c2c_test_hook(int stalls, double stall_s);
 /* Summarise res->c2c by res->package: pairs within a socket, across. */
 strata_status_t probe_c2c_by_socket(strata_probe_result_t *res, strata_error_t *err);
