@@ -337,6 +337,52 @@ static strata_status_t measure(strata_comm_t *c, const bench_opts_t *o, bufs_t *
     return STRATA_OK;
 }
 
+/* ==== This run's readings ==== */
+
+/* The host's state while this run times (docs/probe.md, "The host's
+ * rate"): the slowest rank's median of READ_BARRIERS barriers (the
+ * probe's `barrier, 2 ranks`, the placement's reading and the small
+ * calls' alpha) and the slowest rank's time per dependent add (the vCPU's
+ * instruction rate, strata_probe_add_time), read before the first size
+ * and after the last, so that a row's error can be set beside the state
+ * it was measured in rather than a neighbouring process's. */
+#define READ_BARRIERS 200
+
+typedef struct readings {
+    double barrier, add; /* s; 0 = not read */
+} readings_t;
+
+static strata_status_t read_state(strata_comm_t *c, double *lap, long nlap, readings_t *out)
+{
+    long n = nlap < READ_BARRIERS ? nlap : READ_BARRIERS;
+    strata_status_t st = strata_comm_barrier(c, NULL);
+    double prev = now();
+    for (long i = 0; i < n && st == STRATA_OK; i++) {
+        st = strata_comm_barrier(c, NULL);
+        double t = now();
+        lap[i] = t - prev, prev = t;
+    }
+    if (st != STRATA_OK) return st;
+    qsort(lap, (size_t)n, sizeof(double), cmp_double);
+    double v[2] = {n % 2 ? lap[n / 2] : (lap[n / 2 - 1] + lap[n / 2]) / 2,
+                   strata_probe_add_time(5)};
+    st = strata_comm_allreduce(c, v, v, 2, STRATA_FP64, STRATA_MAX, NULL);
+    if (st == STRATA_OK) *out = (readings_t){v[0], v[1]};
+    return st;
+}
+
+static void print_state(const bench_opts_t *o, const char *when, const readings_t *r)
+{
+    if (o->json || !(r->barrier > 0)) return;
+    printf("# this run %s: barrier %.3f us, %.3f ns per dependent add (slowest rank)", when,
+           r->barrier * 1e6, r->add * 1e9);
+    if (o->model_path && !o->cluster && o->calib.barrier > 0)
+        printf("; the calibration's: barrier %.3f us", o->calib.barrier * 1e6);
+    if (o->model_path && !o->cluster && o->calib.add_time > 0)
+        printf(", %.3f ns per add", o->calib.add_time * 1e9);
+    printf("\n");
+}
+
 /* ==== Output ==== */
 
 /* Relative error of the model against the measured median. */
@@ -730,7 +776,8 @@ static int bench_rank(void *arg)
     t.size = malloc((size_t)t.cap * sizeof(size_t));
     if (o.model_path && !o.cluster && P > o.calib.cores)
         t.regime_abs = malloc((size_t)t.cap * N_REGIMES * sizeof(double));
-    double *lap = malloc((size_t)o.iters * sizeof(double));
+    long nlap = o.iters > READ_BARRIERS ? o.iters : READ_BARRIERS; /* laps, and read_state's */
+    double *lap = malloc((size_t)nlap * sizeof(double));
     strata_comm_model_t m = {0};
     strata_status_t st = b.send && b.recv && lap && t.abs && t.size
                              ? strata_comm_calibrate(c, (size_t)o.maxb, &m)
@@ -763,7 +810,12 @@ static int bench_rank(void *arg)
     o.calib.wait = o.wait;
     o.calib.stream_from = nt_threshold();
     if (r == 0 && st == STRATA_OK) header(&o, P, &m, c);
+    readings_t before = {0}, after = {0};
+    if (st == STRATA_OK && P > 1) st = read_state(c, lap, nlap, &before);
+    if (r == 0 && st == STRATA_OK) print_state(&o, "before the sizes", &before);
     if (st == STRATA_OK) st = run_all(c, &o, &b, &m, lap, &t);
+    if (st == STRATA_OK && P > 1) st = read_state(c, lap, nlap, &after);
+    if (r == 0 && st == STRATA_OK) print_state(&o, "after the sizes", &after);
     if (st != STRATA_OK && st != STRATA_ERR_IO)
         fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));
     else if (r == 0 && st == STRATA_OK)
