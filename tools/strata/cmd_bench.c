@@ -347,14 +347,15 @@ static strata_status_t measure(strata_comm_t *c, const bench_opts_t *o, bufs_t *
  * and after the last, so that a row's error can be set beside the state
  * it was measured in rather than a neighbouring process's. */
 #define READ_BARRIERS 200
+#define ROW_BARRIERS  100 /* before each row, for its alpha now (now_summary) */
 
 typedef struct readings {
     double barrier, add; /* s; 0 = not read */
 } readings_t;
 
-static strata_status_t read_state(strata_comm_t *c, double *lap, long nlap, readings_t *out)
+/* The slowest rank's median of n barriers (lap: room for n). */
+static strata_status_t barrier_now(strata_comm_t *c, double *lap, long n, double *out)
 {
-    long n = nlap < READ_BARRIERS ? nlap : READ_BARRIERS;
     strata_status_t st = strata_comm_barrier(c, NULL);
     double prev = now();
     for (long i = 0; i < n && st == STRATA_OK; i++) {
@@ -364,10 +365,18 @@ static strata_status_t read_state(strata_comm_t *c, double *lap, long nlap, read
     }
     if (st != STRATA_OK) return st;
     qsort(lap, (size_t)n, sizeof(double), cmp_double);
-    double v[2] = {n % 2 ? lap[n / 2] : (lap[n / 2 - 1] + lap[n / 2]) / 2,
-                   strata_probe_add_time(5)};
-    st = strata_comm_allreduce(c, v, v, 2, STRATA_FP64, STRATA_MAX, NULL);
-    if (st == STRATA_OK) *out = (readings_t){v[0], v[1]};
+    double v = n % 2 ? lap[n / 2] : (lap[n / 2 - 1] + lap[n / 2]) / 2;
+    st = strata_comm_allreduce(c, &v, &v, 1, STRATA_FP64, STRATA_MAX, NULL);
+    if (st == STRATA_OK) *out = v;
+    return st;
+}
+
+static strata_status_t read_state(strata_comm_t *c, double *lap, long nlap, readings_t *out)
+{
+    double b = 0, add[1] = {strata_probe_add_time(5)};
+    strata_status_t st = barrier_now(c, lap, nlap < READ_BARRIERS ? nlap : READ_BARRIERS, &b);
+    if (st == STRATA_OK) st = strata_comm_allreduce(c, add, add, 1, STRATA_FP64, STRATA_MAX, NULL);
+    if (st == STRATA_OK) *out = (readings_t){b, add[0]};
     return st;
 }
 
@@ -405,6 +414,9 @@ typedef struct totals {
     /* ranks outnumbering cores, calibrated: each row's |error| in every
      * wait regime (rows x N_REGIMES; NULL otherwise), for the summary */
     double *regime_abs;
+    /* calibrated at the cores' ranks: each row's |error| with the row's
+     * own barrier read just before it as the model's alpha (NULL: not) */
+    double *now_abs;
 } totals_t;
 
 /* The regimes the summary compares (docs/probe.md, "The wait regime"). */
@@ -577,6 +589,18 @@ static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, c
            model * 1e6, model_err(model, row->median) * 100);
 }
 
+/* One line: the model's error with each row's own barrier as alpha. */
+static void now_summary(const bench_opts_t *o, const totals_t *e)
+{
+    if (!e->now_abs || o->json || e->rows == 0) return;
+    int within = 0;
+    for (int i = 0; i < e->rows; i++)
+        within += e->now_abs[i] <= 0.20;
+    printf("# Model error with each row's alpha read just before it (the slowest rank's median "
+           "of %d barriers, not the file's): median |err| %.0f%%, %d of %d rows within 20%%\n",
+           ROW_BARRIERS, median_of(e->now_abs, e->rows, 1) * 100, within, e->rows);
+}
+
 static void footer(const bench_opts_t *o, const totals_t *t, int P)
 {
     double avg = t->rows ? t->busbw_sum / t->rows : 0;
@@ -586,6 +610,7 @@ static void footer(const bench_opts_t *o, const totals_t *t, int P)
         printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n", t->wrong,
                t->wrong ? "FAILED" : "OK", avg);
     summary(o, t);
+    now_summary(o, t);
     regime_summary(o, t, P);
     if (o->jf) fprintf(o->jf, "}\n");
     if (!o->json) printf("#\n");
@@ -694,7 +719,9 @@ static strata_status_t run_sizes(strata_comm_t *c, const bench_opts_t *o, bufs_t
         shape(o, P, (size_t)size, &count, &ns, &nr);
         sz = (o->coll == STRATA_COLL_REDUCE_SCATTER ? ns : nr) * es;
         row_t row = {0};
-        strata_status_t st = measure(c, o, b, count, lap, &row);
+        double alpha_now = 0; /* the barrier now, before the row (t->now_abs) */
+        strata_status_t st = t->now_abs ? barrier_now(c, lap, ROW_BARRIERS, &alpha_now) : STRATA_OK;
+        if (st == STRATA_OK) st = measure(c, o, b, count, lap, &row);
         if (st != STRATA_OK) return st;
         strata_comm_algo_t algo = strata_comm_algo_for(c, o->coll, sz, o->algo);
         double model = o->cluster ? cluster_predict(o, c, sz)
@@ -702,6 +729,12 @@ static strata_status_t run_sizes(strata_comm_t *c, const bench_opts_t *o, bufs_t
         if (t->rows < t->cap) {
             t->abs[t->rows] = fabs(model_err(model, row.median));
             t->size[t->rows] = sz;
+            if (t->now_abs) {
+                strata_probe_calib_t k = o->calib;
+                k.barrier = alpha_now;
+                t->now_abs[t->rows] =
+                    fabs(model_err(strata_probe_predict(&k, o->coll, algo, P, sz), row.median));
+            }
             for (size_t w = 0; t->regime_abs && w < N_REGIMES; w++) {
                 strata_probe_calib_t k = o->calib;
                 k.wait = regimes[w];
@@ -776,6 +809,8 @@ static int bench_rank(void *arg)
     t.size = malloc((size_t)t.cap * sizeof(size_t));
     if (o.model_path && !o.cluster && P > o.calib.cores)
         t.regime_abs = malloc((size_t)t.cap * N_REGIMES * sizeof(double));
+    if (o.model_path && !o.cluster && o.calib.barrier > 0 && P == o.calib.barrier_ranks)
+        t.now_abs = malloc((size_t)t.cap * sizeof(double));
     long nlap = o.iters > READ_BARRIERS ? o.iters : READ_BARRIERS; /* laps, and read_state's */
     double *lap = malloc((size_t)nlap * sizeof(double));
     strata_comm_model_t m = {0};
@@ -824,7 +859,8 @@ static int bench_rank(void *arg)
         fprintf(stderr, "strata bench: -J: cannot write '%s'\n", o.jpath);
         st = STRATA_ERR_IO;
     }
-    free(b.send), free(b.recv), free(lap), free(t.abs), free(t.size), free(t.regime_abs);
+    free(b.send), free(b.recv), free(lap), free(t.abs), free(t.size), free(t.regime_abs),
+        free(t.now_abs);
     strata_comm_destroy(c);
     return st != STRATA_OK ? 1 : t.wrong ? 1 : 0;
 }
