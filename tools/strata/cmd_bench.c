@@ -116,6 +116,10 @@ static void usage(FILE *out)
             "                         (strata_comm_init_env, across hosts too; rank 0 prints)\n"
             "  -h, --help             this help\n\n"
             "err%% compares the model with the slowest rank's median out-of-place call.\n"
+            "Before the first size and after the last, '# this run' gives the slowest rank's\n"
+            "median barrier and time per dependent add (the host's state), beside --model's;\n"
+            "with --model at the cores' rank count a second summary line gives the error\n"
+            "with each row's barrier, read just before it, as the model's alpha.\n"
             "At most 1024 sizes per type and operator. Exit: 0 ok, 1 a wrong value or a\n"
             "failed rank, 2 bad option.\n");
 }
