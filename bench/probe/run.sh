@@ -38,13 +38,14 @@ for n in ${RANKS:-2 4}; do
     echo "# $(date -u +%FT%TZ) $(uptime)"
     before=$(c2c_ns)
     "$S" probe $quick --save "$out/local.json" |
-      grep -E "all pairs|placement|PLACEMENT|alpha|one way|barrier, [0-9]|own work|clock read|per rank|switch|futex|^  +[0-9]+ [KM]iB|bottleneck|flags alone|hand-offs|hidden by"
+      grep -E "all pairs|placement|PLACEMENT|alpha|one way|barrier, [0-9]|own work|clock read|dependent add|per rank|switch|futex|^  +[0-9]+ [KM]iB|bottleneck|flags alone|hand-offs|hidden by"
     calib=$(awk 'BEGIN{RS=","} /"line_latency_s"/{sub(/.*: */,""); printf "%.0f", $0*1e9; exit}' "$out/local.json")
     echo "# $(uptime)"
     "$S" bench allreduce -P "$n" -b 8 -e 64M -f 2 -w 5 -n 40 -c 0 --model "$out/local.json" \
       >"$out/bench.txt"
     after=$(c2c_ns)
     awk '/^#  *size|^#  *\(B\)/ || !/^#/ {print}' "$out/bench.txt" | cut -c1-22,101-
+    grep "^# this run" "$out/bench.txt" || true # the bench's own barrier and vCPU rate (none before s16-h19a)
     grep "Model error" "$out/bench.txt"
     changed=$(awk -v a="$before" -v b="$calib" -v c="$after" -v r="$ratio" 'BEGIN {
       lo = a; hi = a; if (b < lo) lo = b; if (b > hi) hi = b; if (c < lo) lo = c; if (c > hi) hi = c;

@@ -56,6 +56,17 @@ STRATA_API strata_status_t strata_probe_stat(const double *x, size_t n, strata_p
  * bytes < 0 (no bandwidth can be derived). */
 STRATA_API double strata_probe_bandwidth(double bytes, double seconds);
 
+/* The calling thread's instruction rate now: the fastest of `bursts`
+ * (at least 1) timings of a chain of 100000 dependent integer adds, s per
+ * add (one core cycle where an add takes one). On this VM 0.27-0.30 ns
+ * in some tenths of a second and 0.43-0.6 ns in others, whatever its own
+ * other vCPU does (docs/probe.md, "The host's rate"). */
+STRATA_API double strata_probe_add_time(int bursts);
+
+/* The slowest rank's figure: the largest of n per-rank medians (as
+ * strata bench reports the slowest rank's median call); 0 when n < 1. */
+STRATA_API double strata_probe_slowest(const double *rank_median, int n);
+
 /* Physical sense. A latency must be finite and > 0; a bandwidth finite,
  * > 0 and, when ceiling > 0, not above it (ceiling: the fastest the
  * hardware can move bytes, e.g. the memory bus hwloc reports). On failure
@@ -263,6 +274,12 @@ typedef struct strata_probe_result {
      * line latency. Placement readings that failed likewise have 0
      * samples. */
     char c2c_note[256];
+
+    /* The vCPU's instruction rate as the probe saw it (docs/probe.md, "The
+     * host's rate"): s per add of a dependent chain on the probe's thread,
+     * read in the shm section (strata_probe_add_time); 0 samples when not
+     * measured. Not priced: a reading to set beside a bench's own. */
+    strata_probe_stat_t add_time;
 } strata_probe_result_t;
 
 /* Run every measurement. progress on a terminal; total under 60 s (10 s
@@ -372,6 +389,9 @@ typedef struct strata_probe_calib {
      * whatever store says. */
     strata_probe_store_t store;
     double stream_from;
+    /* s per add of a dependent chain when the probe ran (result's
+     * add_time); 0 = not measured (files before it). Not priced. */
+    double add_time;
 } strata_probe_calib_t;
 
 /* The calibration a result gives. */

@@ -60,6 +60,7 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     c->barrier_ranks = r->barrier_fit.n ? r->ranks_fit : 0;
     c->line_work = r->line_work.n ? r->line_work.median : 0;
     c->clock_read = r->clock_read.n ? r->clock_read.median : 0;
+    c->add_time = r->add_time.n ? r->add_time.median : 0;
     c->proc_switch = r->proc_switch.median;
     c->futex_switch = r->futex_switch.n ? r->futex_switch.median : 0;
     c->mem_copy_all = r->numa_nodes ? r->numa[0].all[STRATA_PROBE_MEM_COPY].median : 0;
@@ -170,6 +171,8 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
         json_object_set_new(doc, "line_work_s", util_json_real(c->line_work));
         json_object_set_new(doc, "clock_read_s", util_json_real(c->clock_read));
     }
+    /* optional (files before it): the vCPU's rate when probed (not priced) */
+    if (doc && c->add_time > 0) json_object_set_new(doc, "add_s", util_json_real(c->add_time));
     /* optional (files before it; 0 = unknown): the shared last-level cache */
     if (doc && c->llc_bytes > 0) json_object_set_new(doc, "llc_B", util_json_real(c->llc_bytes));
     /* optional (files before it; 0 = in series): the streamed stores' overlap */
@@ -459,6 +462,9 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
             (json_object_get(m, "line_work_s") || json_object_get(m, "clock_read_s")) &&
             !(st = num(d, m, "line_work_s", true, &c.line_work, err)))
             st = num(d, m, "clock_read_s", true, &c.clock_read, err);
+        /* optional (files before it): the vCPU's rate when probed */
+        if (st == STRATA_OK && json_object_get(m, "add_s"))
+            st = num(d, m, "add_s", true, &c.add_time, err);
         /* optional (files before it): the shared last-level cache */
         if (st == STRATA_OK && json_object_get(m, "llc_B"))
             st = num(d, m, "llc_B", true, &c.llc_bytes, err);

@@ -284,6 +284,7 @@ static void test_save_load_roundtrip(void **state)
     r->reduce_n = 2, r->reduce_bytes[0] = 4096, r->reduce_bytes[1] = 131072; /* optional too */
     r->reduce_load[0] = one(5e9), r->reduce_load[1] = one(12e9);
     r->llc_bytes = (size_t)32 << 20; /* optional too */
+    r->add_time = one(0.29e-9);      /* optional too: the vCPU's rate, not priced */
     assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
     strata_probe_calib_t want, got;
     strata_probe_calib_from(r, &want);
@@ -296,6 +297,7 @@ static void test_save_load_roundtrip(void **state)
     NEAR(got.per_rank, 2e-6, RT);
     NEAR(got.futex_switch, 5e-6, RT);
     NEAR(got.llc_bytes, 33554432, RT);
+    NEAR(got.add_time, 0.29e-9, RT);
     assert_int_equal(got.flat_n, 2);
     NEAR(got.flat_bytes[1], 2048, RT);
     NEAR(got.flat_bw[0], 2e9, RT);
@@ -967,6 +969,25 @@ static void test_stat_add(void **state)
     assert_int_equal(s.n, 5);
 }
 
+/* The slowest rank's figure (shm.c's barrier, as strata bench takes the
+ * slowest rank's median call): medians 0.090 and 0.100 us give 0.100;
+ * three ranks 0.065, 0.070, 0.060 give 0.070; one rank its own; none 0.
+ * And the vCPU's rate: 100000 dependent adds take at least 100000 cycles,
+ * so an add reads above 0.1 ns (a 10 GHz core) and, with the fastest of
+ * 3 bursts, below 1 us, whatever the load. */
+static void test_slowest(void **state)
+{
+    (void)state;
+    const double two[] = {0.090e-6, 0.100e-6}, three[] = {0.065e-6, 0.070e-6, 0.060e-6};
+    NEAR(strata_probe_slowest(two, 2), 0.100e-6, 1e-18);
+    NEAR(strata_probe_slowest(three, 3), 0.070e-6, 1e-18);
+    NEAR(strata_probe_slowest(three + 2, 1), 0.060e-6, 1e-18);
+    NEAR(strata_probe_slowest(three, 0), 0, 0);
+    double add = strata_probe_add_time(3);
+    assert_true(add > 0.1e-9 && add < 1e-6);
+    assert_true(strata_probe_add_time(0) > 0.1e-9); /* 0 bursts: one */
+}
+
 /* r's text (strata_probe_print), for the caller to free. */
 static char *printed(const strata_probe_result_t *r)
 {
@@ -1401,6 +1422,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_windows_pick),   cmocka_unit_test(test_team_reused),
         cmocka_unit_test(test_team_stall),     cmocka_unit_test(test_stage_share),
         cmocka_unit_test(test_sample_in),      cmocka_unit_test(test_c2c_give_up),
+        cmocka_unit_test(test_slowest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -511,6 +511,7 @@ void strata_probe_print(const strata_probe_result_t *r, FILE *out)
         line_stat(out, "8 B allreduce's own work, one rank", &r->line_work, 1e9, "ns");
         line_stat(out, "clock read, one rank", &r->clock_read, 1e9, "ns");
     }
+    if (r->add_time.n) line_stat(out, "dependent add, one rank", &r->add_time, 1e9, "ns");
     if (r->nt_overlap.n)
         line_stat(out, "streamed stores hidden by a reduce", &r->nt_overlap, 1, "");
     fprintf(out, "\ntcp (%s)\n", r->tcp_target);
@@ -637,6 +638,7 @@ strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *ou
     }
     if (shm && r->nt_overlap.n)
         json_object_set_new(shm, "nt_overlap", probe_stat_json(&r->nt_overlap));
+    if (shm && r->add_time.n) json_object_set_new(shm, "add_s", probe_stat_json(&r->add_time));
     json_t *doc = json_pack(
         "{s:i,s:s,s:s,s:s,s:i,s:b,s:f,s:o,s:o,s:o,s:{s:s,s:o,s:o},s:{s:o,s:o,s:o,s:o},s:s}",
         "schema_version", STRATA_JSON_SCHEMA_VERSION, "date", r->date, "host", r->host, "cpu_model",

@@ -63,6 +63,32 @@ double strata_probe_bandwidth(double bytes, double seconds)
     return bytes / seconds;
 }
 
+#define ADD_CHAIN 100000
+
+double strata_probe_add_time(int bursts)
+{
+    double best = INFINITY;
+    for (int b = 0; b < (bursts > 0 ? bursts : 1); b++) {
+        unsigned long x = (unsigned long)b;
+        double t0 = util_now();
+        for (long i = 0; i < ADD_CHAIN; i++) {
+            x += 1;
+            __asm__ volatile("" : "+r"(x)); /* each add waits for the last; none folded */
+        }
+        double t = (util_now() - t0) / ADD_CHAIN;
+        if (t < best) best = t;
+    }
+    return best;
+}
+
+double strata_probe_slowest(const double *rank_median, int n)
+{
+    double worst = 0;
+    for (int i = 0; i < n; i++)
+        if (rank_median[i] > worst) worst = rank_median[i];
+    return worst;
+}
+
 void probe_stat_add(strata_probe_stat_t *s, double add)
 {
     if (s->n <= 0 || !(add > 0)) return;

@@ -116,6 +116,10 @@ static void usage(FILE *out)
             "                         (strata_comm_init_env, across hosts too; rank 0 prints)\n"
             "  -h, --help             this help\n\n"
             "err%% compares the model with the slowest rank's median out-of-place call.\n"
+            "Before the first size and after the last, '# this run' gives the slowest rank's\n"
+            "median barrier and time per dependent add (the host's state), beside --model's;\n"
+            "with --model at the cores' rank count a second summary line gives the error\n"
+            "with each row's barrier, read just before it, as the model's alpha.\n"
             "At most 1024 sizes per type and operator. Exit: 0 ok, 1 a wrong value or a\n"
             "failed rank, 2 bad option.\n");
 }
@@ -337,6 +341,61 @@ static strata_status_t measure(strata_comm_t *c, const bench_opts_t *o, bufs_t *
     return STRATA_OK;
 }
 
+/* ==== This run's readings ==== */
+
+/* The host's state while this run times (docs/probe.md, "The host's
+ * rate"): the slowest rank's median of READ_BARRIERS barriers (the
+ * probe's `barrier, 2 ranks`, the placement's reading and the small
+ * calls' alpha) and the slowest rank's time per dependent add (the vCPU's
+ * instruction rate, strata_probe_add_time), read before the first size
+ * and after the last, so that a row's error can be set beside the state
+ * it was measured in rather than a neighbouring process's. */
+#define READ_BARRIERS 200
+#define ROW_BARRIERS  100 /* before each row, for its alpha now (now_summary) */
+
+typedef struct readings {
+    double barrier, add; /* s; 0 = not read */
+} readings_t;
+
+/* The slowest rank's median of n barriers (lap: room for n). */
+static strata_status_t barrier_now(strata_comm_t *c, double *lap, long n, double *out)
+{
+    strata_status_t st = strata_comm_barrier(c, NULL);
+    double prev = now();
+    for (long i = 0; i < n && st == STRATA_OK; i++) {
+        st = strata_comm_barrier(c, NULL);
+        double t = now();
+        lap[i] = t - prev, prev = t;
+    }
+    if (st != STRATA_OK) return st;
+    qsort(lap, (size_t)n, sizeof(double), cmp_double);
+    double v = n % 2 ? lap[n / 2] : (lap[n / 2 - 1] + lap[n / 2]) / 2;
+    st = strata_comm_allreduce(c, &v, &v, 1, STRATA_FP64, STRATA_MAX, NULL);
+    if (st == STRATA_OK) *out = v;
+    return st;
+}
+
+static strata_status_t read_state(strata_comm_t *c, double *lap, long nlap, readings_t *out)
+{
+    double b = 0, add[1] = {strata_probe_add_time(5)};
+    strata_status_t st = barrier_now(c, lap, nlap < READ_BARRIERS ? nlap : READ_BARRIERS, &b);
+    if (st == STRATA_OK) st = strata_comm_allreduce(c, add, add, 1, STRATA_FP64, STRATA_MAX, NULL);
+    if (st == STRATA_OK) *out = (readings_t){b, add[0]};
+    return st;
+}
+
+static void print_state(const bench_opts_t *o, const char *when, const readings_t *r)
+{
+    if (o->json || !(r->barrier > 0)) return;
+    printf("# this run %s: barrier %.3f us, %.3f ns per dependent add (slowest rank)", when,
+           r->barrier * 1e6, r->add * 1e9);
+    if (o->model_path && !o->cluster && o->calib.barrier > 0)
+        printf("; the calibration's: barrier %.3f us", o->calib.barrier * 1e6);
+    if (o->model_path && !o->cluster && o->calib.add_time > 0)
+        printf(", %.3f ns per add", o->calib.add_time * 1e9);
+    printf("\n");
+}
+
 /* ==== Output ==== */
 
 /* Relative error of the model against the measured median. */
@@ -359,6 +418,9 @@ typedef struct totals {
     /* ranks outnumbering cores, calibrated: each row's |error| in every
      * wait regime (rows x N_REGIMES; NULL otherwise), for the summary */
     double *regime_abs;
+    /* calibrated at the cores' ranks: each row's |error| with the row's
+     * own barrier read just before it as the model's alpha (NULL: not) */
+    double *now_abs;
 } totals_t;
 
 /* The regimes the summary compares (docs/probe.md, "The wait regime"). */
@@ -531,6 +593,18 @@ static void print_row(const bench_opts_t *o, int P, size_t size, size_t count, c
            model * 1e6, model_err(model, row->median) * 100);
 }
 
+/* One line: the model's error with each row's own barrier as alpha. */
+static void now_summary(const bench_opts_t *o, const totals_t *e)
+{
+    if (!e->now_abs || o->json || e->rows == 0) return;
+    int within = 0;
+    for (int i = 0; i < e->rows; i++)
+        within += e->now_abs[i] <= 0.20;
+    printf("# Model error with each row's alpha read just before it (the slowest rank's median "
+           "of %d barriers, not the file's): median |err| %.0f%%, %d of %d rows within 20%%\n",
+           ROW_BARRIERS, median_of(e->now_abs, e->rows, 1) * 100, within, e->rows);
+}
+
 static void footer(const bench_opts_t *o, const totals_t *t, int P)
 {
     double avg = t->rows ? t->busbw_sum / t->rows : 0;
@@ -540,6 +614,7 @@ static void footer(const bench_opts_t *o, const totals_t *t, int P)
         printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : %g \n", t->wrong,
                t->wrong ? "FAILED" : "OK", avg);
     summary(o, t);
+    now_summary(o, t);
     regime_summary(o, t, P);
     if (o->jf) fprintf(o->jf, "}\n");
     if (!o->json) printf("#\n");
@@ -648,7 +723,9 @@ static strata_status_t run_sizes(strata_comm_t *c, const bench_opts_t *o, bufs_t
         shape(o, P, (size_t)size, &count, &ns, &nr);
         sz = (o->coll == STRATA_COLL_REDUCE_SCATTER ? ns : nr) * es;
         row_t row = {0};
-        strata_status_t st = measure(c, o, b, count, lap, &row);
+        double alpha_now = 0; /* the barrier now, before the row (t->now_abs) */
+        strata_status_t st = t->now_abs ? barrier_now(c, lap, ROW_BARRIERS, &alpha_now) : STRATA_OK;
+        if (st == STRATA_OK) st = measure(c, o, b, count, lap, &row);
         if (st != STRATA_OK) return st;
         strata_comm_algo_t algo = strata_comm_algo_for(c, o->coll, sz, o->algo);
         double model = o->cluster ? cluster_predict(o, c, sz)
@@ -656,6 +733,12 @@ static strata_status_t run_sizes(strata_comm_t *c, const bench_opts_t *o, bufs_t
         if (t->rows < t->cap) {
             t->abs[t->rows] = fabs(model_err(model, row.median));
             t->size[t->rows] = sz;
+            if (t->now_abs) {
+                strata_probe_calib_t k = o->calib;
+                k.barrier = alpha_now;
+                t->now_abs[t->rows] =
+                    fabs(model_err(strata_probe_predict(&k, o->coll, algo, P, sz), row.median));
+            }
             for (size_t w = 0; t->regime_abs && w < N_REGIMES; w++) {
                 strata_probe_calib_t k = o->calib;
                 k.wait = regimes[w];
@@ -730,7 +813,10 @@ static int bench_rank(void *arg)
     t.size = malloc((size_t)t.cap * sizeof(size_t));
     if (o.model_path && !o.cluster && P > o.calib.cores)
         t.regime_abs = malloc((size_t)t.cap * N_REGIMES * sizeof(double));
-    double *lap = malloc((size_t)o.iters * sizeof(double));
+    if (o.model_path && !o.cluster && o.calib.barrier > 0 && P == o.calib.barrier_ranks)
+        t.now_abs = malloc((size_t)t.cap * sizeof(double));
+    long nlap = o.iters > READ_BARRIERS ? o.iters : READ_BARRIERS; /* laps, and read_state's */
+    double *lap = malloc((size_t)nlap * sizeof(double));
     strata_comm_model_t m = {0};
     strata_status_t st = b.send && b.recv && lap && t.abs && t.size
                              ? strata_comm_calibrate(c, (size_t)o.maxb, &m)
@@ -763,7 +849,12 @@ static int bench_rank(void *arg)
     o.calib.wait = o.wait;
     o.calib.stream_from = nt_threshold();
     if (r == 0 && st == STRATA_OK) header(&o, P, &m, c);
+    readings_t before = {0}, after = {0};
+    if (st == STRATA_OK && P > 1) st = read_state(c, lap, nlap, &before);
+    if (r == 0 && st == STRATA_OK) print_state(&o, "before the sizes", &before);
     if (st == STRATA_OK) st = run_all(c, &o, &b, &m, lap, &t);
+    if (st == STRATA_OK && P > 1) st = read_state(c, lap, nlap, &after);
+    if (r == 0 && st == STRATA_OK) print_state(&o, "after the sizes", &after);
     if (st != STRATA_OK && st != STRATA_ERR_IO)
         fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));
     else if (r == 0 && st == STRATA_OK)
@@ -772,7 +863,8 @@ static int bench_rank(void *arg)
         fprintf(stderr, "strata bench: -J: cannot write '%s'\n", o.jpath);
         st = STRATA_ERR_IO;
     }
-    free(b.send), free(b.recv), free(lap), free(t.abs), free(t.size), free(t.regime_abs);
+    free(b.send), free(b.recv), free(lap), free(t.abs), free(t.size), free(t.regime_abs),
+        free(t.now_abs);
     strata_comm_destroy(c);
     return st != STRATA_OK ? 1 : t.wrong ? 1 : 0;
 }
