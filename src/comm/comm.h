@@ -459,6 +459,25 @@ static inline bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int *cpu)
  * woken by a futex call. Still below the 0.75 ms base slice a hog holds
  * the CPU for, so a yield beside one still counts as slow. */
 #define COMM_YIELD_SLOW_SHARED 500e-6
+/* While the mark holds and the host's ranks outnumber its CPUs, every
+ * COMM_SLEEP_RETEST-th blocking step yields once more instead of sleeping,
+ * and a fast yield clears the mark. There the mark is also set by a core
+ * partner that was outside the library (a 4 MiB vsmpi round's first call
+ * follows the MPI library's round: one slow yield per rank per round), and
+ * COMM_SLEEP_CREDIT steps then outlast the round (~9 blocking steps a
+ * 4 MiB call: ~29 calls): every hand-off on a core became a futex sleep
+ * and wake (6.6 voluntary switches a rank-call, against 0.07 without the
+ * mark; bench/README.md "s16-h17"). Beside a hog the re-test yield is slow,
+ * so the mark is set again: one hog slice per 64 sleeps. */
+#define COMM_SLEEP_RETEST 64u
+/* Whether the blocking step a wait is about to take under the mark
+ * (credit > 0: sleeps left) is a re-test yield: the 64th, 128th, ...
+ * sleep since the mark was set (credit 193, 129, 65, 1 of 256). */
+static inline bool comm_sleep_retest(unsigned credit, bool shared_cpus)
+{
+    return shared_cpus && credit > 0 && credit <= COMM_SLEEP_CREDIT &&
+           (COMM_SLEEP_CREDIT - credit) % COMM_SLEEP_RETEST == COMM_SLEEP_RETEST - 1;
+}
 
 typedef struct comm_wait {
     unsigned spins;  /* pauses so far */

@@ -19,7 +19,10 @@
  * (one lasted over COMM_YIELD_SLOW: a process that does not yield, such as
  * a CPU hog, had the CPU for its whole time slice; COMM_YIELD_SLOW_SHARED
  * when the job's ranks outnumber the CPUs, where a core partner's turn
- * takes longer than that), a sleep on a futex. A
+ * takes longer than that), a sleep on a futex. There, too, every
+ * COMM_SLEEP_RETEST-th sleep under the mark is a yield instead, and a fast
+ * one clears the mark (comm_sleep_retest: a partner outside the library
+ * sets it as a hog does, but its CPU comes back at once afterwards). A
  * yielder stays runnable and the scheduler treats it as CPU-bound (EEVDF
  * even pushes its deadline back), so beside hogs it runs again only after
  * their slices; a woken sleeper is runnable with the lag it kept while
@@ -398,12 +401,15 @@ bool comm_wait_block(comm_call_t *k, comm_wait_t *w, uint64_t peers)
 {
     strata_comm_t *c = k->c;
     w->cpu = COMM_CPU_UNKNOWN; /* the scheduler may move us */
-    if (w->yields < COMM_YIELDS && c->sleep_credit == 0) {
+    bool retest = !w->armed && comm_sleep_retest(c->sleep_credit, c->shared_cpus);
+    if (w->yields < COMM_YIELDS && (c->sleep_credit == 0 || retest)) {
         double t0 = util_now();
         comm_yield(c);
         w->yields++;
         if (util_now() - t0 > (c->shared_cpus ? COMM_YIELD_SLOW_SHARED : COMM_YIELD_SLOW))
             c->sleep_credit = COMM_SLEEP_CREDIT;
+        else if (retest)
+            c->sleep_credit = 0; /* the CPU came back at once: no hog (comm.h) */
         return true;
     }
     if (!w->armed)
