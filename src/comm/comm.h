@@ -460,7 +460,8 @@ static inline bool comm_peer_needs_cpu(strata_comm_t *c, int peer, int *cpu)
  * the CPU for, so a yield beside one still counts as slow. */
 #define COMM_YIELD_SLOW_SHARED 500e-6
 /* While the mark holds and the host's ranks outnumber its CPUs, every
- * COMM_SLEEP_RETEST-th blocking step yields once more instead of sleeping,
+ * COMM_SLEEP_RETEST-th sleep (the credit counts sleeps; each follows a step
+ * that arms it) yields once more instead,
  * and a fast yield clears the mark. There the mark is also set by a core
  * partner that was outside the library (a 4 MiB vsmpi round's first call
  * follows the MPI library's round: one slow yield per rank per round), and

@@ -72,11 +72,14 @@ static void test_retest_yield_clears_the_mark(void **state)
     assert_false(w.armed);         /* and did not announce a sleep */
     assert_int_equal(atomic_load(&f->c.lines[1].misc.wmask), 0);
     /* A yield on this test's CPU under 500 us clears the mark; one that
-     * took longer (another process had the CPU) sets it again. */
+     * took longer (another process had the CPU) sets it again. The step
+     * times the yield alone, within took: a took under the bound means a
+     * fast yield; over it, the yield itself may still have been fast (the
+     * thread lost its CPU after it), so either outcome. */
     if (took < COMM_YIELD_SLOW_SHARED)
         assert_int_equal(f->c.sleep_credit, 0);
     else
-        assert_int_equal(f->c.sleep_credit, COMM_SLEEP_CREDIT);
+        assert_true(f->c.sleep_credit == 0 || f->c.sleep_credit == COMM_SLEEP_CREDIT);
     fake_free(f);
 }
 

@@ -59,13 +59,15 @@ typedef struct pingpong {
     atomic_bool failed, stop;
 } pingpong_t;
 
-/* Wait until *p reaches v; false when STALL_S passes without it. With
+/* Wait until *p reaches v; false when stall_s passes without it, or (quit
+ * not NULL) once *quit is set: the other side gave up. With
  * pause, a pause between polls as the engine's waits spin
  * (comm_wait_step), so that the poller does not keep taking the line the
  * peer is about to store to (the flat round without it: the rounds
  * without data cost as much as those with, now and then more; 2 of 16
  * pairs of blocks came out positive at 256 B). */
-static bool wait_until(_Atomic uint64_t *p, uint64_t v, bool pause, double stall_s)
+static bool wait_until(_Atomic uint64_t *p, uint64_t v, bool pause, double stall_s,
+                       _Atomic bool *quit)
 {
     for (unsigned spins = 0;; spins++) {
         if (atomic_load_explicit(p, memory_order_acquire) >= v) return true;
@@ -74,6 +76,7 @@ static bool wait_until(_Atomic uint64_t *p, uint64_t v, bool pause, double stall
 #endif
         if ((spins & 1023) == 1023) {
             static _Thread_local double since;
+            if (quit && atomic_load(quit)) return false;
             if (spins == 1023)
                 since = util_now();
             else if (util_now() - since > stall_s)
@@ -83,9 +86,11 @@ static bool wait_until(_Atomic uint64_t *p, uint64_t v, bool pause, double stall
     }
 }
 
-static bool wait_for(_Atomic uint64_t *p, uint64_t v, double stall_s)
+/* A ping-pong side's wait: it leaves as soon as the other side gave up
+ * (failed), so that a failed attempt takes one stall bound, not two. */
+static bool wait_for(pingpong_t *pp, uint64_t v)
 {
-    return wait_until(p, v, false, stall_s);
+    return wait_until(&pp->line, v, false, pp->stall_s, &pp->failed);
 }
 
 static void *side_b(void *arg)
@@ -99,7 +104,7 @@ static void *side_b(void *arg)
     }
     uint64_t total = (uint64_t)pp->samples * TRIPS;
     for (uint64_t k = 1; k <= total && !atomic_load(&pp->failed); k++) {
-        if (!wait_for(&pp->line, 2 * k - 1, pp->stall_s)) {
+        if (!wait_for(pp, 2 * k - 1)) {
             atomic_store(&pp->failed, true);
             break;
         }
@@ -120,12 +125,12 @@ static void *side_a(void *arg)
         int i = 0;
         for (; i < TRIPS; i++) {
             /* past the share: the sample ends with the trips it has */
-            if (i >= TRIPS_MIN && (i & 7) == 0 && util_now() > end) break;
+            if (i >= TRIPS_MIN && (i - TRIPS_MIN) % 8 == 0 && util_now() > end) break;
             k++;
             atomic_store_explicit(&pp->line, 2 * k - 1, memory_order_release);
-            if (!wait_for(&pp->line, 2 * k, pp->stall_s)) {
+            if (!wait_for(pp, 2 * k)) {
                 atomic_store(&pp->failed, true);
-                return NULL;
+                goto out; /* side b, when it runs, sees the end below */
             }
         }
         double t1 = util_now();
@@ -133,7 +138,9 @@ static void *side_a(void *arg)
         pp->taken = s + 1;
         if (!probe_more(pp->taken, pp->samples, t1 - begin, t1 - t0, pp->share)) break;
     }
-    /* no more trips: side b's wait for the next odd value ends, it sees stop */
+out:
+    /* no more trips (or a stall): side b's wait for the next odd value
+     * ends, it sees stop */
     atomic_store(&pp->stop, true);
     atomic_store_explicit(&pp->line, UINT64_MAX, memory_order_release);
     return NULL;
@@ -253,14 +260,18 @@ strata_status_t probe_c2c(probe_ctx_t *x, double budget, strata_error_t *err)
     int tries = 0;
     strata_error_t mine = {0}, *e = err ? err : &mine;
     res->c2c_note[0] = '\0';
+    double t0 = util_now();
     strata_status_t st = all_pairs(x, res, budget, res->c2c, &res->c2c_all, &tries, e);
     if (st == STRATA_ERR_TIMEOUT) { /* not measured, said; the probe goes on */
         snprintf(res->c2c_note, sizeof(res->c2c_note), "%.200s, %d tries in %.1f s", e->msg, tries,
-                 budget + STALL_S);
+                 util_now() - t0);
         strata_log(STRATA_LOG_WARN, "probe: the coherence matrix was not measured: %s",
                    res->c2c_note);
         memset(res->c2c, 0, sizeof(res->c2c));
         memset(&res->c2c_all, 0, sizeof(res->c2c_all));
+        /* a first pass's per-socket figures are not this matrix's */
+        memset(&res->c2c_within, 0, sizeof(res->c2c_within));
+        memset(&res->c2c_across, 0, sizeof(res->c2c_across));
         return STRATA_OK;
     }
     if (st == STRATA_OK && res->packages > 1) st = probe_c2c_by_socket(res, err);
@@ -352,7 +363,7 @@ typedef struct remote_side {
 static bool phase(remote_t *x, uint64_t p)
 {
     atomic_fetch_add(&x->arrived, 1);
-    if (wait_until(&x->arrived, 2 * (p + 1), true, STALL_S)) return true;
+    if (wait_until(&x->arrived, 2 * (p + 1), true, STALL_S, NULL)) return true;
     atomic_store(&x->failed, true);
     return false;
 }
@@ -445,14 +456,14 @@ static void *flat_side(void *arg)
         uint64_t r = (uint64_t)k;
         int z = k % HANDOVER_SLOTS;
         if (k >= HANDOVER_SLOTS &&
-            !wait_until(&x->flags[other].done, r - HANDOVER_SLOTS + 1, true, STALL_S)) {
+            !wait_until(&x->flags[other].done, r - HANDOVER_SLOTS + 1, true, STALL_S, NULL)) {
             atomic_store(&x->failed, true);
             break;
         }
         if (data) memcpy(x->shared[me][z], x->input[me], x->bytes);
         atomic_store_explicit(&x->flags[me].staged, r + 1, memory_order_release);
         comm_fence_seq_cst();
-        if (!wait_until(&x->flags[other].staged, r + 1, true, STALL_S)) {
+        if (!wait_until(&x->flags[other].staged, r + 1, true, STALL_S, NULL)) {
             atomic_store(&x->failed, true);
             break;
         }

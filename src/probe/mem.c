@@ -561,7 +561,9 @@ strata_status_t probe_mem(probe_ctx_t *x, double budget, strata_error_t *err)
      * the curves' (copy, reduce, read, write, read and write all cores,
      * and the streaming writes from NT_CURVE_MIN) */
     mem_plan_t p = {.x = x, .budget = budget, .llc = llc};
-    p.jobs = nn * STRATA_PROBE_MEM_KINDS * 2 + ncurve * 6 + nnt * 2;
+    bool curves_all = nn > 0 && nodes[0].n > 1; /* node 0's all-core curves */
+    p.jobs = nn * STRATA_PROBE_MEM_KINDS * 2 + ncurve * (curves_all ? 6 : 4) +
+             nnt * (curves_all ? 2 : 1);
     strata_status_t st = STRATA_OK;
     res->numa_nodes = nn;
     for (int i = 0; i < nn && st == STRATA_OK; i++) {

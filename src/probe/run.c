@@ -601,6 +601,10 @@ static json_t *c2c_json(const strata_probe_result_t *r)
         json_array_append_new(m, row);
         json_array_append_new(cpus, json_integer(r->cpus[i]));
     }
+    if (r->c2c_note[0]) { /* not measured: no matrix of zeros */
+        json_decref(m);
+        m = json_null();
+    }
     json_t *doc = json_pack("{s:o,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o}", "cpus", cpus, "one_way_s", m,
                             "all_pairs_s", probe_stat_json(&r->c2c_all), "sockets", r->packages,
                             "within_socket_s", probe_stat_json(&r->c2c_within), "across_sockets_s",

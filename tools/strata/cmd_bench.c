@@ -384,12 +384,13 @@ static strata_status_t read_state(strata_comm_t *c, double *lap, long nlap, read
     return st;
 }
 
-static void print_state(const bench_opts_t *o, const char *when, const readings_t *r)
+static void print_state(const bench_opts_t *o, int P, const char *when, const readings_t *r)
 {
     if (o->json || !(r->barrier > 0)) return;
     printf("# this run %s: barrier %.3f us, %.3f ns per dependent add (slowest rank)", when,
            r->barrier * 1e6, r->add * 1e9);
-    if (o->model_path && !o->cluster && o->calib.barrier > 0)
+    /* the calibration's barrier beside it only at the ranks it was read at */
+    if (o->model_path && !o->cluster && o->calib.barrier > 0 && P == o->calib.barrier_ranks)
         printf("; the calibration's: barrier %.3f us", o->calib.barrier * 1e6);
     if (o->model_path && !o->cluster && o->calib.add_time > 0)
         printf(", %.3f ns per add", o->calib.add_time * 1e9);
@@ -811,14 +812,17 @@ static int bench_rank(void *arg)
     totals_t t = {.cap = (int)o.nsizes * nruns};
     t.abs = malloc((size_t)t.cap * sizeof(double));
     t.size = malloc((size_t)t.cap * sizeof(size_t));
-    if (o.model_path && !o.cluster && P > o.calib.cores)
-        t.regime_abs = malloc((size_t)t.cap * N_REGIMES * sizeof(double));
-    if (o.model_path && !o.cluster && o.calib.barrier > 0 && P == o.calib.barrier_ranks)
-        t.now_abs = malloc((size_t)t.cap * sizeof(double));
+    /* every rank decides alike, so a failed allocation fails every rank's
+     * check below rather than leaving one rank without the row barriers */
+    bool want_regime = o.model_path && !o.cluster && P > o.calib.cores;
+    bool want_now = o.model_path && !o.cluster && o.calib.barrier > 0 && P == o.calib.barrier_ranks;
+    if (want_regime) t.regime_abs = malloc((size_t)t.cap * N_REGIMES * sizeof(double));
+    if (want_now) t.now_abs = malloc((size_t)t.cap * sizeof(double));
     long nlap = o.iters > READ_BARRIERS ? o.iters : READ_BARRIERS; /* laps, and read_state's */
     double *lap = malloc((size_t)nlap * sizeof(double));
     strata_comm_model_t m = {0};
-    strata_status_t st = b.send && b.recv && lap && t.abs && t.size
+    strata_status_t st = b.send && b.recv && lap && t.abs && t.size &&
+                                 (!want_regime || t.regime_abs) && (!want_now || t.now_abs)
                              ? strata_comm_calibrate(c, (size_t)o.maxb, &m)
                              : STRATA_ERR_NOMEM;
     o.jf = NULL;
@@ -851,10 +855,10 @@ static int bench_rank(void *arg)
     if (r == 0 && st == STRATA_OK) header(&o, P, &m, c);
     readings_t before = {0}, after = {0};
     if (st == STRATA_OK && P > 1) st = read_state(c, lap, nlap, &before);
-    if (r == 0 && st == STRATA_OK) print_state(&o, "before the sizes", &before);
+    if (r == 0 && st == STRATA_OK) print_state(&o, P, "before the sizes", &before);
     if (st == STRATA_OK) st = run_all(c, &o, &b, &m, lap, &t);
     if (st == STRATA_OK && P > 1) st = read_state(c, lap, nlap, &after);
-    if (r == 0 && st == STRATA_OK) print_state(&o, "after the sizes", &after);
+    if (r == 0 && st == STRATA_OK) print_state(&o, P, "after the sizes", &after);
     if (st != STRATA_OK && st != STRATA_ERR_IO)
         fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));
     else if (r == 0 && st == STRATA_OK)

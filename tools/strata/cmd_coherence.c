@@ -404,6 +404,9 @@ static int run_local(const strata_coh_server_t *s, bool json)
     local_figs_t f = {0};
     double c2c = r->c2c_within.n ? r->c2c_within.median : r->c2c_all.median;
     if (r->cores > 1 && c2c > 0) f.c2c = c2c, f.c2c_model = loc.own_s;
+    if (r->c2c_note[0]) /* a loaded host: said, not taken for "one core" */
+        fprintf(stderr, "strata: coherence local: cache-line transfer not measured: %s\n",
+                r->c2c_note);
     if (two && r->c2c_across.n) f.across = r->c2c_across.median, f.across_model = rem.own_s;
     f.read_one = r->numa[0].one[STRATA_PROBE_MEM_READ].median;
     f.read_all = r->numa[0].all[STRATA_PROBE_MEM_READ].median;
