@@ -63,6 +63,16 @@ STRATA_API double strata_probe_bandwidth(double bytes, double seconds);
  * other vCPU does (docs/probe.md, "The host's rate"). */
 STRATA_API double strata_probe_add_time(int bursts);
 
+/* The rate the probe reports (add_s) and strata bench reads beside it:
+ * `chains` chains (at least 1) of `repeats` timings each (at least 1,
+ * strata_probe_add_time's bursts), s per add = the median over the
+ * chains of each chain's fastest. The minimum of a chain rejects a
+ * preemption inside it; the median across chains rejects one chain that
+ * fell into a fast tenth of a second the others did not (the fastest of
+ * all chains read 0.27-0.30 ns in some runs and 0.43-0.60 in others). */
+#define STRATA_PROBE_ADD_CHAINS 5
+STRATA_API double strata_probe_add_rate(int chains, int repeats);
+
 /* The slowest rank's figure: the largest of n per-rank medians (as
  * strata bench reports the slowest rank's median call); 0 when n < 1. */
 STRATA_API double strata_probe_slowest(const double *rank_median, int n);
@@ -131,6 +141,18 @@ typedef struct strata_probe_opts {
  * placements of the vCPUs (close 30-48 ns, far 155-240 ns here: 3.2x at
  * the nearest; one placement's readings within 2.2x). */
 #define STRATA_PROBE_PLACEMENT_RATIO 2.5
+
+/* A figure the probe could not measure on a loaded host: its attempt
+ * stalled (a pinned thread or a rank without progress for its bound),
+ * and so did the one fresh attempt after it; the probe goes on without
+ * it (its figure has 0 samples). */
+#define STRATA_PROBE_GAPS_MAX 32
+typedef struct strata_probe_gap {
+    char figure[40]; /* "hand-over", "flat round", "pipeline reduction", ... */
+    double bytes;    /* the size it is of; 0 when it has none */
+    bool calib;      /* the calibration needs it: strata_probe_save refuses */
+    char why[200];   /* the second attempt's message */
+} strata_probe_gap_t;
 
 /* Everything one probe measured. Latencies in seconds, bandwidths in B/s. */
 typedef struct strata_probe_result {
@@ -280,6 +302,11 @@ typedef struct strata_probe_result {
      * read in the shm section (strata_probe_add_time); 0 samples when not
      * measured. Not priced: a reading to set beside a bench's own. */
     strata_probe_stat_t add_time;
+
+    /* The figures not measured (above), in the order they were given up;
+     * at most STRATA_PROBE_GAPS_MAX (later ones are logged only). */
+    int gap_n;
+    strata_probe_gap_t gaps[STRATA_PROBE_GAPS_MAX];
 } strata_probe_result_t;
 
 /* Run every measurement. progress on a terminal; total under 60 s (10 s

@@ -342,6 +342,7 @@ typedef struct remote {
     flat_flags_t flags[2];
     atomic_bool failed;
     ho_mode_t mode;
+    double stall_s; /* a side's bound without progress */
 } remote_t;
 
 typedef struct remote_side {
@@ -363,7 +364,7 @@ typedef struct remote_side {
 static bool phase(remote_t *x, uint64_t p)
 {
     atomic_fetch_add(&x->arrived, 1);
-    if (wait_until(&x->arrived, 2 * (p + 1), true, STALL_S, NULL)) return true;
+    if (wait_until(&x->arrived, 2 * (p + 1), true, x->stall_s, NULL)) return true;
     atomic_store(&x->failed, true);
     return false;
 }
@@ -456,14 +457,14 @@ static void *flat_side(void *arg)
         uint64_t r = (uint64_t)k;
         int z = k % HANDOVER_SLOTS;
         if (k >= HANDOVER_SLOTS &&
-            !wait_until(&x->flags[other].done, r - HANDOVER_SLOTS + 1, true, STALL_S, NULL)) {
+            !wait_until(&x->flags[other].done, r - HANDOVER_SLOTS + 1, true, x->stall_s, NULL)) {
             atomic_store(&x->failed, true);
             break;
         }
         if (data) memcpy(x->shared[me][z], x->input[me], x->bytes);
         atomic_store_explicit(&x->flags[me].staged, r + 1, memory_order_release);
         comm_fence_seq_cst();
-        if (!wait_until(&x->flags[other].staged, r + 1, true, STALL_S, NULL)) {
+        if (!wait_until(&x->flags[other].staged, r + 1, true, x->stall_s, NULL)) {
             atomic_store(&x->failed, true);
             break;
         }
@@ -534,13 +535,40 @@ int probe_flat_sync(double *const lap[2], int rounds, double *sync)
     return segs;
 }
 
+/* The rounds by name: a figure not measured and a stall say which. */
+static const char *const round_name[] = {"hand-over", "flat round", "pipeline reduction"};
+
+/* The test hook (probe_remote_test_hook): attempts of one round at one
+ * size whose second side never starts, and their stall bound. */
+static int g_ho_mode = -1, g_ho_stalls;
+static double g_ho_bytes, g_ho_stall_s = STALL_S;
+
+void probe_remote_test_hook(int mode, double bytes, int stalls, double stall_s)
+{
+    g_ho_mode = mode, g_ho_bytes = bytes;
+    g_ho_stalls = stalls > 0 ? stalls : 0;
+    g_ho_stall_s = stall_s > 0 ? stall_s : STALL_S;
+}
+
+int probe_remote_test_left(void)
+{
+    return g_ho_stalls;
+}
+
 static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mode_t mode,
                                    strata_probe_stat_t *s, strata_probe_stat_t *sync_p,
                                    strata_error_t *err)
 {
     remote_t *x = util_malloc(sizeof(*x));
     if (!x) return strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
-    *x = (remote_t){.cpu = {a, b}, .rounds = rounds, .bytes = bytes, .mode = mode};
+    /* the hook's attempt starts one side only: a pinned thread that never runs */
+    bool hooked = g_ho_stalls > 0 && (int)mode == g_ho_mode && (double)bytes == g_ho_bytes;
+    if (hooked) g_ho_stalls--;
+    *x = (remote_t){.cpu = {a, b},
+                    .rounds = rounds,
+                    .bytes = bytes,
+                    .mode = mode,
+                    .stall_s = hooked ? g_ho_stall_s : STALL_S};
     atomic_init(&x->arrived, 0);
     atomic_init(&x->failed, false);
     strata_status_t st = STRATA_OK;
@@ -556,7 +584,7 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
     remote_side_t sd[2] = {{x, 0}, {x, 1}};
     pthread_t th[2];
     int started = 0;
-    for (; started < 2 && st == STRATA_OK; started++)
+    for (; started < (hooked ? 1 : 2) && st == STRATA_OK; started++)
         if (pthread_create(&th[started], NULL, mode == HO_FLAT ? flat_side : remote_side,
                            &sd[started]) != 0) {
             atomic_store(&x->failed, true);
@@ -566,12 +594,11 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
     for (int i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     /* named by the round, so that a stall on a loaded host says where */
-    static const char *const round_name[] = {"hand-over", "flat round", "pipeline reduction"};
     if (st == STRATA_OK && atomic_load(&x->failed))
         st = strata_error_set(err, STRATA_ERR_TIMEOUT,
                               "probe: coherence: %s at %zu B: cpu %d or %d made no progress for "
                               "%.0f ms",
-                              round_name[mode], bytes, a, b, STALL_S * 1e3);
+                              round_name[mode], bytes, a, b, x->stall_s * 1e3);
     double bw[PROBE_MAX_REPS], clk = probe_clock_cost();
     if (mode == HO_FLAT && st == STRATA_OK) {
         int n = probe_flat_samples(x->lap, rounds, bytes, bw);
@@ -606,6 +633,32 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
     return st;
 }
 
+/* One size of one round as a figure: a stall (or, for the flat round,
+ * too few positive samples) is tried once more, fresh threads; when that
+ * stalls too, the size is not measured (probe_figure) and the rest go on. */
+typedef struct ho_try {
+    int a, b, rounds;
+    size_t bytes;
+    ho_mode_t mode;
+    strata_probe_stat_t *s, *sync;
+} ho_try_t;
+
+static strata_status_t ho_attempt(void *arg, strata_error_t *err)
+{
+    ho_try_t *t = arg;
+    return remote_size(t->a, t->b, t->bytes, t->rounds, t->mode, t->s, t->sync, err);
+}
+
+static strata_status_t ho_figure(strata_probe_result_t *res, ho_mode_t mode, double bytes,
+                                 int rounds, strata_probe_stat_t *s, strata_probe_stat_t *sync,
+                                 strata_error_t *err)
+{
+    ho_try_t t = {res->cpus[0], res->cpus[1], rounds, (size_t)bytes, mode, s, sync};
+    strata_status_t st = probe_figure(res, round_name[mode], bytes, true, ho_attempt, &t, s, err);
+    if (st == STRATA_OK && s->n == 0 && sync) memset(sync, 0, sizeof(*sync));
+    return st;
+}
+
 strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
@@ -623,12 +676,17 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
     strata_status_t st = STRATA_OK;
     res->remote_n = n;
     /* the sizes (hand-over, flat, reduction) not yet taken, and the last
-     * one's time: a size takes its full rounds while the last took no
-     * more than this one's share of what is left of the section, else the
-     * least (probe_rounds; the flat sizes keep theirs: fewer segments
-     * leave too few positive samples on a loaded host) */
+     * one's time, rounds and bytes: a size takes its full rounds while
+     * they fit its share of what is left of the section at the last
+     * size's time a round, scaled up to this size's bytes (a large size
+     * after a small one: 16 MiB after 4 MiB); else as many as fit, at
+     * least 3 + 3 (probe_rounds; the flat sizes keep theirs: fewer
+     * segments leave too few positive samples on a loaded host). A size
+     * not measured (probe_figure) counts with its two attempts' time. */
     int left = n + 3 + 7, least = HANDOVER_SLOTS + PROBE_MIN_REPS; /* 3 flat, 7 reductions */
-    double last = 0, t0;
+    int last_rounds = 0;
+    double last = 0, last_bytes = 0, t0;
+    probe_gaps_drop(res, round_name, 3); /* a second pass's own */
     for (int i = 0; i < n && st == STRATA_OK; i++) {
         res->remote_bytes[i] = sizes[i];
         t0 = util_now();
@@ -640,10 +698,10 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
         int rounds = sizes[i] <= (x->opts->quick ? 4096 : STRATA_DIRECT_CHUNK)
                          ? PROBE_MAX_REPS
                          : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
-        rounds = probe_rounds(rounds, least, probe_share(t0, x->deadline, left--), last);
-        st = remote_size(res->cpus[0], res->cpus[1], (size_t)sizes[i], rounds, HO_COPY,
-                         &res->remote_copy[i], NULL, err);
-        last = util_now() - t0;
+        rounds = probe_rounds(rounds, least, probe_share(t0, x->deadline, left--),
+                              probe_round_time(last, last_rounds, last_bytes, sizes[i]));
+        st = ho_figure(res, HO_COPY, sizes[i], rounds, &res->remote_copy[i], NULL, err);
+        last = util_now() - t0, last_rounds = rounds, last_bytes = sizes[i];
         probe_tick(x, budget, (double)(i + 1) / (n + 1));
     }
     /* The flat allreduce (up to 2 KiB) reduces the whole vector itself,
@@ -659,10 +717,10 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
         left--, t0 = util_now();
         /* a round is under 2 us: 16 samples (8 with --quick) of 512
          * rounds, 8 ms on a quiet host */
-        st = remote_size(res->cpus[0], res->cpus[1], (size_t)flat_sizes[i],
-                         (x->opts->quick ? 8 : 16) * FLAT_SEG * 2 * FLAT_BLOCK, HO_FLAT,
-                         &res->flat_copy[i], i == 0 ? &res->flat_sync : NULL, err);
-        last = util_now() - t0;
+        int rounds = (x->opts->quick ? 8 : 16) * FLAT_SEG * 2 * FLAT_BLOCK;
+        st = ho_figure(res, HO_FLAT, flat_sizes[i], rounds, &res->flat_copy[i],
+                       i == 0 ? &res->flat_sync : NULL, err);
+        last = util_now() - t0, last_rounds = rounds, last_bytes = flat_sizes[i];
     }
     /* The pipeline's reduce phase (above 2 KiB) loads the peer's staged
      * slice while it stores its sum into lines the peer copies out next:
@@ -685,10 +743,10 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
          * past the 10 s budget), and each round needs both cores at once */
         int rounds =
             !x->opts->quick || red_sizes[i] <= 4096 ? PROBE_MAX_REPS : 8 + HANDOVER_SLOTS - 1;
-        rounds = probe_rounds(rounds, least, probe_share(t0, x->deadline, left--), last);
-        st = remote_size(res->cpus[0], res->cpus[1], (size_t)red_sizes[i], rounds, HO_REDUCE,
-                         &res->reduce_load[i], NULL, err);
-        last = util_now() - t0;
+        rounds = probe_rounds(rounds, least, probe_share(t0, x->deadline, left--),
+                              probe_round_time(last, last_rounds, last_bytes, red_sizes[i]));
+        st = ho_figure(res, HO_REDUCE, red_sizes[i], rounds, &res->reduce_load[i], NULL, err);
+        last = util_now() - t0, last_rounds = rounds, last_bytes = red_sizes[i];
     }
     probe_tick(x, budget, 1);
     return st;

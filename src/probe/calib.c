@@ -46,6 +46,21 @@ json_t *probe_stat_json(const strata_probe_stat_t *s);
 
 /* ==== From a result ==== */
 
+/* The measured points of a curve (n > 0 samples) into bytes_out and
+ * bw_out, in order; their count. A size not measured (a stalled round on
+ * a loaded host, strata_probe_gap_t) is left out, so the model reads the
+ * curve there between its measured neighbours (interp), or at the nearest
+ * end; a curve with none is 0 points, which every reader takes as not
+ * measured. */
+static int measured_points(int n, const double *bytes, const strata_probe_stat_t *s,
+                           double *bytes_out, double *bw_out)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (s[i].n > 0) bytes_out[k] = bytes[i], bw_out[k++] = s[i].median;
+    return k;
+}
+
 void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_t *c)
 {
     memset(c, 0, sizeof(*c));
@@ -81,23 +96,13 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
         c->write_nt_bw[i] = r->write_nt_curve[i].n ? r->write_nt_curve[i].median : 0;
         c->write_nt_all_bw[i] = r->write_nt_all_curve[i].n ? r->write_nt_all_curve[i].median : 0;
     }
-    c->flat_n = r->flat_n;
-    for (int i = 0; i < r->flat_n; i++) {
-        c->flat_bytes[i] = r->flat_bytes[i];
-        c->flat_bw[i] = r->flat_copy[i].median;
-    }
-    c->reduce_n = r->reduce_n;
-    for (int i = 0; i < r->reduce_n; i++) {
-        c->reduce_bytes[i] = r->reduce_bytes[i];
-        c->reduce_load_bw[i] = r->reduce_load[i].median;
-    }
+    c->flat_n = measured_points(r->flat_n, r->flat_bytes, r->flat_copy, c->flat_bytes, c->flat_bw);
+    c->reduce_n = measured_points(r->reduce_n, r->reduce_bytes, r->reduce_load, c->reduce_bytes,
+                                  c->reduce_load_bw);
     c->tcp_alpha = r->tcp_alpha.median;
     c->tcp_bw = r->tcp_bw.median;
-    c->remote_n = r->remote_n;
-    for (int i = 0; i < r->remote_n; i++) {
-        c->remote_bytes[i] = r->remote_bytes[i];
-        c->remote_bw[i] = r->remote_copy[i].median;
-    }
+    c->remote_n = measured_points(r->remote_n, r->remote_bytes, r->remote_copy, c->remote_bytes,
+                                  c->remote_bw);
     c->shm_n = r->shm_curve_n;
     for (int i = 0; i < r->shm_curve_n; i++) {
         c->shm_bytes[i] = r->shm_curve_bytes[i];
@@ -221,8 +226,24 @@ strata_status_t strata_probe_save(const strata_probe_result_t *r, const char *pa
                                 "calibration's line latency, was not measured (%.120s); probe "
                                 "again on a less loaded host",
                                 path, r->c2c_note);
+    const strata_probe_gap_t *g = probe_gap_for_calib(r);
+    if (g) { /* never a file with a hole in a curve or a figure made up */
+        char size[32] = "";
+        if (g->bytes > 0) {
+            char b[24];
+            snprintf(size, sizeof(size), " at %s", util_fmt_bytes(g->bytes, b, sizeof(b)));
+        }
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "%s: not written: the %s%s, which the calibration needs, was not "
+                                "measured (%.160s); probe again on a less loaded host",
+                                path, g->figure, size, g->why);
+    }
     strata_probe_calib_t c;
     strata_probe_calib_from(r, &c);
+    if (c.remote_n != r->remote_n || c.flat_n != r->flat_n || c.reduce_n != r->reduce_n)
+        return strata_error_set(err, STRATA_ERR_INVALID,
+                                "%s: not written: a hand-over curve has a point without samples",
+                                path);
     char desc[256], src[128];
     snprintf(desc, sizeof(desc),
              "this host (%s) as strata probe measured it on %s: cores joined by strata's "

@@ -41,9 +41,17 @@ double probe_share(double now, double deadline, int left);
  * when the share is 0). */
 bool probe_more(int n, int max, double el, double last, double budget);
 /* Rounds for a figure of fixed rounds (the hand-over's sizes, two threads
- * in step: they cannot stop apart): full, or least (when smaller) where
- * the last figure took longer than this one's share (last > share). */
-int probe_rounds(int full, int least, double share, double last);
+ * in step: they cannot stop apart): full while full rounds of round_s
+ * each fit the share; else as many as fit, but at least least (full when
+ * that is smaller); full when round_s is 0 (nothing to go by). */
+int probe_rounds(int full, int least, double share, double round_s);
+/* The time a round of a size of `bytes` is expected to take from the last
+ * size's: last_s over last_rounds rounds of last_bytes, scaled up by
+ * bytes / last_bytes where this size is larger (a round's bytes cost at
+ * most in proportion; a large size after a small one would otherwise be
+ * given the small one's time), never down (a smaller size's lines still
+ * cost their latency). 0 when there is no last size. */
+double probe_round_time(double last_s, int last_rounds, double last_bytes, double bytes);
 
 /* Redraw the bar for `frac` (0..1) of a section planned at `plan` s. */
 void probe_tick(probe_ctx_t *x, double plan, double frac);
@@ -58,15 +66,49 @@ int probe_cpus(int *cpus, int max);
  * not (the spread, IQR / median, is rescaled). Nothing when add <= 0 or s
  * is empty. */
 void probe_stat_add(strata_probe_stat_t *s, double add);
-/* A sample loop: fn(arg) returns one sample (> 0) or <= 0 on failure.
- * Takes samples until budget_s passed and PROBE_MIN_REPS were taken, or
- * PROBE_MAX_REPS; summarises them. Returns the samples' status. */
+/* A sample loop: fn(arg) returns one sample (> 0) or <= 0 on failure
+ * (STRATA_ERR_SYSTEM); the samples summarised into *stat_p. The rule says
+ * when to stop: PROBE_UNTIL_BUDGET takes samples until budget_s has
+ * passed and PROBE_MIN_REPS were taken (a fixed short budget, the call's
+ * own work); PROBE_WITHIN_SHARE while probe_more says so (one at the
+ * least, fewer than PROBE_MIN_REPS when the share is short). Both at most
+ * PROBE_MAX_REPS. */
+typedef enum { PROBE_UNTIL_BUDGET, PROBE_WITHIN_SHARE } probe_rule_t;
+strata_status_t probe_sample_by(double (*fn)(void *), void *arg, double budget_s, probe_rule_t rule,
+                                strata_probe_stat_t *stat_p, strata_error_t *err);
+/* probe_sample_by with PROBE_UNTIL_BUDGET, and with PROBE_WITHIN_SHARE. */
 strata_status_t probe_sample(double (*fn)(void *), void *arg, double budget_s,
                              strata_probe_stat_t *stat_p, strata_error_t *err);
-/* The same within a share: samples while probe_more says so (one at the
- * least, fewer than PROBE_MIN_REPS when the share is short). */
 strata_status_t probe_sample_in(double (*fn)(void *), void *arg, double budget_s,
                                 strata_probe_stat_t *stat_p, strata_error_t *err);
+
+/* The add rate's reduction (strata_probe_add_rate): of t[c * repeats + k],
+ * chain c's k-th timing, each chain's fastest into mins[0..chains-1];
+ * returns their median (0 when chains < 1). */
+double probe_add_reduce(const double *t, int chains, int repeats, double *mins);
+/* chains x repeats timings of the add chain, summarised over the chains'
+ * fastest (*stat_p: its median the rate, n = chains). */
+strata_status_t probe_add_chains(int chains, int repeats, strata_probe_stat_t *stat_p,
+                                 strata_error_t *err);
+#define PROBE_ADD_REPEATS 3
+
+/* A figure that a loaded host can stall (a pinned thread or a rank without
+ * progress for its bound: fn returns STRATA_ERR_TIMEOUT): fn(arg) once,
+ * and once more, fresh, when it stalls; when that stalls too the figure
+ * is not measured — *stat (NULL: none) zeroed, a gap appended to res
+ * (figure, bytes, calib, the message), a warning logged — and
+ * STRATA_OK is returned, so that the probe goes on. Any other failure is
+ * returned as it is. */
+typedef strata_status_t (*probe_attempt_fn)(void *arg, strata_error_t *err);
+strata_status_t probe_figure(strata_probe_result_t *res, const char *figure, double bytes,
+                             bool calib, probe_attempt_fn fn, void *arg, strata_probe_stat_t *stat,
+                             strata_error_t *err);
+/* Forget res's gaps of the figures named figures[0..n-1] (a section that
+ * runs again, in the probe's second pass, says only its own). */
+void probe_gaps_drop(strata_probe_result_t *res, const char *const *figures, int n);
+/* The first figure the calibration needs that was not measured; NULL when
+ * none. */
+const strata_probe_gap_t *probe_gap_for_calib(const strata_probe_result_t *r);
 
 /* Median of v[0..n-1], n >= 1 (sorts v in place). */
 double probe_median(double *v, long n);
@@ -183,6 +225,13 @@ strata_status_t probe_line_reading(strata_probe_result_t *res, double budget,
  * runs), and their side a gives up after stall_s (> 0; the default 1 s
  * when 0); the other attempts keep 1 s. */
 void probe_c2c_test_hook(int stalls, double stall_s);
+/* Test hook: the next `stalls` attempts of the round `mode` (0 the
+ * hand-over, 1 the flat round, 2 the pipeline reduction) at `bytes` start
+ * one side only (a pinned thread that never runs), which gives up after
+ * stall_s (> 0; the default 1 s when 0); probe_remote_test_left says how
+ * many of them are left. */
+void probe_remote_test_hook(int mode, double bytes, int stalls, double stall_s);
+int probe_remote_test_left(void);
 /* Summarise res->c2c by res->package: pairs within a socket, across. */
 strata_status_t probe_c2c_by_socket(strata_probe_result_t *res, strata_error_t *err);
 strata_status_t probe_remote(probe_ctx_t *x, double budget_s, strata_error_t *err);

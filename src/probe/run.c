@@ -484,6 +484,20 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
     }
 }
 
+/* The figures given up (strata_probe_gap_t), one line each. */
+static void print_gaps(const strata_probe_result_t *r, FILE *out)
+{
+    if (r->gap_n == 0) return;
+    fprintf(out, "\nnot measured (an attempt stalled, and so did one more):\n");
+    for (int i = 0; i < r->gap_n && i < STRATA_PROBE_GAPS_MAX; i++) {
+        const strata_probe_gap_t *g = &r->gaps[i];
+        char b[32];
+        fprintf(out, "  %s%s%s: %s%s\n", g->figure, g->bytes > 0 ? " at " : "",
+                g->bytes > 0 ? util_fmt_bytes(g->bytes, b, sizeof(b)) : "", g->why,
+                g->calib ? "; the calibration needs it (--save refuses)" : "");
+    }
+}
+
 void strata_probe_print(const strata_probe_result_t *r, FILE *out)
 {
     fprintf(out, "# strata probe: %s, %s, %d cpus, %s%s (%.1f s)\n", r->host,
@@ -522,6 +536,7 @@ void strata_probe_print(const strata_probe_result_t *r, FILE *out)
     line_stat(out, "process switch (futex, one cpu)", &r->futex_switch, 1e6, "us");
     line_stat(out, "futex wake to running", &r->futex_wake, 1e6, "us");
     line_stat(out, "first-touch page fault", &r->page_fault, 1e6, "us");
+    print_gaps(r, out);
     fprintf(out, "\naccelerators: %s\n", r->accel_note);
 }
 
@@ -623,6 +638,20 @@ static json_t *c2c_json(const strata_probe_result_t *r)
     return doc;
 }
 
+/* The figures given up: [{"figure", "size_B" (null without a size),
+ * "calibration", "why"}], [] when none. */
+static json_t *gaps_json(const strata_probe_result_t *r)
+{
+    json_t *a = json_array();
+    for (int i = 0; a && i < r->gap_n && i < STRATA_PROBE_GAPS_MAX; i++) {
+        const strata_probe_gap_t *g = &r->gaps[i];
+        json_array_append_new(a, json_pack("{s:s,s:o,s:b,s:s}", "figure", g->figure, "size_B",
+                                           g->bytes > 0 ? json_real(g->bytes) : json_null(),
+                                           "calibration", g->calib, "why", g->why));
+    }
+    return a;
+}
+
 strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *out,
                                         strata_error_t *err)
 {
@@ -653,6 +682,7 @@ strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *ou
         probe_stat_json(&r->futex_switch), "futex_wake_s", probe_stat_json(&r->futex_wake),
         "page_fault_s", probe_stat_json(&r->page_fault), "accelerators", r->accel_note);
     if (!doc) return strata_error_set(err, STRATA_ERR_NOMEM, "probe: cannot build JSON");
+    json_object_set_new(doc, "figures_not_measured", gaps_json(r));
     int rc = util_json_dump(doc, out);
     json_decref(doc);
     return rc == 0 ? STRATA_OK : strata_error_set(err, STRATA_ERR_IO, "probe: write failed");

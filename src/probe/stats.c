@@ -65,20 +65,75 @@ double strata_probe_bandwidth(double bytes, double seconds)
 
 #define ADD_CHAIN 100000
 
+/* One timing of ADD_CHAIN dependent adds, s per add. The loop is one
+ * register add, a count and a branch in assembly where the ISA is known,
+ * so that no build (an unoptimised one keeps a C loop's variables on the
+ * stack: a store and a load per add, which time the store forwarding,
+ * not the add) changes what is timed; elsewhere a C chain whose value the
+ * compiler must keep in a register between adds. Only the result is
+ * sunk, once, after the loop. */
+static double add_burst(unsigned long seed)
+{
+    unsigned long x = seed, n = ADD_CHAIN;
+    double t0 = util_now();
+#if defined(__x86_64__)
+    __asm__ volatile("1:\n\taddq $1, %0\n\tsubq $1, %1\n\tjnz 1b" : "+r"(x), "+r"(n) : : "cc");
+#elif defined(__aarch64__)
+    __asm__ volatile("1:\n\tadd %0, %0, #1\n\tsubs %1, %1, #1\n\tb.ne 1b"
+                     : "+r"(x), "+r"(n)
+                     :
+                     : "cc");
+#else
+    for (; n > 0; n--) {
+        x += 1;
+        __asm__ volatile("" : "+r"(x)); /* each add waits for the last; none folded */
+    }
+#endif
+    double t = (util_now() - t0) / ADD_CHAIN;
+    __asm__ volatile("" : : "r"(x)); /* the sink: the chain's result is used */
+    return t;
+}
+
 double strata_probe_add_time(int bursts)
 {
     double best = INFINITY;
     for (int b = 0; b < (bursts > 0 ? bursts : 1); b++) {
-        unsigned long x = (unsigned long)b;
-        double t0 = util_now();
-        for (long i = 0; i < ADD_CHAIN; i++) {
-            x += 1;
-            __asm__ volatile("" : "+r"(x)); /* each add waits for the last; none folded */
-        }
-        double t = (util_now() - t0) / ADD_CHAIN;
+        double t = add_burst((unsigned long)b);
         if (t < best) best = t;
     }
     return best;
+}
+
+double probe_add_reduce(const double *t, int chains, int repeats, double *mins)
+{
+    for (int c = 0; c < chains; c++) {
+        mins[c] = t[(size_t)c * (size_t)repeats];
+        for (int k = 1; k < repeats; k++)
+            if (t[(size_t)c * (size_t)repeats + k] < mins[c])
+                mins[c] = t[(size_t)c * (size_t)repeats + k];
+    }
+    double v[PROBE_MAX_REPS];
+    int n = chains < PROBE_MAX_REPS ? chains : PROBE_MAX_REPS;
+    memcpy(v, mins, sizeof(double) * (size_t)n);
+    return n > 0 ? probe_median(v, n) : 0;
+}
+
+strata_status_t probe_add_chains(int chains, int repeats, strata_probe_stat_t *stat_p,
+                                 strata_error_t *err)
+{
+    chains = chains < 1 ? 1 : chains > PROBE_MAX_REPS ? PROBE_MAX_REPS : chains;
+    repeats = repeats < 1 ? 1 : repeats > PROBE_MAX_REPS ? PROBE_MAX_REPS : repeats;
+    double t[PROBE_MAX_REPS * PROBE_MAX_REPS], mins[PROBE_MAX_REPS];
+    for (int i = 0; i < chains * repeats; i++)
+        t[i] = add_burst((unsigned long)i);
+    probe_add_reduce(t, chains, repeats, mins);
+    return strata_probe_stat(mins, (size_t)chains, stat_p, err);
+}
+
+double strata_probe_add_rate(int chains, int repeats)
+{
+    strata_probe_stat_t s;
+    return probe_add_chains(chains, repeats, &s, NULL) == STRATA_OK ? s.median : 0;
 }
 
 double strata_probe_slowest(const double *rank_median, int n)
@@ -120,20 +175,6 @@ strata_status_t strata_probe_check_bandwidth(const char *what, double bw, double
     return STRATA_OK;
 }
 
-strata_status_t probe_sample(double (*fn)(void *), void *arg, double budget_s,
-                             strata_probe_stat_t *stat_p, strata_error_t *err)
-{
-    double v[PROBE_MAX_REPS], t0 = util_now();
-    size_t n = 0;
-    while (n < PROBE_MAX_REPS && (n < PROBE_MIN_REPS || util_now() - t0 < budget_s)) {
-        double s = fn(arg);
-        if (!(s > 0))
-            return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: a measurement failed");
-        v[n++] = s;
-    }
-    return strata_probe_stat(v, n, stat_p, err);
-}
-
 double probe_share(double now, double deadline, int left)
 {
     double rest = deadline - now;
@@ -146,17 +187,34 @@ bool probe_more(int n, int max, double el, double last, double budget)
     return n < max && el + last < budget;
 }
 
-int probe_rounds(int full, int least, double share, double last)
+double probe_round_time(double last_s, int last_rounds, double last_bytes, double bytes)
 {
-    return last > share && least < full ? least : full;
+    if (!(last_s > 0) || last_rounds < 1) return 0;
+    double scale = last_bytes > 0 && bytes > last_bytes ? bytes / last_bytes : 1;
+    return last_s / last_rounds * scale;
 }
 
-strata_status_t probe_sample_in(double (*fn)(void *), void *arg, double budget_s,
+int probe_rounds(int full, int least, double share, double round_s)
+{
+    if (least >= full || !(round_s > 0) || round_s * full <= share) return full;
+    double fit = share / round_s;
+    return fit > least ? (int)fit : least;
+}
+
+/* The samplers' stopping rules (probe.h): n taken, el since the first
+ * began, last the last one's own time. */
+static bool sample_more(probe_rule_t rule, int n, double el, double last, double budget)
+{
+    if (rule == PROBE_WITHIN_SHARE) return probe_more(n, PROBE_MAX_REPS, el, last, budget);
+    return n < PROBE_MAX_REPS && (n < PROBE_MIN_REPS || el < budget);
+}
+
+strata_status_t probe_sample_by(double (*fn)(void *), void *arg, double budget_s, probe_rule_t rule,
                                 strata_probe_stat_t *stat_p, strata_error_t *err)
 {
     double v[PROBE_MAX_REPS], t0 = util_now(), last = 0;
     int n = 0;
-    while (probe_more(n, PROBE_MAX_REPS, util_now() - t0, last, budget_s)) {
+    while (sample_more(rule, n, util_now() - t0, last, budget_s)) {
         double ts = util_now(), s = fn(arg);
         if (!(s > 0))
             return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: a measurement failed");
@@ -164,6 +222,60 @@ strata_status_t probe_sample_in(double (*fn)(void *), void *arg, double budget_s
         v[n++] = s;
     }
     return strata_probe_stat(v, (size_t)n, stat_p, err);
+}
+
+strata_status_t probe_sample(double (*fn)(void *), void *arg, double budget_s,
+                             strata_probe_stat_t *stat_p, strata_error_t *err)
+{
+    return probe_sample_by(fn, arg, budget_s, PROBE_UNTIL_BUDGET, stat_p, err);
+}
+
+strata_status_t probe_sample_in(double (*fn)(void *), void *arg, double budget_s,
+                                strata_probe_stat_t *stat_p, strata_error_t *err)
+{
+    return probe_sample_by(fn, arg, budget_s, PROBE_WITHIN_SHARE, stat_p, err);
+}
+
+/* ==== A figure given up ==== */
+
+strata_status_t probe_figure(strata_probe_result_t *res, const char *figure, double bytes,
+                             bool calib, probe_attempt_fn fn, void *arg, strata_probe_stat_t *stat,
+                             strata_error_t *err)
+{
+    strata_error_t mine = {0}, *e = err ? err : &mine;
+    strata_status_t st = fn(arg, e);
+    if (st != STRATA_ERR_TIMEOUT) return st;
+    strata_log(STRATA_LOG_INFO, "probe: %s: tried again (%s)", figure, e->msg);
+    st = fn(arg, e); /* one fresh attempt: a preempted moment passes */
+    if (st != STRATA_ERR_TIMEOUT) return st;
+    strata_log(STRATA_LOG_WARN, "probe: %s not measured: %s (tried twice)", figure, e->msg);
+    if (stat) memset(stat, 0, sizeof(*stat));
+    if (res->gap_n < STRATA_PROBE_GAPS_MAX) {
+        strata_probe_gap_t *g = &res->gaps[res->gap_n++];
+        snprintf(g->figure, sizeof(g->figure), "%s", figure);
+        snprintf(g->why, sizeof(g->why), "%.180s (tried twice)", e->msg);
+        g->bytes = bytes, g->calib = calib;
+    }
+    return STRATA_OK;
+}
+
+void probe_gaps_drop(strata_probe_result_t *res, const char *const *figures, int n)
+{
+    int k = 0;
+    for (int i = 0; i < res->gap_n && i < STRATA_PROBE_GAPS_MAX; i++) {
+        bool drop = false;
+        for (int f = 0; f < n && !drop; f++)
+            drop = strcmp(res->gaps[i].figure, figures[f]) == 0;
+        if (!drop) res->gaps[k++] = res->gaps[i];
+    }
+    res->gap_n = k;
+}
+
+const strata_probe_gap_t *probe_gap_for_calib(const strata_probe_result_t *r)
+{
+    for (int i = 0; i < r->gap_n && i < STRATA_PROBE_GAPS_MAX; i++)
+        if (r->gaps[i].calib) return &r->gaps[i];
+    return NULL;
 }
 
 const char *strata_probe_mem_kind_name(strata_probe_mem_kind_t kind)
