@@ -1264,13 +1264,30 @@ static void test_stage_share(void **state)
     assert_false(probe_more(15, 15, 0.001, 0.0001, 100));
     /* a share of 0: one sample and no more, even of no time */
     assert_false(probe_more(1, 15, 0, 0, 0));
-    /* fixed rounds: 64 while the last size took 0.02 s of a 0.03 share;
-     * 6 once it took 0.04; full when it is the smaller; the first size
-     * (last 0) full */
-    assert_int_equal(probe_rounds(64, 6, 0.03, 0.02), 64);
-    assert_int_equal(probe_rounds(64, 6, 0.03, 0.04), 6);
+    /* fixed rounds by a round's expected time: 64 rounds of 0.4 ms are
+     * 25.6 ms, within a 0.03 s share: 64; of 1 ms, 64 ms: as many as fit,
+     * 0.03 / 0.001 = 30; of 4 ms, 7.5 fit: 7; of 10 ms, 3 fit: the least,
+     * 6; full when the least is not smaller; the first size (no time to go
+     * by) full, even with no share */
+    assert_int_equal(probe_rounds(64, 6, 0.03, 0.0004), 64);
+    assert_int_equal(probe_rounds(64, 6, 0.03, 0.001), 30);
+    assert_int_equal(probe_rounds(64, 6, 0.03, 0.004), 7);
+    assert_int_equal(probe_rounds(64, 6, 0.03, 0.010), 6);
     assert_int_equal(probe_rounds(4, 6, 0.03, 0.04), 4);
     assert_int_equal(probe_rounds(64, 6, 0.0, 0.0), 64);
+    /* a round's time from the last size's: 4 MiB took 0.09 s in 18 rounds,
+     * 5 ms a round; 16 MiB is 4 x the bytes: 20 ms a round, so 18 rounds
+     * (0.36 s) do not fit a 0.1 s share and 5 do not reach the least: 6.
+     * The rule before (the last size's 0.09 s within the 0.1 share) gave
+     * the 16 MiB size its full 18, 0.36 s. */
+    NEAR(probe_round_time(0.09, 18, 4194304, 16777216), 0.020, 1e-12);
+    assert_int_equal(probe_rounds(18, 6, 0.1, probe_round_time(0.09, 18, 4194304, 16777216)), 6);
+    /* and a 0.5 s share: 25 fit, the full 18 */
+    assert_int_equal(probe_rounds(18, 6, 0.5, probe_round_time(0.09, 18, 4194304, 16777216)), 18);
+    /* a smaller size after a larger: not scaled down (1 KiB after 2 KiB's
+     * 8192 rounds in 0.016384 s: 2 us a round); no last size: 0 */
+    NEAR(probe_round_time(0.016384, 8192, 2048, 1024), 2e-6, 1e-12);
+    NEAR(probe_round_time(0, 0, 0, 256), 0, 0);
 }
 
 static double count_sample(void *arg)
@@ -1295,6 +1312,181 @@ static void test_sample_in(void **state)
     assert_int_equal(probe_sample_in(count_sample, &calls, 60.0, &s, &err), STRATA_OK);
     assert_int_equal(calls, PROBE_MAX_REPS);
     assert_int_equal(s.n, PROBE_MAX_REPS);
+}
+
+/* The two sampling rules pinned apart (probe_sample_by): with no budget,
+ * PROBE_UNTIL_BUDGET still takes PROBE_MIN_REPS (3) samples and
+ * PROBE_WITHIN_SHARE one; with 60 s both stop at PROBE_MAX_REPS. */
+static void test_sample_rules(void **state)
+{
+    (void)state;
+    int calls = 0;
+    strata_probe_stat_t s;
+    strata_error_t err = {0};
+    assert_int_equal(probe_sample(count_sample, &calls, 0.0, &s, &err), STRATA_OK);
+    assert_int_equal(calls, 3);
+    assert_int_equal(s.n, 3);
+    calls = 0;
+    assert_int_equal(probe_sample_by(count_sample, &calls, 0.0, PROBE_WITHIN_SHARE, &s, &err),
+                     STRATA_OK);
+    assert_int_equal(calls, 1);
+    calls = 0;
+    assert_int_equal(probe_sample(count_sample, &calls, 60.0, &s, &err), STRATA_OK);
+    assert_int_equal(calls, PROBE_MAX_REPS);
+}
+
+/* The add rate's reduction on synthetic chain timings (ns), 5 chains of
+ * 3: chain minima 0.29, 0.28, 0.45, 0.30, 0.27 (chain 2 wholly in a
+ * slow tenth, chain 3 with one preempted timing of 9.0): sorted 0.27
+ * 0.28 0.29 0.30 0.45, median 0.29. The fastest of all (0.27, the old
+ * bench's reading) would follow one lucky chain; the median of all 15
+ * (0.30) the slow chain and the preemption. */
+static void test_add_reduce(void **state)
+{
+    (void)state;
+    const double t[15] = {0.31, 0.29, 0.30, 0.28, 0.33, 0.29, 0.52, 0.45,
+                          0.60, 9.00, 0.30, 0.31, 0.27, 0.44, 0.43};
+    double mins[5];
+    NEAR(probe_add_reduce(t, 5, 3, mins), 0.29, 1e-12);
+    const double want[5] = {0.29, 0.28, 0.45, 0.30, 0.27};
+    for (int c = 0; c < 5; c++)
+        NEAR(mins[c], want[c], 1e-12);
+    /* one chain of one: itself */
+    NEAR(probe_add_reduce(t + 9, 1, 1, mins), 9.0, 1e-12);
+    /* measured: 5 chains, n 5, the median a plausible add (0.1 ns .. 1 us) */
+    strata_probe_stat_t s;
+    strata_error_t err = {0};
+    assert_int_equal(probe_add_chains(STRATA_PROBE_ADD_CHAINS, PROBE_ADD_REPEATS, &s, &err),
+                     STRATA_OK);
+    assert_int_equal(s.n, STRATA_PROBE_ADD_CHAINS);
+    assert_true(s.median > 0.1e-9 && s.median < 1e-6);
+    NEAR(strata_probe_add_rate(1, 1) > 0.1e-9, 1, 0);
+}
+
+/* A curve with a size not measured (a stalled round given up): the
+ * calibration reads it between its measured neighbours. Hand-over 4 KiB
+ * 8 GB/s, 64 KiB not measured, 1 MiB 2 GB/s: at 64 KiB, log-linear
+ * between 4 KiB and 1 MiB, f = log(16) / log(256) = 0.5, so 8 + 0.5 x
+ * (2 - 8) = 5 GB/s (with the point it would have read its own). The
+ * file is refused, naming the figure and size. */
+static void test_calib_gap(void **state)
+{
+    (void)state;
+    strata_probe_result_t *r = calloc(1, sizeof(*r));
+    assert_non_null(r);
+    synthetic(r);
+    r->remote_n = 3;
+    r->remote_bytes[0] = 4096, r->remote_bytes[1] = 65536, r->remote_bytes[2] = 1048576;
+    r->remote_copy[0] = one(8e9), r->remote_copy[1] = one(3e9), r->remote_copy[2] = one(2e9);
+    strata_probe_calib_t c;
+    strata_probe_calib_from(r, &c);
+    NEAR(strata_probe_remote_bw(&c, 65536), 3e9, 1e-12);
+    memset(&r->remote_copy[1], 0, sizeof(r->remote_copy[1]));
+    r->gap_n = 1;
+    snprintf(r->gaps[0].figure, sizeof(r->gaps[0].figure), "hand-over");
+    snprintf(r->gaps[0].why, sizeof(r->gaps[0].why), "stalled (tried twice)");
+    r->gaps[0].bytes = 65536, r->gaps[0].calib = true;
+    strata_probe_calib_from(r, &c);
+    assert_int_equal(c.remote_n, 2);
+    NEAR(strata_probe_remote_bw(&c, 65536), 5e9, 1e-12);
+    NEAR(strata_probe_remote_bw(&c, 4096), 8e9, 1e-12);
+    strata_error_t err = {0};
+    char path[] = "/tmp/strata_probe_gapXXXXXX.json";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    assert_int_equal(strata_probe_save(r, path, &err), STRATA_ERR_INVALID);
+    char want[256];
+    snprintf(want, sizeof(want),
+             "%s: not written: the hand-over at 64 KiB, which the calibration needs, was not "
+             "measured (stalled (tried twice)); probe again on a less loaded host",
+             path);
+    assert_string_equal(err.msg, want);
+    assert_int_equal(access(path, F_OK), -1);
+    /* a gap the calibration does not need (the futex wake) is no reason */
+    r->gaps[0].calib = false, r->remote_copy[1] = one(3e9);
+    assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
+    unlink(path);
+    free(r);
+}
+
+/* The hand-over section's give-up path (probe_remote_test_hook): the
+ * 4 KiB hand-over's attempts never get their second side. Three such
+ * attempts armed: the first stalls, the one retry stalls, and the size
+ * is given up with the third still armed (retried once, not more); every
+ * other size measured; the text, the JSON and --save say so. Then one
+ * stalled attempt: the retry measures it, no gap. */
+static void test_remote_gap(void **state)
+{
+    (void)state;
+    int cpu[2];
+    if (team_cpus(cpu) < 2) skip(); /* no pair on one cpu */
+    strata_probe_result_t *r = calloc(1, sizeof(*r));
+    assert_non_null(r);
+    r->cores = 2, r->cpus[0] = cpu[0], r->cpus[1] = cpu[1];
+    strata_probe_opts_t o = {.quick = true};
+    probe_ctx_t x = {.opts = &o, .res = r};
+    strata_error_t err = {0};
+    probe_remote_test_hook(0, 4096, 3, 0.05);
+    x.deadline = util_now() + 0.4;
+    assert_int_equal(probe_remote(&x, 0.4, &err), STRATA_OK);
+    assert_int_equal(probe_remote_test_left(), 1);
+    probe_remote_test_hook(-1, 0, 0, 0);
+    assert_int_equal(r->remote_n, 10);
+    for (int i = 0; i < r->remote_n; i++)
+        assert_true(r->remote_bytes[i] == 4096 ? r->remote_copy[i].n == 0
+                                               : r->remote_copy[i].n >= 1);
+    for (int i = 0; i < r->flat_n; i++)
+        assert_true(r->flat_copy[i].n >= 1 || r->gap_n > 1); /* a busy host's own gap */
+    for (int i = 0; i < r->reduce_n; i++)
+        assert_true(r->reduce_load[i].n >= 1);
+    assert_true(r->gap_n >= 1);
+    assert_string_equal(r->gaps[0].figure, "hand-over");
+    assert_true(r->gaps[0].bytes == 4096 && r->gaps[0].calib);
+    char want[96];
+    snprintf(want, sizeof(want), "hand-over at 4096 B: cpu %d or %d made no progress for 50 ms",
+             cpu[0], cpu[1]);
+    assert_non_null(strstr(r->gaps[0].why, want));
+    assert_non_null(strstr(r->gaps[0].why, "(tried twice)"));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(strata_probe_write_json(r, f, &err), STRATA_OK);
+    fclose(f);
+    assert_non_null(strstr(buf, "\n  \"figures_not_measured\": [\n    {\n"
+                                "      \"figure\": \"hand-over\",\n"
+                                "      \"size_B\": 4096.0,\n"
+                                "      \"calibration\": true,\n"
+                                "      \"why\": \"probe: coherence: hand-over at 4096 B"));
+    free(buf);
+    buf = NULL;
+    f = open_memstream(&buf, &len);
+    strata_probe_print(r, f);
+    fclose(f);
+    assert_non_null(strstr(buf, "\nnot measured (an attempt stalled, and so did one more):\n"
+                                "  hand-over at 4 KiB: probe: coherence: hand-over at 4096 B"));
+    free(buf);
+    char path[] = "/tmp/strata_probe_hoXXXXXX.json";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    assert_int_equal(strata_probe_save(r, path, &err), STRATA_ERR_INVALID);
+    assert_non_null(strstr(err.msg, ": not written: the hand-over at 4 KiB, which the "
+                                    "calibration needs, was not measured (probe: coherence: "));
+    assert_int_equal(access(path, F_OK), -1);
+    /* one stall: the retry measures the size; the first pass's gap is the
+     * section's and goes with its second run */
+    probe_remote_test_hook(0, 4096, 1, 0.05);
+    x.deadline = util_now() + 0.4;
+    assert_int_equal(probe_remote(&x, 0.4, &err), STRATA_OK);
+    assert_int_equal(probe_remote_test_left(), 0);
+    probe_remote_test_hook(-1, 0, 0, 0);
+    for (int i = 0; i < r->gap_n; i++)
+        assert_false(strcmp(r->gaps[i].figure, "hand-over") == 0 && r->gaps[i].bytes == 4096);
+    assert_true(r->remote_copy[3].n >= 1 && r->remote_bytes[3] == 4096);
+    free(r);
 }
 
 /* The coherence reading's give-up path: a side that never answers (the
@@ -1426,6 +1618,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_windows_pick),   cmocka_unit_test(test_team_reused),
         cmocka_unit_test(test_team_stall),     cmocka_unit_test(test_stage_share),
         cmocka_unit_test(test_sample_in),      cmocka_unit_test(test_c2c_give_up),
+        cmocka_unit_test(test_sample_rules),   cmocka_unit_test(test_add_reduce),
+        cmocka_unit_test(test_calib_gap),      cmocka_unit_test(test_remote_gap),
         cmocka_unit_test(test_slowest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

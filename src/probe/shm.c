@@ -42,7 +42,9 @@ static const size_t sizes[NSIZES] = {8, 256, 4096, 65536, 1 << 20, 4 << 20};
 static const long trips_of[NSIZES] = {1000, 500, 300, 60, 6, 3};
 
 typedef struct shm_job {
-    int samples, nsizes;
+    int samples, nsizes; /* samples: at most */
+    double t0, share;    /* the launch's start and its share (util_now: one clock for all) */
+    int taken, more;     /* samples taken (rank 0), and whether another follows */
     long barriers;
     bool barrier_only, quick;
     double oneway[NSIZES][PROBE_MAX_REPS], barrier[PROBE_MAX_REPS];
@@ -74,6 +76,26 @@ static double pingpong(strata_comm_t *c, unsigned char *buf, size_t bytes, long 
     return probe_median(lap, trips) / 2;
 }
 
+/* After sample s (begun at ts) of a launch: rank 0 decides whether
+ * another follows (probe_more: the next, as long as this one, ends within
+ * the launch's share, counted from the launch's start, the processes'
+ * start and the bootstrap included; at most j->samples), and every rank
+ * learns it behind a barrier, so that all take the same count (a
+ * ping-pong or a barrier cannot stop apart). False when the barrier
+ * fails. */
+static bool another(strata_comm_t *c, shm_job_t *j, int s, double ts, int *more_p)
+{
+    if (strata_comm_rank(c) == 0) {
+        double now = util_now();
+        j->taken = s + 1;
+        __atomic_store_n(&j->more, probe_more(s + 1, j->samples, now - j->t0, now - ts, j->share),
+                         __ATOMIC_SEQ_CST);
+    }
+    if (strata_comm_barrier(c, NULL) != STRATA_OK) return false;
+    *more_p = __atomic_load_n(&j->more, __ATOMIC_SEQ_CST);
+    return true;
+}
+
 static int shm_rank(void *arg)
 {
     shm_job_t *j = arg;
@@ -88,16 +110,19 @@ static int shm_rank(void *arg)
     unsigned char *buf = util_malloc(big);
     int rc = buf ? 0 : 1;
     if (buf) memset(buf, r, big);
-    for (int s = 0; s < j->samples && rc == 0 && !j->barrier_only && r < 2; s++)
+    for (int s = 0, more = 1; more && rc == 0 && !j->barrier_only && r < 2; s++) {
+        double ts = util_now();
         for (int z = 0; z < j->nsizes && rc == 0; z++) {
             long trips = j->quick ? (trips_of[z] + 4) / 5 : trips_of[z];
             double t = pingpong(c, buf, sizes[z], trips);
             if (t <= 0) rc = 1;
             if (r == 0) j->oneway[z][s] = t;
         }
+        if (rc == 0 && !another(c, j, s, ts, &more)) rc = 1;
+    }
     if (rc == 0 && strata_comm_barrier(c, NULL) != STRATA_OK) rc = 1;
-    for (int s = 0; s < j->samples && rc == 0 && j->barrier_only; s++) {
-        double lap[MAX_LAPS], prev = util_now();
+    for (int s = 0, more = 1; more && rc == 0 && j->barrier_only; s++) {
+        double lap[MAX_LAPS], prev = util_now(), ts = prev;
         long n = j->barriers < MAX_LAPS ? j->barriers : MAX_LAPS;
         for (long i = 0; i < n && rc == 0; i++) {
             if (strata_comm_barrier(c, NULL) != STRATA_OK) rc = 1;
@@ -108,6 +133,7 @@ static int shm_rank(void *arg)
          * strata bench takes the slowest rank's median call), set by the
          * launcher once all have written theirs */
         if (rc == 0 && r < 64) j->rank_barrier[s][r] = probe_median(lap, n);
+        if (rc == 0 && !another(c, j, s, ts, &more)) rc = 1;
     }
     if (rc != 0 && r == 0) snprintf(j->msg, sizeof(j->msg), "%s", strata_comm_errmsg(c));
     util_free(buf);
@@ -115,20 +141,29 @@ static int shm_rank(void *arg)
     return rc;
 }
 
-static strata_status_t launch(shm_job_t *j, int ranks, strata_error_t *err)
+/* One launch of `ranks` within `share` s from now; j->taken samples. */
+static strata_status_t launch(shm_job_t *j, int ranks, double share, strata_error_t *err)
 {
     int code = 1;
+    j->t0 = util_now(), j->share = share, j->taken = 0;
     strata_status_t st = strata_launch_fn(ranks, shm_rank, j, 1.0, &code, err);
     if (st != STRATA_OK) return st;
     if (code != 0)
         return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: shm: %d ranks failed: %s", ranks,
                                 j->msg[0] ? j->msg : "no message");
-    for (int s = 0; j->barrier_only && s < j->samples; s++)
+    if (j->taken < 1)
+        return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: shm: %d ranks took no sample",
+                                ranks);
+    for (int s = 0; j->barrier_only && s < j->taken; s++)
         j->barrier[s] = strata_probe_slowest(j->rank_barrier[s], ranks < 64 ? ranks : 64);
     return STRATA_OK;
 }
 
-static strata_status_t per_rank(probe_ctx_t *x, shm_job_t *j, strata_error_t *err)
+/* The barriers at the cores' ranks and at twice them, each launch its
+ * share of what is left before `end`; per rank beyond the cores from the
+ * samples both took (sample s of each: alike in the host's state as
+ * nearly as two launches can be). */
+static strata_status_t per_rank(probe_ctx_t *x, shm_job_t *j, double end, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
     double fit[PROBE_MAX_REPS], d[PROBE_MAX_REPS];
@@ -136,22 +171,30 @@ static strata_status_t per_rank(probe_ctx_t *x, shm_job_t *j, strata_error_t *er
     res->ranks_over = 2 * res->ranks_fit;
     if (res->ranks_over > 64) return STRATA_OK; /* launcher limit; not measured */
     j->barrier_only = true;
-    strata_status_t st = launch(j, res->ranks_fit, err);
+    strata_status_t st = launch(j, res->ranks_fit, probe_share(util_now(), end, 2), err);
     if (st != STRATA_OK) return st;
     memcpy(fit, j->barrier, sizeof(fit));
-    if ((st = launch(j, res->ranks_over, err)) != STRATA_OK) return st;
-    double added = res->ranks_over - res->ranks_fit;
-    for (int s = 0; s < j->samples; s++)
-        d[s] = (j->barrier[s] - fit[s]) / added;
-    if ((st = strata_probe_stat(fit, (size_t)j->samples, &res->barrier_fit, err)) ||
-        (st = strata_probe_stat(j->barrier, (size_t)j->samples, &res->barrier_over, err)))
+    int nfit = j->taken;
+    if ((st = launch(j, res->ranks_over, probe_share(util_now(), end, 1), err)) != STRATA_OK)
         return st;
-    return strata_probe_stat(d, (size_t)j->samples, &res->per_rank, err);
+    int nover = j->taken, nd = nfit < nover ? nfit : nover;
+    double added = res->ranks_over - res->ranks_fit;
+    for (int s = 0; s < nd; s++)
+        d[s] = (j->barrier[s] - fit[s]) / added;
+    if ((st = strata_probe_stat(fit, (size_t)nfit, &res->barrier_fit, err)) ||
+        (st = strata_probe_stat(j->barrier, (size_t)nover, &res->barrier_over, err)))
+        return st;
+    return strata_probe_stat(d, (size_t)nd, &res->per_rank, err);
 }
 
 /* ==== The call's own work, one rank ==== */
 
 #define WORK_ITERS 2000
+/* The call's own work: each of its figures' budget (s), default and
+ * --quick; the shm section keeps WORK_RESERVE of them for it. */
+#define WORK_BUDGET       0.01
+#define WORK_BUDGET_QUICK 0.002
+#define WORK_RESERVE      10
 
 typedef struct work {
     int ranks;          /* inputs reduced: the barrier's rank count */
@@ -233,12 +276,6 @@ static double clock_sample(void *arg)
     return t / WORK_ITERS;
 }
 
-static double add_sample(void *arg)
-{
-    (void)arg;
-    return strata_probe_add_time(1);
-}
-
 static strata_status_t call_work(probe_ctx_t *x, strata_error_t *err)
 {
     strata_probe_result_t *res = x->res;
@@ -246,9 +283,14 @@ static strata_status_t call_work(probe_ctx_t *x, strata_error_t *err)
                 .src = {1, 2}};
     for (int q = 0; q < COMM_MAX_SIZE; q++)
         memcpy(w.line[q].data, w.src, sizeof(w.src));
-    double budget = x->opts->quick ? 0.002 : 0.01;
+    double budget = x->opts->quick ? WORK_BUDGET_QUICK : WORK_BUDGET;
     strata_status_t st = probe_sample(clock_sample, NULL, budget, &res->clock_read, err);
-    if (st == STRATA_OK) st = probe_sample(add_sample, NULL, budget / 2, &res->add_time, err);
+    /* the median over STRATA_PROBE_ADD_CHAINS chains of each one's
+     * fastest (strata_probe_add_rate: the minimum rejects a preemption,
+     * the median one lucky chain); before, the median of single timings,
+     * which read 0.27-0.30 ns in some runs and 0.43-0.60 in others */
+    if (st == STRATA_OK)
+        st = probe_add_chains(STRATA_PROBE_ADD_CHAINS, PROBE_ADD_REPEATS, &res->add_time, err);
     if (st != STRATA_OK) return st;
     /* the public entry on a one-rank communicator ("local": a socket in
      * the runtime directory, named by the token; nothing waits on a peer) */
@@ -286,28 +328,34 @@ strata_status_t probe_shm(probe_ctx_t *x, double budget, strata_error_t *err)
         mmap(NULL, sizeof(*j), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (j == MAP_FAILED) return strata_error_set(err, STRATA_ERR_SYSTEM, "probe: mmap failed");
     bool quick = x->opts->quick;
+    /* at most the counts these took before they held a plan (5 / 15) */
     *j = (shm_job_t){.samples = quick ? 5 : 15,
                      .nsizes = quick ? NSIZES - 1 : NSIZES,
                      .quick = quick,
                      .barriers = quick ? 300 : 2000};
     res->shm_bw_bytes = sizes[j->nsizes - 1];
     setenv("STRATA_TIMEOUT", "30", 0);
-    strata_status_t st = launch(j, 2, err);
+    /* three launches share what is left of the section before the call's
+     * own work, which keeps WORK_RESERVE of its budgets (its samples take
+     * about five of them, and a one-rank communicator's start) */
+    double end = x->deadline - WORK_RESERVE * (quick ? WORK_BUDGET_QUICK : WORK_BUDGET);
+    strata_status_t st = launch(j, 2, probe_share(util_now(), end, 3), err);
     probe_tick(x, budget, 0.4);
     double bw[PROBE_MAX_REPS];
+    int n = j->taken;
     res->shm_curve_n = j->nsizes;
     for (int z = 0; z < j->nsizes && st == STRATA_OK; z++) {
         res->shm_curve_bytes[z] = (double)sizes[z];
-        st = strata_probe_stat(j->oneway[z], (size_t)j->samples, &res->shm_oneway[z], err);
+        st = strata_probe_stat(j->oneway[z], (size_t)n, &res->shm_oneway[z], err);
     }
     if (st == STRATA_OK) {
         int z = j->nsizes - 1;
         res->shm_alpha = res->shm_oneway[0];
-        for (int s = 0; s < j->samples; s++) /* α of the same sample: both saw the same load */
+        for (int s = 0; s < n; s++) /* α of the same sample: both saw the same load */
             bw[s] = strata_probe_bandwidth((double)sizes[z], j->oneway[z][s] - j->oneway[0][s]);
-        st = strata_probe_stat(bw, (size_t)j->samples, &res->shm_bw, err);
+        st = strata_probe_stat(bw, (size_t)n, &res->shm_bw, err);
     }
-    if (st == STRATA_OK) st = per_rank(x, j, err);
+    if (st == STRATA_OK) st = per_rank(x, j, end, err);
     if (st == STRATA_OK) st = call_work(x, err);
     probe_tick(x, budget, 1);
     munmap(j, sizeof(*j));

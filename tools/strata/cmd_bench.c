@@ -377,7 +377,7 @@ static strata_status_t barrier_now(strata_comm_t *c, double *lap, long n, double
 
 static strata_status_t read_state(strata_comm_t *c, double *lap, long nlap, readings_t *out)
 {
-    double b = 0, add[1] = {strata_probe_add_time(5)};
+    double b = 0, add[1] = {strata_probe_add_rate(STRATA_PROBE_ADD_CHAINS, 3)};
     strata_status_t st = barrier_now(c, lap, nlap < READ_BARRIERS ? nlap : READ_BARRIERS, &b);
     if (st == STRATA_OK) st = strata_comm_allreduce(c, add, add, 1, STRATA_FP64, STRATA_MAX, NULL);
     if (st == STRATA_OK) *out = (readings_t){b, add[0]};
@@ -814,8 +814,13 @@ static int bench_rank(void *arg)
     t.size = malloc((size_t)t.cap * sizeof(size_t));
     /* every rank decides alike, so a failed allocation fails every rank's
      * check below rather than leaving one rank without the row barriers */
-    bool want_regime = o.model_path && !o.cluster && P > o.calib.cores;
-    bool want_now = o.model_path && !o.cluster && o.calib.barrier > 0 && P == o.calib.barrier_ranks;
+    /* the regime's and the row barriers' summaries and this run's
+     * readings are printed in the text alone: --json (on every rank's
+     * command line alike) pays for none of them */
+    bool text = !o.json;
+    bool want_regime = text && o.model_path && !o.cluster && P > o.calib.cores;
+    bool want_now =
+        text && o.model_path && !o.cluster && o.calib.barrier > 0 && P == o.calib.barrier_ranks;
     if (want_regime) t.regime_abs = malloc((size_t)t.cap * N_REGIMES * sizeof(double));
     if (want_now) t.now_abs = malloc((size_t)t.cap * sizeof(double));
     long nlap = o.iters > READ_BARRIERS ? o.iters : READ_BARRIERS; /* laps, and read_state's */
@@ -854,10 +859,10 @@ static int bench_rank(void *arg)
     o.calib.stream_from = nt_threshold();
     if (r == 0 && st == STRATA_OK) header(&o, P, &m, c);
     readings_t before = {0}, after = {0};
-    if (st == STRATA_OK && P > 1) st = read_state(c, lap, nlap, &before);
+    if (st == STRATA_OK && P > 1 && text) st = read_state(c, lap, nlap, &before);
     if (r == 0 && st == STRATA_OK) print_state(&o, P, "before the sizes", &before);
     if (st == STRATA_OK) st = run_all(c, &o, &b, &m, lap, &t);
-    if (st == STRATA_OK && P > 1) st = read_state(c, lap, nlap, &after);
+    if (st == STRATA_OK && P > 1 && text) st = read_state(c, lap, nlap, &after);
     if (r == 0 && st == STRATA_OK) print_state(&o, P, "after the sizes", &after);
     if (st != STRATA_OK && st != STRATA_ERR_IO)
         fprintf(stderr, "strata bench: rank %d: %s\n", r, strata_comm_errmsg(c));

@@ -130,9 +130,18 @@ int cmd_probe(int argc, char **argv)
         rc = strata_probe_write_json(res, stdout, &err) == STRATA_OK ? CLI_OK : cli_fail(&err);
     else
         strata_probe_print(res, stdout);
+    /* a figure of one value (a switch) has no neighbours to be read
+     * between, as a curve's size has (strata_probe_calib_from) */
+    const strata_probe_gap_t *scalar = NULL;
+    for (int i = 0; i < res->gap_n && i < STRATA_PROBE_GAPS_MAX && !scalar; i++)
+        if (res->gaps[i].calib && !(res->gaps[i].bytes > 0)) scalar = &res->gaps[i];
     if (!a.json && rc == CLI_OK && res->c2c_note[0])
         printf("\nbottleneck: not named: the coherence matrix was not measured (its line latency "
                "prices every synchronisation)\n");
+    else if (!a.json && rc == CLI_OK && scalar)
+        printf("\nbottleneck: not named: the %s was not measured (the calibration prices with "
+               "it)\n",
+               scalar->figure);
     else if (!a.json && rc == CLI_OK) {
         strata_probe_calib_t c;
         char buf[512];
