@@ -1363,6 +1363,34 @@ static void test_add_reduce(void **state)
     NEAR(strata_probe_add_rate(1, 1) > 0.1e-9, 1, 0);
 }
 
+/* A result of this host's first two cpus, for a section run by hand
+ * (the caller frees it); NULL on one cpu. */
+static strata_probe_result_t *two_cpus(int cpu[2])
+{
+    if (team_cpus(cpu) < 2) return NULL;
+    strata_probe_result_t *r = calloc(1, sizeof(*r));
+    assert_non_null(r);
+    r->cores = 2, r->cpus[0] = cpu[0], r->cpus[1] = cpu[1];
+    return r;
+}
+
+/* strata_probe_save(r) to a fresh path refused (STRATA_ERR_INVALID),
+ * nothing written; its message into msg. */
+static void save_refused(const strata_probe_result_t *r, char *msg, size_t len)
+{
+    strata_error_t err = {0};
+    char path[] = "/tmp/strata_probe_refusedXXXXXX.json";
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    assert_int_equal(strata_probe_save(r, path, &err), STRATA_ERR_INVALID);
+    assert_int_equal(access(path, F_OK), -1); /* nothing written */
+    /* the message less its path, which is the caller's to know */
+    const char *rest = strncmp(err.msg, path, strlen(path)) == 0 ? err.msg + strlen(path) : err.msg;
+    snprintf(msg, len, "%s", rest);
+}
+
 /* A curve with a size not measured (a stalled round given up): the
  * calibration reads it between its measured neighbours. Hand-over 4 KiB
  * 8 GB/s, 64 KiB not measured, 1 MiB 2 GB/s: at 64 KiB, log-linear
@@ -1390,22 +1418,18 @@ static void test_calib_gap(void **state)
     assert_int_equal(c.remote_n, 2);
     NEAR(strata_probe_remote_bw(&c, 65536), 5e9, 1e-12);
     NEAR(strata_probe_remote_bw(&c, 4096), 8e9, 1e-12);
-    strata_error_t err = {0};
+    char msg[STRATA_ERROR_MSG_MAX];
+    save_refused(r, msg, sizeof(msg));
+    assert_string_equal(msg, ": not written: the hand-over at 64 KiB, which the calibration "
+                             "needs, was not measured (stalled (tried twice)); probe again on a "
+                             "less loaded host");
+    /* a gap the calibration does not need (the futex wake) is no reason */
+    r->gaps[0].calib = false, r->remote_copy[1] = one(3e9);
     char path[] = "/tmp/strata_probe_gapXXXXXX.json";
     int fd = mkstemps(path, 5);
     assert_true(fd >= 0);
     close(fd);
-    unlink(path);
-    assert_int_equal(strata_probe_save(r, path, &err), STRATA_ERR_INVALID);
-    char want[256];
-    snprintf(want, sizeof(want),
-             "%s: not written: the hand-over at 64 KiB, which the calibration needs, was not "
-             "measured (stalled (tried twice)); probe again on a less loaded host",
-             path);
-    assert_string_equal(err.msg, want);
-    assert_int_equal(access(path, F_OK), -1);
-    /* a gap the calibration does not need (the futex wake) is no reason */
-    r->gaps[0].calib = false, r->remote_copy[1] = one(3e9);
+    strata_error_t err = {0};
     assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
     unlink(path);
     free(r);
@@ -1421,10 +1445,8 @@ static void test_remote_gap(void **state)
 {
     (void)state;
     int cpu[2];
-    if (team_cpus(cpu) < 2) skip(); /* no pair on one cpu */
-    strata_probe_result_t *r = calloc(1, sizeof(*r));
-    assert_non_null(r);
-    r->cores = 2, r->cpus[0] = cpu[0], r->cpus[1] = cpu[1];
+    strata_probe_result_t *r = two_cpus(cpu);
+    if (!r) skip(); /* no pair on one cpu */
     strata_probe_opts_t o = {.quick = true};
     probe_ctx_t x = {.opts = &o, .res = r};
     strata_error_t err = {0};
@@ -1467,15 +1489,10 @@ static void test_remote_gap(void **state)
     assert_non_null(strstr(buf, "\nnot measured (an attempt stalled, and so did one more):\n"
                                 "  hand-over at 4 KiB: probe: coherence: hand-over at 4096 B"));
     free(buf);
-    char path[] = "/tmp/strata_probe_hoXXXXXX.json";
-    int fd = mkstemps(path, 5);
-    assert_true(fd >= 0);
-    close(fd);
-    unlink(path);
-    assert_int_equal(strata_probe_save(r, path, &err), STRATA_ERR_INVALID);
-    assert_non_null(strstr(err.msg, ": not written: the hand-over at 4 KiB, which the "
-                                    "calibration needs, was not measured (probe: coherence: "));
-    assert_int_equal(access(path, F_OK), -1);
+    char msg[STRATA_ERROR_MSG_MAX];
+    save_refused(r, msg, sizeof(msg));
+    assert_non_null(strstr(msg, ": not written: the hand-over at 4 KiB, which the calibration "
+                                "needs, was not measured (probe: coherence: "));
     /* one stall: the retry measures the size; the first pass's gap is the
      * section's and goes with its second run */
     probe_remote_test_hook(0, 4096, 1, 0.05);
@@ -1498,10 +1515,8 @@ static void test_c2c_give_up(void **state)
 {
     (void)state;
     int cpu[2];
-    if (team_cpus(cpu) < 2) skip(); /* no pair on one cpu */
-    strata_probe_result_t *r = calloc(1, sizeof(*r));
-    assert_non_null(r);
-    r->cores = 2, r->cpus[0] = cpu[0], r->cpus[1] = cpu[1];
+    strata_probe_result_t *r = two_cpus(cpu);
+    if (!r) skip(); /* no pair on one cpu */
     strata_probe_opts_t o = {.quick = true};
     probe_ctx_t x = {.opts = &o, .res = r};
     strata_error_t err = {0};
@@ -1548,15 +1563,10 @@ static void test_c2c_give_up(void **state)
     assert_non_null(strstr(buf, "\"not_measured\": \"probe: coherence: cpu"));
     assert_non_null(strstr(buf, "\"one_way_s\": null")); /* no matrix of zeros */
     free(buf);
-    char path[] = "/tmp/strata_probe_c2cXXXXXX.json";
-    int fd = mkstemps(path, 5);
-    assert_true(fd >= 0);
-    close(fd);
-    unlink(path);
-    assert_int_equal(strata_probe_save(r, path, &err), STRATA_ERR_INVALID);
-    assert_non_null(strstr(err.msg, "the coherence matrix, which sets the calibration's line "
-                                    "latency, was not measured"));
-    assert_int_equal(access(path, F_OK), -1); /* nothing written */
+    char msg[STRATA_ERROR_MSG_MAX];
+    save_refused(r, msg, sizeof(msg));
+    assert_non_null(strstr(msg, "the coherence matrix, which sets the calibration's line "
+                                "latency, was not measured"));
     /* one stalled attempt (0.2 s), then good ones (1 s bound) before the
      * give-up time, 3 + 1 s (room for a host whose other processes hold a
      * cpu under SCHED_FIFO for a second: seen while this test was
