@@ -5,13 +5,16 @@
  * renderings of a result.
  *
  * Budgets (s, default / --quick), in this order: memory 24 / 3, TCP 3 /
- * 0.6, system 6 / 1.5, coherence 3 / 0.6, hand-over 2 / 0.4, shm (fixed
- * sample counts: about 6 / 1.5); a placement reading of 0.1 s before and
+ * 0.6, system 6 / 1.5, coherence 3 / 0.6, hand-over 2 / 0.4, shm 6 / 1.5;
+ * a placement reading of 0.1 s before and
  * after, and (not with --quick) the last three once more when the
  * placement moved (run_placed). A loaded host takes fewer samples of each,
  * not longer: each section's deadline (x->deadline, its start + its plan)
  * bounds its figures' shares (probe_share, probe_more), down to one sample
- * a figure; the hand-over and the shm transport take fixed counts.
+ * a figure; the hand-over's sizes take fewer rounds (probe_rounds) and
+ * the shm transport's launches fewer samples. A figure whose attempt
+ * stalls twice is not measured (probe_figure, res->gaps) and the probe
+ * goes on.
  */
 #define _GNU_SOURCE
 #include "probe.h"

@@ -23,6 +23,11 @@
  *             engine call makes for its learned choices; a sample is a
  *             batch of WORK_ITERS timed as a whole / WORK_ITERS (the
  *             batch's own clock read adds 1/WORK_ITERS of a read a pass).
+ * Each launch takes samples while the next fits its share of the section
+ * (another(): rank 0 decides, every rank learns it behind a barrier), at
+ * most the counts it took before it held a plan (15, 5 with --quick): at
+ * load 6 those fixed counts took 6.5-9.8 s of the default's 6 s
+ * (bench/README.md, "s16-h19q").
  * No collective that the model later predicts (allreduce…) is timed here.
  * The ranks write their samples into an anonymous shared mapping made
  * before the fork.
