@@ -142,12 +142,14 @@ typedef enum {
 /* Allreduce's chunk when the host's ranks outnumber its CPUs: the vector
  * over SHARED_CHUNKS, at least CHUNK and at most CHUNK_SHARED (the whole
  * 1 MiB staging slot). Two ranks on a core take turns at least once per
- * chunk, so fewer, larger chunks mean fewer switches (4 ranks on 2 CPUs,
- * 64 MiB: 256 -> 64 chunks, 24.5 -> 21.8 ms a call), while 4 chunks of a
- * 4 MiB vector lost to 16 (1133 against 1036 us) and 16 of a 16 MiB one
- * did not beat 64 (bench/README.md, issue 17 session 10). */
+ * chunk, so fewer, larger chunks mean fewer switches: 4 (the fewest that
+ * let a core's two ranks interleave), so 1 MiB chunks from 4 MiB up (4
+ * ranks on 2 CPUs, 4 MiB: 16 -> 4 chunks, 0.93-1.27 -> 0.79-0.86 ms a call
+ * on session 17's host; 64 MiB: 256 -> 64 chunks, 24.5 -> 21.8 ms on
+ * session 10's, where 4 chunks at 4 MiB had measured slower than 16;
+ * bench/README.md, issue 17 "s17-h17"). */
 #define STRATA_DIRECT_CHUNK_SHARED  (1u << 20)
-#define STRATA_DIRECT_SHARED_CHUNKS 64u
+#define STRATA_DIRECT_SHARED_CHUNKS 4u
 #define STRATA_DIRECT_SLICE_MIN     4096u
 /* The fixed crossover from which outputs are stored with non-temporal
  * stores (src/comm/copy.c comm_stream_min): the other collectives and

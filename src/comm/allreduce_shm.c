@@ -507,12 +507,18 @@ size_t comm_chunk_bytes(void)
 /* The largest chunk of an allreduce whose ranks outnumber the host's CPUs:
  * two ranks on a core take turns at least once per chunk (a rank cannot
  * gather chunk c before its core partner has reduced it), so each chunk
- * costs a switch per core (5-8 us here, vsmpi's hand-off line). A vector
- * runs in 64 chunks up to this (slice_cap): 1 MiB chunks, the whole slot,
- * take a quarter of the switches of 256 KiB ones at 64 MiB (4 ranks on 2
- * CPUs: 21.8 against 24.5 ms a call), but 4 of them lost to 16 at 4 MiB
- * (1133 against 1036 us) and 16 at 16 MiB did not beat 64 (bench/README.md,
- * issue 17 session 10).
+ * costs a switch per core (5-8 us here, vsmpi's hand-off line) and the
+ * waits around it. A vector runs in as few chunks as slice_cap allows: at
+ * least 4 (STRATA_DIRECT_SHARED_CHUNKS, so the partners interleave), each
+ * up to this, the whole 1 MiB slot. 1 MiB chunks took a quarter of the
+ * switches of 256 KiB ones at 64 MiB (4 ranks on 2 CPUs: 21.8 against
+ * 24.5 ms a call; issue 17 session 10), and on the Turin host of session
+ * 17 (L2 1 MiB a core, cross-core line 240-990 ns) 4 of them beat 16 at
+ * 4 MiB in every paired run (vsmpi, 4 ranks: 792-856 against 929-1267 us;
+ * each rank's own work the same, its waits for the partner's turns
+ * ~120 us shorter), as 1 MiB chunks did at 2, 8 and 16 MiB (bench/README.md
+ * "s17-h17"). Session 10's host had measured 4 of them slower than 16 at
+ * 4 MiB (1133 against 1036 us), 16 no better than 64 at 16 MiB.
  * STRATA_CHUNK, when set, is the chunk here too. */
 size_t comm_chunk_bytes_shared(void)
 {
@@ -525,7 +531,7 @@ static size_t slice_cap(const strata_comm_t *c, eng_kind_t kind, size_t bytes_pe
 {
     size_t P = (size_t)c->size;
     size_t chunk = comm_chunk_bytes();
-    if (kind == ENG_AR && c->shared_cpus) { /* the vector over 64, up to the whole slot */
+    if (kind == ENG_AR && c->shared_cpus) { /* the vector over 4, up to the whole slot */
         size_t want = bytes_per_rank * P / STRATA_DIRECT_SHARED_CHUNKS,
                max = comm_chunk_bytes_shared();
         chunk = want > max ? max : want > chunk ? want : chunk;

@@ -78,8 +78,8 @@ static void test_first_call_faults(void **s)
 
 /* Four ranks, 64 MiB: the chunk layout and the prefault of whole slots.
  * When the host's ranks outnumber its CPUs (4 ranks on a 2-CPU host) an
- * allreduce runs in 64 chunks of at least 256 KiB and at most 1 MiB, the
- * whole slot (allreduce_shm.c, slice_cap): 64 MiB / 64 = 1 MiB chunks,
+ * allreduce runs in 4 chunks or more, each of at least 256 KiB and at most 1 MiB, the
+ * whole slot (allreduce_shm.c, slice_cap): 64 MiB in 1 MiB chunks,
  * 256 KiB slices: 64 chunks. Otherwise 256 KiB chunks: 256. The chunk
  * count is what the call advances the engine's sequence by (cseq). The
  * slots are mapped as far as the chunk reaches (shm.c, seg_prefault);

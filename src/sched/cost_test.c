@@ -635,19 +635,23 @@ static void test_direct_layout(void **state)
     assert_true(l.chunks == 4 && l.chunk == 65536 && l.slice == 16384);
     strata_direct_layout(STRATA_COLL_ALLREDUCE, 4, 262144, false, &l);
     assert_true(l.chunks == 1 && l.chunk == 262144 && l.slice == 65536);
-    /* 4 ranks sharing 2 CPUs: 64 chunks of the vector, between 256 KiB and
-     * 1 MiB. 4 MiB: 256 KiB chunks (64 KiB slices), 16; 16 MiB: 256 KiB
-     * chunks, 64; 64 MiB: 1 MiB chunks (256 KiB slices), 64; 32 MiB: 512
-     * KiB chunks (128 KiB slices), 64. Not sharing, 4 MiB: 256 KiB chunks,
-     * 16. */
+    /* 4 ranks sharing 2 CPUs: the vector over 4 chunks, each between 256
+     * KiB and 1 MiB. 4 MiB: 1 MiB chunks (256 KiB slices), 4; 16 MiB:
+     * 1 MiB chunks, 16; 64 MiB: 1 MiB chunks (256 KiB slices), 64; 32 MiB:
+     * 1 MiB chunks, 32; 2 MiB: 512 KiB chunks (128 KiB slices), 4; 1 MiB:
+     * 256 KiB chunks, 4. Not sharing, 4 MiB: 256 KiB chunks, 16. */
     strata_direct_layout(STRATA_COLL_ALLREDUCE, 4, 4194304, true, &l);
-    assert_true(l.chunks == 16 && l.chunk == 262144 && l.slice == 65536);
+    assert_true(l.chunks == 4 && l.chunk == 1048576 && l.slice == 262144);
     strata_direct_layout(STRATA_COLL_ALLREDUCE, 4, 16777216, true, &l);
-    assert_true(l.chunks == 64 && l.chunk == 262144);
+    assert_true(l.chunks == 16 && l.chunk == 1048576);
     strata_direct_layout(STRATA_COLL_ALLREDUCE, 4, 67108864, true, &l);
     assert_true(l.chunks == 64 && l.chunk == 1048576 && l.slice == 262144);
     strata_direct_layout(STRATA_COLL_ALLREDUCE, 4, 33554432, true, &l);
-    assert_true(l.chunks == 64 && l.chunk == 524288 && l.slice == 131072);
+    assert_true(l.chunks == 32 && l.chunk == 1048576 && l.slice == 262144);
+    strata_direct_layout(STRATA_COLL_ALLREDUCE, 4, 2097152, true, &l);
+    assert_true(l.chunks == 4 && l.chunk == 524288 && l.slice == 131072);
+    strata_direct_layout(STRATA_COLL_ALLREDUCE, 4, 1048576, true, &l);
+    assert_true(l.chunks == 4 && l.chunk == 262144 && l.slice == 65536);
     strata_direct_layout(STRATA_COLL_ALLREDUCE, 4, 4194304, false, &l);
     assert_true(l.chunks == 16 && l.chunk == 262144 && l.slice == 65536);
 }
