@@ -249,6 +249,12 @@ typedef struct strata_probe_result {
      * every engine call (more than 56 B) makes for its learned choices;
      * 0 samples when not measured */
     strata_probe_stat_t line_work, clock_read;
+    /* flat_work = what a flat allreduce (57 B to 2 KiB) does on its own
+     * core beyond the barrier's work and its clock read: the public call
+     * of 64 B through the engine on a one-rank communicator less the
+     * barrier's path there and less clock_read (docs/probe.md, "The flat
+     * call's own work"); 0 samples when not measured */
+    strata_probe_stat_t flat_work;
     /* The streamed output's overlap (docs/probe.md): on one core, the
      * fraction of streamed stores' own time hidden beside a read+reduce
      * stream, (t_A + t_B - t_C) / t_B (overlap.c); 0 samples when not
@@ -340,6 +346,10 @@ typedef struct strata_probe_calib {
     /* s, the call's own work on one rank (result's line_work, clock_read);
      * 0 = not measured (files before it) */
     double line_work, clock_read;
+    /* s, a flat allreduce's own work on one rank beyond the barrier's and
+     * its clock read (result's flat_work); 0 = not measured (files before
+     * it: the term is then not priced, and strata bench says so) */
+    double flat_work;
     /* the fraction (0..1) of the streamed output's store time hidden
      * beside the reduction's loads (result's nt_overlap, clamped to the
      * bounds of the model: in series, 0, to hidden, 1); 0 = in series

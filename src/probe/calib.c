@@ -22,6 +22,10 @@
  *                 barrier's exchange, added to it for 56 B or less; a clock
  *                 read, once in a flat engine call and twice in a pipelined
  *                 one (the engine's learned choices read the clock).
+ *   flat_work     timed on one rank, the engine's flat path run alone on a
+ *                 one-rank communicator (shm.c): a 64 B call's own work
+ *                 beyond the barrier's and its clock read, added for the
+ *                 flat path (57 B to 2 KiB).
  *   write_bw, write_nt_bw  one core's (and all cores') plain and streaming
  *                 stores by buffer size: the output's stores, priced both
  *                 ways and the cheaper taken, as the engine picks.
@@ -60,6 +64,7 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     c->barrier_ranks = r->barrier_fit.n ? r->ranks_fit : 0;
     c->line_work = r->line_work.n ? r->line_work.median : 0;
     c->clock_read = r->clock_read.n ? r->clock_read.median : 0;
+    c->flat_work = r->flat_work.n ? r->flat_work.median : 0;
     c->add_time = r->add_time.n ? r->add_time.median : 0;
     c->proc_switch = r->proc_switch.median;
     c->futex_switch = r->futex_switch.n ? r->futex_switch.median : 0;
@@ -171,6 +176,9 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
         json_object_set_new(doc, "line_work_s", util_json_real(c->line_work));
         json_object_set_new(doc, "clock_read_s", util_json_real(c->clock_read));
     }
+    /* optional (files before it): the flat call's own work */
+    if (doc && c->flat_work > 0)
+        json_object_set_new(doc, "flat_work_s", util_json_real(c->flat_work));
     /* optional (files before it): the vCPU's rate when probed (not priced) */
     if (doc && c->add_time > 0) json_object_set_new(doc, "add_s", util_json_real(c->add_time));
     /* optional (files before it; 0 = unknown): the shared last-level cache */
@@ -462,6 +470,9 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
             (json_object_get(m, "line_work_s") || json_object_get(m, "clock_read_s")) &&
             !(st = num(d, m, "line_work_s", true, &c.line_work, err)))
             st = num(d, m, "clock_read_s", true, &c.clock_read, err);
+        /* optional (files before it; 0 = not priced): the flat call's own work */
+        if (st == STRATA_OK && json_object_get(m, "flat_work_s"))
+            st = num(d, m, "flat_work_s", true, &c.flat_work, err);
         /* optional (files before it): the vCPU's rate when probed */
         if (st == STRATA_OK && json_object_get(m, "add_s"))
             st = num(d, m, "add_s", true, &c.add_time, err);
@@ -719,6 +730,14 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     if ((algo == STRATA_COMM_SHM || algo == STRATA_COMM_AUTO) && S > STRATA_DIRECT_LINE_MAX &&
         P > 1)
         m.lat_intra += c->line_latency;
+    /* The flat call's own work on its core (57 B to 2 KiB): setting up the
+     * engine's call, staging, two published words with their fences, the
+     * reduction's set-up — timed on one rank running the engine's flat
+     * path alone, less the barrier's path (in lat_intra already) and the
+     * clock read (above; shm.c, flat_work): 50-60 ns on this VM against
+     * the 11 ns barrier path, in series with the call's hand-offs (the
+     * bound: loads of the peer's lines in flight may hide some of it). */
+    if (engine && lay.flat && S > STRATA_DIRECT_LINE_MAX) m.lat_intra += c->flat_work;
     /* message passing: a step's message moves at the send/recv curve's rate
      * for its size (ring: a block of S/P; recursive doubling: all of S) */
     double msg = algo == STRATA_COMM_RECDBL ? S : S / P, mv = strata_probe_shm_move(c, msg);
