@@ -282,7 +282,7 @@ static strata_status_t flat_work(work_t *w, double budget, strata_probe_result_t
     if (st != STRATA_OK) return st;
     double sub = bar.median + res->clock_read.median;
     if (stat_less(&fl, sub))
-        res->flat_work = fl;
+        res->flat_work = fl, res->barrier_work = bar;
     else
         strata_log(STRATA_LOG_WARN,
                    "probe: the flat call's own work not measured (one-rank flat call %.1f ns, not "
