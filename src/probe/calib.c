@@ -25,7 +25,12 @@
  *   flat_work     timed on one rank, the engine's flat path run alone on a
  *                 one-rank communicator (shm.c): a 64 B call's own work
  *                 beyond the barrier's and its clock read, added for the
- *                 flat path (57 B to 2 KiB).
+ *                 flat path (57 B to 2 KiB); barrier_work, the barrier's
+ *                 path there.
+ *   flat_flags    c2c.c's flat round without data at 2 ranks (the engine's
+ *                 staged and done flags, made as it makes them): at 2
+ *                 ranks the flat call's synchronisation, and half of it
+ *                 each further flag, in place of line_latency.
  *   write_bw, write_nt_bw  one core's (and all cores') plain and streaming
  *                 stores by buffer size: the output's stores, priced both
  *                 ways and the cheaper taken, as the engine picks.
