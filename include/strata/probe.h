@@ -271,6 +271,14 @@ typedef struct strata_probe_result {
      * every engine call (more than 56 B) makes for its learned choices;
      * 0 samples when not measured */
     strata_probe_stat_t line_work, clock_read;
+    /* flat_work = what a flat allreduce (57 B to 2 KiB) does on its own
+     * core beyond the barrier's work and its clock read: the public call
+     * of 64 B through the engine on a one-rank communicator less the
+     * barrier's path there and less clock_read (docs/probe.md, "The flat
+     * call's own work"); barrier_work = the barrier's path there (its
+     * entry, one line posted, a fence), which the two-rank barrier holds;
+     * 0 samples when not measured */
+    strata_probe_stat_t flat_work, barrier_work;
     /* The streamed output's overlap (docs/probe.md): on one core, the
      * fraction of streamed stores' own time hidden beside a read+reduce
      * stream, (t_A + t_B - t_C) / t_B (overlap.c); 0 samples when not
@@ -367,6 +375,16 @@ typedef struct strata_probe_calib {
     /* s, the call's own work on one rank (result's line_work, clock_read);
      * 0 = not measured (files before it) */
     double line_work, clock_read;
+    /* s, a flat allreduce's own work on one rank beyond the barrier's and
+     * its clock read, and the barrier's own path there (result's
+     * flat_work, barrier_work); 0 = not measured (files before them: the
+     * term is then not priced, and strata bench says so) */
+    double flat_work, barrier_work;
+    /* s, the flat allreduce's flags alone at 2 ranks, a round (result's
+     * flat_sync: c2c.c's flat round without data); 0 = not measured (files
+     * before it: the flat path and the engine's flags are then priced on
+     * the barrier and line_latency) */
+    double flat_flags;
     /* the fraction (0..1) of the streamed output's store time hidden
      * beside the reduction's loads (result's nt_overlap, clamped to the
      * bounds of the model: in series, 0, to hidden, 1); 0 = in series

@@ -570,9 +570,11 @@ strata_algo_t strata_comm_schedule_for(const strata_comm_t *c, strata_coll_t col
          ? (engine_call)                                                                           \
          : comm_exec(k, coll, comm_exec_algo(k, coll, bytes), src, dst, count, dt, op, root))
 
-strata_status_t strata_comm_allreduce(strata_comm_t *c, const void *sendbuf, void *recvbuf,
+/* strata_comm_allreduce; `alone`: a one-rank communicator's call runs the
+ * engine too (comm_alone_allreduce) instead of returning a copy. */
+static strata_status_t allreduce_call(strata_comm_t *c, const void *sendbuf, void *recvbuf,
                                       size_t count, strata_dtype_t dt, strata_op_t op,
-                                      const strata_call_opts_t *opts)
+                                      const strata_call_opts_t *opts, bool alone)
 {
     comm_call_t k;
     if (!c) return STRATA_ERR_INVALID;
@@ -582,11 +584,18 @@ strata_status_t strata_comm_allreduce(strata_comm_t *c, const void *sendbuf, voi
     const void *src = in_place(sendbuf, recvbuf) ? recvbuf : sendbuf;
     if (!src) return bad(c, k.what, "NULL send buffer");
     size_t bytes = count * strata_dtype_size(dt);
-    if (c->size == 1) return memmove(recvbuf, src, bytes), STRATA_OK;
+    if (c->size == 1 && !alone) return memmove(recvbuf, src, bytes), STRATA_OK;
     sign(&k, COMM_SIG_ALLREDUCE, count, dt, op, -1);
     return DISPATCH(&k, STRATA_COLL_ALLREDUCE, bytes,
                     comm_shm_allreduce(&k, src, recvbuf, count, dt, op, -1), src, recvbuf, count,
                     dt, op, -1);
+}
+
+strata_status_t strata_comm_allreduce(strata_comm_t *c, const void *sendbuf, void *recvbuf,
+                                      size_t count, strata_dtype_t dt, strata_op_t op,
+                                      const strata_call_opts_t *opts)
+{
+    return allreduce_call(c, sendbuf, recvbuf, count, dt, op, opts, false);
 }
 
 strata_status_t strata_comm_reduce(strata_comm_t *c, const void *sendbuf, void *recvbuf,
@@ -682,12 +691,13 @@ strata_status_t strata_comm_broadcast(strata_comm_t *c, void *buf, size_t count,
                     buf, count, dt, STRATA_SUM, root);
 }
 
-strata_status_t strata_comm_barrier(strata_comm_t *c, const strata_call_opts_t *opts)
+/* strata_comm_barrier; `alone`: as allreduce_call's. */
+static strata_status_t barrier_call(strata_comm_t *c, const strata_call_opts_t *opts, bool alone)
 {
     comm_call_t k;
     if (!c) return STRATA_ERR_INVALID;
     strata_status_t st = begin(c, "barrier", opts, &k);
-    if (st != STRATA_OK || c->size == 1) return st;
+    if (st != STRATA_OK || (c->size == 1 && !alone)) return st;
     sign(&k, COMM_SIG_BARRIER, 0, STRATA_INT8, STRATA_SUM, -1);
     if (c->remote) {
         /* across hosts: the two-level barrier (sched's, messages of no
@@ -701,6 +711,45 @@ strata_status_t strata_comm_barrier(strata_comm_t *c, const strata_call_opts_t *
                          STRATA_SUM, -1);
     }
     return comm_shm_barrier(&k);
+}
+
+strata_status_t strata_comm_barrier(strata_comm_t *c, const strata_call_opts_t *opts)
+{
+    return barrier_call(c, opts, false);
+}
+
+/* ==== Timing hook: a call's own work, no peer ==== */
+
+/* The public allreduce's and barrier's paths on a one-rank communicator,
+ * through the shared-memory engine and the line slots as a call of several
+ * ranks runs them, where the public calls return at once (a copy): every
+ * step on the calling thread, with no peer to wait for — the waits find
+ * every other rank (none) ready. strata probe times these to price what a
+ * call does on its own core (src/probe/shm.c, "flat_work"). */
+strata_status_t comm_alone_allreduce(strata_comm_t *c, const void *src, void *dst, size_t count,
+                                     strata_dtype_t dt, strata_op_t op)
+{
+    if (!c || c->size != 1 || !c->lines || c->remote || (unsigned)dt >= STRATA_DTYPE_COUNT)
+        return STRATA_ERR_INVALID;
+    /* the line path and the flat one only (allreduce_shm.c's bound, its
+     * STRATA_FLAT_MAX too): the pipeline stores its reduced slices in rank
+     * 1's region, which a one-rank segment has not */
+    static long flat = -2; /* read once, as the engine does: not timed with the call */
+    if (flat == -2) {
+        const char *env = getenv("STRATA_FLAT_MAX");
+        flat = env && *env ? atol(env) : (long)STRATA_DIRECT_FLAT_MAX;
+    }
+    size_t bytes = count * strata_dtype_size(dt);
+    if (count > SIZE_MAX / 8 || (bytes > COMM_LINE_DATA && flat >= 0 && bytes > (size_t)flat))
+        return bad(c, "allreduce", "%zu B: beyond the flat path, which alone runs on one rank",
+                   bytes);
+    return allreduce_call(c, src, dst, count, dt, op, NULL, true);
+}
+
+strata_status_t comm_alone_barrier(strata_comm_t *c)
+{
+    if (!c || c->size != 1 || !c->lines || c->remote) return STRATA_ERR_INVALID;
+    return barrier_call(c, NULL, true);
 }
 
 static strata_status_t p2p_begin(strata_comm_t *c, const char *what, const void *buf, size_t bytes,

@@ -684,6 +684,14 @@ strata_status_t comm_small_exchange(comm_call_t *k, const void *mine, size_t byt
 strata_status_t comm_small_allreduce(comm_call_t *k, const void *src, void *dst, size_t count,
                                      strata_dtype_t dt, strata_op_t op, int root);
 
+/* Timing hook (comm.c): strata_comm_allreduce's and strata_comm_barrier's
+ * paths on a one-rank communicator through the engine and the line slots
+ * (the public calls return a copy there); STRATA_ERR_INVALID for any other
+ * communicator. strata probe times them (src/probe/shm.c). */
+strata_status_t comm_alone_allreduce(strata_comm_t *c, const void *src, void *dst, size_t count,
+                                     strata_dtype_t dt, strata_op_t op);
+strata_status_t comm_alone_barrier(strata_comm_t *c);
+
 /* Schedule executor (exec.c): ring and recursive doubling. */
 void comm_exec_free(strata_comm_t *c);
 /* Point-to-point over the transport (exec.c). */

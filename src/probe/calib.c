@@ -22,6 +22,15 @@
  *                 barrier's exchange, added to it for 56 B or less; a clock
  *                 read, once in a flat engine call and twice in a pipelined
  *                 one (the engine's learned choices read the clock).
+ *   flat_work     timed on one rank, the engine's flat path run alone on a
+ *                 one-rank communicator (shm.c): a 64 B call's own work
+ *                 beyond the barrier's and its clock read, added for the
+ *                 flat path (57 B to 2 KiB); barrier_work, the barrier's
+ *                 path there.
+ *   flat_flags    c2c.c's flat round without data at 2 ranks (the engine's
+ *                 staged and done flags, made as it makes them): at 2
+ *                 ranks the flat call's synchronisation, and half of it
+ *                 each further flag, in place of line_latency.
  *   write_bw, write_nt_bw  one core's (and all cores') plain and streaming
  *                 stores by buffer size: the output's stores, priced both
  *                 ways and the cheaper taken, as the engine picks.
@@ -75,6 +84,9 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     c->barrier_ranks = r->barrier_fit.n ? r->ranks_fit : 0;
     c->line_work = r->line_work.n ? r->line_work.median : 0;
     c->clock_read = r->clock_read.n ? r->clock_read.median : 0;
+    c->flat_work = r->flat_work.n ? r->flat_work.median : 0;
+    c->barrier_work = r->flat_work.n && r->barrier_work.n ? r->barrier_work.median : 0;
+    c->flat_flags = r->flat_sync.n ? r->flat_sync.median : 0;
     c->add_time = r->add_time.n ? r->add_time.median : 0;
     c->proc_switch = r->proc_switch.median;
     c->futex_switch = r->futex_switch.n ? r->futex_switch.median : 0;
@@ -176,6 +188,15 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
         json_object_set_new(doc, "line_work_s", util_json_real(c->line_work));
         json_object_set_new(doc, "clock_read_s", util_json_real(c->clock_read));
     }
+    /* optional (files before them): the flat call's own work, and the
+     * barrier's path beside it */
+    if (doc && c->flat_work > 0 && c->barrier_work > 0) {
+        json_object_set_new(doc, "flat_work_s", util_json_real(c->flat_work));
+        json_object_set_new(doc, "barrier_work_s", util_json_real(c->barrier_work));
+    }
+    /* optional (files before it): the flat round's flags alone, 2 ranks */
+    if (doc && c->flat_flags > 0)
+        json_object_set_new(doc, "flat_flags_s", util_json_real(c->flat_flags));
     /* optional (files before it): the vCPU's rate when probed (not priced) */
     if (doc && c->add_time > 0) json_object_set_new(doc, "add_s", util_json_real(c->add_time));
     /* optional (files before it; 0 = unknown): the shared last-level cache */
@@ -483,6 +504,15 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
             (json_object_get(m, "line_work_s") || json_object_get(m, "clock_read_s")) &&
             !(st = num(d, m, "line_work_s", true, &c.line_work, err)))
             st = num(d, m, "clock_read_s", true, &c.clock_read, err);
+        /* optional (files before them; 0 = not priced): the flat call's
+         * own work and the barrier's path, both or neither */
+        if (st == STRATA_OK &&
+            (json_object_get(m, "flat_work_s") || json_object_get(m, "barrier_work_s")) &&
+            !(st = num(d, m, "flat_work_s", true, &c.flat_work, err)))
+            st = num(d, m, "barrier_work_s", true, &c.barrier_work, err);
+        /* optional (files before it): the flat round's flags alone */
+        if (st == STRATA_OK && json_object_get(m, "flat_flags_s"))
+            st = num(d, m, "flat_flags_s", true, &c.flat_flags, err);
         /* optional (files before it): the vCPU's rate when probed */
         if (st == STRATA_OK && json_object_get(m, "add_s"))
             st = num(d, m, "add_s", true, &c.add_time, err);
@@ -737,9 +767,34 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
      * three chunks later), and at 2 chunks or more a hand-off is under
      * 0.5 % of the call here. A message (ring, recursive doubling) has
      * no done flag. */
-    if ((algo == STRATA_COMM_SHM || algo == STRATA_COMM_AUTO) && S > STRATA_DIRECT_LINE_MAX &&
-        P > 1)
-        m.lat_intra += c->line_latency;
+    /* At 2 ranks a flag is priced in the engine's own pattern, where it
+     * was measured: the flat round's flags alone (c2c.c flat_side: per
+     * round staged and done, each in its own line, posted behind a fence,
+     * polled with a pause, as the engine does; flat_flags), half of it a
+     * flag. The coherence matrix's ping-pong (one line both threads write,
+     * polled without a pause) read 1.3-3.6x that in the far placement of
+     * 2026-12-03 22:30-22:50 UTC (300-815 ns against 0.35-0.49 us a
+     * round of two) while a plain two-line ping-pong read 190-230 ns
+     * (bench/README.md, "s17-h19a"). Without the round (files before it,
+     * other rank counts): line_latency. */
+    bool pair = engine && size == 2 && c->flat_flags > 0;
+    double flag = pair ? c->flat_flags / 2 : c->line_latency;
+    if (pair) m.lat_sync = flag;
+    if (engine && S > STRATA_DIRECT_LINE_MAX) m.lat_intra += flag;
+    /* The flat call's own work on its core (57 B to 2 KiB): setting up the
+     * engine's call, staging, two published words with their fences, the
+     * reduction's set-up — timed on one rank running the engine's flat
+     * path alone (shm.c, flat_work, barrier_work): beyond the barrier's
+     * path and the clock read, 50-60 ns on this VM, against the barrier's
+     * 11 ns. In series with the call's hand-offs (the bound: loads of the
+     * peer's lines in flight may hide some of it). At 2 ranks with the
+     * flat round measured, the call is that round's flags (its two
+     * hand-offs as the engine makes them) and the call's whole own work
+     * — the barrier's path, the flat call's beyond it, the clock read —
+     * in place of the barrier, the done flag and the clock read above. */
+    if (engine && lay.flat && S > STRATA_DIRECT_LINE_MAX)
+        m.lat_intra = pair ? c->flat_flags + c->barrier_work + c->flat_work + c->clock_read
+                           : m.lat_intra + c->flat_work;
     /* message passing: a step's message moves at the send/recv curve's rate
      * for its size (ring: a block of S/P; recursive doubling: all of S) */
     double msg = algo == STRATA_COMM_RECDBL ? S : S / P, mv = strata_probe_shm_move(c, msg);

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "probe.h"
+#include "comm.h" /* the timing hook, comm_alone_* */
 #include "strata/topo.h"
 
 #include <math.h>
@@ -941,6 +942,123 @@ static void test_call_work(void **state)
     free(r);
 }
 
+/* In the file at path, every key `from` renamed to `to` (the same length). */
+static void rename_key(const char *path, const char *from, const char *to)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *text = calloc(1, 1 << 20), *k;
+    size_t n = fread(text, 1, (1 << 20) - 1, f), len = strlen(from);
+    fclose(f);
+    assert_true(n > 0 && strlen(to) == len && strstr(text, from) != NULL);
+    while ((k = strstr(text, from)) != NULL)
+        memcpy(k, to, len);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+}
+
+/* The flat call's own work (shm.c's flat_work, barrier_work) and the flat
+ * round's flags alone (flat_flags), on test_call_work's host: the 64 B
+ * call at 2 ranks by hand there is barrier 0.8 + clock 0.03 + done flag
+ * (line 0.1) + data 0.0648 (64 B through the 1 GB/s send/recv curve, no
+ * hand-over curve; 64 B read at 80 GB/s) = 0.9948 us. Its own work
+ * beyond the barrier's, 50 ns, adds 50 ns (1.0448 us) to the flat path
+ * alone: 2048 B too, and not 56 B (line path) or 4096 B (pipeline). With
+ * the flags alone measured (0.3 us a round), the 2-rank flat call is that
+ * round, the barrier's path (10 ns), the flat work (50 ns) and a clock
+ * read (30 ns) = 0.39 us, and its data: 0.4548 us; the pipeline's flags
+ * are 0.15 us (half the round) in place of the line's 0.1: at 4096 B
+ * (one chunk: the reduced flag and the done flag) 0.1 us more; at 4 ranks
+ * (no round of theirs) nothing changes. Saved and loaded back; a file
+ * with one of the two work figures is refused; one with neither and no
+ * round (a file before them) loads, priced as before. */
+static void test_flat_work(void **state)
+{
+    (void)state;
+    strata_probe_result_t *r = malloc(sizeof(*r));
+    synthetic(r);
+    r->barrier_fit = one(0.8e-6), r->line_work = one(20e-9), r->clock_read = one(30e-9);
+    strata_probe_calib_t c0, c, cf;
+    strata_probe_calib_from(r, &c0);
+    r->flat_work = one(50e-9), r->barrier_work = one(10e-9);
+    strata_probe_calib_from(r, &c);
+    c0.remote_n = c.remote_n = 0;
+    const strata_coll_t AR = STRATA_COLL_ALLREDUCE;
+    const strata_comm_algo_t E = STRATA_COMM_SHM;
+    NEAR(strata_probe_predict(&c0, AR, E, 2, 64), 0.9948e-6, 1e-12);
+    NEAR(strata_probe_predict(&c, AR, E, 2, 64), 1.0448e-6, 1e-12);
+    NEAR(strata_probe_predict(&c, AR, E, 2, 2048) - strata_probe_predict(&c0, AR, E, 2, 2048),
+         50e-9, 1e-9);
+    NEAR(strata_probe_predict(&c, AR, E, 2, 56), strata_probe_predict(&c0, AR, E, 2, 56), 1e-12);
+    NEAR(strata_probe_predict(&c, AR, E, 2, 4096), strata_probe_predict(&c0, AR, E, 2, 4096),
+         1e-12);
+    r->flat_sync = one(0.3e-6);
+    strata_probe_calib_from(r, &cf);
+    cf.remote_n = 0;
+    NEAR(strata_probe_predict(&cf, AR, E, 2, 64), 0.4548e-6, 1e-12);
+    NEAR(strata_probe_predict(&cf, AR, E, 2, 4096) - strata_probe_predict(&c, AR, E, 2, 4096),
+         0.1e-6, 1e-9);
+    NEAR(strata_probe_predict(&cf, AR, E, 4, 64), strata_probe_predict(&c, AR, E, 4, 64), 1e-12);
+    /* the file */
+    char path[] = "/tmp/strata_probe_flatXXXXXX.json";
+    strata_probe_calib_t got;
+    save_load(r, path, &got);
+    NEAR(got.flat_work, 50e-9, RT);
+    NEAR(got.barrier_work, 10e-9, RT);
+    NEAR(got.flat_flags, 0.3e-6, RT);
+    strata_error_t err = {0};
+    rename_key(path, "\"barrier_work_s\"", "\"barrier_xxxx_s\"");
+    assert_int_not_equal(strata_probe_calib_load(path, &got, &err), STRATA_OK);
+    assert_non_null(strstr(err.msg, "barrier_work_s"));
+    rename_key(path, "\"flat_work_s\"", "\"flat_xxxx_s\"");
+    rename_key(path, "\"flat_flags_s\"", "\"flat_xxxxx_s\"");
+    assert_int_equal(strata_probe_calib_load(path, &got, &err), STRATA_OK);
+    assert_true(got.flat_work == 0 && got.barrier_work == 0 && got.flat_flags == 0);
+    got.remote_n = 0;
+    NEAR(strata_probe_predict(&got, AR, E, 2, 64), 0.9948e-6, RT);
+    unlink(path);
+    free(r);
+}
+
+/* The timing hook (comm.c): a one-rank communicator's allreduce through
+ * the engine's flat path returns its input (one rank's sum: a copy), the
+ * line path's too, the barrier's path returns; beyond the flat path (the
+ * pipeline, which needs a second rank's region) the call is refused with
+ * a message, and a public call on that communicator still returns a copy
+ * without the engine. */
+static void test_alone(void **state)
+{
+    (void)state;
+    strata_comm_t *one = NULL;
+    strata_error_t err = {0};
+    char token[64];
+    snprintf(token, sizeof token, "probe-test-alone-%ld", (long)getpid());
+    assert_int_equal(strata_comm_init(0, 1, "local", token, 5, &one, &err), STRATA_OK);
+    float in[1024], out[1024];
+    for (int i = 0; i < 1024; i++)
+        in[i] = (float)i + 0.5f, out[i] = -1;
+    assert_int_equal(comm_alone_allreduce(one, in, out, 16, STRATA_FP32, STRATA_SUM), STRATA_OK);
+    assert_memory_equal(in, out, 16 * sizeof(float));
+    assert_int_equal(comm_alone_allreduce(one, in, out, 512, STRATA_FP32, STRATA_SUM), STRATA_OK);
+    assert_memory_equal(in, out, 512 * sizeof(float));
+    assert_int_equal(comm_alone_allreduce(one, in + 1, out, 2, STRATA_FP32, STRATA_SUM), STRATA_OK);
+    assert_memory_equal(in + 1, out, 2 * sizeof(float));
+    assert_int_equal(comm_alone_barrier(one), STRATA_OK);
+    assert_int_equal(comm_alone_allreduce(one, in, out, 1024, STRATA_FP32, STRATA_SUM),
+                     STRATA_ERR_INVALID);
+    assert_non_null(strstr(strata_comm_errmsg(one), "4096 B: beyond the flat path"));
+    assert_int_equal(comm_alone_allreduce(NULL, in, out, 16, STRATA_FP32, STRATA_SUM),
+                     STRATA_ERR_INVALID);
+    assert_int_equal(comm_alone_barrier(NULL), STRATA_ERR_INVALID);
+    assert_int_equal(strata_comm_allreduce(one, in, out, 1024, STRATA_FP32, STRATA_SUM, NULL),
+                     STRATA_OK);
+    assert_memory_equal(in, out, sizeof in);
+    strata_comm_destroy(one);
+}
+
 /* The call's entry added to the line pass's figure (shm.c): samples 1..5
  * (median 3, type-7 quartiles 2 and 4: spread 2/3) taken 1 later read as
  * 2..6 do (second method: strata_probe_stat on them): median 4, extremes
@@ -1621,7 +1739,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sockets),        cmocka_unit_test(test_flat_samples),
         cmocka_unit_test(test_flat_sync),      cmocka_unit_test(test_store_modes),
         cmocka_unit_test(test_placement),      cmocka_unit_test(test_barrier_sync),
-        cmocka_unit_test(test_call_work),      cmocka_unit_test(test_stat_add),
+        cmocka_unit_test(test_call_work),      cmocka_unit_test(test_flat_work),
+        cmocka_unit_test(test_alone),          cmocka_unit_test(test_stat_add),
         cmocka_unit_test(test_barrier_closer), cmocka_unit_test(test_cache_level),
         cmocka_unit_test(test_cache_machine),  cmocka_unit_test(test_nt_overlap),
         cmocka_unit_test(test_overlap_bytes),  cmocka_unit_test(test_window_rate),

@@ -291,6 +291,8 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
     if (st == STRATA_OK && r->line_work.n)
         st = check_lat("line path's own work", &r->line_work, err);
     if (st == STRATA_OK && r->clock_read.n) st = check_lat("clock read", &r->clock_read, err);
+    if (st == STRATA_OK && r->flat_work.n)
+        st = check_lat("flat call's own work", &r->flat_work, err);
     /* nt_overlap, a hidden fraction, is kept as measured (the calibration
      * clamps it to 0 .. 1: a loaded host reads it below 0, never a reason
      * to fail); it is finite, as strata_probe_stat refuses a NAN sample */
@@ -528,6 +530,8 @@ void strata_probe_print(const strata_probe_result_t *r, FILE *out)
         line_stat(out, "8 B allreduce's own work, one rank", &r->line_work, 1e9, "ns");
         line_stat(out, "clock read, one rank", &r->clock_read, 1e9, "ns");
     }
+    if (r->flat_work.n)
+        line_stat(out, "64 B flat call's own work, one rank", &r->flat_work, 1e9, "ns");
     if (r->add_time.n) line_stat(out, "dependent add, one rank", &r->add_time, 1e9, "ns");
     if (r->nt_overlap.n)
         line_stat(out, "streamed stores hidden by a reduce", &r->nt_overlap, 1, "");
@@ -672,6 +676,8 @@ strata_status_t strata_probe_write_json(const strata_probe_result_t *r, FILE *ou
         json_object_set_new(shm, "line_work_s", probe_stat_json(&r->line_work));
         json_object_set_new(shm, "clock_read_s", probe_stat_json(&r->clock_read));
     }
+    if (shm && r->flat_work.n)
+        json_object_set_new(shm, "flat_work_s", probe_stat_json(&r->flat_work));
     if (shm && r->nt_overlap.n)
         json_object_set_new(shm, "nt_overlap", probe_stat_json(&r->nt_overlap));
     if (shm && r->add_time.n) json_object_set_new(shm, "add_s", probe_stat_json(&r->add_time));

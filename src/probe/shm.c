@@ -23,6 +23,12 @@
  *             engine call makes for its learned choices; a sample is a
  *             batch of WORK_ITERS timed as a whole / WORK_ITERS (the
  *             batch's own clock read adds 1/WORK_ITERS of a read a pass).
+ *   flat_work on the same one-rank communicator: a 64 B allreduce through
+ *             the public call and the engine's flat path (comm_alone_
+ *             allreduce, where the public call would return a copy) less
+ *             the barrier's path there (comm_alone_barrier) less a clock
+ *             read: what a flat call does on its own core beyond the
+ *             barrier's work.
  * Each launch takes samples while the next fits its share of the section
  * (another(): rank 0 decides, every rank learns it behind a barrier), at
  * most the counts it took before it held a plan (15, 5 with --quick): at
@@ -201,10 +207,17 @@ static strata_status_t per_rank(probe_ctx_t *x, shm_job_t *j, double end, strata
 #define WORK_BUDGET_QUICK 0.002
 #define WORK_RESERVE      10
 
+/* The flat call timed alone: the smallest allreduce the engine runs flat
+ * (the line slots hold 56 B; 64 B = 16 fp32 is the next size strata bench
+ * runs), so its data (copied into the slot, then out: 2 x 64 B, 1-2 ns)
+ * is as little as the path allows. */
+#define FLAT_WORK_COUNT ((STRATA_DIRECT_LINE_MAX + 8) / sizeof(float))
+
 typedef struct work {
     int ranks;          /* inputs reduced: the barrier's rank count */
     strata_comm_t *one; /* a communicator of this thread alone (entry_batch); NULL: none */
     float src[2], out[2];
+    float flat_src[FLAT_WORK_COUNT], flat_out[FLAT_WORK_COUNT];
     float tmp[2];
     struct { /* a line slot: the sequence word, then the data beside it */
         uint64_t seq;
@@ -261,6 +274,71 @@ static double one_barrier(void *arg)
     return (util_now() - t0) / WORK_ITERS;
 }
 
+/* The flat allreduce's path and the barrier's, through the public call
+ * and on into the engine and the line slots, on the one-rank communicator
+ * (comm_alone_allreduce, comm_alone_barrier: the public calls return a
+ * copy there). Every step a call of two ranks takes on its own core runs,
+ * its waits find no peer to wait for: the entry and checks, the algorithm
+ * choice, the engine's call set up (eng_init, the layout), the input
+ * copied into the slot, the staged word published (signature, count, a
+ * fence), the reduction (of one input: a copy), the done word published
+ * (a fence), one clock read; the barrier: its entry, one line posted (a
+ * fence). */
+static double alone_flat(void *arg)
+{
+    work_t *w = arg;
+    double t0 = util_now();
+    for (int i = 0; i < WORK_ITERS; i++)
+        if (comm_alone_allreduce(w->one, w->flat_src, w->flat_out, FLAT_WORK_COUNT, STRATA_FP32,
+                                 STRATA_SUM) != STRATA_OK)
+            return -1;
+    return (util_now() - t0) / WORK_ITERS;
+}
+
+static double alone_barrier(void *arg)
+{
+    work_t *w = arg;
+    double t0 = util_now();
+    for (int i = 0; i < WORK_ITERS; i++)
+        if (comm_alone_barrier(w->one) != STRATA_OK) return -1;
+    return (util_now() - t0) / WORK_ITERS;
+}
+
+/* *s less `sub` seconds, its interquartile range kept (as probe_stat_add
+ * adds); false, *s untouched, when its median is not above sub. */
+static bool stat_less(strata_probe_stat_t *s, double sub)
+{
+    if (s->n <= 0 || !(s->median > sub)) return false;
+    double iqr = s->spread * s->median;
+    s->median -= sub, s->min = s->min > sub ? s->min - sub : 0, s->max -= sub;
+    s->spread = iqr / s->median;
+    return true;
+}
+
+/* The flat call's own work (res->flat_work): the one-rank flat call less
+ * the one-rank barrier (whose work the two-rank barrier, the model's
+ * first synchronisation, already holds) less its clock read (priced on
+ * its own), each batch timed on its own and the medians differenced, as
+ * the entry's are (call_work). Not measured (a warning) when the flat
+ * call does not exceed the other two. */
+static strata_status_t flat_work(work_t *w, double budget, strata_probe_result_t *res,
+                                 strata_error_t *err)
+{
+    strata_probe_stat_t fl = {0}, bar = {0};
+    strata_status_t st = probe_sample(alone_flat, w, budget, &fl, err);
+    if (st == STRATA_OK) st = probe_sample(alone_barrier, w, budget, &bar, err);
+    if (st != STRATA_OK) return st;
+    double sub = bar.median + res->clock_read.median;
+    if (stat_less(&fl, sub))
+        res->flat_work = fl, res->barrier_work = bar;
+    else
+        strata_log(STRATA_LOG_WARN,
+                   "probe: the flat call's own work not measured (one-rank flat call %.1f ns, not "
+                   "above its barrier's %.1f ns and a clock read's %.1f ns)",
+                   fl.median * 1e9, bar.median * 1e9, res->clock_read.median * 1e9);
+    return STRATA_OK;
+}
+
 static double line_sample(void *arg)
 {
     work_t *w = arg;
@@ -311,6 +389,7 @@ static strata_status_t call_work(probe_ctx_t *x, strata_error_t *err)
     if (w.one) {
         st = probe_sample(one_allreduce, &w, budget / 2, &ar, err);
         if (st == STRATA_OK) st = probe_sample(one_barrier, &w, budget / 2, &bar, err);
+        if (st == STRATA_OK) st = flat_work(&w, budget / 2, res, err);
         strata_comm_destroy(w.one);
     }
     if (st == STRATA_OK) st = probe_sample(line_sample, &w, budget, &res->line_work, err);

@@ -551,6 +551,14 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
                strata_probe_write_nt_bw_at(&o->calib, 1 << 30, 1) > 0
                    ? ""
                    : " (this file has no streaming curve: its write curve alone)");
+    if (o->model_path && !o->cluster) {
+        if (o->calib.flat_work > 0)
+            printf("# model: the flat call's own work (57 B - 2 KiB) %.0f ns, timed on one rank\n",
+                   o->calib.flat_work * 1e9);
+        else
+            printf("# model: the flat call's own work is not in this file (probed before it): "
+                   "not priced\n");
+    }
     if (o->model_path)
         printf("# choice across hosts priced on: %s\n", strata_comm_hosts_machine(c, NULL));
     printf("#\n#%61s%37s\n", "out-of-place", "in-place");
