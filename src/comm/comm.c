@@ -743,6 +743,10 @@ strata_status_t comm_alone_allreduce(strata_comm_t *c, const void *src, void *ds
     if (count > SIZE_MAX / 8 || (bytes > COMM_LINE_DATA && flat >= 0 && bytes > (size_t)flat))
         return bad(c, "allreduce", "%zu B: beyond the flat path, which alone runs on one rank",
                    bytes);
+    /* the engine's path or none: with $STRATA_ALGO naming a schedule the
+     * public call would run the executor, which is not what is timed */
+    if (strata_comm_algo_for(c, STRATA_COLL_ALLREDUCE, bytes, STRATA_COMM_AUTO) != STRATA_COMM_SHM)
+        return bad(c, "allreduce", "%zu B: not on the shared-memory engine ($STRATA_ALGO)", bytes);
     return allreduce_call(c, src, dst, count, dt, op, NULL, true);
 }
 

@@ -793,8 +793,9 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
      * — the barrier's path, the flat call's beyond it, the clock read —
      * in place of the barrier, the done flag and the clock read above. */
     if (engine && lay.flat && S > STRATA_DIRECT_LINE_MAX)
-        m.lat_intra = pair ? c->flat_flags + c->barrier_work + c->flat_work + c->clock_read
-                           : m.lat_intra + c->flat_work;
+        m.lat_intra = pair && c->flat_work > 0 && c->barrier_work > 0
+                          ? c->flat_flags + c->barrier_work + c->flat_work + c->clock_read
+                          : m.lat_intra + c->flat_work;
     /* message passing: a step's message moves at the send/recv curve's rate
      * for its size (ring: a block of S/P; recursive doubling: all of S) */
     double msg = algo == STRATA_COMM_RECDBL ? S : S / P, mv = strata_probe_shm_move(c, msg);

@@ -556,8 +556,8 @@ static void header(const bench_opts_t *o, int P, const strata_comm_model_t *m, s
             printf("# model: the flat call's own work (57 B - 2 KiB) %.0f ns, timed on one rank\n",
                    o->calib.flat_work * 1e9);
         else
-            printf("# model: the flat call's own work is not in this file (probed before it): "
-                   "not priced\n");
+            printf("# model: the flat call's own work is not in this file (probed before it, or "
+                   "not measured): not priced\n");
     }
     if (o->model_path)
         printf("# choice across hosts priced on: %s\n", strata_comm_hosts_machine(c, NULL));
