@@ -884,6 +884,24 @@ static void test_barrier_sync(void **state)
     free(r);
 }
 
+/* In the file at path, every key `from` renamed to `to` (the same length). */
+static void rename_key(const char *path, const char *from, const char *to)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *text = calloc(1, 1 << 20), *k;
+    size_t n = fread(text, 1, (1 << 20) - 1, f), len = strlen(from);
+    fclose(f);
+    assert_true(n > 0 && strlen(to) == len && strstr(text, from) != NULL);
+    while ((k = strstr(text, from)) != NULL)
+        memcpy(k, to, len);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+}
+
 /* The call's own work (shm.c's line_work and clock_read, one rank) on
  * test_barrier_sync's machine (barrier 0.8 us at 2 ranks), with 20 ns of
  * line-path work and a 30 ns clock read. 8 B (line path, at the barrier's
@@ -924,40 +942,11 @@ static void test_call_work(void **state)
     NEAR(got.line_work, 20e-9, RT);
     NEAR(got.clock_read, 30e-9, RT);
     /* one without the other: the file is not the probe's */
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    char *text = calloc(1, 1 << 20);
-    size_t n = fread(text, 1, (1 << 20) - 1, f);
-    fclose(f);
-    char *k = strstr(text, "\"clock_read_s\"");
-    assert_true(n > 0 && k != NULL);
-    memcpy(k, "\"clock_xxxx_s\"", 14);
-    f = fopen(path, "w");
-    fputs(text, f);
-    fclose(f);
+    rename_key(path, "\"clock_read_s\"", "\"clock_xxxx_s\"");
     assert_int_not_equal(strata_probe_calib_load(path, &got, &err), STRATA_OK);
     assert_non_null(strstr(err.msg, "clock_read_s"));
-    free(text);
     unlink(path);
     free(r);
-}
-
-/* In the file at path, every key `from` renamed to `to` (the same length). */
-static void rename_key(const char *path, const char *from, const char *to)
-{
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    char *text = calloc(1, 1 << 20), *k;
-    size_t n = fread(text, 1, (1 << 20) - 1, f), len = strlen(from);
-    fclose(f);
-    assert_true(n > 0 && strlen(to) == len && strstr(text, from) != NULL);
-    while ((k = strstr(text, from)) != NULL)
-        memcpy(k, to, len);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    free(text);
 }
 
 /* The flat call's own work (shm.c's flat_work, barrier_work) and the flat
