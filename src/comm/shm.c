@@ -508,6 +508,12 @@ strata_status_t comm_check(comm_call_t *k, int peer)
         next_live = now + 0.005;
         int d = dead_peer(c, peer);
         if (d >= 0) {
+            /* A peer that recorded a failure (a mismatch it found, its
+             * timeout) and then exited: the recorded failure is the cause,
+             * and it may have landed after the flag was read above. The
+             * peer's store precedes its exit, which the pidfd saw. */
+            uint64_t f = atomic_load_explicit(&c->hdr->failed, memory_order_acquire);
+            if (f) return failure_status(k, f);
             comm_mark_failed(c, d, COMM_FAIL_DIED);
             return comm_fail(k, STRATA_ERR_PEER, "%s: rank %d (pid %ld) died", k->what, d,
                              (long)c->pids[d]);
