@@ -320,6 +320,7 @@ static strata_status_t begin(strata_comm_t *c, const char *what, const strata_ca
     k->deadline = 0; /* set at the first slow check: no clock read on the fast path */
     k->algo = o ? o->algo : STRATA_COMM_AUTO;
     k->group = 0, k->chunks = 0;
+    k->dead = 0;
     if ((unsigned)k->algo >= STRATA_COMM_ALGO_COUNT) return bad(c, what, "unknown algorithm");
     return comm_check_fast(k);
 }

@@ -289,6 +289,7 @@ typedef struct comm_call {
     uint32_t chunks;  /* schedules' pipeline chunks (hierarchical), 0: one */
     comm_sig_t sig;   /* this rank's arguments */
     uint32_t sigword; /* comm_sig_word(&sig) */
+    int dead;         /* rank + 1 of a peer found exited, reported at the next check */
 } comm_call_t;
 
 /* A transport moves messages between two ranks as a stream of slots
@@ -410,8 +411,13 @@ strata_status_t comm_mismatch(comm_call_t *k, int peer, const comm_sig_t *theirs
 /* Only the abort flag and the segment's failure word (no clock, no syscall). */
 strata_status_t comm_check_fast(comm_call_t *k);
 /* Poll once: OK, or the error that ends the call (failure/abort/deadline,
- * or the death of `peer` — of any peer when peer < 0). */
+ * or the death of `peer` — of any peer when peer is -1, of none when it is
+ * COMM_NO_PEER). A death is reported by the check after the one that found
+ * it (the caller polls in between: a peer may post and exit at once). */
+#define COMM_NO_PEER (-2)
 strata_status_t comm_check(comm_call_t *k, int peer);
+/* Tests only: called by comm_check just before it looks for exited peers. */
+extern void (*comm_test_live_hook)(strata_comm_t *c, int peer);
 /* Whether a wait runs its checks (comm_check) on this poll: every 64 polls
  * while it spins, and after every yield — on a loaded host one yield can
  * last a whole time slice (ms), and 64 of them overshot a 1 s deadline by

@@ -1,8 +1,9 @@
 /*
  * fault_test.c — the runtime under failure, on real forked ranks: a rank
  * that never calls, a rank killed by SIGKILL mid-allreduce, an abort from a
- * signal handler, strangers at the rendezvous port, two communicators used
- * alternately, argument errors.
+ * signal handler, a rank that posts its last message and exits at once,
+ * strangers at the rendezvous port, two communicators used alternately,
+ * argument errors.
  *
  * Ranks report through a MAP_SHARED page created before the launch (the
  * launcher's exit code carries only the first failure), so each test checks
@@ -16,6 +17,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -26,6 +28,9 @@ typedef struct report {
     double elapsed[16];
     int done[16];
     char jobhash[17];
+    int go;       /* exits_after_post: rank 1's check lets rank 0 run */
+    int saw_exit; /* exits_after_post: rank 0 had exited when rank 1 looked */
+    float sum[4]; /* exits_after_post: rank 1's allreduce result */
 } report_t;
 
 static report_t *rep;
@@ -204,6 +209,90 @@ static void test_abort(void **state)
     assert_int_equal(rep->status[1], STRATA_ERR_PEER); /* sees rank 0's abort at once */
     assert_true(rep->elapsed[1] < 1.0);
     munmap(rep, sizeof(*rep));
+}
+
+/* ==== A rank that posts and exits at once ====
+ *
+ * A rank that finished its part exits; its peer may still be waiting for
+ * that part, and may look for exited peers after its poll of the post came
+ * up empty and before the post landed (a busy CPU takes the peer off
+ * between the two). The post, or the failure the rank recorded, is what
+ * counts then, not the exit. Made deterministic by comm_test_live_hook:
+ * rank 1's first liveness check lets rank 0 make its call, then waits until
+ * rank 0 has exited (its pidfd readable), then looks. */
+
+typedef enum { POST_SEND, POST_ALLREDUCE, POST_MISMATCH } post_kind_t;
+static post_kind_t g_post;
+
+static void let_rank0_run_and_exit(strata_comm_t *c, int peer)
+{
+    if (peer != 0 || rep->go) return;
+    rep->go = 1;
+    double until = util_now() + 10;
+    if (c->pidfds[0] >= 0) {
+        struct pollfd p = {.fd = c->pidfds[0], .events = POLLIN};
+        rep->saw_exit = poll(&p, 1, 10000) == 1;
+        return;
+    }
+    while (util_now() < until && !(rep->saw_exit = kill(c->pids[0], 0) != 0))
+        usleep(1000); /* no pidfd: the launcher reaps rank 0 at once */
+}
+
+static int exits_after_post_rank(void *arg)
+{
+    (void)arg;
+    strata_comm_t *c = ranks_join();
+    int r = strata_comm_rank(c);
+    strata_call_opts_t o = {.timeout_s = 10};
+    float x[4] = {1, 2, 3, 4}, y[4] = {0};
+    strata_status_t st;
+    double t0 = util_now();
+    if (r == 0) {
+        while (!__atomic_load_n(&rep->go, __ATOMIC_ACQUIRE) && util_now() < t0 + 10)
+            usleep(1000);
+        if (g_post == POST_SEND)
+            st = strata_comm_send(c, x, sizeof x, 1, &o);
+        else /* the mismatch: 3 elements where rank 1 passes 4 */
+            st = strata_comm_allreduce(c, x, y, g_post == POST_MISMATCH ? 3 : 4, STRATA_FP32,
+                                       STRATA_SUM, &o);
+        record(c, st, t0);
+        _exit(0); /* at once: no destroy, no atexit */
+    }
+    comm_test_live_hook = let_rank0_run_and_exit;
+    if (g_post == POST_SEND)
+        st = strata_comm_recv(c, rep->sum, sizeof rep->sum, 0, &o);
+    else
+        st = strata_comm_allreduce(c, x, rep->sum, 4, STRATA_FP32, STRATA_SUM, &o);
+    comm_test_live_hook = NULL;
+    record(c, st, t0);
+    strata_comm_destroy(c);
+    return 0;
+}
+
+/* want: rank 0's and rank 1's status; sum: rank 1's result, or NULL. */
+static void exits_after_post(post_kind_t kind, strata_status_t want0, strata_status_t want1,
+                             const float *sum)
+{
+    rep = fresh_report();
+    g_post = kind;
+    assert_int_equal(run(2, exits_after_post_rank), 0);
+    assert_true(rep->go && rep->saw_exit); /* the order under test happened */
+    assert_int_equal(rep->status[0], want0);
+    assert_int_equal(rep->status[1], want1);
+    for (int i = 0; sum && i < 4; i++)
+        assert_true(rep->sum[i] == sum[i]);
+    munmap(rep, sizeof(*rep));
+}
+
+static void test_exits_after_post(void **state)
+{
+    (void)state;
+    /* rank 1 gets rank 0's message */
+    exits_after_post(POST_SEND, STRATA_OK, STRATA_OK, (const float[4]){1, 2, 3, 4});
+    /* the small slots' allreduce: both ranks pass 1 2 3 4 */
+    exits_after_post(POST_ALLREDUCE, STRATA_OK, STRATA_OK, (const float[4]){2, 4, 6, 8});
+    /* rank 0 found the mismatch, recorded it and exited */
+    exits_after_post(POST_MISMATCH, STRATA_ERR_MISMATCH, STRATA_ERR_MISMATCH, NULL);
 }
 
 /* ==== Strangers at the rendezvous ==== */
@@ -400,6 +489,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_strangers_rejected),
         cmocka_unit_test(test_two_communicators),
         cmocka_unit_test(test_send_recv),
+        cmocka_unit_test(test_exits_after_post),
         cmocka_unit_test(test_silent_rank_times_out),
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_killed_rank_detected),

@@ -458,12 +458,14 @@ static strata_status_t failure_status(comm_call_t *k, uint64_t f)
 }
 
 /* Index of a peer whose process has exited, or -1 (size <= COMM_MAX_SIZE).
- * Only `only` is checked when it is a rank: a peer that finished its part
- * and exited normally must not fail a wait on someone else. */
+ * Only `only` is checked when it is a rank, none when it is COMM_NO_PEER: a
+ * peer that finished its part and exited normally must not fail a wait on
+ * someone else. */
 static int dead_peer(strata_comm_t *c, int only)
 {
     struct pollfd fds[COMM_MAX_SIZE];
     int idx[COMM_MAX_SIZE], n = 0;
+    if (only == COMM_NO_PEER) return -1;
     for (int i = 0; i < c->size; i++) {
         if (i == c->rank || (only >= 0 && i != only)) continue;
         if (c->remote && c->remote[i]) continue; /* another host: its TCP streams tell */
@@ -479,6 +481,8 @@ static int dead_peer(strata_comm_t *c, int only)
             if (fds[j].revents) return idx[j];
     return -1;
 }
+
+void (*comm_test_live_hook)(strata_comm_t *c, int peer);
 
 strata_status_t comm_check_fast(comm_call_t *k)
 {
@@ -503,9 +507,19 @@ strata_status_t comm_check(comm_call_t *k, int peer)
         return comm_fail(k, STRATA_ERR_TIMEOUT, "%s: timed out after %.3g s waiting for rank %d",
                          k->what, k->timeout, peer);
     }
+    if (k->dead && (k->dead - 1 == peer || peer == -1)) {
+        /* found exited at the last check, and the caller's poll since
+         * still lacks what it waits for: the peer died before posting it */
+        int d = k->dead - 1;
+        comm_mark_failed(c, d, COMM_FAIL_DIED);
+        return comm_fail(k, STRATA_ERR_PEER, "%s: rank %d (pid %ld) died", k->what, d,
+                         (long)c->pids[d]);
+    }
+    k->dead = 0; /* that wait ended: its peer had posted before it exited */
     static _Thread_local double next_live;
     if (now >= next_live) {
         next_live = now + 0.005;
+        if (comm_test_live_hook) comm_test_live_hook(c, peer);
         int d = dead_peer(c, peer);
         if (d >= 0) {
             /* A peer that recorded a failure (a mismatch it found, its
@@ -514,9 +528,12 @@ strata_status_t comm_check(comm_call_t *k, int peer)
              * peer's store precedes its exit, which the pidfd saw. */
             uint64_t f = atomic_load_explicit(&c->hdr->failed, memory_order_acquire);
             if (f) return failure_status(k, f);
-            comm_mark_failed(c, d, COMM_FAIL_DIED);
-            return comm_fail(k, STRATA_ERR_PEER, "%s: rank %d (pid %ld) died", k->what, d,
-                             (long)c->pids[d]);
+            /* A peer that finished its part exits normally: what it posted
+             * last (the very post this wait is for) may have landed after
+             * the caller's poll. Its stores precede its exit too: the
+             * caller polls once more, and the next check reports the
+             * death only if the wait still goes on. */
+            k->dead = d + 1;
         }
     }
     return STRATA_OK;

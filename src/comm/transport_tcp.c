@@ -681,8 +681,10 @@ static strata_status_t tcp_drain(comm_call_t *k)
             for (int j = 0; c->remote[p] && j < c->tcp->nstreams; j++)
                 pump(c, p, j);
         if (!unsent(c)) break;
+        /* only remote peers are waited for: a rank of this host that
+         * finished its part and exited is no failure */
         strata_status_t st = tcp_status(k);
-        if (st == STRATA_OK) st = comm_check(k, -1);
+        if (st == STRATA_OK) st = comm_check(k, COMM_NO_PEER);
         if (st != STRATA_OK) {
             comm_tcp_shutdown(c);
             return st;
