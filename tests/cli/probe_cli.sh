@@ -39,13 +39,35 @@ done
 [ $rc = 1 ] && grep -q "no peer connected within 0.5 s" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ] ||
   { echo "FAIL: probe --serve $port --timeout 0.5 -> rc $rc:"; cat "$tmp/err"; fail=1; }
 
-# the quick probe, saved, as JSON
-expect 0 "" probe --quick --json --save "$tmp/local.json"
+# the quick probe, saved, as JSON. Where the host is too busy for a figure
+# the calibration needs (other jobs on the cores; ctest -j 2 runs this beside
+# a test of ranks), the probe writes no file and says why in its last line,
+# exit 1 ("never a file with a hole in a curve", calib.c): the load decides
+# which, so both pass, and anything else fails. Tried up to 3 times; when
+# every try was refused, the commands below read a quick probe's file saved
+# on the development host (tests/data/probe-quick.json) instead. Seen: 1 of
+# 2 runs refused ("flat hand-over at 256 B: in only 0 of 8 samples ...")
+# beside 4 busy loops, which failed the whole test.
+saved=0
+for try in 1 2 3; do
+  timeout "$CLI_TIMEOUT" "$S" probe --quick --json --save "$tmp/local.json" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  [ $rc = 0 ] && { saved=1; break; }
+  [ $rc = 1 ] && [ ! -e "$tmp/local.json" ] &&
+    tail -n 1 "$tmp/err" | grep -Eq "local.json: not written: .*; probe again on a less loaded host$" &&
+    continue
+  echo "FAIL: strata probe --quick --json --save -> rc $rc:"; cat "$tmp/err"; fail=1; break
+done
 cp "$tmp/out" "$tmp/probe.json"
 for key in '"memory"' '"coherence"' '"shm"' '"tcp"' '"system"' '"accelerators"'; do
   grep -q "$key" "$tmp/probe.json" || { echo "FAIL: probe --json lacks $key"; fail=1; }
 done
-grep -q '"measured"' "$tmp/local.json" || { echo "FAIL: saved file has no measured figures"; fail=1; }
+if [ $saved = 1 ]; then
+  grep -q '"measured"' "$tmp/local.json" || { echo "FAIL: saved file has no measured figures"; fail=1; }
+else
+  echo "note: the probe refused to save 3 times (a busy host: $(tail -n 1 "$tmp/err")); the commands below read tests/data/probe-quick.json"
+  cp "$SRC/tests/data/probe-quick.json" "$tmp/local.json"
+fi
 
 # every command takes the calibrated file
 expect 0 "" topo show "$tmp/local.json" --export "$tmp/again.json"
