@@ -300,8 +300,13 @@ static strata_status_t reduce(eng_t *e, size_t c)
         const void *in[COMM_MAX_SIZE];
         for (int q = 0; q < P; q++)
             in[q] = (const unsigned char *)srcs[q] + o;
-        comm_reduce_n(out + o, in, P, m, e->dt, e->op, P);
-        if (own) comm_copy_nofence(e->dst + off * e->es + o, out + o, m * e->es, e->stream);
+        unsigned char *to = e->dst + off * e->es + o;
+        if (own && e->stream) /* the streamed output within the reduction's loop */
+            comm_reduce_n_stream(out + o, to, in, P, m, e->dt, e->op, P);
+        else {
+            comm_reduce_n(out + o, in, P, m, e->dt, e->op, P);
+            if (own) comm_copy_nofence(to, out + o, m * e->es, false);
+        }
     }
     if (own && e->stream) comm_stream_fence(); /* one fence a phase (copy.c) */
     publish(e, F_REDUCED, s + 1);

@@ -645,6 +645,12 @@ void comm_reduce2(void *out, const void *a, const void *b, size_t n, strata_dtyp
  * writes an element; later passes read out), no later input. */
 void comm_reduce_n(void *out, const void *const *srcs, int nsrc, size_t n, strata_dtype_t dt,
                    strata_op_t op, int size);
+/* comm_reduce_n, with the result also written to `copy` (not overlapping out
+ * or any input) with non-temporal stores, tile by tile as the last pass
+ * computes it, so that those stores overlap the reduction's loads; no store
+ * fence (the caller fences once per phase, as after comm_copy_nofence). */
+void comm_reduce_n_stream(void *out, void *copy, const void *const *srcs, int nsrc, size_t n,
+                          strata_dtype_t dt, strata_op_t op, int size);
 /* For AVG: out[i] /= size (after a SUM by other means). No-op otherwise. */
 void comm_reduce_finish(void *buf, size_t n, strata_dtype_t dt, strata_op_t op, int size);
 

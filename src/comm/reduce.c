@@ -28,17 +28,6 @@
 
 typedef void (*kern2_t)(void *out, const void *a, const void *b, size_t n);
 
-#define KERNEL(NAME, T, EXPR)                                                                      \
-    static KATTR void NAME(void *out_, const void *a_, const void *b_, size_t n)                   \
-    {                                                                                              \
-        T *out = out_;                                                                             \
-        const T *a = a_, *b = b_;                                                                  \
-        for (size_t i = 0; i < n; i++) {                                                           \
-            T x = a[i], y = b[i];                                                                  \
-            out[i] = (T)(EXPR);                                                                    \
-        }                                                                                          \
-    }
-
 #define INT_KERNELS(SFX, T, U)                                                                     \
     KERNEL(sum_##SFX, T, (U)x + (U)y)                                                              \
     KERNEL(prod_##SFX, T, (U)x *(U)y)                                                              \
@@ -50,6 +39,61 @@ typedef void (*kern2_t)(void *out, const void *a, const void *b, size_t n);
     KERNEL(prod_##SFX, T, x *y)                                                                    \
     KERNEL(min_##SFX, T, x < y ? x : y)                                                            \
     KERNEL(max_##SFX, T, x > y ? x : y)
+
+/* The same kernels with a second, streamed output (comm_reduce_n_stream):
+ * out = a op b as above, and every STILE bytes of it, just computed and in
+ * L1, are stored again to `copy` with non-temporal stores, so the stores to
+ * the user's output overlap the next tile's loads instead of following the
+ * whole block (copy is 16-byte aligned: the caller takes the head). */
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#define HAVE_STREAM 1
+#define STILE       256
+static inline void stream_tile(unsigned char *d, const unsigned char *s, size_t bytes)
+{
+    size_t i = 0;
+    for (; i + 16 <= bytes; i += 16)
+        _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
+    memcpy(d + i, s + i, bytes - i);
+}
+typedef void (*kern2s_t)(void *out, void *copy, const void *a, const void *b, size_t n);
+#define KERNEL_S(NAME, T, EXPR)                                                                    \
+    static KATTR void NAME##_s(void *out_, void *copy_, const void *a_, const void *b_, size_t n)  \
+    {                                                                                              \
+        T *out = out_;                                                                             \
+        const T *a = a_, *b = b_;                                                                  \
+        unsigned char *copy = copy_;                                                               \
+        const size_t tile = STILE / sizeof(T);                                                     \
+        size_t at = 0;                                                                             \
+        for (; at + tile <= n; at += tile) {                                                       \
+            for (size_t i = at; i < at + tile; i++) {                                              \
+                T x = a[i], y = b[i];                                                              \
+                out[i] = (T)(EXPR);                                                                \
+            }                                                                                      \
+            stream_tile(copy + at * sizeof(T), (const unsigned char *)(out + at), STILE);          \
+        }                                                                                          \
+        for (size_t i = at; i < n; i++) {                                                          \
+            T x = a[i], y = b[i];                                                                  \
+            out[i] = (T)(EXPR);                                                                    \
+        }                                                                                          \
+        stream_tile(copy + at * sizeof(T), (const unsigned char *)(out + at),                      \
+                    (n - at) * sizeof(T));                                                         \
+    }
+#else
+#define KERNEL_S(NAME, T, EXPR)
+#endif
+
+#define KERNEL(NAME, T, EXPR)                                                                      \
+    static KATTR void NAME(void *out_, const void *a_, const void *b_, size_t n)                   \
+    {                                                                                              \
+        T *out = out_;                                                                             \
+        const T *a = a_, *b = b_;                                                                  \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            T x = a[i], y = b[i];                                                                  \
+            out[i] = (T)(EXPR);                                                                    \
+        }                                                                                          \
+    }                                                                                              \
+    KERNEL_S(NAME, T, EXPR)
 
 INT_KERNELS(i8, int8_t, uint8_t)
 INT_KERNELS(u8, uint8_t, uint8_t)
@@ -197,6 +241,19 @@ static const kern2_t kern2[STRATA_DTYPE_COUNT][STRATA_OP_COUNT] = {
     [STRATA_FP64] = ROW(f64),
 };
 
+#ifdef HAVE_STREAM
+#define ROW_S(SFX)                                                                                 \
+    {                                                                                              \
+        sum_##SFX##_s, prod_##SFX##_s, min_##SFX##_s, max_##SFX##_s, sum_##SFX##_s                 \
+    }
+/* fp16/bf16: NULL (they reduce through fp32 blocks and stream afterwards) */
+static const kern2s_t kern2s[STRATA_DTYPE_COUNT][STRATA_OP_COUNT] = {
+    [STRATA_INT8] = ROW_S(i8),    [STRATA_UINT8] = ROW_S(u8),  [STRATA_INT32] = ROW_S(i32),
+    [STRATA_UINT32] = ROW_S(u32), [STRATA_INT64] = ROW_S(i64), [STRATA_UINT64] = ROW_S(u64),
+    [STRATA_FP32] = ROW_S(f32),   [STRATA_FP64] = ROW_S(f64),
+};
+#endif
+
 static void half2(void *out, const void *a, const void *b, size_t n, bool bf, strata_op_t op)
 {
     float fa[HBLOCK], fb[HBLOCK];
@@ -305,4 +362,45 @@ void comm_reduce_n(void *out, const void *const *srcs, int nsrc, size_t n, strat
             kern2[dt][op](out, out, srcs[s], n);
     }
     comm_reduce_finish(out, n, dt, op, size);
+}
+
+/* comm_reduce_n, and the result also written to `copy` with non-temporal
+ * stores (no fence): the last pass streams each tile as it is computed.
+ * Where the kernels cannot (fp16/bf16 through fp32 blocks, AVG's division
+ * after the last pass, one input, no streaming stores): reduce, then a
+ * streamed copy. */
+void comm_reduce_n_stream(void *out, void *copy, const void *const *srcs, int nsrc, size_t n,
+                          strata_dtype_t dt, strata_op_t op, int size)
+{
+    size_t es = strata_dtype_size(dt), bytes = n * es;
+#ifdef HAVE_STREAM
+    kern2s_t ks = nsrc >= 2 && op != STRATA_AVG ? kern2s[dt][op] : NULL;
+    /* elements before copy is 16-byte aligned (es divides 16), done by the
+     * plain path; 0 when that is not possible (copy and es disagree) */
+    size_t head = ((16 - ((uintptr_t)copy & 15)) & 15);
+    if (ks && head % es == 0 && bytes >= 256) {
+        head /= es;
+        const unsigned char *const *s8 = (const unsigned char *const *)srcs;
+        if (head) {
+            const void *hs[COMM_MAX_SIZE];
+            for (int q = 0; q < nsrc; q++)
+                hs[q] = srcs[q];
+            comm_reduce_n(out, hs, nsrc, head, dt, op, size);
+            memcpy(copy, out, head * es);
+        }
+        unsigned char *o = (unsigned char *)out + head * es, *c = (unsigned char *)copy + head * es;
+        size_t m = n - head, off = head * es;
+        if (nsrc == 2) {
+            ks(o, c, s8[0] + off, s8[1] + off, m);
+            return;
+        }
+        kern2[dt][op](o, s8[0] + off, s8[1] + off, m);
+        for (int q = 2; q + 1 < nsrc; q++)
+            kern2[dt][op](o, o, s8[q] + off, m);
+        ks(o, c, o, s8[nsrc - 1] + off, m);
+        return;
+    }
+#endif
+    comm_reduce_n(out, srcs, nsrc, n, dt, op, size);
+    comm_copy_nofence(copy, out, bytes, true);
 }

@@ -185,6 +185,61 @@ static void test_stream_copy(void **state)
     assert_int_equal(dst[9 + N - 5], 0);
 }
 
+/* comm_reduce_n_stream: the reduction with its streamed second output (the
+ * engine's reduce phase when the output streams). Every type and operator,
+ * 1, 2, 3 and 4 inputs, out aliasing input 0 or 1 or neither, the copy at
+ * every misalignment 0..15 bytes (the head the kernels leave to the plain
+ * path) and 1037 elements (full 256-byte tiles and a remainder). Expected
+ * values as in test_reduce_n_aliases_first_inputs: input k holds
+ * (i + k) % 4 + 1, reduced in order by ref2; both out and the copy must hold
+ * them, and nothing may be written beside the copy. AVG divides by 4 (the
+ * size passed) whatever the inputs, so its results stay exact. */
+static void test_reduce_n_stream(void **state)
+{
+    (void)state;
+    enum { N = 1037, P = 4 };
+    static unsigned char in[P][N * 8], sep[N * 8];
+    static _Alignas(64) unsigned char copy[N * 8 + 32];
+    for (int dt = 0; dt < STRATA_DTYPE_COUNT; dt++)
+        for (int op = 0; op < STRATA_OP_COUNT; op++)
+            for (int np = 1; np <= P; np++)
+                for (int alias = -1; alias < 2; alias++)
+                    for (size_t mis = 0; mis < 16; mis += alias == -1 && np == P ? 1 : 5) {
+                        strata_dtype_t t = (strata_dtype_t)dt;
+                        size_t es = strata_dtype_size(t);
+                        const void *srcs[P];
+                        for (int k = 0; k < P; k++) {
+                            srcs[k] = in[k];
+                            for (size_t i = 0; i < N; i++)
+                                store(t, in[k], i, (double)((i + (size_t)k) % 4 + 1));
+                        }
+                        unsigned char *out = alias >= 0 ? in[alias] : sep;
+                        memset(copy, 0xA5, sizeof(copy));
+                        comm_reduce_n_stream(out, copy + 8 + mis, srcs, np, N, t, (strata_op_t)op,
+                                             P);
+                        comm_stream_fence();
+                        for (size_t i = 0; i < N; i++) {
+                            double want = (double)(i % 4 + 1);
+                            for (int k = 1; k < np; k++)
+                                want =
+                                    ref2((strata_op_t)op, want, (double)((i + (size_t)k) % 4 + 1));
+                            if (op == STRATA_AVG) /* by P = 4 (exact in every float type) */
+                                want =
+                                    dt <= STRATA_UINT64 ? (double)((long long)want / P) : want / P;
+                            if (load(t, out, i) != want || load(t, copy + 8 + mis, i) != want)
+                                fail_msg("%s %s %d inputs, out = input %d, copy +%zu, element "
+                                         "%zu: out %g copy %g want %g",
+                                         strata_dtype_name(t), strata_op_name((strata_op_t)op), np,
+                                         alias, mis, i, load(t, out, i), load(t, copy + 8 + mis, i),
+                                         want);
+                        }
+                        for (size_t b = 0; b < 8 + mis; b++)
+                            assert_int_equal(copy[b], 0xA5);
+                        for (size_t b = 8 + mis + N * es; b < sizeof(copy); b++)
+                            assert_int_equal(copy[b], 0xA5);
+                    }
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -214,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_reduce_n_rounds_halves_once),
         cmocka_unit_test(test_reduce_n_aliases_first_inputs),
         cmocka_unit_test(test_stream_copy),
+        cmocka_unit_test(test_reduce_n_stream),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
