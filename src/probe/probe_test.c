@@ -1623,6 +1623,32 @@ static void test_remote_gap(void **state)
     free(r);
 }
 
+/* The pipeline round's buffers (probe_ho_layout), by hand. 16 KiB: slots
+ * in the engine's 1 MiB regions, rank 1's slot 2 the 6th, 5 MiB in; the
+ * caller's vectors after the 6 MiB of regions, each in 16 KiB + 16 B
+ * rounded up to pages = 20480 B, 16 B past its page: input 0 at 6291456
+ * + 16, output 0 one span on (6311952), input 1 two spans on (6332432);
+ * total 6 MiB + 4 x 20480 = 6373376. 4 MiB: a slot outgrows the region,
+ * which is then its pages (4194304); spans 4194320 -> 4198400; total 6 x
+ * 4194304 + 4 x 4198400 = 41959424; input 1 at 25165824 + 8396800 + 16. */
+static void test_ho_layout(void **state)
+{
+    (void)state;
+    probe_ho_layout_t l;
+    probe_ho_layout(16384, &l);
+    assert_true(l.region == 1048576 && l.span == 20480 && l.user_off == 16);
+    assert_true(l.total == 6373376);
+    assert_true(probe_ho_slot(&l, 0, 0) == 0 && probe_ho_slot(&l, 1, 2) == 5242880);
+    assert_true(probe_ho_input(&l, 0) == 6291472 && probe_ho_output(&l, 0) == 6311952);
+    assert_true(probe_ho_input(&l, 1) == 6332432 && probe_ho_output(&l, 1) == 6352912);
+    assert_true(probe_ho_output(&l, 1) + 16384 <= l.total);
+    probe_ho_layout(4194304, &l);
+    assert_true(l.region == 4194304 && l.span == 4198400 && l.total == 41959424);
+    assert_true(probe_ho_slot(&l, 0, 1) == 4194304);
+    assert_true(probe_ho_input(&l, 1) == 33562640);
+    assert_true(probe_ho_output(&l, 1) + 4194304 <= l.total);
+}
+
 /* The coherence reading's give-up path: a side that never answers (the
  * test hook) is retried until the section's budget and one stall bound
  * have passed, then the matrix is "not measured" with the reason, the
@@ -1748,7 +1774,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sample_in),      cmocka_unit_test(test_c2c_give_up),
         cmocka_unit_test(test_sample_rules),   cmocka_unit_test(test_add_reduce),
         cmocka_unit_test(test_calib_gap),      cmocka_unit_test(test_remote_gap),
-        cmocka_unit_test(test_slowest),
+        cmocka_unit_test(test_slowest),        cmocka_unit_test(test_ho_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
