@@ -322,7 +322,7 @@ strata_status_t probe_line_reading(strata_probe_result_t *res, double budget,
  * path's (what the write and the sum with the peer's slot add to its
  * round), or the
  * pipeline's reduction alone. */
-typedef enum { HO_COPY, HO_FLAT, HO_REDUCE } ho_mode_t;
+typedef enum { HO_COPY, HO_FLAT, HO_REDUCE, HO_STREAM } ho_mode_t;
 
 /* A rank's flags in the flat round, each in its own line as the engine's
  * (comm_rank_lines_t): staged = round + 1 once its slot holds the round's
@@ -344,6 +344,8 @@ typedef struct remote {
     atomic_bool failed;
     ho_mode_t mode;
     double stall_s; /* a side's bound without progress */
+    size_t sweep;   /* HO_STREAM: the vectors' length (0: one slice, rewritten each round) */
+    double tr[2][PROBE_MAX_REPS]; /* HO_STREAM: the reduction's part */
 } remote_t;
 
 typedef struct remote_side {
@@ -382,11 +384,12 @@ static bool phase(remote_t *x, uint64_t p)
  * + gather, HO_COPY) or the reduction alone (HO_REDUCE). The own slice's
  * copy to the output, which the engine interleaves block by block, is
  * left out: the model prices it from the copy curve at a block. */
-static void pipe_round(remote_t *x, int me, int k)
+static void pipe_round(remote_t *x, int me, int k, const unsigned char *in_stage,
+                       const unsigned char *in_red, unsigned char *out)
 {
     int other = 1 - me, z = k % HANDOVER_SLOTS;
     double t0 = util_now();
-    memcpy(x->shared[me][z], x->input[me], x->bytes);
+    memcpy(x->shared[me][z], in_stage, x->bytes);
     comm_fence_seq_cst();
     double tw = util_now() - t0;
     if (!phase(x, 3 * (uint64_t)k)) return;
@@ -394,16 +397,16 @@ static void pipe_round(remote_t *x, int me, int k)
     t0 = util_now();
     for (size_t o = 0; o < x->bytes; o += STRATA_DIRECT_BLOCK) {
         size_t m = x->bytes - o < STRATA_DIRECT_BLOCK ? x->bytes - o : STRATA_DIRECT_BLOCK;
-        comm_reduce2(peer + o, x->input[me] + o, peer + o, m / sizeof(float), STRATA_FP32,
-                     STRATA_SUM);
+        comm_reduce2(peer + o, in_red + o, peer + o, m / sizeof(float), STRATA_FP32, STRATA_SUM);
     }
     comm_fence_seq_cst();
     double tr = util_now() - t0;
     if (!phase(x, 3 * (uint64_t)k + 1)) return;
     t0 = util_now();
-    memcpy(x->mine[me], x->shared[me][z], x->bytes);
+    memcpy(out, x->shared[me][z], x->bytes);
     comm_fence_seq_cst();
     x->t[me][k] = x->mode == HO_REDUCE ? tr : tw + util_now() - t0;
+    x->tr[me][k] = tr;
     phase(x, 3 * (uint64_t)k + 2);
 }
 
@@ -413,10 +416,24 @@ static void *remote_side(void *arg)
     remote_t *x = sd->x;
     int me = sd->me;
     probe_pin(x->cpu[me]);
-    memset(x->mine[me], 0, x->bytes); /* own pages, in own cache */
+    if (x->sweep) { /* own pages; the part walked first leaves the cache */
+        memset(x->mine[me], 0, x->sweep);
+        memset(x->input[me], me + 1, x->sweep);
+    } else {
+        memset(x->mine[me], 0, x->bytes); /* own pages, in own cache */
+    }
     for (int k = 0; k < x->rounds && !atomic_load(&x->failed); k++) {
-        memset(x->input[me], k + 1, x->bytes); /* untimed: the engine's input is ready */
-        pipe_round(x, me, k);
+        if (!x->sweep) {
+            memset(x->input[me], k + 1, x->bytes); /* untimed: the engine's input is ready */
+            pipe_round(x, me, k, x->input[me], x->input[me], x->mine[me]);
+            continue;
+        }
+        /* the engine's chunk k of two slices: it stages the peer's slice,
+         * reduces its own, gathers the peer's sum into the output */
+        size_t c = (size_t)k * 2 * x->bytes % x->sweep;
+        unsigned char *in = x->input[me] + c, *out = x->mine[me] + c;
+        pipe_round(x, me, k, in + (size_t)(1 - me) * x->bytes, in + (size_t)me * x->bytes,
+                   out + (size_t)(1 - me) * x->bytes);
     }
     return NULL;
 }
@@ -537,7 +554,8 @@ int probe_flat_sync(double *const lap[2], int rounds, double *sync)
 }
 
 /* The rounds by name: a figure not measured and a stall say which. */
-static const char *const round_name[] = {"hand-over", "flat round", "pipeline reduction"};
+static const char *const round_name[] = {"hand-over", "flat round", "pipeline reduction",
+                                         "streamed pipeline round"};
 
 /* The test hook (probe_remote_test_hook): attempts of one round at one
  * size whose second side never starts, and their stall bound. */
@@ -574,11 +592,11 @@ static size_t ho_pages(size_t bytes)
     return (bytes + HO_PAGE - 1) / HO_PAGE * HO_PAGE;
 }
 
-void probe_ho_layout(size_t bytes, probe_ho_layout_t *l_p)
+void probe_ho_layout(size_t bytes, size_t vec, probe_ho_layout_t *l_p)
 {
     probe_ho_layout_t l = {.region = COMM_REGION, .user_off = HO_USER_OFF};
     if (ho_pages(bytes) > l.region) l.region = ho_pages(bytes);
-    l.span = ho_pages(bytes + HO_USER_OFF);
+    l.span = ho_pages(vec + HO_USER_OFF);
     l.total = 2 * HANDOVER_SLOTS * l.region + 4 * l.span;
     *l_p = l;
 }
@@ -598,12 +616,20 @@ size_t probe_ho_output(const probe_ho_layout_t *l, int r)
     return probe_ho_input(l, r) + l->span;
 }
 
+size_t probe_stream_sweep(size_t slice, int rounds, size_t llc)
+{
+    size_t chunk = 2 * slice, walk = (size_t)rounds * chunk;
+    size_t half = (llc / 2 + chunk - 1) / chunk * chunk;
+    if (half > PROBE_STREAM_SWEEP_MAX) half = PROBE_STREAM_SWEEP_MAX / chunk * chunk;
+    return walk > half ? walk : half;
+}
+
 /* Every buffer of x's pipeline round in one block (x->block, NULL when
  * out of memory), laid out by probe_ho_layout from a page boundary. */
 static bool ho_place(remote_t *x)
 {
     probe_ho_layout_t l;
-    probe_ho_layout(x->bytes, &l);
+    probe_ho_layout(x->bytes, x->sweep ? x->sweep : x->bytes, &l);
     x->block = util_malloc(l.total + HO_PAGE);
     if (!x->block) return false;
     uintptr_t b = ((uintptr_t)x->block + HO_PAGE - 1) / HO_PAGE * HO_PAGE;
@@ -636,6 +662,7 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
     strata_status_t st = STRATA_OK;
     /* the flat round keeps its buffers malloc'd apiece, as it was
      * measured and its figures read (up to 2 KiB: within a few lines) */
+    if (mode == HO_STREAM) x->sweep = probe_stream_sweep(bytes, rounds, comm_llc_bytes());
     if (mode != HO_FLAT && !ho_place(x))
         st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     for (int i = 0; i < 2 && mode == HO_FLAT; i++) {
@@ -688,6 +715,13 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
                                             mode == HO_REDUCE ? 1 : 2, clk));
     if (st == STRATA_OK && mode != HO_FLAT)
         st = strata_probe_stat(bw, (size_t)(rounds - HANDOVER_SLOTS), s, err);
+    /* streamed: the same rounds' reductions too (into sync_p) */
+    for (int k = HANDOVER_SLOTS; mode == HO_STREAM && k < rounds && st == STRATA_OK; k++)
+        bw[k - HANDOVER_SLOTS] = strata_probe_bandwidth(
+            (double)bytes,
+            probe_less_clock(x->tr[0][k] > x->tr[1][k] ? x->tr[0][k] : x->tr[1][k], 1, clk));
+    if (st == STRATA_OK && mode == HO_STREAM)
+        st = strata_probe_stat(bw, (size_t)(rounds - HANDOVER_SLOTS), sync_p, err);
     for (int i = 0; i < 2 && mode == HO_FLAT; i++) {
         util_free(x->lap[i]);
         util_free(x->mine[i]);
@@ -721,7 +755,9 @@ static strata_status_t ho_figure(strata_probe_result_t *res, ho_mode_t mode, dou
                                  strata_error_t *err)
 {
     ho_try_t t = {res->cpus[0], res->cpus[1], rounds, (size_t)bytes, mode, s, sync};
-    strata_status_t st = probe_figure(res, round_name[mode], bytes, true, ho_attempt, &t, s, err);
+    /* the streamed round is optional in a calibration (files before it) */
+    strata_status_t st =
+        probe_figure(res, round_name[mode], bytes, mode != HO_STREAM, ho_attempt, &t, s, err);
     if (st == STRATA_OK && s->n == 0 && sync) memset(sync, 0, sizeof(*sync));
     return st;
 }
@@ -784,9 +820,9 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
     if (res->cores < 2) return STRATA_OK;
     strata_status_t st = STRATA_OK;
     res->remote_n = n;
-    /* the sizes: hand-over, 3 flat, 7 reductions */
-    ho_plan_t plan = {.x = x, .left = n + 3 + 7};
-    probe_gaps_drop(res, round_name, 3); /* a second pass's own */
+    /* the sizes: hand-over, 3 flat, 7 reductions, the streamed round */
+    ho_plan_t plan = {.x = x, .left = n + 3 + 7 + (x->opts->quick ? 0 : 1)};
+    probe_gaps_drop(res, round_name, 4); /* a second pass's own */
     /* The figures the 2-rank model reads come first, the hand-over's sizes
      * beyond the engine's slices (1-16 MiB: first touches of 6 slots and 4
      * vectors of their size, 0.4 GB/s on this VM) last: taken first they
@@ -839,6 +875,23 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
             !x->opts->quick || red_sizes[i] <= 4096 ? PROBE_MAX_REPS : 8 + HANDOVER_SLOTS - 1;
         st = ho_planned(&plan, HO_REDUCE, red_sizes[i], rounds, HANDOVER_SLOTS + 15,
                         &res->reduce_load[i], NULL, err);
+    }
+    /* The pipeline round as the engine runs it past the last-level cache
+     * (vectors of 16 MiB and more at 2 ranks here): each round's input
+     * read from memory, its output stored there, the slots as before.
+     * The round at a slice in the caches plus the read and write curves'
+     * memory rates priced 16-64 MiB 16-43 % under the engine: the
+     * stage's 128 KiB copied from memory took 6.1-7.7 us where in the
+     * caches it took 1.2-1.6, 2.4x the read curve's extra (a scratch copy
+     * of this round, bench/README.md "s18-h19"). One size, the 2-rank
+     * slice; not with --quick (its first touches: 4 x llc / 2) */
+    res->stream_bytes = 0;
+    memset(&res->stream_hand, 0, sizeof(res->stream_hand));
+    memset(&res->stream_reduce, 0, sizeof(res->stream_reduce));
+    if (!x->opts->quick && st == STRATA_OK) {
+        res->stream_bytes = STRATA_DIRECT_CHUNK / 2;
+        st = ho_planned(&plan, HO_STREAM, res->stream_bytes, PROBE_MAX_REPS, HANDOVER_SLOTS + 15,
+                        &res->stream_hand, &res->stream_reduce, err);
     }
     for (; done < n && st == STRATA_OK; done++) {
         st = ho_point(&plan, done, sizes[done], err);

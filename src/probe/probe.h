@@ -194,23 +194,32 @@ int probe_flat_samples(double *const lap[2], int rounds, size_t bytes, double *b
  * probe_flat_samples takes, positive or not). */
 int probe_flat_sync(double *const lap[2], int rounds, double *sync);
 
-/* Where the pipeline round (c2c.c, remote_size) puts its buffers of
- * `bytes`, as the engine and its caller have them. The staging slots
- * (2 ranks x COMM_DEPTH) lie in the engine's segment: each page-aligned,
- * in a region of COMM_REGION bytes (or of the slot's own pages rounded
- * up when larger), rank r's slot z at (r * COMM_DEPTH + z) * region. The
- * input and output are the caller's: a vector a program malloc's at
- * 128 KiB or more (glibc's mmap threshold; strata bench's buffers are
- * such) starts 16 bytes past a page, its own mapping; here each in a
- * span of its pages after the slots. Offsets from a page-aligned base;
- * total is what the base needs. */
+/* Where the pipeline round (c2c.c, remote_size) puts its buffers: slots
+ * of `bytes`, vectors of `vec` (bytes, or the streamed round's sweep), as the engine and its caller
+ * have them. The staging slots (2 ranks x COMM_DEPTH) lie in the engine's segment: each
+ * page-aligned, in a region of COMM_REGION bytes (or of the slot's own pages rounded up when
+ * larger), rank r's slot z at (r * COMM_DEPTH + z) * region. The input and output are the caller's:
+ * a vector a program malloc's at 128 KiB or more (glibc's mmap threshold; strata bench's buffers
+ * are such) starts 16 bytes past a page, its own mapping; here each in a span of its pages after
+ * the slots. Offsets from a page-aligned base; total is what the base needs. */
 typedef struct probe_ho_layout {
     size_t region;   /* slot stride */
     size_t span;     /* an input's or output's pages */
     size_t user_off; /* 16: where a caller's vector starts in its span */
     size_t total;    /* 2 COMM_DEPTH regions + 4 spans */
 } probe_ho_layout_t;
-void probe_ho_layout(size_t bytes, probe_ho_layout_t *l_p);
+void probe_ho_layout(size_t bytes, size_t vec, probe_ho_layout_t *l_p);
+/* The streamed round's vectors (HO_STREAM): long enough for `rounds`
+ * chunks of two slices, and at least half the last-level cache `llc`
+ * (rounded up to chunks, at most PROBE_STREAM_SWEEP_MAX), so that when
+ * both threads have written their output and then their input, the part
+ * a round reads has left the cache (2 x 2 x llc / 2 written after it). */
+/* Whether the calibrated model prices the 2-rank pipeline at the streamed
+ * round (calib.c): measured, at its slice, `swept` (the ranks' inputs a
+ * call reads) past the last-level cache. */
+bool probe_pipe_streamed(const strata_probe_calib_t *c, int size, double slice, double swept);
+#define PROBE_STREAM_SWEEP_MAX (64u << 20)
+size_t probe_stream_sweep(size_t slice, int rounds, size_t llc);
 /* Offsets in that block: rank r's slot z, its input, its output. */
 size_t probe_ho_slot(const probe_ho_layout_t *l, int r, int z);
 size_t probe_ho_input(const probe_ho_layout_t *l, int r);

@@ -286,6 +286,7 @@ static void test_save_load_roundtrip(void **state)
     r->reduce_load[0] = one(5e9), r->reduce_load[1] = one(12e9);
     r->llc_bytes = (size_t)32 << 20; /* optional too */
     r->add_time = one(0.29e-9);      /* optional too: the vCPU's rate, not priced */
+    r->stream_bytes = 131072, r->stream_hand = one(9e9), r->stream_reduce = one(11e9); /* too */
     assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
     strata_probe_calib_t want, got;
     strata_probe_calib_from(r, &want);
@@ -298,6 +299,9 @@ static void test_save_load_roundtrip(void **state)
     NEAR(got.per_rank, 2e-6, RT);
     NEAR(got.futex_switch, 5e-6, RT);
     NEAR(got.llc_bytes, 33554432, RT);
+    NEAR(got.stream_bytes, 131072, RT);
+    NEAR(got.stream_hand_bw, 9e9, RT);
+    NEAR(got.stream_reduce_bw, 11e9, RT);
     NEAR(got.add_time, 0.29e-9, RT);
     assert_int_equal(got.flat_n, 2);
     NEAR(got.flat_bytes[1], 2048, RT);
@@ -1635,18 +1639,73 @@ static void test_ho_layout(void **state)
 {
     (void)state;
     probe_ho_layout_t l;
-    probe_ho_layout(16384, &l);
+    probe_ho_layout(16384, 16384, &l);
     assert_true(l.region == 1048576 && l.span == 20480 && l.user_off == 16);
     assert_true(l.total == 6373376);
     assert_true(probe_ho_slot(&l, 0, 0) == 0 && probe_ho_slot(&l, 1, 2) == 5242880);
     assert_true(probe_ho_input(&l, 0) == 6291472 && probe_ho_output(&l, 0) == 6311952);
     assert_true(probe_ho_input(&l, 1) == 6332432 && probe_ho_output(&l, 1) == 6352912);
     assert_true(probe_ho_output(&l, 1) + 16384 <= l.total);
-    probe_ho_layout(4194304, &l);
+    probe_ho_layout(4194304, 4194304, &l);
     assert_true(l.region == 4194304 && l.span == 4198400 && l.total == 41959424);
     assert_true(probe_ho_slot(&l, 0, 1) == 4194304);
     assert_true(probe_ho_input(&l, 1) == 33562640);
     assert_true(probe_ho_output(&l, 1) + 4194304 <= l.total);
+    /* the streamed round: 128 KiB slots, 16 MiB vectors: spans 16 MiB +
+     * 16 B -> 16781312; total 6 MiB + 4 x 16781312 = 73416704; input 1 at
+     * 6291456 + 2 x 16781312 + 16 */
+    probe_ho_layout(131072, 16777216, &l);
+    assert_true(l.region == 1048576 && l.span == 16781312 && l.total == 73416704);
+    assert_true(probe_ho_input(&l, 1) == 39854096);
+    /* its sweep: chunks of 2 x 128 KiB; 64 rounds walk 16 MiB, as half a
+     * 32 MiB cache: 16 MiB; 18 rounds (4.5 MiB) still half the cache; no
+     * cache known: the walk (10 rounds: 2621440); a 1 GiB cache: capped
+     * at 64 MiB */
+    size_t mib = 1048576;
+    assert_true(probe_stream_sweep(131072, 64, 32 * mib) == 16 * mib);
+    assert_true(probe_stream_sweep(131072, 18, 32 * mib) == 16 * mib);
+    assert_true(probe_stream_sweep(131072, 10, 0) == 2621440);
+    assert_true(probe_stream_sweep(131072, 64, 1024 * mib) == 64 * mib);
+    /* a cache of 5 MiB + 2 B: its half, 2.5 MiB + 1 B, rounded up to
+     * chunks: 11 x 256 KiB = 2883584 */
+    assert_true(probe_stream_sweep(131072, 4, 5 * mib + 2) == 2883584);
+}
+
+/* The streamed round in the model (probe_pipe_streamed), on
+ * test_cache_machine's calibration (a 4 MiB cache) with the round
+ * measured at 128 KiB (hand-over 9, reduction 11 GB/s). The 1 MiB call at
+ * 2 ranks plain: 2 x 2.75 MiB swept, past the 4: the stage + copy-out and
+ * the reduction at the round's rates, no read or store extra beyond
+ * them. Streamed stores: 2 x 1.75 MiB, in the cache: as before (the read
+ * extra of test_cache_machine, 1/20 - 1/42.5). Not at 3 ranks, nor at
+ * another slice (a round measured at 64 KiB), nor without the cache's
+ * size. */
+static void test_stream_machine(void **state)
+{
+    (void)state;
+    strata_probe_calib_t c;
+    store_machine(&c);
+    c.curve_n = 3, c.curve_bytes[2] = 64 << 20;
+    c.copy_bw[2] = 10e9, c.reduce_bw[2] = 5e9, c.read_bw[2] = 5e9, c.write_bw[2] = 3e9;
+    c.write_nt_bw[1] = c.write_nt_bw[2] = 12e9;
+    c.llc_bytes = 4 << 20, c.store = STRATA_PROBE_STORE_PLAIN;
+    c.stream_bytes = 131072, c.stream_hand_bw = 9e9, c.stream_reduce_bw = 11e9;
+    strata_coll_machine_t m;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m);
+    NEAR(m.bw_load, 9e9, 1e-12);
+    NEAR(m.bw_reduce_load, 11e9, 1e-12);
+    assert_true(m.bw_read == 0 && m.bw_store == 0);
+    c.store = STRATA_PROBE_STORE_STREAM;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m);
+    NEAR(m.bw_read, 1 / (1 / 20e9 - 1 / 42.5e9), 1e-9);
+    assert_true(m.bw_load != 9e9);
+    double mib = 1048576;
+    assert_true(probe_pipe_streamed(&c, 2, 131072, 5.5 * mib));
+    assert_false(probe_pipe_streamed(&c, 3, 131072, 5.5 * mib));
+    assert_false(probe_pipe_streamed(&c, 2, 65536, 5.5 * mib));
+    assert_false(probe_pipe_streamed(&c, 2, 131072, 3.5 * mib));
+    c.llc_bytes = 0;
+    assert_false(probe_pipe_streamed(&c, 2, 131072, 5.5 * mib));
 }
 
 /* The coherence reading's give-up path: a side that never answers (the
@@ -1775,6 +1834,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sample_rules),   cmocka_unit_test(test_add_reduce),
         cmocka_unit_test(test_calib_gap),      cmocka_unit_test(test_remote_gap),
         cmocka_unit_test(test_slowest),        cmocka_unit_test(test_ho_layout),
+        cmocka_unit_test(test_stream_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
