@@ -724,14 +724,14 @@ double probe_cache_level(const strata_probe_calib_t *c, double ws, double sweep)
  * the direct schedule, the message-passing algorithms as theirs. */
 #define ENGINE_SLOTS 3 /* engine: staging slots a rank rotates (comm.h COMM_DEPTH) */
 
-/* Whether the pipeline at `size` ranks, slices of `slice`, whose ranks'
- * inputs sweep `swept` bytes a call, is priced at the streamed round:
- * measured (c->stream_*), at the slice it was measured at, at 2 ranks (the
- * round's), and the sweep past the last-level cache. */
-bool probe_pipe_streamed(const strata_probe_calib_t *c, int size, double slice, double swept)
+double probe_stream_share(const strata_probe_calib_t *c, int size, double slice, double r_in,
+                          double r_slice, double r_mem)
 {
-    return c->stream_hand_bw > 0 && c->stream_reduce_bw > 0 && size == 2 &&
-           slice == c->stream_bytes && c->llc_bytes > 0 && swept > c->llc_bytes;
+    if (!(c->stream_hand_bw > 0 && c->stream_reduce_bw > 0) || size != 2 ||
+        slice != c->stream_bytes || !(r_in > 0 && r_slice > 0 && r_mem > 0) || r_mem >= r_slice)
+        return 0;
+    double phi = (1 / r_in - 1 / r_slice) / (1 / r_mem - 1 / r_slice);
+    return phi < 0 ? 0 : phi > 1 ? 1 : phi;
 }
 
 void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo, int size,
@@ -914,25 +914,33 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
                w_blk = strata_probe_write_bw_at(c, blk, busy);
         double own = w_out > 0 && w_blk > 0 ? keep / w_out - 1 / w_blk : 0;
         m.bw_copy = cp > 0 ? 1 / (1 / cp + (own > 0 ? own : 0)) : 0;
-        /* Past the last-level cache (all P ranks' inputs, P x in_ws, more
-         * than it holds: every input line from memory), at 2 ranks: the
-         * stage + copy-out and the reduction at the pipeline round
-         * streamed as the engine runs it there (c2c.c, HO_STREAM), which
-         * reads its input from memory and stores what it copies out
-         * there. The slice rates above plus the read curve's extra
-         * priced 16-64 MiB 16-43 % under the engine: the round's 128 KiB
-         * stage copied from memory took 6.1-7.7 us against 1.2-1.6 in the
-         * caches, 2.4x what the read curve's streaming rate adds (one
-         * core's prefetch ramp each slice, both cores at once; a scratch
+        /* From memory (at 2 ranks, the streamed round's): the stage +
+         * copy-out and the reduction of the share phi of the input read
+         * from memory at the pipeline round streamed as the engine runs
+         * it there (c2c.c, HO_STREAM), which reads its input from memory
+         * and stores what it copies out there; the rest as above. phi is
+         * where the read curve at the input's level (r_out) lies between
+         * the slice's (r_hand, 0) and the memory point's (the curves'
+         * largest size, 1), in time per byte (probe_stream_share): past
+         * the last-level cache the level is the memory point, phi = 1;
+         * without the cache's size (a VM without sysfs cache entries) the
+         * curve at the footprint says how much of it is memory. The slice rates above plus the read
+         * curve's extra priced 16-64 MiB 16-43 % under the engine: the round's 128 KiB stage copied
+         * from memory took 6.1-7.7 us against 1.2-1.6 in the caches, 2.4x what the read curve's
+         * streaming rate adds (one core's prefetch ramp each slice, both cores at once; a scratch
          * copy of the round, bench/README.md "s18-h19"). Its stores are
          * plain; streamed ones moved it by 1-5 % there, so both branches
          * take it, and the gathered bytes' stores and the input's reads
-         * are inside it (bw_store, bw_read: none). The own slice's copy
-         * into the output (copy(block) and its stores) stays as above. */
-        if (probe_pipe_streamed(c, size, slice, P * in_ws)) {
-            m.bw_load = c->stream_hand_bw;
-            m.bw_reduce_load = c->stream_reduce_bw;
-            m.bw_read = 0, m.bw_store = 0;
+         * are inside it (bw_store, bw_read: their 1 - phi). The own
+         * slice's copy into the output (copy(block) and its stores) stays
+         * as above. */
+        double r_mem = strata_probe_read_bw_at(c, c->curve_bytes[c->curve_n - 1], busy);
+        double phi = probe_stream_share(c, size, slice, r_out, r_hand, r_mem);
+        if (phi > 0) {
+            m.bw_load = 1 / ((1 - phi) / m.bw_load + phi / c->stream_hand_bw);
+            m.bw_reduce_load = 1 / ((1 - phi) / m.bw_reduce_load + phi / c->stream_reduce_bw);
+            m.bw_read = phi < 1 && m.bw_read > 0 ? m.bw_read / (1 - phi) : 0;
+            m.bw_store = phi < 1 && m.bw_store > 0 ? m.bw_store / (1 - phi) : 0;
         }
     }
     *m_p = m;

@@ -214,10 +214,13 @@ void probe_ho_layout(size_t bytes, size_t vec, probe_ho_layout_t *l_p);
  * (rounded up to chunks, at most PROBE_STREAM_SWEEP_MAX), so that when
  * both threads have written their output and then their input, the part
  * a round reads has left the cache (2 x 2 x llc / 2 written after it). */
-/* Whether the calibrated model prices the 2-rank pipeline at the streamed
- * round (calib.c): measured, at its slice, `swept` (the ranks' inputs a
- * call reads) past the last-level cache. */
-bool probe_pipe_streamed(const strata_probe_calib_t *c, int size, double slice, double swept);
+/* The share of the 2-rank pipeline's bytes the calibrated model prices
+ * at the streamed round (calib.c): where the read rate at the input's
+ * level r_in lies between the slice's r_slice (0) and the memory point's
+ * r_mem (1), in time per byte, clamped to 0 .. 1; 0 when the round was
+ * not measured, at other rank counts or slices, or r_mem >= r_slice. */
+double probe_stream_share(const strata_probe_calib_t *c, int size, double slice, double r_in,
+                          double r_slice, double r_mem);
 #define PROBE_STREAM_SWEEP_MAX (64u << 20)
 size_t probe_stream_sweep(size_t slice, int rounds, size_t llc);
 /* Offsets in that block: rank r's slot z, its input, its output. */

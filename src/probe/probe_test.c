@@ -1671,15 +1671,19 @@ static void test_ho_layout(void **state)
     assert_true(probe_stream_sweep(131072, 4, 5 * mib + 2) == 2883584);
 }
 
-/* The streamed round in the model (probe_pipe_streamed), on
- * test_cache_machine's calibration (a 4 MiB cache) with the round
- * measured at 128 KiB (hand-over 9, reduction 11 GB/s). The 1 MiB call at
- * 2 ranks plain: 2 x 2.75 MiB swept, past the 4: the stage + copy-out and
- * the reduction at the round's rates, no read or store extra beyond
- * them. Streamed stores: 2 x 1.75 MiB, in the cache: as before (the read
- * extra of test_cache_machine, 1/20 - 1/42.5). Not at 3 ranks, nor at
- * another slice (a round measured at 64 KiB), nor without the cache's
- * size. */
+/* The streamed round in the model (probe_stream_share), on
+ * test_cache_machine's calibration (4 MiB cache; read at the slice 42.5,
+ * at 1 MiB 20, at the 64 MiB memory point 5 GB/s) with the round measured
+ * at 128 KiB (hand-over 9, reduction 11 GB/s). The 1 MiB call at 2 ranks
+ * plain: 2 x 2.75 MiB swept, past the 4, the input at the memory point:
+ * phi = 1, the stage + copy-out and the reduction at the round's rates, no
+ * read or store extra beyond them. Streamed stores: 2 x 1.75 MiB, in the
+ * cache, read at the 1 MiB point: phi = (1/20 - 1/42.5) / (1/5 - 1/42.5)
+ * = 0.0264706 / 0.1764706 = 0.15 of the bytes at the round, 0.85 as the
+ * machine without it prices them (its read extra 0.85 of it). The cache's
+ * size unknown, plain: the input at its footprint, 2.75 MiB, read 20 - 15
+ * ln 2.75 / ln 64 = 16.351 GB/s: phi = (1/16.351 - 1/42.5) / 0.1764706 =
+ * 0.21323. None at 3 ranks, another slice, or the round not measured. */
 static void test_stream_machine(void **state)
 {
     (void)state;
@@ -1689,23 +1693,31 @@ static void test_stream_machine(void **state)
     c.copy_bw[2] = 10e9, c.reduce_bw[2] = 5e9, c.read_bw[2] = 5e9, c.write_bw[2] = 3e9;
     c.write_nt_bw[1] = c.write_nt_bw[2] = 12e9;
     c.llc_bytes = 4 << 20, c.store = STRATA_PROBE_STORE_PLAIN;
+    strata_coll_machine_t m, m0;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m0); /* without the round */
     c.stream_bytes = 131072, c.stream_hand_bw = 9e9, c.stream_reduce_bw = 11e9;
-    strata_coll_machine_t m;
     strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m);
     NEAR(m.bw_load, 9e9, 1e-12);
     NEAR(m.bw_reduce_load, 11e9, 1e-12);
-    assert_true(m.bw_read == 0 && m.bw_store == 0);
-    c.store = STRATA_PROBE_STORE_STREAM;
+    assert_true(m.bw_read == 0 && m.bw_store == 0 && m0.bw_read > 0);
+    NEAR(m.bw_copy, m0.bw_copy, 1e-12); /* the own slice's copy as before */
+    c.store = STRATA_PROBE_STORE_STREAM, c.stream_hand_bw = 0;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m0);
+    c.stream_hand_bw = 9e9;
     strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m);
-    NEAR(m.bw_read, 1 / (1 / 20e9 - 1 / 42.5e9), 1e-9);
-    assert_true(m.bw_load != 9e9);
-    double mib = 1048576;
-    assert_true(probe_pipe_streamed(&c, 2, 131072, 5.5 * mib));
-    assert_false(probe_pipe_streamed(&c, 3, 131072, 5.5 * mib));
-    assert_false(probe_pipe_streamed(&c, 2, 65536, 5.5 * mib));
-    assert_false(probe_pipe_streamed(&c, 2, 131072, 3.5 * mib));
-    c.llc_bytes = 0;
-    assert_false(probe_pipe_streamed(&c, 2, 131072, 5.5 * mib));
+    NEAR(m.bw_load, 1 / (0.85 / m0.bw_load + 0.15 / 9e9), 1e-9);
+    NEAR(m.bw_reduce_load, 1 / (0.85 / m0.bw_reduce_load + 0.15 / 11e9), 1e-9);
+    NEAR(m.bw_read, 1 / (0.85 * (1 / 20e9 - 1 / 42.5e9)), 1e-9);
+    c.llc_bytes = 0, c.store = STRATA_PROBE_STORE_PLAIN;
+    double r_ws = 20e9 - 15e9 * log(2.75) / log(64);
+    NEAR(probe_stream_share(&c, 2, 131072, r_ws, 42.5e9, 5e9), 0.21323, 1e-4);
+    NEAR(probe_stream_share(&c, 2, 131072, 20e9, 42.5e9, 5e9), 0.15, 1e-9);
+    assert_true(probe_stream_share(&c, 2, 131072, 4e9, 42.5e9, 5e9) == 1); /* clamped */
+    assert_true(probe_stream_share(&c, 3, 131072, 20e9, 42.5e9, 5e9) == 0);
+    assert_true(probe_stream_share(&c, 2, 65536, 20e9, 42.5e9, 5e9) == 0);
+    assert_true(probe_stream_share(&c, 2, 131072, 20e9, 42.5e9, 50e9) == 0);
+    c.stream_reduce_bw = 0;
+    assert_true(probe_stream_share(&c, 2, 131072, 20e9, 42.5e9, 5e9) == 0);
 }
 
 /* The coherence reading's give-up path: a side that never answers (the
