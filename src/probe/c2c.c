@@ -662,7 +662,7 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
     strata_status_t st = STRATA_OK;
     /* the flat round keeps its buffers malloc'd apiece, as it was
      * measured and its figures read (up to 2 KiB: within a few lines) */
-    if (mode == HO_STREAM) x->sweep = probe_stream_sweep(bytes, rounds, comm_llc_bytes());
+    if (mode == HO_STREAM) x->sweep = probe_stream_sweep(bytes, PROBE_MAX_REPS, comm_llc_bytes());
     if (mode != HO_FLAT && !ho_place(x))
         st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     for (int i = 0; i < 2 && mode == HO_FLAT; i++) {

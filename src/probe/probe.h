@@ -210,7 +210,10 @@ typedef struct probe_ho_layout {
 } probe_ho_layout_t;
 void probe_ho_layout(size_t bytes, size_t vec, probe_ho_layout_t *l_p);
 /* The streamed round's vectors (HO_STREAM): long enough for `rounds`
- * chunks of two slices, and at least half the last-level cache `llc`
+ * chunks of two slices (c2c.c asks for PROBE_MAX_REPS, however many it
+ * runs: 16 MiB at the 128 KiB slice, so that with the cache's size
+ * unknown (0) both threads write 64 MiB), and at least half the
+ * last-level cache `llc`
  * (rounded up to chunks, at most PROBE_STREAM_SWEEP_MAX), so that when
  * both threads have written their output and then their input, the part
  * a round reads has left the cache (2 x 2 x llc / 2 written after it). */
