@@ -869,12 +869,15 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
          * keeps its 7 above 4 KiB (and the hand-over above): 64 rounds a
          * size doubled its time on a loaded host (5.6-5.9 -> 8.9-10.6 s,
          * past the 10 s budget), and each round needs both cores at once.
-         * Cut, at least 3 + 15: 3 read about half the rate ("Session 17,
-         * after CI") */
+         * Cut, at least 3 + 15 (--quick: its 7): 3 read about half the
+         * rate ("Session 17, after CI"); 15 with --quick and six spinners
+         * took the section to 0.7-2.2 s of its 0.4 and --quick past 10 s
+         * (bench/README.md, "s18-h19") */
         int rounds =
             !x->opts->quick || red_sizes[i] <= 4096 ? PROBE_MAX_REPS : 8 + HANDOVER_SLOTS - 1;
-        st = ho_planned(&plan, HO_REDUCE, red_sizes[i], rounds, HANDOVER_SLOTS + 15,
-                        &res->reduce_load[i], NULL, err);
+        int least = x->opts->quick ? 8 + HANDOVER_SLOTS - 1 : HANDOVER_SLOTS + 15;
+        st = ho_planned(&plan, HO_REDUCE, red_sizes[i], rounds, least, &res->reduce_load[i], NULL,
+                        err);
     }
     /* The pipeline round as the engine runs it past the last-level cache
      * (vectors of 16 MiB and more at 2 ranks here): each round's input
