@@ -247,6 +247,14 @@ typedef struct strata_probe_result {
     int reduce_n;
     double reduce_bytes[STRATA_PROBE_CURVE_MAX];
     strata_probe_stat_t reduce_load[STRATA_PROBE_CURVE_MAX];
+    /* the pipeline round streamed (c2c.c, HO_STREAM): the hand-over's and
+     * the reduction's round at the 2-rank slice stream_bytes, as the
+     * engine runs it past the last-level cache: each round's input read
+     * from, and its output stored to, the next part of vectors that have
+     * left the cache; bytes / the slower's stage + copy-out (stream_hand)
+     * and / its sum (stream_reduce). 0 samples: not measured (--quick) */
+    double stream_bytes;
+    strata_probe_stat_t stream_hand, stream_reduce;
 
     /* strata's shared-memory transport, ranks 0 and 1 (strata_comm_send/recv):
      * alpha = one-way time of an 8-byte message; bw = bytes / (one-way time
@@ -418,6 +426,10 @@ typedef struct strata_probe_calib {
     int reduce_n; /* the pipeline's reduction as a hand-over; 0 = not measured */
     double reduce_bytes[STRATA_PROBE_CURVE_MAX];
     double reduce_load_bw[STRATA_PROBE_CURVE_MAX];
+    /* the pipeline round streamed past the cache (result's stream_*): at
+     * slice stream_bytes, stage + copy-out and the reduction, B/s; 0 = not
+     * measured (--quick, files before it) */
+    double stream_bytes, stream_hand_bw, stream_reduce_bw;
     double tcp_alpha, tcp_bw;
     /* strata send/recv one-way time by message size (s) */
     int shm_n;

@@ -322,7 +322,7 @@ strata_status_t probe_line_reading(strata_probe_result_t *res, double budget,
  * path's (what the write and the sum with the peer's slot add to its
  * round), or the
  * pipeline's reduction alone. */
-typedef enum { HO_COPY, HO_FLAT, HO_REDUCE } ho_mode_t;
+typedef enum { HO_COPY, HO_FLAT, HO_REDUCE, HO_STREAM } ho_mode_t;
 
 /* A rank's flags in the flat round, each in its own line as the engine's
  * (comm_rank_lines_t): staged = round + 1 once its slot holds the round's
@@ -336,6 +336,7 @@ typedef struct remote {
     _Atomic uint64_t arrived; /* both threads add 1 per phase */
     int cpu[2], rounds;
     size_t bytes;
+    unsigned char *block; /* HO_COPY, HO_REDUCE: every buffer (probe_ho_layout) */
     unsigned char *shared[2][HANDOVER_SLOTS], *mine[2], *input[2];
     double t[2][PROBE_MAX_REPS];
     double *lap[2]; /* HO_FLAT: every round's lap */
@@ -343,6 +344,8 @@ typedef struct remote {
     atomic_bool failed;
     ho_mode_t mode;
     double stall_s; /* a side's bound without progress */
+    size_t sweep;   /* HO_STREAM: the vectors' length (0: one slice, rewritten each round) */
+    double tr[2][PROBE_MAX_REPS]; /* HO_STREAM: the reduction's part */
 } remote_t;
 
 typedef struct remote_side {
@@ -381,11 +384,12 @@ static bool phase(remote_t *x, uint64_t p)
  * + gather, HO_COPY) or the reduction alone (HO_REDUCE). The own slice's
  * copy to the output, which the engine interleaves block by block, is
  * left out: the model prices it from the copy curve at a block. */
-static void pipe_round(remote_t *x, int me, int k)
+static void pipe_round(remote_t *x, int me, int k, const unsigned char *in_stage,
+                       const unsigned char *in_red, unsigned char *out)
 {
     int other = 1 - me, z = k % HANDOVER_SLOTS;
     double t0 = util_now();
-    memcpy(x->shared[me][z], x->input[me], x->bytes);
+    memcpy(x->shared[me][z], in_stage, x->bytes);
     comm_fence_seq_cst();
     double tw = util_now() - t0;
     if (!phase(x, 3 * (uint64_t)k)) return;
@@ -393,16 +397,16 @@ static void pipe_round(remote_t *x, int me, int k)
     t0 = util_now();
     for (size_t o = 0; o < x->bytes; o += STRATA_DIRECT_BLOCK) {
         size_t m = x->bytes - o < STRATA_DIRECT_BLOCK ? x->bytes - o : STRATA_DIRECT_BLOCK;
-        comm_reduce2(peer + o, x->input[me] + o, peer + o, m / sizeof(float), STRATA_FP32,
-                     STRATA_SUM);
+        comm_reduce2(peer + o, in_red + o, peer + o, m / sizeof(float), STRATA_FP32, STRATA_SUM);
     }
     comm_fence_seq_cst();
     double tr = util_now() - t0;
     if (!phase(x, 3 * (uint64_t)k + 1)) return;
     t0 = util_now();
-    memcpy(x->mine[me], x->shared[me][z], x->bytes);
+    memcpy(out, x->shared[me][z], x->bytes);
     comm_fence_seq_cst();
     x->t[me][k] = x->mode == HO_REDUCE ? tr : tw + util_now() - t0;
+    x->tr[me][k] = tr;
     phase(x, 3 * (uint64_t)k + 2);
 }
 
@@ -412,10 +416,24 @@ static void *remote_side(void *arg)
     remote_t *x = sd->x;
     int me = sd->me;
     probe_pin(x->cpu[me]);
-    memset(x->mine[me], 0, x->bytes); /* own pages, in own cache */
+    if (x->sweep) { /* own pages; the part walked first leaves the cache */
+        memset(x->mine[me], 0, x->sweep);
+        memset(x->input[me], me + 1, x->sweep);
+    } else {
+        memset(x->mine[me], 0, x->bytes); /* own pages, in own cache */
+    }
     for (int k = 0; k < x->rounds && !atomic_load(&x->failed); k++) {
-        memset(x->input[me], k + 1, x->bytes); /* untimed: the engine's input is ready */
-        pipe_round(x, me, k);
+        if (!x->sweep) {
+            memset(x->input[me], k + 1, x->bytes); /* untimed: the engine's input is ready */
+            pipe_round(x, me, k, x->input[me], x->input[me], x->mine[me]);
+            continue;
+        }
+        /* the engine's chunk k of two slices: it stages the peer's slice,
+         * reduces its own, gathers the peer's sum into the output */
+        size_t c = (size_t)k * 2 * x->bytes % x->sweep;
+        unsigned char *in = x->input[me] + c, *out = x->mine[me] + c;
+        pipe_round(x, me, k, in + (size_t)(1 - me) * x->bytes, in + (size_t)me * x->bytes,
+                   out + (size_t)(1 - me) * x->bytes);
     }
     return NULL;
 }
@@ -536,7 +554,8 @@ int probe_flat_sync(double *const lap[2], int rounds, double *sync)
 }
 
 /* The rounds by name: a figure not measured and a stall say which. */
-static const char *const round_name[] = {"hand-over", "flat round", "pipeline reduction"};
+static const char *const round_name[] = {"hand-over", "flat round", "pipeline reduction",
+                                         "streamed pipeline round"};
 
 /* The test hook (probe_remote_test_hook): attempts of one round at one
  * size whose second side never starts, and their stall bound. */
@@ -553,6 +572,75 @@ void probe_remote_test_hook(int mode, double bytes, int stalls, double stall_s)
 int probe_remote_test_left(void)
 {
     return g_ho_stalls;
+}
+
+/* ==== The pipeline round's buffers ==== */
+
+/* The pipeline round's buffers as the engine has them (probe.h,
+ * probe_ho_layout). Their alignment sets the hand-over's rate at the
+ * pipeline's slices: malloc'd side by side (16 bytes aligned, heap
+ * neighbours) the 16 KiB hand-over read 7.8-8.9 GB/s where page-aligned
+ * slots read 10.6-16.0 (bench/README.md, "Session 17, after CI"), while
+ * the engine's slots are page-aligned in its segment (shm.c,
+ * comm_layout: the regions start on a page, COMM_REGION apart) and its
+ * input and output are the caller's. */
+#define HO_PAGE     4096u
+#define HO_USER_OFF 16u /* glibc: an mmap'd chunk's header */
+
+static size_t ho_pages(size_t bytes)
+{
+    return (bytes + HO_PAGE - 1) / HO_PAGE * HO_PAGE;
+}
+
+void probe_ho_layout(size_t bytes, size_t vec, probe_ho_layout_t *l_p)
+{
+    probe_ho_layout_t l = {.region = COMM_REGION, .user_off = HO_USER_OFF};
+    if (ho_pages(bytes) > l.region) l.region = ho_pages(bytes);
+    l.span = ho_pages(vec + HO_USER_OFF);
+    l.total = 2 * HANDOVER_SLOTS * l.region + 4 * l.span;
+    *l_p = l;
+}
+
+size_t probe_ho_slot(const probe_ho_layout_t *l, int r, int z)
+{
+    return ((size_t)r * HANDOVER_SLOTS + (size_t)z) * l->region;
+}
+
+size_t probe_ho_input(const probe_ho_layout_t *l, int r)
+{
+    return 2 * HANDOVER_SLOTS * l->region + (size_t)(2 * r) * l->span + l->user_off;
+}
+
+size_t probe_ho_output(const probe_ho_layout_t *l, int r)
+{
+    return probe_ho_input(l, r) + l->span;
+}
+
+size_t probe_stream_sweep(size_t slice, int rounds, size_t llc)
+{
+    size_t chunk = 2 * slice, walk = (size_t)rounds * chunk;
+    size_t half = (llc / 2 + chunk - 1) / chunk * chunk;
+    if (half > PROBE_STREAM_SWEEP_MAX) half = PROBE_STREAM_SWEEP_MAX / chunk * chunk;
+    return walk > half ? walk : half;
+}
+
+/* Every buffer of x's pipeline round in one block (x->block, NULL when
+ * out of memory), laid out by probe_ho_layout from a page boundary. */
+static bool ho_place(remote_t *x)
+{
+    probe_ho_layout_t l;
+    probe_ho_layout(x->bytes, x->sweep ? x->sweep : x->bytes, &l);
+    x->block = util_malloc(l.total + HO_PAGE);
+    if (!x->block) return false;
+    uintptr_t b = ((uintptr_t)x->block + HO_PAGE - 1) / HO_PAGE * HO_PAGE;
+    unsigned char *base = x->block + (b - (uintptr_t)x->block);
+    for (int r = 0; r < 2; r++) {
+        for (int z = 0; z < HANDOVER_SLOTS; z++)
+            x->shared[r][z] = base + probe_ho_slot(&l, r, z);
+        x->input[r] = base + probe_ho_input(&l, r);
+        x->mine[r] = base + probe_ho_output(&l, r);
+    }
+    return true;
 }
 
 static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mode_t mode,
@@ -572,13 +660,18 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
     atomic_init(&x->arrived, 0);
     atomic_init(&x->failed, false);
     strata_status_t st = STRATA_OK;
-    for (int i = 0; i < 2; i++) {
+    /* the flat round keeps its buffers malloc'd apiece, as it was
+     * measured and its figures read (up to 2 KiB: within a few lines) */
+    if (mode == HO_STREAM) x->sweep = probe_stream_sweep(bytes, PROBE_MAX_REPS, comm_llc_bytes());
+    if (mode != HO_FLAT && !ho_place(x))
+        st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < 2 && mode == HO_FLAT; i++) {
         x->mine[i] = util_malloc(bytes);
         x->input[i] = util_malloc(bytes);
         bool ok = x->mine[i] != NULL && x->input[i] != NULL;
         for (int j = 0; j < HANDOVER_SLOTS; j++)
             ok = (x->shared[i][j] = util_malloc(bytes)) && ok;
-        if (mode == HO_FLAT) ok = (x->lap[i] = util_malloc(sizeof(double) * (size_t)rounds)) && ok;
+        ok = (x->lap[i] = util_malloc(sizeof(double) * (size_t)rounds)) && ok;
         if (!ok) st = strata_error_set(err, STRATA_ERR_NOMEM, "out of memory");
     }
     remote_side_t sd[2] = {{x, 0}, {x, 1}};
@@ -622,13 +715,21 @@ static strata_status_t remote_size(int a, int b, size_t bytes, int rounds, ho_mo
                                             mode == HO_REDUCE ? 1 : 2, clk));
     if (st == STRATA_OK && mode != HO_FLAT)
         st = strata_probe_stat(bw, (size_t)(rounds - HANDOVER_SLOTS), s, err);
-    for (int i = 0; i < 2; i++) {
+    /* streamed: the same rounds' reductions too (into sync_p) */
+    for (int k = HANDOVER_SLOTS; mode == HO_STREAM && k < rounds && st == STRATA_OK; k++)
+        bw[k - HANDOVER_SLOTS] = strata_probe_bandwidth(
+            (double)bytes,
+            probe_less_clock(x->tr[0][k] > x->tr[1][k] ? x->tr[0][k] : x->tr[1][k], 1, clk));
+    if (st == STRATA_OK && mode == HO_STREAM)
+        st = strata_probe_stat(bw, (size_t)(rounds - HANDOVER_SLOTS), sync_p, err);
+    for (int i = 0; i < 2 && mode == HO_FLAT; i++) {
         util_free(x->lap[i]);
         util_free(x->mine[i]);
         util_free(x->input[i]);
         for (int j = 0; j < HANDOVER_SLOTS; j++)
             util_free(x->shared[i][j]);
     }
+    util_free(x->block);
     util_free(x);
     return st;
 }
@@ -654,9 +755,53 @@ static strata_status_t ho_figure(strata_probe_result_t *res, ho_mode_t mode, dou
                                  strata_error_t *err)
 {
     ho_try_t t = {res->cpus[0], res->cpus[1], rounds, (size_t)bytes, mode, s, sync};
-    strata_status_t st = probe_figure(res, round_name[mode], bytes, true, ho_attempt, &t, s, err);
+    /* the streamed round is optional in a calibration (files before it) */
+    strata_status_t st =
+        probe_figure(res, round_name[mode], bytes, mode != HO_STREAM, ho_attempt, &t, s, err);
     if (st == STRATA_OK && s->n == 0 && sync) memset(sync, 0, sizeof(*sync));
     return st;
+}
+
+/* The section's plan as it goes (probe_remote): the figures not yet
+ * taken, and the last one's time, rounds and bytes. A size takes its full
+ * rounds while they fit its share of what is left of the section at the
+ * last size's time a round, scaled up to this size's bytes (a large size
+ * after a small one: 16 MiB after 4 MiB); else as many as fit, at least
+ * `least` (probe_rounds). A size not measured (probe_figure) counts with
+ * its two attempts' time. */
+typedef struct ho_plan {
+    probe_ctx_t *x;
+    int left, last_rounds;
+    double last, last_bytes;
+} ho_plan_t;
+
+static strata_status_t ho_planned(ho_plan_t *p, ho_mode_t mode, double bytes, int full, int least,
+                                  strata_probe_stat_t *s, strata_probe_stat_t *sync,
+                                  strata_error_t *err)
+{
+    double t0 = util_now();
+    int rounds = probe_rounds(full, least, probe_share(t0, p->x->deadline, p->left--),
+                              probe_round_time(p->last, p->last_rounds, p->last_bytes, bytes));
+    strata_status_t st = ho_figure(p->x->res, mode, bytes, rounds, s, sync, err);
+    p->last = util_now() - t0, p->last_rounds = rounds, p->last_bytes = bytes;
+    return st;
+}
+
+/* The hand-over curve's point i (sizes[i]) at its rounds: a few lines take
+ * well under a microsecond a round, and one preempted round moves the
+ * median of 16 (the host's other load only adds): the sizes up to the
+ * pipeline's largest slices take PROBE_MAX_REPS rounds, still cheap (256
+ * KiB: ~2 ms), as those of the reduction do; --quick only up to 4 KiB. At
+ * least 3 + 3 when cut. */
+static strata_status_t ho_point(ho_plan_t *p, int i, double bytes, strata_error_t *err)
+{
+    bool quick = p->x->opts->quick;
+    int rounds = bytes <= (quick ? 4096 : STRATA_DIRECT_CHUNK)
+                     ? PROBE_MAX_REPS
+                     : (quick ? 8 : 16) + HANDOVER_SLOTS - 1;
+    p->x->res->remote_bytes[i] = bytes;
+    return ho_planned(p, HO_COPY, bytes, rounds, HANDOVER_SLOTS + PROBE_MIN_REPS,
+                      &p->x->res->remote_copy[i], NULL, err);
 }
 
 strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
@@ -671,56 +816,40 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
     static const double sizes[] = {256,   1024,   2048,   4096,    16384,   32768,
                                    65536, 131072, 262144, 1048576, 4194304, 16777216};
     _Static_assert(sizeof(sizes) / sizeof(sizes[0]) <= STRATA_PROBE_CURVE_MAX, "curve points");
-    int n = x->opts->quick ? 10 : 12;
+    int n = x->opts->quick ? 10 : 12, done = 0;
     if (res->cores < 2) return STRATA_OK;
     strata_status_t st = STRATA_OK;
     res->remote_n = n;
-    /* the sizes (hand-over, flat, reduction) not yet taken, and the last
-     * one's time, rounds and bytes: a size takes its full rounds while
-     * they fit its share of what is left of the section at the last
-     * size's time a round, scaled up to this size's bytes (a large size
-     * after a small one: 16 MiB after 4 MiB); else as many as fit, at
-     * least 3 + 3 (probe_rounds; the flat sizes keep theirs: fewer
-     * segments leave too few positive samples on a loaded host). A size
-     * not measured (probe_figure) counts with its two attempts' time. */
-    int left = n + 3 + 7, least = HANDOVER_SLOTS + PROBE_MIN_REPS; /* 3 flat, 7 reductions */
-    int last_rounds = 0;
-    double last = 0, last_bytes = 0, t0;
-    probe_gaps_drop(res, round_name, 3); /* a second pass's own */
-    for (int i = 0; i < n && st == STRATA_OK; i++) {
-        res->remote_bytes[i] = sizes[i];
-        t0 = util_now();
-        /* a few lines take well under a microsecond a round, and one
-         * preempted round moves the median of 16 (the host's other load
-         * only adds): the sizes up to the pipeline's largest slices take
-         * PROBE_MAX_REPS rounds, still cheap (256 KiB: ~2 ms), as those of
-         * the reduction below do; --quick only up to 4 KiB (below) */
-        int rounds = sizes[i] <= (x->opts->quick ? 4096 : STRATA_DIRECT_CHUNK)
-                         ? PROBE_MAX_REPS
-                         : (x->opts->quick ? 8 : 16) + HANDOVER_SLOTS - 1;
-        rounds = probe_rounds(rounds, least, probe_share(t0, x->deadline, left--),
-                              probe_round_time(last, last_rounds, last_bytes, sizes[i]));
-        st = ho_figure(res, HO_COPY, sizes[i], rounds, &res->remote_copy[i], NULL, err);
-        last = util_now() - t0, last_rounds = rounds, last_bytes = sizes[i];
-        probe_tick(x, budget, (double)(i + 1) / (n + 1));
+    /* the sizes: hand-over, 3 flat, 7 reductions, the streamed round */
+    ho_plan_t plan = {.x = x, .left = n + 3 + 7 + (x->opts->quick ? 0 : 1)};
+    probe_gaps_drop(res, round_name, 4); /* a second pass's own */
+    /* The figures the 2-rank model reads come first, the hand-over's sizes
+     * beyond the engine's slices (1-16 MiB: first touches of 6 slots and 4
+     * vectors of their size, 0.4 GB/s on this VM) last: taken first they
+     * spent the section's share, and the reduction after them was cut to
+     * 3 rounds and read about half its rate (16 KiB: 10.8-11.3 GB/s
+     * against 21.2-21.8 at its 61; bench/README.md, "Session 17, after
+     * CI"). */
+    for (; done < n && sizes[done] <= STRATA_DIRECT_CHUNK && st == STRATA_OK; done++) {
+        st = ho_point(&plan, done, sizes[done], err);
+        probe_tick(x, budget, (double)(done + 1) / (n + 2));
     }
     /* The flat allreduce (up to 2 KiB) reduces the whole vector itself,
      * the peers' staged copies from their slots and its own part from its
      * private input, and waits once a call (for the staged flags): its
      * round, back to back (flat_side), is another access pattern than the
      * pipeline's. The first size's rounds without data also give the
-     * flags alone (res->flat_sync). */
+     * flags alone (res->flat_sync). They keep their rounds: fewer
+     * segments leave too few positive samples on a loaded host. */
     static const double flat_sizes[] = {256, 1024, STRATA_DIRECT_FLAT_MAX};
     res->flat_n = 3;
     for (int i = 0; i < res->flat_n && st == STRATA_OK; i++) {
         res->flat_bytes[i] = flat_sizes[i];
-        left--, t0 = util_now();
         /* a round is under 2 us: 16 samples (8 with --quick) of 512
          * rounds, 8 ms on a quiet host */
         int rounds = (x->opts->quick ? 8 : 16) * FLAT_SEG * 2 * FLAT_BLOCK;
-        st = ho_figure(res, HO_FLAT, flat_sizes[i], rounds, &res->flat_copy[i],
-                       i == 0 ? &res->flat_sync : NULL, err);
-        last = util_now() - t0, last_rounds = rounds, last_bytes = flat_sizes[i];
+        st = ho_planned(&plan, HO_FLAT, flat_sizes[i], rounds, rounds, &res->flat_copy[i],
+                        i == 0 ? &res->flat_sync : NULL, err);
     }
     /* The pipeline's reduce phase (above 2 KiB) loads the peer's staged
      * slice while it stores its sum into lines the peer copies out next:
@@ -733,20 +862,43 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
     res->reduce_n = (int)(sizeof(red_sizes) / sizeof(red_sizes[0]));
     for (int i = 0; i < res->reduce_n && st == STRATA_OK; i++) {
         res->reduce_bytes[i] = red_sizes[i];
-        t0 = util_now();
         /* PROBE_MAX_REPS rounds at every size (128 KiB: ~1.5 ms): with 15
          * (7 with --quick) the median at 64-128 KiB read 10.8-14.1 GB/s in
          * some runs and 18-20 in others of one host state, with 61 18.9-21.3
          * in three runs (bench/README.md, "Issue 19, session 9"). --quick
          * keeps its 7 above 4 KiB (and the hand-over above): 64 rounds a
          * size doubled its time on a loaded host (5.6-5.9 -> 8.9-10.6 s,
-         * past the 10 s budget), and each round needs both cores at once */
+         * past the 10 s budget), and each round needs both cores at once.
+         * Cut, at least 3 + 15 (--quick: its 7): 3 read about half the
+         * rate ("Session 17, after CI"); 15 with --quick and six spinners
+         * took the section to 0.7-2.2 s of its 0.4 and --quick past 10 s
+         * (bench/README.md, "s18-h19") */
         int rounds =
             !x->opts->quick || red_sizes[i] <= 4096 ? PROBE_MAX_REPS : 8 + HANDOVER_SLOTS - 1;
-        rounds = probe_rounds(rounds, least, probe_share(t0, x->deadline, left--),
-                              probe_round_time(last, last_rounds, last_bytes, red_sizes[i]));
-        st = ho_figure(res, HO_REDUCE, red_sizes[i], rounds, &res->reduce_load[i], NULL, err);
-        last = util_now() - t0, last_rounds = rounds, last_bytes = red_sizes[i];
+        int least = x->opts->quick ? 8 + HANDOVER_SLOTS - 1 : HANDOVER_SLOTS + 15;
+        st = ho_planned(&plan, HO_REDUCE, red_sizes[i], rounds, least, &res->reduce_load[i], NULL,
+                        err);
+    }
+    /* The pipeline round as the engine runs it past the last-level cache
+     * (vectors of 16 MiB and more at 2 ranks here): each round's input
+     * read from memory, its output stored there, the slots as before.
+     * The round at a slice in the caches plus the read and write curves'
+     * memory rates priced 16-64 MiB 16-43 % under the engine: the
+     * stage's 128 KiB copied from memory took 6.1-7.7 us where in the
+     * caches it took 1.2-1.6, 2.4x the read curve's extra (a scratch copy
+     * of this round, bench/README.md "s18-h19"). One size, the 2-rank
+     * slice; not with --quick (its first touches: 4 x llc / 2) */
+    res->stream_bytes = 0;
+    memset(&res->stream_hand, 0, sizeof(res->stream_hand));
+    memset(&res->stream_reduce, 0, sizeof(res->stream_reduce));
+    if (!x->opts->quick && st == STRATA_OK) {
+        res->stream_bytes = STRATA_DIRECT_CHUNK / 2;
+        st = ho_planned(&plan, HO_STREAM, res->stream_bytes, PROBE_MAX_REPS, HANDOVER_SLOTS + 15,
+                        &res->stream_hand, &res->stream_reduce, err);
+    }
+    for (; done < n && st == STRATA_OK; done++) {
+        st = ho_point(&plan, done, sizes[done], err);
+        probe_tick(x, budget, (double)(done + 2) / (n + 2));
     }
     probe_tick(x, budget, 1);
     return st;

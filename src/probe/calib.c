@@ -111,6 +111,11 @@ void strata_probe_calib_from(const strata_probe_result_t *r, strata_probe_calib_
     c->flat_n = measured_points(r->flat_n, r->flat_bytes, r->flat_copy, c->flat_bytes, c->flat_bw);
     c->reduce_n = measured_points(r->reduce_n, r->reduce_bytes, r->reduce_load, c->reduce_bytes,
                                   c->reduce_load_bw);
+    if (r->stream_hand.n && r->stream_reduce.n) {
+        c->stream_bytes = r->stream_bytes;
+        c->stream_hand_bw = r->stream_hand.median;
+        c->stream_reduce_bw = r->stream_reduce.median;
+    }
     c->tcp_alpha = r->tcp_alpha.median;
     c->tcp_bw = r->tcp_bw.median;
     c->remote_n = measured_points(r->remote_n, r->remote_bytes, r->remote_copy, c->remote_bytes,
@@ -211,6 +216,12 @@ static json_t *calib_json(const strata_probe_result_t *r, const strata_probe_cal
     if (doc && flat) json_object_set_new(doc, "flat_handover_curve", flat);
     /* optional (files before it): the pipeline's reduction */
     if (doc && red) json_object_set_new(doc, "reduce_handover_curve", red);
+    /* optional (files before it, --quick): the pipeline round streamed */
+    if (doc && c->stream_hand_bw > 0 && c->stream_reduce_bw > 0) {
+        json_object_set_new(doc, "stream_slice_B", util_json_real(c->stream_bytes));
+        json_object_set_new(doc, "stream_handover_Bps", util_json_real(c->stream_hand_bw));
+        json_object_set_new(doc, "stream_reduce_Bps", util_json_real(c->stream_reduce_bw));
+    }
     return doc;
 }
 
@@ -510,6 +521,14 @@ strata_status_t strata_probe_calib_load(const char *path, strata_probe_calib_t *
             (json_object_get(m, "flat_work_s") || json_object_get(m, "barrier_work_s")) &&
             !(st = num(d, m, "flat_work_s", true, &c.flat_work, err)))
             st = num(d, m, "barrier_work_s", true, &c.barrier_work, err);
+        /* optional (files before it, --quick): the streamed round, all
+         * three or none */
+        if (st == STRATA_OK &&
+            (json_object_get(m, "stream_slice_B") || json_object_get(m, "stream_handover_Bps") ||
+             json_object_get(m, "stream_reduce_Bps")) &&
+            !(st = num(d, m, "stream_slice_B", true, &c.stream_bytes, err)) &&
+            !(st = num(d, m, "stream_handover_Bps", true, &c.stream_hand_bw, err)))
+            st = num(d, m, "stream_reduce_Bps", true, &c.stream_reduce_bw, err);
         /* optional (files before it): the flat round's flags alone */
         if (st == STRATA_OK && json_object_get(m, "flat_flags_s"))
             st = num(d, m, "flat_flags_s", true, &c.flat_flags, err);
@@ -705,6 +724,16 @@ double probe_cache_level(const strata_probe_calib_t *c, double ws, double sweep)
  * the direct schedule, the message-passing algorithms as theirs. */
 #define ENGINE_SLOTS 3 /* engine: staging slots a rank rotates (comm.h COMM_DEPTH) */
 
+double probe_stream_share(const strata_probe_calib_t *c, int size, double slice, double r_in,
+                          double r_slice, double r_mem)
+{
+    if (!(c->stream_hand_bw > 0 && c->stream_reduce_bw > 0) || size != 2 ||
+        slice != c->stream_bytes || !(r_in > 0 && r_slice > 0 && r_mem > 0) || r_mem >= r_slice)
+        return 0;
+    double phi = (1 / r_in - 1 / r_slice) / (1 / r_mem - 1 / r_slice);
+    return phi < 0 ? 0 : phi > 1 ? 1 : phi;
+}
+
 void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo, int size,
                           double bytes, strata_coll_machine_t *m_p)
 {
@@ -885,6 +914,34 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
                w_blk = strata_probe_write_bw_at(c, blk, busy);
         double own = w_out > 0 && w_blk > 0 ? keep / w_out - 1 / w_blk : 0;
         m.bw_copy = cp > 0 ? 1 / (1 / cp + (own > 0 ? own : 0)) : 0;
+        /* From memory (at 2 ranks, the streamed round's): the stage +
+         * copy-out and the reduction of the share phi of the input read
+         * from memory at the pipeline round streamed as the engine runs
+         * it there (c2c.c, HO_STREAM), which reads its input from memory
+         * and stores what it copies out there; the rest as above. phi is
+         * where the read curve at the input's level (r_out) lies between
+         * the slice's (r_hand, 0) and the memory point's (the curves'
+         * largest size, 1), in time per byte (probe_stream_share): past
+         * the last-level cache the level is the memory point, phi = 1;
+         * without the cache's size (a VM without sysfs cache entries) the
+         * curve at the footprint says how much of it is memory. The slice rates above plus the read
+         * curve's extra priced 16-64 MiB 16-43 % under the engine: the round's 128 KiB stage copied
+         * from memory took 6.1-7.7 us against 1.2-1.6 in the caches, 2.4x what the read curve's
+         * streaming rate adds (one core's prefetch ramp each slice, both cores at once; a scratch
+         * copy of the round, bench/README.md "s18-h19"). Its stores are
+         * plain; streamed ones moved it by 1-5 % there, so both branches
+         * take it, and the gathered bytes' stores and the input's reads
+         * are inside it (bw_store, bw_read: their 1 - phi). The own
+         * slice's copy into the output (copy(block) and its stores) stays
+         * as above. */
+        double r_mem = strata_probe_read_bw_at(c, c->curve_bytes[c->curve_n - 1], busy);
+        double phi = probe_stream_share(c, size, slice, r_out, r_hand, r_mem);
+        if (phi > 0) {
+            m.bw_load = 1 / ((1 - phi) / m.bw_load + phi / c->stream_hand_bw);
+            m.bw_reduce_load = 1 / ((1 - phi) / m.bw_reduce_load + phi / c->stream_reduce_bw);
+            m.bw_read = phi < 1 && m.bw_read > 0 ? m.bw_read / (1 - phi) : 0;
+            m.bw_store = phi < 1 && m.bw_store > 0 ? m.bw_store / (1 - phi) : 0;
+        }
     }
     *m_p = m;
 }

@@ -194,6 +194,43 @@ int probe_flat_samples(double *const lap[2], int rounds, size_t bytes, double *b
  * probe_flat_samples takes, positive or not). */
 int probe_flat_sync(double *const lap[2], int rounds, double *sync);
 
+/* Where the pipeline round (c2c.c, remote_size) puts its buffers: slots
+ * of `bytes`, vectors of `vec` (bytes, or the streamed round's sweep), as the engine and its caller
+ * have them. The staging slots (2 ranks x COMM_DEPTH) lie in the engine's segment: each
+ * page-aligned, in a region of COMM_REGION bytes (or of the slot's own pages rounded up when
+ * larger), rank r's slot z at (r * COMM_DEPTH + z) * region. The input and output are the caller's:
+ * a vector a program malloc's at 128 KiB or more (glibc's mmap threshold; strata bench's buffers
+ * are such) starts 16 bytes past a page, its own mapping; here each in a span of its pages after
+ * the slots. Offsets from a page-aligned base; total is what the base needs. */
+typedef struct probe_ho_layout {
+    size_t region;   /* slot stride */
+    size_t span;     /* an input's or output's pages */
+    size_t user_off; /* 16: where a caller's vector starts in its span */
+    size_t total;    /* 2 COMM_DEPTH regions + 4 spans */
+} probe_ho_layout_t;
+void probe_ho_layout(size_t bytes, size_t vec, probe_ho_layout_t *l_p);
+/* The streamed round's vectors (HO_STREAM): long enough for `rounds`
+ * chunks of two slices (c2c.c asks for PROBE_MAX_REPS, however many it
+ * runs: 16 MiB at the 128 KiB slice, so that with the cache's size
+ * unknown (0) both threads write 64 MiB), and at least half the
+ * last-level cache `llc`
+ * (rounded up to chunks, at most PROBE_STREAM_SWEEP_MAX), so that when
+ * both threads have written their output and then their input, the part
+ * a round reads has left the cache (2 x 2 x llc / 2 written after it). */
+/* The share of the 2-rank pipeline's bytes the calibrated model prices
+ * at the streamed round (calib.c): where the read rate at the input's
+ * level r_in lies between the slice's r_slice (0) and the memory point's
+ * r_mem (1), in time per byte, clamped to 0 .. 1; 0 when the round was
+ * not measured, at other rank counts or slices, or r_mem >= r_slice. */
+double probe_stream_share(const strata_probe_calib_t *c, int size, double slice, double r_in,
+                          double r_slice, double r_mem);
+#define PROBE_STREAM_SWEEP_MAX (64u << 20)
+size_t probe_stream_sweep(size_t slice, int rounds, size_t llc);
+/* Offsets in that block: rank r's slot z, its input, its output. */
+size_t probe_ho_slot(const probe_ho_layout_t *l, int r, int z);
+size_t probe_ho_input(const probe_ho_layout_t *l, int r);
+size_t probe_ho_output(const probe_ho_layout_t *l, int r);
+
 /* Whether the positive values among v[0..n-1] span more than
  * STRATA_PROBE_PLACEMENT_RATIO (largest over smallest): two placements. */
 bool probe_placement_differs(const double *v, int n);

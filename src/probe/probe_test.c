@@ -286,6 +286,7 @@ static void test_save_load_roundtrip(void **state)
     r->reduce_load[0] = one(5e9), r->reduce_load[1] = one(12e9);
     r->llc_bytes = (size_t)32 << 20; /* optional too */
     r->add_time = one(0.29e-9);      /* optional too: the vCPU's rate, not priced */
+    r->stream_bytes = 131072, r->stream_hand = one(9e9), r->stream_reduce = one(11e9); /* too */
     assert_int_equal(strata_probe_save(r, path, &err), STRATA_OK);
     strata_probe_calib_t want, got;
     strata_probe_calib_from(r, &want);
@@ -298,6 +299,9 @@ static void test_save_load_roundtrip(void **state)
     NEAR(got.per_rank, 2e-6, RT);
     NEAR(got.futex_switch, 5e-6, RT);
     NEAR(got.llc_bytes, 33554432, RT);
+    NEAR(got.stream_bytes, 131072, RT);
+    NEAR(got.stream_hand_bw, 9e9, RT);
+    NEAR(got.stream_reduce_bw, 11e9, RT);
     NEAR(got.add_time, 0.29e-9, RT);
     assert_int_equal(got.flat_n, 2);
     NEAR(got.flat_bytes[1], 2048, RT);
@@ -1623,6 +1627,99 @@ static void test_remote_gap(void **state)
     free(r);
 }
 
+/* The pipeline round's buffers (probe_ho_layout), by hand. 16 KiB: slots
+ * in the engine's 1 MiB regions, rank 1's slot 2 the 6th, 5 MiB in; the
+ * caller's vectors after the 6 MiB of regions, each in 16 KiB + 16 B
+ * rounded up to pages = 20480 B, 16 B past its page: input 0 at 6291456
+ * + 16, output 0 one span on (6311952), input 1 two spans on (6332432);
+ * total 6 MiB + 4 x 20480 = 6373376. 4 MiB: a slot outgrows the region,
+ * which is then its pages (4194304); spans 4194320 -> 4198400; total 6 x
+ * 4194304 + 4 x 4198400 = 41959424; input 1 at 25165824 + 8396800 + 16. */
+static void test_ho_layout(void **state)
+{
+    (void)state;
+    probe_ho_layout_t l;
+    probe_ho_layout(16384, 16384, &l);
+    assert_true(l.region == 1048576 && l.span == 20480 && l.user_off == 16);
+    assert_true(l.total == 6373376);
+    assert_true(probe_ho_slot(&l, 0, 0) == 0 && probe_ho_slot(&l, 1, 2) == 5242880);
+    assert_true(probe_ho_input(&l, 0) == 6291472 && probe_ho_output(&l, 0) == 6311952);
+    assert_true(probe_ho_input(&l, 1) == 6332432 && probe_ho_output(&l, 1) == 6352912);
+    assert_true(probe_ho_output(&l, 1) + 16384 <= l.total);
+    probe_ho_layout(4194304, 4194304, &l);
+    assert_true(l.region == 4194304 && l.span == 4198400 && l.total == 41959424);
+    assert_true(probe_ho_slot(&l, 0, 1) == 4194304);
+    assert_true(probe_ho_input(&l, 1) == 33562640);
+    assert_true(probe_ho_output(&l, 1) + 4194304 <= l.total);
+    /* the streamed round: 128 KiB slots, 16 MiB vectors: spans 16 MiB +
+     * 16 B -> 16781312; total 6 MiB + 4 x 16781312 = 73416704; input 1 at
+     * 6291456 + 2 x 16781312 + 16 */
+    probe_ho_layout(131072, 16777216, &l);
+    assert_true(l.region == 1048576 && l.span == 16781312 && l.total == 73416704);
+    assert_true(probe_ho_input(&l, 1) == 39854096);
+    /* its sweep: chunks of 2 x 128 KiB; 64 rounds walk 16 MiB, as half a
+     * 32 MiB cache: 16 MiB; 18 rounds (4.5 MiB) still half the cache; no
+     * cache known: the walk (10 rounds: 2621440); a 1 GiB cache: capped
+     * at 64 MiB */
+    size_t mib = 1048576;
+    assert_true(probe_stream_sweep(131072, 64, 32 * mib) == 16 * mib);
+    assert_true(probe_stream_sweep(131072, 18, 32 * mib) == 16 * mib);
+    assert_true(probe_stream_sweep(131072, 10, 0) == 2621440);
+    assert_true(probe_stream_sweep(131072, 64, 1024 * mib) == 64 * mib);
+    /* a cache of 5 MiB + 2 B: its half, 2.5 MiB + 1 B, rounded up to
+     * chunks: 11 x 256 KiB = 2883584 */
+    assert_true(probe_stream_sweep(131072, 4, 5 * mib + 2) == 2883584);
+}
+
+/* The streamed round in the model (probe_stream_share), on
+ * test_cache_machine's calibration (4 MiB cache; read at the slice 42.5,
+ * at 1 MiB 20, at the 64 MiB memory point 5 GB/s) with the round measured
+ * at 128 KiB (hand-over 9, reduction 11 GB/s). The 1 MiB call at 2 ranks
+ * plain: 2 x 2.75 MiB swept, past the 4, the input at the memory point:
+ * phi = 1, the stage + copy-out and the reduction at the round's rates, no
+ * read or store extra beyond them. Streamed stores: 2 x 1.75 MiB, in the
+ * cache, read at the 1 MiB point: phi = (1/20 - 1/42.5) / (1/5 - 1/42.5)
+ * = 0.0264706 / 0.1764706 = 0.15 of the bytes at the round, 0.85 as the
+ * machine without it prices them (its read extra 0.85 of it). The cache's
+ * size unknown, plain: the input at its footprint, 2.75 MiB, read 20 - 15
+ * ln 2.75 / ln 64 = 16.351 GB/s: phi = (1/16.351 - 1/42.5) / 0.1764706 =
+ * 0.21323. None at 3 ranks, another slice, or the round not measured. */
+static void test_stream_machine(void **state)
+{
+    (void)state;
+    strata_probe_calib_t c;
+    store_machine(&c);
+    c.curve_n = 3, c.curve_bytes[2] = 64 << 20;
+    c.copy_bw[2] = 10e9, c.reduce_bw[2] = 5e9, c.read_bw[2] = 5e9, c.write_bw[2] = 3e9;
+    c.write_nt_bw[1] = c.write_nt_bw[2] = 12e9;
+    c.llc_bytes = 4 << 20, c.store = STRATA_PROBE_STORE_PLAIN;
+    strata_coll_machine_t m, m0;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m0); /* without the round */
+    c.stream_bytes = 131072, c.stream_hand_bw = 9e9, c.stream_reduce_bw = 11e9;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m);
+    NEAR(m.bw_load, 9e9, 1e-12);
+    NEAR(m.bw_reduce_load, 11e9, 1e-12);
+    assert_true(m.bw_read == 0 && m.bw_store == 0 && m0.bw_read > 0);
+    NEAR(m.bw_copy, m0.bw_copy, 1e-12); /* the own slice's copy as before */
+    c.store = STRATA_PROBE_STORE_STREAM, c.stream_hand_bw = 0;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m0);
+    c.stream_hand_bw = 9e9;
+    strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m);
+    NEAR(m.bw_load, 1 / (0.85 / m0.bw_load + 0.15 / 9e9), 1e-9);
+    NEAR(m.bw_reduce_load, 1 / (0.85 / m0.bw_reduce_load + 0.15 / 11e9), 1e-9);
+    NEAR(m.bw_read, 1 / (0.85 * (1 / 20e9 - 1 / 42.5e9)), 1e-9);
+    c.llc_bytes = 0, c.store = STRATA_PROBE_STORE_PLAIN;
+    double r_ws = 20e9 - 15e9 * log(2.75) / log(64);
+    NEAR(probe_stream_share(&c, 2, 131072, r_ws, 42.5e9, 5e9), 0.21323, 1e-4);
+    NEAR(probe_stream_share(&c, 2, 131072, 20e9, 42.5e9, 5e9), 0.15, 1e-9);
+    assert_true(probe_stream_share(&c, 2, 131072, 4e9, 42.5e9, 5e9) == 1); /* clamped */
+    assert_true(probe_stream_share(&c, 3, 131072, 20e9, 42.5e9, 5e9) == 0);
+    assert_true(probe_stream_share(&c, 2, 65536, 20e9, 42.5e9, 5e9) == 0);
+    assert_true(probe_stream_share(&c, 2, 131072, 20e9, 42.5e9, 50e9) == 0);
+    c.stream_reduce_bw = 0;
+    assert_true(probe_stream_share(&c, 2, 131072, 20e9, 42.5e9, 5e9) == 0);
+}
+
 /* The coherence reading's give-up path: a side that never answers (the
  * test hook) is retried until the section's budget and one stall bound
  * have passed, then the matrix is "not measured" with the reason, the
@@ -1748,7 +1845,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sample_in),      cmocka_unit_test(test_c2c_give_up),
         cmocka_unit_test(test_sample_rules),   cmocka_unit_test(test_add_reduce),
         cmocka_unit_test(test_calib_gap),      cmocka_unit_test(test_remote_gap),
-        cmocka_unit_test(test_slowest),
+        cmocka_unit_test(test_slowest),        cmocka_unit_test(test_ho_layout),
+        cmocka_unit_test(test_stream_machine),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

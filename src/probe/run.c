@@ -275,6 +275,9 @@ strata_status_t strata_probe_validate(const strata_probe_result_t *r, strata_err
         snprintf(what, sizeof(what), "reduction of a hand-over at %.0f B", r->reduce_bytes[i]);
         st = check_bw(what, &r->reduce_load[i], 0, err);
     }
+    if (st == STRATA_OK && r->stream_hand.n && r->stream_reduce.n &&
+        !(st = check_bw("streamed hand-over", &r->stream_hand, 0, err)))
+        st = check_bw("streamed reduction", &r->stream_reduce, 0, err);
     for (int z = 0; z < r->shm_curve_n && st == STRATA_OK; z++) {
         snprintf(what, sizeof(what), "shm one way at %.0f B", r->shm_curve_bytes[z]);
         st = check_lat(what, &r->shm_oneway[z], err);
@@ -490,6 +493,16 @@ static void print_c2c(const strata_probe_result_t *r, FILE *out)
                  util_fmt_bytes(r->reduce_bytes[i], b, sizeof(b)));
         line_stat(out, name, &r->reduce_load[i], 1e-9, "GB/s");
     }
+    if (r->stream_hand.n && r->stream_reduce.n) {
+        char b[32], name[64];
+        fprintf(out, "the pipeline's round streamed: input and output past the last-level cache, "
+                     "at a slice (GB/s)\n");
+        util_fmt_bytes(r->stream_bytes, b, sizeof(b));
+        snprintf(name, sizeof(name), "%s, streamed hand-over", b);
+        line_stat(out, name, &r->stream_hand, 1e-9, "GB/s");
+        snprintf(name, sizeof(name), "%s, streamed reduce", b);
+        line_stat(out, name, &r->stream_reduce, 1e-9, "GB/s");
+    }
 }
 
 /* The figures given up (strata_probe_gap_t), one line each. */
@@ -637,6 +650,11 @@ static json_t *c2c_json(const strata_probe_result_t *r)
                             flat, "handover_reduce", red);
     if (doc && r->flat_sync.n)
         json_object_set_new(doc, "flat_flags_s", probe_stat_json(&r->flat_sync));
+    if (doc && r->stream_hand.n && r->stream_reduce.n)
+        json_object_set_new(doc, "streamed_round",
+                            json_pack("{s:f,s:o,s:o}", "size_B", r->stream_bytes, "handover_Bps",
+                                      probe_stat_json(&r->stream_hand), "reduce_Bps",
+                                      probe_stat_json(&r->stream_reduce)));
     if (doc && r->c2c_note[0]) json_object_set_new(doc, "not_measured", json_string(r->c2c_note));
     if (doc && r->line_first.n && r->line_last.n)
         json_object_set_new(
