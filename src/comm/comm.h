@@ -645,8 +645,10 @@ void comm_reduce2(void *out, const void *a, const void *b, size_t n, strata_dtyp
  * writes an element; later passes read out), no later input. */
 void comm_reduce_n(void *out, const void *const *srcs, int nsrc, size_t n, strata_dtype_t dt,
                    strata_op_t op, int size);
-/* comm_reduce_n, with the result also written to `copy` (not overlapping out
- * or any input) with non-temporal stores, tile by tile as the last pass
+/* comm_reduce_n, with the result also written to `copy` (not overlapping out;
+ * it may be exactly one of the inputs, as the in-place allreduce passes its
+ * own input: every element is read before its copy is stored, and no later
+ * pass reads an earlier input) with non-temporal stores, tile by tile as the last pass
  * computes it, so that those stores overlap the reduction's loads; no store
  * fence (the caller fences once per phase, as after comm_copy_nofence). */
 void comm_reduce_n_stream(void *out, void *copy, const void *const *srcs, int nsrc, size_t n,

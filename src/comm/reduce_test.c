@@ -240,6 +240,48 @@ static void test_reduce_n_stream(void **state)
                     }
 }
 
+/* The in-place allreduce's call: `copy` is exactly one of the inputs (the
+ * rank's own, first or last of the reduction's order); out is separate.
+ * Inputs k = 0..np-1 hold (i + k) % 4 + 1; reference: the same reduction
+ * by ref2, in order (as test_reduce_n_stream). */
+static void test_reduce_n_stream_copy_is_input(void **state)
+{
+    (void)state;
+    enum { N = 1037, P = 3 };
+    static _Alignas(64) unsigned char in[P][N * 8 + 64], sep[N * 8];
+    for (int dt = 0; dt < STRATA_DTYPE_COUNT; dt++)
+        for (int op = 0; op < STRATA_OP_COUNT; op++)
+            for (int np = 2; np <= P; np++)
+                for (int which = 0; which < 2; which++)
+                    for (size_t mis = 0; mis < 16; mis += 8) {
+                        strata_dtype_t t = (strata_dtype_t)dt;
+                        const void *srcs[P];
+                        for (int k = 0; k < np; k++) {
+                            srcs[k] = in[k] + mis;
+                            for (size_t i = 0; i < N; i++)
+                                store(t, in[k] + mis, i, (double)((i + (size_t)k) % 4 + 1));
+                        }
+                        int q = which ? np - 1 : 0;
+                        unsigned char *copy = in[q] + mis;
+                        comm_reduce_n_stream(sep, copy, srcs, np, N, t, (strata_op_t)op, 4);
+                        comm_stream_fence();
+                        for (size_t i = 0; i < N; i++) {
+                            double want = (double)(i % 4 + 1);
+                            for (int k = 1; k < np; k++)
+                                want =
+                                    ref2((strata_op_t)op, want, (double)((i + (size_t)k) % 4 + 1));
+                            if (op == STRATA_AVG) /* by 4 (exact in every float type) */
+                                want =
+                                    dt <= STRATA_UINT64 ? (double)((long long)want / 4) : want / 4;
+                            if (load(t, sep, i) != want || load(t, copy, i) != want)
+                                fail_msg("%s %s %d inputs, copy = input %d +%zu, element %zu: "
+                                         "out %g copy %g want %g",
+                                         strata_dtype_name(t), strata_op_name((strata_op_t)op), np,
+                                         q, mis, i, load(t, sep, i), load(t, copy, i), want);
+                        }
+                    }
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -270,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_reduce_n_aliases_first_inputs),
         cmocka_unit_test(test_stream_copy),
         cmocka_unit_test(test_reduce_n_stream),
+        cmocka_unit_test(test_reduce_n_stream_copy_is_input),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -502,11 +502,7 @@ strata_status_t comm_check(comm_call_t *k, int peer)
     if (st != STRATA_OK) return st;
     double now = util_now();
     if (k->deadline == 0) k->deadline = now + k->timeout;
-    if (now > k->deadline) {
-        comm_mark_failed(c, c->rank, COMM_FAIL_TIMEOUT);
-        return comm_fail(k, STRATA_ERR_TIMEOUT, "%s: timed out after %.3g s waiting for rank %d",
-                         k->what, k->timeout, peer);
-    }
+    /* a death found at the last check is the cause, even at the deadline */
     if (k->dead && (k->dead - 1 == peer || peer == -1)) {
         /* found exited at the last check, and the caller's poll since
          * still lacks what it waits for: the peer died before posting it */
@@ -516,6 +512,14 @@ strata_status_t comm_check(comm_call_t *k, int peer)
                          (long)c->pids[d]);
     }
     k->dead = 0; /* that wait ended: its peer had posted before it exited */
+    if (now > k->deadline) {
+        comm_mark_failed(c, c->rank, COMM_FAIL_TIMEOUT);
+        if (peer < 0)
+            return comm_fail(k, STRATA_ERR_TIMEOUT, "%s: timed out after %.3g s waiting for %s",
+                             k->what, k->timeout, peer == -1 ? "its peers" : "remote ranks");
+        return comm_fail(k, STRATA_ERR_TIMEOUT, "%s: timed out after %.3g s waiting for rank %d",
+                         k->what, k->timeout, peer);
+    }
     static _Thread_local double next_live;
     if (now >= next_live) {
         next_live = now + 0.005;

@@ -416,9 +416,10 @@ static void *remote_side(void *arg)
     remote_t *x = sd->x;
     int me = sd->me;
     probe_pin(x->cpu[me]);
-    if (x->sweep) { /* own pages; the part walked first leaves the cache */
-        memset(x->mine[me], 0, x->sweep);
+    if (x->sweep) { /* own pages; the input first, so that every chunk of
+                     * it has at least the whole output written after it */
         memset(x->input[me], me + 1, x->sweep);
+        memset(x->mine[me], 0, x->sweep);
     } else {
         memset(x->mine[me], 0, x->bytes); /* own pages, in own cache */
     }

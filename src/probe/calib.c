@@ -934,7 +934,8 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
          * are inside it (bw_store, bw_read: their 1 - phi). The own
          * slice's copy into the output (copy(block) and its stores) stays
          * as above. */
-        double r_mem = strata_probe_read_bw_at(c, c->curve_bytes[c->curve_n - 1], busy);
+        double r_mem =
+            c->curve_n > 0 ? strata_probe_read_bw_at(c, c->curve_bytes[c->curve_n - 1], busy) : 0;
         double phi = probe_stream_share(c, size, slice, r_out, r_hand, r_mem);
         if (phi > 0) {
             m.bw_load = 1 / ((1 - phi) / m.bw_load + phi / c->stream_hand_bw);

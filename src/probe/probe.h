@@ -209,14 +209,6 @@ typedef struct probe_ho_layout {
     size_t total;    /* 2 COMM_DEPTH regions + 4 spans */
 } probe_ho_layout_t;
 void probe_ho_layout(size_t bytes, size_t vec, probe_ho_layout_t *l_p);
-/* The streamed round's vectors (HO_STREAM): long enough for `rounds`
- * chunks of two slices (c2c.c asks for PROBE_MAX_REPS, however many it
- * runs: 16 MiB at the 128 KiB slice, so that with the cache's size
- * unknown (0) both threads write 64 MiB), and at least half the
- * last-level cache `llc`
- * (rounded up to chunks, at most PROBE_STREAM_SWEEP_MAX), so that when
- * both threads have written their output and then their input, the part
- * a round reads has left the cache (2 x 2 x llc / 2 written after it). */
 /* The share of the 2-rank pipeline's bytes the calibrated model prices
  * at the streamed round (calib.c): where the read rate at the input's
  * level r_in lies between the slice's r_slice (0) and the memory point's
@@ -224,6 +216,14 @@ void probe_ho_layout(size_t bytes, size_t vec, probe_ho_layout_t *l_p);
  * not measured, at other rank counts or slices, or r_mem >= r_slice. */
 double probe_stream_share(const strata_probe_calib_t *c, int size, double slice, double r_in,
                           double r_slice, double r_mem);
+/* The streamed round's vectors (HO_STREAM): long enough for `rounds`
+ * chunks of two slices (c2c.c asks for PROBE_MAX_REPS, however many it
+ * runs: 16 MiB at the 128 KiB slice, so that with the cache's size
+ * unknown (0) both threads write 64 MiB), and at least half the
+ * last-level cache `llc`
+ * (rounded up to chunks, at most PROBE_STREAM_SWEEP_MAX), so that when
+ * both threads have written their input and then their output, every
+ * chunk of input a round reads has at least 2 x llc / 2 written after it. */
 #define PROBE_STREAM_SWEEP_MAX (64u << 20)
 size_t probe_stream_sweep(size_t slice, int rounds, size_t llc);
 /* Offsets in that block: rank r's slot z, its input, its output. */

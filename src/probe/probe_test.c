@@ -266,6 +266,8 @@ static void test_sockets(void **state)
  * 6th digit is at most 5e-6 relative. */
 #define RT 5e-6
 
+static void rename_key(const char *path, const char *from, const char *to);
+
 static void test_save_load_roundtrip(void **state)
 {
     (void)state;
@@ -345,6 +347,11 @@ static void test_save_load_roundtrip(void **state)
     snprintf(cmd, sizeof(cmd), "cmp -s %s %s", path, back);
     assert_int_equal(system(cmd), 0);
     strata_link_catalog_destroy(cat);
+    /* the streamed round's three figures go together: a file with the
+     * slice and the hand-over but not the reduction is refused, by name */
+    rename_key(path, "\"stream_reduce_Bps\"", "\"stream_xxxxxx_Bps\"");
+    assert_int_not_equal(strata_probe_calib_load(path, &got, &err), STRATA_OK);
+    assert_non_null(strstr(err.msg, "stream_reduce_Bps"));
     unlink(path), unlink(back);
     free(r);
 }
