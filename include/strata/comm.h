@@ -232,7 +232,8 @@ STRATA_API strata_status_t strata_comm_algo_parse(const char *name, strata_comm_
 
 /* Element i of a typed buffer as a double, and the reverse (integers are
  * truncated toward zero and wrapped to the type's width; halves rounded to
- * nearest even). For tests, checks and benchmarks, not for bulk data. */
+ * nearest even; buf need not be aligned to the type). For tests, checks and
+ * benchmarks, not for bulk data. */
 STRATA_API double strata_dtype_get(strata_dtype_t dt, const void *buf, size_t i);
 STRATA_API void strata_dtype_set(strata_dtype_t dt, void *buf, size_t i, double v);
 

@@ -143,29 +143,44 @@ float strata_fp16_to_fp32(uint16_t h)
 
 /* ==== Typed element access ==== */
 
+/* Through memcpy: a buffer of bytes need not be aligned to its type (a
+ * test's or a user's vector at any offset); compilers emit one load. */
+#define GET(T, conv)                                                                               \
+    do {                                                                                           \
+        T v_;                                                                                      \
+        memcpy(&v_, (const unsigned char *)b + i * sizeof(T), sizeof(T));                          \
+        return conv(v_);                                                                           \
+    } while (0)
+#define PUT(T, val)                                                                                \
+    do {                                                                                           \
+        T v_ = (val);                                                                              \
+        memcpy((unsigned char *)b + i * sizeof(T), &v_, sizeof(T));                                \
+    } while (0)
+#define AS_DOUBLE(x) ((double)(x))
+
 double strata_dtype_get(strata_dtype_t dt, const void *b, size_t i)
 {
     switch (dt) {
     case STRATA_INT8:
-        return ((const int8_t *)b)[i];
+        GET(int8_t, AS_DOUBLE);
     case STRATA_UINT8:
-        return ((const uint8_t *)b)[i];
+        GET(uint8_t, AS_DOUBLE);
     case STRATA_INT32:
-        return ((const int32_t *)b)[i];
+        GET(int32_t, AS_DOUBLE);
     case STRATA_UINT32:
-        return ((const uint32_t *)b)[i];
+        GET(uint32_t, AS_DOUBLE);
     case STRATA_INT64:
-        return (double)((const int64_t *)b)[i];
+        GET(int64_t, AS_DOUBLE);
     case STRATA_UINT64:
-        return (double)((const uint64_t *)b)[i];
+        GET(uint64_t, AS_DOUBLE);
     case STRATA_FP16:
-        return strata_fp16_to_fp32(((const uint16_t *)b)[i]);
+        GET(uint16_t, strata_fp16_to_fp32);
     case STRATA_BF16:
-        return strata_bf16_to_fp32(((const uint16_t *)b)[i]);
+        GET(uint16_t, strata_bf16_to_fp32);
     case STRATA_FP32:
-        return ((const float *)b)[i];
+        GET(float, AS_DOUBLE);
     case STRATA_FP64:
-        return ((const double *)b)[i];
+        GET(double, AS_DOUBLE);
     default:
         return 0;
     }
@@ -177,36 +192,39 @@ void strata_dtype_set(strata_dtype_t dt, void *b, size_t i, double v)
     uint64_t x = v < 0 ? (uint64_t)(int64_t)v : (uint64_t)v;
     switch (dt) {
     case STRATA_INT8:
-        ((int8_t *)b)[i] = (int8_t)(uint8_t)x;
+        PUT(int8_t, (int8_t)(uint8_t)x);
         break;
     case STRATA_UINT8:
-        ((uint8_t *)b)[i] = (uint8_t)x;
+        PUT(uint8_t, (uint8_t)x);
         break;
     case STRATA_INT32:
-        ((int32_t *)b)[i] = (int32_t)(uint32_t)x;
+        PUT(int32_t, (int32_t)(uint32_t)x);
         break;
     case STRATA_UINT32:
-        ((uint32_t *)b)[i] = (uint32_t)x;
+        PUT(uint32_t, (uint32_t)x);
         break;
     case STRATA_INT64:
-        ((int64_t *)b)[i] = (int64_t)x;
+        PUT(int64_t, (int64_t)x);
         break;
     case STRATA_UINT64:
-        ((uint64_t *)b)[i] = x;
+        PUT(uint64_t, x);
         break;
     case STRATA_FP16:
-        ((uint16_t *)b)[i] = strata_fp32_to_fp16((float)v);
+        PUT(uint16_t, strata_fp32_to_fp16((float)v));
         break;
     case STRATA_BF16:
-        ((uint16_t *)b)[i] = strata_fp32_to_bf16((float)v);
+        PUT(uint16_t, strata_fp32_to_bf16((float)v));
         break;
     case STRATA_FP32:
-        ((float *)b)[i] = (float)v;
+        PUT(float, (float)v);
         break;
     case STRATA_FP64:
-        ((double *)b)[i] = v;
+        PUT(double, v);
         break;
     default:
         break;
     }
 }
+#undef GET
+#undef PUT
+#undef AS_DOUBLE
