@@ -185,6 +185,18 @@ static void test_stream_copy(void **state)
     assert_int_equal(dst[9 + N - 5], 0);
 }
 
+/* The streamed reductions' reference at element i: inputs k = 0..np-1
+ * hold (i + k) % 4 + 1, reduced in order by ref2; AVG divides by 4 (exact
+ * in every float type; integers truncate). */
+static double stream_want(strata_op_t op, strata_dtype_t t, int np, size_t i)
+{
+    double want = (double)(i % 4 + 1);
+    for (int k = 1; k < np; k++)
+        want = ref2(op, want, (double)((i + (size_t)k) % 4 + 1));
+    if (op == STRATA_AVG) want = t <= STRATA_UINT64 ? (double)((long long)want / 4) : want / 4;
+    return want;
+}
+
 /* comm_reduce_n_stream: the reduction with its streamed second output (the
  * engine's reduce phase when the output streams). Every type and operator,
  * 1, 2, 3 and 4 inputs, out aliasing input 0 or 1 or neither, the copy at
@@ -219,13 +231,7 @@ static void test_reduce_n_stream(void **state)
                                              P);
                         comm_stream_fence();
                         for (size_t i = 0; i < N; i++) {
-                            double want = (double)(i % 4 + 1);
-                            for (int k = 1; k < np; k++)
-                                want =
-                                    ref2((strata_op_t)op, want, (double)((i + (size_t)k) % 4 + 1));
-                            if (op == STRATA_AVG) /* by P = 4 (exact in every float type) */
-                                want =
-                                    dt <= STRATA_UINT64 ? (double)((long long)want / P) : want / P;
+                            double want = stream_want((strata_op_t)op, t, np, i);
                             if (load(t, out, i) != want || load(t, copy + 8 + mis, i) != want)
                                 fail_msg("%s %s %d inputs, out = input %d, copy +%zu, element "
                                          "%zu: out %g copy %g want %g",
@@ -266,13 +272,7 @@ static void test_reduce_n_stream_copy_is_input(void **state)
                         comm_reduce_n_stream(sep, copy, srcs, np, N, t, (strata_op_t)op, 4);
                         comm_stream_fence();
                         for (size_t i = 0; i < N; i++) {
-                            double want = (double)(i % 4 + 1);
-                            for (int k = 1; k < np; k++)
-                                want =
-                                    ref2((strata_op_t)op, want, (double)((i + (size_t)k) % 4 + 1));
-                            if (op == STRATA_AVG) /* by 4 (exact in every float type) */
-                                want =
-                                    dt <= STRATA_UINT64 ? (double)((long long)want / 4) : want / 4;
+                            double want = stream_want((strata_op_t)op, t, np, i);
                             if (load(t, sep, i) != want || load(t, copy, i) != want)
                                 fail_msg("%s %s %d inputs, copy = input %d +%zu, element %zu: "
                                          "out %g copy %g want %g",

@@ -732,6 +732,17 @@ static void test_cache_level(void **state)
     NEAR(probe_cache_level(&c, 16.75 * mib, 33.5 * mib), 16.75 * mib, 1e-12);
 }
 
+/* store_machine with a 64 MiB memory point (copy 10, reduce 5, read 5,
+ * write 3 GB/s) and streamed stores at 12 GB/s from 1 MiB: the machine of
+ * test_cache_machine and test_stream_machine. */
+static void cache_machine(strata_probe_calib_t *c)
+{
+    store_machine(c);
+    c->curve_n = 3, c->curve_bytes[2] = 64 << 20;
+    c->copy_bw[2] = 10e9, c->reduce_bw[2] = 5e9, c->read_bw[2] = 5e9, c->write_bw[2] = 3e9;
+    c->write_nt_bw[1] = c->write_nt_bw[2] = 12e9;
+}
+
 /* The machine's read of the input by store mode, on store_machine with a
  * memory point (64 MiB: read 5, write 3 GB/s) and a 4 MiB cache. The
  * 1 MiB call at 2 ranks: chunk 256 KiB, slice 128 KiB (asserted below);
@@ -747,10 +758,7 @@ static void test_cache_machine(void **state)
 {
     (void)state;
     strata_probe_calib_t c;
-    store_machine(&c);
-    c.curve_n = 3, c.curve_bytes[2] = 64 << 20;
-    c.copy_bw[2] = 10e9, c.reduce_bw[2] = 5e9, c.read_bw[2] = 5e9, c.write_bw[2] = 3e9;
-    c.write_nt_bw[1] = c.write_nt_bw[2] = 12e9;
+    cache_machine(&c);
     strata_direct_layout_t lay;
     strata_direct_layout(STRATA_COLL_ALLREDUCE, 2, 1048576, false, &lay);
     assert_true(lay.chunk == 262144 && lay.slice == 131072 && !lay.flat);
@@ -1695,10 +1703,7 @@ static void test_stream_machine(void **state)
 {
     (void)state;
     strata_probe_calib_t c;
-    store_machine(&c);
-    c.curve_n = 3, c.curve_bytes[2] = 64 << 20;
-    c.copy_bw[2] = 10e9, c.reduce_bw[2] = 5e9, c.read_bw[2] = 5e9, c.write_bw[2] = 3e9;
-    c.write_nt_bw[1] = c.write_nt_bw[2] = 12e9;
+    cache_machine(&c);
     c.llc_bytes = 4 << 20, c.store = STRATA_PROBE_STORE_PLAIN;
     strata_coll_machine_t m, m0;
     strata_probe_machine(&c, STRATA_COMM_SHM, 2, 1048576, &m0); /* without the round */
