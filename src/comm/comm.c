@@ -22,7 +22,11 @@
 #include <unistd.h>
 
 #define DEFAULT_TIMEOUT_S 60.0
-#define DEFAULT_PORT_BASE 20000 /* derived ports: 20000 + HMAC(token) % 20000 */
+/* Derived ports: 20000 + HMAC(token) % 12768, i.e. 20000..32767 — below
+ * Linux's default ephemeral range (32768..60999), so no outgoing connection's
+ * local port on the root host can hold the rendezvous port. */
+#define DEFAULT_PORT_BASE 20000
+#define DEFAULT_PORT_SPAN 12768u
 
 static strata_comm_t *comm_alloc(int rank, int size, double timeout)
 {
@@ -151,7 +155,7 @@ static strata_status_t env_rendezvous(long size, char token[300], char root[300]
             const char *ma = getenv("MASTER_ADDR");
             bool v6 = ma && strchr(ma, ':') && ma[0] != '[';
             snprintf(root, 300, v6 ? "[%s]:%u" : "%s:%u", ma && *ma ? ma : "127.0.0.1",
-                     DEFAULT_PORT_BASE + h % 20000u);
+                     DEFAULT_PORT_BASE + h % DEFAULT_PORT_SPAN);
         }
         return STRATA_OK;
     }

@@ -41,11 +41,19 @@ expect_rc 0 "$strata" run --hosts a:2 --rsh "$rsh" -- bash -c '
   for p in /proc/[0-9]*/cmdline; do tr "\0" " " <"$p"; echo; done 2>/dev/null >"'"$tmp"'/cmd.$STRATA_RANK"
   ! grep -q -F -f <(echo "$STRATA_TOKEN") "'"$tmp"'/cmd.$STRATA_RANK"'
 
-# the quick matrix, 2 ranks on a and 1 on b: exact
-port=$((30000 + $$ % 20000))
-COLL_TEST_RANK_MODE=1 COLL_TEST_QUICK=1 COLL_TEST_EXPECT_HOSTS=2 STRATA_TIMEOUT=120 \
-  "$strata" run --hosts a:2,b:1 --rsh "$rsh" --root 127.0.0.1:$port -- "$coll" >"$tmp/coll" 2>&1 ||
-  { tail -5 "$tmp/coll"; fail "the matrix through --hosts failed"; }
+# the quick matrix, 2 ranks on a and 1 on b: exact. The root's port is below
+# the ephemeral range (32768..60999), where no other test's connection can
+# hold it; a port another process listens on is retried with the next one.
+ok=
+for try in 1 2 3 4 5; do
+  port=$((20000 + ($$ * 7 + try * 977) % 12768))
+  COLL_TEST_RANK_MODE=1 COLL_TEST_QUICK=1 COLL_TEST_EXPECT_HOSTS=2 STRATA_TIMEOUT=120 \
+    "$strata" run --hosts a:2,b:1 --rsh "$rsh" --root 127.0.0.1:$port -- "$coll" >"$tmp/coll" 2>&1 &&
+    { ok=1; break; }
+  grep -q "cannot listen at 127.0.0.1:$port: Address already in use" "$tmp/coll" || break
+  echo "port $port taken; trying another"
+done
+[ -n "$ok" ] || { tail -5 "$tmp/coll"; fail "the matrix through --hosts failed"; }
 grep -q " 0 errors" "$tmp/coll" || fail "matrix: $(tail -3 "$tmp/coll")"
 grep "calls checked" "$tmp/coll"
 echo "run_hosts_test ok"
