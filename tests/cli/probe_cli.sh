@@ -28,7 +28,7 @@ CLI_TIMEOUT=5 expect 1 "cannot write '$tmp/no/local.json': No such file or direc
 # --serve on a port no one uses: the kernel's pick (bind to port 0, freed
 # just before). A fixed port (29733 before) failed with "Address already
 # in use" when two runs of this test overlapped, or when another job's
-# rendezvous port (20000 + HMAC(token) % 20000) was that one; a port taken
+# rendezvous port (20000 + HMAC(token) % 12768) was that one; a port taken
 # between the pick and the serve is picked again (at most 5 times).
 for try in 1 2 3 4 5; do
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])')
