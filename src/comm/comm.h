@@ -363,6 +363,16 @@ void comm_tcp_frame_build(unsigned char h[COMM_TCP_HDR], const comm_tcp_frame_t 
  * *why. */
 int comm_tcp_frame_parse(const unsigned char h[COMM_TCP_HDR], uint32_t cid, uint64_t seq,
                          size_t cap, comm_tcp_frame_t *f, const char **why);
+/* A failure notice: "STRX" cid32 rank32 reason32, zeros to COMM_TCP_HDR.
+ * A rank whose call failed sends it on every stream before it shuts its
+ * connections, naming the rank and cause (COMM_FAIL_*) of the failure as
+ * its host's failure word has them, so remote ranks report the cause, not
+ * the close. The parse checks cid, rank < size and the reason's range: 0
+ * and *rank, *reason, or -1 and *why. */
+void comm_tcp_notice_build(unsigned char h[COMM_TCP_HDR], uint32_t cid, int rank, unsigned reason);
+int comm_tcp_notice_parse(const unsigned char h[COMM_TCP_HDR], uint32_t cid, int size, int *rank,
+                          unsigned *reason, const char **why);
+bool comm_tcp_is_notice(const unsigned char h[COMM_TCP_HDR]);
 
 /* An IPv4 (family 4) or IPv6 (6) address and port, as published in the
  * bootstrap. */

@@ -101,10 +101,46 @@ static void test_frame_refusals(void **state)
     assert_int_equal(comm_tcp_frame_parse(h, g.cid, 7, 1024, &f, &why), 0);
 }
 
+/* The failure notice: its bytes by hand, and every refusal. */
+static void test_notice_frame(void **state)
+{
+    (void)state;
+    unsigned char h[COMM_TCP_HDR];
+    comm_tcp_notice_build(h, 0xa1b2c3d4u, 5, COMM_FAIL_TIMEOUT);
+    /* "STRX", cid little-endian at 4, rank 5 at 8, reason 3 at 12, zeros */
+    assert_memory_equal(h, "STRX", 4);
+    assert_int_equal(h[4], 0xd4), assert_int_equal(h[7], 0xa1);
+    assert_int_equal(h[8], 5), assert_int_equal(h[12], 3);
+    for (int i = 16; i < COMM_TCP_HDR; i++)
+        assert_int_equal(h[i], 0);
+    assert_true(comm_tcp_is_notice(h));
+    int rank = -1;
+    unsigned reason = 0;
+    const char *why = "";
+    assert_int_equal(comm_tcp_notice_parse(h, 0xa1b2c3d4u, 6, &rank, &reason, &why), 0);
+    assert_int_equal(rank, 5), assert_int_equal(reason, COMM_FAIL_TIMEOUT);
+    assert_int_equal(comm_tcp_notice_parse(h, 0xa1b2c3d5u, 6, &rank, &reason, &why), -1);
+    assert_non_null(strstr(why, "another communicator"));
+    assert_int_equal(comm_tcp_notice_parse(h, 0xa1b2c3d4u, 5, &rank, &reason, &why), -1);
+    assert_non_null(strstr(why, "outside the communicator")); /* rank 5 of 5 */
+    comm_tcp_notice_build(h, 1, 0, 0);
+    assert_int_equal(comm_tcp_notice_parse(h, 1, 2, &rank, &reason, &why), -1);
+    assert_non_null(strstr(why, "unknown cause"));
+    comm_tcp_notice_build(h, 1, 0, COMM_FAIL_MISMATCH + 1);
+    assert_int_equal(comm_tcp_notice_parse(h, 1, 2, &rank, &reason, &why), -1);
+    assert_non_null(strstr(why, "unknown cause"));
+    comm_tcp_notice_build(h, 1, 0, COMM_FAIL_MISMATCH);
+    assert_int_equal(comm_tcp_notice_parse(h, 1, 2, &rank, &reason, &why), 0);
+    h[3] = 'F'; /* a data frame's magic */
+    assert_false(comm_tcp_is_notice(h));
+    assert_int_equal(comm_tcp_notice_parse(h, 1, 2, &rank, &reason, &why), -1);
+    assert_non_null(strstr(why, "bad magic"));
+}
+
 /* ==== Ranks ==== */
 
 static int g_mode;
-enum { M_SUM, M_KILL, M_GARBAGE, M_SILENT, M_CHOICE, M_SHORT };
+enum { M_SUM, M_KILL, M_GARBAGE, M_SILENT, M_CHOICE, M_SHORT, M_MISMATCH, M_FORGED };
 #define BIG (4u << 20) /* floats: 16 MiB, many frames on each stream */
 
 /* The fault cases' call deadline D: every survivor ends within 2 D. The
@@ -273,6 +309,13 @@ static int rank_fn(void *arg)
             nanosleep(&ts, NULL);
             raise(SIGKILL);
         }
+        if (g_mode == M_FORGED && r == 1) {
+            /* a notice with a cause no strata rank sends */
+            unsigned char h[COMM_TCP_HDR];
+            comm_tcp_notice_build(h, comm_tcp_test_cid(c), 1, 99);
+            int fd = comm_tcp_test_fd(c, 0, 0);
+            if (fd < 0 || send(fd, h, sizeof h, MSG_NOSIGNAL) != (ssize_t)sizeof h) _exit(6);
+        }
         if (g_mode == M_GARBAGE && r == 1) {
             static const char junk[COMM_TCP_HDR] = "GET / HTTP/1.0\r\n\r\n";
             int fd = comm_tcp_test_fd(c, 0, 0);
@@ -327,7 +370,8 @@ static int rank_fn(void *arg)
             _exit(0);
         }
         t0 = util_now();
-        st = strata_comm_allreduce(c, STRATA_IN_PLACE, x, BIG, STRATA_FP32, STRATA_SUM, &o);
+        size_t n = g_mode == M_MISMATCH && r == P - 1 ? BIG / 2 : BIG;
+        st = strata_comm_allreduce(c, STRATA_IN_PLACE, x, n, STRATA_FP32, STRATA_SUM, &o);
         free(x);
     }
     ranks_record(c, st, t0);
@@ -445,6 +489,19 @@ static void test_garbage(void **state)
     expect_survivors(2, -1, STRATA_OK);
 }
 
+/* A notice that fails its checks is the peer's protocol error, not a
+ * cause taken on trust. */
+static void test_forged_notice(void **state)
+{
+    (void)state;
+    run_mode(M_FORGED, 2);
+    assert_int_equal(rrep->status[0], STRATA_ERR_PROTOCOL);
+    assert_non_null(strstr(rrep->msg[0], "rank 1 (pid "));
+    assert_non_null(
+        strstr(rrep->msg[0], "sent a failure notice with an unknown cause on stream 0"));
+    expect_survivors(2, -1, STRATA_OK);
+}
+
 static void test_short_piece(void **state)
 {
     (void)state;
@@ -457,6 +514,42 @@ static void test_short_piece(void **state)
      * rank 0's report (rank_fn's M_SHORT) */
     assert_int_equal(rrep->done[1], 1);
     assert_int_equal(rrep->status[1], STRATA_ERR_PEER);
+}
+
+/* A mismatch found on one host reaches the ranks of the others with its
+ * cause. Ring at P = 3, rank 2 calling with half the count: of the two
+ * conforming ranks, the one that receives from rank 2 finds the mismatch
+ * itself (rank 2's frames name its call), as rank 2 does from its
+ * sender's; the other receives only from a conforming rank and learns of
+ * it from a failure notice (before notices: STRATA_ERR_PEER, "Broken pipe"
+ * or "closed its connection"). Every rank then returns MISMATCH, and the
+ * rank that was told names who told it and which rank found it. */
+static void test_mismatch_notice(void **state)
+{
+    (void)state;
+    run_mode(M_MISMATCH, 3);
+    expect_survivors(3, -1, STRATA_OK);
+    int found = 0, told = 0;
+    for (int r = 0; r < 3; r++) {
+        if (rrep->status[r] != STRATA_ERR_MISMATCH)
+            fail_msg("rank %d: status %d (%s), expected MISMATCH", r, rrep->status[r],
+                     rrep->msg[r]);
+        if (strstr(rrep->msg[r], "mismatched calls: rank ")) {
+            found++;
+            continue;
+        }
+        int by, of;
+        const char *m = strstr(rrep->msg[r], "allreduce: rank ");
+        if (!m || sscanf(m, "allreduce: rank %d (pid", &by) != 1 ||
+            !(m = strstr(m, "on another host) reported: rank ")) ||
+            sscanf(m, "on another host) reported: rank %d", &of) != 1 ||
+            !strstr(m, "found ranks calling with different arguments") || by == r || of == r)
+            fail_msg("rank %d: '%s' names no notice of the mismatch", r, rrep->msg[r]);
+        told++;
+    }
+    assert_int_equal(found + told, 3);
+    assert_true(found >= 1 && found <= 2); /* rank 2 and the one that hears from it */
+    assert_true(told >= 1);                /* the one that never receives from rank 2 */
 }
 
 static void test_silent(void **state)
@@ -725,6 +818,9 @@ int main(void)
         cmocka_unit_test(test_peer_killed),
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_silent),
+        cmocka_unit_test(test_mismatch_notice),
+        cmocka_unit_test(test_forged_notice),
+        cmocka_unit_test(test_notice_frame),
         cmocka_unit_test(test_torchrun_env),
         cmocka_unit_test(test_p2_choice),
         cmocka_unit_test(test_p4_choice),

@@ -26,7 +26,10 @@
  * executor then checks the message size against what it posted and the
  * call against its own. Anything else is STRATA_ERR_PROTOCOL; a connection
  * closed or reset is STRATA_ERR_PEER; both are sticky, and a failed rank
- * shuts its connections down so that peers on other hosts learn at once.
+ * shuts its connections down so that peers on other hosts learn at once —
+ * after a failure notice ("STRX" commid32 rank32 cause32, zeros to 48
+ * bytes) on every stream that is between frames, so that they learn the
+ * cause its host recorded (a mismatch, a timeout, a death), not the close.
  *
  * Progress. One engine per communicator: an epoll set over every stream,
  * interest in input while a receive buffer is free, in output while a frame
@@ -156,6 +159,39 @@ int comm_tcp_frame_parse(const unsigned char h[COMM_TCP_HDR], uint32_t cid, uint
     return -1;
 }
 
+void comm_tcp_notice_build(unsigned char h[COMM_TCP_HDR], uint32_t cid, int rank, unsigned reason)
+{
+    memset(h, 0, COMM_TCP_HDR);
+    memcpy(h, "STRX", 4);
+    put32(h + 4, cid);
+    put32(h + 8, (uint32_t)rank);
+    put32(h + 12, reason);
+}
+
+bool comm_tcp_is_notice(const unsigned char h[COMM_TCP_HDR])
+{
+    return memcmp(h, "STRX", 4) == 0;
+}
+
+int comm_tcp_notice_parse(const unsigned char h[COMM_TCP_HDR], uint32_t cid, int size, int *rank,
+                          unsigned *reason, const char **why)
+{
+    uint32_t r = get32(h + 8), why_code = get32(h + 12);
+    if (!comm_tcp_is_notice(h))
+        *why = "not a failure notice (bad magic)";
+    else if (get32(h + 4) != cid)
+        *why = "a failure notice of another communicator";
+    else if (r >= (uint32_t)size)
+        *why = "a failure notice naming a rank outside the communicator";
+    else if (why_code < COMM_FAIL_DIED || why_code > COMM_FAIL_MISMATCH)
+        *why = "a failure notice with an unknown cause";
+    else {
+        *rank = (int)r, *reason = why_code;
+        return 0;
+    }
+    return -1;
+}
+
 /* ==== State ==== */
 
 typedef struct tcp_buf {
@@ -204,19 +240,96 @@ struct comm_tcp {
     unsigned yields;  /* then sched_yield calls before sleeping (tcp_idle) */
     double swept_at;  /* tcp_status's last read of every stream */
     strata_status_t st;
-    int failed_peer;
+    int failed_peer;     /* the rank the failure names */
+    unsigned failed_why; /* its COMM_FAIL_* cause: DIED but for a notice's */
+    bool noticed;        /* this rank's notice is sent */
+    bool sweeping;       /* tcp_fail is reading every stream for a notice */
     char msg[STRATA_ERROR_MSG_MAX - 64];
 };
 
+static int pump_in(strata_comm_t *c, int p, int j);
+
+/* A connection that broke or closed is what a failure elsewhere looks like
+ * from here: before it is the cause, every stream is read once more for a
+ * failure notice that names the real one (the failing rank wrote it before
+ * it closed; the streams of the other peers may hold theirs). While that
+ * sweep reads, only a notice counts. */
 static void tcp_fail(strata_comm_t *c, int peer, strata_status_t st, const char *why)
 {
     comm_tcp_t *t = c->tcp;
-    if (t->st != STRATA_OK) return;
+    if (t->st != STRATA_OK || t->sweeping) return;
+    if (st == STRATA_ERR_PEER) {
+        t->sweeping = true;
+        for (int p = 0; p < c->size && t->st == STRATA_OK; p++)
+            for (int j = 0; c->remote[p] && j < t->nstreams && t->st == STRATA_OK; j++)
+                if (t->peer[p].s[j].fd >= 0) t->peer[p].s[j].ready = true, pump_in(c, p, j);
+        t->sweeping = false;
+        if (t->st != STRATA_OK) return;
+    }
     t->st = st;
     t->failed_peer = peer;
+    t->failed_why = COMM_FAIL_DIED;
     snprintf(t->msg, sizeof(t->msg), "rank %d (pid %ld on another host): %s", peer,
              (long)c->pids[peer], why);
     comm_tcp_shutdown(c);
+}
+
+/* Peer p's notice: rank `rank` failed for `reason`, as its host recorded it. */
+static void tcp_notice(strata_comm_t *c, int p, int rank, unsigned reason)
+{
+    comm_tcp_t *t = c->tcp;
+    if (t->st != STRATA_OK) return;
+    t->st = reason == COMM_FAIL_TIMEOUT    ? STRATA_ERR_TIMEOUT
+            : reason == COMM_FAIL_MISMATCH ? STRATA_ERR_MISMATCH
+                                           : STRATA_ERR_PEER;
+    t->failed_peer = rank;
+    t->failed_why = reason;
+    const char *what = reason == COMM_FAIL_TIMEOUT ? "timed out (communicator failed)"
+                       : reason == COMM_FAIL_MISMATCH
+                           ? "found ranks calling with different arguments (communicator failed)"
+                       : reason == COMM_FAIL_ABORTED ? "aborted"
+                                                     : "died";
+    snprintf(t->msg, sizeof(t->msg), "rank %d (pid %ld on another host) reported: rank %d %s", p,
+             (long)c->pids[p], rank, what);
+    comm_tcp_shutdown(c);
+}
+
+/* This rank's notice on every stream that is between frames (one in the
+ * middle of a frame would read it as payload: its peer sees the close),
+ * once, without waiting: the failure its host's word records, else the
+ * remote one this rank found. */
+static void send_notice(strata_comm_t *c)
+{
+    comm_tcp_t *t = c->tcp;
+    uint64_t f = c->hdr ? atomic_load_explicit(&c->hdr->failed, memory_order_acquire) : 0;
+    int rank = -1;
+    unsigned reason = 0;
+    if (f)
+        rank = (int)(f & 0xffff) - 1, reason = (unsigned)(f >> 16);
+    else if (t->st == STRATA_ERR_PEER || t->st == STRATA_ERR_TIMEOUT ||
+             t->st == STRATA_ERR_MISMATCH)
+        rank = t->failed_peer, reason = t->failed_why;
+    else if (c->aborted_local)
+        rank = c->rank, reason = COMM_FAIL_ABORTED;
+    if (t->noticed || rank < 0 || rank >= c->size || reason < COMM_FAIL_DIED ||
+        reason > COMM_FAIL_MISMATCH)
+        return;
+    t->noticed = true;
+    unsigned char h[COMM_TCP_HDR];
+    comm_tcp_notice_build(h, t->cid, rank, reason);
+    for (int p = 0; p < c->size; p++) {
+        tcp_peer_t *q = &t->peer[p];
+        for (int j = 0; c->remote[p] && j < t->nstreams; j++) {
+            if (q->s[j].fd < 0) continue;
+            tcp_buf_t *b = NULL;
+            for (uint64_t s = q->s_tail; s < q->s_head && !b;
+                 s++) /* the stream's frame in flight */
+                if ((int)(s % (uint64_t)t->nstreams) == j &&
+                    q->sq[s % TCP_SEND_DEPTH].off < COMM_TCP_HDR + q->sq[s % TCP_SEND_DEPTH].f.len)
+                    b = &q->sq[s % TCP_SEND_DEPTH];
+            if (!b || b->off == 0) (void)send(q->s[j].fd, h, sizeof h, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+    }
 }
 
 /* Also forgets every frame still queued and every posted receive: both
@@ -224,6 +337,7 @@ static void tcp_fail(strata_comm_t *c, int peer, strata_status_t st, const char 
 void comm_tcp_shutdown(strata_comm_t *c)
 {
     if (!c->tcp) return;
+    send_notice(c);
     for (int p = 0; p < c->size; p++) {
         tcp_peer_t *q = &c->tcp->peer[p];
         if (!c->remote[p]) continue;
@@ -336,6 +450,22 @@ static int rx_advance(strata_comm_t *c, int p, int j, tcp_buf_t *b, size_t n)
     tcp_peer_t *q = &t->peer[p];
     tcp_stream_t *s = &q->s[j];
     b->off += n;
+    if (b->off == COMM_TCP_HDR && comm_tcp_is_notice(b->hdr)) {
+        const char *why = "";
+        int rank;
+        unsigned reason;
+        if (comm_tcp_notice_parse(b->hdr, t->cid, c->size, &rank, &reason, &why) == 0) {
+            tcp_notice(c, p, rank, reason);
+        } else {
+            char m[128];
+            snprintf(m, sizeof m, "sent %s on stream %d", why, j);
+            bool was = t->sweeping;
+            t->sweeping = false; /* a forged notice is the failure */
+            tcp_fail(c, p, STRATA_ERR_PROTOCOL, m);
+            t->sweeping = was;
+        }
+        return -1;
+    }
     if (b->off == COMM_TCP_HDR) {
         const char *why = "";
         if (comm_tcp_frame_parse(b->hdr, t->cid, s->rseq, TCP_FRAME, &b->f, &why) != 0) {
@@ -659,8 +789,8 @@ static strata_status_t tcp_status(comm_call_t *k)
                 t->peer[p].s[j].ready = true, pump(c, p, j);
     }
     if (t->st == STRATA_OK) return STRATA_OK;
-    /* this host's other ranks stop too, naming the remote rank */
-    comm_mark_failed(k->c, t->failed_peer, COMM_FAIL_DIED);
+    /* this host's other ranks stop too, naming the remote rank and cause */
+    comm_mark_failed(k->c, t->failed_peer, t->failed_why);
     return comm_fail(k, t->st, "%s: %s", k->what, t->msg);
 }
 
