@@ -367,7 +367,8 @@ int comm_tcp_frame_parse(const unsigned char h[COMM_TCP_HDR], uint32_t cid, uint
  * A rank whose call failed sends it on every stream before it shuts its
  * connections, naming the rank and cause (COMM_FAIL_*) of the failure as
  * its host's failure word has them, so remote ranks report the cause, not
- * the close. The parse checks cid, rank < size and the reason's range: 0
+ * the close. The parse checks cid, rank < size, the reason's range and
+ * that the rest is zeros: 0
  * and *rank, *reason, or -1 and *why. */
 void comm_tcp_notice_build(unsigned char h[COMM_TCP_HDR], uint32_t cid, int rank, unsigned reason);
 int comm_tcp_notice_parse(const unsigned char h[COMM_TCP_HDR], uint32_t cid, int size, int *rank,

@@ -131,6 +131,10 @@ static void test_notice_frame(void **state)
     assert_non_null(strstr(why, "unknown cause"));
     comm_tcp_notice_build(h, 1, 0, COMM_FAIL_MISMATCH);
     assert_int_equal(comm_tcp_notice_parse(h, 1, 2, &rank, &reason, &why), 0);
+    h[47] = 1; /* the padding is zeros: what a sender writes */
+    assert_int_equal(comm_tcp_notice_parse(h, 1, 2, &rank, &reason, &why), -1);
+    assert_non_null(strstr(why, "stray bytes"));
+    h[47] = 0;
     h[3] = 'F'; /* a data frame's magic */
     assert_false(comm_tcp_is_notice(h));
     assert_int_equal(comm_tcp_notice_parse(h, 1, 2, &rank, &reason, &why), -1);

@@ -177,6 +177,9 @@ int comm_tcp_notice_parse(const unsigned char h[COMM_TCP_HDR], uint32_t cid, int
                           unsigned *reason, const char **why)
 {
     uint32_t r = get32(h + 8), why_code = get32(h + 12);
+    bool pad = false;
+    for (int i = 16; i < COMM_TCP_HDR; i++)
+        pad |= h[i] != 0;
     if (!comm_tcp_is_notice(h))
         *why = "not a failure notice (bad magic)";
     else if (get32(h + 4) != cid)
@@ -185,6 +188,8 @@ int comm_tcp_notice_parse(const unsigned char h[COMM_TCP_HDR], uint32_t cid, int
         *why = "a failure notice naming a rank outside the communicator";
     else if (why_code < COMM_FAIL_DIED || why_code > COMM_FAIL_MISMATCH)
         *why = "a failure notice with an unknown cause";
+    else if (pad)
+        *why = "a failure notice with stray bytes after its fields";
     else {
         *rank = (int)r, *reason = why_code;
         return 0;
