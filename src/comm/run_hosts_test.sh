@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `strata run --hosts` without root: usage errors (exit 2), the environment
-# and placement each rank gets, the token kept off every command line, and
-# the quick collective matrix on two pretend hosts. The remote shell is
+# and placement each rank gets, the token kept off every command line, the
+# quick collective matrix on two pretend hosts, and a mismatch found on one
+# host reported with its cause on the other. The remote shell is
 # fake_rsh (below): it runs the command here with STRATA_HOST set to the host
 # name, so ranks "on" one host share memory and the others use TCP.
 # $1 = strata, $2 = comm_coll_test.
@@ -56,4 +57,24 @@ done
 [ -n "$ok" ] || { tail -5 "$tmp/coll"; fail "the matrix through --hosts failed"; }
 grep -q " 0 errors" "$tmp/coll" || fail "matrix: $(tail -3 "$tmp/coll")"
 grep "calls checked" "$tmp/coll"
+
+# A mismatch found on host a reaches host b with its cause: rank 1 (a)
+# allreduces 4 floats where ranks 0 (a) and 2 (b) allreduce 2. At 3 ranks
+# the 8-byte call is recursive doubling: rank 2 sends its vector to rank 0,
+# ranks 0 and 1 exchange (where the mismatch is found: each names the
+# other's call), and rank 0 would send the sum back — so rank 2 never sees
+# rank 1's call, and learns the cause from a failure notice of rank 0 or 1
+# (whichever stream it reads first). Before the notices it reported "rank 1
+# (pid ...): closed its connection (it exited or failed)" (seen on main
+# 230cac0). Ranks 0 and 1 report the mismatch themselves or through host
+# a's failure word.
+expect_rc 1 "$strata" run --hosts a:2,b:1 --rsh "$rsh" --root 127.0.0.1:$port -- sh -c '
+  e=8; [ "$STRATA_RANK" = 1 ] && e=16
+  STRATA_TIMEOUT=60 "$0" bench allreduce --join -b $e -e $e -n 3 -w 1 2>"'"$tmp"'/mm.$STRATA_RANK" >/dev/null' "$strata"
+for r in 0 1; do
+  grep -q "mismatched calls: rank $r called\|rank [01] found ranks calling with different arguments" "$tmp/mm.$r" ||
+    fail "rank $r (host a) did not report the mismatch: $(cat "$tmp/mm.$r")"
+done
+grep -q "rank 2: allreduce: rank [01] (pid [0-9]* on another host) reported: rank [01] found ranks calling with different arguments (communicator failed)" "$tmp/mm.2" ||
+  fail "rank 2 (host b) did not report the mismatch found on host a: $(cat "$tmp/mm.2")"
 echo "run_hosts_test ok"
