@@ -326,9 +326,8 @@ static void send_notice(strata_comm_t *c)
         tcp_peer_t *q = &t->peer[p];
         for (int j = 0; c->remote[p] && j < t->nstreams; j++) {
             if (q->s[j].fd < 0) continue;
-            tcp_buf_t *b = NULL;
-            for (uint64_t s = q->s_tail; s < q->s_head && !b;
-                 s++) /* the stream's frame in flight */
+            tcp_buf_t *b = NULL; /* the stream's frame in flight, if any */
+            for (uint64_t s = q->s_tail; s < q->s_head && !b; s++)
                 if ((int)(s % (uint64_t)t->nstreams) == j &&
                     q->sq[s % TCP_SEND_DEPTH].off < COMM_TCP_HDR + q->sq[s % TCP_SEND_DEPTH].f.len)
                     b = &q->sq[s % TCP_SEND_DEPTH];
