@@ -253,6 +253,7 @@ struct comm_tcp {
 };
 
 static int pump_in(strata_comm_t *c, int p, int j);
+static tcp_buf_t *tx_frame(comm_tcp_t *t, tcp_peer_t *q, int j);
 
 /* A connection that broke or closed is what a failure elsewhere looks like
  * from here: before it is the cause, every stream is read once more for a
@@ -326,11 +327,7 @@ static void send_notice(strata_comm_t *c)
         tcp_peer_t *q = &t->peer[p];
         for (int j = 0; c->remote[p] && j < t->nstreams; j++) {
             if (q->s[j].fd < 0) continue;
-            tcp_buf_t *b = NULL; /* the stream's frame in flight, if any */
-            for (uint64_t s = q->s_tail; s < q->s_head && !b; s++)
-                if ((int)(s % (uint64_t)t->nstreams) == j &&
-                    q->sq[s % TCP_SEND_DEPTH].off < COMM_TCP_HDR + q->sq[s % TCP_SEND_DEPTH].f.len)
-                    b = &q->sq[s % TCP_SEND_DEPTH];
+            const tcp_buf_t *b = tx_frame(t, q, j);
             if (!b || b->off == 0) (void)send(q->s[j].fd, h, sizeof h, MSG_NOSIGNAL | MSG_DONTWAIT);
         }
     }
