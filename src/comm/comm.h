@@ -555,6 +555,11 @@ static inline void comm_posted(strata_comm_t *c)
 long comm_cpus_allowed(void);
 /* Mark the segment failed (first writer wins). */
 void comm_mark_failed(strata_comm_t *c, int rank, unsigned reason);
+/* A recorded failure's cause (COMM_FAIL_*) as the status a rank that meets
+ * it returns, and the words after "rank R " in its message: one wording for
+ * a cause read from this host's word (shm.c) and from another host's
+ * failure notice (transport_tcp.c). */
+strata_status_t comm_fail_cause(unsigned reason, const char **phrase);
 
 /* Create (rank 0) / attach a segment. */
 strata_status_t comm_seg_create(strata_comm_t *c, const char *name, strata_error_t *err);

@@ -439,22 +439,33 @@ strata_status_t comm_mismatch(comm_call_t *k, int peer, const comm_sig_t *theirs
                      k->what, k->c->rank, mine, peer, other);
 }
 
+strata_status_t comm_fail_cause(unsigned reason, const char **phrase)
+{
+    switch (reason) {
+    case COMM_FAIL_TIMEOUT:
+        *phrase = "timed out (communicator failed)";
+        return STRATA_ERR_TIMEOUT;
+    case COMM_FAIL_MISMATCH:
+        *phrase = "found ranks calling with different arguments (communicator failed)";
+        return STRATA_ERR_MISMATCH;
+    case COMM_FAIL_ABORTED:
+        *phrase = "aborted";
+        return STRATA_ERR_PEER;
+    default:
+        *phrase = "died";
+        return STRATA_ERR_PEER;
+    }
+}
+
 static strata_status_t failure_status(comm_call_t *k, uint64_t f)
 {
     int who = (int)(f & 0xffff) - 1;
     unsigned reason = (unsigned)(f >> 16);
     if (reason == COMM_FAIL_ABORTED && who == k->c->rank)
         return comm_fail(k, STRATA_ERR_ABORTED, "%s: aborted", k->what);
-    if (reason == COMM_FAIL_TIMEOUT)
-        return comm_fail(k, STRATA_ERR_TIMEOUT, "%s: rank %d timed out (communicator failed)",
-                         k->what, who);
-    if (reason == COMM_FAIL_MISMATCH)
-        return comm_fail(k, STRATA_ERR_MISMATCH,
-                         "%s: rank %d found ranks calling with different arguments "
-                         "(communicator failed)",
-                         k->what, who);
-    return comm_fail(k, STRATA_ERR_PEER, "%s: rank %d %s", k->what, who,
-                     reason == COMM_FAIL_ABORTED ? "aborted" : "died");
+    const char *phrase;
+    strata_status_t st = comm_fail_cause(reason, &phrase);
+    return comm_fail(k, st, "%s: rank %d %s", k->what, who, phrase);
 }
 
 /* Index of a peer whose process has exited, or -1 (size <= COMM_MAX_SIZE).

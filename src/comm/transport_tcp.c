@@ -285,16 +285,10 @@ static void tcp_notice(strata_comm_t *c, int p, int rank, unsigned reason)
 {
     comm_tcp_t *t = c->tcp;
     if (t->st != STRATA_OK) return;
-    t->st = reason == COMM_FAIL_TIMEOUT    ? STRATA_ERR_TIMEOUT
-            : reason == COMM_FAIL_MISMATCH ? STRATA_ERR_MISMATCH
-                                           : STRATA_ERR_PEER;
+    const char *what;
+    t->st = comm_fail_cause(reason, &what);
     t->failed_peer = rank;
     t->failed_why = reason;
-    const char *what = reason == COMM_FAIL_TIMEOUT ? "timed out (communicator failed)"
-                       : reason == COMM_FAIL_MISMATCH
-                           ? "found ranks calling with different arguments (communicator failed)"
-                       : reason == COMM_FAIL_ABORTED ? "aborted"
-                                                     : "died";
     snprintf(t->msg, sizeof(t->msg), "rank %d (pid %ld on another host) reported: rank %d %s", p,
              (long)c->pids[p], rank, what);
     comm_tcp_shutdown(c);
