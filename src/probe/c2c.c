@@ -821,8 +821,8 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
     if (res->cores < 2) return STRATA_OK;
     strata_status_t st = STRATA_OK;
     res->remote_n = n;
-    /* the sizes: hand-over, 3 flat, 7 reductions, the streamed round */
-    ho_plan_t plan = {.x = x, .left = n + 3 + 7 + (x->opts->quick ? 0 : 1)};
+    /* the sizes: hand-over, 4 flat, 7 reductions, the streamed round */
+    ho_plan_t plan = {.x = x, .left = n + 4 + 7 + (x->opts->quick ? 0 : 1)};
     probe_gaps_drop(res, round_name, 4); /* a second pass's own */
     /* The figures the 2-rank model reads come first, the hand-over's sizes
      * beyond the engine's slices (1-16 MiB: first touches of 6 slots and 4
@@ -842,8 +842,8 @@ strata_status_t probe_remote(probe_ctx_t *x, double budget, strata_error_t *err)
      * pipeline's. The first size's rounds without data also give the
      * flags alone (res->flat_sync). They keep their rounds: fewer
      * segments leave too few positive samples on a loaded host. */
-    static const double flat_sizes[] = {256, 1024, STRATA_DIRECT_FLAT_MAX};
-    res->flat_n = 3;
+    static const double flat_sizes[] = {256, 512, 1024, STRATA_DIRECT_FLAT_MAX};
+    res->flat_n = (int)(sizeof(flat_sizes) / sizeof(flat_sizes[0]));
     for (int i = 0; i < res->flat_n && st == STRATA_OK; i++) {
         res->flat_bytes[i] = flat_sizes[i];
         /* a round is under 2 us: 16 samples (8 with --quick) of 512

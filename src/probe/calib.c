@@ -27,6 +27,9 @@
  *                 beyond the barrier's and its clock read, added for the
  *                 flat path (57 B to 2 KiB); barrier_work, the barrier's
  *                 path there.
+ *   flat slope    c2c.c's flat round at 256 B - 2 KiB: what the data adds
+ *                 to a round, its least-squares slope in bytes (s/B),
+ *                 charged beyond the flat call's first 64 B (57 B - 2 KiB).
  *   flat_flags    c2c.c's flat round without data at 2 ranks (the engine's
  *                 staged and done flags, made as it makes them): at 2
  *                 ranks the flat call's synchronisation, and half of it
@@ -579,6 +582,22 @@ static double interp(int n, const double *xs, const double *bw, double bytes)
     return bw[n - 1];
 }
 
+double probe_flat_slope(const strata_probe_calib_t *c)
+{
+    int n = c->flat_n;
+    if (n < 2) return 0;
+    double mx = 0, my = 0, sxx = 0, sxy = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(c->flat_bw[i] > 0)) return 0;
+        mx += c->flat_bytes[i] / n, my += c->flat_bytes[i] / c->flat_bw[i] / n;
+    }
+    for (int i = 0; i < n; i++) {
+        double dx = c->flat_bytes[i] - mx;
+        sxx += dx * dx, sxy += dx * (c->flat_bytes[i] / c->flat_bw[i] - my);
+    }
+    return sxx > 0 && sxy > 0 ? sxy / sxx : 0;
+}
+
 double strata_probe_copy_bw(const strata_probe_calib_t *c, double bytes)
 {
     return interp(c->curve_n, c->curve_bytes, c->copy_bw, bytes);
@@ -852,7 +871,25 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
      * and the reduction together — both rates of the flat path, so that
      * cost_direct's min(hand, red) is this figure (the pipeline's
      * hand-over curve, another access pattern, does not cap it) */
-    if (S <= STRATA_DIRECT_FLAT_MAX && c->flat_n > 0) {
+    /* Priced by the round's cost per byte (probe_flat_slope) beyond the
+     * call's first line, whose transfer the engine's call does not pay
+     * on top of its flags and own work: the engine's calls of 64, 128 and
+     * 256 B cost the same within 0.01-0.02 us, where the round's data
+     * adds 0.19-0.30 us at each of those sizes (one transfer of its
+     * lines in parallel; bench/comm/flatround.c) and grows by its slope
+     * beyond; the engine's 512 B - 2 KiB calls cost 0.08-0.11,
+     * 0.25-0.31 and 0.53-0.55 us more than its 64 B one, the slope
+     * through the round's 256 B - 2 KiB points 0.28 ns a byte: 0.12,
+     * 0.27, 0.55 us (bench/README.md, "Session 20"; docs/probe.md, "The
+     * flat path's data"). So (P - 1) x slope x (S - 64 B): the data term at the
+     * round's per-byte rate, less its first 64 bytes (the flat call
+     * priced above is timed at 64 B). Without a slope (one point, or a
+     * curve that does not grow), the round's figure at S, as before. */
+    double fb = S <= STRATA_DIRECT_FLAT_MAX ? probe_flat_slope(c) : 0;
+    if (fb > 0) {
+        m.reduce_bw = m.bw_load = 1 / fb, m.bw_read = 0;
+        m.lat_intra -= (P - 1) * fb * fmin(S, PROBE_FLAT_BASE);
+    } else if (S <= STRATA_DIRECT_FLAT_MAX && c->flat_n > 0) {
         double fr = interp(c->flat_n, c->flat_bytes, c->flat_bw, S);
         if (fr > 0) m.reduce_bw = m.bw_load = fr;
         /* and the input's reads with them: the round copies its input

@@ -298,5 +298,12 @@ void probe_host_facts(strata_probe_result_t *res);
 /* calib.c: the curve size that prices a rank's working set of ws bytes
  * when a call sweeps `sweep` bytes through the shared last-level cache. */
 double probe_cache_level(const strata_probe_calib_t *c, double ws, double sweep);
+/* calib.c: the flat round's cost per byte, s/B: the least-squares slope
+ * of its data cost (bytes / rate) over the flat hand-over curve's points;
+ * 0 with fewer than two points, a point not above zero, or a slope not
+ * above zero. The model charges it beyond PROBE_FLAT_BASE bytes, the size
+ * the flat call's own work is timed at (shm.c flat_work). */
+double probe_flat_slope(const strata_probe_calib_t *c);
+#define PROBE_FLAT_BASE (STRATA_DIRECT_LINE_MAX + 8) /* 64 B: 16 fp32 */
 
 #endif

@@ -545,6 +545,37 @@ static void test_predict(void **state)
     NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.1512e-6,
          1e-12);
     c.flat_bw[1] = 4e9;
+    /* A flat round whose cost grows with size (the probe's 256 B - 2 KiB
+     * points): priced by its slope beyond the first 64 B, its intercept
+     * left out (probe_flat_slope, calib.c). Points on 100 ns + 0.25 ns a
+     * byte (256 B in 164 ns, 1 KiB in 356, 2 KiB in 612): slope 0.25
+     * ns/B; 2 KiB at 2 ranks: 1.1 us + 0.25 ns x (2048 - 64) = 1.596 us;
+     * 1.5 KiB: 1.1 + 0.25 x 1472 ns = 1.468 us; 64 B and 57 B: the call
+     * alone, as 2 KiB less its data (1.1 us); 4 KiB (the pipeline) as
+     * before. With 2 KiB in 700 ns instead, the least-squares slope by
+     * hand: mean x 1109.33 B, mean y 406.667 ns, Sxy = 853.333 x 242.667
+     * + 85.333 x 50.667 + 938.667 x 293.333 = 486741.3, Sxx = 728177.8 +
+     * 7281.8 + 881095.1 = 1616554.7: 0.3010980 ns/B. One point, or a
+     * cost that falls with size: no slope (0), priced by the round's
+     * figure at S as above. */
+    c.flat_n = 3, c.flat_bytes[0] = 256, c.flat_bytes[1] = 1024, c.flat_bytes[2] = 2048;
+    c.flat_bw[0] = 256 / 164e-9, c.flat_bw[1] = 1024 / 356e-9, c.flat_bw[2] = 2048 / 612e-9;
+    NEAR(probe_flat_slope(&c), 0.25e-9, 1e-9);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 2048), 1.596e-6,
+         1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 1536), 1.468e-6,
+         1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 64), 1.1e-6, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 57), 1.1e-6, 1e-12);
+    NEAR(strata_probe_predict(&c, STRATA_COLL_ALLREDUCE, STRATA_COMM_SHM, 2, 4096), before, 1e-15);
+    c.flat_bw[2] = 2048 / 700e-9;
+    NEAR(probe_flat_slope(&c), 0.3010980e-9, 1e-6);
+    c.flat_n = 1;
+    assert_true(probe_flat_slope(&c) == 0);
+    c.flat_n = 3, c.flat_bw[2] = 2048 / 100e-9; /* 2 KiB in 100 ns: Sxy < 0 */
+    assert_true(probe_flat_slope(&c) == 0);
+    c.flat_n = 2, c.flat_bytes[0] = 1024, c.flat_bytes[1] = 2048;
+    c.flat_bw[0] = 2e9, c.flat_bw[1] = 4e9;
     /* With the pipeline's reduction measured (4 GB/s at 4 KiB, 16 at
      * 1 MiB): 1 MiB at 2 ranks, slices of 128 KiB (0.625 of the way in
      * log: 4 + 0.625 x 12 = 11.5 GB/s). Each byte priced from the cache:

@@ -213,7 +213,7 @@ static strata_status_t per_rank(probe_ctx_t *x, shm_job_t *j, double end, strata
  * (the line slots hold 56 B; 64 B = 16 fp32 is the next size strata bench
  * runs), so its data (copied into the slot, then out: 2 x 64 B, 1-2 ns)
  * is as little as the path allows. */
-#define FLAT_WORK_COUNT ((STRATA_DIRECT_LINE_MAX + 8) / sizeof(float))
+#define FLAT_WORK_COUNT (PROBE_FLAT_BASE / sizeof(float))
 
 typedef struct work {
     int ranks;          /* inputs reduced: the barrier's rank count */
