@@ -888,7 +888,12 @@ void strata_probe_machine(const strata_probe_calib_t *c, strata_comm_algo_t algo
     double fb = S <= STRATA_DIRECT_FLAT_MAX ? probe_flat_slope(c) : 0;
     if (fb > 0) {
         m.reduce_bw = m.bw_load = 1 / fb, m.bw_read = 0;
-        m.lat_intra -= (P - 1) * fb * fmin(S, PROBE_FLAT_BASE);
+        /* the first 64 B off the call's latency, at most all of it so
+         * that α stays a time: from about 40 ranks the offset, (P - 1) x
+         * 64 B at the slope, can pass α, and such a call is priced up to
+         * that difference dearer (under 1 us at 64 ranks on this host,
+         * where the ranks' waits for the cores cost hundreds) */
+        m.lat_intra -= fmin((P - 1) * fb * fmin(S, PROBE_FLAT_BASE), m.lat_intra);
     } else if (S <= STRATA_DIRECT_FLAT_MAX && c->flat_n > 0) {
         double fr = interp(c->flat_n, c->flat_bytes, c->flat_bw, S);
         if (fr > 0) m.reduce_bw = m.bw_load = fr;
